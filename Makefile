@@ -1,0 +1,129 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# hyperoffload top-level build.
+#
+#   make            module (kmod/hyper.ko), library and tools
+#   make check      every test: native ones, then the VM suites; the last
+#                   line is "N passed, N failed"
+#   make demo       the end-to-end demonstration
+#   make bench      benchmarks; JSON under build/bench/
+#   make install    honours DESTDIR and PREFIX
+#
+# Userspace builds into $(O); kbuild builds the module in kmod/.  Each
+# component adds its own rules in a *.mk fragment next to its sources, so
+# that this file does not change when one is added.
+
+O		?= build
+PREFIX		?= /usr/local
+DESTDIR		?=
+
+# The module is built against Debian's installed headers, never against
+# `uname -r`: the host runs another kernel than the one the VM boots.
+KVER		?= $(shell tools/build/kver.sh)
+KDIR		?= /lib/modules/$(KVER)/build
+VMLINUZ		?= /boot/vmlinuz-$(KVER)
+
+# Missing Debian packages are installed (as root) or named, before anything
+# else; recursive makes and `make clean` skip the check.
+ifeq ($(filter clean help,$(MAKECMDGOALS)),)
+ifneq ($(HYPER_DEPS_CHECKED),1)
+ifneq ($(shell tools/build/deps.sh >&2 && echo ok),ok)
+$(error Debian packages are missing; see the line above)
+endif
+export HYPER_DEPS_CHECKED := 1
+endif
+endif
+
+CC		?= gcc
+CLANG		?= clang
+CFLAGS		?= -O2 -g
+WARN_CFLAGS	:= -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
+		   -Wmissing-prototypes -Wno-unused-parameter
+BASE_CFLAGS	:= -std=gnu11 -D_GNU_SOURCE -fPIC -Iinclude -Iinclude/uapi \
+		   $(WARN_CFLAGS)
+ALL_CFLAGS	= $(BASE_CFLAGS) $(CFLAGS)
+# Native tests build every object a second time with the sanitizers.
+SAN_CFLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+		   -fno-sanitize-recover=all
+KSFT_DIR	:= $(O)/kselftest
+KSFT_STAMP	:= $(KSFT_DIR)/kselftest_harness.h
+TEST_CFLAGS	= $(ALL_CFLAGS) -I$(KSFT_DIR) -Iselftests/lib
+
+# Filled in by the fragments.
+USERSPACE	:=	# built by `make`
+NATIVE_TESTS	:=	# run on the host by `make check`
+VM_TESTS	:=	# copied to the VM's /tests
+VM_BINS		:=	# copied to the VM's /bin
+VM_SUITES	:=	# selftests/vm/suites/*.suite, one VM boot each
+BENCH		:=	# phony targets run by `make bench`
+INSTALL_TARGETS	:=	# phony targets run by `make install`
+
+.PHONY: all module userspace check bench install clean help checkpatch sparse
+.DEFAULT_GOAL := all
+
+all: module userspace
+
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+# Sparse and W=1 over the module: `make sparse` is `make module C=2 W=1`.
+sparse:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 W=1 modules
+
+$(KSFT_STAMP): tools/build/kselftest.sh
+	tools/build/kselftest.sh $(KSFT_DIR)
+
+checkpatch: $(KSFT_STAMP)
+	perl $(KSFT_DIR)/scripts/checkpatch.pl --no-tree --strict --terse \
+		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES \
+		-f kmod/*.c kmod/*.h include/uapi/linux/hyper.h
+
+# Objects: release ($(O)/obj) and sanitized ($(O)/san), same sources.
+$(O)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(O)/san/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN_CFLAGS) -MMD -MP -c $< -o $@
+
+include $(sort $(wildcard libhyper/*.mk tools/*/*.mk selftests/*/*.mk))
+
+userspace: $(USERSPACE)
+
+VM_INITRD := $(O)/vm/initramfs.cpio.gz
+$(VM_INITRD): selftests/vm/mkinitramfs.sh selftests/vm/init \
+		$(wildcard selftests/vm/suites/*.suite) $(VM_TESTS) $(VM_BINS) module
+	@mkdir -p $(@D)
+	selftests/vm/mkinitramfs.sh $@ selftests/vm/init kmod/hyper.ko \
+		selftests/vm/suites -t $(VM_TESTS) -b $(VM_BINS)
+
+check: all $(NATIVE_TESTS) $(VM_INITRD)
+	@rm -rf $(O)/results && mkdir -p $(O)/results
+	@echo "== native tests"
+	@selftests/run-native.sh $(O)/results/native.log $(NATIVE_TESTS)
+	@awk -f selftests/totals.awk $(O)/results/native.log | sed '$$d'
+	@for s in $(VM_SUITES); do \
+		echo "== VM suite $$s ($(KVER), QEMU TCG)"; \
+		selftests/vm/run-vm.sh $(VMLINUZ) $(VM_INITRD) \
+			selftests/vm/suites/$$s.suite $(O)/results/vm-$$s.log; \
+		awk -f selftests/totals.awk $(O)/results/vm-$$s.log | sed '$$d'; \
+	done
+	@echo "== totals (logs in $(O)/results/)"
+	@awk -f selftests/totals.awk $(O)/results/*.log | tail -n 2 | \
+		tee $(O)/results/totals
+	@tail -n 1 $(O)/results/totals | grep -q ' 0 failed$$'
+
+bench: all $(BENCH)
+
+install: all $(INSTALL_TARGETS)
+
+clean:
+	rm -rf $(O)
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || \
+		rm -f kmod/*.o kmod/*.ko kmod/*.mod* kmod/.*.cmd Module.symvers modules.order
+
+help:
+	@sed -n '3,12s/^# \{0,1\}//p' Makefile
+
+-include $(shell find $(O)/obj $(O)/san -name '*.d' 2>/dev/null)
