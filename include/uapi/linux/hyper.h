@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * hyperoffload: supernode pool memory as device memory.
+ *
+ * This is the one definition of the user/kernel interface of /dev/hyperN,
+ * shared by the module (kmod/) and userspace (libhyper/, tools/,
+ * selftests/).  Every structure has an explicit size that is checked at
+ * compile time, every reserved field must be zero on input and is zero on
+ * output, and every flag word has a mask of known bits: anything else is
+ * rejected with -EINVAL.  See Documentation/uapi.rst.
+ */
+#ifndef _UAPI_LINUX_HYPER_H
+#define _UAPI_LINUX_HYPER_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define HYPER_ABI_VERSION	1
+
+/*
+ * ioctl and uring_cmd numbers are ioctl-encoded with this type.  'h'
+ * 0x00-0x7f is taken by other drivers in ioctl-number.rst, so ours start
+ * at 0x80.
+ */
+#define HYPER_IOC_MAGIC		'h'
+
+/* Pool sources, as reported by HYPER_IOC_INFO and sysfs "source". */
+enum hyper_pool_source {
+	HYPER_SOURCE_WINDOW	= 1,	/* firmware-reserved physical window */
+	HYPER_SOURCE_EMULATED	= 2,	/* pages taken from a NUMA node */
+};
+
+/**
+ * struct hyper_pool_info - HYPER_IOC_INFO result
+ * @abi_version:	HYPER_ABI_VERSION of the running module
+ * @source:		enum hyper_pool_source
+ * @size:		pool size in bytes
+ * @free:		bytes not allocated to any region, all openers
+ * @numa_node:		NUMA node of the pool memory, -1 if unknown
+ * @nr_regions:		regions held by this open file
+ * @page_size:		allocation granule (PAGE_SIZE)
+ * @huge_align:		alignment given by HYPER_ALLOC_HUGE_ALIGN
+ * @max_batch:		largest descriptor count of HYPER_URING_CMD_BATCH
+ * @reserved:		zero
+ */
+struct hyper_pool_info {
+	__u32 abi_version;
+	__u32 source;
+	__u64 size;
+	__u64 free;
+	__s32 numa_node;
+	__u32 nr_regions;
+	__u32 page_size;
+	__u32 huge_align;
+	__u32 max_batch;
+	__u32 reserved0;
+	__u64 reserved[4];
+};
+
+/* HYPER_IOC_ALLOC flags */
+#define HYPER_ALLOC_HUGE_ALIGN	(1U << 0)	/* start on a 2 MiB boundary */
+#define HYPER_ALLOC_FLAGS_MASK	(HYPER_ALLOC_HUGE_ALIGN)
+
+/**
+ * struct hyper_alloc - HYPER_IOC_ALLOC argument
+ * @size:		in: bytes, a non-zero multiple of the page size
+ * @flags:		in: HYPER_ALLOC_* flags
+ * @handle:		out: region handle, valid for this open file only
+ * @mmap_offset:	out: offset to pass to mmap() for this region
+ * @reserved:		in: must be zero
+ *
+ * The region is zero-filled before it is handed out.
+ */
+struct hyper_alloc {
+	__u64 size;
+	__u32 flags;
+	__u32 handle;
+	__u64 mmap_offset;
+	__u64 reserved[2];
+};
+
+/**
+ * struct hyper_free - HYPER_IOC_FREE argument
+ * @handle:	region handle from HYPER_IOC_ALLOC
+ * @flags:	must be zero
+ * @reserved:	must be zero
+ *
+ * The handle is gone at once; the memory returns to the pool when the last
+ * mapping and the last in-flight transfer using it are gone too.
+ */
+struct hyper_free {
+	__u32 handle;
+	__u32 flags;
+	__u64 reserved[1];
+};
+
+/**
+ * struct hyper_region_info - HYPER_IOC_QUERY argument
+ * @handle:		in: region handle
+ * @flags:		out: HYPER_ALLOC_* flags the region was made with
+ * @size:		out: region size in bytes
+ * @mmap_offset:	out: offset to pass to mmap()
+ * @reserved:		in: must be zero; out: zero
+ */
+struct hyper_region_info {
+	__u32 handle;
+	__u32 flags;
+	__u64 size;
+	__u64 mmap_offset;
+	__u64 reserved[2];
+};
+
+#define HYPER_IOC_INFO	_IOR(HYPER_IOC_MAGIC, 0x80, struct hyper_pool_info)
+#define HYPER_IOC_ALLOC	_IOWR(HYPER_IOC_MAGIC, 0x81, struct hyper_alloc)
+#define HYPER_IOC_FREE	_IOW(HYPER_IOC_MAGIC, 0x82, struct hyper_free)
+#define HYPER_IOC_QUERY	_IOWR(HYPER_IOC_MAGIC, 0x83, struct hyper_region_info)
+
+/*
+ * Transfers: IORING_OP_URING_CMD on /dev/hyperN.  The ring must be set up
+ * with IORING_SETUP_SQE128: the command payload (sqe->cmd) is 80 bytes and
+ * a transfer needs more than the 16 of a plain SQE.  The CQE res is the
+ * number of bytes moved, or -errno.
+ *
+ * The user side of a transfer is either a registered buffer
+ * (sqe->uring_cmd_flags = IORING_URING_CMD_FIXED, sqe->buf_index = index;
+ * @addr must lie inside that buffer), which is the zero-copy path, or a
+ * plain user address that the module pins for the life of the request.
+ */
+#define HYPER_DIR_PREFETCH	1	/* pool region -> user buffer */
+#define HYPER_DIR_STORE		2	/* user buffer -> pool region */
+
+/**
+ * struct hyper_xfer - one transfer
+ * @addr:	user address of the buffer side
+ * @len:	bytes, non-zero
+ * @region_off:	byte offset into the region; @region_off + @len <= size
+ * @handle:	region handle of the submitting file
+ * @dir:	HYPER_DIR_PREFETCH or HYPER_DIR_STORE
+ * @reserved0:	must be zero
+ * @flags:	must be zero
+ *
+ * Used inline as the payload of HYPER_URING_CMD_XFER and as the element of
+ * the array that HYPER_URING_CMD_BATCH points to.
+ */
+struct hyper_xfer {
+	__u64 addr;
+	__u64 len;
+	__u64 region_off;
+	__u32 handle;
+	__u8  dir;
+	__u8  reserved0;
+	__u16 flags;
+};
+
+#define HYPER_XFER_FLAGS_MASK	0
+
+/* Largest descriptor count of one HYPER_URING_CMD_BATCH. */
+#define HYPER_BATCH_MAX		1024
+
+/**
+ * struct hyper_xfer_batch - payload of HYPER_URING_CMD_BATCH
+ * @descs:	user pointer to @count struct hyper_xfer
+ * @count:	1..HYPER_BATCH_MAX
+ * @flags:	must be zero
+ * @reserved:	must be zero
+ *
+ * The descriptors may run in parallel and complete as one CQE whose res is
+ * the total of bytes moved, or the first error.  With
+ * IORING_URING_CMD_FIXED every descriptor's @addr must lie inside the one
+ * registered buffer named by sqe->buf_index.
+ */
+struct hyper_xfer_batch {
+	__u64 descs;
+	__u32 count;
+	__u32 flags;
+	__u64 reserved[2];
+};
+
+#define HYPER_BATCH_FLAGS_MASK	0
+
+#define HYPER_URING_CMD_XFER	_IOW(HYPER_IOC_MAGIC, 0x90, struct hyper_xfer)
+#define HYPER_URING_CMD_BATCH	_IOW(HYPER_IOC_MAGIC, 0x91, struct hyper_xfer_batch)
+
+#endif /* _UAPI_LINUX_HYPER_H */
