@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0
+# Count test cases in logs framed by HYPER-TEST-BEGIN/END markers.  A
+# kselftest program's "# Totals:" line is taken when present, plain TAP
+# ok/not ok lines otherwise; a program that exits non-zero with no failed
+# case, or whose block never ends, counts as one failure.  Prints one line
+# per program, then the closing "N passed, N failed".
+function flush(status,   p, f) {
+	if (tot) { p = tpass; f = tfail } else { p = okc; f = nokc }
+	if (status != 0 && f == 0)
+		f = 1
+	printf "%s %-40s pass:%d fail:%d%s\n", (f ? "FAIL" : "PASS"), name, p, f, \
+		(tskip ? " skip:" tskip : "")
+	P += p; F += f; S += tskip
+	inblk = 0
+}
+FNR == 1 && inblk { flush(1) }
+/^HYPER-TEST-BEGIN / {
+	if (inblk)
+		flush(1)
+	name = $2; inblk = 1; tot = 0; okc = nokc = tpass = tfail = tskip = 0
+	next
+}
+/^HYPER-TEST-END / {
+	if (!inblk)
+		next
+	st = $3; sub(/^status=/, "", st)
+	flush(st + 0)
+	next
+}
+inblk && /^# Totals: / {
+	tot = 1
+	for (i = 3; i <= NF; i++) {
+		split($i, kv, ":")
+		if (kv[1] == "pass" || kv[1] == "xfail") tpass += kv[2]
+		else if (kv[1] == "fail" || kv[1] == "error" || kv[1] == "xpass") tfail += kv[2]
+		else if (kv[1] == "skip") tskip += kv[2]
+	}
+	next
+}
+inblk && /^ok / { okc++ }
+inblk && /^not ok / { nokc++ }
+END {
+	if (inblk)
+		flush(1)
+	if (S)
+		printf "%d skipped\n", S
+	printf "%d passed, %d failed\n", P, F
+}

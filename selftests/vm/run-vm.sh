@@ -1,0 +1,57 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Boot the test VM for one suite and leave its console log in LOG.
+#
+# The VM is Debian's own kernel under QEMU TCG (KVM does not work on these
+# machines) with two NUMA nodes: node 0 has the CPUs, node 1 is CPU-less
+# and is where a suite's "#@APPEND=memmap=..." line reserves the pool
+# window.  Besides the tests' own TAP, two checks are appended to LOG as
+# test blocks of their own: that the VM reached the end of the suite
+# (no panic, no timeout) and that dmesg holds no BUG/WARNING/Oops line.
+#
+# usage: run-vm.sh KERNEL INITRD SUITEFILE LOG
+set -u
+kernel=$1 initrd=$2 suitefile=$3 log=$4
+suite=$(basename "$suitefile" .suite)
+
+APPEND=
+TIMEOUT=900
+# Suite headers are "#@NAME=value" lines: VM settings the host needs.
+eval "$(sed -n 's/^#@\([A-Z_]*\)=\(.*\)$/\1=\2/p' "$suitefile")"
+
+start=$(date +%s)
+timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
+	-accel tcg -cpu max -smp 2 -m 3G \
+	-object memory-backend-ram,id=m0,size=2G \
+	-numa node,nodeid=0,cpus=0-1,memdev=m0 \
+	-object memory-backend-ram,id=m1,size=1G \
+	-numa node,nodeid=1,memdev=m1 \
+	-nographic -no-reboot -net none \
+	-kernel "$kernel" -initrd "$initrd" \
+	-append "console=ttyS0 panic=-1 oops=panic quiet HYPER_SUITE=$suite $APPEND" \
+	2>&1 | tr -d '\r' > "$log"
+qrc=$?
+secs=$(($(date +%s) - start))
+
+block() {
+	printf 'HYPER-TEST-BEGIN %s\n%s %s\nHYPER-TEST-END %s status=%s\n' \
+		"$1" "$2" "$1" "$1" "$3" >> "$log"
+}
+
+if grep -q '^HYPER-VM-END' "$log"; then
+	block "vm:$suite:completed" ok 0
+else
+	echo "# VM for suite $suite did not finish (qemu rc $qrc after ${secs}s; timeout ${TIMEOUT}s)" >> "$log"
+	block "vm:$suite:completed" "not ok" 1
+fi
+
+# Splats are looked for in the dmesg the VM printed at its end and on the
+# console itself, so a panic before that point is still caught.
+bad='(BUG:|WARNING:|Oops|KASAN|UBSAN|general protection|Call Trace|kernel BUG|refcount_t:|list_(add|del) corruption|soft lockup|hung_task|Kernel panic)'
+if grep -E -q "$bad" "$log"; then
+	grep -E "$bad" "$log" | sed 's/^/# dmesg: /' | head -n 20 >> "$log"
+	block "vm:$suite:dmesg-clean" "not ok" 1
+else
+	block "vm:$suite:dmesg-clean" ok 0
+fi
+echo "# vm suite $suite: ${secs}s" >> "$log"
