@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/hyperN: the region ioctls and mmap.  Every open file has its own
+ * handle table; a region is reachable only through the file that made it
+ * (or a descriptor of that file passed on by its owner).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/kdev_t.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "hyper.h"
+
+static dev_t hyper_devt;
+
+static struct class hyper_class = {
+	.name = HYPER_NAME,
+};
+
+static bool hyper_zeroed(const __u64 *words, size_t n)
+{
+	while (n--)
+		if (words[n])
+			return false;
+	return true;
+}
+
+static long hyper_ioc_info(struct hyper_file *hf, void __user *argp)
+{
+	struct hyper_pool *pool = &hf->hdev->pool;
+	struct hyper_pool_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.abi_version = HYPER_ABI_VERSION;
+	info.source = pool->source;
+	info.size = pool->size;
+	info.free = hyper_pool_free_bytes(pool);
+	info.numa_node = pool->nid;
+	info.nr_regions = atomic_read(&hf->nr_regions);
+	info.page_size = PAGE_SIZE;
+	info.huge_align = HYPER_HUGE_ALIGN;
+	info.max_batch = HYPER_BATCH_MAX;
+	return copy_to_user(argp, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+static long hyper_ioc_alloc(struct hyper_file *hf, void __user *argp)
+{
+	struct hyper_alloc a;
+	struct hyper_region *r;
+	u32 handle;
+	int ret;
+
+	if (copy_from_user(&a, argp, sizeof(a)))
+		return -EFAULT;
+	if (a.flags & ~HYPER_ALLOC_FLAGS_MASK || a.handle || a.mmap_offset ||
+	    !hyper_zeroed(a.reserved, ARRAY_SIZE(a.reserved)))
+		return -EINVAL;
+	if (!a.size || !PAGE_ALIGNED(a.size))
+		return -EINVAL;
+	if (a.size > HYPER_REGION_MAX)
+		return -EOVERFLOW;
+	if (a.size > hf->hdev->pool.size)
+		return -ENOMEM;
+
+	r = hyper_region_create(hf->hdev, a.size, a.flags);
+	if (IS_ERR(r))
+		return PTR_ERR(r);
+	ret = xa_alloc(&hf->regions, &handle, r,
+		       XA_LIMIT(1, HYPER_HANDLE_MAX), GFP_KERNEL);
+	if (ret) {
+		hyper_region_put(r);
+		return ret == -EBUSY ? -ENOSPC : ret;
+	}
+	r->handle = handle;
+	atomic_inc(&hf->nr_regions);
+
+	a.handle = handle;
+	a.mmap_offset = (u64)handle << HYPER_MMAP_SHIFT;
+	if (copy_to_user(argp, &a, sizeof(a))) {
+		/* The caller never learnt the handle: nothing may be left. */
+		if (xa_erase(&hf->regions, handle)) {
+			atomic_dec(&hf->nr_regions);
+			hyper_region_put(r);
+		}
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static long hyper_ioc_free(struct hyper_file *hf, void __user *argp)
+{
+	struct hyper_region *r;
+	struct hyper_free f;
+
+	if (copy_from_user(&f, argp, sizeof(f)))
+		return -EFAULT;
+	if (f.flags || !hyper_zeroed(f.reserved, ARRAY_SIZE(f.reserved)))
+		return -EINVAL;
+	if (!f.handle || f.handle > HYPER_HANDLE_MAX)
+		return -ENOENT;
+	r = xa_erase(&hf->regions, f.handle);
+	if (!r)
+		return -ENOENT;
+	atomic_dec(&hf->nr_regions);
+	hyper_region_put(r);
+	return 0;
+}
+
+static long hyper_ioc_query(struct hyper_file *hf, void __user *argp)
+{
+	struct hyper_region_info q;
+	struct hyper_region *r;
+
+	if (copy_from_user(&q, argp, sizeof(q)))
+		return -EFAULT;
+	if (q.flags || q.size || q.mmap_offset ||
+	    !hyper_zeroed(q.reserved, ARRAY_SIZE(q.reserved)))
+		return -EINVAL;
+	r = hyper_region_lookup(hf, q.handle);
+	if (!r)
+		return -ENOENT;
+	q.flags = r->flags;
+	q.size = r->size;
+	q.mmap_offset = (u64)r->handle << HYPER_MMAP_SHIFT;
+	hyper_region_put(r);
+	return copy_to_user(argp, &q, sizeof(q)) ? -EFAULT : 0;
+}
+
+static long hyper_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct hyper_file *hf = file->private_data;
+	void __user *argp = (void __user *)arg;
+
+	switch (cmd) {
+	case HYPER_IOC_INFO:
+		return hyper_ioc_info(hf, argp);
+	case HYPER_IOC_ALLOC:
+		return hyper_ioc_alloc(hf, argp);
+	case HYPER_IOC_FREE:
+		return hyper_ioc_free(hf, argp);
+	case HYPER_IOC_QUERY:
+		return hyper_ioc_query(hf, argp);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static void hyper_vm_open(struct vm_area_struct *vma)
+{
+	hyper_region_get(vma->vm_private_data);
+}
+
+static void hyper_vm_close(struct vm_area_struct *vma)
+{
+	hyper_region_put(vma->vm_private_data);
+}
+
+static const struct vm_operations_struct hyper_vm_ops = {
+	.open = hyper_vm_open,
+	.close = hyper_vm_close,
+};
+
+#define HYPER_PGOFF_SHIFT	(HYPER_MMAP_SHIFT - PAGE_SHIFT)
+
+static int hyper_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct hyper_file *hf = file->private_data;
+	unsigned long handle = vma->vm_pgoff >> HYPER_PGOFF_SHIFT;
+	u64 off = (u64)(vma->vm_pgoff & ((1UL << HYPER_PGOFF_SHIFT) - 1)) <<
+		  PAGE_SHIFT;
+	u64 len = vma->vm_end - vma->vm_start;
+	struct hyper_region *r;
+	u64 done;
+	int ret;
+
+	/* Private (copy-on-write) mappings of pool memory make no sense. */
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (!handle || handle > HYPER_HANDLE_MAX)
+		return -EINVAL;
+	r = hyper_region_lookup(hf, handle);
+	if (!r)
+		return -EINVAL;
+	if (off >= r->size || len > r->size - off) {
+		ret = -EINVAL;
+		goto out_put;
+	}
+
+	for (done = 0; done < len; ) {
+		phys_addr_t phys;
+		void *va;
+		u64 n = hyper_pool_span(&hf->hdev->pool, r->off + off + done,
+					&va, &phys);
+
+		n = min(n, len - done);
+		ret = remap_pfn_range(vma, vma->vm_start + done,
+				      PHYS_PFN(phys), n, vma->vm_page_prot);
+		if (ret)
+			goto out_put;
+		done += n;
+	}
+	/* The mapping keeps the memory alive after HYPER_IOC_FREE or close. */
+	vma->vm_private_data = r;
+	vma->vm_ops = &hyper_vm_ops;
+	return 0;
+
+out_put:
+	hyper_region_put(r);
+	return ret;
+}
+
+static int hyper_open(struct inode *inode, struct file *file)
+{
+	struct hyper_file *hf;
+
+	hf = kzalloc(sizeof(*hf), GFP_KERNEL);
+	if (!hf)
+		return -ENOMEM;
+	hf->hdev = container_of(inode->i_cdev, struct hyper_dev, cdev);
+	xa_init_flags(&hf->regions, XA_FLAGS_ALLOC1);
+	file->private_data = hf;
+	return 0;
+}
+
+static int hyper_release(struct inode *inode, struct file *file)
+{
+	struct hyper_file *hf = file->private_data;
+	struct hyper_region *r;
+	unsigned long idx;
+
+	xa_for_each(&hf->regions, idx, r) {
+		xa_erase(&hf->regions, idx);
+		hyper_region_put(r);
+	}
+	xa_destroy(&hf->regions);
+	kfree(hf);
+	return 0;
+}
+
+static const struct file_operations hyper_fops = {
+	.owner = THIS_MODULE,
+	.open = hyper_open,
+	.release = hyper_release,
+	.unlocked_ioctl = hyper_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = hyper_mmap,
+	.llseek = noop_llseek,
+};
+
+/**
+ * hyper_chardev_add() - create /dev/hyperN and its sysfs directory
+ * @hdev:	device with its pool set up and @hdev->id chosen
+ *
+ * Return: 0 or -errno.
+ */
+int hyper_chardev_add(struct hyper_dev *hdev)
+{
+	dev_t devt = MKDEV(MAJOR(hyper_devt), hdev->id);
+	int ret;
+
+	cdev_init(&hdev->cdev, &hyper_fops);
+	hdev->cdev.owner = THIS_MODULE;
+	ret = cdev_add(&hdev->cdev, devt, 1);
+	if (ret)
+		return ret;
+	hdev->dev = device_create_with_groups(&hyper_class, NULL, devt, hdev,
+					      hyper_dev_groups, HYPER_NAME "%d",
+					      hdev->id);
+	if (IS_ERR(hdev->dev)) {
+		ret = PTR_ERR(hdev->dev);
+		goto out_cdev;
+	}
+	return 0;
+
+out_cdev:
+	cdev_del(&hdev->cdev);
+	return ret;
+}
+
+/**
+ * hyper_chardev_del() - remove what hyper_chardev_add() made
+ * @hdev:	the device; no file may have it open (the module reference
+ *		that every open file holds guarantees that at unload)
+ */
+void hyper_chardev_del(struct hyper_dev *hdev)
+{
+	device_destroy(&hyper_class, hdev->dev->devt);
+	cdev_del(&hdev->cdev);
+}
+
+/**
+ * hyper_chardev_init() - register the class and the device numbers
+ *
+ * Return: 0 or -errno.
+ */
+int hyper_chardev_init(void)
+{
+	int ret;
+
+	ret = alloc_chrdev_region(&hyper_devt, 0, HYPER_MAX_DEVS, HYPER_NAME);
+	if (ret)
+		return ret;
+	ret = class_register(&hyper_class);
+	if (ret)
+		goto out_chrdev;
+	return 0;
+
+out_chrdev:
+	unregister_chrdev_region(hyper_devt, HYPER_MAX_DEVS);
+	return ret;
+}
+
+/**
+ * hyper_chardev_exit() - undo hyper_chardev_init()
+ */
+void hyper_chardev_exit(void)
+{
+	class_unregister(&hyper_class);
+	unregister_chrdev_region(hyper_devt, HYPER_MAX_DEVS);
+}

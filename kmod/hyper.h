@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * hyperoffload: definitions shared by the files of hyper.ko.
+ */
+#ifndef _HYPER_INTERNAL_H
+#define _HYPER_INTERNAL_H
+
+#include <linux/atomic.h>
+#include <linux/cdev.h>
+#include <linux/device.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/sizes.h>
+#include <linux/xarray.h>
+#include <uapi/linux/hyper.h>
+
+#define HYPER_NAME		"hyper"
+#define HYPER_MAX_DEVS		16
+#define HYPER_HUGE_ALIGN	SZ_2M
+/* An emulated pool is built from chunks of this size, one allocation each. */
+#define HYPER_EMU_CHUNK		SZ_2M
+
+/*
+ * A region's mmap offset is its handle shifted by this much, so each region
+ * owns a 16 TiB slice of the file's offset space and off_t stays positive.
+ */
+#define HYPER_MMAP_SHIFT	44
+#define HYPER_REGION_MAX	(1ULL << HYPER_MMAP_SHIFT)
+#define HYPER_HANDLE_MAX	((1U << (63 - HYPER_MMAP_SHIFT)) - 1)
+
+struct gen_pool;
+struct page;
+struct resource;
+
+/**
+ * struct hyper_pool - the memory behind one /dev/hyperN
+ * @source:	HYPER_SOURCE_WINDOW or HYPER_SOURCE_EMULATED
+ * @origin:	how the memory was found, for sysfs and logs
+ * @phys_base:	first physical address of a window, 0 if emulated
+ * @size:	bytes
+ * @nid:	NUMA node of the memory, NUMA_NO_NODE if unknown
+ * @res:	the claimed window in iomem_resource
+ * @vaddr:	kernel mapping of a window
+ * @chunks:	pages of an emulated pool, HYPER_EMU_CHUNK bytes each
+ * @nr_chunks:	entries in @chunks
+ * @gp:		allocator of regions; addresses are @gp_base + pool offset
+ * @gp_base:	allocator address of pool offset 0
+ * @used:	bytes handed out to regions that still exist
+ * @nr_regions:	regions that still exist, all openers
+ */
+struct hyper_pool {
+	enum hyper_pool_source source;
+	const char *origin;
+	phys_addr_t phys_base;
+	u64 size;
+	int nid;
+	struct resource *res;
+	void *vaddr;
+	struct page **chunks;
+	unsigned int nr_chunks;
+	struct gen_pool *gp;
+	unsigned long gp_base;
+	atomic64_t used;
+	atomic_t nr_regions;
+};
+
+/**
+ * struct hyper_dev - one pool device
+ * @list:	entry in the module's device list
+ * @id:		N of /dev/hyperN
+ * @dev:	the class device; its drvdata is this structure
+ * @cdev:	the character device
+ * @pool:	the memory
+ */
+struct hyper_dev {
+	struct list_head list;
+	int id;
+	struct device *dev;
+	struct cdev cdev;
+	struct hyper_pool pool;
+};
+
+/**
+ * struct hyper_region - a piece of pool memory owned by one open file
+ * @ref:	held by the handle table, by every VMA and by every transfer
+ * @rcu:	lets lookups run under rcu_read_lock()
+ * @hdev:	the device the memory belongs to
+ * @off:	pool offset of the first byte
+ * @size:	bytes
+ * @flags:	HYPER_ALLOC_* flags it was made with
+ * @handle:	its handle in the owner's table
+ */
+struct hyper_region {
+	struct kref ref;
+	struct rcu_head rcu;
+	struct hyper_dev *hdev;
+	u64 off;
+	u64 size;
+	u32 flags;
+	u32 handle;
+};
+
+/**
+ * struct hyper_file - per-open state of /dev/hyperN
+ * @hdev:	the device opened
+ * @regions:	handle -> struct hyper_region, owned by this file
+ * @nr_regions:	entries in @regions
+ */
+struct hyper_file {
+	struct hyper_dev *hdev;
+	struct xarray regions;
+	atomic_t nr_regions;
+};
+
+/* pool.c */
+int hyper_pool_init_window(struct hyper_pool *pool, phys_addr_t start,
+			   u64 size, const char *origin);
+int hyper_pool_init_emulated(struct hyper_pool *pool, u64 size, int nid);
+void hyper_pool_destroy(struct hyper_pool *pool);
+int hyper_pool_find_windows(int (*found)(phys_addr_t start, u64 size,
+					 const char *origin));
+u64 hyper_pool_span(const struct hyper_pool *pool, u64 off, void **vaddr,
+		    phys_addr_t *phys);
+int hyper_pool_alloc(struct hyper_pool *pool, u64 size, u64 align, u64 *off);
+void hyper_pool_free(struct hyper_pool *pool, u64 off, u64 size);
+u64 hyper_pool_free_bytes(const struct hyper_pool *pool);
+
+/* region.c */
+struct hyper_region *hyper_region_create(struct hyper_dev *hdev, u64 size,
+					 u32 flags);
+struct hyper_region *hyper_region_lookup(struct hyper_file *hf, u32 handle);
+void hyper_region_put(struct hyper_region *r);
+void hyper_region_get(struct hyper_region *r);
+
+/* chardev.c */
+int hyper_chardev_init(void);
+void hyper_chardev_exit(void);
+int hyper_chardev_add(struct hyper_dev *hdev);
+void hyper_chardev_del(struct hyper_dev *hdev);
+
+/* sysfs.c */
+extern const struct attribute_group *hyper_dev_groups[];
+
+#endif /* _HYPER_INTERNAL_H */

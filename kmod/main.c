@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hyperoffload: a supernode's pooled memory as device memory.
+ *
+ * At load the module finds its pools: the window named by window_start and
+ * window_size, or an emulated pool of emulate_size bytes, or else every
+ * soft-reserved and legacy-pmem window firmware left for drivers.  Each
+ * pool becomes /dev/hyperN.  Anything it cannot use fails the load with a
+ * message that says why.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/idr.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/numa.h>
+#include <linux/slab.h>
+
+#include "hyper.h"
+
+static unsigned long window_start;
+module_param(window_start, ulong, 0444);
+MODULE_PARM_DESC(window_start,
+		 "Physical start of the pool window (with window_size; default: discover soft-reserved and legacy-pmem windows)");
+
+static unsigned long window_size;
+module_param(window_size, ulong, 0444);
+MODULE_PARM_DESC(window_size, "Bytes of the pool window at window_start");
+
+static unsigned long emulate_size;
+module_param(emulate_size, ulong, 0444);
+MODULE_PARM_DESC(emulate_size,
+		 "Bytes of an emulated pool taken from RAM, a multiple of 2 MiB (0: use a firmware window)");
+
+static int emulate_node = NUMA_NO_NODE;
+module_param(emulate_node, int, 0444);
+MODULE_PARM_DESC(emulate_node,
+		 "NUMA node the emulated pool's pages come from (-1: local node)");
+
+static LIST_HEAD(hyper_devs);
+static DEFINE_IDA(hyper_ida);
+
+static void hyper_dev_destroy(struct hyper_dev *hdev)
+{
+	list_del(&hdev->list);
+	hyper_chardev_del(hdev);
+	hyper_pool_destroy(&hdev->pool);
+	ida_free(&hyper_ida, hdev->id);
+	kfree(hdev);
+}
+
+static int hyper_dev_create(phys_addr_t start, u64 size, const char *origin)
+{
+	struct hyper_dev *hdev;
+	int ret;
+
+	hdev = kzalloc(sizeof(*hdev), GFP_KERNEL);
+	if (!hdev)
+		return -ENOMEM;
+	ret = ida_alloc_max(&hyper_ida, HYPER_MAX_DEVS - 1, GFP_KERNEL);
+	if (ret < 0) {
+		pr_err("more than %d pools; %s window at %pa left alone\n",
+		       HYPER_MAX_DEVS, origin, &start);
+		goto out_free;
+	}
+	hdev->id = ret;
+
+	if (emulate_size)
+		ret = hyper_pool_init_emulated(&hdev->pool, size, emulate_node);
+	else
+		ret = hyper_pool_init_window(&hdev->pool, start, size, origin);
+	if (ret)
+		goto out_ida;
+	ret = hyper_chardev_add(hdev);
+	if (ret)
+		goto out_pool;
+	list_add_tail(&hdev->list, &hyper_devs);
+	pr_info("hyper%d: %llu MiB %s pool on node %d\n", hdev->id,
+		hdev->pool.size >> 20, hdev->pool.origin, hdev->pool.nid);
+	return 0;
+
+out_pool:
+	hyper_pool_destroy(&hdev->pool);
+out_ida:
+	ida_free(&hyper_ida, hdev->id);
+out_free:
+	kfree(hdev);
+	return ret;
+}
+
+static int hyper_create_pools(void)
+{
+	int ret;
+
+	if (emulate_size && (window_start || window_size)) {
+		pr_err("emulate_size and window_start/window_size exclude each other\n");
+		return -EINVAL;
+	}
+	if (emulate_size)
+		return hyper_dev_create(0, emulate_size, "emulated");
+	if (window_start || window_size)
+		return hyper_dev_create(window_start, window_size, "parameter");
+
+	ret = hyper_pool_find_windows(hyper_dev_create);
+	if (ret)
+		return ret;
+	if (list_empty(&hyper_devs)) {
+		pr_err("no soft-reserved or legacy-pmem window found; reserve one (memmap=) or set window_start/window_size or emulate_size\n");
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static void hyper_destroy_pools(void)
+{
+	struct hyper_dev *hdev, *next;
+
+	list_for_each_entry_safe_reverse(hdev, next, &hyper_devs, list)
+		hyper_dev_destroy(hdev);
+}
+
+static int __init hyper_init(void)
+{
+	int ret;
+
+	ret = hyper_chardev_init();
+	if (ret)
+		return ret;
+	ret = hyper_create_pools();
+	if (ret)
+		goto out_pools;
+	return 0;
+
+out_pools:
+	hyper_destroy_pools();
+	hyper_chardev_exit();
+	return ret;
+}
+
+static void __exit hyper_exit(void)
+{
+	hyper_destroy_pools();
+	hyper_chardev_exit();
+}
+
+module_init(hyper_init);
+module_exit(hyper_exit);
+
+MODULE_DESCRIPTION("hyperoffload: supernode pool memory as device memory, with an io_uring transfer engine");
+MODULE_AUTHOR("hyperoffload developers");
+MODULE_LICENSE("GPL");

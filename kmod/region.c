@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Regions: zeroed pieces of a pool, reference counted so that the memory
+ * outlives the handle for as long as a mapping or a transfer still uses it.
+ */
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "hyper.h"
+
+static void hyper_region_zero(struct hyper_region *r)
+{
+	struct hyper_pool *pool = &r->hdev->pool;
+	u64 done = 0;
+
+	while (done < r->size) {
+		phys_addr_t phys;
+		void *va;
+		u64 n = hyper_pool_span(pool, r->off + done, &va, &phys);
+
+		n = min3(n, r->size - done, (u64)SZ_2M);
+		memset(va, 0, n);
+		done += n;
+		cond_resched();
+	}
+}
+
+/**
+ * hyper_region_create() - allocate and zero a region
+ * @hdev:	device to take it from
+ * @size:	bytes, page aligned and non-zero (checked by the caller)
+ * @flags:	HYPER_ALLOC_* flags (checked by the caller)
+ *
+ * Return: a region holding one reference, or ERR_PTR(-ENOMEM).
+ */
+struct hyper_region *hyper_region_create(struct hyper_dev *hdev, u64 size,
+					 u32 flags)
+{
+	u64 align = flags & HYPER_ALLOC_HUGE_ALIGN ? HYPER_HUGE_ALIGN : PAGE_SIZE;
+	struct hyper_region *r;
+	int ret;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return ERR_PTR(-ENOMEM);
+	ret = hyper_pool_alloc(&hdev->pool, size, align, &r->off);
+	if (ret) {
+		kfree(r);
+		return ERR_PTR(ret);
+	}
+	kref_init(&r->ref);
+	r->hdev = hdev;
+	r->size = size;
+	r->flags = flags;
+	/* The previous owner's data must never reach the next one. */
+	hyper_region_zero(r);
+	atomic_inc(&hdev->pool.nr_regions);
+	return r;
+}
+
+static void hyper_region_release(struct kref *ref)
+{
+	struct hyper_region *r = container_of(ref, struct hyper_region, ref);
+	struct hyper_pool *pool = &r->hdev->pool;
+
+	hyper_pool_free(pool, r->off, r->size);
+	atomic_dec(&pool->nr_regions);
+	kfree_rcu(r, rcu);
+}
+
+/**
+ * hyper_region_get() - take another reference
+ * @r:	a region the caller already holds a reference to
+ */
+void hyper_region_get(struct hyper_region *r)
+{
+	kref_get(&r->ref);
+}
+
+/**
+ * hyper_region_put() - drop a reference; the last one frees the memory
+ * @r:	the region
+ */
+void hyper_region_put(struct hyper_region *r)
+{
+	kref_put(&r->ref, hyper_region_release);
+}
+
+/**
+ * hyper_region_lookup() - find a region of this open file by handle
+ * @hf:		the open file
+ * @handle:	handle from HYPER_IOC_ALLOC
+ *
+ * Handles are private to the file that made them, so another opener's
+ * handle is simply not found.
+ *
+ * Return: the region with a reference the caller must put, or NULL.
+ */
+struct hyper_region *hyper_region_lookup(struct hyper_file *hf, u32 handle)
+{
+	struct hyper_region *r;
+
+	rcu_read_lock();
+	r = xa_load(&hf->regions, handle);
+	if (r && !kref_get_unless_zero(&r->ref))
+		r = NULL;
+	rcu_read_unlock();
+	return r;
+}

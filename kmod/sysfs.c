@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /sys/class/hyper/hyperN/: one value per file, documented in
+ * Documentation/ABI/testing/sysfs-class-hyper.
+ */
+#include <linux/device.h>
+#include <linux/sysfs.h>
+
+#include "hyper.h"
+
+static struct hyper_pool *to_pool(struct device *dev)
+{
+	struct hyper_dev *hdev = dev_get_drvdata(dev);
+
+	return &hdev->pool;
+}
+
+static ssize_t source_show(struct device *dev, struct device_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%s\n",
+			  to_pool(dev)->source == HYPER_SOURCE_WINDOW ?
+			  "window" : "emulated");
+}
+static DEVICE_ATTR_RO(source);
+
+static ssize_t origin_show(struct device *dev, struct device_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%s\n", to_pool(dev)->origin);
+}
+static DEVICE_ATTR_RO(origin);
+
+/* Physical addresses are for the administrator only, as in /proc/iomem. */
+static ssize_t phys_base_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%#llx\n", (u64)to_pool(dev)->phys_base);
+}
+static DEVICE_ATTR_ADMIN_RO(phys_base);
+
+static ssize_t size_show(struct device *dev, struct device_attribute *attr,
+			 char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", to_pool(dev)->size);
+}
+static DEVICE_ATTR_RO(size);
+
+static ssize_t used_show(struct device *dev, struct device_attribute *attr,
+			 char *buf)
+{
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&to_pool(dev)->used));
+}
+static DEVICE_ATTR_RO(used);
+
+static ssize_t free_show(struct device *dev, struct device_attribute *attr,
+			 char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", hyper_pool_free_bytes(to_pool(dev)));
+}
+static DEVICE_ATTR_RO(free);
+
+static ssize_t nr_regions_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&to_pool(dev)->nr_regions));
+}
+static DEVICE_ATTR_RO(nr_regions);
+
+static ssize_t numa_node_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", to_pool(dev)->nid);
+}
+static DEVICE_ATTR_RO(numa_node);
+
+static struct attribute *hyper_pool_attrs[] = {
+	&dev_attr_source.attr,
+	&dev_attr_origin.attr,
+	&dev_attr_phys_base.attr,
+	&dev_attr_size.attr,
+	&dev_attr_used.attr,
+	&dev_attr_free.attr,
+	&dev_attr_nr_regions.attr,
+	&dev_attr_numa_node.attr,
+	NULL,
+};
+
+static const struct attribute_group hyper_pool_group = {
+	.attrs = hyper_pool_attrs,
+};
+
+const struct attribute_group *hyper_dev_groups[] = {
+	&hyper_pool_group,
+	NULL,
+};
