@@ -6,6 +6,7 @@
 #define _HYPER_INTERNAL_H
 
 #include <linux/atomic.h>
+#include <linux/bits.h>
 #include <linux/cdev.h>
 #include <linux/device.h>
 #include <linux/kref.h>
@@ -13,6 +14,7 @@
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/sizes.h>
+#include <linux/spinlock.h>
 #include <linux/xarray.h>
 #include <uapi/linux/hyper.h>
 
@@ -27,7 +29,7 @@
  * owns a 16 TiB slice of the file's offset space and off_t stays positive.
  */
 #define HYPER_MMAP_SHIFT	44
-#define HYPER_REGION_MAX	(1ULL << HYPER_MMAP_SHIFT)
+#define HYPER_REGION_MAX	BIT_ULL(HYPER_MMAP_SHIFT)
 #define HYPER_HANDLE_MAX	((1U << (63 - HYPER_MMAP_SHIFT)) - 1)
 
 struct gen_pool;
@@ -49,6 +51,8 @@ struct resource;
  * @gp_base:	allocator address of pool offset 0
  * @used:	bytes handed out to regions that still exist
  * @nr_regions:	regions that still exist, all openers
+ * @lock:	protects @regions
+ * @regions:	every region that still exists, for debugfs
  */
 struct hyper_pool {
 	enum hyper_pool_source source;
@@ -64,6 +68,8 @@ struct hyper_pool {
 	unsigned long gp_base;
 	atomic64_t used;
 	atomic_t nr_regions;
+	spinlock_t lock;		/* protects @regions */
+	struct list_head regions;
 };
 
 /**
@@ -72,6 +78,7 @@ struct hyper_pool {
  * @id:		N of /dev/hyperN
  * @dev:	the class device; its drvdata is this structure
  * @cdev:	the character device
+ * @debugfs:	its directory under /sys/kernel/debug/hyper/
  * @pool:	the memory
  */
 struct hyper_dev {
@@ -79,6 +86,7 @@ struct hyper_dev {
 	int id;
 	struct device *dev;
 	struct cdev cdev;
+	struct dentry *debugfs;
 	struct hyper_pool pool;
 };
 
@@ -86,6 +94,8 @@ struct hyper_dev {
  * struct hyper_region - a piece of pool memory owned by one open file
  * @ref:	held by the handle table, by every VMA and by every transfer
  * @rcu:	lets lookups run under rcu_read_lock()
+ * @node:	entry in the pool's @regions
+ * @owner:	thread group that allocated it, for debugfs
  * @hdev:	the device the memory belongs to
  * @off:	pool offset of the first byte
  * @size:	bytes
@@ -95,6 +105,8 @@ struct hyper_dev {
 struct hyper_region {
 	struct kref ref;
 	struct rcu_head rcu;
+	struct list_head node;
+	pid_t owner;
 	struct hyper_dev *hdev;
 	u64 off;
 	u64 size;
@@ -139,6 +151,12 @@ int hyper_chardev_init(void);
 void hyper_chardev_exit(void);
 int hyper_chardev_add(struct hyper_dev *hdev);
 void hyper_chardev_del(struct hyper_dev *hdev);
+
+/* debugfs.c */
+void hyper_debugfs_init(void);
+void hyper_debugfs_exit(void);
+void hyper_debugfs_add(struct hyper_dev *hdev);
+void hyper_debugfs_del(struct hyper_dev *hdev);
 
 /* sysfs.c */
 extern const struct attribute_group *hyper_dev_groups[];

@@ -43,6 +43,7 @@ static DEFINE_IDA(hyper_ida);
 static void hyper_dev_destroy(struct hyper_dev *hdev)
 {
 	list_del(&hdev->list);
+	hyper_debugfs_del(hdev);
 	hyper_chardev_del(hdev);
 	hyper_pool_destroy(&hdev->pool);
 	ida_free(&hyper_ida, hdev->id);
@@ -74,6 +75,7 @@ static int hyper_dev_create(phys_addr_t start, u64 size, const char *origin)
 	ret = hyper_chardev_add(hdev);
 	if (ret)
 		goto out_pool;
+	hyper_debugfs_add(hdev);
 	list_add_tail(&hdev->list, &hyper_devs);
 	pr_info("hyper%d: %llu MiB %s pool on node %d\n", hdev->id,
 		hdev->pool.size >> 20, hdev->pool.origin, hdev->pool.nid);
@@ -126,6 +128,7 @@ static int __init hyper_init(void)
 	ret = hyper_chardev_init();
 	if (ret)
 		return ret;
+	hyper_debugfs_init();
 	ret = hyper_create_pools();
 	if (ret)
 		goto out_pools;
@@ -133,6 +136,7 @@ static int __init hyper_init(void)
 
 out_pools:
 	hyper_destroy_pools();
+	hyper_debugfs_exit();
 	hyper_chardev_exit();
 	return ret;
 }
@@ -140,6 +144,7 @@ out_pools:
 static void __exit hyper_exit(void)
 {
 	hyper_destroy_pools();
+	hyper_debugfs_exit();
 	hyper_chardev_exit();
 }
 

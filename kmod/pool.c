@@ -63,6 +63,8 @@ static const char *hyper_window_origin(u64 start, u64 size)
 
 static int hyper_pool_alloc_allocator(struct hyper_pool *pool)
 {
+	spin_lock_init(&pool->lock);
+	INIT_LIST_HEAD(&pool->regions);
 	pool->gp = gen_pool_create(PAGE_SHIFT, pool->nid);
 	if (!pool->gp)
 		return -ENOMEM;

@@ -54,9 +54,13 @@ struct hyper_region *hyper_region_create(struct hyper_dev *hdev, u64 size,
 	r->hdev = hdev;
 	r->size = size;
 	r->flags = flags;
+	r->owner = task_tgid_nr(current);
 	/* The previous owner's data must never reach the next one. */
 	hyper_region_zero(r);
 	atomic_inc(&hdev->pool.nr_regions);
+	spin_lock(&hdev->pool.lock);
+	list_add_tail(&r->node, &hdev->pool.regions);
+	spin_unlock(&hdev->pool.lock);
 	return r;
 }
 
@@ -65,6 +69,9 @@ static void hyper_region_release(struct kref *ref)
 	struct hyper_region *r = container_of(ref, struct hyper_region, ref);
 	struct hyper_pool *pool = &r->hdev->pool;
 
+	spin_lock(&pool->lock);
+	list_del(&r->node);
+	spin_unlock(&pool->lock);
 	hyper_pool_free(pool, r->off, r->size);
 	atomic_dec(&pool->nr_regions);
 	kfree_rcu(r, rcu);

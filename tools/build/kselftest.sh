@@ -26,3 +26,5 @@ mkdir -p "$dest/scripts"
 mv "$tmp/$top/tools/testing/selftests/"kselftest*.h "$dest/"
 mv "$tmp/$top/scripts/"* "$dest/scripts/"
 rm -rf "$tmp"
+# tar keeps the tarball's old mtimes; make needs the extraction time.
+touch "$dest"/kselftest*.h

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Bad input to /dev/hyperN: every case gets a clear errno and leaves the
+ * pool as it was (same used bytes, other regions intact).
+ */
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "hyper_test.h"
+
+FIXTURE(dev) {
+	int fd;
+	uint32_t h;		/* a live region that must survive every case */
+	uint64_t off;
+	uint8_t *map;
+	long long used0;
+};
+
+#define LIVE_SIZE	(64 * 1024)
+
+FIXTURE_SETUP(dev)
+{
+	ASSERT_EQ(0, hyper_module_ensure());
+	self->fd = hyper_dev_open(0);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, hyper_alloc(self->fd, LIVE_SIZE, 0, &self->h, &self->off));
+	self->map = mmap(NULL, LIVE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 self->fd, self->off);
+	ASSERT_NE(MAP_FAILED, self->map);
+	memset(self->map, 0x3c, LIVE_SIZE);
+	self->used0 = hyper_sysfs_ll(0, "used");
+}
+
+/* Nothing lost: the live region and the accounting are untouched. */
+FIXTURE_TEARDOWN(dev)
+{
+	struct hyper_region_info q = { .handle = self->h };
+
+	EXPECT_EQ(self->used0, hyper_sysfs_ll(0, "used"));
+	EXPECT_EQ(0, hyper_ioctl(self->fd, HYPER_IOC_QUERY, &q));
+	EXPECT_EQ(LIVE_SIZE, q.size);
+	for (int i = 0; i < LIVE_SIZE; i++)
+		if (self->map[i] != 0x3c) {
+			TH_LOG("live region corrupted at %d", i);
+			EXPECT_EQ(0x3c, self->map[i]);
+			break;
+		}
+	munmap(self->map, LIVE_SIZE);
+	EXPECT_EQ(0, hyper_free(self->fd, self->h));
+	close(self->fd);
+}
+
+TEST_F(dev, unknown_ioctl)
+{
+	struct hyper_alloc a = { .size = 4096 };
+
+	EXPECT_EQ(-ENOTTY, hyper_ioctl(self->fd, _IOWR('h', 0x8f, struct hyper_alloc), &a));
+	EXPECT_EQ(-ENOTTY, hyper_ioctl(self->fd, _IOWR('x', 0x81, struct hyper_alloc), &a));
+	/* Right number, wrong size encoded: a different command. */
+	EXPECT_EQ(-ENOTTY, hyper_ioctl(self->fd, _IOWR('h', 0x81, __u64), &a));
+	EXPECT_EQ(-ENOTTY, hyper_ioctl(self->fd, 0, &a));
+}
+
+TEST_F(dev, alloc_reserved_fields_nonzero)
+{
+	struct hyper_alloc a = { .size = 4096 };
+
+	a.reserved[0] = 1;
+	EXPECT_EQ(-EINVAL, hyper_ioctl(self->fd, HYPER_IOC_ALLOC, &a));
+	a.reserved[0] = 0;
+	a.reserved[1] = 1ULL << 63;
+	EXPECT_EQ(-EINVAL, hyper_ioctl(self->fd, HYPER_IOC_ALLOC, &a));
+	a.reserved[1] = 0;
+	/* Output fields are not inputs: junk in them is refused too. */
+	a.handle = 5;
+	EXPECT_EQ(-EINVAL, hyper_ioctl(self->fd, HYPER_IOC_ALLOC, &a));
+	a.handle = 0;
+	a.mmap_offset = 4096;
+	EXPECT_EQ(-EINVAL, hyper_ioctl(self->fd, HYPER_IOC_ALLOC, &a));
+}
+
+TEST_F(dev, alloc_unknown_flags)
+{
+	EXPECT_EQ(-EINVAL, hyper_alloc(self->fd, 4096, 1U << 1, NULL, NULL));
+	EXPECT_EQ(-EINVAL, hyper_alloc(self->fd, 4096, 1U << 31, NULL, NULL));
+	EXPECT_EQ(-EINVAL, hyper_alloc(self->fd, 4096,
+				       HYPER_ALLOC_HUGE_ALIGN | 4, NULL, NULL));
+}
+
+TEST_F(dev, alloc_size_zero)
+{
+	EXPECT_EQ(-EINVAL, hyper_alloc(self->fd, 0, 0, NULL, NULL));
+	EXPECT_EQ(-EINVAL, hyper_alloc(self->fd, 0, HYPER_ALLOC_HUGE_ALIGN,
+				       NULL, NULL));
+}
+
+TEST_F(dev, alloc_size_overflow)
+{
+	EXPECT_EQ(-EOVERFLOW, hyper_alloc(self->fd, ~0ULL & ~4095ULL, 0,
+					  NULL, NULL));
+	EXPECT_EQ(-EOVERFLOW, hyper_alloc(self->fd, (1ULL << 44) + 4096, 0,
+					  NULL, NULL));
+	EXPECT_EQ(-EOVERFLOW, hyper_alloc(self->fd, 1ULL << 63,
+					  HYPER_ALLOC_HUGE_ALIGN, NULL, NULL));
+	/* ~0 is not page aligned, which is found first. */
+	EXPECT_EQ(-EINVAL, hyper_alloc(self->fd, ~0ULL, 0, NULL, NULL));
+}
+
+TEST_F(dev, alloc_unaligned_size)
+{
+	EXPECT_EQ(-EINVAL, hyper_alloc(self->fd, 1, 0, NULL, NULL));
+	EXPECT_EQ(-EINVAL, hyper_alloc(self->fd, 4095, 0, NULL, NULL));
+	EXPECT_EQ(-EINVAL, hyper_alloc(self->fd, 4097, 0, NULL, NULL));
+	EXPECT_EQ(-EINVAL, hyper_alloc(self->fd, MiB + 512, 0, NULL, NULL));
+}
+
+TEST_F(dev, alloc_larger_than_free)
+{
+	long long size = hyper_sysfs_ll(0, "size");
+	uint32_t h;
+
+	EXPECT_EQ(-ENOMEM, hyper_alloc(self->fd, size, 0, NULL, NULL));
+	EXPECT_EQ(-ENOMEM, hyper_alloc(self->fd, size + 4096, 0, NULL, NULL));
+	/* ... and a normal allocation still works afterwards. */
+	ASSERT_EQ(0, hyper_alloc(self->fd, MiB, 0, &h, NULL));
+	EXPECT_EQ(0, hyper_free(self->fd, h));
+}
+
+TEST_F(dev, double_free)
+{
+	uint32_t h;
+
+	ASSERT_EQ(0, hyper_alloc(self->fd, 4096, 0, &h, NULL));
+	EXPECT_EQ(0, hyper_free(self->fd, h));
+	EXPECT_EQ(-ENOENT, hyper_free(self->fd, h));
+}
+
+TEST_F(dev, bogus_handles)
+{
+	struct hyper_region_info q = { 0 };
+
+	EXPECT_EQ(-ENOENT, hyper_free(self->fd, 0));
+	EXPECT_EQ(-ENOENT, hyper_free(self->fd, self->h + 1000));
+	EXPECT_EQ(-ENOENT, hyper_free(self->fd, 0xffffffff));
+	q.handle = 0xdeadbeef;
+	EXPECT_EQ(-ENOENT, hyper_ioctl(self->fd, HYPER_IOC_QUERY, &q));
+}
+
+TEST_F(dev, free_and_query_reserved_nonzero)
+{
+	struct hyper_free f = { .handle = self->h, .flags = 1 };
+	struct hyper_region_info q = { .handle = self->h };
+
+	EXPECT_EQ(-EINVAL, hyper_ioctl(self->fd, HYPER_IOC_FREE, &f));
+	f.flags = 0;
+	f.reserved[0] = 2;
+	EXPECT_EQ(-EINVAL, hyper_ioctl(self->fd, HYPER_IOC_FREE, &f));
+	q.reserved[1] = 1;
+	EXPECT_EQ(-EINVAL, hyper_ioctl(self->fd, HYPER_IOC_QUERY, &q));
+	q.reserved[1] = 0;
+	q.flags = 1;
+	EXPECT_EQ(-EINVAL, hyper_ioctl(self->fd, HYPER_IOC_QUERY, &q));
+}
+
+TEST_F(dev, bad_user_pointers)
+{
+	EXPECT_EQ(-EFAULT, hyper_ioctl(self->fd, HYPER_IOC_ALLOC, NULL));
+	EXPECT_EQ(-EFAULT, hyper_ioctl(self->fd, HYPER_IOC_INFO, (void *)8));
+	EXPECT_EQ(-EFAULT, hyper_ioctl(self->fd, HYPER_IOC_FREE, NULL));
+	EXPECT_EQ(-EFAULT, hyper_ioctl(self->fd, HYPER_IOC_QUERY, NULL));
+}
+
+static int map_errno(int fd, size_t len, off_t off, int flags)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, fd, off);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	munmap(p, len);
+	return 0;
+}
+
+TEST_F(dev, mmap_beyond_region)
+{
+	EXPECT_EQ(-EINVAL, map_errno(self->fd, 2 * LIVE_SIZE, self->off,
+				     MAP_SHARED));
+	EXPECT_EQ(-EINVAL, map_errno(self->fd, 4096, self->off + LIVE_SIZE,
+				     MAP_SHARED));
+	EXPECT_EQ(-EINVAL, map_errno(self->fd, 8192,
+				     self->off + LIVE_SIZE - 4096, MAP_SHARED));
+	EXPECT_EQ(0, map_errno(self->fd, 4096, self->off + LIVE_SIZE - 4096,
+			       MAP_SHARED));
+}
+
+TEST_F(dev, mmap_wrong_offset)
+{
+	/* Offset 0 is no region; nor is a handle that was never made. */
+	EXPECT_EQ(-EINVAL, map_errno(self->fd, 4096, 0, MAP_SHARED));
+	EXPECT_EQ(-EINVAL, map_errno(self->fd, 4096,
+				     (off_t)(self->h + 77) << 44, MAP_SHARED));
+	/* Unaligned offsets never reach the driver. */
+	EXPECT_EQ(-EINVAL, map_errno(self->fd, 4096, self->off + 100,
+				     MAP_SHARED));
+}
+
+TEST_F(dev, mmap_private_refused)
+{
+	EXPECT_EQ(-EINVAL, map_errno(self->fd, 4096, self->off, MAP_PRIVATE));
+}
+
+TEST_F(dev, mmap_freed_region)
+{
+	uint64_t off;
+	uint32_t h;
+
+	ASSERT_EQ(0, hyper_alloc(self->fd, 4096, 0, &h, &off));
+	ASSERT_EQ(0, hyper_free(self->fd, h));
+	EXPECT_EQ(-EINVAL, map_errno(self->fd, 4096, off, MAP_SHARED));
+}
+
+TEST_F(dev, another_process_handle)
+{
+	int status;
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* Its own open: the parent's handle means nothing here. */
+		struct hyper_region_info q = { .handle = self->h };
+		int fd = hyper_dev_open(0);
+		int bad = 0;
+
+		if (fd < 0)
+			_exit(10);
+		bad |= (hyper_ioctl(fd, HYPER_IOC_QUERY, &q) != -ENOENT) << 0;
+		bad |= (hyper_free(fd, self->h) != -ENOENT) << 1;
+		bad |= (map_errno(fd, 4096, self->off, MAP_SHARED) != -EINVAL) << 2;
+		_exit(bad);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST_F(dev, second_open_in_same_process_is_separate)
+{
+	int fd2 = hyper_dev_open(0);
+	struct hyper_region_info q = { .handle = self->h };
+
+	ASSERT_LE(0, fd2);
+	EXPECT_EQ(-ENOENT, hyper_ioctl(fd2, HYPER_IOC_QUERY, &q));
+	EXPECT_EQ(-ENOENT, hyper_free(fd2, self->h));
+	close(fd2);
+}
+
+TEST_HARNESS_MAIN
