@@ -154,6 +154,12 @@ struct hyper_xfer {
 
 #define HYPER_XFER_FLAGS_MASK	0
 
+/*
+ * Most bytes one request (one SQE, all its descriptors together) may move:
+ * the CQE res that reports them is a signed 32-bit value.
+ */
+#define HYPER_XFER_MAX_BYTES	(1U << 30)
+
 /* Largest descriptor count of one HYPER_URING_CMD_BATCH. */
 #define HYPER_BATCH_MAX		1024
 
