@@ -248,6 +248,7 @@ static const struct file_operations hyper_fops = {
 	.unlocked_ioctl = hyper_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = hyper_mmap,
+	.uring_cmd = hyper_uring_cmd,
 	.llseek = noop_llseek,
 };
 

@@ -15,6 +15,7 @@
 #include <linux/rcupdate.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <linux/xarray.h>
 #include <uapi/linux/hyper.h>
 
@@ -32,9 +33,61 @@
 #define HYPER_REGION_MAX	BIT_ULL(HYPER_MMAP_SHIFT)
 #define HYPER_HANDLE_MAX	((1U << (63 - HYPER_MMAP_SHIFT)) - 1)
 
+struct dma_chan;
 struct gen_pool;
+struct io_uring_cmd;
 struct page;
 struct resource;
+struct workqueue_struct;
+
+/* Latency histogram buckets: bucket b counts requests of < 2^b ns. */
+#define HYPER_LAT_BUCKETS	40
+
+enum hyper_stat_dir {
+	HYPER_STAT_PREFETCH,
+	HYPER_STAT_STORE,
+	HYPER_STAT_DIRS,
+};
+
+/**
+ * struct hyper_stats - transfer counters of one device, reset together
+ * @bytes:	bytes moved by successful requests, per direction
+ * @ops:	descriptors of successful requests, per direction
+ * @requests:	requests (SQEs) completed, successful or not
+ * @errors:	requests completed with an error
+ * @latency:	log2 histogram of submit-to-completion time
+ */
+struct hyper_stats {
+	atomic64_t bytes[HYPER_STAT_DIRS];
+	atomic64_t ops[HYPER_STAT_DIRS];
+	atomic64_t requests;
+	atomic64_t errors;
+	atomic64_t latency[HYPER_LAT_BUCKETS];
+};
+
+/**
+ * struct hyper_engine - the transfer engine of one device
+ * @wq:		workers that copy chunks; max_active is @workers
+ * @dma:	DMA_MEMCPY channel, NULL when the CPU copies
+ * @workers:	most workers one request is split across (tunable)
+ * @chunk_size:	bytes a worker copies at a time (tunable)
+ * @queue_depth: most requests queued to workers at once (tunable)
+ * @inline_bytes: requests this small are copied in the submitter (tunable)
+ * @inflight:	requests queued to workers and not yet completed
+ * @wait:	where submitters wait for @inflight to fall below the depth
+ * @stats:	counters
+ */
+struct hyper_engine {
+	struct workqueue_struct *wq;
+	struct dma_chan *dma;
+	unsigned int workers;
+	unsigned int chunk_size;
+	unsigned int queue_depth;
+	unsigned int inline_bytes;
+	atomic_t inflight;
+	wait_queue_head_t wait;
+	struct hyper_stats stats;
+};
 
 /**
  * struct hyper_pool - the memory behind one /dev/hyperN
@@ -80,6 +133,7 @@ struct hyper_pool {
  * @cdev:	the character device
  * @debugfs:	its directory under /sys/kernel/debug/hyper/
  * @pool:	the memory
+ * @engine:	the transfer engine
  */
 struct hyper_dev {
 	struct list_head list;
@@ -88,6 +142,7 @@ struct hyper_dev {
 	struct cdev cdev;
 	struct dentry *debugfs;
 	struct hyper_pool pool;
+	struct hyper_engine engine;
 };
 
 /**
@@ -152,13 +207,27 @@ void hyper_chardev_exit(void);
 int hyper_chardev_add(struct hyper_dev *hdev);
 void hyper_chardev_del(struct hyper_dev *hdev);
 
+/* xfer.c */
+int hyper_engine_init(struct hyper_dev *hdev);
+void hyper_engine_exit(struct hyper_dev *hdev);
+int hyper_engine_set_workers(struct hyper_engine *eng, unsigned int workers);
+int hyper_xfer_submit(struct hyper_file *hf, struct io_uring_cmd *cmd,
+		      const struct hyper_xfer *descs, u32 n,
+		      unsigned int issue_flags, u64 start_ns);
+void hyper_xfer_refused(struct hyper_engine *eng, int ret, u64 start_ns);
+
+/* uring.c */
+int hyper_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
+
 /* debugfs.c */
 void hyper_debugfs_init(void);
 void hyper_debugfs_exit(void);
 void hyper_debugfs_add(struct hyper_dev *hdev);
 void hyper_debugfs_del(struct hyper_dev *hdev);
 
-/* sysfs.c */
+/* sysfs.c, engine_sysfs.c */
 extern const struct attribute_group *hyper_dev_groups[];
+extern const struct attribute_group hyper_engine_group;
+extern const struct attribute_group hyper_stats_group;
 
 #endif /* _HYPER_INTERNAL_H */

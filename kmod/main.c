@@ -45,6 +45,7 @@ static void hyper_dev_destroy(struct hyper_dev *hdev)
 	list_del(&hdev->list);
 	hyper_debugfs_del(hdev);
 	hyper_chardev_del(hdev);
+	hyper_engine_exit(hdev);
 	hyper_pool_destroy(&hdev->pool);
 	ida_free(&hyper_ida, hdev->id);
 	kfree(hdev);
@@ -72,15 +73,20 @@ static int hyper_dev_create(phys_addr_t start, u64 size, const char *origin)
 		ret = hyper_pool_init_window(&hdev->pool, start, size, origin);
 	if (ret)
 		goto out_ida;
-	ret = hyper_chardev_add(hdev);
+	ret = hyper_engine_init(hdev);
 	if (ret)
 		goto out_pool;
+	ret = hyper_chardev_add(hdev);
+	if (ret)
+		goto out_engine;
 	hyper_debugfs_add(hdev);
 	list_add_tail(&hdev->list, &hyper_devs);
 	pr_info("hyper%d: %llu MiB %s pool on node %d\n", hdev->id,
 		hdev->pool.size >> 20, hdev->pool.origin, hdev->pool.nid);
 	return 0;
 
+out_engine:
+	hyper_engine_exit(hdev);
 out_pool:
 	hyper_pool_destroy(&hdev->pool);
 out_ida:

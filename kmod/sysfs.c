@@ -92,5 +92,7 @@ static const struct attribute_group hyper_pool_group = {
 
 const struct attribute_group *hyper_dev_groups[] = {
 	&hyper_pool_group,
+	&hyper_engine_group,
+	&hyper_stats_group,
 	NULL,
 };

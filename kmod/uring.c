@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * IORING_OP_URING_CMD on /dev/hyperN: decode and check the command, then
+ * hand its descriptors to the transfer engine.
+ *
+ * The payload lives in the SQE, which userspace may still be writing: it
+ * is copied once and only the copy is checked and used.
+ */
+#include <linux/io_uring.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+
+#include "compat.h"
+#include "hyper.h"
+
+static int hyper_cmd_xfer(struct hyper_file *hf, struct io_uring_cmd *cmd,
+			  unsigned int issue_flags, u64 start_ns)
+{
+	struct hyper_xfer x;
+
+	memcpy(&x, hyper_cmd_payload(cmd), sizeof(x));
+	return hyper_xfer_submit(hf, cmd, &x, 1, issue_flags, start_ns);
+}
+
+static int hyper_cmd_batch(struct hyper_file *hf, struct io_uring_cmd *cmd,
+			   unsigned int issue_flags, u64 start_ns)
+{
+	struct hyper_engine *eng = &hf->hdev->engine;
+	struct hyper_xfer_batch b;
+	struct hyper_xfer *descs;
+	int ret;
+
+	memcpy(&b, hyper_cmd_payload(cmd), sizeof(b));
+	if (b.flags & ~HYPER_BATCH_FLAGS_MASK || b.reserved[0] ||
+	    b.reserved[1] || !b.count || b.count > HYPER_BATCH_MAX) {
+		ret = -EINVAL;
+		goto out_refused;
+	}
+	descs = kvmalloc_array(b.count, sizeof(*descs), GFP_KERNEL);
+	if (!descs) {
+		ret = -ENOMEM;
+		goto out_refused;
+	}
+	if (copy_from_user(descs, u64_to_user_ptr(b.descs),
+			   array_size(b.count, sizeof(*descs)))) {
+		ret = -EFAULT;
+		goto out_free;
+	}
+	/* What the engine keeps of the descriptors, it copies. */
+	ret = hyper_xfer_submit(hf, cmd, descs, b.count, issue_flags,
+				start_ns);
+	kvfree(descs);
+	return ret;
+
+out_free:
+	kvfree(descs);
+out_refused:
+	hyper_xfer_refused(eng, ret, start_ns);
+	return ret;
+}
+
+static int hyper_cmd_dispatch(struct hyper_file *hf, struct io_uring_cmd *cmd,
+			      unsigned int issue_flags, u64 start_ns)
+{
+	int ret;
+
+	/* A transfer does not fit the 16-byte payload of a plain SQE. */
+	if (!(issue_flags & IO_URING_F_SQE128)) {
+		ret = -EINVAL;
+	} else {
+		switch (cmd->cmd_op) {
+		case HYPER_URING_CMD_XFER:
+			return hyper_cmd_xfer(hf, cmd, issue_flags, start_ns);
+		case HYPER_URING_CMD_BATCH:
+			return hyper_cmd_batch(hf, cmd, issue_flags, start_ns);
+		default:
+			/* Other types and unknown numbers alike. */
+			ret = -ENOTTY;
+		}
+	}
+	hyper_xfer_refused(&hf->hdev->engine, ret, start_ns);
+	return ret;
+}
+
+/**
+ * hyper_uring_cmd() - the file's ->uring_cmd
+ * @cmd:	the command
+ * @issue_flags: io_uring's issue flags
+ *
+ * Every outcome is posted with io_uring_cmd_done(), at once or by the
+ * workers later.  Returning a result directly is not safe on 6.1: a
+ * positive one from io-wq is dropped without a CQE, and from the
+ * submitter it marks the request failed, which breaks IOSQE_IO_LINK
+ * chains.
+ *
+ * Return: -EIOCBQUEUED, or -EAGAIN for io_uring to retry from a worker.
+ */
+int hyper_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	struct hyper_file *hf = cmd->file->private_data;
+	int ret;
+
+	BUILD_BUG_ON(sizeof(struct hyper_xfer) > 80);
+	BUILD_BUG_ON(sizeof(struct hyper_xfer_batch) > 80);
+
+	ret = hyper_cmd_dispatch(hf, cmd, issue_flags, ktime_get_ns());
+	if (ret == -EAGAIN || ret == -EIOCBQUEUED)
+		return ret;
+	io_uring_cmd_done(cmd, ret, 0, issue_flags);
+	return -EIOCBQUEUED;
+}
