@@ -4,7 +4,8 @@
 KMOD_TEST_LIBS	:= -static -luring -lnuma -lpthread
 KMOD_TEST_DEPS	:= $(KSFT_STAMP) $(wildcard selftests/lib/*.h) \
 		   include/uapi/linux/hyper.h
-KMOD_TESTS	:= regions bad_input lifecycle
+KMOD_TESTS	:= regions bad_input lifecycle xfer_basic xfer_bad xfer_stress \
+		   xfer_kill
 
 $(O)/tests/kmod_%: selftests/kmod/%.c $(KMOD_TEST_DEPS)
 	@mkdir -p $(@D)

@@ -196,7 +196,7 @@ TEST_F(dev, regions_are_zeroed_on_allocation)
 
 TEST_F(dev, huge_align_flag)
 {
-	uint64_t off, poff, plain_off, size;
+	uint64_t off, poff = 0, plain_off = 0, size = 0;
 	uint32_t h, small, plain;
 	uint8_t *p;
 
@@ -231,7 +231,7 @@ TEST_F(dev, huge_align_flag)
 
 TEST_F(dev, debugfs_lists_regions_with_owner)
 {
-	uint64_t a_off, b_off, a_size, b_size;
+	uint64_t a_off = 0, b_off = 0, a_size = 0, b_size = 0;
 	long long pool = hyper_sysfs_ll(0, "size");
 	uint32_t a, b;
 
