@@ -74,6 +74,20 @@ static const char *type_name(struct json_object *v)
 	return "?";
 }
 
+static const char *a_type(struct json_object *v)
+{
+	switch (json_object_get_type(v)) {
+	case json_type_null:	return "null";
+	case json_type_boolean:	return "a boolean";
+	case json_type_double:	return "a non-integer number";
+	case json_type_int:	return "an integer";
+	case json_type_object:	return "an object";
+	case json_type_array:	return "an array";
+	case json_type_string:	return "a string";
+	}
+	return "?";
+}
+
 static int want(struct json_object *v, enum json_type t, const char *what,
 		const char *path, struct hs_err *e)
 {
@@ -110,7 +124,7 @@ static int get_u64(struct json_object *v, uint64_t min, uint64_t max,
 static const char *int_desc(char *buf, size_t len, struct json_object *v)
 {
 	if (!json_object_is_type(v, json_type_int))
-		snprintf(buf, len, "a %s", type_name(v));
+		snprintf(buf, len, "%s", a_type(v));
 	else if (json_object_get_int64(v) == INT64_MIN ||
 		 (json_object_get_int64(v) >= 0 &&
 		  json_object_get_uint64(v) == UINT64_MAX))
@@ -595,11 +609,12 @@ static int parse_header(struct hyper_schedule *s, struct json_object *root,
 		return -EBADMSG;
 	if (!json_object_is_type(v, json_type_string) ||
 	    strcmp(json_object_get_string(v), "hyper-schedule")) {
-		hs_errf(e, "format: expected \"hyper-schedule\", got %s%s%s",
-			json_object_is_type(v, json_type_string) ? "\"" : "a ",
-			json_object_is_type(v, json_type_string) ?
-			quote(q, json_object_get_string(v)) : type_name(v),
-			json_object_is_type(v, json_type_string) ? "\"" : "");
+		if (json_object_is_type(v, json_type_string))
+			hs_errf(e, "format: expected \"hyper-schedule\", got \"%s\"",
+				quote(q, json_object_get_string(v)));
+		else
+			hs_errf(e, "format: expected \"hyper-schedule\", got %s",
+				a_type(v));
 		return -EBADMSG;
 	}
 	/* Before any other key: a newer version may have keys we do not know. */

@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: GPL-2.0
+# libhyper tests.  Native programs link the sanitized archive (ASan+UBSan)
+# and run in `make check`; the executor tests are also linked statically
+# for the VM, where selftests/vm/suites/libhyper.suite runs them on the
+# kmod backend.  `make fuzz` runs the schedule loader under libFuzzer.
+
+LHT_DIR		:= selftests/libhyper
+LHT_NATIVE	:= schedule_test range_test region_test exec_test multi_ctx_test \
+		   run_test
+LHT_VM		:= region_test exec_test multi_ctx_test
+LHT_HDRS	:= $(LHT_DIR)/helpers.h include/hyper/hyper.h
+LHT_SAN_BIN	:= $(O)/san/$(LHT_DIR)
+LHT_VM_BIN	:= $(O)/vm/$(LHT_DIR)
+# The harness compares int literals with unsigned values and defines
+# functions without prototypes: both are its idiom, not our bugs.
+LHT_CFLAGS	= $(TEST_CFLAGS) -Ilibhyper -Wno-sign-compare -Wno-missing-prototypes
+# run_test drives the sanitized hyper-run (tools/hyper-run/hyper-run.mk).
+LHT_HYPER_RUN	:= $(O)/san/bin/hyper-run
+
+$(LHT_SAN_BIN)/%: $(LHT_DIR)/%.c $(LHT_HDRS) $(LIBHYPER_SAN_A) $(KSFT_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(LHT_CFLAGS) $(SAN_CFLAGS) -DHYPER_SRCDIR='"$(CURDIR)"' \
+		-DHYPER_RUN='"$(abspath $(LHT_HYPER_RUN))"' -MMD -MP -MF $@.d \
+		-o $@ $< $(LIBHYPER_SAN_A) $(LIBHYPER_LIBS) -lpthread
+
+$(LHT_SAN_BIN)/run_test: $(LHT_HYPER_RUN)
+
+$(LHT_VM_BIN)/%: $(LHT_DIR)/%.c $(LHT_HDRS) $(LIBHYPER_A) $(KSFT_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(LHT_CFLAGS) -DHYPER_SRCDIR='"/"' -DHYPER_RUN='""' \
+		-static -o $@ $< $(LIBHYPER_A) $(LIBHYPER_LIBS) -lpthread
+
+NATIVE_TESTS	+= $(addprefix $(LHT_SAN_BIN)/,$(LHT_NATIVE))
+VM_TESTS	+= $(addprefix $(LHT_VM_BIN)/,$(LHT_VM))
+
+# libFuzzer needs clang; only the json-c half of libhyper is linked.
+FUZZ_TIME	?= 60
+LHT_FUZZ	:= $(O)/fuzz/fuzz_schedule
+LHT_FUZZ_SRCS	:= $(LHT_DIR)/fuzz_schedule.c libhyper/schedule.c libhyper/validate.c
+
+$(LHT_FUZZ): $(LHT_FUZZ_SRCS) libhyper/schedule.h include/hyper/hyper.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -Ilibhyper -o $@ $(LHT_FUZZ_SRCS) -ljson-c
+
+.PHONY: fuzz fuzz-schedule
+fuzz: fuzz-schedule
+fuzz-schedule: $(LHT_FUZZ)
+	@mkdir -p $(O)/fuzz/corpus $(O)/fuzz/crashes
+	cp -n $(LHT_DIR)/corpus/*.json $(O)/fuzz/corpus/ 2>/dev/null || true
+	$(LHT_FUZZ) -max_total_time=$(FUZZ_TIME) -max_len=8192 -timeout=10 \
+		-dict=$(LHT_DIR)/schedule.dict -artifact_prefix=$(O)/fuzz/crashes/ \
+		-print_final_stats=1 $(O)/fuzz/corpus
