@@ -17,6 +17,8 @@
 
 #include <hyper/hyper.h>
 
+#include "pattern.h"
+
 /* "{'a':1}" -> "{\"a\":1}"; the caller frees. */
 static inline char *sq(const char *s)
 {
@@ -65,40 +67,6 @@ static inline void *dev_mem(size_t len)
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
-}
-
-/* Deterministic contents: word i of a buffer seeded s. */
-static inline uint64_t pat_word(uint64_t seed, uint64_t i)
-{
-	uint64_t z = seed * 0x9e3779b97f4a7c15ULL + i + 1;
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static inline void fill_pat(void *p, size_t len, uint64_t seed)
-{
-	uint64_t *w = p;
-
-	for (size_t i = 0; i < len / 8; i++)
-		w[i] = pat_word(seed, i);
-	for (size_t i = len & ~7UL; i < len; i++)
-		((unsigned char *)p)[i] = (unsigned char)pat_word(seed, i);
-}
-
-/* Offset of the first wrong byte, or -1. */
-static inline long check_pat(const void *p, size_t len, uint64_t seed)
-{
-	const uint64_t *w = p;
-
-	for (size_t i = 0; i < len / 8; i++)
-		if (w[i] != pat_word(seed, i))
-			return (long)i * 8;
-	for (size_t i = len & ~7UL; i < len; i++)
-		if (((const unsigned char *)p)[i] != (unsigned char)pat_word(seed, i))
-			return (long)i;
-	return -1;
 }
 
 static inline int parse_backend_args(int argc, char **argv)

@@ -8,12 +8,12 @@ LHT_DIR		:= selftests/libhyper
 LHT_NATIVE	:= schedule_test range_test region_test exec_test multi_ctx_test \
 		   run_test
 LHT_VM		:= region_test exec_test multi_ctx_test
-LHT_HDRS	:= $(LHT_DIR)/helpers.h include/hyper/hyper.h
+LHT_HDRS	:= $(LHT_DIR)/helpers.h include/hyper/hyper.h tools/hyper-run/pattern.h
 LHT_SAN_BIN	:= $(O)/san/$(LHT_DIR)
 LHT_VM_BIN	:= $(O)/vm/$(LHT_DIR)
 # The harness compares int literals with unsigned values and defines
 # functions without prototypes: both are its idiom, not our bugs.
-LHT_CFLAGS	= $(TEST_CFLAGS) -Ilibhyper -Wno-sign-compare -Wno-missing-prototypes
+LHT_CFLAGS	= $(TEST_CFLAGS) -Ilibhyper -Itools/hyper-run -Wno-sign-compare -Wno-missing-prototypes
 # run_test drives the sanitized hyper-run (tools/hyper-run/hyper-run.mk).
 LHT_HYPER_RUN	:= $(O)/san/bin/hyper-run
 
