@@ -10,10 +10,7 @@ LHT_NATIVE	:= schedule_test range_test region_test exec_test multi_ctx_test \
 LHT_VM		:= region_test exec_test multi_ctx_test
 LHT_HDRS	:= $(LHT_DIR)/helpers.h include/hyper/hyper.h tools/hyper-run/pattern.h
 LHT_SAN_BIN	:= $(O)/san/$(LHT_DIR)
-LHT_VM_BIN	:= $(O)/vm/$(LHT_DIR)
-# The harness compares int literals with unsigned values and defines
-# functions without prototypes: both are its idiom, not our bugs.
-LHT_CFLAGS	= $(TEST_CFLAGS) -Ilibhyper -Itools/hyper-run -Wno-sign-compare -Wno-missing-prototypes
+LHT_CFLAGS	= $(TEST_CFLAGS) -Ilibhyper -Itools/hyper-run
 # run_test drives the sanitized hyper-run (tools/hyper-run/hyper-run.mk).
 LHT_HYPER_RUN	:= $(O)/san/bin/hyper-run
 
@@ -25,13 +22,14 @@ $(LHT_SAN_BIN)/%: $(LHT_DIR)/%.c $(LHT_HDRS) $(LIBHYPER_SAN_A) $(KSFT_STAMP)
 
 $(LHT_SAN_BIN)/run_test: $(LHT_HYPER_RUN)
 
-$(LHT_VM_BIN)/%: $(LHT_DIR)/%.c $(LHT_HDRS) $(LIBHYPER_A) $(KSFT_STAMP)
+# In the VM every test program lives in /tests: name them after the area.
+$(O)/tests/libhyper_%: $(LHT_DIR)/%.c $(LHT_HDRS) $(LIBHYPER_A) $(KSFT_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(LHT_CFLAGS) -DHYPER_SRCDIR='"/"' -DHYPER_RUN='""' \
 		-static -o $@ $< $(LIBHYPER_A) $(LIBHYPER_LIBS) -lpthread
 
 NATIVE_TESTS	+= $(addprefix $(LHT_SAN_BIN)/,$(LHT_NATIVE))
-VM_TESTS	+= $(addprefix $(LHT_VM_BIN)/,$(LHT_VM))
+VM_TESTS	+= $(addprefix $(O)/tests/libhyper_,$(LHT_VM))
 
 # libFuzzer needs clang; only the json-c half of libhyper is linked.
 FUZZ_TIME	?= 60

@@ -99,8 +99,10 @@ static int runner_step(struct runner *r)
 	int step = hyper_step_begin(r->ctx);
 	long bad;
 
-	if (step < 0)
+	if (step < 0) {
+		snprintf(r->msg, sizeof(r->msg), "%s", hyper_last_error(r->ctx));
 		return step;
+	}
 	bad = check_pat(hyper_tensor_ptr(r->ctx, step), TB, r->seed * 100 + step);
 	if (bad >= 0) {
 		snprintf(r->msg, sizeof(r->msg), "seed %llu step %d: byte %ld wrong",
