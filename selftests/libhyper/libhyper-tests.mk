@@ -49,3 +49,19 @@ fuzz-schedule: $(LHT_FUZZ)
 	$(LHT_FUZZ) -max_total_time=$(FUZZ_TIME) -max_len=8192 -timeout=10 \
 		-dict=$(LHT_DIR)/schedule.dict -artifact_prefix=$(O)/fuzz/crashes/ \
 		-print_final_stats=1 $(O)/fuzz/corpus
+
+# Benchmarks: release build, JSON under $(O)/bench/.
+LHT_BENCH	:= bench_step bench_xfer
+
+$(O)/bench-bin/libhyper/%: $(LHT_DIR)/%.c $(LHT_DIR)/bench.h $(LIBHYPER_A)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBHYPER_A) $(LIBHYPER_LIBS)
+
+.PHONY: bench-libhyper
+bench-libhyper: $(addprefix $(O)/bench-bin/libhyper/,$(LHT_BENCH))
+	@mkdir -p $(O)/bench
+	$(O)/bench-bin/libhyper/bench_step > $(O)/bench/libhyper-step.json
+	$(O)/bench-bin/libhyper/bench_xfer > $(O)/bench/libhyper-xfer.json
+	@cat $(O)/bench/libhyper-step.json $(O)/bench/libhyper-xfer.json
+
+BENCH		+= bench-libhyper
