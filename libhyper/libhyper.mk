@@ -40,13 +40,16 @@ USERSPACE += $(LIBHYPER_SO) $(O)/lib/libhyper.so $(LIBHYPER_A) \
 	     $(O)/lib/pkgconfig/libhyper.pc
 
 .PHONY: install-libhyper
-install-libhyper: $(LIBHYPER_SO) $(LIBHYPER_A) $(O)/lib/pkgconfig/libhyper.pc
+install-libhyper: $(LIBHYPER_SO) $(LIBHYPER_A)
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include/hyper \
 		$(DESTDIR)$(PREFIX)/share/man/man3 $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 0755 $(LIBHYPER_SO) $(DESTDIR)$(LIBDIR)/libhyper.so.1
 	ln -sf libhyper.so.1 $(DESTDIR)$(LIBDIR)/libhyper.so
 	install -m 0644 $(LIBHYPER_A) $(DESTDIR)$(LIBDIR)/libhyper.a
-	install -m 0644 $(O)/lib/pkgconfig/libhyper.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	@# Generated here: the build's copy may be for another PREFIX.
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@VERSION@|$(LIBHYPER_VERSION)|' libhyper/libhyper.pc.in \
+		> $(DESTDIR)$(LIBDIR)/pkgconfig/libhyper.pc
 	install -m 0644 include/hyper/hyper.h $(DESTDIR)$(PREFIX)/include/hyper/
 	install -m 0644 $(filter %.3,$(LIBHYPER_MAN)) $(DESTDIR)$(PREFIX)/share/man/man3/
 	install -m 0644 $(filter %.7,$(LIBHYPER_MAN)) $(DESTDIR)$(PREFIX)/share/man/man7/
