@@ -373,6 +373,25 @@ static int broken(struct hyper_ctx *ctx, int err)
 	return err;
 }
 
+/* Issue cache ops in order, then submit them with one system call. */
+static int issue_ops(struct hyper_ctx *ctx, const struct hyper_cop *ops,
+		     uint32_t n)
+{
+	int ret;
+
+	for (uint32_t j = 0; j < n; j++) {
+		ret = issue(ctx, &ops[j]);
+		if (ret)
+			return broken(ctx, ret);
+	}
+	if (io_uring_sq_ready(&ctx->ring)) {
+		ret = submit(ctx, 0);
+		if (ret)
+			return broken(ctx, ret);
+	}
+	return 0;
+}
+
 static int check_run(struct hyper_ctx *ctx)
 {
 	if (!ctx)
@@ -406,16 +425,9 @@ int hyper_step_begin(struct hyper_ctx *ctx)
 	if (io_uring_cq_ready(&ctx->ring))
 		reap(ctx);
 
-	for (j = 0; j < step->nr_before; j++) {
-		ret = issue(ctx, &step->before[j]);
-		if (ret)
-			return broken(ctx, ret);
-	}
-	if (io_uring_sq_ready(&ctx->ring)) {
-		ret = submit(ctx, 0);
-		if (ret)
-			return broken(ctx, ret);
-	}
+	ret = issue_ops(ctx, step->before, step->nr_before);
+	if (ret)
+		return ret;
 	if (!(ctx->flags & HYPER_OPEN_TEST_NO_WAIT))
 		for (j = 0; j < step->nr_uses; j++) {
 			ret = wait_tensor(ctx, step->uses[j], true);
@@ -445,7 +457,6 @@ int hyper_step_begin(struct hyper_ctx *ctx)
 int hyper_step_end(struct hyper_ctx *ctx)
 {
 	const struct hs_step *step;
-	uint32_t j;
 	int ret;
 
 	ret = check_run(ctx);
@@ -454,16 +465,9 @@ int hyper_step_end(struct hyper_ctx *ctx)
 	if (!ctx->in_step)
 		return hx_err(ctx, -EINVAL, "no step has begun");
 	step = &ctx->sched->steps[ctx->cur];
-	for (j = 0; j < step->nr_after; j++) {
-		ret = issue(ctx, &step->after[j]);
-		if (ret)
-			return broken(ctx, ret);
-	}
-	if (io_uring_sq_ready(&ctx->ring)) {
-		ret = submit(ctx, 0);
-		if (ret)
-			return broken(ctx, ret);
-	}
+	ret = issue_ops(ctx, step->after, step->nr_after);
+	if (ret)
+		return ret;
 	ctx->in_step = false;
 	ctx->cur++;
 	ctx->st.steps++;
