@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libhyper: run a compiler-produced transfer schedule against pooled
+ * memory.  See libhyper(7) for the model and the thread-safety rules, and
+ * Documentation/schedule-format.md for the schedule format.
+ *
+ * Every function that can fail returns 0 (or a non-negative value) on
+ * success and a negative errno on failure; none of them exits or prints.
+ * Structures passed in have reserved fields that must be zero; structures
+ * passed out have room to grow.
+ */
+#ifndef HYPER_HYPER_H
+#define HYPER_HYPER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HYPER_SCHEDULE_VERSION	1
+
+struct hyper_ctx;
+struct hyper_region;
+struct hyper_schedule;
+
+/* ---- context ---------------------------------------------------------- */
+
+enum hyper_backend {
+	HYPER_BACKEND_DEFAULT	= 0,	/* kmod if the device exists, else shmem */
+	HYPER_BACKEND_KMOD	= 1,	/* /dev/hyperN and its transfer engine */
+	HYPER_BACKEND_SHMEM	= 2,	/* memfd pool, READ_FIXED/WRITE_FIXED */
+};
+
+/* hyper_open_opts.flags */
+#define HYPER_OPEN_NUMA		(1U << 0)	/* shmem: bind the pool to numa_node */
+/*
+ * Fault injection for testing runners' own checks: hyper_step_begin() does
+ * not wait for the prefetches of the tensors the operator uses.  Never set
+ * it outside such a test; data races are its whole point.
+ */
+#define HYPER_OPEN_TEST_NO_WAIT	(1U << 31)
+#define HYPER_OPEN_FLAGS_MASK	(HYPER_OPEN_NUMA | HYPER_OPEN_TEST_NO_WAIT)
+
+/**
+ * struct hyper_open_opts - how to open a context; all-zero means defaults
+ * @backend:		enum hyper_backend
+ * @flags:		HYPER_OPEN_*
+ * @device:		kmod: device path, NULL for "/dev/hyper0"
+ * @pool_bytes:		shmem: pool capacity (sparse), 0 for 64 GiB
+ * @numa_node:		shmem: NUMA node of the pool, with HYPER_OPEN_NUMA
+ * @queue_depth:	io_uring submission queue entries, 0 for 256
+ * @chunk_bytes:	largest single transfer request, 0 for 4 MiB
+ * @reserved:		must be zero
+ */
+struct hyper_open_opts {
+	uint32_t backend;
+	uint32_t flags;
+	const char *device;
+	uint64_t pool_bytes;
+	int32_t numa_node;
+	uint32_t queue_depth;
+	uint64_t chunk_bytes;
+	uint64_t reserved[6];
+};
+
+int hyper_open(struct hyper_ctx **ctxp, const struct hyper_open_opts *opts);
+void hyper_close(struct hyper_ctx *ctx);
+int hyper_backend(const struct hyper_ctx *ctx);
+
+const char *hyper_strerror(int err);
+const char *hyper_last_error(const struct hyper_ctx *ctx);
+
+/* ---- pool regions ----------------------------------------------------- */
+
+/* hyper_region_alloc() flags */
+#define HYPER_REGION_HUGE_ALIGN	(1U << 0)	/* start on a 2 MiB boundary */
+
+int hyper_region_alloc(struct hyper_ctx *ctx, uint64_t bytes, unsigned int flags,
+		       struct hyper_region **regp);
+int hyper_region_free(struct hyper_ctx *ctx, struct hyper_region *reg);
+int hyper_region_map(struct hyper_ctx *ctx, struct hyper_region *reg,
+		     void **addrp);
+uint64_t hyper_region_size(const struct hyper_region *reg);
+
+/* ---- device memory ---------------------------------------------------- */
+
+int hyper_register_buffers(struct hyper_ctx *ctx, const struct iovec *iov,
+			   unsigned int nr);
+int hyper_set_arena(struct hyper_ctx *ctx, void *base, uint64_t bytes);
+
+/* ---- schedules -------------------------------------------------------- */
+
+enum hyper_cache_op {
+	HYPER_OP_PREFETCH	= 1,	/* pool -> device */
+	HYPER_OP_STORE		= 2,	/* device -> pool */
+	HYPER_OP_DETACH		= 3,	/* drop the device copy */
+};
+
+enum hyper_tensor_kind {
+	HYPER_KIND_WEIGHT	= 1,
+	HYPER_KIND_ACTIVATION	= 2,
+	HYPER_KIND_KV		= 3,
+	HYPER_KIND_GRADIENT	= 4,
+	HYPER_KIND_OPTIMIZER	= 5,
+};
+
+enum hyper_home {
+	HYPER_HOME_POOL		= 1,
+	HYPER_HOME_DEVICE	= 2,
+	HYPER_HOME_NONE		= 3,
+};
+
+/* struct hyper_schedule_info.flags */
+#define HYPER_SCHED_BUDGET		(1U << 0)
+#define HYPER_SCHED_PRED_PEAK		(1U << 1)
+#define HYPER_SCHED_PRED_STALL		(1U << 2)
+#define HYPER_SCHED_PRED_MAKESPAN	(1U << 3)
+
+struct hyper_schedule_info {
+	const char *name;		/* "" when absent */
+	uint32_t version;
+	uint32_t flags;			/* HYPER_SCHED_* */
+	uint32_t nr_tensors;
+	uint32_t nr_steps;
+	uint64_t budget_bytes;		/* with HYPER_SCHED_BUDGET */
+	uint64_t peak_device_bytes;	/* replayed by the validator */
+	uint64_t total_compute_ns;
+	uint64_t pred_peak_device_bytes;
+	uint64_t pred_stall_ns;
+	uint64_t pred_makespan_ns;
+	uint64_t reserved[8];
+};
+
+/* struct hyper_tensor_info.flags: what the schedule does with it */
+#define HYPER_TENSOR_NEEDS_POOL		(1U << 0)
+#define HYPER_TENSOR_NEEDS_DEVICE	(1U << 1)
+
+struct hyper_tensor_info {
+	const char *id;
+	uint64_t bytes;
+	uint32_t kind;			/* enum hyper_tensor_kind */
+	uint32_t home;			/* enum hyper_home */
+	uint32_t flags;			/* HYPER_TENSOR_* */
+	uint32_t reserved0;
+	uint64_t reserved[4];
+};
+
+struct hyper_cop {
+	uint32_t op;			/* enum hyper_cache_op */
+	uint32_t tensor;		/* tensor index */
+};
+
+/* struct hyper_step_info.flags */
+#define HYPER_STEP_GEMM		(1U << 0)	/* a valid "x-gemm" shape */
+
+struct hyper_step_info {
+	const char *op;
+	uint64_t compute_ns;
+	const struct hyper_cop *before;
+	const struct hyper_cop *after;
+	const uint32_t *uses;		/* tensor indices */
+	const uint32_t *defines;
+	uint32_t nr_before;
+	uint32_t nr_after;
+	uint32_t nr_uses;
+	uint32_t nr_defines;
+	uint32_t flags;			/* HYPER_STEP_* */
+	uint32_t reserved0;
+	uint64_t gemm_m, gemm_n, gemm_k;
+	uint64_t reserved[4];
+};
+
+/* hyper_schedule_ext() scopes */
+enum hyper_ext_scope {
+	HYPER_EXT_SCHEDULE	= 0,
+	HYPER_EXT_TENSOR	= 1,
+	HYPER_EXT_STEP		= 2,
+};
+
+int hyper_schedule_parse(const char *buf, size_t len,
+			 struct hyper_schedule **schedp, char *err, size_t errlen);
+int hyper_schedule_load(const char *path, struct hyper_schedule **schedp,
+			char *err, size_t errlen);
+void hyper_schedule_free(struct hyper_schedule *sched);
+int hyper_schedule_info(const struct hyper_schedule *sched,
+			struct hyper_schedule_info *info);
+int hyper_schedule_tensor(const struct hyper_schedule *sched, unsigned int idx,
+			  struct hyper_tensor_info *info);
+int hyper_schedule_step(const struct hyper_schedule *sched, unsigned int idx,
+			struct hyper_step_info *info);
+int hyper_schedule_find(const struct hyper_schedule *sched, const char *id);
+const char *hyper_schedule_ext(const struct hyper_schedule *sched,
+			       enum hyper_ext_scope scope, unsigned int idx,
+			       const char *key);
+
+/* ---- execution -------------------------------------------------------- */
+
+int hyper_attach(struct hyper_ctx *ctx, struct hyper_schedule *sched);
+int hyper_bind_device(struct hyper_ctx *ctx, unsigned int tensor, void *addr);
+int hyper_bind_pool(struct hyper_ctx *ctx, unsigned int tensor,
+		    struct hyper_region *reg, uint64_t offset);
+int hyper_prepare(struct hyper_ctx *ctx);
+
+void *hyper_tensor_ptr(const struct hyper_ctx *ctx, unsigned int tensor);
+void *hyper_tensor_pool_ptr(const struct hyper_ctx *ctx, unsigned int tensor);
+
+int hyper_step_begin(struct hyper_ctx *ctx);
+int hyper_step_end(struct hyper_ctx *ctx);
+
+typedef int (*hyper_op_fn)(struct hyper_ctx *ctx, unsigned int step, void *arg);
+int hyper_run(struct hyper_ctx *ctx, hyper_op_fn fn, void *arg);
+
+int hyper_wait_tensor(struct hyper_ctx *ctx, unsigned int tensor);
+int hyper_drain(struct hyper_ctx *ctx);
+int hyper_rewind(struct hyper_ctx *ctx);
+
+/**
+ * struct hyper_stats - executor counters since open or hyper_reset_stats()
+ *
+ * Bytes count what completed transfers moved; residency follows the
+ * schedule's state machine (the validator's peak for a full run), arena
+ * figures what libhyper really holds, alignment and detached tensors whose
+ * store is still in flight included.
+ */
+struct hyper_stats {
+	uint64_t steps;
+	uint64_t stall_ns;
+	uint64_t nr_stalls;
+	uint64_t bytes_prefetched;
+	uint64_t bytes_stored;
+	uint64_t nr_prefetch;
+	uint64_t nr_store;
+	uint64_t nr_detach;
+	uint64_t nr_requests;
+	uint64_t resident_bytes;
+	uint64_t peak_resident_bytes;
+	uint64_t arena_bytes;
+	uint64_t peak_arena_bytes;
+	uint64_t reserved[7];
+};
+
+int hyper_get_stats(const struct hyper_ctx *ctx, struct hyper_stats *stats);
+void hyper_reset_stats(struct hyper_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HYPER_HYPER_H */

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * kmod backend: /dev/hyperN.  Regions come from HYPER_IOC_ALLOC and are
+ * mmap'd at the offset it returns; transfers are IORING_OP_URING_CMD
+ * HYPER_URING_CMD_XFER on registered buffers, so the module copies
+ * straight between pinned user pages and the pool.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <linux/hyper.h>
+
+#include "internal.h"
+
+static int kmod_open(struct hyper_ctx *ctx, const struct hyper_open_opts *o)
+{
+	const char *dev = o->device ? o->device : HX_DEFAULT_DEVICE;
+	struct hyper_pool_info info;
+
+	if (o->flags & HYPER_OPEN_NUMA)
+		return hx_err(ctx, -EINVAL,
+			      "the kmod pool's NUMA node is the module's to choose");
+	ctx->fd = open(dev, O_RDWR | O_CLOEXEC);
+	if (ctx->fd < 0)
+		return hx_err(ctx, -errno, "%s: %s%s", dev, strerror(errno),
+			      errno == ENOENT ? " (is hyper.ko loaded?)" : "");
+	memset(&info, 0, sizeof(info));
+	if (ioctl(ctx->fd, HYPER_IOC_INFO, &info))
+		return hx_err(ctx, -errno, "%s: HYPER_IOC_INFO: %s", dev,
+			      strerror(errno));
+	if (info.abi_version != HYPER_ABI_VERSION)
+		return hx_err(ctx, -EPROTO, "%s: module ABI %u, libhyper speaks %u",
+			      dev, info.abi_version, HYPER_ABI_VERSION);
+	ctx->page_size = info.page_size;
+	ctx->pool_size = info.size;
+	ctx->numa_node = info.numa_node;
+	return 0;
+}
+
+static void kmod_close(struct hyper_ctx *ctx)
+{
+	if (ctx->fd >= 0)
+		close(ctx->fd);
+}
+
+static uint64_t kmod_len(const struct hyper_ctx *ctx, const struct hyper_region *reg)
+{
+	return (reg->size + ctx->page_size - 1) & ~(ctx->page_size - 1);
+}
+
+static int kmod_region_alloc(struct hyper_ctx *ctx, struct hyper_region *reg)
+{
+	struct hyper_alloc a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = kmod_len(ctx, reg);
+	if (reg->flags & HYPER_REGION_HUGE_ALIGN)
+		a.flags |= HYPER_ALLOC_HUGE_ALIGN;
+	if (a.size < reg->size)
+		return hx_err(ctx, -EOVERFLOW, "region size overflows");
+	if (ioctl(ctx->fd, HYPER_IOC_ALLOC, &a))
+		return hx_err(ctx, -errno, "HYPER_IOC_ALLOC of %llu bytes: %s",
+			      (unsigned long long)a.size, strerror(errno));
+	reg->handle = a.handle;
+	reg->mmap_off = a.mmap_offset;
+	return 0;
+}
+
+static void kmod_region_free(struct hyper_ctx *ctx, struct hyper_region *reg)
+{
+	struct hyper_free f;
+
+	if (reg->map)
+		munmap(reg->map, kmod_len(ctx, reg));
+	memset(&f, 0, sizeof(f));
+	f.handle = reg->handle;
+	ioctl(ctx->fd, HYPER_IOC_FREE, &f);
+}
+
+static int kmod_region_map(struct hyper_ctx *ctx, struct hyper_region *reg)
+{
+	void *p = mmap(NULL, kmod_len(ctx, reg), PROT_READ | PROT_WRITE,
+		       MAP_SHARED, ctx->fd, reg->mmap_off);
+
+	if (p == MAP_FAILED)
+		return hx_err(ctx, -errno, "mmap of region %u: %s", reg->handle,
+			      strerror(errno));
+	reg->map = p;
+	return 0;
+}
+
+static void kmod_prep_xfer(struct hyper_ctx *ctx, struct io_uring_sqe *sqe,
+			   int dir, void *addr, uint32_t len, uint16_t buf_index,
+			   const struct hyper_region *reg, uint64_t off)
+{
+	struct hyper_xfer x = {
+		.addr = (uintptr_t)addr,
+		.len = len,
+		.region_off = off,
+		.handle = reg->handle,
+		.dir = dir == HX_DIR_PREFETCH ? HYPER_DIR_PREFETCH : HYPER_DIR_STORE,
+	};
+
+	/* liburing 2.3 has no io_uring_prep_uring_cmd(). */
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, 0, NULL, 0, 0);
+	sqe->cmd_op = HYPER_URING_CMD_XFER;
+	sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
+	sqe->buf_index = buf_index;
+	sqe->flags |= IOSQE_FIXED_FILE;
+	/* The SQE128 payload is 80 bytes; the module must see zero padding. */
+	memset(sqe->cmd, 0, 80);
+	memcpy(sqe->cmd, &x, sizeof(x));
+}
+
+const struct hx_backend hx_backend_kmod = {
+	.name = "kmod",
+	.id = HYPER_BACKEND_KMOD,
+	.ring_flags = IORING_SETUP_SQE128,
+	.open = kmod_open,
+	.close = kmod_close,
+	.region_alloc = kmod_region_alloc,
+	.region_free = kmod_region_free,
+	.region_map = kmod_region_map,
+	.prep_xfer = kmod_prep_xfer,
+};

@@ -1,0 +1,621 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The step executor.  hyper_step_begin() issues the step's "before" ops,
+ * then blocks only on what the operator needs: the prefetches of its
+ * "uses", and any transfer still touching a tensor it "defines".
+ * hyper_step_end() issues the "after" ops and returns at once.  Every
+ * other wait is an ordering one: a transfer never starts while another
+ * one on the same tensor could race with it, and arena space is never
+ * reused while a transfer still reads or writes it.
+ *
+ * The common step (nothing in flight to wait for) makes no system call
+ * beyond one io_uring_submit() when it issued transfers.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define XF_NONE		UINT32_MAX
+
+static const char *step_op(const struct hyper_ctx *ctx)
+{
+	return ctx->cur < ctx->sched->nr_steps ? ctx->sched->steps[ctx->cur].op : "-";
+}
+
+static const char *tensor_id(const struct hyper_ctx *ctx, uint32_t ti)
+{
+	return ctx->sched->tensors[ti].id;
+}
+
+static bool busy(const struct hx_tensor *t)
+{
+	return t->nr_prefetch || t->nr_store;
+}
+
+static void release_dev(struct hyper_ctx *ctx, struct hx_tensor *t,
+			uint64_t bytes)
+{
+	if (t->free_pending) {
+		t->free_pending = false;
+		ctx->nr_free_pending--;
+	}
+	if (!t->arena_held)
+		return;
+	hx_range_free(&ctx->arena, t->arena_off, bytes);
+	ctx->st.arena_bytes -= hx_range_round(&ctx->arena, bytes);
+	t->arena_held = false;
+	t->dev = 0;
+}
+
+static void finish(struct hyper_ctx *ctx, uint32_t xi);
+
+static void complete(struct hyper_ctx *ctx, uint64_t ud, int32_t res)
+{
+	struct hx_xfer *x = &ctx->xf[(uint32_t)ud];
+	uint32_t len = ud >> 32;
+
+	if (res < 0 && !x->err)
+		x->err = res;
+	else if (res >= 0 && (uint32_t)res != len && !x->err)
+		x->err = -EIO;		/* a short copy leaves stale bytes */
+	else if (res > 0)
+		x->bytes += res;
+	if (--x->left == 0)
+		finish(ctx, (uint32_t)ud);
+}
+
+/* The last request of a cache op is done: account it, release what waits. */
+static void finish(struct hyper_ctx *ctx, uint32_t xi)
+{
+	struct hx_xfer *x = &ctx->xf[xi];
+	struct hx_tensor *t = &ctx->t[x->tensor];
+	const char *what;
+
+
+	if (x->dir == HX_DIR_PREFETCH) {
+		t->nr_prefetch--;
+		ctx->st.bytes_prefetched += x->bytes;
+		what = "prefetch";
+	} else {
+		t->nr_store--;
+		ctx->st.bytes_stored += x->bytes;
+		what = "store";
+	}
+	if (x->err && !ctx->async_err) {
+		ctx->async_err = x->err;
+		hx_err(ctx, x->err, "%s of tensor \"%s\" failed: %s", what,
+		       tensor_id(ctx, x->tensor), hyper_strerror(x->err));
+		memcpy(ctx->async_msg, ctx->err, sizeof(ctx->async_msg));
+	}
+	if (t->free_pending && !busy(t))
+		release_dev(ctx, t, ctx->sched->tensors[x->tensor].bytes);
+	x->next_free = ctx->xf_free;
+	ctx->xf_free = xi;
+}
+
+static void reap(struct hyper_ctx *ctx)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int head, n = 0;
+
+	io_uring_for_each_cqe(&ctx->ring, head, cqe) {
+		complete(ctx, cqe->user_data, cqe->res);
+		n++;
+	}
+	io_uring_cq_advance(&ctx->ring, n);
+	ctx->inflight -= n;
+}
+
+static int submit(struct hyper_ctx *ctx, unsigned int wait_nr)
+{
+	int ret;
+
+	do {
+		ret = io_uring_submit_and_wait(&ctx->ring, wait_nr);
+	} while (ret == -EINTR);
+	if (ret < 0)
+		return hx_err(ctx, ret, "io_uring submit: %s", hyper_strerror(ret));
+	return 0;
+}
+
+/* Block until at least one completion arrives, then reap all there are. */
+static int wait_one(struct hyper_ctx *ctx)
+{
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	if (io_uring_sq_ready(&ctx->ring)) {
+		ret = submit(ctx, 1);
+	} else {
+		do {
+			ret = io_uring_wait_cqe(&ctx->ring, &cqe);
+		} while (ret == -EINTR);
+		if (ret)
+			hx_err(ctx, ret, "io_uring wait: %s", hyper_strerror(ret));
+	}
+	if (ret)
+		return ret;
+	reap(ctx);
+	return 0;
+}
+
+static int fail_async(struct hyper_ctx *ctx)
+{
+	memcpy(ctx->err, ctx->async_msg, sizeof(ctx->async_msg));
+	return ctx->async_err;
+}
+
+/* Wait for @ti's in-flight prefetch, or for all its transfers. */
+static int wait_tensor(struct hyper_ctx *ctx, uint32_t ti, bool prefetch_only)
+{
+	struct hx_tensor *t = &ctx->t[ti];
+	uint64_t t0;
+	int ret = 0;
+
+#define PENDING() (prefetch_only ? t->nr_prefetch : busy(t))
+	if (!PENDING())
+		return 0;
+	reap(ctx);
+	if (!PENDING())
+		return 0;
+	t0 = hx_now_ns();
+	ctx->st.nr_stalls++;
+	while (PENDING() && !(ret = wait_one(ctx)))
+		;
+	ctx->st.stall_ns += hx_now_ns() - t0;
+#undef PENDING
+	return ret;
+}
+
+static int xf_get(struct hyper_ctx *ctx, uint32_t *idx)
+{
+	if (ctx->xf_free == XF_NONE) {
+		uint32_t n = ctx->nr_xf ? 2 * ctx->nr_xf : 64;
+		struct hx_xfer *v = realloc(ctx->xf, n * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		for (uint32_t i = ctx->nr_xf; i < n; i++)
+			v[i].next_free = i + 1 < n ? i + 1 : XF_NONE;
+		ctx->xf = v;
+		ctx->xf_free = ctx->nr_xf;
+		ctx->nr_xf = n;
+	}
+	*idx = ctx->xf_free;
+	ctx->xf_free = ctx->xf[*idx].next_free;
+	return 0;
+}
+
+static int get_sqe(struct hyper_ctx *ctx, struct io_uring_sqe **sqep)
+{
+	int ret;
+
+	/* Never more requests out than the CQ ring holds. */
+	while (ctx->inflight >= ctx->cq_entries) {
+		ret = wait_one(ctx);
+		if (ret)
+			return ret;
+	}
+	*sqep = io_uring_get_sqe(&ctx->ring);
+	if (!*sqep) {
+		ret = submit(ctx, 0);
+		if (ret)
+			return ret;
+		*sqep = io_uring_get_sqe(&ctx->ring);
+		if (!*sqep)
+			return hx_err(ctx, -EBUSY, "io_uring submission queue full");
+	}
+	return 0;
+}
+
+/* Queue one cache op as requests of at most ctx->chunk bytes. */
+static int queue_xfer(struct hyper_ctx *ctx, uint32_t ti, int dir)
+{
+	struct hx_tensor *t = &ctx->t[ti];
+	uint64_t left = ctx->sched->tensors[ti].bytes, off = t->reg_off;
+	uintptr_t a = t->dev;
+	struct io_uring_sqe *sqe;
+	struct hx_xfer *x;
+	uint32_t xi;
+	int b, ret;
+
+	b = hx_buf_find(ctx, a, left);
+	if (b < 0)
+		return hx_err(ctx, -EFAULT, "tensor \"%s\" is outside the registered buffers",
+			      tensor_id(ctx, ti));
+	ret = xf_get(ctx, &xi);
+	if (ret)
+		return ret;
+	x = &ctx->xf[xi];
+	memset(x, 0, sizeof(*x));
+	x->tensor = ti;
+	x->dir = dir;
+	/* The op counts as in flight from its first request on. */
+	if (dir == HX_DIR_PREFETCH)
+		t->nr_prefetch++;
+	else
+		t->nr_store++;
+	x->left = 1;	/* held until every request is queued */
+	while (left) {
+		uint64_t n = left < ctx->chunk ? left : ctx->chunk;
+
+		if (n > ctx->bufs[b].end - a)
+			n = ctx->bufs[b].end - a;
+		ret = get_sqe(ctx, &sqe);
+		if (ret)
+			break;
+		ctx->be->prep_xfer(ctx, sqe, dir, (void *)a, (uint32_t)n, b,
+				   t->reg, off);
+		io_uring_sqe_set_data64(sqe, n << 32 | xi);
+		x->left++;
+		ctx->inflight++;
+		ctx->st.nr_requests++;
+		a += n;
+		off += n;
+		left -= n;
+		if (a == ctx->bufs[b].end)
+			b++;
+	}
+	/* Drop the hold; if every request already completed, finish here. */
+	if (ret && !x->err)
+		x->err = ret;
+	if (--x->left == 0)
+		finish(ctx, xi);
+	return ret;
+}
+
+static int place(struct hyper_ctx *ctx, uint32_t ti)
+{
+	struct hx_tensor *t = &ctx->t[ti];
+	uint64_t bytes = ctx->sched->tensors[ti].bytes, off, t0 = 0;
+	char need[32], size[32], held[32], hole[32];
+	int ret = 0;
+
+	if (t->explicit_dev || t->arena_held)
+		return 0;
+	while (hx_range_alloc(&ctx->arena, bytes, 0, &off)) {
+		/* Space still held by detached tensors frees as their stores finish. */
+		if (io_uring_cq_ready(&ctx->ring)) {
+			reap(ctx);
+			continue;
+		}
+		if (!ctx->nr_free_pending) {
+			hs_human_bytes(need, sizeof(need), bytes);
+			hs_human_bytes(size, sizeof(size), ctx->arena.size);
+			hs_human_bytes(held, sizeof(held), ctx->arena.used);
+			hs_human_bytes(hole, sizeof(hole), hx_range_largest(&ctx->arena));
+			ret = hx_err(ctx, -ENOMEM,
+				     "step %u (%s): no %s hole in the device arena for tensor \"%s\" (arena %s, %s held, largest hole %s)",
+				     ctx->cur, step_op(ctx), need, tensor_id(ctx, ti),
+				     size, held, hole);
+			break;
+		}
+		if (!t0) {
+			t0 = hx_now_ns();
+			ctx->st.nr_stalls++;
+		}
+		ret = wait_one(ctx);
+		if (ret)
+			break;
+	}
+	if (t0)
+		ctx->st.stall_ns += hx_now_ns() - t0;
+	if (ret)
+		return ret;
+	t->arena_off = off;
+	t->arena_held = true;
+	t->dev = ctx->arena_base + off;
+	ctx->st.arena_bytes += hx_range_round(&ctx->arena, bytes);
+	if (ctx->st.arena_bytes > ctx->st.peak_arena_bytes)
+		ctx->st.peak_arena_bytes = ctx->st.arena_bytes;
+	return 0;
+}
+
+static void make_resident(struct hyper_ctx *ctx, uint32_t ti)
+{
+	ctx->t[ti].resident = true;
+	ctx->st.resident_bytes += ctx->sched->tensors[ti].bytes;
+	if (ctx->st.resident_bytes > ctx->st.peak_resident_bytes)
+		ctx->st.peak_resident_bytes = ctx->st.resident_bytes;
+}
+
+static int issue(struct hyper_ctx *ctx, const struct hyper_cop *c)
+{
+	struct hx_tensor *t = &ctx->t[c->tensor];
+	uint64_t bytes = ctx->sched->tensors[c->tensor].bytes;
+	int ret;
+
+	switch (c->op) {
+	case HYPER_OP_PREFETCH:
+		/* A store may still write the pool copy, or a detach hold the space. */
+		ret = wait_tensor(ctx, c->tensor, false);
+		if (!ret)
+			ret = place(ctx, c->tensor);
+		if (ret)
+			return ret;
+		make_resident(ctx, c->tensor);
+		ctx->st.nr_prefetch++;
+		return queue_xfer(ctx, c->tensor, HX_DIR_PREFETCH);
+	case HYPER_OP_STORE:
+		/* Storing before the device copy arrived would write stale data. */
+		ret = wait_tensor(ctx, c->tensor, true);
+		if (ret)
+			return ret;
+		t->pool_valid = true;
+		ctx->st.nr_store++;
+		return queue_xfer(ctx, c->tensor, HX_DIR_STORE);
+	case HYPER_OP_DETACH:
+		t->resident = false;
+		ctx->st.resident_bytes -= bytes;
+		ctx->st.nr_detach++;
+		if (t->explicit_dev)
+			return 0;
+		if (busy(t)) {
+			t->free_pending = true;
+			ctx->nr_free_pending++;
+		} else {
+			release_dev(ctx, t, bytes);
+		}
+		return 0;
+	}
+	return hx_err(ctx, -EINVAL, "unknown cache op %u", c->op);
+}
+
+/*
+ * A failure half-way through a step leaves the device state out of step
+ * with the schedule: the context refuses to go on until hyper_rewind().
+ */
+static int broken(struct hyper_ctx *ctx, int err)
+{
+	ctx->broken = err;
+	return err;
+}
+
+/* Issue cache ops in order, then submit them with one system call. */
+static int issue_ops(struct hyper_ctx *ctx, const struct hyper_cop *ops,
+		     uint32_t n)
+{
+	int ret;
+
+	for (uint32_t j = 0; j < n; j++) {
+		ret = issue(ctx, &ops[j]);
+		if (ret)
+			return broken(ctx, ret);
+	}
+	if (io_uring_sq_ready(&ctx->ring)) {
+		ret = submit(ctx, 0);
+		if (ret)
+			return broken(ctx, ret);
+	}
+	return 0;
+}
+
+static int check_run(struct hyper_ctx *ctx)
+{
+	if (!ctx)
+		return -EINVAL;
+	if (!ctx->prepared)
+		return hx_err(ctx, -EINVAL, "call hyper_prepare() first");
+	if (ctx->async_err)
+		return fail_async(ctx);
+	if (ctx->broken)
+		return hx_err(ctx, ctx->broken,
+			      "an earlier step failed; hyper_rewind() to start again");
+	return 0;
+}
+
+int hyper_step_begin(struct hyper_ctx *ctx)
+{
+	const struct hs_step *step;
+	uint32_t j;
+	int ret;
+
+	ret = check_run(ctx);
+	if (ret)
+		return ret;
+	if (ctx->in_step)
+		return hx_err(ctx, -EBUSY, "step %u (%s) has not ended", ctx->cur,
+			      step_op(ctx));
+	if (ctx->cur >= ctx->sched->nr_steps)
+		return hx_err(ctx, -ENODATA, "all %u steps ran; hyper_rewind() to run again",
+			      ctx->sched->nr_steps);
+	step = &ctx->sched->steps[ctx->cur];
+	if (io_uring_cq_ready(&ctx->ring))
+		reap(ctx);
+
+	ret = issue_ops(ctx, step->before, step->nr_before);
+	if (ret)
+		return ret;
+	if (!(ctx->flags & HYPER_OPEN_TEST_NO_WAIT))
+		for (j = 0; j < step->nr_uses; j++) {
+			ret = wait_tensor(ctx, step->uses[j], true);
+			if (ret)
+				return broken(ctx, ret);
+		}
+	for (j = 0; j < step->nr_defines; j++) {
+		uint32_t ti = step->defines[j];
+
+		/* The operator must not write what a store still reads. */
+		ret = wait_tensor(ctx, ti, false);
+		if (!ret && !ctx->t[ti].resident) {
+			ret = place(ctx, ti);
+			if (!ret)
+				make_resident(ctx, ti);
+		}
+		if (ret)
+			return broken(ctx, ret);
+		ctx->t[ti].pool_valid = false;
+	}
+	if (ctx->async_err)
+		return fail_async(ctx);
+	ctx->in_step = true;
+	return (int)ctx->cur;
+}
+
+int hyper_step_end(struct hyper_ctx *ctx)
+{
+	const struct hs_step *step;
+	int ret;
+
+	ret = check_run(ctx);
+	if (ret)
+		return ret;
+	if (!ctx->in_step)
+		return hx_err(ctx, -EINVAL, "no step has begun");
+	step = &ctx->sched->steps[ctx->cur];
+	ret = issue_ops(ctx, step->after, step->nr_after);
+	if (ret)
+		return ret;
+	ctx->in_step = false;
+	ctx->cur++;
+	ctx->st.steps++;
+	return 0;
+}
+
+int hyper_run(struct hyper_ctx *ctx, hyper_op_fn fn, void *arg)
+{
+	int ret;
+
+	if (!ctx || !fn)
+		return -EINVAL;
+	for (;;) {
+		ret = hyper_step_begin(ctx);
+		if (ret == -ENODATA)
+			return 0;
+		if (ret < 0)
+			return ret;
+		ret = fn(ctx, (unsigned int)ret, arg);
+		if (ret)
+			return ret;
+		ret = hyper_step_end(ctx);
+		if (ret)
+			return ret;
+	}
+}
+
+int hyper_wait_tensor(struct hyper_ctx *ctx, unsigned int tensor)
+{
+	int ret;
+
+	ret = check_run(ctx);
+	if (ret)
+		return ret;
+	if (tensor >= ctx->sched->nr_tensors)
+		return hx_err(ctx, -ERANGE, "no tensor %u", tensor);
+	ret = wait_tensor(ctx, tensor, false);
+	if (ret)
+		return ret;
+	return ctx->async_err ? fail_async(ctx) : 0;
+}
+
+static int drain(struct hyper_ctx *ctx)
+{
+	int ret;
+
+	while (ctx->inflight) {
+		ret = wait_one(ctx);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int hyper_drain(struct hyper_ctx *ctx)
+{
+	int ret;
+
+	if (!ctx)
+		return -EINVAL;
+	ret = drain(ctx);
+	if (ret)
+		return ret;
+	return ctx->async_err ? fail_async(ctx) : 0;
+}
+
+/* Tensors back at their home; home "device" ones get (new) device space. */
+int hx_exec_reset(struct hyper_ctx *ctx)
+{
+	const struct hyper_schedule *s = ctx->sched;
+	int ret;
+
+	ret = drain(ctx);
+	if (ret)
+		return ret;
+	ctx->async_err = 0;
+	ctx->broken = 0;
+	ctx->in_step = false;
+	ctx->cur = 0;
+	ctx->nr_free_pending = 0;
+	if (ctx->has_arena)
+		hx_range_reset(&ctx->arena);
+	ctx->st.resident_bytes = 0;
+	ctx->st.arena_bytes = 0;
+	for (uint32_t i = 0; i < s->nr_tensors; i++) {
+		struct hx_tensor *t = &ctx->t[i];
+
+		t->resident = false;
+		t->arena_held = false;
+		t->free_pending = false;
+		t->pool_valid = s->tensors[i].home == HYPER_HOME_POOL;
+		if (!t->explicit_dev)
+			t->dev = 0;
+	}
+	for (uint32_t i = 0; i < s->nr_tensors; i++) {
+		if (s->tensors[i].home != HYPER_HOME_DEVICE)
+			continue;
+		ret = place(ctx, i);
+		if (ret)
+			return ret;
+		make_resident(ctx, i);
+	}
+	return 0;
+}
+
+int hyper_rewind(struct hyper_ctx *ctx)
+{
+	int ret;
+
+	if (!ctx)
+		return -EINVAL;
+	if (!ctx->prepared)
+		return hx_err(ctx, -EINVAL, "call hyper_prepare() first");
+	ret = hx_exec_reset(ctx);
+	if (ret)
+		ctx->broken = ret;
+	return ret;
+}
+
+void hx_exec_fini(struct hyper_ctx *ctx)
+{
+	/* Nothing may be freed while the kernel still copies into it. */
+	if (ctx->ring_ok)
+		drain(ctx);
+	free(ctx->t);
+	free(ctx->xf);
+	ctx->t = NULL;
+	ctx->xf = NULL;
+	hyper_schedule_free(ctx->sched);
+	ctx->sched = NULL;
+}
+
+int hyper_get_stats(const struct hyper_ctx *ctx, struct hyper_stats *stats)
+{
+	if (!ctx || !stats)
+		return -EINVAL;
+	*stats = ctx->st;
+	return 0;
+}
+
+void hyper_reset_stats(struct hyper_ctx *ctx)
+{
+	struct hyper_stats now;
+
+	if (!ctx)
+		return;
+	memset(&now, 0, sizeof(now));
+	now.resident_bytes = now.peak_resident_bytes = ctx->st.resident_bytes;
+	now.arena_bytes = now.peak_arena_bytes = ctx->st.arena_bytes;
+	ctx->st = now;
+}

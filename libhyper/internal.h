@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libhyper internals: the context, its backend, its device memory and the
+ * executor's per-tensor state.  Nothing here is shared between contexts.
+ */
+#ifndef LIBHYPER_INTERNAL_H
+#define LIBHYPER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <liburing.h>
+
+#include <hyper/hyper.h>
+
+#include "range.h"
+#include "schedule.h"
+
+#define HX_DEFAULT_DEVICE	"/dev/hyper0"
+#define HX_DEFAULT_POOL		(64ULL << 30)
+#define HX_DEFAULT_QD		256
+#define HX_DEFAULT_CHUNK	(4ULL << 20)
+/* Fits the length half of a CQE's user_data, and a single read(2). */
+#define HX_MAX_CHUNK		(1ULL << 30)
+/* io_uring refuses to register more than 1 GiB as one buffer. */
+#define HX_MAX_BUF		(1ULL << 30)
+/* Device placement granule: a cache line, enough for any vector unit. */
+#define HX_DEV_ALIGN		64
+#define HX_POOL_ALIGN		64
+
+#define HX_DIR_PREFETCH		1
+#define HX_DIR_STORE		2
+
+struct hyper_ctx;
+
+struct hyper_region {
+	struct hyper_region *next;
+	uint64_t size;
+	unsigned int flags;
+	bool internal;		/* libhyper's own, for unbound pool copies */
+	void *map;
+	/* shmem: offset in the memfd; kmod: handle and mmap offset */
+	uint64_t off;
+	uint32_t handle;
+	uint64_t mmap_off;
+};
+
+struct hx_backend {
+	const char *name;
+	int id;			/* enum hyper_backend */
+	unsigned int ring_flags;
+	int (*open)(struct hyper_ctx *ctx, const struct hyper_open_opts *o);
+	void (*close)(struct hyper_ctx *ctx);
+	int (*region_alloc)(struct hyper_ctx *ctx, struct hyper_region *reg);
+	void (*region_free)(struct hyper_ctx *ctx, struct hyper_region *reg);
+	int (*region_map)(struct hyper_ctx *ctx, struct hyper_region *reg);
+	void (*prep_xfer)(struct hyper_ctx *ctx, struct io_uring_sqe *sqe,
+			  int dir, void *addr, uint32_t len, uint16_t buf_index,
+			  const struct hyper_region *reg, uint64_t off);
+};
+
+extern const struct hx_backend hx_backend_shmem;
+extern const struct hx_backend hx_backend_kmod;
+
+/* One registered buffer (a caller's iovec may be split at 1 GiB). */
+struct hx_buf {
+	uintptr_t start, end;
+};
+
+struct hx_tensor {
+	uintptr_t dev;		/* device address while it holds space */
+	struct hyper_region *reg;
+	uint64_t reg_off;
+	uint64_t arena_off;
+	uint32_t nr_prefetch;	/* in flight */
+	uint32_t nr_store;	/* in flight */
+	bool resident;
+	bool pool_valid;
+	bool explicit_dev;	/* hyper_bind_device() */
+	bool arena_held;	/* arena_off is allocated */
+	bool free_pending;	/* detached: free arena space when idle */
+};
+
+/* One cache op in flight, possibly split into several requests. */
+struct hx_xfer {
+	uint32_t tensor;
+	uint32_t left;		/* requests not yet completed */
+	uint32_t next_free;
+	int32_t err;
+	uint8_t dir;
+	uint64_t bytes;		/* moved so far */
+};
+
+struct hyper_ctx {
+	const struct hx_backend *be;
+	unsigned int flags;
+	struct io_uring ring;
+	bool ring_ok;
+	uint32_t cq_entries;
+	uint64_t chunk;
+	char err[512];
+
+	/* backend state */
+	int fd;
+	uint64_t pool_size;
+	struct hx_range pool;	/* shmem: memfd space */
+	int numa_node;		/* shmem, -1 if unbound */
+	uint64_t page_size;	/* kmod: region granule */
+	struct hyper_region *regions;
+
+	/* device memory */
+	struct hx_buf *bufs;
+	uint32_t nr_bufs;
+	uintptr_t arena_base;
+	struct hx_range arena;
+	bool has_arena;
+
+	/* executor */
+	struct hyper_schedule *sched;
+	struct hx_tensor *t;
+	bool prepared;
+	bool in_step;
+	uint32_t cur;		/* next step to begin */
+	int async_err;		/* first failed transfer, sticky */
+	char async_msg[512];
+	int broken;		/* a step failed half-way, sticky */
+	struct hx_xfer *xf;
+	uint32_t nr_xf, xf_free;
+	uint32_t inflight;	/* requests submitted, CQE not reaped */
+	uint32_t unsubmitted;	/* SQEs prepared, not yet submitted */
+	uint32_t nr_free_pending;
+	struct hyper_stats st;
+};
+
+__attribute__((format(printf, 3, 4)))
+int hx_err(struct hyper_ctx *ctx, int err, const char *fmt, ...);
+
+static inline uint64_t hx_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int hx_region_new(struct hyper_ctx *ctx, uint64_t bytes, unsigned int flags,
+		  bool internal, struct hyper_region **regp);
+void hx_regions_free_all(struct hyper_ctx *ctx);
+int hx_buf_find(const struct hyper_ctx *ctx, uintptr_t addr, uint64_t len);
+int hx_exec_reset(struct hyper_ctx *ctx);
+void hx_exec_fini(struct hyper_ctx *ctx);
+
+#endif /* LIBHYPER_INTERNAL_H */

@@ -1,0 +1,1009 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Schedule loader: JSON (json-c) into the flat tables the executor walks.
+ * Shape and type errors are reported here with the JSON path; the state
+ * machine rules are in validate.c, which runs before a schedule is handed
+ * out.  Everything checked here is listed in
+ * Documentation/schedule-format.md.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "schedule.h"
+
+/* Large enough for any schedule a planner writes, small enough to refuse junk. */
+#define HS_FILE_MAX	(1ULL << 30)
+#define HS_ITEMS_MAX	(1U << 24)
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+void hs_errf(struct hs_err *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!e || !e->buf || !e->len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(e->buf, e->len, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Names from the input go into messages: keep them printable and short,
+ * since the text may end up on a terminal or in a JSON report.
+ */
+#define QBUF	100
+static const char *quote(char *out, const char *s)
+{
+	size_t o = 0;
+
+	for (; *s && o < QBUF - 8; s++) {
+		unsigned char c = *s;
+
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+			out[o++] = c;
+		else
+			o += snprintf(out + o, QBUF - o, "\\x%02x", c);
+	}
+	if (*s)
+		strcpy(out + o, "...");
+	else
+		out[o] = '\0';
+	return out;
+}
+
+static const char *type_name(struct json_object *v)
+{
+	switch (json_object_get_type(v)) {
+	case json_type_null:	return "null";
+	case json_type_boolean:	return "boolean";
+	case json_type_double:	return "non-integer number";
+	case json_type_int:	return "integer";
+	case json_type_object:	return "object";
+	case json_type_array:	return "array";
+	case json_type_string:	return "string";
+	}
+	return "?";
+}
+
+static const char *a_type(struct json_object *v)
+{
+	switch (json_object_get_type(v)) {
+	case json_type_null:	return "null";
+	case json_type_boolean:	return "a boolean";
+	case json_type_double:	return "a non-integer number";
+	case json_type_int:	return "an integer";
+	case json_type_object:	return "an object";
+	case json_type_array:	return "an array";
+	case json_type_string:	return "a string";
+	}
+	return "?";
+}
+
+static int want(struct json_object *v, enum json_type t, const char *what,
+		const char *path, struct hs_err *e)
+{
+	if (json_object_is_type(v, t))
+		return 0;
+	hs_errf(e, "%s: expected %s, got %s", path, what, type_name(v));
+	return -EBADMSG;
+}
+
+/*
+ * json-c clamps integers that do not fit in 64 bits to INT64_MIN or
+ * UINT64_MAX without a trace, so both clamped values are treated as out
+ * of range: no field accepts them.
+ */
+static int get_u64(struct json_object *v, uint64_t min, uint64_t max,
+		   uint64_t *out)
+{
+	int64_t i;
+	uint64_t u;
+
+	if (!json_object_is_type(v, json_type_int))
+		return -EBADMSG;
+	i = json_object_get_int64(v);
+	if (i < 0)
+		return -ERANGE;
+	u = json_object_get_uint64(v);
+	if (u == UINT64_MAX || u < min || u > max)
+		return -ERANGE;
+	*out = u;
+	return 0;
+}
+
+/* What a bad integer actually was, for messages. */
+static const char *int_desc(char *buf, size_t len, struct json_object *v)
+{
+	if (!json_object_is_type(v, json_type_int))
+		snprintf(buf, len, "%s", a_type(v));
+	else if (json_object_get_int64(v) == INT64_MIN ||
+		 (json_object_get_int64(v) >= 0 &&
+		  json_object_get_uint64(v) == UINT64_MAX))
+		snprintf(buf, len, "a value beyond 64 bits");
+	else if (json_object_get_int64(v) < 0)
+		snprintf(buf, len, "%" PRId64, json_object_get_int64(v));
+	else
+		snprintf(buf, len, "%" PRIu64, json_object_get_uint64(v));
+	return buf;
+}
+
+static int get_int_field(struct json_object *v, uint64_t min, uint64_t max,
+			 const char *range, uint64_t *out, const char *path,
+			 struct hs_err *e)
+{
+	char got[40];
+
+	if (!get_u64(v, min, max, out))
+		return 0;
+	hs_errf(e, "%s: must be an integer in %s (got %s)", path, range,
+		int_desc(got, sizeof(got), v));
+	return -EBADMSG;
+}
+
+static bool is_ext_key(const char *key)
+{
+	return key[0] == 'x' && key[1] == '-';
+}
+
+static int ext_add(struct hs_exts *x, const char *key, struct json_object *v)
+{
+	struct hs_ext *n;
+	const char *txt;
+
+	n = realloc(x->v, (x->n + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	x->v = n;
+	txt = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+	n[x->n].key = strdup(key);
+	n[x->n].json = strdup(txt ? txt : "null");
+	if (!n[x->n].key || !n[x->n].json) {
+		free(n[x->n].key);
+		free(n[x->n].json);
+		return -ENOMEM;
+	}
+	x->n++;
+	return 0;
+}
+
+static void ext_free(struct hs_exts *x)
+{
+	for (uint32_t i = 0; i < x->n; i++) {
+		free(x->v[i].key);
+		free(x->v[i].json);
+	}
+	free(x->v);
+}
+
+/* Unknown keys are errors (a typo must not change a schedule); x- keys are kept. */
+static int check_keys(struct json_object *obj, const char *const *allowed,
+		      const char *path, struct hs_exts *ext, struct hs_err *e)
+{
+	char q[QBUF];
+
+	json_object_object_foreach(obj, key, val) {
+		const char *const *a;
+
+		if (is_ext_key(key)) {
+			if (ext && ext_add(ext, key, val))
+				return -ENOMEM;
+			continue;
+		}
+		for (a = allowed; *a; a++)
+			if (!strcmp(*a, key))
+				break;
+		if (!*a) {
+			hs_errf(e, "%s: unknown key \"%s\"", path, quote(q, key));
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+static struct json_object *need(struct json_object *obj, const char *key,
+				const char *path, struct hs_err *e)
+{
+	struct json_object *v;
+
+	if (json_object_object_get_ex(obj, key, &v))
+		return v;
+	hs_errf(e, "%s: missing key \"%s\"", path, key);
+	return NULL;
+}
+
+static int lookup_name(const char *const *names, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (names[i] && !strcmp(names[i], s))
+			return (int)i;
+	return -1;
+}
+
+static const char *const kind_names[] = {
+	[HYPER_KIND_WEIGHT]	= "weight",
+	[HYPER_KIND_ACTIVATION]	= "activation",
+	[HYPER_KIND_KV]		= "kv",
+	[HYPER_KIND_GRADIENT]	= "gradient",
+	[HYPER_KIND_OPTIMIZER]	= "optimizer",
+};
+
+static const char *const home_names[] = {
+	[HYPER_HOME_POOL]	= "pool",
+	[HYPER_HOME_DEVICE]	= "device",
+	[HYPER_HOME_NONE]	= "none",
+};
+
+static const char *const op_names[] = {
+	[HYPER_OP_PREFETCH]	= "prefetch",
+	[HYPER_OP_STORE]	= "store",
+	[HYPER_OP_DETACH]	= "detach",
+};
+
+const char *hs_op_name(uint32_t op)
+{
+	return op < ARRAY_SIZE(op_names) && op_names[op] ? op_names[op] : "?";
+}
+
+static uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+int hs_find(const struct hyper_schedule *s, const char *id)
+{
+	uint32_t i, slot;
+
+	if (!s->hash)
+		return -ENOENT;
+	for (i = hash_str(id) & s->hash_mask;; i = (i + 1) & s->hash_mask) {
+		slot = s->hash[i];
+		if (!slot)
+			return -ENOENT;
+		if (!strcmp(s->tensors[slot - 1].id, id))
+			return (int)(slot - 1);
+	}
+}
+
+/* Returns the index of an earlier tensor with the same id, or -1 after adding it. */
+static int hash_insert(struct hyper_schedule *s, uint32_t idx)
+{
+	const char *id = s->tensors[idx].id;
+	uint32_t i;
+
+	for (i = hash_str(id) & s->hash_mask; s->hash[i];
+	     i = (i + 1) & s->hash_mask)
+		if (!strcmp(s->tensors[s->hash[i] - 1].id, id))
+			return (int)(s->hash[i] - 1);
+	s->hash[i] = idx + 1;
+	return -1;
+}
+
+static int parse_tensor(struct hyper_schedule *s, uint32_t i,
+			struct json_object *o, struct hs_err *e)
+{
+	static const char *const keys[] = { "id", "bytes", "kind", "home", NULL };
+	struct hs_tensor *t = &s->tensors[i];
+	struct json_object *v;
+	char path[48], q[QBUF], got[40];
+	const char *str;
+	int ret, k, dup;
+
+	snprintf(path, sizeof(path), "tensors[%u]", i);
+	ret = want(o, json_type_object, "an object", path, e);
+	if (ret)
+		return ret;
+	ret = check_keys(o, keys, path, &t->ext, e);
+	if (ret)
+		return ret;
+
+	if (!(v = need(o, "id", path, e)))
+		return -EBADMSG;
+	if (!json_object_is_type(v, json_type_string) ||
+	    json_object_get_string_len(v) < 1 ||
+	    json_object_get_string_len(v) > HS_ID_MAX ||
+	    strlen(json_object_get_string(v)) !=
+	    (size_t)json_object_get_string_len(v)) {
+		hs_errf(e, "%s.id: must be a string of 1..%d bytes without NUL",
+			path, HS_ID_MAX);
+		return -EBADMSG;
+	}
+	t->id = strdup(json_object_get_string(v));
+	if (!t->id)
+		return -ENOMEM;
+	dup = hash_insert(s, i);
+	if (dup >= 0) {
+		hs_errf(e, "tensor %u: duplicate id \"%s\" (first is tensor %d)",
+			i, quote(q, t->id), dup);
+		return -EBADMSG;
+	}
+
+	if (!(v = need(o, "bytes", path, e)))
+		return -EBADMSG;
+	if (get_u64(v, 1, HS_BYTES_MAX, &t->bytes)) {
+		hs_errf(e, "tensor %u (\"%s\"): bytes must be an integer in 1..2^48 (got %s)",
+			i, quote(q, t->id), int_desc(got, sizeof(got), v));
+		return -EBADMSG;
+	}
+
+	if (!(v = need(o, "kind", path, e)))
+		return -EBADMSG;
+	snprintf(path, sizeof(path), "tensors[%u].kind", i);
+	ret = want(v, json_type_string, "a string", path, e);
+	if (ret)
+		return ret;
+	str = json_object_get_string(v);
+	k = lookup_name(kind_names, ARRAY_SIZE(kind_names), str);
+	if (k < 0) {
+		hs_errf(e, "%s: unknown kind \"%s\" (weight, activation, kv, gradient or optimizer)",
+			path, quote(q, str));
+		return -EBADMSG;
+	}
+	t->kind = k;
+
+	snprintf(path, sizeof(path), "tensors[%u]", i);
+	if (!(v = need(o, "home", path, e)))
+		return -EBADMSG;
+	snprintf(path, sizeof(path), "tensors[%u].home", i);
+	ret = want(v, json_type_string, "a string", path, e);
+	if (ret)
+		return ret;
+	str = json_object_get_string(v);
+	k = lookup_name(home_names, ARRAY_SIZE(home_names), str);
+	if (k < 0) {
+		hs_errf(e, "%s: unknown home \"%s\" (pool, device or none)",
+			path, quote(q, str));
+		return -EBADMSG;
+	}
+	t->home = k;
+	return 0;
+}
+
+static int parse_array_len(struct json_object *v, const char *path,
+			   uint32_t *n, struct hs_err *e)
+{
+	size_t len;
+	int ret;
+
+	ret = want(v, json_type_array, "an array", path, e);
+	if (ret)
+		return ret;
+	len = json_object_array_length(v);
+	if (len > HS_ITEMS_MAX) {
+		hs_errf(e, "%s: more than %u entries", path, HS_ITEMS_MAX);
+		return -EBADMSG;
+	}
+	*n = (uint32_t)len;
+	return 0;
+}
+
+static int resolve(const struct hyper_schedule *s, uint32_t si,
+		   struct json_object *v, const char *path, uint32_t *out,
+		   struct hs_err *e)
+{
+	char q[QBUF];
+	int ret, idx;
+
+	ret = want(v, json_type_string, "a tensor id (string)", path, e);
+	if (ret)
+		return ret;
+	idx = hs_find(s, json_object_get_string(v));
+	if (idx < 0) {
+		hs_errf(e, "step %u (%s): unknown tensor \"%s\" (%s)", si,
+			s->steps[si].op, quote(q, json_object_get_string(v)),
+			strchr(path, '.') + 1);
+		return -EBADMSG;
+	}
+	*out = idx;
+	return 0;
+}
+
+static int parse_cops(struct hyper_schedule *s, uint32_t si,
+		      struct json_object *arr, const char *name,
+		      struct hyper_cop **out, uint32_t *nr, struct hs_err *e)
+{
+	static const char *const keys[] = { "op", "tensor", NULL };
+	char path[64], q[QBUF];
+	uint32_t n, j;
+	int ret;
+
+	snprintf(path, sizeof(path), "steps[%u].%s", si, name);
+	ret = parse_array_len(arr, path, &n, e);
+	if (ret || !n)
+		return ret;
+	*out = calloc(n, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	*nr = n;
+	for (j = 0; j < n; j++) {
+		struct json_object *o = json_object_array_get_idx(arr, j), *v;
+		int op;
+
+		snprintf(path, sizeof(path), "steps[%u].%s[%u]", si, name, j);
+		ret = want(o, json_type_object, "a cache op object", path, e);
+		if (!ret)
+			ret = check_keys(o, keys, path, NULL, e);
+		if (ret)
+			return ret;
+		if (!(v = need(o, "op", path, e)))
+			return -EBADMSG;
+		snprintf(path, sizeof(path), "steps[%u].%s[%u].op", si, name, j);
+		ret = want(v, json_type_string, "a string", path, e);
+		if (ret)
+			return ret;
+		op = lookup_name(op_names, ARRAY_SIZE(op_names),
+				 json_object_get_string(v));
+		if (op < 0) {
+			hs_errf(e, "%s: unknown cache op \"%s\" (prefetch, store or detach)",
+				path, quote(q, json_object_get_string(v)));
+			return -EBADMSG;
+		}
+		(*out)[j].op = op;
+		snprintf(path, sizeof(path), "steps[%u].%s[%u]", si, name, j);
+		if (!(v = need(o, "tensor", path, e)))
+			return -EBADMSG;
+		snprintf(path, sizeof(path), "steps[%u].%s[%u].tensor", si, name, j);
+		ret = resolve(s, si, v, path, &(*out)[j].tensor, e);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int parse_ids(struct hyper_schedule *s, uint32_t si,
+		     struct json_object *arr, const char *name,
+		     uint32_t **out, uint32_t *nr, struct hs_err *e)
+{
+	char path[64];
+	uint32_t n, j;
+	int ret;
+
+	snprintf(path, sizeof(path), "steps[%u].%s", si, name);
+	ret = parse_array_len(arr, path, &n, e);
+	if (ret || !n)
+		return ret;
+	*out = calloc(n, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	*nr = n;
+	for (j = 0; j < n; j++) {
+		snprintf(path, sizeof(path), "steps[%u].%s[%u]", si, name, j);
+		ret = resolve(s, si, json_object_array_get_idx(arr, j), path,
+			      &(*out)[j], e);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * "x-gemm" is the planner's note of the operator's GEMM shape.  Like every
+ * x- key it is not validated: a malformed one just leaves the step without
+ * HYPER_STEP_GEMM.
+ */
+static void parse_gemm(struct hs_step *st, struct json_object *o)
+{
+	static const char *const dims[] = { "m", "n", "k" };
+	struct json_object *g, *v;
+
+	if (!json_object_object_get_ex(o, "x-gemm", &g) ||
+	    !json_object_is_type(g, json_type_object))
+		return;
+	for (int d = 0; d < 3; d++)
+		if (!json_object_object_get_ex(g, dims[d], &v) ||
+		    get_u64(v, 1, UINT32_MAX, &st->gemm[d]))
+			return;
+	st->flags |= HYPER_STEP_GEMM;
+}
+
+static int parse_step(struct hyper_schedule *s, uint32_t i,
+		      struct json_object *o, struct hs_err *e)
+{
+	static const char *const keys[] = {
+		"op", "compute_ns", "before", "uses", "defines", "after", NULL
+	};
+	struct hs_step *st = &s->steps[i];
+	struct json_object *v;
+	char path[48];
+	int ret;
+
+	snprintf(path, sizeof(path), "steps[%u]", i);
+	ret = want(o, json_type_object, "an object", path, e);
+	if (!ret)
+		ret = check_keys(o, keys, path, &st->ext, e);
+	if (ret)
+		return ret;
+	if (!(v = need(o, "op", path, e)))
+		return -EBADMSG;
+	snprintf(path, sizeof(path), "steps[%u].op", i);
+	ret = want(v, json_type_string, "a string", path, e);
+	if (ret)
+		return ret;
+	st->op = strdup(json_object_get_string(v));
+	if (!st->op)
+		return -ENOMEM;
+
+	if (json_object_object_get_ex(o, "compute_ns", &v)) {
+		snprintf(path, sizeof(path), "steps[%u].compute_ns", i);
+		ret = get_int_field(v, 0, INT64_MAX, "0..2^63-1",
+				    &st->compute_ns, path, e);
+		if (ret)
+			return ret;
+		if (__builtin_add_overflow(s->total_compute_ns, st->compute_ns,
+					   &s->total_compute_ns)) {
+			hs_errf(e, "%s: total compute time overflows 64 bits", path);
+			return -EBADMSG;
+		}
+	}
+	if (json_object_object_get_ex(o, "before", &v) &&
+	    (ret = parse_cops(s, i, v, "before", &st->before, &st->nr_before, e)))
+		return ret;
+	if (json_object_object_get_ex(o, "uses", &v) &&
+	    (ret = parse_ids(s, i, v, "uses", &st->uses, &st->nr_uses, e)))
+		return ret;
+	if (json_object_object_get_ex(o, "defines", &v) &&
+	    (ret = parse_ids(s, i, v, "defines", &st->defines, &st->nr_defines, e)))
+		return ret;
+	if (json_object_object_get_ex(o, "after", &v) &&
+	    (ret = parse_cops(s, i, v, "after", &st->after, &st->nr_after, e)))
+		return ret;
+	parse_gemm(st, o);
+	return 0;
+}
+
+static int parse_predicted(struct hyper_schedule *s, struct json_object *o,
+			   struct hs_err *e)
+{
+	static const char *const keys[] = {
+		"peak_device_bytes", "stall_ns", "makespan_ns", NULL
+	};
+	static const uint32_t flags[] = {
+		HYPER_SCHED_PRED_PEAK, HYPER_SCHED_PRED_STALL,
+		HYPER_SCHED_PRED_MAKESPAN,
+	};
+	uint64_t *dst[] = { &s->pred_peak, &s->pred_stall, &s->pred_makespan };
+	struct json_object *v;
+	char path[48];
+	int ret;
+
+	ret = want(o, json_type_object, "an object", "predicted", e);
+	if (!ret)
+		ret = check_keys(o, keys, "predicted", NULL, e);
+	if (ret)
+		return ret;
+	for (int k = 0; k < 3; k++) {
+		if (!json_object_object_get_ex(o, keys[k], &v))
+			continue;
+		snprintf(path, sizeof(path), "predicted.%s", keys[k]);
+		ret = get_int_field(v, 0, INT64_MAX, "0..2^63-1", dst[k], path, e);
+		if (ret)
+			return ret;
+		s->flags |= flags[k];
+	}
+	return 0;
+}
+
+static int parse_header(struct hyper_schedule *s, struct json_object *root,
+			struct hs_err *e)
+{
+	struct json_object *v;
+	char q[QBUF];
+	int ret;
+
+	ret = want(root, json_type_object, "an object", "schedule", e);
+	if (ret)
+		return ret;
+	if (!(v = need(root, "format", "schedule", e)))
+		return -EBADMSG;
+	if (!json_object_is_type(v, json_type_string) ||
+	    strcmp(json_object_get_string(v), "hyper-schedule")) {
+		if (json_object_is_type(v, json_type_string))
+			hs_errf(e, "format: expected \"hyper-schedule\", got \"%s\"",
+				quote(q, json_object_get_string(v)));
+		else
+			hs_errf(e, "format: expected \"hyper-schedule\", got %s",
+				a_type(v));
+		return -EBADMSG;
+	}
+	/* Before any other key: a newer version may have keys we do not know. */
+	if (!(v = need(root, "version", "schedule", e)))
+		return -EBADMSG;
+	ret = want(v, json_type_int, "an integer", "version", e);
+	if (ret)
+		return ret;
+	if (json_object_get_int64(v) != HYPER_SCHEDULE_VERSION) {
+		char got[40];
+
+		hs_errf(e, "unsupported schedule version %s (this libhyper reads %d)",
+			int_desc(got, sizeof(got), v), HYPER_SCHEDULE_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	s->version = HYPER_SCHEDULE_VERSION;
+	return 0;
+}
+
+static int parse_root(struct hyper_schedule *s, struct json_object *root,
+		      struct hs_err *e)
+{
+	static const char *const keys[] = {
+		"format", "version", "name", "device_budget_bytes", "tensors",
+		"steps", "predicted", NULL
+	};
+	struct json_object *tensors, *steps, *v;
+	uint64_t total = 0;
+	uint32_t i;
+	int ret;
+
+	ret = parse_header(s, root, e);
+	if (!ret)
+		ret = check_keys(root, keys, "schedule", &s->ext, e);
+	if (ret)
+		return ret;
+
+	if (json_object_object_get_ex(root, "name", &v)) {
+		ret = want(v, json_type_string, "a string", "name", e);
+		if (ret)
+			return ret;
+		s->name = strdup(json_object_get_string(v));
+	} else {
+		s->name = strdup("");
+	}
+	if (!s->name)
+		return -ENOMEM;
+	if (json_object_object_get_ex(root, "device_budget_bytes", &v)) {
+		ret = get_int_field(v, 1, INT64_MAX, "1..2^63-1", &s->budget,
+				    "device_budget_bytes", e);
+		if (ret)
+			return ret;
+		s->flags |= HYPER_SCHED_BUDGET;
+	}
+	if (json_object_object_get_ex(root, "predicted", &v)) {
+		ret = parse_predicted(s, v, e);
+		if (ret)
+			return ret;
+	}
+
+	if (!(tensors = need(root, "tensors", "schedule", e)) ||
+	    !(steps = need(root, "steps", "schedule", e)))
+		return -EBADMSG;
+	ret = parse_array_len(tensors, "tensors", &s->nr_tensors, e);
+	if (!ret)
+		ret = parse_array_len(steps, "steps", &s->nr_steps, e);
+	if (ret)
+		return ret;
+
+	s->tensors = calloc(s->nr_tensors ?: 1, sizeof(*s->tensors));
+	s->steps = calloc(s->nr_steps ?: 1, sizeof(*s->steps));
+	for (s->hash_mask = 7; s->hash_mask < 2 * s->nr_tensors;)
+		s->hash_mask = s->hash_mask * 2 + 1;
+	s->hash = calloc(s->hash_mask + 1, sizeof(*s->hash));
+	if (!s->tensors || !s->steps || !s->hash)
+		return -ENOMEM;
+
+	for (i = 0; i < s->nr_tensors; i++) {
+		ret = parse_tensor(s, i, json_object_array_get_idx(tensors, i), e);
+		if (ret)
+			return ret;
+		/* Residency sums can then never overflow. */
+		if (__builtin_add_overflow(total, s->tensors[i].bytes, &total)) {
+			hs_errf(e, "tensor %u: total of tensor sizes overflows 64 bits", i);
+			return -EBADMSG;
+		}
+	}
+	for (i = 0; i < s->nr_steps; i++) {
+		ret = parse_step(s, i, json_object_array_get_idx(steps, i), e);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void line_col(const char *buf, size_t off, unsigned *line, unsigned *col)
+{
+	*line = 1;
+	*col = 1;
+	for (size_t i = 0; i < off; i++) {
+		if (buf[i] == '\n') {
+			(*line)++;
+			*col = 1;
+		} else {
+			(*col)++;
+		}
+	}
+}
+
+static int parse_json(const char *buf, size_t len, struct json_object **rootp,
+		      struct hs_err *e)
+{
+	struct json_tokener *tok;
+	enum json_tokener_error jerr;
+	struct json_object *root;
+	const char *nul;
+	unsigned line, col;
+	size_t end;
+
+	/* JSON text cannot hold a raw NUL, and json-c would stop at one. */
+	nul = memchr(buf, '\0', len);
+	if (nul) {
+		line_col(buf, nul - buf, &line, &col);
+		hs_errf(e, "malformed JSON at line %u, column %u: NUL byte", line, col);
+		return -EBADMSG;
+	}
+	if (len > INT32_MAX) {
+		hs_errf(e, "schedule text too large (%zu bytes)", len);
+		return -EFBIG;
+	}
+	tok = json_tokener_new();
+	if (!tok)
+		return -ENOMEM;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	root = json_tokener_parse_ex(tok, buf, (int)len);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+
+	if (jerr == json_tokener_success) {
+		while (end < len && strchr(" \t\r\n", buf[end]))
+			end++;
+		if (end == len) {
+			*rootp = root;
+			return 0;
+		}
+		json_object_put(root);
+		line_col(buf, end, &line, &col);
+		hs_errf(e, "malformed JSON at line %u, column %u: data after the schedule",
+			line, col);
+	} else if (jerr == json_tokener_continue) {
+		json_object_put(root);
+		hs_errf(e, "malformed JSON: unexpected end of input after %zu bytes", len);
+	} else {
+		line_col(buf, end, &line, &col);
+		hs_errf(e, "malformed JSON at line %u, column %u: %s", line, col,
+			json_tokener_error_desc(jerr));
+	}
+	return -EBADMSG;
+}
+
+static void sched_destroy(struct hyper_schedule *s)
+{
+	uint32_t i;
+
+	if (!s)
+		return;
+	if (s->tensors)
+		for (i = 0; i < s->nr_tensors; i++) {
+			free(s->tensors[i].id);
+			ext_free(&s->tensors[i].ext);
+		}
+	if (s->steps)
+		for (i = 0; i < s->nr_steps; i++) {
+			struct hs_step *st = &s->steps[i];
+
+			free(st->op);
+			free(st->before);
+			free(st->after);
+			free(st->uses);
+			free(st->defines);
+			ext_free(&st->ext);
+		}
+	free(s->tensors);
+	free(s->steps);
+	free(s->hash);
+	free(s->name);
+	ext_free(&s->ext);
+	free(s);
+}
+
+int hyper_schedule_parse(const char *buf, size_t len,
+			 struct hyper_schedule **schedp, char *err, size_t errlen)
+{
+	struct hs_err e = { err, errlen };
+	struct json_object *root = NULL;
+	struct hyper_schedule *s;
+	int ret;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!schedp || (!buf && len))
+		return -EINVAL;
+	*schedp = NULL;
+	ret = parse_json(buf ? buf : "", len, &root, &e);
+	if (ret)
+		return ret;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		json_object_put(root);
+		return -ENOMEM;
+	}
+	s->refs = 1;
+	ret = parse_root(s, root, &e);
+	json_object_put(root);
+	if (!ret)
+		ret = hs_validate(s, &e);
+	if (ret) {
+		if (ret == -ENOMEM)
+			hs_errf(&e, "out of memory while loading the schedule");
+		sched_destroy(s);
+		return ret;
+	}
+	*schedp = s;
+	return 0;
+}
+
+int hyper_schedule_load(const char *path, struct hyper_schedule **schedp,
+			char *err, size_t errlen)
+{
+	struct hs_err e = { err, errlen };
+	size_t got = 0;
+	struct stat st;
+	char *buf;
+	int fd, ret;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!path || !schedp)
+		return -EINVAL;
+	*schedp = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		hs_errf(&e, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		goto out_close;
+	}
+	if ((uint64_t)st.st_size > HS_FILE_MAX) {
+		ret = -EFBIG;
+		hs_errf(&e, "%s: larger than %llu bytes", path, HS_FILE_MAX);
+		goto out_close;
+	}
+	buf = malloc(st.st_size ?: 1);
+	if (!buf) {
+		ret = -ENOMEM;
+		goto out_close;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	if (got != (size_t)st.st_size) {
+		ret = -EIO;
+		hs_errf(&e, "%s: short read", path);
+	} else {
+		ret = hyper_schedule_parse(buf, got, schedp, err, errlen);
+	}
+	free(buf);
+out_close:
+	close(fd);
+	return ret;
+}
+
+void hyper_schedule_free(struct hyper_schedule *sched)
+{
+	if (sched && __atomic_sub_fetch(&sched->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		sched_destroy(sched);
+}
+
+int hyper_schedule_info(const struct hyper_schedule *s,
+			struct hyper_schedule_info *info)
+{
+	if (!s || !info)
+		return -EINVAL;
+	memset(info, 0, sizeof(*info));
+	info->name = s->name;
+	info->version = s->version;
+	info->flags = s->flags;
+	info->nr_tensors = s->nr_tensors;
+	info->nr_steps = s->nr_steps;
+	info->budget_bytes = s->budget;
+	info->peak_device_bytes = s->peak;
+	info->total_compute_ns = s->total_compute_ns;
+	info->pred_peak_device_bytes = s->pred_peak;
+	info->pred_stall_ns = s->pred_stall;
+	info->pred_makespan_ns = s->pred_makespan;
+	return 0;
+}
+
+int hyper_schedule_tensor(const struct hyper_schedule *s, unsigned int idx,
+			  struct hyper_tensor_info *info)
+{
+	const struct hs_tensor *t;
+
+	if (!s || !info)
+		return -EINVAL;
+	if (idx >= s->nr_tensors)
+		return -ERANGE;
+	t = &s->tensors[idx];
+	memset(info, 0, sizeof(*info));
+	info->id = t->id;
+	info->bytes = t->bytes;
+	info->kind = t->kind;
+	info->home = t->home;
+	info->flags = t->flags;
+	return 0;
+}
+
+int hyper_schedule_step(const struct hyper_schedule *s, unsigned int idx,
+			struct hyper_step_info *info)
+{
+	const struct hs_step *st;
+
+	if (!s || !info)
+		return -EINVAL;
+	if (idx >= s->nr_steps)
+		return -ERANGE;
+	st = &s->steps[idx];
+	memset(info, 0, sizeof(*info));
+	info->op = st->op;
+	info->compute_ns = st->compute_ns;
+	info->before = st->before;
+	info->after = st->after;
+	info->uses = st->uses;
+	info->defines = st->defines;
+	info->nr_before = st->nr_before;
+	info->nr_after = st->nr_after;
+	info->nr_uses = st->nr_uses;
+	info->nr_defines = st->nr_defines;
+	info->flags = st->flags;
+	info->gemm_m = st->gemm[0];
+	info->gemm_n = st->gemm[1];
+	info->gemm_k = st->gemm[2];
+	return 0;
+}
+
+int hyper_schedule_find(const struct hyper_schedule *s, const char *id)
+{
+	if (!s || !id)
+		return -EINVAL;
+	return hs_find(s, id);
+}
+
+const char *hyper_schedule_ext(const struct hyper_schedule *s,
+			       enum hyper_ext_scope scope, unsigned int idx,
+			       const char *key)
+{
+	const struct hs_exts *x;
+
+	if (!s || !key)
+		return NULL;
+	switch (scope) {
+	case HYPER_EXT_SCHEDULE:
+		x = &s->ext;
+		break;
+	case HYPER_EXT_TENSOR:
+		if (idx >= s->nr_tensors)
+			return NULL;
+		x = &s->tensors[idx].ext;
+		break;
+	case HYPER_EXT_STEP:
+		if (idx >= s->nr_steps)
+			return NULL;
+		x = &s->steps[idx].ext;
+		break;
+	default:
+		return NULL;
+	}
+	for (uint32_t i = 0; i < x->n; i++)
+		if (!strcmp(x->v[i].key, key))
+			return x->v[i].json;
+	return NULL;
+}

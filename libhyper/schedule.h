@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Schedule internals, shared by the loader, the validator and the
+ * executor.  This part of libhyper depends on json-c only, so that the
+ * fuzz target builds it alone.
+ */
+#ifndef LIBHYPER_SCHEDULE_H
+#define LIBHYPER_SCHEDULE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <hyper/hyper.h>
+
+#define HS_ID_MAX	127
+#define HS_BYTES_MAX	(1ULL << 48)
+
+/* An "x-" key kept as compact JSON text for hyper_schedule_ext(). */
+struct hs_ext {
+	char *key;
+	char *json;
+};
+
+struct hs_exts {
+	struct hs_ext *v;
+	uint32_t n;
+};
+
+struct hs_tensor {
+	char *id;
+	uint64_t bytes;
+	uint32_t kind;
+	uint32_t home;
+	uint32_t flags;		/* HYPER_TENSOR_*, set by the validator */
+	struct hs_exts ext;
+};
+
+struct hs_step {
+	char *op;
+	uint64_t compute_ns;
+	struct hyper_cop *before, *after;
+	uint32_t *uses, *defines;
+	uint32_t nr_before, nr_after, nr_uses, nr_defines;
+	uint32_t flags;		/* HYPER_STEP_* */
+	uint64_t gemm[3];
+	struct hs_exts ext;
+};
+
+struct hyper_schedule {
+	int refs;		/* atomic: contexts hold a reference */
+	char *name;
+	uint32_t version;
+	uint32_t flags;		/* HYPER_SCHED_* */
+	uint64_t budget;
+	uint64_t pred_peak, pred_stall, pred_makespan;
+	uint64_t peak;		/* validator's replay */
+	uint64_t total_compute_ns;
+	uint32_t nr_tensors, nr_steps;
+	struct hs_tensor *tensors;
+	struct hs_step *steps;
+	/* open-addressing id -> index + 1; 0 is empty */
+	uint32_t *hash;
+	uint32_t hash_mask;
+	struct hs_exts ext;
+};
+
+/* Error text sink; a NULL or zero-sized buffer discards the message. */
+struct hs_err {
+	char *buf;
+	size_t len;
+};
+
+__attribute__((format(printf, 2, 3)))
+void hs_errf(struct hs_err *e, const char *fmt, ...);
+
+int hs_find(const struct hyper_schedule *s, const char *id);
+int hs_validate(struct hyper_schedule *s, struct hs_err *e);
+void hs_human_bytes(char *buf, size_t len, uint64_t bytes);
+
+const char *hs_op_name(uint32_t op);
+
+#endif /* LIBHYPER_SCHEDULE_H */

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The validator replays a parsed schedule on the per-tensor state machine
+ * of Documentation/schedule-format.md ("Meaning, and what the validator
+ * checks").  The executor trusts what passes here, so every rule a
+ * transfer or an operator relies on must be enforced in this file.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "schedule.h"
+
+#define ST_RESIDENT	(1U << 0)
+#define ST_POOL		(1U << 1)
+#define ST_DETACHED	(1U << 2)	/* was detached once: for messages */
+
+struct replay {
+	struct hyper_schedule *s;
+	uint8_t *st;
+	uint64_t resident;
+	uint64_t peak;
+	struct hs_err *e;
+};
+
+void hs_human_bytes(char *buf, size_t len, uint64_t bytes)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = bytes;
+	int u = -1;
+
+	if (bytes < 1024) {
+		snprintf(buf, len, "%" PRIu64 " B", bytes);
+		return;
+	}
+	while (v >= 1024 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%.1f %s", v, unit[u]);
+}
+
+static int over_budget(struct replay *r, const char *where, const char *what)
+{
+	char have[32], budget[32];
+
+	if (r->resident > r->peak)
+		r->peak = r->resident;
+	if (!(r->s->flags & HYPER_SCHED_BUDGET) || r->resident <= r->s->budget)
+		return 0;
+	hs_human_bytes(have, sizeof(have), r->resident);
+	hs_human_bytes(budget, sizeof(budget), r->s->budget);
+	hs_errf(r->e, "%s: device residency %s (%" PRIu64 " bytes) exceeds budget %s (%" PRIu64 " bytes) (%s)",
+		where, have, r->resident, budget, r->s->budget, what);
+	return -EBADMSG;
+}
+
+static int apply(struct replay *r, const char *where, const struct hyper_cop *c)
+{
+	struct hs_tensor *t = &r->s->tensors[c->tensor];
+	uint8_t *st = &r->st[c->tensor];
+	char what[200];
+
+	switch (c->op) {
+	case HYPER_OP_PREFETCH:
+		if (*st & ST_RESIDENT) {
+			hs_errf(r->e, "%s: prefetch of tensor \"%s\" which is already resident",
+				where, t->id);
+			return -EBADMSG;
+		}
+		if (!(*st & ST_POOL)) {
+			hs_errf(r->e, "%s: prefetch of tensor \"%s\" which has no pool copy",
+				where, t->id);
+			return -EBADMSG;
+		}
+		*st |= ST_RESIDENT;
+		t->flags |= HYPER_TENSOR_NEEDS_POOL | HYPER_TENSOR_NEEDS_DEVICE;
+		r->resident += t->bytes;
+		snprintf(what, sizeof(what), "after prefetch of \"%s\"", t->id);
+		return over_budget(r, where, what);
+	case HYPER_OP_STORE:
+	case HYPER_OP_DETACH:
+		if (!(*st & ST_RESIDENT)) {
+			if (*st & ST_DETACHED)
+				hs_errf(r->e, "%s: %s of tensor \"%s\" after its detach (not resident)",
+					where, hs_op_name(c->op), t->id);
+			else
+				hs_errf(r->e, "%s: %s of tensor \"%s\" which is not resident",
+					where, hs_op_name(c->op), t->id);
+			return -EBADMSG;
+		}
+		if (c->op == HYPER_OP_STORE) {
+			*st |= ST_POOL;
+			t->flags |= HYPER_TENSOR_NEEDS_POOL;
+		} else {
+			*st = (*st & ~ST_RESIDENT) | ST_DETACHED;
+			r->resident -= t->bytes;
+		}
+		return 0;
+	}
+	hs_errf(r->e, "%s: unknown cache op %u", where, c->op);
+	return -EBADMSG;
+}
+
+static int replay_step(struct replay *r, uint32_t i)
+{
+	struct hs_step *step = &r->s->steps[i];
+	char where[200];
+	uint32_t j;
+	int ret;
+
+	/* Operator names are free text: keep messages bounded. */
+	snprintf(where, sizeof(where), "step %u (%.120s)", i, step->op);
+	for (j = 0; j < step->nr_before; j++) {
+		ret = apply(r, where, &step->before[j]);
+		if (ret)
+			return ret;
+	}
+	for (j = 0; j < step->nr_uses; j++) {
+		uint32_t ti = step->uses[j];
+
+		if (!(r->st[ti] & ST_RESIDENT)) {
+			hs_errf(r->e, "%s: tensor \"%s\" used while not resident",
+				where, r->s->tensors[ti].id);
+			return -EBADMSG;
+		}
+	}
+	for (j = 0; j < step->nr_defines; j++) {
+		uint32_t ti = step->defines[j];
+		struct hs_tensor *t = &r->s->tensors[ti];
+
+		if (!(r->st[ti] & ST_RESIDENT))
+			r->resident += t->bytes;
+		r->st[ti] = (r->st[ti] | ST_RESIDENT) & ~ST_POOL;
+		t->flags |= HYPER_TENSOR_NEEDS_DEVICE;
+	}
+	ret = over_budget(r, where, "after the operator's defines");
+	if (ret)
+		return ret;
+	for (j = 0; j < step->nr_after; j++) {
+		ret = apply(r, where, &step->after[j]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int hs_validate(struct hyper_schedule *s, struct hs_err *e)
+{
+	struct replay r = { .s = s, .e = e };
+	uint32_t i;
+	int ret;
+
+	r.st = calloc(s->nr_tensors ?: 1, 1);
+	if (!r.st)
+		return -ENOMEM;
+	for (i = 0; i < s->nr_tensors; i++) {
+		struct hs_tensor *t = &s->tensors[i];
+
+		t->flags = 0;
+		if (t->home == HYPER_HOME_POOL) {
+			r.st[i] = ST_POOL;
+			t->flags |= HYPER_TENSOR_NEEDS_POOL;
+		} else if (t->home == HYPER_HOME_DEVICE) {
+			r.st[i] = ST_RESIDENT;
+			t->flags |= HYPER_TENSOR_NEEDS_DEVICE;
+			r.resident += t->bytes;
+		}
+	}
+	ret = over_budget(&r, "schedule start",
+			  "tensors whose home is \"device\"");
+	for (i = 0; !ret && i < s->nr_steps; i++)
+		ret = replay_step(&r, i);
+	if (!ret)
+		s->peak = r.peak;
+	free(r.st);
+	return ret;
+}

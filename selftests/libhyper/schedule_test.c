@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Schedule loader and validator: the documented example and other good
+ * schedules load with the right tables; every bad one is refused with the
+ * error code and the message (step, tensor, rule or JSON path) it must have.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "helpers.h"
+
+#define T(id, bytes, home) \
+	"{'id':'" id "','bytes':" #bytes ",'kind':'weight','home':'" home "'}"
+
+/* The JSON block of the format document, so that the example stays valid. */
+static char *doc_example(void)
+{
+	FILE *f = fopen(HYPER_SRCDIR "/Documentation/schedule-format.md", "r");
+	char line[512];
+	size_t len = 0, cap = 1 << 16;
+	char *buf = calloc(1, cap);
+	int in = 0;
+
+	if (!f || !buf)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (!in && !strncmp(line, "```json", 7)) {
+			in = 1;
+			continue;
+		}
+		if (in && !strncmp(line, "```", 3))
+			break;
+		if (in && len + strlen(line) < cap) {
+			memcpy(buf + len, line, strlen(line));
+			len += strlen(line);
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+TEST(doc_example_loads)
+{
+	struct hyper_schedule_info info;
+	struct hyper_tensor_info ti;
+	struct hyper_step_info si;
+	struct hyper_schedule *s;
+	char err[256];
+	char *json = doc_example();
+	int w0, kv0, x1;
+
+	ASSERT_NE(NULL, json);
+	ASSERT_EQ(0, hyper_schedule_parse(json, strlen(json), &s, err, sizeof(err)))
+		TH_LOG("%s", err);
+	free(json);
+	ASSERT_EQ(0, hyper_schedule_info(s, &info));
+	EXPECT_STREQ("toy: two layers, weights in the pool", info.name);
+	EXPECT_EQ(5, info.nr_tensors);
+	EXPECT_EQ(2, info.nr_steps);
+	EXPECT_EQ(3145728, info.budget_bytes);
+	EXPECT_TRUE(info.flags & HYPER_SCHED_BUDGET);
+	/* The replayed peak must be what the planner predicted. */
+	EXPECT_EQ(2752512, info.peak_device_bytes);
+	EXPECT_EQ(info.pred_peak_device_bytes, info.peak_device_bytes);
+	EXPECT_EQ(500000, info.pred_makespan_ns);
+	EXPECT_EQ(500000, info.total_compute_ns);
+
+	w0 = hyper_schedule_find(s, "w0");
+	kv0 = hyper_schedule_find(s, "kv0");
+	x1 = hyper_schedule_find(s, "x1");
+	EXPECT_EQ(0, w0);
+	EXPECT_EQ(4, kv0);
+	EXPECT_EQ(3, x1);
+	EXPECT_EQ(-ENOENT, hyper_schedule_find(s, "w9"));
+
+	ASSERT_EQ(0, hyper_schedule_tensor(s, kv0, &ti));
+	EXPECT_STREQ("kv0", ti.id);
+	EXPECT_EQ(524288, ti.bytes);
+	EXPECT_EQ(HYPER_KIND_KV, ti.kind);
+	EXPECT_EQ(HYPER_HOME_POOL, ti.home);
+	EXPECT_EQ(HYPER_TENSOR_NEEDS_POOL | HYPER_TENSOR_NEEDS_DEVICE, ti.flags);
+	ASSERT_EQ(0, hyper_schedule_tensor(s, x1, &ti));
+	EXPECT_EQ(HYPER_TENSOR_NEEDS_DEVICE, ti.flags);
+
+	ASSERT_EQ(0, hyper_schedule_step(s, 0, &si));
+	EXPECT_STREQ("layer0", si.op);
+	EXPECT_EQ(250000, si.compute_ns);
+	ASSERT_EQ(3, si.nr_before);
+	EXPECT_EQ(HYPER_OP_PREFETCH, si.before[1].op);
+	EXPECT_EQ(kv0, si.before[1].tensor);
+	ASSERT_EQ(3, si.nr_uses);
+	EXPECT_EQ(w0, si.uses[0]);
+	ASSERT_EQ(2, si.nr_defines);
+	EXPECT_EQ(x1, si.defines[0]);
+	ASSERT_EQ(2, si.nr_after);
+	EXPECT_EQ(HYPER_OP_STORE, si.after[1].op);
+	EXPECT_EQ(0, si.flags & HYPER_STEP_GEMM);
+
+	EXPECT_EQ(-ERANGE, hyper_schedule_step(s, 2, &si));
+	EXPECT_EQ(-ERANGE, hyper_schedule_tensor(s, 5, &ti));
+	hyper_schedule_free(s);
+}
+
+TEST(empty)
+{
+	struct hyper_schedule_info info;
+	struct hyper_schedule *s;
+
+	ASSERT_EQ(0, parse_sq("{" HDR "'tensors':[],'steps':[]}", &s, NULL, 0));
+	ASSERT_EQ(0, hyper_schedule_info(s, &info));
+	EXPECT_EQ(0, info.nr_tensors);
+	EXPECT_EQ(0, info.nr_steps);
+	EXPECT_EQ(0, info.peak_device_bytes);
+	EXPECT_STREQ("", info.name);
+	EXPECT_EQ(0, info.flags);
+	hyper_schedule_free(s);
+}
+
+TEST(extension_keys)
+{
+	struct hyper_step_info si;
+	struct hyper_schedule *s;
+	char err[256];
+
+	ASSERT_EQ(0, parse_sq("{" HDR "'x-planner':{'pass':'refine','v':2},"
+			      "'tensors':[{'id':'a','bytes':64,'kind':'activation','home':'none','x-origin':'L0'}],"
+			      "'steps':[{'op':'mm','compute_ns':7,'defines':['a'],"
+			      "'x-gemm':{'m':128,'n':64,'k':32,'dtype':'f32'},"
+			      "'after':[{'op':'detach','tensor':'a','x-why':'dead'}]},"
+			      "{'op':'bad-gemm','x-gemm':{'m':-1,'n':1,'k':1}}],"
+			      "'predicted':{'stall_ns':0,'x-note':1}}",
+			      &s, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_STREQ("{\"pass\":\"refine\",\"v\":2}",
+		     hyper_schedule_ext(s, HYPER_EXT_SCHEDULE, 0, "x-planner"));
+	EXPECT_STREQ("\"L0\"", hyper_schedule_ext(s, HYPER_EXT_TENSOR, 0, "x-origin"));
+	EXPECT_EQ(NULL, hyper_schedule_ext(s, HYPER_EXT_TENSOR, 1, "x-origin"));
+	EXPECT_EQ(NULL, hyper_schedule_ext(s, HYPER_EXT_SCHEDULE, 0, "x-none"));
+	EXPECT_NE(NULL, hyper_schedule_ext(s, HYPER_EXT_STEP, 0, "x-gemm"));
+
+	ASSERT_EQ(0, hyper_schedule_step(s, 0, &si));
+	EXPECT_EQ(7, si.compute_ns);
+	ASSERT_TRUE(si.flags & HYPER_STEP_GEMM);
+	EXPECT_EQ(128, si.gemm_m);
+	EXPECT_EQ(64, si.gemm_n);
+	EXPECT_EQ(32, si.gemm_k);
+	/* x- keys are not validated: a bad shape only means "no GEMM". */
+	ASSERT_EQ(0, hyper_schedule_step(s, 1, &si));
+	EXPECT_EQ(0, si.flags & HYPER_STEP_GEMM);
+	hyper_schedule_free(s);
+}
+
+TEST(stale_detach_allowed)
+{
+	struct hyper_schedule_info info;
+	struct hyper_schedule *s;
+	char err[256];
+
+	/* A dead activation is dropped without a store; its bytes free at once. */
+	ASSERT_EQ(0, parse_sq("{" HDR "'device_budget_bytes':1024,'tensors':["
+			      T("x", 1024, "none") "," T("y", 1024, "none") "],"
+			      "'steps':[{'op':'a','defines':['x'],'after':[{'op':'detach','tensor':'x'}]},"
+			      "{'op':'b','defines':['y'],'after':[{'op':'store','tensor':'y'},"
+			      "{'op':'detach','tensor':'y'}]},"
+			      "{'op':'c','before':[{'op':'prefetch','tensor':'y'}],'uses':['y']}]}",
+			      &s, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, hyper_schedule_info(s, &info));
+	EXPECT_EQ(1024, info.peak_device_bytes);
+	hyper_schedule_free(s);
+}
+
+TEST(load_file)
+{
+	char path[] = "/tmp/hyper-sched-XXXXXX", err[256];
+	struct hyper_schedule *s;
+	char *j = sq("{" HDR "'tensors':[" T("w", 8, "pool") "],'steps':[]}");
+	int fd = mkstemp(path);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)strlen(j), write(fd, j, strlen(j)));
+	close(fd);
+	free(j);
+	ASSERT_EQ(0, hyper_schedule_load(path, &s, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(0, hyper_schedule_find(s, "w"));
+	hyper_schedule_free(s);
+	unlink(path);
+
+	EXPECT_EQ(-ENOENT, hyper_schedule_load(path, &s, err, sizeof(err)));
+	EXPECT_EQ(NULL, s);
+	EXPECT_NE(NULL, strstr(err, path));
+}
+
+TEST(nul_byte)
+{
+	static const char j[] = "{\"format\":\"hyper-schedule\",\0\"version\":1}";
+	struct hyper_schedule *s;
+	char err[256];
+
+	EXPECT_EQ(-EBADMSG, hyper_schedule_parse(j, sizeof(j) - 1, &s, err, sizeof(err)));
+	EXPECT_STREQ("malformed JSON at line 1, column 28: NUL byte", err);
+}
+
+TEST(total_size_overflow)
+{
+	/* 65536 tensors of 2^48 bytes add up to exactly 2^64. */
+	size_t cap = 65537 * 100, len;
+	char *j = malloc(cap), err[256];
+	struct hyper_schedule *s;
+
+	ASSERT_NE(NULL, j);
+	len = snprintf(j, cap, "{\"format\":\"hyper-schedule\",\"version\":1,\"steps\":[],\"tensors\":[");
+	for (int i = 0; i < 65536; i++)
+		len += snprintf(j + len, cap - len,
+				"%s{\"id\":\"t%d\",\"bytes\":281474976710656,\"kind\":\"kv\",\"home\":\"pool\"}",
+				i ? "," : "", i);
+	len += snprintf(j + len, cap - len, "]}");
+	EXPECT_EQ(-EBADMSG, hyper_schedule_parse(j, len, &s, err, sizeof(err)));
+	EXPECT_STREQ("tensor 65535: total of tensor sizes overflows 64 bits", err);
+	free(j);
+}
+
+TEST(error_buffer_optional)
+{
+	struct hyper_schedule *s = (void *)1;
+	char tiny[8];
+
+	EXPECT_EQ(-EBADMSG, hyper_schedule_parse("[", 1, &s, NULL, 0));
+	EXPECT_EQ(NULL, s);
+	/* Truncated, still terminated. */
+	EXPECT_EQ(-EBADMSG, hyper_schedule_parse("[", 1, &s, tiny, sizeof(tiny)));
+	EXPECT_EQ(7, strlen(tiny));
+	EXPECT_EQ(-EINVAL, hyper_schedule_parse(NULL, 3, &s, NULL, 0));
+}
+
+TEST(strerror_text)
+{
+	EXPECT_STREQ("invalid schedule", hyper_strerror(-EBADMSG));
+	EXPECT_STREQ("unsupported schedule version", hyper_strerror(-EPROTONOSUPPORT));
+	EXPECT_STREQ("no more steps in the schedule", hyper_strerror(-ENODATA));
+	EXPECT_STREQ("No such file or directory", hyper_strerror(-ENOENT));
+	EXPECT_STREQ("No such file or directory", hyper_strerror(ENOENT));
+	EXPECT_STREQ("unknown error", hyper_strerror(-100000));
+}
+
+FIXTURE(bad) {};
+FIXTURE_SETUP(bad) {}
+FIXTURE_TEARDOWN(bad) {}
+
+FIXTURE_VARIANT(bad) {
+	const char *json;
+	int err;
+	const char *msg;	/* the whole message, or its start with "*" */
+};
+
+#define BAD(name, j, e, m)						\
+	FIXTURE_VARIANT_ADD(bad, name) { .json = j, .err = e, .msg = m }
+
+#define ONE_W	"'tensors':[" T("w", 1024, "pool") "],"
+
+BAD(empty_input, "", -EBADMSG,
+    "malformed JSON: unexpected end of input after 0 bytes");
+BAD(truncated, "{" HDR "'tensors':[", -EBADMSG,
+    "malformed JSON: unexpected end of input after 50 bytes");
+BAD(syntax, "{" HDR "'tensors':[,]}", -EBADMSG,
+    "malformed JSON at line 1, column 51: *");
+BAD(trailing_data, "{" HDR "'tensors':[],'steps':[]} {}", -EBADMSG,
+    "malformed JSON at line 1, column 65: *");
+BAD(root_not_object, "[1,2]", -EBADMSG,
+    "schedule: expected an object, got array");
+BAD(missing_format, "{'version':1,'tensors':[],'steps':[]}", -EBADMSG,
+    "schedule: missing key \"format\"");
+BAD(wrong_format, "{'format':'onnx','version':1,'tensors':[],'steps':[]}", -EBADMSG,
+    "format: expected \"hyper-schedule\", got \"onnx\"");
+BAD(format_not_string, "{'format':7,'version':1,'tensors':[],'steps':[]}", -EBADMSG,
+    "format: expected \"hyper-schedule\", got an integer");
+BAD(missing_version, "{'format':'hyper-schedule','tensors':[],'steps':[]}", -EBADMSG,
+    "schedule: missing key \"version\"");
+BAD(version_2, "{'format':'hyper-schedule','version':2,'tensors':[],'steps':[],'new':1}",
+    -EPROTONOSUPPORT, "unsupported schedule version 2 (this libhyper reads 1)");
+BAD(version_0, "{'format':'hyper-schedule','version':0,'tensors':[],'steps':[]}",
+    -EPROTONOSUPPORT, "unsupported schedule version 0 (this libhyper reads 1)");
+BAD(version_string, "{'format':'hyper-schedule','version':'1','tensors':[],'steps':[]}",
+    -EBADMSG, "version: expected an integer, got string");
+BAD(unknown_top_key, "{" HDR "'tensor':[],'tensors':[],'steps':[]}", -EBADMSG,
+    "schedule: unknown key \"tensor\"");
+BAD(missing_tensors, "{" HDR "'steps':[]}", -EBADMSG,
+    "schedule: missing key \"tensors\"");
+BAD(missing_steps, "{" HDR "'tensors':[]}", -EBADMSG,
+    "schedule: missing key \"steps\"");
+BAD(tensors_not_array, "{" HDR "'tensors':{},'steps':[]}", -EBADMSG,
+    "tensors: expected an array, got object");
+BAD(name_not_string, "{" HDR "'name':3,'tensors':[],'steps':[]}", -EBADMSG,
+    "name: expected a string, got integer");
+BAD(budget_zero, "{" HDR "'device_budget_bytes':0,'tensors':[],'steps':[]}", -EBADMSG,
+    "device_budget_bytes: must be an integer in 1..2^63-1 (got 0)");
+BAD(predicted_unknown_key, "{" HDR "'tensors':[],'steps':[],'predicted':{'peak':1}}",
+    -EBADMSG, "predicted: unknown key \"peak\"");
+BAD(predicted_negative, "{" HDR "'tensors':[],'steps':[],'predicted':{'stall_ns':-1}}",
+    -EBADMSG, "predicted.stall_ns: must be an integer in 0..2^63-1 (got -1)");
+BAD(tensor_not_object, "{" HDR "'tensors':['w'],'steps':[]}", -EBADMSG,
+    "tensors[0]: expected an object, got string");
+BAD(tensor_missing_bytes, "{" HDR "'tensors':[{'id':'w','kind':'kv','home':'pool'}],'steps':[]}",
+    -EBADMSG, "tensors[0]: missing key \"bytes\"");
+BAD(tensor_missing_home, "{" HDR "'tensors':[{'id':'w','bytes':1,'kind':'kv'}],'steps':[]}",
+    -EBADMSG, "tensors[0]: missing key \"home\"");
+BAD(tensor_unknown_key, "{" HDR "'tensors':[{'id':'w','size':1,'bytes':1,'kind':'kv','home':'pool'}],'steps':[]}",
+    -EBADMSG, "tensors[0]: unknown key \"size\"");
+BAD(bytes_negative, "{" HDR "'tensors':[" T("w5", -4, "pool") "],'steps':[]}", -EBADMSG,
+    "tensor 0 (\"w5\"): bytes must be an integer in 1..2^48 (got -4)");
+BAD(bytes_zero, "{" HDR "'tensors':[" T("w", 0, "pool") "],'steps':[]}", -EBADMSG,
+    "tensor 0 (\"w\"): bytes must be an integer in 1..2^48 (got 0)");
+BAD(bytes_over_2_48, "{" HDR "'tensors':[" T("w", 281474976710657, "pool") "],'steps':[]}",
+    -EBADMSG, "tensor 0 (\"w\"): bytes must be an integer in 1..2^48 (got 281474976710657)");
+BAD(bytes_over_64_bits, "{" HDR "'tensors':[" T("w", 99999999999999999999999, "pool") "],'steps':[]}",
+    -EBADMSG, "tensor 0 (\"w\"): bytes must be an integer in 1..2^48 (got a value beyond 64 bits)");
+BAD(bytes_string, "{" HDR "'tensors':[" T("w", '1024', "pool") "],'steps':[]}", -EBADMSG,
+    "tensor 0 (\"w\"): bytes must be an integer in 1..2^48 (got a string)");
+BAD(bytes_fraction, "{" HDR "'tensors':[" T("w", 1.5, "pool") "],'steps':[]}", -EBADMSG,
+    "tensor 0 (\"w\"): bytes must be an integer in 1..2^48 (got a non-integer number)");
+BAD(id_empty, "{" HDR "'tensors':[" T("", 1, "pool") "],'steps':[]}", -EBADMSG,
+    "tensors[0].id: must be a string of 1..127 bytes without NUL");
+BAD(id_too_long, "{" HDR "'tensors':[" T("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+					 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+					 1, "pool") "],'steps':[]}",
+    -EBADMSG, "tensors[0].id: must be a string of 1..127 bytes without NUL");
+BAD(id_with_nul, "{" HDR "'tensors':[" T("a\\u0000b", 1, "pool") "],'steps':[]}", -EBADMSG,
+    "tensors[0].id: must be a string of 1..127 bytes without NUL");
+BAD(duplicate_id, "{" HDR "'tensors':[" T("w3", 1, "pool") "," T("x", 1, "pool") ","
+		  T("w3", 2, "none") "],'steps':[]}",
+    -EBADMSG, "tensor 2: duplicate id \"w3\" (first is tensor 0)");
+BAD(unknown_kind, "{" HDR "'tensors':[{'id':'w','bytes':1,'kind':'bias','home':'pool'}],'steps':[]}",
+    -EBADMSG, "tensors[0].kind: unknown kind \"bias\" (weight, activation, kv, gradient or optimizer)");
+BAD(unknown_home, "{" HDR "'tensors':[" T("w", 1, "disk") "],'steps':[]}", -EBADMSG,
+    "tensors[0].home: unknown home \"disk\" (pool, device or none)");
+BAD(steps_not_array, "{" HDR ONE_W "'steps':'none'}", -EBADMSG,
+    "steps: expected an array, got string");
+BAD(step_missing_op, "{" HDR ONE_W "'steps':[{'uses':[]}]}", -EBADMSG,
+    "steps[0]: missing key \"op\"");
+BAD(step_unknown_key, "{" HDR ONE_W "'steps':[{'op':'s0','use':['w']}]}", -EBADMSG,
+    "steps[0]: unknown key \"use\"");
+BAD(compute_negative, "{" HDR ONE_W "'steps':[{'op':'s0','compute_ns':-5}]}", -EBADMSG,
+    "steps[0].compute_ns: must be an integer in 0..2^63-1 (got -5)");
+BAD(uses_not_array, "{" HDR ONE_W "'steps':[{'op':'s0','uses':'w'}]}", -EBADMSG,
+    "steps[0].uses: expected an array, got string");
+BAD(uses_not_string, "{" HDR ONE_W "'steps':[{'op':'s0','uses':[3]}]}", -EBADMSG,
+    "steps[0].uses[0]: expected a tensor id (string), got integer");
+BAD(unknown_tensor_uses, "{" HDR ONE_W "'steps':[{'op':'L0.mlp','uses':['w9']}]}", -EBADMSG,
+    "step 0 (L0.mlp): unknown tensor \"w9\" (uses[0])");
+BAD(unknown_tensor_cop, "{" HDR ONE_W "'steps':[{'op':'s0','after':[{'op':'store','tensor':'w'},"
+			 "{'op':'store','tensor':'zz'}]}]}",
+    -EBADMSG, "step 0 (s0): unknown tensor \"zz\" (after[1].tensor)");
+BAD(unknown_cache_op, "{" HDR ONE_W "'steps':[{'op':'s0','before':[{'op':'prefetch','tensor':'w'},"
+		      "{'op':'evict','tensor':'w'}]}]}",
+    -EBADMSG, "steps[0].before[1].op: unknown cache op \"evict\" (prefetch, store or detach)");
+BAD(cache_op_not_object, "{" HDR ONE_W "'steps':[{'op':'s0','before':['w']}]}", -EBADMSG,
+    "steps[0].before[0]: expected a cache op object, got string");
+BAD(cache_op_missing_tensor, "{" HDR ONE_W "'steps':[{'op':'s0','before':[{'op':'prefetch'}]}]}",
+    -EBADMSG, "steps[0].before[0]: missing key \"tensor\"");
+BAD(cache_op_unknown_key, "{" HDR ONE_W "'steps':[{'op':'s0','before':[{'op':'prefetch','tensor':'w','when':1}]}]}",
+    -EBADMSG, "steps[0].before[0]: unknown key \"when\"");
+BAD(used_not_resident, "{" HDR ONE_W "'steps':[{'op':'L3.attn','uses':['w']}]}", -EBADMSG,
+    "step 0 (L3.attn): tensor \"w\" used while not resident");
+BAD(used_after_detach, "{" HDR ONE_W "'steps':[{'op':'a','before':[{'op':'prefetch','tensor':'w'}],"
+		       "'uses':['w'],'after':[{'op':'detach','tensor':'w'}]},{'op':'b','uses':['w']}]}",
+    -EBADMSG, "step 1 (b): tensor \"w\" used while not resident");
+BAD(prefetch_no_pool_copy, "{" HDR "'tensors':[" T("x2", 8, "none") "],"
+			   "'steps':[{'op':'L1.mlp','before':[{'op':'prefetch','tensor':'x2'}]}]}",
+    -EBADMSG, "step 0 (L1.mlp): prefetch of tensor \"x2\" which has no pool copy");
+BAD(prefetch_after_stale_detach, "{" HDR "'tensors':[" T("w", 8, "pool") "],"
+				 "'steps':[{'op':'a','before':[{'op':'prefetch','tensor':'w'}],'defines':['w'],"
+				 "'after':[{'op':'detach','tensor':'w'}]},"
+				 "{'op':'b','before':[{'op':'prefetch','tensor':'w'}]}]}",
+    -EBADMSG, "step 1 (b): prefetch of tensor \"w\" which has no pool copy");
+BAD(prefetch_resident, "{" HDR "'tensors':[" T("w1", 8, "pool") "],"
+		       "'steps':[{'op':'a','before':[{'op':'prefetch','tensor':'w1'}]},"
+		       "{'op':'L1.mlp','before':[{'op':'prefetch','tensor':'w1'}]}]}",
+    -EBADMSG, "step 1 (L1.mlp): prefetch of tensor \"w1\" which is already resident");
+BAD(store_after_detach, "{" HDR "'tensors':[" T("kv2", 8, "device") "],"
+			"'steps':[{'op':'a','after':[{'op':'detach','tensor':'kv2'}]},"
+			"{'op':'L2.out','after':[{'op':'store','tensor':'kv2'}]}]}",
+    -EBADMSG, "step 1 (L2.out): store of tensor \"kv2\" after its detach (not resident)");
+BAD(store_not_resident, "{" HDR ONE_W "'steps':[{'op':'a','after':[{'op':'store','tensor':'w'}]}]}",
+    -EBADMSG, "step 0 (a): store of tensor \"w\" which is not resident");
+BAD(detach_not_resident, "{" HDR ONE_W "'steps':[{'op':'a','before':[{'op':'detach','tensor':'w'}]}]}",
+    -EBADMSG, "step 0 (a): detach of tensor \"w\" which is not resident");
+BAD(budget_after_prefetch, "{" HDR "'device_budget_bytes':1536,'tensors':[" T("a", 1024, "pool") ","
+			   T("b", 1024, "pool") "],'steps':[{'op':'L2.attn','before':["
+			   "{'op':'prefetch','tensor':'a'},{'op':'prefetch','tensor':'b'}]}]}",
+    -EBADMSG, "step 0 (L2.attn): device residency 2.0 KiB (2048 bytes) exceeds budget 1.5 KiB (1536 bytes) (after prefetch of \"b\")");
+BAD(budget_after_defines, "{" HDR "'device_budget_bytes':3221225472,'tensors':["
+			  T("a", 3221225472, "device") "," T("b", 107374182, "none") "],"
+			  "'steps':[{'op':'s0','defines':['b']}]}",
+    -EBADMSG, "step 0 (s0): device residency 3.1 GiB (3328599654 bytes) exceeds budget 3.0 GiB (3221225472 bytes) (after the operator's defines)");
+BAD(budget_at_start, "{" HDR "'device_budget_bytes':100,'tensors':[" T("a", 101, "device") "],'steps':[]}",
+    -EBADMSG, "schedule start: device residency 101 B (101 bytes) exceeds budget 100 B (100 bytes) (tensors whose home is \"device\")");
+
+TEST_F(bad, rejected)
+{
+	struct hyper_schedule *s = (void *)1;
+	char err[512];
+	size_t n = strlen(variant->msg);
+	int ret;
+
+	memset(err, 'X', sizeof(err));
+	ret = parse_sq(variant->json, &s, err, sizeof(err));
+	EXPECT_EQ(variant->err, ret) TH_LOG("%s", err);
+	EXPECT_EQ(NULL, s);
+	if (n && variant->msg[n - 1] == '*') {
+		EXPECT_EQ(0, strncmp(variant->msg, err, n - 1)) TH_LOG("got: %s", err);
+	} else {
+		EXPECT_STREQ(variant->msg, err);
+	}
+}
+
+HYPER_TEST_MAIN

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef HYPER_RUN_H
+#define HYPER_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <hyper/hyper.h>
+
+enum compute_mode { COMPUTE_SPIN, COMPUTE_TOUCH, COMPUTE_NONE };
+
+struct run_opts {
+	const char *schedule;
+	const char *output;
+	struct hyper_open_opts open;
+	uint64_t device_bytes;
+	enum compute_mode compute;
+	double compute_scale;
+	unsigned int iterations;
+	size_t verify_stride;		/* 1: every word; larger: sampled */
+	const char *corrupt;		/* tensor whose pool copy gets a flipped byte */
+	bool quiet;
+};
+
+/* The runner's model of what each copy of each tensor must hold. */
+struct tensor_model {
+	uint32_t dev_gen;
+	uint32_t pool_gen;
+	uint32_t next_gen;
+};
+
+struct run_result {
+	bool ok;
+	char error[768];
+	uint64_t wall_ns;
+	uint64_t compute_ns;		/* synthetic compute asked for */
+	uint64_t overrun_ns;		/* checks that took longer than that */
+	uint64_t checks, bytes_checked;
+	uint64_t steps;
+	uint64_t device_bytes;
+	struct hyper_stats st;
+};
+
+uint64_t now_ns(void);
+void compute(enum compute_mode mode, uint64_t deadline, void *const *bufs,
+	     const uint64_t *lens, unsigned int n);
+int write_report(const struct run_opts *o, const struct hyper_schedule *s,
+		 const char *backend, const struct run_result *r);
+
+#endif /* HYPER_RUN_H */

@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: GPL-2.0
+# hyper-run: the schedule runner.  The release binary links libhyper.so.1
+# (found next to it, in ../lib, also once installed); a sanitized one for
+# the tests links the sanitized archive.
+
+HRUN_SRCS	:= $(sort $(wildcard tools/hyper-run/*.c))
+HRUN_OBJS	:= $(HRUN_SRCS:%.c=$(O)/obj/%.o)
+HRUN_SAN_OBJS	:= $(HRUN_SRCS:%.c=$(O)/san/%.o)
+
+$(O)/bin/hyper-run: $(HRUN_OBJS) $(O)/lib/libhyper.so
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(HRUN_OBJS) -L$(O)/lib -lhyper -ljson-c \
+		-Wl,-rpath,'$$ORIGIN/../lib'
+
+$(O)/san/bin/hyper-run: $(HRUN_SAN_OBJS) $(LIBHYPER_SAN_A)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $(HRUN_SAN_OBJS) $(LIBHYPER_SAN_A) $(LIBHYPER_LIBS)
+
+USERSPACE	+= $(O)/bin/hyper-run
+
+.PHONY: install-hyper-run
+install-hyper-run: $(O)/bin/hyper-run
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(O)/bin/hyper-run $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 tools/hyper-run/hyper-run.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
+INSTALL_TARGETS	+= install-hyper-run

@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hyper-run: execute a transfer schedule through libhyper with synthetic
+ * compute, check the contents of every tensor at every use, and report
+ * stall time, bytes moved and peak residency as JSON.
+ *
+ * Every definition of a tensor writes a new generation of a deterministic
+ * pattern; the runner follows the schedule's cache ops to know which
+ * generation each copy must hold, so a transfer that is late, missing or
+ * from the wrong place fails the run with the step, tensor and byte.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "hyper-run.h"
+#include "pattern.h"
+
+#define EXIT_RUN	1	/* the run failed: data or runtime error */
+#define EXIT_USAGE	2	/* bad arguments or schedule */
+
+struct runner {
+	const struct run_opts *o;
+	struct hyper_schedule *s;
+	struct hyper_schedule_info info;
+	struct hyper_ctx *ctx;
+	struct tensor_model *m;
+	void *dev;
+	void **bufs;		/* an operator's inputs, for "touch" */
+	uint64_t *lens;
+	struct run_result r;
+};
+
+static uint64_t seed_of(uint32_t t, uint32_t gen)
+{
+	return (uint64_t)(t + 1) << 32 | gen;
+}
+
+static const char *tensor_id(const struct runner *rn, uint32_t t)
+{
+	struct hyper_tensor_info ti;
+
+	return hyper_schedule_tensor(rn->s, t, &ti) ? "?" : ti.id;
+}
+
+static uint64_t tensor_bytes(const struct runner *rn, uint32_t t)
+{
+	struct hyper_tensor_info ti;
+
+	return hyper_schedule_tensor(rn->s, t, &ti) ? 0 : ti.bytes;
+}
+
+static int fail(struct runner *rn, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int fail(struct runner *rn, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rn->r.error, sizeof(rn->r.error), fmt, ap);
+	va_end(ap);
+	rn->r.ok = false;
+	return -1;
+}
+
+static int lib_fail(struct runner *rn, const char *what, int err)
+{
+	return fail(rn, "%s: %s: %s", what, hyper_strerror(err),
+		    hyper_last_error(rn->ctx));
+}
+
+/* Follow cache ops: a prefetch brings the pool's generation, a store takes the device's. */
+static void model_ops(struct runner *rn, const struct hyper_cop *ops, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct tensor_model *m = &rn->m[ops[i].tensor];
+
+		if (ops[i].op == HYPER_OP_PREFETCH)
+			m->dev_gen = m->pool_gen;
+		else if (ops[i].op == HYPER_OP_STORE)
+			m->pool_gen = m->dev_gen;
+	}
+}
+
+/* Home contents: pool copies keep what stores left there across iterations. */
+static int fill_homes(struct runner *rn, bool first)
+{
+	struct hyper_tensor_info ti;
+
+	for (uint32_t t = 0; t < rn->info.nr_tensors; t++) {
+		struct tensor_model *m = &rn->m[t];
+
+		hyper_schedule_tensor(rn->s, t, &ti);
+		if (first) {
+			m->next_gen = 1;
+			m->pool_gen = m->dev_gen = 0;
+		}
+		if (ti.home == HYPER_HOME_POOL && first) {
+			fill_pat_stride(hyper_tensor_pool_ptr(rn->ctx, t), ti.bytes,
+					seed_of(t, 0), rn->o->verify_stride);
+		} else if (ti.home == HYPER_HOME_DEVICE) {
+			m->dev_gen = m->next_gen++;
+			fill_pat_stride(hyper_tensor_ptr(rn->ctx, t), ti.bytes,
+					seed_of(t, m->dev_gen), rn->o->verify_stride);
+		}
+	}
+	if (first && rn->o->corrupt) {
+		int t = hyper_schedule_find(rn->s, rn->o->corrupt);
+		unsigned char *p;
+
+		if (t < 0 || !(p = hyper_tensor_pool_ptr(rn->ctx, t)))
+			return fail(rn, "--inject corrupt:%s: no pool copy of that tensor",
+				    rn->o->corrupt);
+		p[tensor_bytes(rn, t) / 2 & ~7ULL] ^= 0x40;
+	}
+	return 0;
+}
+
+static int run_step(struct runner *rn)
+{
+	struct hyper_step_info si;
+	uint64_t t0, deadline, now;
+	int step, ret;
+
+	step = hyper_step_begin(rn->ctx);
+	if (step < 0)
+		return step == -ENODATA ? 1 : lib_fail(rn, "hyper_step_begin", step);
+	t0 = now_ns();
+	hyper_schedule_step(rn->s, step, &si);
+	model_ops(rn, si.before, si.nr_before);
+
+	for (uint32_t j = 0; j < si.nr_uses; j++) {
+		uint32_t t = si.uses[j];
+		uint64_t bytes = tensor_bytes(rn, t);
+		void *p = hyper_tensor_ptr(rn->ctx, t);
+		long bad;
+
+		if (!p)
+			return fail(rn, "step %d (%s): tensor \"%s\" is not resident",
+				    step, si.op, tensor_id(rn, t));
+		bad = check_pat_stride(p, bytes, seed_of(t, rn->m[t].dev_gen),
+				       rn->o->verify_stride);
+		if (bad >= 0)
+			return fail(rn, "step %d (%s): tensor \"%s\" byte %ld is not generation %u: late or wrong transfer",
+				    step, si.op, tensor_id(rn, t), bad, rn->m[t].dev_gen);
+		rn->r.checks++;
+		rn->r.bytes_checked += bytes;
+		rn->bufs[j] = p;
+		rn->lens[j] = bytes;
+	}
+	for (uint32_t j = 0; j < si.nr_defines; j++) {
+		uint32_t t = si.defines[j];
+		struct tensor_model *m = &rn->m[t];
+
+		m->dev_gen = m->next_gen++;
+		fill_pat_stride(hyper_tensor_ptr(rn->ctx, t), tensor_bytes(rn, t),
+				seed_of(t, m->dev_gen), rn->o->verify_stride);
+	}
+
+	deadline = t0 + (uint64_t)(si.compute_ns * rn->o->compute_scale);
+	rn->r.compute_ns += deadline - t0;
+	now = now_ns();
+	if (now > deadline && rn->o->compute != COMPUTE_NONE)
+		rn->r.overrun_ns += now - deadline;
+	else
+		compute(rn->o->compute, deadline, rn->bufs, rn->lens, si.nr_uses);
+
+	ret = hyper_step_end(rn->ctx);
+	if (ret)
+		return lib_fail(rn, "hyper_step_end", ret);
+	model_ops(rn, si.after, si.nr_after);
+	rn->r.steps++;
+	return 0;
+}
+
+static int setup(struct runner *rn)
+{
+	const struct run_opts *o = rn->o;
+	uint32_t max_uses = 1;
+	struct iovec iov;
+	int ret;
+
+	ret = hyper_open(&rn->ctx, &o->open);
+	if (ret)
+		return fail(rn, "hyper_open: %s", hyper_strerror(ret));
+	rn->r.device_bytes = o->device_bytes;
+	if (!rn->r.device_bytes)
+		/* Room for alignment and for space held by in-flight stores. */
+		rn->r.device_bytes = rn->info.peak_device_bytes +
+				     rn->info.peak_device_bytes / 8 +
+				     64ULL * rn->info.nr_tensors + 4096;
+	rn->r.device_bytes = (rn->r.device_bytes + 4095) & ~4095ULL;
+	rn->dev = mmap(NULL, rn->r.device_bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (rn->dev == MAP_FAILED) {
+		rn->dev = NULL;
+		return fail(rn, "device memory of %llu bytes: %s",
+			    (unsigned long long)rn->r.device_bytes, strerror(errno));
+	}
+	/*
+	 * Touch every page from user space before timing anything: on
+	 * shadow-paging hypervisors the first user access of a page costs
+	 * an exit, which MAP_POPULATE alone does not pay.
+	 */
+	memset(rn->dev, 0, rn->r.device_bytes);
+	iov.iov_base = rn->dev;
+	iov.iov_len = rn->r.device_bytes;
+	if ((ret = hyper_register_buffers(rn->ctx, &iov, 1)))
+		return lib_fail(rn, "hyper_register_buffers", ret);
+	if ((ret = hyper_set_arena(rn->ctx, rn->dev, rn->r.device_bytes)))
+		return lib_fail(rn, "hyper_set_arena", ret);
+	if ((ret = hyper_attach(rn->ctx, rn->s)))
+		return lib_fail(rn, "hyper_attach", ret);
+	if ((ret = hyper_prepare(rn->ctx)))
+		return lib_fail(rn, "hyper_prepare", ret);
+
+	for (uint32_t i = 0; i < rn->info.nr_steps; i++) {
+		struct hyper_step_info si;
+
+		hyper_schedule_step(rn->s, i, &si);
+		if (si.nr_uses > max_uses)
+			max_uses = si.nr_uses;
+	}
+	rn->m = calloc(rn->info.nr_tensors ?: 1, sizeof(*rn->m));
+	rn->bufs = calloc(max_uses, sizeof(*rn->bufs));
+	rn->lens = calloc(max_uses, sizeof(*rn->lens));
+	if (!rn->m || !rn->bufs || !rn->lens)
+		return fail(rn, "out of memory");
+	return fill_homes(rn, true);
+}
+
+static int run(struct runner *rn)
+{
+	uint64_t t0;
+	int ret = 0;
+
+	t0 = now_ns();
+	for (unsigned int it = 0; it < rn->o->iterations && !ret; it++) {
+		if (it) {
+			ret = hyper_rewind(rn->ctx);
+			if (ret)
+				return lib_fail(rn, "hyper_rewind", ret);
+			if (fill_homes(rn, false))
+				return -1;
+		}
+		while (!(ret = run_step(rn)))
+			;
+		if (ret < 0)
+			return ret;
+		ret = hyper_drain(rn->ctx);
+		if (ret)
+			return lib_fail(rn, "hyper_drain", ret);
+	}
+	rn->r.wall_ns = now_ns() - t0;
+	return 0;
+}
+
+static uint64_t parse_size(const char *s, bool *ok)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 0);
+
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	*ok = *s && !*end;
+	return v;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: hyper-run [options] SCHEDULE.json\n"
+"  -b, --backend kmod|shmem|default  libhyper backend (default: kmod if /dev/hyper0 exists)\n"
+"      --device PATH                 kmod device (default /dev/hyper0)\n"
+"      --numa-node N                 shmem: bind the pool to NUMA node N\n"
+"      --pool-bytes SIZE             shmem: pool capacity (default 64G, sparse)\n"
+"  -d, --device-bytes SIZE           device arena (default: validated peak + 1/8)\n"
+"  -c, --compute spin|touch|none     synthetic compute (default spin)\n"
+"  -s, --compute-scale F             multiply every compute_ns by F (default 1)\n"
+"  -n, --iterations N                run the schedule N times (default 1)\n"
+"      --verify full|sample          check every word, or one per 4 KiB (default full)\n"
+"      --chunk-bytes SIZE            largest transfer request\n"
+"      --queue-depth N               io_uring entries\n"
+"      --inject corrupt:TENSOR       flip a byte of TENSOR's pool copy (tests the checks)\n"
+"      --inject nowait               do not wait for prefetches (tests the checks)\n"
+"  -o, --output FILE                 JSON report (default stdout)\n"
+"  -q, --quiet                       no summary on stderr\n"
+"exit status: 0 ok, 1 the run failed (data or runtime error), 2 usage or schedule error\n");
+}
+
+static int parse_args(int argc, char **argv, struct run_opts *o)
+{
+	static const struct option lo[] = {
+		{ "backend", required_argument, NULL, 'b' },
+		{ "device", required_argument, NULL, 'D' },
+		{ "numa-node", required_argument, NULL, 'N' },
+		{ "pool-bytes", required_argument, NULL, 'P' },
+		{ "device-bytes", required_argument, NULL, 'd' },
+		{ "compute", required_argument, NULL, 'c' },
+		{ "compute-scale", required_argument, NULL, 's' },
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "verify", required_argument, NULL, 'V' },
+		{ "chunk-bytes", required_argument, NULL, 'C' },
+		{ "queue-depth", required_argument, NULL, 'Q' },
+		{ "inject", required_argument, NULL, 'I' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool ok = true;
+	char *end;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->compute_scale = 1.0;
+	o->iterations = 1;
+	o->verify_stride = 1;
+	while ((c = getopt_long(argc, argv, "b:d:c:s:n:o:qh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			if (!strcmp(optarg, "kmod"))
+				o->open.backend = HYPER_BACKEND_KMOD;
+			else if (!strcmp(optarg, "shmem"))
+				o->open.backend = HYPER_BACKEND_SHMEM;
+			else if (!strcmp(optarg, "default"))
+				o->open.backend = HYPER_BACKEND_DEFAULT;
+			else
+				ok = false;
+			break;
+		case 'D':
+			o->open.device = optarg;
+			break;
+		case 'N':
+			o->open.flags |= HYPER_OPEN_NUMA;
+			o->open.numa_node = (int)strtol(optarg, &end, 0);
+			ok = ok && !*end;
+			break;
+		case 'P':
+			o->open.pool_bytes = parse_size(optarg, &ok);
+			break;
+		case 'd':
+			o->device_bytes = parse_size(optarg, &ok);
+			break;
+		case 'c':
+			if (!strcmp(optarg, "spin"))
+				o->compute = COMPUTE_SPIN;
+			else if (!strcmp(optarg, "touch"))
+				o->compute = COMPUTE_TOUCH;
+			else if (!strcmp(optarg, "none"))
+				o->compute = COMPUTE_NONE;
+			else
+				ok = false;
+			break;
+		case 's':
+			o->compute_scale = strtod(optarg, &end);
+			ok = ok && !*end && o->compute_scale >= 0;
+			break;
+		case 'n':
+			o->iterations = (unsigned int)strtoul(optarg, &end, 0);
+			ok = ok && !*end && o->iterations > 0;
+			break;
+		case 'V':
+			if (!strcmp(optarg, "full"))
+				o->verify_stride = 1;
+			else if (!strcmp(optarg, "sample"))
+				o->verify_stride = 512;
+			else
+				ok = false;
+			break;
+		case 'C':
+			o->open.chunk_bytes = parse_size(optarg, &ok);
+			break;
+		case 'Q':
+			o->open.queue_depth = (unsigned int)strtoul(optarg, &end, 0);
+			ok = ok && !*end;
+			break;
+		case 'I':
+			if (!strcmp(optarg, "nowait"))
+				o->open.flags |= HYPER_OPEN_TEST_NO_WAIT;
+			else if (!strncmp(optarg, "corrupt:", 8) && optarg[8])
+				o->corrupt = optarg + 8;
+			else
+				ok = false;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			ok = false;
+		}
+		if (!ok)
+			break;
+	}
+	if (!ok || optind != argc - 1) {
+		usage(stderr);
+		return -1;
+	}
+	o->schedule = argv[optind];
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const names[] = { "default", "kmod", "shmem" };
+	struct runner rn = { 0 };
+	struct run_opts o;
+	char err[512];
+	int ret, status;
+
+	if (parse_args(argc, argv, &o))
+		return EXIT_USAGE;
+	rn.o = &o;
+	rn.r.ok = true;
+	ret = hyper_schedule_load(o.schedule, &rn.s, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "hyper-run: %s: %s\n", o.schedule, err);
+		return EXIT_USAGE;
+	}
+	hyper_schedule_info(rn.s, &rn.info);
+
+	status = setup(&rn) || run(&rn) ? EXIT_RUN : 0;
+	if (rn.ctx)
+		hyper_get_stats(rn.ctx, &rn.r.st);
+	if (write_report(&o, rn.s, rn.ctx ? names[hyper_backend(rn.ctx)] : "none", &rn.r))
+		status = EXIT_RUN;
+	if (status)
+		fprintf(stderr, "hyper-run: %s\n", rn.r.error);
+	else if (!o.quiet)
+		fprintf(stderr, "hyper-run: %llu steps, stall %.3f ms, %.1f MiB in, %.1f MiB out, peak resident %.1f MiB, wall %.3f ms\n",
+			(unsigned long long)rn.r.steps, rn.r.st.stall_ns / 1e6,
+			rn.r.st.bytes_prefetched / 1048576.0,
+			rn.r.st.bytes_stored / 1048576.0,
+			rn.r.st.peak_resident_bytes / 1048576.0, rn.r.wall_ns / 1e6);
+
+	hyper_close(rn.ctx);
+	hyper_schedule_free(rn.s);
+	if (rn.dev)
+		munmap(rn.dev, rn.r.device_bytes);
+	free(rn.m);
+	free(rn.bufs);
+	free(rn.lens);
+	return status;
+}

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+/* hyper-run's JSON report, written with json-c. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "hyper-run.h"
+
+static void add_u64(struct json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+int write_report(const struct run_opts *o, const struct hyper_schedule *s,
+		 const char *backend, const struct run_result *r)
+{
+	struct json_object *root = json_object_new_object(), *x;
+	struct hyper_schedule_info info;
+	const char *txt;
+	FILE *f = stdout;
+	int ret = 0;
+
+	if (!root)
+		return -ENOMEM;
+	json_object_object_add(root, "tool", json_object_new_string("hyper-run"));
+	json_object_object_add(root, "schedule", json_object_new_string(o->schedule));
+	json_object_object_add(root, "backend", json_object_new_string(backend));
+	json_object_object_add(root, "ok", json_object_new_boolean(r->ok));
+	if (!r->ok)
+		json_object_object_add(root, "error", json_object_new_string(r->error));
+	if (s && !hyper_schedule_info(s, &info)) {
+		json_object_object_add(root, "name", json_object_new_string(info.name));
+		add_u64(root, "validated_peak_bytes", info.peak_device_bytes);
+		if (info.flags & HYPER_SCHED_BUDGET)
+			add_u64(root, "budget_bytes", info.budget_bytes);
+		x = json_object_new_object();
+		if (info.flags & HYPER_SCHED_PRED_PEAK)
+			add_u64(x, "peak_device_bytes", info.pred_peak_device_bytes);
+		if (info.flags & HYPER_SCHED_PRED_STALL)
+			add_u64(x, "stall_ns", info.pred_stall_ns);
+		if (info.flags & HYPER_SCHED_PRED_MAKESPAN)
+			add_u64(x, "makespan_ns", info.pred_makespan_ns);
+		json_object_object_add(root, "predicted", x);
+	}
+	add_u64(root, "iterations", o->iterations);
+	add_u64(root, "steps", r->steps);
+	add_u64(root, "wall_ns", r->wall_ns);
+	add_u64(root, "compute_ns", r->compute_ns);
+	add_u64(root, "compute_overrun_ns", r->overrun_ns);
+	add_u64(root, "stall_ns", r->st.stall_ns);
+	add_u64(root, "stalls", r->st.nr_stalls);
+	add_u64(root, "bytes_prefetched", r->st.bytes_prefetched);
+	add_u64(root, "bytes_stored", r->st.bytes_stored);
+	add_u64(root, "prefetches", r->st.nr_prefetch);
+	add_u64(root, "stores", r->st.nr_store);
+	add_u64(root, "detaches", r->st.nr_detach);
+	add_u64(root, "requests", r->st.nr_requests);
+	add_u64(root, "peak_resident_bytes", r->st.peak_resident_bytes);
+	add_u64(root, "peak_arena_bytes", r->st.peak_arena_bytes);
+	add_u64(root, "device_bytes", r->device_bytes);
+	x = json_object_new_object();
+	add_u64(x, "uses_checked", r->checks);
+	add_u64(x, "bytes_checked", r->bytes_checked);
+	add_u64(x, "stride_words", o->verify_stride);
+	json_object_object_add(root, "checks", x);
+
+	txt = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+					     JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (o->output && strcmp(o->output, "-")) {
+		f = fopen(o->output, "w");
+		if (!f) {
+			ret = -errno;
+			fprintf(stderr, "hyper-run: %s: %s\n", o->output, strerror(errno));
+		}
+	}
+	if (f) {
+		fprintf(f, "%s\n", txt);
+		if (f != stdout && fclose(f))
+			ret = -EIO;
+	}
+	json_object_put(root);
+	return ret;
+}
