@@ -30,6 +30,7 @@ $(O)/tests/libhyper_%: $(LHT_DIR)/%.c $(LHT_HDRS) $(LIBHYPER_A) $(KSFT_STAMP)
 
 NATIVE_TESTS	+= $(addprefix $(LHT_SAN_BIN)/,$(LHT_NATIVE))
 VM_TESTS	+= $(addprefix $(O)/tests/libhyper_,$(LHT_VM))
+VM_SUITES	+= libhyper
 
 # libFuzzer needs clang; only the json-c half of libhyper is linked.
 FUZZ_TIME	?= 60
