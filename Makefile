@@ -45,6 +45,7 @@ ALL_CFLAGS	= $(BASE_CFLAGS) $(CFLAGS)
 # Native tests build every object a second time with the sanitizers.
 SAN_CFLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
+VM_INITRD	:= $(O)/vm/initramfs.cpio.gz
 KSFT_DIR	:= $(O)/kselftest
 KSFT_STAMP	:= $(KSFT_DIR)/kselftest_harness.h
 # The harness's macros compare mixed signedness and define unprototyped
@@ -95,7 +96,6 @@ include $(sort $(wildcard libhyper/*.mk tools/*/*.mk selftests/*/*.mk))
 
 userspace: $(USERSPACE)
 
-VM_INITRD := $(O)/vm/initramfs.cpio.gz
 $(VM_INITRD): selftests/vm/mkinitramfs.sh selftests/vm/init \
 		$(wildcard selftests/vm/suites/*.suite) $(VM_TESTS) $(VM_BINS) module
 	@mkdir -p $(@D)

@@ -38,7 +38,10 @@ block() {
 		"$1" "$2" "$1" "$1" "$3" >> "$log"
 }
 
-if grep -q '^HYPER-VM-END' "$log"; then
+if grep -q '^HYPER-VM-ERROR' "$log"; then
+	grep '^HYPER-VM-ERROR' "$log" | sed 's/^/# /' >> "$log"
+	block "vm:$suite:completed" "not ok" 1
+elif grep -q '^HYPER-VM-END' "$log"; then
 	block "vm:$suite:completed" ok 0
 else
 	echo "# VM for suite $suite did not finish (qemu rc $qrc after ${secs}s; timeout ${TIMEOUT}s)" >> "$log"
