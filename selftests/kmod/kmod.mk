@@ -21,5 +21,21 @@ $(O)/tests/kmod_params_nowindow: selftests/kmod/params.c $(KMOD_TEST_DEPS)
 	$(CC) $(TEST_CFLAGS) -DWITH_WINDOW=0 $< -o $@ $(KMOD_TEST_LIBS)
 
 VM_TESTS	+= $(patsubst %,$(O)/tests/kmod_%,$(KMOD_TESTS)) \
-		   $(O)/tests/kmod_params_window $(O)/tests/kmod_params_nowindow
+		   $(O)/tests/kmod_params_window $(O)/tests/kmod_params_nowindow \
+		   $(O)/tests/kmod_bench_xfer
 VM_SUITES	+= kmod-pmem kmod-softres kmod-emulated
+
+# The benchmark runs in a VM of its own; the JSON lands in $(O)/bench/.
+.PHONY: bench-kmod
+bench-kmod: $(VM_INITRD)
+	@mkdir -p $(O)/bench
+	selftests/vm/run-vm.sh $(VMLINUZ) $(VM_INITRD) \
+		selftests/vm/suites/bench-kmod.suite $(O)/bench/kmod-xfer.log
+	@sed -n '/^BENCH-JSON-BEGIN/,/^BENCH-JSON-END/p' $(O)/bench/kmod-xfer.log | \
+		sed '1d;$$d' > $(O)/bench/kmod-xfer.json
+	@grep -q . $(O)/bench/kmod-xfer.json || \
+		{ echo "bench-kmod: no results, see $(O)/bench/kmod-xfer.log"; exit 1; }
+	@sed -n '/^ *bytes  *prefetch/,/^64 x 4 KiB/p' $(O)/bench/kmod-xfer.log
+	@echo "JSON: $(O)/bench/kmod-xfer.json"
+
+BENCH		+= bench-kmod

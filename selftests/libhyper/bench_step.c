@@ -14,7 +14,7 @@
 
 #include <hyper/hyper.h>
 
-#include "bench.h"
+#include "hyper_bench.h"
 
 static int nop(struct hyper_ctx *ctx, unsigned int step, void *arg)
 {

@@ -20,7 +20,7 @@
 #include <liburing.h>
 #include <hyper/hyper.h>
 
-#include "bench.h"
+#include "hyper_bench.h"
 
 #define NT	16
 #define TBYTES	(16ULL << 20)

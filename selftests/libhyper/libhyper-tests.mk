@@ -54,9 +54,9 @@ fuzz-schedule: $(LHT_FUZZ)
 # Benchmarks: release build, JSON under $(O)/bench/.
 LHT_BENCH	:= bench_step bench_xfer
 
-$(O)/bench-bin/libhyper/%: $(LHT_DIR)/%.c $(LHT_DIR)/bench.h $(LIBHYPER_A)
+$(O)/bench-bin/libhyper/%: $(LHT_DIR)/%.c selftests/lib/hyper_bench.h $(LIBHYPER_A)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBHYPER_A) $(LIBHYPER_LIBS)
+	$(CC) $(ALL_CFLAGS) -Iselftests/lib -o $@ $< $(LIBHYPER_A) $(LIBHYPER_LIBS)
 
 .PHONY: bench-libhyper
 bench-libhyper: $(addprefix $(O)/bench-bin/libhyper/,$(LHT_BENCH))

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Small helpers of the libhyper benchmarks. */
-#ifndef SELFTESTS_LIBHYPER_BENCH_H
-#define SELFTESTS_LIBHYPER_BENCH_H
+/* Small helpers shared by the benchmarks. */
+#ifndef HYPER_BENCH_H
+#define HYPER_BENCH_H
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,7 +15,7 @@ static inline uint64_t bench_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b)
+static inline int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
@@ -28,4 +28,4 @@ static inline double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-#endif /* SELFTESTS_LIBHYPER_BENCH_H */
+#endif /* HYPER_BENCH_H */
