@@ -13,7 +13,7 @@
 /* 6.6 passes the whole SQE to drivers instead of its cmd area. */
 static inline const void *hyper_cmd_payload(const struct io_uring_cmd *cmd)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+#if KERNEL_VERSION(6, 6, 0) <= LINUX_VERSION_CODE
 	return io_uring_sqe_cmd(cmd->sqe);
 #else
 	return cmd->cmd;
