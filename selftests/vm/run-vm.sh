@@ -5,7 +5,8 @@
 # The VM is Debian's own kernel under QEMU TCG (KVM does not work on these
 # machines) with two NUMA nodes: node 0 has the CPUs, node 1 is CPU-less
 # and is where a suite's "#@APPEND=memmap=..." line reserves the pool
-# window.  Besides the tests' own TAP, two checks are appended to LOG as
+# window.  "#@NODE0=" and "#@NODE1=" size the nodes (2G and 1G by
+# default); guest RAM beyond 3 GiB lands above the 4 GiB PCI hole.  Besides the tests' own TAP, two checks are appended to LOG as
 # test blocks of their own: that the VM reached the end of the suite
 # (no panic, no timeout) and that dmesg holds no BUG/WARNING/Oops line.
 #
@@ -16,15 +17,24 @@ suite=$(basename "$suitefile" .suite)
 
 APPEND=
 TIMEOUT=900
+NODE0=2G
+NODE1=1G
 # Suite headers are "#@NAME=value" lines: VM settings the host needs.
-eval "$(sed -n 's/^#@\([A-Z_]*\)=\(.*\)$/\1=\2/p' "$suitefile")"
+eval "$(sed -n 's/^#@\([A-Z0-9_]*\)=\(.*\)$/\1=\2/p' "$suitefile")"
+
+to_mib() {
+	case $1 in
+	*G) echo $((${1%G} * 1024)) ;;
+	*M) echo "${1%M}" ;;
+	esac
+}
 
 start=$(date +%s)
 timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
-	-accel tcg -cpu max -smp 2 -m 3G \
-	-object memory-backend-ram,id=m0,size=2G \
+	-accel tcg -cpu max -smp 2 -m "$(($(to_mib "$NODE0") + $(to_mib "$NODE1")))M" \
+	-object memory-backend-ram,id=m0,size="$NODE0" \
 	-numa node,nodeid=0,cpus=0-1,memdev=m0 \
-	-object memory-backend-ram,id=m1,size=1G \
+	-object memory-backend-ram,id=m1,size="$NODE1" \
 	-numa node,nodeid=1,memdev=m1 \
 	-nographic -no-reboot -net none \
 	-kernel "$kernel" -initrd "$initrd" \
