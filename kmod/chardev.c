@@ -66,7 +66,13 @@ static long hyper_ioc_alloc(struct hyper_file *hf, void __user *argp)
 	if (a.size > hf->hdev->pool.size)
 		return -ENOMEM;
 
-	r = hyper_region_create(hf->hdev, a.size, a.flags);
+	/* The mode cannot change while a region is being made. */
+	down_read(&hf->hdev->mode_sem);
+	if (hf->hdev->mode != HYPER_MODE_DEVICE)
+		r = ERR_PTR(-EBUSY);
+	else
+		r = hyper_region_create(hf->hdev, a.size, a.flags);
+	up_read(&hf->hdev->mode_sem);
 	if (IS_ERR(r))
 		return PTR_ERR(r);
 	ret = xa_alloc(&hf->regions, &handle, r,

@@ -13,6 +13,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
+#include <linux/rwsem.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -39,6 +40,12 @@ struct io_uring_cmd;
 struct page;
 struct resource;
 struct workqueue_struct;
+
+/* How a firmware window is used; an emulated pool is always a device. */
+enum hyper_mode {
+	HYPER_MODE_DEVICE,
+	HYPER_MODE_SYSTEM_RAM,
+};
 
 /* Latency histogram buckets: bucket b counts requests of < 2^b ns. */
 #define HYPER_LAT_BUCKETS	40
@@ -132,6 +139,11 @@ struct hyper_pool {
  * @dev:	the class device; its drvdata is this structure
  * @cdev:	the character device
  * @debugfs:	its directory under /sys/kernel/debug/hyper/
+ * @mode_sem:	held for writing while @mode changes, for reading while
+ *		regions are made (which only device mode allows)
+ * @mode:	device or system-ram
+ * @ram_res:	in system-ram mode, our claim on the window
+ * @mgid:	in system-ram mode, the memory group of the window
  * @pool:	the memory
  * @engine:	the transfer engine
  */
@@ -141,6 +153,10 @@ struct hyper_dev {
 	struct device *dev;
 	struct cdev cdev;
 	struct dentry *debugfs;
+	struct rw_semaphore mode_sem;
+	enum hyper_mode mode;
+	struct resource *ram_res;
+	int mgid;
 	struct hyper_pool pool;
 	struct hyper_engine engine;
 };
@@ -185,6 +201,8 @@ struct hyper_file {
 int hyper_pool_init_window(struct hyper_pool *pool, phys_addr_t start,
 			   u64 size, const char *origin);
 int hyper_pool_init_emulated(struct hyper_pool *pool, u64 size, int nid);
+int hyper_pool_claim_window(struct hyper_pool *pool);
+void hyper_pool_release_window(struct hyper_pool *pool);
 void hyper_pool_destroy(struct hyper_pool *pool);
 int hyper_pool_find_windows(int (*found)(phys_addr_t start, u64 size,
 					 const char *origin));
@@ -218,6 +236,12 @@ void hyper_xfer_refused(struct hyper_engine *eng, int ret, u64 start_ns);
 
 /* uring.c */
 int hyper_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
+
+/* numa.c */
+int hyper_numa_init(void);
+void hyper_numa_exit(void);
+int hyper_mode_set(struct hyper_dev *hdev, enum hyper_mode mode);
+int hyper_numa_adistance(void);
 
 /* debugfs.c */
 void hyper_debugfs_init(void);

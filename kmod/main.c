@@ -66,6 +66,8 @@ static int hyper_dev_create(phys_addr_t start, u64 size, const char *origin)
 		goto out_free;
 	}
 	hdev->id = ret;
+	init_rwsem(&hdev->mode_sem);
+	hdev->mode = HYPER_MODE_DEVICE;
 
 	if (emulate_size)
 		ret = hyper_pool_init_emulated(&hdev->pool, size, emulate_node);
@@ -131,9 +133,12 @@ static int __init hyper_init(void)
 {
 	int ret;
 
-	ret = hyper_chardev_init();
+	ret = hyper_numa_init();
 	if (ret)
 		return ret;
+	ret = hyper_chardev_init();
+	if (ret)
+		goto out_numa;
 	hyper_debugfs_init();
 	ret = hyper_create_pools();
 	if (ret)
@@ -144,6 +149,8 @@ out_pools:
 	hyper_destroy_pools();
 	hyper_debugfs_exit();
 	hyper_chardev_exit();
+out_numa:
+	hyper_numa_exit();
 	return ret;
 }
 
@@ -152,6 +159,7 @@ static void __exit hyper_exit(void)
 	hyper_destroy_pools();
 	hyper_debugfs_exit();
 	hyper_chardev_exit();
+	hyper_numa_exit();
 }
 
 module_init(hyper_init);

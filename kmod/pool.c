@@ -77,6 +77,48 @@ static int hyper_pool_alloc_allocator(struct hyper_pool *pool)
 }
 
 /**
+ * hyper_pool_claim_window() - take a window for device use
+ * @pool:	a window pool, with phys_base and size set, not claimed
+ *
+ * Claims the range exclusively, so that /dev/mem cannot reach it either,
+ * and maps it for the kernel's copies.
+ *
+ * Return: 0, -EBUSY if another driver holds it, -ENOMEM.
+ */
+int hyper_pool_claim_window(struct hyper_pool *pool)
+{
+	phys_addr_t start = pool->phys_base;
+	u64 size = pool->size;
+
+	pool->res = request_mem_region_exclusive(start, size, HYPER_NAME);
+	if (!pool->res) {
+		pr_err("window %pa+%#llx is claimed by another driver (see /proc/iomem)\n",
+		       &start, size);
+		return -EBUSY;
+	}
+	pool->vaddr = memremap(start, size, MEMREMAP_WB);
+	if (!pool->vaddr) {
+		pr_err("window %pa+%#llx: memremap failed\n", &start, size);
+		release_mem_region(start, size);
+		pool->res = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/**
+ * hyper_pool_release_window() - undo hyper_pool_claim_window()
+ * @pool:	a claimed window pool with no regions
+ */
+void hyper_pool_release_window(struct hyper_pool *pool)
+{
+	memunmap(pool->vaddr);
+	release_mem_region(pool->phys_base, pool->size);
+	pool->vaddr = NULL;
+	pool->res = NULL;
+}
+
+/**
  * hyper_pool_init_window() - claim a firmware window as a pool
  * @pool:	pool to fill in
  * @start:	physical start, page aligned
@@ -84,8 +126,7 @@ static int hyper_pool_alloc_allocator(struct hyper_pool *pool)
  * @origin:	how the window was found ("parameter" when named by the user)
  *
  * The range must be covered by one soft-reserved or legacy-pmem resource
- * and must not be claimed by anyone else; it is claimed exclusively, so
- * that /dev/mem cannot reach it either.
+ * and must not be claimed by anyone else.
  *
  * Return: 0, or -EINVAL for a malformed or unreserved range, -EBUSY if
  * another driver holds it, -ENOMEM.
@@ -114,19 +155,6 @@ int hyper_pool_init_window(struct hyper_pool *pool, phys_addr_t start,
 		return -EINVAL;
 	}
 
-	pool->res = request_mem_region_exclusive(start, size, HYPER_NAME);
-	if (!pool->res) {
-		pr_err("window %pa+%#llx is claimed by another driver (see /proc/iomem)\n",
-		       &start, size);
-		return -EBUSY;
-	}
-	pool->vaddr = memremap(start, size, MEMREMAP_WB);
-	if (!pool->vaddr) {
-		pr_err("window %pa+%#llx: memremap failed\n", &start, size);
-		ret = -ENOMEM;
-		goto out_release;
-	}
-
 	pool->source = HYPER_SOURCE_WINDOW;
 	pool->origin = strcmp(origin, "parameter") ? kind : origin;
 	pool->phys_base = start;
@@ -134,19 +162,18 @@ int hyper_pool_init_window(struct hyper_pool *pool, phys_addr_t start,
 	pool->nid = phys_to_target_node(start);
 	if (pool->nid == NUMA_NO_NODE)
 		pool->nid = memory_add_physaddr_to_nid(start);
+	ret = hyper_pool_claim_window(pool);
+	if (ret)
+		return ret;
 	/* Allocator addresses are physical, so huge alignment is physical. */
 	pool->gp_base = start;
 	ret = hyper_pool_alloc_allocator(pool);
 	if (ret)
-		goto out_unmap;
+		goto out_release;
 	return 0;
 
-out_unmap:
-	memunmap(pool->vaddr);
-	pool->vaddr = NULL;
 out_release:
-	release_mem_region(start, size);
-	pool->res = NULL;
+	hyper_pool_release_window(pool);
 	return ret;
 }
 
@@ -234,14 +261,10 @@ void hyper_pool_destroy(struct hyper_pool *pool)
 	if (pool->gp)
 		gen_pool_destroy(pool->gp);
 	pool->gp = NULL;
-	if (pool->source == HYPER_SOURCE_WINDOW) {
-		memunmap(pool->vaddr);
-		release_mem_region(pool->phys_base, pool->size);
-		pool->vaddr = NULL;
-		pool->res = NULL;
-	} else {
+	if (pool->source == HYPER_SOURCE_WINDOW)
+		hyper_pool_release_window(pool);
+	else
 		hyper_pool_free_chunks(pool);
-	}
 }
 
 struct hyper_find {

@@ -74,6 +74,42 @@ static ssize_t numa_node_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(numa_node);
 
+static const char * const hyper_mode_names[] = {
+	[HYPER_MODE_DEVICE] = "device",
+	[HYPER_MODE_SYSTEM_RAM] = "system-ram",
+};
+
+static ssize_t mode_show(struct device *dev, struct device_attribute *attr,
+			 char *buf)
+{
+	struct hyper_dev *hdev = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%s\n", hyper_mode_names[READ_ONCE(hdev->mode)]);
+}
+
+static ssize_t mode_store(struct device *dev, struct device_attribute *attr,
+			  const char *buf, size_t len)
+{
+	int mode = sysfs_match_string(hyper_mode_names, buf);
+	int ret;
+
+	if (mode < 0) {
+		dev_warn_ratelimited(dev, "mode: '%.*s' refused: want device or system-ram\n",
+				     (int)strcspn(buf, "\n"), buf);
+		return -EINVAL;
+	}
+	ret = hyper_mode_set(dev_get_drvdata(dev), mode);
+	return ret ?: len;
+}
+static DEVICE_ATTR_RW(mode);
+
+static ssize_t memory_tier_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", hyper_numa_adistance());
+}
+static DEVICE_ATTR_RO(memory_tier);
+
 static struct attribute *hyper_pool_attrs[] = {
 	&dev_attr_source.attr,
 	&dev_attr_origin.attr,
@@ -83,6 +119,8 @@ static struct attribute *hyper_pool_attrs[] = {
 	&dev_attr_free.attr,
 	&dev_attr_nr_regions.attr,
 	&dev_attr_numa_node.attr,
+	&dev_attr_mode.attr,
+	&dev_attr_memory_tier.attr,
 	NULL,
 };
 

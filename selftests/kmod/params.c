@@ -189,6 +189,10 @@ TEST_F(mod, emulated_pool_on_node_1)
 	EXPECT_EQ(1, hyper_sysfs_ll(0, "numa_node"));
 	EXPECT_EQ(64 * MiB, hyper_sysfs_ll(0, "size"));
 	EXPECT_EQ(0, hyper_sysfs_ll(0, "phys_base"));
+	/* Ordinary RAM already: there is nothing to hot-add. */
+	EXPECT_EQ(-EOPNOTSUPP, hyper_sysfs_write(0, "mode", "system-ram"));
+	ASSERT_EQ(0, hyper_sysfs_read(0, "mode", buf, sizeof(buf)));
+	EXPECT_STREQ("device", buf);
 	fd = hyper_dev_open(0);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, hyper_alloc(fd, 8 * MiB, 0, NULL, &off));

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * System-RAM mode: a firmware window hot-added as memory of its CPU-less
+ * node, in a memory tier below DRAM, the way drivers/dax/kmem.c onlines
+ * CXL memory.  Then numactl and libnuma place pages there, and demotion
+ * can use it.
+ *
+ * As with daxctl, the kernel only adds the memory blocks; onlining them
+ * (hyperctl does, as online_movable so that they can be taken back) is
+ * policy and belongs to userspace or to the auto-online setting.  Going
+ * back to device mode offlines and removes the blocks, or fails with
+ * nothing changed.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ioport.h>
+#include <linux/memory.h>
+#include <linux/memory-tiers.h>
+#include <linux/memory_hotplug.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+
+#include "hyper.h"
+
+static int adistance = MEMTIER_ADISTANCE_DRAM * 5;
+module_param(adistance, int, 0444);
+MODULE_PARM_DESC(adistance,
+		 "Abstract distance of a window's node in system-ram mode; DRAM is 576, larger is a slower tier (default: 5 x DRAM, as dax/kmem)");
+
+/*
+ * The name of the hot-added resource must outlive it.  It is static, so
+ * the module stays loaded (a reference is held) while any window is
+ * System RAM: unloading would leave /proc/iomem pointing at freed text.
+ */
+static const char hyper_ram_name[] = "System RAM (hyper)";
+static struct memory_dev_type *hyper_memtype;
+
+static int hyper_to_system_ram(struct hyper_dev *hdev)
+{
+	struct hyper_pool *pool = &hdev->pool;
+	u64 block = memory_block_size_bytes();
+	phys_addr_t start = pool->phys_base;
+	struct resource *res;
+	int nr = atomic_read(&pool->nr_regions);
+	int ret, mgid;
+
+	if (nr || atomic_read(&hdev->engine.inflight)) {
+		dev_warn(hdev->dev, "mode: %d regions still exist; free them first\n",
+			 nr);
+		return -EBUSY;
+	}
+	if (pool->nid == NUMA_NO_NODE) {
+		dev_warn(hdev->dev, "mode: the window has no NUMA node\n");
+		return -EINVAL;
+	}
+	if (!IS_ALIGNED(start, block) || !IS_ALIGNED(pool->size, block)) {
+		dev_warn(hdev->dev, "mode: window %pa+%#llx is not aligned to the %llu-byte memory block\n",
+			 &start, pool->size, block);
+		return -EINVAL;
+	}
+
+	hyper_pool_release_window(pool);
+	init_node_memory_type(pool->nid, hyper_memtype);
+	mgid = memory_group_register_static(pool->nid, PFN_UP(pool->size));
+	if (mgid < 0) {
+		ret = mgid;
+		goto out_type;
+	}
+	res = request_mem_region(start, pool->size, dev_name(hdev->dev));
+	if (!res) {
+		ret = -EBUSY;
+		goto out_group;
+	}
+	/* Not busy, so that the memory's own "System RAM" nests inside. */
+	res->flags = IORESOURCE_SYSTEM_RAM;
+	ret = add_memory_driver_managed(mgid, start, pool->size,
+					hyper_ram_name, MHP_NID_IS_MGID);
+	if (ret) {
+		remove_resource(res);
+		kfree(res);
+		goto out_group;
+	}
+	hdev->ram_res = res;
+	hdev->mgid = mgid;
+	hdev->mode = HYPER_MODE_SYSTEM_RAM;
+	__module_get(THIS_MODULE);
+	dev_info(hdev->dev, "%llu MiB added as System RAM on node %d\n",
+		 pool->size >> 20, pool->nid);
+	return 0;
+
+out_group:
+	memory_group_unregister(mgid);
+out_type:
+	clear_node_memory_type(pool->nid, hyper_memtype);
+	dev_warn(hdev->dev, "mode: hot-add failed (%d); staying a device\n",
+		 ret);
+	if (hyper_pool_claim_window(pool))
+		dev_err(hdev->dev, "mode: could not reclaim the window\n");
+	return ret;
+}
+
+static int hyper_to_device(struct hyper_dev *hdev)
+{
+	struct hyper_pool *pool = &hdev->pool;
+	int ret;
+
+	/* Offlines every block, or puts back what it offlined and fails. */
+	ret = offline_and_remove_memory(pool->phys_base, pool->size);
+	if (ret) {
+		dev_warn(hdev->dev, "mode: window memory cannot be offlined (%d); still System RAM\n",
+			 ret);
+		return ret;
+	}
+	/* Our claim was made non-busy for add_memory: remove it by hand. */
+	remove_resource(hdev->ram_res);
+	kfree(hdev->ram_res);
+	hdev->ram_res = NULL;
+	memory_group_unregister(hdev->mgid);
+	clear_node_memory_type(pool->nid, hyper_memtype);
+	hdev->mode = HYPER_MODE_DEVICE;
+	module_put(THIS_MODULE);
+	ret = hyper_pool_claim_window(pool);
+	if (ret)
+		dev_err(hdev->dev, "mode: window removed but not reclaimed (%d)\n",
+			ret);
+	else
+		dev_info(hdev->dev, "window is a device again\n");
+	return ret;
+}
+
+/**
+ * hyper_mode_set() - switch a window between device and system-ram mode
+ * @hdev:	the device
+ * @mode:	the mode wanted
+ *
+ * Return: 0 (also when already in @mode), -EOPNOTSUPP for an emulated
+ * pool, -EBUSY while regions exist or while the memory cannot be
+ * offlined, -EINVAL for a window with no node or not block aligned, or
+ * what memory hotplug returned; on error the mode is unchanged.
+ */
+int hyper_mode_set(struct hyper_dev *hdev, enum hyper_mode mode)
+{
+	int ret = 0;
+
+	if (hdev->pool.source != HYPER_SOURCE_WINDOW)
+		return -EOPNOTSUPP;
+	down_write(&hdev->mode_sem);
+	if (mode != hdev->mode)
+		ret = mode == HYPER_MODE_SYSTEM_RAM ?
+		      hyper_to_system_ram(hdev) : hyper_to_device(hdev);
+	up_write(&hdev->mode_sem);
+	return ret;
+}
+
+/**
+ * hyper_numa_adistance() - the abstract distance windows are given
+ *
+ * Return: the adistance module parameter.
+ */
+int hyper_numa_adistance(void)
+{
+	return adistance;
+}
+
+/**
+ * hyper_numa_init() - make the memory type of hot-added windows
+ *
+ * Return: 0, or -EINVAL for a bad adistance, or -ENOMEM.
+ */
+int hyper_numa_init(void)
+{
+	if (adistance <= 0) {
+		pr_err("adistance %d must be positive\n", adistance);
+		return -EINVAL;
+	}
+	hyper_memtype = alloc_memory_type(adistance);
+	return PTR_ERR_OR_ZERO(hyper_memtype);
+}
+
+/**
+ * hyper_numa_exit() - drop the memory type; no window is System RAM
+ */
+void hyper_numa_exit(void)
+{
+	destroy_memory_type(hyper_memtype);
+}
