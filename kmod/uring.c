@@ -89,7 +89,8 @@ static int hyper_cmd_dispatch(struct hyper_file *hf, struct io_uring_cmd *cmd,
  * @issue_flags: io_uring's issue flags
  *
  * Every outcome is posted with io_uring_cmd_done(), at once or by the
- * workers later.  Returning a result directly is not safe on 6.1: a
+ * workers later, with the completion time as res2 (big_cqe[0] on CQE32
+ * rings).  Returning a result directly is not safe on 6.1: a
  * positive one from io-wq is dropped without a CQE, and from the
  * submitter it marks the request failed, which breaks IOSQE_IO_LINK
  * chains.
@@ -107,6 +108,6 @@ int hyper_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	ret = hyper_cmd_dispatch(hf, cmd, issue_flags, ktime_get_ns());
 	if (ret == -EAGAIN || ret == -EIOCBQUEUED)
 		return ret;
-	io_uring_cmd_done(cmd, ret, 0, issue_flags);
+	io_uring_cmd_done(cmd, ret, ktime_get_ns(), issue_flags);
 	return -EIOCBQUEUED;
 }

@@ -104,6 +104,7 @@ struct hyper_xreq {
 /* What the task-work callback needs, kept in the command's own pdu. */
 struct hyper_cmd_pdu {
 	long res;
+	u64 done_ns;
 };
 
 static struct hyper_cmd_pdu *hyper_pdu(struct io_uring_cmd *cmd)
@@ -342,7 +343,9 @@ static long hyper_xfer_inline(struct hyper_file *hf, struct io_uring_cmd *cmd,
 
 static void hyper_xfer_tw(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
-	io_uring_cmd_done(cmd, hyper_pdu(cmd)->res, 0, issue_flags);
+	struct hyper_cmd_pdu *pdu = hyper_pdu(cmd);
+
+	io_uring_cmd_done(cmd, pdu->res, pdu->done_ns, issue_flags);
 }
 
 static void hyper_xreq_free(struct hyper_xreq *req)
@@ -367,6 +370,8 @@ static void hyper_xreq_finish(struct hyper_xreq *req)
 	atomic_dec(&eng->inflight);
 	wake_up(&eng->wait);
 	hyper_pdu(cmd)->res = res;
+	/* CQE32 rings get the real completion time in big_cqe[0]. */
+	hyper_pdu(cmd)->done_ns = ktime_get_ns();
 	io_uring_cmd_complete_in_task(cmd, hyper_xfer_tw);
 }
 

@@ -6,6 +6,7 @@
  */
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <time.h>
 
 #include "kselftest_harness.h"
 #include "hyper_uring.h"
@@ -296,6 +297,49 @@ TEST_F(xfer, retried_from_io_worker_completes)
 			munmap(fresh, len);
 		}
 	}
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+TEST_F(xfer, cqe32_carries_the_completion_time)
+{
+	struct io_uring big;
+	struct iovec iov = { .iov_base = self->buf, .iov_len = BUF };
+
+	ASSERT_EQ(0, io_uring_queue_init(8, &big, IORING_SETUP_SQE128 |
+					 IORING_SETUP_CQE32));
+	ASSERT_EQ(0, io_uring_register_buffers(&big, &iov, 1));
+	/* Inline, queued, and refused requests all say when they ended. */
+	for (int i = 0; i < 3; i++) {
+		uint64_t len = i == 1 ? 8 * MiB : 4096;
+		struct hyper_xfer x = {
+			.addr = (uintptr_t)self->buf, .len = len,
+			.handle = i == 2 ? 9999 : self->h,
+			.dir = HYPER_DIR_STORE,
+		};
+		struct io_uring_cqe *cqe;
+		uint64_t t0, t1, done;
+
+		hyper_prep_xfer(io_uring_get_sqe(&big), self->fd, &x, 0);
+		t0 = mono_ns();
+		ASSERT_EQ(1, io_uring_submit(&big));
+		/* Reap late on purpose: the stamp must not be the reap time. */
+		usleep(20000);
+		ASSERT_EQ(0, io_uring_wait_cqe(&big, &cqe));
+		t1 = mono_ns();
+		EXPECT_EQ(i == 2 ? -ENOENT : (int)len, cqe->res);
+		done = cqe->big_cqe[0];
+		io_uring_cqe_seen(&big, cqe);
+		EXPECT_LE(t0, done);
+		EXPECT_GT(t1 - 10000000ULL, done);
+	}
+	io_uring_queue_exit(&big);
 }
 
 TEST_F(xfer, failed_link_cancels_the_rest)

@@ -119,7 +119,10 @@ struct hyper_region_info {
  * Transfers: IORING_OP_URING_CMD on /dev/hyperN.  The ring must be set up
  * with IORING_SETUP_SQE128: the command payload (sqe->cmd) is 80 bytes and
  * a transfer needs more than the 16 of a plain SQE.  The CQE res is the
- * number of bytes moved, or -errno.
+ * number of bytes moved, or -errno.  On a ring set up with
+ * IORING_SETUP_CQE32 as well, big_cqe[0] of the CQE is the time the
+ * request completed in the module, CLOCK_MONOTONIC nanoseconds: what a
+ * tracer needs, since the CQE may be reaped much later.
  *
  * The user side of a transfer is either a registered buffer
  * (sqe->uring_cmd_flags = IORING_URING_CMD_FIXED, sqe->buf_index = index;
