@@ -120,7 +120,8 @@ static void kmod_prep_xfer(struct hyper_ctx *ctx, struct io_uring_sqe *sqe,
 const struct hx_backend hx_backend_kmod = {
 	.name = "kmod",
 	.id = HYPER_BACKEND_KMOD,
-	.ring_flags = IORING_SETUP_SQE128,
+	/* CQE32: the module puts each request's completion time there. */
+	.ring_flags = IORING_SETUP_SQE128 | IORING_SETUP_CQE32,
 	.open = kmod_open,
 	.close = kmod_close,
 	.region_alloc = kmod_region_alloc,

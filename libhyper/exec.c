@@ -29,6 +29,26 @@ static const char *tensor_id(const struct hyper_ctx *ctx, uint32_t ti)
 	return ctx->sched->tensors[ti].id;
 }
 
+static void emit(struct hyper_ctx *ctx, uint32_t type, uint32_t tensor,
+		 uint32_t op, uint64_t bytes, uint64_t time_ns)
+{
+	struct hyper_event ev = {
+		.type = type, .step = ctx->cur, .tensor = tensor, .op = op,
+		.bytes = bytes, .time_ns = time_ns ? time_ns : hx_now_ns(),
+		.resident_bytes = ctx->st.resident_bytes,
+		.arena_bytes = ctx->st.arena_bytes,
+	};
+
+	if (ctx->ev_fn)
+		ctx->ev_fn(&ev, ctx->ev_arg);
+}
+
+static void emit_resident(struct hyper_ctx *ctx)
+{
+	if (ctx->ev_fn)
+		emit(ctx, HYPER_EV_RESIDENT, UINT32_MAX, 0, 0, 0);
+}
+
 static bool busy(const struct hx_tensor *t)
 {
 	return t->nr_prefetch || t->nr_store;
@@ -47,15 +67,19 @@ static void release_dev(struct hyper_ctx *ctx, struct hx_tensor *t,
 	ctx->st.arena_bytes -= hx_range_round(&ctx->arena, bytes);
 	t->arena_held = false;
 	t->dev = 0;
+	emit_resident(ctx);
 }
 
 static void finish(struct hyper_ctx *ctx, uint32_t xi);
 
-static void complete(struct hyper_ctx *ctx, uint64_t ud, int32_t res)
+static void complete(struct hyper_ctx *ctx, uint64_t ud, int32_t res,
+		     uint64_t done_ns)
 {
 	struct hx_xfer *x = &ctx->xf[(uint32_t)ud];
 	uint32_t len = ud >> 32;
 
+	if (done_ns > x->done_ns)
+		x->done_ns = done_ns;
 	if (res < 0 && !x->err)
 		x->err = res;
 	else if (res >= 0 && (uint32_t)res != len && !x->err)
@@ -83,6 +107,9 @@ static void finish(struct hyper_ctx *ctx, uint32_t xi)
 		ctx->st.bytes_stored += x->bytes;
 		what = "store";
 	}
+	emit(ctx, HYPER_EV_XFER_DONE, x->tensor,
+	     x->dir == HX_DIR_PREFETCH ? HYPER_OP_PREFETCH : HYPER_OP_STORE,
+	     x->bytes, x->done_ns);
 	if (x->err && !ctx->async_err) {
 		ctx->async_err = x->err;
 		hx_err(ctx, x->err, "%s of tensor \"%s\" failed: %s", what,
@@ -100,8 +127,16 @@ static void reap(struct hyper_ctx *ctx)
 	struct io_uring_cqe *cqe;
 	unsigned int head, n = 0;
 
+	uint64_t now = 0;
+	bool big = ctx->ring.flags & IORING_SETUP_CQE32;
+
 	io_uring_for_each_cqe(&ctx->ring, head, cqe) {
-		complete(ctx, cqe->user_data, cqe->res);
+		/* The kmod backend stamps when the copy ended; else: now. */
+		uint64_t done = big ? cqe->big_cqe[0] : 0;
+
+		if (!done)
+			done = now ? now : (now = hx_now_ns());
+		complete(ctx, cqe->user_data, cqe->res, done);
 		n++;
 	}
 	io_uring_cq_advance(&ctx->ring, n);
@@ -162,9 +197,11 @@ static int wait_tensor(struct hyper_ctx *ctx, uint32_t ti, bool prefetch_only)
 		return 0;
 	t0 = hx_now_ns();
 	ctx->st.nr_stalls++;
+	emit(ctx, HYPER_EV_STALL_BEGIN, ti, 0, 0, t0);
 	while (PENDING() && !(ret = wait_one(ctx)))
 		;
 	ctx->st.stall_ns += hx_now_ns() - t0;
+	emit(ctx, HYPER_EV_STALL_END, ti, 0, 0, 0);
 #undef PENDING
 	return ret;
 }
@@ -238,6 +275,9 @@ static int queue_xfer(struct hyper_ctx *ctx, uint32_t ti, int dir)
 	else
 		t->nr_store++;
 	x->left = 1;	/* held until every request is queued */
+	emit(ctx, HYPER_EV_XFER_START, ti,
+	     dir == HX_DIR_PREFETCH ? HYPER_OP_PREFETCH : HYPER_OP_STORE, left,
+	     0);
 	while (left) {
 		uint64_t n = left < ctx->chunk ? left : ctx->chunk;
 
@@ -295,13 +335,16 @@ static int place(struct hyper_ctx *ctx, uint32_t ti)
 		if (!t0) {
 			t0 = hx_now_ns();
 			ctx->st.nr_stalls++;
+			emit(ctx, HYPER_EV_STALL_BEGIN, ti, 0, 0, t0);
 		}
 		ret = wait_one(ctx);
 		if (ret)
 			break;
 	}
-	if (t0)
+	if (t0) {
 		ctx->st.stall_ns += hx_now_ns() - t0;
+		emit(ctx, HYPER_EV_STALL_END, ti, 0, 0, 0);
+	}
 	if (ret)
 		return ret;
 	t->arena_off = off;
@@ -310,6 +353,7 @@ static int place(struct hyper_ctx *ctx, uint32_t ti)
 	ctx->st.arena_bytes += hx_range_round(&ctx->arena, bytes);
 	if (ctx->st.arena_bytes > ctx->st.peak_arena_bytes)
 		ctx->st.peak_arena_bytes = ctx->st.arena_bytes;
+	emit_resident(ctx);
 	return 0;
 }
 
@@ -319,6 +363,7 @@ static void make_resident(struct hyper_ctx *ctx, uint32_t ti)
 	ctx->st.resident_bytes += ctx->sched->tensors[ti].bytes;
 	if (ctx->st.resident_bytes > ctx->st.peak_resident_bytes)
 		ctx->st.peak_resident_bytes = ctx->st.resident_bytes;
+	emit_resident(ctx);
 }
 
 static int issue(struct hyper_ctx *ctx, const struct hyper_cop *c)
@@ -350,6 +395,7 @@ static int issue(struct hyper_ctx *ctx, const struct hyper_cop *c)
 		t->resident = false;
 		ctx->st.resident_bytes -= bytes;
 		ctx->st.nr_detach++;
+		emit_resident(ctx);
 		if (t->explicit_dev)
 			return 0;
 		if (busy(t)) {
@@ -618,4 +664,13 @@ void hyper_reset_stats(struct hyper_ctx *ctx)
 	now.resident_bytes = now.peak_resident_bytes = ctx->st.resident_bytes;
 	now.arena_bytes = now.peak_arena_bytes = ctx->st.arena_bytes;
 	ctx->st = now;
+}
+
+int hyper_set_event_fn(struct hyper_ctx *ctx, hyper_event_fn fn, void *arg)
+{
+	if (!ctx)
+		return -EINVAL;
+	ctx->ev_fn = fn;
+	ctx->ev_arg = arg;
+	return 0;
 }

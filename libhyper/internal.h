@@ -90,6 +90,7 @@ struct hx_xfer {
 	int32_t err;
 	uint8_t dir;
 	uint64_t bytes;		/* moved so far */
+	uint64_t done_ns;	/* latest completion time of its requests */
 };
 
 struct hyper_ctx {
@@ -131,6 +132,10 @@ struct hyper_ctx {
 	uint32_t unsubmitted;	/* SQEs prepared, not yet submitted */
 	uint32_t nr_free_pending;
 	struct hyper_stats st;
+
+	/* tracer */
+	hyper_event_fn ev_fn;
+	void *ev_arg;
 };
 
 __attribute__((format(printf, 3, 4)))

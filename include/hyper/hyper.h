@@ -245,6 +245,39 @@ struct hyper_stats {
 int hyper_get_stats(const struct hyper_ctx *ctx, struct hyper_stats *stats);
 void hyper_reset_stats(struct hyper_ctx *ctx);
 
+/* ---- events, for tracers ---------------------------------------------- */
+
+enum hyper_event_type {
+	HYPER_EV_XFER_START	= 1,	/* a cache op's first request queued */
+	HYPER_EV_XFER_DONE	= 2,	/* its last request completed */
+	HYPER_EV_STALL_BEGIN	= 3,	/* the executor starts waiting */
+	HYPER_EV_STALL_END	= 4,
+	HYPER_EV_RESIDENT	= 5,	/* residency or arena use changed */
+};
+
+/**
+ * struct hyper_event - one thing the executor did, for a tracer
+ *
+ * Times are CLOCK_MONOTONIC nanoseconds.  XFER_DONE carries the time the
+ * transfer really completed where the backend reports it (kmod), which
+ * may be earlier than the event is delivered; otherwise the time its
+ * completion was seen.
+ */
+struct hyper_event {
+	uint32_t type;			/* enum hyper_event_type */
+	uint32_t step;			/* step being run or next to run */
+	uint32_t tensor;		/* UINT32_MAX when none */
+	uint32_t op;			/* enum hyper_cache_op for XFER_* */
+	uint64_t bytes;			/* XFER_*: bytes of the tensor / moved */
+	uint64_t time_ns;
+	uint64_t resident_bytes;	/* after the event */
+	uint64_t arena_bytes;		/* after the event */
+	uint64_t reserved[2];
+};
+
+typedef void (*hyper_event_fn)(const struct hyper_event *ev, void *arg);
+int hyper_set_event_fn(struct hyper_ctx *ctx, hyper_event_fn fn, void *arg);
+
 #ifdef __cplusplus
 }
 #endif

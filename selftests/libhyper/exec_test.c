@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sys/ioctl.h>
@@ -78,6 +79,14 @@ static int setup(struct __test_metadata *_metadata, FIXTURE_DATA(exec) *self,
 	if (!ret && arena)
 		ret = hyper_set_arena(self->ctx, self->dev, arena);
 	return ret;
+}
+
+static uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 static int tid(FIXTURE_DATA(exec) *self, const char *id)
@@ -417,6 +426,79 @@ TEST_F(exec, default_backend_rule)
 	ASSERT_EQ(0, hyper_open(&c2, &o));
 	EXPECT_EQ(HYPER_BACKEND_KMOD, hyper_backend(c2));
 	hyper_close(c2);
+}
+
+struct ev_log {
+	struct hyper_event ev[256];
+	unsigned int n;
+};
+
+static void log_event(const struct hyper_event *ev, void *arg)
+{
+	struct ev_log *l = arg;
+
+	if (l->n < 256)
+		l->ev[l->n++] = *ev;
+}
+
+TEST_F(exec, events_trace_transfers_stalls_and_residency)
+{
+	struct ev_log *l = calloc(1, sizeof(*l));
+	uint64_t start[2] = { 0 }, peak = 0, now;
+	unsigned int starts = 0, dones = 0, stalls = 0;
+	struct hyper_stats st;
+	int w, x;
+
+	ASSERT_NE(NULL, l);
+	/* w comes in, is used (a stall, since nothing hides it), x is stored. */
+	ASSERT_EQ(0, setup(_metadata, self, "{" HDR "'tensors':[" T("w", 2097152, "pool") ","
+			   T("x", 1048576, "none") "],'steps':["
+			   "{'op':'s0','before':[" PF("w") "],'uses':['w'],'defines':['x'],"
+			   "'after':[" ST("x") "," DT("w") "]},"
+			   "{'op':'s1','after':[" DT("x") "]}]}", 8 * MiB));
+	ASSERT_EQ(0, hyper_set_event_fn(self->ctx, log_event, l));
+	ASSERT_EQ(0, hyper_prepare(self->ctx));
+	w = tid(self, "w");
+	x = tid(self, "x");
+	fill_pool(self);
+	while (hyper_step_begin(self->ctx) >= 0)
+		ASSERT_EQ(0, hyper_step_end(self->ctx));
+	ASSERT_EQ(0, hyper_drain(self->ctx));
+	now = bench_now_ns();
+	ASSERT_EQ(0, hyper_get_stats(self->ctx, &st));
+
+	for (unsigned int i = 0; i < l->n; i++) {
+		const struct hyper_event *ev = &l->ev[i];
+
+		EXPECT_GE(now, ev->time_ns);
+		if (ev->resident_bytes > peak)
+			peak = ev->resident_bytes;
+		switch (ev->type) {
+		case HYPER_EV_XFER_START:
+			starts++;
+			EXPECT_EQ(ev->op == HYPER_OP_PREFETCH ? w : x,
+				  (int)ev->tensor);
+			EXPECT_EQ(tbytes(self, ev->tensor), ev->bytes);
+			start[ev->op == HYPER_OP_STORE] = ev->time_ns;
+			break;
+		case HYPER_EV_XFER_DONE:
+			dones++;
+			EXPECT_EQ(tbytes(self, ev->tensor), ev->bytes);
+			/* A real completion time: after its start, not later. */
+			EXPECT_LE(start[ev->op == HYPER_OP_STORE], ev->time_ns);
+			break;
+		case HYPER_EV_STALL_BEGIN:
+			stalls++;
+			break;
+		}
+	}
+	EXPECT_EQ(2, starts);
+	EXPECT_EQ(2, dones);
+	EXPECT_EQ(st.nr_stalls, stalls);
+	EXPECT_EQ(st.peak_resident_bytes, peak);
+	EXPECT_EQ(0, l->ev[l->n - 1].resident_bytes);
+	EXPECT_EQ(-EINVAL, hyper_set_event_fn(NULL, log_event, l));
+	free(l);
 }
 
 TEST_F(exec, transfer_error_is_sticky)
