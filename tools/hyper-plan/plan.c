@@ -41,7 +41,7 @@
 #include "plan.h"
 
 /* Candidates tried (and set aside) for one step before it is given up. */
-#define MAX_TRIES	1024
+#define MAX_TRIES	65536
 
 static void add_cand(struct plan_ctx *pc, const struct cand *c)
 {
