@@ -229,7 +229,7 @@ static int bench_scale(FILE *js, FILE *md, const struct profile *p,
 		       uint32_t ops, bool first, struct hp_err *e)
 {
 	struct bench_cfg c = { NULL, "infer", 1, 2048, 0, 0 };
-	double an[REPS], pl[REPS], t0;
+	double an[REPS], pl[REPS], per[REPS], t0;
 	struct goal gl = { 0.01, 0 };
 	struct result r;
 	struct problem pb;
@@ -250,6 +250,7 @@ static int bench_scale(FILE *js, FILE *md, const struct profile *p,
 		if (!ret)
 			ret = run_plan(&pb, &r, e);
 		pl[i] = r.ms;
+		per[i] = r.probes ? r.ms / r.probes : 0;
 		nops = j.g.nop;
 		if (!ret)
 			result_free(&r);
@@ -257,11 +258,12 @@ static int bench_scale(FILE *js, FILE *md, const struct profile *p,
 	}
 	if (ret)
 		return ret;
-	fprintf(js, "%s\n  { \"ops\": %zu, \"analysis_ms\": %.1f, \"plan_ms\": %.1f, \"total_ms\": %.1f }",
+	fprintf(js, "%s\n  { \"ops\": %zu, \"analysis_ms\": %.1f, \"plan_ms\": %.1f, \"total_ms\": %.1f, \"ms_per_probe\": %.2f }",
 		first ? "" : ",", nops, median(an, REPS), median(pl, REPS),
-		median(an, REPS) + median(pl, REPS));
-	fprintf(md, "| %zu | %.0f | %.0f | %.0f |\n", nops, median(an, REPS),
-		median(pl, REPS), median(an, REPS) + median(pl, REPS));
+		median(an, REPS) + median(pl, REPS), median(per, REPS));
+	fprintf(md, "| %zu | %.0f | %.0f | %.0f | %.1f |\n", nops,
+		median(an, REPS), median(pl, REPS),
+		median(an, REPS) + median(pl, REPS), median(per, REPS));
 	fprintf(stderr, "bench-plan: %zu ops planned in %.0f ms (median)\n",
 		nops, median(an, REPS) + median(pl, REPS));
 	return 0;
@@ -327,7 +329,7 @@ int bench_run(const char *dir, bool quick, struct hp_err *e)
 		prof[n - 1].d2h_bps, prof[n - 1].latency_ns);
 	ret = bench_matrix(js, md, prof, n, quick, e);
 	fputs("\n ],\n \"scaling\": [", js);
-	fputs("\n| operators | analysis ms | plan ms | total ms |\n|---:|---:|---:|---:|\n",
+	fputs("\n| operators | analysis ms | search ms | total ms | ms per probe |\n|---:|---:|---:|---:|---:|\n",
 	      md);
 	for (i = 0; !ret && i < (quick ? 1 : ARRAY_SIZE(scale_ops)); i++)
 		ret = bench_scale(js, md, &prof[0], scale_ops[i], !i, e);

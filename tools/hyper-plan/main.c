@@ -93,7 +93,7 @@ static int write_plot(FILE *f, const struct job *j, const struct result *res,
 		if (p == POL_NONE)
 			break;
 	}
-	snprintf(title, sizeof(title), "%s on %s: device memory, each policy at its best within the slowdown limit",
+	snprintf(title, sizeof(title), "%s on %s: device memory, each policy at its best",
 		 j->g.name, j->p.name);
 	if (!ret)
 		plot_svg(f, title, sr, n, bound);
