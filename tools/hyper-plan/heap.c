@@ -4,37 +4,37 @@
 #include "heap.h"
 #include "util.h"
 
-void heap_push(struct heap *h, uint64_t key)
+void heap_push(struct heap *h, double key, uint32_t val)
 {
 	size_t i = h->n++, p;
 
-	grow(&h->k, &h->cap, i, sizeof(*h->k));
-	for (; i && h->k[p = (i - 1) / 2] > key; i = p)
-		h->k[i] = h->k[p];
-	h->k[i] = key;
+	grow(&h->a, &h->cap, i, sizeof(*h->a));
+	for (; i && h->a[p = (i - 1) / 2].key > key; i = p)
+		h->a[i] = h->a[p];
+	h->a[i] = (struct heap_item){ key, val };
 }
 
-uint64_t heap_pop(struct heap *h)
+struct heap_item heap_pop(struct heap *h)
 {
-	uint64_t top = h->k[0], last = h->k[--h->n];
+	struct heap_item top = h->a[0], last = h->a[--h->n];
 	size_t i = 0, c;
 
 	while ((c = 2 * i + 1) < h->n) {
-		if (c + 1 < h->n && h->k[c + 1] < h->k[c])
+		if (c + 1 < h->n && h->a[c + 1].key < h->a[c].key)
 			c++;
-		if (h->k[c] >= last)
+		if (h->a[c].key >= last.key)
 			break;
-		h->k[i] = h->k[c];
+		h->a[i] = h->a[c];
 		i = c;
 	}
 	if (h->n)
-		h->k[i] = last;
+		h->a[i] = last;
 	return top;
 }
 
 void heap_free(struct heap *h)
 {
-	free(h->k);
-	h->k = NULL;
+	free(h->a);
+	h->a = NULL;
 	h->n = h->cap = 0;
 }

@@ -195,13 +195,13 @@ int topo_order(const struct graph *g, const struct deps *d, uint32_t *order,
 	memcpy(indeg, d->indeg, g->nop * sizeof(*indeg));
 	for (i = 0; i < g->nop; i++)
 		if (!indeg[i])
-			heap_push(&ready, i);
+			heap_push(&ready, i, i);
 	while (ready.n) {
-		i = heap_pop(&ready);
+		i = heap_pop(&ready).val;
 		order[n++] = i;
 		for (k = d->off[i]; k < d->off[i + 1]; k++)
 			if (!--indeg[d->dst[k]])
-				heap_push(&ready, d->dst[k]);
+				heap_push(&ready, d->dst[k], d->dst[k]);
 	}
 	if (n < g->nop)
 		ret = report_cycle(g, d, indeg, e);

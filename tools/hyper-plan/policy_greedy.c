@@ -23,10 +23,10 @@ struct greedy {
 	size_t *cur;		/* next access of each tensor */
 	uint32_t *open;		/* its evict record awaiting a prefetch */
 	uint32_t *stamp;	/* k + 1: in step k's working set, or fetched in k */
-	struct heap victims;	/* (~next use, t): furthest next use first */
+	struct heap victims;	/* (-next use, t): furthest next use first */
 	struct want *win;	/* reads within the lookahead, by step */
 	size_t whead, wtail, wcap;
-	uint64_t *aside;
+	struct heap_item *aside;
 	size_t naside, cap_aside;
 };
 
@@ -41,7 +41,7 @@ static void push_victim(struct greedy *q, uint32_t t)
 {
 	if (q->g->t[t].flags & TF_PIN)
 		return;			/* never leaves the device */
-	heap_push(&q->victims, (uint64_t)(UINT32_MAX - next_use(q, t)) << 32 | t);
+	heap_push(&q->victims, -(double)next_use(q, t), t);
 }
 
 /* Evicts t before step k; k = n: the schedule starts with it in the pool. */
@@ -71,8 +71,8 @@ static bool make_room(struct greedy *q, uint64_t need, uint32_t k,
 
 	q->naside = 0;
 	while (q->mem + need > q->budget && q->victims.n) {
-		uint64_t key = heap_top(&q->victims);
-		uint32_t t = (uint32_t)key, next = UINT32_MAX - (key >> 32);
+		struct heap_item top = heap_top(&q->victims);
+		uint32_t t = top.val, next = (uint32_t)-top.key;
 
 		if (next <= after)
 			break;
@@ -80,14 +80,14 @@ static bool make_room(struct greedy *q, uint64_t need, uint32_t k,
 		if (!q->res[t] || next_use(q, t) != next)
 			continue;		/* stale entry */
 		if (q->stamp[t] == k + 1) {
-			grow(&q->aside, &q->cap_aside, q->naside, sizeof(key));
-			q->aside[q->naside++] = key;
+			grow(&q->aside, &q->cap_aside, q->naside, sizeof(top));
+			q->aside[q->naside++] = top;
 			continue;
 		}
 		evict(q, t, k);
 	}
 	for (i = 0; i < q->naside; i++)
-		heap_push(&q->victims, q->aside[i]);
+		heap_push(&q->victims, q->aside[i].key, q->aside[i].val);
 	return q->mem + need <= q->budget;
 }
 

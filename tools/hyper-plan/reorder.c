@@ -49,7 +49,7 @@ static int64_t net_alloc(const struct refine *r, uint32_t i)
 static void make_ready(struct refine *r, uint32_t i)
 {
 	r->ready[i] = 1;
-	heap_push(net_alloc(r, i) <= 0 ? &r->eager : &r->normal, r->pos[i]);
+	heap_push(net_alloc(r, i) <= 0 ? &r->eager : &r->normal, r->pos[i], i);
 }
 
 static void run(struct refine *r, uint32_t i)
@@ -67,18 +67,18 @@ static void run(struct refine *r, uint32_t i)
 		last = r->xacc[t];
 		if (r->ready[last] && !r->done[last] &&
 		    net_alloc(r, last) <= 0)
-			heap_push(&r->eager, r->pos[last]);
+			heap_push(&r->eager, r->pos[last], last);
 	}
 }
 
-static uint32_t next(struct refine *r, const uint32_t *by_pos)
+static uint32_t next(struct refine *r)
 {
 	struct heap *h;
 	uint32_t i;
 
 	for (;;) {
 		h = r->eager.n ? &r->eager : &r->normal;
-		i = by_pos[heap_pop(h)];
+		i = heap_pop(h).val;
 		if (!r->done[i])
 			return i;
 	}
@@ -124,19 +124,17 @@ void refine_order(const struct graph *g, const struct deps *d,
 		  uint32_t *order)
 {
 	uint32_t *indeg = xmalloc(g->nop * sizeof(*indeg));
-	uint32_t *by_pos = xmalloc(g->nop * sizeof(*by_pos));
 	struct refine r;
 	size_t n, k;
 	uint32_t i;
 
 	refine_init(&r, g, order);
-	memcpy(by_pos, order, g->nop * sizeof(*by_pos));
 	memcpy(indeg, d->indeg, g->nop * sizeof(*indeg));
 	for (i = 0; i < g->nop; i++)
 		if (!indeg[i])
 			make_ready(&r, i);
 	for (n = 0; n < g->nop; n++) {
-		i = next(&r, by_pos);
+		i = next(&r);
 		run(&r, i);
 		order[n] = i;
 		for (k = d->off[i]; k < d->off[i + 1]; k++)
@@ -145,5 +143,4 @@ void refine_order(const struct graph *g, const struct deps *d,
 	}
 	refine_free(&r);
 	free(indeg);
-	free(by_pos);
 }

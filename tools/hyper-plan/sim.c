@@ -7,12 +7,8 @@
  */
 #include <string.h>
 
+#include "heap.h"
 #include "sim.h"
-
-struct pend {
-	double at;
-	uint32_t t;
-};
 
 struct sim {
 	const struct sched *s;
@@ -23,40 +19,11 @@ struct sim {
 	struct hp_err *e;
 	uint8_t *res, *pool;
 	double *fetch_done, *store_done;
-	struct pend *pend;	/* min-heap by completion time */
-	size_t npend, cap_pend;
+	struct heap pend;	/* detached tensors by store completion */
 	double now, h2d_free, d2h_free;
 	uint64_t mem;
 	uint32_t step;
 };
-
-static void pend_push(struct sim *m, double at, uint32_t t)
-{
-	size_t i = m->npend++, p;
-
-	grow(&m->pend, &m->cap_pend, i, sizeof(*m->pend));
-	for (; i && m->pend[p = (i - 1) / 2].at > at; i = p)
-		m->pend[i] = m->pend[p];
-	m->pend[i] = (struct pend){ at, t };
-}
-
-static struct pend pend_pop(struct sim *m)
-{
-	struct pend top = m->pend[0], last = m->pend[--m->npend];
-	size_t i = 0, c;
-
-	while ((c = 2 * i + 1) < m->npend) {
-		if (c + 1 < m->npend && m->pend[c + 1].at < m->pend[c].at)
-			c++;
-		if (m->pend[c].at >= last.at)
-			break;
-		m->pend[i] = m->pend[c];
-		i = c;
-	}
-	if (m->npend)
-		m->pend[i] = last;
-	return top;
-}
 
 static void mem_set(struct sim *m, double at, int64_t delta)
 {
@@ -69,10 +36,10 @@ static void mem_set(struct sim *m, double at, int64_t delta)
 
 static void free_done(struct sim *m)
 {
-	while (m->npend && m->pend[0].at <= m->now) {
-		struct pend x = pend_pop(m);
+	while (m->pend.n && heap_top(&m->pend).key <= m->now) {
+		struct heap_item x = heap_pop(&m->pend);
 
-		mem_set(m, x.at, -(int64_t)m->g->t[x.t].bytes);
+		mem_set(m, x.key, -(int64_t)m->g->t[x.val].bytes);
 	}
 }
 
@@ -97,8 +64,8 @@ static int alloc(struct sim *m, uint32_t t)
 {
 	uint64_t b = m->g->t[t].bytes, budget = m->s->budget;
 
-	while (budget && m->mem + b > budget && m->npend)
-		wait_until(m, m->pend[0].at);
+	while (budget && m->mem + b > budget && m->pend.n)
+		wait_until(m, heap_top(&m->pend).key);
 	if (budget && m->mem + b > budget)
 		return fail(m, t, "device residency would exceed the budget");
 	mem_set(m, m->now, b);
@@ -151,7 +118,7 @@ static int cache_op(struct sim *m, const struct cop *c)
 			return fail(m, t, "detach of a tensor not resident");
 		m->res[t] = 0;
 		if (m->store_done[t] > m->now)
-			pend_push(m, m->store_done[t], t);
+			heap_push(&m->pend, m->store_done[t], t);
 		else
 			mem_set(m, m->now, -(int64_t)m->g->t[t].bytes);
 		return 0;
@@ -240,6 +207,6 @@ int simulate(const struct sched *s, const struct profile *p,
 	free(m.pool);
 	free(m.fetch_done);
 	free(m.store_done);
-	free(m.pend);
+	heap_free(&m.pend);
 	return ret ? -1 : 0;
 }
