@@ -5,6 +5,7 @@
  * whose simulation breaks the goal only moves the bisection.  The best
  * probe seen wins, so a non-monotone corner costs quality, not validity.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,9 +123,32 @@ int run_none(const struct problem *pb, struct result *r, struct hp_err *e)
 	return finish(pb, r, t0, e);
 }
 
+/* One probe at the given budget on links @scale faster; *fits tells
+ * whether the sweep fitted it and the simulation kept it. */
+static int budget_probe(const struct problem *pb, struct plan_ctx *pc,
+			const struct life *lf, const char *which,
+			double scale, struct result *best, bool *fits,
+			struct hp_err *e)
+{
+	struct result c;
+	uint32_t fail;
+
+	*fits = !plan_select(pc, pb->goal.budget, scale, &fail);
+	if (!*fits)
+		return 0;
+	if (probe(pb, lf, pc->ev, pc->nev, pb->goal.budget, &c, e))
+		return -1;
+	*fits = feasible(&pb->goal, &c);
+	if (keep(pb, best, &c))
+		snprintf(best->params, sizeof(best->params),
+			 "order=%s link-scale=%.3g", which, scale);
+	return 0;
+}
+
 /*
- * Budget given: the slowest link the sweep can fit it with, tried from the
- * profile's own speed up (a faster assumed link means waiting for it).
+ * Budget given: the slowest link the sweep can fit it with (a faster
+ * assumed link means waiting for it), found by growing the assumed speed
+ * and then bisecting between the last that failed and the first that fit.
  */
 static int plan_budget(const struct problem *pb, struct plan_ctx *pc,
 		       const struct life *lf, const char *which,
@@ -132,17 +156,27 @@ static int plan_budget(const struct problem *pb, struct plan_ctx *pc,
 {
 	static const double scale[] = { 1, 1.1, 1.25, 1.5, 2, 3, 5, 10, 100,
 					ANY_WAIT };
-	struct result c;
-	uint32_t fail, i;
+	double lo = 1, hi, mid;
+	bool fits = false;
+	uint32_t i;
 
-	for (i = 0; i < ARRAY_SIZE(scale); i++) {
-		if (plan_select(pc, pb->goal.budget, scale[i], &fail))
-			continue;
-		if (probe(pb, lf, pc->ev, pc->nev, pb->goal.budget, &c, e))
+	for (i = 0; i < ARRAY_SIZE(scale) && !fits; i++) {
+		if (budget_probe(pb, pc, lf, which, scale[i], best, &fits, e))
 			return -1;
-		if (keep(pb, best, &c))
-			snprintf(best->params, sizeof(best->params),
-				 "order=%s link-scale=%g", which, scale[i]);
+		if (!fits)
+			lo = scale[i];
+	}
+	if (!fits || i == 1)
+		return 0;
+	hi = scale[i - 1] < ANY_WAIT ? scale[i - 1] : 1000;
+	for (i = 0; i < 6; i++) {
+		mid = sqrt(lo * hi);
+		if (budget_probe(pb, pc, lf, which, mid, best, &fits, e))
+			return -1;
+		if (fits)
+			hi = mid;
+		else
+			lo = mid;
 	}
 	return 0;
 }
