@@ -5,6 +5,7 @@
  * Eviction candidates sit in a heap keyed by next use, refreshed lazily:
  * an entry whose tensor moved on is skipped when it surfaces.
  */
+#include <math.h>
 #include <string.h>
 
 #include "heap.h"
@@ -41,7 +42,8 @@ static void push_victim(struct greedy *q, uint32_t t)
 {
 	if (q->g->t[t].flags & TF_PIN)
 		return;			/* never leaves the device */
-	heap_push(&q->victims, -(double)next_use(q, t), t);
+	/* furthest next use first; equal ones by tensor, lowest first */
+	heap_push(&q->victims, -(double)next_use(q, t) + t / 33554432.0, t);
 }
 
 /* Evicts t before step k; k = n: the schedule starts with it in the pool. */
@@ -72,7 +74,7 @@ static bool make_room(struct greedy *q, uint64_t need, uint32_t k,
 	q->naside = 0;
 	while (q->mem + need > q->budget && q->victims.n) {
 		struct heap_item top = heap_top(&q->victims);
-		uint32_t t = top.val, next = (uint32_t)-top.key;
+		uint32_t t = top.val, next = (uint32_t)ceil(-top.key);
 
 		if (next <= after)
 			break;
