@@ -43,21 +43,21 @@ TEST(calendar_runs_do_not_cross)
 	EXPECT_EQ(40, cal_avail(&c, 0, 4));
 	EXPECT_EQ(2, cal_reach(&c, 0, 15));
 	/* across step 1, which never had time, a run continues */
-	ASSERT_EQ(0, cal_find_run(&c, 0, 4, 18, false, &first, &last));
+	ASSERT_EQ(0, cal_find_run(&c, 0, 4, 18, &first, &last));
 	EXPECT_EQ(0, first);
 	EXPECT_EQ(2, last);
-	cal_take_run(&c, first, last, 18, false);
+	cal_take_run(&c, first, last, 18);
 	EXPECT_EQ(22, cal_avail(&c, 0, 4));
 	/* a run may begin in a step another one took part of */
-	ASSERT_EQ(0, cal_find_run(&c, 0, 4, 6, false, &first, &last));
+	ASSERT_EQ(0, cal_find_run(&c, 0, 4, 6, &first, &last));
 	EXPECT_EQ(2, first);
 	EXPECT_EQ(3, last);
 	/* too long for what is left after lo */
-	EXPECT_NE(0, cal_find_run(&c, 3, 4, 21, false, &first, &last));
+	EXPECT_NE(0, cal_find_run(&c, 3, 4, 21, &first, &last));
 	/* a run never crosses a step another one took whole */
 	cal_reset(&c, cap, 1.0);
-	cal_take_run(&c, 2, 2, 10, false);
-	ASSERT_EQ(0, cal_find_run(&c, 0, 4, 15, false, &first, &last));
+	cal_take_run(&c, 2, 2, 10);
+	ASSERT_EQ(0, cal_find_run(&c, 0, 4, 15, &first, &last));
 	EXPECT_EQ(3, first);
 	EXPECT_EQ(4, last);
 	/* latest first, wherever the time is: 10 from step 4, 5 from 3 */

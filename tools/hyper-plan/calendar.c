@@ -92,50 +92,30 @@ static uint32_t find(uint32_t *up, uint32_t x)
 	return x;
 }
 
-/* The next step with time left, walking the run's way; NONE past the end. */
-static uint32_t step_from(struct calendar *c, uint32_t x, bool latest)
-{
-	if (!latest)
-		return x < c->n ? find(c->right, x) : c->n;
-	x = find(c->left, x + 1);
-	return x ? x - 1 : NONE;
-}
-
 /* Did a transfer take all of some step strictly between a and b? */
 static bool crossed(const struct calendar *c, uint32_t a, uint32_t b)
 {
-	if (a > b) {
-		uint32_t t = a;
-
-		a = b;
-		b = t;
-	}
 	return b - a - 1 != c->zeros[b] - c->zeros[a + 1];
 }
 
 int cal_find_run(struct calendar *c, uint32_t lo, uint32_t hi, double amount,
-		 bool latest, uint32_t *first, uint32_t *last)
+		 uint32_t *first, uint32_t *last)
 {
-	uint32_t x = step_from(c, latest ? hi : lo, latest), prev = NONE;
-	uint32_t *start = latest ? last : first, *end = latest ? first : last;
+	uint32_t x = lo < c->n ? find(c->right, lo) : c->n, prev = NONE;
 	double acc = 0;
 
 	if (cal_avail(c, lo, hi) < amount)
 		return -1;
-	while (x != NONE && x >= lo && x <= hi && x < c->n) {
+	for (; x <= hi && x < c->n; prev = x, x = find(c->right, x + 1)) {
 		if (prev == NONE || c->used[x] || crossed(c, prev, x)) {
 			acc = 0;	/* a run starts here */
-			*start = x;
+			*first = x;
 		}
 		acc += c->cap[x];
 		if (acc >= amount - EMPTY) {
-			*end = x;
+			*last = x;
 			return 0;
 		}
-		prev = x;
-		if (latest && !x)
-			break;
-		x = step_from(c, latest ? x - 1 : x + 1, latest);
 	}
 	return -1;
 }
@@ -176,19 +156,16 @@ uint32_t cal_take_latest(struct calendar *c, uint32_t lo, uint32_t hi,
 }
 
 void cal_take_run(struct calendar *c, uint32_t first, uint32_t last,
-		  double amount, bool latest)
+		  double amount)
 {
-	uint32_t k = latest ? last : first;
+	uint32_t k;
 
-	for (;;) {
+	for (k = first; k <= last && amount > EMPTY; k++) {
 		double got = c->cap[k] < amount ? c->cap[k] : amount;
 
 		if (got > 0) {
 			take(c, k, got);
 			amount -= got;
 		}
-		if (amount <= EMPTY || k == (latest ? first : last))
-			break;
-		k = latest ? k - 1 : k + 1;
 	}
 }

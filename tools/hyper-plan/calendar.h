@@ -8,13 +8,13 @@
  * Two ways to take time.  cal_take_latest() takes it latest first before
  * a deadline, wherever it is left: a preemptive ("fluid") schedule, which
  * a queue still serves on time provided that transfers are issued in
- * deadline order (plan.c sees to that).  cal_find_run()/cal_take_run()
- * take a run of consecutive steps that no other run crosses, for
- * transfers whose release cannot move earlier (a store cannot start before
- * its value is written): a queue serves those as planned only if their
- * runs do not interleave.  Within a step, latest-first runs leave the free
- * time at its start and earliest-first runs at its end, so a run may
- * begin in a step another took part of, but not continue through it.
+ * deadline order (plan_take.c sees to that).  cal_find_run() and
+ * cal_take_run() take a run of consecutive steps, earliest first, that no
+ * other run crosses, for transfers whose release cannot move earlier (a
+ * store cannot start before its value is written): a queue serves those
+ * as planned only if their runs do not interleave.  A run takes a step's
+ * time from its start, so the next run may begin in a step another took
+ * part of, but not continue through it.
  */
 #ifndef HP_CALENDAR_H
 #define HP_CALENDAR_H
@@ -43,11 +43,11 @@ uint32_t cal_reach(const struct calendar *c, uint32_t lo, double amount);
  * taken; returns the first step used. */
 uint32_t cal_take_latest(struct calendar *c, uint32_t lo, uint32_t hi,
 			 double amount);
-/* The latest (or earliest) run in [lo, hi] holding @amount: 0 with its
- * first and last steps, or -1. */
+/* The earliest run in [lo, hi] holding @amount: 0 with its first and
+ * last steps, or -1. */
 int cal_find_run(struct calendar *c, uint32_t lo, uint32_t hi, double amount,
-		 bool latest, uint32_t *first, uint32_t *last);
+		 uint32_t *first, uint32_t *last);
 void cal_take_run(struct calendar *c, uint32_t first, uint32_t last,
-		  double amount, bool latest);
+		  double amount);
 
 #endif

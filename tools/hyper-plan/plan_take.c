@@ -84,7 +84,7 @@ static int value_check(struct plan_ctx *pc, const struct cand *c,
 		return TAKEN;
 	}
 	if (!k || (uint32_t)(c->w + 1) > k - 1 ||
-	    cal_find_run(&pc->d2h, c->w + 1, k - 1, ch->d2h, false,
+	    cal_find_run(&pc->d2h, c->w + 1, k - 1, ch->d2h,
 			 &ch->first, &ch->last))
 		return NEVER;
 	return TAKEN;
@@ -108,7 +108,7 @@ static int32_t new_store(struct plan_ctx *pc, const struct cand *c,
 	struct epoch_store *es = &pc->ep[c->epoch];
 
 	if (pc->scale < ANY_WAIT)
-		cal_take_run(&pc->d2h, ch->first, ch->last, ch->d2h, false);
+		cal_take_run(&pc->d2h, ch->first, ch->last, ch->d2h);
 	es->last = ch->last - (pc->scale >= ANY_WAIT);
 	es->issue = ch->first ? 2 * ch->first - 1 : 0;
 	if (es->issue > 2 * c->a + 1)
