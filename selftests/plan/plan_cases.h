@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Graphs the planner tests run on: random ones and cut-down models. */
+#ifndef PLAN_CASES_H
+#define PLAN_CASES_H
+
+#include "job.h"
+#include "model.h"
+
+struct plan_case {
+	const char *model;	/* NULL: a random graph */
+	const char *mode;	/* infer, train, train-keep */
+	uint32_t ops;		/* random graphs */
+	uint64_t seed;
+};
+
+/* Small enough for many runs under the sanitizers. */
+static inline int case_job(struct job *j, const struct plan_case *c,
+			   const struct profile *p, struct hp_err *e)
+{
+	struct random_params rp = { c->ops, c->seed };
+	struct gen_params gp;
+	int ret;
+
+	graph_init(&j->g, c->model ? c->model : "random");
+	j->p = *p;
+	if (!c->model) {
+		ret = gen_random(&j->g, &rp, e);
+	} else {
+		gen_defaults(&gp, model_find(c->model, e));
+		gp.mode = c->mode[0] == 't' ? GEN_TRAIN : GEN_INFER;
+		gp.keep_act = !strcmp(c->mode, "train-keep");
+		gp.layers = 2;
+		gp.seq = gp.mode == GEN_TRAIN ? 512 : 96;
+		gp.decode = 4;
+		gp.kv_block = 32;
+		gp.seed = c->seed;
+		ret = gen_model(&j->g, &gp, p, e);
+	}
+	return ret ? ret : job_prepare(j, false, e);
+}
+
+#endif

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Bad input: each case gets a clear error naming the operator or tensor,
+ * and hyper-plan exits non-zero.  Graph cases run through the parser and
+ * the ordering pass, then through the CLI (the sanitized binary).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#include "graph_json.h"
+#include "job.h"
+
+#define HEAD	"{ \"format\": \"hyper-graph\", \"version\": 1, "
+
+/* Parses and orders @json; returns the error text ("" if it passed). */
+static const char *graph_error(const char *json, struct hp_err *e)
+{
+	struct job j = { 0 };
+	int ret;
+
+	e->msg[0] = 0;
+	graph_init(&j.g, "test");
+	ret = graph_parse_json(&j.g, json, e);
+	if (!ret)
+		ret = job_prepare(&j, false, e);
+	job_free(&j);
+	return ret ? e->msg : "";
+}
+
+/* Runs hyper-plan with @args; returns its exit status, output in @out. */
+static int cli(const char *args, char *out, size_t len)
+{
+	char cmd[1024];
+	size_t n = 0;
+	FILE *p;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", HP_PLAN_BIN, args);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (n + 1 < len && fgets(out + n, len - n, p))
+		n += strlen(out + n);
+	out[n] = 0;
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The graph through the CLI: non-zero exit and the same names. */
+static int cli_graph(const char *json, char *out, size_t len)
+{
+	char path[] = "/tmp/hyper-plan-test-XXXXXX", args[256];
+	int fd = mkstemp(path), st;
+
+	if (fd < 0 || write(fd, json, strlen(json)) != (ssize_t)strlen(json))
+		return -1;
+	close(fd);
+	snprintf(args, sizeof(args), "--graph %s", path);
+	st = cli(args, out, len);
+	unlink(path);
+	return st;
+}
+
+struct bad {
+	const char *name, *json;
+	const char *words[3];	/* all must be in the message */
+};
+
+static const struct bad bad_graphs[] = {
+	{ "cycle",
+	  HEAD "\"tensors\": [ { \"id\": \"x\", \"bytes\": 8, \"kind\": \"activation\" },"
+	  " { \"id\": \"y\", \"bytes\": 8, \"kind\": \"activation\" } ],"
+	  " \"ops\": [ { \"id\": \"a\", \"inputs\": [\"x\"], \"outputs\": [\"y\"] },"
+	  " { \"id\": \"b\", \"inputs\": [\"y\"], \"outputs\": [\"x\"] } ] }",
+	  { "cycle", "\"a\"", "\"b\"" } },
+	{ "unknown tensor",
+	  HEAD "\"tensors\": [ { \"id\": \"x\", \"bytes\": 8, \"kind\": \"weight\" } ],"
+	  " \"ops\": [ { \"id\": \"mm\", \"inputs\": [\"x\", \"w9\"] } ] }",
+	  { "\"mm\"", "unknown tensor \"w9\"" } },
+	{ "duplicate op",
+	  HEAD "\"tensors\": [ { \"id\": \"x\", \"bytes\": 8, \"kind\": \"weight\" } ],"
+	  " \"ops\": [ { \"id\": \"op1\", \"inputs\": [\"x\"] }, { \"id\": \"op1\" } ] }",
+	  { "duplicate id \"op1\"" } },
+	{ "duplicate tensor",
+	  HEAD "\"tensors\": [ { \"id\": \"w3\", \"bytes\": 8, \"kind\": \"weight\" },"
+	  " { \"id\": \"w3\", \"bytes\": 9, \"kind\": \"weight\" } ], \"ops\": [ { \"id\": \"a\" } ] }",
+	  { "duplicate id \"w3\"" } },
+	{ "negative size",
+	  HEAD "\"tensors\": [ { \"id\": \"w5\", \"bytes\": -4, \"kind\": \"weight\" } ], \"ops\": [ { \"id\": \"a\" } ] }",
+	  { "\"w5\"", "bytes" } },
+	{ "absurd size",
+	  HEAD "\"tensors\": [ { \"id\": \"huge\", \"bytes\": 1125899906842624, \"kind\": \"weight\" } ], \"ops\": [ { \"id\": \"a\" } ] }",
+	  { "\"huge\"", "bytes" } },
+	{ "zero size",
+	  HEAD "\"tensors\": [ { \"id\": \"nil\", \"bytes\": 0, \"kind\": \"kv\" } ], \"ops\": [ { \"id\": \"a\" } ] }",
+	  { "\"nil\"", "bytes" } },
+	{ "negative time",
+	  HEAD "\"tensors\": [], \"ops\": [ { \"id\": \"slow\", \"compute_ns\": -1 } ] }",
+	  { "\"slow\"", "compute_ns" } },
+	{ "absurd time",
+	  HEAD "\"tensors\": [], \"ops\": [ { \"id\": \"slow\", \"compute_ns\": 3600000000001 } ] }",
+	  { "\"slow\"", "compute_ns" } },
+	{ "fractional time",
+	  HEAD "\"tensors\": [], \"ops\": [ { \"id\": \"half\", \"compute_ns\": 1.5 } ] }",
+	  { "\"half\"", "compute_ns" } },
+	{ "read before written",
+	  HEAD "\"tensors\": [ { \"id\": \"act\", \"bytes\": 8, \"kind\": \"activation\" } ],"
+	  " \"ops\": [ { \"id\": \"use\", \"inputs\": [\"act\"] } ] }",
+	  { "\"use\"", "\"act\"" } },
+	{ "unknown key",
+	  HEAD "\"tensors\": [ { \"id\": \"w\", \"bytes\": 8, \"kind\": \"weight\", \"sise\": 4 } ], \"ops\": [] }",
+	  { "unknown key \"sise\"" } },
+	{ "unknown kind",
+	  HEAD "\"tensors\": [ { \"id\": \"w\", \"bytes\": 8, \"kind\": \"wieght\" } ], \"ops\": [] }",
+	  { "\"wieght\"" } },
+	{ "bad version",
+	  "{ \"format\": \"hyper-graph\", \"version\": 2, \"tensors\": [], \"ops\": [] }",
+	  { "version 2" } },
+	{ "malformed",
+	  HEAD "\"tensors\": [ { \"id\": \"w\" ", { "malformed JSON" } },
+	{ "no operators",
+	  HEAD "\"tensors\": [], \"ops\": [] }", { "no operators" } },
+};
+
+static void expect_words(struct __test_metadata *_metadata, const char *msg,
+			 const struct bad *b)
+{
+	unsigned int w;
+
+	for (w = 0; w < ARRAY_SIZE(b->words) && b->words[w]; w++)
+		EXPECT_NE(NULL, strstr(msg, b->words[w]))
+			TH_LOG("%s: \"%s\" not in: %s", b->name, b->words[w], msg);
+}
+
+TEST(bad_graphs_are_named)
+{
+	struct hp_err e;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(bad_graphs); i++) {
+		const char *msg = graph_error(bad_graphs[i].json, &e);
+
+		EXPECT_NE(0, msg[0]) TH_LOG("%s was accepted", bad_graphs[i].name);
+		expect_words(_metadata, msg, &bad_graphs[i]);
+	}
+}
+
+TEST(bad_graphs_fail_the_cli)
+{
+	char out[4096];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(bad_graphs); i++) {
+		EXPECT_EQ(1, cli_graph(bad_graphs[i].json, out, sizeof(out)))
+			TH_LOG("%s: %s", bad_graphs[i].name, out);
+		expect_words(_metadata, out, &bad_graphs[i]);
+	}
+}
+
+/* A forward reference without a cycle is fine: the order is resolved. */
+TEST(forward_reference_is_ordered)
+{
+	struct hp_err e;
+
+	EXPECT_STREQ("", graph_error(HEAD "\"tensors\": ["
+		" { \"id\": \"x\", \"bytes\": 8, \"kind\": \"activation\" } ],"
+		" \"ops\": [ { \"id\": \"use\", \"inputs\": [\"x\"] },"
+		" { \"id\": \"make\", \"outputs\": [\"x\"] } ] }", &e));
+}
+
+TEST(budget_below_a_working_set)
+{
+	char out[4096];
+
+	EXPECT_EQ(1, cli("--model llama2-7b --layers 1 --seq 16 --decode 1 --budget 1MiB",
+			 out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "below the working set of op \"")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "lm_head")) TH_LOG("%s", out);
+}
+
+TEST(unknown_model_and_profile)
+{
+	char out[4096];
+
+	EXPECT_EQ(1, cli("--model llama9-1t", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "unknown model \"llama9-1t\"")) TH_LOG("%s", out);
+	EXPECT_EQ(1, cli("--model llama2-7b --profile tpu-v9", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "unknown profile \"tpu-v9\"")) TH_LOG("%s", out);
+	EXPECT_EQ(1, cli("--model llama2-7b --mode pretrain", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "unknown mode \"pretrain\"")) TH_LOG("%s", out);
+}
+
+TEST(absurd_generator_parameters)
+{
+	char out[4096];
+
+	EXPECT_EQ(1, cli("--model llama2-7b --batch 0", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "batch")) TH_LOG("%s", out);
+	EXPECT_EQ(1, cli("--model llama2-70b --seq 1048576 --batch 65536",
+			 out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "bytes")) TH_LOG("%s", out);
+}
+
+TEST(bad_usage_exits_2)
+{
+	char out[4096];
+
+	EXPECT_EQ(2, cli("--model llama2-7b --budget lots", out, sizeof(out)));
+	EXPECT_EQ(2, cli("--model llama2-7b --graph x.json", out, sizeof(out)));
+	EXPECT_EQ(2, cli("--slowdown -3 --model llama2-7b", out, sizeof(out)));
+}
+
+TEST(a_good_run_exits_0)
+{
+	char out[8192];
+
+	EXPECT_EQ(0, cli("--model llama2-7b --layers 2 --seq 64 --decode 2 --compare -p gh200",
+			 out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "bound")) TH_LOG("%s", out);
+}
+
+TEST_HARNESS_MAIN

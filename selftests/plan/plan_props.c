@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Property tests over many generated graphs (random ones and cut-down
+ * models, on every reference profile):
+ *  - every use is preceded by residency, and every schedule follows the
+ *    format's state machine (checker.c, an independent replay);
+ *  - simulated and replayed memory never exceeds the budget;
+ *  - the reordering respects every dependency;
+ *  - the planner is never worse than no offload, and never breaks the
+ *    slowdown it was given;
+ *  - no policy beats the lower bound.
+ */
+#include <string.h>
+
+#include "kselftest_harness.h"
+
+#include "checker.h"
+#include "plan_cases.h"
+#include "report.h"
+
+#define SLOW	0.01
+
+static const struct plan_case models[] = {
+	{ "llama2-7b", "infer", 0, 1 },
+	{ "llama2-7b", "train", 0, 1 },
+	{ "llama2-13b", "train-keep", 0, 1 },
+	{ "llama3-8b", "infer", 0, 1 },
+	{ "mixtral-8x7b", "infer", 0, 3 },
+	{ "mixtral-8x7b", "train", 0, 3 },
+	{ "llama2-70b", "infer", 0, 1 },
+};
+
+/* Replays the result's schedule; returns its replayed peak. */
+static uint64_t valid(struct __test_metadata *_metadata,
+		      const struct job *j, const struct result *r)
+{
+	struct check_result cr;
+	char *text = schedule_text(&r->s);
+	int ret = check_schedule(&j->g, text, &cr);
+
+	if (ret)
+		TH_LOG("%s on %s: %s", r->policy, j->g.name, cr.msg);
+	EXPECT_EQ(0, ret);
+	/* the budget holds in the replay and in the simulation */
+	EXPECT_NE(0, cr.budget);
+	EXPECT_LE(r->sim.peak, cr.budget);
+	EXPECT_LE(cr.peak, r->sim.peak);
+	free(text);
+	return cr.peak;
+}
+
+/* All four policies and the bound on one graph and profile. */
+static void all_policies(struct __test_metadata *_metadata,
+			 const struct plan_case *c, const struct profile *p)
+{
+	struct result res[POL_NR] = { 0 };
+	struct goal gl = { SLOW, 0 };
+	struct problem pb;
+	struct job j = { 0 };
+	struct hp_err e;
+	uint64_t bound;
+	int pol;
+
+	ASSERT_EQ(0, case_job(&j, c, p, &e)) TH_LOG("%s", e.msg);
+	job_problem(&j, &pb, &gl);
+	bound = job_bound(&j, SLOW);
+	for (pol = 0; pol < POL_NR; pol++) {
+		if (run_policy(pol, &pb, &res[pol], &e)) {
+			/* a baseline may find nothing; the planner may not */
+			EXPECT_TRUE(pol == POL_DISTANCE || pol == POL_GREEDY)
+				TH_LOG("%s: %s", policy_name[pol], e.msg);
+			continue;
+		}
+		valid(_metadata, &j, &res[pol]);
+		EXPECT_LE(slowdown(&res[pol].sim), SLOW + 1e-9);
+		EXPECT_LE(bound, res[pol].sim.peak)
+			TH_LOG("%s beats the bound on %s (%s)", policy_name[pol],
+			       j.g.name, p->name);
+	}
+	/* never worse than no offload, which is one of its candidates */
+	EXPECT_LE(res[POL_PLAN].sim.peak, res[POL_NONE].sim.peak);
+	EXPECT_EQ(j.lf.peak0, res[POL_NONE].sim.peak);
+	for (pol = 0; pol < POL_NR; pol++)
+		result_free(&res[pol]);
+	job_free(&j);
+}
+
+TEST(random_graphs_every_policy)
+{
+	unsigned int i, seed;
+
+	for (seed = 1; seed <= 24; seed++)
+		for (i = 0; i < profile_table_len; i++) {
+			struct plan_case c = { NULL, NULL, 20 + seed * 17 % 240,
+					       seed };
+
+			all_policies(_metadata, &c, &profile_table[i]);
+		}
+}
+
+TEST(models_every_policy)
+{
+	unsigned int i, m;
+
+	for (m = 0; m < ARRAY_SIZE(models); m++)
+		for (i = 0; i < profile_table_len; i++)
+			all_policies(_metadata, &models[m], &profile_table[i]);
+}
+
+/* A given budget is kept, whichever graph; or the planner says it can't. */
+static bool within_budget(struct __test_metadata *_metadata,
+			  const struct plan_case *c, const struct profile *p,
+			  double where)
+{
+	struct problem pb;
+	struct result r;
+	struct job j = { 0 };
+	struct hp_err e;
+	struct goal gl = { SLOW, 0 };
+	bool made = false;
+	uint64_t floor;
+
+	if (case_job(&j, c, p, &e))
+		return false;
+	floor = life_floor(&j.lf, NULL);
+	gl.budget = floor + (j.lf.peak0 - floor) * where;
+	job_problem(&j, &pb, &gl);
+	if (!run_plan(&pb, &r, &e)) {
+		EXPECT_EQ(gl.budget, r.s.budget);
+		EXPECT_LE(r.sim.peak, gl.budget);
+		valid(_metadata, &j, &r);
+		result_free(&r);
+		made = true;
+	} else {
+		EXPECT_NE(NULL, strstr(e.msg, "no schedule")) TH_LOG("%s", e.msg);
+	}
+	job_free(&j);
+	return made;
+}
+
+/*
+ * Waiting buys any budget that leaves each step its working set and what
+ * cannot leave around it (a value made one step before it is read).
+ * Close to the largest working set the planner may say no, but cleanly.
+ */
+TEST(given_budgets_are_kept)
+{
+	static const double where[] = { 0.9, 0.6, 0.3, 0.05 };
+	unsigned int seed, w, made[ARRAY_SIZE(where)] = { 0 }, tried = 0;
+
+	for (seed = 1; seed <= 16; seed++, tried++)
+		for (w = 0; w < ARRAY_SIZE(where); w++) {
+			struct plan_case c = { NULL, NULL, 30 + seed * 13 % 200,
+					       seed + 100 };
+
+			made[w] += within_budget(_metadata, &c,
+						 &profile_table[seed % 3],
+						 where[w]);
+		}
+	for (w = 0; w < ARRAY_SIZE(where); w++)
+		made[w] += within_budget(_metadata, &models[1],
+					 &profile_table[0], where[w]);
+	tried++;
+	EXPECT_EQ(tried, made[0]);
+	EXPECT_EQ(tried, made[1]);
+	EXPECT_LE(tried * 9 / 10, made[2]);
+}
+
+/* The refined order, even with nothing offloaded, keeps every dependency. */
+TEST(refined_order_keeps_dependencies)
+{
+	unsigned int seed, moved = 0;
+
+	for (seed = 1; seed <= 40; seed++) {
+		struct plan_case c = { NULL, NULL, 50 + seed * 11 % 300, seed };
+		struct job j = { 0 };
+		struct check_result cr;
+		struct hp_err e;
+		struct sched s;
+		char *text;
+
+		ASSERT_EQ(0, case_job(&j, &c, &profile_table[0], &e));
+		if (j.has_ref) {
+			moved++;
+			ASSERT_EQ(0, sched_build(&s, &j.lf_ref, NULL, 0, &e));
+			text = schedule_text(&s);
+			EXPECT_EQ(0, check_schedule(&j.g, text, &cr))
+				TH_LOG("seed %u: %s", seed, cr.msg);
+			free(text);
+			sched_free(&s);
+		}
+		job_free(&j);
+	}
+	/* the test means something only if the pass moved operators */
+	EXPECT_LT(0, moved);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pieces on their own: units, the link calendar, the simulator's
+ * timing on hand-made schedules, the emitter's stores, the refinement
+ * pass on a training graph, the bound's corners, and the JSON round
+ * trips.
+ */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+
+#include "bound.h"
+#include "calendar.h"
+#include "checker.h"
+#include "graph_json.h"
+#include "plan_cases.h"
+#include "sim.h"
+
+TEST(byte_units)
+{
+	uint64_t v;
+
+	ASSERT_EQ(0, parse_bytes("40GiB", &v));
+	EXPECT_EQ(40ULL << 30, v);
+	ASSERT_EQ(0, parse_bytes("1.5G", &v));
+	EXPECT_EQ(3ULL << 29, v);
+	ASSERT_EQ(0, parse_bytes("64GB", &v));
+	EXPECT_EQ(64000000000ULL, v);
+	EXPECT_NE(0, parse_bytes("-1G", &v));
+	EXPECT_NE(0, parse_bytes("12parsecs", &v));
+}
+
+TEST(calendar_runs_do_not_cross)
+{
+	const double cap[] = { 10, 0, 10, 10, 10 };
+	struct calendar c;
+	uint32_t first, last;
+
+	cal_init(&c, 5);
+	cal_reset(&c, cap, 1.0);
+	EXPECT_EQ(40, cal_avail(&c, 0, 4));
+	EXPECT_EQ(2, cal_reach(&c, 0, 15));
+	/* across step 1, which never had time, a run continues */
+	ASSERT_EQ(0, cal_find_run(&c, 0, 4, 18, &first, &last));
+	EXPECT_EQ(0, first);
+	EXPECT_EQ(2, last);
+	cal_take_run(&c, first, last, 18);
+	EXPECT_EQ(22, cal_avail(&c, 0, 4));
+	/* a run may begin in a step another one took part of */
+	ASSERT_EQ(0, cal_find_run(&c, 0, 4, 6, &first, &last));
+	EXPECT_EQ(2, first);
+	EXPECT_EQ(3, last);
+	/* too long for what is left after lo */
+	EXPECT_NE(0, cal_find_run(&c, 3, 4, 21, &first, &last));
+	/* a run never crosses a step another one took whole */
+	cal_reset(&c, cap, 1.0);
+	cal_take_run(&c, 2, 2, 10);
+	ASSERT_EQ(0, cal_find_run(&c, 0, 4, 15, &first, &last));
+	EXPECT_EQ(3, first);
+	EXPECT_EQ(4, last);
+	/* latest first, wherever the time is: 10 from step 4, 5 from 3 */
+	cal_reset(&c, cap, 2.0);
+	EXPECT_EQ(4, cal_take_latest(&c, 0, 4, 15));
+	EXPECT_EQ(3, cal_take_latest(&c, 0, 4, 15));
+	EXPECT_EQ(50, cal_avail(&c, 0, 4));
+	cal_free(&c);
+}
+
+/* w (1 MB, in the pool) is read by op b after op a computes 2 ms. */
+static void two_ops(struct graph *g, uint64_t ns_a)
+{
+	uint32_t w, x, y;
+
+	graph_init(g, "two");
+	w = graph_add_tensor(g, "w", 1000000, TK_WEIGHT,
+			     TF_LIVE_IN | TF_LIVE_OUT, NULL);
+	x = graph_add_tensor(g, "x", 1000, TK_ACTIVATION, 0, NULL);
+	y = graph_add_tensor(g, "y", 1000, TK_ACTIVATION, TF_LIVE_OUT, NULL);
+	graph_add_op(g, "a", ns_a, NULL, 0, &x, 1, NULL, NULL);
+	graph_add_op(g, "b", 1000, (uint32_t[]){ x, w }, 2, &y, 1, NULL, NULL);
+}
+
+static const struct profile gbps = {
+	.name = "1GB/s", .device_bytes = 1e12, .mem_bps = 1e12, .flops = 1e15,
+	.h2d_bps = 1e9, .d2h_bps = 1e9, .latency_ns = 500,
+};
+
+TEST(simulator_stalls_only_on_what_is_late)
+{
+	uint32_t order[] = { 0, 1 };
+	struct evict ev = { .t = 0, .a = -1, .j = 1, .store_slot = -1,
+			    .detach_slot = -1, .fetch_step = 0 };
+	struct sim_result r;
+	struct hp_err e;
+	struct graph g;
+	struct sched s;
+	struct life lf;
+
+	/* the prefetch takes 1.0005 ms and a computes 2 ms: hidden */
+	two_ops(&g, 2000000);
+	life_build(&lf, &g, order);
+	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &e));
+	EXPECT_EQ(HOME_POOL, s.home[0]);
+	ASSERT_EQ(0, simulate(&s, &gbps, NULL, &r, &e));
+	EXPECT_EQ(0, r.stall_ns);
+	EXPECT_EQ(2001000, r.makespan_ns);
+	EXPECT_EQ(1002000, r.peak);
+	sched_free(&s);
+	life_free(&lf);
+	graph_free(&g);
+
+	/* 1 ms + 0.5 us to fetch, a computes 0.5 ms: b waits the rest */
+	two_ops(&g, 500000);
+	life_build(&lf, &g, order);
+	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &e));
+	ASSERT_EQ(0, simulate(&s, &gbps, NULL, &r, &e));
+	EXPECT_EQ(500500, r.stall_ns);
+	EXPECT_EQ(1001500, r.makespan_ns);
+	EXPECT_EQ(1e6, r.h2d_bytes);
+	sched_free(&s);
+	life_free(&lf);
+	graph_free(&g);
+}
+
+TEST(emitter_stores_the_only_copy_and_no_more)
+{
+	uint32_t order[] = { 0, 1 }, k;
+	/* w starts on the device: evicting it after a needs a store */
+	struct evict ev = { .t = 0, .a = 0, .j = 1, .store_slot = -1,
+			    .detach_slot = 1, .fetch_step = 1 };
+	size_t stores = 0, i;
+	struct hp_err e;
+	struct graph g;
+	struct sched s;
+	struct life lf;
+	uint32_t w, x;
+
+	graph_init(&g, "store");
+	w = graph_add_tensor(&g, "w", 1000000, TK_WEIGHT,
+			     TF_LIVE_IN | TF_LIVE_OUT, NULL);
+	x = graph_add_tensor(&g, "x", 1000, TK_ACTIVATION, 0, NULL);
+	graph_add_op(&g, "a", 1000, &w, 1, &x, 1, NULL, NULL);
+	graph_add_op(&g, "b", 1000, (uint32_t[]){ x, w }, 2, NULL, 0, NULL, NULL);
+	life_build(&lf, &g, order);
+	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(HOME_DEVICE, s.home[w]);
+	for (k = 0; k < 2 * s.n; k++)
+		for (i = s.slot_off[k]; i < s.slot_off[k + 1]; i++)
+			stores += s.cops[i].kind == COP_STORE;
+	EXPECT_EQ(1, stores);
+	/* x dies after b: freed there */
+	EXPECT_EQ(COP_DETACH, s.cops[s.slot_off[3]].kind);
+	sched_free(&s);
+	life_free(&lf);
+	graph_free(&g);
+}
+
+/* Refinement runs each layer's optimizer update once its gradient exists. */
+TEST(refinement_moves_the_optimizer_into_the_backward_pass)
+{
+	struct plan_case c = { "llama2-7b", "train", 0, 1 };
+	struct job j = { 0 };
+	struct hp_err e;
+	uint32_t k, opt = NONE, last_bwd = 0;
+
+	ASSERT_EQ(0, case_job(&j, &c, &profile_table[0], &e));
+	ASSERT_TRUE(j.has_ref);
+	EXPECT_LT(j.lf_ref.peak0, j.lf.peak0);
+	for (k = 0; k < j.lf_ref.n; k++) {
+		const char *id = j.g.op[j.refined[k]].id;
+
+		if (!strncmp(id, "opt.L1.", 7) && opt == NONE)
+			opt = k;
+		if (!strncmp(id, "b.L0.", 5))
+			last_bwd = k;
+	}
+	EXPECT_LT(opt, last_bwd);
+	job_free(&j);
+}
+
+TEST(bound_corners)
+{
+	uint32_t order[] = { 0, 1 };
+	struct graph g;
+	struct life lf;
+
+	/* no compute: nothing can move, the bound is the peak */
+	two_ops(&g, 0);
+	g.op[1].compute_ns = 0;
+	life_build(&lf, &g, order);
+	EXPECT_EQ(lf.peak0, lower_bound(&lf, &gbps, 0.01));
+	life_free(&lf);
+	graph_free(&g);
+	/* 2 ms before w is needed, 1.5 ms to fetch it: only b's working set */
+	two_ops(&g, 2000000);
+	life_build(&lf, &g, order);
+	EXPECT_EQ(lf.max_ws, lower_bound(&lf, &gbps, 0.0));
+	life_free(&lf);
+	graph_free(&g);
+}
+
+TEST(graph_round_trip_plans_the_same)
+{
+	struct plan_case c = { "mixtral-8x7b", "infer", 0, 7 };
+	struct goal gl = { 0.01, 0 };
+	struct result r1, r2;
+	struct problem pb;
+	struct job j = { 0 }, k = { 0 };
+	struct hp_err e;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ASSERT_EQ(0, case_job(&j, &c, &profile_table[2], &e));
+	f = open_memstream(&text, &len);
+	graph_write_json(&j.g, f);
+	fclose(f);
+	graph_init(&k.g, "again");
+	k.p = j.p;
+	ASSERT_EQ(0, graph_parse_json(&k.g, text, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, job_prepare(&k, false, &e));
+	EXPECT_EQ(j.g.nop, k.g.nop);
+	EXPECT_EQ(j.g.nt, k.g.nt);
+	job_problem(&j, &pb, &gl);
+	ASSERT_EQ(0, run_plan(&pb, &r1, &e));
+	job_problem(&k, &pb, &gl);
+	ASSERT_EQ(0, run_plan(&pb, &r2, &e));
+	EXPECT_EQ(r1.sim.peak, r2.sim.peak);
+	EXPECT_EQ(r1.sim.makespan_ns, r2.sim.makespan_ns);
+	result_free(&r1);
+	result_free(&r2);
+	free(text);
+	job_free(&j);
+	job_free(&k);
+}
+
+/* The schedule carries its budget, prediction and GEMM shapes. */
+TEST(schedule_json_fields)
+{
+	struct plan_case c = { "llama3-8b", "infer", 0, 1 };
+	struct goal gl = { 0.01, 0 };
+	json_object *root, *steps, *v, *st;
+	struct problem pb;
+	struct result r;
+	struct job j = { 0 };
+	struct hp_err e;
+	size_t k, gemms = 0;
+	char *text;
+
+	ASSERT_EQ(0, case_job(&j, &c, &profile_table[0], &e));
+	job_problem(&j, &pb, &gl);
+	ASSERT_EQ(0, run_plan(&pb, &r, &e));
+	text = schedule_text(&r.s);
+	root = json_tokener_parse(text);
+	ASSERT_NE(NULL, root);
+	ASSERT_TRUE(json_object_object_get_ex(root, "device_budget_bytes", &v));
+	EXPECT_EQ(r.sim.peak, (uint64_t)json_object_get_int64(v));
+	ASSERT_TRUE(json_object_object_get_ex(root, "predicted", &v));
+	ASSERT_TRUE(json_object_object_get_ex(v, "peak_device_bytes", &v));
+	EXPECT_EQ(r.sim.peak, (uint64_t)json_object_get_int64(v));
+	ASSERT_TRUE(json_object_object_get_ex(root, "steps", &steps));
+	for (k = 0; k < json_object_array_length(steps); k++) {
+		st = json_object_array_get_idx(steps, k);
+		if (json_object_object_get_ex(st, "x-gemm", &v)) {
+			gemms++;
+			EXPECT_TRUE(json_object_object_get_ex(v, "k", &v));
+		}
+	}
+	/* q, k, v, o, gate, up, down per layer and step, plus lm_head */
+	EXPECT_EQ((2 * 7 + 1) * 5, gemms);
+	json_object_put(root);
+	free(text);
+	result_free(&r);
+	job_free(&j);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A lower bound on the peak device memory of any schedule of one
+ * execution order whose makespan is at most (1 + max_slow) times the
+ * no-offload one.  Derivation: Documentation/bench-plan.md.
+ */
+#ifndef HP_BOUND_H
+#define HP_BOUND_H
+
+#include "life.h"
+#include "profile.h"
+
+uint64_t lower_bound(const struct life *lf, const struct profile *p,
+		     double max_slow);
+
+#endif

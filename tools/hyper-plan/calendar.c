@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <string.h>
+
+#include "calendar.h"
+#include "util.h"
+
+#define EMPTY	1e-6		/* ns: less than this left is a full step */
+
+void cal_init(struct calendar *c, uint32_t n)
+{
+	c->n = n;
+	c->cap = xmalloc((n ? n : 1) * sizeof(*c->cap));
+	c->fen = xmalloc((n + 1) * sizeof(*c->fen));
+	c->left = xmalloc((n + 1) * sizeof(*c->left));
+	c->right = xmalloc((n + 1) * sizeof(*c->right));
+	c->zeros = xmalloc((n + 1) * sizeof(*c->zeros));
+	c->used = xmalloc(n ? n : 1);
+}
+
+void cal_free(struct calendar *c)
+{
+	free(c->cap);
+	free(c->fen);
+	free(c->left);
+	free(c->right);
+	free(c->zeros);
+	free(c->used);
+	memset(c, 0, sizeof(*c));
+}
+
+void cal_reset(struct calendar *c, const double *cap0, double scale)
+{
+	uint32_t i, up;
+
+	c->fen[0] = 0;
+	c->zeros[0] = 0;
+	c->left[0] = 0;
+	for (i = 0; i < c->n; i++) {
+		bool full;
+
+		c->cap[i] = cap0[i] * scale;
+		full = c->cap[i] <= EMPTY;
+		c->fen[i + 1] = c->cap[i];
+		c->zeros[i + 1] = c->zeros[i] + full;
+		c->left[i + 1] = full ? i : i + 1;
+		c->right[i] = full ? i + 1 : i;
+	}
+	for (i = 1; i <= c->n; i++) {		/* linear Fenwick build */
+		up = i + (i & -i);
+		if (up <= c->n)
+			c->fen[up] += c->fen[i];
+	}
+	c->right[c->n] = c->n;
+	memset(c->used, 0, c->n);
+}
+
+static double prefix(const struct calendar *c, uint32_t k)
+{
+	double s = 0;
+
+	for (; k; k -= k & -k)
+		s += c->fen[k];
+	return s;
+}
+
+double cal_avail(const struct calendar *c, uint32_t lo, uint32_t hi)
+{
+	return lo > hi ? 0 : prefix(c, hi + 1) - prefix(c, lo);
+}
+
+uint32_t cal_reach(const struct calendar *c, uint32_t lo, double amount)
+{
+	double want = prefix(c, lo) + amount;
+	uint32_t pos = 0, step = 1;
+
+	while (step * 2 <= c->n)
+		step *= 2;
+	for (; step; step /= 2)		/* Fenwick descent */
+		if (pos + step <= c->n && c->fen[pos + step] < want) {
+			pos += step;
+			want -= c->fen[pos];
+		}
+	return pos < c->n ? pos : c->n;
+}
+
+static uint32_t find(uint32_t *up, uint32_t x)
+{
+	while (up[x] != x) {
+		up[x] = up[up[x]];
+		x = up[x];
+	}
+	return x;
+}
+
+/* Did a transfer take all of some step strictly between a and b? */
+static bool crossed(const struct calendar *c, uint32_t a, uint32_t b)
+{
+	return b - a - 1 != c->zeros[b] - c->zeros[a + 1];
+}
+
+int cal_find_run(struct calendar *c, uint32_t lo, uint32_t hi, double amount,
+		 uint32_t *first, uint32_t *last)
+{
+	uint32_t x = lo < c->n ? find(c->right, lo) : c->n, prev = NONE;
+	double acc = 0;
+
+	if (cal_avail(c, lo, hi) < amount)
+		return -1;
+	for (; x <= hi && x < c->n; prev = x, x = find(c->right, x + 1)) {
+		if (prev == NONE || c->used[x] || crossed(c, prev, x)) {
+			acc = 0;	/* a run starts here */
+			*first = x;
+		}
+		acc += c->cap[x];
+		if (acc >= amount - EMPTY) {
+			*last = x;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void take(struct calendar *c, uint32_t k, double got)
+{
+	uint32_t i;
+
+	c->cap[k] -= got;
+	c->used[k] = 1;
+	for (i = k + 1; i <= c->n; i += i & -i)
+		c->fen[i] -= got;
+	if (c->cap[k] <= EMPTY) {
+		c->left[k + 1] = k;
+		c->right[k] = k + 1;
+	}
+}
+
+uint32_t cal_take_latest(struct calendar *c, uint32_t lo, uint32_t hi,
+			 double amount)
+{
+	uint32_t k, first = hi;
+	double got;
+
+	while (amount > EMPTY) {
+		k = find(c->left, hi + 1);
+		if (!k || k - 1 < lo)
+			break;		/* rounding: the sum said it fits */
+		first = k - 1;
+		got = c->cap[first] < amount ? c->cap[first] : amount;
+		take(c, first, got);
+		amount -= got;
+		if (!first)
+			break;
+		hi = first - 1;
+	}
+	return first;
+}
+
+void cal_take_run(struct calendar *c, uint32_t first, uint32_t last,
+		  double amount)
+{
+	uint32_t k;
+
+	for (k = first; k <= last && amount > EMPTY; k++) {
+		double got = c->cap[k] < amount ? c->cap[k] : amount;
+
+		if (got > 0) {
+			take(c, k, got);
+			amount -= got;
+		}
+	}
+}

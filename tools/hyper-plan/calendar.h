@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A link's time as a resource, step by step: step k offers as much
+ * transfer time as its operator computes (a transfer is hidden only when
+ * it runs behind compute).  Sums come from a Fenwick tree; walks skip full
+ * steps with union-find.
+ *
+ * Two ways to take time.  cal_take_latest() takes it latest first before
+ * a deadline, wherever it is left: a preemptive ("fluid") schedule, which
+ * a queue still serves on time provided that transfers are issued in
+ * deadline order (plan_take.c sees to that).  cal_find_run() and
+ * cal_take_run() take a run of consecutive steps, earliest first, that no
+ * other run crosses, for transfers whose release cannot move earlier (a
+ * store cannot start before its value is written): a queue serves those
+ * as planned only if their runs do not interleave.  A run takes a step's
+ * time from its start, so the next run may begin in a step another took
+ * part of, but not continue through it.
+ */
+#ifndef HP_CALENDAR_H
+#define HP_CALENDAR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct calendar {
+	uint32_t n;
+	double *cap;		/* time left in each step */
+	double *fen;		/* Fenwick tree over cap, 1-based */
+	uint32_t *left;		/* union-find: 1 + nearest step at or before with time left */
+	uint32_t *right;	/* union-find: nearest step at or after with time left */
+	uint32_t *zeros;	/* steps with no time at all, before each step */
+	uint8_t *used;		/* some store took time in the step */
+};
+
+void cal_init(struct calendar *c, uint32_t n);
+void cal_free(struct calendar *c);
+/* Each step k offers cap0[k] × scale. */
+void cal_reset(struct calendar *c, const double *cap0, double scale);
+double cal_avail(const struct calendar *c, uint32_t lo, uint32_t hi);
+/* The first step hi with at least @amount in [lo, hi]; n if none. */
+uint32_t cal_reach(const struct calendar *c, uint32_t lo, double amount);
+/* Takes @amount from [lo, hi], latest first, across anything already
+ * taken; returns the first step used. */
+uint32_t cal_take_latest(struct calendar *c, uint32_t lo, uint32_t hi,
+			 double amount);
+/* The earliest run in [lo, hi] holding @amount: 0 with its first and
+ * last steps, or -1. */
+int cal_find_run(struct calendar *c, uint32_t lo, uint32_t hi, double amount,
+		 uint32_t *first, uint32_t *last);
+void cal_take_run(struct calendar *c, uint32_t first, uint32_t last,
+		  double amount);
+
+#endif

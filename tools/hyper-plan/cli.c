@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+enum {
+	O_MODE = 256, O_BATCH, O_SEQ, O_DECODE, O_KVB, O_LAYERS, O_SEED,
+	O_KEEP, O_OPS, O_PFILE, O_EMIT, O_PLOT, O_TRACE, O_COMPARE, O_BOUND,
+	O_NOREORDER, O_MEASURE, O_LMODELS, O_LPROFILES, O_BENCH, O_QUICK,
+};
+
+static const struct option opts[] = {
+	{ "graph", required_argument, NULL, 'g' },
+	{ "model", required_argument, NULL, 'm' },
+	{ "mode", required_argument, NULL, O_MODE },
+	{ "batch", required_argument, NULL, O_BATCH },
+	{ "seq", required_argument, NULL, O_SEQ },
+	{ "decode", required_argument, NULL, O_DECODE },
+	{ "kv-block", required_argument, NULL, O_KVB },
+	{ "layers", required_argument, NULL, O_LAYERS },
+	{ "seed", required_argument, NULL, O_SEED },
+	{ "keep-activations", no_argument, NULL, O_KEEP },
+	{ "ops", required_argument, NULL, O_OPS },
+	{ "profile", required_argument, NULL, 'p' },
+	{ "profile-file", required_argument, NULL, O_PFILE },
+	{ "budget", required_argument, NULL, 'b' },
+	{ "slowdown", required_argument, NULL, 's' },
+	{ "policy", required_argument, NULL, 'P' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "emit-graph", required_argument, NULL, O_EMIT },
+	{ "plot", required_argument, NULL, O_PLOT },
+	{ "trace", required_argument, NULL, O_TRACE },
+	{ "compare", no_argument, NULL, O_COMPARE },
+	{ "bound", no_argument, NULL, O_BOUND },
+	{ "no-reorder", no_argument, NULL, O_NOREORDER },
+	{ "measure-profile", no_argument, NULL, O_MEASURE },
+	{ "list-models", no_argument, NULL, O_LMODELS },
+	{ "list-profiles", no_argument, NULL, O_LPROFILES },
+	{ "bench", required_argument, NULL, O_BENCH },
+	{ "quick", no_argument, NULL, O_QUICK },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+void cli_usage(FILE *f)
+{
+	fputs("usage: hyper-plan (--graph FILE | --model NAME [generator options])\n"
+	      "                  [--profile NAME | --profile-file FILE]\n"
+	      "                  [--budget SIZE | --slowdown PCT] [--policy POLICY]\n"
+	      "                  [-o SCHEDULE.json] [--compare] [--bound]\n"
+	      "                  [--plot FILE.svg] [--trace FILE.json] [--emit-graph FILE]\n"
+	      "       hyper-plan --measure-profile [-o FILE]\n"
+	      "       hyper-plan --list-models | --list-profiles\n"
+	      "       hyper-plan --bench DIR [--quick]\n"
+	      "generator: --mode infer|train --batch N --seq N --decode N --kv-block N\n"
+	      "           --layers N --seed N --keep-activations; --model random --ops N\n"
+	      "policies: plan (default), none, distance, greedy.  See hyper-plan(1).\n",
+	      f);
+}
+
+static int number(const char *opt, const char *arg, uint64_t max,
+		  uint64_t *v)
+{
+	if (!parse_u64(arg, v) && *v <= max)
+		return 0;
+	fprintf(stderr, "hyper-plan: %s wants an integer in 0..%llu, not \"%s\"\n",
+		opt, (unsigned long long)max, arg);
+	return -1;
+}
+
+static int set_u32(const char *opt, const char *arg, uint32_t *dst)
+{
+	uint64_t v;
+
+	if (number(opt, arg, UINT32_MAX, &v))
+		return -1;
+	*dst = v;
+	return 0;
+}
+
+static int percent(const char *arg, double *dst)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end != arg && !*end && v >= 0 && v <= 1000) {
+		*dst = v / 100;
+		return 0;
+	}
+	fprintf(stderr, "hyper-plan: --slowdown wants a percentage in 0..1000, not \"%s\"\n",
+		arg);
+	return -1;
+}
+
+static int option(struct cli *c, int o, const char *arg)
+{
+	uint64_t v;
+
+	switch (o) {
+	case 'g': c->graph = arg; return 0;
+	case 'm': c->model = arg; return 0;
+	case O_MODE: c->mode = arg; return 0;
+	case O_BATCH: return set_u32("--batch", arg, &c->gp.batch);
+	case O_SEQ: return set_u32("--seq", arg, &c->gp.seq);
+	case O_DECODE: return set_u32("--decode", arg, &c->gp.decode);
+	case O_KVB: return set_u32("--kv-block", arg, &c->gp.kv_block);
+	case O_LAYERS: return set_u32("--layers", arg, &c->gp.layers);
+	case O_OPS: return set_u32("--ops", arg, &c->rp.ops);
+	case O_SEED:
+		if (number("--seed", arg, UINT64_MAX, &v))
+			return -1;
+		c->gp.seed = c->rp.seed = v;
+		return 0;
+	case O_KEEP: c->gp.keep_act = true; return 0;
+	case 'p': c->profile = arg; return 0;
+	case O_PFILE: c->profile_file = arg; return 0;
+	case 'b':
+		if (!parse_bytes(arg, &c->budget) && c->budget)
+			return 0;
+		fprintf(stderr, "hyper-plan: --budget wants a size such as 40GiB, not \"%s\"\n",
+			arg);
+		return -1;
+	case 's': return percent(arg, &c->max_slow);
+	case 'P': c->policy = arg; return 0;
+	case 'o': c->output = arg; return 0;
+	case O_EMIT: c->emit_graph = arg; return 0;
+	case O_PLOT: c->plot = arg; return 0;
+	case O_TRACE: c->trace = arg; return 0;
+	case O_COMPARE: c->compare = true; return 0;
+	case O_BOUND: c->bound = true; return 0;
+	case O_NOREORDER: c->no_reorder = true; return 0;
+	case O_MEASURE: c->action = ACT_MEASURE; return 0;
+	case O_LMODELS: c->action = ACT_LIST_MODELS; return 0;
+	case O_LPROFILES: c->action = ACT_LIST_PROFILES; return 0;
+	case O_BENCH: c->action = ACT_BENCH; c->bench_dir = arg; return 0;
+	case O_QUICK: c->quick = true; return 0;
+	case 'q': c->quiet = true; return 0;
+	case 'h': c->action = ACT_HELP; return 0;
+	default: return -1;
+	}
+}
+
+int cli_parse(struct cli *c, int argc, char **argv)
+{
+	int o;
+
+	memset(c, 0, sizeof(*c));
+	gen_defaults(&c->gp, NULL);
+	c->rp = (struct random_params){ .ops = 1000, .seed = 1 };
+	c->profile = "supernode-npu";
+	c->policy = "plan";
+	c->mode = "infer";
+	c->max_slow = 0.01;
+	while ((o = getopt_long(argc, argv, "g:m:p:b:s:P:o:qh", opts, NULL)) != -1)
+		if (option(c, o, optarg)) {
+			cli_usage(stderr);
+			return -1;
+		}
+	if (optind < argc) {
+		fprintf(stderr, "hyper-plan: unexpected argument \"%s\"\n",
+			argv[optind]);
+		return -1;
+	}
+	if (c->action == ACT_PLAN && !c->graph == !c->model) {
+		fprintf(stderr, "hyper-plan: give exactly one of --graph and --model\n");
+		cli_usage(stderr);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef HP_CLI_H
+#define HP_CLI_H
+
+#include "model.h"
+
+enum action { ACT_PLAN, ACT_MEASURE, ACT_LIST_MODELS, ACT_LIST_PROFILES,
+	      ACT_BENCH, ACT_HELP };
+
+struct cli {
+	enum action action;
+	const char *graph, *model, *profile, *profile_file;
+	const char *output, *emit_graph, *plot, *trace, *policy, *bench_dir;
+	struct gen_params gp;
+	struct random_params rp;
+	const char *mode;
+	uint64_t budget;
+	double max_slow;
+	bool compare, bound, no_reorder, quiet, quick;
+};
+
+/* Returns 0, or -1 after printing a usage error. */
+int cli_parse(struct cli *c, int argc, char **argv);
+void cli_usage(FILE *f);
+
+#endif

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The decoder layer as operators, shared by the inference and training
+ * generators.  Tensor names: weights "L3.wq", the KV cache "L3.kv5" (one
+ * tensor per layer and block of kv_block tokens), activations
+ * "<pass>.L3.q" where the pass is "p" (prefill), "d7" (decode step 7) or
+ * "f" (training forward).
+ */
+#ifndef HP_GEN_LLAMA_H
+#define HP_GEN_LLAMA_H
+
+#include "gen_build.h"
+#include "model.h"
+
+struct shape {
+	const struct model *m;
+	uint32_t L, h, hd, kvd, ffn, V, E, topk, B;
+	uint64_t seed;
+};
+
+struct pass {
+	const char *pfx;
+	uint32_t step;		/* decode step, for MoE routing */
+	uint32_t n;		/* new tokens per sequence */
+	uint32_t pos0;		/* position of the first new token */
+	uint32_t kv_block;	/* 0: no KV cache (training) */
+	uint8_t act_flags;	/* TF_PIN: saved activations stay */
+};
+
+int shape_init(struct shape *s, const struct gen_params *gp,
+	       struct hp_err *e);
+void make_weights(struct gb *b, const struct shape *s);
+/* Returns the layer stack's output tensor. */
+uint32_t forward(struct gb *b, const struct shape *s, const struct pass *ps,
+		 uint32_t tokens);
+/* Final norm and the vocabulary projection of @m rows. */
+uint32_t head(struct gb *b, const struct shape *s, const struct pass *ps,
+	      uint32_t x, uint32_t m);
+
+int gen_infer(struct graph *g, const struct gen_params *gp,
+	      const struct profile *p, struct hp_err *e);
+int gen_train(struct graph *g, const struct gen_params *gp,
+	      const struct profile *p, struct hp_err *e);
+
+/* Tokens routed to each expert in one layer of one pass (MoE only). */
+void route(const struct shape *s, uint32_t step, uint32_t layer,
+	   uint32_t rows, uint32_t *count);
+
+static inline uint32_t tokens_of(const struct shape *s, const struct pass *ps)
+{
+	return s->B * ps->n;
+}
+
+#endif

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <string.h>
+
+#include "graph.h"
+
+const char *const tkind_name[TK_NR] = {
+	[TK_WEIGHT] = "weight",
+	[TK_ACTIVATION] = "activation",
+	[TK_KV] = "kv",
+	[TK_GRADIENT] = "gradient",
+	[TK_OPTIMIZER] = "optimizer",
+};
+
+int tkind_parse(const char *s)
+{
+	int k;
+
+	for (k = 0; k < TK_NR; k++)
+		if (!strcmp(s, tkind_name[k]))
+			return k;
+	return -1;
+}
+
+/* Weights and optimizer state exist before the graph and outlive it; the
+ * KV cache outlives it (later tokens read it); the rest is transient. */
+uint8_t tkind_default_flags(enum tkind k)
+{
+	switch (k) {
+	case TK_WEIGHT:
+	case TK_OPTIMIZER:
+		return TF_LIVE_IN | TF_LIVE_OUT;
+	case TK_KV:
+		return TF_LIVE_OUT;
+	default:
+		return 0;
+	}
+}
+
+static const char *tensor_name(const void *owner, uint32_t i)
+{
+	return ((const struct graph *)owner)->t[i].id;
+}
+
+static const char *op_name(const void *owner, uint32_t i)
+{
+	return ((const struct graph *)owner)->op[i].id;
+}
+
+static const char *arena_dup(struct str_arena *a, const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	if (!a->block || a->used + n > a->size) {
+		a->size = n > 65536 ? n : 65536;
+		a->block = xmalloc(a->size);
+		a->used = 0;
+		grow(&a->blocks, &a->capblocks, a->nblocks, sizeof(char *));
+		a->blocks[a->nblocks++] = a->block;
+	}
+	memcpy(a->block + a->used, s, n);
+	a->used += n;
+	return a->block + a->used - n;
+}
+
+void graph_init(struct graph *g, const char *name)
+{
+	memset(g, 0, sizeof(*g));
+	g->name = xstrdup(name ? name : "");
+	idmap_init(&g->tmap, tensor_name, g);
+	idmap_init(&g->omap, op_name, g);
+}
+
+void graph_free(struct graph *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->strs.nblocks; i++)
+		free(g->strs.blocks[i]);
+	free(g->strs.blocks);
+	idmap_free(&g->tmap);
+	idmap_free(&g->omap);
+	free(g->t);
+	free(g->op);
+	free(g->refs);
+	free(g->name);
+	memset(g, 0, sizeof(*g));
+}
+
+static int check_id(const char *what, size_t idx, const char *id,
+		    struct hp_err *e)
+{
+	size_t n = strlen(id);
+
+	if (n >= 1 && n <= HP_MAX_ID)
+		return 0;
+	return hp_errf(e, "%s %zu: id must be 1..%d bytes (got %zu)",
+		       what, idx, HP_MAX_ID, n);
+}
+
+uint32_t graph_add_tensor(struct graph *g, const char *id, uint64_t bytes,
+			  enum tkind kind, uint8_t flags, struct hp_err *e)
+{
+	struct tensor *t;
+	uint32_t dup;
+
+	if (check_id("tensor", g->nt, id, e))
+		return NONE;
+	if (bytes < 1 || bytes > HP_MAX_BYTES) {
+		hp_errf(e, "tensor %zu (\"%s\"): bytes must be an integer in 1..2^48 (got %llu)",
+			g->nt, id, (unsigned long long)bytes);
+		return NONE;
+	}
+	if (g->nt >= NONE - 1) {
+		hp_errf(e, "tensor \"%s\": too many tensors", id);
+		return NONE;
+	}
+	grow(&g->t, &g->cap_t, g->nt, sizeof(*g->t));
+	t = &g->t[g->nt];
+	t->id = arena_dup(&g->strs, id);
+	dup = idmap_add(&g->tmap, t->id, g->nt);
+	if (dup != NONE) {
+		hp_errf(e, "tensor %zu: duplicate id \"%s\" (first defined as tensor %u)",
+			g->nt, id, dup);
+		return NONE;
+	}
+	t->bytes = bytes;
+	t->kind = kind;
+	t->flags = flags;
+	return g->nt++;
+}
+
+uint32_t graph_tensor(const struct graph *g, const char *id)
+{
+	return idmap_find(&g->tmap, id);
+}
+
+static int check_refs(const struct graph *g, const char *id,
+		      const uint32_t *r, uint32_t n, const char *list,
+		      struct hp_err *e)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < n; i++) {
+		if (r[i] >= g->nt)
+			return hp_errf(e, "op %zu (\"%s\"): bad tensor index in %s",
+				       g->nop, id, list);
+		for (j = 0; j < i; j++)
+			if (r[j] == r[i])
+				return hp_errf(e, "op %zu (\"%s\"): tensor \"%s\" listed twice in %s",
+					       g->nop, id, g->t[r[i]].id, list);
+	}
+	return 0;
+}
+
+uint32_t graph_add_op(struct graph *g, const char *id, uint64_t compute_ns,
+		      const uint32_t *in, uint32_t n_in,
+		      const uint32_t *out, uint32_t n_out,
+		      const struct gemm *gemm, struct hp_err *e)
+{
+	struct op *o;
+	uint32_t dup;
+
+	if (check_id("op", g->nop, id, e))
+		return NONE;
+	if (compute_ns > HP_MAX_OP_NS) {
+		hp_errf(e, "op %zu (\"%s\"): compute_ns must be in 0..%llu (one hour), got %llu",
+			g->nop, id, HP_MAX_OP_NS, (unsigned long long)compute_ns);
+		return NONE;
+	}
+	if (check_refs(g, id, in, n_in, "inputs", e) ||
+	    check_refs(g, id, out, n_out, "outputs", e))
+		return NONE;
+	if (g->nop >= NONE - 1) {
+		hp_errf(e, "op \"%s\": too many operators", id);
+		return NONE;
+	}
+	grow(&g->op, &g->cap_op, g->nop, sizeof(*g->op));
+	grow(&g->refs, &g->cap_refs, g->nrefs + n_in + n_out,
+	     sizeof(*g->refs));
+	o = &g->op[g->nop];
+	o->id = arena_dup(&g->strs, id);
+	dup = idmap_add(&g->omap, o->id, g->nop);
+	if (dup != NONE) {
+		hp_errf(e, "op %zu: duplicate id \"%s\" (first defined as op %u)",
+			g->nop, id, dup);
+		return NONE;
+	}
+	o->compute_ns = compute_ns;
+	o->ref = g->nrefs;
+	o->n_in = n_in;
+	o->n_out = n_out;
+	if (n_in)
+		memcpy(g->refs + g->nrefs, in, n_in * sizeof(*in));
+	if (n_out)
+		memcpy(g->refs + g->nrefs + n_in, out, n_out * sizeof(*out));
+	g->nrefs += n_in + n_out;
+	o->gemm = gemm ? *gemm : (struct gemm){ 0 };
+	return g->nop++;
+}
+
+bool op_reads(const struct graph *g, const struct op *o, uint32_t t)
+{
+	uint32_t k;
+
+	for (k = 0; k < o->n_in; k++)
+		if (op_in(g, o)[k] == t)
+			return true;
+	return false;
+}
+
+uint64_t op_working_set(const struct graph *g, const struct op *o)
+{
+	uint64_t sum = 0;
+	uint32_t t, k;
+
+	for_each_op_tensor(g, o, t, k)
+		sum += g->t[t].bytes;
+	return sum;
+}

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdlib.h>
+
+#include "heap.h"
+#include "util.h"
+
+void heap_push(struct heap *h, double key, uint32_t val)
+{
+	size_t i = h->n++, p;
+
+	grow(&h->a, &h->cap, i, sizeof(*h->a));
+	for (; i && h->a[p = (i - 1) / 2].key > key; i = p)
+		h->a[i] = h->a[p];
+	h->a[i] = (struct heap_item){ key, val };
+}
+
+struct heap_item heap_pop(struct heap *h)
+{
+	struct heap_item top = h->a[0], last = h->a[--h->n];
+	size_t i = 0, c;
+
+	while ((c = 2 * i + 1) < h->n) {
+		if (c + 1 < h->n && h->a[c + 1].key < h->a[c].key)
+			c++;
+		if (h->a[c].key >= last.key)
+			break;
+		h->a[i] = h->a[c];
+		i = c;
+	}
+	if (h->n)
+		h->a[i] = last;
+	return top;
+}
+
+void heap_free(struct heap *h)
+{
+	free(h->a);
+	h->a = NULL;
+	h->n = h->cap = 0;
+}

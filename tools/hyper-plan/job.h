@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One planning job: a graph, its initial and refined execution orders and
+ * their lifetime analyses, and the profile they are judged on.
+ */
+#ifndef HP_JOB_H
+#define HP_JOB_H
+
+#include "search.h"
+
+struct job {
+	struct graph g;
+	struct profile p;
+	uint32_t *order, *refined;
+	struct life lf, lf_ref;
+	bool has_ref;		/* the refined order differs */
+};
+
+/* Orders and analyses @j->g (already filled); reorder unless @no_reorder. */
+int job_prepare(struct job *j, bool no_reorder, struct hp_err *e);
+void job_free(struct job *j);
+void job_problem(const struct job *j, struct problem *pb,
+		 const struct goal *gl);
+/* Fails naming the operator if @budget is below its working set. */
+int job_check_budget(const struct job *j, uint64_t budget, struct hp_err *e);
+/* The lower bound, valid for schedules of either order. */
+uint64_t job_bound(const struct job *j, double max_slow);
+
+#endif

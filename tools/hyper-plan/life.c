@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <string.h>
+
+#include "life.h"
+
+static void accesses(struct life *lf)
+{
+	const struct graph *g = lf->g;
+	size_t *fill = xcalloc(g->nt, sizeof(*fill)), tot;
+	uint32_t k, t, x;
+
+	lf->acc_off = xcalloc(g->nt + 1, sizeof(*lf->acc_off));
+	for (k = 0; k < lf->n; k++)
+		for_each_op_tensor(g, &g->op[lf->order[k]], t, x)
+			lf->acc_off[t + 1]++;
+	for (t = 0; t < g->nt; t++)
+		lf->acc_off[t + 1] += lf->acc_off[t];
+	tot = lf->acc_off[g->nt];
+	lf->acc_step = xmalloc(tot * sizeof(*lf->acc_step));
+	lf->acc_rw = xmalloc(tot);
+	for (k = 0; k < lf->n; k++) {
+		const struct op *o = &g->op[lf->order[k]];
+
+		for_each_op_tensor(g, o, t, x) {
+			size_t at = lf->acc_off[t] + fill[t]++;
+			uint8_t rw = x < o->n_in ? ACC_R : ACC_W;
+			uint32_t y;
+
+			for (y = 0; rw == ACC_R && y < o->n_out; y++)
+				if (op_out(g, o)[y] == t)
+					rw |= ACC_W;
+			lf->acc_step[at] = k;
+			lf->acc_rw[at] = rw;
+		}
+	}
+	free(fill);
+}
+
+void gap_ends(const struct life *lf, uint32_t t, size_t i, int64_t *a,
+	      int64_t *j)
+{
+	size_t base = lf->acc_off[t], cnt = nr_accesses(lf, t);
+
+	*a = i ? (int64_t)lf->acc_step[base + i - 1] : -1;
+	*j = i < cnt ? (int64_t)lf->acc_step[base + i] : (int64_t)lf->n;
+}
+
+bool initial_value(const struct life *lf, uint32_t t, int64_t a)
+{
+	size_t i;
+
+	if (!(lf->g->t[t].flags & TF_LIVE_IN))
+		return false;
+	for (i = lf->acc_off[t]; i < lf->acc_off[t + 1] &&
+	     lf->acc_step[i] <= a; i++)
+		if (lf->acc_rw[i] & ACC_W)
+			return false;
+	return true;
+}
+
+bool gap_live(const struct life *lf, uint32_t t, size_t i)
+{
+	size_t base = lf->acc_off[t], cnt = nr_accesses(lf, t);
+	uint8_t flags = lf->g->t[t].flags;
+
+	if (!cnt)
+		return false;	/* never touched: it stays in the pool */
+	if (i == cnt)
+		return flags & TF_LIVE_OUT;
+	if (!(lf->acc_rw[base + i] & ACC_R))
+		return false;
+	return i || (flags & TF_LIVE_IN);
+}
+
+/* Without offload a tensor is resident at its accesses and its live gaps. */
+static void residency(struct life *lf)
+{
+	const struct graph *g = lf->g;
+	int64_t *d = xcalloc(lf->n + 1, sizeof(*d)), run = 0, a, j;
+	uint32_t t, k;
+	size_t i, cnt;
+
+	for (t = 0; t < g->nt; t++) {
+		uint64_t b = g->t[t].bytes;
+
+		cnt = nr_accesses(lf, t);
+		for (i = 0; i <= cnt; i++) {
+			gap_ends(lf, t, i, &a, &j);
+			if (i < cnt) {
+				d[j] += b;
+				d[j + 1] -= b;
+			}
+			if (gap_live(lf, t, i) && a + 1 < j) {
+				d[a + 1] += b;
+				d[j] -= b;
+			}
+		}
+	}
+	lf->base = xmalloc(lf->n * sizeof(*lf->base));
+	lf->peak0 = 0;
+	for (k = 0; k < lf->n; k++) {
+		run += d[k];
+		lf->base[k] = run;
+		if ((uint64_t)run > lf->peak0)
+			lf->peak0 = run;
+	}
+	free(d);
+}
+
+uint64_t life_floor(const struct life *lf, uint32_t *at)
+{
+	int64_t *d = xcalloc(lf->n + 1, sizeof(*d)), run = 0, a, j;
+	uint64_t best = 0;
+	uint32_t t, k;
+	size_t i;
+
+	for (t = 0; t < lf->g->nt; t++)
+		for (i = 0; (lf->g->t[t].flags & TF_PIN) &&
+		     i <= nr_accesses(lf, t); i++) {
+			gap_ends(lf, t, i, &a, &j);
+			if (gap_live(lf, t, i) && a + 1 < j) {
+				d[a + 1] += lf->g->t[t].bytes;
+				d[j] -= lf->g->t[t].bytes;
+			}
+		}
+	for (k = 0; k < lf->n; k++) {
+		run += d[k];
+		if (lf->ws[k] + run > best) {
+			best = lf->ws[k] + run;
+			if (at)
+				*at = k;
+		}
+	}
+	free(d);
+	return best;
+}
+
+void life_build(struct life *lf, const struct graph *g, const uint32_t *order)
+{
+	uint32_t k;
+
+	memset(lf, 0, sizeof(*lf));
+	lf->g = g;
+	lf->order = order;
+	lf->n = g->nop;
+	accesses(lf);
+	lf->t0 = xmalloc((lf->n + 1) * sizeof(*lf->t0));
+	lf->ws = xmalloc(lf->n * sizeof(*lf->ws));
+	lf->t0[0] = 0;
+	for (k = 0; k < lf->n; k++) {
+		const struct op *o = &g->op[order[k]];
+
+		lf->t0[k + 1] = lf->t0[k] + o->compute_ns;
+		lf->ws[k] = op_working_set(g, o);
+		if (lf->ws[k] > lf->max_ws) {
+			lf->max_ws = lf->ws[k];
+			lf->max_ws_step = k;
+		}
+	}
+	residency(lf);
+}
+
+void life_free(struct life *lf)
+{
+	free(lf->acc_off);
+	free(lf->acc_step);
+	free(lf->acc_rw);
+	free(lf->t0);
+	free(lf->ws);
+	free(lf->base);
+	memset(lf, 0, sizeof(*lf));
+}

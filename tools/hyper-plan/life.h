@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Lifetime analysis over one execution order.  Each tensor's accesses, in
+ * step order, cut its life into gaps: (start, first access), between two
+ * accesses, (last access, end).  A gap is *live* when the data must
+ * survive it: the access that ends it reads the tensor, or it is the end
+ * and the tensor is live_out, or it is the start and the tensor is live_in
+ * and first read.  Every other gap is dead: no policy keeps the tensor
+ * there.  Live gaps are what offloading can take off the device.
+ */
+#ifndef HP_LIFE_H
+#define HP_LIFE_H
+
+#include "graph.h"
+
+#define ACC_R	1
+#define ACC_W	2
+
+struct life {
+	const struct graph *g;
+	const uint32_t *order;	/* step → op */
+	uint32_t n;		/* steps */
+	size_t *acc_off;	/* accesses of tensor t: [acc_off[t], acc_off[t+1]) */
+	uint32_t *acc_step;
+	uint8_t *acc_rw;
+	double *t0;		/* start of each step without offload; t0[n] = end */
+	uint64_t *ws;		/* working set of each step */
+	uint64_t *base;		/* residency at each step without offload */
+	uint64_t peak0, max_ws;
+	uint32_t max_ws_step;
+};
+
+void life_build(struct life *lf, const struct graph *g, const uint32_t *order);
+/* No budget holds below this: a step's working set plus the pinned
+ * tensors live around it; *at (if given) is that step. */
+uint64_t life_floor(const struct life *lf, uint32_t *at);
+void life_free(struct life *lf);
+
+/*
+ * Gap i of tensor t runs from access i-1 to access i (i = 0: from the
+ * start, i = count: to the end).  Steps are returned as a and j, with -1
+ * and n standing for the start and the end.
+ */
+static inline size_t nr_accesses(const struct life *lf, uint32_t t)
+{
+	return lf->acc_off[t + 1] - lf->acc_off[t];
+}
+
+/*
+ * Whether the value tensor t holds just after step a (a = -1: at the
+ * start) is its live_in one: baselines write such values back to the
+ * pool as soon as the schedule starts, since nothing can change them.
+ */
+bool initial_value(const struct life *lf, uint32_t t, int64_t a);
+
+void gap_ends(const struct life *lf, uint32_t t, size_t i, int64_t *a,
+	      int64_t *j);
+bool gap_live(const struct life *lf, uint32_t t, size_t i);
+
+#endif

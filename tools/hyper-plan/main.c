@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hyper-plan: graph → transfer schedule.  Exit status 0 on success, 1 on
+ * bad input (the message names the operator or tensor), 2 on bad usage.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "graph_json.h"
+#include "output.h"
+#include "report.h"
+
+static int die(const struct hp_err *e)
+{
+	fprintf(stderr, "hyper-plan: %s\n", e->msg);
+	return 1;
+}
+
+static FILE *open_out(const char *path, struct hp_err *e)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+
+	if (!f)
+		hp_errf(e, "%s: %s", path, strerror(errno));
+	return f;
+}
+
+static int close_out(FILE *f, const char *path, struct hp_err *e)
+{
+	if (f == stdout)
+		return fflush(f) ? hp_errf(e, "%s: write error", path) : 0;
+	return fclose(f) ? hp_errf(e, "%s: write error", path) : 0;
+}
+
+static int load_graph(const struct cli *c, struct job *j, struct hp_err *e)
+{
+	struct gen_params gp = c->gp;
+	char name[200];
+
+	if (c->graph)
+		return graph_load_json(&j->g, c->graph, e);
+	if (!strcmp(c->model, "random")) {
+		snprintf(name, sizeof(name), "random ops=%u seed=%llu",
+			 c->rp.ops, (unsigned long long)c->rp.seed);
+		free(j->g.name);
+		j->g.name = xstrdup(name);
+		return gen_random(&j->g, &c->rp, e);
+	}
+	gp.m = model_find(c->model, e);
+	if (!gp.m)
+		return -1;
+	if (!strcmp(c->mode, "train"))
+		gp.mode = GEN_TRAIN;
+	else if (strcmp(c->mode, "infer"))
+		return hp_errf(e, "unknown mode \"%.32s\" (infer, train)", c->mode);
+	bench_graph_name(name, sizeof(name), &gp);
+	free(j->g.name);
+	j->g.name = xstrdup(name);
+	return gen_model(&j->g, &gp, &j->p, e);
+}
+
+static int write_file(const char *path, const struct job *j,
+		      const struct result *res, int pol, uint64_t bound,
+		      const struct cli *c, struct hp_err *e);
+
+static int outputs(const struct cli *c, const struct job *j,
+		   struct result *res, int pol, uint64_t bound,
+		   struct hp_err *e)
+{
+	if (c->output && write_file(c->output, j, res, pol, bound, c, e))
+		return -1;
+	if (c->trace && write_file(c->trace, j, res, -1, bound, c, e))
+		return -1;
+	if (c->plot && write_file(c->plot, j, res, -2, bound, c, e))
+		return -1;
+	return 0;
+}
+
+static int write_plot(FILE *f, const struct job *j, const struct result *res,
+		      uint64_t bound, struct hp_err *e)
+{
+	struct series sr[POL_NR];
+	size_t n = 0, i;
+	char title[300];
+	int p, ret = 0;
+
+	for (p = POL_PLAN; ; p = (p + 1) % POL_NR) {
+		if (res[p].ok && !ret)
+			ret = series_record(&sr[n++], policy_name[p], &res[p].s,
+					    &j->p, e);
+		if (p == POL_NONE)
+			break;
+	}
+	snprintf(title, sizeof(title), "%s on %s: device memory, each policy at its best",
+		 j->g.name, j->p.name);
+	if (!ret)
+		plot_svg(f, title, sr, n, bound);
+	for (i = 0; i < n; i++)
+		series_free(&sr[i]);
+	return ret;
+}
+
+static int write_file(const char *path, const struct job *j,
+		      const struct result *res, int pol, uint64_t bound,
+		      const struct cli *c, struct hp_err *e)
+{
+	FILE *f = open_out(path, e);
+	char extra[400];
+	int ret = 0;
+
+	if (!f)
+		return -1;
+	if (pol == -2) {
+		ret = write_plot(f, j, res, bound, e);
+	} else if (pol == -1) {
+		ret = trace_json(f, &res[policy_parse(c->policy)].s, &j->p, e);
+	} else {
+		snprintf(extra, sizeof(extra),
+			 "{ \"policy\": \"%s\", \"profile\": \"%s\", \"chosen\": \"%s\" }",
+			 policy_name[pol], j->p.name, res[pol].params);
+		sched_write_json(&res[pol].s, f, j->g.name, extra);
+	}
+	return close_out(f, path, e) || ret ? -1 : 0;
+}
+
+static int plan(const struct cli *c, struct job *j, struct hp_err *e)
+{
+	struct result res[POL_NR] = { 0 };
+	struct goal gl = { c->max_slow, c->budget };
+	FILE *rep = c->output && !strcmp(c->output, "-") ? stderr : stdout;
+	int pol = policy_parse(c->policy), p, ret = 0;
+	bool all = c->compare || c->plot;
+	uint64_t bound = 0;
+	struct problem pb;
+
+	if (pol < 0)
+		return hp_errf(e, "unknown policy \"%.32s\" (plan, none, distance, greedy)",
+			       c->policy);
+	if (job_prepare(j, c->no_reorder, e) ||
+	    (c->budget && job_check_budget(j, c->budget, e)))
+		return -1;
+	job_problem(j, &pb, &gl);
+	if (!c->quiet)
+		report_header(rep, j);
+	for (p = 0; p < POL_NR && !ret; p++) {
+		struct hp_err pe;
+
+		if (p != pol && !all)
+			continue;
+		ret = run_policy(p, &pb, &res[p], p == pol ? e : &pe);
+		if (ret && p != pol) {
+			fprintf(stderr, "hyper-plan: %s\n", pe.msg);
+			ret = 0;
+		}
+		if (!c->quiet)
+			report_row(rep, &res[p], j->lf.peak0);
+	}
+	if (!ret && (c->bound || all) && !c->budget) {
+		bound = job_bound(j, c->max_slow);
+		if (!c->quiet)
+			report_bound(rep, bound, j->lf.peak0, c->max_slow);
+	}
+	if (!ret)
+		ret = outputs(c, j, res, pol, bound, e);
+	for (p = 0; p < POL_NR; p++)
+		result_free(&res[p]);
+	return ret;
+}
+
+static int measure(const struct cli *c, struct hp_err *e)
+{
+	char path[512];
+	struct profile p;
+
+	profile_measure(&p);
+	if (c->output && !strcmp(c->output, "-")) {
+		snprintf(path, sizeof(path), "/dev/stdout");
+		return profile_save(&p, path, e);
+	}
+	snprintf(path, sizeof(path), "%s", c->output ? c->output :
+		 profile_default_path(path, sizeof(path)));
+	if (profile_save(&p, path, e))
+		return -1;
+	printf("%s: memory %.1f GiB, %.1f GB/s; SGEMM %.1f GFLOP/s; link %.1f / %.1f GB/s, %.0f ns; saved to %s\n",
+	       p.name, p.device_bytes / GIB, p.mem_bps / 1e9, p.flops / 1e9,
+	       p.h2d_bps / 1e9, p.d2h_bps / 1e9, p.latency_ns, path);
+	return 0;
+}
+
+static void list(enum action a)
+{
+	unsigned int i;
+
+	if (a == ACT_LIST_MODELS) {
+		for (i = 0; i < model_table_len; i++)
+			printf("%-14s %s\n", model_table[i].name, model_table[i].desc);
+		printf("%-14s random graphs for tests (--ops, --seed)\n", "random");
+		return;
+	}
+	for (i = 0; i < profile_table_len; i++)
+		printf("%-14s %s\n", profile_table[i].name, profile_table[i].desc);
+	printf("%-14s measured with --measure-profile\n", THIS_MACHINE);
+}
+
+int main(int argc, char **argv)
+{
+	struct hp_err e = { "" };
+	struct job j = { 0 };
+	struct cli c;
+	int ret;
+
+	if (cli_parse(&c, argc, argv))
+		return 2;
+	switch (c.action) {
+	case ACT_HELP:
+		cli_usage(stdout);
+		return 0;
+	case ACT_LIST_MODELS:
+	case ACT_LIST_PROFILES:
+		list(c.action);
+		return 0;
+	case ACT_MEASURE:
+		return measure(&c, &e) ? die(&e) : 0;
+	case ACT_BENCH:
+		return bench_run(c.bench_dir, c.quick, &e) ? die(&e) : 0;
+	default:
+		break;
+	}
+	graph_init(&j.g, c.graph ? c.graph : c.model);
+	ret = c.profile_file ? profile_load(c.profile_file, &j.p, &e) :
+	      profile_get(c.profile, &j.p, &e);
+	if (!ret)
+		ret = load_graph(&c, &j, &e);
+	if (!ret && c.emit_graph) {
+		FILE *f = open_out(c.emit_graph, &e);
+
+		ret = f ? 0 : -1;
+		if (f) {
+			graph_write_json(&j.g, f);
+			ret = close_out(f, c.emit_graph, &e);
+		}
+	}
+	if (!ret)
+		ret = plan(&c, &j, &e);
+	job_free(&j);
+	return ret ? die(&e) : 0;
+}

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <string.h>
+
+#include "minseg.h"
+#include "util.h"
+
+void seg_init(struct minseg *s, uint32_t n)
+{
+	s->size = 1;
+	while (s->size < n)
+		s->size *= 2;
+	s->t = xmalloc(2 * (size_t)s->size * sizeof(*s->t));
+	seg_clear(s);
+}
+
+void seg_clear(struct minseg *s)
+{
+	memset(s->t, 0xff, 2 * (size_t)s->size * sizeof(*s->t));
+}
+
+void seg_free(struct minseg *s)
+{
+	free(s->t);
+	s->t = NULL;
+}
+
+void seg_set(struct minseg *s, uint32_t pos, uint64_t key)
+{
+	size_t i = s->size + (size_t)pos;
+
+	s->t[i] = key;
+	for (i /= 2; i; i /= 2) {
+		uint64_t m = s->t[2 * i] < s->t[2 * i + 1] ? s->t[2 * i] :
+			     s->t[2 * i + 1];
+
+		if (s->t[i] == m)
+			break;		/* nothing above changes */
+		s->t[i] = m;
+	}
+}
+
+uint64_t seg_min(const struct minseg *s, uint32_t lo, uint32_t hi)
+{
+	size_t l = s->size + (size_t)lo, r = s->size + (size_t)hi + 1;
+	uint64_t best = SEG_NONE;
+
+	for (; l < r; l /= 2, r /= 2) {
+		if (l & 1 && s->t[l] < best)
+			best = s->t[l];
+		if (l & 1)
+			l++;
+		if (r & 1 && s->t[--r] < best)
+			best = s->t[r];
+	}
+	return best;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Range minimum over positions 0..n-1 of 64-bit keys, with point updates. */
+#ifndef HP_MINSEG_H
+#define HP_MINSEG_H
+
+#include <stdint.h>
+
+#define SEG_NONE	UINT64_MAX
+
+struct minseg {
+	uint64_t *t;		/* t[size + i] is position i */
+	uint32_t size;
+};
+
+void seg_init(struct minseg *s, uint32_t n);
+void seg_clear(struct minseg *s);
+void seg_free(struct minseg *s);
+void seg_set(struct minseg *s, uint32_t pos, uint64_t key);
+/* The smallest key in [lo, hi], or SEG_NONE. */
+uint64_t seg_min(const struct minseg *s, uint32_t lo, uint32_t hi);
+
+#endif

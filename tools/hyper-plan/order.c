@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <string.h>
+
+#include "heap.h"
+#include "order.h"
+
+struct edge {
+	uint32_t src, dst, via;
+};
+
+struct edges {
+	struct edge *a;
+	size_t n, cap;
+};
+
+static void edge_add(struct edges *E, uint32_t s, uint32_t d, uint32_t t)
+{
+	if (s == d)
+		return;
+	grow(&E->a, &E->cap, E->n, sizeof(*E->a));
+	E->a[E->n++] = (struct edge){ s, d, t };
+}
+
+/* Writers of every tensor, in listed order: w[woff[t]..woff[t+1]). */
+static void writers(const struct graph *g, size_t **woff, uint32_t **w)
+{
+	size_t *off = xcalloc(g->nt + 1, sizeof(*off)), i;
+	uint32_t j, *fill;
+
+	for (i = 0; i < g->nop; i++)
+		for (j = 0; j < g->op[i].n_out; j++)
+			off[op_out(g, &g->op[i])[j] + 1]++;
+	for (i = 0; i < g->nt; i++)
+		off[i + 1] += off[i];
+	*w = xmalloc(off[g->nt] * sizeof(**w));
+	fill = xcalloc(g->nt, sizeof(*fill));
+	for (i = 0; i < g->nop; i++)
+		for (j = 0; j < g->op[i].n_out; j++) {
+			uint32_t t = op_out(g, &g->op[i])[j];
+
+			(*w)[off[t] + fill[t]++] = i;
+		}
+	free(fill);
+	*woff = off;
+}
+
+/* Number of writers of the list listed before op @b. */
+static size_t writers_before(const uint32_t *w, size_t n, uint32_t b)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (w[mid] < b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int read_edges(const struct graph *g, uint32_t b, uint32_t t,
+		      const uint32_t *w, size_t nw, struct edges *E,
+		      struct hp_err *e)
+{
+	size_t v = writers_before(w, nw, b);
+
+	if (v) {
+		edge_add(E, w[v - 1], b, t);
+	} else if (!(g->t[t].flags & TF_LIVE_IN)) {
+		if (!nw || w[0] == b)
+			return hp_errf(e, "op %u (\"%s\") reads tensor \"%s\", which no operator writes first and which is not live_in",
+				       b, g->op[b].id, g->t[t].id);
+		edge_add(E, w[0], b, t);	/* forward reference */
+		v = 1;
+	}
+	if (v < nw)
+		edge_add(E, b, w[v], t);	/* write after read */
+	return 0;
+}
+
+static void build_csr(const struct graph *g, struct edges *E, struct deps *d)
+{
+	size_t i, *fill;
+
+	d->off = xcalloc(g->nop + 1, sizeof(*d->off));
+	d->indeg = xcalloc(g->nop, sizeof(*d->indeg));
+	for (i = 0; i < E->n; i++) {
+		d->off[E->a[i].src + 1]++;
+		d->indeg[E->a[i].dst]++;
+	}
+	for (i = 0; i < g->nop; i++)
+		d->off[i + 1] += d->off[i];
+	d->dst = xmalloc(E->n * sizeof(*d->dst));
+	d->via = xmalloc(E->n * sizeof(*d->via));
+	fill = xcalloc(g->nop, sizeof(*fill));
+	for (i = 0; i < E->n; i++) {
+		size_t at = d->off[E->a[i].src] + fill[E->a[i].src]++;
+
+		d->dst[at] = E->a[i].dst;
+		d->via[at] = E->a[i].via;
+	}
+	free(fill);
+}
+
+int graph_deps(const struct graph *g, struct deps *d, struct hp_err *e)
+{
+	struct edges E = { 0 };
+	uint32_t *w, b, j;
+	size_t *woff, t;
+	int ret = 0;
+
+	memset(d, 0, sizeof(*d));
+	writers(g, &woff, &w);
+	for (t = 0; t < g->nt; t++)		/* write after write */
+		for (j = woff[t] + 1; j < woff[t + 1]; j++)
+			edge_add(&E, w[j - 1], w[j], t);
+	for (b = 0; b < g->nop && !ret; b++)
+		for (j = 0; j < g->op[b].n_in && !ret; j++) {
+			t = op_in(g, &g->op[b])[j];
+			ret = read_edges(g, b, t, w + woff[t],
+					 woff[t + 1] - woff[t], &E, e);
+		}
+	if (!ret)
+		build_csr(g, &E, d);
+	free(E.a);
+	free(woff);
+	free(w);
+	return ret;
+}
+
+void deps_free(struct deps *d)
+{
+	free(d->off);
+	free(d->dst);
+	free(d->via);
+	free(d->indeg);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Every op left over by Kahn's algorithm has a left-over predecessor, so
+ * walking predecessors from any of them must come round to a cycle. */
+static int report_cycle(const struct graph *g, const struct deps *d,
+			const uint32_t *indeg, struct hp_err *e)
+{
+	uint32_t *pred = xmalloc(g->nop * sizeof(*pred));
+	uint32_t *via = xmalloc(g->nop * sizeof(*via));
+	uint32_t *seen = xcalloc(g->nop, sizeof(*seen));
+	uint32_t i, x = NONE, step = 0, start;
+	char msg[400];
+	size_t k, len = 0;
+
+	for (i = 0; i < g->nop; i++)
+		for (k = d->off[i]; indeg[i] && k < d->off[i + 1]; k++)
+			if (indeg[d->dst[k]]) {
+				pred[d->dst[k]] = i;
+				via[d->dst[k]] = d->via[k];
+			}
+	for (i = 0; i < g->nop && x == NONE; i++)
+		if (indeg[i])
+			x = i;
+	while (!seen[x]) {
+		seen[x] = ++step;
+		x = pred[x];
+	}
+	start = x;
+	msg[0] = 0;
+	for (step = 0; (x != start || !step) && step < 8; step++) {
+		len += snprintf(msg + len, sizeof(msg) - len,
+				"\"%.40s\" <- (%.40s) <- ", g->op[x].id,
+				g->t[via[x]].id);
+		x = pred[x];
+		if (len >= sizeof(msg))
+			break;
+	}
+	hp_errf(e, "graph: cycle between operators: %s\"%.40s\"%s", msg,
+		g->op[x].id, x == start ? "" : " ...");
+	free(pred);
+	free(via);
+	free(seen);
+	return -EINVAL;
+}
+
+int topo_order(const struct graph *g, const struct deps *d, uint32_t *order,
+	       struct hp_err *e)
+{
+	uint32_t *indeg = xmalloc(g->nop * sizeof(*indeg));
+	struct heap ready = { 0 };
+	size_t n = 0, k;
+	uint32_t i;
+	int ret = 0;
+
+	memcpy(indeg, d->indeg, g->nop * sizeof(*indeg));
+	for (i = 0; i < g->nop; i++)
+		if (!indeg[i])
+			heap_push(&ready, i, i);
+	while (ready.n) {
+		i = heap_pop(&ready).val;
+		order[n++] = i;
+		for (k = d->off[i]; k < d->off[i + 1]; k++)
+			if (!--indeg[d->dst[k]])
+				heap_push(&ready, d->dst[k], d->dst[k]);
+	}
+	if (n < g->nop)
+		ret = report_cycle(g, d, indeg, e);
+	heap_free(&ready);
+	free(indeg);
+	return ret;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Dependencies between operators, the topological order, and the
+ * execution-order refinement pass.  A read sees the last write listed
+ * before it (or the live_in value); a read listed before every write of a
+ * tensor that is not live_in is a forward reference to its first write.
+ * That is the only way to express a cycle, and cycles are rejected.
+ */
+#ifndef HP_ORDER_H
+#define HP_ORDER_H
+
+#include "graph.h"
+
+struct deps {
+	size_t *off;		/* successors of op i: dst[off[i]..off[i+1]) */
+	uint32_t *dst;
+	uint32_t *via;		/* the tensor behind each edge, for messages */
+	uint32_t *indeg;
+};
+
+int graph_deps(const struct graph *g, struct deps *d, struct hp_err *e);
+void deps_free(struct deps *d);
+
+/* The listed order when it is valid; otherwise forward references are
+ * resolved.  Fails naming the operators of a cycle. */
+int topo_order(const struct graph *g, const struct deps *d, uint32_t *order,
+	       struct hp_err *e);
+
+/* Memory-aware refinement: see reorder.c. */
+void refine_order(const struct graph *g, const struct deps *d,
+		  uint32_t *order);
+
+#endif

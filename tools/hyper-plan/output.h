@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Pictures of simulated runs: an SVG of memory over time, a Chrome trace. */
+#ifndef HP_OUTPUT_H
+#define HP_OUTPUT_H
+
+#include <stdio.h>
+
+#include "sim.h"
+
+struct series {
+	const char *name;
+	double *t;		/* ns */
+	double *bytes;
+	size_t n, cap;
+};
+
+/* Records a schedule's memory over time by simulating it again. */
+int series_record(struct series *sr, const char *name, const struct sched *s,
+		  const struct profile *p, struct hp_err *e);
+void series_free(struct series *sr);
+
+/* Memory over time, one line per series; @bound draws a dashed floor. */
+void plot_svg(FILE *f, const char *title, const struct series *sr,
+	      size_t nsr, double bound);
+
+/* Chrome trace-event JSON (opens in Perfetto and chrome://tracing). */
+int trace_json(FILE *f, const struct sched *s, const struct profile *p,
+	       struct hp_err *e);
+
+#endif

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The planner's selection pass: given a device budget, which live gaps to
+ * take off the device and where their transfers go.  See plan.c.
+ */
+#ifndef HP_PLAN_H
+#define HP_PLAN_H
+
+#include "calendar.h"
+#include "minseg.h"
+#include "profile.h"
+#include "sched.h"
+
+struct cand {
+	uint32_t t;
+	int32_t a, j;		/* the gap: -1 is the start, n the end */
+	int32_t w;		/* last write at or before a; -1: none */
+	uint32_t epoch;		/* which value of the tensor the gap holds */
+	bool small;		/* its transfers would be mostly latency */
+};
+
+/* A link this much faster is a last resort: any wait is accepted. */
+#define ANY_WAIT	1e6
+
+struct epoch_store {
+	int32_t last;		/* step in which its store completes; -1: none */
+	int32_t issue;		/* slot the store is issued in */
+	bool clean;		/* the live_in value, with the pool as its home */
+};
+
+struct plan_ctx {
+	const struct life *lf;
+	const struct profile *p;
+	struct cand *c;
+	size_t nc, cap_c;
+	size_t *by_j;		/* candidates used next at j: */
+	uint32_t *idx;		/* idx[by_j[j] .. by_j[j+1]), earliest start first */
+	double min_fetch;	/* the cheapest prefetch that is not small */
+	double *cap;		/* compute time of each step */
+	size_t nep;
+	/* per probe */
+	double scale;		/* links assumed this much faster */
+	struct calendar h2d, d2h;
+	struct epoch_store *ep;
+	int64_t *delta;		/* absent bytes gained when the sweep reaches k */
+	uint32_t *first_gap;	/* candidate of each tensor's start gap; NONE */
+	uint8_t *alive;
+	size_t *cur;		/* each bucket's first candidate not passed over */
+	struct minseg seg;	/* per bucket: (start + 1) << 32 | j of it */
+	uint64_t *aside;	/* buckets passed over in this step */
+	size_t naside, cap_aside;
+	struct evict *ev;
+	size_t nev, cap_ev;
+};
+
+/* plan_take.c */
+enum { TAKEN, RETRY, NEVER };
+int try_take(struct plan_ctx *pc, uint32_t i, uint32_t k, int32_t *s0);
+void issue_in_deadline_order(struct plan_ctx *pc);
+
+void plan_init(struct plan_ctx *pc, const struct life *lf,
+	       const struct profile *p);
+void plan_free(struct plan_ctx *pc);
+
+/*
+ * Chooses gaps so that every step fits @budget, with transfers hidden in
+ * the compute time of links @scale times faster than the profile's (a
+ * scale above 1 spends slowdown where the link is the bottleneck).
+ * Returns 0 with pc->ev/nev, or -1 with the step that cannot fit.
+ */
+int plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
+		uint32_t *fail_step);
+/* Compute time of the steps whose pool→device link time the last
+ * selection used up: where a faster link would have been spent. */
+double plan_saturated_ns(const struct plan_ctx *pc);
+
+#endif

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Taking one gap off the device: its prefetch, the store of its value if
+ * the device holds the only copy, and the issue points of both.
+ *
+ * A value the tensor held when the graph started (a weight, optimizer
+ * state) can get its pool copy two ways: stored from the device after the
+ * start (its home is the device), or by starting in the pool and being
+ * prefetched before its first use (its home is the pool).  The second
+ * costs pool→device time before that first use instead of device→pool
+ * time, and keeps the tensor off the device until then as well, so it is
+ * taken whenever the link has the time for it.
+ */
+#include <stdlib.h>
+
+#include "plan.h"
+
+/* The last step that starts no later than @t. */
+static uint32_t step_at(const struct life *lf, double t)
+{
+	uint32_t lo = 0, hi = lf->n;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (lf->t0[mid + 1] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+enum value { CLEAN, STORED, NEW_STORE, POOL_HOME };
+
+struct choice {
+	enum value how;
+	uint32_t first, last;	/* steps of a new store's run */
+	double h2d, d2h;	/* transfer costs */
+};
+
+static void record(struct plan_ctx *pc, const struct evict *v)
+{
+	grow(&pc->ev, &pc->cap_ev, pc->nev, sizeof(*pc->ev));
+	pc->ev[pc->nev++] = *v;
+}
+
+/*
+ * Reserves the prefetch of a gap due at step j in [lo, j - 1]; returns the
+ * step it is counted from: when it is due minus its transfer, the time a
+ * queue served in deadline order starts it (see issue_in_deadline_order).
+ */
+static uint32_t reserve_fetch(struct plan_ctx *pc, uint32_t lo, uint32_t j,
+			      double cost)
+{
+	uint32_t at;
+
+	cal_take_latest(&pc->h2d, lo, j - 1, cost);
+	at = step_at(pc->lf, pc->lf->t0[j] - cost / pc->scale);
+	return at > lo ? at : lo;
+}
+
+/* How does the value held in gap c get a pool copy before step k? */
+static int value_check(struct plan_ctx *pc, const struct cand *c,
+		       uint32_t k, struct choice *ch)
+{
+	const struct epoch_store *es = &pc->ep[c->epoch];
+	uint32_t fg = pc->first_gap[c->t];
+
+	ch->how = CLEAN;
+	if (c->a < 0 || es->clean)
+		return TAKEN;
+	ch->how = STORED;
+	if (es->last >= 0 && es->issue <= 2 * c->a + 1)
+		return es->last < (int32_t)k ? TAKEN : NEVER;
+	ch->how = POOL_HOME;
+	if (c->w < 0 && fg != NONE && pc->alive[fg] &&
+	    cal_avail(&pc->h2d, 0, pc->c[fg].j - 1) >= ch->h2d)
+		return TAKEN;
+	ch->how = NEW_STORE;
+	if (pc->scale >= ANY_WAIT) {
+		/* stored right away; the step that needs the room waits */
+		ch->first = ch->last = c->a + 1;
+		return TAKEN;
+	}
+	if (!k || (uint32_t)(c->w + 1) > k - 1 ||
+	    cal_find_run(&pc->d2h, c->w + 1, k - 1, ch->d2h,
+			 &ch->first, &ch->last))
+		return NEVER;
+	return TAKEN;
+}
+
+/* The start gap of tensor t, taken now on behalf of a later gap. */
+static void take_first_gap(struct plan_ctx *pc, uint32_t t, double cost)
+{
+	uint32_t fg = pc->first_gap[t], j = pc->c[fg].j;
+	uint32_t at = reserve_fetch(pc, 0, j, cost);
+
+	pc->alive[fg] = 0;
+	if (at > 0)		/* off the device on steps not reached yet */
+		pc->delta[at - 1] += pc->lf->g->t[t].bytes;
+	record(pc, &(struct evict){ t, -1, j, -1, -1, at });
+}
+
+static int32_t new_store(struct plan_ctx *pc, const struct cand *c,
+			 const struct choice *ch)
+{
+	struct epoch_store *es = &pc->ep[c->epoch];
+
+	if (pc->scale < ANY_WAIT)
+		cal_take_run(&pc->d2h, ch->first, ch->last, ch->d2h);
+	es->last = ch->last - (pc->scale >= ANY_WAIT);
+	es->issue = ch->first ? 2 * ch->first - 1 : 0;
+	if (es->issue > 2 * c->a + 1)
+		es->issue = 2 * c->a + 1;
+	return es->issue;
+}
+
+int try_take(struct plan_ctx *pc, uint32_t i, uint32_t k, int32_t *s0)
+{
+	const struct cand *c = &pc->c[i];
+	uint32_t n = pc->lf->n, fetch = n;
+	double b = pc->lf->g->t[c->t].bytes;
+	struct epoch_store *es = &pc->ep[c->epoch];
+	struct choice ch = { .h2d = h2d_ns(pc->p, b), .d2h = d2h_ns(pc->p, b) };
+	int32_t store = -1;
+	int r;
+
+	/* a last resort may even fetch it where it is used, and wait */
+	if (c->j < (int32_t)n && pc->scale < ANY_WAIT &&
+	    (c->j < (int32_t)k + 2 ||
+	     cal_avail(&pc->h2d, k + 1, c->j - 1) < ch.h2d))
+		return RETRY;
+	r = value_check(pc, c, k, &ch);
+	if (r != TAKEN)
+		return r;
+	if (ch.how == POOL_HOME) {
+		take_first_gap(pc, c->t, ch.h2d);
+		es->clean = true;
+	} else if (ch.how == NEW_STORE) {
+		store = new_store(pc, c, &ch);
+	}
+	if (c->j < (int32_t)n)
+		fetch = reserve_fetch(pc, k + 1, c->j, ch.h2d);
+	*s0 = c->a + 1;
+	if (c->a >= 0 && !es->clean && es->last + 1 > *s0)
+		*s0 = es->last + 1;
+	record(pc, &(struct evict){ c->t, c->a, c->j, store,
+				    c->a >= 0 ? 2 * c->a + 1 : -1, fetch });
+	return TAKEN;
+}
+
+static int cmp_due(const void *pa, const void *pb)
+{
+	const struct evict *a = pa, *b = pb;
+
+	return (a->j < b->j) - (a->j > b->j);
+}
+
+/*
+ * Prefetches are issued in deadline order, each as late as the queue
+ * allows: packed backwards from the last deadline, one starts when the
+ * next one due must start, or by its own deadline if that is earlier.
+ * No later-issued prefetch is then due before an earlier one, so the
+ * queue serves them as a preemptive schedule would, and the link time
+ * the sweep reserved suffices.  None is issued before its tensor is free
+ * to leave (the step after the gap starts).
+ */
+void issue_in_deadline_order(struct plan_ctx *pc)
+{
+	const struct life *lf = pc->lf;
+	double next = 1e300, end, start;
+	size_t i;
+
+	if (pc->nev)
+		qsort(pc->ev, pc->nev, sizeof(*pc->ev), cmp_due);
+	for (i = 0; i < pc->nev; i++) {
+		struct evict *v = &pc->ev[i];
+
+		if (v->j >= (int32_t)lf->n)
+			continue;
+		end = lf->t0[v->j] < next ? lf->t0[v->j] : next;
+		start = end - h2d_ns(pc->p, lf->g->t[v->t].bytes) / pc->scale;
+		next = start;
+		v->fetch_step = step_at(lf, start > 0 ? start : 0);
+		if (v->fetch_step < v->a + 1)
+			v->fetch_step = v->a + 1;
+		if (v->fetch_step > v->j)
+			v->fetch_step = v->j;
+	}
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The baselines.  Each turns its parameters into offload decisions for
+ * sched_build(), so that every policy goes through the same emitter and
+ * the same simulator as the planner.
+ */
+#ifndef HP_POLICY_H
+#define HP_POLICY_H
+
+#include "sched.h"
+
+/*
+ * A MindSpore-style distance heuristic: the @count tensors with the
+ * longest gap between uses (in operators) are offloaded in every gap
+ * longer than the two distances; each is released @release operators
+ * after a use and prefetched @prefetch operators before the next.
+ */
+struct distance_params {
+	uint32_t prefetch, release, count;
+};
+
+struct distance_ctx {
+	const struct life *lf;
+	uint32_t *rank;		/* tensors, longest gap first */
+	uint32_t nrank;
+	struct evict *ev;
+	size_t nev, cap_ev;
+};
+
+void distance_init(struct distance_ctx *d, const struct life *lf);
+void distance_free(struct distance_ctx *d);
+void distance_evicts(struct distance_ctx *d, const struct distance_params *dp);
+
+/*
+ * Greedy "evict the longest access gap first": walks the steps in order
+ * within @budget; when memory is short it evicts the resident tensor
+ * whose next use is furthest away, and it prefetches a tensor read within
+ * the next @lookahead operators once there is room.
+ */
+struct greedy_ctx {
+	const struct life *lf;
+	struct evict *ev;
+	size_t nev, cap_ev;
+};
+
+void greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
+		   uint32_t lookahead);
+void greedy_free(struct greedy_ctx *gc);
+
+#endif

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Selection is by gap length counted in operators, as MindSpore's
+ * select_distance does.  It knows nothing of bytes or time: that is the
+ * difference with the planner it is compared to.  Ties are spread out:
+ * tensors with equal gaps are taken in bit-reversed order of first use,
+ * so that any number of them covers the period evenly.  In graph order a
+ * prefix of them would all come back at the same time (all the first
+ * layers' weights), and in a periodic graph such as decode the heuristic
+ * could then reduce nothing without stalling: a generous baseline is the
+ * more useful one.
+ */
+#include <stdlib.h>
+
+#include "policy.h"
+
+struct ranked {
+	uint32_t t;
+	int64_t gap;
+	uint32_t first;		/* first access */
+};
+
+static int cmp_ranked(const void *pa, const void *pb)
+{
+	const struct ranked *a = pa, *b = pb;
+
+	if (a->gap != b->gap)
+		return a->gap > b->gap ? -1 : 1;
+	if (a->first != b->first)
+		return a->first < b->first ? -1 : 1;
+	return a->t < b->t ? -1 : 1;
+}
+
+static uint32_t bitrev(uint32_t x, unsigned int bits)
+{
+	uint32_t r = 0;
+
+	while (bits--) {
+		r = r << 1 | (x & 1);
+		x >>= 1;
+	}
+	return r;
+}
+
+/* Appends the tensors of one equal-gap group, evenly spread. */
+static void spread(const struct ranked *r, uint32_t m, uint32_t *out,
+		   uint32_t *n)
+{
+	unsigned int bits = 0;
+	uint32_t x, i;
+
+	while ((1ULL << bits) < m)
+		bits++;
+	for (x = 0; x < (1U << bits); x++) {
+		i = bitrev(x, bits);
+		if (i < m)
+			out[(*n)++] = r[i].t;
+	}
+}
+
+static int64_t longest_gap(const struct life *lf, uint32_t t)
+{
+	size_t i, cnt = nr_accesses(lf, t);
+	int64_t a, j, best = 0;
+
+	for (i = 0; i <= cnt; i++) {
+		gap_ends(lf, t, i, &a, &j);
+		if (gap_live(lf, t, i) && j - a > best)
+			best = j - a;
+	}
+	return best;
+}
+
+void distance_init(struct distance_ctx *d, const struct life *lf)
+{
+	const struct graph *g = lf->g;
+	struct ranked *r = xmalloc((g->nt ? g->nt : 1) * sizeof(*r));
+	uint32_t t, n = 0, i, end;
+
+	*d = (struct distance_ctx){ .lf = lf };
+	for (t = 0; t < g->nt; t++) {
+		int64_t gap = g->t[t].flags & TF_PIN ? 0 : longest_gap(lf, t);
+
+		if (gap > 1)
+			r[n++] = (struct ranked){ t, gap,
+						  lf->acc_step[lf->acc_off[t]] };
+	}
+	qsort(r, n, sizeof(*r), cmp_ranked);
+	d->rank = xmalloc((n ? n : 1) * sizeof(*d->rank));
+	for (i = 0; i < n; i = end) {
+		for (end = i + 1; end < n && r[end].gap == r[i].gap; end++)
+			;
+		spread(r + i, end - i, d->rank, &d->nrank);
+	}
+	free(r);
+}
+
+void distance_free(struct distance_ctx *d)
+{
+	free(d->rank);
+	free(d->ev);
+	*d = (struct distance_ctx){ 0 };
+}
+
+static void gap_evict(struct distance_ctx *d, uint32_t t, int64_t a,
+		      int64_t j, const struct distance_params *dp)
+{
+	int64_t n = d->lf->n, rel = a + dp->release;
+	int64_t fetch = j - dp->prefetch;
+
+	if (a >= 0 && (rel >= j || rel >= n))
+		return;			/* released no earlier than used */
+	if (fetch <= (a >= 0 ? rel : -1))
+		fetch = (a >= 0 ? rel : -1) + 1;
+	if (j < n && fetch >= j)
+		return;
+	grow(&d->ev, &d->cap_ev, d->nev, sizeof(*d->ev));
+	d->ev[d->nev++] = (struct evict){
+		.t = t, .a = a, .j = j,
+		.store_slot = a >= 0 && initial_value(d->lf, t, a) ? 0 : -1,
+		.detach_slot = a >= 0 ? 2 * rel + 1 : -1, .fetch_step = fetch,
+	};
+}
+
+void distance_evicts(struct distance_ctx *d, const struct distance_params *dp)
+{
+	const struct life *lf = d->lf;
+	uint32_t r, t;
+	int64_t a, j;
+	size_t i;
+
+	d->nev = 0;
+	for (r = 0; r < dp->count && r < d->nrank; r++) {
+		t = d->rank[r];
+		for (i = 0; i <= nr_accesses(lf, t); i++) {
+			gap_ends(lf, t, i, &a, &j);
+			if (gap_live(lf, t, i) && a + 1 < j)
+				gap_evict(d, t, a, j, dp);
+		}
+	}
+}

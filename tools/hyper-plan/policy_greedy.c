@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Residency is counted in step order, as libhyper's validator does; the
+ * simulator then adds the time a detached tensor waits for its store.
+ * Eviction candidates sit in a heap keyed by next use, refreshed lazily:
+ * an entry whose tensor moved on is skipped when it surfaces.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "heap.h"
+#include "policy.h"
+
+struct want {
+	uint32_t step, t;
+};
+
+struct greedy {
+	struct greedy_ctx *gc;
+	const struct life *lf;
+	const struct graph *g;
+	uint64_t budget, mem;
+	uint8_t *res;
+	size_t *cur;		/* next access of each tensor */
+	uint32_t *open;		/* its evict record awaiting a prefetch */
+	uint32_t *stamp;	/* k + 1: in step k's working set, or fetched in k */
+	struct heap victims;	/* (-next use, t): furthest next use first */
+	struct want *win;	/* reads within the lookahead, by step */
+	size_t whead, wtail, wcap;
+	struct heap_item *aside;
+	size_t naside, cap_aside;
+};
+
+static uint32_t next_use(const struct greedy *q, uint32_t t)
+{
+	size_t i = q->cur[t];
+
+	return i < q->lf->acc_off[t + 1] ? q->lf->acc_step[i] : q->lf->n;
+}
+
+static void push_victim(struct greedy *q, uint32_t t)
+{
+	if (q->g->t[t].flags & TF_PIN)
+		return;			/* never leaves the device */
+	/* furthest next use first; equal ones by tensor, lowest first */
+	heap_push(&q->victims, -(double)next_use(q, t) + t / 33554432.0, t);
+}
+
+/* Evicts t before step k; k = n: the schedule starts with it in the pool. */
+static void evict(struct greedy *q, uint32_t t, uint32_t k)
+{
+	const struct life *lf = q->lf;
+	size_t i = q->cur[t];
+	int32_t a = i > lf->acc_off[t] ? (int32_t)lf->acc_step[i - 1] : -1;
+
+	grow(&q->gc->ev, &q->gc->cap_ev, q->gc->nev, sizeof(*q->gc->ev));
+	q->gc->ev[q->gc->nev] = (struct evict){
+		.t = t, .a = a, .j = next_use(q, t),
+		.store_slot = a >= 0 && initial_value(lf, t, a) ? 0 : -1,
+		.detach_slot = k < lf->n ? 2 * (int32_t)k : -1,
+		.fetch_step = lf->n,
+	};
+	q->open[t] = q->gc->nev++;
+	q->res[t] = 0;
+	q->mem -= q->g->t[t].bytes;
+}
+
+/* Frees room for @need bytes, evicting only tensors used after @after. */
+static bool make_room(struct greedy *q, uint64_t need, uint32_t k,
+		      uint32_t after)
+{
+	size_t i;
+
+	q->naside = 0;
+	while (q->mem + need > q->budget && q->victims.n) {
+		struct heap_item top = heap_top(&q->victims);
+		uint32_t t = top.val, next = (uint32_t)ceil(-top.key);
+
+		if (next <= after)
+			break;
+		heap_pop(&q->victims);
+		if (!q->res[t] || next_use(q, t) != next)
+			continue;		/* stale entry */
+		if (q->stamp[t] == k + 1) {
+			grow(&q->aside, &q->cap_aside, q->naside, sizeof(top));
+			q->aside[q->naside++] = top;
+			continue;
+		}
+		evict(q, t, k);
+	}
+	for (i = 0; i < q->naside; i++)
+		heap_push(&q->victims, q->aside[i].key, q->aside[i].val);
+	return q->mem + need <= q->budget;
+}
+
+/* A tensor fetched in step k stays through k: its detach would land in
+ * the same slot as its prefetch, and be ordered before it. */
+static void fetch(struct greedy *q, uint32_t t, uint32_t k)
+{
+	q->stamp[t] = k + 1;
+	q->gc->ev[q->open[t]].fetch_step = k;
+	q->open[t] = NONE;
+	q->res[t] = 1;
+	q->mem += q->g->t[t].bytes;
+	push_victim(q, t);
+}
+
+static void want_step(struct greedy *q, uint32_t s)
+{
+	const struct graph *g = q->g;
+	const struct op *o = &g->op[q->lf->order[s]];
+	uint32_t i;
+
+	for (i = 0; i < o->n_in; i++) {
+		grow(&q->win, &q->wcap, q->wtail, sizeof(*q->win));
+		q->win[q->wtail++] = (struct want){ s, op_in(g, o)[i] };
+	}
+}
+
+static void lookahead(struct greedy *q, uint32_t k)
+{
+	while (q->whead < q->wtail) {
+		struct want w = q->win[q->whead];
+
+		if (w.step < k || q->res[w.t] || q->open[w.t] == NONE ||
+		    next_use(q, w.t) != w.step) {
+			q->whead++;
+			continue;
+		}
+		if (!make_room(q, q->g->t[w.t].bytes, k, w.step))
+			return;
+		fetch(q, w.t, k);
+		q->whead++;
+	}
+}
+
+static void run_step(struct greedy *q, uint32_t k)
+{
+	const struct op *o = &q->g->op[q->lf->order[k]];
+	uint32_t t, x;
+
+	for_each_op_tensor(q->g, o, t, x)
+		q->stamp[t] = k + 1;
+	for_each_op_tensor(q->g, o, t, x) {
+		if (q->res[t])
+			continue;
+		make_room(q, q->g->t[t].bytes, k, 0);
+		if (x < o->n_in)
+			fetch(q, t, k);
+		else
+			q->mem += q->g->t[t].bytes;
+		q->res[t] = 1;
+	}
+	for_each_op_tensor(q->g, o, t, x) {
+		size_t i = q->cur[t] - q->lf->acc_off[t] + 1;
+
+		q->cur[t]++;
+		if (gap_live(q->lf, t, i)) {
+			push_victim(q, t);
+		} else {
+			q->res[t] = 0;	/* dead: the emitter frees it */
+			q->mem -= q->g->t[t].bytes;
+		}
+	}
+}
+
+static void start(struct greedy *q)
+{
+	const struct life *lf = q->lf;
+	uint32_t t;
+
+	for (t = 0; t < q->g->nt; t++) {
+		q->cur[t] = lf->acc_off[t];
+		q->open[t] = NONE;
+		if (gap_live(lf, t, 0)) {
+			q->res[t] = 1;
+			q->mem += q->g->t[t].bytes;
+			push_victim(q, t);
+		}
+	}
+	make_room(q, 0, lf->n, 0);	/* what does not fit starts in the pool */
+}
+
+void greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
+		   uint32_t lookahead_ops)
+{
+	const struct life *lf = gc->lf;
+	const struct graph *g = lf->g;
+	struct greedy q = { .gc = gc, .lf = lf, .g = g, .budget = budget };
+	uint32_t k;
+
+	gc->nev = 0;
+	q.res = xcalloc(g->nt, 1);
+	q.cur = xmalloc((g->nt ? g->nt : 1) * sizeof(*q.cur));
+	q.open = xmalloc((g->nt ? g->nt : 1) * sizeof(*q.open));
+	q.stamp = xcalloc(g->nt, sizeof(*q.stamp));
+	start(&q);
+	for (k = 0; k < lookahead_ops && k < lf->n; k++)
+		want_step(&q, k);
+	for (k = 0; k < lf->n; k++) {
+		if (k + lookahead_ops < lf->n)
+			want_step(&q, k + lookahead_ops);
+		lookahead(&q, k);
+		run_step(&q, k);
+	}
+	free(q.res);
+	free(q.cur);
+	free(q.open);
+	free(q.stamp);
+	free(q.win);
+	free(q.aside);
+	heap_free(&q.victims);
+}
+
+void greedy_free(struct greedy_ctx *gc)
+{
+	free(gc->ev);
+	memset(gc, 0, sizeof(*gc));
+}

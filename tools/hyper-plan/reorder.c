@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Execution-order refinement.  List scheduling over the dependencies with
+ * one rule on top of the initial order: an operator that is ready and
+ * frees at least as much device memory as it allocates runs at once.
+ * Everything else keeps its initial position as priority, so the pass
+ * only moves memory-releasing work earlier.  The typical win is training:
+ * an optimizer update becomes ready as soon as its layer's gradient
+ * exists, and running it then frees that gradient instead of holding every
+ * gradient until the end of the backward pass.
+ *
+ * An operator's net allocation only falls as others run (its outputs get
+ * allocated by others, it becomes the last reader of more tensors), so an
+ * operator found eager stays eager.  The last remaining accessor of a
+ * tensor is found without a list: the XOR of all accessors, minus those
+ * that ran, is the one left.
+ */
+#include <string.h>
+
+#include "heap.h"
+#include "order.h"
+
+struct refine {
+	const struct graph *g;
+	uint32_t *pos;		/* initial position: the priority */
+	uint32_t *left;		/* accessors of each tensor not yet run */
+	uint32_t *xacc;		/* XOR of those accessors */
+	uint8_t *alloc;		/* tensor holds device memory */
+	uint8_t *done, *ready;
+	struct heap eager, normal;
+};
+
+static int64_t net_alloc(const struct refine *r, uint32_t i)
+{
+	const struct graph *g = r->g;
+	const struct op *o = &g->op[i];
+	int64_t net = 0;
+	uint32_t t, k;
+
+	for_each_op_tensor(g, o, t, k) {
+		if (!r->alloc[t] && k >= o->n_in)
+			net += g->t[t].bytes;
+		else if (r->left[t] == 1 && !(g->t[t].flags & TF_LIVE_OUT))
+			net -= g->t[t].bytes;
+	}
+	return net;
+}
+
+static void make_ready(struct refine *r, uint32_t i)
+{
+	r->ready[i] = 1;
+	heap_push(net_alloc(r, i) <= 0 ? &r->eager : &r->normal, r->pos[i], i);
+}
+
+static void run(struct refine *r, uint32_t i)
+{
+	const struct graph *g = r->g;
+	const struct op *o = &g->op[i];
+	uint32_t t, k, last;
+
+	r->done[i] = 1;
+	for_each_op_tensor(g, o, t, k) {
+		r->alloc[t] = 1;
+		r->xacc[t] ^= i;
+		if (--r->left[t] != 1)
+			continue;
+		last = r->xacc[t];
+		if (r->ready[last] && !r->done[last] &&
+		    net_alloc(r, last) <= 0)
+			heap_push(&r->eager, r->pos[last], last);
+	}
+}
+
+static uint32_t next(struct refine *r)
+{
+	struct heap *h;
+	uint32_t i;
+
+	for (;;) {
+		h = r->eager.n ? &r->eager : &r->normal;
+		i = heap_pop(h).val;
+		if (!r->done[i])
+			return i;
+	}
+}
+
+static void refine_init(struct refine *r, const struct graph *g,
+			const uint32_t *order)
+{
+	uint32_t i, t, k;
+
+	memset(r, 0, sizeof(*r));
+	r->g = g;
+	r->pos = xmalloc(g->nop * sizeof(*r->pos));
+	r->left = xcalloc(g->nt, sizeof(*r->left));
+	r->xacc = xcalloc(g->nt, sizeof(*r->xacc));
+	r->alloc = xcalloc(g->nt, 1);
+	r->done = xcalloc(g->nop, 1);
+	r->ready = xcalloc(g->nop, 1);
+	for (i = 0; i < g->nop; i++)
+		r->pos[order[i]] = i;
+	for (i = 0; i < g->nop; i++)
+		for_each_op_tensor(g, &g->op[i], t, k) {
+			r->left[t]++;
+			r->xacc[t] ^= i;
+		}
+	for (t = 0; t < g->nt; t++)
+		r->alloc[t] = !!(g->t[t].flags & TF_LIVE_IN);
+}
+
+static void refine_free(struct refine *r)
+{
+	free(r->pos);
+	free(r->left);
+	free(r->xacc);
+	free(r->alloc);
+	free(r->done);
+	free(r->ready);
+	heap_free(&r->eager);
+	heap_free(&r->normal);
+}
+
+void refine_order(const struct graph *g, const struct deps *d,
+		  uint32_t *order)
+{
+	uint32_t *indeg = xmalloc(g->nop * sizeof(*indeg));
+	struct refine r;
+	size_t n, k;
+	uint32_t i;
+
+	refine_init(&r, g, order);
+	memcpy(indeg, d->indeg, g->nop * sizeof(*indeg));
+	for (i = 0; i < g->nop; i++)
+		if (!indeg[i])
+			make_ready(&r, i);
+	for (n = 0; n < g->nop; n++) {
+		i = next(&r);
+		run(&r, i);
+		order[n] = i;
+		for (k = d->off[i]; k < d->off[i + 1]; k++)
+			if (!--indeg[d->dst[k]])
+				make_ready(&r, d->dst[k]);
+	}
+	refine_free(&r);
+	free(indeg);
+}

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <string.h>
+
+#include "report.h"
+
+const char *const policy_name[POL_NR] = {
+	[POL_NONE] = "none", [POL_PLAN] = "plan",
+	[POL_DISTANCE] = "distance", [POL_GREEDY] = "greedy",
+};
+
+int policy_parse(const char *s)
+{
+	int i;
+
+	for (i = 0; i < POL_NR; i++)
+		if (!strcmp(s, policy_name[i]))
+			return i;
+	return -1;
+}
+
+int run_policy(int pol, const struct problem *pb, struct result *r,
+	       struct hp_err *e)
+{
+	switch (pol) {
+	case POL_NONE: return run_none(pb, r, e);
+	case POL_PLAN: return run_plan(pb, r, e);
+	case POL_DISTANCE: return run_distance(pb, r, e);
+	default: return run_greedy(pb, r, e);
+	}
+}
+
+void report_header(FILE *f, const struct job *j)
+{
+	const struct life *lf = &j->lf;
+	char peak[32], ws[32];
+
+	fmt_bytes(peak, sizeof(peak), lf->peak0);
+	fmt_bytes(ws, sizeof(ws), lf->max_ws);
+	fprintf(f, "graph \"%s\": %zu ops, %zu tensors; profile %s%s\n",
+		j->g.name, j->g.nop, j->g.nt, j->p.name,
+		j->has_ref ? "; order refined" : "");
+	fprintf(f, "no offload: peak %s, compute %.3f ms; largest working set %s (op \"%s\")\n",
+		peak, lf->t0[lf->n] / 1e6, ws,
+		j->g.op[lf->order[lf->max_ws_step]].id);
+	fprintf(f, "%-9s %12s %9s %9s %11s %10s %10s %9s  %s\n", "policy",
+		"peak", "reduction", "slowdown", "stall ms", "in GiB", "out GiB",
+		"search ms", "chosen");
+}
+
+void report_row(FILE *f, const struct result *r, uint64_t peak0)
+{
+	char peak[32];
+
+	if (!r->ok) {
+		fprintf(f, "%-9s %12s   (no schedule meets the goal)\n",
+			r->policy, "-");
+		return;
+	}
+	fmt_bytes(peak, sizeof(peak), r->sim.peak);
+	fprintf(f, "%-9s %12s %8.2f%% %8.2f%% %11.3f %10.2f %10.2f %9.1f  %s\n",
+		r->policy, peak, 100.0 * (1 - (double)r->sim.peak / peak0),
+		100 * slowdown(&r->sim), r->sim.stall_ns / 1e6,
+		r->sim.h2d_bytes / GIB, r->sim.d2h_bytes / GIB, r->ms,
+		r->params);
+}
+
+void report_bound(FILE *f, uint64_t bound, uint64_t peak0, double max_slow)
+{
+	char b[32];
+
+	fmt_bytes(b, sizeof(b), bound);
+	fprintf(f, "%-9s %12s %8.2f%%  (no schedule of either order does better at <= %.2f%% slowdown)\n",
+		"bound", b, 100.0 * (1 - (double)bound / peak0), 100 * max_slow);
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The one simulator: replays any schedule on a profile with a compute
+ * stream and one FIFO stream per link direction, the way libhyper runs
+ * it: "before" ops are issued when a step begins, the step waits only for
+ * its uses' prefetches (and for a store still reading a tensor it
+ * defines), "after" ops are issued when it ends.  A prefetch or a define
+ * that would exceed the budget waits for detached tensors whose stores
+ * are still in flight, as libhyper waits for arena space.
+ */
+#ifndef HP_SIM_H
+#define HP_SIM_H
+
+#include "profile.h"
+#include "sched.h"
+
+struct sim_hooks {
+	void *ctx;
+	void (*compute)(void *ctx, uint32_t step, double start, double end);
+	void (*xfer)(void *ctx, uint32_t t, int store, double start,
+		     double end);
+	void (*mem)(void *ctx, double time, uint64_t bytes);
+};
+
+struct sim_result {
+	uint64_t peak;
+	double stall_ns;
+	double makespan_ns;
+	double compute_ns;
+	double h2d_bytes, d2h_bytes;
+};
+
+int simulate(const struct sched *s, const struct profile *p,
+	     const struct sim_hooks *hooks, struct sim_result *r,
+	     struct hp_err *e);
+
+static inline double slowdown(const struct sim_result *r)
+{
+	return r->compute_ns > 0 ? r->makespan_ns / r->compute_ns - 1 : 0;
+}
+
+#endif
