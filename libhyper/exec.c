@@ -306,6 +306,35 @@ static int queue_xfer(struct hyper_ctx *ctx, uint32_t ti, int dir)
 	return ret;
 }
 
+/*
+ * Without a layout (an arena smaller than it, or a schedule too large to
+ * lay out), tensors this large are placed from the top of the arena and
+ * the rest from the bottom, which keeps streamed weights from being
+ * fragmented by activations (see hx_range_alloc_high()).
+ */
+#define HX_ARENA_LARGE	(256 * 1024)
+
+static bool laid_out(const struct hyper_ctx *ctx)
+{
+	return ctx->sched->arena_bytes &&
+	       ctx->arena.size >= ctx->sched->arena_bytes;
+}
+
+/* The layout's offset for this residency when it applies, else a hole. */
+static int take(struct hyper_ctx *ctx, uint32_t ti, uint64_t bytes,
+		uint64_t *off)
+{
+	const struct hyper_schedule *s = ctx->sched;
+
+	if (laid_out(ctx)) {
+		*off = s->res_off[s->tensors[ti].res_first + ctx->t[ti].res_next];
+		return hx_range_alloc_at(&ctx->arena, *off, bytes);
+	}
+	if (bytes >= HX_ARENA_LARGE)
+		return hx_range_alloc_high(&ctx->arena, bytes, off);
+	return hx_range_alloc(&ctx->arena, bytes, 0, off);
+}
+
 static int place(struct hyper_ctx *ctx, uint32_t ti)
 {
 	struct hx_tensor *t = &ctx->t[ti];
@@ -315,11 +344,18 @@ static int place(struct hyper_ctx *ctx, uint32_t ti)
 
 	if (t->explicit_dev || t->arena_held)
 		return 0;
-	while (hx_range_alloc(&ctx->arena, bytes, 0, &off)) {
+	while (take(ctx, ti, bytes, &off)) {
 		/* Space still held by detached tensors frees as their stores finish. */
 		if (io_uring_cq_ready(&ctx->ring)) {
 			reap(ctx);
 			continue;
+		}
+		if (!ctx->nr_free_pending && laid_out(ctx)) {
+			ret = hx_err(ctx, -EFAULT,
+				     "step %u (%s): the layout's place for tensor \"%s\" at arena offset %llu is taken",
+				     ctx->cur, step_op(ctx), tensor_id(ctx, ti),
+				     (unsigned long long)off);
+			break;
 		}
 		if (!ctx->nr_free_pending) {
 			hs_human_bytes(need, sizeof(need), bytes);
@@ -349,6 +385,7 @@ static int place(struct hyper_ctx *ctx, uint32_t ti)
 		return ret;
 	t->arena_off = off;
 	t->arena_held = true;
+	t->res_next++;
 	t->dev = ctx->arena_base + off;
 	ctx->st.arena_bytes += hx_range_round(&ctx->arena, bytes);
 	if (ctx->st.arena_bytes > ctx->st.peak_arena_bytes)
@@ -604,6 +641,7 @@ int hx_exec_reset(struct hyper_ctx *ctx)
 		t->resident = false;
 		t->arena_held = false;
 		t->free_pending = false;
+		t->res_next = 0;
 		t->pool_valid = s->tensors[i].home == HYPER_HOME_POOL;
 		if (!t->explicit_dev)
 			t->dev = 0;

@@ -26,7 +26,7 @@
 /* io_uring refuses to register more than 1 GiB as one buffer. */
 #define HX_MAX_BUF		(1ULL << 30)
 /* Device placement granule: a cache line, enough for any vector unit. */
-#define HX_DEV_ALIGN		64
+#define HX_DEV_ALIGN		HS_DEV_ALIGN
 #define HX_POOL_ALIGN		64
 
 #define HX_DIR_PREFETCH		1
@@ -80,6 +80,7 @@ struct hx_tensor {
 	bool explicit_dev;	/* hyper_bind_device() */
 	bool arena_held;	/* arena_off is allocated */
 	bool free_pending;	/* detached: free arena space when idle */
+	uint32_t res_next;	/* residencies placed so far, for the layout */
 };
 
 /* One cache op in flight, possibly split into several requests. */

@@ -88,6 +88,82 @@ static void remove_at(struct hx_range *r, uint32_t i)
 	r->n--;
 }
 
+/*
+ * Large blocks from the top, first fit downwards: weights that stream
+ * through the arena then pack against its end, and the small, short-lived
+ * activations below them cannot cut the space a large one needs next.
+ */
+int hx_range_alloc_high(struct hx_range *r, uint64_t len, uint64_t *offp)
+{
+	uint32_t i;
+
+	if (!len || len > r->size)
+		return -ENOMEM;
+	len = round_up(len, r->align);
+	for (i = r->n; i-- > 0; ) {
+		uint64_t end = r->v[i].off + r->v[i].len;
+
+		if (r->v[i].len < len)
+			continue;
+		if (reserve(r, r->live + 2))
+			return -ENOMEM;
+		*offp = (end - len) & ~(r->align - 1);
+		if (*offp == r->v[i].off)
+			remove_at(r, i);
+		else
+			r->v[i].len = *offp - r->v[i].off;
+		r->used += len;
+		r->live++;
+		return 0;
+	}
+	return -ENOMEM;
+}
+
+/* Take exactly [@off, @off + @len): -EBUSY if any of it is allocated. */
+int hx_range_alloc_at(struct hx_range *r, uint64_t off, uint64_t len)
+{
+	uint32_t lo = 0, hi = r->n;
+	uint64_t end, xend;
+
+	len = round_up(len, r->align);
+	if (!len || off % r->align || off + len > r->size || off + len < off)
+		return -EINVAL;
+	/* The last free extent starting at or before @off. */
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (r->v[mid].off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -EBUSY;
+	lo--;
+	end = off + len;
+	xend = r->v[lo].off + r->v[lo].len;
+	if (end > xend)
+		return -EBUSY;
+	if (reserve(r, r->live + 2))
+		return -ENOMEM;
+	if (end < xend) {
+		if (off > r->v[lo].off) {
+			insert_at(r, lo + 1, end, xend - end);
+			r->v[lo].len = off - r->v[lo].off;
+		} else {
+			r->v[lo].off = end;
+			r->v[lo].len = xend - end;
+		}
+	} else if (off > r->v[lo].off) {
+		r->v[lo].len = off - r->v[lo].off;
+	} else {
+		remove_at(r, lo);
+	}
+	r->used += len;
+	r->live++;
+	return 0;
+}
+
 /* @align (a power of two, or 0 for the range's) applies to the start only. */
 int hx_range_alloc(struct hx_range *r, uint64_t len, uint64_t align,
 		   uint64_t *offp)

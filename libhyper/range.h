@@ -28,6 +28,8 @@ void hx_range_reset(struct hx_range *r);
 uint64_t hx_range_round(const struct hx_range *r, uint64_t len);
 int hx_range_alloc(struct hx_range *r, uint64_t len, uint64_t align,
 		   uint64_t *offp);
+int hx_range_alloc_high(struct hx_range *r, uint64_t len, uint64_t *offp);
+int hx_range_alloc_at(struct hx_range *r, uint64_t off, uint64_t len);
 int hx_range_free(struct hx_range *r, uint64_t off, uint64_t len);
 uint64_t hx_range_largest(const struct hx_range *r);
 

@@ -782,6 +782,7 @@ static void sched_destroy(struct hyper_schedule *s)
 
 	if (!s)
 		return;
+	free(s->res_off);
 	if (s->tensors)
 		for (i = 0; i < s->nr_tensors; i++) {
 			free(s->tensors[i].id);
@@ -832,6 +833,8 @@ int hyper_schedule_parse(const char *buf, size_t len,
 	json_object_put(root);
 	if (!ret)
 		ret = hs_validate(s, &e);
+	if (!ret)
+		ret = hs_layout(s);
 	if (ret) {
 		if (ret == -ENOMEM)
 			hs_errf(&e, "out of memory while loading the schedule");
@@ -920,6 +923,7 @@ int hyper_schedule_info(const struct hyper_schedule *s,
 	info->pred_peak_device_bytes = s->pred_peak;
 	info->pred_stall_ns = s->pred_stall;
 	info->pred_makespan_ns = s->pred_makespan;
+	info->arena_bytes = s->arena_bytes;
 	return 0;
 }
 

@@ -33,6 +33,7 @@ struct hs_tensor {
 	uint32_t kind;
 	uint32_t home;
 	uint32_t flags;		/* HYPER_TENSOR_*, set by the validator */
+	uint32_t res_first;	/* its first entry in res_off, by hs_layout() */
 	struct hs_exts ext;
 };
 
@@ -47,6 +48,9 @@ struct hs_step {
 	struct hs_exts ext;
 };
 
+/* Device-arena granule, shared by the layout and the executor. */
+#define HS_DEV_ALIGN	64
+
 struct hyper_schedule {
 	int refs;		/* atomic: contexts hold a reference */
 	char *name;
@@ -55,6 +59,8 @@ struct hyper_schedule {
 	uint64_t budget;
 	uint64_t pred_peak, pred_stall, pred_makespan;
 	uint64_t peak;		/* validator's replay */
+	uint64_t arena_bytes;	/* hs_layout(): 0 when it did not place */
+	uint64_t *res_off;	/* arena offset of each residency, by tensor */
 	uint64_t total_compute_ns;
 	uint32_t nr_tensors, nr_steps;
 	struct hs_tensor *tensors;
@@ -76,6 +82,7 @@ void hs_errf(struct hs_err *e, const char *fmt, ...);
 
 int hs_find(const struct hyper_schedule *s, const char *id);
 int hs_validate(struct hyper_schedule *s, struct hs_err *e);
+int hs_layout(struct hyper_schedule *s);
 void hs_human_bytes(char *buf, size_t len, uint64_t bytes);
 
 const char *hs_op_name(uint32_t op);

@@ -131,7 +131,8 @@ struct hyper_schedule_info {
 	uint64_t pred_peak_device_bytes;
 	uint64_t pred_stall_ns;
 	uint64_t pred_makespan_ns;
-	uint64_t reserved[8];
+	uint64_t arena_bytes;		/* arena libhyper's layout needs, 0: none */
+	uint64_t reserved[7];
 };
 
 /* struct hyper_tensor_info.flags: what the schedule does with it */

@@ -6,8 +6,8 @@
 
 LHT_DIR		:= selftests/libhyper
 LHT_NATIVE	:= schedule_test range_test region_test exec_test multi_ctx_test \
-		   run_test
-LHT_VM		:= region_test exec_test multi_ctx_test
+		   layout_test run_test
+LHT_VM		:= region_test exec_test multi_ctx_test layout_test
 LHT_HDRS	:= $(LHT_DIR)/helpers.h include/hyper/hyper.h tools/hyper-run/pattern.h
 LHT_SAN_BIN	:= $(O)/san/$(LHT_DIR)
 LHT_CFLAGS	= $(TEST_CFLAGS) -Ilibhyper -Itools/hyper-run
@@ -35,7 +35,8 @@ VM_SUITES	+= libhyper
 # libFuzzer needs clang; only the json-c half of libhyper is linked.
 FUZZ_TIME	?= 60
 LHT_FUZZ	:= $(O)/fuzz/fuzz_schedule
-LHT_FUZZ_SRCS	:= $(LHT_DIR)/fuzz_schedule.c libhyper/schedule.c libhyper/validate.c
+LHT_FUZZ_SRCS	:= $(LHT_DIR)/fuzz_schedule.c libhyper/schedule.c libhyper/validate.c \
+		   libhyper/layout.c
 
 $(LHT_FUZZ): $(LHT_FUZZ_SRCS) libhyper/schedule.h include/hyper/hyper.h
 	@mkdir -p $(@D)

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The arena layout: random valid schedules, each run to the end in an
+ * arena of exactly hyper_schedule_info.arena_bytes.  A layout that put
+ * two tensors resident at the same time on the same bytes, or an
+ * executor that strayed from it, fails the run; so does a layout taller
+ * than twice the peak, which would make the arena pointless.
+ *
+ * usage: layout_test [--backend shmem|kmod]
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "kselftest_harness.h"
+#include "helpers.h"
+
+#define NT	24
+#define STEPS	40
+
+struct gen {
+	char *buf;
+	size_t len, cap;
+	unsigned int seed;
+	bool resident[NT], pool[NT];
+};
+
+static void put(struct gen *g, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void put(struct gen *g, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(g->buf + g->len, g->cap - g->len, fmt, ap);
+		va_end(ap);
+		if ((size_t)n < g->cap - g->len)
+			break;
+		g->cap = 2 * g->cap + n;
+		g->buf = realloc(g->buf, g->cap);
+	}
+	g->len += n;
+}
+
+static unsigned int rnd(struct gen *g, unsigned int n)
+{
+	return rand_r(&g->seed) % n;
+}
+
+/* One cache-op list, valid for the state machine as it stands. */
+static void cops(struct gen *g, const char *key)
+{
+	bool first = true;
+
+	put(g, ",\"%s\":[", key);
+	for (int k = 0; k < 4; k++) {
+		int t = rnd(g, NT);
+		const char *op = NULL;
+
+		if (!g->resident[t] && g->pool[t] && rnd(g, 2)) {
+			op = "prefetch";
+			g->resident[t] = true;
+		} else if (g->resident[t] && !g->pool[t] && rnd(g, 2)) {
+			op = "store";
+			g->pool[t] = true;
+		} else if (g->resident[t] && g->pool[t]) {
+			op = "detach";
+			g->resident[t] = false;
+		}
+		if (op) {
+			put(g, "%s{\"op\":\"%s\",\"tensor\":\"t%d\"}",
+			    first ? "" : ",", op, t);
+			first = false;
+		}
+	}
+	put(g, "]");
+}
+
+static char *random_schedule(unsigned int seed)
+{
+	struct gen g = { .seed = seed };
+
+	put(&g, "{\"format\":\"hyper-schedule\",\"version\":1,\"tensors\":[");
+	for (int t = 0; t < NT; t++) {
+		/* Sizes from 4 KiB to 1 MiB, so that holes matter. */
+		unsigned int bytes = 4096u << rnd(&g, 9);
+
+		g.pool[t] = t % 3 != 2;
+		put(&g, "%s{\"id\":\"t%d\",\"bytes\":%u,\"kind\":\"weight\",\"home\":\"%s\"}",
+		    t ? "," : "", t, bytes - rnd(&g, 64), g.pool[t] ? "pool" : "none");
+	}
+	put(&g, "],\"steps\":[");
+	for (int s = 0; s < STEPS; s++) {
+		int d = rnd(&g, NT);
+
+		put(&g, "%s{\"op\":\"s%d\"", s ? "," : "", s);
+		cops(&g, "before");
+		put(&g, ",\"uses\":[");
+		for (int t = 0, n = 0; t < NT; t++)
+			if (g.resident[t] && rnd(&g, 3) == 0)
+				put(&g, "%s\"t%d\"", n++ ? "," : "", t);
+		/* A define makes a tensor resident with no pool copy. */
+		put(&g, "],\"defines\":[\"t%d\"]", d);
+		g.resident[d] = true;
+		g.pool[d] = false;
+		cops(&g, "after");
+		put(&g, "}");
+	}
+	put(&g, "]}");
+	return g.buf;
+}
+
+TEST(random_schedules_run_in_exactly_the_layout)
+{
+	struct hyper_schedule_info info;
+	size_t dev_len = 64 << 20;
+	char *dev = dev_mem(dev_len);
+	int laid_out = 0;
+
+	ASSERT_NE(NULL, dev);
+	for (unsigned int seed = 1; seed <= 60; seed++) {
+		char *json = random_schedule(seed), err[512];
+		struct hyper_schedule *s;
+		struct hyper_ctx *ctx;
+		struct iovec iov = { dev, dev_len };
+		int step;
+
+		ASSERT_EQ(0, hyper_schedule_parse(json, strlen(json), &s, err,
+						  sizeof(err))) {
+			TH_LOG("seed %u: %s", seed, err);
+		}
+		free(json);
+		ASSERT_EQ(0, hyper_schedule_info(s, &info));
+		if (!info.peak_device_bytes) {
+			hyper_schedule_free(s);
+			continue;
+		}
+		laid_out++;
+		EXPECT_LE(info.peak_device_bytes, info.arena_bytes);
+		EXPECT_GE(2 * info.peak_device_bytes, info.arena_bytes) {
+			TH_LOG("seed %u: layout %llu for peak %llu", seed,
+			       (unsigned long long)info.arena_bytes,
+			       (unsigned long long)info.peak_device_bytes);
+		}
+		ASSERT_EQ(0, open_test_ctx(&ctx));
+		ASSERT_EQ(0, hyper_register_buffers(ctx, &iov, 1));
+		ASSERT_EQ(0, hyper_set_arena(ctx, dev, info.arena_bytes));
+		ASSERT_EQ(0, hyper_attach(ctx, s));
+		ASSERT_EQ(0, hyper_prepare(ctx)) {
+			TH_LOG("seed %u: %s", seed, hyper_last_error(ctx));
+		}
+		while ((step = hyper_step_begin(ctx)) >= 0)
+			ASSERT_EQ(0, hyper_step_end(ctx));
+		EXPECT_EQ(-ENODATA, step) {
+			TH_LOG("seed %u: %s", seed, hyper_last_error(ctx));
+		}
+		EXPECT_EQ(0, hyper_drain(ctx));
+		hyper_close(ctx);
+		hyper_schedule_free(s);
+	}
+	EXPECT_LT(40, laid_out);
+	munmap(dev, dev_len);
+}
+
+TEST(no_layout_for_an_empty_schedule)
+{
+	struct hyper_schedule_info info;
+	struct hyper_schedule *s;
+
+	ASSERT_EQ(0, parse_sq("{" HDR "'tensors':[],'steps':[]}", &s, NULL, 0));
+	ASSERT_EQ(0, hyper_schedule_info(s, &info));
+	EXPECT_EQ(0, info.arena_bytes);
+	hyper_schedule_free(s);
+}
+
+HYPER_TEST_MAIN
