@@ -56,6 +56,7 @@ void compute(enum compute_mode mode, uint64_t deadline, void *const *bufs,
 {
 	switch (mode) {
 	case COMPUTE_SPIN:
+	case COMPUTE_GEMM:	/* operators with no GEMM shape */
 		spin(deadline);
 		break;
 	case COMPUTE_TOUCH:

@@ -7,7 +7,7 @@
 
 #include <hyper/hyper.h>
 
-enum compute_mode { COMPUTE_SPIN, COMPUTE_TOUCH, COMPUTE_NONE };
+enum compute_mode { COMPUTE_SPIN, COMPUTE_TOUCH, COMPUTE_NONE, COMPUTE_GEMM };
 
 struct run_opts {
 	const char *schedule;
@@ -19,7 +19,17 @@ struct run_opts {
 	unsigned int iterations;
 	size_t verify_stride;		/* 1: every word; larger: sampled */
 	const char *corrupt;		/* tensor whose pool copy gets a flipped byte */
+	const char *timeline;		/* where to write the run's timeline */
+	const char *name;		/* the run's name in reports */
 	bool quiet;
+};
+
+/* Scratch matrices and counters of the "gemm" compute mode. */
+struct gemm_ws {
+	float *a, *b, *c;
+	size_t a_cap, b_cap, c_cap;
+	double flops;
+	uint64_t gemms, weight_gemms;
 };
 
 /* The runner's model of what each copy of each tensor must hold. */
@@ -38,6 +48,8 @@ struct run_result {
 	uint64_t checks, bytes_checked;
 	uint64_t steps;
 	uint64_t device_bytes;
+	uint64_t gemms, weight_gemms;	/* "gemm" mode: SGEMMs, and on weights */
+	double gemm_flops;
 	struct hyper_stats st;
 };
 
@@ -46,5 +58,19 @@ void compute(enum compute_mode mode, uint64_t deadline, void *const *bufs,
 	     const uint64_t *lens, unsigned int n);
 int write_report(const struct run_opts *o, const struct hyper_schedule *s,
 		 const char *backend, const struct run_result *r);
+
+int gemm_init(struct gemm_ws *ws);
+void gemm_fini(struct gemm_ws *ws);
+int gemm_run(struct gemm_ws *ws, uint64_t m, uint64_t n, uint64_t k,
+	     const float *weight);
+
+struct timeline;
+struct timeline *timeline_new(const struct hyper_schedule *s);
+void timeline_free(struct timeline *tl);
+void timeline_event(const struct hyper_event *ev, void *arg);
+void timeline_op(struct timeline *tl, uint32_t step, uint64_t start,
+		 uint64_t end);
+int timeline_write(struct timeline *tl, const char *path, const char *name,
+		   uint64_t t0);
 
 #endif /* HYPER_RUN_H */

@@ -9,12 +9,13 @@ HRUN_SAN_OBJS	:= $(HRUN_SRCS:%.c=$(O)/san/%.o)
 
 $(O)/bin/hyper-run: $(HRUN_OBJS) $(O)/lib/libhyper.so
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(HRUN_OBJS) -L$(O)/lib -lhyper -ljson-c \
+	$(CC) -o $@ $(HRUN_OBJS) -L$(O)/lib -lhyper -ljson-c -lopenblas \
 		-Wl,-rpath,'$$ORIGIN/../lib'
 
 $(O)/san/bin/hyper-run: $(HRUN_SAN_OBJS) $(LIBHYPER_SAN_A)
 	@mkdir -p $(@D)
-	$(CC) $(SAN_CFLAGS) -o $@ $(HRUN_SAN_OBJS) $(LIBHYPER_SAN_A) $(LIBHYPER_LIBS)
+	$(CC) $(SAN_CFLAGS) -o $@ $(HRUN_SAN_OBJS) $(LIBHYPER_SAN_A) $(LIBHYPER_LIBS) \
+		-lopenblas
 
 USERSPACE	+= $(O)/bin/hyper-run
 

@@ -32,6 +32,9 @@ struct runner {
 	void *dev;
 	void **bufs;		/* an operator's inputs, for "touch" */
 	uint64_t *lens;
+	struct gemm_ws gemm;
+	struct timeline *tl;
+	uint64_t t0;		/* start of the run */
 	struct run_result r;
 };
 
@@ -121,6 +124,20 @@ static int fill_homes(struct runner *rn, bool first)
 	return 0;
 }
 
+/* The step's fp32 weight of the GEMM's k x n shape, or NULL for scratch. */
+static const float *gemm_weight(struct runner *rn, const struct hyper_step_info *si)
+{
+	for (uint32_t j = 0; j < si->nr_uses; j++) {
+		struct hyper_tensor_info ti;
+
+		if (!hyper_schedule_tensor(rn->s, si->uses[j], &ti) &&
+		    ti.kind == HYPER_KIND_WEIGHT &&
+		    ti.bytes == si->gemm_k * si->gemm_n * sizeof(float))
+			return rn->bufs[j];
+	}
+	return NULL;
+}
+
 static int run_step(struct runner *rn)
 {
 	struct hyper_step_info si;
@@ -165,10 +182,20 @@ static int run_step(struct runner *rn)
 	deadline = t0 + (uint64_t)(si.compute_ns * rn->o->compute_scale);
 	rn->r.compute_ns += deadline - t0;
 	now = now_ns();
-	if (now > deadline && rn->o->compute != COMPUTE_NONE)
+	if (rn->o->compute == COMPUTE_GEMM && si.flags & HYPER_STEP_GEMM) {
+		if (gemm_run(&rn->gemm, si.gemm_m, si.gemm_n, si.gemm_k,
+			     gemm_weight(rn, &si)))
+			return fail(rn, "step %d (%s): out of memory for a %llux%llux%llu GEMM",
+				    step, si.op, (unsigned long long)si.gemm_m,
+				    (unsigned long long)si.gemm_n,
+				    (unsigned long long)si.gemm_k);
+	} else if (now > deadline && rn->o->compute != COMPUTE_NONE) {
 		rn->r.overrun_ns += now - deadline;
-	else
+	} else {
 		compute(rn->o->compute, deadline, rn->bufs, rn->lens, si.nr_uses);
+	}
+	if (rn->tl)
+		timeline_op(rn->tl, step, t0, now_ns());
 
 	ret = hyper_step_end(rn->ctx);
 	if (ret)
@@ -189,6 +216,9 @@ static int setup(struct runner *rn)
 	if (ret)
 		return fail(rn, "hyper_open: %s", hyper_strerror(ret));
 	rn->r.device_bytes = o->device_bytes;
+	/* Exactly what libhyper's layout of the schedule needs, if it has one. */
+	if (!rn->r.device_bytes)
+		rn->r.device_bytes = rn->info.arena_bytes;
 	if (!rn->r.device_bytes)
 		/* Room for alignment and for space held by in-flight stores. */
 		rn->r.device_bytes = rn->info.peak_device_bytes +
@@ -216,6 +246,14 @@ static int setup(struct runner *rn)
 		return lib_fail(rn, "hyper_set_arena", ret);
 	if ((ret = hyper_attach(rn->ctx, rn->s)))
 		return lib_fail(rn, "hyper_attach", ret);
+	if (o->timeline) {
+		rn->tl = timeline_new(rn->s);
+		if (!rn->tl)
+			return fail(rn, "out of memory");
+		hyper_set_event_fn(rn->ctx, timeline_event, rn->tl);
+	}
+	if (o->compute == COMPUTE_GEMM)
+		gemm_init(&rn->gemm);
 	if ((ret = hyper_prepare(rn->ctx)))
 		return lib_fail(rn, "hyper_prepare", ret);
 
@@ -239,7 +277,7 @@ static int run(struct runner *rn)
 	uint64_t t0;
 	int ret = 0;
 
-	t0 = now_ns();
+	t0 = rn->t0 = now_ns();
 	for (unsigned int it = 0; it < rn->o->iterations && !ret; it++) {
 		if (it) {
 			ret = hyper_rewind(rn->ctx);
@@ -282,8 +320,13 @@ static void usage(FILE *f)
 "      --device PATH                 kmod device (default /dev/hyper0)\n"
 "      --numa-node N                 shmem: bind the pool to NUMA node N\n"
 "      --pool-bytes SIZE             shmem: pool capacity (default 64G, sparse)\n"
-"  -d, --device-bytes SIZE           device arena (default: validated peak + 1/8)\n"
-"  -c, --compute spin|touch|none     synthetic compute (default spin)\n"
+"  -d, --device-bytes SIZE           device arena (default: what libhyper's layout of\n"
+"                                    the schedule needs, else validated peak + 1/8)\n"
+"  -c, --compute spin|touch|gemm|none\n"
+"                                    compute per operator (default spin); gemm runs\n"
+"                                    an OpenBLAS SGEMM of each x-gemm shape on one\n"
+"                                    thread, on the step's fp32 weight, and spins\n"
+"                                    for the other operators\n"
 "  -s, --compute-scale F             multiply every compute_ns by F (default 1)\n"
 "  -n, --iterations N                run the schedule N times (default 1)\n"
 "      --verify full|sample          check every word, or one per 4 KiB (default full)\n"
@@ -292,6 +335,8 @@ static void usage(FILE *f)
 "      --inject corrupt:TENSOR       flip a byte of TENSOR's pool copy (tests the checks)\n"
 "      --inject nowait               do not wait for prefetches (tests the checks)\n"
 "  -o, --output FILE                 JSON report (default stdout)\n"
+"      --timeline FILE               write the run's timeline (hyper-plan --timeline draws it)\n"
+"      --name NAME                   the run's name in the report and timeline\n"
 "  -q, --quiet                       no summary on stderr\n"
 "exit status: 0 ok, 1 the run failed (data or runtime error), 2 usage or schedule error\n");
 }
@@ -312,6 +357,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		{ "queue-depth", required_argument, NULL, 'Q' },
 		{ "inject", required_argument, NULL, 'I' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "timeline", required_argument, NULL, 'T' },
+		{ "name", required_argument, NULL, 'M' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -357,6 +404,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 				o->compute = COMPUTE_TOUCH;
 			else if (!strcmp(optarg, "none"))
 				o->compute = COMPUTE_NONE;
+			else if (!strcmp(optarg, "gemm"))
+				o->compute = COMPUTE_GEMM;
 			else
 				ok = false;
 			break;
@@ -393,6 +442,12 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			break;
 		case 'o':
 			o->output = optarg;
+			break;
+		case 'T':
+			o->timeline = optarg;
+			break;
+		case 'M':
+			o->name = optarg;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -436,6 +491,14 @@ int main(int argc, char **argv)
 	status = setup(&rn) || run(&rn) ? EXIT_RUN : 0;
 	if (rn.ctx)
 		hyper_get_stats(rn.ctx, &rn.r.st);
+	rn.r.gemms = rn.gemm.gemms;
+	rn.r.weight_gemms = rn.gemm.weight_gemms;
+	rn.r.gemm_flops = rn.gemm.flops;
+	if (rn.tl && !status &&
+	    timeline_write(rn.tl, o.timeline, o.name ? o.name : o.schedule, rn.t0)) {
+		fail(&rn, "%s: cannot write the timeline", o.timeline);
+		status = EXIT_RUN;
+	}
 	if (write_report(&o, rn.s, rn.ctx ? names[hyper_backend(rn.ctx)] : "none", &rn.r))
 		status = EXIT_RUN;
 	if (status)
@@ -454,5 +517,7 @@ int main(int argc, char **argv)
 	free(rn.m);
 	free(rn.bufs);
 	free(rn.lens);
+	gemm_fini(&rn.gemm);
+	timeline_free(rn.tl);
 	return status;
 }

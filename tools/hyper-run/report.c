@@ -27,12 +27,16 @@ int write_report(const struct run_opts *o, const struct hyper_schedule *s,
 	json_object_object_add(root, "tool", json_object_new_string("hyper-run"));
 	json_object_object_add(root, "schedule", json_object_new_string(o->schedule));
 	json_object_object_add(root, "backend", json_object_new_string(backend));
+	if (o->name)
+		json_object_object_add(root, "run", json_object_new_string(o->name));
 	json_object_object_add(root, "ok", json_object_new_boolean(r->ok));
 	if (!r->ok)
 		json_object_object_add(root, "error", json_object_new_string(r->error));
 	if (s && !hyper_schedule_info(s, &info)) {
 		json_object_object_add(root, "name", json_object_new_string(info.name));
 		add_u64(root, "validated_peak_bytes", info.peak_device_bytes);
+		if (info.arena_bytes)
+			add_u64(root, "layout_arena_bytes", info.arena_bytes);
 		if (info.flags & HYPER_SCHED_BUDGET)
 			add_u64(root, "budget_bytes", info.budget_bytes);
 		x = json_object_new_object();
@@ -60,6 +64,13 @@ int write_report(const struct run_opts *o, const struct hyper_schedule *s,
 	add_u64(root, "peak_resident_bytes", r->st.peak_resident_bytes);
 	add_u64(root, "peak_arena_bytes", r->st.peak_arena_bytes);
 	add_u64(root, "device_bytes", r->device_bytes);
+	if (o->compute == COMPUTE_GEMM) {
+		x = json_object_new_object();
+		add_u64(x, "sgemms", r->gemms);
+		add_u64(x, "on_weights", r->weight_gemms);
+		json_object_object_add(x, "gflop", json_object_new_double(r->gemm_flops / 1e9));
+		json_object_object_add(root, "gemm", x);
+	}
 	x = json_object_new_object();
 	add_u64(x, "uses_checked", r->checks);
 	add_u64(x, "bytes_checked", r->bytes_checked);
