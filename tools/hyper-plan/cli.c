@@ -9,6 +9,7 @@ enum {
 	O_MODE = 256, O_BATCH, O_SEQ, O_DECODE, O_KVB, O_LAYERS, O_SEED,
 	O_KEEP, O_OPS, O_PFILE, O_EMIT, O_PLOT, O_TRACE, O_COMPARE, O_BOUND,
 	O_NOREORDER, O_MEASURE, O_LMODELS, O_LPROFILES, O_BENCH, O_QUICK,
+	O_SCALE, O_DTYPE,
 };
 
 static const struct option opts[] = {
@@ -20,6 +21,8 @@ static const struct option opts[] = {
 	{ "decode", required_argument, NULL, O_DECODE },
 	{ "kv-block", required_argument, NULL, O_KVB },
 	{ "layers", required_argument, NULL, O_LAYERS },
+	{ "scale", required_argument, NULL, O_SCALE },
+	{ "dtype", required_argument, NULL, O_DTYPE },
 	{ "seed", required_argument, NULL, O_SEED },
 	{ "keep-activations", no_argument, NULL, O_KEEP },
 	{ "ops", required_argument, NULL, O_OPS },
@@ -56,7 +59,8 @@ void cli_usage(FILE *f)
 	      "       hyper-plan --list-models | --list-profiles\n"
 	      "       hyper-plan --bench DIR [--quick]\n"
 	      "generator: --mode infer|train --batch N --seq N --decode N --kv-block N\n"
-	      "           --layers N --seed N --keep-activations; --model random --ops N\n"
+	      "           --layers N --scale N --dtype bf16|fp32 --seed N --keep-activations;\n"
+	      "           --model random --ops N\n"
 	      "policies: plan (default), none, distance, greedy.  See hyper-plan(1).\n",
 	      f);
 }
@@ -108,6 +112,18 @@ static int option(struct cli *c, int o, const char *arg)
 	case O_DECODE: return set_u32("--decode", arg, &c->gp.decode);
 	case O_KVB: return set_u32("--kv-block", arg, &c->gp.kv_block);
 	case O_LAYERS: return set_u32("--layers", arg, &c->gp.layers);
+	case O_SCALE: return set_u32("--scale", arg, &c->gp.scale);
+	case O_DTYPE:
+		if (!strcmp(arg, "bf16"))
+			c->gp.dtype_bytes = 2;
+		else if (!strcmp(arg, "fp32"))
+			c->gp.dtype_bytes = 4;
+		else {
+			fprintf(stderr, "hyper-plan: --dtype wants bf16 or fp32, not \"%s\"\n",
+				arg);
+			return -1;
+		}
+		return 0;
 	case O_OPS: return set_u32("--ops", arg, &c->rp.ops);
 	case O_SEED:
 		if (number("--seed", arg, UINT64_MAX, &v))

@@ -9,7 +9,7 @@
 void gb_init(struct gb *b, struct graph *g, const struct profile *p,
 	     struct hp_err *e)
 {
-	*b = (struct gb){ .g = g, .p = p, .e = e };
+	*b = (struct gb){ .g = g, .p = p, .e = e, .dt = BF16 };
 }
 
 int gb_finish(struct gb *b)
@@ -99,7 +99,7 @@ void gb_gemm(struct gb *b, uint32_t m, uint32_t n, uint32_t k, double extra,
 {
 	struct gemm gm = { m, n, k };
 	double flops = 2.0 * m * n * k;
-	double bytes = BF16 * ((double)m * k + (double)k * n + (double)m * n);
+	double bytes = b->dt * ((double)m * k + (double)k * n + (double)m * n);
 	va_list ap;
 
 	va_start(ap, fmt);

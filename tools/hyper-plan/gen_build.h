@@ -15,6 +15,7 @@
 
 struct gb {
 	struct graph *g;
+	uint64_t dt;		/* bytes per element of every tensor */
 	const struct profile *p;
 	struct hp_err *e;
 	int err;

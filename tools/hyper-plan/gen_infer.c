@@ -10,7 +10,7 @@
 static void make_kv(struct gb *b, const struct shape *s, uint32_t blocks,
 		    uint32_t kv_block)
 {
-	uint64_t bytes = 2ULL * kv_block * s->kvd * BF16 * s->B;
+	uint64_t bytes = 2ULL * kv_block * s->kvd * b->dt * s->B;
 	uint32_t l, k;
 
 	for (l = 0; l < s->L; l++)
@@ -27,7 +27,7 @@ static uint32_t sample(struct gb *b, const struct shape *s,
 
 	gb_in(b, logits);
 	gb_out(b, tok);
-	gb_op(b, 2.0 * s->B * s->V, (double)s->B * s->V * BF16, NULL,
+	gb_op(b, 2.0 * s->B * s->V, (double)s->B * s->V * b->dt, NULL,
 	      "%s.sample", ps->pfx);
 	return tok;
 }
@@ -44,6 +44,7 @@ int gen_infer(struct graph *g, const struct gen_params *gp,
 	if (shape_init(&s, gp, e))
 		return -1;
 	gb_init(&b, g, p, e);
+	b.dt = gp->dtype_bytes;
 	make_weights(&b, &s);
 	make_kv(&b, &s, (ctx + gp->kv_block - 1) / gp->kv_block, gp->kv_block);
 	tok = gb_tensor(&b, TK_ACTIVATION, (uint64_t)s.B * gp->seq * 4,

@@ -2,7 +2,8 @@
 /*
  * Roofline terms: a matrix multiply moves its three operands; a norm or
  * an element-wise op moves its tensors once; attention reads the KV of
- * every earlier position of every sequence.  bf16 everywhere.
+ * every earlier position of every sequence.  Every tensor has the element
+ * size of --dtype (bf16 unless asked).
  */
 #include "gen_llama.h"
 
@@ -26,13 +27,23 @@ int shape_init(struct shape *s, const struct gen_params *gp,
 			       1U << 20, gp->kv_block);
 	if (gp->layers > 1024)
 		return hp_errf(e, "layers must be in 1..1024 (got %u)", gp->layers);
+	/*
+	 * A scaled model keeps the head size and divides the number of heads,
+	 * the feed-forward width and the vocabulary: the same layer structure,
+	 * small enough for a test VM.
+	 */
+	if (!gp->scale || m->heads % gp->scale || m->ffn % gp->scale ||
+	    m->vocab % gp->scale)
+		return hp_errf(e, "model %s cannot be scaled by 1/%u: it must divide its %u heads, %u-wide feed-forward and %u-token vocabulary",
+			       m->name, gp->scale, m->heads, m->ffn, m->vocab);
 	*s = (struct shape){
 		.m = m, .L = gp->layers ? gp->layers : m->layers,
-		.h = m->hidden, .hd = m->hidden / m->heads,
-		.ffn = m->ffn, .V = m->vocab, .E = m->experts,
-		.topk = m->top_k, .B = gp->batch, .seed = gp->seed,
+		.h = m->hidden / gp->scale, .hd = m->hidden / m->heads,
+		.ffn = m->ffn / gp->scale, .V = m->vocab / gp->scale,
+		.E = m->experts, .topk = m->top_k, .B = gp->batch,
+		.seed = gp->seed,
 	};
-	s->kvd = s->hd * m->kv_heads;
+	s->kvd = s->hd * (m->kv_heads > gp->scale ? m->kv_heads / gp->scale : 1);
 	return 0;
 }
 
@@ -42,23 +53,23 @@ static void layer_weights(struct gb *b, const struct shape *s, uint32_t l)
 	uint64_t h = s->h, ffn = s->ffn;
 	uint32_t x;
 
-	gb_tensor(b, TK_WEIGHT, h * BF16, f, "L%u.attn_norm.w", l);
-	gb_tensor(b, TK_WEIGHT, h * h * BF16, f, "L%u.wq", l);
-	gb_tensor(b, TK_WEIGHT, h * s->kvd * BF16, f, "L%u.wk", l);
-	gb_tensor(b, TK_WEIGHT, h * s->kvd * BF16, f, "L%u.wv", l);
-	gb_tensor(b, TK_WEIGHT, h * h * BF16, f, "L%u.wo", l);
-	gb_tensor(b, TK_WEIGHT, h * BF16, f, "L%u.ffn_norm.w", l);
+	gb_tensor(b, TK_WEIGHT, h * b->dt, f, "L%u.attn_norm.w", l);
+	gb_tensor(b, TK_WEIGHT, h * h * b->dt, f, "L%u.wq", l);
+	gb_tensor(b, TK_WEIGHT, h * s->kvd * b->dt, f, "L%u.wk", l);
+	gb_tensor(b, TK_WEIGHT, h * s->kvd * b->dt, f, "L%u.wv", l);
+	gb_tensor(b, TK_WEIGHT, h * h * b->dt, f, "L%u.wo", l);
+	gb_tensor(b, TK_WEIGHT, h * b->dt, f, "L%u.ffn_norm.w", l);
 	if (!s->E) {
-		gb_tensor(b, TK_WEIGHT, h * ffn * BF16, f, "L%u.w1", l);
-		gb_tensor(b, TK_WEIGHT, h * ffn * BF16, f, "L%u.w3", l);
-		gb_tensor(b, TK_WEIGHT, h * ffn * BF16, f, "L%u.w2", l);
+		gb_tensor(b, TK_WEIGHT, h * ffn * b->dt, f, "L%u.w1", l);
+		gb_tensor(b, TK_WEIGHT, h * ffn * b->dt, f, "L%u.w3", l);
+		gb_tensor(b, TK_WEIGHT, h * ffn * b->dt, f, "L%u.w2", l);
 		return;
 	}
-	gb_tensor(b, TK_WEIGHT, h * s->E * BF16, f, "L%u.router.w", l);
+	gb_tensor(b, TK_WEIGHT, h * s->E * b->dt, f, "L%u.router.w", l);
 	for (x = 0; x < s->E; x++) {
-		gb_tensor(b, TK_WEIGHT, h * ffn * BF16, f, "L%u.e%u.w1", l, x);
-		gb_tensor(b, TK_WEIGHT, h * ffn * BF16, f, "L%u.e%u.w3", l, x);
-		gb_tensor(b, TK_WEIGHT, h * ffn * BF16, f, "L%u.e%u.w2", l, x);
+		gb_tensor(b, TK_WEIGHT, h * ffn * b->dt, f, "L%u.e%u.w1", l, x);
+		gb_tensor(b, TK_WEIGHT, h * ffn * b->dt, f, "L%u.e%u.w3", l, x);
+		gb_tensor(b, TK_WEIGHT, h * ffn * b->dt, f, "L%u.e%u.w2", l, x);
 	}
 }
 
@@ -67,11 +78,11 @@ void make_weights(struct gb *b, const struct shape *s)
 	const uint8_t f = tkind_default_flags(TK_WEIGHT);
 	uint32_t l;
 
-	gb_tensor(b, TK_WEIGHT, (uint64_t)s->V * s->h * BF16, f, "embed.w");
+	gb_tensor(b, TK_WEIGHT, (uint64_t)s->V * s->h * b->dt, f, "embed.w");
 	for (l = 0; l < s->L; l++)
 		layer_weights(b, s, l);
-	gb_tensor(b, TK_WEIGHT, (uint64_t)s->h * BF16, f, "final_norm.w");
-	gb_tensor(b, TK_WEIGHT, (uint64_t)s->h * s->V * BF16, f, "lm_head.w");
+	gb_tensor(b, TK_WEIGHT, (uint64_t)s->h * b->dt, f, "final_norm.w");
+	gb_tensor(b, TK_WEIGHT, (uint64_t)s->h * s->V * b->dt, f, "lm_head.w");
 }
 
 static uint32_t act(struct gb *b, const struct pass *ps, uint64_t bytes,
@@ -86,7 +97,7 @@ static uint32_t norm(struct gb *b, const struct shape *s,
 		     const struct pass *ps, uint32_t l, uint32_t x,
 		     const char *name, const char *out)
 {
-	double bytes = (double)tokens_of(s, ps) * s->h * BF16;
+	double bytes = (double)tokens_of(s, ps) * s->h * b->dt;
 	uint32_t y = act(b, ps, bytes, out, l);
 
 	gb_in(b, x);
@@ -102,7 +113,7 @@ static uint32_t proj(struct gb *b, const struct shape *s,
 		     const char *w, uint32_t n, const char *out)
 {
 	uint32_t T = tokens_of(s, ps);
-	uint32_t y = act(b, ps, (uint64_t)T * n * BF16, out, l);
+	uint32_t y = act(b, ps, (uint64_t)T * n * b->dt, out, l);
 
 	gb_in(b, x);
 	gb_in(b, gb_find(b, "L%u.%s", l, w));
@@ -129,7 +140,7 @@ static double kv_blocks(struct gb *b, const struct shape *s,
 			gb_out(b, t);
 	}
 	/* bytes of the keys and values of every earlier position */
-	return 2.0 * s->B * ps->pos0 * s->kvd * BF16;
+	return 2.0 * s->B * ps->pos0 * s->kvd * b->dt;
 }
 
 static uint32_t attention(struct gb *b, const struct shape *s,
@@ -138,14 +149,14 @@ static uint32_t attention(struct gb *b, const struct shape *s,
 {
 	uint32_t T = tokens_of(s, ps);
 	double pairs = (double)ps->n * ps->pos0 + ps->n * (ps->n + 1.0) / 2;
-	double bytes = 2.0 * T * (s->h + s->kvd) * BF16;
-	uint32_t ao = act(b, ps, (uint64_t)T * s->h * BF16, "ao", l);
+	double bytes = 2.0 * T * (s->h + s->kvd) * b->dt;
+	uint32_t ao = act(b, ps, (uint64_t)T * s->h * b->dt, "ao", l);
 
 	gb_in(b, q);
 	gb_in(b, k);
 	gb_in(b, v);
 	if (ps->kv_block)
-		bytes += kv_blocks(b, s, ps, l) + 2.0 * T * s->kvd * BF16;
+		bytes += kv_blocks(b, s, ps, l) + 2.0 * T * s->kvd * b->dt;
 	gb_out(b, ao);
 	gb_op(b, 4.0 * s->B * s->h * pairs, bytes, NULL, "%s.L%u.attn",
 	      ps->pfx, l);
@@ -159,7 +170,7 @@ static uint32_t dense_ffn(struct gb *b, const struct shape *s,
 	uint32_t T = tokens_of(s, ps);
 	uint32_t g = proj(b, s, ps, l, xn, "w1", s->ffn, "g");
 	uint32_t u = proj(b, s, ps, l, xn, "w3", s->ffn, "u");
-	uint32_t out = act(b, ps, (uint64_t)T * s->h * BF16, "out", l);
+	uint32_t out = act(b, ps, (uint64_t)T * s->h * b->dt, "out", l);
 
 	gb_in(b, g);
 	gb_in(b, u);
@@ -167,7 +178,7 @@ static uint32_t dense_ffn(struct gb *b, const struct shape *s,
 	gb_in(b, mid);
 	gb_out(b, out);
 	/* silu(g)·u is folded in: it reads g and u, not one product */
-	gb_gemm(b, T, s->h, s->ffn, (double)T * (s->ffn + 2 * s->h) * BF16,
+	gb_gemm(b, T, s->h, s->ffn, (double)T * (s->ffn + 2 * s->h) * b->dt,
 		"%s.L%u.down_proj", ps->pfx, l);
 	return out;
 }
@@ -185,18 +196,18 @@ static uint32_t expert(struct gb *b, const struct shape *s,
 		gb_in(b, xn);
 		gb_in(b, rt);
 		gb_in(b, gb_find(b, "L%u.e%u.%s", l, x, i ? "w3" : "w1"));
-		gb_out(b, act(b, ps, (uint64_t)rows * s->ffn * BF16, name, l));
+		gb_out(b, act(b, ps, (uint64_t)rows * s->ffn * b->dt, name, l));
 		gb_gemm(b, rows, s->ffn, s->h, 0, "%s.L%u.%s", ps->pfx, l, name);
 	}
 	g = gb_find(b, "%s.L%u.e%u.g", ps->pfx, l, x);
 	u = gb_find(b, "%s.L%u.e%u.u", ps->pfx, l, x);
 	snprintf(name, sizeof(name), "e%u.y", x);
-	y = act(b, ps, (uint64_t)rows * s->h * BF16, name, l);
+	y = act(b, ps, (uint64_t)rows * s->h * b->dt, name, l);
 	gb_in(b, g);
 	gb_in(b, u);
 	gb_in(b, gb_find(b, "L%u.e%u.w2", l, x));
 	gb_out(b, y);
-	gb_gemm(b, rows, s->h, s->ffn, (double)rows * s->ffn * BF16,
+	gb_gemm(b, rows, s->h, s->ffn, (double)rows * s->ffn * b->dt,
 		"%s.L%u.%s", ps->pfx, l, name);
 	return y;
 }
@@ -217,14 +228,14 @@ static uint32_t moe_ffn(struct gb *b, const struct shape *s,
 	for (x = 0; x < s->E; x++)
 		if (count[x])
 			y[ny++] = expert(b, s, ps, l, x, xn, rt, count[x]);
-	out = act(b, ps, (uint64_t)T * s->h * BF16, "out", l);
+	out = act(b, ps, (uint64_t)T * s->h * b->dt, "out", l);
 	gb_in(b, mid);
 	gb_in(b, rt);
 	for (x = 0; x < ny; x++)
 		gb_in(b, y[x]);
 	gb_out(b, out);
 	gb_op(b, 2.0 * T * s->h * s->topk,
-	      (double)T * s->h * BF16 * (2 + s->topk), NULL,
+	      (double)T * s->h * b->dt * (2 + s->topk), NULL,
 	      "%s.L%u.combine", ps->pfx, l);
 	return out;
 }
@@ -239,12 +250,12 @@ static uint32_t layer(struct gb *b, const struct shape *s,
 	k = proj(b, s, ps, l, xn, "wk", s->kvd, "k");
 	v = proj(b, s, ps, l, xn, "wv", s->kvd, "v");
 	ao = attention(b, s, ps, l, q, k, v);
-	mid = act(b, ps, (uint64_t)T * s->h * BF16, "mid", l);
+	mid = act(b, ps, (uint64_t)T * s->h * b->dt, "mid", l);
 	gb_in(b, ao);
 	gb_in(b, gb_find(b, "L%u.wo", l));
 	gb_in(b, x);
 	gb_out(b, mid);
-	gb_gemm(b, T, s->h, s->h, (double)T * s->h * BF16,	/* residual */
+	gb_gemm(b, T, s->h, s->h, (double)T * s->h * b->dt,	/* residual */
 		"%s.L%u.o_proj", ps->pfx, l);
 	xn = norm(b, s, ps, l, mid, "ffn_norm", "xn2");
 	return s->E ? moe_ffn(b, s, ps, l, xn, mid) :
@@ -256,12 +267,12 @@ uint32_t forward(struct gb *b, const struct shape *s, const struct pass *ps,
 {
 	uint32_t T = tokens_of(s, ps), l, x;
 
-	x = gb_tensor(b, TK_ACTIVATION, (uint64_t)T * s->h * BF16,
+	x = gb_tensor(b, TK_ACTIVATION, (uint64_t)T * s->h * b->dt,
 		      ps->act_flags, "%s.embed", ps->pfx);
 	gb_in(b, gb_find(b, "embed.w"));
 	gb_in(b, tokens);
 	gb_out(b, x);
-	gb_op(b, 0, 2.0 * T * s->h * BF16, NULL, "%s.embed", ps->pfx);
+	gb_op(b, 0, 2.0 * T * s->h * b->dt, NULL, "%s.embed", ps->pfx);
 	for (l = 0; l < s->L && !b->err; l++)
 		x = layer(b, s, ps, l, x);
 	return x;
@@ -272,14 +283,14 @@ uint32_t head(struct gb *b, const struct shape *s, const struct pass *ps,
 {
 	uint32_t T = tokens_of(s, ps), xf, logits;
 
-	xf = gb_tensor(b, TK_ACTIVATION, (uint64_t)T * s->h * BF16,
+	xf = gb_tensor(b, TK_ACTIVATION, (uint64_t)T * s->h * b->dt,
 		       ps->act_flags, "%s.xf", ps->pfx);
 	gb_in(b, x);
 	gb_in(b, gb_find(b, "final_norm.w"));
 	gb_out(b, xf);
-	gb_op(b, 5.0 * T * s->h, 2.0 * T * s->h * BF16, NULL,
+	gb_op(b, 5.0 * T * s->h, 2.0 * T * s->h * b->dt, NULL,
 	      "%s.final_norm", ps->pfx);
-	logits = gb_tensor(b, TK_ACTIVATION, (uint64_t)m * s->V * BF16,
+	logits = gb_tensor(b, TK_ACTIVATION, (uint64_t)m * s->V * b->dt,
 			   ps->act_flags, "%s.logits", ps->pfx);
 	gb_in(b, xf);
 	gb_in(b, gb_find(b, "lm_head.w"));

@@ -30,18 +30,18 @@ static uint32_t linear_bwd(struct gb *b, uint32_t T, uint32_t in,
 			   uint32_t out, uint32_t dy, uint32_t x,
 			   const char *w, uint32_t acc, const char *dxname)
 {
-	uint32_t dx = grad(b, (uint64_t)T * in * BF16, "%s", dxname);
+	uint32_t dx = grad(b, (uint64_t)T * in * b->dt, "%s", dxname);
 
 	gb_in(b, dy);
 	gb_in(b, gb_find(b, "%s", w));
 	if (acc != NONE)
 		gb_in(b, acc);
 	gb_out(b, dx);
-	gb_gemm(b, T, in, out, acc != NONE ? (double)T * in * BF16 : 0,
+	gb_gemm(b, T, in, out, acc != NONE ? (double)T * in * b->dt : 0,
 		"%s.dx", dxname);
 	gb_in(b, dy);
 	gb_in(b, x);
-	gb_out(b, grad(b, (uint64_t)in * out * BF16, "%s.grad", w));
+	gb_out(b, grad(b, (uint64_t)in * out * b->dt, "%s.grad", w));
 	gb_gemm(b, in, out, T, 0, "%s.dw", dxname);
 	return dx;
 }
@@ -50,7 +50,7 @@ static uint32_t norm_bwd(struct gb *b, uint32_t T, uint32_t h, uint32_t dy,
 			 uint32_t x, const char *w, uint32_t resid,
 			 const char *dxname)
 {
-	uint32_t dx = grad(b, (uint64_t)T * h * BF16, "%s", dxname);
+	uint32_t dx = grad(b, (uint64_t)T * h * b->dt, "%s", dxname);
 
 	gb_in(b, dy);
 	gb_in(b, x);
@@ -58,8 +58,8 @@ static uint32_t norm_bwd(struct gb *b, uint32_t T, uint32_t h, uint32_t dy,
 	if (resid != NONE)
 		gb_in(b, resid);
 	gb_out(b, dx);
-	gb_out(b, grad(b, (uint64_t)h * BF16, "%s.grad", w));
-	gb_op(b, 10.0 * T * h, 5.0 * T * h * BF16, NULL, "%s", dxname);
+	gb_out(b, grad(b, (uint64_t)h * b->dt, "%s.grad", w));
+	gb_op(b, 10.0 * T * h, 5.0 * T * h * b->dt, NULL, "%s", dxname);
 	return dx;
 }
 
@@ -81,7 +81,7 @@ static void down_bwd(struct gb *b, const struct lctx *c, uint32_t rows,
 		     const char *w2, const char *sub)
 {
 	const struct shape *s = c->s;
-	double gu = 2.0 * rows * s->ffn * BF16;
+	double gu = 2.0 * rows * s->ffn * b->dt;
 
 	gb_in(b, dout);
 	gb_in(b, gb_find(b, "%s", w2));
@@ -89,15 +89,15 @@ static void down_bwd(struct gb *b, const struct lctx *c, uint32_t rows,
 	gb_in(b, u);
 	if (rt != NONE)
 		gb_in(b, rt);
-	gb_out(b, grad(b, (uint64_t)rows * s->ffn * BF16, "%s%sdg", c->p, sub));
-	gb_out(b, grad(b, (uint64_t)rows * s->ffn * BF16, "%s%sdu", c->p, sub));
+	gb_out(b, grad(b, (uint64_t)rows * s->ffn * b->dt, "%s%sdg", c->p, sub));
+	gb_out(b, grad(b, (uint64_t)rows * s->ffn * b->dt, "%s%sdu", c->p, sub));
 	gb_gemm(b, rows, s->ffn, s->h, 2 * gu, "%s%sdown.dx", c->p, sub);
 	gb_in(b, dout);
 	gb_in(b, g);
 	gb_in(b, u);
 	if (rt != NONE)
 		gb_in(b, rt);
-	gb_out(b, grad(b, (uint64_t)s->ffn * s->h * BF16, "%s.grad", w2));
+	gb_out(b, grad(b, (uint64_t)s->ffn * s->h * b->dt, "%s.grad", w2));
 	gb_gemm(b, s->ffn, s->h, rows, gu, "%s%sdown.dw", c->p, sub);
 }
 
@@ -147,7 +147,7 @@ static uint32_t moe_bwd(struct gb *b, const struct lctx *c, uint32_t dout)
 			 gb_find(b, "f.L%u.e%u.u", c->l, x), rt, w2, sub);
 		dx[n++] = gate_up_bwd(b, c, count[x], sub, wp);
 	}
-	dxn2 = grad(b, (uint64_t)c->T * s->h * BF16, "%sdxn2", c->p);
+	dxn2 = grad(b, (uint64_t)c->T * s->h * b->dt, "%sdxn2", c->p);
 	gb_in(b, dout);
 	gb_in(b, rt);
 	gb_in(b, fwd_act(b, c, "xn2"));
@@ -155,9 +155,9 @@ static uint32_t moe_bwd(struct gb *b, const struct lctx *c, uint32_t dout)
 	for (x = 0; x < n; x++)
 		gb_in(b, dx[x]);
 	gb_out(b, dxn2);
-	gb_out(b, grad(b, (uint64_t)s->h * s->E * BF16, "%srouter.w.grad",
+	gb_out(b, grad(b, (uint64_t)s->h * s->E * b->dt, "%srouter.w.grad",
 		       c->w));
-	gb_gemm(b, c->T, s->h, s->E, (double)c->T * s->h * BF16 * (1 + n),
+	gb_gemm(b, c->T, s->h, s->E, (double)c->T * s->h * b->dt * (1 + n),
 		"%srouter.bwd", c->p);
 	return dxn2;
 }
@@ -174,13 +174,13 @@ static void attn_bwd(struct gb *b, const struct lctx *c, uint32_t dao)
 		gb_in(b, fwd_act(b, c, n[i]));
 	gb_in(b, fwd_act(b, c, "ao"));
 	for (i = 0; i < 3; i++) {
-		dqkv[i] = grad(b, T * (i ? s->kvd : s->h) * BF16, "%sd%s",
+		dqkv[i] = grad(b, T * (i ? s->kvd : s->h) * b->dt, "%sd%s",
 			       c->p, n[i]);
 		gb_out(b, dqkv[i]);
 	}
 	/* flash-attention backward: about 2.5× the forward's work */
 	gb_op(b, 2.5 * 2.0 * s->B * s->h * (double)(T / s->B) * (T / s->B),
-	      4.0 * T * (s->h + s->kvd) * BF16, NULL, "%sattn.bwd", c->p);
+	      4.0 * T * (s->h + s->kvd) * b->dt, NULL, "%sattn.bwd", c->p);
 }
 
 static uint32_t qkv_bwd(struct gb *b, const struct lctx *c)
@@ -230,13 +230,13 @@ static void loss_and_head_bwd(struct gb *b, const struct shape *s,
 			      uint32_t T, uint32_t logits, uint32_t labels,
 			      uint32_t *dx)
 {
-	uint32_t dlogits = grad(b, (uint64_t)T * s->V * BF16, "b.dlogits");
+	uint32_t dlogits = grad(b, (uint64_t)T * s->V * b->dt, "b.dlogits");
 	uint32_t dxf;
 
 	gb_in(b, logits);
 	gb_in(b, labels);
 	gb_out(b, dlogits);
-	gb_op(b, 5.0 * T * s->V, 2.0 * T * s->V * BF16, NULL, "loss");
+	gb_op(b, 5.0 * T * s->V, 2.0 * T * s->V * b->dt, NULL, "loss");
 	dxf = linear_bwd(b, T, s->h, s->V, dlogits, gb_find(b, "f.xf"),
 			 "lm_head.w", NONE, "b.dxf");
 	*dx = norm_bwd(b, T, s->h, dxf, gb_find(b, "f.L%u.out", s->L - 1),
@@ -248,8 +248,8 @@ static void embed_bwd(struct gb *b, const struct shape *s, uint32_t T,
 {
 	gb_in(b, dx);
 	gb_in(b, labels);
-	gb_out(b, grad(b, (uint64_t)s->V * s->h * BF16, "embed.w.grad"));
-	gb_op(b, (double)T * s->h, ((double)s->V + 2.0 * T) * s->h * BF16,
+	gb_out(b, grad(b, (uint64_t)s->V * s->h * b->dt, "embed.w.grad"));
+	gb_op(b, (double)T * s->h, ((double)s->V + 2.0 * T) * s->h * b->dt,
 	      NULL, "b.embed");
 }
 
@@ -258,7 +258,7 @@ static void adam(struct gb *b, uint32_t w)
 {
 	const uint8_t f = tkind_default_flags(TK_OPTIMIZER);
 	const char *id = b->g->t[w].id;
-	uint64_t params = b->g->t[w].bytes / BF16;
+	uint64_t params = b->g->t[w].bytes / b->dt;
 	const char *st[] = { "master", "m", "v" };
 	uint32_t s[3], i, g;
 	char gname[HP_MAX_ID + 1];
@@ -293,6 +293,7 @@ int gen_train(struct graph *g, const struct gen_params *gp,
 		return -1;
 	T = s.B * gp->seq;
 	gb_init(&b, g, p, e);
+	b.dt = gp->dtype_bytes;
 	make_weights(&b, &s);
 	nweights = g->nt;
 	labels = gb_tensor(&b, TK_ACTIVATION, (uint64_t)T * 4, TF_LIVE_IN,

@@ -33,6 +33,8 @@ struct gen_params {
 	uint32_t decode;	/* inference: generated tokens after prefill */
 	uint32_t kv_block;	/* tokens per KV-cache block tensor */
 	uint32_t layers;	/* 0: the model's own count */
+	uint32_t scale;		/* width divided by this (1: as published) */
+	uint32_t dtype_bytes;	/* bytes per element: 2 (bf16) or 4 (fp32) */
 	uint64_t seed;		/* MoE routing */
 };
 

@@ -46,4 +46,6 @@ void gen_defaults(struct gen_params *gp, const struct model *m)
 	gp->decode = 32;
 	gp->kv_block = 256;
 	gp->seed = 1;
+	gp->scale = 1;
+	gp->dtype_bytes = 2;
 }
