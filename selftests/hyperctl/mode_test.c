@@ -15,21 +15,6 @@
 
 #define DEV	"hyper0"
 
-static int iomem_has(const char *name)
-{
-	char line[256];
-	int found = 0;
-	FILE *f = fopen("/proc/iomem", "r");
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, name))
-			found = 1;
-	fclose(f);
-	return found;
-}
-
 /* Whether /sys/devices/virtual/memory_tiering/memory_tierN lists nid. */
 static int tier_lists(long long tier, long long nid)
 {
@@ -127,7 +112,7 @@ TEST_F(mode, round_trips)
 	hctl_free(&r);
 	for (int i = 0; i < rounds; i++) {
 		mode_ok(_metadata, "system-ram", &r);
-		EXPECT_EQ(1, iomem_has("System RAM (hyper)"));
+		EXPECT_EQ(1, hyper_iomem_has("System RAM (hyper)"));
 		/* The node grew by (nearly all of) the window... */
 		total = node_total(r.json);
 		EXPECT_LE(total0 + self->size / 2, total) {
@@ -142,7 +127,7 @@ TEST_F(mode, round_trips)
 		hctl_free(&r);
 
 		mode_ok(_metadata, "device", &r);
-		EXPECT_EQ(0, iomem_has("System RAM (hyper)"));
+		EXPECT_EQ(0, hyper_iomem_has("System RAM (hyper)"));
 		EXPECT_EQ(total0, node_total(r.json)) {
 			TH_LOG("round %d: node memory not given back", i);
 		}
@@ -185,7 +170,7 @@ TEST_F(mode, refused_while_a_region_exists)
 	EXPECT_STREQ("device", hctl_str(hctl_dev(r.json, DEV), "mode"));
 	ASSERT_EQ(0, hyper_sysfs_read(0, "mode", buf, sizeof(buf)));
 	EXPECT_STREQ("device", buf);
-	EXPECT_EQ(0, iomem_has("System RAM (hyper)"));
+	EXPECT_EQ(0, hyper_iomem_has("System RAM (hyper)"));
 	hctl_free(&r);
 
 	/* Once the region is gone, the switch goes through. */

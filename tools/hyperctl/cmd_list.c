@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* hyperctl list: the pool devices present; none is an empty list. */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "hyperctl.h"
 
 static const struct hc_cmd_spec spec = {
@@ -19,38 +15,18 @@ static const struct hc_cmd_spec spec = {
 	.opts = HC_OPT_HUMAN,
 	.min_args = 0,
 	.max_args = 1,
+	.need_one = false,
 };
 
 int cmd_list(int argc, char **argv)
 {
 	struct hc_devlist list;
-	struct json_object *arr;
-	struct hc_dev *devs;
 	struct hc_opts o;
 	int ret;
 
-	ret = hc_parse_opts(argc, argv, &spec, &o);
-	if (ret >= 0)
-		return ret;
-	ret = hc_select_or_fail(argv[o.optind], &list, false);
-	if (ret)
-		return ret;
-	ret = hc_read_all(&list, &devs);
-	if (ret)
-		goto out;
-	if (o.human) {
-		ret = hc_human_list(stdout, devs, list.nr);
-		if (!ret && fflush(stdout))
-			ret = -EIO;
-	} else {
-		arr = json_object_new_array();
-		for (int i = 0; i < list.nr; i++)
-			json_object_array_add(arr, hc_json_list(&devs[i]));
-		ret = hc_json_print(arr, true);
-	}
-	free(devs);
-	ret = hc_output_status(ret);
-out:
+	ret = hc_start(argc, argv, &spec, &o, &list);
+	if (ret < 0)
+		ret = hc_print_devs(&list, o.human, hc_json_list, hc_human_list);
 	hc_devs_free(&list);
 	return ret;
 }

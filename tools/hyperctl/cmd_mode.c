@@ -30,6 +30,7 @@ static const struct hc_cmd_spec spec = {
 	.opts = HC_OPT_HUMAN,
 	.min_args = 2,
 	.max_args = 2,
+	.need_one = true,
 };
 
 /* Why the module refused, in words an operator can act on. */
@@ -103,7 +104,7 @@ int cmd_mode(int argc, char **argv)
 	if (strcmp(want, "device") && strcmp(want, "system-ram"))
 		return hc_usage(&spec, "unknown mode '%s': want device or system-ram",
 				want);
-	ret = hc_select_or_fail(argv[o.optind], &list, true);
+	ret = hc_select_or_fail(argv[o.optind], &list, spec.need_one);
 	if (ret)
 		return ret;
 	for (int i = 0; i < list.nr; i++)

@@ -14,6 +14,7 @@ static const struct hc_cmd_spec spec = {
 	"  -h, --help    this text\n",
 	.min_args = 0,
 	.max_args = 1,
+	.need_one = true,
 };
 
 int cmd_reset_stats(int argc, char **argv)
@@ -22,10 +23,10 @@ int cmd_reset_stats(int argc, char **argv)
 	struct hc_opts o;
 	int ret;
 
-	ret = hc_parse_opts(argc, argv, &spec, &o);
+	ret = hc_start(argc, argv, &spec, &o, &list);
 	if (ret >= 0)
 		return ret;
-	ret = hc_select_or_fail(argv[o.optind], &list, true);
+	ret = HC_EXIT_OK;
 	/* Every device is tried, whatever happened to the one before. */
 	for (int i = 0; i < list.nr; i++) {
 		int err = hc_write_attr(list.ids[i], "reset_stats", "1");

@@ -32,6 +32,7 @@ static const struct hc_cmd_spec spec = {
 	.opts = HC_OPT_HUMAN,
 	.min_args = 2,
 	.max_args = -1,
+	.need_one = true,
 };
 
 struct setting {
@@ -96,7 +97,7 @@ int cmd_set(int argc, char **argv)
 		if (ret)
 			goto out_free;
 	}
-	ret = hc_select_or_fail(argv[o.optind], &list, true);
+	ret = hc_select_or_fail(argv[o.optind], &list, spec.need_one);
 	if (ret)
 		goto out_free;
 	/* Every write is tried; each refusal is reported. */

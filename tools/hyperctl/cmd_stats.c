@@ -29,6 +29,7 @@ static const struct hc_cmd_spec spec = {
 	.opts = HC_OPT_HUMAN | HC_OPT_WATCH,
 	.min_args = 0,
 	.max_args = 1,
+	.need_one = true,
 };
 
 static double now(void)
@@ -49,19 +50,6 @@ static void sleep_until(double t)
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
-}
-
-static int print_once(const struct hc_dev *devs, int nr, bool human)
-{
-	struct json_object *arr;
-
-	if (human)
-		return hc_human_stats(stdout, devs, nr) ?:
-		       (fflush(stdout) ? -EIO : 0);
-	arr = json_object_new_array();
-	for (int i = 0; i < nr; i++)
-		json_object_array_add(arr, hc_json_stats(&devs[i]));
-	return hc_json_print(arr, true);
 }
 
 static int print_rates(const struct hc_dev *devs, const struct hc_stats *prev,
@@ -127,21 +115,18 @@ int cmd_stats(int argc, char **argv)
 	struct hc_opts o;
 	int ret;
 
-	ret = hc_parse_opts(argc, argv, &spec, &o);
+	ret = hc_start(argc, argv, &spec, &o, &list);
 	if (ret >= 0)
 		return ret;
-	ret = hc_select_or_fail(argv[o.optind], &list, true);
-	if (!ret)
-		ret = hc_read_all(&list, &devs);
-	if (ret)
-		goto out;
-	if (o.watch) {
-		ret = watch(devs, list.nr, &o);
+	if (!o.watch) {
+		ret = hc_print_devs(&list, o.human, hc_json_stats, hc_human_stats);
 	} else {
-		ret = hc_output_status(print_once(devs, list.nr, o.human));
+		ret = hc_read_all(&list, &devs);
+		if (!ret) {
+			ret = watch(devs, list.nr, &o);
+			free(devs);
+		}
 	}
-	free(devs);
-out:
 	hc_devs_free(&list);
 	return ret;
 }

@@ -16,6 +16,7 @@ static const struct hc_cmd_spec spec = {
 	.opts = HC_OPT_HUMAN,
 	.min_args = 0,
 	.max_args = 1,
+	.need_one = true,
 };
 
 int cmd_status(int argc, char **argv)
@@ -24,11 +25,8 @@ int cmd_status(int argc, char **argv)
 	struct hc_opts o;
 	int ret;
 
-	ret = hc_parse_opts(argc, argv, &spec, &o);
-	if (ret >= 0)
-		return ret;
-	ret = hc_select_or_fail(argv[o.optind], &list, true);
-	if (!ret)
+	ret = hc_start(argc, argv, &spec, &o, &list);
+	if (ret < 0)
 		ret = hc_print_status(&list, o.human);
 	hc_devs_free(&list);
 	return ret;

@@ -157,8 +157,13 @@ int hc_read_all(const struct hc_devlist *list, struct hc_dev **devs)
 	return 0;
 }
 
-/* The status of every listed device, as a JSON array or human blocks. */
-int hc_print_status(const struct hc_devlist *list, bool human)
+/*
+ * Reads every listed device and prints it: a JSON array of json(dev), or
+ * human(devs) with -H.  Returns the exit status.
+ */
+int hc_print_devs(const struct hc_devlist *list, bool human,
+		  struct json_object *(*json)(const struct hc_dev *dev),
+		  int (*human_fn)(FILE *f, const struct hc_dev *devs, int nr))
 {
 	struct json_object *arr;
 	struct hc_dev *devs;
@@ -168,17 +173,41 @@ int hc_print_status(const struct hc_devlist *list, bool human)
 	if (ret)
 		return ret;
 	if (human) {
-		for (int i = 0; i < list->nr; i++)
-			hc_human_status(stdout, &devs[i]);
-		ret = fflush(stdout) ? -EIO : 0;
+		ret = human_fn(stdout, devs, list->nr);
+		if (!ret && fflush(stdout))
+			ret = -EIO;
 	} else {
 		arr = json_object_new_array();
 		for (int i = 0; i < list->nr; i++)
-			json_object_array_add(arr, hc_json_status(&devs[i]));
+			json_object_array_add(arr, json(&devs[i]));
 		ret = hc_json_print(arr, true);
 	}
 	free(devs);
 	return hc_output_status(ret);
+}
+
+/* The status of every listed device, as `hyperctl status` prints it. */
+int hc_print_status(const struct hc_devlist *list, bool human)
+{
+	return hc_print_devs(list, human, hc_json_status, hc_human_status);
+}
+
+/*
+ * The start of a subcommand whose only operand is an optional DEV:
+ * options, then the devices.  Returns -1 to go on (list filled in), or
+ * the exit status to end with.
+ */
+int hc_start(int argc, char **argv, const struct hc_cmd_spec *spec,
+	     struct hc_opts *o, struct hc_devlist *list)
+{
+	int ret = hc_parse_opts(argc, argv, spec, o);
+
+	list->nr = 0;
+	list->ids = NULL;
+	if (ret >= 0)
+		return ret;
+	ret = hc_select_or_fail(argv[o->optind], list, spec->need_one);
+	return ret ? ret : -1;
 }
 
 /* After printing: ret is 0 or the -errno of standard output failing. */

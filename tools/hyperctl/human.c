@@ -95,7 +95,7 @@ static const char *size_exact(uint64_t v, char *buf, size_t len)
 	return buf;
 }
 
-void hc_human_status(FILE *f, const struct hc_dev *d)
+static void status_one(FILE *f, const struct hc_dev *d)
 {
 	char a[SZ], b[SZ], c[SZ], line[160];
 
@@ -140,6 +140,13 @@ void hc_human_status(FILE *f, const struct hc_dev *d)
 		   fmt_u64(d->knob[i], a));
 	}
 	kv(f, "inflight:", fmt_s64(d->st.inflight, a));
+}
+
+int hc_human_status(FILE *f, const struct hc_dev *devs, int nr)
+{
+	for (int i = 0; i < nr; i++)
+		status_one(f, &devs[i]);
+	return 0;
 }
 
 int hc_human_stats(FILE *f, const struct hc_dev *devs, int nr)

@@ -137,7 +137,7 @@ void hc_table_print(const struct hc_table *t, FILE *f);
 void hc_table_free(struct hc_table *t);
 
 /* human.c: the human forms */
-void hc_human_status(FILE *f, const struct hc_dev *dev);
+int hc_human_status(FILE *f, const struct hc_dev *devs, int nr);
 int hc_human_list(FILE *f, const struct hc_dev *devs, int nr);
 int hc_human_stats(FILE *f, const struct hc_dev *devs, int nr);
 int hc_human_rates(FILE *f, const struct hc_dev *devs,
@@ -159,6 +159,7 @@ struct hc_cmd_spec {
 	const char *usage;	/* the --help text */
 	unsigned int opts;	/* HC_OPT_* the command takes besides --help */
 	int min_args, max_args;	/* operands; max -1: no limit */
+	bool need_one;		/* no device present is a failure */
 };
 
 struct hc_opts {
@@ -176,7 +177,12 @@ void hc_err(const char *dev, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int hc_select_or_fail(const char *sel, struct hc_devlist *list, bool need_one);
 int hc_read_all(const struct hc_devlist *list, struct hc_dev **devs);
+int hc_print_devs(const struct hc_devlist *list, bool human,
+		  struct json_object *(*json)(const struct hc_dev *dev),
+		  int (*human_fn)(FILE *f, const struct hc_dev *devs, int nr));
 int hc_print_status(const struct hc_devlist *list, bool human);
+int hc_start(int argc, char **argv, const struct hc_cmd_spec *spec,
+	     struct hc_opts *o, struct hc_devlist *list);
 int hc_output_status(int ret);
 
 #endif /* HYPERCTL_H */
