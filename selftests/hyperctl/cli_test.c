@@ -543,23 +543,103 @@ TEST_F(tree, set_refused_write_is_reported)
 	hctl_free(&r);
 }
 
+/* The state of memory block nr in the fake tree. */
+static const char *block(const char *root, int nr, char *buf)
+{
+	char rel[96];
+
+	snprintf(rel, sizeof(rel), "devices/system/memory/memory%d/state", nr);
+	return fake_get(root, rel, buf, 256);
+}
+
+/* hyper0's window: 768 MiB at 2 GiB, 128 MiB blocks 16..21. */
+#define BS		(128ULL << 20)
+#define FIRST_BLOCK	16
+#define LAST_BLOCK	21
+
+TEST_F(tree, mode_switch_onlines_the_blocks)
+{
+	struct json_object *o;
+	char buf[256];
+	struct hctl r;
+
+	ASSERT_EQ(0, fake_memblocks(self->root, 0x70000000, 0x50000000, BS));
+	/* One block is online already (auto-online): left alone. */
+	ASSERT_EQ(0, fake_put(self->root, "devices/system/memory/memory17/state",
+			      "online\n"));
+	ASSERT_EQ(0, hctl_run(&r, "mode", "hyper0", "system-ram", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("", r.err);
+	EXPECT_STREQ("system-ram", attr(self->root, 0, "mode", buf));
+	o = hctl_dev(r.json, "hyper0");
+	EXPECT_STREQ("system-ram", hctl_str(o, "mode"));
+	EXPECT_EQ(6, hctl_int(o, "memory_blocks"));
+	/* The fake state reads back what was written: only 17 says online. */
+	EXPECT_EQ(1, hctl_int(o, "memory_blocks_online"));
+	hctl_free(&r);
+	for (int b = FIRST_BLOCK; b <= LAST_BLOCK; b++)
+		EXPECT_STREQ(b == 17 ? "online\n" : "online_movable", block(self->root, b, buf));
+	/* Blocks outside the window are not the window's. */
+	EXPECT_STREQ("offline\n", block(self->root, FIRST_BLOCK - 1, buf));
+	EXPECT_STREQ("offline\n", block(self->root, LAST_BLOCK + 1, buf));
+}
+
+TEST_F(tree, mode_online_options)
+{
+	char buf[256];
+	struct hctl r;
+
+	ASSERT_EQ(0, fake_memblocks(self->root, 0x80000000, 0x30000000, BS));
+	ASSERT_EQ(0, hctl_run(&r, "mode", "--no-online", "hyper0", "system-ram", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_EQ(0, hctl_int(hctl_dev(r.json, "hyper0"), "memory_blocks_online"));
+	hctl_free(&r);
+	for (int b = FIRST_BLOCK; b <= LAST_BLOCK; b++)
+		EXPECT_STREQ("offline\n", block(self->root, b, buf));
+	/* Already system-ram: asking again onlines what is offline. */
+	ASSERT_EQ(0, hctl_run(&r, "mode", "--no-movable", "0", "system-ram", NULL));
+	EXPECT_EQ(0, r.status);
+	hctl_free(&r);
+	for (int b = FIRST_BLOCK; b <= LAST_BLOCK; b++)
+		EXPECT_STREQ("online_kernel", block(self->root, b, buf));
+	ASSERT_EQ(0, hctl_run(&r, "mode", "--no-online", "--no-movable", "0",
+			      "system-ram", NULL));
+	EXPECT_EQ(2, r.status);
+	hctl_free(&r);
+	ASSERT_EQ(0, hctl_run(&r, "list", "--no-online", NULL));
+	EXPECT_EQ(2, r.status);
+	hctl_free(&r);
+}
+
+TEST_F(tree, mode_online_failure_switches_back)
+{
+	char buf[256], path[256];
+	struct hctl r;
+
+	ASSERT_EQ(0, fake_memblocks(self->root, 0x80000000, 0x30000000, BS));
+	snprintf(path, sizeof(path), "%s/devices/system/memory/memory19/state",
+		 self->root);
+	ASSERT_EQ(0, unlink(path));
+	ASSERT_EQ(0, mkdir(path, 0755));
+	ASSERT_EQ(0, hctl_run(&r, "mode", "hyper0", "system-ram", NULL));
+	EXPECT_EQ(1, r.status);
+	EXPECT_STREQ("hyperctl: hyper0: memory block 19: online_movable: Is a directory; switched back to device mode\n",
+		     r.err);
+	EXPECT_STREQ("device", attr(self->root, 0, "mode", buf));
+	EXPECT_STREQ("device", hctl_str(hctl_dev(r.json, "hyper0"), "mode"));
+	hctl_free(&r);
+}
+
 TEST_F(tree, mode_switch_and_refusals)
 {
 	char buf[256];
 	struct hctl r;
 
-	ASSERT_EQ(0, hctl_run(&r, "mode", "hyper0", "system-ram", NULL));
-	EXPECT_EQ(0, r.status);
-	EXPECT_STREQ("", r.err);
-	EXPECT_STREQ("system-ram", attr(self->root, 0, "mode", buf));
-	EXPECT_STREQ("system-ram", hctl_str(hctl_dev(r.json, "hyper0"), "mode"));
-	hctl_free(&r);
-
 	/* Asking for the current mode writes nothing (the "\n" stays). */
-	put_attr(self->root, 0, "mode", "device\n");
 	ASSERT_EQ(0, hctl_run(&r, "mode", "0", "device", NULL));
 	EXPECT_EQ(0, r.status);
 	EXPECT_STREQ("device\n", attr(self->root, 0, "mode", buf));
+	EXPECT_STREQ("device", hctl_str(hctl_dev(r.json, "hyper0"), "mode"));
 	hctl_free(&r);
 
 	/* Only the two modes are accepted, before anything is written. */
@@ -577,8 +657,8 @@ TEST_F(tree, mode_switch_and_refusals)
 	EXPECT_NE(NULL, hctl_dev(r.json, "hyper10"));
 	hctl_free(&r);
 
-	/* all: hyper0 switches, hyper10 cannot; exit 1. */
-	ASSERT_EQ(0, hctl_run(&r, "mode", "all", "system-ram", NULL));
+	/* all: hyper0 switches (onlining nothing), hyper10 cannot; exit 1. */
+	ASSERT_EQ(0, hctl_run(&r, "mode", "--no-online", "all", "system-ram", NULL));
 	EXPECT_EQ(1, r.status);
 	EXPECT_STREQ("system-ram", attr(self->root, 0, "mode", buf));
 	EXPECT_NE(NULL, strstr(r.err, "hyper10"));

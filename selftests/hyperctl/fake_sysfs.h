@@ -156,6 +156,24 @@ static inline int fake_nodes(const char *root)
 	       fake_put(root, "devices/virtual/memory_tiering/memory_tier22/nodelist", "1\n");
 }
 
+/*
+ * Memory blocks of bs bytes covering [base, base + size), all "offline",
+ * as after a hot-add that nobody onlined yet.
+ */
+static inline int fake_memblocks(const char *root, unsigned long long base,
+				 unsigned long long size, unsigned long long bs)
+{
+	char rel[96];
+	int ret = fake_put(root, "devices/system/memory/block_size_bytes",
+			   "%llx\n", bs);
+
+	for (unsigned long long b = base / bs; !ret && b < (base + size) / bs; b++) {
+		snprintf(rel, sizeof(rel), "devices/system/memory/memory%llu/state", b);
+		ret = fake_put(root, rel, "offline\n");
+	}
+	return ret;
+}
+
 static inline int fake_rm_one(const char *path, const struct stat *st, int flag,
 			      struct FTW *ftw)
 {

@@ -2,8 +2,11 @@
 /*
  * hyperctl mode DEV device|system-ram: switch how a firmware window is
  * used, in the manner of `daxctl reconfigure-device`, then print the
- * resulting status.  Asking for the mode a device is in already changes
- * nothing and succeeds.
+ * resulting status.  The module hot-adds the window's memory blocks;
+ * hyperctl onlines them (movable unless --no-movable; not at all with
+ * --no-online), and if that fails switches back, so that a switch is all
+ * or nothing.  Asking for the mode a device is in already only onlines
+ * what is offline.
  */
 #include <errno.h>
 #include <string.h>
@@ -12,22 +15,26 @@
 
 static const struct hc_cmd_spec spec = {
 	.usage =
-	"usage: hyperctl mode [-H] DEV device|system-ram\n"
+	"usage: hyperctl mode [-H] [--no-online|--no-movable] DEV device|system-ram\n"
 	"\n"
 	"Switch DEV (hyperN, N or all) to a mode, then print its status as\n"
 	"`hyperctl status` does.\n"
 	"\n"
 	"  device       /dev/hyperN hands out regions and moves data\n"
 	"  system-ram   the window is hot-added as System RAM on its NUMA node,\n"
-	"               in a memory tier below DRAM, for numactl and libnuma\n"
+	"               in a memory tier below DRAM, for numactl and libnuma;\n"
+	"               hyperctl onlines its memory blocks as movable memory\n"
 	"\n"
 	"The switch is refused (exit status 1, nothing changed) while regions\n"
 	"exist or transfers are in flight, when pages of the window cannot be\n"
 	"taken offline, and for an emulated pool, which is RAM already.\n"
 	"\n"
+	"  --no-online   leave the hot-added memory blocks offline\n"
+	"  --no-movable  online them for the kernel (ZONE_NORMAL): usable for\n"
+	"                kernel allocations, but then likely impossible to take back\n"
 	"  -H, --human   the status as text\n"
 	"  -h, --help    this text\n",
-	.opts = HC_OPT_HUMAN,
+	.opts = HC_OPT_HUMAN | HC_OPT_ONLINE,
 	.min_args = 2,
 	.max_args = 2,
 	.need_one = true,
@@ -57,7 +64,8 @@ static void explain(int id, const char *want, int err)
 		       strerror(-err));
 		break;
 	case -EINVAL:
-		hc_err(name, "the module refused mode '%s' (%s)", want,
+		/* hyperctl only writes the two valid names. */
+		hc_err(name, "the window cannot become System RAM: it has no NUMA node or is not aligned to the memory block size; the kernel log says which (%s)",
 		       strerror(-err));
 		break;
 	default:
@@ -65,9 +73,46 @@ static void explain(int id, const char *want, int err)
 	}
 }
 
-static int switch_one(int id, const char *want)
+/*
+ * Onlines the window's memory blocks; on failure, a switch this command
+ * made is undone.  Returns 0 or HC_EXIT_FAIL.
+ */
+static int online(int id, const struct hc_opts *o, bool switched)
+{
+	const char *how = o->no_movable ? "online_kernel" : "online_movable";
+	char name[HC_NAME_LEN];
+	int64_t base, size;
+	uint64_t bad = 0;
+	int ret, undo;
+
+	if (o->no_online)
+		return 0;
+	hc_devname(id, name);
+	ret = hc_read_attr_s64(id, "phys_base", &base) ?:
+	      hc_read_attr_s64(id, "size", &size);
+	if (!ret)
+		ret = hc_blocks_online((uint64_t)base, (uint64_t)size, how, &bad);
+	if (!ret)
+		return 0;
+	if (!switched) {
+		hc_err(name, "memory block %llu: %s: %s", (unsigned long long)bad,
+		       how, strerror(-ret));
+		return HC_EXIT_FAIL;
+	}
+	undo = hc_write_attr(id, "mode", "device");
+	if (undo)
+		hc_err(name, "memory block %llu: %s: %s; switching back to device failed too (%s): the window stays System RAM",
+		       (unsigned long long)bad, how, strerror(-ret), strerror(-undo));
+	else
+		hc_err(name, "memory block %llu: %s: %s; switched back to device mode",
+		       (unsigned long long)bad, how, strerror(-ret));
+	return HC_EXIT_FAIL;
+}
+
+static int switch_one(int id, const char *want, const struct hc_opts *o)
 {
 	char name[HC_NAME_LEN], cur[32];
+	bool to_ram = !strcmp(want, "system-ram");
 	int ret;
 
 	hc_devname(id, name);
@@ -81,13 +126,13 @@ static int switch_one(int id, const char *want)
 		return HC_EXIT_FAIL;
 	}
 	if (!strcmp(cur, want))
-		return 0;
+		return to_ram ? online(id, o, false) : 0;
 	ret = hc_write_attr(id, "mode", want);
 	if (ret) {
 		explain(id, want, ret);
 		return HC_EXIT_FAIL;
 	}
-	return 0;
+	return to_ram ? online(id, o, true) : 0;
 }
 
 int cmd_mode(int argc, char **argv)
@@ -104,11 +149,13 @@ int cmd_mode(int argc, char **argv)
 	if (strcmp(want, "device") && strcmp(want, "system-ram"))
 		return hc_usage(&spec, "unknown mode '%s': want device or system-ram",
 				want);
+	if (o.no_online && o.no_movable)
+		return hc_usage(&spec, "--no-online and --no-movable exclude each other");
 	ret = hc_select_or_fail(argv[o.optind], &list, spec.need_one);
 	if (ret)
 		return ret;
 	for (int i = 0; i < list.nr; i++)
-		failed |= switch_one(list.ids[i], want);
+		failed |= switch_one(list.ids[i], want, &o);
 	ret = hc_print_status(&list, o.human);
 	hc_devs_free(&list);
 	return failed ? HC_EXIT_FAIL : ret;

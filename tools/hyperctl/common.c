@@ -24,6 +24,8 @@ int hc_parse_opts(int argc, char **argv, const struct hc_cmd_spec *spec,
 		{ "human", no_argument,	      NULL, 'H' },
 		{ "watch", required_argument, NULL, 'w' },
 		{ "count", required_argument, NULL, 'c' },
+		{ "no-online", no_argument,   NULL, 'O' },
+		{ "no-movable", no_argument,  NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, nargs;
@@ -54,6 +56,15 @@ int hc_parse_opts(int argc, char **argv, const struct hc_cmd_spec *spec,
 			if (hc_parse_count(optarg, &o->count))
 				return hc_usage(spec, "--count '%s': want a positive integer",
 						optarg);
+			break;
+		case 'O':
+		case 'M':
+			if (!(spec->opts & HC_OPT_ONLINE))
+				goto bad_opt;
+			if (c == 'O')
+				o->no_online = true;
+			else
+				o->no_movable = true;
 			break;
 		default:
 			goto bad_opt;

@@ -126,9 +126,14 @@ static void status_one(FILE *f, const struct hc_dev *d)
 	}
 	if (d->has_memory_tier) {
 		snprintf(line, sizeof(line),
-			 "%" PRId64 " (abstract distance in system-ram mode; DRAM is 512)",
+			 "%" PRId64 " (abstract distance in system-ram mode; DRAM is 576)",
 			 d->memory_tier);
 		kv(f, "memory_tier:", line);
+	}
+	if (d->has_blocks) {
+		snprintf(line, sizeof(line), "%" PRId64 ", %" PRId64 " online",
+			 d->blocks, d->blocks_online);
+		kv(f, "memory blocks:", line);
 	}
 	kv(f, "copy engine:", d->copy_engine);
 	for (int i = 0; i < HC_NR_KNOBS; i++) {

@@ -26,6 +26,7 @@ int hc_path(char *buf, size_t len, const char *fmt, ...)
 int hc_read_file(const char *path, char *buf, size_t len);
 int hc_read_attr(int id, const char *attr, char *buf, size_t len);
 int hc_read_attr_s64(int id, const char *attr, int64_t *val);
+int hc_write_file(const char *path, const char *val);
 int hc_write_attr(int id, const char *attr, const char *val);
 bool hc_attr_exists(int id, const char *attr);
 
@@ -70,6 +71,12 @@ struct hc_node {
 int hc_node_read(int nid, struct hc_node *node);
 bool hc_nodelist_has(const char *list, int nid);
 
+/* memblock.c: the memory blocks of a window in system-ram mode */
+int hc_blocks_count(uint64_t start, uint64_t size, int64_t *total,
+		    int64_t *online);
+int hc_blocks_online(uint64_t start, uint64_t size, const char *how,
+		     uint64_t *bad);
+
 /* devinfo.c: one consistent-enough snapshot of a device's attributes */
 enum hc_counter {
 	HC_BYTES_PREFETCH,
@@ -112,6 +119,8 @@ struct hc_dev {
 	struct hc_stats st;
 	bool has_node;			/* numa_node >= 0 and sysfs has it */
 	struct hc_node node;
+	bool has_blocks;		/* system-ram mode, phys_base readable */
+	int64_t blocks, blocks_online;
 };
 
 int hc_dev_read(int id, struct hc_dev *dev);
@@ -154,6 +163,7 @@ int cmd_reset_stats(int argc, char **argv);
 /* common.c: what several subcommands share */
 #define HC_OPT_HUMAN	1	/* -H, --human */
 #define HC_OPT_WATCH	2	/* -w, --watch SECONDS; -c, --count N */
+#define HC_OPT_ONLINE	4	/* --no-online, --no-movable */
 
 struct hc_cmd_spec {
 	const char *usage;	/* the --help text */
@@ -166,6 +176,8 @@ struct hc_opts {
 	bool human;
 	double watch;		/* seconds; 0: no --watch */
 	long count;		/* 0: until interrupted */
+	bool no_online;		/* leave hot-added memory blocks offline */
+	bool no_movable;	/* online them for the kernel, not movable */
 	int optind;		/* the first operand */
 };
 

@@ -74,6 +74,10 @@ struct json_object *hc_json_status(const struct hc_dev *dev)
 	add_int(o, "inflight", dev->st.inflight);
 	if (dev->has_memory_tier)
 		add_int(o, "memory_tier", dev->memory_tier);
+	if (dev->has_blocks) {
+		add_int(o, "memory_blocks", dev->blocks);
+		add_int(o, "memory_blocks_online", dev->blocks_online);
+	}
 	if (dev->has_node)
 		json_object_object_add(o, "node", node_json(&dev->node));
 	return o;

@@ -100,20 +100,16 @@ int hc_read_attr_s64(int id, const char *attr, int64_t *val)
 }
 
 /*
- * Writes a value as the shell's "echo -n VAL > attr" would (O_TRUNC is
+ * Writes a value as the shell's "echo -n VAL > FILE" would (O_TRUNC is
  * what `>` does, and sysfs accepts it); returns what the kernel's store
  * returned.
  */
-int hc_write_attr(int id, const char *attr, const char *val)
+int hc_write_file(const char *path, const char *val)
 {
 	size_t len = strlen(val);
-	char path[512];
 	ssize_t n;
 	int fd, ret;
 
-	ret = attr_path(path, sizeof(path), id, attr);
-	if (ret)
-		return ret;
 	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -124,6 +120,14 @@ int hc_write_attr(int id, const char *attr, const char *val)
 	if (close(fd) && !ret)
 		ret = -errno;
 	return ret;
+}
+
+int hc_write_attr(int id, const char *attr, const char *val)
+{
+	char path[512];
+	int ret = attr_path(path, sizeof(path), id, attr);
+
+	return ret ? ret : hc_write_file(path, val);
 }
 
 bool hc_attr_exists(int id, const char *attr)
