@@ -3,7 +3,7 @@
 # main.c), cli_test runs the sanitized hyperctl against fake sysfs trees.
 # In the VM: vm_test drives the real module through /bin/hyperctl
 # (suite hyperctl); mode_test does the same for the mode switch (suite
-# hyperctl-mode, for when the module has it).
+# hyperctl-mode).
 #
 # Fragments under tools/ are read after this one, so the hyperctl paths
 # are spelled out here rather than taken from tools/hyperctl/hyperctl.mk.
@@ -35,4 +35,4 @@ $(O)/tests/hyperctl_%: $(HCT_DIR)/%.c $(HCT_HDRS) $(wildcard selftests/lib/*.h) 
 
 NATIVE_TESTS	+= $(HCT_SAN_BIN)/units_test $(HCT_SAN_BIN)/cli_test
 VM_TESTS	+= $(O)/tests/hyperctl_vm_test $(O)/tests/hyperctl_mode_test
-VM_SUITES	+= hyperctl
+VM_SUITES	+= hyperctl hyperctl-mode
