@@ -81,8 +81,8 @@ static int online(int id, const struct hc_opts *o, bool switched)
 {
 	const char *how = o->no_movable ? "online_kernel" : "online_movable";
 	char name[HC_NAME_LEN];
+	struct hc_blocks b = { 0 };
 	int64_t base, size;
-	uint64_t bad = 0;
 	int ret, undo;
 
 	if (o->no_online)
@@ -91,21 +91,21 @@ static int online(int id, const struct hc_opts *o, bool switched)
 	ret = hc_read_attr_s64(id, "phys_base", &base) ?:
 	      hc_read_attr_s64(id, "size", &size);
 	if (!ret)
-		ret = hc_blocks_online((uint64_t)base, (uint64_t)size, how, &bad);
+		ret = hc_blocks((uint64_t)base, (uint64_t)size, how, &b);
 	if (!ret)
 		return 0;
 	if (!switched) {
-		hc_err(name, "memory block %llu: %s: %s", (unsigned long long)bad,
+		hc_err(name, "memory block %llu: %s: %s", (unsigned long long)b.at,
 		       how, strerror(-ret));
 		return HC_EXIT_FAIL;
 	}
 	undo = hc_write_attr(id, "mode", "device");
 	if (undo)
 		hc_err(name, "memory block %llu: %s: %s; switching back to device failed too (%s): the window stays System RAM",
-		       (unsigned long long)bad, how, strerror(-ret), strerror(-undo));
+		       (unsigned long long)b.at, how, strerror(-ret), strerror(-undo));
 	else
 		hc_err(name, "memory block %llu: %s: %s; switched back to device mode",
-		       (unsigned long long)bad, how, strerror(-ret));
+		       (unsigned long long)b.at, how, strerror(-ret));
 	return HC_EXIT_FAIL;
 }
 

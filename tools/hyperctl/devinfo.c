@@ -181,7 +181,6 @@ int hc_dev_read(int id, struct hc_dev *dev)
 		dev->phys_base = (uint64_t)v;
 	dev->has_node = !hc_node_read((int)dev->numa_node, &dev->node);
 	dev->has_blocks = !strcmp(dev->mode, "system-ram") && dev->has_phys_base &&
-			  !hc_blocks_count(dev->phys_base, dev->size, &dev->blocks,
-					   &dev->blocks_online);
+			  !hc_blocks(dev->phys_base, dev->size, NULL, &dev->blocks);
 	return 0;
 }

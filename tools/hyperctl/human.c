@@ -132,7 +132,7 @@ static void status_one(FILE *f, const struct hc_dev *d)
 	}
 	if (d->has_blocks) {
 		snprintf(line, sizeof(line), "%" PRId64 ", %" PRId64 " online",
-			 d->blocks, d->blocks_online);
+			 d->blocks.total, d->blocks.online);
 		kv(f, "memory blocks:", line);
 	}
 	kv(f, "copy engine:", d->copy_engine);

@@ -72,10 +72,13 @@ int hc_node_read(int nid, struct hc_node *node);
 bool hc_nodelist_has(const char *list, int nid);
 
 /* memblock.c: the memory blocks of a window in system-ram mode */
-int hc_blocks_count(uint64_t start, uint64_t size, int64_t *total,
-		    int64_t *online);
-int hc_blocks_online(uint64_t start, uint64_t size, const char *how,
-		     uint64_t *bad);
+struct hc_blocks {
+	int64_t total, online;
+	uint64_t at;		/* the block a failure happened at */
+};
+
+int hc_blocks(uint64_t start, uint64_t size, const char *how,
+	      struct hc_blocks *b);
 
 /* devinfo.c: one consistent-enough snapshot of a device's attributes */
 enum hc_counter {
@@ -120,7 +123,7 @@ struct hc_dev {
 	bool has_node;			/* numa_node >= 0 and sysfs has it */
 	struct hc_node node;
 	bool has_blocks;		/* system-ram mode, phys_base readable */
-	int64_t blocks, blocks_online;
+	struct hc_blocks blocks;
 };
 
 int hc_dev_read(int id, struct hc_dev *dev);

@@ -75,8 +75,8 @@ struct json_object *hc_json_status(const struct hc_dev *dev)
 	if (dev->has_memory_tier)
 		add_int(o, "memory_tier", dev->memory_tier);
 	if (dev->has_blocks) {
-		add_int(o, "memory_blocks", dev->blocks);
-		add_int(o, "memory_blocks_online", dev->blocks_online);
+		add_int(o, "memory_blocks", dev->blocks.total);
+		add_int(o, "memory_blocks_online", dev->blocks.online);
 	}
 	if (dev->has_node)
 		json_object_object_add(o, "node", node_json(&dev->node));

@@ -50,54 +50,33 @@ static int block_range(uint64_t start, uint64_t size, uint64_t *first,
 }
 
 /*
- * Counts the blocks of the range, and those of them online.  -errno if a
- * block's state cannot be read.
+ * Walks the memory blocks of [start, start + size): counts them and those
+ * online, and with how ("online_movable" or "online_kernel") onlines each
+ * one that is not.  On failure b->at is the block that failed; the ones
+ * before it keep what was done to them.
  */
-int hc_blocks_count(uint64_t start, uint64_t size, int64_t *total,
-		    int64_t *online)
+int hc_blocks(uint64_t start, uint64_t size, const char *how,
+	      struct hc_blocks *b)
 {
 	uint64_t first, count;
 	char path[512], state[32];
 	int ret = block_range(start, size, &first, &count);
 
+	memset(b, 0, sizeof(*b));
 	if (ret)
 		return ret;
-	*total = (int64_t)count;
-	*online = 0;
-	for (uint64_t b = first; b < first + count; b++) {
-		ret = block_state_path(b, path, sizeof(path));
+	for (b->at = first; b->at < first + count; b->at++) {
+		ret = block_state_path(b->at, path, sizeof(path));
 		if (!ret)
 			ret = hc_read_file(path, state, sizeof(state));
-		if (ret)
-			return ret;
-		*online += !strcmp(state, "online");
-	}
-	return 0;
-}
-
-/*
- * Onlines every offline block of the range: how is "online_movable" or
- * "online_kernel".  On failure *bad is the block that failed (and the
- * ones before it stay online).
- */
-int hc_blocks_online(uint64_t start, uint64_t size, const char *how,
-		     uint64_t *bad)
-{
-	uint64_t first, count;
-	char path[512], state[32];
-	int ret = block_range(start, size, &first, &count);
-
-	if (ret)
-		return ret;
-	for (uint64_t b = first; b < first + count; b++) {
-		*bad = b;
-		ret = block_state_path(b, path, sizeof(path));
-		if (!ret)
-			ret = hc_read_file(path, state, sizeof(state));
-		if (!ret && strcmp(state, "online"))
+		if (!ret && how && strcmp(state, "online")) {
 			ret = hc_write_file(path, how);
+			strcpy(state, "online");
+		}
 		if (ret)
 			return ret;
+		b->total++;
+		b->online += !strcmp(state, "online");
 	}
 	return 0;
 }
