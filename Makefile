@@ -7,7 +7,11 @@
 #                   line is "N passed, N failed"
 #   make demo       the end-to-end demonstration
 #   make bench      benchmarks; JSON under build/bench/
-#   make install    honours DESTDIR and PREFIX
+#   make install    the module to /lib/modules/$(KVER)/updates/ (depmod
+#                   unless DESTDIR is set), library, headers, pkg-config
+#                   file, tools, man pages; honours DESTDIR and PREFIX
+#   make dkms-build the module through dkms for $(KVER) (root; see
+#                   tools/dkms/dkms.mk for dkms-stage, -install, -remove)
 #
 # Userspace builds into $(O); kbuild builds the module in kmod/.  Each
 # component adds its own rules in a *.mk fragment next to its sources, so
@@ -62,7 +66,8 @@ VM_SUITES	:=	# selftests/vm/suites/*.suite, one VM boot each
 BENCH		:=	# phony targets run by `make bench`
 INSTALL_TARGETS	:=	# phony targets run by `make install`
 
-.PHONY: all module userspace check bench install clean help checkpatch sparse
+.PHONY: all module userspace check bench install install-module clean help \
+	checkpatch sparse
 .DEFAULT_GOAL := all
 
 all: module userspace
@@ -126,7 +131,13 @@ check: all $(NATIVE_TESTS) $(VM_INITRD)
 
 bench: all $(BENCH)
 
-install: all $(INSTALL_TARGETS)
+install: all install-module $(INSTALL_TARGETS)
+
+# updates/ comes before the kernel's own modules in depmod's search; a
+# staged install (DESTDIR) leaves depmod to the package's scripts.
+install-module: module
+	install -D -m 0644 kmod/hyper.ko $(DESTDIR)/lib/modules/$(KVER)/updates/hyper.ko
+	$(if $(DESTDIR),,depmod -a $(KVER))
 
 clean:
 	rm -rf $(O)
@@ -134,6 +145,6 @@ clean:
 		rm -f kmod/*.o kmod/*.ko kmod/*.mod* kmod/.*.cmd Module.symvers modules.order
 
 help:
-	@sed -n '3,12s/^# \{0,1\}//p' Makefile
+	@sed -n '3,15s/^# \{0,1\}//p' Makefile
 
 -include $(shell find $(O)/obj $(O)/san -name '*.d' 2>/dev/null)

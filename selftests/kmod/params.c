@@ -28,21 +28,6 @@ static int window(uint64_t *start, uint64_t *size)
 }
 #endif
 
-static int iomem_has(const char *name)
-{
-	char line[256];
-	int found = 0;
-	FILE *f = fopen("/proc/iomem", "r");
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, name))
-			found = 1;
-	fclose(f);
-	return found;
-}
-
 static int class_entries(void)
 {
 	DIR *d = opendir(HYPER_SYSFS);
@@ -87,7 +72,7 @@ static void refused(struct __test_metadata *_metadata, const char *params,
 	EXPECT_FALSE(hyper_module_loaded());
 	EXPECT_EQ(-1, access("/dev/hyper0", F_OK));
 	EXPECT_EQ(0, class_entries());
-	EXPECT_EQ(0, iomem_has("hyper"));
+	EXPECT_EQ(0, hyper_iomem_has("hyper"));
 }
 
 TEST_F(mod, window_overlapping_system_ram)
@@ -160,9 +145,9 @@ TEST_F(mod, named_subwindow)
 	EXPECT_EQ(256 * MiB, hyper_sysfs_ll(0, "size"));
 	EXPECT_EQ((long long)(start + 256 * MiB),
 		  hyper_sysfs_ll(0, "phys_base"));
-	EXPECT_EQ(1, iomem_has(": hyper"));
+	EXPECT_EQ(1, hyper_iomem_has(": hyper"));
 	ASSERT_EQ(0, hyper_module_unload());
-	EXPECT_EQ(0, iomem_has("hyper"));
+	EXPECT_EQ(0, hyper_iomem_has("hyper"));
 }
 
 #else

@@ -232,4 +232,20 @@ static inline long long hyper_node_free(int node)
 	return kb < 0 ? kb : kb * 1024;
 }
 
+/* Whether a line of /proc/iomem has name in it; -errno on failure. */
+static inline int hyper_iomem_has(const char *name)
+{
+	char line[256];
+	int found = 0;
+	FILE *f = fopen("/proc/iomem", "r");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, name))
+			found = 1;
+	fclose(f);
+	return found;
+}
+
 #endif /* HYPER_TEST_H */
