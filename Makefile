@@ -107,11 +107,22 @@ include $(sort $(wildcard libhyper/*.mk tools/*/*.mk selftests/*/*.mk))
 
 userspace: $(USERSPACE)
 
+# Suites outside selftests/vm/suites/ (the demo's) add themselves here.
+VM_SUITE_FILES	= $(wildcard selftests/vm/suites/*.suite) $(EXTRA_VM_SUITES)
+
 $(VM_INITRD): selftests/vm/mkinitramfs.sh selftests/vm/init \
-		$(wildcard selftests/vm/suites/*.suite) $(VM_TESTS) $(VM_BINS) module
+		$(VM_SUITE_FILES) $(VM_TESTS) $(VM_BINS) module
 	@mkdir -p $(@D)
 	selftests/vm/mkinitramfs.sh $@ selftests/vm/init kmod/hyper.ko \
-		selftests/vm/suites -t $(VM_TESTS) -b $(VM_BINS)
+		-s $(VM_SUITE_FILES) -t $(VM_TESTS) -b $(VM_BINS)
+
+# One suite by hand: make vm-suite SUITE=path/to/x.suite (logs to stdout).
+.PHONY: vm-suite
+vm-suite:
+	$(MAKE) EXTRA_VM_SUITES=$(SUITE) $(VM_INITRD)
+	selftests/vm/run-vm.sh $(VMLINUZ) $(VM_INITRD) $(SUITE) \
+		$(O)/results/vm-$(basename $(notdir $(SUITE))).log; \
+	awk -f selftests/totals.awk $(O)/results/vm-$(basename $(notdir $(SUITE))).log
 
 check: all $(NATIVE_TESTS) $(VM_INITRD)
 	@rm -rf $(O)/results && mkdir -p $(O)/results

@@ -3,10 +3,10 @@
 # Build the test VM's initramfs: busybox, /init, the module, the suites,
 # test programs under /tests and tools under /bin, each with the shared
 # libraries ldd finds for it.
-# usage: mkinitramfs.sh OUT.cpio.gz INIT KO SUITEDIR [-t TEST...] [-b BIN...]
+# usage: mkinitramfs.sh OUT.cpio.gz INIT KO [-s SUITE...] [-t TEST...] [-b BIN...]
 set -eu
-out=$1 init=$2 ko=$3 suites=$4
-shift 4
+out=$1 init=$2 ko=$3
+shift 3
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 mkdir -p "$root/bin" "$root/sbin" "$root/tests" "$root/suites" \
@@ -18,7 +18,6 @@ for a in $("$root/bin/busybox" --list); do
 done
 install -m 0755 "$init" "$root/init"
 cp "$ko" "$root/lib/modules/hyper.ko"
-cp "$suites"/*.suite "$root/suites/"
 
 copy_libs() {
 	ldd "$1" 2>/dev/null | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' |
@@ -32,11 +31,12 @@ copy_libs() {
 dir=tests
 for f in "$@"; do
 	case $f in
+	-s) dir=suites; continue ;;
 	-t) dir=tests; continue ;;
 	-b) dir=bin; continue ;;
 	esac
 	cp -L "$f" "$root/$dir/$(basename "$f")"
-	copy_libs "$f"
+	[ "$dir" = suites ] || copy_libs "$f"
 done
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) | gzip -1 > "$out.tmp"
 mv "$out.tmp" "$out"
