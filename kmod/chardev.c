@@ -15,6 +15,11 @@
 
 #include "hyper.h"
 
+/* Region mmap offsets take 63 bits of the file offset. */
+#if BITS_PER_LONG != 64
+#error "hyper.ko needs a 64-bit kernel"
+#endif
+
 static dev_t hyper_devt;
 
 static struct class hyper_class = {
@@ -38,7 +43,9 @@ static long hyper_ioc_info(struct hyper_file *hf, void __user *argp)
 	info.abi_version = HYPER_ABI_VERSION;
 	info.source = pool->source;
 	info.size = pool->size;
-	info.free = hyper_pool_free_bytes(pool);
+	/* A window that is System RAM has nothing to give to regions. */
+	info.free = READ_ONCE(hf->hdev->mode) == HYPER_MODE_DEVICE &&
+		    hyper_pool_usable(pool) ? hyper_pool_free_bytes(pool) : 0;
 	info.numa_node = pool->nid;
 	info.nr_regions = atomic_read(&hf->nr_regions);
 	info.page_size = PAGE_SIZE;
@@ -70,6 +77,8 @@ static long hyper_ioc_alloc(struct hyper_file *hf, void __user *argp)
 	down_read(&hf->hdev->mode_sem);
 	if (hf->hdev->mode != HYPER_MODE_DEVICE)
 		r = ERR_PTR(-EBUSY);
+	else if (!hyper_pool_usable(&hf->hdev->pool))
+		r = ERR_PTR(-EIO);
 	else
 		r = hyper_region_create(hf->hdev, a.size, a.flags);
 	up_read(&hf->hdev->mode_sem);
@@ -87,8 +96,12 @@ static long hyper_ioc_alloc(struct hyper_file *hf, void __user *argp)
 	a.handle = handle;
 	a.mmap_offset = (u64)handle << HYPER_MMAP_SHIFT;
 	if (copy_to_user(argp, &a, sizeof(a))) {
-		/* The caller never learnt the handle: nothing may be left. */
-		if (xa_erase(&hf->regions, handle)) {
+		/*
+		 * The caller never learnt the handle: nothing may be left.  But
+		 * another thread may have freed it meanwhile, and even reused
+		 * the number: take it out only if it is still this region.
+		 */
+		if (xa_cmpxchg(&hf->regions, handle, r, NULL, 0) == r) {
 			atomic_dec(&hf->nr_regions);
 			hyper_region_put(r);
 		}
@@ -131,7 +144,8 @@ static long hyper_ioc_query(struct hyper_file *hf, void __user *argp)
 		return -ENOENT;
 	q.flags = r->flags;
 	q.size = r->size;
-	q.mmap_offset = (u64)r->handle << HYPER_MMAP_SHIFT;
+	/* Not r->handle: it is set only after the region is published. */
+	q.mmap_offset = (u64)q.handle << HYPER_MMAP_SHIFT;
 	hyper_region_put(r);
 	return copy_to_user(argp, &q, sizeof(q)) ? -EFAULT : 0;
 }
@@ -183,8 +197,12 @@ static int hyper_mmap(struct file *file, struct vm_area_struct *vma)
 	u64 done;
 	int ret;
 
-	/* Private (copy-on-write) mappings of pool memory make no sense. */
-	if (!(vma->vm_flags & VM_SHARED))
+	/*
+	 * Private (copy-on-write) mappings of pool memory make no sense.
+	 * VM_MAYSHARE, not VM_SHARED: a read-only open maps MAP_SHARED
+	 * without VM_SHARED.
+	 */
+	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
 	if (!handle || handle > HYPER_HANDLE_MAX)
 		return -EINVAL;

@@ -3,6 +3,9 @@
  * Bad input to /dev/hyperN: every case gets a clear errno and leaves the
  * pool as it was (same used bytes, other regions intact).
  */
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
@@ -251,6 +254,84 @@ TEST_F(dev, second_open_in_same_process_is_separate)
 	EXPECT_EQ(-ENOENT, hyper_ioctl(fd2, HYPER_IOC_QUERY, &q));
 	EXPECT_EQ(-ENOENT, hyper_free(fd2, self->h));
 	close(fd2);
+}
+
+/*
+ * HYPER_IOC_ALLOC whose copy back to the caller faults, while another
+ * thread frees the new handle and allocates again (getting the same
+ * number): the failed ALLOC must take back only its own region.  A
+ * write-protected userfaultfd page holds the copy until the other thread
+ * is done.
+ */
+struct race {
+	int fd, uffd;
+	char *page;
+	int free_ret, alloc_ret;
+	uint32_t handle;
+};
+
+static void *race_free_and_realloc(void *arg)
+{
+	struct race *r = arg;
+	struct pollfd pfd = { .fd = r->uffd, .events = POLLIN };
+	struct uffdio_range range = { (unsigned long)r->page, 4096 };
+	struct uffd_msg msg;
+
+	if (poll(&pfd, 1, 10000) != 1 ||
+	    read(r->uffd, &msg, sizeof(msg)) != sizeof(msg))
+		return NULL;
+	r->free_ret = hyper_free(r->fd, 1);
+	r->alloc_ret = hyper_alloc(r->fd, 8192, 0, &r->handle, NULL);
+	/* Let the faulting copy fail rather than wait on. */
+	mprotect(r->page, 4096, PROT_READ);
+	ioctl(r->uffd, UFFDIO_WAKE, &range);
+	return NULL;
+}
+
+TEST(alloc_copy_out_fault_racing_free_and_realloc)
+{
+	struct uffdio_api api = { .api = UFFD_API,
+				  .features = UFFD_FEATURE_PAGEFAULT_FLAG_WP };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
+	struct uffdio_writeprotect wp = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+	struct hyper_region_info q = { .handle = 1 };
+	struct race r = { .free_ret = 1, .alloc_ret = 1 };
+	long long used0;
+	pthread_t th;
+
+	ASSERT_EQ(0, hyper_module_ensure());
+	used0 = hyper_sysfs_ll(0, "used");
+	r.fd = hyper_dev_open(0);
+	ASSERT_LE(0, r.fd);
+	r.page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, r.page);
+	memset(r.page, 0, 4096);
+	((struct hyper_alloc *)r.page)->size = 4096;
+	r.uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	ASSERT_LE(0, r.uffd);
+	ASSERT_EQ(0, ioctl(r.uffd, UFFDIO_API, &api));
+	reg.range.start = (unsigned long)r.page;
+	reg.range.len = 4096;
+	ASSERT_EQ(0, ioctl(r.uffd, UFFDIO_REGISTER, &reg));
+	wp.range = reg.range;
+	ASSERT_EQ(0, ioctl(r.uffd, UFFDIO_WRITEPROTECT, &wp));
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, race_free_and_realloc, &r));
+	EXPECT_EQ(-EFAULT, hyper_ioctl(r.fd, HYPER_IOC_ALLOC, r.page));
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, r.free_ret);
+	EXPECT_EQ(0, r.alloc_ret);
+	EXPECT_EQ(1, r.handle);
+	/* The other thread's region survived the failed ALLOC... */
+	EXPECT_EQ(0, hyper_ioctl(r.fd, HYPER_IOC_QUERY, &q));
+	EXPECT_EQ(8192, q.size);
+	EXPECT_EQ(used0 + 8192, hyper_sysfs_ll(0, "used"));
+	/* ...and nothing is left once the file is closed. */
+	close(r.fd);
+	EXPECT_EQ(used0, hyper_sysfs_ll(0, "used"));
+	close(r.uffd);
+	munmap(r.page, 4096);
 }
 
 TEST_HARNESS_MAIN
