@@ -203,6 +203,7 @@ int hyper_pool_init_window(struct hyper_pool *pool, phys_addr_t start,
 int hyper_pool_init_emulated(struct hyper_pool *pool, u64 size, int nid);
 int hyper_pool_claim_window(struct hyper_pool *pool);
 void hyper_pool_release_window(struct hyper_pool *pool);
+bool hyper_pool_usable(const struct hyper_pool *pool);
 void hyper_pool_destroy(struct hyper_pool *pool);
 int hyper_pool_find_windows(int (*found)(phys_addr_t start, u64 size,
 					 const char *origin));

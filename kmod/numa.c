@@ -35,6 +35,22 @@ MODULE_PARM_DESC(adistance,
 static const char hyper_ram_name[] = "System RAM (hyper)";
 static struct memory_dev_type *hyper_memtype;
 
+/*
+ * Take the window back for device use.  Should that fail (someone else
+ * claimed the range in between), the device stays in device mode but
+ * refuses regions (-EIO) until writing "device" again reclaims it.
+ */
+static void hyper_reclaim(struct hyper_dev *hdev)
+{
+	int ret = hyper_pool_claim_window(&hdev->pool);
+
+	if (ret)
+		dev_err(hdev->dev, "mode: could not reclaim the window (%d); write 'device' to mode to retry\n",
+			ret);
+	else
+		dev_info(hdev->dev, "window is a device\n");
+}
+
 static int hyper_to_system_ram(struct hyper_dev *hdev)
 {
 	struct hyper_pool *pool = &hdev->pool;
@@ -58,6 +74,17 @@ static int hyper_to_system_ram(struct hyper_dev *hdev)
 			 &start, pool->size, block);
 		return -EINVAL;
 	}
+	/*
+	 * Held while the window is System RAM.  try_module_get(), not
+	 * __module_get(): an rmmod already under way must win, or it would
+	 * free the resource names the hot-added memory still points at.
+	 */
+	if (!try_module_get(THIS_MODULE))
+		return -ENODEV;
+	/* The tier is the node's: a node with RAM already keeps DRAM's. */
+	if (node_state(pool->nid, N_MEMORY))
+		dev_warn(hdev->dev, "mode: node %d already has memory; the window joins its memory tier, not a slower one\n",
+			 pool->nid);
 
 	hyper_pool_release_window(pool);
 	init_node_memory_type(pool->nid, hyper_memtype);
@@ -82,8 +109,7 @@ static int hyper_to_system_ram(struct hyper_dev *hdev)
 	}
 	hdev->ram_res = res;
 	hdev->mgid = mgid;
-	hdev->mode = HYPER_MODE_SYSTEM_RAM;
-	__module_get(THIS_MODULE);
+	WRITE_ONCE(hdev->mode, HYPER_MODE_SYSTEM_RAM);
 	dev_info(hdev->dev, "%llu MiB added as System RAM on node %d\n",
 		 pool->size >> 20, pool->nid);
 	return 0;
@@ -94,8 +120,8 @@ out_type:
 	clear_node_memory_type(pool->nid, hyper_memtype);
 	dev_warn(hdev->dev, "mode: hot-add failed (%d); staying a device\n",
 		 ret);
-	if (hyper_pool_claim_window(pool))
-		dev_err(hdev->dev, "mode: could not reclaim the window\n");
+	module_put(THIS_MODULE);
+	hyper_reclaim(hdev);
 	return ret;
 }
 
@@ -117,15 +143,11 @@ static int hyper_to_device(struct hyper_dev *hdev)
 	hdev->ram_res = NULL;
 	memory_group_unregister(hdev->mgid);
 	clear_node_memory_type(pool->nid, hyper_memtype);
-	hdev->mode = HYPER_MODE_DEVICE;
+	WRITE_ONCE(hdev->mode, HYPER_MODE_DEVICE);
 	module_put(THIS_MODULE);
-	ret = hyper_pool_claim_window(pool);
-	if (ret)
-		dev_err(hdev->dev, "mode: window removed but not reclaimed (%d)\n",
-			ret);
-	else
-		dev_info(hdev->dev, "window is a device again\n");
-	return ret;
+	/* The switch is done; a failed reclaim is reported, and retried. */
+	hyper_reclaim(hdev);
+	return 0;
 }
 
 /**
@@ -134,9 +156,12 @@ static int hyper_to_device(struct hyper_dev *hdev)
  * @mode:	the mode wanted
  *
  * Return: 0 (also when already in @mode), -EOPNOTSUPP for an emulated
- * pool, -EBUSY while regions exist or while the memory cannot be
- * offlined, -EINVAL for a window with no node or not block aligned, or
- * what memory hotplug returned; on error the mode is unchanged.
+ * pool, -EBUSY while regions exist, while the memory cannot be offlined,
+ * or when the window went back to device mode but could not be reclaimed
+ * (the mode did change then; writing "device" again retries), -EINVAL for
+ * a window with no node or not block aligned, -ENODEV while the module
+ * is being unloaded, or what memory hotplug returned; otherwise, on error
+ * the mode is unchanged.
  */
 int hyper_mode_set(struct hyper_dev *hdev, enum hyper_mode mode)
 {
@@ -148,6 +173,10 @@ int hyper_mode_set(struct hyper_dev *hdev, enum hyper_mode mode)
 	if (mode != hdev->mode)
 		ret = mode == HYPER_MODE_SYSTEM_RAM ?
 		      hyper_to_system_ram(hdev) : hyper_to_device(hdev);
+	else if (mode == HYPER_MODE_DEVICE && !hyper_pool_usable(&hdev->pool))
+		hyper_reclaim(hdev);
+	if (!ret && mode == HYPER_MODE_DEVICE && !hyper_pool_usable(&hdev->pool))
+		ret = -EBUSY;
 	up_write(&hdev->mode_sem);
 	return ret;
 }

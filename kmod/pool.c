@@ -112,10 +112,25 @@ int hyper_pool_claim_window(struct hyper_pool *pool)
  */
 void hyper_pool_release_window(struct hyper_pool *pool)
 {
+	/* A window a failed mode switch could not reclaim is not ours. */
+	if (!pool->res)
+		return;
 	memunmap(pool->vaddr);
 	release_mem_region(pool->phys_base, pool->size);
 	pool->vaddr = NULL;
 	pool->res = NULL;
+}
+
+/**
+ * hyper_pool_usable() - can regions be carved from the pool now
+ * @pool:	the pool
+ *
+ * Return: false for a window this module holds no claim on, which only a
+ * mode switch whose reclaim failed leaves behind.
+ */
+bool hyper_pool_usable(const struct hyper_pool *pool)
+{
+	return pool->source != HYPER_SOURCE_WINDOW || pool->vaddr;
 }
 
 /**
