@@ -14,12 +14,26 @@
 #include "compat.h"
 #include "hyper.h"
 
+/* SQE128 payloads are 80 bytes; what follows the structure is reserved. */
+#define HYPER_CMD_PAYLOAD	80
+
+static int hyper_cmd_copy(struct io_uring_cmd *cmd, void *dst, size_t len)
+{
+	const u8 *p = hyper_cmd_payload(cmd);
+
+	memcpy(dst, p, len);
+	return memchr_inv(p + len, 0, HYPER_CMD_PAYLOAD - len) ? -EINVAL : 0;
+}
+
 static int hyper_cmd_xfer(struct hyper_file *hf, struct io_uring_cmd *cmd,
 			  unsigned int issue_flags, u64 start_ns)
 {
 	struct hyper_xfer x;
 
-	memcpy(&x, hyper_cmd_payload(cmd), sizeof(x));
+	if (hyper_cmd_copy(cmd, &x, sizeof(x))) {
+		hyper_xfer_refused(&hf->hdev->engine, -EINVAL, start_ns);
+		return -EINVAL;
+	}
 	return hyper_xfer_submit(hf, cmd, &x, 1, issue_flags, start_ns);
 }
 
@@ -31,8 +45,8 @@ static int hyper_cmd_batch(struct hyper_file *hf, struct io_uring_cmd *cmd,
 	struct hyper_xfer *descs;
 	int ret;
 
-	memcpy(&b, hyper_cmd_payload(cmd), sizeof(b));
-	if (b.flags & ~HYPER_BATCH_FLAGS_MASK || b.reserved[0] ||
+	if (hyper_cmd_copy(cmd, &b, sizeof(b)) ||
+	    b.flags & ~HYPER_BATCH_FLAGS_MASK || b.reserved[0] ||
 	    b.reserved[1] || !b.count || b.count > HYPER_BATCH_MAX) {
 		ret = -EINVAL;
 		goto out_refused;
@@ -102,8 +116,8 @@ int hyper_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	struct hyper_file *hf = cmd->file->private_data;
 	int ret;
 
-	BUILD_BUG_ON(sizeof(struct hyper_xfer) > 80);
-	BUILD_BUG_ON(sizeof(struct hyper_xfer_batch) > 80);
+	BUILD_BUG_ON(sizeof(struct hyper_xfer) > HYPER_CMD_PAYLOAD);
+	BUILD_BUG_ON(sizeof(struct hyper_xfer_batch) > HYPER_CMD_PAYLOAD);
 
 	ret = hyper_cmd_dispatch(hf, cmd, issue_flags, ktime_get_ns());
 	if (ret == -EAGAIN || ret == -EIOCBQUEUED)

@@ -214,12 +214,15 @@ out_free:
 	return -ENOMEM;
 }
 
-static void hyper_seg_release(struct hyper_seg *seg, bool copied)
+static void hyper_seg_release(struct hyper_seg *seg)
 {
 	if (seg->pages) {
-		/* Pages a prefetch wrote into must reach their backing store. */
+		/*
+		 * Pages a prefetch may have written into must reach their
+		 * backing store, even when the request failed half-way.
+		 */
 		unpin_user_pages_dirty_lock(seg->pages, seg->nr_pages,
-					    copied && seg->dir == HYPER_DIR_PREFETCH);
+					    seg->dir == HYPER_DIR_PREFETCH);
 		kvfree(seg->pages);
 		kvfree(seg->bvec);
 		seg->pages = NULL;
@@ -229,10 +232,10 @@ static void hyper_seg_release(struct hyper_seg *seg, bool copied)
 	seg->r = NULL;
 }
 
-static void hyper_segs_release(struct hyper_seg *segs, u32 n, bool copied)
+static void hyper_segs_release(struct hyper_seg *segs, u32 n)
 {
 	while (n--)
-		hyper_seg_release(&segs[n], copied);
+		hyper_seg_release(&segs[n]);
 }
 
 /*
@@ -252,8 +255,6 @@ static int hyper_seg_prepare(struct hyper_file *hf, struct io_uring_cmd *cmd,
 		return -EINVAL;
 	if (x->reserved0 || x->flags & ~HYPER_XFER_FLAGS_MASK || !x->len)
 		return -EINVAL;
-	if (x->len > HYPER_XFER_MAX_BYTES)
-		return -E2BIG;
 	if (x->addr + x->len < x->addr)
 		return -EFAULT;
 	seg->r = hyper_region_lookup(hf, x->handle);
@@ -320,6 +321,12 @@ void hyper_xfer_refused(struct hyper_engine *eng, int ret, u64 start_ns)
 		hyper_account(eng, NULL, 0, ret, start_ns);
 }
 
+static int hyper_xfer_refuse(struct hyper_engine *eng, int ret, u64 start_ns)
+{
+	hyper_xfer_refused(eng, ret, start_ns);
+	return ret;
+}
+
 static long hyper_xfer_inline(struct hyper_file *hf, struct io_uring_cmd *cmd,
 			      bool fixed, struct hyper_seg *segs, u32 n,
 			      u64 bytes, u64 start_ns)
@@ -335,10 +342,16 @@ static long hyper_xfer_inline(struct hyper_file *hf, struct io_uring_cmd *cmd,
 		if (ret)
 			res = ret;
 	}
-	hyper_segs_release(segs, n, res >= 0);
+	hyper_segs_release(segs, n);
 	hyper_account(&hdev->engine, segs, n, res, start_ns);
 	trace_hyper_xfer_complete(hdev->id, n, res, ktime_get_ns() - start_ns);
 	return res;
+}
+
+static void hyper_engine_unreserve(struct hyper_engine *eng)
+{
+	atomic_dec(&eng->inflight);
+	wake_up(&eng->wait);
 }
 
 static void hyper_xfer_tw(struct io_uring_cmd *cmd, unsigned int issue_flags)
@@ -361,14 +374,12 @@ static void hyper_xreq_finish(struct hyper_xreq *req)
 	struct io_uring_cmd *cmd = req->cmd;
 	long res = req->error ?: (long)req->bytes;
 
-	hyper_segs_release(req->segs, req->nr_segs, !req->error);
+	hyper_segs_release(req->segs, req->nr_segs);
 	hyper_account(eng, req->segs, req->nr_segs, res, req->start_ns);
 	trace_hyper_xfer_complete(req->hdev->id, req->nr_segs, res,
 				  ktime_get_ns() - req->start_ns);
 	hyper_xreq_free(req);
-
-	atomic_dec(&eng->inflight);
-	wake_up(&eng->wait);
+	hyper_engine_unreserve(eng);
 	hyper_pdu(cmd)->res = res;
 	/* CQE32 rings get the real completion time in big_cqe[0]. */
 	hyper_pdu(cmd)->done_ns = ktime_get_ns();
@@ -438,14 +449,13 @@ static int hyper_engine_reserve(struct hyper_engine *eng, bool nonblock)
 
 static int hyper_xfer_queue(struct hyper_file *hf, struct io_uring_cmd *cmd,
 			    bool fixed, struct hyper_seg *segs, u32 n,
-			    u64 bytes, u64 start_ns, bool nonblock)
+			    u64 bytes, u64 start_ns)
 {
 	struct hyper_engine *eng = &hf->hdev->engine;
 	u32 chunk = READ_ONCE(eng->chunk_size);
 	unsigned int nr_workers, i;
 	struct hyper_xreq *req;
 	u32 nr_chunks = 0;
-	int ret;
 
 	for (i = 0; i < n; i++) {
 		segs[i].first_chunk = nr_chunks;
@@ -453,15 +463,10 @@ static int hyper_xfer_queue(struct hyper_file *hf, struct io_uring_cmd *cmd,
 	}
 	nr_workers = min(nr_chunks, READ_ONCE(eng->workers));
 
-	ret = hyper_engine_reserve(eng, nonblock);
-	if (ret)
-		return ret;
+	/* The caller holds a queue slot; a failure here gives it back. */
 	req = kzalloc(struct_size(req, workers, nr_workers), GFP_KERNEL);
-	if (!req) {
-		atomic_dec(&eng->inflight);
-		wake_up(&eng->wait);
+	if (!req)
 		return -ENOMEM;
-	}
 	req->hdev = hf->hdev;
 	req->cmd = cmd;
 	req->fixed = fixed;
@@ -510,42 +515,59 @@ int hyper_xfer_submit(struct hyper_file *hf, struct io_uring_cmd *cmd,
 	bool fixed = cmd->flags & IORING_URING_CMD_FIXED;
 	struct hyper_engine *eng = &hf->hdev->engine;
 	struct hyper_seg one, *segs;
+	bool queued;
 	u64 bytes = 0;
-	u32 i;
+	u32 i = 0;
 	int ret;
 
+	/* Lengths first: each is checked again, with the rest, below. */
+	for (i = 0; i < n; i++) {
+		if (descs[i].len > HYPER_XFER_MAX_BYTES)
+			return hyper_xfer_refuse(eng, -E2BIG, start_ns);
+		bytes += descs[i].len;
+	}
+	if (bytes > HYPER_XFER_MAX_BYTES)
+		return hyper_xfer_refuse(eng, -E2BIG, start_ns);
+	/*
+	 * A request for the workers takes its queue slot before it pins
+	 * anything, so that submitters waiting for room hold no pages.
+	 */
+	queued = bytes > READ_ONCE(eng->inline_bytes);
+	if (queued) {
+		ret = hyper_engine_reserve(eng, nonblock);
+		if (ret)
+			return hyper_xfer_refuse(eng, ret, start_ns);
+	}
 	segs = n == 1 ? &one : kvcalloc(n, sizeof(*segs), GFP_KERNEL);
 	if (!segs) {
-		hyper_xfer_refused(eng, -ENOMEM, start_ns);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto out_slot;
 	}
 	for (i = 0; i < n; i++) {
 		ret = hyper_seg_prepare(hf, cmd, fixed, nonblock, &descs[i],
 					&segs[i]);
-		if (!ret && bytes + segs[i].len > HYPER_XFER_MAX_BYTES) {
-			hyper_seg_release(&segs[i], false);
-			ret = -E2BIG;
-		}
 		if (ret)
 			goto out_release;
-		bytes += segs[i].len;
 	}
-	trace_hyper_xfer_submit(hf->hdev->id, n, bytes, fixed,
-				bytes <= READ_ONCE(eng->inline_bytes));
+	trace_hyper_xfer_submit(hf->hdev->id, n, bytes, fixed, !queued);
 
-	if (bytes <= READ_ONCE(eng->inline_bytes)) {
+	if (!queued) {
 		ret = hyper_xfer_inline(hf, cmd, fixed, segs, n, bytes,
 					start_ns);
 		goto out_free;
 	}
-	ret = hyper_xfer_queue(hf, cmd, fixed, segs, n, bytes, start_ns,
-			       nonblock);
+	ret = hyper_xfer_queue(hf, cmd, fixed, segs, n, bytes, start_ns);
 	if (ret == -EIOCBQUEUED)
-		return ret;	/* the request owns @segs now */
+		return ret;	/* the request owns @segs and the slot now */
 
 out_release:
-	hyper_segs_release(segs, i, false);
-	hyper_xfer_refused(eng, ret, start_ns);
+	hyper_segs_release(segs, i);
+	if (segs != &one)
+		kvfree(segs);
+out_slot:
+	if (queued)
+		hyper_engine_unreserve(eng);
+	return hyper_xfer_refuse(eng, ret, start_ns);
 out_free:
 	if (segs != &one)
 		kvfree(segs);
@@ -601,8 +623,8 @@ void hyper_engine_exit(struct hyper_dev *hdev)
 {
 	struct hyper_engine *eng = &hdev->engine;
 
-	hyper_dma_release(eng->dma);
-	eng->dma = NULL;
 	destroy_workqueue(eng->wq);
 	eng->wq = NULL;
+	hyper_dma_release(eng->dma);
+	eng->dma = NULL;
 }

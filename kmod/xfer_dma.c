@@ -102,8 +102,11 @@ static int hyper_dma_one(struct hyper_pool *pool, struct dma_chan *chan,
 	}
 	cookie = dmaengine_submit(tx);
 	dma_async_issue_pending(chan);
-	if (dma_sync_wait(chan, cookie) != DMA_COMPLETE)
+	if (dma_sync_wait(chan, cookie) != DMA_COMPLETE) {
+		/* The engine must be done with the pages before they go. */
+		dmaengine_terminate_sync(chan);
 		ret = -EIO;
+	}
 
 out_unmap_pool:
 	hyper_dma_unmap_pool(pool, dev, paddr, n, pdir);

@@ -151,6 +151,24 @@ TEST_F(dev, mmap_write_read_patterns)
 	}
 }
 
+TEST_F(dev, read_only_open_maps_shared_read_only)
+{
+	int ro = open("/dev/hyper0", O_RDONLY | O_CLOEXEC);
+	uint64_t off;
+	uint8_t *p;
+
+	ASSERT_LE(0, ro);
+	ASSERT_EQ(0, hyper_alloc(ro, MiB, 0, NULL, &off));
+	p = mmap(NULL, MiB, PROT_READ, MAP_SHARED, ro, off);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(MiB, first_nonzero(p, MiB));
+	/* The file was opened read-only: no writable shared mapping. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, MiB, PROT_READ | PROT_WRITE,
+				   MAP_SHARED, ro, off));
+	munmap(p, MiB);
+	close(ro);
+}
+
 TEST_F(dev, mmap_inner_range_and_two_views)
 {
 	uint64_t size = 8 * MiB, off;

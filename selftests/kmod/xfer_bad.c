@@ -253,6 +253,21 @@ TEST_F(bad, reserved_bits_and_unknown_direction)
 	bad_with_neighbour(_metadata, self, &x, 0, -EINVAL);
 }
 
+TEST_F(bad, payload_tail_not_zero)
+{
+	struct hyper_xfer x = good_store(self);
+	struct io_uring_sqe *sqe;
+
+	sqe = io_uring_get_sqe(&self->ring);
+	hyper_prep_xfer(sqe, self->fd, &x, 0);
+	sqe->cmd[79] = 1;
+	EXPECT_EQ(-EINVAL, hyper_submit_wait(&self->ring, NULL));
+	sqe = io_uring_get_sqe(&self->ring);
+	hyper_prep_batch(sqe, self->fd, &x, 1, 0);
+	sqe->cmd[sizeof(struct hyper_xfer_batch)] = 1;
+	EXPECT_EQ(-EINVAL, hyper_submit_wait(&self->ring, NULL));
+}
+
 TEST_F(bad, zero_and_oversized_length)
 {
 	struct hyper_xfer x = good_store(self);

@@ -7,7 +7,8 @@
  * selftests/).  Every structure has an explicit size that is checked at
  * compile time, every reserved field must be zero on input and is zero on
  * output, and every flag word has a mask of known bits: anything else is
- * rejected with -EINVAL.  See Documentation/uapi.rst.
+ * rejected with -EINVAL.  See Documentation/uapi.md and
+ * Documentation/transfer-engine.md.
  */
 #ifndef _UAPI_LINUX_HYPER_H
 #define _UAPI_LINUX_HYPER_H
@@ -41,6 +42,7 @@ enum hyper_pool_source {
  * @page_size:		allocation granule (PAGE_SIZE)
  * @huge_align:		alignment given by HYPER_ALLOC_HUGE_ALIGN
  * @max_batch:		largest descriptor count of HYPER_URING_CMD_BATCH
+ * @reserved0:		zero
  * @reserved:		zero
  */
 struct hyper_pool_info {
@@ -118,7 +120,9 @@ struct hyper_region_info {
 /*
  * Transfers: IORING_OP_URING_CMD on /dev/hyperN.  The ring must be set up
  * with IORING_SETUP_SQE128: the command payload (sqe->cmd) is 80 bytes and
- * a transfer needs more than the 16 of a plain SQE.  The CQE res is the
+ * a transfer needs more than the 16 of a plain SQE.  The payload bytes
+ * after the command's structure are reserved and must be zero.  IOPOLL
+ * rings are not supported (io_uring answers -EOPNOTSUPP).  The CQE res is the
  * number of bytes moved, or -errno.  On a ring set up with
  * IORING_SETUP_CQE32 as well, big_cqe[0] of the CQE is the time the
  * request completed in the module, CLOCK_MONOTONIC nanoseconds: what a
