@@ -20,3 +20,13 @@ $(O)/san/selftests/plan/%: selftests/plan/%.c $(PLAN_TEST_DEPS) \
 		-ljson-c -lm -ldl
 
 NATIVE_TESTS += $(PLAN_TEST_BINS)
+
+# hyper-run's timeline drawn by hyper-plan: a script over both binaries.
+$(O)/san/selftests/plan/render_test: selftests/plan/render_test.sh \
+		$(PLAN_CLI) $(O)/san/bin/hyper-run
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec %s %s %s\n' $(abspath $<) \
+		$(abspath $(PLAN_CLI)) $(abspath $(O)/san/bin/hyper-run) > $@
+	chmod +x $@
+
+NATIVE_TESTS += $(O)/san/selftests/plan/render_test

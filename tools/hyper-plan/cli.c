@@ -9,7 +9,7 @@ enum {
 	O_MODE = 256, O_BATCH, O_SEQ, O_DECODE, O_KVB, O_LAYERS, O_SEED,
 	O_KEEP, O_OPS, O_PFILE, O_EMIT, O_PLOT, O_TRACE, O_COMPARE, O_BOUND,
 	O_NOREORDER, O_MEASURE, O_LMODELS, O_LPROFILES, O_BENCH, O_QUICK,
-	O_SCALE, O_DTYPE,
+	O_SCALE, O_DTYPE, O_TIMELINE,
 };
 
 static const struct option opts[] = {
@@ -23,6 +23,7 @@ static const struct option opts[] = {
 	{ "layers", required_argument, NULL, O_LAYERS },
 	{ "scale", required_argument, NULL, O_SCALE },
 	{ "dtype", required_argument, NULL, O_DTYPE },
+	{ "timeline", required_argument, NULL, O_TIMELINE },
 	{ "seed", required_argument, NULL, O_SEED },
 	{ "keep-activations", no_argument, NULL, O_KEEP },
 	{ "ops", required_argument, NULL, O_OPS },
@@ -56,6 +57,7 @@ void cli_usage(FILE *f)
 	      "                  [-o SCHEDULE.json] [--compare] [--bound]\n"
 	      "                  [--plot FILE.svg] [--trace FILE.json] [--emit-graph FILE]\n"
 	      "       hyper-plan --measure-profile [-o FILE]\n"
+	      "       hyper-plan --timeline RUN.json... [--plot FILE.svg] [--trace FILE.json]\n"
 	      "       hyper-plan --list-models | --list-profiles\n"
 	      "       hyper-plan --bench DIR [--quick]\n"
 	      "generator: --mode infer|train --batch N --seq N --decode N --kv-block N\n"
@@ -153,6 +155,15 @@ static int option(struct cli *c, int o, const char *arg)
 	case O_LPROFILES: c->action = ACT_LIST_PROFILES; return 0;
 	case O_BENCH: c->action = ACT_BENCH; c->bench_dir = arg; return 0;
 	case O_QUICK: c->quick = true; return 0;
+	case O_TIMELINE:
+		if (c->nr_timelines == ARRAY_SIZE(c->timelines)) {
+			fprintf(stderr, "hyper-plan: at most %zu --timeline files\n",
+				ARRAY_SIZE(c->timelines));
+			return -1;
+		}
+		c->timelines[c->nr_timelines++] = arg;
+		c->action = ACT_RENDER;
+		return 0;
 	case 'q': c->quiet = true; return 0;
 	case 'h': c->action = ACT_HELP; return 0;
 	default: return -1;
@@ -178,6 +189,10 @@ int cli_parse(struct cli *c, int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "hyper-plan: unexpected argument \"%s\"\n",
 			argv[optind]);
+		return -1;
+	}
+	if (c->action == ACT_RENDER && (c->graph || c->model || (!c->plot && !c->trace))) {
+		fprintf(stderr, "hyper-plan: --timeline draws runs: give --plot and/or --trace, and no graph or model\n");
 		return -1;
 	}
 	if (c->action == ACT_PLAN && !c->graph == !c->model) {

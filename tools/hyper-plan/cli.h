@@ -5,7 +5,7 @@
 #include "model.h"
 
 enum action { ACT_PLAN, ACT_MEASURE, ACT_LIST_MODELS, ACT_LIST_PROFILES,
-	      ACT_BENCH, ACT_HELP };
+	      ACT_BENCH, ACT_RENDER, ACT_HELP };
 
 struct cli {
 	enum action action;
@@ -17,6 +17,8 @@ struct cli {
 	uint64_t budget;
 	double max_slow;
 	bool compare, bound, no_reorder, quiet, quick;
+	const char *timelines[6];	/* --timeline: real runs to draw */
+	unsigned int nr_timelines;
 };
 
 /* Returns 0, or -1 after printing a usage error. */

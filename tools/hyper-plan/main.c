@@ -225,6 +225,9 @@ int main(int argc, char **argv)
 		return measure(&c, &e) ? die(&e) : 0;
 	case ACT_BENCH:
 		return bench_run(c.bench_dir, c.quick, &e) ? die(&e) : 0;
+	case ACT_RENDER:
+		return render_runs(c.timelines, c.nr_timelines, c.plot, c.trace,
+				   &e) ? die(&e) : 0;
 	default:
 		break;
 	}

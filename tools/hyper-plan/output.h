@@ -27,4 +27,23 @@ void plot_svg(FILE *f, const char *title, const struct series *sr,
 int trace_json(FILE *f, const struct sched *s, const struct profile *p,
 	       struct hp_err *e);
 
+/*
+ * The trace writer, shared with render.c: a process per run, threads
+ * 1 compute, 2 pool to device, 3 device to pool, 4 stalls; times in ns.
+ */
+void trace_begin(FILE *f);
+void trace_process(FILE *f, int pid, const char *name);
+void trace_span(FILE *f, int pid, int tid, const char *what, const char *id,
+		double start, double end, double bytes);
+void trace_memory(FILE *f, int pid, double t, double bytes);
+void trace_end(FILE *f);
+
+/*
+ * Real runs: hyper-run --timeline files, drawn the way simulations are.
+ * Returns 0, or -1 with @e set.
+ */
+#define RENDER_MAX	6
+int render_runs(const char *const *timelines, unsigned int n,
+		const char *plot, const char *trace, struct hp_err *e);
+
 #endif

@@ -11,20 +11,64 @@ struct trace {
 	const struct sched *s;
 };
 
+static void put_str(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s >= 0x20)
+			fputc(*s, f);
+}
+
+void trace_begin(FILE *f)
+{
+	fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", f);
+	/* Events follow with a leading comma: open with a harmless one. */
+	fputs("{\"name\":\"hyperoffload\",\"ph\":\"M\",\"pid\":0,\"args\":{}}", f);
+}
+
+void trace_process(FILE *f, int pid, const char *name)
+{
+	static const char *const thread[] = { "compute", "pool to device",
+					      "device to pool", "stalls" };
+	int i;
+
+	fprintf(f, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"",
+		pid);
+	put_str(f, name);
+	fputs("\"}}", f);
+	for (i = 0; i < 4; i++)
+		fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
+			pid, i + 1, thread[i]);
+}
+
+void trace_span(FILE *f, int pid, int tid, const char *what, const char *id,
+		double start, double end, double bytes)
+{
+	fprintf(f, ",\n{\"name\":\"%s", what);
+	put_str(f, id);
+	fprintf(f, "\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f",
+		pid, tid, start / 1e3, (end - start) / 1e3);
+	if (bytes > 0)
+		fprintf(f, ",\"args\":{\"bytes\":%.0f}", bytes);
+	fputs("}", f);
+}
+
+void trace_memory(FILE *f, int pid, double t, double bytes)
+{
+	fprintf(f, ",\n{\"name\":\"device memory\",\"ph\":\"C\",\"pid\":%d,\"ts\":%.3f,\"args\":{\"GiB\":%.4f}}",
+		pid, t / 1e3, bytes / GIB);
+}
+
+void trace_end(FILE *f)
+{
+	fputs("\n]}\n", f);
+}
+
 static void event(struct trace *tr, const char *what, const char *id,
 		  int tid, double start, double end, double bytes)
 {
-	fprintf(tr->f, ",\n{\"name\":\"%s", what);
-	for (; *id; id++)
-		if (*id == '"' || *id == '\\')
-			fprintf(tr->f, "\\%c", *id);
-		else if ((unsigned char)*id >= 0x20)
-			fputc(*id, tr->f);
-	fprintf(tr->f, "\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f",
-		tid, start / 1e3, (end - start) / 1e3);
-	if (bytes > 0)
-		fprintf(tr->f, ",\"args\":{\"bytes\":%.0f}", bytes);
-	fputs("}", tr->f);
+	trace_span(tr->f, 1, tid, what, id, start, end, bytes);
 }
 
 static void on_compute(void *ctx, uint32_t k, double start, double end)
@@ -47,27 +91,20 @@ static void on_mem(void *ctx, double t, uint64_t bytes)
 {
 	struct trace *tr = ctx;
 
-	fprintf(tr->f, ",\n{\"name\":\"device memory\",\"ph\":\"C\",\"pid\":1,\"ts\":%.3f,\"args\":{\"GiB\":%.4f}}",
-		t / 1e3, bytes / GIB);
+	trace_memory(tr->f, 1, t, bytes);
 }
 
 int trace_json(FILE *f, const struct sched *s, const struct profile *p,
 	       struct hp_err *e)
 {
-	static const char *const thread[] = { "compute", "pool to device",
-					      "device to pool" };
 	struct trace tr = { f, s };
 	struct sim_hooks h = { &tr, on_compute, on_xfer, on_mem };
 	struct sim_result r;
-	int i, ret;
+	int ret;
 
-	fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", f);
-	fputs("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"hyper-plan simulation\"}}",
-	      f);
-	for (i = 0; i < 3; i++)
-		fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
-			i + 1, thread[i]);
+	trace_begin(f);
+	trace_process(f, 1, "hyper-plan simulation");
 	ret = simulate(s, p, &h, &r, e);
-	fputs("\n]}\n", f);
+	trace_end(f);
 	return ret;
 }

@@ -1,0 +1,51 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# A real run drawn like a plan: hyper-run --timeline on the shmem backend,
+# then hyper-plan --timeline to an SVG and a Chrome trace.  TAP output.
+# usage: render_test.sh HYPER_PLAN HYPER_RUN
+set -u
+plan=$1 run=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+n=0 fail=0
+
+check() {
+	n=$((n + 1))
+	if eval "$2"; then
+		echo "ok $n $1"
+	else
+		echo "not ok $n $1"
+		fail=1
+	fi
+}
+
+echo "TAP version 13"
+echo "1..7"
+# A budget of two thirds of the peak forces transfers into the run.
+"$plan" -m llama2-7b --scale 32 --layers 2 --dtype fp32 --seq 8 --decode 2 \
+	-p gh200 --budget 2MiB -o "$dir/s.json" >/dev/null 2>&1
+check "planned a small schedule" '[ -s "$dir/s.json" ]'
+"$run" -q -b shmem -c gemm --timeline "$dir/t.json" --name planned \
+	-o "$dir/r.json" "$dir/s.json"
+check "hyper-run wrote a timeline" \
+	'grep -q "\"format\":\"hyper-timeline\"" "$dir/t.json"'
+"$plan" --timeline "$dir/t.json" --timeline "$dir/t.json" \
+	--plot "$dir/m.svg" --trace "$dir/tr.json"
+check "one line per run in the SVG" \
+	'[ "$(grep -c "<polyline" "$dir/m.svg")" -eq 2 ]'
+check "compute, transfers and memory in the trace" \
+	'grep -q "\"tid\":1" "$dir/tr.json" && grep -q "prefetch " "$dir/tr.json" &&
+	 grep -q "\"ph\":\"C\"" "$dir/tr.json"'
+check "the trace is JSON" \
+	'python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$dir/tr.json" 2>/dev/null ||
+	 "$plan" --timeline "$dir/t.json" --trace /dev/null'
+echo '{"format":"hyper-schedule"}' > "$dir/bad.json"
+"$plan" --timeline "$dir/bad.json" --plot "$dir/x.svg" 2> "$dir/err"
+rc=$?
+check "a file that is no timeline is refused (exit 1)" '[ $rc -eq 1 ] &&
+	grep -q "not a hyper-timeline" "$dir/err"'
+"$plan" --timeline "$dir/t.json" 2> "$dir/err"
+rc=$?
+check "a timeline with nothing to draw is a usage error (exit 2)" \
+	'[ $rc -eq 2 ]'
+exit $fail
