@@ -64,6 +64,7 @@ VM_TESTS	:=	# copied to the VM's /tests
 VM_BINS		:=	# copied to the VM's /bin
 VM_SUITES	:=	# selftests/vm/suites/*.suite, one VM boot each
 BENCH		:=	# phony targets run by `make bench`
+CHECK_RUNS	:=	# phony targets `make check` runs after the VM suites
 INSTALL_TARGETS	:=	# phony targets run by `make install`
 
 .PHONY: all module userspace check bench install install-module clean help \
@@ -135,6 +136,7 @@ check: all $(NATIVE_TESTS) $(VM_INITRD)
 			selftests/vm/suites/$$s.suite $(O)/results/vm-$$s.log; \
 		awk -f selftests/totals.awk $(O)/results/vm-$$s.log | sed '$$d'; \
 	done
+	@for r in $(CHECK_RUNS); do $(MAKE) --no-print-directory $$r; done
 	@echo "== totals (logs in $(O)/results/)"
 	@awk -f selftests/totals.awk $(O)/results/*.log | \
 		grep -E '^[0-9]+ (passed|skipped)' | tee $(O)/results/totals

@@ -11,6 +11,8 @@
 # (no panic, no timeout) and that dmesg holds no BUG/WARNING/Oops line.
 #
 # usage: run-vm.sh KERNEL INITRD SUITEFILE LOG
+# VM_APPEND in the environment adds kernel parameters (KEY=VALUE ones reach
+# the suite as environment variables).
 set -u
 kernel=$1 initrd=$2 suitefile=$3 log=$4
 suite=$(basename "$suitefile" .suite)
@@ -41,7 +43,7 @@ timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
 	-numa node,nodeid=1,memdev=m1 \
 	-nographic -no-reboot -net none \
 	-kernel "$kernel" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 oops=panic quiet watchdog_thresh=60 HYPER_SUITE=$suite $APPEND" \
+	-append "console=ttyS0 panic=-1 oops=panic quiet watchdog_thresh=60 HYPER_SUITE=$suite $APPEND ${VM_APPEND:-}" \
 	2>&1 | tr -d '\r' > "$log"
 qrc=$?
 secs=$(($(date +%s) - start))

@@ -22,6 +22,7 @@ struct run_opts {
 	const char *timeline;		/* where to write the run's timeline */
 	const char *name;		/* the run's name in reports */
 	bool quiet;
+	bool validate;			/* load and validate only */
 };
 
 /* Scratch matrices and counters of the "gemm" compute mode. */

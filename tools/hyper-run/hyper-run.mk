@@ -17,6 +17,12 @@ $(O)/san/bin/hyper-run: $(HRUN_SAN_OBJS) $(LIBHYPER_SAN_A)
 	$(CC) $(SAN_CFLAGS) -o $@ $(HRUN_SAN_OBJS) $(LIBHYPER_SAN_A) $(LIBHYPER_LIBS) \
 		-lopenblas
 
+# For the VM: libhyper linked in (its rpath would not resolve there); the
+# system libraries come along with it (selftests/vm/mkinitramfs.sh).
+$(O)/vm/bin/hyper-run: $(HRUN_OBJS) $(LIBHYPER_A)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(HRUN_OBJS) $(LIBHYPER_A) $(LIBHYPER_LIBS) -lopenblas
+
 USERSPACE	+= $(O)/bin/hyper-run
 
 .PHONY: install-hyper-run

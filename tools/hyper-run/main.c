@@ -337,6 +337,7 @@ static void usage(FILE *f)
 "  -o, --output FILE                 JSON report (default stdout)\n"
 "      --timeline FILE               write the run's timeline (hyper-plan --timeline draws it)\n"
 "      --name NAME                   the run's name in the report and timeline\n"
+"      --validate                    only load and validate the schedule, and say so\n"
 "  -q, --quiet                       no summary on stderr\n"
 "exit status: 0 ok, 1 the run failed (data or runtime error), 2 usage or schedule error\n");
 }
@@ -359,6 +360,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "timeline", required_argument, NULL, 'T' },
 		{ "name", required_argument, NULL, 'M' },
+		{ "validate", no_argument, NULL, 'A' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -449,6 +451,9 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		case 'M':
 			o->name = optarg;
 			break;
+		case 'A':
+			o->validate = true;
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -487,6 +492,14 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	hyper_schedule_info(rn.s, &rn.info);
+	if (o.validate) {
+		printf("%s: valid: %u tensors, %u steps, peak %llu bytes, arena %llu bytes\n",
+		       o.schedule, rn.info.nr_tensors, rn.info.nr_steps,
+		       (unsigned long long)rn.info.peak_device_bytes,
+		       (unsigned long long)rn.info.arena_bytes);
+		hyper_schedule_free(rn.s);
+		return 0;
+	}
 
 	status = setup(&rn) || run(&rn) ? EXIT_RUN : 0;
 	if (rn.ctx)

@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: GPL-2.0
+# make demo [BACKEND=kmod|shmem] [BUDGET=SIZE] [SCHEDULE=FILE]: the whole
+# system end to end (tools/demo/demo.sh); make demo-smoke: its short form,
+# with the targets checked, which `make check` runs too.
+
+BACKEND		?= kmod
+DEMO_OUT	:= $(O)/demo
+DEMO_REPORT	:= $(O)/bin/demo-report
+# The VM runs hyper-plan and hyper-run (tools/hyper-run/hyper-run.mk).
+DEMO_VM_RUN	:= $(O)/vm/bin/hyper-run
+
+$(DEMO_REPORT): $(O)/obj/tools/demo/demo_report.o
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ -ljson-c
+
+EXTRA_VM_SUITES	+= tools/demo/demo.suite
+VM_BINS		+= $(DEMO_VM_RUN) $(O)/bin/hyper-plan tools/demo/demo-run.sh
+# A SCHEDULE given to make demo travels to the VM with the tests.
+VM_TESTS	+= $(SCHEDULE)
+
+DEMO_ENV	= O=$(O) VMLINUZ=$(VMLINUZ) VM_INITRD=$(VM_INITRD) \
+		  BUDGET=$(BUDGET) SCHEDULE=$(SCHEDULE)
+DEMO_DEPS	= all $(DEMO_REPORT) $(if $(filter kmod,$(BACKEND)),$(VM_INITRD))
+
+.PHONY: demo demo-smoke
+demo: $(DEMO_DEPS)
+	@$(DEMO_ENV) tools/demo/demo.sh $(BACKEND) full $(DEMO_OUT)
+
+demo-smoke: $(DEMO_DEPS)
+	@$(DEMO_ENV) tools/demo/demo.sh $(BACKEND) smoke $(O)/demo-smoke --check
+
+# In `make check`: the smoke demo as one more block of results, its
+# targets counted as test cases.
+.PHONY: check-demo-smoke
+check-demo-smoke: $(DEMO_DEPS)
+	@echo "== demo-smoke ($(BACKEND))"
+	@{ echo "HYPER-TEST-BEGIN demo-smoke"; \
+	   $(DEMO_ENV) tools/demo/demo.sh $(BACKEND) smoke $(O)/demo-smoke --check 2>&1; \
+	   echo "HYPER-TEST-END demo-smoke status=$$?"; } > $(O)/results/demo-smoke.log
+	@awk -f selftests/totals.awk $(O)/results/demo-smoke.log | sed '$$d'
+
+CHECK_RUNS	+= check-demo-smoke
