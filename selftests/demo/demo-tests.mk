@@ -1,0 +1,12 @@
+# SPDX-License-Identifier: GPL-2.0
+# The demo's refusals (make demo with bad input), natively.
+
+$(O)/san/selftests/demo/demo_bad_input: selftests/demo/demo_bad_input.sh \
+		tools/demo/demo.sh $(O)/bin/hyper-plan $(O)/bin/hyper-run \
+		$(O)/bin/demo-report
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\ncd %s && exec %s %s\n' $(CURDIR) $(abspath $<) \
+		$(abspath $(O)) > $@
+	chmod +x $@
+
+NATIVE_TESTS	+= $(O)/san/selftests/demo/demo_bad_input
