@@ -74,11 +74,11 @@ INSTALL_TARGETS	:=	# phony targets run by `make install`
 all: module userspace
 
 module:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) O= modules
 
 # Sparse and W=1 over the module: `make sparse` is `make module C=2 W=1`.
 sparse:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 W=1 modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) O= C=2 W=1 modules
 
 $(KSFT_STAMP): tools/build/kselftest.sh
 	tools/build/kselftest.sh $(KSFT_DIR)
@@ -154,7 +154,7 @@ install-module: module
 
 clean:
 	rm -rf $(O)
-	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || \
+	$(MAKE) -C $(KDIR) M=$(CURDIR) O= clean 2>/dev/null || \
 		rm -f kmod/*.o kmod/*.ko kmod/*.mod* kmod/.*.cmd Module.symvers modules.order
 
 help:

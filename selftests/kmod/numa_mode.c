@@ -20,46 +20,10 @@
 static long long block_size(void)
 {
 	char buf[32];
-	int fd = open("/sys/devices/system/memory/block_size_bytes", O_RDONLY);
-	ssize_t n;
+	int ret = hyper_read_file("/sys/devices/system/memory/block_size_bytes",
+				  buf, sizeof(buf));
 
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = 0;
-	return strtoll(buf, NULL, 16);
-}
-
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY);
-	int ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-static int read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
+	return ret ? ret : strtoll(buf, NULL, 16);
 }
 
 /*
@@ -79,12 +43,12 @@ static int window_blocks(const char *what, const char *state)
 		snprintf(path, sizeof(path),
 			 "/sys/devices/system/memory/memory%lld/state", b);
 		if (what) {
-			int ret = write_file(path, what);
+			int ret = hyper_write_file(path, what);
 
 			if (ret)
 				return ret;
 			n++;
-		} else if (!read_file(path, cur, sizeof(cur)) &&
+		} else if (!hyper_read_file(path, cur, sizeof(cur)) &&
 			   !strcmp(cur, state)) {
 			n++;
 		}
@@ -205,7 +169,7 @@ static int tier_of(int node)
 		snprintf(path, sizeof(path),
 			 "/sys/devices/virtual/memory_tiering/memory_tier%d/nodelist",
 			 t);
-		if (read_file(path, list, sizeof(list)))
+		if (hyper_read_file(path, list, sizeof(list)))
 			continue;
 		/* nodelist is a range list such as "0" or "0-1". */
 		for (char *p = list; *p; ) {
@@ -391,13 +355,13 @@ TEST_F_TIMEOUT(numa, offline_failure_leaves_system_ram, 120)
 	char now[32];
 
 	to_system_ram(_metadata, "online_kernel");
-	ASSERT_EQ(0, write_file(HOLD, "16"));
+	ASSERT_EQ(0, hyper_write_file(HOLD, "16"));
 	EXPECT_EQ(-EBUSY, hyper_sysfs_write(0, "mode", "device"));
 	ASSERT_EQ(0, hyper_sysfs_read(0, "mode", now, sizeof(now)));
 	EXPECT_STREQ("system-ram", now);
 	EXPECT_EQ(1, iomem_count("System RAM (hyper)"));
 	EXPECT_EQ(nr_blocks(), window_blocks(NULL, "online"));
-	ASSERT_EQ(0, write_file(HOLD, "0"));
+	ASSERT_EQ(0, hyper_write_file(HOLD, "0"));
 	mode(_metadata, "device");
 	EXPECT_EQ(0, iomem_count("System RAM (hyper)"));
 }

@@ -28,20 +28,6 @@ static int window(uint64_t *start, uint64_t *size)
 }
 #endif
 
-static int class_entries(void)
-{
-	DIR *d = opendir(HYPER_SYSFS);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 FIXTURE(mod) {};
 
 FIXTURE_SETUP(mod)
@@ -71,7 +57,7 @@ static void refused(struct __test_metadata *_metadata, const char *params,
 	}
 	EXPECT_FALSE(hyper_module_loaded());
 	EXPECT_EQ(-1, access("/dev/hyper0", F_OK));
-	EXPECT_EQ(0, class_entries());
+	EXPECT_EQ(0, hyper_class_entries());
 	EXPECT_EQ(0, hyper_iomem_has("hyper"));
 }
 

@@ -29,29 +29,6 @@ FIXTURE_TEARDOWN(dev)
 	close(self->fd);
 }
 
-static void fill(uint8_t *p, uint64_t len, uint64_t seed)
-{
-	for (uint64_t i = 0; i < len; i++)
-		p[i] = hyper_pattern(seed, i);
-}
-
-/* Index of the first byte that differs from the pattern, or len. */
-static uint64_t check(const uint8_t *p, uint64_t len, uint64_t seed)
-{
-	for (uint64_t i = 0; i < len; i++)
-		if (p[i] != hyper_pattern(seed, i))
-			return i;
-	return len;
-}
-
-static uint64_t first_nonzero(const uint8_t *p, uint64_t len)
-{
-	for (uint64_t i = 0; i < len; i++)
-		if (p[i])
-			return i;
-	return len;
-}
-
 TEST_F(dev, info_matches_sysfs)
 {
 	struct hyper_pool_info info;
@@ -132,11 +109,11 @@ TEST_F(dev, mmap_write_read_patterns)
 		map[i] = mmap(NULL, sizes[i], PROT_READ | PROT_WRITE,
 			      MAP_SHARED, self->fd, off[i]);
 		ASSERT_NE(MAP_FAILED, map[i]);
-		fill(map[i], sizes[i], 100 + i);
+		hyper_fill(map[i], sizes[i], 100 + i);
 	}
 	/* Each region keeps its own bytes: no aliasing between regions. */
 	for (i = 0; i < 4; i++) {
-		EXPECT_EQ(sizes[i], check(map[i], sizes[i], 100 + i));
+		EXPECT_EQ(sizes[i], hyper_check(map[i], sizes[i], 100 + i));
 		munmap(map[i], sizes[i]);
 	}
 	/* A fresh mapping sees the same memory. */
@@ -145,7 +122,7 @@ TEST_F(dev, mmap_write_read_patterns)
 				  self->fd, off[i]);
 
 		ASSERT_NE(MAP_FAILED, p);
-		EXPECT_EQ(sizes[i], check(p, sizes[i], 100 + i));
+		EXPECT_EQ(sizes[i], hyper_check(p, sizes[i], 100 + i));
 		munmap(p, sizes[i]);
 		EXPECT_EQ(0, hyper_free(self->fd, h[i]));
 	}
@@ -161,7 +138,7 @@ TEST_F(dev, read_only_open_maps_shared_read_only)
 	ASSERT_EQ(0, hyper_alloc(ro, MiB, 0, NULL, &off));
 	p = mmap(NULL, MiB, PROT_READ, MAP_SHARED, ro, off);
 	ASSERT_NE(MAP_FAILED, p);
-	EXPECT_EQ(MiB, first_nonzero(p, MiB));
+	EXPECT_EQ(MiB, hyper_first_nonzero(p, MiB));
 	/* The file was opened read-only: no writable shared mapping. */
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, MiB, PROT_READ | PROT_WRITE,
 				   MAP_SHARED, ro, off));
@@ -183,7 +160,7 @@ TEST_F(dev, mmap_inner_range_and_two_views)
 	part = mmap(NULL, MiB, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
 		    off + 3 * 4096);
 	ASSERT_NE(MAP_FAILED, part);
-	fill(whole, size, 7);
+	hyper_fill(whole, size, 7);
 	EXPECT_EQ(0, memcmp(part, whole + 3 * 4096, MiB));
 	memset(part, 0x5a, 4096);
 	EXPECT_EQ(0x5a, whole[3 * 4096 + 17]);
@@ -205,7 +182,7 @@ TEST_F(dev, regions_are_zeroed_on_allocation)
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
 			 self->fd, off);
 		ASSERT_NE(MAP_FAILED, p);
-		EXPECT_EQ(size, first_nonzero(p, size));
+		EXPECT_EQ(size, hyper_first_nonzero(p, size));
 		memset(p, 0xa5 + round, size);
 		munmap(p, size);
 		ASSERT_EQ(0, hyper_free(self->fd, h));
@@ -278,12 +255,12 @@ TEST_F(dev, mapping_outlives_free_and_close)
 	ASSERT_EQ(0, hyper_alloc(fd2, size, 0, &h, &off));
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd2, off);
 	ASSERT_NE(MAP_FAILED, p);
-	fill(p, size, 42);
+	hyper_fill(p, size, 42);
 	ASSERT_EQ(0, hyper_free(fd2, h));
 	close(fd2);
 	/* The handle is gone but the mapping still owns the memory. */
 	EXPECT_EQ(self->used0 + (long long)size, hyper_sysfs_ll(0, "used"));
-	EXPECT_EQ(size, check(p, size, 42));
+	EXPECT_EQ(size, hyper_check(p, size, 42));
 	munmap(p, size);
 	EXPECT_EQ(self->used0, hyper_sysfs_ll(0, "used"));
 }
@@ -346,7 +323,7 @@ TEST_F(dev, inherited_descriptor_shares_regions)
 
 		if (p == MAP_FAILED)
 			_exit(1);
-		fill(p, MiB, 9);
+		hyper_fill(p, MiB, 9);
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -354,7 +331,7 @@ TEST_F(dev, inherited_descriptor_shares_regions)
 	uint8_t *p = mmap(NULL, MiB, PROT_READ, MAP_SHARED, self->fd, off);
 
 	ASSERT_NE(MAP_FAILED, p);
-	EXPECT_EQ(MiB, check(p, MiB, 9));
+	EXPECT_EQ(MiB, hyper_check(p, MiB, 9));
 	munmap(p, MiB);
 	EXPECT_EQ(0, hyper_free(self->fd, h));
 }

@@ -57,28 +57,6 @@ FIXTURE_TEARDOWN(xfer)
 	close(self->fd);
 }
 
-static void fill(uint8_t *p, uint64_t len, uint64_t seed)
-{
-	for (uint64_t i = 0; i < len; i++)
-		p[i] = hyper_pattern(seed, i);
-}
-
-static uint64_t check(const uint8_t *p, uint64_t len, uint64_t seed)
-{
-	for (uint64_t i = 0; i < len; i++)
-		if (p[i] != hyper_pattern(seed, i))
-			return i;
-	return len;
-}
-
-static uint64_t first_zero_run(const uint8_t *p, uint64_t len)
-{
-	for (uint64_t i = 0; i < len; i++)
-		if (p[i])
-			return i;
-	return len;
-}
-
 /* Sizes on both sides of the inline threshold and of the chunk size. */
 static const uint64_t sizes[] = {
 	1, 7, 4095, 4096, 4097, 65536, 65537, 1048575, 1048577, 5 * MiB + 3,
@@ -91,20 +69,20 @@ TEST_F(xfer, store_then_prefetch_registered_buffer)
 		uint64_t len = sizes[i], roff = (i * 4099) % (REGION - len + 1);
 		uint64_t boff = (i * 131) % (BUF - len + 1);
 
-		fill(self->buf + boff, len, i);
+		hyper_fill(self->buf + boff, len, i);
 		ASSERT_EQ(len, hyper_xfer_sync(&self->ring, self->fd, self->h,
 					       HYPER_DIR_STORE, self->buf + boff,
 					       len, roff, 0)) {
 			TH_LOG("store of %llu bytes", (unsigned long long)len);
 		}
 		/* The pool holds exactly those bytes... */
-		ASSERT_EQ(len, check(self->pool + roff, len, i));
+		ASSERT_EQ(len, hyper_check(self->pool + roff, len, i));
 		memset(self->buf + boff, 0, len);
 		/* ...and a prefetch brings them back. */
 		ASSERT_EQ(len, hyper_xfer_sync(&self->ring, self->fd, self->h,
 					       HYPER_DIR_PREFETCH,
 					       self->buf + boff, len, roff, 0));
-		ASSERT_EQ(len, check(self->buf + boff, len, i));
+		ASSERT_EQ(len, hyper_check(self->buf + boff, len, i));
 	}
 }
 
@@ -113,27 +91,27 @@ TEST_F(xfer, store_then_prefetch_plain_address)
 	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		uint64_t len = sizes[i], roff = REGION - len - (i * 17) % 4096;
 
-		fill(self->plain + 5, len, 50 + i);
+		hyper_fill(self->plain + 5, len, 50 + i);
 		ASSERT_EQ(len, hyper_xfer_sync(&self->ring, self->fd, self->h,
 					       HYPER_DIR_STORE, self->plain + 5,
 					       len, roff, -1));
-		ASSERT_EQ(len, check(self->pool + roff, len, 50 + i));
+		ASSERT_EQ(len, hyper_check(self->pool + roff, len, 50 + i));
 		memset(self->plain + 5, 0, len);
 		ASSERT_EQ(len, hyper_xfer_sync(&self->ring, self->fd, self->h,
 					       HYPER_DIR_PREFETCH,
 					       self->plain + 5, len, roff, -1));
-		ASSERT_EQ(len, check(self->plain + 5, len, 50 + i));
+		ASSERT_EQ(len, hyper_check(self->plain + 5, len, 50 + i));
 	}
 }
 
 TEST_F(xfer, prefetch_sees_direct_stores_to_the_pool)
 {
 	/* Pool memory written through mmap is what a prefetch reads. */
-	fill(self->pool + 4096, 8 * MiB, 77);
+	hyper_fill(self->pool + 4096, 8 * MiB, 77);
 	ASSERT_EQ(8 * MiB, hyper_xfer_sync(&self->ring, self->fd, self->h,
 					   HYPER_DIR_PREFETCH, self->buf,
 					   8 * MiB, 4096, 0));
-	EXPECT_EQ(8 * MiB, check(self->buf, 8 * MiB, 77));
+	EXPECT_EQ(8 * MiB, hyper_check(self->buf, 8 * MiB, 77));
 }
 
 TEST_F(xfer, batch_of_64_completes_as_one_cqe)
@@ -153,13 +131,13 @@ TEST_F(xfer, batch_of_64_completes_as_one_cqe)
 			.handle = self->h,
 			.dir = HYPER_DIR_STORE,
 		};
-		fill(self->buf + i * 65536, len, 1000 + i);
+		hyper_fill(self->buf + i * 65536, len, 1000 + i);
 		total += len;
 	}
 	hyper_prep_batch(io_uring_get_sqe(&self->ring), self->fd, d, 64, 0);
 	ASSERT_EQ(total, hyper_submit_wait(&self->ring, NULL));
 	for (i = 0; i < 64; i++)
-		ASSERT_EQ(d[i].len, check(self->pool + (63 - i) * 65536,
+		ASSERT_EQ(d[i].len, hyper_check(self->pool + (63 - i) * 65536,
 					  d[i].len, 1000 + i));
 
 	memset(self->buf, 0, 64 * 65536);
@@ -168,7 +146,7 @@ TEST_F(xfer, batch_of_64_completes_as_one_cqe)
 	hyper_prep_batch(io_uring_get_sqe(&self->ring), self->fd, d, 64, 0);
 	ASSERT_EQ(total, hyper_submit_wait(&self->ring, NULL));
 	for (i = 0; i < 64; i++)
-		ASSERT_EQ(d[i].len, check(self->buf + i * 65536, d[i].len,
+		ASSERT_EQ(d[i].len, hyper_check(self->buf + i * 65536, d[i].len,
 					  1000 + i));
 	EXPECT_EQ(2, hyper_stat(0, "requests"));
 	EXPECT_EQ(64, hyper_stat(0, "ops_store"));
@@ -185,12 +163,12 @@ TEST_F(xfer, batch_mixes_directions_and_plain_addresses)
 		  .dir = HYPER_DIR_PREFETCH },
 	};
 
-	fill(self->plain, 3 * MiB, 5);
-	fill(self->pool + 8 * MiB, 2 * MiB, 6);
+	hyper_fill(self->plain, 3 * MiB, 5);
+	hyper_fill(self->pool + 8 * MiB, 2 * MiB, 6);
 	hyper_prep_batch(io_uring_get_sqe(&self->ring), self->fd, d, 2, -1);
 	ASSERT_EQ(5 * MiB, hyper_submit_wait(&self->ring, NULL));
-	EXPECT_EQ(3 * MiB, check(self->pool, 3 * MiB, 5));
-	EXPECT_EQ(2 * MiB, check(self->plain + 4 * MiB, 2 * MiB, 6));
+	EXPECT_EQ(3 * MiB, hyper_check(self->pool, 3 * MiB, 5));
+	EXPECT_EQ(2 * MiB, hyper_check(self->plain + 4 * MiB, 2 * MiB, 6));
 }
 
 TEST_F(xfer, linked_store_prefetch_chain_keeps_order)
@@ -212,7 +190,7 @@ TEST_F(xfer, linked_store_prefetch_chain_keeps_order)
 			{ HYPER_DIR_PREFETCH, 24 * MiB, 16 * MiB },
 		};
 
-		fill(self->buf, len, 300 + round);
+		hyper_fill(self->buf, len, 300 + round);
 		memset(self->buf + 8 * MiB, 0, len);
 		memset(self->buf + 24 * MiB, 0, len);
 		for (int s = 0; s < 4; s++) {
@@ -229,14 +207,8 @@ TEST_F(xfer, linked_store_prefetch_chain_keeps_order)
 				sqe->flags |= IOSQE_IO_LINK;
 		}
 		ASSERT_EQ(4, io_uring_submit(&self->ring));
-		for (int s = 0; s < 4; s++) {
-			struct io_uring_cqe *cqe;
-
-			ASSERT_EQ(0, io_uring_wait_cqe(&self->ring, &cqe));
-			EXPECT_EQ((int)len, cqe->res);
-			io_uring_cqe_seen(&self->ring, cqe);
-		}
-		ASSERT_EQ(len, check(self->buf + 24 * MiB, len, 300 + round));
+		EXPECT_EQ(0, hyper_reap(&self->ring, 4, (int)len));
+		ASSERT_EQ(len, hyper_check(self->buf + 24 * MiB, len, 300 + round));
 	}
 }
 
@@ -252,20 +224,14 @@ TEST_F(xfer, linked_inline_transfers_keep_the_chain)
 		};
 
 		if (s == 0)
-			fill(self->buf, 4096, 4242);
+			hyper_fill(self->buf, 4096, 4242);
 		hyper_prep_xfer(sqe, self->fd, &x, 0);
 		if (s < 3)
 			sqe->flags |= IOSQE_IO_LINK;
 	}
 	ASSERT_EQ(4, io_uring_submit(&self->ring));
-	for (int s = 0; s < 4; s++) {
-		struct io_uring_cqe *cqe;
-
-		ASSERT_EQ(0, io_uring_wait_cqe(&self->ring, &cqe));
-		EXPECT_EQ(4096, cqe->res);
-		io_uring_cqe_seen(&self->ring, cqe);
-	}
-	EXPECT_EQ(4096, check(self->buf + 4096, 4096, 4242));
+	EXPECT_EQ(0, hyper_reap(&self->ring, 4, 4096));
+	EXPECT_EQ(4096, hyper_check(self->buf + 4096, 4096, 4242));
 }
 
 TEST_F(xfer, retried_from_io_worker_completes)
@@ -293,7 +259,7 @@ TEST_F(xfer, retried_from_io_worker_completes)
 			if (async)
 				sqe->flags |= IOSQE_ASYNC;
 			EXPECT_EQ((int)len, hyper_submit_wait(&self->ring, NULL));
-			EXPECT_EQ(len, first_zero_run(self->pool, len));
+			EXPECT_EQ(len, hyper_first_nonzero(self->pool, len));
 			munmap(fresh, len);
 		}
 	}
@@ -379,20 +345,14 @@ TEST_F(xfer, many_in_flight_on_one_ring)
 			.handle = self->h, .dir = HYPER_DIR_STORE,
 		};
 
-		fill(self->buf + i * MiB, MiB, 700 + i);
+		hyper_fill(self->buf + i * MiB, MiB, 700 + i);
 		hyper_prep_xfer(sqe, self->fd, &x, 0);
 		sqe->user_data = i;
 	}
 	ASSERT_EQ(32, io_uring_submit(&self->ring));
-	for (int i = 0; i < 32; i++) {
-		struct io_uring_cqe *cqe;
-
-		ASSERT_EQ(0, io_uring_wait_cqe(&self->ring, &cqe));
-		EXPECT_EQ((int)MiB, cqe->res);
-		io_uring_cqe_seen(&self->ring, cqe);
-	}
+	EXPECT_EQ(0, hyper_reap(&self->ring, 32, (int)MiB));
 	for (int i = 0; i < 32; i++)
-		ASSERT_EQ(MiB, check(self->pool + (31 - i) * MiB, MiB, 700 + i));
+		ASSERT_EQ(MiB, hyper_check(self->pool + (31 - i) * MiB, MiB, 700 + i));
 	EXPECT_EQ(0, hyper_stat(0, "inflight"));
 }
 
@@ -561,20 +521,14 @@ TEST_F(xfer, queue_depth_one_still_completes_everything)
 			.dir = HYPER_DIR_STORE,
 		};
 
-		fill(self->buf + i * MiB, MiB, 900 + i);
+		hyper_fill(self->buf + i * MiB, MiB, 900 + i);
 		hyper_prep_xfer(sqe, self->fd, &x, 0);
 	}
 	ASSERT_EQ(16, io_uring_submit(&self->ring));
-	for (int i = 0; i < 16; i++) {
-		struct io_uring_cqe *cqe;
-
-		ASSERT_EQ(0, io_uring_wait_cqe(&self->ring, &cqe));
-		EXPECT_EQ((int)MiB, cqe->res);
-		io_uring_cqe_seen(&self->ring, cqe);
-	}
+	EXPECT_EQ(0, hyper_reap(&self->ring, 16, (int)MiB));
 	ASSERT_EQ(0, hyper_sysfs_write(0, "queue_depth", "256"));
 	for (int i = 0; i < 16; i++)
-		ASSERT_EQ(MiB, check(self->pool + i * MiB, MiB, 900 + i));
+		ASSERT_EQ(MiB, hyper_check(self->pool + i * MiB, MiB, 900 + i));
 }
 
 TEST_HARNESS_MAIN

@@ -6,6 +6,7 @@
 #ifndef HYPER_TEST_H
 #define HYPER_TEST_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -107,15 +108,12 @@ static inline int hyper_info(int fd, struct hyper_pool_info *info)
 	return hyper_ioctl(fd, HYPER_IOC_INFO, info);
 }
 
-/* Reads /sys/class/hyper/hyperN/ATTR as text into buf, newline dropped. */
-static inline int hyper_sysfs_read(int idx, const char *attr, char *buf,
-				   size_t len)
+/* Reads a small file as text into buf, the trailing newline dropped. */
+static inline int hyper_read_file(const char *path, char *buf, size_t len)
 {
-	char path[128];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), HYPER_SYSFS "/hyper%d/%s", idx, attr);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -129,6 +127,31 @@ static inline int hyper_sysfs_read(int idx, const char *attr, char *buf,
 	return 0;
 }
 
+/* Writes a value; returns -errno as the kernel's store() returned it. */
+static inline int hyper_write_file(const char *path, const char *val)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return n;
+}
+
+/* Reads /sys/class/hyper/hyperN/ATTR as text into buf, newline dropped. */
+static inline int hyper_sysfs_read(int idx, const char *attr, char *buf,
+				   size_t len)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), HYPER_SYSFS "/hyper%d/%s", idx, attr);
+	return hyper_read_file(path, buf, len);
+}
+
 static inline long long hyper_sysfs_ll(int idx, const char *attr)
 {
 	char buf[64];
@@ -137,21 +160,12 @@ static inline long long hyper_sysfs_ll(int idx, const char *attr)
 	return ret ? ret : strtoll(buf, NULL, 0);
 }
 
-/* Writes a value; returns -errno as the kernel's store() returned it. */
 static inline int hyper_sysfs_write(int idx, const char *attr, const char *val)
 {
 	char path[128];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), HYPER_SYSFS "/hyper%d/%s", idx, attr);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	n = n < 0 ? -errno : 0;
-	close(fd);
-	return n;
+	return hyper_write_file(path, val);
 }
 
 /* A byte pattern that differs per region, per offset and per round. */
@@ -163,6 +177,47 @@ static inline uint8_t hyper_pattern(uint64_t seed, uint64_t off)
 	x *= 0xbf58476d1ce4e5b9ULL;
 	x ^= x >> 32;
 	return (uint8_t)x;
+}
+
+/* Fills @len bytes with the pattern of @seed. */
+static inline void hyper_fill(uint8_t *p, uint64_t len, uint64_t seed)
+{
+	for (uint64_t i = 0; i < len; i++)
+		p[i] = hyper_pattern(seed, i);
+}
+
+/* Index of the first byte that differs from the pattern, or @len. */
+static inline uint64_t hyper_check(const uint8_t *p, uint64_t len,
+				   uint64_t seed)
+{
+	for (uint64_t i = 0; i < len; i++)
+		if (p[i] != hyper_pattern(seed, i))
+			return i;
+	return len;
+}
+
+/* Index of the first byte that is not zero, or @len. */
+static inline uint64_t hyper_first_nonzero(const uint8_t *p, uint64_t len)
+{
+	for (uint64_t i = 0; i < len; i++)
+		if (p[i])
+			return i;
+	return len;
+}
+
+/* Entries of /sys/class/hyper, that is devices; 0 if it is not there. */
+static inline int hyper_class_entries(void)
+{
+	DIR *d = opendir(HYPER_SYSFS);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
 }
 
 /* Counts lines of dmesg matching a fixed string, -errno on failure. */

@@ -78,6 +78,26 @@ static inline int hyper_submit_wait(struct io_uring *ring, uint64_t *user_data)
 	return ret;
 }
 
+/*
+ * Reaps @n CQEs; returns how many had a res other than @want, or -errno
+ * if waiting failed.
+ */
+static inline int hyper_reap(struct io_uring *ring, int n, int want)
+{
+	int bad = 0;
+
+	while (n--) {
+		struct io_uring_cqe *cqe;
+		int ret = io_uring_wait_cqe(ring, &cqe);
+
+		if (ret)
+			return ret;
+		bad += cqe->res != want;
+		io_uring_cqe_seen(ring, cqe);
+	}
+	return bad;
+}
+
 /* One transfer, waited for: the CQE res. */
 static inline int hyper_xfer_sync(struct io_uring *ring, int fd,
 				  uint32_t handle, uint8_t dir, void *buf,
