@@ -47,7 +47,8 @@ static ssize_t workers_store(struct device *dev, struct device_attribute *attr,
 	unsigned int val;
 	int ret;
 
-	ret = hyper_parse_uint(dev, attr->attr.name, buf, 1, 64, &val);
+	ret = hyper_parse_uint(dev, attr->attr.name, buf, 1, HYPER_MAX_WORKERS,
+			       &val);
 	if (!ret)
 		ret = hyper_engine_set_workers(to_engine(dev), val);
 	return ret ?: len;

@@ -32,8 +32,6 @@
 #define CREATE_TRACE_POINTS
 #include "hyper_trace.h"
 
-#define HYPER_MAX_WORKERS	64
-
 /**
  * struct hyper_seg - one descriptor, validated and ready to copy
  * @r:		the region, with a reference
@@ -178,7 +176,7 @@ static int hyper_seg_pin(struct hyper_seg *seg, bool nonblock)
 	u64 nr = DIV_ROUND_UP(offset_in_page(seg->addr) + seg->len, PAGE_SIZE);
 	unsigned int gup = seg->dir == HYPER_DIR_PREFETCH ? FOLL_WRITE : 0;
 	unsigned long start = seg->addr & PAGE_MASK;
-	int pinned, i;
+	int pinned, i, ret = -ENOMEM;
 
 	seg->pages = kvmalloc_array(nr, sizeof(*seg->pages), GFP_KERNEL);
 	seg->bvec = kvmalloc_array(nr, sizeof(*seg->bvec), GFP_KERNEL);
@@ -195,11 +193,8 @@ static int hyper_seg_pin(struct hyper_seg *seg, bool nonblock)
 	if (pinned != nr) {
 		if (pinned > 0)
 			unpin_user_pages(seg->pages, pinned);
-		kvfree(seg->pages);
-		kvfree(seg->bvec);
-		seg->pages = NULL;
-		seg->bvec = NULL;
-		return nonblock ? -EAGAIN : -EFAULT;
+		ret = nonblock ? -EAGAIN : -EFAULT;
+		goto out_free;
 	}
 	seg->nr_pages = nr;
 	for (i = 0; i < nr; i++)
@@ -211,7 +206,7 @@ out_free:
 	kvfree(seg->bvec);
 	seg->pages = NULL;
 	seg->bvec = NULL;
-	return -ENOMEM;
+	return ret;
 }
 
 static void hyper_seg_release(struct hyper_seg *seg)
@@ -287,10 +282,10 @@ out_put:
 }
 
 static void hyper_account(struct hyper_engine *eng, const struct hyper_seg *segs,
-			  u32 n, long res, u64 start_ns)
+			  u32 n, long res, u64 start_ns, u64 end_ns)
 {
 	struct hyper_stats *st = &eng->stats;
-	u64 ns = ktime_get_ns() - start_ns;
+	u64 ns = end_ns - start_ns;
 	u32 i;
 
 	atomic64_inc(&st->requests);
@@ -318,13 +313,29 @@ static void hyper_account(struct hyper_engine *eng, const struct hyper_seg *segs
 void hyper_xfer_refused(struct hyper_engine *eng, int ret, u64 start_ns)
 {
 	if (ret != -EAGAIN)
-		hyper_account(eng, NULL, 0, ret, start_ns);
+		hyper_account(eng, NULL, 0, ret, start_ns, ktime_get_ns());
 }
 
 static int hyper_xfer_refuse(struct hyper_engine *eng, int ret, u64 start_ns)
 {
 	hyper_xfer_refused(eng, ret, start_ns);
 	return ret;
+}
+
+/*
+ * A request is over: give back what it held, count it and trace it, the
+ * same way inline and from the workers.  Returns when it ended.
+ */
+static u64 hyper_xfer_end(struct hyper_dev *hdev, struct hyper_seg *segs,
+			  u32 n, long res, u64 start_ns)
+{
+	u64 now;
+
+	hyper_segs_release(segs, n);
+	now = ktime_get_ns();
+	hyper_account(&hdev->engine, segs, n, res, start_ns, now);
+	trace_hyper_xfer_complete(hdev->id, n, res, now - start_ns);
+	return now;
 }
 
 static long hyper_xfer_inline(struct hyper_file *hf, struct io_uring_cmd *cmd,
@@ -342,9 +353,7 @@ static long hyper_xfer_inline(struct hyper_file *hf, struct io_uring_cmd *cmd,
 		if (ret)
 			res = ret;
 	}
-	hyper_segs_release(segs, n);
-	hyper_account(&hdev->engine, segs, n, res, start_ns);
-	trace_hyper_xfer_complete(hdev->id, n, res, ktime_get_ns() - start_ns);
+	hyper_xfer_end(hdev, segs, n, res, start_ns);
 	return res;
 }
 
@@ -373,16 +382,15 @@ static void hyper_xreq_finish(struct hyper_xreq *req)
 	struct hyper_engine *eng = &req->hdev->engine;
 	struct io_uring_cmd *cmd = req->cmd;
 	long res = req->error ?: (long)req->bytes;
+	u64 end_ns;
 
-	hyper_segs_release(req->segs, req->nr_segs);
-	hyper_account(eng, req->segs, req->nr_segs, res, req->start_ns);
-	trace_hyper_xfer_complete(req->hdev->id, req->nr_segs, res,
-				  ktime_get_ns() - req->start_ns);
+	end_ns = hyper_xfer_end(req->hdev, req->segs, req->nr_segs, res,
+				req->start_ns);
 	hyper_xreq_free(req);
 	hyper_engine_unreserve(eng);
 	hyper_pdu(cmd)->res = res;
 	/* CQE32 rings get the real completion time in big_cqe[0]. */
-	hyper_pdu(cmd)->done_ns = ktime_get_ns();
+	hyper_pdu(cmd)->done_ns = end_ns;
 	io_uring_cmd_complete_in_task(cmd, hyper_xfer_tw);
 }
 

@@ -182,6 +182,24 @@ static int fail_async(struct hyper_ctx *ctx)
 	return ctx->async_err;
 }
 
+/* The executor starts waiting on @ti: counted, and told to a tracer. */
+static uint64_t stall_begin(struct hyper_ctx *ctx, uint32_t ti)
+{
+	uint64_t t0 = hx_now_ns();
+
+	ctx->st.nr_stalls++;
+	emit(ctx, HYPER_EV_STALL_BEGIN, ti, 0, 0, t0);
+	return t0;
+}
+
+static void stall_end(struct hyper_ctx *ctx, uint32_t ti, uint64_t t0)
+{
+	uint64_t now = hx_now_ns();
+
+	ctx->st.stall_ns += now - t0;
+	emit(ctx, HYPER_EV_STALL_END, ti, 0, 0, now);
+}
+
 /* Wait for @ti's in-flight prefetch, or for all its transfers. */
 static int wait_tensor(struct hyper_ctx *ctx, uint32_t ti, bool prefetch_only)
 {
@@ -195,13 +213,10 @@ static int wait_tensor(struct hyper_ctx *ctx, uint32_t ti, bool prefetch_only)
 	reap(ctx);
 	if (!PENDING())
 		return 0;
-	t0 = hx_now_ns();
-	ctx->st.nr_stalls++;
-	emit(ctx, HYPER_EV_STALL_BEGIN, ti, 0, 0, t0);
+	t0 = stall_begin(ctx, ti);
 	while (PENDING() && !(ret = wait_one(ctx)))
 		;
-	ctx->st.stall_ns += hx_now_ns() - t0;
-	emit(ctx, HYPER_EV_STALL_END, ti, 0, 0, 0);
+	stall_end(ctx, ti, t0);
 #undef PENDING
 	return ret;
 }
@@ -368,19 +383,14 @@ static int place(struct hyper_ctx *ctx, uint32_t ti)
 				     size, held, hole);
 			break;
 		}
-		if (!t0) {
-			t0 = hx_now_ns();
-			ctx->st.nr_stalls++;
-			emit(ctx, HYPER_EV_STALL_BEGIN, ti, 0, 0, t0);
-		}
+		if (!t0)
+			t0 = stall_begin(ctx, ti);
 		ret = wait_one(ctx);
 		if (ret)
 			break;
 	}
-	if (t0) {
-		ctx->st.stall_ns += hx_now_ns() - t0;
-		emit(ctx, HYPER_EV_STALL_END, ti, 0, 0, 0);
-	}
+	if (t0)
+		stall_end(ctx, ti, t0);
 	if (ret)
 		return ret;
 	t->arena_off = off;

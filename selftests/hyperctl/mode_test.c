@@ -174,7 +174,7 @@ TEST_F(mode, round_trips)
 	hctl_free(&r);
 	for (int i = 0; i < rounds; i++) {
 		mode_ok(_metadata, "system-ram", &r);
-		EXPECT_EQ(1, hyper_iomem_has("System RAM (hyper)"));
+		EXPECT_EQ(1, hyper_iomem_count("System RAM (hyper)"));
 		o = hctl_dev(r.json, DEV);
 		/* hyperctl onlined every block of the window... */
 		EXPECT_EQ(blocks, hctl_int(o, "memory_blocks"));
@@ -193,7 +193,7 @@ TEST_F(mode, round_trips)
 		hctl_free(&r);
 
 		mode_ok(_metadata, "device", &r);
-		EXPECT_EQ(0, hyper_iomem_has("System RAM (hyper)"));
+		EXPECT_EQ(0, hyper_iomem_count("System RAM (hyper)"));
 		EXPECT_FALSE(hctl_has(hctl_dev(r.json, DEV), "memory_blocks"));
 		EXPECT_EQ(total0, node_total(r.json)) {
 			TH_LOG("round %d: node memory not given back", i);
@@ -240,7 +240,7 @@ TEST_F_TIMEOUT(mode, offline_failure_is_reported, 120)
 	EXPECT_STREQ("hyperctl: hyper0: cannot go back to device mode: pages of the window are in use and could not be offlined; nothing changed (Device or resource busy)\n",
 		     r.err);
 	EXPECT_STREQ("system-ram", hctl_str(hctl_dev(r.json, DEV), "mode"));
-	EXPECT_EQ(1, hyper_iomem_has("System RAM (hyper)"));
+	EXPECT_EQ(1, hyper_iomem_count("System RAM (hyper)"));
 	hctl_free(&r);
 	ASSERT_EQ(0, write_file(HOLD, "0"));
 	mode_ok(_metadata, "device", &r);
@@ -282,7 +282,7 @@ TEST_F(mode, refused_while_a_region_exists)
 	EXPECT_STREQ("device", hctl_str(hctl_dev(r.json, DEV), "mode"));
 	ASSERT_EQ(0, hyper_sysfs_read(0, "mode", buf, sizeof(buf)));
 	EXPECT_STREQ("device", buf);
-	EXPECT_EQ(0, hyper_iomem_has("System RAM (hyper)"));
+	EXPECT_EQ(0, hyper_iomem_count("System RAM (hyper)"));
 	hctl_free(&r);
 
 	/* Once the region is gone, the switch goes through. */

@@ -61,20 +61,6 @@ static int nr_blocks(void)
 	return hyper_sysfs_ll(0, "size") / block_size();
 }
 
-static int iomem_count(const char *name)
-{
-	char line[256];
-	int n = 0;
-	FILE *f = fopen("/proc/iomem", "r");
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		n += !!strstr(line, name);
-	fclose(f);
-	return n;
-}
-
 static void mode(struct __test_metadata *_metadata, const char *m)
 {
 	char now[32];
@@ -121,15 +107,15 @@ TEST_F_TIMEOUT(numa, round_trips, 300)
 	for (int i = 0; i < 5; i++) {
 		/* The node has no memory but the window's. */
 		EXPECT_GE(0, hyper_node_free(NODE));
-		EXPECT_EQ(1, iomem_count(": hyper"));
+		EXPECT_EQ(1, hyper_iomem_count(": hyper"));
 		to_system_ram(_metadata, "online_movable");
-		EXPECT_EQ(1, iomem_count("System RAM (hyper)"));
-		EXPECT_EQ(0, iomem_count(": hyper\n"));
+		EXPECT_EQ(1, hyper_iomem_count("System RAM (hyper)"));
+		EXPECT_EQ(0, hyper_iomem_count(": hyper\n"));
 		/* Nearly all of it is free memory of the node now. */
 		EXPECT_LT(size * 9 / 10, hyper_node_free(NODE));
 		mode(_metadata, "device");
-		EXPECT_EQ(0, iomem_count("System RAM (hyper)"));
-		EXPECT_EQ(1, iomem_count(": hyper"));
+		EXPECT_EQ(0, hyper_iomem_count("System RAM (hyper)"));
+		EXPECT_EQ(1, hyper_iomem_count(": hyper"));
 		EXPECT_EQ(0, window_blocks(NULL, "online"));
 		/* And the pool hands out regions again. */
 		int fd = hyper_dev_open(0);
@@ -271,7 +257,7 @@ TEST_F(numa, refused_while_regions_exist)
 	EXPECT_EQ(-EBUSY, hyper_sysfs_write(0, "mode", "system-ram"));
 	ASSERT_EQ(0, hyper_sysfs_read(0, "mode", now, sizeof(now)));
 	EXPECT_STREQ("device", now);
-	EXPECT_EQ(0, iomem_count("System RAM (hyper)"));
+	EXPECT_EQ(0, hyper_iomem_count("System RAM (hyper)"));
 	/* The region still works... */
 	EXPECT_EQ(0, hyper_alloc(fd, MiB, 0, NULL, NULL));
 	close(fd);
@@ -359,11 +345,11 @@ TEST_F_TIMEOUT(numa, offline_failure_leaves_system_ram, 120)
 	EXPECT_EQ(-EBUSY, hyper_sysfs_write(0, "mode", "device"));
 	ASSERT_EQ(0, hyper_sysfs_read(0, "mode", now, sizeof(now)));
 	EXPECT_STREQ("system-ram", now);
-	EXPECT_EQ(1, iomem_count("System RAM (hyper)"));
+	EXPECT_EQ(1, hyper_iomem_count("System RAM (hyper)"));
 	EXPECT_EQ(nr_blocks(), window_blocks(NULL, "online"));
 	ASSERT_EQ(0, hyper_write_file(HOLD, "0"));
 	mode(_metadata, "device");
-	EXPECT_EQ(0, iomem_count("System RAM (hyper)"));
+	EXPECT_EQ(0, hyper_iomem_count("System RAM (hyper)"));
 }
 
 TEST_F(numa, rmmod_refused_while_system_ram)
@@ -392,7 +378,7 @@ TEST_F_TIMEOUT(numa, load_system_ram_device_unload_20_cycles, 900)
 		ASSERT_EQ(0, hyper_module_unload()) {
 			TH_LOG("cycle %d: unload", i);
 		}
-		ASSERT_EQ(0, iomem_count("hyper"));
+		ASSERT_EQ(0, hyper_iomem_count("hyper"));
 	}
 	EXPECT_EQ(0, hyper_module_load(hyper_modparams()));
 }

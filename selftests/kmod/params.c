@@ -58,7 +58,7 @@ static void refused(struct __test_metadata *_metadata, const char *params,
 	EXPECT_FALSE(hyper_module_loaded());
 	EXPECT_EQ(-1, access("/dev/hyper0", F_OK));
 	EXPECT_EQ(0, hyper_class_entries());
-	EXPECT_EQ(0, hyper_iomem_has("hyper"));
+	EXPECT_EQ(0, hyper_iomem_count("hyper"));
 }
 
 TEST_F(mod, window_overlapping_system_ram)
@@ -131,9 +131,9 @@ TEST_F(mod, named_subwindow)
 	EXPECT_EQ(256 * MiB, hyper_sysfs_ll(0, "size"));
 	EXPECT_EQ((long long)(start + 256 * MiB),
 		  hyper_sysfs_ll(0, "phys_base"));
-	EXPECT_EQ(1, hyper_iomem_has(": hyper"));
+	EXPECT_EQ(1, hyper_iomem_count(": hyper"));
 	ASSERT_EQ(0, hyper_module_unload());
-	EXPECT_EQ(0, hyper_iomem_has("hyper"));
+	EXPECT_EQ(0, hyper_iomem_count("hyper"));
 }
 
 #else

@@ -287,20 +287,19 @@ static inline long long hyper_node_free(int node)
 	return kb < 0 ? kb : kb * 1024;
 }
 
-/* Whether a line of /proc/iomem has name in it; -errno on failure. */
-static inline int hyper_iomem_has(const char *name)
+/* Lines of /proc/iomem that have name in them; -errno on failure. */
+static inline int hyper_iomem_count(const char *name)
 {
 	char line[256];
-	int found = 0;
+	int n = 0;
 	FILE *f = fopen("/proc/iomem", "r");
 
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f))
-		if (strstr(line, name))
-			found = 1;
+		n += !!strstr(line, name);
 	fclose(f);
-	return found;
+	return n;
 }
 
 #endif /* HYPER_TEST_H */

@@ -24,7 +24,7 @@ die() { say "$*"; exit 1; }
 # Llama-2 7B's layer structure at 1/8 of its width: hidden 512, 4 heads of
 # 128, feed-forward 1376, vocabulary 4000; fp32 for CPU SGEMM.
 case $size in
-smoke)	layers=4 seq=8 decode=4 ;;
+smoke)	layers=4 seq=16 decode=4 ;;
 *)	layers=8 seq=16 decode=8 ;;
 esac
 model="-m llama2-7b --scale 8 --layers $layers --dtype fp32 --seq $seq --decode $decode"

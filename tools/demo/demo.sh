@@ -28,7 +28,7 @@ mkdir -p "$out" || fail "cannot create $out"
 cat <<TXT
 hyperoffload demo ($size)
   model:    Llama-2 7B's layer structure at 1/8 width (hidden 512, 4 heads of
-            128, feed-forward 1376, vocabulary 4000), $( [ "$size" = smoke ] && echo "4 of 32 layers, prompt 8 + 4 decode steps" || echo "8 of 32 layers, prompt 16 + 8 decode steps"),
+            128, feed-forward 1376, vocabulary 4000), $( [ "$size" = smoke ] && echo "4 of 32 layers, prompt 16 + 4 decode steps" || echo "8 of 32 layers, prompt 16 + 8 decode steps"),
             fp32: small enough for the test VM
   plan:     hyper-plan on a profile measured where the run happens, under a
             device budget of ${BUDGET:-half the unplanned peak}
