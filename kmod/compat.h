@@ -1,14 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The few kernel interfaces hyper.ko uses that changed shape after 6.1,
- * the kernel Debian 12 ships.  Each wrapper is the 6.1 form, with the
- * newer one where it is known.
+ * The kernel interfaces hyper.ko uses that changed shape between the two
+ * kernels Debian 12 ships, 6.1 and 6.12.  Every version test of the
+ * module is here, and only here.  They are LINUX_VERSION_CODE tests, not
+ * __has_include(): Debian 12's sparse (0.6.4) rejects the latter.
  */
 #ifndef _HYPER_COMPAT_H
 #define _HYPER_COMPAT_H
 
 #include <linux/io_uring.h>
+#include <linux/memory-tiers.h>
+#include <linux/mm.h>
 #include <linux/version.h>
+
+#if KERNEL_VERSION(6, 1, 0) > LINUX_VERSION_CODE
+#error "hyper.ko needs Linux 6.1 or later (io_uring driver commands, memory tiers)"
+#endif
+
+/* 6.7 moved the io_uring driver interface out of <linux/io_uring.h>. */
+#if KERNEL_VERSION(6, 7, 0) <= LINUX_VERSION_CODE
+#include <linux/io_uring/cmd.h>
+#endif
 
 /* 6.6 passes the whole SQE to drivers instead of its cmd area. */
 static inline const void *hyper_cmd_payload(const struct io_uring_cmd *cmd)
@@ -19,5 +31,53 @@ static inline const void *hyper_cmd_payload(const struct io_uring_cmd *cmd)
 	return cmd->cmd;
 #endif
 }
+
+/*
+ * Pin user pages without faulting them in, for io_uring's non-blocking
+ * issue.  6.3 removed pin_user_pages_fast_only(); FOLL_NOFAULT is the
+ * public way to say the same since.
+ */
+static inline int hyper_pin_nofault(unsigned long start, int nr,
+				    unsigned int gup_flags, struct page **pages)
+{
+#if KERNEL_VERSION(6, 3, 0) <= LINUX_VERSION_CODE
+	return pin_user_pages_fast(start, nr, gup_flags | FOLL_NOFAULT, pages);
+#else
+	return pin_user_pages_fast_only(start, nr, gup_flags, pages);
+#endif
+}
+
+/* 6.6 renamed destroy_memory_type() (memory types became refcounted). */
+static inline void hyper_put_memory_type(struct memory_dev_type *memtype)
+{
+#if KERNEL_VERSION(6, 6, 0) <= LINUX_VERSION_CODE
+	put_memory_type(memtype);
+#else
+	destroy_memory_type(memtype);
+#endif
+}
+
+/*
+ * 6.7 lets a driver mark a queued command cancelable: io_uring then calls
+ * ->uring_cmd again with IO_URING_F_CANCEL when the ring is torn down, so
+ * that closing it does not wait for the command to finish.  Before 6.7
+ * there is no such call, and the flag is never set.
+ */
+#if KERNEL_VERSION(6, 7, 0) <= LINUX_VERSION_CODE
+#define HYPER_HAVE_URING_CANCEL	1
+#define HYPER_URING_F_CANCEL	IO_URING_F_CANCEL
+static inline void hyper_uring_mark_cancelable(struct io_uring_cmd *cmd,
+					       unsigned int issue_flags)
+{
+	io_uring_cmd_mark_cancelable(cmd, issue_flags);
+}
+#else
+#define HYPER_HAVE_URING_CANCEL	0
+#define HYPER_URING_F_CANCEL	0
+static inline void hyper_uring_mark_cancelable(struct io_uring_cmd *cmd,
+					       unsigned int issue_flags)
+{
+}
+#endif
 
 #endif /* _HYPER_COMPAT_H */

@@ -20,6 +20,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 
+#include "compat.h"
 #include "hyper.h"
 
 static int adistance = MEMTIER_ADISTANCE_DRAM * 5;
@@ -211,5 +212,5 @@ int hyper_numa_init(void)
  */
 void hyper_numa_exit(void)
 {
-	destroy_memory_type(hyper_memtype);
+	hyper_put_memory_type(hyper_memtype);
 }

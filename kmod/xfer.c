@@ -187,7 +187,7 @@ static int hyper_seg_pin(struct hyper_seg *seg, bool nonblock)
 	 * taken; -EAGAIN makes io_uring retry from a worker that may fault.
 	 */
 	if (nonblock)
-		pinned = pin_user_pages_fast_only(start, nr, gup, seg->pages);
+		pinned = hyper_pin_nofault(start, nr, gup, seg->pages);
 	else
 		pinned = pin_user_pages_fast(start, nr, gup, seg->pages);
 	if (pinned != nr) {
