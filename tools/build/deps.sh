@@ -3,12 +3,60 @@
 # Make sure every Debian package in tools/build/packages.txt is installed.
 # As root the missing ones are installed; otherwise the exact apt-get line
 # is printed and the build stops.
+#
+# A line "kernel:SERIES FLAVOUR" (kernel:6.12 amd64) stands for the image
+# and headers of one kernel of that series, linux-image-6.12.N+deb12-amd64
+# and linux-headers-6.12.N+deb12-amd64: any installed pair will do, else
+# the newest N the archive has for both, found with apt-cache when
+# installing, so that the list keeps working when Debian bumps N.
 set -eu
 list="$(dirname "$0")/packages.txt"
+
+installed() {
+	dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q ' installed$'
+}
+
+# The versions V (6.12.118+deb12-amd64) of SERIES and FLAVOUR that exist
+# as installed packages (with $1 = dpkg) or in the archive (apt), newest
+# first, with both image and headers.
+kernel_versions() {
+	how=$1 series=$2 flavour=$3
+	if [ "$how" = dpkg ]; then
+		dpkg-query -W -f='${Status} ${Package}\n' "linux-image-$series.*" 2>/dev/null |
+			sed -n 's/.* installed linux-image-//p'
+	else
+		apt-cache pkgnames "linux-image-$series." 2>/dev/null |
+			sed 's/^linux-image-//'
+	fi | grep -E "^$(echo "$series" | sed 's/\./\\./g')\.[0-9]+\+deb[0-9]+-$flavour\$" |
+	sort -V -r | while read -r v; do
+		if [ "$how" = dpkg ]; then
+			installed "linux-headers-$v" && echo "$v"
+		else
+			apt-cache show "linux-headers-$v" >/dev/null 2>&1 && echo "$v"
+		fi
+	done
+}
+
 missing=
-for p in $(sed -e 's/#.*//' "$list"); do
-	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q ' installed$' ||
-		missing="$missing $p"
+# shellcheck disable=SC2013
+for p in $(sed -e 's/#.*//' -e 's/^kernel:\([^ ]*\) \+\([^ ]*\)/kernel:\1:\2/' "$list"); do
+	case $p in
+	kernel:*)
+		series=$(echo "$p" | cut -d: -f2)
+		flavour=$(echo "$p" | cut -d: -f3)
+		[ -n "$(kernel_versions dpkg "$series" "$flavour" | head -n 1)" ] &&
+			continue
+		v=$(kernel_versions apt "$series" "$flavour" | head -n 1)
+		if [ -z "$v" ]; then
+			echo "hyperoffload: no linux-image-$series.*-$flavour with headers in the apt archive; run apt-get update, or check /etc/apt/sources.list" >&2
+			exit 1
+		fi
+		missing="$missing linux-image-$v linux-headers-$v"
+		;;
+	*)
+		installed "$p" || missing="$missing $p"
+		;;
+	esac
 done
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
