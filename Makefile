@@ -23,7 +23,11 @@ DESTDIR		?=
 
 # The module is built against Debian's installed headers, never against
 # `uname -r`: the host runs another kernel than the one the VM boots.
+# KVER, what `make module` builds for, is linux-image-amd64's kernel (6.1
+# on Debian 12) on every machine; KVERS, the kernels `make check` tests
+# on, are all installed ones with headers and image (tools/build/kver.sh).
 KVER		?= $(shell tools/build/kver.sh)
+KVERS		?= $(shell tools/build/kver.sh --all)
 KDIR		?= /lib/modules/$(KVER)/build
 VMLINUZ		?= /boot/vmlinuz-$(KVER)
 
@@ -49,13 +53,18 @@ ALL_CFLAGS	= $(BASE_CFLAGS) $(CFLAGS)
 # Native tests build every object a second time with the sanitizers.
 SAN_CFLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
-VM_INITRD	:= $(O)/vm/initramfs.cpio.gz
+# The VM's initramfs and the module in it are per kernel: kbuild builds
+# the module for kernel K in a copy of the sources under $(O)/kmod-K/.
+vm_initrd	= $(O)/vm/$(1)/initramfs.cpio.gz
+vm_ko		= $(O)/kmod-$(1)/kmod/hyper.ko
+VM_INITRD	:= $(call vm_initrd,$(KVER))
 KSFT_DIR	:= $(O)/kselftest
 KSFT_STAMP	:= $(KSFT_DIR)/kselftest_harness.h
 # The harness's macros compare mixed signedness and define unprototyped
 # functions by design.
 TEST_CFLAGS	= $(filter-out -Wmissing-prototypes,$(ALL_CFLAGS)) \
-		  -Wno-sign-compare -I$(KSFT_DIR) -Iselftests/lib
+		  -Wno-sign-compare -I$(KSFT_DIR) -Iselftests/lib \
+		  -include selftests/lib/hyper_timeout.h
 
 # Filled in by the fragments.
 USERSPACE	:=	# built by `make`
@@ -74,10 +83,12 @@ INSTALL_TARGETS	:=	# phony targets run by `make install`
 all: module userspace
 
 module:
+	@tools/build/kver.sh --check $(KVER)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) O= modules
 
 # Sparse and W=1 over the module: `make sparse` is `make module C=2 W=1`.
 sparse:
+	@tools/build/kver.sh --check $(KVER)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) O= C=2 W=1 modules
 
 $(KSFT_STAMP): tools/build/kselftest.sh
@@ -111,31 +122,56 @@ userspace: $(USERSPACE)
 # Suites outside selftests/vm/suites/ (the demo's) add themselves here.
 VM_SUITE_FILES	= $(wildcard selftests/vm/suites/*.suite) $(EXTRA_VM_SUITES)
 
-$(VM_INITRD): selftests/vm/mkinitramfs.sh selftests/vm/init \
-		$(VM_SUITE_FILES) $(VM_TESTS) $(VM_BINS) module
+# Built by pattern rules for the initramfs: not intermediate files.
+.SECONDARY: $(VM_TESTS) $(VM_BINS)
+
+# The module for kernel K, built in its own copy of the sources so that
+# kernels do not overwrite each other's objects (kbuild in 6.1 has no
+# separate output directory for external modules).
+module-for-%:
+	@tools/build/kver.sh --check $* --image
+	@mkdir -p $(O)/kmod-$*/kmod $(O)/kmod-$*/include/uapi/linux
+	@cp -pu Kbuild $(O)/kmod-$*/
+	@cp -pu kmod/Kbuild kmod/*.[ch] $(O)/kmod-$*/kmod/
+	@cp -pu include/uapi/linux/hyper.h $(O)/kmod-$*/include/uapi/linux/
+	$(MAKE) -C /lib/modules/$*/build M=$(abspath $(O)/kmod-$*) O= modules
+
+$(O)/vm/%/initramfs.cpio.gz: selftests/vm/mkinitramfs.sh selftests/vm/init \
+		$(VM_SUITE_FILES) $(VM_TESTS) $(VM_BINS) module-for-%
 	@mkdir -p $(@D)
-	selftests/vm/mkinitramfs.sh $@ selftests/vm/init kmod/hyper.ko \
+	selftests/vm/mkinitramfs.sh $@ selftests/vm/init $(call vm_ko,$*) \
 		-s $(VM_SUITE_FILES) -t $(VM_TESTS) -b $(VM_BINS)
 
-# One suite by hand: make vm-suite SUITE=path/to/x.suite (logs to stdout).
+# The suites every kernel of KVERS but the default one runs (all of them
+# run on KVER): the module's own, transfers and system-ram mode.  See
+# Documentation/testing.md for why not all.
+VM_SUITES_OTHER_KERNELS ?= kmod-pmem kmod-emulated kmod-numa hyperctl-mode
+vm_suites_for	= $(if $(filter $(KVER),$(1)),$(VM_SUITES),\
+		  $(filter $(VM_SUITES_OTHER_KERNELS),$(VM_SUITES)))
+
+# One suite on one kernel: logs to $(O)/results/vm-KERNEL-SUITE.log and
+# prints its lines and totals.
+vm_run = selftests/vm/run-vm.sh /boot/vmlinuz-$(1) $(call vm_initrd,$(1)) \
+		$(2) $(O)/results/vm-$(1)-$(basename $(notdir $(2))).log; \
+	awk -f selftests/totals.awk $(O)/results/vm-$(1)-$(basename $(notdir $(2))).log
+
+# One suite by hand: make vm-suite SUITE=path/to/x.suite [KVER=...].
 .PHONY: vm-suite
 vm-suite:
+	@test -n "$(SUITE)" || { echo "usage: make vm-suite SUITE=selftests/vm/suites/NAME.suite [KVER=...]"; exit 2; }
+	@test -f "$(SUITE)" || { echo "vm-suite: no suite file $(SUITE)"; exit 2; }
 	$(MAKE) EXTRA_VM_SUITES=$(SUITE) $(VM_INITRD)
-	selftests/vm/run-vm.sh $(VMLINUZ) $(VM_INITRD) $(SUITE) \
-		$(O)/results/vm-$(basename $(notdir $(SUITE))).log; \
-	awk -f selftests/totals.awk $(O)/results/vm-$(basename $(notdir $(SUITE))).log
+	@mkdir -p $(O)/results
+	@$(call vm_run,$(KVER),$(SUITE))
 
-check: all $(NATIVE_TESTS) $(VM_INITRD)
+check: all $(NATIVE_TESTS) $(foreach k,$(KVERS),$(call vm_initrd,$(k)))
 	@rm -rf $(O)/results && mkdir -p $(O)/results
 	@echo "== native tests"
 	@selftests/run-native.sh $(O)/results/native.log $(NATIVE_TESTS)
 	@awk -f selftests/totals.awk $(O)/results/native.log | sed '$$d'
-	@for s in $(VM_SUITES); do \
-		echo "== VM suite $$s ($(KVER), QEMU TCG)"; \
-		selftests/vm/run-vm.sh $(VMLINUZ) $(VM_INITRD) \
-			selftests/vm/suites/$$s.suite $(O)/results/vm-$$s.log; \
-		awk -f selftests/totals.awk $(O)/results/vm-$$s.log | sed '$$d'; \
-	done
+	@$(foreach k,$(KVERS),$(foreach s,$(call vm_suites_for,$(k)),\
+		echo "== VM suite $(s) ($(k), QEMU TCG)"; \
+		$(call vm_run,$(k),selftests/vm/suites/$(s).suite) | sed '$$d';))
 	@for r in $(CHECK_RUNS); do $(MAKE) --no-print-directory $$r; done
 	@echo "== totals (logs in $(O)/results/)"
 	@awk -f selftests/totals.awk $(O)/results/*.log | \

@@ -6,9 +6,18 @@
 # machines) with two NUMA nodes: node 0 has the CPUs, node 1 is CPU-less
 # and is where a suite's "#@APPEND=memmap=..." line reserves the pool
 # window.  "#@NODE0=" and "#@NODE1=" size the nodes (2G and 1G by
-# default); guest RAM beyond 3 GiB lands above the 4 GiB PCI hole.  Besides the tests' own TAP, two checks are appended to LOG as
-# test blocks of their own: that the VM reached the end of the suite
-# (no panic, no timeout) and that dmesg holds no BUG/WARNING/Oops line.
+# default); guest RAM beyond 3 GiB lands above the 4 GiB PCI hole.
+#
+# Besides the tests' own TAP, two checks are appended to LOG as test blocks
+# of their own: that the VM reached the end of the suite (no panic, no
+# timeout) and that dmesg holds no BUG/WARNING/Oops line.  Every block is
+# named vm:KERNEL:SUITE:TEST, KERNEL the major.minor of the image booted
+# (vm:6.12:kmod-numa:completed), so that results on two kernels differ.
+#
+# Timeouts scale with the machine: the VM's init measures its boot time
+# and reports a scale (selftests/vm/init) that multiplies the suite's
+# TIMEOUT here and every test's timeout inside; HYPER_TIMEOUT_SCALE in the
+# environment sets it instead.  When one fires, LOG says which test ran.
 #
 # usage: run-vm.sh KERNEL INITRD SUITEFILE LOG
 # VM_APPEND in the environment adds kernel parameters (KEY=VALUE ones reach
@@ -31,11 +40,38 @@ to_mib() {
 	esac
 }
 
+kver=$(basename "$kernel")
+kver=${kver#vmlinuz-}
+klabel=$(echo "$kver" | cut -d. -f1,2)
+name=vm:$klabel:$suite
+scale_arg=
+[ -n "${HYPER_TIMEOUT_SCALE:-}" ] && scale_arg="HYPER_TIMEOUT_SCALE=$HYPER_TIMEOUT_SCALE"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Kills QEMU after the suite's limit times the scale the VM reported.
+watchdog() {
+	limit=$TIMEOUT
+	while sleep 2; do
+		s=$(sed -n 's/.*HYPER-VM-BEGIN .*timeout_scale=\([0-9]*\).*/\1/p' "$tmp/log")
+		[ -n "$s" ] && limit=$((TIMEOUT * s))
+		[ $(($(date +%s) - start)) -ge "$limit" ] || continue
+		echo "$limit ${s:-1}" > "$tmp/timedout"
+		kill "$(cat "$tmp/pid")" 2>/dev/null
+		sleep 10
+		kill -9 "$(cat "$tmp/pid")" 2>/dev/null
+		return
+	done
+}
+
 # watchdog_thresh=60: TCG vCPUs can stall for seconds when the shared host
 # is busy, and the default 10 s soft-lockup threshold then fires on code
 # that is fine; a real lockup still trips it, or the suite's timeout.
 start=$(date +%s)
-timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
+: > "$tmp/log"
+watchdog &
+wpid=$!
+qemu-system-x86_64 -pidfile "$tmp/pid" \
 	-accel tcg -cpu max -smp 2 -m "$(($(to_mib "$NODE0") + $(to_mib "$NODE1")))M" \
 	-object memory-backend-ram,id=m0,size="$NODE0" \
 	-numa node,nodeid=0,cpus=0-1,memdev=m0 \
@@ -43,33 +79,47 @@ timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
 	-numa node,nodeid=1,memdev=m1 \
 	-nographic -no-reboot -net none \
 	-kernel "$kernel" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 oops=panic quiet watchdog_thresh=60 HYPER_SUITE=$suite $APPEND ${VM_APPEND:-}" \
-	2>&1 | tr -d '\r' > "$log"
+	-append "console=ttyS0 panic=-1 oops=panic quiet watchdog_thresh=60 HYPER_SUITE=$suite $scale_arg $APPEND ${VM_APPEND:-}" \
+	2>&1 | tr -d '\r' > "$tmp/log"
 qrc=$?
+kill "$wpid" 2>/dev/null
+wait "$wpid" 2>/dev/null
 secs=$(($(date +%s) - start))
+
+# Each test's name gets the kernel and the suite in front.
+sed "s/^\(HYPER-TEST-BEGIN\|HYPER-TEST-END\) /\1 $name:/" "$tmp/log" > "$log"
 
 block() {
 	printf 'HYPER-TEST-BEGIN %s\n%s %s\nHYPER-TEST-END %s status=%s\n' \
 		"$1" "$2" "$1" "$1" "$3" >> "$log"
 }
 
-if grep -q '^HYPER-VM-ERROR' "$log"; then
-	grep '^HYPER-VM-ERROR' "$log" | sed 's/^/# /' >> "$log"
-	block "vm:$suite:completed" "not ok" 1
-elif grep -q '^HYPER-VM-END' "$log"; then
-	block "vm:$suite:completed" ok 0
+booted=$(sed -n 's/.*HYPER-VM-BEGIN .*kernel=\([^ ]*\).*/\1/p' "$tmp/log")
+if [ -f "$tmp/timedout" ]; then
+	read -r limit scale < "$tmp/timedout"
+	running=$(awk '/^HYPER-TEST-BEGIN /{t=$2} /^HYPER-TEST-END /{t=""} END{print t}' "$tmp/log")
+	echo "# timeout: VM for suite $suite on $kver killed after ${secs}s (limit ${TIMEOUT}s x scale $scale) while running ${running:-no test (booting, loading or between tests)}" >> "$log"
+	block "$name:completed" "not ok" 1
+elif [ -n "$booted" ] && [ "$booted" != "$kver" ]; then
+	echo "# the VM booted kernel $booted, not $kver" >> "$log"
+	block "$name:completed" "not ok" 1
+elif grep -q '^HYPER-VM-ERROR' "$tmp/log"; then
+	grep '^HYPER-VM-ERROR' "$tmp/log" | sed 's/^/# /' >> "$log"
+	block "$name:completed" "not ok" 1
+elif grep -q '^HYPER-VM-END' "$tmp/log"; then
+	block "$name:completed" ok 0
 else
-	echo "# VM for suite $suite did not finish (qemu rc $qrc after ${secs}s; timeout ${TIMEOUT}s)" >> "$log"
-	block "vm:$suite:completed" "not ok" 1
+	echo "# VM for suite $suite on $kver did not finish (qemu rc $qrc after ${secs}s)" >> "$log"
+	block "$name:completed" "not ok" 1
 fi
 
 # Splats are looked for in the dmesg the VM printed at its end and on the
 # console itself, so a panic before that point is still caught.
 bad='(BUG:|WARNING:|Oops|KASAN|UBSAN|general protection|Call Trace|kernel BUG|refcount_t:|list_(add|del) corruption|soft lockup|hung_task|Kernel panic)'
-if grep -E -q "$bad" "$log"; then
-	grep -E "$bad" "$log" | sed 's/^/# dmesg: /' | head -n 20 >> "$log"
-	block "vm:$suite:dmesg-clean" "not ok" 1
+if grep -E -q "$bad" "$tmp/log"; then
+	grep -E "$bad" "$tmp/log" | sed 's/^/# dmesg: /' | head -n 20 >> "$log"
+	block "$name:dmesg-clean" "not ok" 1
 else
-	block "vm:$suite:dmesg-clean" ok 0
+	block "$name:dmesg-clean" ok 0
 fi
-echo "# vm suite $suite: ${secs}s" >> "$log"
+echo "# vm suite $suite on $kver: ${secs}s" >> "$log"
