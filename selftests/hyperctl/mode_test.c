@@ -9,8 +9,14 @@
  * a CXL expander looks (the node has no memory until the switch).  The
  * module must have the mode attribute; these tests do not skip without
  * it, they fail.
+ *
+ * The kernel's auto-online policy differs between Debian's kernels
+ * ("offline" on 6.1, "online" on 6.12): hyperctl must put the blocks
+ * where it is asked under any of them.  The suite passes the boot policy
+ * in HYPER_BOOT_AUTO_ONLINE; each test starts and ends with it.
  */
 #include <dirent.h>
+#include <sys/mount.h>
 
 #include "kselftest_harness.h"
 #include "hyper_test.h"
@@ -129,6 +135,23 @@ static long long node_total(struct json_object *status)
 	return hctl_int(node, "mem_total");
 }
 
+#define AUTO_ONLINE	"/sys/devices/system/memory/auto_online_blocks"
+
+static const char *boot_policy(void)
+{
+	const char *p = getenv("HYPER_BOOT_AUTO_ONLINE");
+
+	return p && *p ? p : "offline";
+}
+
+static void policy_is(struct __test_metadata *_metadata, const char *want)
+{
+	char now[32];
+
+	ASSERT_EQ(0, hyper_read_file(AUTO_ONLINE, now, sizeof(now)));
+	EXPECT_STREQ(want, now);
+}
+
 FIXTURE(mode) {
 	long long size, nid, block;
 };
@@ -147,6 +170,8 @@ FIXTURE_SETUP(mode)
 	ASSERT_LT(0, self->block);
 	ASSERT_LT(0, self->size);
 	ASSERT_LE(0, self->nid);
+	ASSERT_NE(NULL, getenv("HYPER_BOOT_AUTO_ONLINE"));
+	ASSERT_EQ(0, write_file(AUTO_ONLINE, boot_policy()));
 }
 
 FIXTURE_TEARDOWN(mode)
@@ -156,6 +181,124 @@ FIXTURE_TEARDOWN(mode)
 	if (!hyper_sysfs_read(0, "mode", buf, sizeof(buf)) &&
 	    strcmp(buf, "device"))
 		EXPECT_EQ(0, hyper_sysfs_write(0, "mode", "device"));
+	umount2(AUTO_ONLINE, MNT_DETACH);
+	write_file(AUTO_ONLINE, boot_policy());
+}
+
+/*
+ * Movable by default, whatever the kernel's policy; hyperctl turns the
+ * policy off for its switch only, and the node is in its tier below
+ * DRAM each time.
+ */
+TEST_F(mode, movable_under_every_auto_online_policy)
+{
+	static const char *const policies[] = {
+		"offline", "online", "online_kernel", "online_movable",
+	};
+	long long blocks = self->size / self->block;
+	struct json_object *o, *node;
+	struct hctl r;
+
+	for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++) {
+		ASSERT_EQ(0, write_file(AUTO_ONLINE, policies[i]));
+		mode_ok(_metadata, "system-ram", &r);
+		o = hctl_dev(r.json, DEV);
+		EXPECT_EQ(blocks, hctl_int(o, "memory_blocks_online"));
+		EXPECT_EQ(blocks, hctl_int(o, "memory_blocks_movable")) {
+			TH_LOG("policy %s", policies[i]);
+		}
+		ASSERT_TRUE(json_object_object_get_ex(o, "node", &node));
+		EXPECT_LT(tier_of(0), hctl_int(node, "tier")) {
+			TH_LOG("policy %s", policies[i]);
+		}
+		hctl_free(&r);
+		policy_is(_metadata, policies[i]);
+		mode_ok(_metadata, "device", &r);
+		EXPECT_EQ(0, hyper_iomem_count("System RAM (hyper)"));
+		hctl_free(&r);
+	}
+}
+
+/* --no-movable and --no-online hold under a policy that differs. */
+TEST_F(mode, options_under_auto_online)
+{
+	long long blocks = self->size / self->block;
+	struct hctl r;
+
+	ASSERT_EQ(0, write_file(AUTO_ONLINE, "online_movable"));
+	mode_opt(_metadata, "--no-movable", "system-ram", &r);
+	EXPECT_EQ(blocks, hctl_int(hctl_dev(r.json, DEV), "memory_blocks_online"));
+	EXPECT_EQ(0, hctl_int(hctl_dev(r.json, DEV), "memory_blocks_movable"));
+	hctl_free(&r);
+	mode_ok(_metadata, "device", &r);
+	hctl_free(&r);
+	ASSERT_EQ(0, write_file(AUTO_ONLINE, "online"));
+	mode_opt(_metadata, "--no-online", "system-ram", &r);
+	EXPECT_EQ(0, hctl_int(hctl_dev(r.json, DEV), "memory_blocks_online"));
+	hctl_free(&r);
+	policy_is(_metadata, "online");
+	mode_ok(_metadata, "device", &r);
+	hctl_free(&r);
+}
+
+/*
+ * Blocks the kernel onlined itself (the sysfs mode written by hand under
+ * 6.12's policy) are reported, moved to ZONE_MOVABLE when hyperctl is
+ * asked for system-ram, and the way back works from either state.
+ */
+TEST_F(mode, blocks_already_online_are_reported_and_moved)
+{
+	long long blocks = self->size / self->block;
+	char want[160];
+	struct hctl r;
+
+	for (int move = 0; move < 2; move++) {
+		ASSERT_EQ(0, write_file(AUTO_ONLINE, "online"));
+		ASSERT_EQ(0, hyper_sysfs_write(0, "mode", "system-ram"));
+		ASSERT_EQ(0, hctl_run(&r, "status", DEV, NULL));
+		EXPECT_EQ(blocks, hctl_int(hctl_dev(r.json, DEV), "memory_blocks_online"));
+		EXPECT_EQ(0, hctl_int(hctl_dev(r.json, DEV), "memory_blocks_movable"));
+		hctl_free(&r);
+		if (move) {
+			ASSERT_EQ(0, hctl_run(&r, "mode", DEV, "system-ram", NULL));
+			EXPECT_EQ(0, r.status);
+			snprintf(want, sizeof(want),
+				 "hyperctl: hyper0: %lld memory blocks were online in the other kind of zone; moved them (online_movable)\n",
+				 blocks);
+			EXPECT_STREQ(want, r.err);
+			EXPECT_EQ(blocks, hctl_int(hctl_dev(r.json, DEV), "memory_blocks_movable"));
+			hctl_free(&r);
+		}
+		mode_ok(_metadata, "device", &r);
+		EXPECT_EQ(0, hyper_iomem_count("System RAM (hyper)"));
+		hctl_free(&r);
+	}
+}
+
+/*
+ * A policy that would put the blocks elsewhere and that hyperctl cannot
+ * change (here a read-only file bound over it): refused, nothing changed.
+ */
+TEST_F(mode, refused_when_the_policy_cannot_be_changed)
+{
+	const char *fake = "/tmp/auto_online_blocks";
+	char buf[32];
+	struct hctl r;
+
+	ASSERT_EQ(0, write_file(fake, "online\n"));
+	ASSERT_EQ(0, mount(fake, AUTO_ONLINE, NULL, MS_BIND, NULL));
+	ASSERT_EQ(0, mount(NULL, AUTO_ONLINE, NULL,
+			   MS_REMOUNT | MS_BIND | MS_RDONLY, NULL));
+	ASSERT_EQ(0, hctl_run(&r, "mode", DEV, "system-ram", NULL));
+	EXPECT_EQ(1, r.status);
+	EXPECT_STREQ("hyperctl: hyper0: the kernel onlines hot-added memory itself (auto_online_blocks is 'online'), which is not what was asked, and hyperctl cannot turn that off (Read-only file system); nothing changed. Write offline to /sys/devices/system/memory/auto_online_blocks or boot with memhp_default_state=offline\n",
+		     r.err);
+	EXPECT_STREQ("device", hctl_str(hctl_dev(r.json, DEV), "mode"));
+	hctl_free(&r);
+	ASSERT_EQ(0, hyper_sysfs_read(0, "mode", buf, sizeof(buf)));
+	EXPECT_STREQ("device", buf);
+	EXPECT_EQ(0, hyper_iomem_count("System RAM (hyper)"));
+	ASSERT_EQ(0, umount2(AUTO_ONLINE, MNT_DETACH));
 }
 
 TEST_F(mode, round_trips)

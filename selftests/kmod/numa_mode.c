@@ -5,6 +5,14 @@
  *
  * The suite reserves all of node 1 (memmap=1G!4G), as a CXL expander
  * looks: the node has no memory until the window is added.
+ *
+ * The kernel's auto-online policy decides whether the blocks the module
+ * adds come up online, and where: Debian's 6.1 leaves them offline, its
+ * 6.12 onlines them into ZONE_NORMAL.  Most tests here pin it to
+ * "offline" and online the blocks themselves, as hyperctl does; the
+ * auto_online tests run the module under each policy, and under the one
+ * the kernel booted with (HYPER_BOOT_AUTO_ONLINE, which the suite reads
+ * before anything changes it).
  */
 #include <numa.h>
 #include <numaif.h>
@@ -61,6 +69,34 @@ static int nr_blocks(void)
 	return hyper_sysfs_ll(0, "size") / block_size();
 }
 
+#define AUTO_ONLINE	"/sys/devices/system/memory/auto_online_blocks"
+
+static const char *boot_policy(void)
+{
+	const char *p = getenv("HYPER_BOOT_AUTO_ONLINE");
+
+	return p && *p ? p : "offline";
+}
+
+/* Blocks of the window that are online in @zone ("Movable", "Normal"). */
+static int window_zone(const char *zone)
+{
+	long long bs = block_size(), base = hyper_sysfs_ll(0, "phys_base");
+	long long size = hyper_sysfs_ll(0, "size");
+	int n = 0;
+
+	for (long long b = base / bs; b < (base + size) / bs; b++) {
+		char path[96], cur[64];
+
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/memory/memory%lld/valid_zones", b);
+		if (!hyper_read_file(path, cur, sizeof(cur)) &&
+		    !strcmp(cur, zone))
+			n++;
+	}
+	return n;
+}
+
 static void mode(struct __test_metadata *_metadata, const char *m)
 {
 	char now[32];
@@ -92,12 +128,14 @@ FIXTURE_SETUP(numa)
 	ASSERT_EQ(0, hyper_module_ensure());
 	ASSERT_EQ(0, hyper_sysfs_read(0, "mode", now, sizeof(now)));
 	ASSERT_STREQ("device", now);
+	ASSERT_EQ(0, hyper_write_file(AUTO_ONLINE, "offline"));
 }
 
 FIXTURE_TEARDOWN(numa)
 {
 	/* Leave the pool a device for the next test, whatever happened. */
 	hyper_sysfs_write(0, "mode", "device");
+	hyper_write_file(AUTO_ONLINE, boot_policy());
 }
 
 TEST_F_TIMEOUT(numa, round_trips, 300)
@@ -183,6 +221,67 @@ TEST_F(numa, memory_tier_below_dram)
 	EXPECT_EQ(adist / 128, tier_of(NODE));
 	mode(_metadata, "device");
 	EXPECT_EQ(-ENOENT, tier_of(NODE));
+}
+
+/*
+ * Under each auto-online policy the blocks come up as the policy says,
+ * the node is in its tier below DRAM, and the way back works, whether the
+ * blocks were onlined by the kernel or not.
+ */
+static void auto_online(struct __test_metadata *_metadata, const char *policy)
+{
+	const char *zone = !strcmp(policy, "online_movable") ? "Movable" :
+			   "Normal";
+	long long size = hyper_sysfs_ll(0, "size");
+	char now[32];
+
+	ASSERT_EQ(0, hyper_write_file(AUTO_ONLINE, policy));
+	mode(_metadata, "system-ram");
+	if (!strcmp(policy, "offline")) {
+		EXPECT_EQ(nr_blocks(), window_blocks(NULL, "offline"));
+		/* Online movable by hand, as hyperctl does. */
+		EXPECT_EQ(nr_blocks(), window_blocks("online_movable", NULL));
+		zone = "Movable";
+	}
+	EXPECT_EQ(nr_blocks(), window_blocks(NULL, "online")) {
+		TH_LOG("policy %s", policy);
+	}
+	/* "online" lets the kernel choose: ZONE_NORMAL for a new node. */
+	EXPECT_EQ(nr_blocks(), window_zone(zone)) {
+		TH_LOG("policy %s: not all blocks in zone %s", policy, zone);
+	}
+	EXPECT_LT(size * 9 / 10, hyper_node_free(NODE));
+	EXPECT_LT(0, tier_of(0));
+	EXPECT_LT(tier_of(0), tier_of(NODE)) {
+		TH_LOG("policy %s: node %d in tier %d, DRAM in %d", policy,
+		       NODE, tier_of(NODE), tier_of(0));
+	}
+	mode(_metadata, "device");
+	EXPECT_EQ(0, window_blocks(NULL, "online"));
+	EXPECT_EQ(0, hyper_iomem_count("System RAM (hyper)"));
+	EXPECT_EQ(-ENOENT, tier_of(NODE));
+	/* The module does not touch the policy. */
+	ASSERT_EQ(0, hyper_read_file(AUTO_ONLINE, now, sizeof(now)));
+	EXPECT_STREQ(policy, now);
+	ASSERT_EQ(0, hyper_write_file(AUTO_ONLINE, "offline"));
+}
+
+TEST_F(numa, auto_online_each_policy)
+{
+	static const char *const policies[] = {
+		"offline", "online", "online_kernel", "online_movable",
+	};
+
+	for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
+		auto_online(_metadata, policies[i]);
+}
+
+TEST_F(numa, auto_online_kernel_default)
+{
+	/* The suite read the boot policy before any test could change it. */
+	ASSERT_NE(NULL, getenv("HYPER_BOOT_AUTO_ONLINE"));
+	TH_LOG("kernel's auto-online policy: %s", boot_policy());
+	auto_online(_metadata, boot_policy());
 }
 
 TEST_F(numa, numactl_shows_the_node)

@@ -4,9 +4,10 @@
  * used, in the manner of `daxctl reconfigure-device`, then print the
  * resulting status.  The module hot-adds the window's memory blocks;
  * hyperctl onlines them (movable unless --no-movable; not at all with
- * --no-online), and if that fails switches back, so that a switch is all
- * or nothing.  Asking for the mode a device is in already only onlines
- * what is offline.
+ * --no-online), whatever the kernel's auto-online policy, and if that
+ * fails switches back, so that a switch is all or nothing.  Asking for
+ * the mode a device is in already onlines what is offline and moves what
+ * is online in the other kind of zone.
  */
 #include <errno.h>
 #include <string.h>
@@ -73,9 +74,27 @@ static void explain(int id, const char *want, int err)
 	}
 }
 
+/* Says what went wrong with block b->at, in words an operator can act on. */
+static void online_error(const char *name, const char *how,
+			 const struct hc_blocks *b, int err, const char *then)
+{
+	const char *want = strcmp(how, "online_movable") ? "a kernel zone" : "Movable";
+
+	if (b->wrong_zone)
+		hc_err(name, "memory block %llu: the kernel onlined it in zone %s, not %s; its memory hotplug policy (memory_hotplug.online_policy, movable_node, kernelcore=) does not allow that zone here%s",
+		       (unsigned long long)b->at, b->zone, want, then);
+	else if (b->stuck)
+		hc_err(name, "memory block %llu is online in zone %s, not %s, and cannot be offlined to move it (%s)%s",
+		       (unsigned long long)b->at, b->zone, want, strerror(-err), then);
+	else
+		hc_err(name, "memory block %llu: %s: %s%s", (unsigned long long)b->at,
+		       how, strerror(-err), then);
+}
+
 /*
- * Onlines the window's memory blocks; on failure, a switch this command
- * made is undone.  Returns 0 or HC_EXIT_FAIL.
+ * Onlines the window's memory blocks where asked, moving blocks found
+ * online in the other zone; on failure, a switch this command made is
+ * undone.  Returns 0 or HC_EXIT_FAIL.
  */
 static int online(int id, const struct hc_opts *o, bool switched)
 {
@@ -92,21 +111,77 @@ static int online(int id, const struct hc_opts *o, bool switched)
 	      hc_read_attr_s64(id, "size", &size);
 	if (!ret)
 		ret = hc_blocks((uint64_t)base, (uint64_t)size, how, &b);
-	if (!ret)
+	if (!ret) {
+		if (b.moved)
+			hc_err(name, "%lld memory blocks were online in the other kind of zone; moved them (%s)",
+				(long long)b.moved, how);
 		return 0;
+	}
 	if (!switched) {
-		hc_err(name, "memory block %llu: %s: %s", (unsigned long long)b.at,
-		       how, strerror(-ret));
+		online_error(name, how, &b, ret, "; left as it is");
 		return HC_EXIT_FAIL;
 	}
 	undo = hc_write_attr(id, "mode", "device");
-	if (undo)
-		hc_err(name, "memory block %llu: %s: %s; switching back to device failed too (%s): the window stays System RAM",
-		       (unsigned long long)b.at, how, strerror(-ret), strerror(-undo));
-	else
-		hc_err(name, "memory block %llu: %s: %s; switched back to device mode",
-		       (unsigned long long)b.at, how, strerror(-ret));
+	if (undo) {
+		char then[128];
+
+		snprintf(then, sizeof(then), "; switching back to device failed too (%s): the window stays System RAM",
+			 strerror(-undo));
+		online_error(name, how, &b, ret, then);
+	} else {
+		online_error(name, how, &b, ret, "; switched back to device mode");
+	}
 	return HC_EXIT_FAIL;
+}
+
+/*
+ * Whether blocks the kernel onlines by @policy land where @o wants them:
+ * then its auto-online may stay on.
+ */
+static bool policy_fits(const char *policy, const struct hc_opts *o)
+{
+	if (o->no_online)
+		return false;
+	return !strcmp(policy, o->no_movable ? "online_kernel" : "online_movable");
+}
+
+/*
+ * The switch to system-ram.  The kernel may online hot-added blocks by
+ * itself (auto_online_blocks; "online", into ZONE_NORMAL, on Debian's
+ * 6.12): hyperctl turns that off for the moment of the write, so that the
+ * blocks go where it then puts them, and restores it.  If it cannot, and
+ * the kernel's zone is not the one asked for, nothing is done.
+ */
+static int to_system_ram(int id, const struct hc_opts *o)
+{
+	char name[HC_NAME_LEN], policy[32];
+	bool restore = false;
+	int ret;
+
+	hc_devname(id, name);
+	if (!hc_auto_online_get(policy, sizeof(policy)) &&
+	    strcmp(policy, "offline")) {
+		ret = hc_auto_online_set("offline");
+		if (ret && !policy_fits(policy, o)) {
+			hc_err(name, "the kernel onlines hot-added memory itself (auto_online_blocks is '%s'), which is not what was asked, and hyperctl cannot turn that off (%s); nothing changed. Write offline to /sys/devices/system/memory/auto_online_blocks or boot with memhp_default_state=offline",
+			       policy, strerror(-ret));
+			return HC_EXIT_FAIL;
+		}
+		restore = !ret;
+	}
+	ret = hc_write_attr(id, "mode", "system-ram");
+	if (restore) {
+		int r = hc_auto_online_set(policy);
+
+		if (r)
+			hc_err(name, "could not set auto_online_blocks back to '%s' (%s); it is 'offline' now",
+			       policy, strerror(-r));
+	}
+	if (ret) {
+		explain(id, "system-ram", ret);
+		return HC_EXIT_FAIL;
+	}
+	return online(id, o, true);
 }
 
 static int switch_one(int id, const char *want, const struct hc_opts *o)
@@ -127,12 +202,14 @@ static int switch_one(int id, const char *want, const struct hc_opts *o)
 	}
 	if (!strcmp(cur, want))
 		return to_ram ? online(id, o, false) : 0;
+	if (to_ram)
+		return to_system_ram(id, o);
 	ret = hc_write_attr(id, "mode", want);
 	if (ret) {
 		explain(id, want, ret);
 		return HC_EXIT_FAIL;
 	}
-	return to_ram ? online(id, o, true) : 0;
+	return 0;
 }
 
 int cmd_mode(int argc, char **argv)

@@ -131,8 +131,9 @@ static void status_one(FILE *f, const struct hc_dev *d)
 		kv(f, "memory_tier:", line);
 	}
 	if (d->has_blocks) {
-		snprintf(line, sizeof(line), "%" PRId64 ", %" PRId64 " online",
-			 d->blocks.total, d->blocks.online);
+		snprintf(line, sizeof(line), "%" PRId64 ", %" PRId64 " online, %"
+			 PRId64 " movable", d->blocks.total, d->blocks.online,
+			 d->blocks.movable);
 		kv(f, "memory blocks:", line);
 	}
 	kv(f, "copy engine:", d->copy_engine);

@@ -74,11 +74,18 @@ bool hc_nodelist_has(const char *list, int nid);
 /* memblock.c: the memory blocks of a window in system-ram mode */
 struct hc_blocks {
 	int64_t total, online;
+	int64_t movable;	/* online blocks in ZONE_MOVABLE */
+	int64_t moved;		/* found online in the other zone, moved */
 	uint64_t at;		/* the block a failure happened at */
+	char zone[16];		/* the zone of the last online block seen */
+	bool stuck;		/* block at is online elsewhere, won't offline */
+	bool wrong_zone;	/* the kernel put block at in another zone */
 };
 
 int hc_blocks(uint64_t start, uint64_t size, const char *how,
 	      struct hc_blocks *b);
+int hc_auto_online_get(char *buf, size_t len);
+int hc_auto_online_set(const char *policy);
 
 /* devinfo.c: one consistent-enough snapshot of a device's attributes */
 enum hc_counter {

@@ -77,6 +77,7 @@ struct json_object *hc_json_status(const struct hc_dev *dev)
 	if (dev->has_blocks) {
 		add_int(o, "memory_blocks", dev->blocks.total);
 		add_int(o, "memory_blocks_online", dev->blocks.online);
+		add_int(o, "memory_blocks_movable", dev->blocks.movable);
 	}
 	if (dev->has_node)
 		json_object_object_add(o, "node", node_json(&dev->node));
