@@ -240,6 +240,7 @@ void hyper_xfer_refused(struct hyper_engine *eng, int ret, u64 start_ns);
 
 /* uring.c */
 int hyper_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
+void hyper_xfer_cancel(struct io_uring_cmd *cmd);
 
 /* numa.c */
 int hyper_numa_init(void);

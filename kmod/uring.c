@@ -109,7 +109,11 @@ static int hyper_cmd_dispatch(struct hyper_file *hf, struct io_uring_cmd *cmd,
  * submitter it marks the request failed, which breaks IOSQE_IO_LINK
  * chains.
  *
- * Return: -EIOCBQUEUED, or -EAGAIN for io_uring to retry from a worker.
+ * With IO_URING_F_CANCEL (6.7+) @cmd is not new but one the engine
+ * queued and marked cancelable, whose ring is being torn down.
+ *
+ * Return: -EIOCBQUEUED, or -EAGAIN for io_uring to retry from a worker;
+ * 0 for a cancel.
  */
 int hyper_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
@@ -118,6 +122,12 @@ int hyper_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 
 	BUILD_BUG_ON(sizeof(struct hyper_xfer) > HYPER_CMD_PAYLOAD);
 	BUILD_BUG_ON(sizeof(struct hyper_xfer_batch) > HYPER_CMD_PAYLOAD);
+
+	/* Not a new command: a queued one whose ring goes away (6.7+). */
+	if (issue_flags & HYPER_URING_F_CANCEL) {
+		hyper_xfer_cancel(cmd);
+		return 0;
+	}
 
 	ret = hyper_cmd_dispatch(hf, cmd, issue_flags, ktime_get_ns());
 	if (ret == -EAGAIN || ret == -EIOCBQUEUED)

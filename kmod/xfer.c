@@ -99,10 +99,16 @@ struct hyper_xreq {
 	struct hyper_xworker workers[];
 };
 
-/* What the task-work callback needs, kept in the command's own pdu. */
+/*
+ * What the task-work callback needs, kept in the command's own pdu, and
+ * whether io_uring asked for the command to be canceled: the pdu lives as
+ * long as the command, so the cancel call can reach it safely while the
+ * request it drives may be ending.
+ */
 struct hyper_cmd_pdu {
 	long res;
 	u64 done_ns;
+	bool canceled;
 };
 
 static struct hyper_cmd_pdu *hyper_pdu(struct io_uring_cmd *cmd)
@@ -423,6 +429,9 @@ static void hyper_xfer_work(struct work_struct *work)
 		u64 len = min_t(u64, req->chunk_size, seg->len - off);
 		int ret;
 
+		/* The ring is going away: stop at this chunk. */
+		if (READ_ONCE(hyper_pdu(req->cmd)->canceled))
+			cmpxchg(&req->error, 0, -ECANCELED);
 		/* After an error the rest is skipped: the request failed. */
 		if (READ_ONCE(req->error))
 			break;
@@ -457,7 +466,7 @@ static int hyper_engine_reserve(struct hyper_engine *eng, bool nonblock)
 
 static int hyper_xfer_queue(struct hyper_file *hf, struct io_uring_cmd *cmd,
 			    bool fixed, struct hyper_seg *segs, u32 n,
-			    u64 bytes, u64 start_ns)
+			    u64 bytes, unsigned int issue_flags, u64 start_ns)
 {
 	struct hyper_engine *eng = &hf->hdev->engine;
 	u32 chunk = READ_ONCE(eng->chunk_size);
@@ -492,6 +501,12 @@ static int hyper_xfer_queue(struct hyper_file *hf, struct io_uring_cmd *cmd,
 	atomic_set(&req->next, 0);
 	atomic_set(&req->workers_left, nr_workers);
 	req->nr_workers = nr_workers;
+	/*
+	 * Before any worker runs, so that the command is on io_uring's
+	 * cancelable list before it can complete (6.7+; nothing before).
+	 */
+	hyper_pdu(cmd)->canceled = false;
+	hyper_uring_mark_cancelable(cmd, issue_flags);
 	for (i = 0; i < nr_workers; i++) {
 		req->workers[i].req = req;
 		INIT_WORK(&req->workers[i].work, hyper_xfer_work);
@@ -564,7 +579,8 @@ int hyper_xfer_submit(struct hyper_file *hf, struct io_uring_cmd *cmd,
 					start_ns);
 		goto out_free;
 	}
-	ret = hyper_xfer_queue(hf, cmd, fixed, segs, n, bytes, start_ns);
+	ret = hyper_xfer_queue(hf, cmd, fixed, segs, n, bytes, issue_flags,
+			       start_ns);
 	if (ret == -EIOCBQUEUED)
 		return ret;	/* the request owns @segs and the slot now */
 
@@ -580,6 +596,19 @@ out_free:
 	if (segs != &one)
 		kvfree(segs);
 	return ret;
+}
+
+/**
+ * hyper_xfer_cancel() - io_uring is tearing down a ring with @cmd queued
+ * @cmd:	a command hyper_xfer_submit() queued and marked cancelable
+ *
+ * Called from ->uring_cmd with IO_URING_F_CANCEL (6.7+).  The workers
+ * stop at their next chunk and the request completes with -ECANCELED,
+ * counted as an error; what was copied stays copied.
+ */
+void hyper_xfer_cancel(struct io_uring_cmd *cmd)
+{
+	WRITE_ONCE(hyper_pdu(cmd)->canceled, true);
 }
 
 /**

@@ -5,6 +5,7 @@ KMOD_TEST_LIBS	:= -static -luring -lnuma -lpthread
 KMOD_TEST_DEPS	:= $(KSFT_STAMP) $(wildcard selftests/lib/*.h) \
 		   include/uapi/linux/hyper.h
 KMOD_TESTS	:= regions bad_input lifecycle xfer_basic xfer_bad xfer_stress \
+		   xfer_uring \
 		   xfer_kill numa_mode
 
 $(O)/tests/kmod_%: selftests/kmod/%.c $(KMOD_TEST_DEPS)
