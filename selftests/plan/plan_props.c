@@ -16,7 +16,7 @@
 
 #include "checker.h"
 #include "plan_cases.h"
-#include "report.h"
+#include "list.h"
 
 #define SLOW	0.01
 

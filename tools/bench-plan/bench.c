@@ -8,8 +8,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "bench.h"
-#include "report.h"
+#include "model.h"
+#include "job.h"
+#include "list.h"
 
 #define REPS	3
 
@@ -33,19 +34,6 @@ static const struct bench_cfg modes[] = {
 
 static const uint32_t scale_ops[] = { 10000, 100000, 1000000 };
 
-void bench_graph_name(char *buf, size_t len, const struct gen_params *gp)
-{
-	if (gp->mode == GEN_TRAIN)
-		snprintf(buf, len, "%s train batch %u seq %u%s%s", gp->m->name,
-			 gp->batch, gp->seq,
-			 gp->keep_act ? " activations kept" : "",
-			 gp->layers ? " (layers cut)" : "");
-	else
-		snprintf(buf, len, "%s infer batch %u prompt %u decode %u%s",
-			 gp->m->name, gp->batch, gp->seq, gp->decode,
-			 gp->layers ? " (layers cut)" : "");
-}
-
 static int make_job(struct job *j, const struct profile *p,
 		    const struct bench_cfg *c, const char *model,
 		    struct hp_err *e)
@@ -63,7 +51,7 @@ static int make_job(struct job *j, const struct profile *p,
 	gp.decode = c->decode;
 	if (c->kv_block)
 		gp.kv_block = c->kv_block;
-	bench_graph_name(name, sizeof(name), &gp);
+	gen_graph_name(name, sizeof(name), &gp);
 	graph_init(&j->g, name);
 	j->p = *p;
 	return gen_model(&j->g, &gp, p, e);
@@ -307,7 +295,7 @@ static int bench_matrix(FILE *js, FILE *md, const struct profile *prof,
 	return 0;
 }
 
-int bench_run(const char *dir, bool quick, struct hp_err *e)
+static int bench_run(const char *dir, bool quick, struct hp_err *e)
 {
 	struct profile prof[8];
 	FILE *js, *md;
@@ -337,4 +325,20 @@ int bench_run(const char *dir, bool quick, struct hp_err *e)
 	if (fclose(js) | fclose(md))
 		ret = ret ? ret : hp_errf(e, "%s: write error", dir);
 	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct hp_err e = { "" };
+	bool quick = argc == 3 && !strcmp(argv[2], "--quick");
+
+	if (argc != 2 && !quick) {
+		fputs("usage: bench-plan DIR [--quick]\n", stderr);
+		return 2;
+	}
+	if (bench_run(argv[1], quick, &e)) {
+		fprintf(stderr, "bench-plan: %s\n", e.msg);
+		return 1;
+	}
+	return 0;
 }

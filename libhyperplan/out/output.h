@@ -38,12 +38,4 @@ void trace_span(FILE *f, int pid, int tid, const char *what, const char *id,
 void trace_memory(FILE *f, int pid, double t, double bytes);
 void trace_end(FILE *f);
 
-/*
- * Real runs: hyper-run --timeline files, drawn the way simulations are.
- * Returns 0, or -1 with @e set.
- */
-#define RENDER_MAX	6
-int render_runs(const char *const *timelines, unsigned int n,
-		const char *plot, const char *trace, struct hp_err *e);
-
 #endif

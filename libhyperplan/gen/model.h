@@ -38,6 +38,8 @@ struct gen_params {
 	uint64_t seed;		/* MoE routing */
 };
 
+/* The graph name the CLI and the benchmark give a generated graph. */
+void gen_graph_name(char *buf, size_t len, const struct gen_params *gp);
 const struct model *model_find(const char *name, struct hp_err *e);
 void gen_defaults(struct gen_params *gp, const struct model *m);
 int gen_model(struct graph *g, const struct gen_params *gp,

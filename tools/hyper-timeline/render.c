@@ -7,11 +7,14 @@
  * one process of the trace.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <string.h>
 
 #include <json-c/json.h>
 
 #include "output.h"
+
+#define RENDER_MAX	6
 
 static int64_t get_i64(json_object *o, const char *key)
 {
@@ -119,7 +122,7 @@ static void trace_run(FILE *f, int pid, json_object *root,
  *
  * Return: 0, or -1 with @e set.
  */
-int render_runs(const char *const *timelines, unsigned int n,
+static int render_runs(const char *const *timelines, unsigned int n,
 		const char *plot, const char *trace, struct hp_err *e)
 {
 	json_object *root[RENDER_MAX] = { NULL };
@@ -171,4 +174,44 @@ out:
 			json_object_put(root[i]);
 	}
 	return ret;
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: hyper-timeline [--plot FILE.svg] [--trace FILE.json] RUN.json...\n"
+	      "Draws hyper-run --timeline files (at most 6).  See hyper-timeline(1).\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "plot", required_argument, NULL, 'P' },
+		{ "trace", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *plot = NULL, *trace = NULL;
+	struct hp_err e = { "" };
+	int o;
+
+	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'P': plot = optarg; break;
+		case 'T': trace = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind == argc || (!plot && !trace)) {
+		fprintf(stderr, "hyper-timeline: give --plot and/or --trace, and 1 to %d runs\n",
+			RENDER_MAX);
+		return 2;
+	}
+	if (render_runs((const char *const *)argv + optind,
+			(unsigned int)(argc - optind), plot, trace, &e)) {
+		fprintf(stderr, "hyper-timeline: %s\n", e.msg);
+		return 1;
+	}
+	return 0;
 }

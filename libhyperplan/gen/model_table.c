@@ -3,6 +3,7 @@
  * Published shapes (model cards / config.json of each release).  bf16
  * weights; hidden = heads × head_dim.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "model.h"
@@ -48,4 +49,17 @@ void gen_defaults(struct gen_params *gp, const struct model *m)
 	gp->seed = 1;
 	gp->scale = 1;
 	gp->dtype_bytes = 2;
+}
+
+void gen_graph_name(char *buf, size_t len, const struct gen_params *gp)
+{
+	if (gp->mode == GEN_TRAIN)
+		snprintf(buf, len, "%s train batch %u seq %u%s%s", gp->m->name,
+			 gp->batch, gp->seq,
+			 gp->keep_act ? " activations kept" : "",
+			 gp->layers ? " (layers cut)" : "");
+	else
+		snprintf(buf, len, "%s infer batch %u prompt %u decode %u%s",
+			 gp->m->name, gp->batch, gp->seq, gp->decode,
+			 gp->layers ? " (layers cut)" : "");
 }
