@@ -277,8 +277,16 @@ int hs_find(const struct hyper_schedule *s, const char *id)
 	}
 }
 
+int hs_hash_alloc(struct hyper_schedule *s)
+{
+	for (s->hash_mask = 7; s->hash_mask < 2 * s->nr_tensors;)
+		s->hash_mask = s->hash_mask * 2 + 1;
+	s->hash = calloc(s->hash_mask + 1, sizeof(*s->hash));
+	return s->hash ? 0 : -ENOMEM;
+}
+
 /* Returns the index of an earlier tensor with the same id, or -1 after adding it. */
-static int hash_insert(struct hyper_schedule *s, uint32_t idx)
+int hs_hash_insert(struct hyper_schedule *s, uint32_t idx)
 {
 	const char *id = s->tensors[idx].id;
 	uint32_t i;
@@ -323,7 +331,7 @@ static int parse_tensor(struct hyper_schedule *s, uint32_t i,
 	t->id = strdup(json_object_get_string(v));
 	if (!t->id)
 		return -ENOMEM;
-	dup = hash_insert(s, i);
+	dup = hs_hash_insert(s, i);
 	if (dup >= 0) {
 		hs_errf(e, "tensor %u: duplicate id \"%s\" (first is tensor %d)",
 			i, quote(q, t->id), dup);
@@ -686,10 +694,7 @@ static int parse_root(struct hyper_schedule *s, struct json_object *root,
 
 	s->tensors = calloc(s->nr_tensors ?: 1, sizeof(*s->tensors));
 	s->steps = calloc(s->nr_steps ?: 1, sizeof(*s->steps));
-	for (s->hash_mask = 7; s->hash_mask < 2 * s->nr_tensors;)
-		s->hash_mask = s->hash_mask * 2 + 1;
-	s->hash = calloc(s->hash_mask + 1, sizeof(*s->hash));
-	if (!s->tensors || !s->steps || !s->hash)
+	if (!s->tensors || !s->steps || hs_hash_alloc(s))
 		return -ENOMEM;
 
 	for (i = 0; i < s->nr_tensors; i++) {
@@ -776,7 +781,7 @@ static int parse_json(const char *buf, size_t len, struct json_object **rootp,
 	return -EBADMSG;
 }
 
-static void sched_destroy(struct hyper_schedule *s)
+void hs_destroy(struct hyper_schedule *s)
 {
 	uint32_t i;
 
@@ -838,7 +843,7 @@ int hyper_schedule_parse(const char *buf, size_t len,
 	if (ret) {
 		if (ret == -ENOMEM)
 			hs_errf(&e, "out of memory while loading the schedule");
-		sched_destroy(s);
+		hs_destroy(s);
 		return ret;
 	}
 	*schedp = s;
@@ -903,7 +908,7 @@ out_close:
 void hyper_schedule_free(struct hyper_schedule *sched)
 {
 	if (sched && __atomic_sub_fetch(&sched->refs, 1, __ATOMIC_ACQ_REL) == 0)
-		sched_destroy(sched);
+		hs_destroy(sched);
 }
 
 int hyper_schedule_info(const struct hyper_schedule *s,

@@ -183,6 +183,16 @@ enum hyper_ext_scope {
 
 int hyper_schedule_parse(const char *buf, size_t len,
 			 struct hyper_schedule **schedp, char *err, size_t errlen);
+/*
+ * A schedule from plain structures (an in-process planner): the info's
+ * name, flags, nr_tensors, nr_steps, budget and predictions, each
+ * tensor's id, bytes, kind and home, each step's op, compute_ns, lists
+ * and GEMM shape.  Output-only fields are ignored; validated like a file.
+ */
+int hyper_schedule_new(const struct hyper_schedule_info *info,
+		       const struct hyper_tensor_info *tensors,
+		       const struct hyper_step_info *steps,
+		       struct hyper_schedule **schedp, char *err, size_t errlen);
 int hyper_schedule_load(const char *path, struct hyper_schedule **schedp,
 			char *err, size_t errlen);
 void hyper_schedule_free(struct hyper_schedule *sched);
