@@ -220,37 +220,19 @@ static struct json_object *need(struct json_object *obj, const char *key,
 	return NULL;
 }
 
-static int lookup_name(const char *const *names, size_t n, const char *s)
+/* The names are the shared vocabulary's (<hyper/vocab.h>); -1: unknown. */
+static int lookup_name(const char *(*name_fn)(uint32_t), const char *s)
 {
-	for (size_t i = 0; i < n; i++)
-		if (names[i] && !strcmp(names[i], s))
-			return (int)i;
-	return -1;
+	uint32_t v = hyper_vocab_parse(name_fn, s);
+
+	return v ? (int)v : -1;
 }
-
-static const char *const kind_names[] = {
-	[HYPER_KIND_WEIGHT]	= "weight",
-	[HYPER_KIND_ACTIVATION]	= "activation",
-	[HYPER_KIND_KV]		= "kv",
-	[HYPER_KIND_GRADIENT]	= "gradient",
-	[HYPER_KIND_OPTIMIZER]	= "optimizer",
-};
-
-static const char *const home_names[] = {
-	[HYPER_HOME_POOL]	= "pool",
-	[HYPER_HOME_DEVICE]	= "device",
-	[HYPER_HOME_NONE]	= "none",
-};
-
-static const char *const op_names[] = {
-	[HYPER_OP_PREFETCH]	= "prefetch",
-	[HYPER_OP_STORE]	= "store",
-	[HYPER_OP_DETACH]	= "detach",
-};
 
 const char *hs_op_name(uint32_t op)
 {
-	return op < ARRAY_SIZE(op_names) && op_names[op] ? op_names[op] : "?";
+	const char *n = hyper_cache_op_name(op);
+
+	return n ? n : "?";
 }
 
 static uint32_t hash_str(const char *s)
@@ -353,7 +335,7 @@ static int parse_tensor(struct hyper_schedule *s, uint32_t i,
 	if (ret)
 		return ret;
 	str = json_object_get_string(v);
-	k = lookup_name(kind_names, ARRAY_SIZE(kind_names), str);
+	k = lookup_name(hyper_kind_name, str);
 	if (k < 0) {
 		hs_errf(e, "%s: unknown kind \"%s\" (weight, activation, kv, gradient or optimizer)",
 			path, quote(q, str));
@@ -369,7 +351,7 @@ static int parse_tensor(struct hyper_schedule *s, uint32_t i,
 	if (ret)
 		return ret;
 	str = json_object_get_string(v);
-	k = lookup_name(home_names, ARRAY_SIZE(home_names), str);
+	k = lookup_name(hyper_home_name, str);
 	if (k < 0) {
 		hs_errf(e, "%s: unknown home \"%s\" (pool, device or none)",
 			path, quote(q, str));
@@ -451,7 +433,7 @@ static int parse_cops(struct hyper_schedule *s, uint32_t si,
 		ret = want(v, json_type_string, "a string", path, e);
 		if (ret)
 			return ret;
-		op = lookup_name(op_names, ARRAY_SIZE(op_names),
+		op = lookup_name(hyper_cache_op_name,
 				 json_object_get_string(v));
 		if (op < 0) {
 			hs_errf(e, "%s: unknown cache op \"%s\" (prefetch, store or detach)",

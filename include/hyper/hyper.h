@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include <hyper/vocab.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -92,26 +94,6 @@ int hyper_register_buffers(struct hyper_ctx *ctx, const struct iovec *iov,
 int hyper_set_arena(struct hyper_ctx *ctx, void *base, uint64_t bytes);
 
 /* ---- schedules -------------------------------------------------------- */
-
-enum hyper_cache_op {
-	HYPER_OP_PREFETCH	= 1,	/* pool -> device */
-	HYPER_OP_STORE		= 2,	/* device -> pool */
-	HYPER_OP_DETACH		= 3,	/* drop the device copy */
-};
-
-enum hyper_tensor_kind {
-	HYPER_KIND_WEIGHT	= 1,
-	HYPER_KIND_ACTIVATION	= 2,
-	HYPER_KIND_KV		= 3,
-	HYPER_KIND_GRADIENT	= 4,
-	HYPER_KIND_OPTIMIZER	= 5,
-};
-
-enum hyper_home {
-	HYPER_HOME_POOL		= 1,
-	HYPER_HOME_DEVICE	= 2,
-	HYPER_HOME_NONE		= 3,
-};
 
 /* struct hyper_schedule_info.flags */
 #define HYPER_SCHED_BUDGET		(1U << 0)

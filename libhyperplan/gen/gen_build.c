@@ -19,7 +19,7 @@ int gb_finish(struct gb *b)
 	return b->err;
 }
 
-uint32_t gb_tensor(struct gb *b, enum tkind kind, uint64_t bytes,
+uint32_t gb_tensor(struct gb *b, enum hyper_tensor_kind kind, uint64_t bytes,
 		   uint8_t flags, const char *fmt, ...)
 {
 	char id[HP_MAX_ID + 1];

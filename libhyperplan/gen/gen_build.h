@@ -28,7 +28,7 @@ void gb_init(struct gb *b, struct graph *g, const struct profile *p,
 	     struct hp_err *e);
 int gb_finish(struct gb *b);
 
-uint32_t gb_tensor(struct gb *b, enum tkind kind, uint64_t bytes,
+uint32_t gb_tensor(struct gb *b, enum hyper_tensor_kind kind, uint64_t bytes,
 		   uint8_t flags, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 uint32_t gb_find(struct gb *b, const char *fmt, ...)

@@ -15,14 +15,14 @@ static void make_kv(struct gb *b, const struct shape *s, uint32_t blocks,
 
 	for (l = 0; l < s->L; l++)
 		for (k = 0; k < blocks; k++)
-			gb_tensor(b, TK_KV, bytes, tkind_default_flags(TK_KV),
+			gb_tensor(b, HYPER_KIND_KV, bytes, tkind_default_flags(HYPER_KIND_KV),
 				  "L%u.kv%u", l, k);
 }
 
 static uint32_t sample(struct gb *b, const struct shape *s,
 		       const struct pass *ps, uint32_t logits)
 {
-	uint32_t tok = gb_tensor(b, TK_ACTIVATION, s->B * 4ULL, 0,
+	uint32_t tok = gb_tensor(b, HYPER_KIND_ACTIVATION, s->B * 4ULL, 0,
 				 "%s.tokens", ps->pfx);
 
 	gb_in(b, logits);
@@ -47,7 +47,7 @@ int gen_infer(struct graph *g, const struct gen_params *gp,
 	b.dt = gp->dtype_bytes;
 	make_weights(&b, &s);
 	make_kv(&b, &s, (ctx + gp->kv_block - 1) / gp->kv_block, gp->kv_block);
-	tok = gb_tensor(&b, TK_ACTIVATION, (uint64_t)s.B * gp->seq * 4,
+	tok = gb_tensor(&b, HYPER_KIND_ACTIVATION, (uint64_t)s.B * gp->seq * 4,
 			TF_LIVE_IN, "prompt.tokens");
 	for (step = 0; step <= gp->decode && !b.err; step++) {
 		snprintf(pfx, sizeof(pfx), step ? "d%u" : "p", step);

@@ -49,46 +49,46 @@ int shape_init(struct shape *s, const struct gen_params *gp,
 
 static void layer_weights(struct gb *b, const struct shape *s, uint32_t l)
 {
-	const uint8_t f = tkind_default_flags(TK_WEIGHT);
+	const uint8_t f = tkind_default_flags(HYPER_KIND_WEIGHT);
 	uint64_t h = s->h, ffn = s->ffn;
 	uint32_t x;
 
-	gb_tensor(b, TK_WEIGHT, h * b->dt, f, "L%u.attn_norm.w", l);
-	gb_tensor(b, TK_WEIGHT, h * h * b->dt, f, "L%u.wq", l);
-	gb_tensor(b, TK_WEIGHT, h * s->kvd * b->dt, f, "L%u.wk", l);
-	gb_tensor(b, TK_WEIGHT, h * s->kvd * b->dt, f, "L%u.wv", l);
-	gb_tensor(b, TK_WEIGHT, h * h * b->dt, f, "L%u.wo", l);
-	gb_tensor(b, TK_WEIGHT, h * b->dt, f, "L%u.ffn_norm.w", l);
+	gb_tensor(b, HYPER_KIND_WEIGHT, h * b->dt, f, "L%u.attn_norm.w", l);
+	gb_tensor(b, HYPER_KIND_WEIGHT, h * h * b->dt, f, "L%u.wq", l);
+	gb_tensor(b, HYPER_KIND_WEIGHT, h * s->kvd * b->dt, f, "L%u.wk", l);
+	gb_tensor(b, HYPER_KIND_WEIGHT, h * s->kvd * b->dt, f, "L%u.wv", l);
+	gb_tensor(b, HYPER_KIND_WEIGHT, h * h * b->dt, f, "L%u.wo", l);
+	gb_tensor(b, HYPER_KIND_WEIGHT, h * b->dt, f, "L%u.ffn_norm.w", l);
 	if (!s->E) {
-		gb_tensor(b, TK_WEIGHT, h * ffn * b->dt, f, "L%u.w1", l);
-		gb_tensor(b, TK_WEIGHT, h * ffn * b->dt, f, "L%u.w3", l);
-		gb_tensor(b, TK_WEIGHT, h * ffn * b->dt, f, "L%u.w2", l);
+		gb_tensor(b, HYPER_KIND_WEIGHT, h * ffn * b->dt, f, "L%u.w1", l);
+		gb_tensor(b, HYPER_KIND_WEIGHT, h * ffn * b->dt, f, "L%u.w3", l);
+		gb_tensor(b, HYPER_KIND_WEIGHT, h * ffn * b->dt, f, "L%u.w2", l);
 		return;
 	}
-	gb_tensor(b, TK_WEIGHT, h * s->E * b->dt, f, "L%u.router.w", l);
+	gb_tensor(b, HYPER_KIND_WEIGHT, h * s->E * b->dt, f, "L%u.router.w", l);
 	for (x = 0; x < s->E; x++) {
-		gb_tensor(b, TK_WEIGHT, h * ffn * b->dt, f, "L%u.e%u.w1", l, x);
-		gb_tensor(b, TK_WEIGHT, h * ffn * b->dt, f, "L%u.e%u.w3", l, x);
-		gb_tensor(b, TK_WEIGHT, h * ffn * b->dt, f, "L%u.e%u.w2", l, x);
+		gb_tensor(b, HYPER_KIND_WEIGHT, h * ffn * b->dt, f, "L%u.e%u.w1", l, x);
+		gb_tensor(b, HYPER_KIND_WEIGHT, h * ffn * b->dt, f, "L%u.e%u.w3", l, x);
+		gb_tensor(b, HYPER_KIND_WEIGHT, h * ffn * b->dt, f, "L%u.e%u.w2", l, x);
 	}
 }
 
 void make_weights(struct gb *b, const struct shape *s)
 {
-	const uint8_t f = tkind_default_flags(TK_WEIGHT);
+	const uint8_t f = tkind_default_flags(HYPER_KIND_WEIGHT);
 	uint32_t l;
 
-	gb_tensor(b, TK_WEIGHT, (uint64_t)s->V * s->h * b->dt, f, "embed.w");
+	gb_tensor(b, HYPER_KIND_WEIGHT, (uint64_t)s->V * s->h * b->dt, f, "embed.w");
 	for (l = 0; l < s->L; l++)
 		layer_weights(b, s, l);
-	gb_tensor(b, TK_WEIGHT, (uint64_t)s->h * b->dt, f, "final_norm.w");
-	gb_tensor(b, TK_WEIGHT, (uint64_t)s->h * s->V * b->dt, f, "lm_head.w");
+	gb_tensor(b, HYPER_KIND_WEIGHT, (uint64_t)s->h * b->dt, f, "final_norm.w");
+	gb_tensor(b, HYPER_KIND_WEIGHT, (uint64_t)s->h * s->V * b->dt, f, "lm_head.w");
 }
 
 static uint32_t act(struct gb *b, const struct pass *ps, uint64_t bytes,
 		    const char *name, uint32_t l)
 {
-	return gb_tensor(b, TK_ACTIVATION, bytes, ps->act_flags, "%s.L%u.%s",
+	return gb_tensor(b, HYPER_KIND_ACTIVATION, bytes, ps->act_flags, "%s.L%u.%s",
 			 ps->pfx, l, name);
 }
 
@@ -267,7 +267,7 @@ uint32_t forward(struct gb *b, const struct shape *s, const struct pass *ps,
 {
 	uint32_t T = tokens_of(s, ps), l, x;
 
-	x = gb_tensor(b, TK_ACTIVATION, (uint64_t)T * s->h * b->dt,
+	x = gb_tensor(b, HYPER_KIND_ACTIVATION, (uint64_t)T * s->h * b->dt,
 		      ps->act_flags, "%s.embed", ps->pfx);
 	gb_in(b, gb_find(b, "embed.w"));
 	gb_in(b, tokens);
@@ -283,14 +283,14 @@ uint32_t head(struct gb *b, const struct shape *s, const struct pass *ps,
 {
 	uint32_t T = tokens_of(s, ps), xf, logits;
 
-	xf = gb_tensor(b, TK_ACTIVATION, (uint64_t)T * s->h * b->dt,
+	xf = gb_tensor(b, HYPER_KIND_ACTIVATION, (uint64_t)T * s->h * b->dt,
 		       ps->act_flags, "%s.xf", ps->pfx);
 	gb_in(b, x);
 	gb_in(b, gb_find(b, "final_norm.w"));
 	gb_out(b, xf);
 	gb_op(b, 5.0 * T * s->h, 2.0 * T * s->h * b->dt, NULL,
 	      "%s.final_norm", ps->pfx);
-	logits = gb_tensor(b, TK_ACTIVATION, (uint64_t)m * s->V * b->dt,
+	logits = gb_tensor(b, HYPER_KIND_ACTIVATION, (uint64_t)m * s->V * b->dt,
 			   ps->act_flags, "%s.logits", ps->pfx);
 	gb_in(b, xf);
 	gb_in(b, gb_find(b, "lm_head.w"));

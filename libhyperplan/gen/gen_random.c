@@ -94,7 +94,7 @@ static int add_op(struct rgen *q, uint32_t i, struct hp_err *e)
 
 	snprintf(id, sizeof(id), "a%u", i);
 	a = graph_add_tensor(q->g, id, loguni(&q->r, 16384, 8 << 20),
-			     TK_ACTIVATION, flags, e);
+			     HYPER_KIND_ACTIVATION, flags, e);
 	if (a == NONE)
 		return -1;
 	q->out[q->n_out++] = a;
@@ -110,19 +110,19 @@ static int add_tensors(struct rgen *q, struct hp_err *e)
 	uint32_t i;
 
 	for (i = 0; i < q->nw; i++) {
-		uint8_t f = tkind_default_flags(TK_WEIGHT);
+		uint8_t f = tkind_default_flags(HYPER_KIND_WEIGHT);
 
 		snprintf(id, sizeof(id), "w%u", i);
 		if (unit(&q->r) < 0.05)
 			f |= TF_PIN;
 		if (graph_add_tensor(q->g, id, loguni(&q->r, 65536, 16 << 20),
-				     TK_WEIGHT, f, e) == NONE)
+				     HYPER_KIND_WEIGHT, f, e) == NONE)
 			return -1;
 	}
 	for (i = 0; i < q->ns; i++) {
 		snprintf(id, sizeof(id), "s%u", i);
 		if (graph_add_tensor(q->g, id, loguni(&q->r, 65536, 4 << 20),
-				     TK_KV, tkind_default_flags(TK_KV), e) ==
+				     HYPER_KIND_KV, tkind_default_flags(HYPER_KIND_KV), e) ==
 		    NONE)
 			return -1;
 	}

@@ -22,7 +22,7 @@ static uint32_t grad(struct gb *b, uint64_t bytes, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(id, sizeof(id), fmt, ap);
 	va_end(ap);
-	return gb_tensor(b, TK_GRADIENT, bytes, 0, "%s", id);
+	return gb_tensor(b, HYPER_KIND_GRADIENT, bytes, 0, "%s", id);
 }
 
 /* dX = dY·Wᵀ (m=T) then dW = Xᵀ·dY (m=rows of W), for y = x·W. */
@@ -256,7 +256,7 @@ static void embed_bwd(struct gb *b, const struct shape *s, uint32_t T,
 /* Mixed-precision Adam on one weight: 30 bytes and ~12 FLOP a parameter. */
 static void adam(struct gb *b, uint32_t w)
 {
-	const uint8_t f = tkind_default_flags(TK_OPTIMIZER);
+	const uint8_t f = tkind_default_flags(HYPER_KIND_OPTIMIZER);
 	const char *id = b->g->t[w].id;
 	uint64_t params = b->g->t[w].bytes / b->dt;
 	const char *st[] = { "master", "m", "v" };
@@ -268,7 +268,7 @@ static void adam(struct gb *b, uint32_t w)
 	if (g == NONE)		/* an expert no token was routed to */
 		return;
 	for (i = 0; i < 3; i++)
-		s[i] = gb_tensor(b, TK_OPTIMIZER, params * FP32, f, "%s.%s",
+		s[i] = gb_tensor(b, HYPER_KIND_OPTIMIZER, params * FP32, f, "%s.%s",
 				 id, st[i]);
 	gb_in(b, g);
 	gb_in(b, w);
@@ -296,7 +296,7 @@ int gen_train(struct graph *g, const struct gen_params *gp,
 	b.dt = gp->dtype_bytes;
 	make_weights(&b, &s);
 	nweights = g->nt;
-	labels = gb_tensor(&b, TK_ACTIVATION, (uint64_t)T * 4, TF_LIVE_IN,
+	labels = gb_tensor(&b, HYPER_KIND_ACTIVATION, (uint64_t)T * 4, TF_LIVE_IN,
 			   "batch.tokens");
 	x = forward(&b, &s, &ps, labels);
 	x = head(&b, &s, &ps, x, T);

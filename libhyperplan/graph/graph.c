@@ -3,33 +3,23 @@
 
 #include "graph.h"
 
-const char *const tkind_name[TK_NR] = {
-	[TK_WEIGHT] = "weight",
-	[TK_ACTIVATION] = "activation",
-	[TK_KV] = "kv",
-	[TK_GRADIENT] = "gradient",
-	[TK_OPTIMIZER] = "optimizer",
-};
-
+/* The kind named @s (schedule-format spelling), or -1. */
 int tkind_parse(const char *s)
 {
-	int k;
+	uint32_t k = hyper_vocab_parse(hyper_kind_name, s);
 
-	for (k = 0; k < TK_NR; k++)
-		if (!strcmp(s, tkind_name[k]))
-			return k;
-	return -1;
+	return k ? (int)k : -1;
 }
 
 /* Weights and optimizer state exist before the graph and outlive it; the
  * KV cache outlives it (later tokens read it); the rest is transient. */
-uint8_t tkind_default_flags(enum tkind k)
+uint8_t tkind_default_flags(enum hyper_tensor_kind k)
 {
 	switch (k) {
-	case TK_WEIGHT:
-	case TK_OPTIMIZER:
+	case HYPER_KIND_WEIGHT:
+	case HYPER_KIND_OPTIMIZER:
 		return TF_LIVE_IN | TF_LIVE_OUT;
-	case TK_KV:
+	case HYPER_KIND_KV:
 		return TF_LIVE_OUT;
 	default:
 		return 0;
@@ -98,7 +88,7 @@ static int check_id(const char *what, size_t idx, const char *id,
 }
 
 uint32_t graph_add_tensor(struct graph *g, const char *id, uint64_t bytes,
-			  enum tkind kind, uint8_t flags, struct hp_err *e)
+			  enum hyper_tensor_kind kind, uint8_t flags, struct hp_err *e)
 {
 	struct tensor *t;
 	uint32_t dup;

@@ -10,11 +10,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <hyper/vocab.h>
+
 #include "idmap.h"
 #include "util.h"
 
-enum tkind { TK_WEIGHT, TK_ACTIVATION, TK_KV, TK_GRADIENT, TK_OPTIMIZER,
-	     TK_NR };
+/* Tensor kinds are enum hyper_tensor_kind, from the shared vocabulary. */
 
 #define TF_LIVE_IN	(1U << 0)	/* holds data when the graph starts */
 #define TF_LIVE_OUT	(1U << 1)	/* its last value must survive the end */
@@ -60,15 +61,14 @@ struct graph {
 	struct str_arena strs;
 };
 
-extern const char *const tkind_name[TK_NR];
 
 void graph_init(struct graph *g, const char *name);
 void graph_free(struct graph *g);
 int tkind_parse(const char *s);
-uint8_t tkind_default_flags(enum tkind k);
+uint8_t tkind_default_flags(enum hyper_tensor_kind k);
 
 uint32_t graph_add_tensor(struct graph *g, const char *id, uint64_t bytes,
-			  enum tkind kind, uint8_t flags, struct hp_err *e);
+			  enum hyper_tensor_kind kind, uint8_t flags, struct hp_err *e);
 uint32_t graph_add_op(struct graph *g, const char *id, uint64_t compute_ns,
 		      const uint32_t *in, uint32_t n_in,
 		      const uint32_t *out, uint32_t n_out,

@@ -374,7 +374,7 @@ static void write_tensor(const struct tensor *t, FILE *f)
 	fputs("  { \"id\": ", f);
 	json_str(f, t->id);
 	fprintf(f, ", \"bytes\": %llu, \"kind\": \"%s\"",
-		(unsigned long long)t->bytes, tkind_name[t->kind]);
+		(unsigned long long)t->bytes, hyper_kind_name(t->kind));
 	if ((t->flags ^ def) & TF_LIVE_IN)
 		fprintf(f, ", \"live_in\": %s",
 			t->flags & TF_LIVE_IN ? "true" : "false");

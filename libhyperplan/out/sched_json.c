@@ -6,15 +6,6 @@
  */
 #include "sched.h"
 
-static const char *const home_name[] = {
-	[HOME_NONE] = "none", [HOME_POOL] = "pool", [HOME_DEVICE] = "device",
-};
-
-static const char *const cop_name[] = {
-	[COP_PREFETCH] = "prefetch", [COP_STORE] = "store",
-	[COP_DETACH] = "detach",
-};
-
 static void write_cops(const struct sched *s, FILE *f, size_t slot,
 		       const char *key)
 {
@@ -26,7 +17,7 @@ static void write_cops(const struct sched *s, FILE *f, size_t slot,
 	for (i = s->slot_off[slot]; i < s->slot_off[slot + 1]; i++) {
 		fprintf(f, "%s{ \"op\": \"%s\", \"tensor\": ",
 			i > s->slot_off[slot] ? ", " : " ",
-			cop_name[s->cops[i].kind]);
+			hyper_cache_op_name(s->cops[i].kind));
 		json_str(f, s->g->t[s->cops[i].t].id);
 		fputs(" }", f);
 	}
@@ -84,7 +75,7 @@ void sched_write_json(const struct sched *s, FILE *f, const char *name,
 		json_str(f, g->t[t].id);
 		fprintf(f, ", \"bytes\": %llu, \"kind\": \"%s\", \"home\": \"%s\" }%s\n",
 			(unsigned long long)g->t[t].bytes,
-			tkind_name[g->t[t].kind], home_name[s->home[t]],
+			hyper_kind_name(g->t[t].kind), hyper_home_name(s->home[t]),
 			t + 1 < g->nt ? "," : "");
 	}
 	fputs(" ],\n \"steps\": [\n", f);

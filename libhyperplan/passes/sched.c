@@ -98,15 +98,15 @@ static void homes(struct emit *m, const struct evict *ev, size_t nev)
 
 	for (t = 0; t < g->nt; t++) {
 		if (!nr_accesses(lf, t))
-			m->s->home[t] = g->t[t].flags & TF_LIVE_IN ? HOME_POOL :
-					HOME_NONE;
+			m->s->home[t] = g->t[t].flags & TF_LIVE_IN ? HYPER_HOME_POOL :
+					HYPER_HOME_NONE;
 		else
-			m->s->home[t] = gap_live(lf, t, 0) ? HOME_DEVICE :
-					HOME_NONE;
+			m->s->home[t] = gap_live(lf, t, 0) ? HYPER_HOME_DEVICE :
+					HYPER_HOME_NONE;
 	}
 	for (i = 0; i < nev; i++)
 		if (ev[i].a < 0 && ev[i].detach_slot < 0)
-			m->s->home[ev[i].t] = HOME_POOL;
+			m->s->home[ev[i].t] = HYPER_HOME_POOL;
 }
 
 static void evict_items(struct emit *m, const struct evict *v)
@@ -145,7 +145,7 @@ static int apply(struct emit *m, const struct item *x)
 	switch (x->cls) {
 	case CL_STORE:
 		if (m->res[t] && !m->pool[t]) {
-			put(m, t, COP_STORE);
+			put(m, t, HYPER_OP_STORE);
 			m->pool[t] = 1;
 		}
 		return 0;
@@ -154,16 +154,16 @@ static int apply(struct emit *m, const struct item *x)
 		if (!m->res[t])
 			return bad(m, x->slot, "detach while not resident", t);
 		if (x->cls == CL_DETACH_LIVE && !m->pool[t]) {
-			put(m, t, COP_STORE);
+			put(m, t, HYPER_OP_STORE);
 			m->pool[t] = 1;
 		}
-		put(m, t, COP_DETACH);
+		put(m, t, HYPER_OP_DETACH);
 		m->res[t] = 0;
 		return 0;
 	default:
 		if (m->res[t] || !m->pool[t])
 			return bad(m, x->slot, "prefetch without a pool copy", t);
-		put(m, t, COP_PREFETCH);
+		put(m, t, HYPER_OP_PREFETCH);
 		m->res[t] = 1;
 		return 0;
 	}
@@ -202,8 +202,8 @@ static int replay(struct emit *m)
 	int ret = 0;
 
 	for (t = 0; t < s->g->nt; t++) {
-		m->res[t] = s->home[t] == HOME_DEVICE;
-		m->pool[t] = s->home[t] == HOME_POOL;
+		m->res[t] = s->home[t] == HYPER_HOME_DEVICE;
+		m->pool[t] = s->home[t] == HYPER_HOME_POOL;
 	}
 	for (slot = 0; slot < nslots && !ret; slot++) {
 		s->slot_off[slot] = s->ncops;

@@ -12,12 +12,11 @@
 
 #include "life.h"
 
-enum cop_kind { COP_PREFETCH, COP_STORE, COP_DETACH };
-enum home { HOME_NONE, HOME_POOL, HOME_DEVICE };
+/* Cache ops and homes are libhyper's (<hyper/vocab.h>). */
 
 struct cop {
 	uint32_t t;
-	uint8_t kind;
+	uint8_t kind;		/* enum hyper_cache_op */
 };
 
 struct prediction {

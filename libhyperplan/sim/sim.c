@@ -97,7 +97,7 @@ static int cache_op(struct sim *m, const struct cop *c)
 	uint32_t t = c->t;
 
 	switch (c->kind) {
-	case COP_PREFETCH:
+	case HYPER_OP_PREFETCH:
 		if (m->res[t] || !m->pool[t])
 			return fail(m, t, m->res[t] ? "prefetch of a resident tensor" :
 				    "prefetch without a pool copy");
@@ -106,7 +106,7 @@ static int cache_op(struct sim *m, const struct cop *c)
 			return -1;
 		stream(m, t, 0);
 		return 0;
-	case COP_STORE:
+	case HYPER_OP_STORE:
 		if (!m->res[t])
 			return fail(m, t, "store of a tensor not resident");
 		wait_until(m, m->fetch_done[t]);
@@ -179,8 +179,8 @@ static void sim_init(struct sim *m, const struct sched *s)
 	m->fetch_done = xcalloc(g->nt, sizeof(double));
 	m->store_done = xcalloc(g->nt, sizeof(double));
 	for (t = 0; t < g->nt; t++) {
-		m->res[t] = s->home[t] == HOME_DEVICE;
-		m->pool[t] = s->home[t] == HOME_POOL;
+		m->res[t] = s->home[t] == HYPER_HOME_DEVICE;
+		m->pool[t] = s->home[t] == HYPER_HOME_POOL;
 		if (m->res[t])
 			mem_set(m, 0, g->t[t].bytes);
 	}
