@@ -50,7 +50,7 @@ install-libhyper: $(LIBHYPER_SO) $(LIBHYPER_A)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@VERSION@|$(LIBHYPER_VERSION)|' libhyper/libhyper.pc.in \
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/libhyper.pc
-	install -m 0644 include/hyper/hyper.h $(DESTDIR)$(PREFIX)/include/hyper/
+	install -m 0644 include/hyper/hyper.h include/hyper/vocab.h $(DESTDIR)$(PREFIX)/include/hyper/
 	install -m 0644 $(filter %.3,$(LIBHYPER_MAN)) $(DESTDIR)$(PREFIX)/share/man/man3/
 	install -m 0644 $(filter %.7,$(LIBHYPER_MAN)) $(DESTDIR)$(PREFIX)/share/man/man7/
 

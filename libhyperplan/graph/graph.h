@@ -10,16 +10,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <hyper/vocab.h>
+#include <hyper/plan.h>
 
 #include "idmap.h"
 #include "util.h"
 
 /* Tensor kinds are enum hyper_tensor_kind, from the shared vocabulary. */
 
-#define TF_LIVE_IN	(1U << 0)	/* holds data when the graph starts */
-#define TF_LIVE_OUT	(1U << 1)	/* its last value must survive the end */
-#define TF_PIN		(1U << 2)	/* never leaves the device */
+/* Tensor flags: the public ones, documented in <hyper/plan.h>. */
+#define TF_LIVE_IN	HYPER_PLAN_LIVE_IN
+#define TF_LIVE_OUT	HYPER_PLAN_LIVE_OUT
+#define TF_PIN		HYPER_PLAN_PIN
 
 struct tensor {
 	const char *id;

@@ -1,11 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Pictures of simulated runs: an SVG of memory over time, a Chrome trace. */
+/*
+ * What a plan turns into: a struct hyper_schedule for libhyper, and
+ * pictures of simulated runs (an SVG of memory over time, a Chrome trace).
+ * The JSON schedule writer is sched_write_json() (sched.h).
+ */
 #ifndef HP_OUTPUT_H
 #define HP_OUTPUT_H
 
 #include <stdio.h>
 
+#include <hyper/hyper.h>
+
 #include "sim.h"
+
+/* The plan as libhyper's schedule, validated by libhyper; -errno. */
+int sched_to_hyper(const struct sched *s, const char *name,
+		   struct hyper_schedule **out, struct hp_err *e);
+/* 0 if libhyper's validator accepts the plan; else -EINVAL naming why. */
+int sched_check(const struct sched *s, struct hp_err *e);
 
 struct series {
 	const char *name;

@@ -4,6 +4,7 @@
  * json-c tree: a million-step schedule would otherwise cost gigabytes.
  * Ids go through json_str(), so any id the graph accepted is escaped.
  */
+#include "profile.h"
 #include "sched.h"
 
 static void write_cops(const struct sched *s, FILE *f, size_t slot,
@@ -89,4 +90,13 @@ void sched_write_json(const struct sched *s, FILE *f, const char *name,
 	if (extra_json)
 		fprintf(f, ",\n \"x-planner\": %s", extra_json);
 	fputs("\n}\n", f);
+}
+
+/* The planner's note in the schedule: which policy, profile and knobs. */
+void plan_note(char *buf, size_t len, const char *policy,
+	       const struct profile *p, const char *params)
+{
+	snprintf(buf, len,
+		 "{ \"policy\": \"%s\", \"profile\": \"%s\", \"chosen\": \"%s\" }",
+		 policy, p->name, params);
 }

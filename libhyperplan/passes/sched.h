@@ -60,6 +60,10 @@ static inline size_t slot_len(const struct sched *s, size_t slot)
 	return s->slot_off[slot + 1] - s->slot_off[slot];
 }
 
+struct profile;
+/* The planner's "x-planner" note: which policy, profile and knobs. */
+void plan_note(char *buf, size_t len, const char *policy,
+	       const struct profile *p, const char *params);
 void sched_write_json(const struct sched *s, FILE *f, const char *name,
 		      const char *extra_json);
 

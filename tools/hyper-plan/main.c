@@ -118,9 +118,8 @@ static int write_file(const char *path, const struct job *j,
 	} else if (pol == -1) {
 		ret = trace_json(f, &res[policy_parse(c->policy)].s, &j->p, e);
 	} else {
-		snprintf(extra, sizeof(extra),
-			 "{ \"policy\": \"%s\", \"profile\": \"%s\", \"chosen\": \"%s\" }",
-			 policy_name[pol], j->p.name, res[pol].params);
+		plan_note(extra, sizeof(extra), policy_name[pol], &j->p,
+			  res[pol].params);
 		sched_write_json(&res[pol].s, f, j->g.name, extra);
 	}
 	return close_out(f, path, e) || ret ? -1 : 0;
@@ -151,6 +150,9 @@ static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 		if (p != pol && !all)
 			continue;
 		ret = run_policy(p, &pb, &res[p], p == pol ? e : &pe);
+		/* Every schedule printed or written passes libhyper's validator. */
+		if (!ret && res[p].ok)
+			ret = sched_check(&res[p].s, e);
 		if (ret && p != pol) {
 			fprintf(stderr, "hyper-plan: %s\n", pe.msg);
 			ret = 0;
