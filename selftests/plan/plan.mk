@@ -27,3 +27,14 @@ $(O)/san/selftests/plan/render_test: selftests/plan/render_test.sh \
 	chmod +x $@
 
 NATIVE_TESTS += $(O)/san/selftests/plan/render_test
+
+# libhyperplan's exported interface, over the release shared libraries.
+$(O)/san/selftests/plan/plan_abi_test: selftests/plan/plan_abi_test.sh \
+		$(HPL_SO) $(O)/lib/libhyperplan.so $(O)/lib/libhyper.so \
+		$(HPL_MAN) include/hyper/plan.h include/hyper/vocab.h
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec %s %s %s\n' $(abspath $<) $(CURDIR) \
+		$(abspath $(O)/lib) > $@
+	chmod +x $@
+
+NATIVE_TESTS += $(O)/san/selftests/plan/plan_abi_test
