@@ -18,3 +18,9 @@ bench-plan: $(BP_BIN)
 	@mkdir -p $(O)/bench
 	$(BP_BIN) $(O)/bench
 BENCH += bench-plan
+
+.PHONY: install-bench-plan
+install-bench-plan: $(BP_BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BP_BIN) $(DESTDIR)$(PREFIX)/bin/bench-plan
+INSTALL_TARGETS += install-bench-plan
