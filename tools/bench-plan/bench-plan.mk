@@ -21,6 +21,7 @@ BENCH += bench-plan
 
 .PHONY: install-bench-plan
 install-bench-plan: $(BP_BIN)
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(BP_BIN) $(DESTDIR)$(PREFIX)/bin/bench-plan
+	install -m 0644 tools/bench-plan/bench-plan.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 INSTALL_TARGETS += install-bench-plan
