@@ -5,8 +5,8 @@
 
 LIBHYPER_VERSION := 1.0.0
 LIBHYPER_SRCS	:= $(sort $(wildcard libhyper/*.c))
-LIBHYPER_OBJS	:= $(LIBHYPER_SRCS:%.c=$(O)/obj/%.o)
-LIBHYPER_SAN_OBJS := $(LIBHYPER_SRCS:%.c=$(O)/san/%.o)
+LIBHYPER_OBJS	:= $(LIBHYPER_SRCS:%.c=$(O)/obj/%.o) $(UTIL_OBJS)
+LIBHYPER_SAN_OBJS := $(LIBHYPER_SRCS:%.c=$(O)/san/%.o) $(UTIL_SAN_OBJS)
 LIBHYPER_LIBS	:= -luring -ljson-c -lnuma
 LIBHYPER_SO	:= $(O)/lib/libhyper.so.1
 LIBHYPER_A	:= $(O)/lib/libhyper.a

@@ -88,7 +88,6 @@ int hs_hash_insert(struct hyper_schedule *s, uint32_t idx);
 void hs_destroy(struct hyper_schedule *s);
 int hs_validate(struct hyper_schedule *s, struct hs_err *e);
 int hs_layout(struct hyper_schedule *s);
-void hs_human_bytes(char *buf, size_t len, uint64_t bytes);
 
 const char *hs_op_name(uint32_t op);
 

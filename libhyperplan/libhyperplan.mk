@@ -23,11 +23,11 @@ HPL_MAN		:= $(sort $(wildcard libhyperplan/man/*.3))
 # tests) compiles with the stage folders on the include path.
 $(HPL_OBJS) $(HPL_SAN_OBJS): ALL_CFLAGS += $(HPL_INC)
 
-$(HPL_SO): $(HPL_OBJS) libhyperplan/libhyperplan.map $(O)/lib/libhyper.so
+$(HPL_SO): $(HPL_OBJS) $(UTIL_OBJS) libhyperplan/libhyperplan.map $(O)/lib/libhyper.so
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,-soname,libhyperplan.so.1 \
 		-Wl,--version-script=libhyperplan/libhyperplan.map -Wl,-z,defs \
-		-o $@ $(HPL_OBJS) -L$(O)/lib -lhyper $(HPL_LIBS)
+		-o $@ $(HPL_OBJS) $(UTIL_OBJS) -L$(O)/lib -lhyper $(HPL_LIBS)
 
 $(O)/lib/libhyperplan.so: $(HPL_SO)
 	ln -sf libhyperplan.so.1 $@

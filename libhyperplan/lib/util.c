@@ -3,9 +3,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "util.h"
+#include "util/clock.h"
+#include "util/units.h"
 
 int hp_errf(struct hp_err *e, const char *fmt, ...)
 {
@@ -79,60 +80,14 @@ int parse_u64(const char *s, uint64_t *out)
 	return errno || *end ? -EINVAL : 0;
 }
 
-static const struct {
-	const char *suffix;
-	double mult;
-} byte_units[] = {
-	{ "", 1 }, { "B", 1 },
-	{ "K", 1024.0 }, { "KiB", 1024.0 }, { "KB", 1e3 },
-	{ "M", 1048576.0 }, { "MiB", 1048576.0 }, { "MB", 1e6 },
-	{ "G", GIB }, { "GiB", GIB }, { "GB", 1e9 },
-	{ "T", GIB * 1024 }, { "TiB", GIB * 1024 }, { "TB", 1e12 },
-};
-
-/* "40GiB", "1.5G", "64000000000": binary suffixes unless spelled "GB". */
-int parse_bytes(const char *s, uint64_t *out)
-{
-	char *end;
-	double v;
-	size_t i;
-
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -EINVAL;
-	for (i = 0; i < ARRAY_SIZE(byte_units); i++) {
-		if (strcmp(end, byte_units[i].suffix))
-			continue;
-		v *= byte_units[i].mult;
-		if (v >= 18446744073709551615.0)
-			return -ERANGE;
-		*out = (uint64_t)(v + 0.5);
-		return 0;
-	}
-	return -EINVAL;
-}
-
 void fmt_bytes(char *buf, size_t len, double bytes)
 {
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	unsigned int u = 0;
-
-	while (bytes >= 1024 && u + 1 < ARRAY_SIZE(unit)) {
-		bytes /= 1024;
-		u++;
-	}
-	snprintf(buf, len, u ? "%.2f %s" : "%.0f %s", bytes, unit[u]);
+	hu_fmt_bytes(buf, len, bytes > 0 ? (uint64_t)(bytes + 0.5) : 0, 2);
 }
 
 double now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
+	return (double)hu_now_ns();
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "util/units.h"
+
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #endif
@@ -39,8 +41,8 @@ char *xstrdup(const char *s);
 /* Grow *p (of *cap elements of size sz) so that index @need fits. */
 void grow(void *pp, size_t *cap, size_t need, size_t sz);
 
-int parse_bytes(const char *s, uint64_t *out);
 int parse_u64(const char *s, uint64_t *out);
+/* Sizes and the clock are the project's (util/units.h, util/clock.h). */
 void fmt_bytes(char *buf, size_t len, double bytes);
 double now_ns(void);
 /* Sorts @v and returns its middle element. */

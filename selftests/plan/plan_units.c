@@ -5,9 +5,11 @@
  * pass on a training graph, the bound's corners, and the JSON round
  * trips.
  */
-#include <json-c/json.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <json-c/json.h>
 
 #include "kselftest_harness.h"
 
@@ -22,14 +24,19 @@ TEST(byte_units)
 {
 	uint64_t v;
 
-	ASSERT_EQ(0, parse_bytes("40GiB", &v));
+	/* The project's one grammar (util/units.h), hyper-run's and hyperctl's. */
+	ASSERT_EQ(0, hu_parse_size("40GiB", &v));
 	EXPECT_EQ(40ULL << 30, v);
-	ASSERT_EQ(0, parse_bytes("1.5G", &v));
-	EXPECT_EQ(3ULL << 29, v);
-	ASSERT_EQ(0, parse_bytes("64GB", &v));
-	EXPECT_EQ(64000000000ULL, v);
-	EXPECT_NE(0, parse_bytes("-1G", &v));
-	EXPECT_NE(0, parse_bytes("12parsecs", &v));
+	ASSERT_EQ(0, hu_parse_size("2MiB", &v));
+	EXPECT_EQ(2ULL << 20, v);
+	ASSERT_EQ(0, hu_parse_size("64G", &v));
+	EXPECT_EQ(64ULL << 30, v);
+	/* Fractions and decimal units are refused, not rounded. */
+	EXPECT_EQ(-EINVAL, hu_parse_size("1.5G", &v));
+	EXPECT_EQ(-EINVAL, hu_parse_size("64GB", &v));
+	EXPECT_EQ(-EINVAL, hu_parse_size("-1G", &v));
+	EXPECT_EQ(-EINVAL, hu_parse_size("12parsecs", &v));
+	EXPECT_EQ(-ERANGE, hu_parse_size("16777216T", &v));
 }
 
 TEST(calendar_runs_do_not_cross)

@@ -136,10 +136,10 @@ static int option(struct cli *c, int o, const char *arg)
 	case 'p': c->profile = arg; return 0;
 	case O_PFILE: c->profile_file = arg; return 0;
 	case 'b':
-		if (!parse_bytes(arg, &c->budget) && c->budget)
+		if (!hu_parse_size(arg, &c->budget) && c->budget)
 			return 0;
-		fprintf(stderr, "hyper-plan: --budget wants a size such as 40GiB, not \"%s\"\n",
-			arg);
+		fprintf(stderr, "hyper-plan: --budget wants a size above 0 such as 40GiB (%s), not \"%s\"\n",
+			HU_SIZE_FORMS, arg);
 		return -1;
 	case 's': return percent(arg, &c->max_slow);
 	case 'P': c->policy = arg; return 0;
