@@ -158,8 +158,8 @@ int hyper_plan_prediction(const struct hyper_plan *plan,
 		.h2d_bytes = (uint64_t)r->h2d_bytes,
 		.d2h_bytes = (uint64_t)r->d2h_bytes,
 		.slowdown = slowdown(r),
-		.policy = public_policy(policy_parse(plan->res.policy) >= 0 ?
-					policy_parse(plan->res.policy) :
+		.policy = public_policy(plan->res.from[0] ?
+					policy_parse(plan->res.from) :
 					plan->policy),
 	};
 	return 0;

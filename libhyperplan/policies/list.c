@@ -23,7 +23,7 @@ int run_policy(int pol, const struct problem *pb, struct result *r,
 {
 	switch (pol) {
 	case POL_NONE: return run_none(pb, r, e);
-	case POL_PLAN: return run_plan(pb, r, e);
+	case POL_PLAN: return run_plan_best(pb, r, e);
 	case POL_DISTANCE: return run_distance(pb, r, e);
 	default: return run_greedy(pb, r, e);
 	}

@@ -13,7 +13,10 @@ enum { POL_NONE, POL_PLAN, POL_DISTANCE, POL_GREEDY, POL_NR };
 extern const char *const policy_name[POL_NR];
 int policy_parse(const char *s);
 
-/* Runs one policy's search; a baseline that finds nothing is not fatal. */
+/*
+ * Runs one policy's search; a baseline that finds nothing is not fatal.
+ * POL_PLAN is run_plan_best(): never worse than the baselines.
+ */
 int run_policy(int pol, const struct problem *pb, struct result *r,
 	       struct hp_err *e);
 

@@ -24,6 +24,7 @@ struct problem {
 
 struct result {
 	char policy[16];
+	char from[16];		/* run_plan_best(): whose schedule won */
 	char params[160];
 	bool ok;
 	struct sched s;
@@ -34,6 +35,9 @@ struct result {
 
 int run_none(const struct problem *pb, struct result *r, struct hp_err *e);
 int run_plan(const struct problem *pb, struct result *r, struct hp_err *e);
+/* run_plan(), then the baselines: the best of them (never worse). */
+int run_plan_best(const struct problem *pb, struct result *r,
+		  struct hp_err *e);
 int run_distance(const struct problem *pb, struct result *r,
 		 struct hp_err *e);
 int run_greedy(const struct problem *pb, struct result *r, struct hp_err *e);
