@@ -76,15 +76,50 @@ void graph_free(struct graph *g)
 	memset(g, 0, sizeof(*g));
 }
 
+/* Length of the UTF-8 sequence at @s, or 0 if it is not well formed. */
+static size_t utf8_seq(const unsigned char *s)
+{
+	unsigned int n, i;
+	uint32_t c;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, c = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, c = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, c = s[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	/* overlong forms, surrogates, past U+10FFFF */
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* Ids end up in JSON schedules and messages: 1..127 bytes of UTF-8. */
 static int check_id(const char *what, size_t idx, const char *id,
 		    struct hp_err *e)
 {
-	size_t n = strlen(id);
+	size_t n = strlen(id), i, k;
 
-	if (n >= 1 && n <= HP_MAX_ID)
-		return 0;
-	return hp_errf(e, "%s %zu: id must be 1..%d bytes (got %zu)",
-		       what, idx, HP_MAX_ID, n);
+	if (n < 1 || n > HP_MAX_ID)
+		return hp_errf(e, "%s %zu: id must be 1..%d bytes (got %zu)",
+			       what, idx, HP_MAX_ID, n);
+	for (i = 0; i < n; i += k) {
+		k = utf8_seq((const unsigned char *)id + i);
+		if (!k)
+			return hp_errf(e, "%s %zu: id is not valid UTF-8 (byte %zu)",
+				       what, idx, i);
+	}
+	return 0;
 }
 
 uint32_t graph_add_tensor(struct graph *g, const char *id, uint64_t bytes,
@@ -104,6 +139,12 @@ uint32_t graph_add_tensor(struct graph *g, const char *id, uint64_t bytes,
 		hp_errf(e, "tensor \"%s\": too many tensors", id);
 		return NONE;
 	}
+	/* Every residency sum is then exact, in integers and in doubles. */
+	if (g->total_bytes + bytes > HP_MAX_TOTAL) {
+		hp_errf(e, "tensor %zu (\"%s\"): the tensors' sizes add up to more than 2^60 bytes",
+			g->nt, id);
+		return NONE;
+	}
 	grow(&g->t, &g->cap_t, g->nt, sizeof(*g->t));
 	t = &g->t[g->nt];
 	t->id = arena_dup(&g->strs, id);
@@ -113,6 +154,7 @@ uint32_t graph_add_tensor(struct graph *g, const char *id, uint64_t bytes,
 			g->nt, id, dup);
 		return NONE;
 	}
+	g->total_bytes += bytes;
 	t->bytes = bytes;
 	t->kind = kind;
 	t->flags = flags;

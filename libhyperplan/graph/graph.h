@@ -54,6 +54,7 @@ struct graph {
 	char *name;
 	struct tensor *t;
 	size_t nt, cap_t;
+	uint64_t total_bytes;	/* of every tensor: at most HP_MAX_TOTAL */
 	struct op *op;
 	size_t nop, cap_op;
 	uint32_t *refs;

@@ -7,11 +7,19 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "graph_json.h"
 
 #define GRAPH_FORMAT	"hyper-graph"
 #define GRAPH_VERSION	1
+
+/* "\u0000" would cut the id short, and two ids could become one. */
+static bool has_nul(json_object *v)
+{
+	return strlen(json_object_get_string(v)) !=
+	       (size_t)json_object_get_string_len(v);
+}
 
 static bool is_ext(const char *key)
 {
@@ -67,6 +75,8 @@ static int tensor_keys(json_object *o, const char *path,
 		if (!strcmp(key, "id")) {
 			if (want_type(v, json_type_string, path, e))
 				return -EINVAL;
+			if (has_nul(v))
+				return hp_errf(e, "%s: id contains an escaped NUL (\\u0000)", path);
 			ti->id = json_object_get_string(v);
 		} else if (!strcmp(key, "bytes")) {
 			ti->bytes = v;
@@ -133,6 +143,8 @@ static int op_keys(json_object *o, const char *path, struct op_in *oi,
 		if (!strcmp(key, "id")) {
 			if (want_type(v, json_type_string, path, e))
 				return -EINVAL;
+			if (has_nul(v))
+				return hp_errf(e, "%s: id contains an escaped NUL (\\u0000)", path);
 			oi->id = json_object_get_string(v);
 		} else if (!strcmp(key, "compute_ns")) {
 			oi->compute = v;
@@ -329,25 +341,45 @@ int graph_parse_json(struct graph *g, const char *text, struct hp_err *e)
 	return ret;
 }
 
+/*
+ * Reads the whole file, refusing early what is not a graph: a directory,
+ * a NUL byte (JSON text has none: /dev/zero stops at byte 0), or more than
+ * GRAPH_MAX_FILE bytes (/dev/urandom and other endless inputs).
+ */
 int graph_load_json(struct graph *g, const char *path, struct hp_err *e)
 {
 	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
+	char *buf = NULL, *nul;
 	size_t len = 0, cap = 0, n;
-	int ret;
+	struct stat st;
+	int ret = 0;
 
 	if (!f)
 		return hp_errf(e, "%s: %s", path, strerror(errno));
+	if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		return hp_errf(e, "%s: is a directory, not a graph JSON file", path);
+	}
 	do {
 		grow(&buf, &cap, len + 65536, 1);
 		n = fread(buf + len, 1, cap - len - 1, f);
+		nul = memchr(buf + len, 0, n);
+		if (nul) {
+			ret = hp_errf(e, "%s: NUL byte at offset %zu: not a JSON text",
+				      path, (size_t)(nul - buf));
+			break;
+		}
 		len += n;
+		if (len > GRAPH_MAX_FILE) {
+			ret = hp_errf(e, "%s: larger than %llu MiB, the limit for a graph file",
+				      path, GRAPH_MAX_FILE >> 20);
+			break;
+		}
 	} while (n);
-	ret = ferror(f) ? hp_errf(e, "%s: read error", path) : 0;
+	if (!ret && ferror(f))
+		ret = hp_errf(e, "%s: read error: %s", path, strerror(errno));
 	fclose(f);
 	buf[len] = 0;
-	if (!ret && strlen(buf) != len)
-		ret = hp_errf(e, "%s: NUL byte in JSON", path);
 	if (!ret)
 		ret = graph_parse_json(g, buf, e);
 	free(buf);

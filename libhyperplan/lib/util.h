@@ -22,6 +22,8 @@
 
 /* The largest tensor the schedule format accepts (2^48 bytes). */
 #define HP_MAX_BYTES	(1ULL << 48)
+/* All tensors together: 1 EiB, far past any machine, far below 2^64. */
+#define HP_MAX_TOTAL	(1ULL << 60)
 /* No operator of a real graph takes an hour. */
 #define HP_MAX_OP_NS	3600000000000ULL
 #define HP_MAX_ID	127

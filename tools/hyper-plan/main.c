@@ -182,8 +182,11 @@ static int measure(const struct cli *c, struct hp_err *e)
 		snprintf(path, sizeof(path), "/dev/stdout");
 		return profile_save(&p, path, e);
 	}
-	snprintf(path, sizeof(path), "%s", c->output ? c->output :
-		 profile_default_path(path, sizeof(path)));
+	/* Not one snprintf: the default path is built in the same buffer. */
+	if (c->output)
+		snprintf(path, sizeof(path), "%s", c->output);
+	else
+		profile_default_path(path, sizeof(path));
 	if (profile_save(&p, path, e))
 		return -1;
 	printf("%s: memory %.1f GiB, %.1f GB/s; SGEMM %.1f GFLOP/s; link %.1f / %.1f GB/s, %.0f ns; saved to %s\n",
