@@ -47,7 +47,7 @@ CLANG		?= clang
 CFLAGS		?= -O2 -g
 WARN_CFLAGS	:= -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
 		   -Wmissing-prototypes -Wno-unused-parameter
-BASE_CFLAGS	:= -std=gnu11 -D_GNU_SOURCE -fPIC -Iinclude -Iinclude/uapi \
+BASE_CFLAGS	:= -std=gnu11 -D_GNU_SOURCE -fPIC -I. -Iinclude -Iinclude/uapi \
 		   $(WARN_CFLAGS)
 ALL_CFLAGS	= $(BASE_CFLAGS) $(CFLAGS)
 # Native tests build every object a second time with the sanitizers.
@@ -115,7 +115,8 @@ $(O)/san/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN_CFLAGS) -MMD -MP -c $< -o $@
 
-include $(sort $(wildcard libhyper/*.mk tools/*/*.mk selftests/*/*.mk))
+include util/util.mk
+include $(sort $(wildcard libhyper/*.mk libhyperplan/*.mk tools/*/*.mk selftests/*/*.mk))
 
 userspace: $(USERSPACE)
 

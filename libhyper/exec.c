@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "util/clock.h"
+#include "util/units.h"
 
 #define XF_NONE		UINT32_MAX
 
@@ -34,7 +36,7 @@ static void emit(struct hyper_ctx *ctx, uint32_t type, uint32_t tensor,
 {
 	struct hyper_event ev = {
 		.type = type, .step = ctx->cur, .tensor = tensor, .op = op,
-		.bytes = bytes, .time_ns = time_ns ? time_ns : hx_now_ns(),
+		.bytes = bytes, .time_ns = time_ns ? time_ns : hu_now_ns(),
 		.resident_bytes = ctx->st.resident_bytes,
 		.arena_bytes = ctx->st.arena_bytes,
 	};
@@ -135,7 +137,7 @@ static void reap(struct hyper_ctx *ctx)
 		uint64_t done = big ? cqe->big_cqe[0] : 0;
 
 		if (!done)
-			done = now ? now : (now = hx_now_ns());
+			done = now ? now : (now = hu_now_ns());
 		complete(ctx, cqe->user_data, cqe->res, done);
 		n++;
 	}
@@ -185,7 +187,7 @@ static int fail_async(struct hyper_ctx *ctx)
 /* The executor starts waiting on @ti: counted, and told to a tracer. */
 static uint64_t stall_begin(struct hyper_ctx *ctx, uint32_t ti)
 {
-	uint64_t t0 = hx_now_ns();
+	uint64_t t0 = hu_now_ns();
 
 	ctx->st.nr_stalls++;
 	emit(ctx, HYPER_EV_STALL_BEGIN, ti, 0, 0, t0);
@@ -194,7 +196,7 @@ static uint64_t stall_begin(struct hyper_ctx *ctx, uint32_t ti)
 
 static void stall_end(struct hyper_ctx *ctx, uint32_t ti, uint64_t t0)
 {
-	uint64_t now = hx_now_ns();
+	uint64_t now = hu_now_ns();
 
 	ctx->st.stall_ns += now - t0;
 	emit(ctx, HYPER_EV_STALL_END, ti, 0, 0, now);
@@ -373,10 +375,10 @@ static int place(struct hyper_ctx *ctx, uint32_t ti)
 			break;
 		}
 		if (!ctx->nr_free_pending) {
-			hs_human_bytes(need, sizeof(need), bytes);
-			hs_human_bytes(size, sizeof(size), ctx->arena.size);
-			hs_human_bytes(held, sizeof(held), ctx->arena.used);
-			hs_human_bytes(hole, sizeof(hole), hx_range_largest(&ctx->arena));
+			hu_fmt_bytes(need, sizeof(need), bytes, 1);
+			hu_fmt_bytes(size, sizeof(size), ctx->arena.size, 1);
+			hu_fmt_bytes(held, sizeof(held), ctx->arena.used, 1);
+			hu_fmt_bytes(hole, sizeof(hole), hx_range_largest(&ctx->arena), 1);
 			ret = hx_err(ctx, -ENOMEM,
 				     "step %u (%s): no %s hole in the device arena for tensor \"%s\" (arena %s, %s held, largest hole %s)",
 				     ctx->cur, step_op(ctx), need, tensor_id(ctx, ti),

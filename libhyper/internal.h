@@ -142,14 +142,6 @@ struct hyper_ctx {
 __attribute__((format(printf, 3, 4)))
 int hx_err(struct hyper_ctx *ctx, int err, const char *fmt, ...);
 
-static inline uint64_t hx_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 int hx_region_new(struct hyper_ctx *ctx, uint64_t bytes, unsigned int flags,
 		  bool internal, struct hyper_region **regp);
 void hx_regions_free_all(struct hyper_ctx *ctx);

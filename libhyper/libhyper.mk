@@ -5,8 +5,8 @@
 
 LIBHYPER_VERSION := 1.0.0
 LIBHYPER_SRCS	:= $(sort $(wildcard libhyper/*.c))
-LIBHYPER_OBJS	:= $(LIBHYPER_SRCS:%.c=$(O)/obj/%.o)
-LIBHYPER_SAN_OBJS := $(LIBHYPER_SRCS:%.c=$(O)/san/%.o)
+LIBHYPER_OBJS	:= $(LIBHYPER_SRCS:%.c=$(O)/obj/%.o) $(UTIL_OBJS)
+LIBHYPER_SAN_OBJS := $(LIBHYPER_SRCS:%.c=$(O)/san/%.o) $(UTIL_SAN_OBJS)
 LIBHYPER_LIBS	:= -luring -ljson-c -lnuma
 LIBHYPER_SO	:= $(O)/lib/libhyper.so.1
 LIBHYPER_A	:= $(O)/lib/libhyper.a
@@ -50,7 +50,7 @@ install-libhyper: $(LIBHYPER_SO) $(LIBHYPER_A)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@VERSION@|$(LIBHYPER_VERSION)|' libhyper/libhyper.pc.in \
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/libhyper.pc
-	install -m 0644 include/hyper/hyper.h $(DESTDIR)$(PREFIX)/include/hyper/
+	install -m 0644 include/hyper/hyper.h include/hyper/vocab.h $(DESTDIR)$(PREFIX)/include/hyper/
 	install -m 0644 $(filter %.3,$(LIBHYPER_MAN)) $(DESTDIR)$(PREFIX)/share/man/man3/
 	install -m 0644 $(filter %.7,$(LIBHYPER_MAN)) $(DESTDIR)$(PREFIX)/share/man/man7/
 

@@ -220,37 +220,19 @@ static struct json_object *need(struct json_object *obj, const char *key,
 	return NULL;
 }
 
-static int lookup_name(const char *const *names, size_t n, const char *s)
+/* The names are the shared vocabulary's (<hyper/vocab.h>); -1: unknown. */
+static int lookup_name(const char *(*name_fn)(uint32_t), const char *s)
 {
-	for (size_t i = 0; i < n; i++)
-		if (names[i] && !strcmp(names[i], s))
-			return (int)i;
-	return -1;
+	uint32_t v = hyper_vocab_parse(name_fn, s);
+
+	return v ? (int)v : -1;
 }
-
-static const char *const kind_names[] = {
-	[HYPER_KIND_WEIGHT]	= "weight",
-	[HYPER_KIND_ACTIVATION]	= "activation",
-	[HYPER_KIND_KV]		= "kv",
-	[HYPER_KIND_GRADIENT]	= "gradient",
-	[HYPER_KIND_OPTIMIZER]	= "optimizer",
-};
-
-static const char *const home_names[] = {
-	[HYPER_HOME_POOL]	= "pool",
-	[HYPER_HOME_DEVICE]	= "device",
-	[HYPER_HOME_NONE]	= "none",
-};
-
-static const char *const op_names[] = {
-	[HYPER_OP_PREFETCH]	= "prefetch",
-	[HYPER_OP_STORE]	= "store",
-	[HYPER_OP_DETACH]	= "detach",
-};
 
 const char *hs_op_name(uint32_t op)
 {
-	return op < ARRAY_SIZE(op_names) && op_names[op] ? op_names[op] : "?";
+	const char *n = hyper_cache_op_name(op);
+
+	return n ? n : "?";
 }
 
 static uint32_t hash_str(const char *s)
@@ -277,8 +259,16 @@ int hs_find(const struct hyper_schedule *s, const char *id)
 	}
 }
 
+int hs_hash_alloc(struct hyper_schedule *s)
+{
+	for (s->hash_mask = 7; s->hash_mask < 2 * s->nr_tensors;)
+		s->hash_mask = s->hash_mask * 2 + 1;
+	s->hash = calloc(s->hash_mask + 1, sizeof(*s->hash));
+	return s->hash ? 0 : -ENOMEM;
+}
+
 /* Returns the index of an earlier tensor with the same id, or -1 after adding it. */
-static int hash_insert(struct hyper_schedule *s, uint32_t idx)
+int hs_hash_insert(struct hyper_schedule *s, uint32_t idx)
 {
 	const char *id = s->tensors[idx].id;
 	uint32_t i;
@@ -323,7 +313,7 @@ static int parse_tensor(struct hyper_schedule *s, uint32_t i,
 	t->id = strdup(json_object_get_string(v));
 	if (!t->id)
 		return -ENOMEM;
-	dup = hash_insert(s, i);
+	dup = hs_hash_insert(s, i);
 	if (dup >= 0) {
 		hs_errf(e, "tensor %u: duplicate id \"%s\" (first is tensor %d)",
 			i, quote(q, t->id), dup);
@@ -345,7 +335,7 @@ static int parse_tensor(struct hyper_schedule *s, uint32_t i,
 	if (ret)
 		return ret;
 	str = json_object_get_string(v);
-	k = lookup_name(kind_names, ARRAY_SIZE(kind_names), str);
+	k = lookup_name(hyper_kind_name, str);
 	if (k < 0) {
 		hs_errf(e, "%s: unknown kind \"%s\" (weight, activation, kv, gradient or optimizer)",
 			path, quote(q, str));
@@ -361,7 +351,7 @@ static int parse_tensor(struct hyper_schedule *s, uint32_t i,
 	if (ret)
 		return ret;
 	str = json_object_get_string(v);
-	k = lookup_name(home_names, ARRAY_SIZE(home_names), str);
+	k = lookup_name(hyper_home_name, str);
 	if (k < 0) {
 		hs_errf(e, "%s: unknown home \"%s\" (pool, device or none)",
 			path, quote(q, str));
@@ -443,7 +433,7 @@ static int parse_cops(struct hyper_schedule *s, uint32_t si,
 		ret = want(v, json_type_string, "a string", path, e);
 		if (ret)
 			return ret;
-		op = lookup_name(op_names, ARRAY_SIZE(op_names),
+		op = lookup_name(hyper_cache_op_name,
 				 json_object_get_string(v));
 		if (op < 0) {
 			hs_errf(e, "%s: unknown cache op \"%s\" (prefetch, store or detach)",
@@ -686,10 +676,7 @@ static int parse_root(struct hyper_schedule *s, struct json_object *root,
 
 	s->tensors = calloc(s->nr_tensors ?: 1, sizeof(*s->tensors));
 	s->steps = calloc(s->nr_steps ?: 1, sizeof(*s->steps));
-	for (s->hash_mask = 7; s->hash_mask < 2 * s->nr_tensors;)
-		s->hash_mask = s->hash_mask * 2 + 1;
-	s->hash = calloc(s->hash_mask + 1, sizeof(*s->hash));
-	if (!s->tensors || !s->steps || !s->hash)
+	if (!s->tensors || !s->steps || hs_hash_alloc(s))
 		return -ENOMEM;
 
 	for (i = 0; i < s->nr_tensors; i++) {
@@ -776,7 +763,7 @@ static int parse_json(const char *buf, size_t len, struct json_object **rootp,
 	return -EBADMSG;
 }
 
-static void sched_destroy(struct hyper_schedule *s)
+void hs_destroy(struct hyper_schedule *s)
 {
 	uint32_t i;
 
@@ -838,7 +825,7 @@ int hyper_schedule_parse(const char *buf, size_t len,
 	if (ret) {
 		if (ret == -ENOMEM)
 			hs_errf(&e, "out of memory while loading the schedule");
-		sched_destroy(s);
+		hs_destroy(s);
 		return ret;
 	}
 	*schedp = s;
@@ -903,7 +890,7 @@ out_close:
 void hyper_schedule_free(struct hyper_schedule *sched)
 {
 	if (sched && __atomic_sub_fetch(&sched->refs, 1, __ATOMIC_ACQ_REL) == 0)
-		sched_destroy(sched);
+		hs_destroy(sched);
 }
 
 int hyper_schedule_info(const struct hyper_schedule *s,

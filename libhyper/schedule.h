@@ -81,9 +81,13 @@ __attribute__((format(printf, 2, 3)))
 void hs_errf(struct hs_err *e, const char *fmt, ...);
 
 int hs_find(const struct hyper_schedule *s, const char *id);
+/* The id hash, sized for s->nr_tensors; then each tensor in turn. */
+int hs_hash_alloc(struct hyper_schedule *s);
+/* Returns the index of an earlier tensor with the same id, or -1. */
+int hs_hash_insert(struct hyper_schedule *s, uint32_t idx);
+void hs_destroy(struct hyper_schedule *s);
 int hs_validate(struct hyper_schedule *s, struct hs_err *e);
 int hs_layout(struct hyper_schedule *s);
-void hs_human_bytes(char *buf, size_t len, uint64_t bytes);
 
 const char *hs_op_name(uint32_t op);
 

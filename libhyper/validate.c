@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "schedule.h"
+#include "util/units.h"
 
 #define ST_RESIDENT	(1U << 0)
 #define ST_POOL		(1U << 1)
@@ -24,23 +25,6 @@ struct replay {
 	struct hs_err *e;
 };
 
-void hs_human_bytes(char *buf, size_t len, uint64_t bytes)
-{
-	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	double v = bytes;
-	int u = -1;
-
-	if (bytes < 1024) {
-		snprintf(buf, len, "%" PRIu64 " B", bytes);
-		return;
-	}
-	while (v >= 1024 && u < 5) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, len, "%.1f %s", v, unit[u]);
-}
-
 static int over_budget(struct replay *r, const char *where, const char *what)
 {
 	char have[32], budget[32];
@@ -49,8 +33,8 @@ static int over_budget(struct replay *r, const char *where, const char *what)
 		r->peak = r->resident;
 	if (!(r->s->flags & HYPER_SCHED_BUDGET) || r->resident <= r->s->budget)
 		return 0;
-	hs_human_bytes(have, sizeof(have), r->resident);
-	hs_human_bytes(budget, sizeof(budget), r->s->budget);
+	hu_fmt_bytes(have, sizeof(have), r->resident, 1);
+	hu_fmt_bytes(budget, sizeof(budget), r->s->budget, 1);
 	hs_errf(r->e, "%s: device residency %s (%" PRIu64 " bytes) exceeds budget %s (%" PRIu64 " bytes) (%s)",
 		where, have, r->resident, budget, r->s->budget, what);
 	return -EBADMSG;

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include <hyper/vocab.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -93,26 +95,6 @@ int hyper_set_arena(struct hyper_ctx *ctx, void *base, uint64_t bytes);
 
 /* ---- schedules -------------------------------------------------------- */
 
-enum hyper_cache_op {
-	HYPER_OP_PREFETCH	= 1,	/* pool -> device */
-	HYPER_OP_STORE		= 2,	/* device -> pool */
-	HYPER_OP_DETACH		= 3,	/* drop the device copy */
-};
-
-enum hyper_tensor_kind {
-	HYPER_KIND_WEIGHT	= 1,
-	HYPER_KIND_ACTIVATION	= 2,
-	HYPER_KIND_KV		= 3,
-	HYPER_KIND_GRADIENT	= 4,
-	HYPER_KIND_OPTIMIZER	= 5,
-};
-
-enum hyper_home {
-	HYPER_HOME_POOL		= 1,
-	HYPER_HOME_DEVICE	= 2,
-	HYPER_HOME_NONE		= 3,
-};
-
 /* struct hyper_schedule_info.flags */
 #define HYPER_SCHED_BUDGET		(1U << 0)
 #define HYPER_SCHED_PRED_PEAK		(1U << 1)
@@ -183,6 +165,16 @@ enum hyper_ext_scope {
 
 int hyper_schedule_parse(const char *buf, size_t len,
 			 struct hyper_schedule **schedp, char *err, size_t errlen);
+/*
+ * A schedule from plain structures (an in-process planner): the info's
+ * name, flags, nr_tensors, nr_steps, budget and predictions, each
+ * tensor's id, bytes, kind and home, each step's op, compute_ns, lists
+ * and GEMM shape.  Output-only fields are ignored; validated like a file.
+ */
+int hyper_schedule_new(const struct hyper_schedule_info *info,
+		       const struct hyper_tensor_info *tensors,
+		       const struct hyper_step_info *steps,
+		       struct hyper_schedule **schedp, char *err, size_t errlen);
 int hyper_schedule_load(const char *path, struct hyper_schedule **schedp,
 			char *err, size_t errlen);
 void hyper_schedule_free(struct hyper_schedule *sched);

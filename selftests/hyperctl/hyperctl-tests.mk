@@ -16,10 +16,10 @@ HCT_UNIT_OBJS	:= $(patsubst %.c,$(O)/san/%.o, \
 		     $(filter-out %/main.c,$(wildcard tools/hyperctl/*.c)))
 
 $(HCT_SAN_BIN)/units_test: $(HCT_DIR)/units_test.c $(HCT_HDRS) $(HCT_UNIT_OBJS) \
-		$(KSFT_STAMP)
+		$(UTIL_SAN_OBJS) $(KSFT_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(SAN_CFLAGS) -Itools/hyperctl -o $@ $< \
-		$(HCT_UNIT_OBJS) -ljson-c -lm
+		$(HCT_UNIT_OBJS) $(UTIL_SAN_OBJS) -ljson-c -lm
 
 $(HCT_SAN_BIN)/cli_test: $(HCT_DIR)/cli_test.c $(HCT_HDRS) $(HCT_HYPERCTL) \
 		$(KSFT_STAMP)

@@ -31,7 +31,7 @@ TEST(parse_size)
 
 	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint64_t v = 12345;
-		int ret = hc_parse_size(cases[i].s, &v);
+		int ret = hu_parse_size(cases[i].s, &v);
 
 		EXPECT_EQ(cases[i].ret, ret) {
 			TH_LOG("'%s'", cases[i].s);
@@ -57,7 +57,7 @@ TEST(fmt_size)
 	char buf[24];
 
 	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		EXPECT_STREQ(cases[i].s, hc_fmt_size(cases[i].v, buf, sizeof(buf)));
+		EXPECT_STREQ(cases[i].s, hu_fmt_size(cases[i].v, buf, sizeof(buf)));
 }
 
 TEST(parse_seconds_and_count)

@@ -1,32 +1,40 @@
 # SPDX-License-Identifier: GPL-2.0
 # The planner's tests: kselftest programs built with the sanitizers
-# against the planner's sanitized objects.  This fragment is read before
-# tools/hyper-plan/hyper-plan.mk, so it names those objects itself.
+# against the planner's sanitized archive (libhyperplan/libhyperplan.mk).
 
-PLAN_TESTS	:= plan_props plan_input plan_units
+PLAN_TESTS	:= plan_props plan_input plan_units plan_api
 PLAN_TEST_BINS	:= $(addprefix $(O)/san/selftests/plan/,$(PLAN_TESTS))
 PLAN_TEST_DEPS	:= selftests/plan/checker.c selftests/plan/checker.h \
 		   selftests/plan/plan_cases.h
-PLAN_LIB_OBJS	:= $(patsubst %.c,$(O)/san/%.o,$(filter-out %/main.c, \
-		   $(sort $(wildcard tools/hyper-plan/*.c))))
 PLAN_CLI	:= $(O)/san/bin/hyper-plan
 
 $(O)/san/selftests/plan/%: selftests/plan/%.c $(PLAN_TEST_DEPS) \
-		$(PLAN_LIB_OBJS) $(PLAN_CLI) $(KSFT_STAMP)
+		$(HPL_SAN_A) $(LIBHYPER_SAN_A) $(PLAN_CLI) $(KSFT_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) $(SAN_CFLAGS) -Itools/hyper-plan \
+	$(CC) $(TEST_CFLAGS) $(SAN_CFLAGS) $(HPL_INC) \
 		-DHP_PLAN_BIN=\"$(abspath $(PLAN_CLI))\" -o $@ $< \
-		selftests/plan/checker.c $(PLAN_LIB_OBJS) \
-		-ljson-c -lm -ldl
+		selftests/plan/checker.c $(HPL_SAN_LIBS)
 
 NATIVE_TESTS += $(PLAN_TEST_BINS)
 
-# hyper-run's timeline drawn by hyper-plan: a script over both binaries.
+# hyper-run's timeline drawn by hyper-timeline, through hyper-plan
+# --timeline: a script over the binaries.
 $(O)/san/selftests/plan/render_test: selftests/plan/render_test.sh \
-		$(PLAN_CLI) $(O)/san/bin/hyper-run
+		$(PLAN_CLI) $(O)/san/bin/hyper-timeline $(O)/san/bin/hyper-run
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nexec %s %s %s\n' $(abspath $<) \
 		$(abspath $(PLAN_CLI)) $(abspath $(O)/san/bin/hyper-run) > $@
 	chmod +x $@
 
 NATIVE_TESTS += $(O)/san/selftests/plan/render_test
+
+# libhyperplan's exported interface, over the release shared libraries.
+$(O)/san/selftests/plan/plan_abi_test: selftests/plan/plan_abi_test.sh \
+		$(HPL_SO) $(O)/lib/libhyperplan.so $(O)/lib/libhyper.so \
+		$(HPL_MAN) include/hyper/plan.h include/hyper/vocab.h
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec %s %s %s\n' $(abspath $<) $(CURDIR) \
+		$(abspath $(O)/lib) > $@
+	chmod +x $@
+
+NATIVE_TESTS += $(O)/san/selftests/plan/plan_abi_test

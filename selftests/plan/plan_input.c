@@ -5,6 +5,7 @@
  * the ordering pass, then through the CLI (the sanitized binary).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -212,6 +213,93 @@ TEST(bad_usage_exits_2)
 	EXPECT_EQ(2, cli("--model llama2-7b --budget lots", out, sizeof(out)));
 	EXPECT_EQ(2, cli("--model llama2-7b --graph x.json", out, sizeof(out)));
 	EXPECT_EQ(2, cli("--slowdown -3 --model llama2-7b", out, sizeof(out)));
+}
+
+/* Writes @len bytes of @text to a temporary file named in @path. */
+static int temp_file(char *path, const char *text, size_t len)
+{
+	int fd;
+
+	strcpy(path, "/tmp/hyper-plan-test-XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, len) != (ssize_t)len) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+/* Each bad input: its exact one-line message and exit status 1 (or 2). */
+TEST(bad_input_exact_messages)
+{
+	char out[4096], args[512], path[64];
+
+	EXPECT_EQ(1, cli("-g /dev/zero", out, sizeof(out)));
+	EXPECT_STREQ("hyper-plan: /dev/zero: NUL byte at offset 0: not a JSON text\n", out);
+	EXPECT_EQ(1, cli("-g /tmp", out, sizeof(out)));
+	EXPECT_STREQ("hyper-plan: /tmp: is a directory, not a graph JSON file\n", out);
+	EXPECT_EQ(2, cli("-m llama2-7b --layers 0", out, sizeof(out)));
+	EXPECT_TRUE(out == strstr(out, "hyper-plan: --layers wants an integer in 1..1024 (leave it out for all the model's layers), not \"0\"\n"))
+		TH_LOG("%s", out);
+
+	static const char bad_utf8[] = HEAD "\"tensors\": [ { \"id\": \"w\xff\", \"bytes\": 8, \"kind\": \"weight\" } ], \"ops\": [ { \"id\": \"a\" } ] }";
+	ASSERT_EQ(0, temp_file(path, bad_utf8, strlen(bad_utf8)));
+	snprintf(args, sizeof(args), "-g %s", path);
+	EXPECT_EQ(1, cli(args, out, sizeof(out)));
+	EXPECT_STREQ("hyper-plan: tensor 0: id is not valid UTF-8 (byte 1)\n", out);
+	unlink(path);
+
+	static const char nul_id[] = HEAD "\"tensors\": [ { \"id\": \"w\\u0000x\", \"bytes\": 8, \"kind\": \"weight\" } ], \"ops\": [ { \"id\": \"a\" } ] }";
+	ASSERT_EQ(0, temp_file(path, nul_id, strlen(nul_id)));
+	snprintf(args, sizeof(args), "-g %s", path);
+	EXPECT_EQ(1, cli(args, out, sizeof(out)));
+	EXPECT_STREQ("hyper-plan: tensors[0]: id contains an escaped NUL (\\u0000)\n", out);
+	unlink(path);
+}
+
+/* 65536 tensors of 2^48 bytes: their sum is 2^64, which wrapped to 0. */
+TEST(sizes_that_overflow)
+{
+	size_t cap = 65536 * 80 + 256, n = 0, i;
+	char *json = malloc(cap), out[4096], args[512], path[64];
+
+	ASSERT_NE(NULL, json);
+	n += snprintf(json + n, cap - n, HEAD "\"tensors\": [");
+	for (i = 0; i < 65536; i++)
+		n += snprintf(json + n, cap - n,
+			      "%s{ \"id\": \"w%zu\", \"bytes\": 281474976710656, \"kind\": \"weight\" }",
+			      i ? ", " : "", i);
+	n += snprintf(json + n, cap - n, " ], \"ops\": [ { \"id\": \"a\", \"inputs\": [\"w0\"] } ] }");
+	ASSERT_EQ(0, temp_file(path, json, n));
+	snprintf(args, sizeof(args), "-g %s", path);
+	EXPECT_EQ(1, cli(args, out, sizeof(out)));
+	EXPECT_STREQ("hyper-plan: tensor 4096 (\"w4096\"): the tensors' sizes add up to more than 2^60 bytes\n", out);
+	unlink(path);
+	free(json);
+}
+
+/* The default profile path is built in the buffer it is printed from. */
+TEST(measure_profile_without_output)
+{
+	char out[4096], cmd[600], path[] = "/tmp/hyper-plan-prof-XXXXXX";
+	int fd = mkstemp(path);
+
+	ASSERT_GE(fd, 0);
+	close(fd);
+	unlink(path);
+	snprintf(cmd, sizeof(cmd), "HYPER_PLAN_PROFILE=%s %s --measure-profile 2>&1",
+		 path, HP_PLAN_BIN);
+	FILE *p = popen(cmd, "r");
+	size_t n = p ? fread(out, 1, sizeof(out) - 1, p) : 0;
+
+	ASSERT_NE(NULL, p);
+	out[n] = 0;
+	EXPECT_EQ(0, pclose(p)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, path)) TH_LOG("%s", out);
+	EXPECT_EQ(0, access(path, R_OK));
+	unlink(path);
 }
 
 TEST(a_good_run_exits_0)

@@ -16,7 +16,7 @@
 
 #include "checker.h"
 #include "plan_cases.h"
-#include "report.h"
+#include "list.h"
 
 #define SLOW	0.01
 
@@ -79,6 +79,12 @@ static void all_policies(struct __test_metadata *_metadata,
 	}
 	/* never worse than no offload, which is one of its candidates */
 	EXPECT_LE(res[POL_PLAN].sim.peak, res[POL_NONE].sim.peak);
+	/* nor than a baseline at the same slowdown (the best-of floor) */
+	for (pol = POL_DISTANCE; pol <= POL_GREEDY; pol++)
+		if (res[pol].ok)
+			EXPECT_LE(res[POL_PLAN].sim.peak, res[pol].sim.peak)
+				TH_LOG("plan loses to %s on %s (%s)",
+				       policy_name[pol], j.g.name, p->name);
 	EXPECT_EQ(j.lf.peak0, res[POL_NONE].sim.peak);
 	for (pol = 0; pol < POL_NR; pol++)
 		result_free(&res[pol]);
@@ -164,6 +170,64 @@ TEST(given_budgets_are_kept)
 	EXPECT_EQ(tried, made[0]);
 	EXPECT_EQ(tried, made[1]);
 	EXPECT_LE(tried * 9 / 10, made[2]);
+}
+
+/*
+ * Never worse than a baseline at a budget either: wherever a baseline
+ * fits the budget, the planner fits it with no more slowdown.
+ */
+static void no_loss_at_budget(struct __test_metadata *_metadata,
+			      const struct plan_case *c,
+			      const struct profile *p, double where)
+{
+	struct result res[POL_NR] = { 0 };
+	struct goal gl = { SLOW, 0 };
+	struct problem pb;
+	struct job j = { 0 };
+	struct hp_err e;
+	uint64_t floor;
+	int pol;
+
+	ASSERT_EQ(0, case_job(&j, c, p, &e)) TH_LOG("%s", e.msg);
+	floor = life_floor(&j.lf, NULL);
+	gl.budget = floor + (j.lf.peak0 - floor) * where;
+	job_problem(&j, &pb, &gl);
+	for (pol = POL_PLAN; pol <= POL_GREEDY; pol++)
+		run_policy(pol, &pb, &res[pol], &e);
+	for (pol = POL_DISTANCE; pol <= POL_GREEDY; pol++) {
+		if (!res[pol].ok)
+			continue;
+		ASSERT_TRUE(res[POL_PLAN].ok)
+			TH_LOG("%s fits %s, the planner does not", policy_name[pol],
+			       j.g.name);
+		EXPECT_LE(slowdown(&res[POL_PLAN].sim),
+			  slowdown(&res[pol].sim) + 1e-12)
+			TH_LOG("plan slower than %s on %s (%s)", policy_name[pol],
+			       j.g.name, p->name);
+		EXPECT_LE(res[POL_PLAN].sim.peak, gl.budget);
+	}
+	if (res[POL_PLAN].ok)
+		valid(_metadata, &j, &res[POL_PLAN]);
+	for (pol = 0; pol < POL_NR; pol++)
+		result_free(&res[pol]);
+	job_free(&j);
+}
+
+TEST(never_loses_at_a_budget)
+{
+	unsigned int seed, m;
+
+	for (seed = 1; seed <= 12; seed++)
+		for (m = 0; m < profile_table_len; m++) {
+			struct plan_case c = { NULL, NULL, 25 + seed * 19 % 220,
+					       seed + 300 };
+
+			no_loss_at_budget(_metadata, &c, &profile_table[m],
+					  0.2 + 0.05 * (seed % 8));
+		}
+	for (m = 0; m < ARRAY_SIZE(models); m++)
+		no_loss_at_budget(_metadata, &models[m],
+				  &profile_table[m % profile_table_len], 0.5);
 }
 
 /* The refined order, even with nothing offloaded, keeps every dependency. */

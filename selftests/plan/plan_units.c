@@ -5,9 +5,11 @@
  * pass on a training graph, the bound's corners, and the JSON round
  * trips.
  */
-#include <json-c/json.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <json-c/json.h>
 
 #include "kselftest_harness.h"
 
@@ -22,14 +24,19 @@ TEST(byte_units)
 {
 	uint64_t v;
 
-	ASSERT_EQ(0, parse_bytes("40GiB", &v));
+	/* The project's one grammar (util/units.h), hyper-run's and hyperctl's. */
+	ASSERT_EQ(0, hu_parse_size("40GiB", &v));
 	EXPECT_EQ(40ULL << 30, v);
-	ASSERT_EQ(0, parse_bytes("1.5G", &v));
-	EXPECT_EQ(3ULL << 29, v);
-	ASSERT_EQ(0, parse_bytes("64GB", &v));
-	EXPECT_EQ(64000000000ULL, v);
-	EXPECT_NE(0, parse_bytes("-1G", &v));
-	EXPECT_NE(0, parse_bytes("12parsecs", &v));
+	ASSERT_EQ(0, hu_parse_size("2MiB", &v));
+	EXPECT_EQ(2ULL << 20, v);
+	ASSERT_EQ(0, hu_parse_size("64G", &v));
+	EXPECT_EQ(64ULL << 30, v);
+	/* Fractions and decimal units are refused, not rounded. */
+	EXPECT_EQ(-EINVAL, hu_parse_size("1.5G", &v));
+	EXPECT_EQ(-EINVAL, hu_parse_size("64GB", &v));
+	EXPECT_EQ(-EINVAL, hu_parse_size("-1G", &v));
+	EXPECT_EQ(-EINVAL, hu_parse_size("12parsecs", &v));
+	EXPECT_EQ(-ERANGE, hu_parse_size("16777216T", &v));
 }
 
 TEST(calendar_runs_do_not_cross)
@@ -74,10 +81,10 @@ static void two_ops(struct graph *g, uint64_t ns_a)
 	uint32_t w, x, y;
 
 	graph_init(g, "two");
-	w = graph_add_tensor(g, "w", 1000000, TK_WEIGHT,
+	w = graph_add_tensor(g, "w", 1000000, HYPER_KIND_WEIGHT,
 			     TF_LIVE_IN | TF_LIVE_OUT, NULL);
-	x = graph_add_tensor(g, "x", 1000, TK_ACTIVATION, 0, NULL);
-	y = graph_add_tensor(g, "y", 1000, TK_ACTIVATION, TF_LIVE_OUT, NULL);
+	x = graph_add_tensor(g, "x", 1000, HYPER_KIND_ACTIVATION, 0, NULL);
+	y = graph_add_tensor(g, "y", 1000, HYPER_KIND_ACTIVATION, TF_LIVE_OUT, NULL);
 	graph_add_op(g, "a", ns_a, NULL, 0, &x, 1, NULL, NULL);
 	graph_add_op(g, "b", 1000, (uint32_t[]){ x, w }, 2, &y, 1, NULL, NULL);
 }
@@ -102,7 +109,7 @@ TEST(simulator_stalls_only_on_what_is_late)
 	two_ops(&g, 2000000);
 	life_build(&lf, &g, order);
 	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &e));
-	EXPECT_EQ(HOME_POOL, s.home[0]);
+	EXPECT_EQ(HYPER_HOME_POOL, s.home[0]);
 	ASSERT_EQ(0, simulate(&s, &gbps, NULL, &r, &e));
 	EXPECT_EQ(0, r.stall_ns);
 	EXPECT_EQ(2001000, r.makespan_ns);
@@ -138,20 +145,20 @@ TEST(emitter_stores_the_only_copy_and_no_more)
 	uint32_t w, x;
 
 	graph_init(&g, "store");
-	w = graph_add_tensor(&g, "w", 1000000, TK_WEIGHT,
+	w = graph_add_tensor(&g, "w", 1000000, HYPER_KIND_WEIGHT,
 			     TF_LIVE_IN | TF_LIVE_OUT, NULL);
-	x = graph_add_tensor(&g, "x", 1000, TK_ACTIVATION, 0, NULL);
+	x = graph_add_tensor(&g, "x", 1000, HYPER_KIND_ACTIVATION, 0, NULL);
 	graph_add_op(&g, "a", 1000, &w, 1, &x, 1, NULL, NULL);
 	graph_add_op(&g, "b", 1000, (uint32_t[]){ x, w }, 2, NULL, 0, NULL, NULL);
 	life_build(&lf, &g, order);
 	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &e)) TH_LOG("%s", e.msg);
-	EXPECT_EQ(HOME_DEVICE, s.home[w]);
+	EXPECT_EQ(HYPER_HOME_DEVICE, s.home[w]);
 	for (k = 0; k < 2 * s.n; k++)
 		for (i = s.slot_off[k]; i < s.slot_off[k + 1]; i++)
-			stores += s.cops[i].kind == COP_STORE;
+			stores += s.cops[i].kind == HYPER_OP_STORE;
 	EXPECT_EQ(1, stores);
 	/* x dies after b: freed there */
-	EXPECT_EQ(COP_DETACH, s.cops[s.slot_off[3]].kind);
+	EXPECT_EQ(HYPER_OP_DETACH, s.cops[s.slot_off[3]].kind);
 	sched_free(&s);
 	life_free(&lf);
 	graph_free(&g);

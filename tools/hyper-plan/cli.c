@@ -113,7 +113,15 @@ static int option(struct cli *c, int o, const char *arg)
 	case O_SEQ: return set_u32("--seq", arg, &c->gp.seq);
 	case O_DECODE: return set_u32("--decode", arg, &c->gp.decode);
 	case O_KVB: return set_u32("--kv-block", arg, &c->gp.kv_block);
-	case O_LAYERS: return set_u32("--layers", arg, &c->gp.layers);
+	case O_LAYERS:
+		/* 0 is the generator's "all layers": not something to type. */
+		if (!parse_u64(arg, &v) && v >= 1 && v <= 1024) {
+			c->gp.layers = (uint32_t)v;
+			return 0;
+		}
+		fprintf(stderr, "hyper-plan: --layers wants an integer in 1..1024 (leave it out for all the model's layers), not \"%s\"\n",
+			arg);
+		return -1;
 	case O_SCALE: return set_u32("--scale", arg, &c->gp.scale);
 	case O_DTYPE:
 		if (!strcmp(arg, "bf16"))
@@ -136,10 +144,10 @@ static int option(struct cli *c, int o, const char *arg)
 	case 'p': c->profile = arg; return 0;
 	case O_PFILE: c->profile_file = arg; return 0;
 	case 'b':
-		if (!parse_bytes(arg, &c->budget) && c->budget)
+		if (!hu_parse_size(arg, &c->budget) && c->budget)
 			return 0;
-		fprintf(stderr, "hyper-plan: --budget wants a size such as 40GiB, not \"%s\"\n",
-			arg);
+		fprintf(stderr, "hyper-plan: --budget wants a size above 0 such as 40GiB (%s), not \"%s\"\n",
+			HU_SIZE_FORMS, arg);
 		return -1;
 	case 's': return percent(arg, &c->max_slow);
 	case 'P': c->policy = arg; return 0;

@@ -4,6 +4,9 @@
 
 #include "model.h"
 
+/* --timeline files handed to hyper-timeline */
+#define RENDER_MAX	6
+
 enum action { ACT_PLAN, ACT_MEASURE, ACT_LIST_MODELS, ACT_LIST_PROFILES,
 	      ACT_BENCH, ACT_RENDER, ACT_HELP };
 
@@ -17,7 +20,7 @@ struct cli {
 	uint64_t budget;
 	double max_slow;
 	bool compare, bound, no_reorder, quiet, quick;
-	const char *timelines[6];	/* --timeline: real runs to draw */
+	const char *timelines[RENDER_MAX];	/* --timeline: real runs to draw */
 	unsigned int nr_timelines;
 };
 

@@ -1,33 +1,27 @@
 # SPDX-License-Identifier: GPL-2.0
-# hyper-plan: the planner CLI, a sanitized copy of it and of its objects
-# for the tests, and `make bench-plan`.
+# hyper-plan: the planner's CLI over libhyperplan (linked in statically,
+# so that the VM runs it as is), and a sanitized copy for the tests.
 
 HP_DIR		:= tools/hyper-plan
 HP_SRCS		:= $(sort $(wildcard $(HP_DIR)/*.c))
-HP_LIB_SRCS	:= $(filter-out $(HP_DIR)/main.c,$(HP_SRCS))
 HP_OBJS		:= $(HP_SRCS:%.c=$(O)/obj/%.o)
 HP_SAN_OBJS	:= $(HP_SRCS:%.c=$(O)/san/%.o)
-HP_SAN_LIB_OBJS	:= $(HP_LIB_SRCS:%.c=$(O)/san/%.o)
-HP_LIBS		:= -ljson-c -lm -ldl
 HP_BIN		:= $(O)/bin/hyper-plan
 HP_SAN_BIN	:= $(O)/san/bin/hyper-plan
 
-$(HP_BIN): $(HP_OBJS)
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(HP_LIBS)
+$(HP_OBJS) $(HP_SAN_OBJS): ALL_CFLAGS += $(HPL_INC)
 
-$(HP_SAN_BIN): $(HP_SAN_OBJS)
+$(HP_BIN): $(HP_OBJS) $(HPL_A) $(LIBHYPER_A)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN_CFLAGS) -o $@ $^ $(HP_LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $(HP_OBJS) $(HPL_STATIC_LIBS)
+
+$(HP_SAN_BIN): $(HP_SAN_OBJS) $(HPL_SAN_A) $(LIBHYPER_SAN_A)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN_CFLAGS) -o $@ $(HP_SAN_OBJS) $(HPL_SAN_LIBS)
 
 USERSPACE += $(HP_BIN)
 
-.PHONY: bench-plan install-hyper-plan
-bench-plan: $(HP_BIN)
-	@mkdir -p $(O)/bench
-	$(HP_BIN) --bench $(O)/bench
-BENCH += bench-plan
-
+.PHONY: install-hyper-plan
 install-hyper-plan: $(HP_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(HP_BIN) $(DESTDIR)$(PREFIX)/bin/hyper-plan

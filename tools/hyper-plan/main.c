@@ -4,9 +4,10 @@
  * bad input (the message names the operator or tensor), 2 on bad usage.
  */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "bench.h"
 #include "cli.h"
 #include "graph_json.h"
 #include "output.h"
@@ -55,7 +56,7 @@ static int load_graph(const struct cli *c, struct job *j, struct hp_err *e)
 		gp.mode = GEN_TRAIN;
 	else if (strcmp(c->mode, "infer"))
 		return hp_errf(e, "unknown mode \"%.32s\" (infer, train)", c->mode);
-	bench_graph_name(name, sizeof(name), &gp);
+	gen_graph_name(name, sizeof(name), &gp);
 	free(j->g.name);
 	j->g.name = xstrdup(name);
 	return gen_model(&j->g, &gp, &j->p, e);
@@ -117,9 +118,8 @@ static int write_file(const char *path, const struct job *j,
 	} else if (pol == -1) {
 		ret = trace_json(f, &res[policy_parse(c->policy)].s, &j->p, e);
 	} else {
-		snprintf(extra, sizeof(extra),
-			 "{ \"policy\": \"%s\", \"profile\": \"%s\", \"chosen\": \"%s\" }",
-			 policy_name[pol], j->p.name, res[pol].params);
+		plan_note(extra, sizeof(extra), policy_name[pol], &j->p,
+			  res[pol].params);
 		sched_write_json(&res[pol].s, f, j->g.name, extra);
 	}
 	return close_out(f, path, e) || ret ? -1 : 0;
@@ -150,6 +150,9 @@ static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 		if (p != pol && !all)
 			continue;
 		ret = run_policy(p, &pb, &res[p], p == pol ? e : &pe);
+		/* Every schedule printed or written passes libhyper's validator. */
+		if (!ret && res[p].ok)
+			ret = sched_check(&res[p].s, e);
 		if (ret && p != pol) {
 			fprintf(stderr, "hyper-plan: %s\n", pe.msg);
 			ret = 0;
@@ -179,8 +182,11 @@ static int measure(const struct cli *c, struct hp_err *e)
 		snprintf(path, sizeof(path), "/dev/stdout");
 		return profile_save(&p, path, e);
 	}
-	snprintf(path, sizeof(path), "%s", c->output ? c->output :
-		 profile_default_path(path, sizeof(path)));
+	/* Not one snprintf: the default path is built in the same buffer. */
+	if (c->output)
+		snprintf(path, sizeof(path), "%s", c->output);
+	else
+		profile_default_path(path, sizeof(path));
 	if (profile_save(&p, path, e))
 		return -1;
 	printf("%s: memory %.1f GiB, %.1f GB/s; SGEMM %.1f GFLOP/s; link %.1f / %.1f GB/s, %.0f ns; saved to %s\n",
@@ -204,6 +210,49 @@ static void list(enum action a)
 	printf("%-14s measured with --measure-profile\n", THIS_MACHINE);
 }
 
+/*
+ * --bench and --timeline live in their own tools (bench-plan,
+ * hyper-timeline), installed next to this one; the options stay for
+ * compatibility and run them.
+ */
+static int run_sibling(const struct cli *c, struct hp_err *e)
+{
+	char self[PATH_MAX], *slash, *argv[2 * RENDER_MAX + 8];
+	const char *tool = c->action == ACT_BENCH ? "bench-plan" : "hyper-timeline";
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	unsigned int a = 1, i;
+
+	if (n < 0)
+		return hp_errf(e, "/proc/self/exe: %s", strerror(errno));
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (!slash || (size_t)(slash + 1 - self) + strlen(tool) >= sizeof(self))
+		return hp_errf(e, "cannot locate %s next to %s", tool, self);
+	strcpy(slash + 1, tool);
+	argv[0] = self;
+	if (c->action == ACT_BENCH) {
+		argv[a++] = (char *)c->bench_dir;
+		if (c->quick)
+			argv[a++] = (char *)"--quick";
+	} else {
+		if (c->plot) {
+			argv[a++] = (char *)"--plot";
+			argv[a++] = (char *)c->plot;
+		}
+		if (c->trace) {
+			argv[a++] = (char *)"--trace";
+			argv[a++] = (char *)c->trace;
+		}
+		for (i = 0; i < c->nr_timelines; i++)
+			argv[a++] = (char *)c->timelines[i];
+	}
+	argv[a] = NULL;
+	fflush(NULL);
+	execv(self, argv);
+	return hp_errf(e, "%s: %s (it is installed with hyper-plan)", self,
+		       strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
 	struct hp_err e = { "" };
@@ -224,10 +273,8 @@ int main(int argc, char **argv)
 	case ACT_MEASURE:
 		return measure(&c, &e) ? die(&e) : 0;
 	case ACT_BENCH:
-		return bench_run(c.bench_dir, c.quick, &e) ? die(&e) : 0;
 	case ACT_RENDER:
-		return render_runs(c.timelines, c.nr_timelines, c.plot, c.trace,
-				   &e) ? die(&e) : 0;
+		return run_sibling(&c, &e) ? die(&e) : 0;
 	default:
 		break;
 	}

@@ -5,21 +5,11 @@
  * so that it competes with transfers for memory bandwidth as a real
  * operator would.  Time, not iterations, is what is calibrated.
  */
-#include <time.h>
-
 #include "hyper-run.h"
-
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static void spin(uint64_t deadline)
 {
-	while (now_ns() < deadline)
+	while (hu_now_ns() < deadline)
 		;
 }
 
@@ -39,11 +29,11 @@ static void touch(uint64_t deadline, void *const *bufs, const uint64_t *lens,
 			for (uint64_t off = 0; off + 4096 <= lens[b]; off += 4096) {
 				for (int i = 0; i < 512; i += 8)
 					acc += w[off / 8 + i];
-				if (now_ns() >= deadline)
+				if (hu_now_ns() >= deadline)
 					goto out;
 			}
 		}
-		if (now_ns() >= deadline)
+		if (hu_now_ns() >= deadline)
 			break;
 	}
 out:

@@ -7,6 +7,9 @@
 
 #include <hyper/hyper.h>
 
+#include "util/clock.h"
+#include "util/units.h"
+
 enum compute_mode { COMPUTE_SPIN, COMPUTE_TOUCH, COMPUTE_NONE, COMPUTE_GEMM };
 
 struct run_opts {
@@ -54,7 +57,6 @@ struct run_result {
 	struct hyper_stats st;
 };
 
-uint64_t now_ns(void);
 void compute(enum compute_mode mode, uint64_t deadline, void *const *bufs,
 	     const uint64_t *lens, unsigned int n);
 int write_report(const struct run_opts *o, const struct hyper_schedule *s,

@@ -7,9 +7,10 @@ HRUN_SRCS	:= $(sort $(wildcard tools/hyper-run/*.c))
 HRUN_OBJS	:= $(HRUN_SRCS:%.c=$(O)/obj/%.o)
 HRUN_SAN_OBJS	:= $(HRUN_SRCS:%.c=$(O)/san/%.o)
 
-$(O)/bin/hyper-run: $(HRUN_OBJS) $(O)/lib/libhyper.so
+# util/ is inside libhyper.so but not exported: the release links its own.
+$(O)/bin/hyper-run: $(HRUN_OBJS) $(UTIL_OBJS) $(O)/lib/libhyper.so
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(HRUN_OBJS) -L$(O)/lib -lhyper -ljson-c -lopenblas \
+	$(CC) -o $@ $(HRUN_OBJS) $(UTIL_OBJS) -L$(O)/lib -lhyper -ljson-c -lopenblas \
 		-Wl,-rpath,'$$ORIGIN/../lib'
 
 $(O)/san/bin/hyper-run: $(HRUN_SAN_OBJS) $(LIBHYPER_SAN_A)

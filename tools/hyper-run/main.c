@@ -147,7 +147,7 @@ static int run_step(struct runner *rn)
 	step = hyper_step_begin(rn->ctx);
 	if (step < 0)
 		return step == -ENODATA ? 1 : lib_fail(rn, "hyper_step_begin", step);
-	t0 = now_ns();
+	t0 = hu_now_ns();
 	hyper_schedule_step(rn->s, step, &si);
 	model_ops(rn, si.before, si.nr_before);
 
@@ -181,7 +181,7 @@ static int run_step(struct runner *rn)
 
 	deadline = t0 + (uint64_t)(si.compute_ns * rn->o->compute_scale);
 	rn->r.compute_ns += deadline - t0;
-	now = now_ns();
+	now = hu_now_ns();
 	if (rn->o->compute == COMPUTE_GEMM && si.flags & HYPER_STEP_GEMM) {
 		if (gemm_run(&rn->gemm, si.gemm_m, si.gemm_n, si.gemm_k,
 			     gemm_weight(rn, &si)))
@@ -195,7 +195,7 @@ static int run_step(struct runner *rn)
 		compute(rn->o->compute, deadline, rn->bufs, rn->lens, si.nr_uses);
 	}
 	if (rn->tl)
-		timeline_op(rn->tl, step, t0, now_ns());
+		timeline_op(rn->tl, step, t0, hu_now_ns());
 
 	ret = hyper_step_end(rn->ctx);
 	if (ret)
@@ -277,7 +277,7 @@ static int run(struct runner *rn)
 	uint64_t t0;
 	int ret = 0;
 
-	t0 = rn->t0 = now_ns();
+	t0 = rn->t0 = hu_now_ns();
 	for (unsigned int it = 0; it < rn->o->iterations && !ret; it++) {
 		if (it) {
 			ret = hyper_rewind(rn->ctx);
@@ -294,21 +294,16 @@ static int run(struct runner *rn)
 		if (ret)
 			return lib_fail(rn, "hyper_drain", ret);
 	}
-	rn->r.wall_ns = now_ns() - t0;
+	rn->r.wall_ns = hu_now_ns() - t0;
 	return 0;
 }
 
 static uint64_t parse_size(const char *s, bool *ok)
 {
-	char *end;
-	unsigned long long v = strtoull(s, &end, 0);
+	uint64_t v = 0;
 
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	}
-	*ok = *s && !*end;
+	if (hu_parse_size(s, &v))
+		*ok = false;
 	return v;
 }
 

@@ -53,7 +53,7 @@ static int parse_setting(const char *arg, struct setting *s)
 	if (!s->knob)
 		return hc_usage(&spec, "'%s': want KNOB=VALUE, KNOB one of workers, chunk_size, queue_depth, inline_bytes",
 				arg);
-	ret = hc_parse_size(eq + 1, &v);
+	ret = hu_parse_size(eq + 1, &v);
 	if (ret)
 		return hc_usage(&spec, "'%s': %s", arg, ret == -ERANGE ?
 				"too large" : "want a number with an optional K, M, G or T suffix");

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "hyperctl.h"
+#include "util/clock.h"
 
 static const struct hc_cmd_spec spec = {
 	.usage =
@@ -34,10 +35,7 @@ static const struct hc_cmd_spec spec = {
 
 static double now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)hu_now_ns() / 1e9;
 }
 
 /* Sleeps until an absolute CLOCK_MONOTONIC time in seconds. */

@@ -65,9 +65,9 @@ int hc_human_list(FILE *f, const struct hc_dev *devs, int nr)
 		char size[SZ], used[SZ], free[SZ], regions[SZ], node[SZ];
 		const char *row[] = {
 			d->name, mode_of(d), d->source, d->origin,
-			hc_fmt_size(d->size, size, SZ),
-			hc_fmt_size(d->used, used, SZ),
-			hc_fmt_size(d->free, free, SZ),
+			hu_fmt_size(d->size, size, SZ),
+			hu_fmt_size(d->used, used, SZ),
+			hu_fmt_size(d->free, free, SZ),
 			fmt_s64(d->nr_regions, regions),
 			fmt_s64(d->numa_node, node),
 		};
@@ -87,7 +87,7 @@ static const char *size_exact(uint64_t v, char *buf, size_t len)
 {
 	char h[SZ];
 
-	hc_fmt_size(v, h, sizeof(h));
+	hu_fmt_size(v, h, sizeof(h));
 	if (v < 1024)
 		snprintf(buf, len, "%s", h);
 	else
@@ -108,8 +108,8 @@ static void status_one(FILE *f, const struct hc_dev *d)
 		snprintf(line, sizeof(line), "%s, %s", d->source, d->origin);
 	kv(f, "source:", line);
 	snprintf(line, sizeof(line), "%s, used %s, free %s",
-		 hc_fmt_size(d->size, a, SZ), hc_fmt_size(d->used, b, SZ),
-		 hc_fmt_size(d->free, c, SZ));
+		 hu_fmt_size(d->size, a, SZ), hu_fmt_size(d->used, b, SZ),
+		 hu_fmt_size(d->free, c, SZ));
 	kv(f, "size:", line);
 	kv(f, "regions:", fmt_s64(d->nr_regions, a));
 	snprintf(line, sizeof(line), "%" PRId64, d->numa_node);
@@ -119,8 +119,8 @@ static void status_one(FILE *f, const struct hc_dev *d)
 	kv(f, "numa node:", line);
 	if (d->has_node && d->node.mem_total >= 0) {
 		snprintf(line, sizeof(line), "%s, free %s",
-			 hc_fmt_size((uint64_t)d->node.mem_total, a, SZ),
-			 hc_fmt_size((uint64_t)(d->node.mem_free < 0 ? 0 :
+			 hu_fmt_size((uint64_t)d->node.mem_total, a, SZ),
+			 hu_fmt_size((uint64_t)(d->node.mem_free < 0 ? 0 :
 						d->node.mem_free), b, SZ));
 		kv(f, "node memory:", line);
 	}
@@ -175,8 +175,8 @@ int hc_human_stats(FILE *f, const struct hc_dev *devs, int nr)
 			fmt_ns(ns, p99);
 		const char *row[] = {
 			devs[i].name,
-			hc_fmt_size(st->c[HC_BYTES_PREFETCH], c[0], SZ),
-			hc_fmt_size(st->c[HC_BYTES_STORE], c[1], SZ),
+			hu_fmt_size(st->c[HC_BYTES_PREFETCH], c[0], SZ),
+			hu_fmt_size(st->c[HC_BYTES_STORE], c[1], SZ),
 			fmt_u64(st->c[HC_OPS_PREFETCH], c[2]),
 			fmt_u64(st->c[HC_OPS_STORE], c[3]),
 			fmt_u64(st->c[HC_REQUESTS], c[4]),
@@ -208,8 +208,8 @@ int hc_human_rates(FILE *f, const struct hc_dev *devs,
 			r[k] = hc_rate(prev[i].c[k], st->c[k], secs);
 		const char *row[] = {
 			devs[i].name,
-			hc_fmt_size(r[HC_BYTES_PREFETCH], c[0], SZ),
-			hc_fmt_size(r[HC_BYTES_STORE], c[1], SZ),
+			hu_fmt_size(r[HC_BYTES_PREFETCH], c[0], SZ),
+			hu_fmt_size(r[HC_BYTES_STORE], c[1], SZ),
 			fmt_u64(r[HC_OPS_PREFETCH], c[2]),
 			fmt_u64(r[HC_OPS_STORE], c[3]),
 			fmt_u64(r[HC_REQUESTS], c[4]),

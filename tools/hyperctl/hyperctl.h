@@ -14,6 +14,8 @@
 
 #include <json-c/json.h>
 
+#include "util/units.h"
+
 /* Exit statuses, the same for every subcommand. */
 #define HC_EXIT_OK	0	/* done */
 #define HC_EXIT_FAIL	1	/* an operation failed; stderr says which and why */
@@ -43,11 +45,9 @@ void hc_devs_free(struct hc_devlist *list);
 #define HC_NAME_LEN	24
 const char *hc_devname(int id, char *buf);
 
-/* units.c: numbers on the command line and in human output */
-int hc_parse_size(const char *s, uint64_t *val);
+/* units.c: numbers on the command line; sizes are util/units.h's */
 int hc_parse_seconds(const char *s, double *secs);
 int hc_parse_count(const char *s, long *count);
-const char *hc_fmt_size(uint64_t bytes, char *buf, size_t len);
 
 /* knobs.c: the writable tunables `hyperctl set` knows */
 struct hc_knob {

@@ -15,13 +15,13 @@ HCTL_LIBS	:= -ljson-c -lm
 $(O)/obj/tools/hyperctl/main.o $(O)/san/tools/hyperctl/main.o: \
 	ALL_CFLAGS += -DHYPERCTL_VERSION='"$(HYPER_VERSION)"'
 
-$(O)/bin/hyperctl: $(HCTL_OBJS)
+$(O)/bin/hyperctl: $(HCTL_OBJS) $(UTIL_OBJS)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(HCTL_OBJS) $(HCTL_LIBS)
+	$(CC) -o $@ $(HCTL_OBJS) $(UTIL_OBJS) $(HCTL_LIBS)
 
-$(O)/san/bin/hyperctl: $(HCTL_SAN_OBJS)
+$(O)/san/bin/hyperctl: $(HCTL_SAN_OBJS) $(UTIL_SAN_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(SAN_CFLAGS) -o $@ $(HCTL_SAN_OBJS) $(HCTL_LIBS)
+	$(CC) $(SAN_CFLAGS) -o $@ $(HCTL_SAN_OBJS) $(UTIL_SAN_OBJS) $(HCTL_LIBS)
 
 USERSPACE	+= $(O)/bin/hyperctl
 VM_BINS		+= $(O)/bin/hyperctl

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libhyperplan: plan the transfers of a compute graph so that it fits a
+ * device-memory budget, or uses the least memory for a slowdown, and hand
+ * the plan to libhyper.  See Documentation/planner.md for the model and
+ * hyper_plan_run(3) for the entry point.
+ *
+ * Every function that can fail returns 0 (or a non-negative index) on
+ * success and a negative errno on failure, with a one-line message in the
+ * caller's buffer or the graph's last error; none of them exits or prints
+ * (out of memory is the exception: the planner aborts, see BUGS in
+ * hyper_plan_run(3)).  Structures passed in have reserved fields that
+ * must be zero, so that a zeroed structure means defaults.  Handles are
+ * opaque; nothing is global, so threads may plan different graphs.
+ */
+#ifndef HYPER_PLAN_H
+#define HYPER_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hyper/hyper.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HYPER_PLAN_VERSION	1
+
+struct hyper_plan_graph;
+struct hyper_plan;
+
+/* ---- graph ------------------------------------------------------------ */
+
+/* struct hyper_plan_tensor.flags */
+#define HYPER_PLAN_LIVE_IN	(1U << 0)	/* holds data when the graph starts */
+#define HYPER_PLAN_LIVE_OUT	(1U << 1)	/* its last value outlives the graph */
+#define HYPER_PLAN_PIN		(1U << 2)	/* never leaves the device */
+/*
+ * Without it, LIVE_IN and LIVE_OUT come from the kind (weights and
+ * optimizer state: both; KV cache: LIVE_OUT) and only PIN is read.
+ */
+#define HYPER_PLAN_EXPLICIT	(1U << 31)
+
+/**
+ * struct hyper_plan_tensor - a tensor of the graph
+ * @id:		unique, 1..127 bytes of UTF-8 (copied)
+ * @bytes:	1..2^48
+ * @kind:	enum hyper_tensor_kind
+ * @flags:	HYPER_PLAN_LIVE_IN, _LIVE_OUT, _PIN, _EXPLICIT
+ */
+struct hyper_plan_tensor {
+	const char *id;
+	uint64_t bytes;
+	uint32_t kind;
+	uint32_t flags;
+	uint64_t reserved[4];
+};
+
+/**
+ * struct hyper_plan_op - an operator, in a valid initial order
+ * @id:		unique, 1..127 bytes of UTF-8 (copied)
+ * @compute_ns:	its time on the profile the graph is planned for
+ * @inputs:	tensor indices it reads (from hyper_plan_graph_add_tensor())
+ * @outputs:	tensor indices it writes
+ * @gemm_m, @gemm_n, @gemm_k: a matrix multiply's shape, all 0 if none
+ */
+struct hyper_plan_op {
+	const char *id;
+	uint64_t compute_ns;
+	const uint32_t *inputs;
+	const uint32_t *outputs;
+	uint32_t nr_inputs;
+	uint32_t nr_outputs;
+	uint32_t gemm_m, gemm_n, gemm_k;
+	uint32_t reserved0;
+	uint64_t reserved[4];
+};
+
+int hyper_plan_graph_new(const char *name, struct hyper_plan_graph **graphp);
+int hyper_plan_graph_load(const char *path, struct hyper_plan_graph **graphp,
+			  char *err, size_t errlen);
+void hyper_plan_graph_free(struct hyper_plan_graph *graph);
+int hyper_plan_graph_add_tensor(struct hyper_plan_graph *graph,
+				const struct hyper_plan_tensor *tensor);
+int hyper_plan_graph_add_op(struct hyper_plan_graph *graph,
+			    const struct hyper_plan_op *op);
+const char *hyper_plan_graph_last_error(const struct hyper_plan_graph *graph);
+
+/* ---- planning --------------------------------------------------------- */
+
+enum hyper_plan_policy {
+	HYPER_PLAN_POLICY_PLAN		= 0,	/* the planner (default) */
+	HYPER_PLAN_POLICY_NONE		= 1,	/* no offload */
+	HYPER_PLAN_POLICY_DISTANCE	= 2,	/* baseline: distance heuristic */
+	HYPER_PLAN_POLICY_GREEDY	= 3,	/* baseline: evict furthest use */
+};
+
+/* struct hyper_plan_opts.flags */
+#define HYPER_PLAN_SLOWDOWN	(1U << 0)	/* max_slowdown is set (else 1%) */
+#define HYPER_PLAN_NO_REORDER	(1U << 1)	/* keep the graph's order */
+#define HYPER_PLAN_BOUND	(1U << 2)	/* compute the lower bound too */
+#define HYPER_PLAN_FLAGS_MASK	(HYPER_PLAN_SLOWDOWN | HYPER_PLAN_NO_REORDER | \
+				 HYPER_PLAN_BOUND)
+
+/**
+ * struct hyper_plan_opts - what to plan for; all-zero means defaults
+ * @profile:		built-in profile name (hyper-plan --list-profiles),
+ *			NULL for "supernode-npu"
+ * @profile_file:	or a profile JSON file (Documentation/profiles.md)
+ * @budget_bytes:	least slowdown within this device budget; 0: instead
+ *			the lowest peak within @max_slowdown
+ * @max_slowdown:	fraction over no offload (0.01: 1%), with
+ *			HYPER_PLAN_SLOWDOWN
+ * @policy:		enum hyper_plan_policy
+ * @flags:		HYPER_PLAN_*
+ * @reserved:		must be zero
+ */
+struct hyper_plan_opts {
+	const char *profile;
+	const char *profile_file;
+	uint64_t budget_bytes;
+	double max_slowdown;
+	uint32_t policy;
+	uint32_t flags;
+	uint64_t reserved[6];
+};
+
+int hyper_plan_run(struct hyper_plan_graph *graph,
+		   const struct hyper_plan_opts *opts, struct hyper_plan **planp,
+		   char *err, size_t errlen);
+void hyper_plan_free(struct hyper_plan *plan);
+
+/**
+ * struct hyper_plan_prediction - the plan replayed on the profile
+ * @peak_device_bytes:	its peak device residency
+ * @baseline_peak_bytes: the peak without offload
+ * @bound_bytes:	no schedule of the graph does better at this
+ *			slowdown (with HYPER_PLAN_BOUND and no budget), else 0
+ * @stall_ns:		time compute waits for transfers
+ * @makespan_ns:	time to run the graph
+ * @compute_ns:		compute time alone
+ * @h2d_bytes, @d2h_bytes: bytes moved each way
+ * @slowdown:		makespan / compute - 1
+ * @policy:		enum hyper_plan_policy whose schedule this is: the
+ *			planner returns a baseline's when that one is better
+ */
+struct hyper_plan_prediction {
+	uint64_t peak_device_bytes;
+	uint64_t baseline_peak_bytes;
+	uint64_t bound_bytes;
+	uint64_t stall_ns;
+	uint64_t makespan_ns;
+	uint64_t compute_ns;
+	uint64_t h2d_bytes;
+	uint64_t d2h_bytes;
+	double slowdown;
+	uint32_t policy;
+	uint32_t reserved0;
+	uint64_t reserved[6];
+};
+
+int hyper_plan_prediction(const struct hyper_plan *plan,
+			  struct hyper_plan_prediction *pred);
+
+/* ---- results ---------------------------------------------------------- */
+
+int hyper_plan_schedule(const struct hyper_plan *plan,
+			struct hyper_schedule **schedp, char *err,
+			size_t errlen);
+int hyper_plan_write_json(const struct hyper_plan *plan, const char *path,
+			  char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HYPER_PLAN_H */

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * hyper_schedule_new(): a schedule built from plain structures, for a
+ * planner in the same process (libhyperplan).  It ends in the same
+ * validator and layout as a parsed schedule, so a plan handed over this
+ * way is held to exactly the rules a schedule file is.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedule.h"
+
+static bool zero(const uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i])
+			return false;
+	return true;
+}
+
+static int copy_u32(uint32_t **dst, const uint32_t *src, uint32_t n)
+{
+	if (!n)
+		return 0;
+	*dst = malloc(n * sizeof(**dst));
+	if (!*dst)
+		return -ENOMEM;
+	memcpy(*dst, src, n * sizeof(**dst));
+	return 0;
+}
+
+static int check_refs(const struct hyper_schedule *s, uint32_t si,
+		      const char *what, const uint32_t *t, uint32_t n,
+		      size_t stride, struct hs_err *e)
+{
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t v = *(const uint32_t *)((const char *)t + j * stride);
+
+		if (v >= s->nr_tensors) {
+			hs_errf(e, "steps[%u].%s[%u]: tensor index %u out of range (%u tensors)",
+				si, what, j, v, s->nr_tensors);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int copy_cops(const struct hyper_schedule *s, uint32_t si,
+		     const char *what, const struct hyper_cop *src, uint32_t n,
+		     struct hyper_cop **dst, struct hs_err *e)
+{
+	for (uint32_t j = 0; j < n; j++)
+		if (src[j].op < HYPER_OP_PREFETCH || src[j].op > HYPER_OP_DETACH) {
+			hs_errf(e, "steps[%u].%s[%u]: unknown cache op %u (enum hyper_cache_op)",
+				si, what, j, src[j].op);
+			return -EINVAL;
+		}
+	if (check_refs(s, si, what, &src->tensor, n, sizeof(*src), e))
+		return -EINVAL;
+	if (!n)
+		return 0;
+	*dst = malloc(n * sizeof(**dst));
+	if (!*dst)
+		return -ENOMEM;
+	memcpy(*dst, src, n * sizeof(**dst));
+	return 0;
+}
+
+static int add_tensor(struct hyper_schedule *s, uint32_t i,
+		      const struct hyper_tensor_info *ti, uint64_t *total,
+		      struct hs_err *e)
+{
+	struct hs_tensor *t = &s->tensors[i];
+	size_t len = ti->id ? strlen(ti->id) : 0;
+	int dup;
+
+	if (ti->reserved0 || !zero(ti->reserved, 4)) {
+		hs_errf(e, "tensors[%u]: reserved fields must be zero", i);
+		return -EINVAL;
+	}
+	if (len < 1 || len > HS_ID_MAX) {
+		hs_errf(e, "tensors[%u].id: must be a string of 1..%d bytes", i,
+			HS_ID_MAX);
+		return -EINVAL;
+	}
+	t->id = strdup(ti->id);
+	if (!t->id)
+		return -ENOMEM;
+	dup = hs_hash_insert(s, i);
+	if (dup >= 0) {
+		hs_errf(e, "tensor %u: duplicate id \"%.*s\" (first is tensor %d)",
+			i, HS_ID_MAX, t->id, dup);
+		return -EINVAL;
+	}
+	if (ti->bytes < 1 || ti->bytes > HS_BYTES_MAX ||
+	    __builtin_add_overflow(*total, ti->bytes, total)) {
+		hs_errf(e, "tensor %u: bytes must be in 1..2^48 (got %llu)", i,
+			(unsigned long long)ti->bytes);
+		return -EINVAL;
+	}
+	if (ti->kind < HYPER_KIND_WEIGHT || ti->kind > HYPER_KIND_OPTIMIZER ||
+	    ti->home < HYPER_HOME_POOL || ti->home > HYPER_HOME_NONE) {
+		hs_errf(e, "tensor %u: kind %u or home %u out of range", i,
+			ti->kind, ti->home);
+		return -EINVAL;
+	}
+	t->bytes = ti->bytes;
+	t->kind = ti->kind;
+	t->home = ti->home;
+	return 0;
+}
+
+static int add_step(struct hyper_schedule *s, uint32_t i,
+		    const struct hyper_step_info *si, struct hs_err *e)
+{
+	struct hs_step *st = &s->steps[i];
+	int ret;
+
+	if ((si->flags & ~HYPER_STEP_GEMM) || si->reserved0 ||
+	    !zero(si->reserved, 4)) {
+		hs_errf(e, "steps[%u]: unknown flags or non-zero reserved fields", i);
+		return -EINVAL;
+	}
+	if ((si->nr_before && !si->before) || (si->nr_after && !si->after) ||
+	    (si->nr_uses && !si->uses) || (si->nr_defines && !si->defines)) {
+		hs_errf(e, "steps[%u]: a list with a count but no array", i);
+		return -EINVAL;
+	}
+	st->op = strdup(si->op ? si->op : "");
+	if (!st->op)
+		return -ENOMEM;
+	st->compute_ns = si->compute_ns;
+	if (si->compute_ns > INT64_MAX ||
+	    __builtin_add_overflow(s->total_compute_ns, si->compute_ns,
+				   &s->total_compute_ns)) {
+		hs_errf(e, "steps[%u].compute_ns: total compute time overflows", i);
+		return -EINVAL;
+	}
+	if (si->flags & HYPER_STEP_GEMM) {
+		if (!si->gemm_m || !si->gemm_n || !si->gemm_k ||
+		    si->gemm_m > UINT32_MAX || si->gemm_n > UINT32_MAX ||
+		    si->gemm_k > UINT32_MAX) {
+			hs_errf(e, "steps[%u]: a GEMM shape wants m, n, k in 1..2^32-1", i);
+			return -EINVAL;
+		}
+		st->flags = HYPER_STEP_GEMM;
+		st->gemm[0] = si->gemm_m;
+		st->gemm[1] = si->gemm_n;
+		st->gemm[2] = si->gemm_k;
+	}
+	if (check_refs(s, i, "uses", si->uses, si->nr_uses, sizeof(uint32_t), e) ||
+	    check_refs(s, i, "defines", si->defines, si->nr_defines,
+		       sizeof(uint32_t), e))
+		return -EINVAL;
+	ret = copy_cops(s, i, "before", si->before, si->nr_before, &st->before, e);
+	if (!ret)
+		ret = copy_cops(s, i, "after", si->after, si->nr_after, &st->after, e);
+	if (!ret)
+		ret = copy_u32(&st->uses, si->uses, si->nr_uses);
+	if (!ret)
+		ret = copy_u32(&st->defines, si->defines, si->nr_defines);
+	if (ret)
+		return ret;
+	st->nr_before = si->nr_before;
+	st->nr_after = si->nr_after;
+	st->nr_uses = si->nr_uses;
+	st->nr_defines = si->nr_defines;
+	return 0;
+}
+
+#define INFO_FLAGS	(HYPER_SCHED_BUDGET | HYPER_SCHED_PRED_PEAK | \
+			 HYPER_SCHED_PRED_STALL | HYPER_SCHED_PRED_MAKESPAN)
+
+static int fill(struct hyper_schedule *s, const struct hyper_schedule_info *info,
+		const struct hyper_tensor_info *tensors,
+		const struct hyper_step_info *steps, struct hs_err *e)
+{
+	uint64_t total = 0;
+	uint32_t i;
+	int ret;
+
+	s->name = strdup(info->name ? info->name : "");
+	s->tensors = calloc(s->nr_tensors ?: 1, sizeof(*s->tensors));
+	s->steps = calloc(s->nr_steps ?: 1, sizeof(*s->steps));
+	if (!s->name || !s->tensors || !s->steps || hs_hash_alloc(s))
+		return -ENOMEM;
+	for (i = 0; i < s->nr_tensors; i++) {
+		ret = add_tensor(s, i, &tensors[i], &total, e);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < s->nr_steps; i++) {
+		ret = add_step(s, i, &steps[i], e);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int hyper_schedule_new(const struct hyper_schedule_info *info,
+		       const struct hyper_tensor_info *tensors,
+		       const struct hyper_step_info *steps,
+		       struct hyper_schedule **schedp, char *err, size_t errlen)
+{
+	struct hs_err e = { err, errlen };
+	struct hyper_schedule *s;
+	int ret;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!schedp || !info || (info->nr_tensors && !tensors) ||
+	    (info->nr_steps && !steps))
+		return -EINVAL;
+	*schedp = NULL;
+	if ((info->version && info->version != HYPER_SCHEDULE_VERSION) ||
+	    (info->flags & ~INFO_FLAGS) || !zero(info->reserved, 7) ||
+	    ((info->flags & HYPER_SCHED_BUDGET) &&
+	     (!info->budget_bytes || info->budget_bytes > INT64_MAX))) {
+		hs_errf(&e, "schedule: unknown version or flags, a budget of 0, or non-zero reserved fields");
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->refs = 1;
+	s->version = HYPER_SCHEDULE_VERSION;
+	s->flags = info->flags;
+	s->budget = info->budget_bytes;
+	s->pred_peak = info->pred_peak_device_bytes;
+	s->pred_stall = info->pred_stall_ns;
+	s->pred_makespan = info->pred_makespan_ns;
+	s->nr_tensors = info->nr_tensors;
+	s->nr_steps = info->nr_steps;
+	ret = fill(s, info, tensors, steps, &e);
+	if (!ret)
+		ret = hs_validate(s, &e);
+	if (!ret)
+		ret = hs_layout(s);
+	if (ret) {
+		if (ret == -ENOMEM)
+			hs_errf(&e, "out of memory while building the schedule");
+		hs_destroy(s);
+		return ret;
+	}
+	*schedp = s;
+	return 0;
+}

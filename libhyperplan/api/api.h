@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The objects behind the opaque handles of <hyper/plan.h>. */
+#ifndef HP_API_H
+#define HP_API_H
+
+#include <hyper/plan.h>
+
+#include "job.h"
+#include "list.h"
+
+/*
+ * A graph and, once planned, its orders and lifetimes: those do not
+ * depend on the profile or the goal, so they are computed on the first
+ * hyper_plan_run() and the graph is frozen from then on.  Plans hold a
+ * reference, since their schedules point into it.
+ */
+struct hyper_plan_graph {
+	struct job j;		/* j.p is unused: each plan has its profile */
+	int refs;		/* atomic: the caller's and each plan's */
+	bool prepared;
+	struct hp_err err;	/* hyper_plan_graph_last_error() */
+};
+
+struct hyper_plan {
+	struct hyper_plan_graph *g;
+	struct profile p;
+	struct result res;
+	int policy;		/* POL_* of res */
+	uint64_t bound;
+};
+
+void hp_graph_put(struct hyper_plan_graph *g);
+
+#endif

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+/* hyper_plan_graph_*(): graphs built by the caller or read from JSON. */
+#include <errno.h>
+#include <string.h>
+
+#include "api.h"
+#include "graph_json.h"
+
+static int graph_alloc(const char *name, struct hyper_plan_graph **graphp)
+{
+	struct hyper_plan_graph *g;
+
+	if (!graphp)
+		return -EINVAL;
+	*graphp = NULL;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	graph_init(&g->j.g, name ? name : "");
+	g->refs = 1;
+	*graphp = g;
+	return 0;
+}
+
+int hyper_plan_graph_new(const char *name, struct hyper_plan_graph **graphp)
+{
+	return graph_alloc(name, graphp);
+}
+
+int hyper_plan_graph_load(const char *path, struct hyper_plan_graph **graphp,
+			  char *err, size_t errlen)
+{
+	struct hp_err e = { "" };
+	int ret;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!path)
+		return -EINVAL;
+	ret = graph_alloc(path, graphp);
+	if (ret)
+		return ret;
+	ret = graph_load_json(&(*graphp)->j.g, path, &e);
+	if (ret) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s", e.msg);
+		hyper_plan_graph_free(*graphp);
+		*graphp = NULL;
+		return ret < 0 ? ret : -EINVAL;
+	}
+	return 0;
+}
+
+void hp_graph_put(struct hyper_plan_graph *g)
+{
+	if (!g || __atomic_sub_fetch(&g->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	job_free(&g->j);
+	free(g);
+}
+
+void hyper_plan_graph_free(struct hyper_plan_graph *graph)
+{
+	hp_graph_put(graph);
+}
+
+static bool zero(const uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i])
+			return false;
+	return true;
+}
+
+static int editable(struct hyper_plan_graph *g, const void *arg,
+		    const char *what)
+{
+	if (!g)
+		return -EINVAL;
+	if (!arg || !*(const char *const *)arg)
+		return hp_errf(&g->err, "%s: NULL structure or id", what);
+	if (g->prepared) {
+		hp_errf(&g->err, "%s: the graph was planned already and is frozen; build a new one",
+			what);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+int hyper_plan_graph_add_tensor(struct hyper_plan_graph *graph,
+				const struct hyper_plan_tensor *t)
+{
+	uint32_t idx, flags;
+	int ret = editable(graph, t, "add_tensor");
+
+	if (ret)
+		return ret;
+	if (!hyper_kind_name(t->kind) || !zero(t->reserved, 4) ||
+	    (t->flags & ~(HYPER_PLAN_LIVE_IN | HYPER_PLAN_LIVE_OUT |
+			  HYPER_PLAN_PIN | HYPER_PLAN_EXPLICIT)))
+		return hp_errf(&graph->err, "tensor \"%.127s\": kind %u unknown (enum hyper_tensor_kind), or unknown flags or non-zero reserved fields",
+			       t->id, t->kind);
+	/* The planner's TF_* bits are the API's: both are documented there. */
+	flags = t->flags & HYPER_PLAN_EXPLICIT ?
+		t->flags & (TF_LIVE_IN | TF_LIVE_OUT | TF_PIN) :
+		tkind_default_flags(t->kind) | (t->flags & TF_PIN);
+	idx = graph_add_tensor(&graph->j.g, t->id, t->bytes, t->kind,
+			       (uint8_t)flags, &graph->err);
+	return idx == NONE ? -EINVAL : (int)idx;
+}
+
+int hyper_plan_graph_add_op(struct hyper_plan_graph *graph,
+			    const struct hyper_plan_op *op)
+{
+	struct gemm gm;
+	uint32_t idx;
+	int ret = editable(graph, op, "add_op");
+
+	if (ret)
+		return ret;
+	if (op->reserved0 || !zero(op->reserved, 4) ||
+	    (op->nr_inputs && !op->inputs) || (op->nr_outputs && !op->outputs))
+		return hp_errf(&graph->err, "op \"%.127s\": a list with a count but no array, or non-zero reserved fields",
+			       op->id);
+	if (!op->gemm_m != !op->gemm_n || !op->gemm_m != !op->gemm_k)
+		return hp_errf(&graph->err, "op \"%.127s\": give all of gemm_m, gemm_n, gemm_k or none",
+			       op->id);
+	gm = (struct gemm){ op->gemm_m, op->gemm_n, op->gemm_k };
+	idx = graph_add_op(&graph->j.g, op->id, op->compute_ns, op->inputs,
+			   op->nr_inputs, op->outputs, op->nr_outputs, &gm,
+			   &graph->err);
+	return idx == NONE ? -EINVAL : (int)idx;
+}
+
+const char *hyper_plan_graph_last_error(const struct hyper_plan_graph *graph)
+{
+	return graph ? graph->err.msg : "";
+}

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/* hyper_plan_run() and what a plan gives back. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api.h"
+#include "output.h"
+
+static void set_err(char *err, size_t errlen, const struct hp_err *e)
+{
+	if (err && errlen)
+		snprintf(err, errlen, "%s", e->msg);
+}
+
+static int check_opts(const struct hyper_plan_opts *o, struct hp_err *e)
+{
+	for (size_t i = 0; i < sizeof(o->reserved) / sizeof(o->reserved[0]); i++)
+		if (o->reserved[i])
+			return hp_errf(e, "hyper_plan_opts: reserved fields must be zero");
+	if (o->flags & ~HYPER_PLAN_FLAGS_MASK)
+		return hp_errf(e, "hyper_plan_opts: unknown flags 0x%x",
+			       o->flags & ~HYPER_PLAN_FLAGS_MASK);
+	if (o->policy > HYPER_PLAN_POLICY_GREEDY)
+		return hp_errf(e, "hyper_plan_opts: unknown policy %u (enum hyper_plan_policy)",
+			       o->policy);
+	if ((o->flags & HYPER_PLAN_SLOWDOWN) &&
+	    !(o->max_slowdown >= 0 && o->max_slowdown <= 10))
+		return hp_errf(e, "hyper_plan_opts: max_slowdown must be a fraction in 0..10 (0.01 is 1%%)");
+	if (o->profile && o->profile_file)
+		return hp_errf(e, "hyper_plan_opts: give profile or profile_file, not both");
+	return 0;
+}
+
+/* The public policy numbers are not the list's: PLAN is the default, 0. */
+static int policy_of(uint32_t p)
+{
+	static const int map[] = {
+		[HYPER_PLAN_POLICY_PLAN] = POL_PLAN,
+		[HYPER_PLAN_POLICY_NONE] = POL_NONE,
+		[HYPER_PLAN_POLICY_DISTANCE] = POL_DISTANCE,
+		[HYPER_PLAN_POLICY_GREEDY] = POL_GREEDY,
+	};
+
+	return map[p];
+}
+
+static uint32_t public_policy(int pol)
+{
+	switch (pol) {
+	case POL_NONE: return HYPER_PLAN_POLICY_NONE;
+	case POL_DISTANCE: return HYPER_PLAN_POLICY_DISTANCE;
+	case POL_GREEDY: return HYPER_PLAN_POLICY_GREEDY;
+	default: return HYPER_PLAN_POLICY_PLAN;
+	}
+}
+
+static int prepare(struct hyper_plan_graph *g, struct hp_err *e)
+{
+	int ret;
+
+	if (__atomic_load_n(&g->prepared, __ATOMIC_ACQUIRE))
+		return 0;
+	ret = job_prepare(&g->j, false, e);
+	if (!ret)
+		__atomic_store_n(&g->prepared, true, __ATOMIC_RELEASE);
+	return ret;
+}
+
+int hyper_plan_run(struct hyper_plan_graph *graph,
+		   const struct hyper_plan_opts *opts, struct hyper_plan **planp,
+		   char *err, size_t errlen)
+{
+	static const struct hyper_plan_opts defaults;
+	const struct hyper_plan_opts *o = opts ? opts : &defaults;
+	struct hp_err e = { "" };
+	struct hyper_plan *p;
+	struct problem pb;
+	struct goal gl;
+	int ret;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!graph || !planp)
+		return -EINVAL;
+	*planp = NULL;
+	if (check_opts(o, &e)) {
+		set_err(err, errlen, &e);
+		return -EINVAL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->policy = policy_of(o->policy);
+	gl = (struct goal){
+		.max_slow = o->flags & HYPER_PLAN_SLOWDOWN ? o->max_slowdown : 0.01,
+		.budget = o->budget_bytes,
+	};
+	ret = o->profile_file ? profile_load(o->profile_file, &p->p, &e) :
+	      profile_get(o->profile ? o->profile : "supernode-npu", &p->p, &e);
+	if (!ret)
+		ret = prepare(graph, &e);
+	if (!ret && gl.budget)
+		ret = job_check_budget(&graph->j, gl.budget, &e);
+	if (ret)
+		goto fail;
+	__atomic_add_fetch(&graph->refs, 1, __ATOMIC_ACQ_REL);
+	p->g = graph;
+	job_problem(&graph->j, &pb, &gl);
+	pb.p = &p->p;
+	if (o->flags & HYPER_PLAN_NO_REORDER)
+		pb.refined = NULL;
+	ret = run_policy(p->policy, &pb, &p->res, &e);
+	if (!ret && !p->res.ok)
+		ret = hp_errf(&e, "%s: no schedule meets the goal", policy_name[p->policy]);
+	if (!ret)
+		ret = sched_check(&p->res.s, &e);
+	if (ret)
+		goto fail;
+	if ((o->flags & HYPER_PLAN_BOUND) && !gl.budget) {
+		struct job tmp = graph->j;
+
+		tmp.p = p->p;
+		p->bound = job_bound(&tmp, gl.max_slow);
+	}
+	*planp = p;
+	return 0;
+fail:
+	set_err(err, errlen, &e);
+	hyper_plan_free(p);
+	return ret < 0 ? ret : -EINVAL;
+}
+
+void hyper_plan_free(struct hyper_plan *plan)
+{
+	if (!plan)
+		return;
+	result_free(&plan->res);
+	hp_graph_put(plan->g);
+	free(plan);
+}
+
+int hyper_plan_prediction(const struct hyper_plan *plan,
+			  struct hyper_plan_prediction *pred)
+{
+	const struct sim_result *r;
+
+	if (!plan || !pred)
+		return -EINVAL;
+	r = &plan->res.sim;
+	*pred = (struct hyper_plan_prediction){
+		.peak_device_bytes = r->peak,
+		.baseline_peak_bytes = plan->g->j.lf.peak0,
+		.bound_bytes = plan->bound,
+		.stall_ns = (uint64_t)r->stall_ns,
+		.makespan_ns = (uint64_t)r->makespan_ns,
+		.compute_ns = (uint64_t)r->compute_ns,
+		.h2d_bytes = (uint64_t)r->h2d_bytes,
+		.d2h_bytes = (uint64_t)r->d2h_bytes,
+		.slowdown = slowdown(r),
+		.policy = public_policy(plan->res.from[0] ?
+					policy_parse(plan->res.from) :
+					plan->policy),
+	};
+	return 0;
+}
+
+int hyper_plan_schedule(const struct hyper_plan *plan,
+			struct hyper_schedule **schedp, char *err,
+			size_t errlen)
+{
+	struct hp_err e = { "" };
+	int ret;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!plan || !schedp)
+		return -EINVAL;
+	ret = sched_to_hyper(&plan->res.s, plan->g->j.g.name, schedp, &e);
+	if (ret)
+		set_err(err, errlen, &e);
+	return ret;
+}
+
+int hyper_plan_write_json(const struct hyper_plan *plan, const char *path,
+			  char *err, size_t errlen)
+{
+	struct hp_err e = { "" };
+	char note[400];
+	FILE *f;
+	int ret = 0;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!plan || !path)
+		return -EINVAL;
+	f = fopen(path, "w");
+	if (!f) {
+		ret = -errno;
+		hp_errf(&e, "%s: %s", path, strerror(errno));
+		set_err(err, errlen, &e);
+		return ret;
+	}
+	plan_note(note, sizeof(note), plan->res.policy, &plan->p,
+		  plan->res.params);
+	sched_write_json(&plan->res.s, f, plan->g->j.g.name, note);
+	if (ferror(f) | fclose(f)) {
+		hp_errf(&e, "%s: write error", path);
+		set_err(err, errlen, &e);
+		return -EIO;
+	}
+	return 0;
+}

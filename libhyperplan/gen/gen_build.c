@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "gen_build.h"
+
+void gb_init(struct gb *b, struct graph *g, const struct profile *p,
+	     struct hp_err *e)
+{
+	*b = (struct gb){ .g = g, .p = p, .e = e, .dt = BF16 };
+}
+
+int gb_finish(struct gb *b)
+{
+	free(b->in);
+	free(b->out);
+	return b->err;
+}
+
+uint32_t gb_tensor(struct gb *b, enum hyper_tensor_kind kind, uint64_t bytes,
+		   uint8_t flags, const char *fmt, ...)
+{
+	char id[HP_MAX_ID + 1];
+	va_list ap;
+	uint32_t t;
+
+	if (b->err)
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(id, sizeof(id), fmt, ap);
+	va_end(ap);
+	t = graph_add_tensor(b->g, id, bytes, kind, flags, b->e);
+	if (t == NONE) {
+		b->err = -EINVAL;
+		return 0;
+	}
+	return t;
+}
+
+/* Generators look tensors up by the names they gave them. */
+uint32_t gb_find(struct gb *b, const char *fmt, ...)
+{
+	char id[HP_MAX_ID + 1];
+	va_list ap;
+	uint32_t t;
+
+	va_start(ap, fmt);
+	vsnprintf(id, sizeof(id), fmt, ap);
+	va_end(ap);
+	t = b->err ? 0 : graph_tensor(b->g, id);
+	if (t == NONE)
+		b->err = hp_errf(b->e, "generator: no tensor \"%s\"", id);
+	return t == NONE ? 0 : t;
+}
+
+void gb_in(struct gb *b, uint32_t t)
+{
+	grow(&b->in, &b->cap_in, b->n_in, sizeof(*b->in));
+	b->in[b->n_in++] = t;
+}
+
+void gb_out(struct gb *b, uint32_t t)
+{
+	grow(&b->out, &b->cap_out, b->n_out, sizeof(*b->out));
+	b->out[b->n_out++] = t;
+}
+
+static void add_op(struct gb *b, double flops, double bytes,
+		   const struct gemm *gm, const char *fmt, va_list ap)
+{
+	char id[HP_MAX_ID + 1];
+	double ns = ceil(roofline_ns(b->p, flops, bytes));
+
+	vsnprintf(id, sizeof(id), fmt, ap);
+	if (!b->err && ns > HP_MAX_OP_NS)
+		b->err = hp_errf(b->e, "generator: op \"%s\" would take %.0f s; batch or sequence too large",
+				 id, ns / 1e9);
+	if (!b->err &&
+	    graph_add_op(b->g, id, (uint64_t)ns, b->in, b->n_in, b->out,
+			 b->n_out, gm, b->e) == NONE)
+		b->err = -EINVAL;
+	b->n_in = b->n_out = 0;
+}
+
+void gb_op(struct gb *b, double flops, double bytes, const struct gemm *gm,
+	   const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	add_op(b, flops, bytes, gm, fmt, ap);
+	va_end(ap);
+}
+
+void gb_gemm(struct gb *b, uint32_t m, uint32_t n, uint32_t k, double extra,
+	     const char *fmt, ...)
+{
+	struct gemm gm = { m, n, k };
+	double flops = 2.0 * m * n * k;
+	double bytes = b->dt * ((double)m * k + (double)k * n + (double)m * n);
+	va_list ap;
+
+	va_start(ap, fmt);
+	add_op(b, flops, bytes + extra, &gm, fmt, ap);
+	va_end(ap);
+}

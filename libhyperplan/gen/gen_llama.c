@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Roofline terms: a matrix multiply moves its three operands; a norm or
+ * an element-wise op moves its tensors once; attention reads the KV of
+ * every earlier position of every sequence.  Every tensor has the element
+ * size of --dtype (bf16 unless asked).
+ */
+#include "gen_llama.h"
+
+int shape_init(struct shape *s, const struct gen_params *gp,
+	       struct hp_err *e)
+{
+	const struct model *m = gp->m;
+
+	if (m->experts > 64 || m->top_k > 8 || m->top_k > m->experts)
+		return hp_errf(e, "model %s: at most 64 experts, top-8", m->name);
+	if (!gp->batch || gp->batch > 65536)
+		return hp_errf(e, "batch must be in 1..65536 (got %u)", gp->batch);
+	if (!gp->seq || gp->seq > (1U << 20))
+		return hp_errf(e, "sequence length must be in 1..%u (got %u)",
+			       1U << 20, gp->seq);
+	if (gp->decode > (1U << 20))
+		return hp_errf(e, "decode steps must be in 0..%u (got %u)",
+			       1U << 20, gp->decode);
+	if (!gp->kv_block || gp->kv_block > (1U << 20))
+		return hp_errf(e, "kv block must be in 1..%u tokens (got %u)",
+			       1U << 20, gp->kv_block);
+	if (gp->layers > 1024)
+		return hp_errf(e, "layers must be in 1..1024 (got %u)", gp->layers);
+	/*
+	 * A scaled model keeps the head size and divides the number of heads,
+	 * the feed-forward width and the vocabulary: the same layer structure,
+	 * small enough for a test VM.
+	 */
+	if (!gp->scale || m->heads % gp->scale || m->ffn % gp->scale ||
+	    m->vocab % gp->scale)
+		return hp_errf(e, "model %s cannot be scaled by 1/%u: it must divide its %u heads, %u-wide feed-forward and %u-token vocabulary",
+			       m->name, gp->scale, m->heads, m->ffn, m->vocab);
+	*s = (struct shape){
+		.m = m, .L = gp->layers ? gp->layers : m->layers,
+		.h = m->hidden / gp->scale, .hd = m->hidden / m->heads,
+		.ffn = m->ffn / gp->scale, .V = m->vocab / gp->scale,
+		.E = m->experts, .topk = m->top_k, .B = gp->batch,
+		.seed = gp->seed,
+	};
+	s->kvd = s->hd * (m->kv_heads > gp->scale ? m->kv_heads / gp->scale : 1);
+	return 0;
+}
+
+static void layer_weights(struct gb *b, const struct shape *s, uint32_t l)
+{
+	const uint8_t f = tkind_default_flags(HYPER_KIND_WEIGHT);
+	uint64_t h = s->h, ffn = s->ffn;
+	uint32_t x;
+
+	gb_tensor(b, HYPER_KIND_WEIGHT, h * b->dt, f, "L%u.attn_norm.w", l);
+	gb_tensor(b, HYPER_KIND_WEIGHT, h * h * b->dt, f, "L%u.wq", l);
+	gb_tensor(b, HYPER_KIND_WEIGHT, h * s->kvd * b->dt, f, "L%u.wk", l);
+	gb_tensor(b, HYPER_KIND_WEIGHT, h * s->kvd * b->dt, f, "L%u.wv", l);
+	gb_tensor(b, HYPER_KIND_WEIGHT, h * h * b->dt, f, "L%u.wo", l);
+	gb_tensor(b, HYPER_KIND_WEIGHT, h * b->dt, f, "L%u.ffn_norm.w", l);
+	if (!s->E) {
+		gb_tensor(b, HYPER_KIND_WEIGHT, h * ffn * b->dt, f, "L%u.w1", l);
+		gb_tensor(b, HYPER_KIND_WEIGHT, h * ffn * b->dt, f, "L%u.w3", l);
+		gb_tensor(b, HYPER_KIND_WEIGHT, h * ffn * b->dt, f, "L%u.w2", l);
+		return;
+	}
+	gb_tensor(b, HYPER_KIND_WEIGHT, h * s->E * b->dt, f, "L%u.router.w", l);
+	for (x = 0; x < s->E; x++) {
+		gb_tensor(b, HYPER_KIND_WEIGHT, h * ffn * b->dt, f, "L%u.e%u.w1", l, x);
+		gb_tensor(b, HYPER_KIND_WEIGHT, h * ffn * b->dt, f, "L%u.e%u.w3", l, x);
+		gb_tensor(b, HYPER_KIND_WEIGHT, h * ffn * b->dt, f, "L%u.e%u.w2", l, x);
+	}
+}
+
+void make_weights(struct gb *b, const struct shape *s)
+{
+	const uint8_t f = tkind_default_flags(HYPER_KIND_WEIGHT);
+	uint32_t l;
+
+	gb_tensor(b, HYPER_KIND_WEIGHT, (uint64_t)s->V * s->h * b->dt, f, "embed.w");
+	for (l = 0; l < s->L; l++)
+		layer_weights(b, s, l);
+	gb_tensor(b, HYPER_KIND_WEIGHT, (uint64_t)s->h * b->dt, f, "final_norm.w");
+	gb_tensor(b, HYPER_KIND_WEIGHT, (uint64_t)s->h * s->V * b->dt, f, "lm_head.w");
+}
+
+static uint32_t act(struct gb *b, const struct pass *ps, uint64_t bytes,
+		    const char *name, uint32_t l)
+{
+	return gb_tensor(b, HYPER_KIND_ACTIVATION, bytes, ps->act_flags, "%s.L%u.%s",
+			 ps->pfx, l, name);
+}
+
+/* RMSNorm of @x into a new activation: one read, one write. */
+static uint32_t norm(struct gb *b, const struct shape *s,
+		     const struct pass *ps, uint32_t l, uint32_t x,
+		     const char *name, const char *out)
+{
+	double bytes = (double)tokens_of(s, ps) * s->h * b->dt;
+	uint32_t y = act(b, ps, bytes, out, l);
+
+	gb_in(b, x);
+	gb_in(b, gb_find(b, "L%u.%s.w", l, name));
+	gb_out(b, y);
+	gb_op(b, 5.0 * tokens_of(s, ps) * s->h, 2 * bytes, NULL, "%s.L%u.%s",
+	      ps->pfx, l, name);
+	return y;
+}
+
+static uint32_t proj(struct gb *b, const struct shape *s,
+		     const struct pass *ps, uint32_t l, uint32_t x,
+		     const char *w, uint32_t n, const char *out)
+{
+	uint32_t T = tokens_of(s, ps);
+	uint32_t y = act(b, ps, (uint64_t)T * n * b->dt, out, l);
+
+	gb_in(b, x);
+	gb_in(b, gb_find(b, "L%u.%s", l, w));
+	gb_out(b, y);
+	gb_gemm(b, T, n, s->h, 0, "%s.L%u.%s_proj", ps->pfx, l, out);
+	return y;
+}
+
+/* Stages the KV blocks: read the filled ones, write the new tokens'. */
+static double kv_blocks(struct gb *b, const struct shape *s,
+			const struct pass *ps, uint32_t l)
+{
+	uint32_t first = ps->pos0 / ps->kv_block;
+	uint32_t last = (ps->pos0 + ps->n - 1) / ps->kv_block, k;
+
+	for (k = 0; k <= last; k++) {
+		uint32_t t = gb_find(b, "L%u.kv%u", l, k);
+		/* a block whose first token is written now has no old data */
+		bool fresh = k * ps->kv_block >= ps->pos0;
+
+		if (!fresh)
+			gb_in(b, t);
+		if (k >= first)
+			gb_out(b, t);
+	}
+	/* bytes of the keys and values of every earlier position */
+	return 2.0 * s->B * ps->pos0 * s->kvd * b->dt;
+}
+
+static uint32_t attention(struct gb *b, const struct shape *s,
+			  const struct pass *ps, uint32_t l, uint32_t q,
+			  uint32_t k, uint32_t v)
+{
+	uint32_t T = tokens_of(s, ps);
+	double pairs = (double)ps->n * ps->pos0 + ps->n * (ps->n + 1.0) / 2;
+	double bytes = 2.0 * T * (s->h + s->kvd) * b->dt;
+	uint32_t ao = act(b, ps, (uint64_t)T * s->h * b->dt, "ao", l);
+
+	gb_in(b, q);
+	gb_in(b, k);
+	gb_in(b, v);
+	if (ps->kv_block)
+		bytes += kv_blocks(b, s, ps, l) + 2.0 * T * s->kvd * b->dt;
+	gb_out(b, ao);
+	gb_op(b, 4.0 * s->B * s->h * pairs, bytes, NULL, "%s.L%u.attn",
+	      ps->pfx, l);
+	return ao;
+}
+
+static uint32_t dense_ffn(struct gb *b, const struct shape *s,
+			  const struct pass *ps, uint32_t l, uint32_t xn,
+			  uint32_t mid)
+{
+	uint32_t T = tokens_of(s, ps);
+	uint32_t g = proj(b, s, ps, l, xn, "w1", s->ffn, "g");
+	uint32_t u = proj(b, s, ps, l, xn, "w3", s->ffn, "u");
+	uint32_t out = act(b, ps, (uint64_t)T * s->h * b->dt, "out", l);
+
+	gb_in(b, g);
+	gb_in(b, u);
+	gb_in(b, gb_find(b, "L%u.w2", l));
+	gb_in(b, mid);
+	gb_out(b, out);
+	/* silu(g)·u is folded in: it reads g and u, not one product */
+	gb_gemm(b, T, s->h, s->ffn, (double)T * (s->ffn + 2 * s->h) * b->dt,
+		"%s.L%u.down_proj", ps->pfx, l);
+	return out;
+}
+
+static uint32_t expert(struct gb *b, const struct shape *s,
+		       const struct pass *ps, uint32_t l, uint32_t x,
+		       uint32_t xn, uint32_t rt, uint32_t rows)
+{
+	char name[32];
+	uint32_t g, u, y;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(name, sizeof(name), "e%u.%s", x, i ? "u" : "g");
+		gb_in(b, xn);
+		gb_in(b, rt);
+		gb_in(b, gb_find(b, "L%u.e%u.%s", l, x, i ? "w3" : "w1"));
+		gb_out(b, act(b, ps, (uint64_t)rows * s->ffn * b->dt, name, l));
+		gb_gemm(b, rows, s->ffn, s->h, 0, "%s.L%u.%s", ps->pfx, l, name);
+	}
+	g = gb_find(b, "%s.L%u.e%u.g", ps->pfx, l, x);
+	u = gb_find(b, "%s.L%u.e%u.u", ps->pfx, l, x);
+	snprintf(name, sizeof(name), "e%u.y", x);
+	y = act(b, ps, (uint64_t)rows * s->h * b->dt, name, l);
+	gb_in(b, g);
+	gb_in(b, u);
+	gb_in(b, gb_find(b, "L%u.e%u.w2", l, x));
+	gb_out(b, y);
+	gb_gemm(b, rows, s->h, s->ffn, (double)rows * s->ffn * b->dt,
+		"%s.L%u.%s", ps->pfx, l, name);
+	return y;
+}
+
+static uint32_t moe_ffn(struct gb *b, const struct shape *s,
+			const struct pass *ps, uint32_t l, uint32_t xn,
+			uint32_t mid)
+{
+	uint32_t T = tokens_of(s, ps), count[64] = { 0 }, y[64], x, ny = 0;
+	uint32_t rt = act(b, ps, (uint64_t)T * s->E * FP32, "route", l);
+	uint32_t out;
+
+	gb_in(b, xn);
+	gb_in(b, gb_find(b, "L%u.router.w", l));
+	gb_out(b, rt);
+	gb_gemm(b, T, s->E, s->h, 0, "%s.L%u.router", ps->pfx, l);
+	route(s, ps->step, l, T, count);
+	for (x = 0; x < s->E; x++)
+		if (count[x])
+			y[ny++] = expert(b, s, ps, l, x, xn, rt, count[x]);
+	out = act(b, ps, (uint64_t)T * s->h * b->dt, "out", l);
+	gb_in(b, mid);
+	gb_in(b, rt);
+	for (x = 0; x < ny; x++)
+		gb_in(b, y[x]);
+	gb_out(b, out);
+	gb_op(b, 2.0 * T * s->h * s->topk,
+	      (double)T * s->h * b->dt * (2 + s->topk), NULL,
+	      "%s.L%u.combine", ps->pfx, l);
+	return out;
+}
+
+static uint32_t layer(struct gb *b, const struct shape *s,
+		      const struct pass *ps, uint32_t l, uint32_t x)
+{
+	uint32_t T = tokens_of(s, ps), xn, q, k, v, ao, mid;
+
+	xn = norm(b, s, ps, l, x, "attn_norm", "xn");
+	q = proj(b, s, ps, l, xn, "wq", s->h, "q");
+	k = proj(b, s, ps, l, xn, "wk", s->kvd, "k");
+	v = proj(b, s, ps, l, xn, "wv", s->kvd, "v");
+	ao = attention(b, s, ps, l, q, k, v);
+	mid = act(b, ps, (uint64_t)T * s->h * b->dt, "mid", l);
+	gb_in(b, ao);
+	gb_in(b, gb_find(b, "L%u.wo", l));
+	gb_in(b, x);
+	gb_out(b, mid);
+	gb_gemm(b, T, s->h, s->h, (double)T * s->h * b->dt,	/* residual */
+		"%s.L%u.o_proj", ps->pfx, l);
+	xn = norm(b, s, ps, l, mid, "ffn_norm", "xn2");
+	return s->E ? moe_ffn(b, s, ps, l, xn, mid) :
+	       dense_ffn(b, s, ps, l, xn, mid);
+}
+
+uint32_t forward(struct gb *b, const struct shape *s, const struct pass *ps,
+		 uint32_t tokens)
+{
+	uint32_t T = tokens_of(s, ps), l, x;
+
+	x = gb_tensor(b, HYPER_KIND_ACTIVATION, (uint64_t)T * s->h * b->dt,
+		      ps->act_flags, "%s.embed", ps->pfx);
+	gb_in(b, gb_find(b, "embed.w"));
+	gb_in(b, tokens);
+	gb_out(b, x);
+	gb_op(b, 0, 2.0 * T * s->h * b->dt, NULL, "%s.embed", ps->pfx);
+	for (l = 0; l < s->L && !b->err; l++)
+		x = layer(b, s, ps, l, x);
+	return x;
+}
+
+uint32_t head(struct gb *b, const struct shape *s, const struct pass *ps,
+	      uint32_t x, uint32_t m)
+{
+	uint32_t T = tokens_of(s, ps), xf, logits;
+
+	xf = gb_tensor(b, HYPER_KIND_ACTIVATION, (uint64_t)T * s->h * b->dt,
+		       ps->act_flags, "%s.xf", ps->pfx);
+	gb_in(b, x);
+	gb_in(b, gb_find(b, "final_norm.w"));
+	gb_out(b, xf);
+	gb_op(b, 5.0 * T * s->h, 2.0 * T * s->h * b->dt, NULL,
+	      "%s.final_norm", ps->pfx);
+	logits = gb_tensor(b, HYPER_KIND_ACTIVATION, (uint64_t)m * s->V * b->dt,
+			   ps->act_flags, "%s.logits", ps->pfx);
+	gb_in(b, xf);
+	gb_in(b, gb_find(b, "lm_head.w"));
+	gb_out(b, logits);
+	gb_gemm(b, m, s->V, s->h, 0, "%s.lm_head", ps->pfx);
+	return logits;
+}
+
+static uint64_t splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/*
+ * A compile-time routing drawn from the seed: each row picks top_k
+ * distinct experts uniformly.  Real routing is data-dependent; a static
+ * planner has to be given one (a trace, or this draw).
+ */
+void route(const struct shape *s, uint32_t step, uint32_t layer,
+	   uint32_t rows, uint32_t *count)
+{
+	uint64_t st = s->seed * 0x100000001b3ULL + step * 131 + layer;
+	uint32_t r, k, pick[8], j;
+
+	for (r = 0; r < rows; r++)
+		for (k = 0; k < s->topk && k < 8; k++) {
+			do {
+				pick[k] = splitmix(&st) % s->E;
+				for (j = 0; j < k && pick[j] != pick[k]; j++)
+					;
+			} while (j < k);
+			count[pick[k]]++;
+		}
+}
+
+int gen_model(struct graph *g, const struct gen_params *gp,
+	      const struct profile *p, struct hp_err *e)
+{
+	return gp->mode == GEN_TRAIN ? gen_train(g, gp, p, e) :
+	       gen_infer(g, gp, p, e);
+}

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One training step: forward over batch × seq tokens, the loss, the
+ * backward pass layer by layer in reverse, then a mixed-precision Adam
+ * update of every weight (fp32 master copy and two moments, 12 bytes per
+ * parameter).  The optimizer runs after the whole backward pass, as a
+ * framework's optimizer.step() does; moving it earlier is the planner's
+ * execution-order refinement, not the generator's.
+ */
+#include <stdarg.h>
+
+#include "gen_llama.h"
+
+static uint32_t grad(struct gb *b, uint64_t bytes, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static uint32_t grad(struct gb *b, uint64_t bytes, const char *fmt, ...)
+{
+	char id[HP_MAX_ID + 1];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(id, sizeof(id), fmt, ap);
+	va_end(ap);
+	return gb_tensor(b, HYPER_KIND_GRADIENT, bytes, 0, "%s", id);
+}
+
+/* dX = dY·Wᵀ (m=T) then dW = Xᵀ·dY (m=rows of W), for y = x·W. */
+static uint32_t linear_bwd(struct gb *b, uint32_t T, uint32_t in,
+			   uint32_t out, uint32_t dy, uint32_t x,
+			   const char *w, uint32_t acc, const char *dxname)
+{
+	uint32_t dx = grad(b, (uint64_t)T * in * b->dt, "%s", dxname);
+
+	gb_in(b, dy);
+	gb_in(b, gb_find(b, "%s", w));
+	if (acc != NONE)
+		gb_in(b, acc);
+	gb_out(b, dx);
+	gb_gemm(b, T, in, out, acc != NONE ? (double)T * in * b->dt : 0,
+		"%s.dx", dxname);
+	gb_in(b, dy);
+	gb_in(b, x);
+	gb_out(b, grad(b, (uint64_t)in * out * b->dt, "%s.grad", w));
+	gb_gemm(b, in, out, T, 0, "%s.dw", dxname);
+	return dx;
+}
+
+static uint32_t norm_bwd(struct gb *b, uint32_t T, uint32_t h, uint32_t dy,
+			 uint32_t x, const char *w, uint32_t resid,
+			 const char *dxname)
+{
+	uint32_t dx = grad(b, (uint64_t)T * h * b->dt, "%s", dxname);
+
+	gb_in(b, dy);
+	gb_in(b, x);
+	gb_in(b, gb_find(b, "%s", w));
+	if (resid != NONE)
+		gb_in(b, resid);
+	gb_out(b, dx);
+	gb_out(b, grad(b, (uint64_t)h * b->dt, "%s.grad", w));
+	gb_op(b, 10.0 * T * h, 5.0 * T * h * b->dt, NULL, "%s", dxname);
+	return dx;
+}
+
+struct lctx {
+	const struct shape *s;
+	uint32_t l, T;
+	char p[64];		/* "b.L3." */
+	char w[32];		/* "L3." */
+};
+
+static uint32_t fwd_act(struct gb *b, const struct lctx *c, const char *n)
+{
+	return gb_find(b, "f.L%u.%s", c->l, n);
+}
+
+/* silu(g)·u backward with the down projection: dg, du from dY. */
+static void down_bwd(struct gb *b, const struct lctx *c, uint32_t rows,
+		     uint32_t dout, uint32_t g, uint32_t u, uint32_t rt,
+		     const char *w2, const char *sub)
+{
+	const struct shape *s = c->s;
+	double gu = 2.0 * rows * s->ffn * b->dt;
+
+	gb_in(b, dout);
+	gb_in(b, gb_find(b, "%s", w2));
+	gb_in(b, g);
+	gb_in(b, u);
+	if (rt != NONE)
+		gb_in(b, rt);
+	gb_out(b, grad(b, (uint64_t)rows * s->ffn * b->dt, "%s%sdg", c->p, sub));
+	gb_out(b, grad(b, (uint64_t)rows * s->ffn * b->dt, "%s%sdu", c->p, sub));
+	gb_gemm(b, rows, s->ffn, s->h, 2 * gu, "%s%sdown.dx", c->p, sub);
+	gb_in(b, dout);
+	gb_in(b, g);
+	gb_in(b, u);
+	if (rt != NONE)
+		gb_in(b, rt);
+	gb_out(b, grad(b, (uint64_t)s->ffn * s->h * b->dt, "%s.grad", w2));
+	gb_gemm(b, s->ffn, s->h, rows, gu, "%s%sdown.dw", c->p, sub);
+}
+
+/* Gate and up projections backward; returns d(xn2) of these rows. */
+static uint32_t gate_up_bwd(struct gb *b, const struct lctx *c,
+			    uint32_t rows, const char *sub, const char *wp)
+{
+	char n1[96], n2[96], w1[48], w3[48];
+	uint32_t xn2 = fwd_act(b, c, "xn2"), dxa;
+
+	snprintf(w1, sizeof(w1), "%sw1", wp);
+	snprintf(w3, sizeof(w3), "%sw3", wp);
+	snprintf(n1, sizeof(n1), "%s%sdxn2a", c->p, sub);
+	snprintf(n2, sizeof(n2), "%s%sdxn2", c->p, sub);
+	dxa = linear_bwd(b, rows, c->s->h, c->s->ffn,
+			 gb_find(b, "%s%sdg", c->p, sub), xn2, w1, NONE, n1);
+	return linear_bwd(b, rows, c->s->h, c->s->ffn,
+			  gb_find(b, "%s%sdu", c->p, sub), xn2, w3, dxa, n2);
+}
+
+static uint32_t dense_bwd(struct gb *b, const struct lctx *c, uint32_t dout)
+{
+	char w2[48];
+
+	snprintf(w2, sizeof(w2), "%sw2", c->w);
+	down_bwd(b, c, c->T, dout, fwd_act(b, c, "g"), fwd_act(b, c, "u"),
+		 NONE, w2, "");
+	return gate_up_bwd(b, c, c->T, "", c->w);
+}
+
+static uint32_t moe_bwd(struct gb *b, const struct lctx *c, uint32_t dout)
+{
+	const struct shape *s = c->s;
+	uint32_t count[64] = { 0 }, dx[64], x, n = 0, rt = fwd_act(b, c, "route");
+	char sub[16], wp[64], w2[80], name[64];
+	uint32_t dxn2;
+
+	route(s, 0, c->l, c->T, count);
+	for (x = 0; x < s->E; x++) {
+		if (!count[x])
+			continue;
+		snprintf(sub, sizeof(sub), "e%u.", x);
+		snprintf(wp, sizeof(wp), "%se%u.", c->w, x);
+		snprintf(w2, sizeof(w2), "%sw2", wp);
+		snprintf(name, sizeof(name), "e%u.g", x);
+		down_bwd(b, c, count[x], dout, fwd_act(b, c, name),
+			 gb_find(b, "f.L%u.e%u.u", c->l, x), rt, w2, sub);
+		dx[n++] = gate_up_bwd(b, c, count[x], sub, wp);
+	}
+	dxn2 = grad(b, (uint64_t)c->T * s->h * b->dt, "%sdxn2", c->p);
+	gb_in(b, dout);
+	gb_in(b, rt);
+	gb_in(b, fwd_act(b, c, "xn2"));
+	gb_in(b, gb_find(b, "%srouter.w", c->w));
+	for (x = 0; x < n; x++)
+		gb_in(b, dx[x]);
+	gb_out(b, dxn2);
+	gb_out(b, grad(b, (uint64_t)s->h * s->E * b->dt, "%srouter.w.grad",
+		       c->w));
+	gb_gemm(b, c->T, s->h, s->E, (double)c->T * s->h * b->dt * (1 + n),
+		"%srouter.bwd", c->p);
+	return dxn2;
+}
+
+static void attn_bwd(struct gb *b, const struct lctx *c, uint32_t dao)
+{
+	const struct shape *s = c->s;
+	uint64_t T = c->T;
+	const char *n[] = { "q", "k", "v" };
+	uint32_t dqkv[3], i;
+
+	gb_in(b, dao);
+	for (i = 0; i < 3; i++)
+		gb_in(b, fwd_act(b, c, n[i]));
+	gb_in(b, fwd_act(b, c, "ao"));
+	for (i = 0; i < 3; i++) {
+		dqkv[i] = grad(b, T * (i ? s->kvd : s->h) * b->dt, "%sd%s",
+			       c->p, n[i]);
+		gb_out(b, dqkv[i]);
+	}
+	/* flash-attention backward: about 2.5× the forward's work */
+	gb_op(b, 2.5 * 2.0 * s->B * s->h * (double)(T / s->B) * (T / s->B),
+	      4.0 * T * (s->h + s->kvd) * b->dt, NULL, "%sattn.bwd", c->p);
+}
+
+static uint32_t qkv_bwd(struct gb *b, const struct lctx *c)
+{
+	const struct shape *s = c->s;
+	uint32_t xn = fwd_act(b, c, "xn"), acc = NONE;
+	const char *n[] = { "q", "k", "v" };
+	char w[48], dx[96];
+	unsigned int i;
+
+	for (i = 0; i < 3; i++) {
+		snprintf(w, sizeof(w), "%sw%s", c->w, n[i]);
+		snprintf(dx, sizeof(dx), "%sdxn.%s", c->p, n[i]);
+		acc = linear_bwd(b, c->T, s->h, i ? s->kvd : s->h,
+				 gb_find(b, "%sd%s", c->p, n[i]), xn, w, acc,
+				 dx);
+	}
+	return acc;
+}
+
+static uint32_t layer_bwd(struct gb *b, const struct shape *s, uint32_t l,
+			  uint32_t T, uint32_t dout)
+{
+	struct lctx c = { .s = s, .l = l, .T = T };
+	uint32_t dxn2, dmid, dao, dxn, x;
+	char name[96], w[48];
+
+	snprintf(c.p, sizeof(c.p), "b.L%u.", l);
+	snprintf(c.w, sizeof(c.w), "L%u.", l);
+	dxn2 = s->E ? moe_bwd(b, &c, dout) : dense_bwd(b, &c, dout);
+	snprintf(name, sizeof(name), "%sdmid", c.p);
+	snprintf(w, sizeof(w), "%sffn_norm.w", c.w);
+	dmid = norm_bwd(b, T, s->h, dxn2, fwd_act(b, &c, "mid"), w, dout, name);
+	snprintf(name, sizeof(name), "%sdao", c.p);
+	snprintf(w, sizeof(w), "%swo", c.w);
+	dao = linear_bwd(b, T, s->h, s->h, dmid, fwd_act(b, &c, "ao"), w,
+			 NONE, name);
+	attn_bwd(b, &c, dao);
+	dxn = qkv_bwd(b, &c);
+	x = l ? gb_find(b, "f.L%u.out", l - 1) : gb_find(b, "f.embed");
+	snprintf(name, sizeof(name), "%sdx", c.p);
+	snprintf(w, sizeof(w), "%sattn_norm.w", c.w);
+	return norm_bwd(b, T, s->h, dxn, x, w, dmid, name);
+}
+
+static void loss_and_head_bwd(struct gb *b, const struct shape *s,
+			      uint32_t T, uint32_t logits, uint32_t labels,
+			      uint32_t *dx)
+{
+	uint32_t dlogits = grad(b, (uint64_t)T * s->V * b->dt, "b.dlogits");
+	uint32_t dxf;
+
+	gb_in(b, logits);
+	gb_in(b, labels);
+	gb_out(b, dlogits);
+	gb_op(b, 5.0 * T * s->V, 2.0 * T * s->V * b->dt, NULL, "loss");
+	dxf = linear_bwd(b, T, s->h, s->V, dlogits, gb_find(b, "f.xf"),
+			 "lm_head.w", NONE, "b.dxf");
+	*dx = norm_bwd(b, T, s->h, dxf, gb_find(b, "f.L%u.out", s->L - 1),
+		       "final_norm.w", NONE, "b.dx_final");
+}
+
+static void embed_bwd(struct gb *b, const struct shape *s, uint32_t T,
+		      uint32_t dx, uint32_t labels)
+{
+	gb_in(b, dx);
+	gb_in(b, labels);
+	gb_out(b, grad(b, (uint64_t)s->V * s->h * b->dt, "embed.w.grad"));
+	gb_op(b, (double)T * s->h, ((double)s->V + 2.0 * T) * s->h * b->dt,
+	      NULL, "b.embed");
+}
+
+/* Mixed-precision Adam on one weight: 30 bytes and ~12 FLOP a parameter. */
+static void adam(struct gb *b, uint32_t w)
+{
+	const uint8_t f = tkind_default_flags(HYPER_KIND_OPTIMIZER);
+	const char *id = b->g->t[w].id;
+	uint64_t params = b->g->t[w].bytes / b->dt;
+	const char *st[] = { "master", "m", "v" };
+	uint32_t s[3], i, g;
+	char gname[HP_MAX_ID + 1];
+
+	snprintf(gname, sizeof(gname), "%s.grad", id);
+	g = graph_tensor(b->g, gname);
+	if (g == NONE)		/* an expert no token was routed to */
+		return;
+	for (i = 0; i < 3; i++)
+		s[i] = gb_tensor(b, HYPER_KIND_OPTIMIZER, params * FP32, f, "%s.%s",
+				 id, st[i]);
+	gb_in(b, g);
+	gb_in(b, w);
+	for (i = 0; i < 3; i++)
+		gb_in(b, s[i]);
+	gb_out(b, w);
+	for (i = 0; i < 3; i++)
+		gb_out(b, s[i]);
+	gb_op(b, 12.0 * params, 30.0 * params, NULL, "opt.%s", id);
+}
+
+int gen_train(struct graph *g, const struct gen_params *gp,
+	      const struct profile *p, struct hp_err *e)
+{
+	struct pass ps = { .pfx = "f", .n = gp->seq,
+			   .act_flags = gp->keep_act ? TF_PIN : 0 };
+	uint32_t T, labels, x, l, w, nweights;
+	struct shape s;
+	struct gb b;
+
+	if (shape_init(&s, gp, e))
+		return -1;
+	T = s.B * gp->seq;
+	gb_init(&b, g, p, e);
+	b.dt = gp->dtype_bytes;
+	make_weights(&b, &s);
+	nweights = g->nt;
+	labels = gb_tensor(&b, HYPER_KIND_ACTIVATION, (uint64_t)T * 4, TF_LIVE_IN,
+			   "batch.tokens");
+	x = forward(&b, &s, &ps, labels);
+	x = head(&b, &s, &ps, x, T);
+	loss_and_head_bwd(&b, &s, T, x, labels, &x);
+	for (l = s.L; l-- > 0 && !b.err;)
+		x = layer_bwd(&b, &s, l, T, x);
+	embed_bwd(&b, &s, T, x, labels);
+	for (w = 0; w < nweights && !b.err; w++)
+		adam(&b, w);
+	return gb_finish(&b);
+}

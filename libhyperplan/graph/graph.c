@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <string.h>
+
+#include "graph.h"
+
+/* The kind named @s (schedule-format spelling), or -1. */
+int tkind_parse(const char *s)
+{
+	uint32_t k = hyper_vocab_parse(hyper_kind_name, s);
+
+	return k ? (int)k : -1;
+}
+
+/* Weights and optimizer state exist before the graph and outlive it; the
+ * KV cache outlives it (later tokens read it); the rest is transient. */
+uint8_t tkind_default_flags(enum hyper_tensor_kind k)
+{
+	switch (k) {
+	case HYPER_KIND_WEIGHT:
+	case HYPER_KIND_OPTIMIZER:
+		return TF_LIVE_IN | TF_LIVE_OUT;
+	case HYPER_KIND_KV:
+		return TF_LIVE_OUT;
+	default:
+		return 0;
+	}
+}
+
+static const char *tensor_name(const void *owner, uint32_t i)
+{
+	return ((const struct graph *)owner)->t[i].id;
+}
+
+static const char *op_name(const void *owner, uint32_t i)
+{
+	return ((const struct graph *)owner)->op[i].id;
+}
+
+static const char *arena_dup(struct str_arena *a, const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	if (!a->block || a->used + n > a->size) {
+		a->size = n > 65536 ? n : 65536;
+		a->block = xmalloc(a->size);
+		a->used = 0;
+		grow(&a->blocks, &a->capblocks, a->nblocks, sizeof(char *));
+		a->blocks[a->nblocks++] = a->block;
+	}
+	memcpy(a->block + a->used, s, n);
+	a->used += n;
+	return a->block + a->used - n;
+}
+
+void graph_init(struct graph *g, const char *name)
+{
+	memset(g, 0, sizeof(*g));
+	g->name = xstrdup(name ? name : "");
+	idmap_init(&g->tmap, tensor_name, g);
+	idmap_init(&g->omap, op_name, g);
+}
+
+void graph_free(struct graph *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->strs.nblocks; i++)
+		free(g->strs.blocks[i]);
+	free(g->strs.blocks);
+	idmap_free(&g->tmap);
+	idmap_free(&g->omap);
+	free(g->t);
+	free(g->op);
+	free(g->refs);
+	free(g->name);
+	memset(g, 0, sizeof(*g));
+}
+
+/* Length of the UTF-8 sequence at @s, or 0 if it is not well formed. */
+static size_t utf8_seq(const unsigned char *s)
+{
+	unsigned int n, i;
+	uint32_t c;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, c = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, c = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, c = s[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	/* overlong forms, surrogates, past U+10FFFF */
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* Ids end up in JSON schedules and messages: 1..127 bytes of UTF-8. */
+static int check_id(const char *what, size_t idx, const char *id,
+		    struct hp_err *e)
+{
+	size_t n = strlen(id), i, k;
+
+	if (n < 1 || n > HP_MAX_ID)
+		return hp_errf(e, "%s %zu: id must be 1..%d bytes (got %zu)",
+			       what, idx, HP_MAX_ID, n);
+	for (i = 0; i < n; i += k) {
+		k = utf8_seq((const unsigned char *)id + i);
+		if (!k)
+			return hp_errf(e, "%s %zu: id is not valid UTF-8 (byte %zu)",
+				       what, idx, i);
+	}
+	return 0;
+}
+
+uint32_t graph_add_tensor(struct graph *g, const char *id, uint64_t bytes,
+			  enum hyper_tensor_kind kind, uint8_t flags, struct hp_err *e)
+{
+	struct tensor *t;
+	uint32_t dup;
+
+	if (check_id("tensor", g->nt, id, e))
+		return NONE;
+	if (bytes < 1 || bytes > HP_MAX_BYTES) {
+		hp_errf(e, "tensor %zu (\"%s\"): bytes must be an integer in 1..2^48 (got %llu)",
+			g->nt, id, (unsigned long long)bytes);
+		return NONE;
+	}
+	if (g->nt >= NONE - 1) {
+		hp_errf(e, "tensor \"%s\": too many tensors", id);
+		return NONE;
+	}
+	/* Every residency sum is then exact, in integers and in doubles. */
+	if (g->total_bytes + bytes > HP_MAX_TOTAL) {
+		hp_errf(e, "tensor %zu (\"%s\"): the tensors' sizes add up to more than 2^60 bytes",
+			g->nt, id);
+		return NONE;
+	}
+	grow(&g->t, &g->cap_t, g->nt, sizeof(*g->t));
+	t = &g->t[g->nt];
+	t->id = arena_dup(&g->strs, id);
+	dup = idmap_add(&g->tmap, t->id, g->nt);
+	if (dup != NONE) {
+		hp_errf(e, "tensor %zu: duplicate id \"%s\" (first defined as tensor %u)",
+			g->nt, id, dup);
+		return NONE;
+	}
+	g->total_bytes += bytes;
+	t->bytes = bytes;
+	t->kind = kind;
+	t->flags = flags;
+	return g->nt++;
+}
+
+uint32_t graph_tensor(const struct graph *g, const char *id)
+{
+	return idmap_find(&g->tmap, id);
+}
+
+static int check_refs(const struct graph *g, const char *id,
+		      const uint32_t *r, uint32_t n, const char *list,
+		      struct hp_err *e)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < n; i++) {
+		if (r[i] >= g->nt)
+			return hp_errf(e, "op %zu (\"%s\"): bad tensor index in %s",
+				       g->nop, id, list);
+		for (j = 0; j < i; j++)
+			if (r[j] == r[i])
+				return hp_errf(e, "op %zu (\"%s\"): tensor \"%s\" listed twice in %s",
+					       g->nop, id, g->t[r[i]].id, list);
+	}
+	return 0;
+}
+
+uint32_t graph_add_op(struct graph *g, const char *id, uint64_t compute_ns,
+		      const uint32_t *in, uint32_t n_in,
+		      const uint32_t *out, uint32_t n_out,
+		      const struct gemm *gemm, struct hp_err *e)
+{
+	struct op *o;
+	uint32_t dup;
+
+	if (check_id("op", g->nop, id, e))
+		return NONE;
+	if (compute_ns > HP_MAX_OP_NS) {
+		hp_errf(e, "op %zu (\"%s\"): compute_ns must be in 0..%llu (one hour), got %llu",
+			g->nop, id, HP_MAX_OP_NS, (unsigned long long)compute_ns);
+		return NONE;
+	}
+	if (check_refs(g, id, in, n_in, "inputs", e) ||
+	    check_refs(g, id, out, n_out, "outputs", e))
+		return NONE;
+	if (g->nop >= NONE - 1) {
+		hp_errf(e, "op \"%s\": too many operators", id);
+		return NONE;
+	}
+	grow(&g->op, &g->cap_op, g->nop, sizeof(*g->op));
+	grow(&g->refs, &g->cap_refs, g->nrefs + n_in + n_out,
+	     sizeof(*g->refs));
+	o = &g->op[g->nop];
+	o->id = arena_dup(&g->strs, id);
+	dup = idmap_add(&g->omap, o->id, g->nop);
+	if (dup != NONE) {
+		hp_errf(e, "op %zu: duplicate id \"%s\" (first defined as op %u)",
+			g->nop, id, dup);
+		return NONE;
+	}
+	o->compute_ns = compute_ns;
+	o->ref = g->nrefs;
+	o->n_in = n_in;
+	o->n_out = n_out;
+	if (n_in)
+		memcpy(g->refs + g->nrefs, in, n_in * sizeof(*in));
+	if (n_out)
+		memcpy(g->refs + g->nrefs + n_in, out, n_out * sizeof(*out));
+	g->nrefs += n_in + n_out;
+	o->gemm = gemm ? *gemm : (struct gemm){ 0 };
+	return g->nop++;
+}
+
+bool op_reads(const struct graph *g, const struct op *o, uint32_t t)
+{
+	uint32_t k;
+
+	for (k = 0; k < o->n_in; k++)
+		if (op_in(g, o)[k] == t)
+			return true;
+	return false;
+}
+
+uint64_t op_working_set(const struct graph *g, const struct op *o)
+{
+	uint64_t sum = 0;
+	uint32_t t, k;
+
+	for_each_op_tensor(g, o, t, k)
+		sum += g->t[t].bytes;
+	return sum;
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The planner's input: operators in their initial order, each reading
+ * and writing tensors, with a compute-time estimate.  Documented in
+ * Documentation/graph-format.md.
+ */
+#ifndef HP_GRAPH_H
+#define HP_GRAPH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <hyper/plan.h>
+
+#include "idmap.h"
+#include "util.h"
+
+/* Tensor kinds are enum hyper_tensor_kind, from the shared vocabulary. */
+
+/* Tensor flags: the public ones, documented in <hyper/plan.h>. */
+#define TF_LIVE_IN	HYPER_PLAN_LIVE_IN
+#define TF_LIVE_OUT	HYPER_PLAN_LIVE_OUT
+#define TF_PIN		HYPER_PLAN_PIN
+
+struct tensor {
+	const char *id;
+	uint64_t bytes;
+	uint8_t kind;
+	uint8_t flags;
+};
+
+/* A matrix multiply's shape, copied to the schedule as "x-gemm". */
+struct gemm {
+	uint32_t m, n, k;
+};
+
+struct op {
+	const char *id;
+	uint64_t compute_ns;
+	size_t ref;		/* inputs, then outputs, in graph->refs */
+	uint32_t n_in, n_out;
+	struct gemm gemm;	/* all zero: not a matrix multiply */
+};
+
+struct str_arena {
+	char *block;
+	size_t used, size;
+	char **blocks;
+	size_t nblocks, capblocks;
+};
+
+/* Must not be moved once initialised: its id maps point back at it. */
+struct graph {
+	char *name;
+	struct tensor *t;
+	size_t nt, cap_t;
+	uint64_t total_bytes;	/* of every tensor: at most HP_MAX_TOTAL */
+	struct op *op;
+	size_t nop, cap_op;
+	uint32_t *refs;
+	size_t nrefs, cap_refs;
+	struct idmap tmap, omap;
+	struct str_arena strs;
+};
+
+
+void graph_init(struct graph *g, const char *name);
+void graph_free(struct graph *g);
+int tkind_parse(const char *s);
+uint8_t tkind_default_flags(enum hyper_tensor_kind k);
+
+uint32_t graph_add_tensor(struct graph *g, const char *id, uint64_t bytes,
+			  enum hyper_tensor_kind kind, uint8_t flags, struct hp_err *e);
+uint32_t graph_add_op(struct graph *g, const char *id, uint64_t compute_ns,
+		      const uint32_t *in, uint32_t n_in,
+		      const uint32_t *out, uint32_t n_out,
+		      const struct gemm *gemm, struct hp_err *e);
+uint32_t graph_tensor(const struct graph *g, const char *id);
+
+static inline const uint32_t *op_in(const struct graph *g, const struct op *o)
+{
+	return g->refs + o->ref;
+}
+
+static inline const uint32_t *op_out(const struct graph *g, const struct op *o)
+{
+	return g->refs + o->ref + o->n_in;
+}
+
+bool op_reads(const struct graph *g, const struct op *o, uint32_t t);
+
+/*
+ * Each distinct tensor @o touches, as @t: its inputs, then the outputs
+ * that are not also inputs; (k) < (o)->n_in tells a read.
+ */
+#define for_each_op_tensor(g, o, t, k)					\
+	for ((k) = 0; (k) < (o)->n_in + (o)->n_out &&			\
+	     ((t) = (g)->refs[(o)->ref + (k)], 1); (k)++)		\
+		if ((k) < (o)->n_in || !op_reads((g), (o), (t)))
+
+/* Bytes an operator needs resident: its inputs and outputs, once each. */
+uint64_t op_working_set(const struct graph *g, const struct op *o);
+
+#endif

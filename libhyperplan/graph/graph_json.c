@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Graph format v1 (Documentation/graph-format.md) with json-c.  Like the
+ * schedule format, unknown keys are rejected and "x-" keys are ignored,
+ * and every message names the operator or tensor it is about.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "graph_json.h"
+
+#define GRAPH_FORMAT	"hyper-graph"
+#define GRAPH_VERSION	1
+
+/* "\u0000" would cut the id short, and two ids could become one. */
+static bool has_nul(json_object *v)
+{
+	return strlen(json_object_get_string(v)) !=
+	       (size_t)json_object_get_string_len(v);
+}
+
+static bool is_ext(const char *key)
+{
+	return !strncmp(key, "x-", 2);
+}
+
+static int want_type(json_object *v, json_type type, const char *path,
+		     struct hp_err *e)
+{
+	if (json_object_is_type(v, type))
+		return 0;
+	return hp_errf(e, "%s: expected %s, got %s", path,
+		       json_type_to_name(type),
+		       json_type_to_name(json_object_get_type(v)));
+}
+
+/* Integers only: 1.5 or "12" are as wrong as a negative size. */
+static int get_u64(json_object *v, uint64_t min, uint64_t max,
+		   const char *path, const char *what, struct hp_err *e)
+{
+	int64_t x = json_object_get_int64(v);
+
+	if (json_object_is_type(v, json_type_int) && x >= 0 &&
+	    (uint64_t)x >= min && (uint64_t)x <= max)
+		return 0;
+	return hp_errf(e, "%s: %s must be an integer in %llu..%llu (got %s)",
+		       path, what, (unsigned long long)min,
+		       (unsigned long long)max, json_object_to_json_string(v));
+}
+
+static int get_flag(json_object *v, uint8_t bit, uint8_t *flags,
+		    const char *path, struct hp_err *e)
+{
+	if (want_type(v, json_type_boolean, path, e))
+		return -EINVAL;
+	if (json_object_get_boolean(v))
+		*flags |= bit;
+	else
+		*flags &= ~bit;
+	return 0;
+}
+
+struct tensor_in {
+	const char *id;
+	int kind;
+	json_object *bytes, *live_in, *live_out, *pin;
+};
+
+static int tensor_keys(json_object *o, const char *path,
+		       struct tensor_in *ti, struct hp_err *e)
+{
+	json_object_object_foreach(o, key, v) {
+		if (!strcmp(key, "id")) {
+			if (want_type(v, json_type_string, path, e))
+				return -EINVAL;
+			if (has_nul(v))
+				return hp_errf(e, "%s: id contains an escaped NUL (\\u0000)", path);
+			ti->id = json_object_get_string(v);
+		} else if (!strcmp(key, "bytes")) {
+			ti->bytes = v;
+		} else if (!strcmp(key, "kind")) {
+			if (want_type(v, json_type_string, path, e))
+				return -EINVAL;
+			ti->kind = tkind_parse(json_object_get_string(v));
+			if (ti->kind < 0)
+				return hp_errf(e, "%s: unknown kind \"%s\" (weight, activation, kv, gradient, optimizer)",
+					       path, json_object_get_string(v));
+		} else if (!strcmp(key, "live_in")) {
+			ti->live_in = v;
+		} else if (!strcmp(key, "live_out")) {
+			ti->live_out = v;
+		} else if (!strcmp(key, "pin")) {
+			ti->pin = v;
+		} else if (!is_ext(key)) {
+			return hp_errf(e, "%s: unknown key \"%s\"", path, key);
+		}
+	}
+	return 0;
+}
+
+static int parse_tensor(struct graph *g, json_object *o, size_t i,
+			struct hp_err *e)
+{
+	struct tensor_in ti = { .kind = -1 };
+	char path[200];
+	uint8_t flags;
+
+	snprintf(path, sizeof(path), "tensors[%zu]", i);
+	if (want_type(o, json_type_object, path, e) ||
+	    tensor_keys(o, path, &ti, e))
+		return -EINVAL;
+	if (!ti.id)
+		return hp_errf(e, "%s: missing \"id\"", path);
+	snprintf(path, sizeof(path), "tensor %zu (\"%.*s\")", i, HP_MAX_ID,
+		 ti.id);
+	if (ti.kind < 0)
+		return hp_errf(e, "%s: missing \"kind\"", path);
+	if (!ti.bytes)
+		return hp_errf(e, "%s: missing \"bytes\"", path);
+	if (get_u64(ti.bytes, 1, HP_MAX_BYTES, path, "bytes", e))
+		return -EINVAL;
+	flags = tkind_default_flags(ti.kind);
+	if ((ti.live_in && get_flag(ti.live_in, TF_LIVE_IN, &flags, path, e)) ||
+	    (ti.live_out && get_flag(ti.live_out, TF_LIVE_OUT, &flags, path, e)) ||
+	    (ti.pin && get_flag(ti.pin, TF_PIN, &flags, path, e)))
+		return -EINVAL;
+	return graph_add_tensor(g, ti.id, json_object_get_int64(ti.bytes),
+				ti.kind, flags, e) == NONE ?
+	       -EINVAL : 0;
+}
+
+struct op_in {
+	const char *id;
+	json_object *compute, *inputs, *outputs, *gemm;
+};
+
+static int op_keys(json_object *o, const char *path, struct op_in *oi,
+		   struct hp_err *e)
+{
+	json_object_object_foreach(o, key, v) {
+		if (!strcmp(key, "id")) {
+			if (want_type(v, json_type_string, path, e))
+				return -EINVAL;
+			if (has_nul(v))
+				return hp_errf(e, "%s: id contains an escaped NUL (\\u0000)", path);
+			oi->id = json_object_get_string(v);
+		} else if (!strcmp(key, "compute_ns")) {
+			oi->compute = v;
+		} else if (!strcmp(key, "inputs")) {
+			oi->inputs = v;
+		} else if (!strcmp(key, "outputs")) {
+			oi->outputs = v;
+		} else if (!strcmp(key, "gemm")) {
+			oi->gemm = v;
+		} else if (!is_ext(key)) {
+			return hp_errf(e, "%s: unknown key \"%s\"", path, key);
+		}
+	}
+	return 0;
+}
+
+/* Resolves a list of tensor ids into indices; *n returns the count. */
+static int tensor_list(struct graph *g, json_object *arr, const char *path,
+		       const char *list, uint32_t **out, uint32_t *n,
+		       struct hp_err *e)
+{
+	size_t i, len;
+
+	*n = 0;
+	if (!arr)
+		return 0;
+	if (want_type(arr, json_type_array, path, e))
+		return -EINVAL;
+	len = json_object_array_length(arr);
+	*out = xrealloc(*out, len, sizeof(**out));
+	for (i = 0; i < len; i++) {
+		json_object *v = json_object_array_get_idx(arr, i);
+		uint32_t t;
+
+		if (!json_object_is_type(v, json_type_string))
+			return hp_errf(e, "%s: %s[%zu] must be a tensor id string",
+				       path, list, i);
+		t = graph_tensor(g, json_object_get_string(v));
+		if (t == NONE)
+			return hp_errf(e, "%s: unknown tensor \"%.*s\" in %s",
+				       path, HP_MAX_ID, json_object_get_string(v),
+				       list);
+		(*out)[(*n)++] = t;
+	}
+	return 0;
+}
+
+static int parse_gemm(json_object *o, const char *path, struct gemm *gm,
+		      struct hp_err *e)
+{
+	uint32_t *dim[] = { &gm->m, &gm->n, &gm->k };
+	const char *name[] = { "m", "n", "k" };
+	size_t i;
+
+	if (want_type(o, json_type_object, path, e))
+		return -EINVAL;
+	for (i = 0; i < 3; i++) {
+		json_object *v;
+
+		if (!json_object_object_get_ex(o, name[i], &v))
+			return hp_errf(e, "%s: gemm needs \"%s\"", path, name[i]);
+		if (get_u64(v, 0, UINT32_MAX, path, name[i], e))
+			return -EINVAL;
+		*dim[i] = json_object_get_int64(v);
+	}
+	return 0;
+}
+
+static int parse_op(struct graph *g, json_object *o, size_t i,
+		    uint32_t **in, uint32_t **out, struct hp_err *e)
+{
+	struct op_in oi = { 0 };
+	struct gemm gm = { 0 };
+	uint32_t n_in, n_out;
+	uint64_t ns = 0;
+	char path[200];
+
+	snprintf(path, sizeof(path), "ops[%zu]", i);
+	if (want_type(o, json_type_object, path, e) || op_keys(o, path, &oi, e))
+		return -EINVAL;
+	if (!oi.id)
+		return hp_errf(e, "%s: missing \"id\"", path);
+	snprintf(path, sizeof(path), "op %zu (\"%.*s\")", i, HP_MAX_ID, oi.id);
+	if (oi.compute) {
+		if (get_u64(oi.compute, 0, HP_MAX_OP_NS, path,
+			    "compute_ns (one hour at most)", e))
+			return -EINVAL;
+		ns = json_object_get_int64(oi.compute);
+	}
+	if (oi.gemm && parse_gemm(oi.gemm, path, &gm, e))
+		return -EINVAL;
+	if (tensor_list(g, oi.inputs, path, "inputs", in, &n_in, e) ||
+	    tensor_list(g, oi.outputs, path, "outputs", out, &n_out, e))
+		return -EINVAL;
+	return graph_add_op(g, oi.id, ns, *in, n_in, *out, n_out, &gm, e) ==
+	       NONE ? -EINVAL : 0;
+}
+
+static int parse_array(struct graph *g, json_object *arr, const char *name,
+		       struct hp_err *e)
+{
+	uint32_t *in = NULL, *out = NULL;
+	size_t i, n;
+	int ret = 0;
+
+	if (!arr)
+		return hp_errf(e, "graph: missing \"%s\"", name);
+	if (want_type(arr, json_type_array, name, e))
+		return -EINVAL;
+	n = json_object_array_length(arr);
+	for (i = 0; i < n && !ret; i++) {
+		json_object *o = json_object_array_get_idx(arr, i);
+
+		ret = name[0] == 't' ? parse_tensor(g, o, i, e) :
+		      parse_op(g, o, i, &in, &out, e);
+	}
+	free(in);
+	free(out);
+	return ret;
+}
+
+static int check_header(json_object *fmt, json_object *ver, struct hp_err *e)
+{
+	if (!fmt || !json_object_is_type(fmt, json_type_string) ||
+	    strcmp(json_object_get_string(fmt), GRAPH_FORMAT))
+		return hp_errf(e, "graph: \"format\" must be \"%s\"",
+			       GRAPH_FORMAT);
+	if (!ver || !json_object_is_type(ver, json_type_int))
+		return hp_errf(e, "graph: \"version\" must be the integer %d",
+			       GRAPH_VERSION);
+	if (json_object_get_int64(ver) != GRAPH_VERSION)
+		return hp_errf(e, "unsupported graph version %s (hyper-plan reads %d)",
+			       json_object_to_json_string(ver), GRAPH_VERSION);
+	return 0;
+}
+
+static int parse_root(struct graph *g, json_object *root, struct hp_err *e)
+{
+	json_object *fmt = NULL, *ver = NULL, *tensors = NULL, *ops = NULL;
+
+	if (want_type(root, json_type_object, "graph", e))
+		return -EINVAL;
+	json_object_object_foreach(root, key, v) {
+		if (!strcmp(key, "format")) {
+			fmt = v;
+		} else if (!strcmp(key, "version")) {
+			ver = v;
+		} else if (!strcmp(key, "name")) {
+			if (want_type(v, json_type_string, "name", e))
+				return -EINVAL;
+			free(g->name);
+			g->name = xstrdup(json_object_get_string(v));
+		} else if (!strcmp(key, "tensors")) {
+			tensors = v;
+		} else if (!strcmp(key, "ops")) {
+			ops = v;
+		} else if (!is_ext(key)) {
+			return hp_errf(e, "graph: unknown key \"%s\"", key);
+		}
+	}
+	if (check_header(fmt, ver, e) ||
+	    parse_array(g, tensors, "tensors", e) ||
+	    parse_array(g, ops, "ops", e))
+		return -EINVAL;
+	if (!g->nop)
+		return hp_errf(e, "graph: no operators");
+	return 0;
+}
+
+int graph_parse_json(struct graph *g, const char *text, struct hp_err *e)
+{
+	struct json_tokener *tok = json_tokener_new_ex(64);
+	enum json_tokener_error jerr;
+	json_object *root;
+	int ret;
+
+	if (!tok)
+		return hp_errf(e, "graph: out of memory");
+	root = json_tokener_parse_ex(tok, text, -1);
+	jerr = json_tokener_get_error(tok);
+	if (!root || jerr != json_tokener_success) {
+		ret = hp_errf(e, "graph: malformed JSON at byte %zu: %s",
+			      json_tokener_get_parse_end(tok),
+			      json_tokener_error_desc(jerr));
+	} else if (text[json_tokener_get_parse_end(tok) +
+			strspn(text + json_tokener_get_parse_end(tok),
+			       " \t\r\n")]) {
+		ret = hp_errf(e, "graph: trailing data after the JSON value");
+	} else {
+		ret = parse_root(g, root, e);
+	}
+	json_object_put(root);
+	json_tokener_free(tok);
+	return ret;
+}
+
+/*
+ * Reads the whole file, refusing early what is not a graph: a directory,
+ * a NUL byte (JSON text has none: /dev/zero stops at byte 0), or more than
+ * GRAPH_MAX_FILE bytes (/dev/urandom and other endless inputs).
+ */
+int graph_load_json(struct graph *g, const char *path, struct hp_err *e)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL, *nul;
+	size_t len = 0, cap = 0, n;
+	struct stat st;
+	int ret = 0;
+
+	if (!f)
+		return hp_errf(e, "%s: %s", path, strerror(errno));
+	if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		return hp_errf(e, "%s: is a directory, not a graph JSON file", path);
+	}
+	do {
+		grow(&buf, &cap, len + 65536, 1);
+		n = fread(buf + len, 1, cap - len - 1, f);
+		nul = memchr(buf + len, 0, n);
+		if (nul) {
+			ret = hp_errf(e, "%s: NUL byte at offset %zu: not a JSON text",
+				      path, (size_t)(nul - buf));
+			break;
+		}
+		len += n;
+		if (len > GRAPH_MAX_FILE) {
+			ret = hp_errf(e, "%s: larger than %llu MiB, the limit for a graph file",
+				      path, GRAPH_MAX_FILE >> 20);
+			break;
+		}
+	} while (n);
+	if (!ret && ferror(f))
+		ret = hp_errf(e, "%s: read error: %s", path, strerror(errno));
+	fclose(f);
+	buf[len] = 0;
+	if (!ret)
+		ret = graph_parse_json(g, buf, e);
+	free(buf);
+	return ret;
+}
+
+static void write_refs(const struct graph *g, FILE *f, const char *key,
+		       const uint32_t *r, uint32_t n)
+{
+	uint32_t i;
+
+	fprintf(f, ", \"%s\": [", key);
+	for (i = 0; i < n; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, g->t[r[i]].id);
+	}
+	fputc(']', f);
+}
+
+static void write_tensor(const struct tensor *t, FILE *f)
+{
+	uint8_t def = tkind_default_flags(t->kind);
+
+	fputs("  { \"id\": ", f);
+	json_str(f, t->id);
+	fprintf(f, ", \"bytes\": %llu, \"kind\": \"%s\"",
+		(unsigned long long)t->bytes, hyper_kind_name(t->kind));
+	if ((t->flags ^ def) & TF_LIVE_IN)
+		fprintf(f, ", \"live_in\": %s",
+			t->flags & TF_LIVE_IN ? "true" : "false");
+	if ((t->flags ^ def) & TF_LIVE_OUT)
+		fprintf(f, ", \"live_out\": %s",
+			t->flags & TF_LIVE_OUT ? "true" : "false");
+	if (t->flags & TF_PIN)
+		fputs(", \"pin\": true", f);
+	fputs(" }", f);
+}
+
+void graph_write_json(const struct graph *g, FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "{ \"format\": \"%s\", \"version\": %d, \"name\": ",
+		GRAPH_FORMAT, GRAPH_VERSION);
+	json_str(f, g->name);
+	fputs(",\n \"tensors\": [\n", f);
+	for (i = 0; i < g->nt; i++) {
+		write_tensor(&g->t[i], f);
+		fputs(i + 1 < g->nt ? ",\n" : "\n", f);
+	}
+	fputs(" ],\n \"ops\": [\n", f);
+	for (i = 0; i < g->nop; i++) {
+		const struct op *o = &g->op[i];
+
+		fputs("  { \"id\": ", f);
+		json_str(f, o->id);
+		fprintf(f, ", \"compute_ns\": %llu",
+			(unsigned long long)o->compute_ns);
+		write_refs(g, f, "inputs", op_in(g, o), o->n_in);
+		write_refs(g, f, "outputs", op_out(g, o), o->n_out);
+		if (o->gemm.m)
+			fprintf(f, ", \"gemm\": { \"m\": %u, \"n\": %u, \"k\": %u }",
+				o->gemm.m, o->gemm.n, o->gemm.k);
+		fputs(i + 1 < g->nop ? " },\n" : " }\n", f);
+	}
+	fputs(" ]\n}\n", f);
+}

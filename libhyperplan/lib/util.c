@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+#include "util/clock.h"
+#include "util/units.h"
+
+int hp_errf(struct hp_err *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (e) {
+		va_start(ap, fmt);
+		vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static void *oom(size_t n)
+{
+	fprintf(stderr, "hyper-plan: out of memory (%zu bytes)\n", n);
+	exit(1);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	return p ? p : oom(n);
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	return p ? p : oom(n * size);
+}
+
+void *xrealloc(void *p, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		return oom(SIZE_MAX);
+	n *= size;
+	p = realloc(p, n ? n : 1);
+	return p ? p : oom(n);
+}
+
+char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	return memcpy(xmalloc(n), s, n);
+}
+
+void grow(void *pp, size_t *cap, size_t need, size_t sz)
+{
+	void **p = pp;
+	size_t c = *cap ? *cap : 16;
+
+	if (need < *cap)
+		return;
+	while (c <= need)
+		c *= 2;
+	*p = xrealloc(*p, c, sz);
+	*cap = c;
+}
+
+int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 0);
+	return errno || *end ? -EINVAL : 0;
+}
+
+void fmt_bytes(char *buf, size_t len, double bytes)
+{
+	hu_fmt_bytes(buf, len, bytes > 0 ? (uint64_t)(bytes + 0.5) : 0, 2);
+}
+
+double now_ns(void)
+{
+	return (double)hu_now_ns();
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return v[n / 2];
+}
+
+void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Small helpers shared by every part of hyper-plan: allocation that never
+ * returns NULL, error messages carried up to the CLI, byte and time units.
+ */
+#ifndef HP_UTIL_H
+#define HP_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "util/units.h"
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+#define NONE		UINT32_MAX
+#define GIB		(1024.0 * 1024.0 * 1024.0)
+
+/* The largest tensor the schedule format accepts (2^48 bytes). */
+#define HP_MAX_BYTES	(1ULL << 48)
+/* All tensors together: 1 EiB, far past any machine, far below 2^64. */
+#define HP_MAX_TOTAL	(1ULL << 60)
+/* No operator of a real graph takes an hour. */
+#define HP_MAX_OP_NS	3600000000000ULL
+#define HP_MAX_ID	127
+
+struct hp_err {
+	char msg[512];
+};
+
+int hp_errf(struct hp_err *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n, size_t size);
+char *xstrdup(const char *s);
+
+/* Grow *p (of *cap elements of size sz) so that index @need fits. */
+void grow(void *pp, size_t *cap, size_t need, size_t sz);
+
+int parse_u64(const char *s, uint64_t *out);
+/* Sizes and the clock are the project's (util/units.h, util/clock.h). */
+void fmt_bytes(char *buf, size_t len, double bytes);
+double now_ns(void);
+/* Sorts @v and returns its middle element. */
+double median(double *v, int n);
+
+/* Writes @s as a JSON string literal, quotes included. */
+void json_str(FILE *f, const char *s);
+
+#endif

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Writes a schedule as format v1 JSON.  Written with stdio rather than a
+ * json-c tree: a million-step schedule would otherwise cost gigabytes.
+ * Ids go through json_str(), so any id the graph accepted is escaped.
+ */
+#include "profile.h"
+#include "sched.h"
+
+static void write_cops(const struct sched *s, FILE *f, size_t slot,
+		       const char *key)
+{
+	size_t i;
+
+	if (!slot_len(s, slot))
+		return;
+	fprintf(f, ",\n   \"%s\": [", key);
+	for (i = s->slot_off[slot]; i < s->slot_off[slot + 1]; i++) {
+		fprintf(f, "%s{ \"op\": \"%s\", \"tensor\": ",
+			i > s->slot_off[slot] ? ", " : " ",
+			hyper_cache_op_name(s->cops[i].kind));
+		json_str(f, s->g->t[s->cops[i].t].id);
+		fputs(" }", f);
+	}
+	fputs(" ]", f);
+}
+
+static void write_ids(const struct graph *g, FILE *f, const char *key,
+		      const uint32_t *t, uint32_t n)
+{
+	uint32_t i;
+
+	if (!n)
+		return;
+	fprintf(f, ",\n   \"%s\": [", key);
+	for (i = 0; i < n; i++) {
+		fputs(i ? ", " : " ", f);
+		json_str(f, g->t[t[i]].id);
+	}
+	fputs(" ]", f);
+}
+
+static void write_step(const struct sched *s, FILE *f, uint32_t k)
+{
+	const struct graph *g = s->g;
+	const struct op *o = &g->op[s->order[k]];
+
+	fputs("  { \"op\": ", f);
+	json_str(f, o->id);
+	fprintf(f, ", \"compute_ns\": %llu", (unsigned long long)o->compute_ns);
+	if (o->gemm.m)
+		fprintf(f, ", \"x-gemm\": { \"m\": %u, \"n\": %u, \"k\": %u }",
+			o->gemm.m, o->gemm.n, o->gemm.k);
+	write_cops(s, f, 2 * k, "before");
+	write_ids(g, f, "uses", op_in(g, o), o->n_in);
+	write_ids(g, f, "defines", op_out(g, o), o->n_out);
+	write_cops(s, f, 2 * k + 1, "after");
+	fputs(" }", f);
+}
+
+void sched_write_json(const struct sched *s, FILE *f, const char *name,
+		      const char *extra_json)
+{
+	const struct graph *g = s->g;
+	size_t t;
+	uint32_t k;
+
+	fputs("{\n \"format\": \"hyper-schedule\",\n \"version\": 1,\n \"name\": ", f);
+	json_str(f, name);
+	if (s->budget)
+		fprintf(f, ",\n \"device_budget_bytes\": %llu",
+			(unsigned long long)s->budget);
+	fputs(",\n \"tensors\": [\n", f);
+	for (t = 0; t < g->nt; t++) {
+		fputs("  { \"id\": ", f);
+		json_str(f, g->t[t].id);
+		fprintf(f, ", \"bytes\": %llu, \"kind\": \"%s\", \"home\": \"%s\" }%s\n",
+			(unsigned long long)g->t[t].bytes,
+			hyper_kind_name(g->t[t].kind), hyper_home_name(s->home[t]),
+			t + 1 < g->nt ? "," : "");
+	}
+	fputs(" ],\n \"steps\": [\n", f);
+	for (k = 0; k < s->n; k++) {
+		write_step(s, f, k);
+		fputs(k + 1 < s->n ? ",\n" : "\n", f);
+	}
+	fprintf(f, " ],\n \"predicted\": { \"peak_device_bytes\": %llu, \"stall_ns\": %.0f, \"makespan_ns\": %.0f }",
+		(unsigned long long)s->pred.peak, s->pred.stall_ns,
+		s->pred.makespan_ns);
+	if (extra_json)
+		fprintf(f, ",\n \"x-planner\": %s", extra_json);
+	fputs("\n}\n", f);
+}
+
+/* The planner's note in the schedule: which policy, profile and knobs. */
+void plan_note(char *buf, size_t len, const char *policy,
+	       const struct profile *p, const char *params)
+{
+	snprintf(buf, len,
+		 "{ \"policy\": \"%s\", \"profile\": \"%s\", \"chosen\": \"%s\" }",
+		 policy, p->name, params);
+}

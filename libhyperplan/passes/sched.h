@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A schedule in libhyper's format v1 (Documentation/schedule-format.md):
+ * the execution order, each tensor's home, and the cache operators
+ * placed before and after every step.  Cache operators live in "slots":
+ * slot 2k is step k's "before" list, slot 2k+1 its "after" list.
+ */
+#ifndef HP_SCHED_H
+#define HP_SCHED_H
+
+#include <stdio.h>
+
+#include "life.h"
+
+/* Cache ops and homes are libhyper's (<hyper/vocab.h>). */
+
+struct cop {
+	uint32_t t;
+	uint8_t kind;		/* enum hyper_cache_op */
+};
+
+struct prediction {
+	uint64_t peak;
+	double stall_ns;
+	double makespan_ns;
+};
+
+struct sched {
+	const struct graph *g;
+	const uint32_t *order;
+	uint32_t n;
+	uint8_t *home;
+	size_t *slot_off;	/* 2n + 1 offsets into cops */
+	struct cop *cops;
+	size_t ncops;
+	uint64_t budget;	/* 0: none */
+	struct prediction pred;
+};
+
+/*
+ * One live gap taken off the device.  a = -1 is the start: with no detach
+ * slot the tensor's home is the pool, with one it is detached there
+ * before its first use.  j = n is the end: it is not fetched back.
+ */
+struct evict {
+	uint32_t t;
+	int32_t a, j;
+	int32_t store_slot;	/* -1: store at the detach if one is needed */
+	int32_t detach_slot;	/* where the device copy goes; -1: none */
+	int32_t fetch_step;	/* whose "before" list prefetches (j < n) */
+};
+
+/* Builds the schedule; dead values are freed after their last access. */
+int sched_build(struct sched *s, const struct life *lf,
+		const struct evict *ev, size_t nev, struct hp_err *e);
+void sched_free(struct sched *s);
+
+static inline size_t slot_len(const struct sched *s, size_t slot)
+{
+	return s->slot_off[slot + 1] - s->slot_off[slot];
+}
+
+struct profile;
+/* The planner's "x-planner" note: which policy, profile and knobs. */
+void plan_note(char *buf, size_t len, const char *policy,
+	       const struct profile *p, const char *params);
+void sched_write_json(const struct sched *s, FILE *f, const char *name,
+		      const char *extra_json);
+
+#endif

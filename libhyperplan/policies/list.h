@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The policies the planner can be compared with, in one list: the
+ * planner itself and the baselines it must never lose to.
+ */
+#ifndef HP_POLICY_LIST_H
+#define HP_POLICY_LIST_H
+
+#include "search.h"
+
+enum { POL_NONE, POL_PLAN, POL_DISTANCE, POL_GREEDY, POL_NR };
+
+extern const char *const policy_name[POL_NR];
+int policy_parse(const char *s);
+
+/*
+ * Runs one policy's search; a baseline that finds nothing is not fatal.
+ * POL_PLAN is run_plan_best(): never worse than the baselines.
+ */
+int run_policy(int pol, const struct problem *pb, struct result *r,
+	       struct hp_err *e);
+
+#endif

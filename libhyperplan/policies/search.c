@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The knobs are searched by bisection where more of a knob means less
+ * memory and more transfers (a budget, a number of tensors); a probe
+ * whose simulation breaks the goal only moves the bisection.  The best
+ * probe seen wins, so a non-monotone corner costs quality, not validity.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "policy.h"
+#include "search.h"
+
+static bool feasible(const struct goal *gl, const struct result *r)
+{
+	if (!r->ok)
+		return false;
+	if (gl->budget)
+		return r->sim.peak <= gl->budget;
+	return slowdown(&r->sim) <= gl->max_slow + 1e-12;
+}
+
+static bool better(const struct goal *gl, const struct result *a,
+		   const struct result *b)
+{
+	double sa = slowdown(&a->sim), sb = slowdown(&b->sim);
+
+	if (!b->ok)
+		return true;
+	if (gl->budget)
+		return sa < sb || (sa == sb && a->sim.peak < b->sim.peak);
+	return a->sim.peak < b->sim.peak ||
+	       (a->sim.peak == b->sim.peak && sa < sb);
+}
+
+/* Emits and simulates one probe; ok is false if the simulation fails. */
+static int probe(const struct problem *pb, const struct life *lf,
+		 const struct evict *ev, size_t nev, uint64_t budget,
+		 struct result *r, struct hp_err *e)
+{
+	struct hp_err ignored;
+
+	memset(r, 0, sizeof(*r));
+	if (sched_build(&r->s, lf, ev, nev, e))
+		return -1;
+	r->s.budget = budget;
+	r->ok = !simulate(&r->s, pb->p, NULL, &r->sim, &ignored);
+	r->s.pred = (struct prediction){ r->sim.peak, r->sim.stall_ns,
+					 r->sim.makespan_ns };
+	return 0;
+}
+
+/*
+ * Keeps @cand as @best if it is feasible and better (its schedule moves
+ * over; otherwise it is freed).  Returns whether it won; @cand's figures
+ * stay readable either way.
+ */
+static bool keep(const struct problem *pb, struct result *best,
+		 struct result *cand)
+{
+	bool win = feasible(&pb->goal, cand) && better(&pb->goal, cand, best);
+
+	best->probes++;
+	if (win) {
+		cand->probes = best->probes;
+		memcpy(cand->policy, best->policy, sizeof(cand->policy));
+		sched_free(&best->s);
+		*best = *cand;
+	} else {
+		sched_free(&cand->s);
+	}
+	return win;
+}
+
+void result_free(struct result *r)
+{
+	sched_free(&r->s);
+	memset(r, 0, sizeof(*r));
+}
+
+static void begin(struct result *r, const char *policy, double *t0)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->policy, sizeof(r->policy), "%s", policy);
+	*t0 = now_ns();
+}
+
+/*
+ * A schedule simulated without a budget gets the peak it was shown to
+ * need as its budget: nothing waits for room then, so the simulation with
+ * that budget is the same one.
+ */
+static int finish(const struct problem *pb, struct result *r, double t0,
+		  struct hp_err *e)
+{
+	r->ms = (now_ns() - t0) / 1e6;
+	if (r->ok) {
+		if (!r->s.budget)
+			r->s.budget = r->sim.peak;
+		return 0;
+	}
+	return hp_errf(e, "%s: no schedule meets the goal", r->policy);
+}
+
+int run_none(const struct problem *pb, struct result *r, struct hp_err *e)
+{
+	struct result c;
+	double t0;
+
+	begin(r, "none", &t0);
+	if (probe(pb, pb->lf, NULL, 0, 0, &c, e))
+		return -1;
+	if (pb->goal.budget && c.sim.peak > pb->goal.budget) {
+		sched_free(&c.s);
+		return finish(pb, r, t0, e);
+	}
+	c.probes = 1;
+	memcpy(c.policy, r->policy, sizeof(c.policy));
+	*r = c;
+	snprintf(r->params, sizeof(r->params), "-");
+	return finish(pb, r, t0, e);
+}
+
+/* One probe at the given budget on links @scale faster; *fits tells
+ * whether the sweep fitted it and the simulation kept it. */
+static int budget_probe(const struct problem *pb, struct plan_ctx *pc,
+			const struct life *lf, const char *which,
+			double scale, struct result *best, bool *fits,
+			struct hp_err *e)
+{
+	struct result c;
+	uint32_t fail;
+
+	*fits = !plan_select(pc, pb->goal.budget, scale, &fail);
+	if (!*fits)
+		return 0;
+	if (probe(pb, lf, pc->ev, pc->nev, pb->goal.budget, &c, e))
+		return -1;
+	*fits = feasible(&pb->goal, &c);
+	if (keep(pb, best, &c))
+		snprintf(best->params, sizeof(best->params),
+			 "order=%s link-scale=%.3g", which, scale);
+	return 0;
+}
+
+/*
+ * Budget given: the slowest link the sweep can fit it with (a faster
+ * assumed link means waiting for it), found by growing the assumed speed
+ * and then bisecting between the last that failed and the first that fit.
+ */
+static int plan_budget(const struct problem *pb, struct plan_ctx *pc,
+		       const struct life *lf, const char *which,
+		       struct result *best, struct hp_err *e)
+{
+	static const double scale[] = { 1, 1.1, 1.25, 1.5, 2, 3, 5, 10, 100,
+					ANY_WAIT };
+	double lo = 1, hi, mid;
+	bool fits = false;
+	uint32_t i;
+
+	for (i = 0; i < ARRAY_SIZE(scale) && !fits; i++) {
+		if (budget_probe(pb, pc, lf, which, scale[i], best, &fits, e))
+			return -1;
+		if (!fits)
+			lo = scale[i];
+	}
+	if (!fits || i == 1)
+		return 0;
+	hi = scale[i - 1] < ANY_WAIT ? scale[i - 1] : 1000;
+	for (i = 0; i < 6; i++) {
+		mid = sqrt(lo * hi);
+		if (budget_probe(pb, pc, lf, which, mid, best, &fits, e))
+			return -1;
+		if (fits)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return 0;
+}
+
+/* Bisects the budget the sweep aims at, below @hi, on links @scale faster;
+ * each probe is judged by the simulation of what it really holds. */
+static int bisect_aim(const struct problem *pb, struct plan_ctx *pc,
+		      const struct life *lf, const char *which, double scale,
+		      uint64_t hi, struct result *best, struct hp_err *e)
+{
+	uint64_t lo = lf->max_ws, b;
+	double tol = lf->peak0 * 0.001 > 1048576 ? lf->peak0 * 0.001 : 1048576;
+	struct result c;
+	uint32_t fail, i;
+
+	for (i = 0; i < 30 && hi > lo + tol; i++) {
+		b = lo + (hi - lo) / 2;
+		if (plan_select(pc, b, scale, &fail)) {
+			lo = b;
+			continue;
+		}
+		if (probe(pb, lf, pc->ev, pc->nev, 0, &c, e))
+			return -1;
+		if (!feasible(&pb->goal, &c))
+			lo = b;
+		else
+			hi = c.sim.peak < b ? c.sim.peak : b;
+		if (keep(pb, best, &c))
+			snprintf(best->params, sizeof(best->params),
+				 "order=%s aim=%llu link-scale=%.3f", which,
+				 (unsigned long long)b, scale);
+	}
+	return 0;
+}
+
+/*
+ * Lowest peak.  First with links as fast as the profile says (nothing
+ * waits), then spending the slowdown allowed: the steps where the link
+ * ran out are where waiting buys memory, so the link is assumed faster by
+ * the allowance spread over just those steps' compute time.
+ */
+static int plan_peak(const struct problem *pb, struct plan_ctx *pc,
+		     const struct life *lf, const char *which,
+		     struct result *best, struct hp_err *e)
+{
+	uint64_t aim = best->sim.peak;
+	double busy, scale;
+	uint32_t fail;
+
+	if (bisect_aim(pb, pc, lf, which, 1.0, lf->peak0, best, e))
+		return -1;
+	if (best->sim.peak >= aim || pb->goal.max_slow <= 0 ||
+	    plan_select(pc, best->sim.peak, 1.0, &fail))
+		return 0;
+	busy = plan_saturated_ns(pc);
+	if (busy <= 0)
+		return 0;
+	scale = 1 + 0.9 * pb->goal.max_slow * lf->t0[lf->n] / busy;
+	return bisect_aim(pb, pc, lf, which, scale < 2 ? scale : 2,
+			  best->sim.peak, best, e);
+}
+
+static int plan_order(const struct problem *pb, const struct life *lf,
+		      const char *which, struct result *best,
+		      struct hp_err *e)
+{
+	struct plan_ctx pc;
+	int ret;
+
+	plan_init(&pc, lf, pb->p);
+	ret = pb->goal.budget ? plan_budget(pb, &pc, lf, which, best, e) :
+	      plan_peak(pb, &pc, lf, which, best, e);
+	plan_free(&pc);
+	return ret;
+}
+
+int run_plan(const struct problem *pb, struct result *r, struct hp_err *e)
+{
+	struct result c;
+	double t0;
+
+	begin(r, "plan", &t0);
+	/* Offloading nothing is a candidate too: never worse than that. */
+	if (probe(pb, pb->lf, NULL, 0, pb->goal.budget, &c, e))
+		return -1;
+	keep(pb, r, &c);
+	snprintf(r->params, sizeof(r->params), "order=initial no-offload");
+	if (plan_order(pb, pb->lf, "initial", r, e))
+		return -1;
+	if (pb->refined && plan_order(pb, pb->refined, "refined", r, e))
+		return -1;
+	return finish(pb, r, t0, e);
+}
+
+/* Peak goal: the most tensors still fast enough; budget goal: the fewest
+ * that fit.  Both assume more tensors means less memory, more traffic. */
+static int distance_bisect(const struct problem *pb, struct distance_ctx *d,
+			   struct distance_params *dp, struct result *r,
+			   struct hp_err *e)
+{
+	uint32_t lo = 0, hi = d->nrank;
+	struct result c;
+	bool ok;
+
+	while (lo < hi) {
+		dp->count = pb->goal.budget ? lo + (hi - lo) / 2 :
+			    lo + (hi - lo + 1) / 2;
+		distance_evicts(d, dp);
+		if (probe(pb, pb->lf, d->ev, d->nev, 0, &c, e))
+			return -1;
+		ok = feasible(&pb->goal, &c);
+		if (keep(pb, r, &c))
+			snprintf(r->params, sizeof(r->params),
+				 "prefetch=%u release=%u tensors=%u",
+				 dp->prefetch, dp->release, dp->count);
+		if (pb->goal.budget && ok)
+			hi = dp->count;
+		else if (pb->goal.budget)
+			lo = dp->count + 1;
+		else if (ok)
+			lo = dp->count;
+		else
+			hi = dp->count - 1;
+	}
+	return 0;
+}
+
+int run_distance(const struct problem *pb, struct result *r,
+		 struct hp_err *e)
+{
+	static const uint32_t dist[] = { 1, 2, 4, 8, 16, 32, 64, 128 };
+	struct distance_params dp = { 0 };
+	struct distance_ctx d;
+	struct result c;
+	double t0;
+	uint32_t i;
+	int ret;
+
+	begin(r, "distance", &t0);
+	distance_init(&d, pb->lf);
+	ret = probe(pb, pb->lf, NULL, 0, 0, &c, e);	/* zero tensors */
+	if (!ret && keep(pb, r, &c))
+		snprintf(r->params, sizeof(r->params), "tensors=0");
+	for (i = 0; i < ARRAY_SIZE(dist) && !ret; i++) {
+		dp.prefetch = dist[i];
+		ret = distance_bisect(pb, &d, &dp, r, e);
+	}
+	distance_free(&d);
+	return ret ? ret : finish(pb, r, t0, e);
+}
+
+int run_greedy(const struct problem *pb, struct result *r, struct hp_err *e)
+{
+	static const uint32_t ahead[] = { 1, 8, 64, 512 };
+	const struct life *lf = pb->lf;
+	struct greedy_ctx gc = { .lf = lf };
+	double tol = lf->peak0 * 0.001 > 1048576 ? lf->peak0 * 0.001 : 1048576;
+	uint64_t lo, hi, b;
+	struct result c;
+	uint32_t i, it;
+	double t0;
+	int ret = 0;
+
+	begin(r, "greedy", &t0);
+	ret = probe(pb, lf, NULL, 0, 0, &c, e);		/* room for everything */
+	if (!ret && keep(pb, r, &c))
+		snprintf(r->params, sizeof(r->params), "budget=no-offload peak");
+	for (i = 0; i < ARRAY_SIZE(ahead) && !ret; i++) {
+		lo = lf->max_ws;
+		hi = lf->peak0;
+		for (it = 0; it < 30 && !ret; it++) {
+			if (!pb->goal.budget && hi - lo <= tol)
+				break;
+			b = pb->goal.budget ? pb->goal.budget : lo + (hi - lo) / 2;
+			greedy_evicts(&gc, b, ahead[i]);
+			ret = probe(pb, lf, gc.ev, gc.nev, b, &c, e);
+			if (ret)
+				break;
+			if (!feasible(&pb->goal, &c))
+				lo = b;
+			else
+				hi = c.sim.peak < b ? c.sim.peak : b;
+			if (keep(pb, r, &c))
+				snprintf(r->params, sizeof(r->params),
+					 "lookahead=%u budget=%llu", ahead[i],
+					 (unsigned long long)b);
+			if (pb->goal.budget)
+				break;
+		}
+	}
+	greedy_free(&gc);
+	return ret ? ret : finish(pb, r, t0, e);
+}
+
+/*
+ * What the planner returns: its own search, then each baseline's, the
+ * best that meets the goal kept.  Taking the best of the candidates is
+ * the floor the planner promises (Documentation/planner.md): at the same
+ * goal it is never worse than a baseline, even where its own heuristics
+ * lose (short graphs whose every gap is latency-bound, orders the
+ * distance heuristic happens to suit).  @r->from names the winner.
+ */
+int run_plan_best(const struct problem *pb, struct result *r,
+		  struct hp_err *e)
+{
+	static const struct {
+		const char *name;
+		int (*run)(const struct problem *, struct result *,
+			   struct hp_err *);
+	} base[] = { { "distance", run_distance }, { "greedy", run_greedy } };
+	double t0 = now_ns();
+	struct hp_err own = { "" };
+	char params[sizeof(r->params)];
+	struct result c;
+	size_t i;
+
+	if (run_plan(pb, r, &own) && r->ok)
+		return hp_errf(e, "%s", own.msg);	/* a real failure */
+	snprintf(r->from, sizeof(r->from), "plan");
+	for (i = 0; i < ARRAY_SIZE(base); i++) {
+		struct hp_err ignored;
+		unsigned int probes = r->probes;
+
+		if (base[i].run(pb, &c, &ignored))
+			continue;	/* that baseline meets nothing */
+		snprintf(params, sizeof(params), "%s", c.params);
+		c.probes += probes;
+		if (keep(pb, r, &c)) {
+			snprintf(r->from, sizeof(r->from), "%s", base[i].name);
+			snprintf(r->params, sizeof(r->params), "%s's schedule: %.120s",
+				 base[i].name, params);
+		}
+	}
+	r->ms = (now_ns() - t0) / 1e6;
+	if (!r->ok)
+		return hp_errf(e, "%s", own.msg[0] ? own.msg :
+			       "plan: no schedule meets the goal");
+	if (!r->s.budget)
+		r->s.budget = r->sim.peak;
+	return 0;
+}

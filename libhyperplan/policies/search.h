@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Every policy is searched over its own knobs for the same goal, judged
+ * by the same simulator: either the lowest peak at a slowdown of at most
+ * max_slow against no offload, or (budget given) the least slowdown whose
+ * peak stays within the budget.
+ */
+#ifndef HP_SEARCH_H
+#define HP_SEARCH_H
+
+#include "sim.h"
+
+struct goal {
+	double max_slow;	/* 0.01: 1% */
+	uint64_t budget;	/* 0: search the lowest peak instead */
+};
+
+struct problem {
+	const struct profile *p;
+	const struct life *lf;		/* initial order */
+	const struct life *refined;	/* refined order, or NULL if the same */
+	struct goal goal;
+};
+
+struct result {
+	char policy[16];
+	char from[16];		/* run_plan_best(): whose schedule won */
+	char params[160];
+	bool ok;
+	struct sched s;
+	struct sim_result sim;
+	double ms;		/* wall time of the search */
+	unsigned int probes;
+};
+
+int run_none(const struct problem *pb, struct result *r, struct hp_err *e);
+int run_plan(const struct problem *pb, struct result *r, struct hp_err *e);
+/* run_plan(), then the baselines: the best of them (never worse). */
+int run_plan_best(const struct problem *pb, struct result *r,
+		  struct hp_err *e);
+int run_distance(const struct problem *pb, struct result *r,
+		 struct hp_err *e);
+int run_greedy(const struct problem *pb, struct result *r, struct hp_err *e);
+void result_free(struct result *r);
+
+#endif

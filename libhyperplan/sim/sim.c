@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Time is in ns.  A transfer occupies its stream for latency + bytes/bw;
+ * device memory is taken when a prefetch is issued or an operator defines
+ * a tensor, and given back at a detach, or when the store in flight for a
+ * detached tensor completes.
+ */
+#include <string.h>
+
+#include "heap.h"
+#include "sim.h"
+
+struct sim {
+	const struct sched *s;
+	const struct graph *g;
+	const struct profile *p;
+	const struct sim_hooks *h;
+	struct sim_result *r;
+	struct hp_err *e;
+	uint8_t *res, *pool;
+	double *fetch_done, *store_done;
+	struct heap pend;	/* detached tensors by store completion */
+	double now, h2d_free, d2h_free;
+	uint64_t mem;
+	uint32_t step;
+};
+
+static void mem_set(struct sim *m, double at, int64_t delta)
+{
+	m->mem += delta;
+	if (m->mem > m->r->peak)
+		m->r->peak = m->mem;
+	if (m->h && m->h->mem)
+		m->h->mem(m->h->ctx, at, m->mem);
+}
+
+static void free_done(struct sim *m)
+{
+	while (m->pend.n && heap_top(&m->pend).key <= m->now) {
+		struct heap_item x = heap_pop(&m->pend);
+
+		mem_set(m, x.key, -(int64_t)m->g->t[x.val].bytes);
+	}
+}
+
+/* The host blocks until @until: that is stall. */
+static void wait_until(struct sim *m, double until)
+{
+	if (until > m->now) {
+		m->r->stall_ns += until - m->now;
+		m->now = until;
+	}
+	free_done(m);
+}
+
+static int fail(struct sim *m, uint32_t t, const char *what)
+{
+	return hp_errf(m->e, "step %u (%s): %s (tensor \"%s\")", m->step,
+		       m->g->op[m->s->order[m->step]].id, what,
+		       m->g->t[t].id);
+}
+
+static int alloc(struct sim *m, uint32_t t)
+{
+	uint64_t b = m->g->t[t].bytes, budget = m->s->budget;
+
+	while (budget && m->mem + b > budget && m->pend.n)
+		wait_until(m, heap_top(&m->pend).key);
+	if (budget && m->mem + b > budget)
+		return fail(m, t, "device residency would exceed the budget");
+	mem_set(m, m->now, b);
+	m->res[t] = 1;
+	return 0;
+}
+
+static void stream(struct sim *m, uint32_t t, int store)
+{
+	double b = m->g->t[t].bytes, *free_at = store ? &m->d2h_free :
+						&m->h2d_free;
+	double start = *free_at > m->now ? *free_at : m->now;
+	double end = start + (store ? d2h_ns(m->p, b) : h2d_ns(m->p, b));
+
+	*free_at = end;
+	if (store) {
+		m->store_done[t] = end;
+		m->r->d2h_bytes += b;
+	} else {
+		m->fetch_done[t] = end;
+		m->r->h2d_bytes += b;
+	}
+	if (m->h && m->h->xfer)
+		m->h->xfer(m->h->ctx, t, store, start, end);
+}
+
+static int cache_op(struct sim *m, const struct cop *c)
+{
+	uint32_t t = c->t;
+
+	switch (c->kind) {
+	case HYPER_OP_PREFETCH:
+		if (m->res[t] || !m->pool[t])
+			return fail(m, t, m->res[t] ? "prefetch of a resident tensor" :
+				    "prefetch without a pool copy");
+		wait_until(m, m->store_done[t]);
+		if (alloc(m, t))
+			return -1;
+		stream(m, t, 0);
+		return 0;
+	case HYPER_OP_STORE:
+		if (!m->res[t])
+			return fail(m, t, "store of a tensor not resident");
+		wait_until(m, m->fetch_done[t]);
+		m->pool[t] = 1;
+		stream(m, t, 1);
+		return 0;
+	default:
+		if (!m->res[t])
+			return fail(m, t, "detach of a tensor not resident");
+		m->res[t] = 0;
+		if (m->store_done[t] > m->now)
+			heap_push(&m->pend, m->store_done[t], t);
+		else
+			mem_set(m, m->now, -(int64_t)m->g->t[t].bytes);
+		return 0;
+	}
+}
+
+static int slot(struct sim *m, size_t sl)
+{
+	size_t i;
+
+	for (i = m->s->slot_off[sl]; i < m->s->slot_off[sl + 1]; i++)
+		if (cache_op(m, &m->s->cops[i]))
+			return -1;
+	return 0;
+}
+
+static int run_step(struct sim *m, uint32_t k)
+{
+	const struct op *o = &m->g->op[m->s->order[k]];
+	double ready = m->now, start;
+	uint32_t i, t;
+
+	m->step = k;
+	free_done(m);
+	if (slot(m, 2 * k))
+		return -1;
+	for (i = 0; i < o->n_in; i++) {
+		t = op_in(m->g, o)[i];
+		if (!m->res[t])
+			return fail(m, t, "use of a tensor not resident");
+		if (m->fetch_done[t] > ready)
+			ready = m->fetch_done[t];
+	}
+	wait_until(m, ready);
+	for (i = 0; i < o->n_out; i++) {
+		t = op_out(m->g, o)[i];
+		wait_until(m, m->store_done[t]);
+		if (!m->res[t] && alloc(m, t))
+			return -1;
+		m->pool[t] = 0;
+	}
+	start = m->now;
+	m->now += o->compute_ns;
+	m->r->compute_ns += o->compute_ns;
+	if (m->h && m->h->compute)
+		m->h->compute(m->h->ctx, k, start, m->now);
+	free_done(m);
+	return slot(m, 2 * k + 1);
+}
+
+static void sim_init(struct sim *m, const struct sched *s)
+{
+	const struct graph *g = s->g;
+	size_t t;
+
+	m->res = xcalloc(g->nt, 1);
+	m->pool = xcalloc(g->nt, 1);
+	m->fetch_done = xcalloc(g->nt, sizeof(double));
+	m->store_done = xcalloc(g->nt, sizeof(double));
+	for (t = 0; t < g->nt; t++) {
+		m->res[t] = s->home[t] == HYPER_HOME_DEVICE;
+		m->pool[t] = s->home[t] == HYPER_HOME_POOL;
+		if (m->res[t])
+			mem_set(m, 0, g->t[t].bytes);
+	}
+}
+
+int simulate(const struct sched *s, const struct profile *p,
+	     const struct sim_hooks *hooks, struct sim_result *r,
+	     struct hp_err *e)
+{
+	struct sim m = { .s = s, .g = s->g, .p = p, .h = hooks, .r = r,
+			 .e = e };
+	uint32_t k;
+	int ret = 0;
+
+	memset(r, 0, sizeof(*r));
+	sim_init(&m, s);
+	if (s->budget && m.mem > s->budget)
+		ret = hp_errf(e, "schedule start: tensors whose home is \"device\" exceed the budget");
+	for (k = 0; k < s->n && !ret; k++)
+		ret = run_step(&m, k);
+	m.now = m.now > m.h2d_free ? m.now : m.h2d_free;
+	r->makespan_ns = m.now > m.d2h_free ? m.now : m.d2h_free;
+	free(m.res);
+	free(m.pool);
+	free(m.fetch_done);
+	free(m.store_done);
+	heap_free(&m.pend);
+	return ret ? -1 : 0;
+}

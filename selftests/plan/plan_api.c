@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The library's API (<hyper/plan.h>): a graph built in memory and one
+ * read from JSON are planned, predicted, handed to libhyper as a struct
+ * hyper_schedule and written as JSON that libhyper loads back; misuse
+ * gets -errno and a message; and a plan libhyper's validator refuses is
+ * caught in-process (the plan is corrupted on purpose).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#include <hyper/plan.h>
+
+#include "api.h"
+#include "graph_json.h"
+#include "model.h"
+#include "output.h"
+
+#define MIB	(1024ULL * 1024)
+
+/*
+ * A transformer-like chain: @n layers, each a 16 MiB weight read by one
+ * op that turns activation i into i + 1.  Weights are read once, so
+ * offloading them saves memory at no cost when the link keeps up.
+ */
+static struct hyper_plan_graph *chain(struct __test_metadata *_metadata,
+				      unsigned int n)
+{
+	struct hyper_plan_graph *g;
+	char id[32];
+	int act, w, next;
+
+	ASSERT_EQ(0, hyper_plan_graph_new("chain", &g));
+	act = hyper_plan_graph_add_tensor(g, &(struct hyper_plan_tensor){
+		.id = "x0", .bytes = MIB, .kind = HYPER_KIND_ACTIVATION,
+		.flags = HYPER_PLAN_EXPLICIT | HYPER_PLAN_LIVE_IN });
+	ASSERT_EQ(0, act);
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t in[2], out[1];
+
+		snprintf(id, sizeof(id), "w%u", i);
+		w = hyper_plan_graph_add_tensor(g, &(struct hyper_plan_tensor){
+			.id = id, .bytes = 16 * MIB, .kind = HYPER_KIND_WEIGHT });
+		snprintf(id, sizeof(id), "x%u", i + 1);
+		next = hyper_plan_graph_add_tensor(g, &(struct hyper_plan_tensor){
+			.id = id, .bytes = MIB, .kind = HYPER_KIND_ACTIVATION });
+		ASSERT_GE(w, 0);
+		ASSERT_GE(next, 0);
+		in[0] = act;
+		in[1] = w;
+		out[0] = next;
+		snprintf(id, sizeof(id), "layer%u", i);
+		ASSERT_EQ((int)i, hyper_plan_graph_add_op(g, &(struct hyper_plan_op){
+			.id = id, .compute_ns = 2000000, .inputs = in,
+			.nr_inputs = 2, .outputs = out, .nr_outputs = 1 }))
+			TH_LOG("%s", hyper_plan_graph_last_error(g));
+		act = next;
+	}
+	return g;
+}
+
+TEST(build_plan_hand_over)
+{
+	struct hyper_plan_opts o = { .profile = "h100-pcie",
+				     .flags = HYPER_PLAN_BOUND };
+	struct hyper_plan_graph *g = chain(_metadata, 24);
+	struct hyper_schedule_info info;
+	struct hyper_plan_prediction pr;
+	struct hyper_schedule *s;
+	struct hyper_plan *p;
+	char err[256], path[] = "/tmp/hyper-plan-api-XXXXXX";
+	int fd;
+
+	ASSERT_EQ(0, hyper_plan_run(g, &o, &p, err, sizeof(err))) TH_LOG("%s", err);
+	/* The plan holds the graph: the caller may drop it now. */
+	hyper_plan_graph_free(g);
+	ASSERT_EQ(0, hyper_plan_prediction(p, &pr));
+	/* All weights (live in and out) and two activations at a time. */
+	EXPECT_EQ(24 * 16 * MIB + 2 * MIB, pr.baseline_peak_bytes);
+	EXPECT_LT(pr.peak_device_bytes, pr.baseline_peak_bytes / 4);
+	EXPECT_LE(pr.bound_bytes, pr.peak_device_bytes);
+	EXPECT_GT(pr.bound_bytes, 0);
+	EXPECT_LE(pr.slowdown, 0.01 + 1e-9);
+	EXPECT_EQ(24 * 2000000ULL, pr.compute_ns);
+
+	ASSERT_EQ(0, hyper_plan_schedule(p, &s, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, hyper_schedule_info(s, &info));
+	EXPECT_EQ(24, info.nr_steps);
+	EXPECT_EQ(49, info.nr_tensors);
+	EXPECT_EQ(pr.peak_device_bytes, info.pred_peak_device_bytes);
+	/* libhyper's own replay agrees with the planner's simulator. */
+	EXPECT_EQ(pr.peak_device_bytes, info.peak_device_bytes);
+	EXPECT_STREQ("chain", info.name);
+	hyper_schedule_free(s);
+
+	fd = mkstemp(path);
+	ASSERT_GE(fd, 0);
+	close(fd);
+	ASSERT_EQ(0, hyper_plan_write_json(p, path, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, hyper_schedule_load(path, &s, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, hyper_schedule_info(s, &info));
+	EXPECT_EQ(24, info.nr_steps);
+	EXPECT_EQ(pr.peak_device_bytes, info.peak_device_bytes);
+	hyper_schedule_free(s);
+	unlink(path);
+	hyper_plan_free(p);
+}
+
+TEST(budget_and_baselines)
+{
+	struct hyper_plan_opts o = { .budget_bytes = 64 * MIB };
+	struct hyper_plan_graph *g = chain(_metadata, 12);
+	struct hyper_plan_prediction pr;
+	struct hyper_plan *p;
+	char err[256];
+	uint32_t pol;
+
+	for (pol = HYPER_PLAN_POLICY_PLAN; pol <= HYPER_PLAN_POLICY_GREEDY; pol++) {
+		if (pol == HYPER_PLAN_POLICY_NONE)
+			continue;
+		o.policy = pol;
+		ASSERT_EQ(0, hyper_plan_run(g, &o, &p, err, sizeof(err)))
+			TH_LOG("policy %u: %s", pol, err);
+		ASSERT_EQ(0, hyper_plan_prediction(p, &pr));
+		EXPECT_LE(pr.peak_device_bytes, 64 * MIB);
+		hyper_plan_free(p);
+	}
+	/* Below the working set: refused with the operator's name. */
+	o.policy = HYPER_PLAN_POLICY_PLAN;
+	o.budget_bytes = 4 * MIB;
+	EXPECT_EQ(-EINVAL, hyper_plan_run(g, &o, &p, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "is below the working set of op \"layer0\""))
+		TH_LOG("%s", err);
+	EXPECT_EQ(NULL, p);
+	hyper_plan_graph_free(g);
+}
+
+TEST(misuse)
+{
+	struct hyper_plan_graph *g = chain(_metadata, 2);
+	struct hyper_plan_opts o = { .reserved[2] = 1 };
+	struct hyper_plan *p;
+	char err[256];
+	uint32_t bad = 99;
+
+	EXPECT_EQ(-EINVAL, hyper_plan_graph_add_tensor(g, &(struct hyper_plan_tensor){
+		.id = "k", .bytes = 1, .kind = 9 }));
+	EXPECT_NE(NULL, strstr(hyper_plan_graph_last_error(g), "kind 9 unknown"));
+	EXPECT_EQ(-EINVAL, hyper_plan_graph_add_tensor(g, &(struct hyper_plan_tensor){
+		.id = "w0", .bytes = 1, .kind = HYPER_KIND_WEIGHT }));
+	EXPECT_NE(NULL, strstr(hyper_plan_graph_last_error(g), "duplicate id \"w0\""));
+	EXPECT_EQ(-EINVAL, hyper_plan_graph_add_op(g, &(struct hyper_plan_op){
+		.id = "o", .inputs = &bad, .nr_inputs = 1 }));
+	EXPECT_NE(NULL, strstr(hyper_plan_graph_last_error(g), "bad tensor index"));
+	EXPECT_EQ(-EINVAL, hyper_plan_run(g, &o, &p, err, sizeof(err)));
+	EXPECT_STREQ("hyper_plan_opts: reserved fields must be zero", err);
+	o = (struct hyper_plan_opts){ .profile = "no-such-profile" };
+	EXPECT_EQ(-EINVAL, hyper_plan_run(g, &o, &p, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "no-such-profile"));
+	ASSERT_EQ(0, hyper_plan_run(g, NULL, &p, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(-EBUSY, hyper_plan_graph_add_tensor(g, &(struct hyper_plan_tensor){
+		.id = "late", .bytes = 1, .kind = HYPER_KIND_WEIGHT }));
+	hyper_plan_free(p);
+	hyper_plan_graph_free(g);
+	EXPECT_EQ(-EINVAL, hyper_plan_graph_load("/nonexistent.json", &g, err,
+						 sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "/nonexistent.json"));
+}
+
+/* A generated model through graph JSON, as a framework would hand it. */
+TEST(load_json)
+{
+	struct hyper_plan_opts o = { .flags = HYPER_PLAN_SLOWDOWN,
+				     .max_slowdown = 0.05 };
+	char path[] = "/tmp/hyper-plan-api-XXXXXX", err[256];
+	struct hyper_plan_prediction pr;
+	struct hyper_plan_graph *g;
+	struct random_params rp = { 400, 7 };
+	struct hp_err e;
+	struct hyper_plan *p;
+	struct graph gr;
+	FILE *f;
+	int fd = mkstemp(path);
+
+	ASSERT_GE(fd, 0);
+	f = fdopen(fd, "w");
+	graph_init(&gr, "random");
+	ASSERT_EQ(0, gen_random(&gr, &rp, &e));
+	graph_write_json(&gr, f);
+	fclose(f);
+	graph_free(&gr);
+	ASSERT_EQ(0, hyper_plan_graph_load(path, &g, err, sizeof(err))) TH_LOG("%s", err);
+	unlink(path);
+	ASSERT_EQ(0, hyper_plan_run(g, &o, &p, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, hyper_plan_prediction(p, &pr));
+	EXPECT_LE(pr.slowdown, 0.05 + 1e-9);
+	EXPECT_LE(pr.peak_device_bytes, pr.baseline_peak_bytes);
+	hyper_plan_free(p);
+	hyper_plan_graph_free(g);
+}
+
+/*
+ * The planner's output goes through libhyper's validator in-process: a
+ * plan whose first prefetch is lost is caught, naming libhyper's rule.
+ */
+TEST(bad_plan_is_caught)
+{
+	struct hyper_plan_graph *g = chain(_metadata, 8);
+	struct hyper_plan_opts o = { .budget_bytes = 40 * MIB };
+	struct hyper_plan *p;
+	struct hp_err e = { "" };
+	char err[256];
+	size_t i;
+
+	ASSERT_EQ(0, hyper_plan_run(g, &o, &p, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, sched_check(&p->res.s, &e)) TH_LOG("%s", e.msg);
+	for (i = 0; i < p->res.s.ncops; i++)
+		if (p->res.s.cops[i].kind == HYPER_OP_PREFETCH)
+			break;
+	ASSERT_LT(i, p->res.s.ncops);
+	p->res.s.cops[i].kind = HYPER_OP_DETACH;
+	EXPECT_EQ(-EINVAL, sched_check(&p->res.s, &e));
+	EXPECT_NE(NULL, strstr(e.msg, "internal error: libhyper's validator refuses the plan"))
+		TH_LOG("%s", e.msg);
+	TH_LOG("caught: %s", e.msg);
+	EXPECT_EQ(-EBADMSG, hyper_plan_schedule(p, &(struct hyper_schedule *){ NULL },
+						err, sizeof(err)));
+	hyper_plan_free(p);
+	hyper_plan_graph_free(g);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `make bench-plan`: every configuration × mode × profile through every
+ * policy, with the lower bound next to them, then the planner's time on
+ * 10k, 100k and 1M operators.  Timings are medians of a few runs: the
+ * machine is shared.  Writes DIR/plan.json and DIR/plan-table.md.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "model.h"
+#include "job.h"
+#include "list.h"
+
+#define REPS	3
+
+struct bench_cfg {
+	const char *model;
+	const char *mode;	/* infer, prefill, train, train-keep */
+	uint32_t batch, seq, decode;
+	uint32_t kv_block;	/* 0: the default */
+};
+
+static const char *const models[] = {
+	"llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b", "mixtral-8x7b",
+};
+
+static const struct bench_cfg modes[] = {
+	{ NULL, "infer", 1, 2048, 64, 0 },
+	{ NULL, "prefill", 1, 8192, 0, 0 },
+	{ NULL, "train", 1, 4096, 0, 0 },
+	{ NULL, "train-keep", 1, 4096, 0, 0 },
+};
+
+static const uint32_t scale_ops[] = { 10000, 100000, 1000000 };
+
+static int make_job(struct job *j, const struct profile *p,
+		    const struct bench_cfg *c, const char *model,
+		    struct hp_err *e)
+{
+	struct gen_params gp;
+	char name[200];
+
+	gen_defaults(&gp, model_find(model, e));
+	if (!gp.m)
+		return -1;
+	gp.mode = strncmp(c->mode, "train", 5) ? GEN_INFER : GEN_TRAIN;
+	gp.keep_act = !strcmp(c->mode, "train-keep");
+	gp.batch = c->batch;
+	gp.seq = c->seq;
+	gp.decode = c->decode;
+	if (c->kv_block)
+		gp.kv_block = c->kv_block;
+	gen_graph_name(name, sizeof(name), &gp);
+	graph_init(&j->g, name);
+	j->p = *p;
+	return gen_model(&j->g, &gp, p, e);
+}
+
+static void json_policy(FILE *f, const struct result *r, uint64_t peak0,
+			double ms)
+{
+	if (!r->ok) {
+		fprintf(f, "{ \"ok\": false }");
+		return;
+	}
+	fprintf(f, "{ \"ok\": true, \"peak\": %llu, \"reduction\": %.5f, \"slowdown\": %.5f, \"stall_ns\": %.0f, \"h2d_bytes\": %.0f, \"d2h_bytes\": %.0f, \"ms\": %.2f, \"chosen\": ",
+		(unsigned long long)r->sim.peak, 1 - (double)r->sim.peak / peak0,
+		slowdown(&r->sim), r->sim.stall_ns, r->sim.h2d_bytes,
+		r->sim.d2h_bytes, ms);
+	json_str(f, r->params);
+	fputs(" }", f);
+}
+
+struct row {
+	const char *model, *mode, *profile;
+	size_t ops;
+	uint64_t peak0, bound, peak[POL_NR];
+	bool ok[POL_NR];
+	double plan_ms;
+};
+
+static double red(uint64_t peak, uint64_t peak0)
+{
+	return 1 - (double)peak / peak0;
+}
+
+static void md_cell(FILE *f, bool ok, uint64_t peak, uint64_t peak0)
+{
+	if (ok)
+		fprintf(f, " %.1f (%.1f%%) |", peak / GIB, 100 * red(peak, peak0));
+	else
+		fputs(" - |", f);
+}
+
+static void md_ratio(FILE *f, double num, double den)
+{
+	if (den > 0.0005)
+		fprintf(f, " %.2f |", num / den);
+	else
+		fputs(num > 0.0005 ? " ∞ |" : " - |", f);
+}
+
+static void md_row(FILE *f, const struct row *w)
+{
+	int p;
+
+	fprintf(f, "| %s | %s | %s | %zu | %.1f |", w->model, w->mode,
+		w->profile, w->ops, w->peak0 / GIB);
+	for (p = POL_PLAN; p < POL_NR; p++)
+		md_cell(f, w->ok[p], w->peak[p], w->peak0);
+	md_cell(f, true, w->bound, w->peak0);
+	md_ratio(f, red(w->peak[POL_PLAN], w->peak0), red(w->bound, w->peak0));
+	md_ratio(f, red(w->peak[POL_PLAN], w->peak0),
+		 w->ok[POL_DISTANCE] ? red(w->peak[POL_DISTANCE], w->peak0) : 0);
+	fprintf(f, " %.0f |\n", w->plan_ms);
+}
+
+static void md_header(FILE *f)
+{
+	fputs("| model | mode | profile | ops | no offload GiB | plan GiB (reduction) | distance | greedy | lower bound | plan ÷ bound | plan ÷ distance | plan ms |\n"
+	      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", f);
+}
+
+/* Runs every policy; the planner REPS times for a median of its time. */
+static int run_all(const struct problem *pb, struct result *res,
+		   double *plan_ms, struct hp_err *e)
+{
+	double ms[REPS];
+	int pol, i;
+
+	for (pol = 0; pol < POL_NR; pol++) {
+		struct hp_err pe;
+
+		/* a baseline may find nothing; the planner must */
+		if (run_policy(pol, pb, &res[pol], &pe) &&
+		    (pol == POL_PLAN || pol == POL_NONE)) {
+			*e = pe;
+			return -1;
+		}
+	}
+	ms[0] = res[POL_PLAN].ms;
+	for (i = 1; i < REPS; i++) {
+		struct result again;
+
+		if (run_policy(POL_PLAN, pb, &again, e))
+			return -1;
+		ms[i] = again.ms;
+		result_free(&again);
+	}
+	*plan_ms = median(ms, REPS);
+	return 0;
+}
+
+static void json_row(FILE *js, const struct row *w, const struct job *j,
+		     const struct result *res, bool first)
+{
+	int pol;
+
+	fprintf(js, "%s\n  { \"model\": \"%s\", \"mode\": \"%s\", \"profile\": \"%s\", \"graph\": ",
+		first ? "" : ",", w->model, w->mode, w->profile);
+	json_str(js, j->g.name);
+	fprintf(js, ", \"ops\": %zu, \"tensors\": %zu, \"peak_none\": %llu, \"bound\": %llu, \"bound_reduction\": %.5f",
+		j->g.nop, j->g.nt, (unsigned long long)w->peak0,
+		(unsigned long long)w->bound, red(w->bound, w->peak0));
+	for (pol = POL_PLAN; pol < POL_NR; pol++) {
+		fprintf(js, ", \"%s\": ", policy_name[pol]);
+		json_policy(js, &res[pol], w->peak0,
+			    pol == POL_PLAN ? w->plan_ms : res[pol].ms);
+	}
+	fputs(" }", js);
+}
+
+/* One configuration on one profile: every policy and the bound. */
+static int bench_one(FILE *js, struct row *w, const struct profile *p,
+		     const struct bench_cfg *c, const char *model, bool first,
+		     struct hp_err *e)
+{
+	struct result res[POL_NR] = { 0 };
+	struct goal gl = { 0.01, 0 };
+	struct problem pb;
+	struct job j = { 0 };
+	int pol, ret;
+
+	ret = make_job(&j, p, c, model, e);
+	if (!ret)
+		ret = job_prepare(&j, false, e);
+	if (!ret) {
+		job_problem(&j, &pb, &gl);
+		ret = run_all(&pb, res, &w->plan_ms, e);
+	}
+	if (!ret) {
+		w->model = model;
+		w->mode = c->mode;
+		w->profile = p->name;
+		w->ops = j.g.nop;
+		w->peak0 = j.lf.peak0;
+		w->bound = job_bound(&j, gl.max_slow);
+		for (pol = 0; pol < POL_NR; pol++) {
+			w->ok[pol] = res[pol].ok;
+			w->peak[pol] = res[pol].sim.peak;
+		}
+		json_row(js, w, &j, res, first);
+	}
+	for (pol = 0; pol < POL_NR; pol++)
+		result_free(&res[pol]);
+	job_free(&j);
+	return ret;
+}
+
+/*
+ * Planning time against graph size: Llama-2 7B decode, longer and longer.
+ * The KV blocks grow with the context so that attention reads as many
+ * tensors at every length: the graph grows in operators alone.
+ */
+static int bench_scale(FILE *js, FILE *md, const struct profile *p,
+		       uint32_t ops, bool first, struct hp_err *e)
+{
+	struct bench_cfg c = { NULL, "infer", 1, 2048, 0, 0 };
+	double an[REPS], pl[REPS], per[REPS], t0;
+	struct goal gl = { 0.01, 0 };
+	struct result r;
+	struct problem pb;
+	size_t nops = 0;
+	int i, ret = 0;
+
+	c.decode = ops / 323 > 1 ? ops / 323 - 1 : 0;	/* 323 ops a token */
+	c.kv_block = (c.seq + c.decode + 7) / 8;
+	for (i = 0; i < REPS && !ret; i++) {
+		struct job j = { 0 };
+
+		ret = make_job(&j, p, &c, "llama2-7b", e);
+		t0 = now_ns();
+		if (!ret)
+			ret = job_prepare(&j, false, e);
+		an[i] = (now_ns() - t0) / 1e6;
+		job_problem(&j, &pb, &gl);
+		if (!ret)
+			ret = run_plan(&pb, &r, e);
+		pl[i] = r.ms;
+		per[i] = r.probes ? r.ms / r.probes : 0;
+		nops = j.g.nop;
+		if (!ret)
+			result_free(&r);
+		job_free(&j);
+	}
+	if (ret)
+		return ret;
+	fprintf(js, "%s\n  { \"ops\": %zu, \"analysis_ms\": %.1f, \"plan_ms\": %.1f, \"total_ms\": %.1f, \"ms_per_probe\": %.2f }",
+		first ? "" : ",", nops, median(an, REPS), median(pl, REPS),
+		median(an, REPS) + median(pl, REPS), median(per, REPS));
+	fprintf(md, "| %zu | %.0f | %.0f | %.0f | %.1f |\n", nops,
+		median(an, REPS), median(pl, REPS),
+		median(an, REPS) + median(pl, REPS), median(per, REPS));
+	fprintf(stderr, "bench-plan: %zu ops planned in %.0f ms (median)\n",
+		nops, median(an, REPS) + median(pl, REPS));
+	return 0;
+}
+
+static FILE *open_in(const char *dir, const char *name, struct hp_err *e)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		hp_errf(e, "%s: %s", path, strerror(errno));
+	return f;
+}
+
+static int bench_matrix(FILE *js, FILE *md, const struct profile *prof,
+			int nprof, bool quick, struct hp_err *e)
+{
+	unsigned int m, c;
+	struct row w = { 0 };
+	bool first = true;
+	int p;
+
+	md_header(md);
+	for (m = 0; m < (quick ? 1 : ARRAY_SIZE(models)); m++)
+		for (c = 0; c < ARRAY_SIZE(modes); c++)
+			for (p = 0; p < (quick ? 1 : nprof); p++) {
+				if (bench_one(js, &w, &prof[p], &modes[c],
+					      models[m], first, e))
+					return -1;
+				first = false;
+				md_row(md, &w);
+				fprintf(stderr, "bench-plan: %s %s %s: plan %.1f%%, bound %.1f%%, distance %.1f%%\n",
+					w.model, w.mode, w.profile,
+					100 * red(w.peak[POL_PLAN], w.peak0),
+					100 * red(w.bound, w.peak0),
+					w.ok[POL_DISTANCE] ? 100 * red(w.peak[POL_DISTANCE], w.peak0) : 0);
+			}
+	return 0;
+}
+
+static int bench_run(const char *dir, bool quick, struct hp_err *e)
+{
+	struct profile prof[8];
+	FILE *js, *md;
+	unsigned int i;
+	int n = 0, ret;
+
+	for (i = 0; i < profile_table_len; i++)
+		prof[n++] = profile_table[i];
+	profile_measure(&prof[n++]);
+	js = open_in(dir, "plan.json", e);
+	md = js ? open_in(dir, "plan-table.md", e) : NULL;
+	if (!md) {
+		if (js)
+			fclose(js);
+		return -1;
+	}
+	fprintf(js, "{ \"this_machine\": { \"mem_bytes_per_s\": %.4g, \"flops\": %.4g, \"h2d_bytes_per_s\": %.4g, \"d2h_bytes_per_s\": %.4g, \"latency_ns\": %.4g },\n \"max_slowdown\": 0.01, \"rows\": [",
+		prof[n - 1].mem_bps, prof[n - 1].flops, prof[n - 1].h2d_bps,
+		prof[n - 1].d2h_bps, prof[n - 1].latency_ns);
+	ret = bench_matrix(js, md, prof, n, quick, e);
+	fputs("\n ],\n \"scaling\": [", js);
+	fputs("\nThe planner's own search (run_plan), without the baselines it is\n"
+	      "compared with for the never-worse floor (their time is in \"plan ms\" above).\n"
+	      "\n| operators | analysis ms | search ms | total ms | ms per probe |\n|---:|---:|---:|---:|---:|\n",
+	      md);
+	for (i = 0; !ret && i < (quick ? 1 : ARRAY_SIZE(scale_ops)); i++)
+		ret = bench_scale(js, md, &prof[0], scale_ops[i], !i, e);
+	fputs("\n ]\n}\n", js);
+	if (fclose(js) | fclose(md))
+		ret = ret ? ret : hp_errf(e, "%s: write error", dir);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct hp_err e = { "" };
+	bool quick = argc == 3 && !strcmp(argv[2], "--quick");
+
+	if (argc != 2 && !quick) {
+		fputs("usage: bench-plan DIR [--quick]\n", stderr);
+		return 2;
+	}
+	if (bench_run(argv[1], quick, &e)) {
+		fprintf(stderr, "bench-plan: %s\n", e.msg);
+		return 1;
+	}
+	return 0;
+}
