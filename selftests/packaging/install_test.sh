@@ -86,7 +86,8 @@ nothing_left() {
 check "module in /lib/modules/$kver/updates, no depmod, host untouched" module_in_updates
 check "hyperctl in sbin with its man page" hyperctl_runs
 check "library, headers, pkg-config, man pages, hyper-run" library_and_headers
-for f in usr/lib/libhyper.so.$libver usr/bin/hyper-run usr/sbin/hyperctl; do
+for f in usr/lib/libhyper.so.$libver usr/bin/hyper-run usr/bin/hyper-plan \
+	 usr/sbin/hyperctl; do
 	check "$f stripped, debug info by build ID" stripped_with_debug "$f"
 done
 check "library version from the symbol map, release version from VERSION" versions
