@@ -51,6 +51,9 @@ int write_report(const struct run_opts *o, const struct hyper_schedule *s,
 		json_object_object_add(root, "error", json_object_new_string(r->error));
 	if (s && !hyper_schedule_info(s, &info)) {
 		json_object_object_add(root, "name", json_object_new_string(info.name));
+		if (info.graph_hash)
+			json_object_object_add(root, "graph_hash",
+					       json_object_new_string(info.graph_hash));
 		add_u64(root, "validated_peak_bytes", info.peak_device_bytes);
 		if (info.arena_bytes)
 			add_u64(root, "layout_arena_bytes", info.arena_bytes);
