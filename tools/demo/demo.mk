@@ -16,7 +16,13 @@ $(DEMO_REPORT): $(O)/obj/tools/demo/demo_report.o
 
 EXTRA_VM_SUITES	+= tools/demo/demo.suite
 VM_BINS		+= $(DEMO_VM_RUN) $(O)/bin/hyper-plan tools/demo/demo-run.sh
-# A SCHEDULE given to make demo travels to the VM with the tests.
+# A SCHEDULE given to make demo travels to the VM with the tests; one
+# that does not exist stops make here, with one line, before any build.
+ifneq ($(SCHEDULE),)
+ifeq ($(wildcard $(SCHEDULE)),)
+$(error SCHEDULE=$(SCHEDULE): no such file; give the path of a schedule that hyper-plan wrote)
+endif
+endif
 VM_TESTS	+= $(SCHEDULE)
 
 DEMO_ENV	= O=$(O) VMLINUZ=$(VMLINUZ) VM_INITRD=$(VM_INITRD) \

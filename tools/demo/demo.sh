@@ -50,6 +50,14 @@ case $backend in
 kmod)
 	say "  backend:  kmod: hyper.ko in a QEMU (TCG) VM, the pool a memmap window"
 	say "            on CPU-less node 1; booting $(basename "$VMLINUZ")"
+	# What can be checked on the host is, before a VM boots for it: the
+	# budget and a SCHEDULE against the demo's model.
+	HYPER_PLAN=$bin/hyper-plan HYPER_RUN=$bin/hyper-run \
+	HYPER_DEMO_BUDGET=${BUDGET:-} HYPER_DEMO_SCHEDULE=${SCHEDULE:-} \
+		tools/demo/demo-run.sh "$out/preflight" "$size" preflight \
+		2> "$out/preflight.log" ||
+		fail "$(tail -n 1 "$out/preflight.log" | sed 's/^demo: //')"
+	grep '^demo: warning: ' "$out/preflight.log" | sed 's/^demo: /  /'
 	[ -r "$VMLINUZ" ] || fail "no VM kernel $VMLINUZ; install linux-image-amd64"
 	[ -r "$VM_INITRD" ] || fail "no VM initramfs $VM_INITRD; run make first"
 	append="HYPER_DEMO_SIZE=$size"
