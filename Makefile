@@ -2,14 +2,18 @@
 #
 # hyperoffload top-level build.
 #
-#   make            module (kmod/hyper.ko), library and tools
+#   make            module (kmod/hyper.ko), library and tools; installs
+#                   no package: names the missing ones with an apt-get line
+#   make deps       installs the Debian packages of everything below
 #   make check      every test: native ones, then the VM suites; the last
 #                   line is "N passed, N failed"
 #   make demo       the end-to-end demonstration
 #   make bench      benchmarks; JSON under build/bench/
 #   make install    the module to /lib/modules/$(KVER)/updates/ (depmod
-#                   unless DESTDIR is set), library, headers, pkg-config
-#                   file, tools, man pages; honours DESTDIR and PREFIX
+#                   and ldconfig unless DESTDIR is set), library, headers,
+#                   pkg-config file, tools, man pages; binaries stripped,
+#                   debug info in $(DEBUGDIR)/.build-id; honours DESTDIR
+#                   and PREFIX; make uninstall takes it all away again
 #   make dkms-build the module through dkms for $(KVER) (root; see
 #                   tools/dkms/dkms.mk for dkms-stage, -install, -remove)
 #
@@ -20,6 +24,12 @@
 O		?= build
 PREFIX		?= /usr/local
 DESTDIR		?=
+# Debug info of installed binaries, by build ID: where gdb looks.
+DEBUGDIR	?= /usr/lib/debug
+# The release's version, defined in VERSION alone (hyperctl --version,
+# the dkms package).  The library's follows its symbol map
+# (libhyper/libhyper.mk).
+HYPER_VERSION	:= $(shell cat VERSION)
 
 # The module is built against Debian's installed headers, never against
 # `uname -r`: the host runs another kernel than the one the VM boots.
@@ -31,11 +41,21 @@ KVERS		?= $(shell tools/build/kver.sh --all)
 KDIR		?= /lib/modules/$(KVER)/build
 VMLINUZ		?= /boot/vmlinuz-$(KVER)
 
-# Missing Debian packages are installed (as root) or named, before anything
-# else; recursive makes and `make clean` skip the check.
-ifeq ($(filter clean help,$(MAKECMDGOALS)),)
+# Debian packages (tools/build/packages.txt), before anything else.  The
+# README's commands on a fresh machine (make check, make demo) and make
+# deps install every missing one (as root); any other target, plain make
+# and make install included, installs nothing: it checks what building
+# needs and prints the exact apt-get line.  Recursive makes and make clean
+# skip this.
+DEPS_INSTALL_GOALS := deps check check-stress demo demo-smoke
+ifeq ($(filter clean help uninstall,$(MAKECMDGOALS)),)
 ifneq ($(HYPER_DEPS_CHECKED),1)
-ifneq ($(shell tools/build/deps.sh >&2 && echo ok),ok)
+ifneq ($(filter $(DEPS_INSTALL_GOALS),$(MAKECMDGOALS)),)
+DEPS_ARGS	:= all
+else
+DEPS_ARGS	:= --check build
+endif
+ifneq ($(shell tools/build/deps.sh $(DEPS_ARGS) >&2 && echo ok),ok)
 $(error Debian packages are missing; see the line above)
 endif
 export HYPER_DEPS_CHECKED := 1
@@ -75,12 +95,17 @@ VM_SUITES	:=	# selftests/vm/suites/*.suite, one VM boot each
 BENCH		:=	# phony targets run by `make bench`
 CHECK_RUNS	:=	# phony targets `make check` runs after the VM suites
 INSTALL_TARGETS	:=	# phony targets run by `make install`
+UNINSTALL_TARGETS :=	# phony targets run by `make uninstall`
 
 .PHONY: all module userspace check bench install install-module clean help \
-	checkpatch sparse
+	checkpatch sparse deps
 .DEFAULT_GOAL := all
 
 all: module userspace
+
+# Everything in tools/build/packages.txt, installed (the check above).
+deps:
+	@echo "hyperoffload: every package of tools/build/packages.txt is installed"
 
 module:
 	@tools/build/kver.sh --check $(KVER)
@@ -183,6 +208,14 @@ bench: all $(BENCH)
 
 install: all install-module $(INSTALL_TARGETS)
 
+# Removes what make install put there, with the same PREFIX and DESTDIR.
+.PHONY: uninstall uninstall-module
+uninstall: uninstall-module $(UNINSTALL_TARGETS)
+
+uninstall-module:
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/updates/hyper.ko
+	$(if $(DESTDIR),,depmod -a $(KVER))
+
 # updates/ comes before the kernel's own modules in depmod's search; a
 # staged install (DESTDIR) leaves depmod to the package's scripts.
 install-module: module
@@ -195,6 +228,6 @@ clean:
 		rm -f kmod/*.o kmod/*.ko kmod/*.mod* kmod/.*.cmd Module.symvers modules.order
 
 help:
-	@sed -n '3,15s/^# \{0,1\}//p' Makefile
+	@sed -n '5,/^#$$/s/^# //p' Makefile
 
 -include $(shell find $(O)/obj $(O)/san -name '*.d' 2>/dev/null)

@@ -3,7 +3,10 @@
 # static test programs, a sanitized archive for native tests, pkg-config
 # file, man pages and `make install`.
 
-LIBHYPER_VERSION := 1.0.0
+# The library's version is its symbol map's newest node (LIBHYPER_1.1 is
+# 1.1.0): a new function means a new node, so the version cannot lag.
+LIBHYPER_VERSION := $(lastword $(shell sed -n \
+		      's/^LIBHYPER_\([0-9]*\.[0-9]*\) {.*/\1/p' libhyper/libhyper.map)).0
 LIBHYPER_SRCS	:= $(sort $(wildcard libhyper/*.c))
 LIBHYPER_OBJS	:= $(LIBHYPER_SRCS:%.c=$(O)/obj/%.o) $(UTIL_OBJS)
 LIBHYPER_SAN_OBJS := $(LIBHYPER_SRCS:%.c=$(O)/san/%.o) $(UTIL_SAN_OBJS)
@@ -39,11 +42,18 @@ $(O)/lib/pkgconfig/libhyper.pc: libhyper/libhyper.pc.in libhyper/libhyper.mk
 USERSPACE += $(LIBHYPER_SO) $(O)/lib/libhyper.so $(LIBHYPER_A) \
 	     $(O)/lib/pkgconfig/libhyper.pc
 
-.PHONY: install-libhyper
+# Stripped, with the debug info under $(DEBUGDIR) by build ID, as Debian
+# does (tools/build/install-elf.sh); ldconfig links libhyper.so.1 and
+# refreshes the cache, unless the install is staged in a DESTDIR.
+LIBHYPER_REAL	:= libhyper.so.$(LIBHYPER_VERSION)
+
+.PHONY: install-libhyper uninstall-libhyper
 install-libhyper: $(LIBHYPER_SO) $(LIBHYPER_A)
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include/hyper \
 		$(DESTDIR)$(PREFIX)/share/man/man3 $(DESTDIR)$(PREFIX)/share/man/man7
-	install -m 0755 $(LIBHYPER_SO) $(DESTDIR)$(LIBDIR)/libhyper.so.1
+	tools/build/install-elf.sh install 0644 $(LIBHYPER_SO) \
+		$(DESTDIR)$(LIBDIR)/$(LIBHYPER_REAL) $(DESTDIR)$(DEBUGDIR)
+	ln -sf $(LIBHYPER_REAL) $(DESTDIR)$(LIBDIR)/libhyper.so.1
 	ln -sf libhyper.so.1 $(DESTDIR)$(LIBDIR)/libhyper.so
 	install -m 0644 $(LIBHYPER_A) $(DESTDIR)$(LIBDIR)/libhyper.a
 	@# Generated here: the build's copy may be for another PREFIX.
@@ -53,5 +63,18 @@ install-libhyper: $(LIBHYPER_SO) $(LIBHYPER_A)
 	install -m 0644 include/hyper/hyper.h include/hyper/vocab.h $(DESTDIR)$(PREFIX)/include/hyper/
 	install -m 0644 $(filter %.3,$(LIBHYPER_MAN)) $(DESTDIR)$(PREFIX)/share/man/man3/
 	install -m 0644 $(filter %.7,$(LIBHYPER_MAN)) $(DESTDIR)$(PREFIX)/share/man/man7/
+	$(if $(DESTDIR),,ldconfig)
+
+uninstall-libhyper:
+	tools/build/install-elf.sh uninstall $(DESTDIR)$(LIBDIR)/$(LIBHYPER_REAL) \
+		$(DESTDIR)$(DEBUGDIR)
+	rm -f $(DESTDIR)$(LIBDIR)/libhyper.so.1 $(DESTDIR)$(LIBDIR)/libhyper.so \
+		$(DESTDIR)$(LIBDIR)/libhyper.a $(DESTDIR)$(LIBDIR)/pkgconfig/libhyper.pc \
+		$(DESTDIR)$(PREFIX)/include/hyper/hyper.h \
+		$(patsubst libhyper/man/%.3,$(DESTDIR)$(PREFIX)/share/man/man3/%.3,$(filter %.3,$(LIBHYPER_MAN))) \
+		$(patsubst libhyper/man/%.7,$(DESTDIR)$(PREFIX)/share/man/man7/%.7,$(filter %.7,$(LIBHYPER_MAN)))
+	-rmdir $(DESTDIR)$(PREFIX)/include/hyper 2>/dev/null
+	$(if $(DESTDIR),,ldconfig)
 
 INSTALL_TARGETS += install-libhyper
+UNINSTALL_TARGETS += uninstall-libhyper

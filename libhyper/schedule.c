@@ -17,6 +17,8 @@
 
 #include <json-c/json.h>
 
+#include <hyper/graph_id.h>
+
 #include "schedule.h"
 
 /* Large enough for any schedule a planner writes, small enough to refuse junk. */
@@ -585,6 +587,84 @@ static int parse_predicted(struct hyper_schedule *s, struct json_object *o,
 	return 0;
 }
 
+/* "graph": which graph the schedule was planned for (name, hash). */
+static int parse_graph(struct hyper_schedule *s, struct json_object *o,
+		       struct hs_err *e)
+{
+	static const char *const keys[] = { "name", "hash", NULL };
+	struct json_object *v;
+	char q[QBUF];
+	size_t n = strlen(HYPER_GRAPH_HASH_PREFIX);
+	int ret;
+
+	ret = want(o, json_type_object, "an object", "graph", e);
+	if (!ret)
+		ret = check_keys(o, keys, "graph", NULL, e);
+	if (ret)
+		return ret;
+	if (json_object_object_get_ex(o, "name", &v)) {
+		ret = want(v, json_type_string, "a string", "graph.name", e);
+		if (ret)
+			return ret;
+		s->graph_name = strdup(json_object_get_string(v));
+		if (!s->graph_name)
+			return -ENOMEM;
+	}
+	if (json_object_object_get_ex(o, "hash", &v)) {
+		const char *h;
+
+		ret = want(v, json_type_string, "a string", "graph.hash", e);
+		if (ret)
+			return ret;
+		h = json_object_get_string(v);
+		if (strlen(h) != HYPER_GRAPH_HASH_LEN - 1 ||
+		    strncmp(h, HYPER_GRAPH_HASH_PREFIX, n) ||
+		    strspn(h + n, "0123456789abcdef") != 16) {
+			hs_errf(e, "graph.hash: expected \"%s\" and 16 lower-case hex digits, got \"%s\"",
+				HYPER_GRAPH_HASH_PREFIX, quote(q, h));
+			return -EBADMSG;
+		}
+		s->graph_hash = strdup(h);
+		if (!s->graph_hash)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * The graph hash of the tensors and steps as parsed: a "graph.hash" that
+ * differs names another graph, or a schedule edited after planning.
+ */
+static int check_graph_hash(const struct hyper_schedule *s, struct hs_err *e)
+{
+	char have[HYPER_GRAPH_HASH_LEN];
+	uint64_t ts = 0, ss = 0;
+
+	if (!s->graph_hash)
+		return 0;
+	for (uint32_t i = 0; i < s->nr_tensors; i++)
+		ts += hyper_graph_tensor_hash(s->tensors[i].id,
+					      s->tensors[i].bytes,
+					      kind_names[s->tensors[i].kind]);
+	for (uint32_t i = 0; i < s->nr_steps; i++) {
+		const struct hs_step *st = &s->steps[i];
+		uint64_t h = hyper_graph_step_begin(st->op);
+
+		for (uint32_t j = 0; j < st->nr_uses; j++)
+			h = hyper_graph_step_add(h, 'U', s->tensors[st->uses[j]].id);
+		for (uint32_t j = 0; j < st->nr_defines; j++)
+			h = hyper_graph_step_add(h, 'D', s->tensors[st->defines[j]].id);
+		ss += h;
+	}
+	hyper_graph_hash(have, ts, s->nr_tensors, ss, s->nr_steps);
+	if (strcmp(have, s->graph_hash)) {
+		hs_errf(e, "graph.hash: %s, but the tensors and steps hash to %s: the schedule was changed after planning",
+			s->graph_hash, have);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
 static int parse_header(struct hyper_schedule *s, struct json_object *root,
 			struct hs_err *e)
 {
@@ -628,8 +708,8 @@ static int parse_root(struct hyper_schedule *s, struct json_object *root,
 		      struct hs_err *e)
 {
 	static const char *const keys[] = {
-		"format", "version", "name", "device_budget_bytes", "tensors",
-		"steps", "predicted", NULL
+		"format", "version", "name", "graph", "device_budget_bytes",
+		"tensors", "steps", "predicted", NULL
 	};
 	struct json_object *tensors, *steps, *v;
 	uint64_t total = 0;
@@ -664,6 +744,11 @@ static int parse_root(struct hyper_schedule *s, struct json_object *root,
 		if (ret)
 			return ret;
 	}
+	if (json_object_object_get_ex(root, "graph", &v)) {
+		ret = parse_graph(s, v, e);
+		if (ret)
+			return ret;
+	}
 
 	if (!(tensors = need(root, "tensors", "schedule", e)) ||
 	    !(steps = need(root, "steps", "schedule", e)))
@@ -694,7 +779,7 @@ static int parse_root(struct hyper_schedule *s, struct json_object *root,
 		if (ret)
 			return ret;
 	}
-	return 0;
+	return check_graph_hash(s, e);
 }
 
 static void line_col(const char *buf, size_t off, unsigned *line, unsigned *col)
@@ -790,6 +875,8 @@ void hs_destroy(struct hyper_schedule *s)
 	free(s->steps);
 	free(s->hash);
 	free(s->name);
+	free(s->graph_name);
+	free(s->graph_hash);
 	ext_free(&s->ext);
 	free(s);
 }
@@ -854,6 +941,7 @@ int hyper_schedule_load(const char *path, struct hyper_schedule **schedp,
 	}
 	if (fstat(fd, &st)) {
 		ret = -errno;
+		hs_errf(&e, "%s: %s", path, strerror(-ret));
 		goto out_close;
 	}
 	if ((uint64_t)st.st_size > HS_FILE_MAX) {
@@ -880,6 +968,14 @@ int hyper_schedule_load(const char *path, struct hyper_schedule **schedp,
 		hs_errf(&e, "%s: short read", path);
 	} else {
 		ret = hyper_schedule_parse(buf, got, schedp, err, errlen);
+		/* Every message of a load names the file, once. */
+		if (ret && err && errlen) {
+			char *msg = strdup(err);
+
+			if (msg)
+				hs_errf(&e, "%s: %s", path, msg);
+			free(msg);
+		}
 	}
 	free(buf);
 out_close:
@@ -911,6 +1007,8 @@ int hyper_schedule_info(const struct hyper_schedule *s,
 	info->pred_stall_ns = s->pred_stall;
 	info->pred_makespan_ns = s->pred_makespan;
 	info->arena_bytes = s->arena_bytes;
+	info->graph_name = s->graph_name;
+	info->graph_hash = s->graph_hash;
 	return 0;
 }
 

@@ -54,6 +54,8 @@ struct hs_step {
 struct hyper_schedule {
 	int refs;		/* atomic: contexts hold a reference */
 	char *name;
+	char *graph_name;	/* "graph": NULL when absent */
+	char *graph_hash;	/* checked against the content when present */
 	uint32_t version;
 	uint32_t flags;		/* HYPER_SCHED_* */
 	uint64_t budget;

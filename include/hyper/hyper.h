@@ -114,7 +114,10 @@ struct hyper_schedule_info {
 	uint64_t pred_stall_ns;
 	uint64_t pred_makespan_ns;
 	uint64_t arena_bytes;		/* arena libhyper's layout needs, 0: none */
-	uint64_t reserved[7];
+	/* "graph": what it was planned for; NULL when the schedule says not */
+	const char *graph_name;
+	const char *graph_hash;		/* "fnv1a64:" + 16 hex digits, checked */
+	uint64_t reserved[5];
 };
 
 /* struct hyper_tensor_info.flags: what the schedule does with it */

@@ -10,3 +10,11 @@ $(O)/san/selftests/demo/demo_bad_input: selftests/demo/demo_bad_input.sh \
 	chmod +x $@
 
 NATIVE_TESTS	+= $(O)/san/selftests/demo/demo_bad_input
+
+$(O)/san/selftests/demo/demo_report_test: selftests/demo/demo_report_test.sh \
+		$(O)/bin/demo-report
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec %s %s\n' $(abspath $<) $(abspath $(O)) > $@
+	chmod +x $@
+
+NATIVE_TESTS	+= $(O)/san/selftests/demo/demo_report_test

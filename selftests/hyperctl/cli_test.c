@@ -67,6 +67,15 @@ static void put_attr(const char *root, int id, const char *name, const char *val
 	fake_put(root, rel, "%s", val);
 }
 
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
 TEST_F(tree, usage_errors_exit_2)
 {
 	static const char *const bad[][5] = {
@@ -92,8 +101,17 @@ TEST_F(tree, usage_errors_exit_2)
 		EXPECT_EQ(2, r.status) {
 			TH_LOG("case %u (%s %s): %s", i, bad[i][0], bad[i][1], r.err);
 		}
-		EXPECT_NE(NULL, strstr(r.err, "usage: hyperctl")) {
-			TH_LOG("case %u: %s", i, r.err);
+		if (!bad[i][0]) {
+			/* No command at all: the list of commands is the answer. */
+			EXPECT_NE(NULL, strstr(r.err, "usage: hyperctl"));
+		} else {
+			/* One line saying what is wrong and where the help is. */
+			EXPECT_EQ(1, count_lines(r.err)) {
+				TH_LOG("case %u: %s", i, r.err);
+			}
+			EXPECT_NE(NULL, strstr(r.err, "--help)\n")) {
+				TH_LOG("case %u: %s", i, r.err);
+			}
 		}
 		EXPECT_STREQ("", r.out);
 		hctl_free(&r);
@@ -227,7 +245,7 @@ TEST_F(tree, no_devices)
 
 		ASSERT_EQ(0, hctl_runv(&r, args));
 		EXPECT_EQ(1, r.status);
-		EXPECT_NE(NULL, strstr(r.err, "is hyper.ko loaded?")) {
+		EXPECT_NE(NULL, strstr(r.err, "hyper.ko is not loaded (load it with modprobe hyper")) {
 			TH_LOG("%s: %s", args[0], r.err);
 		}
 		hctl_free(&r);
@@ -520,6 +538,43 @@ TEST_F(tree, set_usage_errors_change_nothing)
 	}
 	EXPECT_STREQ("256\n", attr(self->root, 0, "queue_depth", buf));
 	EXPECT_STREQ("2\n", attr(self->root, 0, "workers", buf));
+}
+
+TEST_F(tree, set_bad_value_is_one_line)
+{
+	struct hctl r;
+
+	ASSERT_EQ(0, hctl_run(&r, "set", "hyper0", "workers=abc", NULL));
+	EXPECT_EQ(2, r.status);
+	EXPECT_STREQ("hyperctl: 'workers=abc': want a number with an optional K, M, G or T suffix (see hyperctl set --help)\n",
+		     r.err);
+	EXPECT_STREQ("", r.out);
+	hctl_free(&r);
+}
+
+/* No module: whatever the command, the message says so, with the fix. */
+TEST_F(tree, without_the_module_every_device_error_says_so)
+{
+	static const char *const cmds[][4] = {
+		{ "set", "hyper0", "workers=99999", NULL },
+		{ "status", "hyper0", NULL },
+		{ "stats", "hyper0", NULL },
+		{ "mode", "hyper0", "device", NULL },
+	};
+	char cls[128];
+	struct hctl r;
+
+	snprintf(cls, sizeof(cls), "%s/class", self->root);
+	ASSERT_EQ(0, fake_remove(cls));
+	for (unsigned int i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		ASSERT_EQ(0, hctl_runv(&r, (char *const *)cmds[i]));
+		EXPECT_EQ(1, r.status);
+		EXPECT_STREQ("hyperctl: hyper0: no such device: hyper.ko is not loaded (load it with modprobe hyper, see hyperctl(8))\n",
+			     r.err) {
+			TH_LOG("%s", cmds[i][0]);
+		}
+		hctl_free(&r);
+	}
 }
 
 TEST_F(tree, set_refused_write_is_reported)

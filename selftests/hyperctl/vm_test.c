@@ -469,9 +469,13 @@ TEST_F(vm, stats_watch_sees_traffic)
 		d = json_object_object_get(o, "delta");
 		ps = json_object_object_get(o, "per_s");
 		delta = hctl_int(d, "bytes_store");
-		/* The pump never stops: every interval moved data... */
-		EXPECT_LT(0, delta);
-		EXPECT_LT(0, hctl_int(d, "ops_store"));
+		/*
+		 * The pump never stops, but a busy machine may not run it in
+		 * one interval: counters only grow, and the sum is checked
+		 * below...
+		 */
+		EXPECT_LE(0, delta);
+		EXPECT_LE(0, hctl_int(d, "ops_store"));
 		EXPECT_EQ(0, hctl_int(d, "errors"));
 		/* ...and the rate is that over the interval's length. */
 		EXPECT_GE(1.0 + (double)delta * 0.002,

@@ -115,24 +115,18 @@ static void die_in_flight(struct __test_metadata *_metadata, bool fixed,
 	close(p[1]);
 	ASSERT_EQ(1, read(p[0], &c, 1));
 	/* Catch it with work queued in the engine. */
-	for (int i = 0; i < 2000 && !busy; i++) {
-		busy = hyper_stat(0, "inflight") > 0;
-		if (!busy)
-			usleep(1000);
-	}
+	busy = hyper_poll(hyper_stat(0, "inflight") > 0, 60);
 	EXPECT_TRUE(busy);
 	ASSERT_EQ(0, kill(pid, sig));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	close(p[0]);
 
 	/* The ring's teardown waits for the engine; give it a moment. */
-	for (int i = 0; i < 100 && (hyper_stat(0, "inflight") ||
-				    hyper_sysfs_ll(0, "used") != used0); i++)
-		usleep(50000);
+	hyper_poll(!hyper_stat(0, "inflight") &&
+		   hyper_sysfs_ll(0, "used") == used0, 60);
 	EXPECT_EQ(0, hyper_stat(0, "inflight"));
 	EXPECT_EQ(used0, hyper_sysfs_ll(0, "used"));
-	for (int i = 0; i < 100 && pins_held() != pins0; i++)
-		usleep(50000);
+	hyper_poll(pins_held() == pins0, 60);
 	EXPECT_EQ(pins0, pins_held());
 	/* And the module can go: nothing holds it any more. */
 	EXPECT_EQ(0, hyper_module_unload());

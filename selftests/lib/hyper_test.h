@@ -9,12 +9,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/hyper.h>
@@ -301,5 +303,57 @@ static inline int hyper_iomem_count(const char *name)
 	fclose(f);
 	return n;
 }
+
+/* Bytes in one memory block (the unit of hotplug), or -errno. */
+static inline long long hyper_mem_block_size(void)
+{
+	char buf[32];
+	int ret = hyper_read_file("/sys/devices/system/memory/block_size_bytes",
+				  buf, sizeof(buf));
+
+	return ret ? ret : strtoll(buf, NULL, 16);
+}
+
+/*
+ * The NUMA node of the memory block that holds physical address @phys,
+ * from the block's node link: where a page is, not how much is free.
+ * -ENOENT when no node claims the block.
+ */
+static inline int hyper_phys_node(uint64_t phys)
+{
+	long long bs = hyper_mem_block_size();
+	char path[96];
+
+	if (bs <= 0)
+		return bs ? (int)bs : -EINVAL;
+	for (int node = 0; node < 64; node++) {
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/memory/memory%llu/node%d",
+			 (unsigned long long)(phys / bs), node);
+		if (!access(path, F_OK))
+			return node;
+	}
+	return -ENOENT;
+}
+
+/*
+ * Poll @cond every 10 ms until it holds or @secs seconds have passed, and
+ * say whether it held.  The bound is a safety net, far above what any
+ * machine needs, so that a slow or busy machine only makes a test wait
+ * longer, never fail: tests judge the state, not how soon it came.
+ */
+#define hyper_poll(cond, secs) ({					\
+	struct timespec _t0, _t;					\
+	bool _held;							\
+									\
+	clock_gettime(CLOCK_MONOTONIC, &_t0);				\
+	while (!(_held = (cond))) {					\
+		clock_gettime(CLOCK_MONOTONIC, &_t);			\
+		if (_t.tv_sec - _t0.tv_sec >= (secs))			\
+			break;						\
+		usleep(10000);						\
+	}								\
+	_held;								\
+})
 
 #endif /* HYPER_TEST_H */

@@ -223,4 +223,59 @@ TEST_F(run, refuses_invalid_schedule)
 	EXPECT_EQ(2, run_tool(self, "--compute warp x.json"));
 }
 
+TEST_F(run, kmod_without_the_module_says_how_to_load_it)
+{
+	char path[128], args[256];
+
+	doc_schedule(self, path, sizeof(path));
+	snprintf(args, sizeof(args), "-b kmod --device /nonexistent/hyper0 %s", path);
+	EXPECT_EQ(1, run_tool(self, args));
+	ASSERT_NE(NULL, self->stderr_text);
+	EXPECT_STREQ("hyper-run: hyper_open: /nonexistent/hyper0: No such file or directory: "
+		     "the hyper.ko module is not loaded; load it with \"modprobe hyper\" "
+		     "(after make install) or \"insmod kmod/hyper.ko\" "
+		     "(see Documentation/admin-guide.md), or run with -b shmem\n",
+		     self->stderr_text);
+}
+
+TEST_F(run, missing_schedule_is_named_once)
+{
+	EXPECT_EQ(2, run_tool(self, "/nonexistent/s.json"));
+	ASSERT_NE(NULL, self->stderr_text);
+	EXPECT_STREQ("hyper-run: /nonexistent/s.json: No such file or directory\n",
+		     self->stderr_text);
+}
+
+TEST_F(run, graph_of_refuses_another_graph_and_warns_when_unnamed)
+{
+	char doc[128], other[128], unnamed[128], args[512], want[1024];
+
+	doc_schedule(self, doc, sizeof(doc));
+	write_sched(self, "other.json", "{" HDR
+		    "'graph':{'name':'g','hash':'fnv1a64:2e2b216aeb7fe542'},"
+		    "'tensors':[{'id':'w','bytes':1024,'kind':'weight','home':'pool'}],"
+		    "'steps':[]}", other, sizeof(other));
+	write_sched(self, "unnamed.json", "{" HDR
+		    "'tensors':[{'id':'w','bytes':1024,'kind':'weight','home':'pool'}],"
+		    "'steps':[]}", unnamed, sizeof(unnamed));
+
+	snprintf(args, sizeof(args), "--validate --graph-of %s %s", doc, doc);
+	EXPECT_EQ(0, run_tool(self, args)) TH_LOG("%s", self->stderr_text);
+
+	snprintf(args, sizeof(args), "--validate --graph-of %s %s", doc, other);
+	EXPECT_EQ(2, run_tool(self, args));
+	snprintf(want, sizeof(want),
+		 "hyper-run: %s was planned for another graph: \"g\" (fnv1a64:2e2b216aeb7fe542), "
+		 "not \"toy\" (fnv1a64:53539f36a02f04d9) of %s\n", other, doc);
+	EXPECT_STREQ(want, self->stderr_text);
+
+	snprintf(args, sizeof(args), "--validate --graph-of %s %s", doc, unnamed);
+	EXPECT_EQ(0, run_tool(self, args));
+	snprintf(want, sizeof(want),
+		 "hyper-run: warning: %s does not say which graph it was planned for "
+		 "(no \"graph\": {\"hash\": ...}); cannot check that it is for the graph of %s\n",
+		 unnamed, doc);
+	EXPECT_STREQ(want, self->stderr_text);
+}
+
 HYPER_TEST_MAIN

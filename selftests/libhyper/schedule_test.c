@@ -68,6 +68,9 @@ TEST(doc_example_loads)
 	EXPECT_EQ(info.pred_peak_device_bytes, info.peak_device_bytes);
 	EXPECT_EQ(500000, info.pred_makespan_ns);
 	EXPECT_EQ(500000, info.total_compute_ns);
+	/* The graph it was planned for, its hash checked against the content. */
+	EXPECT_STREQ("toy", info.graph_name);
+	EXPECT_STREQ("fnv1a64:53539f36a02f04d9", info.graph_hash);
 
 	w0 = hyper_schedule_find(s, "w0");
 	kv0 = hyper_schedule_find(s, "kv0");
@@ -260,6 +263,15 @@ FIXTURE_VARIANT(bad) {
 
 #define ONE_W	"'tensors':[" T("w", 1024, "pool") "],"
 
+BAD(graph_not_object, "{" HDR "'graph':'toy'," ONE_W "'steps':[]}", -EBADMSG,
+    "graph: expected an object, got string");
+BAD(graph_unknown_key, "{" HDR "'graph':{'hsah':'x'}," ONE_W "'steps':[]}", -EBADMSG,
+    "graph: unknown key \"hsah\"");
+BAD(graph_hash_format, "{" HDR "'graph':{'hash':'md5:abc'}," ONE_W "'steps':[]}", -EBADMSG,
+    "graph.hash: expected \"fnv1a64:\" and 16 lower-case hex digits, got \"md5:abc\"");
+BAD(graph_hash_mismatch,
+    "{" HDR "'graph':{'name':'g','hash':'fnv1a64:0123456789abcdef'}," ONE_W "'steps':[]}",
+    -EBADMSG, "graph.hash: fnv1a64:0123456789abcdef, but the tensors and steps hash to fnv1a64:2e2b216aeb7fe542: the schedule was changed after planning");
 BAD(empty_input, "", -EBADMSG,
     "malformed JSON: unexpected end of input after 0 bytes");
 BAD(truncated, "{" HDR "'tensors':[", -EBADMSG,

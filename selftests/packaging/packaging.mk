@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Packaging tests, run natively by `make check`: modinfo of the built
-# module, `make install` into a scratch DESTDIR, and a dkms build and
+# module, `make install` (and uninstall) into a scratch DESTDIR, which
+# targets install Debian packages, and a dkms build and
 # install against the Debian headers for $(KVER) in scratch dkms trees.
 # Each is a shell script printing TAP; the wrappers made here give it
 # this build's source, object directory, kernel and version.
@@ -10,6 +11,7 @@ PKGT_BIN	:= $(O)/packaging-tests
 
 $(PKGT_BIN)/modinfo_test: ARGS = $(CURDIR)
 $(PKGT_BIN)/install_test: ARGS = $(CURDIR) $(abspath $(O)) $(KVER)
+$(PKGT_BIN)/deps_test: ARGS = $(CURDIR)
 $(PKGT_BIN)/dkms_test: ARGS = $(CURDIR) $(KVER) $(HYPER_VERSION)
 
 $(PKGT_BIN)/%: $(PKGT_DIR)/%.sh $(PKGT_DIR)/tap.sh $(PKGT_DIR)/packaging.mk
@@ -18,4 +20,4 @@ $(PKGT_BIN)/%: $(PKGT_DIR)/%.sh $(PKGT_DIR)/tap.sh $(PKGT_DIR)/packaging.mk
 	chmod +x $@
 
 NATIVE_TESTS	+= $(PKGT_BIN)/modinfo_test $(PKGT_BIN)/install_test \
-		   $(PKGT_BIN)/dkms_test
+		   $(PKGT_BIN)/dkms_test $(PKGT_BIN)/deps_test

@@ -1,8 +1,15 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Make sure every Debian package in tools/build/packages.txt is installed.
-# As root the missing ones are installed; otherwise the exact apt-get line
-# is printed and the build stops.
+# The Debian packages of tools/build/packages.txt.
+#
+# usage: deps.sh [--check] [build|all]
+#   build   the [build] section: what `make` and `make install` need
+#   all     every section (the default): tests, VM, demo, packaging too
+#   --check install nothing: print the exact apt-get line for what is
+#           missing and exit 1.  Without it, missing packages are installed
+#           as root; as another user the line is printed and it exits 1.
+# `make` and `make install` check; `make deps`, `make check` and `make
+# demo` (the README's commands on a fresh machine) install.
 #
 # A line "kernel:SERIES FLAVOUR" (kernel:6.12 amd64) stands for the image
 # and headers of one kernel of that series, linux-image-6.12.N+deb12-amd64
@@ -10,7 +17,16 @@
 # the newest N the archive has for both, found with apt-cache when
 # installing, so that the list keeps working when Debian bumps N.
 set -eu
-list="$(dirname "$0")/packages.txt"
+# HYPER_PACKAGES: another list, for the tests of this script.
+list=${HYPER_PACKAGES:-$(dirname "$0")/packages.txt}
+install=1 group=all
+for a in "$@"; do
+	case $a in
+	--check) install= ;;
+	build|all) group=$a ;;
+	*) echo "usage: deps.sh [--check] [build|all]" >&2; exit 2 ;;
+	esac
+done
 
 installed() {
 	dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q ' installed$'
@@ -37,9 +53,15 @@ kernel_versions() {
 	done
 }
 
+# Entries of the wanted sections; "[name]" lines start a section, and a
+# kernel line becomes one word, kernel:SERIES:FLAVOUR.
+wanted=$(sed -e 's/#.*//' "$list" | awk -v g="$group" '
+	/^\[.*\]$/ { sec = substr($0, 2, length($0) - 2); next }
+	NF && (g == "all" || sec == g) {
+		if ($1 ~ /^kernel:/) print $1 ":" $2; else print $1
+	}')
 missing=
-# shellcheck disable=SC2013
-for p in $(sed -e 's/#.*//' -e 's/^kernel:\([^ ]*\) \+\([^ ]*\)/kernel:\1:\2/' "$list"); do
+for p in $wanted; do
 	case $p in
 	kernel:*)
 		series=$(echo "$p" | cut -d: -f2)
@@ -59,9 +81,12 @@ for p in $(sed -e 's/#.*//' -e 's/^kernel:\([^ ]*\) \+\([^ ]*\)/kernel:\1:\2/' "
 	esac
 done
 [ -z "$missing" ] && exit 0
-if [ "$(id -u)" -ne 0 ]; then
+sudo=
+[ "$(id -u)" -eq 0 ] || sudo="sudo "
+if [ -z "$install" ] || [ -n "$sudo" ]; then
 	echo "hyperoffload: missing Debian packages; install them with:" >&2
-	echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends$missing" >&2
+	echo "  ${sudo}apt-get update && ${sudo}apt-get install -y --no-install-recommends$missing" >&2
+	[ -n "$install" ] || echo "  (or run make deps, which does it)" >&2
 	exit 1
 fi
 echo "hyperoffload: installing$missing" >&2

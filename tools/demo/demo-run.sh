@@ -7,7 +7,10 @@
 # planned, three times each, interleaved.  The median run of each is kept
 # as baseline-run.json / planned-run.json with its timeline.
 #
-# usage: demo-run.sh OUTDIR full|smoke kmod|shmem
+# usage: demo-run.sh OUTDIR full|smoke kmod|shmem|preflight
+# preflight: only plan (on the planner's default profile) and check the
+# budget and the schedule against the model, where the run is not: what
+# demo.sh does on the host before it boots the VM.
 # env:   HYPER_PLAN, HYPER_RUN  the binaries (default: found on PATH)
 #        HYPER_DEMO_BUDGET      plan under this device budget (hyper-plan
 #                               --budget syntax) instead of half the peak
@@ -30,28 +33,49 @@ esac
 model="-m llama2-7b --scale 8 --layers $layers --dtype fp32 --seq $seq --decode $decode"
 mkdir -p "$out" || die "cannot create $out"
 
-say "measuring this machine for the planner"
-"$plan" --measure-profile -o "$out/profile.json" > "$out/profile.txt" 2>&1 ||
-	die "measuring the machine failed: $(tail -n 1 "$out/profile.txt")"
-cat "$out/profile.txt" >&2
+# The planner's own error line, not the usage it may print after it.
+plan_err() { grep -m 1 '^hyper-plan: ' "$1" | sed 's/^hyper-plan: //' || tail -n 1 "$1"; }
+
+if [ "$backend" = preflight ]; then
+	profile=
+else
+	say "measuring this machine for the planner"
+	"$plan" --measure-profile -o "$out/profile.json" > "$out/profile.txt" 2>&1 ||
+		die "measuring the machine failed: $(tail -n 1 "$out/profile.txt")"
+	cat "$out/profile.txt" >&2
+	profile="--profile-file $out/profile.json"
+fi
 # shellcheck disable=SC2086
-"$plan" $model --profile-file "$out/profile.json" --policy none \
+"$plan" $model $profile --policy none \
 	-o "$out/baseline.json" > "$out/plan-baseline.txt" 2>&1 ||
-	die "planning the baseline failed: $(tail -n 1 "$out/plan-baseline.txt")"
+	die "planning the baseline failed: $(plan_err "$out/plan-baseline.txt")"
 peak=$("$run" --validate "$out/baseline.json" | sed -n 's/.* peak \([0-9]*\) bytes.*/\1/p')
 [ -n "$peak" ] || die "the baseline schedule has no peak"
 budget=${HYPER_DEMO_BUDGET:-$((peak / 2))}
 say "planning: $model, unplanned peak $peak bytes, budget $budget"
 # shellcheck disable=SC2086
-"$plan" $model --profile-file "$out/profile.json" --budget "$budget" \
+"$plan" $model $profile --budget "$budget" \
 	--compare -o "$out/planned.json" > "$out/plan.txt" 2>&1 ||
-	die "planning failed: $(tail -n 1 "$out/plan.txt")"
-cat "$out/plan.txt" >&2
+	die "${HYPER_DEMO_BUDGET:+BUDGET=$HYPER_DEMO_BUDGET: }$(plan_err "$out/plan.txt")"
+[ "$backend" = preflight ] || cat "$out/plan.txt" >&2
 if [ -n "${HYPER_DEMO_SCHEDULE:-}" ]; then
+	# It must be a schedule of this model's graph, which hyper-plan names
+	# ("graph": {"hash": ...}, Documentation/schedule-format.md).
+	graph() { "$run" --validate "$1" 2> /dev/null | sed -n 's/.*, graph \(.*\)$/\1/p'; }
+	sched=$(basename "$HYPER_DEMO_SCHEDULE")
+	mine=$(graph "$out/baseline.json") theirs=$(graph "$HYPER_DEMO_SCHEDULE")
+	[ -n "$theirs" ] || die "SCHEDULE=$sched: $("$run" --validate "$HYPER_DEMO_SCHEDULE" 2>&1 | tail -n 1 | sed 's/^hyper-run: //')"
+	if [ "$theirs" = "not named" ]; then
+		say "warning: SCHEDULE=$sched does not say which graph it was planned for; cannot check that it is for the demo's model ($mine)"
+	elif [ "$theirs" != "$mine" ]; then
+		die "SCHEDULE=$sched was planned for another graph ($theirs), not for the demo's model ($mine); make one with: hyper-plan $model -o FILE"
+	fi
+	[ "$backend" = preflight ] && exit 0
 	say "running $HYPER_DEMO_SCHEDULE instead of the plan"
 	cp "$HYPER_DEMO_SCHEDULE" "$out/planned.json" ||
 		die "cannot read $HYPER_DEMO_SCHEDULE"
 fi
+[ "$backend" = preflight ] && exit 0
 
 wall() { sed -n 's/.*"wall_ns": *\([0-9]*\).*/\1/p' "$1"; }
 

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # make demo [BACKEND=kmod|shmem] [BUDGET=SIZE] [SCHEDULE=FILE]: the whole
-# system end to end (tools/demo/demo.sh); make demo-smoke: its short form,
-# with the targets checked, which `make check` runs too.
+# system end to end (tools/demo/demo.sh), correctness and timing targets
+# judged; make demo-smoke: its short form, correctness judged and timing
+# only reported, which `make check` runs too.
 
 BACKEND		?= kmod
 DEMO_OUT	:= $(O)/demo
@@ -15,7 +16,13 @@ $(DEMO_REPORT): $(O)/obj/tools/demo/demo_report.o
 
 EXTRA_VM_SUITES	+= tools/demo/demo.suite
 VM_BINS		+= $(DEMO_VM_RUN) $(O)/bin/hyper-plan tools/demo/demo-run.sh
-# A SCHEDULE given to make demo travels to the VM with the tests.
+# A SCHEDULE given to make demo travels to the VM with the tests; one
+# that does not exist stops make here, with one line, before any build.
+ifneq ($(SCHEDULE),)
+ifeq ($(wildcard $(SCHEDULE)),)
+$(error SCHEDULE=$(SCHEDULE): no such file; give the path of a schedule that hyper-plan wrote)
+endif
+endif
 VM_TESTS	+= $(SCHEDULE)
 
 DEMO_ENV	= O=$(O) VMLINUZ=$(VMLINUZ) VM_INITRD=$(VM_INITRD) \
@@ -27,15 +34,15 @@ demo: $(DEMO_DEPS)
 	@$(DEMO_ENV) tools/demo/demo.sh $(BACKEND) full $(DEMO_OUT)
 
 demo-smoke: $(DEMO_DEPS)
-	@$(DEMO_ENV) tools/demo/demo.sh $(BACKEND) smoke $(O)/demo-smoke --check
+	@$(DEMO_ENV) tools/demo/demo.sh $(BACKEND) smoke $(O)/demo-smoke
 
-# In `make check`: the smoke demo as one more block of results, its
-# targets counted as test cases.
+# In `make check`: the smoke demo as one more block of results, each
+# judged item counted as a test case.
 .PHONY: check-demo-smoke
 check-demo-smoke: $(DEMO_DEPS)
 	@echo "== demo-smoke ($(BACKEND))"
 	@{ echo "HYPER-TEST-BEGIN demo-smoke"; \
-	   $(DEMO_ENV) tools/demo/demo.sh $(BACKEND) smoke $(O)/demo-smoke --check 2>&1; \
+	   $(DEMO_ENV) tools/demo/demo.sh $(BACKEND) smoke $(O)/demo-smoke 2>&1; \
 	   echo "HYPER-TEST-END demo-smoke status=$$?"; } > $(O)/results/demo-smoke.log
 	@awk -f selftests/totals.awk $(O)/results/demo-smoke.log | sed '$$d'
 

@@ -2,14 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 # make demo / make demo-smoke: the whole system end to end.
 #
-# usage: demo.sh kmod|shmem full|smoke OUTDIR [--check]
+# usage: demo.sh kmod|shmem full|smoke OUTDIR
 # env (from make): O, VMLINUZ, VM_INITRD, and optionally
 #   BUDGET    plan under this device budget (hyper-plan --budget syntax)
 #   SCHEDULE  run this schedule instead of the plan
-# Prints one line saying what is wrong and exits 1 on any failure; the VM
-# is always killed on the way out.
+# Both sizes judge correctness: every tensor checked at every use, a valid
+# schedule, the planned peak at most 70% of the baseline's.  The full demo
+# (make demo) also judges its timing targets; the smoke demo (make
+# demo-smoke, make check) reports the timing without judging it, since a
+# busy machine moves it.  The last line is the verdict, and the exit
+# status agrees with it: 0 for "ok", 1 for anything else.  The VM is
+# always killed on the way out.
 set -u
-backend=$1 size=$2 out=$3 check=${4:-}
+backend=$1 size=$2 out=$3
 bin=${O:-build}/bin
 say() { echo "$*"; }
 fail() { echo "make demo: $*" >&2; exit 1; }
@@ -35,12 +40,24 @@ hyperoffload demo ($size)
   compute:  OpenBLAS SGEMM of every layer's shapes on ONE thread, so that the
             other CPU carries the transfer engine, as a DMA engine would on
             real hardware; every tensor is checked at every use
+  judged:   every tensor checked at every use, the schedule valid, the
+            planned peak <= 70% of the baseline's$( [ "$size" = smoke ] || echo ",
+            wall time and predicted stall against their targets")
+  reported: $( [ "$size" = smoke ] && echo "wall time and stall, not judged: a busy machine moves them" || echo "the figures in the tables")
 TXT
 
 case $backend in
 kmod)
 	say "  backend:  kmod: hyper.ko in a QEMU (TCG) VM, the pool a memmap window"
 	say "            on CPU-less node 1; booting $(basename "$VMLINUZ")"
+	# What can be checked on the host is, before a VM boots for it: the
+	# budget and a SCHEDULE against the demo's model.
+	HYPER_PLAN=$bin/hyper-plan HYPER_RUN=$bin/hyper-run \
+	HYPER_DEMO_BUDGET=${BUDGET:-} HYPER_DEMO_SCHEDULE=${SCHEDULE:-} \
+		tools/demo/demo-run.sh "$out/preflight" "$size" preflight \
+		2> "$out/preflight.log" ||
+		fail "$(tail -n 1 "$out/preflight.log" | sed 's/^demo: //')"
+	grep '^demo: warning: ' "$out/preflight.log" | sed 's/^demo: /  /'
 	[ -r "$VMLINUZ" ] || fail "no VM kernel $VMLINUZ; install linux-image-amd64"
 	[ -r "$VM_INITRD" ] || fail "no VM initramfs $VM_INITRD; run make first"
 	append="HYPER_DEMO_SIZE=$size"
@@ -88,9 +105,11 @@ esac
 	--timeline "$out/planned-timeline.json" --plot "$out/memory.svg" \
 	--trace "$out/trace.json" || fail "drawing the runs failed"
 echo
-# The VM's wall-time target is 5%, the host's 2% (issue targets).
+# The VM's wall-time target is 5%, the host's 2% (issue targets); judged
+# by the full demo only.
 [ "$backend" = kmod ] && wall=5 || wall=2
-"$bin/demo-report" $check --max-wall "$wall" --max-peak 70 \
+[ "$size" = smoke ] && timing= || timing=--timing-targets
+"$bin/demo-report" $timing --max-wall "$wall" --max-peak 70 \
 	--json "$out/summary.json" "$out/baseline-run.json" \
 	"$out/planned-run.json"
 rc=$?
@@ -98,4 +117,5 @@ echo
 echo "memory over time (SVG):   $out/memory.svg"
 echo "Chrome trace (Perfetto):  $out/trace.json"
 echo "reports and schedules:    $out/"
-[ $rc -eq 0 ] || fail "targets missed (see above)"
+[ $rc -eq 0 ] || fail "not ok: judged items missed (the \"not ok\" lines above)"
+echo "make demo: ok: everything judged was met$( [ -z "$timing" ] && echo "; timing reported, not judged")"

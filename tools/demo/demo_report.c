@@ -2,12 +2,20 @@
 /*
  * demo-report: the demo's comparison table, from hyper-run's reports of
  * the baseline run (every tensor resident) and of the planned run, and
- * the check of the demo's targets.
+ * the verdict.
  *
- * usage: demo-report [--check] [--max-wall PCT] [--max-peak PCT]
+ * What is judged always: both runs checked every tensor at every use, the
+ * schedule is one libhyper validated, and the planned peak is at most
+ * --max-peak percent of the baseline's.  Those hold on any machine, busy
+ * or not.  The timing (wall time against the baseline, the stall against
+ * the prediction) depends on the machine's load: it is judged only with
+ * --timing-targets (make demo), and otherwise reported without a verdict
+ * (make demo-smoke, and so make check).
+ *
+ * usage: demo-report [--timing-targets] [--max-wall PCT] [--max-peak PCT]
  *                    [--json FILE] BASELINE.json PLANNED.json
- * exit status: 0, 1 a target missed (with --check) or a run failed,
- * 2 bad usage or unreadable reports
+ * exit status: 0 everything judged was met, 1 something judged was not
+ * (or a run failed), 2 bad usage or unreadable reports
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,8 +31,9 @@ struct run {
 	const char *backend;
 	bool ok;
 	double wall, stall, pre, sto, arena, held, resident;
-	double p_peak, p_stall, p_span;
+	double p_peak, p_stall, p_span, valid_peak;
 	double compute, gflop;
+	double uses_checked, uses_scheduled, stride;
 };
 
 static double num(json_object *o, const char *path)
@@ -72,6 +81,10 @@ static int load(const char *path, struct run *r)
 	r->p_span = num(r->root, "predicted.makespan_ns");
 	r->compute = num(r->root, "compute_ns");
 	r->gflop = num(r->root, "gemm.gflop");
+	r->uses_checked = num(r->root, "checks.uses_checked");
+	r->uses_scheduled = num(r->root, "checks.uses_scheduled");
+	r->stride = num(r->root, "checks.stride_words");
+	r->valid_peak = num(r->root, "validated_peak_bytes");
 	if (!r->ok) {
 		fprintf(stderr, "demo-report: %s: the run failed: %s\n", path,
 			json_object_object_get_ex(r->root, "error", &v) ?
@@ -96,8 +109,11 @@ static const char *ms(char *buf, double ns)
 	return buf;
 }
 
-/* TAP lines, so that `make check` counts the demo's targets as tests. */
-static bool target(const char *what, bool met, const char *how)
+/*
+ * A judged item as a TAP line, so that `make check` counts each as a test
+ * case; what is only reported is a TAP comment, which counts as nothing.
+ */
+static bool judged(const char *what, bool met, const char *how)
 {
 	static int n;
 
@@ -105,10 +121,21 @@ static bool target(const char *what, bool met, const char *how)
 	return met;
 }
 
+static bool every_use(const char *name, const struct run *r)
+{
+	char how[160];
+
+	snprintf(how, sizeof(how), "%.0f of %.0f uses, %s", r->uses_checked,
+		 r->uses_scheduled, r->stride == 1 ? "every word" :
+		 "sampled words only");
+	return judged(name, r->uses_scheduled > 0 && r->stride == 1 &&
+		      r->uses_checked == r->uses_scheduled, how);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "check", no_argument, NULL, 'c' },
+		{ "timing-targets", no_argument, NULL, 't' },
 		{ "max-wall", required_argument, NULL, 'w' },
 		{ "max-peak", required_argument, NULL, 'p' },
 		{ "json", required_argument, NULL, 'j' },
@@ -118,12 +145,12 @@ int main(int argc, char **argv)
 	char a[32], b[32], c[32], d[32], how[160];
 	const char *json = NULL;
 	struct run base, plan;
-	bool check = false, ok = true;
+	bool timing = false, ok = true, stall_ok, wall_ok;
 	int o, ret;
 
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (o) {
-		case 'c': check = true; break;
+		case 't': timing = true; break;
 		case 'w': max_wall = atof(optarg); break;
 		case 'p': max_peak = atof(optarg); break;
 		case 'j': json = optarg; break;
@@ -132,7 +159,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 2) {
-		fprintf(stderr, "usage: demo-report [--check] [--max-wall PCT] [--max-peak PCT] [--json FILE] BASELINE.json PLANNED.json\n");
+		fprintf(stderr, "usage: demo-report [--timing-targets] [--max-wall PCT] [--max-peak PCT] [--json FILE] BASELINE.json PLANNED.json\n");
 		return 2;
 	}
 	ret = load(argv[optind], &base);
@@ -168,13 +195,24 @@ int main(int argc, char **argv)
 	       "registered arena each run needed: libhyper's layout of the schedule.\n"
 	       "The makespan prediction counts the modelled compute, %s; the\n"
 	       "measured wall time also the runner's checks of every tensor at every\n"
-	       "use.)\n\ntargets:\n", ms(a, plan.compute));
-	snprintf(how, sizeof(how), "%.0f%% <= %.0f%%", peak_pct, max_peak);
-	ok &= target("planned peak device-buffer bytes vs baseline", peak_pct <= max_peak, how);
-	snprintf(how, sizeof(how), "%+.2f%% within %.0f%%", wall_pct, max_wall);
-	ok &= target("wall time vs baseline", wall_pct <= max_wall, how);
+	       "use.)\n\n", ms(a, plan.compute));
+
+	printf("judged (decides the exit status):\n");
+	ok &= every_use("baseline run: every tensor checked at every use", &base);
+	ok &= every_use("planned run: every tensor checked at every use", &plan);
+	snprintf(how, sizeof(how), "libhyper replayed it, peak %s",
+		 mib(a, plan.valid_peak));
+	ok &= judged("planned schedule is valid", plan.valid_peak > 0, how);
+	snprintf(how, sizeof(how), "%.0f%% of the baseline's (limit %.0f%%)",
+		 peak_pct, max_peak);
+	ok &= judged("planned peak device-buffer bytes vs baseline",
+		     peak_pct <= max_peak, how);
+
+	wall_ok = wall_pct <= max_wall;
+	snprintf(d, sizeof(d), "%+.2f%% (target: within %.0f%%)", wall_pct, max_wall);
 	lo_s = plan.p_stall < plan.stall ? plan.p_stall : plan.stall;
 	hi_s = plan.p_stall < plan.stall ? plan.stall : plan.p_stall;
+	stall_ok = hi_s <= 2 * lo_s || hi_s <= 0.01 * plan.wall;
 	if (hi_s <= 2 * lo_s)
 		snprintf(how, sizeof(how), "%s predicted, %s measured: within 2x",
 			 ms(a, plan.p_stall), ms(b, plan.stall));
@@ -182,10 +220,16 @@ int main(int argc, char **argv)
 		snprintf(how, sizeof(how), "%s predicted, %s measured: both under 1%% of the run, noise rather than model",
 			 ms(a, plan.p_stall), ms(b, plan.stall));
 	else
-		snprintf(how, sizeof(how), "%s predicted, %s measured: the profile's link or compute rate is off for this run",
+		snprintf(how, sizeof(how), "%s predicted, %s measured: not within 2x; the profile's link or compute rate is off for this run",
 			 ms(a, plan.p_stall), ms(b, plan.stall));
-	ok &= target("predicted stall vs measured", hi_s <= 2 * lo_s ||
-		     hi_s <= 0.01 * plan.wall, how);
+	if (timing) {
+		ok &= judged("wall time vs baseline", wall_ok, d);
+		ok &= judged("predicted stall vs measured", stall_ok, how);
+	} else {
+		printf("reported, not judged (timing depends on the machine's load; make demo judges it):\n");
+		printf("# wall time vs baseline: %s\n", d);
+		printf("# predicted stall vs measured: %s\n", how);
+	}
 
 	if (json) {
 		json_object *s = json_object_new_object();
@@ -201,12 +245,15 @@ int main(int argc, char **argv)
 		json_object_object_add(s, "predicted_stall_ns", json_object_new_double(plan.p_stall));
 		json_object_object_add(s, "bytes_prefetched", json_object_new_double(plan.pre));
 		json_object_object_add(s, "bytes_stored", json_object_new_double(plan.sto));
-		json_object_object_add(s, "targets_met", json_object_new_boolean(ok));
+		json_object_object_add(s, "timing_judged", json_object_new_boolean(timing));
+		json_object_object_add(s, "wall_target_met", json_object_new_boolean(wall_ok));
+		json_object_object_add(s, "stall_target_met", json_object_new_boolean(stall_ok));
+		json_object_object_add(s, "judged_met", json_object_new_boolean(ok));
 		if (json_object_to_file_ext(json, s, JSON_C_TO_STRING_PRETTY))
 			fprintf(stderr, "demo-report: %s: cannot write\n", json);
 		json_object_put(s);
 	}
 	json_object_put(base.root);
 	json_object_put(plan.root);
-	return check && !ok ? 1 : 0;
+	return ok ? 0 : 1;
 }

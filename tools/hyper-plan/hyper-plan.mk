@@ -21,9 +21,16 @@ $(HP_SAN_BIN): $(HP_SAN_OBJS) $(HPL_SAN_A) $(LIBHYPER_SAN_A)
 
 USERSPACE += $(HP_BIN)
 
-.PHONY: install-hyper-plan
+.PHONY: install-hyper-plan uninstall-hyper-plan
 install-hyper-plan: $(HP_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0755 $(HP_BIN) $(DESTDIR)$(PREFIX)/bin/hyper-plan
+	tools/build/install-elf.sh install 0755 $(HP_BIN) \
+		$(DESTDIR)$(PREFIX)/bin/hyper-plan $(DESTDIR)$(DEBUGDIR)
 	install -m 0644 $(HP_DIR)/hyper-plan.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 INSTALL_TARGETS += install-hyper-plan
+
+uninstall-hyper-plan:
+	tools/build/install-elf.sh uninstall $(DESTDIR)$(PREFIX)/bin/hyper-plan \
+		$(DESTDIR)$(DEBUGDIR)
+	rm -f $(DESTDIR)$(PREFIX)/share/man/man1/hyper-plan.1
+UNINSTALL_TARGETS += uninstall-hyper-plan

@@ -26,6 +26,7 @@ struct run_opts {
 	const char *name;		/* the run's name in reports */
 	bool quiet;
 	bool validate;			/* load and validate only */
+	const char *graph_of;		/* a schedule whose graph this one must be for */
 };
 
 /* Scratch matrices and counters of the "gemm" compute mode. */

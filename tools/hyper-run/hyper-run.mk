@@ -26,10 +26,17 @@ $(O)/vm/bin/hyper-run: $(HRUN_OBJS) $(LIBHYPER_A)
 
 USERSPACE	+= $(O)/bin/hyper-run
 
-.PHONY: install-hyper-run
+.PHONY: install-hyper-run uninstall-hyper-run
 install-hyper-run: $(O)/bin/hyper-run
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0755 $(O)/bin/hyper-run $(DESTDIR)$(PREFIX)/bin/
+	tools/build/install-elf.sh install 0755 $(O)/bin/hyper-run \
+		$(DESTDIR)$(PREFIX)/bin/hyper-run $(DESTDIR)$(DEBUGDIR)
 	install -m 0644 tools/hyper-run/hyper-run.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
+uninstall-hyper-run:
+	tools/build/install-elf.sh uninstall $(DESTDIR)$(PREFIX)/bin/hyper-run \
+		$(DESTDIR)$(DEBUGDIR)
+	rm -f $(DESTDIR)$(PREFIX)/share/man/man1/hyper-run.1
+
 INSTALL_TARGETS	+= install-hyper-run
+UNINSTALL_TARGETS += uninstall-hyper-run

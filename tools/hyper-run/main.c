@@ -213,6 +213,10 @@ static int setup(struct runner *rn)
 	int ret;
 
 	ret = hyper_open(&rn->ctx, &o->open);
+	if (ret == -ENOENT && o->open.backend != HYPER_BACKEND_SHMEM)
+		return fail(rn, "hyper_open: %s: %s: the hyper.ko module is not loaded; load it with \"modprobe hyper\" (after make install) or \"insmod kmod/hyper.ko\" (see Documentation/admin-guide.md), or run with -b shmem",
+			    o->open.device ? o->open.device : "/dev/hyper0",
+			    hyper_strerror(ret));
 	if (ret)
 		return fail(rn, "hyper_open: %s", hyper_strerror(ret));
 	rn->r.device_bytes = o->device_bytes;
@@ -333,6 +337,8 @@ static void usage(FILE *f)
 "      --timeline FILE               write the run's timeline (hyper-plan --timeline draws it)\n"
 "      --name NAME                   the run's name in the report and timeline\n"
 "      --validate                    only load and validate the schedule, and say so\n"
+"      --graph-of OTHER.json         refuse the schedule unless it was planned for the\n"
+"                                    same graph as OTHER.json; warn if either cannot say\n"
 "  -q, --quiet                       no summary on stderr\n"
 "exit status: 0 ok, 1 the run failed (data or runtime error), 2 usage or schedule error\n");
 }
@@ -356,6 +362,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		{ "timeline", required_argument, NULL, 'T' },
 		{ "name", required_argument, NULL, 'M' },
 		{ "validate", no_argument, NULL, 'A' },
+		{ "graph-of", required_argument, NULL, 'G' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -449,6 +456,9 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		case 'A':
 			o->validate = true;
 			break;
+		case 'G':
+			o->graph_of = optarg;
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -469,6 +479,39 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 	return 0;
 }
 
+/*
+ * --graph-of: was this schedule planned for OTHER's graph?  Refused when
+ * both name their graph and the hashes differ; a warning when either does
+ * not name it, since then nothing can tell.
+ */
+static bool same_graph(const struct run_opts *o,
+		       const struct hyper_schedule_info *mine)
+{
+	struct hyper_schedule_info theirs;
+	struct hyper_schedule *other;
+	char err[512];
+	bool same = true;
+
+	if (hyper_schedule_load(o->graph_of, &other, err, sizeof(err))) {
+		fprintf(stderr, "hyper-run: --graph-of %s\n", err);
+		return false;
+	}
+	hyper_schedule_info(other, &theirs);
+	if (!mine->graph_hash || !theirs.graph_hash) {
+		fprintf(stderr, "hyper-run: warning: %s does not say which graph it was planned for (no \"graph\": {\"hash\": ...}); cannot check that it is for the graph of %s\n",
+			mine->graph_hash ? o->graph_of : o->schedule,
+			mine->graph_hash ? o->schedule : o->graph_of);
+	} else if (strcmp(mine->graph_hash, theirs.graph_hash)) {
+		fprintf(stderr, "hyper-run: %s was planned for another graph: \"%s\" (%s), not \"%s\" (%s) of %s\n",
+			o->schedule, mine->graph_name ? mine->graph_name : "",
+			mine->graph_hash, theirs.graph_name ? theirs.graph_name : "",
+			theirs.graph_hash, o->graph_of);
+		same = false;
+	}
+	hyper_schedule_free(other);
+	return same;
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const names[] = { "default", "kmod", "shmem" };
@@ -483,15 +526,21 @@ int main(int argc, char **argv)
 	rn.r.ok = true;
 	ret = hyper_schedule_load(o.schedule, &rn.s, err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "hyper-run: %s: %s\n", o.schedule, err);
+		/* libhyper's message names the file already. */
+		fprintf(stderr, "hyper-run: %s\n", err);
 		return EXIT_USAGE;
 	}
 	hyper_schedule_info(rn.s, &rn.info);
+	if (o.graph_of && !same_graph(&o, &rn.info)) {
+		hyper_schedule_free(rn.s);
+		return EXIT_USAGE;
+	}
 	if (o.validate) {
-		printf("%s: valid: %u tensors, %u steps, peak %llu bytes, arena %llu bytes\n",
+		printf("%s: valid: %u tensors, %u steps, peak %llu bytes, arena %llu bytes, graph %s\n",
 		       o.schedule, rn.info.nr_tensors, rn.info.nr_steps,
 		       (unsigned long long)rn.info.peak_device_bytes,
-		       (unsigned long long)rn.info.arena_bytes);
+		       (unsigned long long)rn.info.arena_bytes,
+		       rn.info.graph_hash ? rn.info.graph_hash : "not named");
 		hyper_schedule_free(rn.s);
 		return 0;
 	}

@@ -13,6 +13,23 @@ static void add_u64(struct json_object *o, const char *k, uint64_t v)
 	json_object_object_add(o, k, json_object_new_uint64(v));
 }
 
+/*
+ * Tensor uses the schedule has in all iterations: what uses_checked must
+ * reach for "every tensor checked at every use" to hold.
+ */
+static uint64_t uses_scheduled(const struct hyper_schedule *s,
+			       const struct hyper_schedule_info *info,
+			       unsigned int iterations)
+{
+	struct hyper_step_info si;
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < info->nr_steps; i++)
+		if (!hyper_schedule_step(s, i, &si))
+			n += si.nr_uses;
+	return n * iterations;
+}
+
 int write_report(const struct run_opts *o, const struct hyper_schedule *s,
 		 const char *backend, const struct run_result *r)
 {
@@ -34,6 +51,9 @@ int write_report(const struct run_opts *o, const struct hyper_schedule *s,
 		json_object_object_add(root, "error", json_object_new_string(r->error));
 	if (s && !hyper_schedule_info(s, &info)) {
 		json_object_object_add(root, "name", json_object_new_string(info.name));
+		if (info.graph_hash)
+			json_object_object_add(root, "graph_hash",
+					       json_object_new_string(info.graph_hash));
 		add_u64(root, "validated_peak_bytes", info.peak_device_bytes);
 		if (info.arena_bytes)
 			add_u64(root, "layout_arena_bytes", info.arena_bytes);
@@ -73,6 +93,8 @@ int write_report(const struct run_opts *o, const struct hyper_schedule *s,
 	}
 	x = json_object_new_object();
 	add_u64(x, "uses_checked", r->checks);
+	if (s && !hyper_schedule_info(s, &info))
+		add_u64(x, "uses_scheduled", uses_scheduled(s, &info, o->iterations));
 	add_u64(x, "bytes_checked", r->bytes_checked);
 	add_u64(x, "stride_words", o->verify_stride);
 	json_object_object_add(root, "checks", x);

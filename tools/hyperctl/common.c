@@ -103,17 +103,44 @@ void hc_err(const char *dev, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/*
+ * A usage error: one line saying what is wrong and where the help is, not
+ * the whole help text, which would bury that line.
+ */
 int hc_usage(const struct hc_cmd_spec *spec, const char *fmt, ...)
 {
+	static const char pre[] = "usage: hyperctl ";
+	const char *cmd = spec->usage;
+	size_t len = 0;
 	va_list ap;
 
+	if (!strncmp(cmd, pre, strlen(pre))) {
+		cmd += strlen(pre);
+		len = strcspn(cmd, " \n");
+	}
 	fputs("hyperctl: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	fputs(spec->usage, stderr);
+	fprintf(stderr, " (see hyperctl %.*s%s--help)\n", (int)len, cmd,
+		len ? " " : "");
 	return HC_EXIT_USAGE;
+}
+
+/*
+ * DEV is not there: when no device is, the module is not loaded, and
+ * that is what to say, whatever the command was about to do.
+ */
+static void no_such_device(const char *sel)
+{
+	struct hc_devlist all;
+
+	if (!hc_devs_select(NULL, &all) && all.nr) {
+		hc_err(sel, "no such device");
+		hc_devs_free(&all);
+		return;
+	}
+	hc_err(sel, "no such device: hyper.ko is not loaded (load it with modprobe hyper, see hyperctl(8))");
 }
 
 /*
@@ -131,14 +158,14 @@ int hc_select_or_fail(const char *sel, struct hc_devlist *list, bool need_one)
 		hc_err(NULL, "'%s' is not a device: want hyperN, N or all", sel);
 		return HC_EXIT_USAGE;
 	case -ENODEV:
-		hc_err(sel, "no such device");
+		no_such_device(sel);
 		return HC_EXIT_FAIL;
 	default:
 		hc_err(NULL, "%s/class/hyper: %s", hc_sysfs_root(), strerror(-ret));
 		return HC_EXIT_FAIL;
 	}
 	if (need_one && !list->nr) {
-		hc_err(NULL, "no hyper devices in %s/class/hyper (is hyper.ko loaded?)",
+		hc_err(NULL, "no hyper devices in %s/class/hyper: hyper.ko is not loaded (load it with modprobe hyper, see hyperctl(8))",
 		       hc_sysfs_root());
 		return HC_EXIT_FAIL;
 	}

@@ -4,16 +4,15 @@
 # the test VM and to $(PREFIX)/sbin on install; a sanitized one is what the
 # native tests run against fake sysfs trees.
 
-# The release's version: hyperctl --version, and the dkms package's.
-HYPER_VERSION	?= $(LIBHYPER_VERSION)
-
 HCTL_SRCS	:= $(sort $(wildcard tools/hyperctl/*.c))
 HCTL_OBJS	:= $(HCTL_SRCS:%.c=$(O)/obj/%.o)
 HCTL_SAN_OBJS	:= $(HCTL_SRCS:%.c=$(O)/san/%.o)
 HCTL_LIBS	:= -ljson-c -lm
 
+# hyperctl --version: the release's (VERSION, read by the Makefile).
 $(O)/obj/tools/hyperctl/main.o $(O)/san/tools/hyperctl/main.o: \
 	ALL_CFLAGS += -DHYPERCTL_VERSION='"$(HYPER_VERSION)"'
+$(O)/obj/tools/hyperctl/main.o $(O)/san/tools/hyperctl/main.o: VERSION
 
 $(O)/bin/hyperctl: $(HCTL_OBJS) $(UTIL_OBJS)
 	@mkdir -p $(@D)
@@ -26,10 +25,17 @@ $(O)/san/bin/hyperctl: $(HCTL_SAN_OBJS) $(UTIL_SAN_OBJS)
 USERSPACE	+= $(O)/bin/hyperctl
 VM_BINS		+= $(O)/bin/hyperctl
 
-.PHONY: install-hyperctl
+.PHONY: install-hyperctl uninstall-hyperctl
 install-hyperctl: $(O)/bin/hyperctl
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/man/man8
-	install -m 0755 $(O)/bin/hyperctl $(DESTDIR)$(PREFIX)/sbin/
+	tools/build/install-elf.sh install 0755 $(O)/bin/hyperctl \
+		$(DESTDIR)$(PREFIX)/sbin/hyperctl $(DESTDIR)$(DEBUGDIR)
 	install -m 0644 tools/hyperctl/hyperctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 
+uninstall-hyperctl:
+	tools/build/install-elf.sh uninstall $(DESTDIR)$(PREFIX)/sbin/hyperctl \
+		$(DESTDIR)$(DEBUGDIR)
+	rm -f $(DESTDIR)$(PREFIX)/share/man/man8/hyperctl.8
+
 INSTALL_TARGETS	+= install-hyperctl
+UNINSTALL_TARGETS += uninstall-hyperctl

@@ -78,7 +78,6 @@ int main(int argc, char **argv)
 		if (c >= 0)
 			return commands[c].run(argc - 1, argv + 1);
 	}
-	hc_err(NULL, "unknown command '%s'", name);
-	usage(stderr);
+	hc_err(NULL, "unknown command '%s' (see hyperctl --help)", name ? name : "");
 	return HC_EXIT_USAGE;
 }

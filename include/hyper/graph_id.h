@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The identity of the graph a schedule was planned for: the one definition,
+ * used by hyper-plan (which writes it as "graph": {"hash": ...}) and by
+ * libhyper (which checks it against the schedule it parses).  See
+ * Documentation/schedule-format.md, "Graph identity".
+ *
+ * The hash covers what planning does not change: each tensor's id, size
+ * and kind, and each operator with the tensors it uses and defines, in
+ * their listed order.  It leaves out what a plan decides or a profile
+ * measures (tensor homes, step order, cache operators, compute times,
+ * budget, predictions), so that every schedule of one graph has the same
+ * hash, whatever its budget, policy or machine.  Tensors and steps are
+ * hashed one by one (FNV-1a, 64 bits) and their hashes added, which makes
+ * the result independent of their order.
+ *
+ * Not part of the installed API: a header shared inside the project.
+ */
+#ifndef HYPER_GRAPH_ID_H
+#define HYPER_GRAPH_ID_H
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define HYPER_GRAPH_HASH_PREFIX	"fnv1a64:"
+/* "fnv1a64:" and 16 hex digits, with its NUL. */
+#define HYPER_GRAPH_HASH_LEN	(sizeof(HYPER_GRAPH_HASH_PREFIX) + 16)
+
+#define HYPER_FNV_OFFSET	0xcbf29ce484222325ULL
+#define HYPER_FNV_PRIME		0x100000001b3ULL
+
+static inline uint64_t hyper_fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	while (n--) {
+		h ^= *b++;
+		h *= HYPER_FNV_PRIME;
+	}
+	return h;
+}
+
+/* A string with its NUL: "ab" + "c" never hashes as "a" + "bc". */
+static inline uint64_t hyper_fnv1a_str(uint64_t h, const char *s)
+{
+	return hyper_fnv1a(h, s, strlen(s) + 1);
+}
+
+/* One tensor's share: "T", id, decimal size, kind name. */
+static inline uint64_t hyper_graph_tensor_hash(const char *id, uint64_t bytes,
+					       const char *kind)
+{
+	char num[24];
+	uint64_t h = hyper_fnv1a_str(HYPER_FNV_OFFSET, "T");
+
+	snprintf(num, sizeof(num), "%" PRIu64, bytes);
+	h = hyper_fnv1a_str(h, id);
+	h = hyper_fnv1a_str(h, num);
+	return hyper_fnv1a_str(h, kind);
+}
+
+/*
+ * One step's share: start with hyper_graph_step_begin(op), then add each
+ * used tensor's id with role 'U' and each defined one's with 'D', in the
+ * step's order.
+ */
+static inline uint64_t hyper_graph_step_begin(const char *op)
+{
+	return hyper_fnv1a_str(hyper_fnv1a_str(HYPER_FNV_OFFSET, "S"), op);
+}
+
+static inline uint64_t hyper_graph_step_add(uint64_t h, char role,
+					    const char *id)
+{
+	char r[2] = { role, 0 };
+
+	return hyper_fnv1a_str(hyper_fnv1a_str(h, r), id);
+}
+
+/*
+ * The graph's hash from the sums of its tensors' and steps' shares and
+ * their counts, written as "fnv1a64:" and 16 hex digits into @out
+ * (HYPER_GRAPH_HASH_LEN bytes).
+ */
+static inline void hyper_graph_hash(char *out, uint64_t tensor_sum,
+				    uint64_t nr_tensors, uint64_t step_sum,
+				    uint64_t nr_steps)
+{
+	uint64_t v[4] = { tensor_sum, nr_tensors, step_sum, nr_steps };
+	uint64_t h = HYPER_FNV_OFFSET;
+
+	/* Byte by byte, little-endian, so that any host gets the same. */
+	for (int i = 0; i < 4; i++)
+		for (int b = 0; b < 8; b++) {
+			unsigned char c = v[i] >> (8 * b);
+
+			h = hyper_fnv1a(h, &c, 1);
+		}
+	snprintf(out, HYPER_GRAPH_HASH_LEN, HYPER_GRAPH_HASH_PREFIX "%016" PRIx64, h);
+}
+
+#endif /* HYPER_GRAPH_ID_H */
