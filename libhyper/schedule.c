@@ -645,7 +645,7 @@ static int check_graph_hash(const struct hyper_schedule *s, struct hs_err *e)
 	for (uint32_t i = 0; i < s->nr_tensors; i++)
 		ts += hyper_graph_tensor_hash(s->tensors[i].id,
 					      s->tensors[i].bytes,
-					      kind_names[s->tensors[i].kind]);
+					      hyper_kind_name(s->tensors[i].kind));
 	for (uint32_t i = 0; i < s->nr_steps; i++) {
 		const struct hs_step *st = &s->steps[i];
 		uint64_t h = hyper_graph_step_begin(st->op);

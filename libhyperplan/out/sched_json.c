@@ -69,7 +69,7 @@ static void write_graph(const struct sched *s, FILE *f)
 
 	for (size_t t = 0; t < g->nt; t++)
 		ts += hyper_graph_tensor_hash(g->t[t].id, g->t[t].bytes,
-					      tkind_name[g->t[t].kind]);
+					      hyper_kind_name(g->t[t].kind));
 	for (uint32_t k = 0; k < s->n; k++) {
 		const struct op *o = &g->op[s->order[k]];
 		const uint32_t *in = op_in(g, o), *out = op_out(g, o);
