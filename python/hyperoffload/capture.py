@@ -7,8 +7,9 @@ inputs give every node's real value.  From them:
 
 - parameters and buffers are ``weight`` tensors (tied ones once);
 - placeholders are live-in activations, or ``kv`` when named like a cache
-  (``past*``, ``*cache*``); values made by a cache update (``index_copy``,
-  ``index_put``, ``slice_scatter``, ``scatter`` of a kv tensor) are ``kv``;
+  (``past*``, ``*cache*``); a cache update (``index_copy``, ``index_put``,
+  ``slice_scatter``, ``index_add``) makes a ``kv`` tensor and marks the
+  tensor it updates ``kv``;
 - every other node whose value owns new storage is an operator defining an
   ``activation`` of that storage's real size;
 - views, and nodes that make no tensor (shapes, ints), own no memory: they
@@ -39,7 +40,7 @@ from torch.fx.node import map_arg
 from torch.fx.passes.shape_prop import ShapeProp
 
 KV_NAME = re.compile(r"(^past|cache)", re.I)
-KV_UPDATE = {"index_copy", "index_put", "slice_scatter", "scatter", "index_add"}
+KV_UPDATE = {"index_copy", "index_put", "slice_scatter", "index_add"}
 MATMUL = {"matmul", "mm", "bmm", "linear", "addmm", "baddbmm"}
 
 
@@ -319,10 +320,12 @@ def capture(module: torch.nn.Module, example_inputs: Sequence[Any], *, runs: int
         except Exception as e:
             raise CaptureError(f"running {type(module).__name__} on the example inputs "
                                f"failed: {e}") from None
-        return _build(gm, rec.values, example_inputs, runs, name or type(module).__name__)
+        owned = {_storage(t)[0] for t in list(module.parameters()) + list(module.buffers())}
+        return _build(gm, rec.values, example_inputs, runs, name or type(module).__name__,
+                      owned)
 
 
-def _build(gm, values, example_inputs, runs, name) -> Captured:
+def _build(gm, values, example_inputs, runs, name, owned) -> Captured:
     tensors: Dict[str, TensorSpec] = {}
     ops: List[OpSpec] = []
     by_storage: Dict[int, str] = {}     # storage address -> tensor id
@@ -372,7 +375,13 @@ def _build(gm, values, example_inputs, runs, name) -> Captured:
         if n.op == "get_attr":
             if isinstance(v, torch.Tensor):
                 ptr, _ = _storage(v)
-                tid = by_storage.get(ptr) or new_tensor(n.target, v, "weight", ("weight", v))
+                # torch.fx folds tensors made from constants only (torch.zeros of
+                # a fixed shape) into _tensor_constant attributes: data, not weights.
+                # A constant that is a view of a buffer (sliced at trace time) is
+                # that buffer: a weight.
+                kind = "weight" if ptr in owned or not n.target.startswith(
+                    "_tensor_constant") else "activation"
+                tid = by_storage.get(ptr) or new_tensor(n.target, v, kind, ("weight", v))
                 tensors[tid].live_in = True
                 if tuple(v.shape) == tensors[tid].shape and v.storage_offset() == \
                         tensors[tid].offset and tuple(v.stride()) == tensors[tid].stride:
@@ -408,9 +417,13 @@ def _build(gm, values, example_inputs, runs, name) -> Captured:
         if not fresh:
             free[n.name] = deps      # a view, or no tensor at all
             continue
-        is_kv = any(tensors[d].kind == "kv" for d in deps) and \
-            target_name(n) in KV_UPDATE
-        kind = "kv" if is_kv else "activation"
+        # A cache update makes a kv tensor, and marks the cache it extends kv.
+        kind = "activation"
+        if target_name(n) in KV_UPDATE and isinstance(v, torch.Tensor):
+            kind = "kv"
+            for d in reads(arg_nodes(n)[:1]):
+                if tensors[d].kind == "activation":
+                    tensors[d].kind = "kv"
         if isinstance(v, torch.Tensor):
             tid = new_tensor(n.name, v, kind, ("node", n.name, None))
             node_tensor[n.name] = tid
