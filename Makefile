@@ -104,7 +104,7 @@ $(O)/san/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN_CFLAGS) -MMD -MP -c $< -o $@
 
-include $(sort $(wildcard libhyper/*.mk tools/*/*.mk selftests/*/*.mk))
+include $(sort $(wildcard libhyper/*.mk tools/*/*.mk selftests/*/*.mk python/*.mk))
 
 userspace: $(USERSPACE)
 
