@@ -58,6 +58,12 @@ def profile_args(profile: Optional[str]) -> list:
     return ["--profile-file", _PROFILE["this"]]
 
 
+def machine_profile() -> Dict[str, float]:
+    """This machine's measured profile (the one plans use by default)."""
+    with open(profile_args(None)[1], encoding="utf-8") as f:
+        return json.load(f)
+
+
 def plan(graph: Dict[str, Any], *, budget_bytes: Optional[int] = None,
          policy: Optional[str] = None, profile: Optional[str] = None) -> Dict[str, Any]:
     """Plan a graph (format v1); returns the schedule (format v1) as a dict."""

@@ -21,8 +21,10 @@ from . import _planner
 from .capture import Captured, CaptureError, capture
 from .runner import InputError, Runner
 from ._planner import PlanError
+from .binding import HyperError, LibraryNotFound
 
-__all__ = ["plan", "offload", "Plan", "Offloaded", "CaptureError", "PlanError", "InputError"]
+__all__ = ["plan", "offload", "Plan", "Offloaded", "CaptureError", "PlanError", "InputError",
+           "HyperError", "LibraryNotFound"]
 
 
 class Plan:
