@@ -62,6 +62,7 @@ USERSPACE	:=	# built by `make`
 NATIVE_TESTS	:=	# run on the host by `make check`
 VM_TESTS	:=	# copied to the VM's /tests
 VM_BINS		:=	# copied to the VM's /bin
+VM_TREES	:=	# directories copied over the VM's root as they are
 VM_SUITES	:=	# selftests/vm/suites/*.suite, one VM boot each
 BENCH		:=	# phony targets run by `make bench`
 CHECK_RUNS	:=	# phony targets `make check` runs after the VM suites
@@ -112,10 +113,10 @@ userspace: $(USERSPACE)
 VM_SUITE_FILES	= $(wildcard selftests/vm/suites/*.suite) $(EXTRA_VM_SUITES)
 
 $(VM_INITRD): selftests/vm/mkinitramfs.sh selftests/vm/init \
-		$(VM_SUITE_FILES) $(VM_TESTS) $(VM_BINS) module
+		$(VM_SUITE_FILES) $(VM_TESTS) $(VM_BINS) $(VM_TREES) module
 	@mkdir -p $(@D)
 	selftests/vm/mkinitramfs.sh $@ selftests/vm/init kmod/hyper.ko \
-		-s $(VM_SUITE_FILES) -t $(VM_TESTS) -b $(VM_BINS)
+		-s $(VM_SUITE_FILES) -t $(VM_TESTS) -b $(VM_BINS) -r $(VM_TREES)
 
 # One suite by hand: make vm-suite SUITE=path/to/x.suite (logs to stdout).
 .PHONY: vm-suite
