@@ -29,3 +29,16 @@ install-python:
 	cd python && find hyperoffload -name '*.py' -o -name '*.json' | while read -r f; do \
 		install -D -m 0644 "$$f" "$(DESTDIR)$(PY_SITEDIR)/$$f"; done
 INSTALL_TARGETS += install-python
+
+# In the VM: the binding's tests (standard library only) on the kmod
+# backend, with Debian's interpreter and just the stdlib files they load.
+PY_VM_TREE	:= $(O)/vm-python
+
+$(PY_VM_TREE): python/vm/stage.py python/tests/test_binding.py $(PY_SRCS) \
+		$(LIBHYPER_SO) include/hyper/hyper.h
+	$(PY_ENV) $(PY) python/vm/stage.py $@ include/hyper/hyper.h
+	install -m 0755 $(LIBHYPER_SO) $@/tests/python/libhyper.so.1
+	@touch $@
+
+VM_TREES	+= $(PY_VM_TREE)
+VM_SUITES	+= python
