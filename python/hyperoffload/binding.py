@@ -268,7 +268,7 @@ class Context:
 
     def tensor_ptr(self, tensor: int) -> int:
         """Device address of a resident tensor, 0 when not resident."""
-        return self._lib.hyper_tensor_ptr(self.handle, tensor) or 0
+        return self._lib.hyper_tensor_ptr(self._ptr, tensor) or 0
 
     def tensor_pool_ptr(self, tensor: int) -> int:
         return self._lib.hyper_tensor_pool_ptr(self.handle, tensor) or 0
@@ -311,7 +311,9 @@ class Context:
         self.check(ret, "hyper_run")
 
     def wait_tensor(self, tensor: int) -> None:
-        self.check(self._lib.hyper_wait_tensor(self.handle, tensor), "hyper_wait_tensor")
+        ret = self._lib.hyper_wait_tensor(self._ptr, tensor)
+        if ret:
+            self.check(ret, "hyper_wait_tensor")
 
     def drain(self) -> None:
         self.check(self._lib.hyper_drain(self.handle), "hyper_drain")

@@ -19,6 +19,7 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch
+import torch.fx
 from torch.fx.node import map_arg
 
 from .binding import Context, DeviceMemory, HyperError, Schedule
@@ -69,15 +70,16 @@ class Runner:
         ctx.prepare()
         self.arena = torch.frombuffer(self.mem.mmap, dtype=torch.uint8)
         self._typed: Dict[torch.dtype, torch.Tensor] = {}
+        self._views: Dict[str, Tuple[int, torch.Tensor]] = {}
         self.index = {tid: self.sched.find(tid) for tid in cap.tensors}
         self.homes = {tid: self.sched.tensor(i)["home"] for tid, i in self.index.items()}
         ops = {o.id: o for o in cap.ops}
-        self.steps: List[Tuple[OpSpec, List[int]]] = []
+        self.steps: List[Tuple[OpSpec, List[int], "_Program"]] = []
         touched = set()
         for s in range(info["nr_steps"]):
             st = self.sched.step(s)
             op = ops[st["op"]]
-            self.steps.append((op, [self.index[t] for t in op.inputs]))
+            self.steps.append((op, [self.index[t] for t in op.inputs], _compile(cap, op)))
             touched.update(t for _, t in st["before"] + st["after"])
             touched.update(st["defines"])
         # Weights on the device from the start that nothing moves or writes
@@ -100,6 +102,7 @@ class Runner:
             self.sched.free()
             self.sched = None
         self._typed = {}
+        self._views = {}
         self.arena = None
         if self.mem is not None:
             self.mem.close()
@@ -113,15 +116,20 @@ class Runner:
 
     # ---- views over libhyper's memory ------------------------------------
     def _device_tensor(self, tid: str) -> torch.Tensor:
-        spec = self.cap.tensors[tid]
         addr = self.ctx.tensor_ptr(self.index[tid])
+        cached = self._views.get(tid)
+        if cached is not None and cached[0] == addr:
+            return cached[1]
         if not addr:
             raise HyperError(0, f"tensor {tid!r} is not resident where the schedule says it is")
+        spec = self.cap.tensors[tid]
         flat = self._typed.get(spec.dtype)
         if flat is None:
             flat = self._typed[spec.dtype] = self.arena.view(spec.dtype)
         esize = flat.element_size()
-        return _as(spec, flat, (addr - self.mem.address) // esize)
+        view = _as(spec, flat, (addr - self.mem.address) // esize)
+        self._views[tid] = (addr, view)
+        return view
 
     def _pool_tensor(self, tid: str) -> torch.Tensor:
         spec = self.cap.tensors[tid]
@@ -159,8 +167,9 @@ class Runner:
         self._fill_homes(inputs)
         t0 = time.perf_counter_ns()
         with torch.no_grad():
+            steps = self.steps
             for step in ctx.steps():
-                self._step(*self.steps[step])
+                self._step(*steps[step])
             ctx.drain()
             wall = time.perf_counter_ns() - t0
             out = self._outputs()
@@ -236,22 +245,42 @@ class Runner:
         self.ctx.wait_tensor(i)
         return self._pool_tensor(tid)
 
-    def _step(self, op: OpSpec, uses: List[int]) -> None:
+    def _step(self, op: OpSpec, uses: List[int], prog: "_Program") -> None:
+        wait = self.ctx.wait_tensor
         for i in uses:
-            self.ctx.wait_tensor(i)      # resident before anything reads it
-        node, env = op.node, {}
-        args = map_arg(node.args, lambda a: self._value(a, env))
-        kwargs = map_arg(node.kwargs, lambda a: self._value(a, env))
+            wait(i)                      # resident before anything reads it
+        env: Dict[str, Any] = {}
+        view = self._device_tensor
+        for name, kind, what in prog.prelude:
+            if kind == _TENSOR:
+                env[name] = view(what)
+            elif kind == _LEAVES:
+                env[name] = tuple(view(t) for t in what)
+            elif kind == _ALIAS:
+                env[name] = env[what]
+            elif kind == _ATTR_VIEW:
+                tid, shape, stride, off = what
+                base = view(tid)
+                start = base.storage_offset() - self.cap.tensors[tid].offset
+                env[name] = base.as_strided(shape, stride, start + off)
+            elif kind == _CONST:
+                env[name] = what
+            else:
+                fn, method, targs, tkw = what
+                args = _subst(targs, env)
+                kw = _subst(tkw, env) if tkw else {}
+                env[name] = getattr(args[0], fn)(*args[1:], **kw) if method else fn(*args, **kw)
+        args = _subst(prog.args, env)
+        kwargs = _subst(prog.kwargs, env) if prog.kwargs else {}
         if op.mutates:
-            _call(node, self.cap.gm, args, kwargs)
+            prog.call(*args, **kwargs)
             return
-        dests = [self._device_tensor(t) for t in op.outputs]
         if op.kernel is not None:
-            op.kernel(*args, **kwargs, out=dests[0])
+            op.kernel(*args, **kwargs, out=view(op.outputs[0]))
             return
-        res = _call(node, self.cap.gm, args, kwargs)
-        for d, r in zip(dests, _leaves(res)):
-            d.copy_(r)
+        res = prog.call(*args, **kwargs)
+        for t, r in zip(op.outputs, _leaves(res)):
+            view(t).copy_(r)
 
     def _outputs(self) -> Any:
         env: Dict[str, Any] = {}
@@ -270,3 +299,98 @@ def _detach(v: Any) -> Any:
     if isinstance(v, dict):
         return {k: _detach(x) for k, x in v.items()}
     return v
+
+
+# ---- each operator's argument evaluation, worked out once -------------------
+
+_TENSOR, _LEAVES, _ALIAS, _ATTR_VIEW, _CONST, _CALL = range(6)
+
+
+class _Ref:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+def _template(a: Any) -> Any:
+    """fx arguments with nodes as _Ref, immutable collections as plain ones."""
+    if isinstance(a, torch.fx.Node):
+        return _Ref(a.name)
+    if isinstance(a, tuple) and not hasattr(a, "_fields"):
+        return tuple(_template(x) for x in a)
+    if isinstance(a, list):
+        return [_template(x) for x in a]
+    if isinstance(a, dict):
+        return {k: _template(v) for k, v in a.items()}
+    if isinstance(a, slice):
+        return slice(_template(a.start), _template(a.stop), _template(a.step))
+    return a
+
+
+def _subst(x: Any, env: Dict[str, Any]) -> Any:
+    t = type(x)
+    if t is _Ref:
+        return env[x.name]
+    if t is tuple or t is list:
+        return t(_subst(i, env) for i in x)
+    if t is dict:
+        return {k: _subst(v, env) for k, v in x.items()}
+    if t is slice:
+        return slice(_subst(x.start, env), _subst(x.stop, env), _subst(x.step, env))
+    return x
+
+
+class _Program:
+    """What a step evaluates: the views and free nodes its operator reads
+    (in graph order), then the operator's own call."""
+
+    def __init__(self, prelude: List[Tuple[str, int, Any]], args: Any, kwargs: Any,
+                 call: Any):
+        self.prelude, self.args, self.kwargs, self.call = prelude, args, kwargs, call
+
+
+def _callable(node: Any, gm: Any) -> Tuple[Any, bool]:
+    if node.op == "call_method":
+        return node.target, True
+    if node.op == "call_module":
+        return gm.get_submodule(node.target), False
+    return node.target, False
+
+
+def _compile(cap: Captured, op: OpSpec) -> _Program:
+    order: List[Tuple[str, int, Any]] = []
+    done = set()
+
+    def need(node: Any) -> None:
+        if node.name in done:
+            return
+        done.add(node.name)
+        if node.name in cap.node_tensor:
+            order.append((node.name, _TENSOR, cap.node_tensor[node.name]))
+        elif node.name in cap.node_leaves:
+            order.append((node.name, _LEAVES, cap.node_leaves[node.name]))
+        elif node.name in cap.mutating:
+            target = next(a for a in node.all_input_nodes if a.name == cap.mutating[node.name])
+            need(target)
+            order.append((node.name, _ALIAS, target.name))
+        elif node.op == "get_attr":
+            if node.name in cap.attr_views:
+                order.append((node.name, _ATTR_VIEW, cap.attr_views[node.name]))
+            else:
+                v = cap.gm
+                for part in node.target.split("."):
+                    v = getattr(v, part)
+                order.append((node.name, _CONST, v))
+        else:
+            for a in node.all_input_nodes:
+                need(a)
+            fn, method = _callable(node, cap.gm)
+            order.append((node.name, _CALL, (fn, method, _template(node.args),
+                                             _template(node.kwargs))))
+
+    for a in op.node.all_input_nodes:
+        need(a)
+    fn, method = _callable(op.node, cap.gm)
+    call = (lambda *a, **k: getattr(a[0], fn)(*a[1:], **k)) if method else fn
+    return _Program(order, _template(op.node.args), _template(op.node.kwargs), call)

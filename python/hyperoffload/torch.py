@@ -23,7 +23,7 @@ from .runner import InputError, Runner
 from ._planner import PlanError
 from .binding import HyperError, LibraryNotFound
 
-__all__ = ["plan", "offload", "Plan", "Offloaded", "CaptureError", "PlanError", "InputError",
+__all__ = ["plan", "plan_captured", "offload", "Plan", "Offloaded", "CaptureError", "PlanError", "InputError",
            "HyperError", "LibraryNotFound"]
 
 
@@ -72,7 +72,13 @@ def plan(module: _torch.nn.Module, example_inputs: Sequence[Any], *,
         raise ValueError(f"budget_ratio must be in (0, 1] (got {budget_ratio})")
     if budget_bytes is not None and budget_bytes <= 0:
         raise ValueError(f"budget_bytes must be positive (got {budget_bytes})")
-    cap = capture(module, example_inputs, runs=runs)
+    return plan_captured(capture(module, example_inputs, runs=runs), budget_ratio=budget_ratio,
+                         budget_bytes=budget_bytes, profile=profile)
+
+
+def plan_captured(cap: Captured, *, budget_ratio: Optional[float] = None,
+                  budget_bytes: Optional[int] = None, profile: Optional[str] = None) -> Plan:
+    """Plan an already captured module (see plan()); capture once, plan often."""
     graph = cap.graph()
     baseline = _planner.plan(graph, policy="none", profile=profile)
     peak = int(baseline["predicted"]["peak_device_bytes"])
