@@ -91,6 +91,7 @@ USERSPACE	:=	# built by `make`
 NATIVE_TESTS	:=	# run on the host by `make check`
 VM_TESTS	:=	# copied to the VM's /tests
 VM_BINS		:=	# copied to the VM's /bin
+VM_TREES	:=	# directories copied over the VM's root as they are
 VM_SUITES	:=	# selftests/vm/suites/*.suite, one VM boot each
 BENCH		:=	# phony targets run by `make bench`
 CHECK_RUNS	:=	# phony targets `make check` runs after the VM suites
@@ -141,7 +142,7 @@ $(O)/san/%.o: %.c
 	$(CC) $(ALL_CFLAGS) $(SAN_CFLAGS) -MMD -MP -c $< -o $@
 
 include util/util.mk
-include $(sort $(wildcard libhyper/*.mk libhyperplan/*.mk tools/*/*.mk selftests/*/*.mk))
+include $(sort $(wildcard libhyper/*.mk libhyperplan/*.mk tools/*/*.mk selftests/*/*.mk python/*.mk))
 
 userspace: $(USERSPACE)
 
@@ -163,10 +164,10 @@ module-for-%:
 	$(MAKE) -C /lib/modules/$*/build M=$(abspath $(O)/kmod-$*) O= modules
 
 $(O)/vm/%/initramfs.cpio.gz: selftests/vm/mkinitramfs.sh selftests/vm/init \
-		$(VM_SUITE_FILES) $(VM_TESTS) $(VM_BINS) module-for-%
+		$(VM_SUITE_FILES) $(VM_TESTS) $(VM_BINS) $(VM_TREES) module-for-%
 	@mkdir -p $(@D)
 	selftests/vm/mkinitramfs.sh $@ selftests/vm/init $(call vm_ko,$*) \
-		-s $(VM_SUITE_FILES) -t $(VM_TESTS) -b $(VM_BINS)
+		-s $(VM_SUITE_FILES) -t $(VM_TESTS) -b $(VM_BINS) -r $(VM_TREES)
 
 # The suites every kernel of KVERS but the default one runs (all of them
 # run on KVER): the module's own, transfers and system-ram mode.  See

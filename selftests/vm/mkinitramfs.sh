@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Build the test VM's initramfs: busybox, /init, the module, the suites,
 # test programs under /tests and tools under /bin, each with the shared
-# libraries ldd finds for it.
-# usage: mkinitramfs.sh OUT.cpio.gz INIT KO [-s SUITE...] [-t TEST...] [-b BIN...]
+# libraries ldd finds for it.  -r DIR copies DIR's tree over the root as it
+# is (an interpreter and its library files), with the libraries of its
+# executables and shared objects.
+# usage: mkinitramfs.sh OUT.cpio.gz INIT KO [-s SUITE...] [-t TEST...] [-b BIN...] [-r DIR...]
 set -eu
 out=$1 init=$2 ko=$3
 shift 3
@@ -34,7 +36,15 @@ for f in "$@"; do
 	-s) dir=suites; continue ;;
 	-t) dir=tests; continue ;;
 	-b) dir=bin; continue ;;
+	-r) dir=root; continue ;;
 	esac
+	if [ "$dir" = root ]; then
+		cp -a "$f/." "$root/"
+		find "$f" -type f \( -perm -u+x -o -name '*.so*' \) | while read -r x; do
+			copy_libs "$x"
+		done
+		continue
+	fi
 	cp -L "$f" "$root/$dir/$(basename "$f")"
 	[ "$dir" = suites ] || copy_libs "$f"
 done

@@ -1,0 +1,140 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""PyTorch front end: capture, plan and run a module under libhyper.
+
+    import hyperoffload.torch as ho
+    p = ho.plan(module, example_inputs, budget_ratio=0.7)   # or budget_bytes=
+    p.predicted   # peak_device_bytes, baseline_peak_bytes, stall_ns, makespan_ns
+    r = ho.offload(module, example_inputs, budget_ratio=0.7, backend="auto")
+    y = r(*inputs)            # same outputs as module(*inputs)
+    r.stats       # peak_device_bytes, baseline_peak_bytes, bytes_prefetched,
+                  # bytes_stored, stall_ns, wall_ns, steps
+
+CLI: ``python3 -m hyperoffload.torch run PY_FILE:FACTORY --budget-ratio 0.7``.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Sequence
+
+import torch as _torch
+
+from . import _planner
+from .capture import Captured, CaptureError, capture
+from .runner import InputError, Runner
+from ._planner import PlanError
+from .binding import HyperError, LibraryNotFound
+
+__all__ = ["plan", "plan_captured", "offload", "Plan", "Offloaded", "CaptureError", "PlanError", "InputError",
+           "HyperError", "LibraryNotFound"]
+
+
+class Plan:
+    """A captured module and its schedules: ``schedule`` under the budget,
+    ``baseline`` with nothing offloaded (the all-resident run)."""
+
+    def __init__(self, captured: Captured, schedule: Dict[str, Any],
+                 baseline: Dict[str, Any], budget_bytes: Optional[int]):
+        self.captured = captured
+        self.schedule = schedule
+        self.baseline = baseline
+        self.budget_bytes = budget_bytes
+
+    @property
+    def graph(self) -> Dict[str, Any]:
+        return self.captured.graph()
+
+    @property
+    def predicted(self) -> Dict[str, int]:
+        pred = self.schedule.get("predicted", {})
+        return {"peak_device_bytes": int(pred.get("peak_device_bytes", 0)),
+                "baseline_peak_bytes": self.baseline_peak_bytes,
+                "stall_ns": int(pred.get("stall_ns", 0)),
+                "makespan_ns": int(pred.get("makespan_ns", 0))}
+
+    @property
+    def baseline_peak_bytes(self) -> int:
+        return int(self.baseline.get("predicted", {}).get("peak_device_bytes", 0))
+
+
+def plan(module: _torch.nn.Module, example_inputs: Sequence[Any], *,
+         budget_ratio: Optional[float] = None, budget_bytes: Optional[int] = None,
+         profile: Optional[str] = None, runs: int = 3) -> Plan:
+    """Capture ``module`` on ``example_inputs`` and plan it.
+
+    The budget is ``budget_bytes``, or ``budget_ratio`` times the peak of the
+    all-resident run; with neither, the planner's default goal (the lowest
+    peak at most 1% slower).  ``profile`` is a hyper-plan profile name or
+    file (default: this machine, measured).  ``runs`` timed runs of every
+    operator give its compute time (their median).
+    """
+    if budget_ratio is not None and budget_bytes is not None:
+        raise ValueError("give budget_ratio or budget_bytes, not both")
+    if budget_ratio is not None and not 0 < budget_ratio <= 1:
+        raise ValueError(f"budget_ratio must be in (0, 1] (got {budget_ratio})")
+    if budget_bytes is not None and budget_bytes <= 0:
+        raise ValueError(f"budget_bytes must be positive (got {budget_bytes})")
+    return plan_captured(capture(module, example_inputs, runs=runs), budget_ratio=budget_ratio,
+                         budget_bytes=budget_bytes, profile=profile)
+
+
+def plan_captured(cap: Captured, *, budget_ratio: Optional[float] = None,
+                  budget_bytes: Optional[int] = None, profile: Optional[str] = None) -> Plan:
+    """Plan an already captured module (see plan()); capture once, plan often."""
+    graph = cap.graph()
+    baseline = _planner.plan(graph, policy="none", profile=profile)
+    peak = int(baseline["predicted"]["peak_device_bytes"])
+    if budget_ratio is not None:
+        budget_bytes = max(1, int(peak * budget_ratio))
+    sched = _planner.plan(graph, budget_bytes=budget_bytes, profile=profile)
+    return Plan(cap, sched, baseline, budget_bytes)
+
+
+class Offloaded:
+    """A planned module running under libhyper; call it like the module."""
+
+    def __init__(self, p: Plan, backend: str = "auto", *, baseline: bool = False,
+                 pool_bytes: int = 0):
+        self.plan = p
+        self._runner: Optional[Runner] = Runner(
+            p.captured, p.baseline if baseline else p.schedule, backend,
+            baseline_peak=p.baseline_peak_bytes, pool_bytes=pool_bytes)
+
+    def __call__(self, *inputs: Any) -> Any:
+        if self._runner is None:
+            raise ValueError("this offloaded module was closed")
+        return self._runner(*inputs)
+
+    @property
+    def stats(self) -> Dict[str, int]:
+        """The last call's figures (empty before the first call)."""
+        return dict(self._runner.stats) if self._runner else {}
+
+    @property
+    def backend(self) -> str:
+        return self._runner.ctx.backend if self._runner else "closed"
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.close()
+            self._runner = None
+
+    def __enter__(self) -> "Offloaded":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def offload(module: _torch.nn.Module, example_inputs: Sequence[Any], *,
+            budget_ratio: Optional[float] = None, budget_bytes: Optional[int] = None,
+            backend: str = "auto", profile: Optional[str] = None, runs: int = 3,
+            plan_: Optional[Plan] = None) -> Offloaded:
+    """Plan ``module`` (or take ``plan_``) and return it ready to run on
+    ``backend`` ("auto": the kmod device if present, else shmem)."""
+    p = plan_ or plan(module, example_inputs, budget_ratio=budget_ratio,
+                      budget_bytes=budget_bytes, profile=profile, runs=runs)
+    return Offloaded(p, backend)
+
+
+if __name__ == "__main__":
+    from .cli import main
+    raise SystemExit(main())
