@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * shmem backend: the pool is a memfd, and a prefetch or store is a
+ * memcpy by libhyper's copy worker (copy-worker.c, the default), or a
  * READ_FIXED or WRITE_FIXED between it and a registered buffer.  It needs
  * no module, so it runs on any kernel with io_uring; binding the memfd to
  * a NUMA node (mbind on its shared mapping sets the file's policy) puts
@@ -35,13 +36,21 @@ static int shmem_open(struct hyper_ctx *ctx, const struct hyper_open_opts *o)
 		ctx->numa_node = o->numa_node;
 	}
 	size = (size + SHMEM_PAGE - 1) & ~(SHMEM_PAGE - 1);
-	ctx->fd = memfd_create("hyper-pool", MFD_CLOEXEC);
+	ctx->fd = memfd_create("hyper-pool", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (ctx->fd < 0)
 		return hx_err(ctx, -errno, "memfd_create: %s", strerror(errno));
 	/* Sparse: memory is used only where regions are written. */
 	if (ftruncate(ctx->fd, size))
 		return hx_err(ctx, -errno, "memfd of %llu bytes: %s",
 			      (unsigned long long)size, strerror(errno));
+	/*
+	 * The copy worker touches the pool through its mapping: a pool that
+	 * shrank would be a SIGBUS, so it never can.  Punching holes (freeing
+	 * a region) is still allowed.
+	 */
+	if (fcntl(ctx->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL))
+		return hx_err(ctx, -errno, "sealing the pool memfd: %s",
+			      strerror(errno));
 	ctx->pool_size = size;
 	ret = hx_range_init(&ctx->pool, size, SHMEM_PAGE);
 	return ret;
@@ -120,9 +129,12 @@ static void shmem_prep_xfer(struct hyper_ctx *ctx, struct io_uring_sqe *sqe,
 	/*
 	 * A memfd read or write never blocks, so io_uring would copy inline,
 	 * inside the submitting call, and nothing would overlap the operator.
-	 * IOSQE_ASYNC hands the copy to an io-wq worker instead.
+	 * IOSQE_ASYNC hands the copy to an io-wq worker instead.  With SQPOLL
+	 * the inline copy already runs on the SQ thread's own CPU.
 	 */
-	sqe->flags |= IOSQE_FIXED_FILE | IOSQE_ASYNC;
+	sqe->flags |= IOSQE_FIXED_FILE;
+	if (!(ctx->ring.flags & IORING_SETUP_SQPOLL))
+		sqe->flags |= IOSQE_ASYNC;
 }
 
 const struct hx_backend hx_backend_shmem = {

@@ -9,12 +9,14 @@
  * reused while a transfer still reads or writes it.
  *
  * The common step (nothing in flight to wait for) makes no system call
- * beyond one io_uring_submit() when it issued transfers.
+ * beyond one io_uring_submit() when it issued transfers; with the copy
+ * worker, at most one wake-up of a sleeping worker.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "copy-worker.h"
 #include "internal.h"
 #include "util/clock.h"
 #include "util/units.h"
@@ -112,6 +114,14 @@ static void finish(struct hyper_ctx *ctx, uint32_t xi)
 	emit(ctx, HYPER_EV_XFER_DONE, x->tensor,
 	     x->dir == HX_DIR_PREFETCH ? HYPER_OP_PREFETCH : HYPER_OP_STORE,
 	     x->bytes, x->done_ns);
+	/* What was not copied is not there: no residency, no valid pool copy. */
+	if (x->err && x->dir == HX_DIR_PREFETCH && t->resident) {
+		t->resident = false;
+		ctx->st.resident_bytes -= ctx->sched->tensors[x->tensor].bytes;
+		emit_resident(ctx);
+	} else if (x->err && x->dir == HX_DIR_STORE) {
+		t->pool_valid = false;
+	}
 	if (x->err && !ctx->async_err) {
 		ctx->async_err = x->err;
 		hx_err(ctx, x->err, "%s of tensor \"%s\" failed: %s", what,
@@ -124,6 +134,19 @@ static void finish(struct hyper_ctx *ctx, uint32_t xi)
 	ctx->xf_free = xi;
 }
 
+static void reap_cw(struct hyper_ctx *ctx)
+{
+	struct hx_cw_done d[64];
+	unsigned int n;
+
+	do {
+		n = hx_cw_reap(ctx->cw, d, 64);
+		for (unsigned int i = 0; i < n; i++)
+			complete(ctx, d[i].ud, d[i].res, d[i].done_ns);
+		ctx->inflight -= n;
+	} while (n == 64);
+}
+
 static void reap(struct hyper_ctx *ctx)
 {
 	struct io_uring_cqe *cqe;
@@ -131,6 +154,11 @@ static void reap(struct hyper_ctx *ctx)
 
 	uint64_t now = 0;
 	bool big = ctx->ring.flags & IORING_SETUP_CQE32;
+
+	if (ctx->cw) {
+		reap_cw(ctx);
+		return;
+	}
 
 	io_uring_for_each_cqe(&ctx->ring, head, cqe) {
 		/* The kmod backend stamps when the copy ended; else: now. */
@@ -145,9 +173,27 @@ static void reap(struct hyper_ctx *ctx)
 	ctx->inflight -= n;
 }
 
+/* Completions waiting to be reaped / requests waiting to be submitted. */
+static bool cq_ready(struct hyper_ctx *ctx)
+{
+	return ctx->cw ? hx_cw_ready(ctx->cw) : io_uring_cq_ready(&ctx->ring);
+}
+
+static bool sq_ready(struct hyper_ctx *ctx)
+{
+	return ctx->cw ? hx_cw_staged(ctx->cw) : io_uring_sq_ready(&ctx->ring);
+}
+
 static int submit(struct hyper_ctx *ctx, unsigned int wait_nr)
 {
 	int ret;
+
+	if (ctx->cw) {
+		hx_cw_kick(ctx->cw);
+		if (wait_nr)
+			hx_cw_wait(ctx->cw);
+		return 0;
+	}
 
 	do {
 		ret = io_uring_submit_and_wait(&ctx->ring, wait_nr);
@@ -163,8 +209,11 @@ static int wait_one(struct hyper_ctx *ctx)
 	struct io_uring_cqe *cqe;
 	int ret;
 
-	if (io_uring_sq_ready(&ctx->ring)) {
+	if (sq_ready(ctx)) {
 		ret = submit(ctx, 1);
+	} else if (ctx->cw) {
+		hx_cw_wait(ctx->cw);
+		ret = 0;
 	} else {
 		do {
 			ret = io_uring_wait_cqe(&ctx->ring, &cqe);
@@ -252,12 +301,21 @@ static int get_sqe(struct hyper_ctx *ctx, struct io_uring_sqe **sqep)
 		if (ret)
 			return ret;
 	}
+	if (ctx->cw)
+		return 0;
 	*sqep = io_uring_get_sqe(&ctx->ring);
 	if (!*sqep) {
 		ret = submit(ctx, 0);
 		if (ret)
 			return ret;
-		*sqep = io_uring_get_sqe(&ctx->ring);
+		/* An SQPOLL thread takes entries in its own time. */
+		while (!(*sqep = io_uring_get_sqe(&ctx->ring)) &&
+		       ctx->ring.flags & IORING_SETUP_SQPOLL) {
+			ret = io_uring_sqring_wait(&ctx->ring);
+			if (ret < 0 && ret != -EINTR)
+				return hx_err(ctx, ret, "io_uring SQ wait: %s",
+					      hyper_strerror(ret));
+		}
 		if (!*sqep)
 			return hx_err(ctx, -EBUSY, "io_uring submission queue full");
 	}
@@ -270,7 +328,7 @@ static int queue_xfer(struct hyper_ctx *ctx, uint32_t ti, int dir)
 	struct hx_tensor *t = &ctx->t[ti];
 	uint64_t left = ctx->sched->tensors[ti].bytes, off = t->reg_off;
 	uintptr_t a = t->dev;
-	struct io_uring_sqe *sqe;
+	struct io_uring_sqe *sqe = NULL;
 	struct hx_xfer *x;
 	uint32_t xi;
 	int b, ret;
@@ -303,9 +361,18 @@ static int queue_xfer(struct hyper_ctx *ctx, uint32_t ti, int dir)
 		ret = get_sqe(ctx, &sqe);
 		if (ret)
 			break;
-		ctx->be->prep_xfer(ctx, sqe, dir, (void *)a, (uint32_t)n, b,
-				   t->reg, off);
-		io_uring_sqe_set_data64(sqe, n << 32 | xi);
+		if (ctx->cw) {
+			void *pool = (char *)t->reg->map + off;
+
+			if (dir == HX_DIR_PREFETCH)
+				hx_cw_queue(ctx->cw, (void *)a, pool, n, n << 32 | xi);
+			else
+				hx_cw_queue(ctx->cw, pool, (void *)a, n, n << 32 | xi);
+		} else {
+			ctx->be->prep_xfer(ctx, sqe, dir, (void *)a, (uint32_t)n,
+					   b, t->reg, off);
+			io_uring_sqe_set_data64(sqe, n << 32 | xi);
+		}
 		x->left++;
 		ctx->inflight++;
 		ctx->st.nr_requests++;
@@ -363,7 +430,7 @@ static int place(struct hyper_ctx *ctx, uint32_t ti)
 		return 0;
 	while (take(ctx, ti, bytes, &off)) {
 		/* Space still held by detached tensors frees as their stores finish. */
-		if (io_uring_cq_ready(&ctx->ring)) {
+		if (cq_ready(ctx)) {
 			reap(ctx);
 			continue;
 		}
@@ -441,8 +508,10 @@ static int issue(struct hyper_ctx *ctx, const struct hyper_cop *c)
 		ctx->st.nr_store++;
 		return queue_xfer(ctx, c->tensor, HX_DIR_STORE);
 	case HYPER_OP_DETACH:
+		/* Not resident if its prefetch failed (see finish()). */
+		if (t->resident)
+			ctx->st.resident_bytes -= bytes;
 		t->resident = false;
-		ctx->st.resident_bytes -= bytes;
 		ctx->st.nr_detach++;
 		emit_resident(ctx);
 		if (t->explicit_dev)
@@ -479,7 +548,7 @@ static int issue_ops(struct hyper_ctx *ctx, const struct hyper_cop *ops,
 		if (ret)
 			return broken(ctx, ret);
 	}
-	if (io_uring_sq_ready(&ctx->ring)) {
+	if (sq_ready(ctx)) {
 		ret = submit(ctx, 0);
 		if (ret)
 			return broken(ctx, ret);
@@ -517,7 +586,7 @@ int hyper_step_begin(struct hyper_ctx *ctx)
 		return hx_err(ctx, -ENODATA, "all %u steps ran; hyper_rewind() to run again",
 			      ctx->sched->nr_steps);
 	step = &ctx->sched->steps[ctx->cur];
-	if (io_uring_cq_ready(&ctx->ring))
+	if (cq_ready(ctx))
 		reap(ctx);
 
 	ret = issue_ops(ctx, step->before, step->nr_before);
@@ -636,6 +705,8 @@ int hx_exec_reset(struct hyper_ctx *ctx)
 	int ret;
 
 	ret = drain(ctx);
+	if (!ret)
+		ret = hx_copy_prepare(ctx);
 	if (ret)
 		return ret;
 	ctx->async_err = 0;
@@ -688,6 +759,7 @@ void hx_exec_fini(struct hyper_ctx *ctx)
 	/* Nothing may be freed while the kernel still copies into it. */
 	if (ctx->ring_ok)
 		drain(ctx);
+	hx_copy_fini(ctx);
 	free(ctx->t);
 	free(ctx->xf);
 	ctx->t = NULL;

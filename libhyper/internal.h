@@ -33,6 +33,7 @@
 #define HX_DIR_STORE		2
 
 struct hyper_ctx;
+struct hx_cw;
 
 struct hyper_region {
 	struct hyper_region *next;
@@ -134,6 +135,10 @@ struct hyper_ctx {
 	uint32_t nr_free_pending;
 	struct hyper_stats st;
 
+	/* copy engine: enum hyper_copy_engine, never DEFAULT once resolved */
+	uint32_t copy_engine;
+	struct hx_cw *cw;	/* HYPER_COPY_WORKER's threads */
+
 	/* tracer */
 	hyper_event_fn ev_fn;
 	void *ev_arg;
@@ -148,5 +153,7 @@ void hx_regions_free_all(struct hyper_ctx *ctx);
 int hx_buf_find(const struct hyper_ctx *ctx, uintptr_t addr, uint64_t len);
 int hx_exec_reset(struct hyper_ctx *ctx);
 void hx_exec_fini(struct hyper_ctx *ctx);
+int hx_copy_prepare(struct hyper_ctx *ctx);
+void hx_copy_fini(struct hyper_ctx *ctx);
 
 #endif /* LIBHYPER_INTERNAL_H */

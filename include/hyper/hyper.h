@@ -274,6 +274,51 @@ struct hyper_event {
 typedef void (*hyper_event_fn)(const struct hyper_event *ev, void *arg);
 int hyper_set_event_fn(struct hyper_ctx *ctx, hyper_event_fn fn, void *arg);
 
+/* ---- copy engine (LIBHYPER_1.2) --------------------------------------- */
+
+enum hyper_copy_engine {
+	HYPER_COPY_DEFAULT	= 0,	/* the backend's best: see hyper_set_copy_engine(3) */
+	HYPER_COPY_URING	= 1,	/* io_uring: io-wq reads/writes (shmem), URING_CMD (kmod) */
+	HYPER_COPY_SQPOLL	= 2,	/* shmem: io_uring SQPOLL thread copies inline */
+	HYPER_COPY_WORKER	= 3,	/* shmem: libhyper's memcpy threads */
+};
+
+/* hyper_copy_opts.flags */
+#define HYPER_COPY_POLL		(1U << 0)	/* workers and waits spin, never sleep */
+/*
+ * Fault injection for testing: the worker dies (pthread_exit) half-way
+ * through its copy number test_die_after + 1.  Never set it outside a test.
+ */
+#define HYPER_COPY_TEST_DIE	(1U << 31)
+#define HYPER_COPY_FLAGS_MASK	(HYPER_COPY_POLL | HYPER_COPY_TEST_DIE)
+
+/**
+ * struct hyper_copy_opts - how a context moves bytes; all-zero means default
+ * @engine:		enum hyper_copy_engine
+ * @flags:		HYPER_COPY_*
+ * @nr_workers:		WORKER: copy threads, 1 to the number of CPUs
+ * @nr_cpus:		entries in @cpus; 0 for unpinned threads
+ * @cpus:		WORKER: CPU of each worker (round robin when fewer
+ *			entries than workers); SQPOLL: cpus[0] for the thread
+ * @nt_bytes:		WORKER: non-temporal stores for requests of at least
+ *			this size; 0 for the default (1 MiB), UINT64_MAX never
+ * @test_die_after:	with HYPER_COPY_TEST_DIE only
+ * @reserved:		must be zero
+ */
+struct hyper_copy_opts {
+	uint32_t engine;
+	uint32_t flags;
+	uint32_t nr_workers;
+	uint32_t nr_cpus;
+	const int *cpus;
+	uint64_t nt_bytes;
+	uint64_t test_die_after;
+	uint64_t reserved[4];
+};
+
+int hyper_set_copy_engine(struct hyper_ctx *ctx, const struct hyper_copy_opts *opts);
+int hyper_copy_engine(const struct hyper_ctx *ctx);
+
 #ifdef __cplusplus
 }
 #endif

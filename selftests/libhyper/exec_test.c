@@ -21,6 +21,7 @@
 
 #include "kselftest_harness.h"
 #include "helpers.h"
+#include "copy-worker.h"
 #include "internal.h"
 
 #define MiB	(1UL << 20)
@@ -511,9 +512,16 @@ TEST_F(exec, transfer_error_is_sticky)
 	ASSERT_EQ(0, hyper_prepare(self->ctx));
 	w = tid(self, "w");
 	if (test_backend == HYPER_BACKEND_SHMEM) {
-		/* A pool that shrank under us: the read comes back short. */
-		ASSERT_EQ(0, ftruncate(self->ctx->fd, 0));
-		err = -EIO;
+		/* The pool cannot shrink under the copy worker's mapping. */
+		EXPECT_EQ(-1, ftruncate(self->ctx->fd, 0));
+		EXPECT_EQ(EPERM, errno);
+		/* The copy worker dies half-way through the copy. */
+		hx_cw_stop(self->ctx->cw);
+		ASSERT_EQ(0, hx_cw_start(&(struct hyper_copy_opts){
+				.engine = HYPER_COPY_WORKER, .nr_workers = 1,
+				.flags = HYPER_COPY_TEST_DIE },
+				-1, self->ctx->cq_entries, &self->ctx->cw));
+		err = -ECANCELED;
 	} else {
 		/* A region freed under us: the module no longer knows it. */
 		struct hyper_free f = { .handle = self->ctx->regions->handle };
@@ -529,9 +537,12 @@ TEST_F(exec, transfer_error_is_sticky)
 	EXPECT_EQ(err, hyper_wait_tensor(self->ctx, w));
 	if (test_backend != HYPER_BACKEND_SHMEM)
 		return;
-	ASSERT_EQ(0, ftruncate(self->ctx->fd, self->ctx->pool_size));
+	/* Not resident: its bytes never all arrived. */
+	EXPECT_EQ(NULL, hyper_tensor_ptr(self->ctx, w));
+	/* hyper_rewind() replaces the dead worker. */
 	ASSERT_EQ(0, hyper_rewind(self->ctx));
 	ASSERT_EQ(0, hyper_step_begin(self->ctx));
+	EXPECT_NE(NULL, hyper_tensor_ptr(self->ctx, w));
 }
 
 HYPER_TEST_MAIN

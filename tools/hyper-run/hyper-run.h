@@ -16,6 +16,10 @@ struct run_opts {
 	const char *schedule;
 	const char *output;
 	struct hyper_open_opts open;
+	struct hyper_copy_opts copy;	/* set with --copy* */
+	bool copy_set;
+	int copy_cpus[64];
+	int compute_cpu;		/* -1: not pinned */
 	uint64_t device_bytes;
 	enum compute_mode compute;
 	double compute_scale;

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,6 +213,16 @@ static int setup(struct runner *rn)
 	struct iovec iov;
 	int ret;
 
+	if (o->compute_cpu >= 0) {
+		cpu_set_t set;
+
+		/* Before libhyper starts threads, which must not inherit it. */
+		CPU_ZERO(&set);
+		CPU_SET(o->compute_cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			return fail(rn, "--compute-cpu %d: %s", o->compute_cpu,
+				    strerror(errno));
+	}
 	ret = hyper_open(&rn->ctx, &o->open);
 	if (ret == -ENOENT && o->open.backend != HYPER_BACKEND_SHMEM)
 		return fail(rn, "hyper_open: %s: %s: the hyper.ko module is not loaded; load it with \"modprobe hyper\" (after make install) or \"insmod kmod/hyper.ko\" (see Documentation/admin-guide.md), or run with -b shmem",
@@ -219,6 +230,11 @@ static int setup(struct runner *rn)
 			    hyper_strerror(ret));
 	if (ret)
 		return fail(rn, "hyper_open: %s", hyper_strerror(ret));
+	if (o->copy_set) {
+		ret = hyper_set_copy_engine(rn->ctx, &o->copy);
+		if (ret)
+			return lib_fail(rn, "hyper_set_copy_engine", ret);
+	}
 	rn->r.device_bytes = o->device_bytes;
 	/* Exactly what libhyper's layout of the schedule needs, if it has one. */
 	if (!rn->r.device_bytes)
@@ -331,6 +347,14 @@ static void usage(FILE *f)
 "      --verify full|sample          check every word, or one per 4 KiB (default full)\n"
 "      --chunk-bytes SIZE            largest transfer request\n"
 "      --queue-depth N               io_uring entries\n"
+"      --copy default|uring|sqpoll|worker\n"
+"                                    copy engine (hyper_set_copy_engine(3); default:\n"
+"                                    worker on shmem, uring on kmod)\n"
+"      --copy-workers N              worker: copy threads (default 1)\n"
+"      --copy-cpus LIST              worker/sqpoll: CPUs of the copy threads, e.g. 1 or 0,1\n"
+"      --copy-nt SIZE                worker: non-temporal stores from SIZE (default 1M)\n"
+"      --copy-poll                   copy threads and waits spin instead of sleeping\n"
+"      --compute-cpu N               pin the compute (the executor's thread) to CPU N\n"
 "      --inject corrupt:TENSOR       flip a byte of TENSOR's pool copy (tests the checks)\n"
 "      --inject nowait               do not wait for prefetches (tests the checks)\n"
 "  -o, --output FILE                 JSON report (default stdout)\n"
@@ -357,6 +381,12 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		{ "verify", required_argument, NULL, 'V' },
 		{ "chunk-bytes", required_argument, NULL, 'C' },
 		{ "queue-depth", required_argument, NULL, 'Q' },
+		{ "copy", required_argument, NULL, 'E' },
+		{ "copy-workers", required_argument, NULL, 'W' },
+		{ "copy-cpus", required_argument, NULL, 'U' },
+		{ "copy-nt", required_argument, NULL, 'S' },
+		{ "copy-poll", no_argument, NULL, 'L' },
+		{ "compute-cpu", required_argument, NULL, 'K' },
 		{ "inject", required_argument, NULL, 'I' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "timeline", required_argument, NULL, 'T' },
@@ -375,6 +405,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 	o->compute_scale = 1.0;
 	o->iterations = 1;
 	o->verify_stride = 1;
+	o->compute_cpu = -1;
 	while ((c = getopt_long(argc, argv, "b:d:c:s:n:o:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'b':
@@ -435,6 +466,49 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		case 'Q':
 			o->open.queue_depth = (unsigned int)strtoul(optarg, &end, 0);
 			ok = ok && !*end;
+			break;
+		case 'E':
+			o->copy_set = true;
+			if (!strcmp(optarg, "default"))
+				o->copy.engine = HYPER_COPY_DEFAULT;
+			else if (!strcmp(optarg, "uring"))
+				o->copy.engine = HYPER_COPY_URING;
+			else if (!strcmp(optarg, "sqpoll"))
+				o->copy.engine = HYPER_COPY_SQPOLL;
+			else if (!strcmp(optarg, "worker"))
+				o->copy.engine = HYPER_COPY_WORKER;
+			else
+				ok = false;
+			break;
+		case 'W':
+			o->copy_set = true;
+			o->copy.nr_workers = (unsigned int)strtoul(optarg, &end, 0);
+			ok = ok && !*end;
+			break;
+		case 'U':
+			o->copy_set = true;
+			for (char *p = optarg; ok && *p; p = *end ? end + 1 : end) {
+				if (o->copy.nr_cpus == 64) {
+					ok = false;
+					break;
+				}
+				o->copy_cpus[o->copy.nr_cpus++] = (int)strtol(p, &end, 0);
+				ok = end != p && (*end == ',' || !*end);
+			}
+			o->copy.cpus = o->copy_cpus;
+			break;
+		case 'S':
+			o->copy_set = true;
+			o->copy.nt_bytes = parse_size(optarg, &ok);
+			break;
+		case 'L':
+			o->copy_set = true;
+			o->copy.flags |= HYPER_COPY_POLL;
+			break;
+		case 'K':
+			o->compute_cpu = (int)strtol(optarg, &end, 0);
+			ok = ok && !*end && o->compute_cpu >= 0 &&
+			     o->compute_cpu < CPU_SETSIZE;
 			break;
 		case 'I':
 			if (!strcmp(optarg, "nowait"))

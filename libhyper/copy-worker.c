@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The shmem backend's copy worker: threads that memcpy between the mapped
+ * pool and the arena, so a transfer costs what memcpy costs and runs on a
+ * CPU the caller chose, not on an io-wq thread next to the operator.
+ *
+ * The executor (one thread per context) stages requests in a ring and
+ * publishes them with one lock per batch (hx_cw_kick), like an io_uring
+ * submit.  Workers post completions, stamped with the time the copy ended,
+ * to a second ring; the executor reads that ring without a lock and sleeps
+ * on a condition variable only when it must wait.  Both rings hold as many
+ * entries as the executor ever has in flight, so neither can overflow.
+ *
+ * A worker that dies posts -ECANCELED for the copy it held; the last one
+ * to go fails every queued copy the same way, and so does every later
+ * kick, so no transfer is ever reported done that was not copied.
+ */
+#include <errno.h>
+#include <numa.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "copy-worker.h"
+#include "internal.h"
+
+#define HX_CW_NT_DEFAULT	(1ULL << 20)
+
+struct hx_cw_job {
+	void *dst;
+	const void *src;
+	uint64_t len;
+	uint64_t ud;
+};
+
+struct hx_cw_thread {
+	struct hx_cw *cw;
+	pthread_t tid;
+	cpu_set_t cpus;
+	bool started;
+	bool dead;		/* exited before hx_cw_stop(); see hx_cw_revive() */
+};
+
+struct hx_cw {
+	pthread_mutex_t lock;
+	pthread_cond_t work_cv;		/* workers wait for jobs */
+	pthread_cond_t done_cv;		/* the executor waits for completions */
+	uint32_t mask;			/* ring entries - 1 */
+	struct hx_cw_job *jobs;
+	uint32_t head;			/* next job a worker takes (lock) */
+	uint32_t tail;			/* jobs published (lock; atomic reads) */
+	uint32_t prod;			/* jobs staged (executor only) */
+	struct hx_cw_done *done;
+	uint32_t dhead;			/* executor only */
+	uint32_t dtail;			/* completions posted (lock; atomic reads) */
+	uint32_t sleepers;		/* workers in pthread_cond_wait */
+	uint32_t waiting;		/* executor in pthread_cond_wait */
+	uint32_t nr_alive;
+	uint32_t nr_threads;
+	uint64_t taken;			/* jobs taken, for the test's death */
+	bool stop;
+	unsigned int flags;
+	uint64_t nt_bytes;
+	uint64_t die_after;
+	struct hx_cw_thread *thr;
+};
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__)
+	_mm_pause();
+#endif
+}
+
+/* Large copies bypass the cache: the arena's next reader is another op. */
+static void copy_nt(void *dst, const void *src, size_t len)
+{
+#if defined(__x86_64__)
+	char *d = dst;
+	const char *s = src;
+	size_t head = (64 - ((uintptr_t)d & 63)) & 63;
+
+	if (head > len)
+		head = len;
+	memcpy(d, s, head);
+	d += head;
+	s += head;
+	len -= head;
+	for (; len >= 64; d += 64, s += 64, len -= 64) {
+		__m128i a = _mm_loadu_si128((const __m128i *)s);
+		__m128i b = _mm_loadu_si128((const __m128i *)(s + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *)(s + 32));
+		__m128i e = _mm_loadu_si128((const __m128i *)(s + 48));
+
+		_mm_stream_si128((__m128i *)d, a);
+		_mm_stream_si128((__m128i *)(d + 16), b);
+		_mm_stream_si128((__m128i *)(d + 32), c);
+		_mm_stream_si128((__m128i *)(d + 48), e);
+	}
+	/* Streaming stores are weakly ordered: fence before posting done. */
+	_mm_sfence();
+	memcpy(d, s, len);
+#else
+	memcpy(dst, src, len);
+#endif
+}
+
+void hx_cw_copy(void *dst, const void *src, uint64_t len, uint64_t nt_bytes)
+{
+	if (len >= nt_bytes)
+		copy_nt(dst, src, len);
+	else
+		memcpy(dst, src, len);
+}
+
+/* Called with the lock held. */
+static void post(struct hx_cw *cw, uint64_t ud, int32_t res)
+{
+	struct hx_cw_done *d = &cw->done[cw->dtail & cw->mask];
+
+	d->ud = ud;
+	d->res = res;
+	d->done_ns = hx_now_ns();
+	__atomic_store_n(&cw->dtail, cw->dtail + 1, __ATOMIC_RELEASE);
+	if (cw->waiting)
+		pthread_cond_signal(&cw->done_cv);
+}
+
+/* No worker is left: every published job fails.  Lock held. */
+static void fail_queued(struct hx_cw *cw)
+{
+	while (cw->head != cw->tail) {
+		post(cw, cw->jobs[cw->head & cw->mask].ud, -ECANCELED);
+		cw->head++;
+	}
+}
+
+/* A worker goes: its job (if any) and, if it was the last, the queue fail. */
+static void worker_gone(struct hx_cw *cw, const struct hx_cw_job *held)
+{
+	if (held)
+		post(cw, held->ud, -ECANCELED);
+	if (--cw->nr_alive == 0)
+		fail_queued(cw);
+}
+
+static void *worker(void *arg)
+{
+	struct hx_cw_thread *self = arg;
+	struct hx_cw *cw = self->cw;
+	bool poll = cw->flags & HYPER_COPY_POLL;
+	struct hx_cw_job job;
+	uint64_t n;
+
+	pthread_mutex_lock(&cw->lock);
+	for (;;) {
+		while (cw->head == cw->tail && !cw->stop) {
+			if (poll) {
+				pthread_mutex_unlock(&cw->lock);
+				while (__atomic_load_n(&cw->tail, __ATOMIC_ACQUIRE) ==
+				       __atomic_load_n(&cw->head, __ATOMIC_RELAXED) &&
+				       !__atomic_load_n(&cw->stop, __ATOMIC_RELAXED))
+					cpu_relax();
+				pthread_mutex_lock(&cw->lock);
+				continue;
+			}
+			cw->sleepers++;
+			pthread_cond_wait(&cw->work_cv, &cw->lock);
+			cw->sleepers--;
+		}
+		if (cw->stop)
+			break;
+		job = cw->jobs[cw->head & cw->mask];
+		__atomic_store_n(&cw->head, cw->head + 1, __ATOMIC_RELAXED);
+		n = cw->taken++;
+		pthread_mutex_unlock(&cw->lock);
+
+		if ((cw->flags & HYPER_COPY_TEST_DIE) && n == cw->die_after) {
+			/* Half the bytes land, then the thread is gone. */
+			hx_cw_copy(job.dst, job.src, job.len / 2, cw->nt_bytes);
+			pthread_mutex_lock(&cw->lock);
+			self->dead = true;
+			worker_gone(cw, &job);
+			pthread_mutex_unlock(&cw->lock);
+			pthread_exit(NULL);
+		}
+		hx_cw_copy(job.dst, job.src, job.len, cw->nt_bytes);
+
+		pthread_mutex_lock(&cw->lock);
+		post(cw, job.ud, (int32_t)job.len);
+	}
+	worker_gone(cw, NULL);
+	pthread_mutex_unlock(&cw->lock);
+	return NULL;
+}
+
+/* Where worker @i runs: the caller's CPU, the pool's node, or anywhere. */
+static void worker_cpus(const struct hyper_copy_opts *o, int numa_node,
+			uint32_t i, cpu_set_t *set)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	struct bitmask *bm;
+
+	CPU_ZERO(set);
+	if (o->nr_cpus) {
+		CPU_SET(o->cpus[i % o->nr_cpus], set);
+		return;
+	}
+	/* Copies run best next to the pool's memory, if that node has CPUs. */
+	if (numa_node >= 0 && numa_available() >= 0) {
+		bm = numa_allocate_cpumask();
+		if (bm && !numa_node_to_cpus(numa_node, bm))
+			for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+				if (numa_bitmask_isbitset(bm, c))
+					CPU_SET(c, set);
+		if (bm)
+			numa_free_cpumask(bm);
+		if (CPU_COUNT(set))
+			return;
+	}
+	/* Not the caller's pinning, which threads would otherwise inherit. */
+	for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+		CPU_SET(c, set);
+}
+
+static int spawn(struct hx_cw *cw, struct hx_cw_thread *t)
+{
+	pthread_attr_t attr;
+	int ret;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(t->cpus), &t->cpus);
+	pthread_mutex_lock(&cw->lock);
+	ret = -pthread_create(&t->tid, &attr, worker, t);
+	if (!ret) {
+		t->started = true;
+		t->dead = false;
+		cw->nr_alive++;
+	}
+	pthread_mutex_unlock(&cw->lock);
+	pthread_attr_destroy(&attr);
+	return ret;
+}
+
+/* Workers that died are replaced (the fault injection is spent). */
+int hx_cw_revive(struct hx_cw *cw)
+{
+	int ret;
+
+	for (uint32_t i = 0; i < cw->nr_threads; i++) {
+		struct hx_cw_thread *t = &cw->thr[i];
+
+		if (!t->dead)
+			continue;
+		pthread_join(t->tid, NULL);
+		t->started = false;
+		cw->flags &= ~HYPER_COPY_TEST_DIE;
+		ret = spawn(cw, t);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int hx_cw_start(const struct hyper_copy_opts *o, int numa_node, uint32_t depth,
+		struct hx_cw **cwp)
+{
+	struct hx_cw *cw;
+	uint32_t cap = 1;
+	int ret = 0;
+
+	while (cap < depth)
+		cap <<= 1;
+	cw = calloc(1, sizeof(*cw));
+	if (!cw)
+		return -ENOMEM;
+	cw->mask = cap - 1;
+	cw->flags = o->flags;
+	cw->nt_bytes = o->nt_bytes ? o->nt_bytes : HX_CW_NT_DEFAULT;
+	cw->die_after = o->test_die_after;
+	cw->nr_threads = o->nr_workers;
+	cw->jobs = calloc(cap, sizeof(*cw->jobs));
+	cw->done = calloc(cap, sizeof(*cw->done));
+	cw->thr = calloc(o->nr_workers, sizeof(*cw->thr));
+	if (!cw->jobs || !cw->done || !cw->thr) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	pthread_mutex_init(&cw->lock, NULL);
+	pthread_cond_init(&cw->work_cv, NULL);
+	pthread_cond_init(&cw->done_cv, NULL);
+	for (uint32_t i = 0; i < o->nr_workers; i++) {
+		struct hx_cw_thread *t = &cw->thr[i];
+
+		t->cw = cw;
+		worker_cpus(o, numa_node, i, &t->cpus);
+		ret = spawn(cw, t);
+		if (ret) {
+			hx_cw_stop(cw);
+			return ret;
+		}
+	}
+	*cwp = cw;
+	return 0;
+out_free:
+	free(cw->thr);
+	free(cw->done);
+	free(cw->jobs);
+	free(cw);
+	return ret;
+}
+
+void hx_cw_stop(struct hx_cw *cw)
+{
+	if (!cw)
+		return;
+	pthread_mutex_lock(&cw->lock);
+	__atomic_store_n(&cw->stop, true, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&cw->work_cv);
+	pthread_mutex_unlock(&cw->lock);
+	for (uint32_t i = 0; i < cw->nr_threads; i++)
+		if (cw->thr[i].started)
+			pthread_join(cw->thr[i].tid, NULL);
+	pthread_cond_destroy(&cw->done_cv);
+	pthread_cond_destroy(&cw->work_cv);
+	pthread_mutex_destroy(&cw->lock);
+	free(cw->thr);
+	free(cw->done);
+	free(cw->jobs);
+	free(cw);
+}
+
+void hx_cw_queue(struct hx_cw *cw, void *dst, const void *src, uint64_t len,
+		 uint64_t ud)
+{
+	struct hx_cw_job *j = &cw->jobs[cw->prod & cw->mask];
+
+	j->dst = dst;
+	j->src = src;
+	j->len = len;
+	j->ud = ud;
+	cw->prod++;
+}
+
+bool hx_cw_staged(const struct hx_cw *cw)
+{
+	return cw->prod != cw->tail;
+}
+
+void hx_cw_kick(struct hx_cw *cw)
+{
+	uint32_t n;
+
+	if (cw->prod == cw->tail)
+		return;
+	pthread_mutex_lock(&cw->lock);
+	n = cw->prod - cw->tail;
+	__atomic_store_n(&cw->tail, cw->prod, __ATOMIC_RELEASE);
+	if (!cw->nr_alive)
+		fail_queued(cw);
+	else if (cw->sleepers)
+		n > 1 ? pthread_cond_broadcast(&cw->work_cv) :
+			pthread_cond_signal(&cw->work_cv);
+	pthread_mutex_unlock(&cw->lock);
+}
+
+bool hx_cw_ready(const struct hx_cw *cw)
+{
+	return __atomic_load_n(&cw->dtail, __ATOMIC_ACQUIRE) != cw->dhead;
+}
+
+unsigned int hx_cw_reap(struct hx_cw *cw, struct hx_cw_done *out,
+			unsigned int max)
+{
+	uint32_t tail = __atomic_load_n(&cw->dtail, __ATOMIC_ACQUIRE);
+	unsigned int n = 0;
+
+	while (cw->dhead != tail && n < max)
+		out[n++] = cw->done[cw->dhead++ & cw->mask];
+	return n;
+}
+
+void hx_cw_wait(struct hx_cw *cw)
+{
+	if (cw->flags & HYPER_COPY_POLL) {
+		while (!hx_cw_ready(cw))
+			cpu_relax();
+		return;
+	}
+	pthread_mutex_lock(&cw->lock);
+	while (!hx_cw_ready(cw)) {
+		cw->waiting++;
+		pthread_cond_wait(&cw->done_cv, &cw->lock);
+		cw->waiting--;
+	}
+	pthread_mutex_unlock(&cw->lock);
+}
