@@ -28,6 +28,7 @@
 
 #include "copy-worker.h"
 #include "internal.h"
+#include "util/clock.h"
 
 #define HX_CW_NT_DEFAULT	(1ULL << 20)
 
@@ -125,7 +126,7 @@ static void post(struct hx_cw *cw, uint64_t ud, int32_t res)
 
 	d->ud = ud;
 	d->res = res;
-	d->done_ns = hx_now_ns();
+	d->done_ns = hu_now_ns();
 	__atomic_store_n(&cw->dtail, cw->dtail + 1, __ATOMIC_RELEASE);
 	if (cw->waiting)
 		pthread_cond_signal(&cw->done_cv);
