@@ -71,6 +71,7 @@ uninstall-libhyper:
 	rm -f $(DESTDIR)$(LIBDIR)/libhyper.so.1 $(DESTDIR)$(LIBDIR)/libhyper.so \
 		$(DESTDIR)$(LIBDIR)/libhyper.a $(DESTDIR)$(LIBDIR)/pkgconfig/libhyper.pc \
 		$(DESTDIR)$(PREFIX)/include/hyper/hyper.h \
+		$(DESTDIR)$(PREFIX)/include/hyper/vocab.h \
 		$(patsubst libhyper/man/%.3,$(DESTDIR)$(PREFIX)/share/man/man3/%.3,$(filter %.3,$(LIBHYPER_MAN))) \
 		$(patsubst libhyper/man/%.7,$(DESTDIR)$(PREFIX)/share/man/man7/%.7,$(filter %.7,$(LIBHYPER_MAN)))
 	-rmdir $(DESTDIR)$(PREFIX)/include/hyper 2>/dev/null

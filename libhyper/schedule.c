@@ -587,14 +587,29 @@ static int parse_predicted(struct hyper_schedule *s, struct json_object *o,
 	return 0;
 }
 
+/* Take @h as the schedule's graph hash, if it has the form of one. */
+int hs_set_graph_hash(struct hyper_schedule *s, const char *h, struct hs_err *e)
+{
+	size_t n = strlen(HYPER_GRAPH_HASH_PREFIX);
+	char q[QBUF];
+
+	if (strlen(h) != HYPER_GRAPH_HASH_LEN - 1 ||
+	    strncmp(h, HYPER_GRAPH_HASH_PREFIX, n) ||
+	    strspn(h + n, "0123456789abcdef") != 16) {
+		hs_errf(e, "graph.hash: expected \"%s\" and 16 lower-case hex digits, got \"%s\"",
+			HYPER_GRAPH_HASH_PREFIX, quote(q, h));
+		return -EBADMSG;
+	}
+	s->graph_hash = strdup(h);
+	return s->graph_hash ? 0 : -ENOMEM;
+}
+
 /* "graph": which graph the schedule was planned for (name, hash). */
 static int parse_graph(struct hyper_schedule *s, struct json_object *o,
 		       struct hs_err *e)
 {
 	static const char *const keys[] = { "name", "hash", NULL };
 	struct json_object *v;
-	char q[QBUF];
-	size_t n = strlen(HYPER_GRAPH_HASH_PREFIX);
 	int ret;
 
 	ret = want(o, json_type_object, "an object", "graph", e);
@@ -611,22 +626,12 @@ static int parse_graph(struct hyper_schedule *s, struct json_object *o,
 			return -ENOMEM;
 	}
 	if (json_object_object_get_ex(o, "hash", &v)) {
-		const char *h;
-
 		ret = want(v, json_type_string, "a string", "graph.hash", e);
 		if (ret)
 			return ret;
-		h = json_object_get_string(v);
-		if (strlen(h) != HYPER_GRAPH_HASH_LEN - 1 ||
-		    strncmp(h, HYPER_GRAPH_HASH_PREFIX, n) ||
-		    strspn(h + n, "0123456789abcdef") != 16) {
-			hs_errf(e, "graph.hash: expected \"%s\" and 16 lower-case hex digits, got \"%s\"",
-				HYPER_GRAPH_HASH_PREFIX, quote(q, h));
-			return -EBADMSG;
-		}
-		s->graph_hash = strdup(h);
-		if (!s->graph_hash)
-			return -ENOMEM;
+		ret = hs_set_graph_hash(s, json_object_get_string(v), e);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -635,7 +640,7 @@ static int parse_graph(struct hyper_schedule *s, struct json_object *o,
  * The graph hash of the tensors and steps as parsed: a "graph.hash" that
  * differs names another graph, or a schedule edited after planning.
  */
-static int check_graph_hash(const struct hyper_schedule *s, struct hs_err *e)
+int hs_check_graph_hash(const struct hyper_schedule *s, struct hs_err *e)
 {
 	char have[HYPER_GRAPH_HASH_LEN];
 	uint64_t ts = 0, ss = 0;
@@ -779,7 +784,7 @@ static int parse_root(struct hyper_schedule *s, struct json_object *root,
 		if (ret)
 			return ret;
 	}
-	return check_graph_hash(s, e);
+	return hs_check_graph_hash(s, e);
 }
 
 static void line_col(const char *buf, size_t off, unsigned *line, unsigned *col)

@@ -90,6 +90,8 @@ int hs_hash_insert(struct hyper_schedule *s, uint32_t idx);
 void hs_destroy(struct hyper_schedule *s);
 int hs_validate(struct hyper_schedule *s, struct hs_err *e);
 int hs_layout(struct hyper_schedule *s);
+int hs_set_graph_hash(struct hyper_schedule *s, const char *h, struct hs_err *e);
+int hs_check_graph_hash(const struct hyper_schedule *s, struct hs_err *e);
 
 const char *hs_op_name(uint32_t op);
 

@@ -11,6 +11,8 @@
 
 #include "schedule.h"
 
+#define ZERO(a)	zero((a), sizeof(a) / sizeof((a)[0]))
+
 static bool zero(const uint64_t *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -75,7 +77,7 @@ static int add_tensor(struct hyper_schedule *s, uint32_t i,
 	size_t len = ti->id ? strlen(ti->id) : 0;
 	int dup;
 
-	if (ti->reserved0 || !zero(ti->reserved, 4)) {
+	if (ti->reserved0 || !ZERO(ti->reserved)) {
 		hs_errf(e, "tensors[%u]: reserved fields must be zero", i);
 		return -EINVAL;
 	}
@@ -118,7 +120,7 @@ static int add_step(struct hyper_schedule *s, uint32_t i,
 	int ret;
 
 	if ((si->flags & ~HYPER_STEP_GEMM) || si->reserved0 ||
-	    !zero(si->reserved, 4)) {
+	    !ZERO(si->reserved)) {
 		hs_errf(e, "steps[%u]: unknown flags or non-zero reserved fields", i);
 		return -EINVAL;
 	}
@@ -214,7 +216,7 @@ int hyper_schedule_new(const struct hyper_schedule_info *info,
 		return -EINVAL;
 	*schedp = NULL;
 	if ((info->version && info->version != HYPER_SCHEDULE_VERSION) ||
-	    (info->flags & ~INFO_FLAGS) || !zero(info->reserved, 7) ||
+	    (info->flags & ~INFO_FLAGS) || !ZERO(info->reserved) ||
 	    ((info->flags & HYPER_SCHED_BUDGET) &&
 	     (!info->budget_bytes || info->budget_bytes > INT64_MAX))) {
 		hs_errf(&e, "schedule: unknown version or flags, a budget of 0, or non-zero reserved fields");
@@ -233,6 +235,16 @@ int hyper_schedule_new(const struct hyper_schedule_info *info,
 	s->nr_tensors = info->nr_tensors;
 	s->nr_steps = info->nr_steps;
 	ret = fill(s, info, tensors, steps, &e);
+	/* The graph's identity, held to the rules a schedule file's is. */
+	if (!ret && info->graph_name) {
+		s->graph_name = strdup(info->graph_name);
+		if (!s->graph_name)
+			ret = -ENOMEM;
+	}
+	if (!ret && info->graph_hash)
+		ret = hs_set_graph_hash(s, info->graph_hash, &e);
+	if (!ret)
+		ret = hs_check_graph_hash(s, &e);
 	if (!ret)
 		ret = hs_validate(s, &e);
 	if (!ret)

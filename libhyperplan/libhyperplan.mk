@@ -7,7 +7,9 @@
 # Sources sit in one folder per pipeline stage; each stage includes the
 # headers of the stages before it by name, hence one -I per folder.
 
-HPL_VERSION	:= 1.0.0
+# As libhyper's: the symbol map's newest node (HYPERPLAN_1.0 is 1.0.0).
+HPL_VERSION	:= $(lastword $(shell sed -n \
+		   's/^HYPERPLAN_\([0-9]*\.[0-9]*\) {.*/\1/p' libhyperplan/libhyperplan.map)).0
 HPL_DIRS	:= libhyperplan $(sort $(dir $(wildcard libhyperplan/*/*.c)))
 HPL_INC		:= $(addprefix -I,$(HPL_DIRS))
 HPL_SRCS	:= $(sort $(wildcard libhyperplan/*.c libhyperplan/*/*.c))
@@ -54,16 +56,36 @@ USERSPACE += $(HPL_SO) $(O)/lib/libhyperplan.so $(HPL_A) \
 HPL_STATIC_LIBS	:= $(HPL_A) $(LIBHYPER_A) $(LIBHYPER_LIBS) $(HPL_LIBS)
 HPL_SAN_LIBS	:= $(HPL_SAN_A) $(LIBHYPER_SAN_A) $(LIBHYPER_LIBS) $(HPL_LIBS)
 
-.PHONY: install-libhyperplan
+# Installed as libhyper is (libhyper/libhyper.mk): stripped, debug info
+# by build ID, ldconfig unless staged.
+HPL_REAL	:= libhyperplan.so.$(HPL_VERSION)
+
+.PHONY: install-libhyperplan uninstall-libhyperplan
 install-libhyperplan: $(HPL_SO) $(HPL_A)
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include/hyper \
 		$(DESTDIR)$(PREFIX)/share/man/man3
-	install -m 0755 $(HPL_SO) $(DESTDIR)$(LIBDIR)/libhyperplan.so.1
+	tools/build/install-elf.sh install 0644 $(HPL_SO) \
+		$(DESTDIR)$(LIBDIR)/$(HPL_REAL) $(DESTDIR)$(DEBUGDIR)
+	ln -sf $(HPL_REAL) $(DESTDIR)$(LIBDIR)/libhyperplan.so.1
 	ln -sf libhyperplan.so.1 $(DESTDIR)$(LIBDIR)/libhyperplan.so
+	install -m 0644 $(HPL_A) $(DESTDIR)$(LIBDIR)/libhyperplan.a
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@VERSION@|$(HPL_VERSION)|' libhyperplan/libhyperplan.pc.in \
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/libhyperplan.pc
 	install -m 0644 include/hyper/plan.h $(DESTDIR)$(PREFIX)/include/hyper/
 	install -m 0644 $(HPL_MAN) $(DESTDIR)$(PREFIX)/share/man/man3/
+	$(if $(DESTDIR),,ldconfig)
+
+uninstall-libhyperplan:
+	tools/build/install-elf.sh uninstall $(DESTDIR)$(LIBDIR)/$(HPL_REAL) \
+		$(DESTDIR)$(DEBUGDIR)
+	rm -f $(DESTDIR)$(LIBDIR)/libhyperplan.so.1 $(DESTDIR)$(LIBDIR)/libhyperplan.so \
+		$(DESTDIR)$(LIBDIR)/libhyperplan.a \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/libhyperplan.pc \
+		$(DESTDIR)$(PREFIX)/include/hyper/plan.h \
+		$(addprefix $(DESTDIR)$(PREFIX)/share/man/man3/,$(notdir $(HPL_MAN)))
+	-rmdir $(DESTDIR)$(PREFIX)/include/hyper 2>/dev/null
+	$(if $(DESTDIR),,ldconfig)
 
 INSTALL_TARGETS += install-libhyperplan
+UNINSTALL_TARGETS += uninstall-libhyperplan

@@ -30,6 +30,11 @@ install-python:
 		install -D -m 0644 "$$f" "$(DESTDIR)$(PY_SITEDIR)/$$f"; done
 INSTALL_TARGETS += install-python
 
+.PHONY: uninstall-python
+uninstall-python:
+	rm -rf $(DESTDIR)$(PY_SITEDIR)/hyperoffload
+UNINSTALL_TARGETS += uninstall-python
+
 # In the VM: the binding's tests (standard library only) on the kmod
 # backend, with Debian's interpreter and just the stdlib files they load.
 PY_VM_TREE	:= $(O)/vm-python

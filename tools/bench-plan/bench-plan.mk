@@ -19,9 +19,16 @@ bench-plan: $(BP_BIN)
 	$(BP_BIN) $(O)/bench
 BENCH += bench-plan
 
-.PHONY: install-bench-plan
+.PHONY: install-bench-plan uninstall-bench-plan
 install-bench-plan: $(BP_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0755 $(BP_BIN) $(DESTDIR)$(PREFIX)/bin/bench-plan
+	tools/build/install-elf.sh install 0755 $(BP_BIN) \
+		$(DESTDIR)$(PREFIX)/bin/bench-plan $(DESTDIR)$(DEBUGDIR)
 	install -m 0644 tools/bench-plan/bench-plan.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 INSTALL_TARGETS += install-bench-plan
+
+uninstall-bench-plan:
+	tools/build/install-elf.sh uninstall $(DESTDIR)$(PREFIX)/bin/bench-plan \
+		$(DESTDIR)$(DEBUGDIR)
+	rm -f $(DESTDIR)$(PREFIX)/share/man/man1/bench-plan.1
+UNINSTALL_TARGETS += uninstall-bench-plan

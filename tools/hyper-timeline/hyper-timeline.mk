@@ -18,10 +18,16 @@ $(O)/san/bin/hyper-timeline: $(HT_SAN_OBJS) $(HPL_SAN_A) $(LIBHYPER_SAN_A)
 
 USERSPACE += $(O)/bin/hyper-timeline
 
-.PHONY: install-hyper-timeline
+.PHONY: install-hyper-timeline uninstall-hyper-timeline
 install-hyper-timeline: $(O)/bin/hyper-timeline
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0755 $(O)/bin/hyper-timeline $(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 tools/hyper-timeline/hyper-timeline.1 \
-		$(DESTDIR)$(PREFIX)/share/man/man1/
+	tools/build/install-elf.sh install 0755 $(O)/bin/hyper-timeline \
+		$(DESTDIR)$(PREFIX)/bin/hyper-timeline $(DESTDIR)$(DEBUGDIR)
+	install -m 0644 tools/hyper-timeline/hyper-timeline.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 INSTALL_TARGETS += install-hyper-timeline
+
+uninstall-hyper-timeline:
+	tools/build/install-elf.sh uninstall $(DESTDIR)$(PREFIX)/bin/hyper-timeline \
+		$(DESTDIR)$(DEBUGDIR)
+	rm -f $(DESTDIR)$(PREFIX)/share/man/man1/hyper-timeline.1
+UNINSTALL_TARGETS += uninstall-hyper-timeline
