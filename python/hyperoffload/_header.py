@@ -11,13 +11,14 @@ regenerates it).
 """
 from __future__ import annotations
 
+import os
 import pprint
 import re
 import sys
 from typing import Any, Dict, List, Tuple
 
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
-_DEFINE = re.compile(r"^#define\s+(HYPER_\w+)\s+(.+)$", re.M)
+_DEFINE = re.compile(r"^#define[ \t]+(HYPER_\w+)[ \t]+(.+)$", re.M)
 _ENUM = re.compile(r"enum\s+(\w+)\s*\{([^}]*)\}\s*;")
 _STRUCT = re.compile(r"struct\s+(\w+)\s*\{([^}]*)\}\s*;")
 _TYPEDEF_FN = re.compile(r"typedef\s+([\w\s\*]+?)\s*\(\s*\*\s*(\w+)\s*\)\s*\(([^)]*)\)\s*;")
@@ -108,8 +109,21 @@ def render(decls: Dict[str, Any]) -> str:
             "DECLS = " + pprint.pformat(decls, width=100, sort_dicts=True) + "\n")
 
 
+def read(path: str) -> str:
+    """The header's text with the <hyper/...> headers it includes inlined.
+
+    <hyper/hyper.h> takes its shared words (cache ops, tensor kinds, homes)
+    from <hyper/vocab.h>, which sits beside it.
+    """
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    here = os.path.dirname(path)
+    return re.sub(r'^#include\s*<hyper/(\w+\.h)>\s*$',
+                  lambda m: read(os.path.join(here, m.group(1))),
+                  text, flags=re.M)
+
+
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit("usage: python3 -m hyperoffload._header include/hyper/hyper.h")
-    with open(sys.argv[1], encoding="utf-8") as f:
-        sys.stdout.write(render(parse(f.read())))
+    sys.stdout.write(render(parse(read(sys.argv[1]))))

@@ -73,9 +73,8 @@ class BindingTest(unittest.TestCase):
         path = header_path()
         if not path:
             self.skipTest("include/hyper/hyper.h not found")
-        with open(path, encoding="utf-8") as f:
-            self.assertEqual(_header.parse(f.read()), DECLS,
-                             "hyper.h changed: regenerate python/hyperoffload/_decls.py")
+        self.assertEqual(_header.parse(_header.read(path)), DECLS,
+                         "hyper.h changed: regenerate python/hyperoffload/_decls.py")
 
     def test_struct_sizes(self):
         # What gcc gives these structs on x86-64 (sizeof, reserved room included).

@@ -8,6 +8,7 @@ binding and the tests, under DEST as they will sit in the VM's root.
 usage: stage.py DEST HEADER
 """
 import io
+import glob
 import os
 import shutil
 import sys
@@ -49,7 +50,9 @@ def main() -> int:
                     ignore=shutil.ignore_patterns("__pycache__", "models", "*.json"))
     os.makedirs(os.path.join(tests, "tests"))
     shutil.copy2(os.path.join(PYDIR, "tests", "test_binding.py"), os.path.join(tests, "tests"))
-    shutil.copy2(header, os.path.join(tests, "tests", "hyper.h"))
+    # hyper.h and the <hyper/...> headers it includes, side by side.
+    for h in glob.glob(os.path.join(os.path.dirname(header), "*.h")):
+        shutil.copy2(h, os.path.join(tests, "tests", os.path.basename(h)))
     with open(os.path.join(dest, "tests", "python_binding"), "w", encoding="utf-8") as f:
         f.write("#!/bin/sh\n# The binding's tests on the kmod backend (python/vm/stage.py).\n"
                 "HYPER_TEST_BACKEND=kmod HYPEROFFLOAD_LIBHYPER=/tests/python/libhyper.so.1 "
