@@ -7,8 +7,8 @@ binding and the tests, under DEST as they will sit in the VM's root.
 
 usage: stage.py DEST HEADER
 """
-import io
 import glob
+import io
 import os
 import shutil
 import sys
