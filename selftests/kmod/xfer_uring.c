@@ -155,10 +155,16 @@ struct rewriter {
 static void *rewrite(void *arg)
 {
 	struct rewriter *rw = arg;
+	unsigned int seed = 1;
 
-	while (!atomic_load_explicit(&rw->stop, memory_order_relaxed))
-		for (int k = 0; k < 2; k++)
+	while (!atomic_load_explicit(&rw->stop, memory_order_relaxed)) {
+		for (int k = 0; k < 2; k++) {
 			memcpy(rw->sqe->cmd, &rw->v[k], sizeof(rw->v[k]));
+			/* A varying pause, so both payloads get seen. */
+			for (volatile int d = rand_r(&seed) % 256; d > 0; d--)
+				;
+		}
+	}
 	return NULL;
 }
 
