@@ -130,6 +130,10 @@ VM_SUITE_FILES	= $(wildcard selftests/vm/suites/*.suite) $(EXTRA_VM_SUITES)
 .PHONY: FORCE
 FORCE:
 
+# The module's sources: not what kbuild generates next to them (hyper.mod.c
+# of another kernel, from `make module`, must not reach a copy).
+KMOD_SRCS	= $(filter-out %.mod.c,$(wildcard kmod/*.[ch]))
+
 # The module for kernel K, built in its own copy of the sources so that
 # kernels do not overwrite each other's objects (kbuild in 6.1 has no
 # separate output directory for external modules).
@@ -137,7 +141,7 @@ module-for-%: FORCE
 	@tools/build/kver.sh --check $* --image
 	@mkdir -p $(O)/kmod-$*/kmod $(O)/kmod-$*/include/uapi/linux
 	@cp -pu Kbuild $(O)/kmod-$*/
-	@cp -pu kmod/Kbuild kmod/*.[ch] $(O)/kmod-$*/kmod/
+	@cp -pu kmod/Kbuild $(KMOD_SRCS) $(O)/kmod-$*/kmod/
 	@cp -pu include/uapi/linux/hyper.h $(O)/kmod-$*/include/uapi/linux/
 	+MAKE="$(MAKE)" tools/build/kbuild.sh $* /lib/modules/$*/build \
 		$(abspath $(O)/kmod-$*)
