@@ -108,14 +108,16 @@ all: module userspace
 deps:
 	@echo "hyperoffload: every package of tools/build/packages.txt is installed"
 
+# tools/build/kbuild.sh runs kbuild, and names the kernel and the symbols
+# when modpost refuses a kernel that lacks an export the module uses.
 module:
 	@tools/build/kver.sh --check $(KVER)
-	$(MAKE) -C $(KDIR) M=$(CURDIR) O= modules
+	+MAKE="$(MAKE)" tools/build/kbuild.sh $(KVER) $(KDIR) $(CURDIR)
 
 # Sparse and W=1 over the module: `make sparse` is `make module C=2 W=1`.
 sparse:
 	@tools/build/kver.sh --check $(KVER)
-	$(MAKE) -C $(KDIR) M=$(CURDIR) O= C=2 W=1 modules
+	+MAKE="$(MAKE)" tools/build/kbuild.sh $(KVER) $(KDIR) $(CURDIR) C=2 W=1
 
 $(KSFT_STAMP): tools/build/kselftest.sh
 	tools/build/kselftest.sh $(KSFT_DIR)
@@ -150,18 +152,26 @@ userspace: $(USERSPACE)
 VM_SUITE_FILES	= $(wildcard selftests/vm/suites/*.suite) $(EXTRA_VM_SUITES)
 
 # Built by pattern rules for the initramfs: not intermediate files.
+# module-for-K is always remade (kbuild knows what is up to date).
 .SECONDARY: $(VM_TESTS) $(VM_BINS)
+.PHONY: FORCE
+FORCE:
+
+# The module's sources: not what kbuild generates next to them (hyper.mod.c
+# of another kernel, from `make module`, must not reach a copy).
+KMOD_SRCS	= $(filter-out %.mod.c,$(wildcard kmod/*.[ch]))
 
 # The module for kernel K, built in its own copy of the sources so that
 # kernels do not overwrite each other's objects (kbuild in 6.1 has no
 # separate output directory for external modules).
-module-for-%:
+module-for-%: FORCE
 	@tools/build/kver.sh --check $* --image
 	@mkdir -p $(O)/kmod-$*/kmod $(O)/kmod-$*/include/uapi/linux
 	@cp -pu Kbuild $(O)/kmod-$*/
-	@cp -pu kmod/Kbuild kmod/*.[ch] $(O)/kmod-$*/kmod/
+	@cp -pu kmod/Kbuild $(KMOD_SRCS) $(O)/kmod-$*/kmod/
 	@cp -pu include/uapi/linux/hyper.h $(O)/kmod-$*/include/uapi/linux/
-	$(MAKE) -C /lib/modules/$*/build M=$(abspath $(O)/kmod-$*) O= modules
+	+MAKE="$(MAKE)" tools/build/kbuild.sh $* /lib/modules/$*/build \
+		$(abspath $(O)/kmod-$*)
 
 $(O)/vm/%/initramfs.cpio.gz: selftests/vm/mkinitramfs.sh selftests/vm/init \
 		$(VM_SUITE_FILES) $(VM_TESTS) $(VM_BINS) $(VM_TREES) module-for-%

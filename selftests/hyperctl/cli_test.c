@@ -685,6 +685,38 @@ TEST_F(tree, mode_online_failure_switches_back)
 	hctl_free(&r);
 }
 
+/*
+ * The kernel says where a block went in valid_zones.  A block it put in
+ * another zone than asked fails the switch, which is undone; under an
+ * auto-online policy hyperctl turns it off for the switch and back.
+ */
+TEST_F(tree, mode_wrong_zone_switches_back)
+{
+	char buf[256];
+	struct hctl r;
+
+	ASSERT_EQ(0, fake_memblocks(self->root, 0x80000000, 0x30000000, BS));
+	ASSERT_EQ(0, fake_put(self->root, "devices/system/memory/memory18/valid_zones",
+			      "Normal\n"));
+	ASSERT_EQ(0, fake_put(self->root, "devices/system/memory/auto_online_blocks",
+			      "online\n"));
+	ASSERT_EQ(0, hctl_run(&r, "mode", "hyper0", "system-ram", NULL));
+	EXPECT_EQ(1, r.status);
+	EXPECT_STREQ("hyperctl: hyper0: memory block 18: the kernel onlined it in zone Normal, not Movable; its memory hotplug policy (memory_hotplug.online_policy, movable_node, kernelcore=) does not allow that zone here; switched back to device mode\n",
+		     r.err);
+	EXPECT_STREQ("device", attr(self->root, 0, "mode", buf));
+	hctl_free(&r);
+	/* The policy was set back (the fake keeps what was written last). */
+	EXPECT_STREQ("online", fake_get(self->root,
+		     "devices/system/memory/auto_online_blocks", buf, sizeof(buf)));
+	/* --no-movable wants a kernel zone: Normal is right. */
+	ASSERT_EQ(0, hctl_run(&r, "mode", "--no-movable", "hyper0", "system-ram", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("", r.err);
+	EXPECT_EQ(0, hctl_int(hctl_dev(r.json, "hyper0"), "memory_blocks_movable"));
+	hctl_free(&r);
+}
+
 TEST_F(tree, mode_switch_and_refusals)
 {
 	char buf[256];

@@ -13,6 +13,7 @@ $(PKGT_BIN)/modinfo_test: ARGS = $(CURDIR)
 $(PKGT_BIN)/install_test: ARGS = $(CURDIR) $(abspath $(O)) $(KVER)
 $(PKGT_BIN)/deps_test: ARGS = $(CURDIR)
 $(PKGT_BIN)/dkms_test: ARGS = $(CURDIR) $(KVER) $(HYPER_VERSION)
+$(PKGT_BIN)/kexports_test: ARGS = $(CURDIR) $(abspath $(O)) $(KVER)
 
 $(PKGT_BIN)/%: $(PKGT_DIR)/%.sh $(PKGT_DIR)/tap.sh $(PKGT_DIR)/packaging.mk
 	@mkdir -p $(@D)
@@ -20,4 +21,5 @@ $(PKGT_BIN)/%: $(PKGT_DIR)/%.sh $(PKGT_DIR)/tap.sh $(PKGT_DIR)/packaging.mk
 	chmod +x $@
 
 NATIVE_TESTS	+= $(PKGT_BIN)/modinfo_test $(PKGT_BIN)/install_test \
-		   $(PKGT_BIN)/dkms_test $(PKGT_BIN)/deps_test
+		   $(PKGT_BIN)/dkms_test $(PKGT_BIN)/deps_test \
+		   $(PKGT_BIN)/kexports_test

@@ -97,7 +97,7 @@ block() {
 booted=$(sed -n 's/.*HYPER-VM-BEGIN .*kernel=\([^ ]*\).*/\1/p' "$tmp/log")
 if [ -f "$tmp/timedout" ]; then
 	read -r limit scale < "$tmp/timedout"
-	running=$(awk '/^HYPER-TEST-BEGIN /{t=$2} /^HYPER-TEST-END /{t=""} END{print t}' "$tmp/log")
+	running=$(awk '/^HYPER-TEST-BEGIN /{t=$2} /^HYPER-TEST-END /{t=""} END{print t}' "$log")
 	echo "# timeout: VM for suite $suite on $kver killed after ${secs}s (limit ${TIMEOUT}s x scale $scale) while running ${running:-no test (booting, loading or between tests)}" >> "$log"
 	block "$name:completed" "not ok" 1
 elif [ -n "$booted" ] && [ "$booted" != "$kver" ]; then
