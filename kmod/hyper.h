@@ -31,7 +31,14 @@
  * owns a 16 TiB slice of the file's offset space and off_t stays positive.
  */
 #define HYPER_MMAP_SHIFT	44
-#define HYPER_REGION_MAX	BIT_ULL(HYPER_MMAP_SHIFT)
+/*
+ * Largest region, one page short of that slice: genalloc passes a range's
+ * page count to its search as an unsigned int, so 2^32 pages (16 TiB)
+ * would become 0 and its search would never end.
+ */
+#define HYPER_REGION_MAX_PAGES	((u64)UINT_MAX)
+#define HYPER_REGION_MAX	(HYPER_REGION_MAX_PAGES << PAGE_SHIFT)
+static_assert(BIT_ULL(HYPER_MMAP_SHIFT) >= HYPER_REGION_MAX);
 #define HYPER_HANDLE_MAX	((1U << (63 - HYPER_MMAP_SHIFT)) - 1)
 
 struct dma_chan;
