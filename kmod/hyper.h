@@ -86,6 +86,7 @@ struct hyper_stats {
  * struct hyper_engine - the transfer engine of one device
  * @wq:		workers that copy chunks; max_active is @workers
  * @dma:	DMA_MEMCPY channel, NULL when the CPU copies
+ * @dma_aborts:	times @dma was terminated after a copy timed out
  * @workers:	most workers one request is split across (tunable)
  * @chunk_size:	bytes a worker copies at a time (tunable)
  * @queue_depth: most requests queued to workers at once (tunable)
@@ -97,6 +98,7 @@ struct hyper_stats {
 struct hyper_engine {
 	struct workqueue_struct *wq;
 	struct dma_chan *dma;
+	atomic_t dma_aborts;
 	unsigned int workers;
 	unsigned int chunk_size;
 	unsigned int queue_depth;

@@ -619,6 +619,7 @@ int hyper_engine_init(struct hyper_dev *hdev)
 	eng->queue_depth = 256;
 	eng->inline_bytes = SZ_64K;
 	atomic_set(&eng->inflight, 0);
+	atomic_set(&eng->dma_aborts, 0);
 	init_waitqueue_head(&eng->wait);
 	eng->wq = alloc_workqueue("hyper%d_xfer", WQ_UNBOUND,
 				  eng->workers, hdev->id);
