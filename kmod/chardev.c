@@ -155,12 +155,20 @@ static long hyper_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	struct hyper_file *hf = file->private_data;
 	void __user *argp = (void __user *)arg;
 
+	/*
+	 * Taking or giving back pool memory changes the device, as a write
+	 * does: a read-only open may only look (Documentation/uapi.md).
+	 */
 	switch (cmd) {
 	case HYPER_IOC_INFO:
 		return hyper_ioc_info(hf, argp);
 	case HYPER_IOC_ALLOC:
+		if (!(file->f_mode & FMODE_WRITE))
+			return -EBADF;
 		return hyper_ioc_alloc(hf, argp);
 	case HYPER_IOC_FREE:
+		if (!(file->f_mode & FMODE_WRITE))
+			return -EBADF;
 		return hyper_ioc_free(hf, argp);
 	case HYPER_IOC_QUERY:
 		return hyper_ioc_query(hf, argp);

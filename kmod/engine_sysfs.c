@@ -26,8 +26,9 @@ static int hyper_parse_uint(struct device *dev, const char *attr,
 			    const char *buf, unsigned int min,
 			    unsigned int max, unsigned int *val)
 {
-	if (kstrtouint(buf, 0, val) || *val < min || *val > max) {
-		dev_warn_ratelimited(dev, "%s: '%.*s' refused: want %u..%u\n",
+	/* Base 10, as other drivers' tunables: "010" is ten, not eight. */
+	if (kstrtouint(buf, 10, val) || *val < min || *val > max) {
+		dev_warn_ratelimited(dev, "%s: '%.*s' refused: want decimal %u..%u\n",
 				     attr, (int)strcspn(buf, "\n"), buf, min,
 				     max);
 		return -EINVAL;

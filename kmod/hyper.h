@@ -31,7 +31,14 @@
  * owns a 16 TiB slice of the file's offset space and off_t stays positive.
  */
 #define HYPER_MMAP_SHIFT	44
-#define HYPER_REGION_MAX	BIT_ULL(HYPER_MMAP_SHIFT)
+/*
+ * Largest region, one page short of that slice: genalloc passes a range's
+ * page count to its search as an unsigned int, so 2^32 pages (16 TiB)
+ * would become 0 and its search would never end.
+ */
+#define HYPER_REGION_MAX_PAGES	((u64)UINT_MAX)
+#define HYPER_REGION_MAX	(HYPER_REGION_MAX_PAGES << PAGE_SHIFT)
+static_assert(BIT_ULL(HYPER_MMAP_SHIFT) >= HYPER_REGION_MAX);
 #define HYPER_HANDLE_MAX	((1U << (63 - HYPER_MMAP_SHIFT)) - 1)
 
 struct dma_chan;
@@ -79,6 +86,7 @@ struct hyper_stats {
  * struct hyper_engine - the transfer engine of one device
  * @wq:		workers that copy chunks; max_active is @workers
  * @dma:	DMA_MEMCPY channel, NULL when the CPU copies
+ * @dma_aborts:	times @dma was terminated after a copy timed out
  * @workers:	most workers one request is split across (tunable)
  * @chunk_size:	bytes a worker copies at a time (tunable)
  * @queue_depth: most requests queued to workers at once (tunable)
@@ -90,6 +98,7 @@ struct hyper_stats {
 struct hyper_engine {
 	struct workqueue_struct *wq;
 	struct dma_chan *dma;
+	atomic_t dma_aborts;
 	unsigned int workers;
 	unsigned int chunk_size;
 	unsigned int queue_depth;

@@ -57,12 +57,22 @@ static int hyper_to_system_ram(struct hyper_dev *hdev)
 	struct hyper_pool *pool = &hdev->pool;
 	u64 block = memory_block_size_bytes();
 	phys_addr_t start = pool->phys_base;
-	struct resource *res;
+	int inflight = atomic_read(&hdev->engine.inflight);
 	int nr = atomic_read(&pool->nr_regions);
+	struct resource *res;
 	int ret, mgid;
 
-	if (nr || atomic_read(&hdev->engine.inflight)) {
-		dev_warn(hdev->dev, "mode: %d regions still exist; free them first\n",
+	/*
+	 * Transfers first: a request holds its regions until it ends, so
+	 * freeing them does not help while it runs.
+	 */
+	if (inflight) {
+		dev_warn(hdev->dev, "mode: %d transfer requests in flight; wait for them to complete\n",
+			 inflight);
+		return -EBUSY;
+	}
+	if (nr) {
+		dev_warn(hdev->dev, "mode: %d regions still exist (handles, mappings or transfers hold them); free them first\n",
 			 nr);
 		return -EBUSY;
 	}

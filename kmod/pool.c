@@ -349,7 +349,7 @@ u64 hyper_pool_span(const struct hyper_pool *pool, u64 off, void **vaddr,
 /**
  * hyper_pool_alloc() - take a range of the pool
  * @pool:	the pool
- * @size:	bytes, page aligned
+ * @size:	bytes, page aligned, at most HYPER_REGION_MAX
  * @align:	PAGE_SIZE or HYPER_HUGE_ALIGN
  * @off:	pool offset of the range
  *
@@ -360,6 +360,9 @@ int hyper_pool_alloc(struct hyper_pool *pool, u64 size, u64 align, u64 *off)
 	struct genpool_data_align data = { .align = align };
 	unsigned long addr;
 
+	/* genalloc's search takes the page count as an unsigned int. */
+	if (size >> PAGE_SHIFT > HYPER_REGION_MAX_PAGES)
+		return -ENOMEM;
 	if (align > PAGE_SIZE)
 		addr = gen_pool_alloc_algo(pool->gp, size,
 					   gen_pool_first_fit_align, &data);

@@ -17,6 +17,7 @@
 
 #include <linux/bvec.h>
 #include <linux/cpumask.h>
+#include <linux/fs.h>
 #include <linux/io_uring.h>
 #include <linux/mm.h>
 #include <linux/sched/signal.h>
@@ -256,6 +257,10 @@ static int hyper_seg_prepare(struct hyper_file *hf, struct io_uring_cmd *cmd,
 		return -EINVAL;
 	if (x->reserved0 || x->flags & ~HYPER_XFER_FLAGS_MASK || !x->len)
 		return -EINVAL;
+	/* As read(2) and write(2): a store writes the pool, a prefetch reads. */
+	if (!(cmd->file->f_mode & (x->dir == HYPER_DIR_STORE ? FMODE_WRITE :
+				   FMODE_READ)))
+		return -EBADF;
 	if (x->addr + x->len < x->addr)
 		return -EFAULT;
 	seg->r = hyper_region_lookup(hf, x->handle);
@@ -643,6 +648,7 @@ int hyper_engine_init(struct hyper_dev *hdev)
 	eng->queue_depth = 256;
 	eng->inline_bytes = SZ_64K;
 	atomic_set(&eng->inflight, 0);
+	atomic_set(&eng->dma_aborts, 0);
 	init_waitqueue_head(&eng->wait);
 	eng->wq = alloc_workqueue("hyper%d_xfer", WQ_UNBOUND,
 				  eng->workers, hdev->id);

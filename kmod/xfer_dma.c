@@ -73,17 +73,19 @@ static void hyper_dma_unmap_pool(struct hyper_pool *pool, struct device *dev,
 		dma_unmap_page(dev, addr, n, dir);
 }
 
-static int hyper_dma_one(struct hyper_pool *pool, struct dma_chan *chan,
-			 struct page *page, size_t off, phys_addr_t phys,
-			 size_t n, bool to_user)
+static int hyper_dma_one(struct hyper_dev *hdev, struct page *page,
+			 size_t off, phys_addr_t phys, size_t n, bool to_user)
 {
+	struct hyper_pool *pool = &hdev->pool;
+	struct dma_chan *chan = hdev->engine.dma;
+	atomic_t *aborts = &hdev->engine.dma_aborts;
 	enum dma_data_direction udir = to_user ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
 	enum dma_data_direction pdir = to_user ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
 	struct device *dev = chan->device->dev;
 	struct dma_async_tx_descriptor *tx;
 	dma_addr_t uaddr, paddr;
 	dma_cookie_t cookie;
-	int ret = 0;
+	int ret = 0, gen;
 
 	uaddr = dma_map_page(dev, page, off, n, udir);
 	if (dma_mapping_error(dev, uaddr))
@@ -100,11 +102,32 @@ static int hyper_dma_one(struct hyper_pool *pool, struct dma_chan *chan,
 		ret = -EIO;
 		goto out_unmap_pool;
 	}
+	gen = atomic_read(aborts);
 	cookie = dmaengine_submit(tx);
 	dma_async_issue_pending(chan);
 	if (dma_sync_wait(chan, cookie) != DMA_COMPLETE) {
-		/* The engine must be done with the pages before they go. */
+		/*
+		 * A copy that timed out (or failed) may still be running, and
+		 * the pages cannot go back while the engine can write them.
+		 * dmaengine has no way to abort one descriptor: terminate acts
+		 * on the whole channel, and a channel completes in order, so
+		 * the other workers' descriptors queued behind this one would
+		 * wait on it and time out too.  Waiting for ever instead would
+		 * hang the worker, and with it rmmod, on a wedged engine.  So
+		 * the channel is terminated, and every copy in flight on it
+		 * fails with -EIO below: a timeout costs the transfers that
+		 * shared the channel at that moment, never data.
+		 */
+		atomic_inc(aborts);
 		dmaengine_terminate_sync(chan);
+		ret = -EIO;
+	} else if (atomic_read(aborts) != gen) {
+		/*
+		 * Another copy's timeout terminated the channel meanwhile.
+		 * What a driver reports for a terminated descriptor varies
+		 * (some mark every cookie complete), so this copy may never
+		 * have run: fail it rather than report bytes not moved.
+		 */
 		ret = -EIO;
 	}
 
@@ -144,8 +167,8 @@ int hyper_dma_copy(struct hyper_dev *hdev, u64 pool_off, struct iov_iter *iter,
 			u64 n = hyper_pool_span(pool, pool_off, &va, &phys);
 
 			n = min_t(u64, n, got - done);
-			ret = hyper_dma_one(pool, hdev->engine.dma, page,
-					    start + done, phys, n, to_user);
+			ret = hyper_dma_one(hdev, page, start + done, phys, n,
+					    to_user);
 			pool_off += n;
 			done += n;
 		}

@@ -104,6 +104,13 @@ TEST_F(dev, alloc_size_overflow)
 					  NULL, NULL));
 	EXPECT_EQ(-EOVERFLOW, hyper_alloc(self->fd, (1ULL << 44) + 4096, 0,
 					  NULL, NULL));
+	/*
+	 * Exactly 16 TiB is 2^32 pages, which genalloc's unsigned int page
+	 * count made 0 (kmod-huge reproduces the hang it caused).
+	 */
+	EXPECT_EQ(-EOVERFLOW, hyper_alloc(self->fd, 1ULL << 44, 0, NULL, NULL));
+	EXPECT_EQ(-EOVERFLOW, hyper_alloc(self->fd, 1ULL << 44,
+					  HYPER_ALLOC_HUGE_ALIGN, NULL, NULL));
 	EXPECT_EQ(-EOVERFLOW, hyper_alloc(self->fd, 1ULL << 63,
 					  HYPER_ALLOC_HUGE_ALIGN, NULL, NULL));
 	/* ~0 is not page aligned, which is found first. */

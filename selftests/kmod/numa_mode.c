@@ -14,8 +14,10 @@
  * the kernel booted with (HYPER_BOOT_AUTO_ONLINE, which the suite reads
  * before anything changes it).
  */
+#include <linux/userfaultfd.h>
 #include <numa.h>
 #include <numaif.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -427,6 +429,89 @@ TEST_F(numa, refused_while_transfers_in_flight)
 	close(p[1]);
 	EXPECT_TRUE(hyper_poll(!hyper_sysfs_ll(0, "nr_regions"), 60));
 	to_system_ram(_metadata, "online_movable");
+	mode(_metadata, "device");
+}
+
+struct stalled {
+	int uffd;
+	uint8_t *buf;
+};
+
+/*
+ * A store whose source pages are missing behind a userfaultfd: the
+ * module has taken its queue slot and its region, and waits in the pin
+ * until the test fills the pages.  Returns once the fault is pending.
+ */
+static int stall_store(struct io_uring *ring, int fd, uint32_t h,
+		       struct stalled *st)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct hyper_xfer x = { .len = MiB, .handle = h,
+				.dir = HYPER_DIR_STORE };
+	struct pollfd pfd;
+
+	st->buf = mmap(NULL, MiB, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* Without O_NONBLOCK, poll() on a userfaultfd is POLLERR at once. */
+	st->uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (st->buf == MAP_FAILED || st->uffd < 0 ||
+	    ioctl(st->uffd, UFFDIO_API, &api))
+		return -errno;
+	reg.range.start = (uintptr_t)st->buf;
+	reg.range.len = MiB;
+	if (ioctl(st->uffd, UFFDIO_REGISTER, &reg))
+		return -errno;
+	x.addr = (uintptr_t)st->buf;
+	hyper_prep_xfer(io_uring_get_sqe(ring), fd, &x, -1);
+	if (io_uring_submit(ring) != 1)
+		return -EIO;
+	pfd.fd = st->uffd;
+	pfd.events = POLLIN;
+	/* Only a lost request waits this long; the fault comes at once. */
+	if (poll(&pfd, 1, 60000) != 1)
+		return -ETIMEDOUT;
+	return pfd.revents & POLLIN ? 0 : -EIO;
+}
+
+/* The log says what blocks the switch: here transfers, not regions. */
+TEST_F(numa, in_flight_refusal_names_transfers)
+{
+	struct stalled st;
+	struct uffdio_zeropage zp;
+	struct io_uring ring;
+	struct io_uring_cqe *cqe;
+	int fd = hyper_dev_open(0);
+	int said_xfer, said_regions;
+	uint32_t h;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, hyper_ring_init(&ring, 4));
+	ASSERT_EQ(0, hyper_alloc(fd, MiB, 0, &h, NULL));
+	said_xfer = hyper_dmesg_count("transfer requests in flight");
+	said_regions = hyper_dmesg_count("regions still exist");
+	ASSERT_EQ(0, stall_store(&ring, fd, h, &st));
+	/* Even with its handle gone, the request holds the region. */
+	EXPECT_EQ(0, hyper_free(fd, h));
+	EXPECT_EQ(1, hyper_stat(0, "inflight"));
+	EXPECT_EQ(-EBUSY, hyper_sysfs_write(0, "mode", "system-ram"));
+	EXPECT_EQ(said_xfer + 1,
+		  hyper_dmesg_count("1 transfer requests in flight"));
+	EXPECT_EQ(said_regions, hyper_dmesg_count("regions still exist"));
+
+	zp.range.start = (uintptr_t)st.buf;
+	zp.range.len = MiB;
+	zp.mode = 0;
+	ASSERT_EQ(0, ioctl(st.uffd, UFFDIO_ZEROPAGE, &zp));
+	ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
+	EXPECT_EQ(MiB, cqe->res);
+	io_uring_cqe_seen(&ring, cqe);
+	io_uring_queue_exit(&ring);
+	close(st.uffd);
+	munmap(st.buf, MiB);
+	close(fd);
+	/* Nothing blocks it now. */
+	to_system_ram(_metadata, NULL);
 	mode(_metadata, "device");
 }
 

@@ -128,22 +128,44 @@ TEST_F(dev, mmap_write_read_patterns)
 	}
 }
 
-TEST_F(dev, read_only_open_maps_shared_read_only)
+/*
+ * The open mode is the rule, as for read(2) and write(2): taking and giving
+ * back pool memory needs a writable open, mapping needs a readable one.
+ */
+TEST_F(dev, read_only_open_may_only_look)
 {
 	int ro = open("/dev/hyper0", O_RDONLY | O_CLOEXEC);
-	uint64_t off;
-	uint8_t *p;
+	struct hyper_region_info q = { .handle = 1 };
+	long long used = hyper_sysfs_ll(0, "used");
+	struct hyper_pool_info info;
 
 	ASSERT_LE(0, ro);
-	ASSERT_EQ(0, hyper_alloc(ro, MiB, 0, NULL, &off));
-	p = mmap(NULL, MiB, PROT_READ, MAP_SHARED, ro, off);
-	ASSERT_NE(MAP_FAILED, p);
-	EXPECT_EQ(MiB, hyper_first_nonzero(p, MiB));
-	/* The file was opened read-only: no writable shared mapping. */
-	EXPECT_EQ(MAP_FAILED, mmap(NULL, MiB, PROT_READ | PROT_WRITE,
-				   MAP_SHARED, ro, off));
-	munmap(p, MiB);
+	EXPECT_EQ(-EBADF, hyper_alloc(ro, MiB, 0, NULL, NULL));
+	EXPECT_EQ(-EBADF, hyper_alloc(ro, MiB, HYPER_ALLOC_HUGE_ALIGN, NULL,
+				      NULL));
+	EXPECT_EQ(-EBADF, hyper_free(ro, 1));
+	EXPECT_EQ(used, hyper_sysfs_ll(0, "used"));
+	EXPECT_EQ(0, hyper_info(ro, &info));
+	EXPECT_EQ(0, info.nr_regions);
+	EXPECT_EQ(-ENOENT, hyper_ioctl(ro, HYPER_IOC_QUERY, &q));
 	close(ro);
+}
+
+TEST_F(dev, write_only_open_allocates_but_cannot_map)
+{
+	int wo = open("/dev/hyper0", O_WRONLY | O_CLOEXEC);
+	uint64_t off;
+	uint32_t h;
+
+	ASSERT_LE(0, wo);
+	ASSERT_EQ(0, hyper_alloc(wo, MiB, 0, &h, &off));
+	/* mmap needs a readable file, whatever the protection asked. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, MiB, PROT_READ, MAP_SHARED, wo, off));
+	EXPECT_EQ(EACCES, errno);
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, MiB, PROT_WRITE, MAP_SHARED, wo,
+				   off));
+	EXPECT_EQ(0, hyper_free(wo, h));
+	close(wo);
 }
 
 TEST_F(dev, mmap_inner_range_and_two_views)

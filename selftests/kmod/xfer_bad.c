@@ -384,4 +384,43 @@ TEST_F(bad, unknown_command)
 	EXPECT_EQ(-ENOTTY, hyper_submit_wait(&self->ring, NULL));
 }
 
+/*
+ * A store writes the pool and a prefetch reads it: each needs the open
+ * mode that write(2) and read(2) would, or completes with -EBADF.
+ */
+TEST_F(bad, open_mode_decides_store_and_prefetch)
+{
+	int ro = open("/dev/hyper0", O_RDONLY | O_CLOEXEC);
+	int wo = open("/dev/hyper0", O_WRONLY | O_CLOEXEC);
+	long long used = hyper_sysfs_ll(0, "used");
+	uint32_t h;
+
+	ASSERT_LE(0, ro);
+	ASSERT_LE(0, wo);
+	/* Read-only: no region of its own, and never a store. */
+	EXPECT_EQ(-EBADF, hyper_alloc(ro, MiB, 0, &h, NULL));
+	EXPECT_EQ(-EBADF, hyper_xfer_sync(&self->ring, ro, 1, HYPER_DIR_STORE,
+					  self->good, MiB, 0, -1));
+	EXPECT_EQ(-EBADF, hyper_xfer_sync(&self->ring, ro, 1, HYPER_DIR_STORE,
+					  self->buf, MiB, 0, 0));
+	EXPECT_EQ(used, hyper_sysfs_ll(0, "used"));
+
+	/* Write-only: stores, but reads nothing back. */
+	ASSERT_EQ(0, hyper_alloc(wo, MiB, 0, &h, NULL));
+	EXPECT_EQ(MiB, hyper_xfer_sync(&self->ring, wo, h, HYPER_DIR_STORE,
+				       self->good, MiB, 0, -1));
+	EXPECT_EQ(-EBADF, hyper_xfer_sync(&self->ring, wo, h,
+					  HYPER_DIR_PREFETCH, self->buf, MiB,
+					  0, 0));
+	memset(self->good, 0, MiB);
+	EXPECT_EQ(-EBADF, hyper_xfer_sync(&self->ring, wo, h,
+					  HYPER_DIR_PREFETCH, self->good, MiB,
+					  0, -1));
+	EXPECT_EQ(MiB, hyper_first_nonzero(self->good, MiB));
+	EXPECT_EQ(0, hyper_free(wo, h));
+	close(wo);
+	close(ro);
+	EXPECT_EQ(used, hyper_sysfs_ll(0, "used"));
+}
+
 TEST_HARNESS_MAIN

@@ -516,6 +516,28 @@ TEST_F(xfer, tunables_accept_good_and_refuse_bad_values)
 	EXPECT_STREQ("cpu", now);
 }
 
+/* Decimal, as other drivers' tunables: no octal, no hexadecimal. */
+TEST_F(xfer, tunables_are_decimal)
+{
+	char old[32], now[32];
+
+	ASSERT_EQ(0, hyper_sysfs_read(0, "workers", old, sizeof(old)));
+	ASSERT_EQ(0, hyper_sysfs_write(0, "workers", "010"));
+	ASSERT_EQ(0, hyper_sysfs_read(0, "workers", now, sizeof(now)));
+	EXPECT_STREQ("10", now);
+	EXPECT_EQ(-EINVAL, hyper_sysfs_write(0, "workers", "0x10"));
+	EXPECT_EQ(-EINVAL, hyper_sysfs_write(0, "queue_depth", "0x10"));
+	EXPECT_EQ(-EINVAL, hyper_sysfs_write(0, "chunk_size", "0x100000"));
+	EXPECT_EQ(-EINVAL, hyper_sysfs_write(0, "inline_bytes", "0x0"));
+	ASSERT_EQ(0, hyper_sysfs_read(0, "workers", now, sizeof(now)));
+	EXPECT_STREQ("10", now);
+	ASSERT_EQ(0, hyper_sysfs_write(0, "queue_depth", "0100"));
+	ASSERT_EQ(0, hyper_sysfs_read(0, "queue_depth", now, sizeof(now)));
+	EXPECT_STREQ("100", now);
+	ASSERT_EQ(0, hyper_sysfs_write(0, "queue_depth", "256"));
+	ASSERT_EQ(0, hyper_sysfs_write(0, "workers", old));
+}
+
 TEST_F(xfer, queue_depth_one_still_completes_everything)
 {
 	ASSERT_EQ(0, hyper_sysfs_write(0, "queue_depth", "1"));

@@ -6,7 +6,9 @@
 # machines) with two NUMA nodes: node 0 has the CPUs, node 1 is CPU-less
 # and is where a suite's "#@APPEND=memmap=..." line reserves the pool
 # window.  "#@NODE0=" and "#@NODE1=" size the nodes (2G and 1G by
-# default); guest RAM beyond 3 GiB lands above the 4 GiB PCI hole.
+# default); "#@CPU=" is QEMU's -cpu (max; a window above 1 TiB needs
+# more physical address bits, e.g. max,phys-bits=46); guest RAM beyond
+# 3 GiB lands above the 4 GiB PCI hole.
 #
 # Besides the tests' own TAP, two checks are appended to LOG as test blocks
 # of their own: that the VM reached the end of the suite (no panic, no
@@ -30,6 +32,7 @@ APPEND=
 TIMEOUT=900
 NODE0=2G
 NODE1=1G
+CPU=max
 # Suite headers are "#@NAME=value" lines: VM settings the host needs.
 eval "$(sed -n 's/^#@\([A-Z0-9_]*\)=\(.*\)$/\1=\2/p' "$suitefile")"
 
@@ -72,7 +75,7 @@ start=$(date +%s)
 watchdog &
 wpid=$!
 qemu-system-x86_64 -pidfile "$tmp/pid" \
-	-accel tcg -cpu max -smp 2 -m "$(($(to_mib "$NODE0") + $(to_mib "$NODE1")))M" \
+	-accel tcg -cpu "$CPU" -smp 2 -m "$(($(to_mib "$NODE0") + $(to_mib "$NODE1")))M" \
 	-object memory-backend-ram,id=m0,size="$NODE0" \
 	-numa node,nodeid=0,cpus=0-1,memdev=m0 \
 	-object memory-backend-ram,id=m1,size="$NODE1" \
