@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -182,6 +183,39 @@ static int cmp_buf(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/*
+ * io_uring refused to pin the buffers with -ENOMEM: when RLIMIT_MEMLOCK
+ * is what stopped it (io_uring charges pinned pages to it unless the
+ * caller has CAP_IPC_LOCK), say so with the numbers and the fix, and
+ * return true.  Debian's default limit is 8 MiB.
+ */
+static bool memlock_short(struct hyper_ctx *ctx, const struct iovec *kv,
+			  uint32_t n)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), need = 0;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return false;
+	/* Whole pages are pinned. */
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t a = (uintptr_t)kv[i].iov_base;
+
+		need += (a + kv[i].iov_len + page - 1) / page * page - a / page * page;
+	}
+	if (need <= rl.rlim_cur)
+		/* Other locked memory of this user may still be the cause. */
+		hx_err(ctx, -ENOMEM, "io_uring_register_buffers: %s: pinning %llu bytes of buffers counts against RLIMIT_MEMLOCK (%llu bytes), with everything else this user has locked; raise it with ulimit -l or a memlock line in /etc/security/limits.conf (see libhyper(7))",
+		       strerror(ENOMEM), (unsigned long long)need,
+		       (unsigned long long)rl.rlim_cur);
+	else
+		hx_err(ctx, -ENOMEM, "io_uring_register_buffers: %s: pinning %llu bytes of buffers needs RLIMIT_MEMLOCK of at least that, and it is %llu bytes; raise it with ulimit -l %llu (KiB) or ulimit -l unlimited in the shell that starts the program, or a memlock line in /etc/security/limits.conf (see libhyper(7))",
+		       strerror(ENOMEM), (unsigned long long)need,
+		       (unsigned long long)rl.rlim_cur,
+		       (unsigned long long)(need + 1023) / 1024);
+	return true;
+}
+
 int hyper_register_buffers(struct hyper_ctx *ctx, const struct iovec *iov,
 			   unsigned int nr)
 {
@@ -233,10 +267,11 @@ int hyper_register_buffers(struct hyper_ctx *ctx, const struct iovec *iov,
 		kv[i].iov_len = ctx->bufs[i].end - ctx->bufs[i].start;
 	}
 	ret = io_uring_register_buffers(&ctx->ring, kv, n);
+	if (ret == -ENOMEM && memlock_short(ctx, kv, n))
+		goto fail;
 	if (ret) {
-		hx_err(ctx, ret, "io_uring_register_buffers (%u buffers): %s%s", n,
-		       strerror(-ret), ret == -ENOMEM ?
-		       " (pinned memory counts against RLIMIT_MEMLOCK)" : "");
+		hx_err(ctx, ret, "io_uring_register_buffers (%u buffers): %s", n,
+		       strerror(-ret));
 		goto fail;
 	}
 	free(kv);

@@ -10,6 +10,9 @@
 #include <numaif.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "helpers.h"
@@ -117,6 +120,40 @@ TEST_F(region, numa_node)
 
 	o.numa_node = numa_max_node() + 1;
 	EXPECT_EQ(-EINVAL, hyper_open(&c, &o));
+}
+
+/*
+ * A user without CAP_IPC_LOCK under Debian's default 8 MiB RLIMIT_MEMLOCK
+ * registers 64 MiB: the error names the limit, the bytes and the fix.
+ */
+TEST(memlock_limit_is_named)
+{
+	struct rlimit rl = { 8 << 20, 8 << 20 };
+	struct hyper_ctx *ctx;
+	struct iovec iov;
+	char want[512];
+	void *buf;
+
+	if (test_backend != HYPER_BACKEND_SHMEM)
+		SKIP(return, "drops root, which /dev/hyper0 needs");
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	/* This test runs in a child of its own: root goes for good. */
+	if (geteuid() == 0) {
+		ASSERT_EQ(0, setresgid(65534, 65534, 65534));
+		ASSERT_EQ(0, setresuid(65534, 65534, 65534));
+	}
+	ASSERT_EQ(0, open_test_ctx(&ctx));
+	buf = mmap(NULL, 64 << 20, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	iov.iov_base = buf;
+	iov.iov_len = 64 << 20;
+	EXPECT_EQ(-ENOMEM, hyper_register_buffers(ctx, &iov, 1));
+	snprintf(want, sizeof(want),
+		 "io_uring_register_buffers: Cannot allocate memory: pinning 67108864 bytes of buffers needs RLIMIT_MEMLOCK of at least that, and it is 8388608 bytes; raise it with ulimit -l 65536 (KiB) or ulimit -l unlimited in the shell that starts the program, or a memlock line in /etc/security/limits.conf (see libhyper(7))");
+	EXPECT_STREQ(want, hyper_last_error(ctx));
+	munmap(buf, 64 << 20);
+	hyper_close(ctx);
 }
 
 HYPER_TEST_MAIN
