@@ -2,7 +2,7 @@
 # The planner's tests: kselftest programs built with the sanitizers
 # against the planner's sanitized archive (libhyperplan/libhyperplan.mk).
 
-PLAN_TESTS	:= plan_props plan_input plan_units plan_api
+PLAN_TESTS	:= plan_props plan_input plan_units plan_api plan_config
 PLAN_TEST_BINS	:= $(addprefix $(O)/san/selftests/plan/,$(PLAN_TESTS))
 PLAN_TEST_DEPS	:= selftests/plan/checker.c selftests/plan/checker.h \
 		   selftests/plan/plan_cases.h
@@ -12,7 +12,7 @@ $(O)/san/selftests/plan/%: selftests/plan/%.c $(PLAN_TEST_DEPS) \
 		$(HPL_SAN_A) $(LIBHYPER_SAN_A) $(PLAN_CLI) $(KSFT_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(SAN_CFLAGS) $(HPL_INC) \
-		-DHP_PLAN_BIN=\"$(abspath $(PLAN_CLI))\" -o $@ $< \
+		-DHP_PLAN_BIN=\"$(abspath $(PLAN_CLI))\" -DHP_SRCDIR=\"$(CURDIR)\" -o $@ $< \
 		selftests/plan/checker.c $(HPL_SAN_LIBS)
 
 NATIVE_TESTS += $(PLAN_TEST_BINS)

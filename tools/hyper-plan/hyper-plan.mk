@@ -26,4 +26,6 @@ install-hyper-plan: $(HP_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(HP_BIN) $(DESTDIR)$(PREFIX)/bin/hyper-plan
 	install -m 0644 $(HP_DIR)/hyper-plan.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -d $(DESTDIR)$(PREFIX)/share/hyper-plan/configs
+	install -m 0644 $(HP_DIR)/configs/*.json $(DESTDIR)$(PREFIX)/share/hyper-plan/configs/
 INSTALL_TARGETS += install-hyper-plan
