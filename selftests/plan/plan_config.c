@@ -18,7 +18,9 @@
 #include "list.h"
 #include "model.h"
 #include "output.h"
+#include "graph_json.h"
 #include "profile.h"
+#include "retime.h"
 
 #define CONFIGS	HP_SRCDIR "/tools/hyper-plan/configs/"
 
@@ -257,6 +259,53 @@ TEST(bad_configs_exact_messages)
 	out[n] = 0;
 	EXPECT_NE(0, pclose(p));
 	EXPECT_STREQ("hyper-plan: /tmp: not a regular file of at most 1 MiB\n", out);
+}
+
+/*
+ * Ops carry FLOPs and bytes: a graph generated for one profile, written
+ * and read back, is timed for another exactly as if generated for it.
+ * Without them, planning for another profile is refused naming both.
+ */
+TEST(graphs_are_retimed_for_the_profile)
+{
+	const struct profile *p0 = &profile_table[0], *p1 = &profile_table[1];
+	struct graph a, b, c;
+	struct gen_params gp;
+	struct model m;
+	struct hp_err e;
+	char names[600], *text = NULL, want[512];
+	size_t len = 0, i;
+	FILE *f;
+
+	ASSERT_EQ(0, build(&a, "mistral-7b", false, &m, names, sizeof(names), &e));
+	EXPECT_STREQ(p0->name, a.timed_on);
+	f = open_memstream(&text, &len);
+	graph_write_json(&a, f);
+	fclose(f);
+	graph_init(&b, "read");
+	ASSERT_EQ(0, graph_parse_json(&b, text, &e)) TH_LOG("%s", e.msg);
+	EXPECT_STREQ(p0->name, b.timed_on);
+	ASSERT_EQ(0, graph_retime(&b, p1, &e)) TH_LOG("%s", e.msg);
+	small(&gp, &m, false);
+	graph_init(&c, "direct");
+	ASSERT_EQ(0, gen_model(&c, &gp, p1, &e));
+	ASSERT_EQ(c.nop, b.nop);
+	for (i = 0; i < c.nop; i++)
+		EXPECT_EQ(c.op[i].compute_ns, b.op[i].compute_ns);
+	EXPECT_STREQ(p1->name, b.timed_on);
+	graph_free(&b);
+	graph_free(&c);
+
+	/* only compute_ns: kept on its own profile, refused on another */
+	for (i = 0; i < a.nop; i++)
+		a.op[i].flops = a.op[i].bytes = 0;
+	EXPECT_EQ(0, graph_retime(&a, p0, &e));
+	EXPECT_NE(0, graph_retime(&a, p1, &e));
+	snprintf(want, sizeof(want), "graph \"mistral-7b\": %zu of its %zu operators carry only compute_ns, measured on %s: plan it with -p %s, or give them flops and bytes (graph-format.md)",
+		 a.nop, a.nop, p0->name, p0->name);
+	EXPECT_STREQ(want, e.msg);
+	graph_free(&a);
+	free(text);
 }
 
 TEST_HARNESS_MAIN

@@ -12,6 +12,7 @@
 #include "graph_json.h"
 #include "output.h"
 #include "report.h"
+#include "retime.h"
 
 static int die(const struct hp_err *e)
 {
@@ -42,7 +43,8 @@ static int load_graph(const struct cli *c, struct job *j, struct hp_err *e)
 	struct model cfg;
 
 	if (c->graph)
-		return graph_load_json(&j->g, c->graph, e);
+		return graph_load_json(&j->g, c->graph, e) ||
+		       graph_retime(&j->g, &j->p, e) ? -1 : 0;
 	if (c->model && !strcmp(c->model, "random")) {
 		snprintf(name, sizeof(name), "random ops=%u seed=%llu",
 			 c->rp.ops, (unsigned long long)c->rp.seed);
