@@ -31,7 +31,8 @@ NATIVE_TESTS += $(O)/san/selftests/plan/render_test
 # libhyperplan's exported interface, over the release shared libraries.
 $(O)/san/selftests/plan/plan_abi_test: selftests/plan/plan_abi_test.sh \
 		$(HPL_SO) $(O)/lib/libhyperplan.so $(O)/lib/libhyper.so \
-		$(HPL_MAN) include/hyper/plan.h include/hyper/vocab.h
+		$(HPL_MAN) include/hyper/plan.h include/hyper/vocab.h \
+		selftests/plan/plan_ctypes.py
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nexec %s %s %s\n' $(abspath $<) $(CURDIR) \
 		$(abspath $(O)/lib) > $@
