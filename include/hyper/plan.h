@@ -64,6 +64,8 @@ struct hyper_plan_tensor {
  * @inputs:	tensor indices it reads (from hyper_plan_graph_add_tensor())
  * @outputs:	tensor indices it writes
  * @gemm_m, @gemm_n, @gemm_k: a matrix multiply's shape, all 0 if none
+ * @flops, @bytes: its cost; when either is set, the profile's roofline
+ *		times it and @compute_ns is ignored (Documentation/profiles.md)
  */
 struct hyper_plan_op {
 	const char *id;
@@ -74,6 +76,8 @@ struct hyper_plan_op {
 	uint32_t nr_outputs;
 	uint32_t gemm_m, gemm_n, gemm_k;
 	uint32_t reserved0;
+	double flops;
+	double bytes;
 	uint64_t reserved[4];
 };
 

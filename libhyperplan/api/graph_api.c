@@ -119,8 +119,10 @@ int hyper_plan_graph_add_op(struct hyper_plan_graph *graph,
 	if (ret)
 		return ret;
 	if (op->reserved0 || !zero(op->reserved, 4) ||
+	    !(op->flops >= 0 && op->flops < 1e30) ||
+	    !(op->bytes >= 0 && op->bytes < 1e30) ||
 	    (op->nr_inputs && !op->inputs) || (op->nr_outputs && !op->outputs))
-		return hp_errf(&graph->err, "op \"%.127s\": a list with a count but no array, or non-zero reserved fields",
+		return hp_errf(&graph->err, "op \"%.127s\": a list with a count but no array, flops or bytes out of 0..1e30, or non-zero reserved fields",
 			       op->id);
 	if (!op->gemm_m != !op->gemm_n || !op->gemm_m != !op->gemm_k)
 		return hp_errf(&graph->err, "op \"%.127s\": give all of gemm_m, gemm_n, gemm_k or none",
@@ -129,7 +131,11 @@ int hyper_plan_graph_add_op(struct hyper_plan_graph *graph,
 	idx = graph_add_op(&graph->j.g, op->id, op->compute_ns, op->inputs,
 			   op->nr_inputs, op->outputs, op->nr_outputs, &gm,
 			   &graph->err);
-	return idx == NONE ? -EINVAL : (int)idx;
+	if (idx == NONE)
+		return -EINVAL;
+	graph->j.g.op[idx].flops = op->flops;
+	graph->j.g.op[idx].bytes = op->bytes;
+	return (int)idx;
 }
 
 const char *hyper_plan_graph_last_error(const struct hyper_plan_graph *graph)

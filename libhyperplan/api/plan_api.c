@@ -6,6 +6,7 @@
 
 #include "api.h"
 #include "output.h"
+#include "retime.h"
 
 static void set_err(char *err, size_t errlen, const struct hp_err *e)
 {
@@ -55,13 +56,21 @@ static uint32_t public_policy(int pol)
 	}
 }
 
-static int prepare(struct hyper_plan_graph *g, struct hp_err *e)
+/* Times the graph for @p and analyses it, once; later plans use @p too. */
+static int prepare(struct hyper_plan_graph *g, const struct profile *p,
+		   struct hp_err *e)
 {
 	int ret;
 
-	if (__atomic_load_n(&g->prepared, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&g->prepared, __ATOMIC_ACQUIRE)) {
+		if (strcmp(g->j.g.timed_on, p->name))
+			return hp_errf(e, "graph \"%s\" was timed for %s when first planned; build or load it again to plan it for %s",
+				       g->j.g.name, g->j.g.timed_on, p->name);
 		return 0;
-	ret = job_prepare(&g->j, false, e);
+	}
+	ret = graph_retime(&g->j.g, p, e);
+	if (!ret)
+		ret = job_prepare(&g->j, false, e);
 	if (!ret)
 		__atomic_store_n(&g->prepared, true, __ATOMIC_RELEASE);
 	return ret;
@@ -99,7 +108,7 @@ int hyper_plan_run(struct hyper_plan_graph *graph,
 	ret = o->profile_file ? profile_load(o->profile_file, &p->p, &e) :
 	      profile_get(o->profile ? o->profile : "supernode-npu", &p->p, &e);
 	if (!ret)
-		ret = prepare(graph, &e);
+		ret = prepare(graph, &p->p, &e);
 	if (!ret && gl.budget)
 		ret = job_check_budget(&graph->j, gl.budget, &e);
 	if (ret)

@@ -10,6 +10,7 @@ void gb_init(struct gb *b, struct graph *g, const struct profile *p,
 	     struct hp_err *e)
 {
 	*b = (struct gb){ .g = g, .p = p, .e = e, .dt = BF16 };
+	snprintf(g->timed_on, sizeof(g->timed_on), "%s", p->name);
 }
 
 int gb_finish(struct gb *b)
@@ -81,6 +82,10 @@ static void add_op(struct gb *b, double flops, double bytes,
 	    graph_add_op(b->g, id, (uint64_t)ns, b->in, b->n_in, b->out,
 			 b->n_out, gm, b->e) == NONE)
 		b->err = -EINVAL;
+	if (!b->err) {		/* kept, so that another profile re-times it */
+		b->g->op[b->g->nop - 1].flops = flops;
+		b->g->op[b->g->nop - 1].bytes = bytes;
+	}
 	b->n_in = b->n_out = 0;
 }
 

@@ -33,44 +33,64 @@ int shape_init(struct shape *s, const struct gen_params *gp,
 	 * small enough for a test VM.
 	 */
 	if (!gp->scale || m->heads % gp->scale || m->ffn % gp->scale ||
-	    m->vocab % gp->scale)
-		return hp_errf(e, "model %s cannot be scaled by 1/%u: it must divide its %u heads, %u-wide feed-forward and %u-token vocabulary",
-			       m->name, gp->scale, m->heads, m->ffn, m->vocab);
+	    m->vocab % gp->scale || m->hidden % gp->scale ||
+	    m->expert_ffn % gp->scale || m->shared_ffn % gp->scale)
+		return hp_errf(e, "model %s cannot be scaled by 1/%u: it must divide its %u heads, %u hidden, %u-wide feed-forward and %u-token vocabulary",
+			       m->name, gp->scale, m->heads, m->hidden, m->ffn,
+			       m->vocab);
 	*s = (struct shape){
 		.m = m, .L = gp->layers ? gp->layers : m->layers,
-		.h = m->hidden / gp->scale, .hd = m->hidden / m->heads,
+		.h = m->hidden / gp->scale,
+		.hd = m->head_dim ? m->head_dim : m->hidden / m->heads,
 		.ffn = m->ffn / gp->scale, .V = m->vocab / gp->scale,
 		.E = m->experts, .topk = m->top_k, .B = gp->batch,
+		.eff = (m->expert_ffn ? m->expert_ffn : m->ffn) / gp->scale,
+		.sffn = m->shared_ffn / gp->scale, .window = m->window,
 		.seed = gp->seed,
 	};
+	s->qd = s->hd * (m->heads / gp->scale);
 	s->kvd = s->hd * (m->kv_heads > gp->scale ? m->kv_heads / gp->scale : 1);
 	return 0;
+}
+
+/* An MLP's weights "L3.<pfx>w1" (gate or up), "w3" (up, gated), "w2". */
+static void mlp_weights(struct gb *b, const struct shape *s, uint32_t l,
+			const char *pfx, uint64_t width, bool gated)
+{
+	const uint8_t f = tkind_default_flags(HYPER_KIND_WEIGHT);
+	uint64_t bytes = (uint64_t)s->h * width * b->dt;
+
+	gb_tensor(b, HYPER_KIND_WEIGHT, bytes, f, "L%u.%sw1", l, pfx);
+	if (gated)
+		gb_tensor(b, HYPER_KIND_WEIGHT, bytes, f, "L%u.%sw3", l, pfx);
+	gb_tensor(b, HYPER_KIND_WEIGHT, bytes, f, "L%u.%sw2", l, pfx);
 }
 
 static void layer_weights(struct gb *b, const struct shape *s, uint32_t l)
 {
 	const uint8_t f = tkind_default_flags(HYPER_KIND_WEIGHT);
-	uint64_t h = s->h, ffn = s->ffn;
+	uint64_t h = s->h;
+	char pfx[16];
 	uint32_t x;
 
 	gb_tensor(b, HYPER_KIND_WEIGHT, h * b->dt, f, "L%u.attn_norm.w", l);
-	gb_tensor(b, HYPER_KIND_WEIGHT, h * h * b->dt, f, "L%u.wq", l);
+	gb_tensor(b, HYPER_KIND_WEIGHT, h * s->qd * b->dt, f, "L%u.wq", l);
 	gb_tensor(b, HYPER_KIND_WEIGHT, h * s->kvd * b->dt, f, "L%u.wk", l);
 	gb_tensor(b, HYPER_KIND_WEIGHT, h * s->kvd * b->dt, f, "L%u.wv", l);
-	gb_tensor(b, HYPER_KIND_WEIGHT, h * h * b->dt, f, "L%u.wo", l);
-	gb_tensor(b, HYPER_KIND_WEIGHT, h * b->dt, f, "L%u.ffn_norm.w", l);
+	gb_tensor(b, HYPER_KIND_WEIGHT, (uint64_t)s->qd * h * b->dt, f, "L%u.wo", l);
+	if (!s->m->parallel)
+		gb_tensor(b, HYPER_KIND_WEIGHT, h * b->dt, f, "L%u.ffn_norm.w", l);
 	if (!s->E) {
-		gb_tensor(b, HYPER_KIND_WEIGHT, h * ffn * b->dt, f, "L%u.w1", l);
-		gb_tensor(b, HYPER_KIND_WEIGHT, h * ffn * b->dt, f, "L%u.w3", l);
-		gb_tensor(b, HYPER_KIND_WEIGHT, h * ffn * b->dt, f, "L%u.w2", l);
+		mlp_weights(b, s, l, "", s->ffn, !s->m->plain_mlp);
 		return;
 	}
 	gb_tensor(b, HYPER_KIND_WEIGHT, h * s->E * b->dt, f, "L%u.router.w", l);
 	for (x = 0; x < s->E; x++) {
-		gb_tensor(b, HYPER_KIND_WEIGHT, h * ffn * b->dt, f, "L%u.e%u.w1", l, x);
-		gb_tensor(b, HYPER_KIND_WEIGHT, h * ffn * b->dt, f, "L%u.e%u.w3", l, x);
-		gb_tensor(b, HYPER_KIND_WEIGHT, h * ffn * b->dt, f, "L%u.e%u.w2", l, x);
+		snprintf(pfx, sizeof(pfx), "e%u.", x);
+		mlp_weights(b, s, l, pfx, s->eff, true);
 	}
+	if (s->sffn)
+		mlp_weights(b, s, l, "shared.", s->sffn, true);
 }
 
 void make_weights(struct gb *b, const struct shape *s)
@@ -82,7 +102,9 @@ void make_weights(struct gb *b, const struct shape *s)
 	for (l = 0; l < s->L; l++)
 		layer_weights(b, s, l);
 	gb_tensor(b, HYPER_KIND_WEIGHT, (uint64_t)s->h * b->dt, f, "final_norm.w");
-	gb_tensor(b, HYPER_KIND_WEIGHT, (uint64_t)s->h * s->V * b->dt, f, "lm_head.w");
+	if (!s->m->tied)
+		gb_tensor(b, HYPER_KIND_WEIGHT, (uint64_t)s->h * s->V * b->dt, f,
+			  "lm_head.w");
 }
 
 static uint32_t act(struct gb *b, const struct pass *ps, uint64_t bytes,
@@ -122,14 +144,25 @@ static uint32_t proj(struct gb *b, const struct shape *s,
 	return y;
 }
 
-/* Stages the KV blocks: read the filled ones, write the new tokens'. */
+/* Earliest earlier position the pass's first token attends to. */
+static uint32_t span_start(const struct shape *s, const struct pass *ps)
+{
+	return s->window && ps->pos0 + 1 > s->window ?
+	       ps->pos0 + 1 - s->window : 0;
+}
+
+/*
+ * Stages the KV blocks: read the filled ones the window reaches, write
+ * the new tokens'.  Blocks the window left behind are not read again.
+ */
 static double kv_blocks(struct gb *b, const struct shape *s,
 			const struct pass *ps, uint32_t l)
 {
 	uint32_t first = ps->pos0 / ps->kv_block;
 	uint32_t last = (ps->pos0 + ps->n - 1) / ps->kv_block, k;
+	uint32_t lo = span_start(s, ps) / ps->kv_block;
 
-	for (k = 0; k <= last; k++) {
+	for (k = lo; k <= last; k++) {
 		uint32_t t = gb_find(b, "L%u.kv%u", l, k);
 		/* a block whose first token is written now has no old data */
 		bool fresh = k * ps->kv_block >= ps->pos0;
@@ -139,8 +172,8 @@ static double kv_blocks(struct gb *b, const struct shape *s,
 		if (k >= first)
 			gb_out(b, t);
 	}
-	/* bytes of the keys and values of every earlier position */
-	return 2.0 * s->B * ps->pos0 * s->kvd * b->dt;
+	/* bytes of the keys and values of the earlier positions it reaches */
+	return 2.0 * s->B * (ps->pos0 - span_start(s, ps)) * s->kvd * b->dt;
 }
 
 static uint32_t attention(struct gb *b, const struct shape *s,
@@ -149,8 +182,12 @@ static uint32_t attention(struct gb *b, const struct shape *s,
 {
 	uint32_t T = tokens_of(s, ps);
 	double pairs = (double)ps->n * ps->pos0 + ps->n * (ps->n + 1.0) / 2;
-	double bytes = 2.0 * T * (s->h + s->kvd) * b->dt;
-	uint32_t ao = act(b, ps, (uint64_t)T * s->h * b->dt, "ao", l);
+	double bytes = 2.0 * T * (s->qd + s->kvd) * b->dt;
+	uint32_t ao = act(b, ps, (uint64_t)T * s->qd * b->dt, "ao", l);
+
+	/* a window caps each token's span (prefill longer than it too) */
+	if (s->window && pairs > (double)ps->n * s->window)
+		pairs = (double)ps->n * s->window;
 
 	gb_in(b, q);
 	gb_in(b, k);
@@ -158,95 +195,130 @@ static uint32_t attention(struct gb *b, const struct shape *s,
 	if (ps->kv_block)
 		bytes += kv_blocks(b, s, ps, l) + 2.0 * T * s->kvd * b->dt;
 	gb_out(b, ao);
-	gb_op(b, 4.0 * s->B * s->h * pairs, bytes, NULL, "%s.L%u.attn",
+	gb_op(b, 4.0 * s->B * s->qd * pairs, bytes, NULL, "%s.L%u.attn",
 	      ps->pfx, l);
 	return ao;
 }
 
+/*
+ * One MLP over @rows tokens: gate "g" (w1) and up "u" (w3) projections,
+ * or up alone (w1) without a gate, then the down projection (w2) into
+ * "<sub>y".  The activation, and the product with the gate, are folded
+ * into the down projection: it reads g and u, not one product.  Weights
+ * "L3.<wp>w1"; @rt (the routing, for experts) is read too if not NONE.
+ */
+static uint32_t mlp(struct gb *b, const struct shape *s,
+		    const struct pass *ps, uint32_t l, uint32_t xn, uint32_t rt,
+		    uint32_t rows, uint32_t width, bool gated, const char *sub,
+		    const char *wp)
+{
+	char name[32];
+	uint32_t gu[2], y;
+	int i;
+
+	for (i = 0; i < 1 + gated; i++) {
+		snprintf(name, sizeof(name), "%s%s", sub, i ? "u" : "g");
+		gb_in(b, xn);
+		if (rt != NONE)
+			gb_in(b, rt);
+		gb_in(b, gb_find(b, "L%u.%s%s", l, wp, i ? "w3" : "w1"));
+		gu[i] = act(b, ps, (uint64_t)rows * width * b->dt, name, l);
+		gb_out(b, gu[i]);
+		gb_gemm(b, rows, width, s->h, 0, "%s.L%u.%s", ps->pfx, l, name);
+	}
+	snprintf(name, sizeof(name), "%sy", sub);
+	y = act(b, ps, (uint64_t)rows * s->h * b->dt, name, l);
+	for (i = 0; i < 1 + gated; i++)
+		gb_in(b, gu[i]);
+	gb_in(b, gb_find(b, "L%u.%sw2", l, wp));
+	gb_out(b, y);
+	gb_gemm(b, rows, s->h, width, (double)rows * width * gated * b->dt,
+		"%s.L%u.%s", ps->pfx, l, name);
+	return y;
+}
+
+/* The experts' outputs, weighted, added to the residual: @k per token. */
+static uint32_t combine(struct gb *b, const struct shape *s,
+			const struct pass *ps, uint32_t l, uint32_t mid,
+			uint32_t rt, const uint32_t *y, uint32_t ny, uint32_t k)
+{
+	uint32_t T = tokens_of(s, ps), out, x;
+
+	out = act(b, ps, (uint64_t)T * s->h * b->dt, "out", l);
+	gb_in(b, mid);
+	if (rt != NONE)
+		gb_in(b, rt);
+	for (x = 0; x < ny; x++)
+		gb_in(b, y[x]);
+	gb_out(b, out);
+	gb_op(b, 2.0 * T * s->h * k, (double)T * s->h * b->dt * (2 + k), NULL,
+	      "%s.L%u.combine", ps->pfx, l);
+	return out;
+}
+
+/* A dense MLP whose down projection adds into the residual itself. */
 static uint32_t dense_ffn(struct gb *b, const struct shape *s,
 			  const struct pass *ps, uint32_t l, uint32_t xn,
 			  uint32_t mid)
 {
 	uint32_t T = tokens_of(s, ps);
+	bool gated = !s->m->plain_mlp;
 	uint32_t g = proj(b, s, ps, l, xn, "w1", s->ffn, "g");
-	uint32_t u = proj(b, s, ps, l, xn, "w3", s->ffn, "u");
+	uint32_t u = gated ? proj(b, s, ps, l, xn, "w3", s->ffn, "u") : NONE;
 	uint32_t out = act(b, ps, (uint64_t)T * s->h * b->dt, "out", l);
 
 	gb_in(b, g);
-	gb_in(b, u);
+	if (gated)
+		gb_in(b, u);
 	gb_in(b, gb_find(b, "L%u.w2", l));
 	gb_in(b, mid);
 	gb_out(b, out);
-	/* silu(g)·u is folded in: it reads g and u, not one product */
-	gb_gemm(b, T, s->h, s->ffn, (double)T * (s->ffn + 2 * s->h) * b->dt,
+	/* the activation (and the gate's product) is folded in */
+	gb_gemm(b, T, s->h, s->ffn,
+		(double)T * (s->ffn * gated + 2 * s->h) * b->dt,
 		"%s.L%u.down_proj", ps->pfx, l);
 	return out;
-}
-
-static uint32_t expert(struct gb *b, const struct shape *s,
-		       const struct pass *ps, uint32_t l, uint32_t x,
-		       uint32_t xn, uint32_t rt, uint32_t rows)
-{
-	char name[32];
-	uint32_t g, u, y;
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		snprintf(name, sizeof(name), "e%u.%s", x, i ? "u" : "g");
-		gb_in(b, xn);
-		gb_in(b, rt);
-		gb_in(b, gb_find(b, "L%u.e%u.%s", l, x, i ? "w3" : "w1"));
-		gb_out(b, act(b, ps, (uint64_t)rows * s->ffn * b->dt, name, l));
-		gb_gemm(b, rows, s->ffn, s->h, 0, "%s.L%u.%s", ps->pfx, l, name);
-	}
-	g = gb_find(b, "%s.L%u.e%u.g", ps->pfx, l, x);
-	u = gb_find(b, "%s.L%u.e%u.u", ps->pfx, l, x);
-	snprintf(name, sizeof(name), "e%u.y", x);
-	y = act(b, ps, (uint64_t)rows * s->h * b->dt, name, l);
-	gb_in(b, g);
-	gb_in(b, u);
-	gb_in(b, gb_find(b, "L%u.e%u.w2", l, x));
-	gb_out(b, y);
-	gb_gemm(b, rows, s->h, s->ffn, (double)rows * s->ffn * b->dt,
-		"%s.L%u.%s", ps->pfx, l, name);
-	return y;
 }
 
 static uint32_t moe_ffn(struct gb *b, const struct shape *s,
 			const struct pass *ps, uint32_t l, uint32_t xn,
 			uint32_t mid)
 {
-	uint32_t T = tokens_of(s, ps), count[64] = { 0 }, y[64], x, ny = 0;
+	uint32_t T = tokens_of(s, ps), count[64] = { 0 }, y[65], x, ny = 0;
 	uint32_t rt = act(b, ps, (uint64_t)T * s->E * FP32, "route", l);
-	uint32_t out;
+	char sub[16];
 
 	gb_in(b, xn);
 	gb_in(b, gb_find(b, "L%u.router.w", l));
 	gb_out(b, rt);
 	gb_gemm(b, T, s->E, s->h, 0, "%s.L%u.router", ps->pfx, l);
 	route(s, ps->step, l, T, count);
-	for (x = 0; x < s->E; x++)
-		if (count[x])
-			y[ny++] = expert(b, s, ps, l, x, xn, rt, count[x]);
-	out = act(b, ps, (uint64_t)T * s->h * b->dt, "out", l);
-	gb_in(b, mid);
-	gb_in(b, rt);
-	for (x = 0; x < ny; x++)
-		gb_in(b, y[x]);
-	gb_out(b, out);
-	gb_op(b, 2.0 * T * s->h * s->topk,
-	      (double)T * s->h * b->dt * (2 + s->topk), NULL,
-	      "%s.L%u.combine", ps->pfx, l);
-	return out;
+	for (x = 0; x < s->E; x++) {
+		if (!count[x])
+			continue;
+		snprintf(sub, sizeof(sub), "e%u.", x);
+		y[ny++] = mlp(b, s, ps, l, xn, rt, count[x], s->eff, true, sub,
+			      sub);
+	}
+	/* the shared expert sees every token */
+	if (s->sffn)
+		y[ny++] = mlp(b, s, ps, l, xn, NONE, T, s->sffn, true, "shared.",
+			      "shared.");
+	return combine(b, s, ps, l, mid, rt, y, ny, s->topk + !!s->sffn);
 }
 
+/*
+ * Sequential (Llama): x -> norm -> attention -> + x = mid -> norm ->
+ * MLP -> + mid.  Parallel (Falcon, GPT-J): one norm feeds both, and the
+ * MLP adds to mid, which is the same sum x + attention + MLP.
+ */
 static uint32_t layer(struct gb *b, const struct shape *s,
 		      const struct pass *ps, uint32_t l, uint32_t x)
 {
-	uint32_t T = tokens_of(s, ps), xn, q, k, v, ao, mid;
+	uint32_t T = tokens_of(s, ps), xn, q, k, v, ao, mid, fin;
 
 	xn = norm(b, s, ps, l, x, "attn_norm", "xn");
-	q = proj(b, s, ps, l, xn, "wq", s->h, "q");
+	q = proj(b, s, ps, l, xn, "wq", s->qd, "q");
 	k = proj(b, s, ps, l, xn, "wk", s->kvd, "k");
 	v = proj(b, s, ps, l, xn, "wv", s->kvd, "v");
 	ao = attention(b, s, ps, l, q, k, v);
@@ -255,11 +327,11 @@ static uint32_t layer(struct gb *b, const struct shape *s,
 	gb_in(b, gb_find(b, "L%u.wo", l));
 	gb_in(b, x);
 	gb_out(b, mid);
-	gb_gemm(b, T, s->h, s->h, (double)T * s->h * b->dt,	/* residual */
+	gb_gemm(b, T, s->h, s->qd, (double)T * s->h * b->dt,	/* residual */
 		"%s.L%u.o_proj", ps->pfx, l);
-	xn = norm(b, s, ps, l, mid, "ffn_norm", "xn2");
-	return s->E ? moe_ffn(b, s, ps, l, xn, mid) :
-	       dense_ffn(b, s, ps, l, xn, mid);
+	fin = s->m->parallel ? xn : norm(b, s, ps, l, mid, "ffn_norm", "xn2");
+	return s->E ? moe_ffn(b, s, ps, l, fin, mid) :
+	       dense_ffn(b, s, ps, l, fin, mid);
 }
 
 uint32_t forward(struct gb *b, const struct shape *s, const struct pass *ps,
@@ -293,7 +365,7 @@ uint32_t head(struct gb *b, const struct shape *s, const struct pass *ps,
 	logits = gb_tensor(b, HYPER_KIND_ACTIVATION, (uint64_t)m * s->V * b->dt,
 			   ps->act_flags, "%s.logits", ps->pfx);
 	gb_in(b, xf);
-	gb_in(b, gb_find(b, "lm_head.w"));
+	gb_in(b, gb_find(b, "%s", head_w(s)));
 	gb_out(b, logits);
 	gb_gemm(b, m, s->V, s->h, 0, "%s.lm_head", ps->pfx);
 	return logits;

@@ -15,8 +15,24 @@
 struct shape {
 	const struct model *m;
 	uint32_t L, h, hd, kvd, ffn, V, E, topk, B;
+	uint32_t qd;		/* query (and attention output) width */
+	uint32_t eff;		/* each expert's width */
+	uint32_t sffn;		/* the shared expert's width; 0: none */
+	uint32_t window;	/* attention span; 0: full */
 	uint64_t seed;
 };
+
+/* The feed-forward's input: the second norm, or the first (parallel). */
+static inline const char *ffn_in(const struct shape *s)
+{
+	return s->m->parallel ? "xn" : "xn2";
+}
+
+/* The LM head's weight: its own, or the embedding (tied). */
+static inline const char *head_w(const struct shape *s)
+{
+	return s->m->tied ? "embed.w" : "lm_head.w";
+}
 
 struct pass {
 	const char *pfx;

@@ -75,63 +75,75 @@ static uint32_t fwd_act(struct gb *b, const struct lctx *c, const char *n)
 	return gb_find(b, "f.L%u.%s", c->l, n);
 }
 
-/* silu(g)·u backward with the down projection: dg, du from dY. */
+/*
+ * act(g)·u backward with the down projection: dg, du from dY (@width
+ * wide); without a gate (@u is NONE), d of the up projection alone.
+ */
 static void down_bwd(struct gb *b, const struct lctx *c, uint32_t rows,
-		     uint32_t dout, uint32_t g, uint32_t u, uint32_t rt,
-		     const char *w2, const char *sub)
+		     uint32_t width, uint32_t dout, uint32_t g, uint32_t u,
+		     uint32_t rt, const char *w2, const char *sub)
 {
 	const struct shape *s = c->s;
-	double gu = 2.0 * rows * s->ffn * b->dt;
+	double gu = (u != NONE ? 2.0 : 1.0) * rows * width * b->dt;
 
 	gb_in(b, dout);
 	gb_in(b, gb_find(b, "%s", w2));
 	gb_in(b, g);
-	gb_in(b, u);
+	if (u != NONE)
+		gb_in(b, u);
 	if (rt != NONE)
 		gb_in(b, rt);
-	gb_out(b, grad(b, (uint64_t)rows * s->ffn * b->dt, "%s%sdg", c->p, sub));
-	gb_out(b, grad(b, (uint64_t)rows * s->ffn * b->dt, "%s%sdu", c->p, sub));
-	gb_gemm(b, rows, s->ffn, s->h, 2 * gu, "%s%sdown.dx", c->p, sub);
+	gb_out(b, grad(b, (uint64_t)rows * width * b->dt, "%s%sdg", c->p, sub));
+	if (u != NONE)
+		gb_out(b, grad(b, (uint64_t)rows * width * b->dt, "%s%sdu", c->p,
+			       sub));
+	gb_gemm(b, rows, width, s->h, 2 * gu, "%s%sdown.dx", c->p, sub);
 	gb_in(b, dout);
 	gb_in(b, g);
-	gb_in(b, u);
+	if (u != NONE)
+		gb_in(b, u);
 	if (rt != NONE)
 		gb_in(b, rt);
-	gb_out(b, grad(b, (uint64_t)s->ffn * s->h * b->dt, "%s.grad", w2));
-	gb_gemm(b, s->ffn, s->h, rows, gu, "%s%sdown.dw", c->p, sub);
+	gb_out(b, grad(b, (uint64_t)width * s->h * b->dt, "%s.grad", w2));
+	gb_gemm(b, width, s->h, rows, gu, "%s%sdown.dw", c->p, sub);
 }
 
-/* Gate and up projections backward; returns d(xn2) of these rows. */
+/* Gate and up projections backward; returns d(ffn input) of these rows. */
 static uint32_t gate_up_bwd(struct gb *b, const struct lctx *c,
-			    uint32_t rows, const char *sub, const char *wp)
+			    uint32_t rows, uint32_t width, bool gated,
+			    const char *sub, const char *wp)
 {
 	char n1[96], n2[96], w1[48], w3[48];
-	uint32_t xn2 = fwd_act(b, c, "xn2"), dxa;
+	uint32_t xn2 = fwd_act(b, c, ffn_in(c->s)), dxa;
 
 	snprintf(w1, sizeof(w1), "%sw1", wp);
 	snprintf(w3, sizeof(w3), "%sw3", wp);
 	snprintf(n1, sizeof(n1), "%s%sdxn2a", c->p, sub);
 	snprintf(n2, sizeof(n2), "%s%sdxn2", c->p, sub);
-	dxa = linear_bwd(b, rows, c->s->h, c->s->ffn,
-			 gb_find(b, "%s%sdg", c->p, sub), xn2, w1, NONE, n1);
-	return linear_bwd(b, rows, c->s->h, c->s->ffn,
+	dxa = linear_bwd(b, rows, c->s->h, width,
+			 gb_find(b, "%s%sdg", c->p, sub), xn2, w1, NONE,
+			 gated ? n1 : n2);
+	if (!gated)
+		return dxa;
+	return linear_bwd(b, rows, c->s->h, width,
 			  gb_find(b, "%s%sdu", c->p, sub), xn2, w3, dxa, n2);
 }
 
 static uint32_t dense_bwd(struct gb *b, const struct lctx *c, uint32_t dout)
 {
+	bool gated = !c->s->m->plain_mlp;
 	char w2[48];
 
 	snprintf(w2, sizeof(w2), "%sw2", c->w);
-	down_bwd(b, c, c->T, dout, fwd_act(b, c, "g"), fwd_act(b, c, "u"),
-		 NONE, w2, "");
-	return gate_up_bwd(b, c, c->T, "", c->w);
+	down_bwd(b, c, c->T, c->s->ffn, dout, fwd_act(b, c, "g"),
+		 gated ? fwd_act(b, c, "u") : NONE, NONE, w2, "");
+	return gate_up_bwd(b, c, c->T, c->s->ffn, gated, "", c->w);
 }
 
 static uint32_t moe_bwd(struct gb *b, const struct lctx *c, uint32_t dout)
 {
 	const struct shape *s = c->s;
-	uint32_t count[64] = { 0 }, dx[64], x, n = 0, rt = fwd_act(b, c, "route");
+	uint32_t count[64] = { 0 }, dx[65], x, n = 0, rt = fwd_act(b, c, "route");
 	char sub[16], wp[64], w2[80], name[64];
 	uint32_t dxn2;
 
@@ -143,14 +155,21 @@ static uint32_t moe_bwd(struct gb *b, const struct lctx *c, uint32_t dout)
 		snprintf(wp, sizeof(wp), "%se%u.", c->w, x);
 		snprintf(w2, sizeof(w2), "%sw2", wp);
 		snprintf(name, sizeof(name), "e%u.g", x);
-		down_bwd(b, c, count[x], dout, fwd_act(b, c, name),
+		down_bwd(b, c, count[x], s->eff, dout, fwd_act(b, c, name),
 			 gb_find(b, "f.L%u.e%u.u", c->l, x), rt, w2, sub);
-		dx[n++] = gate_up_bwd(b, c, count[x], sub, wp);
+		dx[n++] = gate_up_bwd(b, c, count[x], s->eff, true, sub, wp);
+	}
+	if (s->sffn) {
+		snprintf(wp, sizeof(wp), "%sshared.", c->w);
+		snprintf(w2, sizeof(w2), "%sw2", wp);
+		down_bwd(b, c, c->T, s->sffn, dout, fwd_act(b, c, "shared.g"),
+			 fwd_act(b, c, "shared.u"), NONE, w2, "shared.");
+		dx[n++] = gate_up_bwd(b, c, c->T, s->sffn, true, "shared.", wp);
 	}
 	dxn2 = grad(b, (uint64_t)c->T * s->h * b->dt, "%sdxn2", c->p);
 	gb_in(b, dout);
 	gb_in(b, rt);
-	gb_in(b, fwd_act(b, c, "xn2"));
+	gb_in(b, fwd_act(b, c, ffn_in(s)));
 	gb_in(b, gb_find(b, "%srouter.w", c->w));
 	for (x = 0; x < n; x++)
 		gb_in(b, dx[x]);
@@ -173,20 +192,24 @@ static void attn_bwd(struct gb *b, const struct lctx *c, uint32_t dao)
 	for (i = 0; i < 3; i++)
 		gb_in(b, fwd_act(b, c, n[i]));
 	gb_in(b, fwd_act(b, c, "ao"));
+	double seq = (double)T / s->B, span = s->window && s->window < seq ?
+					     s->window : seq;
+
 	for (i = 0; i < 3; i++) {
-		dqkv[i] = grad(b, T * (i ? s->kvd : s->h) * b->dt, "%sd%s",
+		dqkv[i] = grad(b, T * (i ? s->kvd : s->qd) * b->dt, "%sd%s",
 			       c->p, n[i]);
 		gb_out(b, dqkv[i]);
 	}
 	/* flash-attention backward: about 2.5× the forward's work */
-	gb_op(b, 2.5 * 2.0 * s->B * s->h * (double)(T / s->B) * (T / s->B),
-	      4.0 * T * (s->h + s->kvd) * b->dt, NULL, "%sattn.bwd", c->p);
+	gb_op(b, 2.5 * 2.0 * s->B * s->qd * seq * span,
+	      4.0 * T * (s->qd + s->kvd) * b->dt, NULL, "%sattn.bwd", c->p);
 }
 
-static uint32_t qkv_bwd(struct gb *b, const struct lctx *c)
+/* @acc: a gradient of xn to add in (the parallel MLP's), or NONE. */
+static uint32_t qkv_bwd(struct gb *b, const struct lctx *c, uint32_t acc)
 {
 	const struct shape *s = c->s;
-	uint32_t xn = fwd_act(b, c, "xn"), acc = NONE;
+	uint32_t xn = fwd_act(b, c, "xn");
 	const char *n[] = { "q", "k", "v" };
 	char w[48], dx[96];
 	unsigned int i;
@@ -194,7 +217,7 @@ static uint32_t qkv_bwd(struct gb *b, const struct lctx *c)
 	for (i = 0; i < 3; i++) {
 		snprintf(w, sizeof(w), "%sw%s", c->w, n[i]);
 		snprintf(dx, sizeof(dx), "%sdxn.%s", c->p, n[i]);
-		acc = linear_bwd(b, c->T, s->h, i ? s->kvd : s->h,
+		acc = linear_bwd(b, c->T, s->h, i ? s->kvd : s->qd,
 				 gb_find(b, "%sd%s", c->p, n[i]), xn, w, acc,
 				 dx);
 	}
@@ -211,15 +234,21 @@ static uint32_t layer_bwd(struct gb *b, const struct shape *s, uint32_t l,
 	snprintf(c.p, sizeof(c.p), "b.L%u.", l);
 	snprintf(c.w, sizeof(c.w), "L%u.", l);
 	dxn2 = s->E ? moe_bwd(b, &c, dout) : dense_bwd(b, &c, dout);
-	snprintf(name, sizeof(name), "%sdmid", c.p);
-	snprintf(w, sizeof(w), "%sffn_norm.w", c.w);
-	dmid = norm_bwd(b, T, s->h, dxn2, fwd_act(b, &c, "mid"), w, dout, name);
+	if (s->m->parallel) {
+		/* mid only passes the residual on; the MLP's d(xn) joins q, k, v's */
+		dmid = dout;
+	} else {
+		snprintf(name, sizeof(name), "%sdmid", c.p);
+		snprintf(w, sizeof(w), "%sffn_norm.w", c.w);
+		dmid = norm_bwd(b, T, s->h, dxn2, fwd_act(b, &c, "mid"), w,
+				dout, name);
+	}
 	snprintf(name, sizeof(name), "%sdao", c.p);
 	snprintf(w, sizeof(w), "%swo", c.w);
-	dao = linear_bwd(b, T, s->h, s->h, dmid, fwd_act(b, &c, "ao"), w,
+	dao = linear_bwd(b, T, s->qd, s->h, dmid, fwd_act(b, &c, "ao"), w,
 			 NONE, name);
 	attn_bwd(b, &c, dao);
-	dxn = qkv_bwd(b, &c);
+	dxn = qkv_bwd(b, &c, s->m->parallel ? dxn2 : NONE);
 	x = l ? gb_find(b, "f.L%u.out", l - 1) : gb_find(b, "f.embed");
 	snprintf(name, sizeof(name), "%sdx", c.p);
 	snprintf(w, sizeof(w), "%sattn_norm.w", c.w);
@@ -238,7 +267,7 @@ static void loss_and_head_bwd(struct gb *b, const struct shape *s,
 	gb_out(b, dlogits);
 	gb_op(b, 5.0 * T * s->V, 2.0 * T * s->V * b->dt, NULL, "loss");
 	dxf = linear_bwd(b, T, s->h, s->V, dlogits, gb_find(b, "f.xf"),
-			 "lm_head.w", NONE, "b.dxf");
+			 head_w(s), NONE, "b.dxf");
 	*dx = norm_bwd(b, T, s->h, dxf, gb_find(b, "f.L%u.out", s->L - 1),
 		       "final_norm.w", NONE, "b.dx_final");
 }
@@ -248,7 +277,15 @@ static void embed_bwd(struct gb *b, const struct shape *s, uint32_t T,
 {
 	gb_in(b, dx);
 	gb_in(b, labels);
-	gb_out(b, grad(b, (uint64_t)s->V * s->h * b->dt, "embed.w.grad"));
+	if (s->m->tied) {
+		/* the LM head's gradient is there already: add to it */
+		uint32_t g = gb_find(b, "embed.w.grad");
+
+		gb_in(b, g);
+		gb_out(b, g);
+	} else {
+		gb_out(b, grad(b, (uint64_t)s->V * s->h * b->dt, "embed.w.grad"));
+	}
 	gb_op(b, (double)T * s->h, ((double)s->V + 2.0 * T) * s->h * b->dt,
 	      NULL, "b.embed");
 }

@@ -12,12 +12,33 @@
 #include "graph.h"
 #include "profile.h"
 
+/*
+ * A decoder LLM's shape.  The fields after top_k default to 0 (false), a
+ * Llama-style layer: head_dim = hidden / heads, a gated SiLU MLP after
+ * the attention, full attention, untied embeddings, no shared expert.
+ */
 struct model {
 	const char *name;
 	const char *desc;
 	uint32_t layers, hidden, heads, kv_heads, ffn, vocab;
 	uint32_t experts, top_k;	/* 0: dense feed-forward */
+	uint32_t head_dim;	/* 0: hidden / heads */
+	uint32_t window;	/* sliding-window attention span; 0: full */
+	uint32_t expert_ffn;	/* each expert's width; 0: ffn */
+	uint32_t shared_ffn;	/* a shared expert's width (MoE); 0: none */
+	bool tied;		/* the LM head is the embedding matrix */
+	bool plain_mlp;		/* up, activation, down: no gate projection */
+	bool parallel;		/* attention and MLP read one norm, side by side */
+	bool gelu;		/* GELU rather than SiLU (same cost here) */
 };
+
+/*
+ * Reads a Hugging Face style config.json into @m (Documentation/
+ * planner.md lists the keys).  @m's strings point into @names, which must
+ * outlive it.  Unknown keys and impossible shapes fail naming them.
+ */
+int model_from_config(const char *path, struct model *m, char *names,
+		      size_t len, struct hp_err *e);
 
 extern const struct model model_table[];
 extern const unsigned int model_table_len;

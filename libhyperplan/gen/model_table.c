@@ -8,15 +8,19 @@
 
 #include "model.h"
 
+#define LLAMA(n, d, L, h, nh, kv, f, V, E, k)				\
+	{ .name = n, .desc = d, .layers = L, .hidden = h, .heads = nh,	\
+	  .kv_heads = kv, .ffn = f, .vocab = V, .experts = E, .top_k = k }
+
 const struct model model_table[] = {
-	{ "llama2-7b", "Llama-2 7B", 32, 4096, 32, 32, 11008, 32000, 0, 0 },
-	{ "llama2-13b", "Llama-2 13B", 40, 5120, 40, 40, 13824, 32000, 0, 0 },
-	{ "llama2-70b", "Llama-2 70B (GQA, 8 KV heads)",
-	  80, 8192, 64, 8, 28672, 32000, 0, 0 },
-	{ "llama3-8b", "Llama-3 8B (GQA, 128k vocabulary)",
-	  32, 4096, 32, 8, 14336, 128256, 0, 0 },
-	{ "mixtral-8x7b", "Mixtral-8x7B-style MoE: 8 experts, top-2",
-	  32, 4096, 32, 8, 14336, 32000, 8, 2 },
+	LLAMA("llama2-7b", "Llama-2 7B", 32, 4096, 32, 32, 11008, 32000, 0, 0),
+	LLAMA("llama2-13b", "Llama-2 13B", 40, 5120, 40, 40, 13824, 32000, 0, 0),
+	LLAMA("llama2-70b", "Llama-2 70B (GQA, 8 KV heads)",
+	      80, 8192, 64, 8, 28672, 32000, 0, 0),
+	LLAMA("llama3-8b", "Llama-3 8B (GQA, 128k vocabulary)",
+	      32, 4096, 32, 8, 14336, 128256, 0, 0),
+	LLAMA("mixtral-8x7b", "Mixtral-8x7B-style MoE: 8 experts, top-2",
+	      32, 4096, 32, 8, 14336, 32000, 8, 2),
 };
 
 const unsigned int model_table_len = ARRAY_SIZE(model_table);

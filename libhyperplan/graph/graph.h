@@ -40,6 +40,8 @@ struct op {
 	size_t ref;		/* inputs, then outputs, in graph->refs */
 	uint32_t n_in, n_out;
 	struct gemm gemm;	/* all zero: not a matrix multiply */
+	/* Its cost, which a profile turns into compute_ns; both 0: unknown. */
+	double flops, bytes;
 };
 
 struct str_arena {
@@ -60,6 +62,8 @@ struct graph {
 	uint32_t *refs;
 	size_t nrefs, cap_refs;
 	struct idmap tmap, omap;
+	/* The profile the ops' compute_ns are for; "": not said. */
+	char timed_on[32];
 	struct str_arena strs;
 };
 

@@ -133,7 +133,7 @@ static int parse_tensor(struct graph *g, json_object *o, size_t i,
 
 struct op_in {
 	const char *id;
-	json_object *compute, *inputs, *outputs, *gemm;
+	json_object *compute, *inputs, *outputs, *gemm, *flops, *bytes;
 };
 
 static int op_keys(json_object *o, const char *path, struct op_in *oi,
@@ -154,6 +154,10 @@ static int op_keys(json_object *o, const char *path, struct op_in *oi,
 			oi->outputs = v;
 		} else if (!strcmp(key, "gemm")) {
 			oi->gemm = v;
+		} else if (!strcmp(key, "flops")) {
+			oi->flops = v;
+		} else if (!strcmp(key, "bytes")) {
+			oi->bytes = v;
 		} else if (!is_ext(key)) {
 			return hp_errf(e, "%s: unknown key \"%s\"", path, key);
 		}
@@ -213,6 +217,19 @@ static int parse_gemm(json_object *o, const char *path, struct gemm *gm,
 	return 0;
 }
 
+/* "flops" and "bytes": non-negative numbers, below 10^30 (no op does more). */
+static int get_cost(json_object *v, const char *path, const char *what,
+		    double *out, struct hp_err *e)
+{
+	double d = json_object_get_double(v);
+
+	if ((!json_object_is_type(v, json_type_int) &&
+	     !json_object_is_type(v, json_type_double)) || !(d >= 0 && d < 1e30))
+		return hp_errf(e, "%s: %s must be a number in 0..1e30", path, what);
+	*out = d;
+	return 0;
+}
+
 static int parse_op(struct graph *g, json_object *o, size_t i,
 		    uint32_t **in, uint32_t **out, struct hp_err *e)
 {
@@ -220,6 +237,7 @@ static int parse_op(struct graph *g, json_object *o, size_t i,
 	struct gemm gm = { 0 };
 	uint32_t n_in, n_out;
 	uint64_t ns = 0;
+	double flops = 0, bytes = 0;
 	char path[200];
 
 	snprintf(path, sizeof(path), "ops[%zu]", i);
@@ -236,11 +254,17 @@ static int parse_op(struct graph *g, json_object *o, size_t i,
 	}
 	if (oi.gemm && parse_gemm(oi.gemm, path, &gm, e))
 		return -EINVAL;
+	if ((oi.flops && get_cost(oi.flops, path, "flops", &flops, e)) ||
+	    (oi.bytes && get_cost(oi.bytes, path, "bytes", &bytes, e)))
+		return -EINVAL;
 	if (tensor_list(g, oi.inputs, path, "inputs", in, &n_in, e) ||
 	    tensor_list(g, oi.outputs, path, "outputs", out, &n_out, e))
 		return -EINVAL;
-	return graph_add_op(g, oi.id, ns, *in, n_in, *out, n_out, &gm, e) ==
-	       NONE ? -EINVAL : 0;
+	if (graph_add_op(g, oi.id, ns, *in, n_in, *out, n_out, &gm, e) == NONE)
+		return -EINVAL;
+	g->op[g->nop - 1].flops = flops;
+	g->op[g->nop - 1].bytes = bytes;
+	return 0;
 }
 
 static int parse_array(struct graph *g, json_object *arr, const char *name,
@@ -297,6 +321,11 @@ static int parse_root(struct graph *g, json_object *root, struct hp_err *e)
 				return -EINVAL;
 			free(g->name);
 			g->name = xstrdup(json_object_get_string(v));
+		} else if (!strcmp(key, "profile")) {
+			if (want_type(v, json_type_string, "profile", e))
+				return -EINVAL;
+			snprintf(g->timed_on, sizeof(g->timed_on), "%s",
+				 json_object_get_string(v));
 		} else if (!strcmp(key, "tensors")) {
 			tensors = v;
 		} else if (!strcmp(key, "ops")) {
@@ -425,6 +454,10 @@ void graph_write_json(const struct graph *g, FILE *f)
 	fprintf(f, "{ \"format\": \"%s\", \"version\": %d, \"name\": ",
 		GRAPH_FORMAT, GRAPH_VERSION);
 	json_str(f, g->name);
+	if (g->timed_on[0]) {
+		fputs(", \"profile\": ", f);
+		json_str(f, g->timed_on);
+	}
 	fputs(",\n \"tensors\": [\n", f);
 	for (i = 0; i < g->nt; i++) {
 		write_tensor(&g->t[i], f);
@@ -443,6 +476,9 @@ void graph_write_json(const struct graph *g, FILE *f)
 		if (o->gemm.m)
 			fprintf(f, ", \"gemm\": { \"m\": %u, \"n\": %u, \"k\": %u }",
 				o->gemm.m, o->gemm.n, o->gemm.k);
+		if (o->flops || o->bytes)
+			fprintf(f, ", \"flops\": %.0f, \"bytes\": %.0f", o->flops,
+				o->bytes);
 		fputs(i + 1 < g->nop ? " },\n" : " }\n", f);
 	}
 	fputs(" ]\n}\n", f);

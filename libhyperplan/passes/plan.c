@@ -140,6 +140,8 @@ void plan_init(struct plan_ctx *pc, const struct life *lf,
 	pc->delta = xmalloc((n + 1) * sizeof(*pc->delta));
 	pc->alive = xmalloc(pc->nc ? pc->nc : 1);
 	pc->cur = xmalloc((n + 1) * sizeof(*pc->cur));
+	pc->aside_gen = xcalloc(n + 1, sizeof(*pc->aside_gen));
+	pc->gen = 1;
 	seg_init(&pc->seg, n ? n : 1);
 }
 
@@ -149,6 +151,7 @@ void plan_free(struct plan_ctx *pc)
 	free(pc->by_j);
 	free(pc->idx);
 	free(pc->cur);
+	free(pc->aside_gen);
 	seg_free(&pc->seg);
 	free(pc->aside);
 	free(pc->cap);
@@ -238,14 +241,15 @@ static bool offer_final(struct plan_ctx *pc, struct fit *f)
 	return false;
 }
 
-/* Bucket j's first candidate is set aside for this step. */
+/*
+ * Bucket j's first candidate is set aside for this step.  Whether the
+ * bucket is already in the list is its generation mark: O(1), where a
+ * scan of the list made a step with many tries quadratic.
+ */
 static void set_aside(struct plan_ctx *pc, uint32_t j)
 {
-	size_t x;
-
-	for (x = 0; x < pc->naside && pc->aside[x] >> 32 != j; x++)
-		;
-	if (x == pc->naside) {		/* remember where the bucket was */
+	if (pc->aside_gen[j] != pc->gen) {	/* remember where it was */
+		pc->aside_gen[j] = pc->gen;
 		grow(&pc->aside, &pc->cap_aside, pc->naside,
 		     sizeof(*pc->aside));
 		pc->aside[pc->naside++] = (uint64_t)j << 32 | pc->cur[j];
@@ -265,6 +269,10 @@ static void restore_aside(struct plan_ctx *pc)
 		refresh(pc, j);
 	}
 	pc->naside = 0;
+	if (!++pc->gen) {		/* wrapped: no mark may match by chance */
+		memset(pc->aside_gen, 0, (pc->lf->n + 1) * sizeof(*pc->aside_gen));
+		pc->gen = 1;
+	}
 }
 
 /* The first use late enough for the cheapest prefetch to fit. */

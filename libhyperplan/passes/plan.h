@@ -49,6 +49,8 @@ struct plan_ctx {
 	struct minseg seg;	/* per bucket: (start + 1) << 32 | j of it */
 	uint64_t *aside;	/* buckets passed over in this step */
 	size_t naside, cap_aside;
+	uint32_t *aside_gen;	/* bucket j is in aside when == gen */
+	uint32_t gen;
 	struct evict *ev;
 	size_t nev, cap_ev;
 };

@@ -2,7 +2,7 @@
 # The planner's tests: kselftest programs built with the sanitizers
 # against the planner's sanitized archive (libhyperplan/libhyperplan.mk).
 
-PLAN_TESTS	:= plan_props plan_input plan_units plan_api
+PLAN_TESTS	:= plan_props plan_input plan_units plan_api plan_config
 PLAN_TEST_BINS	:= $(addprefix $(O)/san/selftests/plan/,$(PLAN_TESTS))
 PLAN_TEST_DEPS	:= selftests/plan/checker.c selftests/plan/checker.h \
 		   selftests/plan/plan_cases.h
@@ -12,7 +12,7 @@ $(O)/san/selftests/plan/%: selftests/plan/%.c $(PLAN_TEST_DEPS) \
 		$(HPL_SAN_A) $(LIBHYPER_SAN_A) $(PLAN_CLI) $(KSFT_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(SAN_CFLAGS) $(HPL_INC) \
-		-DHP_PLAN_BIN=\"$(abspath $(PLAN_CLI))\" -o $@ $< \
+		-DHP_PLAN_BIN=\"$(abspath $(PLAN_CLI))\" -DHP_SRCDIR=\"$(CURDIR)\" -o $@ $< \
 		selftests/plan/checker.c $(HPL_SAN_LIBS)
 
 NATIVE_TESTS += $(PLAN_TEST_BINS)
@@ -31,7 +31,8 @@ NATIVE_TESTS += $(O)/san/selftests/plan/render_test
 # libhyperplan's exported interface, over the release shared libraries.
 $(O)/san/selftests/plan/plan_abi_test: selftests/plan/plan_abi_test.sh \
 		$(HPL_SO) $(O)/lib/libhyperplan.so $(O)/lib/libhyper.so \
-		$(HPL_MAN) include/hyper/plan.h include/hyper/vocab.h
+		$(HPL_MAN) include/hyper/plan.h include/hyper/vocab.h \
+		selftests/plan/plan_ctypes.py
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nexec %s %s %s\n' $(abspath $<) $(CURDIR) \
 		$(abspath $(O)/lib) > $@

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # libhyperplan's interface: every exported symbol is versioned and has a
 # man page, <hyper/plan.h> compiles on its own (C and C++), and a program
-# linked with the shared library (not the archive) plans a graph.  TAP.
+# linked with the shared library (not the archive) and Python's ctypes
+# (as the framework front end) plan a graph.  TAP.
 # usage: plan_abi_test.sh SRCDIR LIBDIR
 set -u
 src=$1 lib=$2
@@ -74,7 +75,12 @@ C
 	"$tmp/p" | grep -x 'peak [0-9]* of [0-9]*'
 }
 
+from_python() {
+	/usr/bin/python3 "$src/selftests/plan/plan_ctypes.py" "$lib"
+}
+
 check "exported symbols: versioned, hyper_plan_* only, a man page each" symbols_documented
 check "<hyper/plan.h> compiles alone as C99 and C++" header_alone
 check "a program linked with libhyperplan.so.1 plans a graph" links_shared
+check "Python's ctypes plans a graph and hands it to libhyper" from_python
 finish

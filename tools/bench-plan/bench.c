@@ -21,8 +21,11 @@ struct bench_cfg {
 	uint32_t kv_block;	/* 0: the default */
 };
 
+/* The shipped configs (tools/hyper-plan/configs): eight families. */
 static const char *const models[] = {
 	"llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b", "mixtral-8x7b",
+	"mistral-7b", "gemma-7b", "falcon-40b", "qwen1.5-moe-a2.7b",
+	"qwen2-72b",
 };
 
 static const struct bench_cfg modes[] = {
@@ -39,11 +42,13 @@ static int make_job(struct job *j, const struct profile *p,
 		    struct hp_err *e)
 {
 	struct gen_params gp;
-	char name[200];
+	char name[200], path[512], names[600];
+	struct model m;
 
-	gen_defaults(&gp, model_find(model, e));
-	if (!gp.m)
+	snprintf(path, sizeof(path), "%s/%s.json", HP_CONFIG_DIR, model);
+	if (model_from_config(path, &m, names, sizeof(names), e))
 		return -1;
+	gen_defaults(&gp, &m);
 	gp.mode = strncmp(c->mode, "train", 5) ? GEN_INFER : GEN_TRAIN;
 	gp.keep_act = !strcmp(c->mode, "train-keep");
 	gp.batch = c->batch;

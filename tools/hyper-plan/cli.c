@@ -9,12 +9,13 @@ enum {
 	O_MODE = 256, O_BATCH, O_SEQ, O_DECODE, O_KVB, O_LAYERS, O_SEED,
 	O_KEEP, O_OPS, O_PFILE, O_EMIT, O_PLOT, O_TRACE, O_COMPARE, O_BOUND,
 	O_NOREORDER, O_MEASURE, O_LMODELS, O_LPROFILES, O_BENCH, O_QUICK,
-	O_SCALE, O_DTYPE, O_TIMELINE,
+	O_SCALE, O_DTYPE, O_TIMELINE, O_CONFIG,
 };
 
 static const struct option opts[] = {
 	{ "graph", required_argument, NULL, 'g' },
 	{ "model", required_argument, NULL, 'm' },
+	{ "config", required_argument, NULL, O_CONFIG },
 	{ "mode", required_argument, NULL, O_MODE },
 	{ "batch", required_argument, NULL, O_BATCH },
 	{ "seq", required_argument, NULL, O_SEQ },
@@ -51,7 +52,8 @@ static const struct option opts[] = {
 
 void cli_usage(FILE *f)
 {
-	fputs("usage: hyper-plan (--graph FILE | --model NAME [generator options])\n"
+	fputs("usage: hyper-plan (--graph FILE | (--model NAME | --config config.json)\n"
+	      "                   [generator options])\n"
 	      "                  [--profile NAME | --profile-file FILE]\n"
 	      "                  [--budget SIZE | --slowdown PCT] [--policy POLICY]\n"
 	      "                  [-o SCHEDULE.json] [--compare] [--bound]\n"
@@ -108,6 +110,7 @@ static int option(struct cli *c, int o, const char *arg)
 	switch (o) {
 	case 'g': c->graph = arg; return 0;
 	case 'm': c->model = arg; return 0;
+	case O_CONFIG: c->config = arg; return 0;
 	case O_MODE: c->mode = arg; return 0;
 	case O_BATCH: return set_u32("--batch", arg, &c->gp.batch);
 	case O_SEQ: return set_u32("--seq", arg, &c->gp.seq);
@@ -199,12 +202,13 @@ int cli_parse(struct cli *c, int argc, char **argv)
 			argv[optind]);
 		return -1;
 	}
-	if (c->action == ACT_RENDER && (c->graph || c->model || (!c->plot && !c->trace))) {
+	if (c->action == ACT_RENDER && (c->graph || c->model || c->config ||
+					(!c->plot && !c->trace))) {
 		fprintf(stderr, "hyper-plan: --timeline draws runs: give --plot and/or --trace, and no graph or model\n");
 		return -1;
 	}
-	if (c->action == ACT_PLAN && !c->graph == !c->model) {
-		fprintf(stderr, "hyper-plan: give exactly one of --graph and --model\n");
+	if (c->action == ACT_PLAN && !!c->graph + !!c->model + !!c->config != 1) {
+		fprintf(stderr, "hyper-plan: give exactly one of --graph, --model and --config\n");
 		cli_usage(stderr);
 		return -1;
 	}

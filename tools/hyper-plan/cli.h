@@ -12,7 +12,7 @@ enum action { ACT_PLAN, ACT_MEASURE, ACT_LIST_MODELS, ACT_LIST_PROFILES,
 
 struct cli {
 	enum action action;
-	const char *graph, *model, *profile, *profile_file;
+	const char *graph, *model, *config, *profile, *profile_file;
 	const char *output, *emit_graph, *plot, *trace, *policy, *bench_dir;
 	struct gen_params gp;
 	struct random_params rp;

