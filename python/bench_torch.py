@@ -80,6 +80,8 @@ def main() -> int:
             samples = {"plain": [], "baseline": [], "planned": []}
             identical = True
             with ho.Offloaded(p, "shmem") as planned:
+                base(*x)                 # warm-up: page faults of a fresh arena
+                planned(*x)
                 for _ in range(a.runs):
                     gc.collect()
                     with torch.no_grad():
