@@ -64,17 +64,22 @@ class Runner:
         info = self.sched.info()
         self.index = {tid: self.sched.find(tid) for tid in cap.tensors}
         self.homes = {tid: self.sched.tensor(i)["home"] for tid, i in self.index.items()}
-        defined = set()
+        moved = set()
         for s in range(info["nr_steps"]):
-            defined.update(self.sched.step(s)["defines"])
-        # Weights the schedule keeps on the device from the start are the
-        # framework's own tensors, loaded once, as a device holds a model:
-        # bound in place (and registered, for stores), not copied per call.
+            st = self.sched.step(s)
+            moved.update(st["defines"])
+            moved.update(t for op, t in st["before"] + st["after"] if op == "prefetch")
+        # Weights the schedule keeps on the device from the start until
+        # their last use are the framework's own tensors, loaded once, as a
+        # device holds a model: bound in place (and registered, for stores),
+        # not copied at every call, and counted in the peak for the whole
+        # run.  A weight the schedule detaches and prefetches again needs its
+        # room in the arena in between, so it is copied in at each call.
         self._bound: Dict[str, torch.Tensor] = {}
         bufs: List[Buffer] = []
         for tid, spec in cap.tensors.items():
             if spec.source[0] == "weight" and self.homes[tid] == "device" and \
-                    self.index[tid] not in defined:
+                    self.index[tid] not in moved:
                 t = spec.source[1]
                 self._bound[tid] = t
                 bufs.append(Buffer(t.storage().data_ptr(), spec.nbytes, t))
