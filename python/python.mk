@@ -47,3 +47,12 @@ $(PY_VM_TREE): python/vm/stage.py python/tests/test_binding.py $(PY_SRCS) \
 
 VM_TREES	+= $(PY_VM_TREE)
 VM_SUITES	+= python
+
+# make bench-torch: the Llama-style model (~1B parameters, fp32, a 256-token
+# prompt and 32 decode steps) on shmem; BENCH_TORCH_ARGS to change it
+# (e.g. --layers 6 for a smaller run).  JSON in $(O)/bench/torch.json.
+BENCH_TORCH_ARGS ?=
+.PHONY: bench-torch
+bench-torch: $(LIBHYPER_SO) $(HP_BIN)
+	@mkdir -p $(O)/bench
+	$(PY_ENV) $(PY) python/bench_torch.py $(O)/bench $(BENCH_TORCH_ARGS)

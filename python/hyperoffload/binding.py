@@ -380,17 +380,25 @@ class Region:
         self._ptr = None
 
 
+class Buffer:
+    """Memory someone else owns (a framework's tensor), to register."""
+
+    def __init__(self, address: int, nbytes: int, owner: Any = None):
+        self.address, self.nbytes, self.owner = address, nbytes, owner
+
+
 class DeviceMemory:
     """Anonymous page-aligned memory standing in for device memory."""
 
-    def __init__(self, nbytes: int):
+    def __init__(self, nbytes: int, prefault: bool = True):
         self.nbytes = max(4096, (nbytes + 4095) & ~4095)
         self.mmap = mmap.mmap(-1, self.nbytes, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         self._buf = (ctypes.c_char * self.nbytes).from_buffer(self.mmap)
         self.address = ctypes.addressof(self._buf)
-        # Fault every page in before anything is timed.
-        self.mmap.write(bytes(self.nbytes))
-        self.mmap.seek(0)
+        if prefault:
+            # Fault every page in before anything is timed.
+            self.mmap.write(bytes(self.nbytes))
+            self.mmap.seek(0)
 
     def close(self) -> None:
         if self.mmap is not None:

@@ -214,9 +214,23 @@ def _call(node: torch.fx.Node, gm: torch.fx.GraphModule, args, kwargs) -> Any:
     raise AssertionError(node.op)
 
 
+def _linear_mm(x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor] = None, *,
+               out: torch.Tensor) -> torch.Tensor:
+    """linear as one GEMM on 2-D views: ATen's linear.out for 3-D inputs
+    runs a slower path (twice the time of F.linear on a 64-token prompt)."""
+    x2, o2 = x.reshape(-1, x.shape[-1]), out.view(-1, out.shape[-1])
+    if b is None:
+        torch.mm(x2, w.t(), out=o2)
+    else:
+        torch.addmm(b, x2, w.t(), out=o2)
+    return out
+
+
 def _out_candidates(node: torch.fx.Node) -> List[Callable[..., Any]]:
     name = target_name(node)
     cands: List[Callable[..., Any]] = []
+    if name == "linear":
+        cands.append(_linear_mm)
     if node.op == "call_function":
         cands.append(node.target)
         ops = {operator.add: torch.add, operator.mul: torch.mul, operator.sub: torch.sub,
@@ -246,7 +260,8 @@ def _choose_kernel(node, gm, args, kwargs, value: torch.Tensor) -> Optional[Call
         except Exception:
             continue
         if out.data_ptr() == ptr and out.shape == value.shape and \
-                out.stride() == value.stride() and torch.equal(out, value):
+                out.stride() == value.stride() and out.is_contiguous() == \
+                value.is_contiguous() and torch.equal(out, value):
             return f
     return None
 

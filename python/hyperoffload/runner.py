@@ -22,7 +22,7 @@ import torch
 import torch.fx
 from torch.fx.node import map_arg
 
-from .binding import Context, DeviceMemory, HyperError, Schedule
+from .binding import Buffer, Context, DeviceMemory, HyperError, Schedule
 from .capture import Captured, OpSpec, TensorSpec, _call, _leaves
 
 
@@ -48,6 +48,7 @@ class Runner:
         self.baseline_peak = baseline_peak
         self.mem: Optional[DeviceMemory] = None
         self.sched: Optional[Schedule] = None
+        self._bound = {}
         self.ctx = Context(backend, pool_bytes=pool_bytes)
         try:
             self._setup(schedule)
@@ -61,33 +62,46 @@ class Runner:
         cap, ctx = self.cap, self.ctx
         self.sched = Schedule.parse(json.dumps(schedule))
         info = self.sched.info()
+        self.index = {tid: self.sched.find(tid) for tid in cap.tensors}
+        self.homes = {tid: self.sched.tensor(i)["home"] for tid, i in self.index.items()}
+        moved = set()
+        for s in range(info["nr_steps"]):
+            st = self.sched.step(s)
+            moved.update(st["defines"])
+            moved.update(t for op, t in st["before"] + st["after"] if op == "prefetch")
+        # Weights the schedule keeps on the device from the start until
+        # their last use are the framework's own tensors, loaded once, as a
+        # device holds a model: bound in place (and registered, for stores),
+        # not copied at every call, and counted in the peak for the whole
+        # run.  A weight the schedule detaches and prefetches again needs its
+        # room in the arena in between, so it is copied in at each call.
+        self._bound: Dict[str, torch.Tensor] = {}
+        bufs: List[Buffer] = []
+        for tid, spec in cap.tensors.items():
+            if spec.source[0] == "weight" and self.homes[tid] == "device" and \
+                    self.index[tid] not in moved:
+                t = spec.source[1]
+                self._bound[tid] = t
+                bufs.append(Buffer(t.storage().data_ptr(), spec.nbytes, t))
+        self.bound_bytes = sum(b.nbytes for b in bufs)
         arena = info["arena_bytes"] or (info["peak_device_bytes"] + info["peak_device_bytes"] // 8
                                         + 64 * info["nr_tensors"] + 4096)
-        self.mem = DeviceMemory(arena)
-        ctx.register_buffers([self.mem])
+        # libhyper's layout places bound tensors too; their room stays untouched.
+        self.mem = DeviceMemory(arena, prefault=not bufs)
+        ctx.register_buffers([self.mem, *bufs])
         ctx.set_arena(self.mem)
         ctx.attach(self.sched)
+        for tid, b in zip(self._bound, bufs):
+            ctx.bind_device(self.index[tid], b.address)
         ctx.prepare()
         self.arena = torch.frombuffer(self.mem.mmap, dtype=torch.uint8)
         self._typed: Dict[torch.dtype, torch.Tensor] = {}
         self._views: Dict[str, Tuple[int, torch.Tensor]] = {}
-        self.index = {tid: self.sched.find(tid) for tid in cap.tensors}
-        self.homes = {tid: self.sched.tensor(i)["home"] for tid, i in self.index.items()}
         ops = {o.id: o for o in cap.ops}
         self.steps: List[Tuple[OpSpec, List[int], "_Program"]] = []
-        touched = set()
         for s in range(info["nr_steps"]):
-            st = self.sched.step(s)
-            op = ops[st["op"]]
+            op = ops[self.sched.step(s)["op"]]
             self.steps.append((op, [self.index[t] for t in op.inputs], _compile(cap, op)))
-            touched.update(t for _, t in st["before"] + st["after"])
-            touched.update(st["defines"])
-        # Weights on the device from the start that nothing moves or writes
-        # keep their bytes across runs when they keep their address.
-        self._static = {tid for tid, spec in cap.tensors.items()
-                        if spec.source[0] == "weight" and self.homes[tid] == "device"
-                        and self.index[tid] not in touched}
-        self._static_addr: Dict[str, int] = {}
         for tid, spec in cap.tensors.items():
             if spec.source[0] == "weight" and self.homes[tid] == "pool":
                 self._fill(tid, self._pool_tensor(tid), spec.source[1])
@@ -116,6 +130,9 @@ class Runner:
 
     # ---- views over libhyper's memory ------------------------------------
     def _device_tensor(self, tid: str) -> torch.Tensor:
+        bound = self._bound.get(tid)
+        if bound is not None:
+            return bound
         addr = self.ctx.tensor_ptr(self.index[tid])
         cached = self._views.get(tid)
         if cached is not None and cached[0] == addr:
@@ -175,7 +192,8 @@ class Runner:
             out = self._outputs()
         st = ctx.stats()
         self.stats = {
-            "peak_device_bytes": st["peak_arena_bytes"],
+            "peak_device_bytes": st["peak_arena_bytes"] + self.bound_bytes,
+            "bound_weight_bytes": self.bound_bytes,
             "baseline_peak_bytes": self.baseline_peak,
             "bytes_prefetched": st["bytes_prefetched"],
             "bytes_stored": st["bytes_stored"],
@@ -193,13 +211,8 @@ class Runner:
             src = spec.source
             if src[0] == "input":
                 x = inputs[src[1]]
-            elif src[0] == "weight" and self.homes[tid] == "device":
+            elif src[0] == "weight" and self.homes[tid] == "device" and tid not in self._bound:
                 x = src[1]
-                if tid in self._static:
-                    addr = self.ctx.tensor_ptr(self.index[tid])
-                    if self._static_addr.get(tid) == addr:
-                        continue
-                    self._static_addr[tid] = addr
             else:
                 continue
             home = self.homes[tid]
