@@ -240,7 +240,8 @@ struct hyper_stats {
 	uint64_t peak_resident_bytes;
 	uint64_t arena_bytes;
 	uint64_t peak_arena_bytes;
-	uint64_t reserved[7];
+	uint64_t nr_batches;		/* kmod: BATCH commands (LIBHYPER_1.2) */
+	uint64_t reserved[6];
 };
 
 int hyper_get_stats(const struct hyper_ctx *ctx, struct hyper_stats *stats);
