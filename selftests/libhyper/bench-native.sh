@@ -9,7 +9,8 @@
 #     run against the all-resident one, medians of 3 interleaved pairs,
 #     and predicted against measured stall (demo-report).
 # JSON under $O/bench/native-*.json.  Exit status 1 if any line says
-# "not ok".  BENCH_QUICK=1 shortens part 1.
+# "not ok".  BENCH_PART=2 runs part 2 only.  BENCH_QUICK=1 shortens part 1; BENCH_PIN=0 runs part 2 with
+# libhyper's default engine unpinned (for a host whose CPUs are shared).
 set -u
 O=${O:-build}
 bin=$O/bin
@@ -21,24 +22,32 @@ log=$out/native.log
 
 say() { echo "$*" | tee -a "$log"; }
 
-say "== bench-native part 1: the copy path ($(nproc) CPUs; compute on CPU 0, copies on CPU 1)"
-say "# host load before: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared; see the CPU shares below)"
-"$O/bench-bin/libhyper/bench_native" ${BENCH_QUICK:+--quick} \
-	--json "$out/native-copy.json" | tee -a "$log" || status=1
+say "# host load before: $(cut -d' ' -f1-3 /proc/loadavg) (the machine may be shared; see the CPU shares)"
+if [ "${BENCH_PART:-}" != 2 ]; then
+	say "== bench-native part 1: the copy path ($(nproc) CPUs; compute on CPU 0, copies on CPU 1)"
+	"$O/bench-bin/libhyper/bench_native" ${BENCH_QUICK:+--quick} \
+		--json "$out/native-copy.json" | tee -a "$log" || status=1
+fi
 
 # hyper-run as the demo runs it, but pinned: executor and SGEMM on CPU 0,
 # one copy worker on CPU 1.
 wrap=$out/hyper-run-pinned
+pinning="--compute-cpu 0 --copy worker --copy-workers 1 --copy-cpus 1"
+where="compute on CPU 0, copy worker on CPU 1"
+if [ "${BENCH_PIN:-1}" = 0 ]; then
+	pinning=""
+	where="the default copy engine, nothing pinned (BENCH_PIN=0)"
+fi
 cat > "$wrap" <<SH
 #!/bin/sh
-exec "$PWD/$bin/hyper-run" --compute-cpu 0 --copy worker --copy-workers 1 --copy-cpus 1 "\$@"
+exec "$PWD/$bin/hyper-run" $pinning "\$@"
 SH
 chmod +x "$wrap"
 
 for size in full long; do
 	dir=$out/native-demo-$size
 	say ""
-	say "== bench-native part 2: make demo BACKEND=shmem, size $size (compute on CPU 0, copy worker on CPU 1)"
+	say "== bench-native part 2: make demo BACKEND=shmem, size $size ($where)"
 	if ! HYPER_PLAN=$bin/hyper-plan HYPER_RUN=$wrap \
 	     tools/demo/demo-run.sh "$dir" "$size" shmem 2> "$dir.log"; then
 		say "not ok - demo $size: $(tail -n 1 "$dir.log")"
