@@ -545,6 +545,9 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		return -1;
 	}
 	o->schedule = argv[optind];
+	/* The library wants a count; the tool's default is one worker. */
+	if (o->copy.engine == HYPER_COPY_WORKER && !o->copy.nr_workers)
+		o->copy.nr_workers = 1;
 	return 0;
 }
 
