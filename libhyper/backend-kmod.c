@@ -3,7 +3,8 @@
  * kmod backend: /dev/hyperN.  Regions come from HYPER_IOC_ALLOC and are
  * mmap'd at the offset it returns; transfers are IORING_OP_URING_CMD
  * HYPER_URING_CMD_XFER on registered buffers, so the module copies
- * straight between pinned user pages and the pool.
+ * straight between pinned user pages and the pool; a step's several
+ * requests go as one HYPER_URING_CMD_BATCH.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +40,7 @@ static int kmod_open(struct hyper_ctx *ctx, const struct hyper_open_opts *o)
 	ctx->page_size = info.page_size;
 	ctx->pool_size = info.size;
 	ctx->numa_node = info.numa_node;
+	ctx->max_batch = info.max_batch < HX_BATCH_MAX ? info.max_batch : HX_BATCH_MAX;
 	return 0;
 }
 
@@ -94,27 +96,60 @@ static int kmod_region_map(struct hyper_ctx *ctx, struct hyper_region *reg)
 	return 0;
 }
 
-static void kmod_prep_xfer(struct hyper_ctx *ctx, struct io_uring_sqe *sqe,
-			   int dir, void *addr, uint32_t len, uint16_t buf_index,
-			   const struct hyper_region *reg, uint64_t off)
+static void kmod_fill_desc(struct hyper_xfer *x, int dir, void *addr,
+			   uint32_t len, const struct hyper_region *reg, uint64_t off)
 {
-	struct hyper_xfer x = {
-		.addr = (uintptr_t)addr,
-		.len = len,
-		.region_off = off,
-		.handle = reg->handle,
-		.dir = dir == HX_DIR_PREFETCH ? HYPER_DIR_PREFETCH : HYPER_DIR_STORE,
-	};
+	memset(x, 0, sizeof(*x));
+	x->addr = (uintptr_t)addr;
+	x->len = len;
+	x->region_off = off;
+	x->handle = reg->handle;
+	x->dir = dir == HX_DIR_PREFETCH ? HYPER_DIR_PREFETCH : HYPER_DIR_STORE;
+}
 
+static void prep_cmd(struct io_uring_sqe *sqe, uint32_t op, uint16_t buf_index,
+		     const void *payload, size_t len)
+{
 	/* liburing 2.3 has no io_uring_prep_uring_cmd(). */
 	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, 0, NULL, 0, 0);
-	sqe->cmd_op = HYPER_URING_CMD_XFER;
+	sqe->cmd_op = op;
 	sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
 	sqe->buf_index = buf_index;
 	sqe->flags |= IOSQE_FIXED_FILE;
 	/* The SQE128 payload is 80 bytes; the module must see zero padding. */
 	memset(sqe->cmd, 0, 80);
-	memcpy(sqe->cmd, &x, sizeof(x));
+	memcpy(sqe->cmd, payload, len);
+}
+
+static void kmod_prep_xfer(struct hyper_ctx *ctx, struct io_uring_sqe *sqe,
+			   int dir, void *addr, uint32_t len, uint16_t buf_index,
+			   const struct hyper_region *reg, uint64_t off)
+{
+	struct hyper_xfer x;
+
+	kmod_fill_desc(&x, dir, addr, len, reg, off);
+	prep_cmd(sqe, HYPER_URING_CMD_XFER, buf_index, &x, sizeof(x));
+}
+
+/*
+ * A step's requests as one command: one SQE, one CQE, and the module
+ * shares the descriptors out among its workers.  The array stays ours
+ * until the CQE (io_uring may reissue the command from a worker, which
+ * reads it again).
+ */
+static void kmod_prep_batch(struct hyper_ctx *ctx, struct io_uring_sqe *sqe,
+			    const struct hx_batch *b)
+{
+	struct hyper_xfer_batch p = {
+		.descs = (uintptr_t)b->desc,
+		.count = b->n,
+	};
+
+	if (b->n == 1)
+		prep_cmd(sqe, HYPER_URING_CMD_XFER, b->buf_index, &b->desc[0],
+			 sizeof(b->desc[0]));
+	else
+		prep_cmd(sqe, HYPER_URING_CMD_BATCH, b->buf_index, &p, sizeof(p));
 }
 
 const struct hx_backend hx_backend_kmod = {
@@ -128,4 +163,6 @@ const struct hx_backend hx_backend_kmod = {
 	.region_free = kmod_region_free,
 	.region_map = kmod_region_map,
 	.prep_xfer = kmod_prep_xfer,
+	.fill_desc = kmod_fill_desc,
+	.prep_batch = kmod_prep_batch,
 };

@@ -83,11 +83,14 @@ static int check_opts(struct hyper_ctx *ctx, const struct hyper_copy_opts *o)
 		if (o->nr_workers > 1 || o->nr_cpus > 1)
 			return hx_err(ctx, -EINVAL,
 				      "sqpoll has one kernel thread: give at most one worker and one CPU");
+		if (o->nt_bytes || o->spin_ns)
+			return hx_err(ctx, -EINVAL,
+				      "nt_bytes and spin_ns are for the worker engine");
 		break;
 	default:
-		if (o->nr_workers || o->nr_cpus || o->nt_bytes)
+		if (o->nr_workers || o->nr_cpus || o->nt_bytes || o->spin_ns)
 			return hx_err(ctx, -EINVAL,
-				      "workers, CPUs and nt_bytes are for the worker and sqpoll engines");
+				      "workers, CPUs, nt_bytes and spin_ns are for the worker and sqpoll engines");
 	}
 	if ((o->flags & HYPER_COPY_TEST_DIE) && o->engine != HYPER_COPY_WORKER)
 		return hx_err(ctx, -EINVAL, "HYPER_COPY_TEST_DIE needs the worker engine");

@@ -9,8 +9,9 @@
  * reused while a transfer still reads or writes it.
  *
  * The common step (nothing in flight to wait for) makes no system call
- * beyond one io_uring_submit() when it issued transfers; with the copy
- * worker, at most one wake-up of a sleeping worker.
+ * beyond one io_uring_submit() when it issued transfers (on kmod, its
+ * requests as one BATCH command); with the copy worker, at most one
+ * wake-up of a sleeping worker.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -134,6 +135,19 @@ static void finish(struct hyper_ctx *ctx, uint32_t xi)
 	ctx->xf_free = xi;
 }
 
+/* A batch completes as one CQE: the total moved, or the first error. */
+static void complete_batch(struct hyper_ctx *ctx, uint64_t ud, int32_t res,
+			   uint64_t done_ns)
+{
+	struct hx_batch *b = (struct hx_batch *)(uintptr_t)(ud & ~HX_UD_BATCH);
+	int32_t err = res < 0 ? res : (uint64_t)res != b->bytes ? -EIO : 0;
+
+	for (uint32_t i = 0; i < b->n; i++)
+		complete(ctx, b->ud[i], err ? err : (int32_t)(b->ud[i] >> 32),
+			 done_ns);
+	free(b);
+}
+
 static void reap_cw(struct hyper_ctx *ctx)
 {
 	struct hx_cw_done d[64];
@@ -166,7 +180,10 @@ static void reap(struct hyper_ctx *ctx)
 
 		if (!done)
 			done = now ? now : (now = hu_now_ns());
-		complete(ctx, cqe->user_data, cqe->res, done);
+		if (cqe->user_data & HX_UD_BATCH)
+			complete_batch(ctx, cqe->user_data, cqe->res, done);
+		else
+			complete(ctx, cqe->user_data, cqe->res, done);
 		n++;
 	}
 	io_uring_cq_advance(&ctx->ring, n);
@@ -181,8 +198,11 @@ static bool cq_ready(struct hyper_ctx *ctx)
 
 static bool sq_ready(struct hyper_ctx *ctx)
 {
-	return ctx->cw ? hx_cw_staged(ctx->cw) : io_uring_sq_ready(&ctx->ring);
+	return ctx->cw ? hx_cw_staged(ctx->cw) :
+	       ctx->stage || io_uring_sq_ready(&ctx->ring);
 }
+
+static int flush_stage(struct hyper_ctx *ctx);
 
 static int submit(struct hyper_ctx *ctx, unsigned int wait_nr)
 {
@@ -194,7 +214,9 @@ static int submit(struct hyper_ctx *ctx, unsigned int wait_nr)
 			hx_cw_wait(ctx->cw);
 		return 0;
 	}
-
+	ret = flush_stage(ctx);
+	if (ret)
+		return ret;
 	do {
 		ret = io_uring_submit_and_wait(&ctx->ring, wait_nr);
 	} while (ret == -EINTR);
@@ -322,6 +344,69 @@ static int get_sqe(struct hyper_ctx *ctx, struct io_uring_sqe **sqep)
 	return 0;
 }
 
+/*
+ * kmod: the staged requests go out as one SQE, a BATCH command when there
+ * are several.  If that fails, each of them completes with the error.
+ */
+static int flush_stage(struct hyper_ctx *ctx)
+{
+	struct hx_batch *st = ctx->stage;
+	struct io_uring_sqe *sqe;
+	int ret;
+
+	if (!st)
+		return 0;
+	ctx->stage = NULL;
+	ret = get_sqe(ctx, &sqe);
+	if (ret) {
+		for (uint32_t i = 0; i < st->n; i++)
+			complete(ctx, st->ud[i], ret, 0);
+		free(st);
+		return ret;
+	}
+	ctx->be->prep_batch(ctx, sqe, st);
+	if (st->n == 1) {
+		/* A single request travels inline in the SQE. */
+		io_uring_sqe_set_data64(sqe, st->ud[0]);
+		free(st);
+	} else {
+		io_uring_sqe_set_data64(sqe, HX_UD_BATCH | (uintptr_t)st);
+		ctx->st.nr_batches++;
+	}
+	ctx->inflight++;
+	return 0;
+}
+
+static int stage(struct hyper_ctx *ctx, int dir, void *addr, uint32_t len,
+		 int buf, const struct hyper_region *reg, uint64_t off,
+		 uint64_t ud)
+{
+	struct hx_batch *st = ctx->stage;
+	int ret;
+
+	/* One registered buffer per command, and the module's limits. */
+	if (st && (st->buf_index != buf || st->n == ctx->max_batch ||
+		   st->bytes + len > HYPER_XFER_MAX_BYTES)) {
+		ret = flush_stage(ctx);
+		if (ret)
+			return ret;
+		st = NULL;
+	}
+	if (!st) {
+		st = malloc(sizeof(*st));
+		if (!st)
+			return -ENOMEM;
+		st->n = 0;
+		st->bytes = 0;
+		st->buf_index = buf;
+		ctx->stage = st;
+	}
+	ctx->be->fill_desc(&st->desc[st->n], dir, addr, len, reg, off);
+	st->ud[st->n++] = ud;
+	st->bytes += len;
+	return 0;
+}
+
 /* Queue one cache op as requests of at most ctx->chunk bytes. */
 static int queue_xfer(struct hyper_ctx *ctx, uint32_t ti, int dir)
 {
@@ -358,23 +443,31 @@ static int queue_xfer(struct hyper_ctx *ctx, uint32_t ti, int dir)
 
 		if (n > ctx->bufs[b].end - a)
 			n = ctx->bufs[b].end - a;
-		ret = get_sqe(ctx, &sqe);
-		if (ret)
-			break;
-		if (ctx->cw) {
-			void *pool = (char *)t->reg->map + off;
-
-			if (dir == HX_DIR_PREFETCH)
-				hx_cw_queue(ctx->cw, (void *)a, pool, n, n << 32 | xi);
-			else
-				hx_cw_queue(ctx->cw, pool, (void *)a, n, n << 32 | xi);
+		if (ctx->max_batch > 1) {
+			/* Counted in flight when its batch gets an SQE. */
+			ret = stage(ctx, dir, (void *)a, (uint32_t)n, b, t->reg,
+				    off, n << 32 | xi);
+			if (ret)
+				break;
 		} else {
-			ctx->be->prep_xfer(ctx, sqe, dir, (void *)a, (uint32_t)n,
-					   b, t->reg, off);
-			io_uring_sqe_set_data64(sqe, n << 32 | xi);
+			ret = get_sqe(ctx, &sqe);
+			if (ret)
+				break;
+			if (ctx->cw) {
+				void *pool = (char *)t->reg->map + off;
+
+				if (dir == HX_DIR_PREFETCH)
+					hx_cw_queue(ctx->cw, (void *)a, pool, n, n << 32 | xi);
+				else
+					hx_cw_queue(ctx->cw, pool, (void *)a, n, n << 32 | xi);
+			} else {
+				ctx->be->prep_xfer(ctx, sqe, dir, (void *)a, (uint32_t)n,
+						   b, t->reg, off);
+				io_uring_sqe_set_data64(sqe, n << 32 | xi);
+			}
+			ctx->inflight++;
 		}
 		x->left++;
-		ctx->inflight++;
 		ctx->st.nr_requests++;
 		a += n;
 		off += n;
@@ -678,7 +771,7 @@ static int drain(struct hyper_ctx *ctx)
 {
 	int ret;
 
-	while (ctx->inflight) {
+	while (ctx->inflight || ctx->stage) {
 		ret = wait_one(ctx);
 		if (ret)
 			return ret;

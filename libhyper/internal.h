@@ -13,6 +13,7 @@
 #include <liburing.h>
 
 #include <hyper/hyper.h>
+#include <linux/hyper.h>
 
 #include "range.h"
 #include "schedule.h"
@@ -34,6 +35,7 @@
 
 struct hyper_ctx;
 struct hx_cw;
+struct hx_batch;
 
 struct hyper_region {
 	struct hyper_region *next;
@@ -59,6 +61,25 @@ struct hx_backend {
 	void (*prep_xfer)(struct hyper_ctx *ctx, struct io_uring_sqe *sqe,
 			  int dir, void *addr, uint32_t len, uint16_t buf_index,
 			  const struct hyper_region *reg, uint64_t off);
+	/* kmod: several requests as one SQE (NULL: the backend has none) */
+	void (*fill_desc)(struct hyper_xfer *x, int dir, void *addr, uint32_t len,
+			  const struct hyper_region *reg, uint64_t off);
+	void (*prep_batch)(struct hyper_ctx *ctx, struct io_uring_sqe *sqe,
+			   const struct hx_batch *b);
+};
+
+/* Requests of one step staged as one HYPER_URING_CMD_BATCH (kmod). */
+#define HX_BATCH_MAX		256
+/* user_data of a batch's CQE: this bit and the batch's address. */
+#define HX_UD_BATCH		(1ULL << 63)
+
+struct hx_batch {
+	uint32_t n;
+	uint16_t buf_index;
+	uint64_t bytes;
+	uint64_t ud[HX_BATCH_MAX];	/* each request's own user_data */
+	/* The module reads these until the command completes. */
+	struct hyper_xfer desc[HX_BATCH_MAX];
 };
 
 extern const struct hx_backend hx_backend_shmem;
@@ -132,6 +153,8 @@ struct hyper_ctx {
 	uint32_t nr_xf, xf_free;
 	uint32_t inflight;	/* requests submitted, CQE not reaped */
 	uint32_t unsubmitted;	/* SQEs prepared, not yet submitted */
+	struct hx_batch *stage;	/* kmod: requests not yet in an SQE */
+	uint32_t max_batch;	/* kmod: the module's limit, 0: no batches */
 	uint32_t nr_free_pending;
 	struct hyper_stats st;
 

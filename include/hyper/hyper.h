@@ -235,7 +235,8 @@ struct hyper_stats {
 	uint64_t peak_resident_bytes;
 	uint64_t arena_bytes;
 	uint64_t peak_arena_bytes;
-	uint64_t reserved[7];
+	uint64_t nr_batches;		/* kmod: BATCH commands (LIBHYPER_1.2) */
+	uint64_t reserved[6];
 };
 
 int hyper_get_stats(const struct hyper_ctx *ctx, struct hyper_stats *stats);
@@ -301,7 +302,11 @@ enum hyper_copy_engine {
  * @cpus:		WORKER: CPU of each worker (round robin when fewer
  *			entries than workers); SQPOLL: cpus[0] for the thread
  * @nt_bytes:		WORKER: non-temporal stores for requests of at least
- *			this size; 0 for the default (1 MiB), UINT64_MAX never
+ *			this size; 0 for the default (never: glibc's memcpy
+ *			streams very large copies by itself)
+ * @spin_ns:		WORKER: how long an idle worker, and an executor
+ *			waiting for it, spin before they sleep; 0 for the
+ *			default (100 us), UINT64_MAX never spin
  * @test_die_after:	with HYPER_COPY_TEST_DIE only
  * @reserved:		must be zero
  */
@@ -312,6 +317,7 @@ struct hyper_copy_opts {
 	uint32_t nr_cpus;
 	const int *cpus;
 	uint64_t nt_bytes;
+	uint64_t spin_ns;
 	uint64_t test_die_after;
 	uint64_t reserved[4];
 };

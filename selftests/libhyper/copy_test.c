@@ -137,11 +137,16 @@ TEST_F(copy, uring)
 
 TEST_F(copy, default_engine)
 {
+	struct hyper_stats st;
+
 	ASSERT_EQ(0, attach(self)) TH_LOG("%s", hyper_last_error(self->ctx));
 	EXPECT_EQ(test_backend == HYPER_BACKEND_SHMEM ? HYPER_COPY_WORKER :
 		  HYPER_COPY_URING, hyper_copy_engine(self->ctx));
 	ASSERT_EQ(0, hyper_run(self->ctx, check_step, self->s))
 		TH_LOG("%s", hyper_last_error(self->ctx));
+	ASSERT_EQ(0, hyper_get_stats(self->ctx, &st));
+	/* kmod: step 0's three prefetches (15 requests) went as one BATCH. */
+	EXPECT_EQ(test_backend == HYPER_BACKEND_KMOD, st.nr_batches >= 1);
 }
 
 TEST_F(copy, sqpoll)

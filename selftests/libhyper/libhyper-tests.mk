@@ -67,3 +67,14 @@ bench-libhyper: $(addprefix $(O)/bench-bin/libhyper/,$(LHT_BENCH))
 	@cat $(O)/bench/libhyper-step.json $(O)/bench/libhyper-xfer.json
 
 BENCH		+= bench-libhyper
+
+# make bench-native: the copy path against memcpy, natively, then the demo
+# planned against all-resident at two sizes (selftests/libhyper/bench-native.sh).
+$(O)/bench-bin/libhyper/bench_native: $(LHT_DIR)/bench_native.c selftests/lib/hyper_bench.h $(LIBHYPER_A)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Iselftests/lib -o $@ $< $(LIBHYPER_A) $(LIBHYPER_LIBS) \
+		-lopenblas -lpthread
+
+.PHONY: bench-native
+bench-native: userspace $(DEMO_REPORT) $(O)/bench-bin/libhyper/bench_native
+	@O=$(O) selftests/libhyper/bench-native.sh

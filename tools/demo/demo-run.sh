@@ -7,7 +7,7 @@
 # planned, three times each, interleaved.  The median run of each is kept
 # as baseline-run.json / planned-run.json with its timeline.
 #
-# usage: demo-run.sh OUTDIR full|smoke kmod|shmem|preflight
+# usage: demo-run.sh OUTDIR full|smoke|long kmod|shmem|preflight
 # preflight: only plan (on the planner's default profile) and check the
 # budget and the schedule against the model, where the run is not: what
 # demo.sh does on the host before it boots the VM.
@@ -28,6 +28,8 @@ die() { say "$*"; exit 1; }
 # 128, feed-forward 1376, vocabulary 4000; fp32 for CPU SGEMM.
 case $size in
 smoke)	layers=4 seq=16 decode=4 ;;
+# bench-native: a long prompt, so that compute per step is >= 1 ms natively
+long)	layers=8 seq=1024 decode=1 ;;
 *)	layers=8 seq=16 decode=8 ;;
 esac
 model="-m llama2-7b --scale 8 --layers $layers --dtype fp32 --seq $seq --decode $decode"

@@ -352,7 +352,7 @@ static void usage(FILE *f)
 "                                    worker on shmem, uring on kmod)\n"
 "      --copy-workers N              worker: copy threads (default 1)\n"
 "      --copy-cpus LIST              worker/sqpoll: CPUs of the copy threads, e.g. 1 or 0,1\n"
-"      --copy-nt SIZE                worker: non-temporal stores from SIZE (default 1M)\n"
+"      --copy-nt SIZE                worker: non-temporal stores from SIZE (default never)\n"
 "      --copy-poll                   copy threads and waits spin instead of sleeping\n"
 "      --compute-cpu N               pin the compute (the executor's thread) to CPU N\n"
 "      --inject corrupt:TENSOR       flip a byte of TENSOR's pool copy (tests the checks)\n"
@@ -550,6 +550,9 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		return -1;
 	}
 	o->schedule = argv[optind];
+	/* The library wants a count; the tool's default is one worker. */
+	if (o->copy.engine == HYPER_COPY_WORKER && !o->copy.nr_workers)
+		o->copy.nr_workers = 1;
 	return 0;
 }
 
