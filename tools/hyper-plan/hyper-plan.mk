@@ -35,4 +35,5 @@ uninstall-hyper-plan:
 	tools/build/install-elf.sh uninstall $(DESTDIR)$(PREFIX)/bin/hyper-plan \
 		$(DESTDIR)$(DEBUGDIR)
 	rm -f $(DESTDIR)$(PREFIX)/share/man/man1/hyper-plan.1
+	rm -rf $(DESTDIR)$(PREFIX)/share/hyper-plan
 UNINSTALL_TARGETS += uninstall-hyper-plan
