@@ -105,7 +105,6 @@ class Runner:
         for tid, spec in cap.tensors.items():
             if spec.source[0] == "weight" and self.homes[tid] == "pool":
                 self._fill(tid, self._pool_tensor(tid), spec.source[1])
-        self.placeholders = [n for n in cap.gm.graph.nodes if n.op == "placeholder"]
         self.output = next(n for n in cap.gm.graph.nodes if n.op == "output")
 
     def close(self) -> None:
