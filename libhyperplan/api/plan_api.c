@@ -69,11 +69,19 @@ static int prepare(struct hyper_plan_graph *g, const struct profile *p,
 		return 0;
 	}
 	ret = graph_retime(&g->j.g, p, e);
-	if (!ret)
-		ret = job_prepare(&g->j, false, e);
-	if (!ret)
-		__atomic_store_n(&g->prepared, true, __ATOMIC_RELEASE);
-	return ret;
+	if (ret)
+		return ret;
+	ret = job_prepare(&g->j, false, e);
+	if (ret) {
+		/* left as it was: the caller may fix the graph and plan again */
+		free(g->j.order);
+		free(g->j.refined);
+		g->j.order = g->j.refined = NULL;
+		g->j.has_ref = false;
+		return ret;
+	}
+	__atomic_store_n(&g->prepared, true, __ATOMIC_RELEASE);
+	return 0;
 }
 
 int hyper_plan_run(struct hyper_plan_graph *graph,

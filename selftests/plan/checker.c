@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
+ * Then libhyper's validator reads the same text and must agree.
  * Rules checked: the state machine (every use resident, a prefetch needs
  * a pool copy and a tensor not resident, store and detach need it
  * resident); a pinned tensor never leaves the device while it is needed; residency within the budget after every prefetch and every
@@ -13,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <hyper/hyper.h>
 
 #include "checker.h"
 
@@ -269,6 +272,33 @@ static int kept(struct replay *p)
 	return 0;
 }
 
+/*
+ * The same text through libhyper's parser and validator: it must accept
+ * what this replay accepts, with the same peak.  Two readings of the
+ * format that disagree are a bug in one of them.
+ */
+static int agrees_with_libhyper(const char *json, struct check_result *r)
+{
+	struct hyper_schedule_info info;
+	struct hyper_schedule *s;
+	char err[256];
+	int ret = hyper_schedule_parse(json, strlen(json), &s, err, sizeof(err));
+
+	if (ret) {
+		snprintf(r->msg, sizeof(r->msg), "libhyper refuses it: %s", err);
+		return -1;
+	}
+	hyper_schedule_info(s, &info);
+	hyper_schedule_free(s);
+	if (info.peak_device_bytes != r->peak) {
+		snprintf(r->msg, sizeof(r->msg), "libhyper's peak %llu, the replay's %llu",
+			 (unsigned long long)info.peak_device_bytes,
+			 (unsigned long long)r->peak);
+		return -1;
+	}
+	return 0;
+}
+
 int check_schedule(const struct graph *g, const char *json,
 		   struct check_result *r)
 {
@@ -298,7 +328,7 @@ int check_schedule(const struct graph *g, const char *json,
 	free(p.pool);
 	free(p.ver);
 	json_object_put(p.root);
-	return ret ? -1 : 0;
+	return ret || agrees_with_libhyper(json, r) ? -1 : 0;
 }
 
 char *schedule_text(const struct sched *s)

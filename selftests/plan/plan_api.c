@@ -166,6 +166,15 @@ TEST(misuse)
 		.id = "late", .bytes = 1, .kind = HYPER_KIND_WEIGHT }));
 	hyper_plan_free(p);
 	hyper_plan_graph_free(g);
+	/* no operators: refused, then planned once one is added */
+	ASSERT_EQ(0, hyper_plan_graph_new("empty", &g));
+	EXPECT_EQ(-EINVAL, hyper_plan_run(g, NULL, &p, err, sizeof(err)));
+	EXPECT_STREQ("graph: no operators", err);
+	EXPECT_EQ(-EINVAL, hyper_plan_run(g, NULL, &p, err, sizeof(err)));
+	EXPECT_EQ(0, hyper_plan_graph_add_op(g, &(struct hyper_plan_op){ .id = "nop" }));
+	ASSERT_EQ(0, hyper_plan_run(g, NULL, &p, err, sizeof(err))) TH_LOG("%s", err);
+	hyper_plan_free(p);
+	hyper_plan_graph_free(g);
 	EXPECT_EQ(-EINVAL, hyper_plan_graph_load("/nonexistent.json", &g, err,
 						 sizeof(err)));
 	EXPECT_NE(NULL, strstr(err, "/nonexistent.json"));
