@@ -112,8 +112,8 @@ static void kmod_prep_xfer(struct hyper_ctx *ctx, struct io_uring_sqe *sqe,
 	sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
 	sqe->buf_index = buf_index;
 	sqe->flags |= IOSQE_FIXED_FILE;
-	/* The SQE128 payload is 80 bytes; the module must see zero padding. */
-	memset(sqe->cmd, 0, 80);
+	/* The module must see zero padding after the command's structure. */
+	memset(sqe->cmd, 0, HYPER_URING_CMD_PAYLOAD);
 	memcpy(sqe->cmd, &x, sizeof(x));
 }
 
