@@ -295,9 +295,13 @@ TEST_F(xfer, cqe32_carries_the_completion_time)
 		hyper_prep_xfer(io_uring_get_sqe(&big), self->fd, &x, 0);
 		t0 = mono_ns();
 		ASSERT_EQ(1, io_uring_submit(&big));
-		/* Reap late on purpose: the stamp must not be the reap time. */
-		usleep(20000);
+		/*
+		 * Reap late on purpose, 20 ms after the CQE is there: the
+		 * stamp must not be the reap time.  Waiting first makes it an
+		 * order the test relies on, not the speed of the machine.
+		 */
 		ASSERT_EQ(0, io_uring_wait_cqe(&big, &cqe));
+		usleep(20000);
 		t1 = mono_ns();
 		EXPECT_EQ(i == 2 ? -ENOENT : (int)len, cqe->res);
 		done = cqe->big_cqe[0];
