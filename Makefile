@@ -121,6 +121,7 @@ $(VM_INITRD): selftests/vm/mkinitramfs.sh selftests/vm/init \
 .PHONY: vm-suite
 vm-suite:
 	$(MAKE) EXTRA_VM_SUITES=$(SUITE) $(VM_INITRD)
+	@mkdir -p $(O)/results
 	selftests/vm/run-vm.sh $(VMLINUZ) $(VM_INITRD) $(SUITE) \
 		$(O)/results/vm-$(basename $(notdir $(SUITE))).log; \
 	awk -f selftests/totals.awk $(O)/results/vm-$(basename $(notdir $(SUITE))).log
