@@ -48,8 +48,8 @@ static ssize_t workers_store(struct device *dev, struct device_attribute *attr,
 	unsigned int val;
 	int ret;
 
-	ret = hyper_parse_uint(dev, attr->attr.name, buf, 1, HYPER_MAX_WORKERS,
-			       &val);
+	ret = hyper_parse_uint(dev, attr->attr.name, buf, HYPER_WORKERS_MIN,
+			       HYPER_WORKERS_MAX, &val);
 	if (!ret)
 		ret = hyper_engine_set_workers(to_engine(dev), val);
 	return ret ?: len;
@@ -69,8 +69,8 @@ static ssize_t chunk_size_store(struct device *dev,
 	unsigned int val;
 	int ret;
 
-	ret = hyper_parse_uint(dev, attr->attr.name, buf, SZ_64K, SZ_64M,
-			       &val);
+	ret = hyper_parse_uint(dev, attr->attr.name, buf, HYPER_CHUNK_SIZE_MIN,
+			       HYPER_CHUNK_SIZE_MAX, &val);
 	if (!ret && !is_power_of_2(val)) {
 		dev_warn_ratelimited(dev, "chunk_size: %u refused: want a power of two\n",
 				     val);
@@ -97,7 +97,8 @@ static ssize_t queue_depth_store(struct device *dev,
 	unsigned int val;
 	int ret;
 
-	ret = hyper_parse_uint(dev, attr->attr.name, buf, 1, 4096, &val);
+	ret = hyper_parse_uint(dev, attr->attr.name, buf, HYPER_QUEUE_DEPTH_MIN,
+			       HYPER_QUEUE_DEPTH_MAX, &val);
 	if (ret)
 		return ret;
 	WRITE_ONCE(eng->queue_depth, val);
@@ -120,7 +121,8 @@ static ssize_t inline_bytes_store(struct device *dev,
 	unsigned int val;
 	int ret;
 
-	ret = hyper_parse_uint(dev, attr->attr.name, buf, 0, SZ_1M, &val);
+	ret = hyper_parse_uint(dev, attr->attr.name, buf, HYPER_INLINE_BYTES_MIN,
+			       HYPER_INLINE_BYTES_MAX, &val);
 	if (ret)
 		return ret;
 	WRITE_ONCE(to_engine(dev)->inline_bytes, val);

@@ -54,9 +54,6 @@ enum hyper_mode {
 	HYPER_MODE_SYSTEM_RAM,
 };
 
-/* Most workers a device's transfer engine may run (sysfs workers). */
-#define HYPER_MAX_WORKERS	64
-
 /* Latency histogram buckets: bucket b counts requests of < 2^b ns. */
 #define HYPER_LAT_BUCKETS	40
 

@@ -14,15 +14,15 @@
 #include "compat.h"
 #include "hyper.h"
 
-/* SQE128 payloads are 80 bytes; what follows the structure is reserved. */
-#define HYPER_CMD_PAYLOAD	80
-
 static int hyper_cmd_copy(struct io_uring_cmd *cmd, void *dst, size_t len)
 {
 	const u8 *p = hyper_cmd_payload(cmd);
 
 	memcpy(dst, p, len);
-	return memchr_inv(p + len, 0, HYPER_CMD_PAYLOAD - len) ? -EINVAL : 0;
+	/* What follows the command's structure is reserved. */
+	if (memchr_inv(p + len, 0, HYPER_URING_CMD_PAYLOAD - len))
+		return -EINVAL;
+	return 0;
 }
 
 static int hyper_cmd_xfer(struct hyper_file *hf, struct io_uring_cmd *cmd,
@@ -120,8 +120,8 @@ int hyper_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	struct hyper_file *hf = cmd->file->private_data;
 	int ret;
 
-	BUILD_BUG_ON(sizeof(struct hyper_xfer) > HYPER_CMD_PAYLOAD);
-	BUILD_BUG_ON(sizeof(struct hyper_xfer_batch) > HYPER_CMD_PAYLOAD);
+	BUILD_BUG_ON(sizeof(struct hyper_xfer) > HYPER_URING_CMD_PAYLOAD);
+	BUILD_BUG_ON(sizeof(struct hyper_xfer_batch) > HYPER_URING_CMD_PAYLOAD);
 
 	/* Not a new command: a queued one whose ring goes away (6.7+). */
 	if (issue_flags & HYPER_URING_F_CANCEL) {

@@ -619,13 +619,13 @@ void hyper_xfer_cancel(struct io_uring_cmd *cmd)
 /**
  * hyper_engine_set_workers() - change how many workers copy at once
  * @eng:	the engine
- * @workers:	1..HYPER_MAX_WORKERS
+ * @workers:	HYPER_WORKERS_MIN..HYPER_WORKERS_MAX
  *
  * Return: 0, or -EINVAL out of range.
  */
 int hyper_engine_set_workers(struct hyper_engine *eng, unsigned int workers)
 {
-	if (!workers || workers > HYPER_MAX_WORKERS)
+	if (workers < HYPER_WORKERS_MIN || workers > HYPER_WORKERS_MAX)
 		return -EINVAL;
 	workqueue_set_max_active(eng->wq, workers);
 	WRITE_ONCE(eng->workers, workers);
@@ -642,8 +642,8 @@ int hyper_engine_init(struct hyper_dev *hdev)
 {
 	struct hyper_engine *eng = &hdev->engine;
 
-	eng->workers = clamp_t(unsigned int, num_online_cpus(), 1,
-			       HYPER_MAX_WORKERS);
+	eng->workers = clamp_t(unsigned int, num_online_cpus(),
+			       HYPER_WORKERS_MIN, HYPER_WORKERS_MAX);
 	eng->chunk_size = SZ_1M;
 	eng->queue_depth = 256;
 	eng->inline_bytes = SZ_64K;

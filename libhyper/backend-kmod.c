@@ -116,8 +116,8 @@ static void prep_cmd(struct io_uring_sqe *sqe, uint32_t op, uint16_t buf_index,
 	sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
 	sqe->buf_index = buf_index;
 	sqe->flags |= IOSQE_FIXED_FILE;
-	/* The SQE128 payload is 80 bytes; the module must see zero padding. */
-	memset(sqe->cmd, 0, 80);
+	/* The module must see zero padding after the command's structure. */
+	memset(sqe->cmd, 0, HYPER_URING_CMD_PAYLOAD);
 	memcpy(sqe->cmd, payload, len);
 }
 

@@ -463,7 +463,7 @@ static void op_batch(struct worker *w)
 static void op_cmd_junk(struct worker *w)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
-	uint8_t payload[80];
+	uint8_t payload[HYPER_URING_CMD_PAYLOAD];
 	uint32_t op;
 
 	if (!sqe) {

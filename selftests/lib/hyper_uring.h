@@ -17,7 +17,7 @@ static inline void hyper_prep_cmd(struct io_uring_sqe *sqe, int fd,
 {
 	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd, NULL, 0, 0);
 	sqe->cmd_op = op;
-	memset(sqe->cmd, 0, 80);
+	memset(sqe->cmd, 0, HYPER_URING_CMD_PAYLOAD);
 	memcpy(sqe->cmd, payload, len);
 	if (buf_index >= 0) {
 		sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;

@@ -6,12 +6,25 @@
  */
 #include <string.h>
 
+#include <linux/hyper.h>
+
 #include "hyperctl.h"
 
+#define HC_STR_(x)	#x
+#define HC_STR(x)	HC_STR_(x)
+#define HC_RANGE(lo, hi) HC_STR(lo) ".." HC_STR(hi)
+
+/* The sizes are written in units; the numbers come from linux/hyper.h. */
+_Static_assert(HYPER_CHUNK_SIZE_MIN == 64 << 10 &&
+	       HYPER_CHUNK_SIZE_MAX == 64 << 20 &&
+	       HYPER_INLINE_BYTES_MIN == 0 && HYPER_INLINE_BYTES_MAX == 1 << 20,
+	       "the size ranges below no longer match linux/hyper.h");
+
 const struct hc_knob hc_knobs[HC_NR_KNOBS] = {
-	{ "workers",		"1..64",			false },
+	{ "workers",	HC_RANGE(HYPER_WORKERS_MIN, HYPER_WORKERS_MAX),	false },
 	{ "chunk_size",		"a power of two, 64K..64M",	true },
-	{ "queue_depth",	"1..4096",			false },
+	{ "queue_depth", HC_RANGE(HYPER_QUEUE_DEPTH_MIN, HYPER_QUEUE_DEPTH_MAX),
+	  false },
 	{ "inline_bytes",	"0..1M",			true },
 };
 

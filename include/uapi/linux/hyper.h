@@ -119,7 +119,8 @@ struct hyper_region_info {
 
 /*
  * Transfers: IORING_OP_URING_CMD on /dev/hyperN.  The ring must be set up
- * with IORING_SETUP_SQE128: the command payload (sqe->cmd) is 80 bytes and
+ * with IORING_SETUP_SQE128: the command payload (sqe->cmd) is
+ * HYPER_URING_CMD_PAYLOAD (80) bytes and
  * a transfer needs more than the 16 of a plain SQE.  The payload bytes
  * after the command's structure are reserved and must be zero.  IOPOLL
  * rings are not supported (io_uring answers -EOPNOTSUPP).  The CQE res is the
@@ -133,6 +134,9 @@ struct hyper_region_info {
  * @addr must lie inside that buffer), which is the zero-copy path, or a
  * plain user address that the module pins for the life of the request.
  */
+/* Bytes of an SQE128 command payload (sqe->cmd): 128 - 48 of the header. */
+#define HYPER_URING_CMD_PAYLOAD	80
+
 #define HYPER_DIR_PREFETCH	1	/* pool region -> user buffer */
 #define HYPER_DIR_STORE		2	/* user buffer -> pool region */
 
@@ -190,6 +194,20 @@ struct hyper_xfer_batch {
 };
 
 #define HYPER_BATCH_FLAGS_MASK	0
+
+/*
+ * Ranges of the transfer-engine tunables in /sys/class/hyper/hyperN/
+ * (Documentation/ABI/testing/sysfs-class-hyper); chunk_size is also a
+ * power of two.
+ */
+#define HYPER_WORKERS_MIN	1
+#define HYPER_WORKERS_MAX	64
+#define HYPER_CHUNK_SIZE_MIN	(64U << 10)
+#define HYPER_CHUNK_SIZE_MAX	(64U << 20)
+#define HYPER_QUEUE_DEPTH_MIN	1
+#define HYPER_QUEUE_DEPTH_MAX	4096
+#define HYPER_INLINE_BYTES_MIN	0
+#define HYPER_INLINE_BYTES_MAX	(1U << 20)
 
 #define HYPER_URING_CMD_XFER	_IOW(HYPER_IOC_MAGIC, 0x90, struct hyper_xfer)
 #define HYPER_URING_CMD_BATCH	_IOW(HYPER_IOC_MAGIC, 0x91, struct hyper_xfer_batch)
