@@ -9,9 +9,9 @@
  * reused while a transfer still reads or writes it.
  *
  * The common step (nothing in flight to wait for) makes no system call
- * beyond one io_uring_submit() when it issued transfers (on kmod, its
- * requests as one BATCH command); with the copy worker, at most one
- * wake-up of a sleeping worker.
+ * beyond one io_uring_submit() when it issued transfers (on kmod, a
+ * BATCH command per prefetch of several requests, one for its stores);
+ * with the copy worker, at most one wake-up of a sleeping worker.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -475,6 +475,14 @@ static int queue_xfer(struct hyper_ctx *ctx, uint32_t ti, int dir)
 		if (a == ctx->bufs[b].end)
 			b++;
 	}
+	/*
+	 * A batch completes as one CQE, so an operator would wait for every
+	 * tensor in it: a prefetch's requests form a batch of their own.
+	 * Stores, which no operator waits for, share one per step.  Either
+	 * way the step still submits with one system call.
+	 */
+	if (!ret && dir == HX_DIR_PREFETCH)
+		ret = flush_stage(ctx);
 	/* Drop the hold; if every request already completed, finish here. */
 	if (ret && !x->err)
 		x->err = ret;

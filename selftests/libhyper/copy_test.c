@@ -145,7 +145,7 @@ TEST_F(copy, default_engine)
 	ASSERT_EQ(0, hyper_run(self->ctx, check_step, self->s))
 		TH_LOG("%s", hyper_last_error(self->ctx));
 	ASSERT_EQ(0, hyper_get_stats(self->ctx, &st));
-	/* kmod: step 0's three prefetches (15 requests) went as one BATCH. */
+	/* kmod: each 5-request prefetch, and step 1's store, went as a BATCH. */
 	EXPECT_EQ(test_backend == HYPER_BACKEND_KMOD, st.nr_batches >= 1);
 }
 
