@@ -166,7 +166,8 @@ DECLS = {'callbacks': [('hyper_op_fn', 'int', ['struct hyper_ctx*', 'unsigned in
                ('peak_resident_bytes', 'uint64_t', 0),
                ('arena_bytes', 'uint64_t', 0),
                ('peak_arena_bytes', 'uint64_t', 0),
-               ('reserved', 'uint64_t', 7)]),
+               ('nr_batches', 'uint64_t', 0),
+               ('reserved', 'uint64_t', 6)]),
              ('hyper_event',
               [('type', 'uint32_t', 0),
                ('step', 'uint32_t', 0),
@@ -184,5 +185,6 @@ DECLS = {'callbacks': [('hyper_op_fn', 'int', ['struct hyper_ctx*', 'unsigned in
                ('nr_cpus', 'uint32_t', 0),
                ('cpus', 'int*', 0),
                ('nt_bytes', 'uint64_t', 0),
+               ('spin_ns', 'uint64_t', 0),
                ('test_die_after', 'uint64_t', 0),
                ('reserved', 'uint64_t', 4)])]}
