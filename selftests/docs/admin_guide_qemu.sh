@@ -43,8 +43,16 @@ mkfifo "$dir/console-in"
 (
 	unset MAKEFLAGS MFLAGS MAKELEVEL
 	# Verbatim; only /tmp is this run's own, and a bound on the whole.
-	exec timeout -k 10 600 unshare -m sh -c \
-		'mount -t tmpfs tmpfs /tmp && exec sh -e "$0"' "$dir/setup.sh"
+	# A tree that is itself under /tmp (a CI clone may be) is bound back
+	# in, since kbuild reaches it by its absolute path.
+	exec timeout -k 10 600 unshare -m sh -c '
+		here=$(pwd -P)
+		mkdir "$1" && mount --bind "$here" "$1" &&
+		mount -t tmpfs tmpfs /tmp || exit 1
+		case $here/ in
+		/tmp/*) mkdir -p "$here" && mount --bind "$1" "$here" && cd "$here" || exit 1 ;;
+		esac
+		exec sh -e "$0"' "$dir/setup.sh" "$dir/tree"
 ) < "$dir/console-in" > "$dir/console.log" 2>&1 &
 pid=$!
 exec 3> "$dir/console-in"
