@@ -53,6 +53,20 @@ static int cmp_item(const void *pa, const void *pb)
 	return item_before(a, b) ? -1 : item_before(b, a);
 }
 
+/* Most slots hold a few items: qsort's setup would cost more. */
+static void insertion_sort(struct item *a, size_t n)
+{
+	struct item x;
+	size_t i, j;
+
+	for (i = 1; i < n; i++) {
+		x = a[i];
+		for (j = i; j && item_before(&x, &a[j - 1]); j--)
+			a[j] = a[j - 1];
+		a[j] = x;
+	}
+}
+
 /* Bucket by slot, then order each slot: O(n log of the largest slot). */
 static void sort_items(struct emit *m, uint32_t nslots)
 {
@@ -66,9 +80,11 @@ static void sort_items(struct emit *m, uint32_t nslots)
 	for (i = 0; i < m->n; i++)
 		out[off[m->it[i].slot + 1]++] = m->it[i];
 	for (i = 0; i < nslots; i++)
-		if (off[i + 1] - off[i] > 1)
+		if (off[i + 1] - off[i] > 16)
 			qsort(out + off[i], off[i + 1] - off[i], sizeof(*out),
 			      cmp_item);
+		else if (off[i + 1] - off[i] > 1)
+			insertion_sort(out + off[i], off[i + 1] - off[i]);
 	free(off);
 	free(m->it);
 	m->it = out;
