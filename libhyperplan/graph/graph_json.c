@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "graph_json.h"
+#include "json_split.h"
 
 #define GRAPH_FORMAT	"hyper-graph"
 #define GRAPH_VERSION	1
@@ -267,24 +268,61 @@ static int parse_op(struct graph *g, json_object *o, size_t i,
 	return 0;
 }
 
-static int parse_array(struct graph *g, json_object *arr, const char *name,
-		       struct hp_err *e)
+/* One element's text, parsed alone; NULL if it is not exactly a value. */
+static json_object *parse_span(struct json_tokener *tok, const char *text,
+			       const struct json_span *sp)
 {
+	json_object *o;
+
+	json_tokener_reset(tok);
+	o = json_tokener_parse_ex(tok, text + sp->at, sp->len);
+	if (o && (json_tokener_get_error(tok) != json_tokener_success ||
+		  json_tokener_get_parse_end(tok) != sp->len)) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
+/*
+ * The elements come from @arr, or, when the text was split
+ * (graph_parse_json()), from @sp: then each is parsed, used and freed in
+ * turn.  An element that does not parse alone makes the whole text parse
+ * again in one piece, for json-c's own message.
+ */
+static int parse_array(struct graph *g, json_object *arr, const char *name,
+		       const struct json_split *sp, struct hp_err *e)
+{
+	int w = name[0] == 't' ? 0 : 1, ret = 0;
 	uint32_t *in = NULL, *out = NULL;
+	struct json_tokener *tok = NULL;
 	size_t i, n;
-	int ret = 0;
 
 	if (!arr)
 		return hp_errf(e, "graph: missing \"%s\"", name);
 	if (want_type(arr, json_type_array, name, e))
 		return -EINVAL;
-	n = json_object_array_length(arr);
-	for (i = 0; i < n && !ret; i++) {
-		json_object *o = json_object_array_get_idx(arr, i);
-
-		ret = name[0] == 't' ? parse_tensor(g, o, i, e) :
-		      parse_op(g, o, i, &in, &out, e);
+	n = sp ? sp->nel[w] : json_object_array_length(arr);
+	if (sp) {
+		tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+		if (!tok)
+			return hp_errf(e, "graph: out of memory");
 	}
+	for (i = 0; i < n && !ret; i++) {
+		json_object *o = sp ? parse_span(tok, sp->text, &sp->el[w][i]) :
+				 json_object_array_get_idx(arr, i);
+
+		if (!o) {
+			ret = -EAGAIN;
+			break;
+		}
+		ret = w ? parse_op(g, o, i, &in, &out, e) :
+		      parse_tensor(g, o, i, e);
+		if (sp)
+			json_object_put(o);
+	}
+	if (tok)
+		json_tokener_free(tok);
 	free(in);
 	free(out);
 	return ret;
@@ -305,9 +343,11 @@ static int check_header(json_object *fmt, json_object *ver, struct hp_err *e)
 	return 0;
 }
 
-static int parse_root(struct graph *g, json_object *root, struct hp_err *e)
+static int parse_root(struct graph *g, json_object *root,
+		      const struct json_split *sp, struct hp_err *e)
 {
 	json_object *fmt = NULL, *ver = NULL, *tensors = NULL, *ops = NULL;
+	int ret;
 
 	if (want_type(root, json_type_object, "graph", e))
 		return -EINVAL;
@@ -334,16 +374,20 @@ static int parse_root(struct graph *g, json_object *root, struct hp_err *e)
 			return hp_errf(e, "graph: unknown key \"%s\"", key);
 		}
 	}
-	if (check_header(fmt, ver, e) ||
-	    parse_array(g, tensors, "tensors", e) ||
-	    parse_array(g, ops, "ops", e))
+	if (check_header(fmt, ver, e))
 		return -EINVAL;
+	ret = parse_array(g, tensors, "tensors", sp, e);
+	if (!ret)
+		ret = parse_array(g, ops, "ops", sp, e);
+	if (ret)
+		return ret == -EAGAIN ? ret : -EINVAL;
 	if (!g->nop)
 		return hp_errf(e, "graph: no operators");
 	return 0;
 }
 
-int graph_parse_json(struct graph *g, const char *text, struct hp_err *e)
+static int parse_text(struct graph *g, const char *text,
+		      const struct json_split *sp, struct hp_err *e)
 {
 	struct json_tokener *tok = json_tokener_new_ex(64);
 	enum json_tokener_error jerr;
@@ -355,19 +399,49 @@ int graph_parse_json(struct graph *g, const char *text, struct hp_err *e)
 	root = json_tokener_parse_ex(tok, text, -1);
 	jerr = json_tokener_get_error(tok);
 	if (!root || jerr != json_tokener_success) {
-		ret = hp_errf(e, "graph: malformed JSON at byte %zu: %s",
+		ret = sp ? -EAGAIN :
+		      hp_errf(e, "graph: malformed JSON at byte %zu: %s",
 			      json_tokener_get_parse_end(tok),
 			      json_tokener_error_desc(jerr));
 	} else if (text[json_tokener_get_parse_end(tok) +
 			strspn(text + json_tokener_get_parse_end(tok),
 			       " \t\r\n")]) {
-		ret = hp_errf(e, "graph: trailing data after the JSON value");
+		ret = sp ? -EAGAIN :
+		      hp_errf(e, "graph: trailing data after the JSON value");
 	} else {
-		ret = parse_root(g, root, e);
+		ret = parse_root(g, root, sp, e);
 	}
 	json_object_put(root);
 	json_tokener_free(tok);
 	return ret;
+}
+
+/*
+ * Split first (json_split.h), so that the big arrays are parsed one
+ * element at a time.  Any failure on that path, a malformed text or a
+ * bad field alike, parses the whole text again in one piece into a fresh
+ * graph: the messages, and which of several faults is reported, are the
+ * same as without the split.
+ */
+int graph_parse_json(struct graph *g, const char *text, struct hp_err *e)
+{
+	struct json_split sp;
+	char *name;
+	int ret;
+
+	if (!json_split(text, &sp)) {
+		sp.text = text;
+		ret = parse_text(g, sp.skeleton, &sp, e);
+		json_split_free(&sp);
+		if (!ret)
+			return 0;
+		name = xstrdup(g->name);
+		graph_free(g);
+		graph_init(g, name);
+		free(name);
+		e->msg[0] = 0;
+	}
+	return parse_text(g, text, NULL, e);
 }
 
 /*

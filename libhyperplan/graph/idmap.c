@@ -23,47 +23,60 @@ void idmap_init(struct idmap *m, idmap_name_fn name_of, const void *owner)
 void idmap_free(struct idmap *m)
 {
 	free(m->slot);
+	free(m->hash);
 	m->slot = NULL;
+	m->hash = NULL;
 	m->cap = m->used = 0;
 }
 
-static uint32_t *probe(const struct idmap *m, const char *name)
+/* The slot holding @name (hash @h), or the empty one it would go in. */
+static uint32_t probe(const struct idmap *m, const char *name, uint32_t h)
 {
-	uint32_t i = hash(name) & (m->cap - 1);
+	uint32_t i = h & (m->cap - 1);
 
 	while (m->slot[i] &&
-	       strcmp(m->name_of(m->owner, m->slot[i] - 1), name))
+	       (m->hash[i] != h ||
+		strcmp(m->name_of(m->owner, m->slot[i] - 1), name)))
 		i = (i + 1) & (m->cap - 1);
-	return &m->slot[i];
+	return i;
 }
 
 uint32_t idmap_find(const struct idmap *m, const char *name)
 {
-	return m->cap ? *probe(m, name) - 1 : NONE;
+	return m->cap ? m->slot[probe(m, name, hash(name))] - 1 : NONE;
 }
 
 static void rehash(struct idmap *m)
 {
-	uint32_t *old = m->slot, oldcap = m->cap, i;
+	uint32_t *old = m->slot, *oldh = m->hash, oldcap = m->cap, i, j;
 
 	m->cap = oldcap ? oldcap * 2 : 1024;
 	m->slot = xcalloc(m->cap, sizeof(*m->slot));
-	for (i = 0; i < oldcap; i++)
-		if (old[i])
-			*probe(m, m->name_of(m->owner, old[i] - 1)) = old[i];
+	m->hash = xcalloc(m->cap, sizeof(*m->hash));
+	for (i = 0; i < oldcap; i++) {
+		if (!old[i])
+			continue;
+		for (j = oldh[i] & (m->cap - 1); m->slot[j];
+		     j = (j + 1) & (m->cap - 1))
+			;	/* names are distinct: the first empty slot */
+		m->slot[j] = old[i];
+		m->hash[j] = oldh[i];
+	}
 	free(old);
+	free(oldh);
 }
 
 uint32_t idmap_add(struct idmap *m, const char *name, uint32_t idx)
 {
-	uint32_t *s;
+	uint32_t h = hash(name), i;
 
 	if ((m->used + 1) * 2 > m->cap)
 		rehash(m);
-	s = probe(m, name);
-	if (*s)
-		return *s - 1;
-	*s = idx + 1;
+	i = probe(m, name, h);
+	if (m->slot[i])
+		return m->slot[i] - 1;
+	m->slot[i] = idx + 1;
+	m->hash[i] = h;
 	m->used++;
 	return NONE;
 }

@@ -12,6 +12,7 @@ typedef const char *(*idmap_name_fn)(const void *owner, uint32_t idx);
 
 struct idmap {
 	uint32_t *slot;		/* index + 1; 0 marks an empty slot */
+	uint32_t *hash;		/* each slot's name's hash: most misses skip strcmp */
 	uint32_t cap;		/* a power of two */
 	uint32_t used;
 	idmap_name_fn name_of;

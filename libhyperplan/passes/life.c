@@ -45,17 +45,10 @@ void gap_ends(const struct life *lf, uint32_t t, size_t i, int64_t *a,
 	*j = i < cnt ? (int64_t)lf->acc_step[base + i] : (int64_t)lf->n;
 }
 
+/* O(1): accesses are in step order, so the first write is the earliest. */
 bool initial_value(const struct life *lf, uint32_t t, int64_t a)
 {
-	size_t i;
-
-	if (!(lf->g->t[t].flags & TF_LIVE_IN))
-		return false;
-	for (i = lf->acc_off[t]; i < lf->acc_off[t + 1] &&
-	     lf->acc_step[i] <= a; i++)
-		if (lf->acc_rw[i] & ACC_W)
-			return false;
-	return true;
+	return (lf->g->t[t].flags & TF_LIVE_IN) && (int64_t)lf->first_w[t] > a;
 }
 
 bool gap_live(const struct life *lf, uint32_t t, size_t i)
@@ -70,6 +63,56 @@ bool gap_live(const struct life *lf, uint32_t t, size_t i)
 	if (!(lf->acc_rw[base + i] & ACC_R))
 		return false;
 	return i || (flags & TF_LIVE_IN);
+}
+
+static void first_writes(struct life *lf)
+{
+	uint32_t t;
+	size_t i;
+
+	lf->first_w = xmalloc((lf->g->nt ? lf->g->nt : 1) * sizeof(*lf->first_w));
+	for (t = 0; t < lf->g->nt; t++) {
+		lf->first_w[t] = lf->n;
+		for (i = lf->acc_off[t]; i < lf->acc_off[t + 1]; i++)
+			if (lf->acc_rw[i] & ACC_W) {
+				lf->first_w[t] = lf->acc_step[i];
+				break;
+			}
+	}
+}
+
+/* Counting sort by step, tensors in ascending order within a step. */
+static void dead_gaps(struct life *lf)
+{
+	const struct graph *g = lf->g;
+	size_t *fill, i, cnt;
+	uint32_t t, pass;
+	int64_t a, j;
+
+	lf->dead_off = xcalloc(lf->n + 1, sizeof(*lf->dead_off));
+	lf->dead_t = NULL;
+	fill = xcalloc(lf->n + 1, sizeof(*fill));
+	for (pass = 0; pass < 2; pass++) {
+		for (t = 0; t < g->nt; t++) {
+			cnt = nr_accesses(lf, t);
+			for (i = 1; i <= cnt; i++) {
+				gap_ends(lf, t, i, &a, &j);
+				if (gap_live(lf, t, i) || a < 0 || a >= lf->n)
+					continue;
+				if (pass)
+					lf->dead_t[lf->dead_off[a] + fill[a]++] = t;
+				else
+					lf->dead_off[a + 1]++;
+			}
+		}
+		if (pass)
+			break;
+		for (i = 0; i < lf->n; i++)
+			lf->dead_off[i + 1] += lf->dead_off[i];
+		lf->dead_t = xmalloc((lf->dead_off[lf->n] ? lf->dead_off[lf->n] : 1) *
+				     sizeof(*lf->dead_t));
+	}
+	free(fill);
 }
 
 /* Without offload a tensor is resident at its accesses and its live gaps. */
@@ -158,6 +201,8 @@ void life_build(struct life *lf, const struct graph *g, const uint32_t *order)
 		}
 	}
 	residency(lf);
+	first_writes(lf);
+	dead_gaps(lf);
 }
 
 void life_free(struct life *lf)
@@ -168,5 +213,8 @@ void life_free(struct life *lf)
 	free(lf->t0);
 	free(lf->ws);
 	free(lf->base);
+	free(lf->first_w);
+	free(lf->dead_off);
+	free(lf->dead_t);
 	memset(lf, 0, sizeof(*lf));
 }

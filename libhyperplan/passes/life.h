@@ -26,6 +26,13 @@ struct life {
 	double *t0;		/* start of each step without offload; t0[n] = end */
 	uint64_t *ws;		/* working set of each step */
 	uint64_t *base;		/* residency at each step without offload */
+	uint32_t *first_w;	/* step of each tensor's first write; n: none */
+	/* Dead gaps, by the step that ends them (their values are freed
+	 * after it): tensors [dead_off[k], dead_off[k+1]) of dead_t, in
+	 * tensor order.  The same for every schedule of this order, so
+	 * sched_build() does not redo it on every probe. */
+	size_t *dead_off;
+	uint32_t *dead_t;
 	uint64_t peak0, max_ws;
 	uint32_t max_ws_step;
 };

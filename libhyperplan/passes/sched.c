@@ -53,6 +53,20 @@ static int cmp_item(const void *pa, const void *pb)
 	return item_before(a, b) ? -1 : item_before(b, a);
 }
 
+/* Most slots hold a few items: qsort's setup would cost more. */
+static void insertion_sort(struct item *a, size_t n)
+{
+	struct item x;
+	size_t i, j;
+
+	for (i = 1; i < n; i++) {
+		x = a[i];
+		for (j = i; j && item_before(&x, &a[j - 1]); j--)
+			a[j] = a[j - 1];
+		a[j] = x;
+	}
+}
+
 /* Bucket by slot, then order each slot: O(n log of the largest slot). */
 static void sort_items(struct emit *m, uint32_t nslots)
 {
@@ -66,27 +80,15 @@ static void sort_items(struct emit *m, uint32_t nslots)
 	for (i = 0; i < m->n; i++)
 		out[off[m->it[i].slot + 1]++] = m->it[i];
 	for (i = 0; i < nslots; i++)
-		if (off[i + 1] - off[i] > 1)
+		if (off[i + 1] - off[i] > 16)
 			qsort(out + off[i], off[i + 1] - off[i], sizeof(*out),
 			      cmp_item);
+		else if (off[i + 1] - off[i] > 1)
+			insertion_sort(out + off[i], off[i + 1] - off[i]);
 	free(off);
 	free(m->it);
 	m->it = out;
 	m->cap = m->n;
-}
-
-/* Dead gaps: free the value after the access that last needed it. */
-static void dead_items(struct emit *m, uint32_t t)
-{
-	const struct life *lf = m->lf;
-	size_t i, cnt = nr_accesses(lf, t);
-	int64_t a, j;
-
-	for (i = 1; i <= cnt; i++) {
-		gap_ends(lf, t, i, &a, &j);
-		if (!gap_live(lf, t, i) && a >= 0 && a < lf->n)
-			item(m, 2 * a + 1, CL_DETACH_DEAD, 0, t);
-	}
 }
 
 static void homes(struct emit *m, const struct evict *ev, size_t nev)
@@ -194,6 +196,25 @@ static int check_uses(struct emit *m, uint32_t k)
 	return 0;
 }
 
+/*
+ * Dead gaps: free the value after the access that last needed it.  They
+ * sort between the live detaches and the prefetches of their slot, in
+ * tensor order (item_before()); life_build() keeps them in that order.
+ */
+static int dead(struct emit *m, uint32_t slot)
+{
+	const struct life *lf = m->lf;
+	size_t i, k = slot / 2;
+	int ret = 0;
+
+	for (i = lf->dead_off[k]; i < lf->dead_off[k + 1] && !ret; i++) {
+		struct item x = { slot, CL_DETACH_DEAD, 0, lf->dead_t[i] };
+
+		ret = apply(m, &x);
+	}
+	return ret;
+}
+
 static int replay(struct emit *m)
 {
 	struct sched *s = m->s;
@@ -209,6 +230,11 @@ static int replay(struct emit *m)
 		s->slot_off[slot] = s->ncops;
 		if (slot & 1)
 			run_op(m, slot / 2);
+		for (; x < m->n && m->it[x].slot == slot &&
+		     m->it[x].cls < CL_DETACH_DEAD && !ret; x++)
+			ret = apply(m, &m->it[x]);
+		if (slot & 1)
+			ret = ret ? ret : dead(m, slot);
 		for (; x < m->n && m->it[x].slot == slot && !ret; x++)
 			ret = apply(m, &m->it[x]);
 		if (!(slot & 1) && !ret)
@@ -223,7 +249,6 @@ int sched_build(struct sched *s, const struct life *lf,
 {
 	struct emit m = { .lf = lf, .s = s, .e = e };
 	const struct graph *g = lf->g;
-	uint32_t t;
 	size_t i;
 	int ret;
 
@@ -236,8 +261,6 @@ int sched_build(struct sched *s, const struct life *lf,
 	m.res = xcalloc(g->nt, 1);
 	m.pool = xcalloc(g->nt, 1);
 	homes(&m, ev, nev);
-	for (t = 0; t < g->nt; t++)
-		dead_items(&m, t);
 	for (i = 0; i < nev; i++)
 		evict_items(&m, &ev[i]);
 	sort_items(&m, 2 * s->n);

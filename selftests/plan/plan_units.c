@@ -17,6 +17,7 @@
 #include "calendar.h"
 #include "checker.h"
 #include "graph_json.h"
+#include "json_split.h"
 #include "plan_cases.h"
 #include "sim.h"
 
@@ -244,6 +245,72 @@ TEST(graph_round_trip_plans_the_same)
 }
 
 /* The schedule carries its budget, prediction and GEMM shapes. */
+/*
+ * The loader splits the big arrays so that json-c parses one element at a
+ * time; what it does not follow is parsed in one piece, with the same
+ * result.
+ */
+TEST(graph_json_split)
+{
+	static const char *const whole[] = {
+		"{\"ops\":[],\"ops\":[],\"tensors\":[]}",	/* twice */
+		"{\"tensors\":[],\"ops\":[] /* c */}",		/* comment */
+		"{\"tensors\":[],\"ops\":[]} x",		/* trailing */
+		"{\"tensors\":{},\"ops\":[]}",			/* not arrays */
+		"{\"tensors\":[1 2],\"ops\":[]}",
+		"{\"tensors\":[\"a]\"],\"ops\":[",		/* cut short */
+		"[]",
+	};
+	static const char split_ok[] =
+		" {\"format\":\"hyper-graph\", \"ops\" : [ {\"id\":\"o\",\"x\":[\"]\\\"\"]} ,[] ],"
+		"\"x-y\":{\"tensors\":[1]},\"tensors\":[ ]}\n";
+	struct plan_case c = { "llama2-7b", "infer", 0, 2 };
+	struct job j = { 0 }, k = { 0 };
+	struct json_split sp;
+	struct hp_err e;
+	char *text = NULL, *odd;
+	size_t len = 0, i;
+	FILE *f;
+
+	for (i = 0; i < ARRAY_SIZE(whole); i++)
+		EXPECT_EQ(-1, json_split(whole[i], &sp)) TH_LOG("case %zu", i);
+	ASSERT_EQ(0, json_split(split_ok, &sp));
+	EXPECT_STREQ(" {\"format\":\"hyper-graph\", \"ops\" : [],"
+		     "\"x-y\":{\"tensors\":[1]},\"tensors\":[]}\n", sp.skeleton);
+	EXPECT_EQ(0, sp.nel[0]);
+	ASSERT_EQ(2, sp.nel[1]);
+	EXPECT_EQ(0, strncmp(split_ok + sp.el[1][0].at, "{\"id\"", 5));
+	EXPECT_EQ(2, sp.el[1][1].len);
+	json_split_free(&sp);
+
+	/* A real graph: split, and the same graph once a comment forbids it. */
+	ASSERT_EQ(0, case_job(&j, &c, &profile_table[0], &e));
+	f = open_memstream(&text, &len);
+	graph_write_json(&j.g, f);
+	fclose(f);
+	ASSERT_EQ(0, json_split(text, &sp));
+	EXPECT_EQ(j.g.nt, sp.nel[0]);
+	EXPECT_EQ(j.g.nop, sp.nel[1]);
+	json_split_free(&sp);
+	odd = malloc(len + 16);
+	ASSERT_NE(NULL, odd);
+	memcpy(odd, text, len + 1);
+	strcpy(strrchr(odd, '}'), "/* c */ }\n");
+	ASSERT_EQ(-1, json_split(odd, &sp));
+	graph_init(&k.g, "again");
+	ASSERT_EQ(0, graph_parse_json(&k.g, odd, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(j.g.nt, k.g.nt);
+	ASSERT_EQ(j.g.nop, k.g.nop);
+	for (i = 0; i < j.g.nop; i++)
+		EXPECT_STREQ(j.g.op[i].id, k.g.op[i].id);
+	for (i = 0; i < j.g.nt; i++)
+		EXPECT_EQ(j.g.t[i].bytes, k.g.t[i].bytes);
+	free(odd);
+	free(text);
+	job_free(&j);
+	job_free(&k);
+}
+
 TEST(schedule_json_fields)
 {
 	struct plan_case c = { "llama3-8b", "infer", 0, 1 };
