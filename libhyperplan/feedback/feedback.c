@@ -2,9 +2,10 @@
 /*
  * hyper-plan --feedback RUN.json: the times a real run measured replace
  * the model's.  Each operator's compute_ns becomes the mean of its
- * measured spans; the link becomes the line fitted to the measured
- * prefetches (latency + bytes / bandwidth) and the stores' bandwidth over
- * that latency.  Nothing is changed unless the whole file is accepted.
+ * measured spans; the link's bandwidth in each direction becomes the
+ * median rate of its measured transfers, its latency the median time they
+ * took beyond that.  A transfer's time is from when it started or the one
+ * before it ended, whichever is later: one copy path serves them in turn.  Nothing is changed unless the whole file is accepted.
  */
 #include <errno.h>
 #include <math.h>
@@ -157,56 +158,81 @@ static int check_graph(json_object *root, const struct graph *g,
 	return 0;
 }
 
-struct lsq {
-	double n, x, y, xx, xy;
+/* The measured transfers of one direction: bytes and the link's time. */
+struct xfers {
+	double *bytes, *ns;
+	size_t n, cap;
 };
 
-static void lsq_add(struct lsq *l, double x, double y)
+static void xfers_add(struct xfers *x, double bytes, double ns)
 {
-	l->n++;
-	l->x += x;
-	l->y += y;
-	l->xx += x * x;
-	l->xy += x * y;
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 64;
+		x->bytes = xrealloc(x->bytes, x->cap, sizeof(double));
+		x->ns = xrealloc(x->ns, x->cap, sizeof(double));
+	}
+	x->bytes[x->n] = bytes;
+	x->ns[x->n++] = ns;
 }
 
-/* Applies the link measured by @l[0] (prefetches) and @l[1] (stores). */
-static void fit_link(struct profile *p, const struct lsq *l)
+/*
+ * A direction's bandwidth: the median of its transfers' rates, those of
+ * 256 KiB and more if there are any (latency hides the rate of small
+ * ones).  Medians, not a fitted line: the first transfers of a run also
+ * pay for first touches of the pool, tens of ms that would bend a line.
+ */
+static double rate(const struct xfers *x, double *tmp)
 {
-	double lat = p->latency_ns, d, slope, icpt;
+	int n = 0;
+	size_t i;
 
-	if (l[0].n) {
-		d = l[0].n * l[0].xx - l[0].x * l[0].x;
-		slope = d > 0 ? (l[0].n * l[0].xy - l[0].x * l[0].y) / d : 0;
-		icpt = (l[0].y - slope * l[0].x) / l[0].n;
-		/* One size only, or a line that makes no sense: mean rate. */
-		if (slope <= 0 || icpt < 0) {
-			icpt = 0;
-			slope = l[0].y / l[0].x;
+	for (i = 0; i < x->n; i++)
+		if (x->bytes[i] >= 262144 && x->ns[i] > 0)
+			tmp[n++] = x->bytes[i] / x->ns[i] * 1e9;
+	if (!n)
+		for (i = 0; i < x->n; i++)
+			if (x->ns[i] > 0)
+				tmp[n++] = x->bytes[i] / x->ns[i] * 1e9;
+	return n ? median(tmp, n) : 0;
+}
+
+/* Applies the link measured by @x[0] (prefetches) and @x[1] (stores). */
+static void fit_link(struct profile *p, const struct xfers *x)
+{
+	size_t n = x[0].n > x[1].n ? x[0].n : x[1].n, i;
+	double *tmp = xcalloc(n + 1, sizeof(*tmp)), bw[2];
+	const struct xfers *l;
+	int d;
+
+	for (d = 0; d < 2; d++)
+		bw[d] = rate(&x[d], tmp);
+	if (bw[0] > 0)
+		p->h2d_bps = bw[0];
+	if (bw[1] > 0)
+		p->d2h_bps = bw[1];
+	/* Latency: what the transfers took beyond their bytes' time. */
+	l = x[0].n ? &x[0] : &x[1];
+	if (l->n) {
+		double b = l == &x[0] ? p->h2d_bps : p->d2h_bps;
+
+		for (i = 0; i < l->n; i++) {
+			tmp[i] = l->ns[i] - l->bytes[i] / b * 1e9;
+			if (tmp[i] < 0)
+				tmp[i] = 0;
 		}
-		if (slope > 0 && isfinite(slope)) {
-			lat = icpt;
-			p->h2d_bps = 1e9 / slope;
-		}
+		p->latency_ns = median(tmp, (int)l->n);
 	}
-	p->latency_ns = lat;
-	if (l[1].n) {
-		d = l[1].y - l[1].n * lat;
-		if (d <= 0)
-			d = l[1].y;
-		if (d > 0 && l[1].x > 0)
-			p->d2h_bps = l[1].x / d * 1e9;
-	}
+	free(tmp);
 }
 
 int graph_feedback(struct graph *g, struct profile *p, const char *path,
 		   struct feedback_stats *st, struct hp_err *e)
 {
 	json_object *root = read_json(path, e), *ops, *xf, *o;
-	struct lsq l[2] = { 0 };
+	struct xfers l[2] = { 0 };
 	double *sum = NULL;
 	uint32_t *cnt = NULL;
-	int64_t s, t, b;
+	int64_t s, t, b, busy = 0;
 	size_t i, n;
 	int ret = -1;
 
@@ -263,9 +289,15 @@ int graph_feedback(struct graph *g, struct profile *p, const char *path,
 				path, i);
 			goto out;
 		}
+		/*
+		 * The link's time for it, not its wait behind the ones
+		 * before it: the simulator queues transfers itself.
+		 */
 		if (b)
-			lsq_add(&l[!strcmp(dir, "store")], (double)b,
-				(double)(t - s));
+			xfers_add(&l[!strcmp(dir, "store")], (double)b,
+				(double)(t - (s > busy ? s : busy)));
+		if (t > busy)
+			busy = t;
 	}
 	/* Accepted: apply. */
 	for (i = 0; i < g->nop; i++) {
@@ -273,13 +305,17 @@ int graph_feedback(struct graph *g, struct profile *p, const char *path,
 		st->ops_timed++;
 	}
 	fit_link(p, l);
-	st->xfers[0] = (size_t)l[0].n;
-	st->xfers[1] = (size_t)l[1].n;
+	st->xfers[0] = l[0].n;
+	st->xfers[1] = l[1].n;
 	snprintf(g->timed_on, sizeof(g->timed_on), "%s", p->name);
 	ret = 0;
 out:
 	free(sum);
 	free(cnt);
+	for (i = 0; i < 2; i++) {
+		free(l[i].bytes);
+		free(l[i].ns);
+	}
 	json_object_put(root);
 	return ret;
 }

@@ -49,3 +49,11 @@ $(O)/san/selftests/plan/plan_abi_test: selftests/plan/plan_abi_test.sh \
 	chmod +x $@
 
 NATIVE_TESTS += $(O)/san/selftests/plan/plan_abi_test
+
+# make bench-feedback: the closed loop plan -> hyper-run -> --feedback,
+# three rounds from a profile whose link is 2x wrong (in make bench).
+.PHONY: bench-feedback
+bench-feedback: userspace
+	@O=$(O) selftests/plan/bench-feedback.sh
+
+BENCH		+= bench-feedback
