@@ -5,6 +5,8 @@
 # another graph, a truncated one and negative timings are refused with one
 # line naming the cause.  Correctness only: no time is judged.  TAP output.
 # usage: feedback_test.sh HYPER_PLAN HYPER_RUN
+# $small splits on purpose; check and refused eval their quoted tests.
+# shellcheck disable=SC2086,SC2016,SC2034,SC2317
 set -u
 plan=$1 run=$2
 dir=$(mktemp -d)
