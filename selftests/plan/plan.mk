@@ -28,6 +28,16 @@ $(O)/san/selftests/plan/render_test: selftests/plan/render_test.sh \
 
 NATIVE_TESTS += $(O)/san/selftests/plan/render_test
 
+# hyper-plan --feedback over a real hyper-run timeline, and its refusals.
+$(O)/san/selftests/plan/feedback_test: selftests/plan/feedback_test.sh \
+		$(PLAN_CLI) $(O)/san/bin/hyper-run
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec %s %s %s\n' $(abspath $<) \
+		$(abspath $(PLAN_CLI)) $(abspath $(O)/san/bin/hyper-run) > $@
+	chmod +x $@
+
+NATIVE_TESTS += $(O)/san/selftests/plan/feedback_test
+
 # libhyperplan's exported interface, over the release shared libraries.
 $(O)/san/selftests/plan/plan_abi_test: selftests/plan/plan_abi_test.sh \
 		$(HPL_SO) $(O)/lib/libhyperplan.so $(O)/lib/libhyper.so \
@@ -39,3 +49,11 @@ $(O)/san/selftests/plan/plan_abi_test: selftests/plan/plan_abi_test.sh \
 	chmod +x $@
 
 NATIVE_TESTS += $(O)/san/selftests/plan/plan_abi_test
+
+# make bench-feedback: the closed loop plan -> hyper-run -> --feedback,
+# three rounds from a profile whose link is 2x wrong (in make bench).
+.PHONY: bench-feedback
+bench-feedback: userspace
+	@O=$(O) selftests/plan/bench-feedback.sh
+
+BENCH		+= bench-feedback

@@ -9,7 +9,7 @@ enum {
 	O_MODE = 256, O_BATCH, O_SEQ, O_DECODE, O_KVB, O_LAYERS, O_SEED,
 	O_KEEP, O_OPS, O_PFILE, O_EMIT, O_PLOT, O_TRACE, O_COMPARE, O_BOUND,
 	O_NOREORDER, O_MEASURE, O_LMODELS, O_LPROFILES, O_BENCH, O_QUICK,
-	O_SCALE, O_DTYPE, O_TIMELINE, O_CONFIG,
+	O_SCALE, O_DTYPE, O_TIMELINE, O_CONFIG, O_FEEDBACK,
 };
 
 static const struct option opts[] = {
@@ -30,6 +30,7 @@ static const struct option opts[] = {
 	{ "ops", required_argument, NULL, O_OPS },
 	{ "profile", required_argument, NULL, 'p' },
 	{ "profile-file", required_argument, NULL, O_PFILE },
+	{ "feedback", required_argument, NULL, O_FEEDBACK },
 	{ "budget", required_argument, NULL, 'b' },
 	{ "slowdown", required_argument, NULL, 's' },
 	{ "policy", required_argument, NULL, 'P' },
@@ -54,7 +55,7 @@ void cli_usage(FILE *f)
 {
 	fputs("usage: hyper-plan (--graph FILE | (--model NAME | --config config.json)\n"
 	      "                   [generator options])\n"
-	      "                  [--profile NAME | --profile-file FILE]\n"
+	      "                  [--profile NAME | --profile-file FILE] [--feedback RUN.json]\n"
 	      "                  [--budget SIZE | --slowdown PCT] [--policy POLICY]\n"
 	      "                  [-o SCHEDULE.json] [--compare] [--bound]\n"
 	      "                  [--plot FILE.svg] [--trace FILE.json] [--emit-graph FILE]\n"
@@ -146,6 +147,7 @@ static int option(struct cli *c, int o, const char *arg)
 	case O_KEEP: c->gp.keep_act = true; return 0;
 	case 'p': c->profile = arg; return 0;
 	case O_PFILE: c->profile_file = arg; return 0;
+	case O_FEEDBACK: c->feedback = arg; return 0;
 	case 'b':
 		if (!hu_parse_size(arg, &c->budget) && c->budget)
 			return 0;

@@ -17,6 +17,7 @@ struct cli {
 	struct gen_params gp;
 	struct random_params rp;
 	const char *mode;
+	const char *feedback;	/* --feedback: a run's timeline */
 	uint64_t budget;
 	double max_slow;
 	bool compare, bound, no_reorder, quiet, quick;

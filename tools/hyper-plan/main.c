@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "feedback.h"
 #include "graph_json.h"
 #include "output.h"
 #include "report.h"
@@ -69,6 +70,21 @@ static int load_graph(const struct cli *c, struct job *j, struct hp_err *e)
 	free(j->g.name);
 	j->g.name = xstrdup(name);
 	return gen_model(&j->g, &gp, &j->p, e);
+}
+
+/* --feedback: the run's measured times replace the model's. */
+static int feedback(const struct cli *c, struct job *j, struct hp_err *e)
+{
+	struct feedback_stats st;
+
+	if (graph_feedback(&j->g, &j->p, c->feedback, &st, e))
+		return -1;
+	if (!c->quiet)
+		fprintf(c->output && !strcmp(c->output, "-") ? stderr : stdout,
+			"feedback from %s: %zu operators timed; link from %zu prefetches and %zu stores: %.2f / %.2f GB/s, %.0f ns\n",
+			c->feedback, st.ops_timed, st.xfers[0], st.xfers[1],
+			j->p.h2d_bps / 1e9, j->p.d2h_bps / 1e9, j->p.latency_ns);
+	return 0;
 }
 
 static int write_file(const char *path, const struct job *j,
@@ -292,6 +308,8 @@ int main(int argc, char **argv)
 	      profile_get(c.profile, &j.p, &e);
 	if (!ret)
 		ret = load_graph(&c, &j, &e);
+	if (!ret && c.feedback)
+		ret = feedback(&c, &j, &e);
 	if (!ret && c.emit_graph) {
 		FILE *f = open_out(c.emit_graph, &e);
 

@@ -181,6 +181,7 @@ int timeline_write(struct timeline *tl, const char *path, const char *name,
 	json_object *xf = json_object_new_array();
 	json_object *st = json_object_new_array();
 	json_object *mem = json_object_new_array();
+	struct hyper_schedule_info info;
 	struct hyper_step_info si;
 	size_t i;
 	int ret;
@@ -190,6 +191,16 @@ int timeline_write(struct timeline *tl, const char *path, const char *name,
 	json_object_object_add(root, "format", json_object_new_string("hyper-timeline"));
 	json_object_object_add(root, "version", json_object_new_int(1));
 	json_object_object_add(root, "name", json_object_new_string(name));
+	/* Whose run this is, for hyper-plan --feedback to check. */
+	if (!hyper_schedule_info(tl->s, &info) && info.graph_hash) {
+		json_object *g = json_object_new_object();
+
+		json_object_object_add(g, "name", json_object_new_string(
+			info.graph_name ? info.graph_name : ""));
+		json_object_object_add(g, "hash",
+				       json_object_new_string(info.graph_hash));
+		json_object_object_add(root, "graph", g);
+	}
 	for (i = 0; i < tl->ops.n; i++) {
 		const struct span *sp = (struct span *)tl->ops.v + i;
 
