@@ -240,6 +240,12 @@ def plan(graph: Dict[str, Any], *, budget_bytes: Optional[int] = None,
     if graph.get("format") != "hyper-graph" or graph.get("version") != 1:
         raise PlanError("the graph is not a hyper-graph, version 1 (graph-format.md)",
                         _errno.EINVAL)
+    if "profile" in graph:
+        # The library's graph has no such field; dropping the key silently
+        # would lose the check that the times fit the profile planned on.
+        raise PlanError(f"graph: key 'profile' ({graph['profile']!r}, the profile its "
+                        f"compute_ns were measured on) has no in-process equivalent: drop it "
+                        f"and pass profile={graph['profile']!r}", _errno.EINVAL)
     extra = sorted(k for k in graph if k not in _GRAPH_KEYS and not k.startswith("x-"))
     if extra:
         raise PlanError(f"graph: unknown key {extra[0]!r} (graph-format.md)", _errno.EINVAL)

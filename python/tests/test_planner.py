@@ -105,6 +105,12 @@ def test_planner_error_is_plan_error():
     with pytest.raises(ho.PlanError) as e:
         _planner.plan(chain(), profile="no-such-profile")
     assert "no-such-profile" in str(e.value)
+    with pytest.raises(ho.PlanError) as e:
+        _planner.plan(dict(chain(), profile="gh200"), profile="h100-pcie")
+    assert "pass profile='gh200'" in str(e.value)
+    with pytest.raises(ho.PlanError) as e:
+        _planner.plan(dict(chain(), extra=1), profile="h100-pcie")
+    assert str(e.value) == "graph: unknown key 'extra' (graph-format.md)"
 
 
 def test_libhyperplan_not_found():
