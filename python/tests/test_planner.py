@@ -75,6 +75,11 @@ def test_plan_in_process(no_subprocess):
     assert handle and p.schedule._ptr is None     # freed when the with block ends
     with pytest.raises(binding.HyperError):
         p.schedule.info()
+    # libhyperplan's libhyper is the binding's, found by its soname: the
+    # schedule is made and freed by one library.
+    with open("/proc/self/maps", encoding="utf-8") as f:
+        libs = {ln.split()[-1] for ln in f if "/libhyper.so" in ln}
+    assert len(libs) == 1, libs
 
 
 def test_torch_plan_in_process(no_subprocess):
