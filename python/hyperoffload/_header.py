@@ -51,10 +51,10 @@ def _int_expr(expr: str, known: Dict[str, int]) -> int:
 
 def parse(text: str) -> Dict[str, Any]:
     """Return {"defines", "enums", "structs", "callbacks", "functions"}."""
-    text = _COMMENT.sub(" ", text)
+    text = _COMMENT.sub(" ", text).replace("\\\n", " ")
     defines: Dict[str, int] = {}
     for name, value in _DEFINE.findall(text):
-        if name == "HYPER_HYPER_H":
+        if name in ("HYPER_HYPER_H", "HYPER_PLAN_H"):
             continue
         defines[name] = _int_expr(value.strip(), defines)
     text = re.sub(r"^#.*$", "", text, flags=re.M)
@@ -101,29 +101,39 @@ def _params(params: str) -> List[str]:
     return out
 
 
-def render(decls: Dict[str, Any]) -> str:
-    """The text of _decls.py for these declarations."""
+def render(decls: Dict[str, Any], header: str = "hyper.h", out: str = "_decls.py") -> str:
+    """The text of _decls.py (or _plan_decls.py) for these declarations."""
     return ("# SPDX-License-Identifier: LGPL-2.1-or-later\n"
-            "# Generated from include/hyper/hyper.h by hyperoffload/_header.py;\n"
-            "# do not edit (python3 -m hyperoffload._header HEADER > _decls.py).\n"
+            f"# Generated from include/hyper/{header} by hyperoffload/_header.py;\n"
+            f"# do not edit (python3 -m hyperoffload._header HEADER > {out}).\n"
             "DECLS = " + pprint.pformat(decls, width=100, sort_dicts=True) + "\n")
+
+
+# <hyper/plan.h> includes <hyper/hyper.h>, whose declarations the binding
+# already has (_decls.py): the planner's file holds only its own.
+_OWN_ONLY = {"plan.h": ("hyper.h",)}
 
 
 def read(path: str) -> str:
     """The header's text with the <hyper/...> headers it includes inlined.
 
     <hyper/hyper.h> takes its shared words (cache ops, tensor kinds, homes)
-    from <hyper/vocab.h>, which sits beside it.
+    from <hyper/vocab.h>, which sits beside it.  <hyper/plan.h> is read
+    without <hyper/hyper.h> (see _OWN_ONLY).
     """
     with open(path, encoding="utf-8") as f:
         text = f.read()
     here = os.path.dirname(path)
+    skip = _OWN_ONLY.get(os.path.basename(path), ())
     return re.sub(r'^#include\s*<hyper/(\w+\.h)>\s*$',
-                  lambda m: read(os.path.join(here, m.group(1))),
+                  lambda m: "" if m.group(1) in skip else read(os.path.join(here, m.group(1))),
                   text, flags=re.M)
 
 
+OUTPUTS = {"hyper.h": "_decls.py", "plan.h": "_plan_decls.py"}
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python3 -m hyperoffload._header include/hyper/hyper.h")
-    sys.stdout.write(render(parse(read(sys.argv[1]))))
+    if len(sys.argv) != 2 or os.path.basename(sys.argv[1]) not in OUTPUTS:
+        sys.exit("usage: python3 -m hyperoffload._header include/hyper/{hyper,plan}.h")
+    _name = os.path.basename(sys.argv[1])
+    sys.stdout.write(render(parse(read(sys.argv[1])), _name, OUTPUTS[_name]))

@@ -23,7 +23,7 @@ LIB_ENV = "HYPEROFFLOAD_LIBHYPER"
 _SCALARS = {
     "uint32_t": ctypes.c_uint32, "uint64_t": ctypes.c_uint64,
     "int32_t": ctypes.c_int32, "int": ctypes.c_int,
-    "unsigned int": ctypes.c_uint, "size_t": ctypes.c_size_t,
+    "unsigned int": ctypes.c_uint, "size_t": ctypes.c_size_t, "double": ctypes.c_double,
     "char*": ctypes.c_char_p, "void*": ctypes.c_void_p, "void": None,
 }
 
@@ -57,7 +57,10 @@ for _vals in DECLS["enums"].values():
     CONST.update(_vals)
 
 
-def _ctype(name: str) -> Any:
+def _ctype(name: str, structs: Optional[Dict[str, type]] = None) -> Any:
+    """The ctypes type of a header type; ``structs`` are the header's own
+    (the binding's by default; the planner passes plan.h's)."""
+    structs = STRUCTS if structs is None else structs
     if name in _SCALARS:
         return _SCALARS[name]
     if name.startswith("enum "):
@@ -66,8 +69,8 @@ def _ctype(name: str) -> Any:
         return CALLBACKS[name]
     if name.endswith("*"):
         base = name[:-1]
-        if base.startswith("struct ") and base[7:] in STRUCTS:
-            return ctypes.POINTER(STRUCTS[base[7:]])
+        if base.startswith("struct ") and base[7:] in structs:
+            return ctypes.POINTER(structs[base[7:]])
         if base in _SCALARS and _SCALARS[base] is not None:
             return ctypes.POINTER(_SCALARS[base])
         return ctypes.c_void_p        # opaque handles and pointers to them
@@ -410,7 +413,10 @@ class DeviceMemory:
 # ---- schedules --------------------------------------------------------------
 
 class Schedule:
-    """A loaded, validated schedule (hyper_schedule_parse/load)."""
+    """A loaded, validated schedule (hyper_schedule_parse/load), or one
+    libhyperplan built in-process (hyper_plan_schedule): the object owns
+    the pointer and frees it with hyper_schedule_free (free(), ``with``,
+    or when collected); hyper_attach holds its own reference."""
 
     def __init__(self, ptr: ctypes.c_void_p):
         self._lib = library()

@@ -231,7 +231,10 @@ class OnnxRunner:
     """Runs a schedule of an imported graph: numpy views over libhyper's
     arena and pool, each node written into its output's arena memory."""
 
-    def __init__(self, og: OnnxGraph, schedule: Dict[str, Any], backend: str = "auto"):
+    def __init__(self, og: OnnxGraph, schedule: Schedule, backend: str = "auto"):
+        """``schedule``: a plan's (``_planner.plan(og.graph).schedule``) or a
+        loaded one; the caller keeps owning it (hyper_attach holds a
+        reference)."""
         for n in og.nodes:
             if n.op_type not in KERNELS:
                 raise OnnxError(f"node {n.id!r}: no kernel for op {n.op_type} in this runner "
@@ -240,7 +243,7 @@ class OnnxRunner:
         self.mem: Optional[DeviceMemory] = None
         self.ctx = Context(backend)
         try:
-            self.sched = Schedule.parse(json.dumps(schedule))
+            self.sched = schedule
             info = self.sched.info()
             self.mem = DeviceMemory(info["arena_bytes"] or 2 * info["peak_device_bytes"])
             self.ctx.register_buffers([self.mem])

@@ -14,7 +14,6 @@ it runs as usual and its result is copied into the arena (counted in
 from __future__ import annotations
 
 import ctypes
-import json
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -42,7 +41,7 @@ def _as(spec: TensorSpec, flat: torch.Tensor, elem_off: int) -> torch.Tensor:
 class Runner:
     """One libhyper context running one schedule of a captured graph."""
 
-    def __init__(self, cap: Captured, schedule: Dict[str, Any], backend: str = "auto",
+    def __init__(self, cap: Captured, schedule: Schedule, backend: str = "auto",
                  baseline_peak: int = 0, pool_bytes: int = 0):
         self.cap = cap
         self.baseline_peak = baseline_peak
@@ -58,9 +57,11 @@ class Runner:
         self.stats: Dict[str, int] = {}
 
     # ---- setup -----------------------------------------------------------
-    def _setup(self, schedule: Dict[str, Any]) -> None:
+    def _setup(self, schedule: Schedule) -> None:
         cap, ctx = self.cap, self.ctx
-        self.sched = Schedule.parse(json.dumps(schedule))
+        # The caller's (the Plan's) schedule: hyper_attach takes its own
+        # reference, so the runner never frees it.
+        self.sched = schedule
         info = self.sched.info()
         self.index = {tid: self.sched.find(tid) for tid in cap.tensors}
         self.homes = {tid: self.sched.tensor(i)["home"] for tid, i in self.index.items()}
@@ -111,9 +112,7 @@ class Runner:
         """Free the context (regions, registration, ring) and the arena."""
         if self.ctx is not None:
             self.ctx.close()
-        if self.sched is not None:
-            self.sched.free()
-            self.sched = None
+        self.sched = None
         self._typed = {}
         self._views = {}
         self.arena = None

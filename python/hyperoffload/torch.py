@@ -21,22 +21,32 @@ from . import _planner
 from .capture import Captured, CaptureError, capture
 from .runner import InputError, Runner
 from ._planner import PlanError
-from .binding import HyperError, LibraryNotFound
+from .binding import HyperError, LibraryNotFound, Schedule
 
 __all__ = ["plan", "plan_captured", "offload", "Plan", "Offloaded", "CaptureError", "PlanError", "InputError",
            "HyperError", "LibraryNotFound"]
 
 
 class Plan:
-    """A captured module and its schedules: ``schedule`` under the budget,
-    ``baseline`` with nothing offloaded (the all-resident run)."""
+    """A captured module and its plans, made in-process by libhyperplan:
+    ``schedule`` under the budget, ``baseline`` with nothing offloaded (the
+    all-resident run), both libhyper schedules (binding.Schedule) that the
+    Plan owns: close() or ``with`` frees them."""
 
-    def __init__(self, captured: Captured, schedule: Dict[str, Any],
-                 baseline: Dict[str, Any], budget_bytes: Optional[int]):
+    def __init__(self, captured: Captured, planned: _planner.Planned,
+                 baseline: _planner.Planned, budget_bytes: Optional[int]):
         self.captured = captured
-        self.schedule = schedule
-        self.baseline = baseline
+        self._planned = planned
+        self._baseline = baseline
         self.budget_bytes = budget_bytes
+
+    @property
+    def schedule(self) -> Schedule:
+        return self._planned.schedule
+
+    @property
+    def baseline(self) -> Schedule:
+        return self._baseline.schedule
 
     @property
     def graph(self) -> Dict[str, Any]:
@@ -44,15 +54,26 @@ class Plan:
 
     @property
     def predicted(self) -> Dict[str, int]:
-        pred = self.schedule.get("predicted", {})
-        return {"peak_device_bytes": int(pred.get("peak_device_bytes", 0)),
+        pred = self._planned.predicted
+        return {"peak_device_bytes": int(pred["peak_device_bytes"]),
                 "baseline_peak_bytes": self.baseline_peak_bytes,
-                "stall_ns": int(pred.get("stall_ns", 0)),
-                "makespan_ns": int(pred.get("makespan_ns", 0))}
+                "stall_ns": int(pred["stall_ns"]),
+                "makespan_ns": int(pred["makespan_ns"])}
 
     @property
     def baseline_peak_bytes(self) -> int:
-        return int(self.baseline.get("predicted", {}).get("peak_device_bytes", 0))
+        return int(self._baseline.predicted["peak_device_bytes"])
+
+    def close(self) -> None:
+        """Free both schedules (a running Offloaded keeps its own reference)."""
+        self._planned.close()
+        self._baseline.close()
+
+    def __enter__(self) -> "Plan":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
 
 def plan(module: _torch.nn.Module, example_inputs: Sequence[Any], *,
@@ -81,11 +102,15 @@ def plan_captured(cap: Captured, *, budget_ratio: Optional[float] = None,
     """Plan an already captured module (see plan()); capture once, plan often."""
     graph = cap.graph()
     baseline = _planner.plan(graph, policy="none", profile=profile)
-    peak = int(baseline["predicted"]["peak_device_bytes"])
-    if budget_ratio is not None:
-        budget_bytes = max(1, int(peak * budget_ratio))
-    sched = _planner.plan(graph, budget_bytes=budget_bytes, profile=profile)
-    return Plan(cap, sched, baseline, budget_bytes)
+    try:
+        peak = int(baseline.predicted["peak_device_bytes"])
+        if budget_ratio is not None:
+            budget_bytes = max(1, int(peak * budget_ratio))
+        planned = _planner.plan(graph, budget_bytes=budget_bytes, profile=profile)
+    except BaseException:
+        baseline.close()
+        raise
+    return Plan(cap, planned, baseline, budget_bytes)
 
 
 class Offloaded:

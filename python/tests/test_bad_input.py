@@ -72,7 +72,7 @@ def test_budget_below_largest_operator():
     with pytest.raises(ho.PlanError) as e:
         ho.plan(torch.nn.Linear(64, 64), (torch.randn(2, 64),), budget_bytes=1000, runs=1)
     assert str(e.value) == (
-        'hyper-plan: budget 1000 B (1000 bytes) is below the working set of op "linear": '
+        'budget 1000 B (1000 bytes) is below the working set of op "linear": '
         "17.25 KiB (17664 bytes) must be resident while it runs")
 
 

@@ -42,9 +42,11 @@ def test_capture_model(name):
 @pytest.mark.parametrize("name", MODELS)
 def test_planner_accepts_graph(name):
     m, x, _ = model(name)
-    sched = _planner.plan(capture(m, x, runs=1).graph(), policy="none")
-    assert sched["format"] == "hyper-schedule"
-    assert sched["predicted"]["peak_device_bytes"] > 0
+    g = capture(m, x, runs=1).graph()
+    with _planner.plan(g, policy="none") as p:
+        assert p.schedule.info()["nr_steps"] == len(g["ops"])
+        assert p.predicted["peak_device_bytes"] > 0
+        assert p.predicted["policy"] == "none"
 
 
 def test_views_own_no_memory():

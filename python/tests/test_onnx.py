@@ -67,9 +67,10 @@ def test_round_trip(exported, ratio):
     path, x, ref = exported
     before = process_resources()
     og = ho_onnx.import_onnx(path)
-    peak = _planner.plan(og.graph, policy="none")["predicted"]["peak_device_bytes"]
-    sched = _planner.plan(og.graph, budget_bytes=int(ratio * peak))
-    with ho_onnx.OnnxRunner(og, sched, "shmem") as r:
+    with _planner.plan(og.graph, policy="none") as base:
+        peak = base.predicted["peak_device_bytes"]
+    with _planner.plan(og.graph, budget_bytes=int(ratio * peak)) as planned, \
+            ho_onnx.OnnxRunner(og, planned.schedule, "shmem") as r:
         for _ in range(2):
             out = r(x)
             for got, want in zip(out, ref):
