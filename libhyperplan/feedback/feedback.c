@@ -18,30 +18,6 @@
 
 #include "feedback.h"
 
-void graph_identity(const struct graph *g, char *hash)
-{
-	uint64_t ts = 0, ss = 0;
-	size_t i;
-
-	for (i = 0; i < g->nt; i++)
-		ts += hyper_graph_tensor_hash(g->t[i].id, g->t[i].bytes,
-					      hyper_kind_name(g->t[i].kind));
-	/* A sum of the steps' shares: the graph's order is as good as any. */
-	for (i = 0; i < g->nop; i++) {
-		const struct op *o = &g->op[i];
-		const uint32_t *in = op_in(g, o), *out = op_out(g, o);
-		uint64_t h = hyper_graph_step_begin(o->id);
-		uint32_t k;
-
-		for (k = 0; k < o->n_in; k++)
-			h = hyper_graph_step_add(h, 'U', g->t[in[k]].id);
-		for (k = 0; k < o->n_out; k++)
-			h = hyper_graph_step_add(h, 'D', g->t[out[k]].id);
-		ss += h;
-	}
-	hyper_graph_hash(hash, ts, g->nt, ss, g->nop);
-}
-
 /* The whole file, or why not: a cut-off file is told from a bad one. */
 static json_object *read_json(const char *path, struct hp_err *e)
 {

@@ -25,7 +25,4 @@ struct feedback_stats {
 int graph_feedback(struct graph *g, struct profile *p, const char *path,
 		   struct feedback_stats *st, struct hp_err *e);
 
-/* @g's identity as the schedule writes it (include/hyper/graph_id.h). */
-void graph_identity(const struct graph *g, char *hash);
-
 #endif

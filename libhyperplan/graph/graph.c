@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <string.h>
 
+#include <hyper/graph_id.h>
+
 #include "graph.h"
 
 /* The kind named @s (schedule-format spelling), or -1. */
@@ -248,4 +250,29 @@ uint64_t op_working_set(const struct graph *g, const struct op *o)
 	for_each_op_tensor(g, o, t, k)
 		sum += g->t[t].bytes;
 	return sum;
+}
+
+/* @g's identity as schedules and timelines carry it (include/hyper/graph_id.h). */
+void graph_identity(const struct graph *g, char *hash)
+{
+	uint64_t ts = 0, ss = 0;
+	size_t i;
+
+	for (i = 0; i < g->nt; i++)
+		ts += hyper_graph_tensor_hash(g->t[i].id, g->t[i].bytes,
+					      hyper_kind_name(g->t[i].kind));
+	/* A sum of the steps' shares: the graph's order is as good as any. */
+	for (i = 0; i < g->nop; i++) {
+		const struct op *o = &g->op[i];
+		const uint32_t *in = op_in(g, o), *out = op_out(g, o);
+		uint64_t h = hyper_graph_step_begin(o->id);
+		uint32_t k;
+
+		for (k = 0; k < o->n_in; k++)
+			h = hyper_graph_step_add(h, 'U', g->t[in[k]].id);
+		for (k = 0; k < o->n_out; k++)
+			h = hyper_graph_step_add(h, 'D', g->t[out[k]].id);
+		ss += h;
+	}
+	hyper_graph_hash(hash, ts, g->nt, ss, g->nop);
 }

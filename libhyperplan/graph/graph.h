@@ -71,6 +71,7 @@ struct graph {
 void graph_init(struct graph *g, const char *name);
 void graph_free(struct graph *g);
 int tkind_parse(const char *s);
+void graph_identity(const struct graph *g, char *hash);
 uint8_t tkind_default_flags(enum hyper_tensor_kind k);
 
 uint32_t graph_add_tensor(struct graph *g, const char *id, uint64_t bytes,

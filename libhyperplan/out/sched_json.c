@@ -63,27 +63,11 @@ static void write_step(const struct sched *s, FILE *f, uint32_t k)
 /* The graph's identity (include/hyper/graph_id.h), which libhyper checks. */
 static void write_graph(const struct sched *s, FILE *f)
 {
-	const struct graph *g = s->g;
-	uint64_t ts = 0, ss = 0;
 	char hash[HYPER_GRAPH_HASH_LEN];
 
-	for (size_t t = 0; t < g->nt; t++)
-		ts += hyper_graph_tensor_hash(g->t[t].id, g->t[t].bytes,
-					      hyper_kind_name(g->t[t].kind));
-	for (uint32_t k = 0; k < s->n; k++) {
-		const struct op *o = &g->op[s->order[k]];
-		const uint32_t *in = op_in(g, o), *out = op_out(g, o);
-		uint64_t h = hyper_graph_step_begin(o->id);
-
-		for (uint32_t i = 0; i < o->n_in; i++)
-			h = hyper_graph_step_add(h, 'U', g->t[in[i]].id);
-		for (uint32_t i = 0; i < o->n_out; i++)
-			h = hyper_graph_step_add(h, 'D', g->t[out[i]].id);
-		ss += h;
-	}
-	hyper_graph_hash(hash, ts, g->nt, ss, s->n);
+	graph_identity(s->g, hash);
 	fputs(",\n \"graph\": { \"name\": ", f);
-	json_str(f, g->name ? g->name : "");
+	json_str(f, s->g->name ? s->g->name : "");
 	fprintf(f, ", \"hash\": \"%s\" }", hash);
 }
 
