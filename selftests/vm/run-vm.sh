@@ -35,6 +35,7 @@ NODE1=1G
 CPU=max
 # Suite headers are "#@NAME=value" lines: VM settings the host needs.
 eval "$(sed -n 's/^#@\([A-Z0-9_]*\)=\(.*\)$/\1=\2/p' "$suitefile")"
+TIMEOUT=$((TIMEOUT * ${VM_TIMEOUT_SCALE:-1}))
 
 to_mib() {
 	case $1 in
