@@ -27,7 +27,7 @@ check-debug-kernel:
 	$(MAKE) --no-print-directory $(VM_TESTS) $(filter $(O)/%,$(VM_BINS)) && \
 	rm -rf $(DK_MOD) && mkdir -p $(DK_MOD)/kmod && \
 	cp Kbuild $(DK_MOD)/ && cp -r include $(DK_MOD)/ && \
-	cp kmod/Kbuild kmod/*.[ch] $(DK_MOD)/kmod/ && \
+	cp kmod/Kbuild $(KMOD_SRCS) $(DK_MOD)/kmod/ && \
 	$(MAKE) -C $$tree M=$(abspath $(DK_MOD)) O= modules && \
 	selftests/vm/mkinitramfs.sh $(DK_INITRD) selftests/vm/init \
 		$(DK_MOD)/kmod/hyper.ko -s $(VM_SUITE_FILES) -t $(VM_TESTS) \
