@@ -25,7 +25,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 from . import binding
 from ._plan_decls import DECLS
@@ -69,15 +69,6 @@ POLICIES = {"plan": CONST["HYPER_PLAN_POLICY_PLAN"], "none": CONST["HYPER_PLAN_P
 POLICY_NAMES = {v: k for k, v in POLICIES.items()}
 
 
-def _candidates() -> List[str]:
-    env = os.environ.get(LIB_ENV)
-    if env:
-        return [env]
-    here = os.path.dirname(os.path.abspath(__file__))
-    tree = os.path.join(here, "..", "..", "build", "lib", LIB_NAME)
-    return [os.path.normpath(tree), LIB_NAME]
-
-
 _LIB: Optional[ctypes.CDLL] = None
 
 
@@ -87,28 +78,11 @@ def library() -> ctypes.CDLL:
     search path.  libhyper is loaded first (binding.library()), so that
     libhyperplan's dependency is that same library, found by its soname."""
     global _LIB
-    if _LIB is not None:
-        return _LIB
-    binding.library()
-    tried = []
-    for path in _candidates():
-        if os.sep in path and not os.path.exists(path):
-            tried.append(path)
-            continue
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError as e:
-            tried.append(f"{path} ({e})" if os.sep in path else path)
-            continue
-        for name, ret, args in DECLS["functions"]:
-            fn = getattr(lib, name)
-            fn.restype = binding._ctype(ret, STRUCTS)
-            fn.argtypes = [binding._ctype(a, STRUCTS) for a in args]
-        _LIB = lib
-        return lib
-    raise binding.LibraryNotFound(
-        _errno.ENOENT, f"libhyperplan not found (tried {', '.join(tried)}): build it with "
-        f"`make`, install it with `make install`, or set {LIB_ENV} to the path of {LIB_NAME}")
+    if _LIB is None:
+        binding.library()
+        _LIB = binding.load_library(LIB_NAME, LIB_ENV, "libhyperplan",
+                                    DECLS["functions"], STRUCTS)
+    return _LIB
 
 
 # ---- this machine's profile (the CLI's one remaining use) --------------------

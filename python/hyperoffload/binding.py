@@ -13,7 +13,7 @@ import ctypes
 import errno as _errno
 import mmap
 import os
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from ._decls import DECLS
 
@@ -107,13 +107,39 @@ CACHE_OPS = {CONST["HYPER_OP_PREFETCH"]: "prefetch", CONST["HYPER_OP_STORE"]: "s
 
 # ---- the library ---------------------------------------------------------
 
-def _candidates() -> List[str]:
-    env = os.environ.get(LIB_ENV)
-    if env:
-        return [env]
-    here = os.path.dirname(os.path.abspath(__file__))
-    tree = os.path.join(here, "..", "..", "build", "lib", LIB_NAME)
-    return [os.path.normpath(tree), LIB_NAME]
+def load_library(name: str, env: str, what: str,
+                 functions: List[Tuple[str, str, List[str]]],
+                 structs: Optional[Dict[str, type]] = None) -> ctypes.CDLL:
+    """Load @name from $@env if set, else the build tree's build/lib/, else
+    the dynamic linker's search path, and type @functions (declarations as
+    _header.py parses them).  LibraryNotFound says what was tried and the
+    fix."""
+    env_path = os.environ.get(env)
+    if env_path:
+        candidates = [env_path]
+    else:
+        here = os.path.dirname(os.path.abspath(__file__))
+        candidates = [os.path.normpath(os.path.join(here, "..", "..", "build", "lib", name)),
+                      name]
+    tried = []
+    for path in candidates:
+        if os.sep in path and not os.path.exists(path):
+            tried.append(path)
+            continue
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            tried.append(f"{path} ({e})" if os.sep in path else path)
+            continue
+        for fname, ret, args in functions:
+            fn = getattr(lib, fname)
+            fn.restype = _ctype(ret, structs)
+            fn.argtypes = [_ctype(a, structs) for a in args]
+        return lib
+    raise LibraryNotFound(_errno.ENOENT,
+                          f"{what} not found (tried {', '.join(tried)}): build it with "
+                          f"`make`, install it with `make install`, or set {env} "
+                          f"to the path of {name}")
 
 
 _LIB: Optional[ctypes.CDLL] = None
@@ -123,28 +149,9 @@ def library() -> ctypes.CDLL:
     """libhyper, loaded once: $HYPEROFFLOAD_LIBHYPER if set, else the build
     tree's build/lib/libhyper.so.1, else the dynamic linker's search path."""
     global _LIB
-    if _LIB is not None:
-        return _LIB
-    tried = []
-    for path in _candidates():
-        if os.sep in path and not os.path.exists(path):
-            tried.append(path)
-            continue
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            tried.append(path)
-            continue
-        for name, ret, args in DECLS["functions"]:
-            fn = getattr(lib, name)
-            fn.restype = _ctype(ret)
-            fn.argtypes = [_ctype(a) for a in args]
-        _LIB = lib
-        return lib
-    raise LibraryNotFound(_errno.ENOENT,
-                          f"libhyper not found (tried {', '.join(tried)}): build it with "
-                          f"`make`, install it with `make install`, or set {LIB_ENV} "
-                          f"to the path of {LIB_NAME}")
+    if _LIB is None:
+        _LIB = load_library(LIB_NAME, LIB_ENV, "libhyper", DECLS["functions"])
+    return _LIB
 
 
 def strerror(err: int) -> str:
