@@ -637,6 +637,27 @@ static int parse_graph(struct hyper_schedule *s, struct json_object *o,
 }
 
 /*
+ * The end of every way a schedule is made: a filled @s (@ret its filling's
+ * result) is validated and laid out, and handed out only if all went well.
+ */
+int hs_finish(struct hyper_schedule *s, int ret, const char *doing,
+	      struct hs_err *e, struct hyper_schedule **schedp)
+{
+	if (!ret)
+		ret = hs_validate(s, e);
+	if (!ret)
+		ret = hs_layout(s);
+	if (ret) {
+		if (ret == -ENOMEM)
+			hs_errf(e, "out of memory while %s the schedule", doing);
+		hs_destroy(s);
+		return ret;
+	}
+	*schedp = s;
+	return 0;
+}
+
+/*
  * The graph hash of the tensors and steps as parsed: a "graph.hash" that
  * differs names another graph, or a schedule edited after planning.
  */
@@ -910,18 +931,7 @@ int hyper_schedule_parse(const char *buf, size_t len,
 	s->refs = 1;
 	ret = parse_root(s, root, &e);
 	json_object_put(root);
-	if (!ret)
-		ret = hs_validate(s, &e);
-	if (!ret)
-		ret = hs_layout(s);
-	if (ret) {
-		if (ret == -ENOMEM)
-			hs_errf(&e, "out of memory while loading the schedule");
-		hs_destroy(s);
-		return ret;
-	}
-	*schedp = s;
-	return 0;
+	return hs_finish(s, ret, "loading", &e, schedp);
 }
 
 int hyper_schedule_load(const char *path, struct hyper_schedule **schedp,

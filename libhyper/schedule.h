@@ -92,6 +92,8 @@ int hs_validate(struct hyper_schedule *s, struct hs_err *e);
 int hs_layout(struct hyper_schedule *s);
 int hs_set_graph_hash(struct hyper_schedule *s, const char *h, struct hs_err *e);
 int hs_check_graph_hash(const struct hyper_schedule *s, struct hs_err *e);
+int hs_finish(struct hyper_schedule *s, int ret, const char *doing,
+	      struct hs_err *e, struct hyper_schedule **schedp);
 
 const char *hs_op_name(uint32_t op);
 

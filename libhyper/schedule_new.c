@@ -245,16 +245,5 @@ int hyper_schedule_new(const struct hyper_schedule_info *info,
 		ret = hs_set_graph_hash(s, info->graph_hash, &e);
 	if (!ret)
 		ret = hs_check_graph_hash(s, &e);
-	if (!ret)
-		ret = hs_validate(s, &e);
-	if (!ret)
-		ret = hs_layout(s);
-	if (ret) {
-		if (ret == -ENOMEM)
-			hs_errf(&e, "out of memory while building the schedule");
-		hs_destroy(s);
-		return ret;
-	}
-	*schedp = s;
-	return 0;
+	return hs_finish(s, ret, "building", &e, schedp);
 }
