@@ -121,13 +121,7 @@ static int ring_reinit(struct hyper_ctx *ctx, bool sqpoll, int cpu, bool poll)
 	if (ret)
 		return hx_err(ctx, ret, "io_uring setup%s (%u entries): %s",
 			      sqpoll ? " with SQPOLL" : "", qd, strerror(-ret));
-	ctx->ring_ok = true;
-	ctx->cq_entries = p.cq_entries;
-	ret = io_uring_register_files(&ctx->ring, &ctx->fd, 1);
-	if (ret)
-		return hx_err(ctx, ret, "io_uring file registration: %s",
-			      strerror(-ret));
-	return 0;
+	return hx_ring_ready(ctx, &p);
 }
 
 int hyper_set_copy_engine(struct hyper_ctx *ctx, const struct hyper_copy_opts *opts)

@@ -56,6 +56,23 @@ int hyper_backend(const struct hyper_ctx *ctx)
 	return ctx ? ctx->be->id : -EINVAL;
 }
 
+/*
+ * A ring set up with @p, by hyper_open() or again by a change of copy
+ * engine: note it, and register the pool's file for IOSQE_FIXED_FILE.
+ */
+int hx_ring_ready(struct hyper_ctx *ctx, const struct io_uring_params *p)
+{
+	int ret;
+
+	ctx->ring_ok = true;
+	ctx->cq_entries = p->cq_entries;
+	ret = io_uring_register_files(&ctx->ring, &ctx->fd, 1);
+	if (ret)
+		return hx_err(ctx, ret, "io_uring file registration: %s",
+			      strerror(-ret));
+	return 0;
+}
+
 static int open_ring(struct hyper_ctx *ctx, unsigned int qd)
 {
 	struct io_uring_params p;
@@ -76,13 +93,7 @@ static int open_ring(struct hyper_ctx *ctx, unsigned int qd)
 	if (ret)
 		return hx_err(ctx, ret, "io_uring setup (%u entries): %s", qd,
 			      strerror(-ret));
-	ctx->ring_ok = true;
-	ctx->cq_entries = p.cq_entries;
-	ret = io_uring_register_files(&ctx->ring, &ctx->fd, 1);
-	if (ret)
-		return hx_err(ctx, ret, "io_uring file registration: %s",
-			      strerror(-ret));
-	return 0;
+	return hx_ring_ready(ctx, &p);
 }
 
 int hyper_open(struct hyper_ctx **ctxp, const struct hyper_open_opts *opts)

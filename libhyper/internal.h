@@ -169,6 +169,7 @@ struct hyper_ctx {
 
 __attribute__((format(printf, 3, 4)))
 int hx_err(struct hyper_ctx *ctx, int err, const char *fmt, ...);
+int hx_ring_ready(struct hyper_ctx *ctx, const struct io_uring_params *p);
 
 int hx_region_new(struct hyper_ctx *ctx, uint64_t bytes, unsigned int flags,
 		  bool internal, struct hyper_region **regp);
