@@ -37,17 +37,21 @@ struct hyper_plan;
 #define HYPER_PLAN_LIVE_OUT	(1U << 1)	/* its last value outlives the graph */
 #define HYPER_PLAN_PIN		(1U << 2)	/* never leaves the device */
 /*
- * Without it, LIVE_IN and LIVE_OUT come from the kind (weights and
- * optimizer state: both; KV cache: LIVE_OUT) and only PIN is read.
+ * Which of LIVE_IN and LIVE_OUT the caller decides.  One it does not
+ * comes from the kind (weights and optimizer state: both; KV cache:
+ * LIVE_OUT), as for a graph file's tensor without that key.
  */
-#define HYPER_PLAN_EXPLICIT	(1U << 31)
+#define HYPER_PLAN_LIVE_IN_SET	(1U << 29)	/* LIVE_IN is as given */
+#define HYPER_PLAN_LIVE_OUT_SET	(1U << 30)	/* LIVE_OUT is as given */
+#define HYPER_PLAN_EXPLICIT	(1U << 31)	/* both are as given */
 
 /**
  * struct hyper_plan_tensor - a tensor of the graph
  * @id:		unique, 1..127 bytes of UTF-8 (copied)
  * @bytes:	1..2^48
  * @kind:	enum hyper_tensor_kind
- * @flags:	HYPER_PLAN_LIVE_IN, _LIVE_OUT, _PIN, _EXPLICIT
+ * @flags:	HYPER_PLAN_LIVE_IN, _LIVE_OUT, _PIN, _LIVE_IN_SET,
+ *		_LIVE_OUT_SET, _EXPLICIT
  */
 struct hyper_plan_tensor {
 	const char *id;

@@ -90,20 +90,24 @@ static int editable(struct hyper_plan_graph *g, const void *arg,
 int hyper_plan_graph_add_tensor(struct hyper_plan_graph *graph,
 				const struct hyper_plan_tensor *t)
 {
-	uint32_t idx, flags;
+	uint32_t idx, flags, given;
 	int ret = editable(graph, t, "add_tensor");
 
 	if (ret)
 		return ret;
 	if (!hyper_kind_name(t->kind) || !zero(t->reserved, 4) ||
 	    (t->flags & ~(HYPER_PLAN_LIVE_IN | HYPER_PLAN_LIVE_OUT |
-			  HYPER_PLAN_PIN | HYPER_PLAN_EXPLICIT)))
+			  HYPER_PLAN_PIN | HYPER_PLAN_LIVE_IN_SET |
+			  HYPER_PLAN_LIVE_OUT_SET | HYPER_PLAN_EXPLICIT)))
 		return hp_errf(&graph->err, "tensor \"%.127s\": kind %u unknown (enum hyper_tensor_kind), or unknown flags or non-zero reserved fields",
 			       t->id, t->kind);
 	/* The planner's TF_* bits are the API's: both are documented there. */
-	flags = t->flags & HYPER_PLAN_EXPLICIT ?
-		t->flags & (TF_LIVE_IN | TF_LIVE_OUT | TF_PIN) :
-		tkind_default_flags(t->kind) | (t->flags & TF_PIN);
+	given = (t->flags & (HYPER_PLAN_EXPLICIT | HYPER_PLAN_LIVE_IN_SET) ?
+		 TF_LIVE_IN : 0) |
+		(t->flags & (HYPER_PLAN_EXPLICIT | HYPER_PLAN_LIVE_OUT_SET) ?
+		 TF_LIVE_OUT : 0);
+	flags = (tkind_default_flags(t->kind) & ~given) |
+		(t->flags & given) | (t->flags & TF_PIN);
 	idx = graph_add_tensor(&graph->j.g, t->id, t->bytes, t->kind,
 			       (uint8_t)flags, &graph->err);
 	return idx == NONE ? -EINVAL : (int)idx;

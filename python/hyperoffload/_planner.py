@@ -142,19 +142,17 @@ class Planned:
 
 
 def _flags(t: Dict[str, Any]) -> int:
-    """A tensor's HYPER_PLAN_* flags.  Without live_in/live_out keys the
-    library takes them from the kind (graph-format.md); with either, both
-    are explicit and a missing one takes the kind's default, which the
-    library applies the same way to a graph file."""
+    """A tensor's HYPER_PLAN_* flags.  A live_in or live_out key the dict
+    lacks is left to the library, which takes it from the kind as it does
+    for a graph file (graph-format.md)."""
     flags = CONST["HYPER_PLAN_PIN"] if t.get("pin") else 0
-    if "live_in" not in t and "live_out" not in t:
-        return flags
-    kind = t.get("kind")
-    live_in = t.get("live_in", kind in ("weight", "optimizer"))
-    live_out = t.get("live_out", kind in ("weight", "optimizer", "kv"))
-    return (flags | CONST["HYPER_PLAN_EXPLICIT"]
-            | (CONST["HYPER_PLAN_LIVE_IN"] if live_in else 0)
-            | (CONST["HYPER_PLAN_LIVE_OUT"] if live_out else 0))
+    if "live_in" in t:
+        flags |= CONST["HYPER_PLAN_LIVE_IN_SET"]
+        flags |= CONST["HYPER_PLAN_LIVE_IN"] if t["live_in"] else 0
+    if "live_out" in t:
+        flags |= CONST["HYPER_PLAN_LIVE_OUT_SET"]
+        flags |= CONST["HYPER_PLAN_LIVE_OUT"] if t["live_out"] else 0
+    return flags
 
 
 _GRAPH_KEYS = {"format", "version", "name", "tensors", "ops"}

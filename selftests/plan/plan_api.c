@@ -242,4 +242,40 @@ TEST(bad_plan_is_caught)
 	hyper_plan_graph_free(g);
 }
 
+/*
+ * A flag the caller does not set comes from the kind, one at a time, as
+ * for a graph file's tensor that has one of live_in/live_out.
+ */
+TEST(live_flags_per_key)
+{
+	static const struct {
+		uint32_t kind, flags;
+		uint8_t want;
+	} c[] = {
+		{ HYPER_KIND_KV, 0, TF_LIVE_OUT },
+		{ HYPER_KIND_KV, HYPER_PLAN_LIVE_IN_SET | HYPER_PLAN_LIVE_IN,
+		  TF_LIVE_IN | TF_LIVE_OUT },
+		{ HYPER_KIND_WEIGHT, HYPER_PLAN_LIVE_OUT_SET, TF_LIVE_IN },
+		{ HYPER_KIND_WEIGHT, HYPER_PLAN_LIVE_IN_SET | HYPER_PLAN_PIN,
+		  TF_LIVE_OUT | TF_PIN },
+		{ HYPER_KIND_ACTIVATION, HYPER_PLAN_EXPLICIT | HYPER_PLAN_LIVE_OUT,
+		  TF_LIVE_OUT },
+		{ HYPER_KIND_WEIGHT, HYPER_PLAN_EXPLICIT, 0 },
+	};
+	struct hyper_plan_graph *g;
+	char id[16];
+	int idx;
+
+	ASSERT_EQ(0, hyper_plan_graph_new("flags", &g));
+	for (unsigned int i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		snprintf(id, sizeof(id), "t%u", i);
+		idx = hyper_plan_graph_add_tensor(g, &(struct hyper_plan_tensor){
+			.id = id, .bytes = MIB, .kind = c[i].kind,
+			.flags = c[i].flags });
+		ASSERT_EQ((int)i, idx) TH_LOG("%s", hyper_plan_graph_last_error(g));
+		EXPECT_EQ(c[i].want, g->j.g.t[i].flags) TH_LOG("case %u", i);
+	}
+	hyper_plan_graph_free(g);
+}
+
 TEST_HARNESS_MAIN
