@@ -61,7 +61,7 @@ for size in full long; do
 	steps=$(sed -n 's/.*"steps": *\([0-9]*\).*/\1/p' "$dir/planned-run.json" | head -n 1)
 	comp=$(sed -n 's/.*"compute_ns": *\([0-9]*\).*/\1/p' "$dir/planned-run.json" | head -n 1)
 	say "# compute per step: $((comp / steps / 1000)) us ($steps steps, $((comp / 1000000)) ms of SGEMM)"
-	"$bin/demo-report" --check --max-wall 2 --json "$out/native-demo-$size.json" \
+	"$bin/demo-report" --timing-targets --max-wall 2 --json "$out/native-demo-$size.json" \
 		"$dir/baseline-run.json" "$dir/planned-run.json" > "$dir.report" 2>&1
 	tee -a "$log" < "$dir.report"
 	grep -q '^not ok' "$dir.report" && status=1
