@@ -191,7 +191,8 @@ int hyper_plan_write_json(const struct hyper_plan *plan, const char *path,
  * @flags:		HYPER_PLAN_MEASURE_*
  * @link_bytes:		one transfer of the bandwidth figures: 4 KiB to
  *			1 GiB, a multiple of 4 KiB; 0 for 16 MiB
- * @runs:		medians of this many, 1 to 101; 0 for 7
+ * @runs:		the link's figures are medians of this many, 1 to
+ *			101; 0 for 7
  * @reserved:		must be zero
  */
 struct hyper_plan_measure_opts {
