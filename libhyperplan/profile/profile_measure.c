@@ -369,10 +369,10 @@ static int measure_links(struct meas *m)
 		hx_fail(&l, ret, "first pass", m->e);
 	if (!ret)
 		ret = measure_link(m, &l, false, NULL, &alone);
-	if (!ret && !(m->o->flags & HYPER_PLAN_MEASURE_ALONE))
-		ret = measure_link(m, &l, true, &alone, &with);
-	else
+	if (!ret && (m->o->flags & HYPER_PLAN_MEASURE_ALONE))
 		with = alone;
+	else if (!ret)
+		ret = measure_link(m, &l, true, &alone, &with);
 	link_close(&l);
 	if (ret)
 		return ret;
