@@ -16,13 +16,6 @@
 #include "copy-worker.h"
 #include "internal.h"
 
-static const char *const engine_name[] = {
-	[HYPER_COPY_DEFAULT] = "default",
-	[HYPER_COPY_URING] = "uring",
-	[HYPER_COPY_SQPOLL] = "sqpoll",
-	[HYPER_COPY_WORKER] = "worker",
-};
-
 static long nr_cpus_online(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -59,7 +52,7 @@ static int check_opts(struct hyper_ctx *ctx, const struct hyper_copy_opts *o)
 	    (o->engine == HYPER_COPY_SQPOLL || o->engine == HYPER_COPY_WORKER))
 		return hx_err(ctx, -EINVAL,
 			      "the %s copy engine is for the shmem backend; kmod copies in the module's transfer engine (use uring or default)",
-			      engine_name[o->engine]);
+			      hyper_copy_engine_name(o->engine));
 	if (o->nr_cpus && !o->cpus)
 		return hx_err(ctx, -EINVAL, "%u copy CPUs given, but no array of them",
 			      o->nr_cpus);
@@ -144,7 +137,7 @@ int hyper_set_copy_engine(struct hyper_ctx *ctx, const struct hyper_copy_opts *o
 		if (ctx->bufs)
 			return hx_err(ctx, -EBUSY,
 				      "choose the %s copy engine before hyper_register_buffers()",
-				      engine_name[sqpoll ? HYPER_COPY_SQPOLL : o->engine]);
+				      hyper_copy_engine_name(sqpoll ? HYPER_COPY_SQPOLL : o->engine));
 		ret = ring_reinit(ctx, sqpoll, o->nr_cpus ? o->cpus[0] : -1,
 				  o->flags & HYPER_COPY_POLL);
 		/* Leave the context usable: back to a plain ring. */

@@ -11,7 +11,9 @@
 HPL_VERSION	:= $(lastword $(shell sed -n \
 		   's/^HYPERPLAN_\([0-9]*\.[0-9]*\) {.*/\1/p' libhyperplan/libhyperplan.map)).0
 HPL_DIRS	:= libhyperplan $(sort $(dir $(wildcard libhyperplan/*/*.c)))
-HPL_INC		:= $(addprefix -I,$(HPL_DIRS))
+# -iquote: the stages' headers by "name" only, so that passes/sched.h
+# never hides the system's <sched.h> (which <pthread.h> includes).
+HPL_INC		:= $(addprefix -iquote,$(HPL_DIRS))
 HPL_SRCS	:= $(sort $(wildcard libhyperplan/*.c libhyperplan/*/*.c))
 HPL_OBJS	:= $(HPL_SRCS:%.c=$(O)/obj/%.o)
 HPL_SAN_OBJS	:= $(HPL_SRCS:%.c=$(O)/san/%.o)

@@ -112,6 +112,9 @@ def main() -> int:
                   f"{med['planned']['stall_ns'] / 1e6:.1f} ms; prefetched "
                   f"{med['planned']['bytes_prefetched'] / 2**20:.0f} MiB, stored "
                   f"{med['planned']['bytes_stored'] / 2**20:.0f} MiB")
+            print(f"    stall               predicted {p.predicted['stall_ns'] / 1e6:9.1f} ms"
+                  f"   measured {med['planned']['stall_ns'] / 1e6:9.1f} ms (link: this machine's "
+                  f"profile, measured in-process)")
             ok &= identical
             print(f"{'ok' if identical else 'not ok'} - ratio {ratio}: outputs identical "
                   f"to module(*inputs) (torch.equal)")

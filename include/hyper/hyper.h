@@ -284,6 +284,14 @@ enum hyper_copy_engine {
 	HYPER_COPY_WORKER	= 3,	/* shmem: libhyper's memcpy threads */
 };
 
+/* "default", "uring", "sqpoll", "worker"; NULL past the last engine. */
+static inline const char *hyper_copy_engine_name(uint32_t engine)
+{
+	static const char *const n[] = { "default", "uring", "sqpoll", "worker" };
+
+	return engine < 4 ? n[engine] : NULL;
+}
+
 /* hyper_copy_opts.flags */
 #define HYPER_COPY_POLL		(1U << 0)	/* workers and waits spin, never sleep */
 /*

@@ -179,6 +179,68 @@ int hyper_plan_schedule(const struct hyper_plan *plan,
 int hyper_plan_write_json(const struct hyper_plan *plan, const char *path,
 			  char *err, size_t errlen);
 
+/* ---- this machine's profile (HYPERPLAN_1.1) --------------------------- */
+
+/* struct hyper_plan_measure_opts.flags */
+#define HYPER_PLAN_MEASURE_ALONE (1U << 0)	/* the link with nothing else running */
+#define HYPER_PLAN_MEASURE_FLAGS_MASK	HYPER_PLAN_MEASURE_ALONE
+
+/**
+ * struct hyper_plan_measure_opts - how to measure; all-zero means defaults
+ * @copy:		the copy path to measure, as the run sets it with
+ *			hyper_set_copy_engine(); NULL for libhyper's default
+ *			(on the shmem backend: one copy worker, unpinned)
+ * @compute_cpus:	CPUs of the executor's thread and its SGEMM
+ * @nr_compute_cpus:	entries in @compute_cpus; 0 leaves it unpinned
+ * @flags:		HYPER_PLAN_MEASURE_*
+ * @link_bytes:		one transfer of the bandwidth figures: 4 KiB to
+ *			1 GiB, a multiple of 4 KiB; 0 for 16 MiB
+ * @runs:		the link's figures are medians of this many, 1 to
+ *			101; 0 for 7
+ * @reserved:		must be zero
+ */
+struct hyper_plan_measure_opts {
+	const struct hyper_copy_opts *copy;
+	const int *compute_cpus;
+	uint32_t nr_compute_cpus;
+	uint32_t flags;
+	uint64_t link_bytes;
+	uint32_t runs;
+	uint32_t reserved0;
+	uint64_t reserved[6];
+};
+
+/**
+ * struct hyper_plan_profile - a profile (Documentation/profiles.md)
+ * @name, @desc:	"this-machine" and how it was measured
+ * @device_bytes ... @latency_ns: the figures the planner uses, named as
+ *			in a profile file; the link's are measured with
+ *			compute running unless HYPER_PLAN_MEASURE_ALONE
+ * @h2d_alone_bytes_per_s, @d2h_alone_bytes_per_s, @latency_alone_ns:
+ *			the same link with nothing else running
+ * @engine:		enum hyper_copy_engine that was measured
+ */
+struct hyper_plan_profile {
+	char name[32];
+	char desc[96];
+	double device_bytes;
+	double mem_bytes_per_s;
+	double flops;
+	double h2d_bytes_per_s;
+	double d2h_bytes_per_s;
+	double latency_ns;
+	double h2d_alone_bytes_per_s;
+	double d2h_alone_bytes_per_s;
+	double latency_alone_ns;
+	uint32_t engine;
+	uint32_t reserved0;
+	uint64_t reserved[6];
+};
+
+int hyper_plan_profile_measure(const struct hyper_plan_measure_opts *opts,
+			       struct hyper_plan_profile *prof, char *err,
+			       size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

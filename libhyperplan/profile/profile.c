@@ -131,6 +131,10 @@ int profile_save(const struct profile *p, const char *path, struct hp_err *e)
 	for (i = 0; i < ARRAY_SIZE(profile_keys); i++)
 		fprintf(f, ",\n  \"%s\": %.6g", profile_keys[i].key,
 			*field((struct profile *)p, i));
+	/* A measured profile's link alone, beside the one the run sees. */
+	if (p->h2d_alone_bps)
+		fprintf(f, ",\n  \"x-h2d_alone_bytes_per_s\": %.6g,\n  \"x-d2h_alone_bytes_per_s\": %.6g,\n  \"x-latency_alone_ns\": %.6g",
+			p->h2d_alone_bps, p->d2h_alone_bps, p->latency_alone_ns);
 	fprintf(f, "\n}\n");
 	if (fclose(f))
 		return hp_errf(e, "%s: write error", path);
@@ -146,8 +150,7 @@ static int this_machine(struct profile *p, struct hp_err *e)
 		return profile_load(path, p, e);
 	fprintf(stderr, "hyper-plan: no saved %s profile (%s); measuring now, save one with --measure-profile\n",
 		THIS_MACHINE, path);
-	profile_measure(p);
-	return 0;
+	return profile_measure(NULL, p, NULL, e);
 }
 
 int profile_get(const char *name, struct profile *p, struct hp_err *e)

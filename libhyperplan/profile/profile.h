@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include <hyper/plan.h>
+
 #include "util.h"
 
 struct profile {
@@ -20,6 +22,14 @@ struct profile {
 	double h2d_bps;		/* pool → device, bytes/s */
 	double d2h_bps;		/* device → pool, bytes/s */
 	double latency_ns;	/* per transfer */
+	/*
+	 * Measured profiles only, 0 otherwise: the link with nothing else
+	 * running (the figures above are with compute running).  Saved as
+	 * x- keys, which the planner does not read.
+	 */
+	double h2d_alone_bps;
+	double d2h_alone_bps;
+	double latency_alone_ns;
 };
 
 #define THIS_MACHINE	"this-machine"
@@ -37,8 +47,14 @@ int profile_load(const char *path, struct profile *p, struct hp_err *e);
 int profile_save(const struct profile *p, const char *path, struct hp_err *e);
 const char *profile_default_path(char *buf, size_t len);
 
-/* Measures this machine (profile_measure.c): a few seconds. */
-void profile_measure(struct profile *p);
+/*
+ * Measures this machine (profile_measure.c), in a second or so natively:
+ * the link through libhyper's copy engine, with compute running.  @opts
+ * NULL for defaults; @engine gets the engine measured.  0 or -errno with
+ * a message in @e.
+ */
+int profile_measure(const struct hyper_plan_measure_opts *opts,
+		    struct profile *p, uint32_t *engine, struct hp_err *e);
 
 static inline double roofline_ns(const struct profile *p, double flops,
 				 double bytes)

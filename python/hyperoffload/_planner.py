@@ -10,11 +10,9 @@ child process.  Declarations come from include/hyper/plan.h through
 $HYPEROFFLOAD_LIBHYPERPLAN, else the build tree's build/lib/libhyperplan.so.1,
 else the dynamic linker's search path.
 
-The ``hyper-plan`` CLI is still run once per process, only to measure this
-machine's profile (``--measure-profile``) when no profile is given: the
-library measures profiles only inside a plan and has no call that returns
-one, and the ONNX front end needs the measured figures themselves
-(:func:`machine_profile`).
+This machine's profile, the default one, is measured in-process too
+(hyper_plan_profile_measure(): libhyper's copy engine with an SGEMM
+running, once per process) and handed to the planner as a profile file.
 """
 from __future__ import annotations
 
@@ -22,8 +20,6 @@ import ctypes
 import errno as _errno
 import json
 import os
-import shutil
-import subprocess
 import tempfile
 from typing import Any, Dict, Optional
 
@@ -32,8 +28,7 @@ from ._plan_decls import DECLS
 
 LIB_NAME = "libhyperplan.so.1"
 LIB_ENV = "HYPEROFFLOAD_LIBHYPERPLAN"
-PLAN_ENV = "HYPEROFFLOAD_HYPER_PLAN"
-_PROFILE: Dict[str, str] = {}
+_PROFILE: Dict[str, Any] = {}
 
 
 class PlanError(ValueError):
@@ -48,7 +43,8 @@ class PlanError(ValueError):
 
 # ---- plan.h as ctypes objects ------------------------------------------------
 
-STRUCTS: Dict[str, type] = {}
+# plan.h's own structures, and the one of hyper.h it points to.
+STRUCTS: Dict[str, type] = {"hyper_copy_opts": binding.STRUCTS["hyper_copy_opts"]}
 CONST: Dict[str, int] = dict(DECLS["defines"])
 for _vals in DECLS["enums"].values():
     CONST.update(_vals)
@@ -63,6 +59,8 @@ Tensor = STRUCTS["hyper_plan_tensor"]
 Op = STRUCTS["hyper_plan_op"]
 Opts = STRUCTS["hyper_plan_opts"]
 Prediction = STRUCTS["hyper_plan_prediction"]
+MeasureOpts = STRUCTS["hyper_plan_measure_opts"]
+Profile = STRUCTS["hyper_plan_profile"]
 POLICIES = {"plan": CONST["HYPER_PLAN_POLICY_PLAN"], "none": CONST["HYPER_PLAN_POLICY_NONE"],
             "distance": CONST["HYPER_PLAN_POLICY_DISTANCE"],
             "greedy": CONST["HYPER_PLAN_POLICY_GREEDY"]}
@@ -85,40 +83,84 @@ def library() -> ctypes.CDLL:
     return _LIB
 
 
-# ---- this machine's profile (the CLI's one remaining use) --------------------
+# ---- this machine's profile -------------------------------------------------
 
-def hyper_plan() -> str:
-    env = os.environ.get(PLAN_ENV)
-    if env:
-        return env
-    here = os.path.dirname(os.path.abspath(__file__))
-    tree = os.path.normpath(os.path.join(here, "..", "..", "build", "bin", "hyper-plan"))
-    if os.access(tree, os.X_OK):
-        return tree
-    found = shutil.which("hyper-plan")
-    if not found:
-        raise PlanError(f"hyper-plan not found (tried {tree} and PATH), needed to measure this "
-                        f"machine's profile: build it with `make`, install it with "
-                        f"`make install`, set {PLAN_ENV}, or give a profile")
-    return found
+# A profile file's keys (Documentation/profiles.md); hyper_plan_profile's
+# other figures are saved as x- keys, which the planner does not read.
+_PROFILE_KEYS = ("device_bytes", "mem_bytes_per_s", "flops", "h2d_bytes_per_s",
+                 "d2h_bytes_per_s", "latency_ns")
+COPY_ENGINES = {"default": 0, "uring": 1, "sqpoll": 2, "worker": 3}
+_ENGINE_NAMES = {v: k for k, v in COPY_ENGINES.items()}
+
+
+def measure_profile(*, copy: Optional[str] = None, copy_cpu: Optional[int] = None,
+                    compute_cpu: Optional[int] = None, alone: bool = False,
+                    link_bytes: int = 0, runs: int = 0) -> Dict[str, Any]:
+    """Measure this machine's profile in-process (hyper_plan_profile_measure()).
+
+    The link is libhyper's copy engine ``copy`` (default, uring, sqpoll or
+    worker; None: libhyper's default), its thread on ``copy_cpu``, timed
+    while the executor's thread runs an SGEMM on ``compute_cpu`` (None:
+    unpinned), unless ``alone``.  Returns the profile as a profile file
+    holds it, with ``x-h2d_alone_bytes_per_s``, ``x-d2h_alone_bytes_per_s``,
+    ``x-latency_alone_ns`` and ``x-engine`` beside.  Raises PlanError with
+    the library's message (a CPU this process may not use, no shmem pool).
+    """
+    lib = library()
+    opts = MeasureOpts()
+    keep = []
+    if copy is not None or copy_cpu is not None:
+        if copy is not None and copy not in COPY_ENGINES:
+            raise PlanError(f"copy engine {copy!r}: use one of {', '.join(COPY_ENGINES)}",
+                            _errno.EINVAL)
+        c = binding.STRUCTS["hyper_copy_opts"]()
+        c.engine = COPY_ENGINES[copy or "worker"]
+        if c.engine == COPY_ENGINES["worker"]:
+            c.nr_workers = 1
+        if copy_cpu is not None:
+            cpus = (ctypes.c_int * 1)(int(copy_cpu))
+            keep.append(cpus)
+            c.nr_cpus = 1
+            c.cpus = ctypes.cast(cpus, ctypes.POINTER(ctypes.c_int))
+        keep.append(c)
+        opts.copy = ctypes.pointer(c)
+    if compute_cpu is not None:
+        ccpus = (ctypes.c_int * 1)(int(compute_cpu))
+        keep.append(ccpus)
+        opts.nr_compute_cpus = 1
+        opts.compute_cpus = ctypes.cast(ccpus, ctypes.POINTER(ctypes.c_int))
+    if alone:
+        opts.flags = CONST["HYPER_PLAN_MEASURE_ALONE"]
+    opts.link_bytes = int(link_bytes)
+    opts.runs = int(runs)
+    prof = Profile()
+    err = ctypes.create_string_buffer(1024)
+    ret = lib.hyper_plan_profile_measure(ctypes.byref(opts), ctypes.byref(prof), err, len(err))
+    if ret < 0:
+        raise PlanError(err.value.decode() or binding.strerror(ret), -ret)
+    out: Dict[str, Any] = {"name": prof.name.decode(), "desc": prof.desc.decode()}
+    out.update({k: getattr(prof, k) for k in _PROFILE_KEYS})
+    for k in ("h2d_alone_bytes_per_s", "d2h_alone_bytes_per_s", "latency_alone_ns"):
+        out["x-" + k] = getattr(prof, k)
+    out["x-engine"] = _ENGINE_NAMES.get(prof.engine, str(prof.engine))
+    return out
 
 
 def _measured_profile() -> str:
-    """This machine's profile file, measured once per process (about 0.2 s)."""
-    if "this" not in _PROFILE:
+    """This machine's profile file, measured once per process (under a second)."""
+    if "path" not in _PROFILE:
+        prof = measure_profile()
         path = os.path.join(tempfile.mkdtemp(prefix="hyperoffload-"), "this-machine.json")
-        r = subprocess.run([hyper_plan(), "--measure-profile", "-o", path],
-                           capture_output=True, text=True, check=False)
-        if r.returncode:
-            raise PlanError(f"hyper-plan --measure-profile failed: {r.stderr.strip()}")
-        _PROFILE["this"] = path
-    return _PROFILE["this"]
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(prof, f, indent=2)
+        _PROFILE["profile"], _PROFILE["path"] = prof, path
+    return str(_PROFILE["path"])
 
 
-def machine_profile() -> Dict[str, float]:
+def machine_profile() -> Dict[str, Any]:
     """This machine's measured profile (the one plans use by default)."""
-    with open(_measured_profile(), encoding="utf-8") as f:
-        return json.load(f)
+    _measured_profile()
+    return dict(_PROFILE["profile"])
 
 
 # ---- planning ------------------------------------------------------------------

@@ -24,6 +24,7 @@ _SCALARS = {
     "uint32_t": ctypes.c_uint32, "uint64_t": ctypes.c_uint64,
     "int32_t": ctypes.c_int32, "int": ctypes.c_int,
     "unsigned int": ctypes.c_uint, "size_t": ctypes.c_size_t, "double": ctypes.c_double,
+    "char": ctypes.c_char,          # char name[N]: bytes
     "char*": ctypes.c_char_p, "void*": ctypes.c_void_p, "void": None,
 }
 

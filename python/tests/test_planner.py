@@ -3,6 +3,7 @@
 plan reaches libhyper as a struct hyper_schedule, with no JSON and no
 child process."""
 import errno
+import json
 import os
 import subprocess
 import sys
@@ -43,8 +44,6 @@ def test_plan_decls_match_header():
 @pytest.fixture
 def no_subprocess(monkeypatch):
     """Any attempt to start a process fails the test."""
-    _planner.machine_profile()          # measured once per process, before
-
     def refuse(*a, **kw):
         raise AssertionError(f"a process was started: {a!r}")
     for name in ("run", "Popen", "call", "check_call", "check_output"):
@@ -80,6 +79,48 @@ def test_plan_in_process(no_subprocess):
     with open("/proc/self/maps", encoding="utf-8") as f:
         libs = {ln.split()[-1] for ln in f if "/libhyper.so" in ln}
     assert len(libs) == 1, libs
+
+
+def test_profile_measured_in_process(no_subprocess):
+    """This machine's profile comes from hyper_plan_profile_measure(), not
+    from the hyper-plan CLI: no process is started, even the first time."""
+    _planner._PROFILE.clear()
+    prof = _planner.machine_profile()
+    assert prof["name"] == "this-machine"
+    assert prof["x-engine"] == "worker"           # libhyper's shmem default
+    assert "with SGEMM running" in prof["desc"]
+    for k in ("device_bytes", "mem_bytes_per_s", "flops", "h2d_bytes_per_s",
+              "d2h_bytes_per_s", "x-h2d_alone_bytes_per_s", "x-d2h_alone_bytes_per_s"):
+        assert prof[k] > 0, k
+    assert prof["latency_ns"] >= 0
+    # The file plans read is the same profile, and the planner takes it.
+    with open(_planner._measured_profile(), encoding="utf-8") as f:
+        assert json.load(f) == prof
+    with _planner.plan(chain(2)) as p:
+        assert p.predicted["makespan_ns"] > 0
+    alone = _planner.measure_profile(copy="uring", compute_cpu=0, alone=True,
+                                     link_bytes=MIB, runs=3)
+    assert alone["x-engine"] == "uring" and "alone" in alone["desc"]
+    assert alone["h2d_bytes_per_s"] == alone["x-h2d_alone_bytes_per_s"]
+
+
+@pytest.mark.parametrize("kw, msg", [
+    ({"compute_cpu": 4096}, "hyper_plan_measure_opts: compute CPU 4096 is not one this process "
+     f"may run on (this machine has CPUs 0 to {os.cpu_count() - 1})"),
+    ({"copy_cpu": 4096}, "measuring the link: the copy engine (hyper_copy_opts): copy CPU 4096 "
+     f"is not one this process may run on (this machine has CPUs 0 to {os.cpu_count() - 1})"),
+    ({"copy": "uring", "copy_cpu": 0}, "measuring the link: the copy engine (hyper_copy_opts): "
+     "workers, CPUs, nt_bytes and spin_ns are for the worker and sqpoll engines"),
+    ({"link_bytes": 4097}, "hyper_plan_measure_opts: link_bytes 4097: give a multiple of 4 KiB "
+     "from 4 KiB to 1 GiB, or 0 for 16 MiB"),
+    ({"runs": 500}, "hyper_plan_measure_opts: runs 500: give 1 to 101, or 0 for 7"),
+    ({"copy": "dma"}, "copy engine 'dma': use one of default, uring, sqpoll, worker"),
+])
+def test_profile_measure_bad_input(kw, msg):
+    with pytest.raises(ho.PlanError) as e:
+        _planner.measure_profile(**kw)
+    assert e.value.errno == errno.EINVAL
+    assert str(e.value) == msg
 
 
 def test_torch_plan_in_process(no_subprocess):

@@ -180,6 +180,115 @@ TEST(misuse)
 	EXPECT_NE(NULL, strstr(err, "/nonexistent.json"));
 }
 
+/* hyper_plan_profile_measure(): what a caller can get wrong, word for word. */
+TEST(profile_measure_misuse)
+{
+	struct hyper_plan_measure_opts o = { 0 };
+	struct hyper_plan_profile prof;
+	struct hyper_copy_opts copy = { .engine = HYPER_COPY_WORKER,
+					.nr_workers = 1, .nr_cpus = 1 };
+	char err[512];
+	int cpu;
+
+	EXPECT_EQ(-EINVAL, hyper_plan_profile_measure(NULL, NULL, err, sizeof(err)));
+	EXPECT_STREQ("hyper_plan_profile_measure: prof is NULL: pass a struct hyper_plan_profile to fill", err);
+	/* NULL err, or no room in it: still -EINVAL, nothing written. */
+	EXPECT_EQ(-EINVAL, hyper_plan_profile_measure(NULL, NULL, NULL, 0));
+	err[0] = 'x';
+	EXPECT_EQ(-EINVAL, hyper_plan_profile_measure(NULL, NULL, err, 0));
+	EXPECT_EQ('x', err[0]);
+
+	o.reserved[5] = 1;
+	EXPECT_EQ(-EINVAL, hyper_plan_profile_measure(&o, &prof, err, sizeof(err)));
+	EXPECT_STREQ("hyper_plan_measure_opts: reserved fields must be zero", err);
+	o = (struct hyper_plan_measure_opts){ .flags = 1U << 7 };
+	EXPECT_EQ(-EINVAL, hyper_plan_profile_measure(&o, &prof, err, sizeof(err)));
+	EXPECT_STREQ("hyper_plan_measure_opts: unknown flags 0x80", err);
+
+	/* Sizes: 0 is the default; others a multiple of 4 KiB in 4 KiB..1 GiB. */
+	o = (struct hyper_plan_measure_opts){ .link_bytes = 100 };
+	EXPECT_EQ(-EINVAL, hyper_plan_profile_measure(&o, &prof, err, sizeof(err)));
+	EXPECT_STREQ("hyper_plan_measure_opts: link_bytes 100: give a multiple of 4 KiB from 4 KiB to 1 GiB, or 0 for 16 MiB", err);
+	o.link_bytes = (1ULL << 30) + 4096;
+	EXPECT_EQ(-EINVAL, hyper_plan_profile_measure(&o, &prof, err, sizeof(err)));
+	EXPECT_STREQ("hyper_plan_measure_opts: link_bytes 1073745920: give a multiple of 4 KiB from 4 KiB to 1 GiB, or 0 for 16 MiB", err);
+	o = (struct hyper_plan_measure_opts){ .runs = 102 };
+	EXPECT_EQ(-EINVAL, hyper_plan_profile_measure(&o, &prof, err, sizeof(err)));
+	EXPECT_STREQ("hyper_plan_measure_opts: runs 102: give 1 to 101, or 0 for 7", err);
+
+	/* CPUs: a count without an array, an array without a count, bad ones. */
+	o = (struct hyper_plan_measure_opts){ .nr_compute_cpus = 2 };
+	EXPECT_EQ(-EINVAL, hyper_plan_profile_measure(&o, &prof, err, sizeof(err)));
+	EXPECT_STREQ("hyper_plan_measure_opts: 2 compute CPUs given, but no array of them", err);
+	cpu = 0;
+	o = (struct hyper_plan_measure_opts){ .compute_cpus = &cpu };
+	EXPECT_EQ(-EINVAL, hyper_plan_profile_measure(&o, &prof, err, sizeof(err)));
+	EXPECT_STREQ("hyper_plan_measure_opts: compute_cpus given with nr_compute_cpus 0: set how many", err);
+	cpu = -1;
+	o.nr_compute_cpus = 1;
+	EXPECT_EQ(-EINVAL, hyper_plan_profile_measure(&o, &prof, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "hyper_plan_measure_opts: compute CPU -1 is not one this process may run on (this machine has CPUs 0 to ")) TH_LOG("%s", err);
+	cpu = 1 << 20;
+	EXPECT_EQ(-EINVAL, hyper_plan_profile_measure(&o, &prof, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "compute CPU 1048576 is not one this process may run on")) TH_LOG("%s", err);
+	/* The copy path's own checks are libhyper's, named as such. */
+	cpu = 1 << 20;
+	copy.cpus = &cpu;
+	o = (struct hyper_plan_measure_opts){ .copy = &copy };
+	EXPECT_EQ(-EINVAL, hyper_plan_profile_measure(&o, &prof, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "measuring the link: the copy engine (hyper_copy_opts): copy CPU 1048576 is not one this process may run on")) TH_LOG("%s", err);
+	copy = (struct hyper_copy_opts){ .engine = HYPER_COPY_WORKER };
+	EXPECT_EQ(-EINVAL, hyper_plan_profile_measure(&o, &prof, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "0 copy workers: give 1 to ")) TH_LOG("%s", err);
+}
+
+/*
+ * A small measurement through each shmem engine: every figure positive,
+ * the engine named.  Correctness only: the values are the host's.
+ */
+TEST(profile_measure_runs)
+{
+	static const uint32_t engines[] = { HYPER_COPY_DEFAULT, HYPER_COPY_URING,
+					    HYPER_COPY_WORKER };
+	struct hyper_plan_profile prof;
+	char err[512];
+	int cpu = 0;
+
+	for (unsigned int i = 0; i < sizeof(engines) / sizeof(engines[0]); i++) {
+		struct hyper_copy_opts copy = { .engine = engines[i],
+			.nr_workers = engines[i] == HYPER_COPY_WORKER };
+		struct hyper_plan_measure_opts o = {
+			.copy = engines[i] ? &copy : NULL, .link_bytes = 1 << 20,
+			.runs = 3, .compute_cpus = &cpu, .nr_compute_cpus = 1,
+			.flags = i == 1 ? HYPER_PLAN_MEASURE_ALONE : 0 };
+
+		memset(&prof, 0xff, sizeof(prof));
+		ASSERT_EQ(0, hyper_plan_profile_measure(&o, &prof, err, sizeof(err)))
+			TH_LOG("%s", err);
+		EXPECT_STREQ("this-machine", prof.name);
+		EXPECT_NE(NULL, strstr(prof.desc, hyper_copy_engine_name(
+			engines[i] ? engines[i] : HYPER_COPY_WORKER))) TH_LOG("%s", prof.desc);
+		EXPECT_EQ(engines[i] ? engines[i] : HYPER_COPY_WORKER, prof.engine);
+		EXPECT_LT(0, prof.device_bytes);
+		EXPECT_LT(0, prof.mem_bytes_per_s);
+		EXPECT_LT(0, prof.flops);
+		EXPECT_LT(0, prof.h2d_bytes_per_s);
+		EXPECT_LT(0, prof.d2h_bytes_per_s);
+		EXPECT_LE(0, prof.latency_ns);
+		EXPECT_LT(0, prof.h2d_alone_bytes_per_s);
+		EXPECT_LT(0, prof.d2h_alone_bytes_per_s);
+		EXPECT_EQ(0, prof.reserved0);
+		if (o.flags & HYPER_PLAN_MEASURE_ALONE) {
+			/* Alone, the two are one measurement. */
+			EXPECT_EQ(prof.h2d_alone_bytes_per_s, prof.h2d_bytes_per_s);
+			EXPECT_EQ(prof.d2h_alone_bytes_per_s, prof.d2h_bytes_per_s);
+			EXPECT_NE(NULL, strstr(prof.desc, "alone"));
+		} else {
+			EXPECT_NE(NULL, strstr(prof.desc, "with SGEMM running"));
+		}
+	}
+}
+
 /* A generated model through graph JSON, as a framework would hand it. */
 TEST(load_json)
 {

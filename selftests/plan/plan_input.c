@@ -302,6 +302,21 @@ TEST(measure_profile_without_output)
 	unlink(path);
 }
 
+/* --measure-profile's own options: refused with the fix, as libhyper says it. */
+TEST(measure_profile_options)
+{
+	char out[4096];
+
+	EXPECT_EQ(2, cli("--measure-profile --copy dma", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "hyper-plan: --copy wants default, uring, sqpoll or worker, not \"dma\"\n")) TH_LOG("%s", out);
+	EXPECT_EQ(2, cli("--model llama2-7b --copy-cpu 1", out, sizeof(out)));
+	EXPECT_STREQ("hyper-plan: --copy, --copy-cpu, --compute-cpu and --alone go with --measure-profile\n", out);
+	EXPECT_EQ(1, cli("--measure-profile -o - --compute-cpu 4096", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "hyper-plan: hyper_plan_measure_opts: compute CPU 4096 is not one this process may run on (this machine has CPUs 0 to ")) TH_LOG("%s", out);
+	EXPECT_EQ(1, cli("--measure-profile -o - --copy uring --copy-cpu 0", out, sizeof(out)));
+	EXPECT_STREQ("hyper-plan: measuring the link: the copy engine (hyper_copy_opts): workers, CPUs, nt_bytes and spin_ns are for the worker and sqpoll engines\n", out);
+}
+
 TEST(a_good_run_exits_0)
 {
 	char out[8192];

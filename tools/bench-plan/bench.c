@@ -338,7 +338,9 @@ static int bench_run(const char *dir, bool quick, bool only_scaling,
 
 	for (i = 0; i < profile_table_len; i++)
 		prof[n++] = profile_table[i];
-	profile_measure(&prof[n++]);
+	ret = profile_measure(NULL, &prof[n++], NULL, e);
+	if (ret)
+		return ret;
 	js = open_in(dir, "plan.json", e);
 	md = js ? open_in(dir, "plan-table.md", e) : NULL;
 	if (!md) {

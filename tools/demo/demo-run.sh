@@ -15,6 +15,9 @@
 #        HYPER_DEMO_BUDGET      plan under this device budget (hyper-plan
 #                               --budget syntax) instead of half the peak
 #        HYPER_DEMO_SCHEDULE    run this schedule instead of the plan
+#        HYPER_DEMO_MEASURE     options for hyper-plan --measure-profile,
+#                               so that it measures the copy path the run
+#                               uses (e.g. "--copy-cpu 1 --compute-cpu 0")
 # The last line on stderr says what failed, if anything; exit status 1.
 set -u
 out=$1 size=$2 backend=$3
@@ -42,7 +45,9 @@ if [ "$backend" = preflight ]; then
 	profile=
 else
 	say "measuring this machine for the planner"
-	"$plan" --measure-profile -o "$out/profile.json" > "$out/profile.txt" 2>&1 ||
+	# shellcheck disable=SC2086
+	"$plan" --measure-profile ${HYPER_DEMO_MEASURE:-} -o "$out/profile.json" \
+		> "$out/profile.txt" 2>&1 ||
 		die "measuring the machine failed: $(tail -n 1 "$out/profile.txt")"
 	cat "$out/profile.txt" >&2
 	profile="--profile-file $out/profile.json"

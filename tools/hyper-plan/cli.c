@@ -3,13 +3,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hyper/hyper.h>
+
 #include "cli.h"
 
 enum {
 	O_MODE = 256, O_BATCH, O_SEQ, O_DECODE, O_KVB, O_LAYERS, O_SEED,
 	O_KEEP, O_OPS, O_PFILE, O_EMIT, O_PLOT, O_TRACE, O_COMPARE, O_BOUND,
 	O_NOREORDER, O_MEASURE, O_LMODELS, O_LPROFILES, O_BENCH, O_QUICK,
-	O_SCALE, O_DTYPE, O_TIMELINE, O_CONFIG, O_FEEDBACK,
+	O_SCALE, O_DTYPE, O_TIMELINE, O_CONFIG, O_FEEDBACK, O_COPY, O_COPY_CPU,
+	O_COMPUTE_CPU, O_ALONE,
 };
 
 static const struct option opts[] = {
@@ -42,6 +45,10 @@ static const struct option opts[] = {
 	{ "bound", no_argument, NULL, O_BOUND },
 	{ "no-reorder", no_argument, NULL, O_NOREORDER },
 	{ "measure-profile", no_argument, NULL, O_MEASURE },
+	{ "copy", required_argument, NULL, O_COPY },
+	{ "copy-cpu", required_argument, NULL, O_COPY_CPU },
+	{ "compute-cpu", required_argument, NULL, O_COMPUTE_CPU },
+	{ "alone", no_argument, NULL, O_ALONE },
 	{ "list-models", no_argument, NULL, O_LMODELS },
 	{ "list-profiles", no_argument, NULL, O_LPROFILES },
 	{ "bench", required_argument, NULL, O_BENCH },
@@ -59,7 +66,8 @@ void cli_usage(FILE *f)
 	      "                  [--budget SIZE | --slowdown PCT] [--policy POLICY]\n"
 	      "                  [-o SCHEDULE.json] [--compare] [--bound]\n"
 	      "                  [--plot FILE.svg] [--trace FILE.json] [--emit-graph FILE]\n"
-	      "       hyper-plan --measure-profile [-o FILE]\n"
+	      "       hyper-plan --measure-profile [-o FILE] [--copy ENGINE] [--copy-cpu N]\n"
+	      "                  [--compute-cpu N] [--alone]\n"
 	      "       hyper-plan --timeline RUN.json... [--plot FILE.svg] [--trace FILE.json]\n"
 	      "       hyper-plan --list-models | --list-profiles\n"
 	      "       hyper-plan --bench DIR [--quick]\n"
@@ -164,6 +172,24 @@ static int option(struct cli *c, int o, const char *arg)
 	case O_BOUND: c->bound = true; return 0;
 	case O_NOREORDER: c->no_reorder = true; return 0;
 	case O_MEASURE: c->action = ACT_MEASURE; return 0;
+	case O_COPY:
+		for (c->copy_engine = 0; hyper_copy_engine_name(c->copy_engine); c->copy_engine++)
+			if (!strcmp(arg, hyper_copy_engine_name(c->copy_engine)))
+				return 0;
+		fprintf(stderr, "hyper-plan: --copy wants default, uring, sqpoll or worker, not \"%s\"\n",
+			arg);
+		return -1;
+	case O_COPY_CPU:
+		if (number("--copy-cpu", arg, INT32_MAX, &v))
+			return -1;
+		c->copy_cpu = (int)v;
+		return 0;
+	case O_COMPUTE_CPU:
+		if (number("--compute-cpu", arg, INT32_MAX, &v))
+			return -1;
+		c->compute_cpu = (int)v;
+		return 0;
+	case O_ALONE: c->alone = true; return 0;
 	case O_LMODELS: c->action = ACT_LIST_MODELS; return 0;
 	case O_LPROFILES: c->action = ACT_LIST_PROFILES; return 0;
 	case O_BENCH: c->action = ACT_BENCH; c->bench_dir = arg; return 0;
@@ -194,6 +220,9 @@ int cli_parse(struct cli *c, int argc, char **argv)
 	c->policy = "plan";
 	c->mode = "infer";
 	c->max_slow = 0.01;
+	c->copy_engine = -1;
+	c->copy_cpu = -1;
+	c->compute_cpu = -1;
 	while ((o = getopt_long(argc, argv, "g:m:p:b:s:P:o:qh", opts, NULL)) != -1)
 		if (option(c, o, optarg)) {
 			cli_usage(stderr);
@@ -207,6 +236,11 @@ int cli_parse(struct cli *c, int argc, char **argv)
 	if (c->action == ACT_RENDER && (c->graph || c->model || c->config ||
 					(!c->plot && !c->trace))) {
 		fprintf(stderr, "hyper-plan: --timeline draws runs: give --plot and/or --trace, and no graph or model\n");
+		return -1;
+	}
+	if (c->action != ACT_MEASURE && (c->copy_engine >= 0 || c->copy_cpu >= 0 ||
+					 c->compute_cpu >= 0 || c->alone)) {
+		fprintf(stderr, "hyper-plan: --copy, --copy-cpu, --compute-cpu and --alone go with --measure-profile\n");
 		return -1;
 	}
 	if (c->action == ACT_PLAN && !!c->graph + !!c->model + !!c->config != 1) {

@@ -21,6 +21,9 @@ struct cli {
 	uint64_t budget;
 	double max_slow;
 	bool compare, bound, no_reorder, quiet, quick;
+	/* --measure-profile: the copy path and where things run; -1: unset */
+	int copy_engine, copy_cpu, compute_cpu;
+	bool alone;
 	const char *timelines[RENDER_MAX];	/* --timeline: real runs to draw */
 	unsigned int nr_timelines;
 };

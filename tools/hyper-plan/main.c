@@ -199,10 +199,32 @@ static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 
 static int measure(const struct cli *c, struct hp_err *e)
 {
+	struct hyper_copy_opts copy = { 0 };
+	struct hyper_plan_measure_opts mo = { 0 };
 	char path[512];
 	struct profile p;
+	uint32_t engine;
 
-	profile_measure(&p);
+	/* As hyper-run's --copy and --copy-cpus set the run's copy path. */
+	if (c->copy_engine >= 0 || c->copy_cpu >= 0) {
+		copy.engine = c->copy_engine >= 0 ? (uint32_t)c->copy_engine :
+			      HYPER_COPY_WORKER;
+		if (copy.engine == HYPER_COPY_WORKER)
+			copy.nr_workers = 1;
+		if (c->copy_cpu >= 0) {
+			copy.nr_cpus = 1;
+			copy.cpus = &c->copy_cpu;
+		}
+		mo.copy = &copy;
+	}
+	if (c->compute_cpu >= 0) {
+		mo.nr_compute_cpus = 1;
+		mo.compute_cpus = &c->compute_cpu;
+	}
+	if (c->alone)
+		mo.flags |= HYPER_PLAN_MEASURE_ALONE;
+	if (profile_measure(&mo, &p, &engine, e))
+		return -1;
 	if (c->output && !strcmp(c->output, "-")) {
 		snprintf(path, sizeof(path), "/dev/stdout");
 		return profile_save(&p, path, e);
@@ -214,9 +236,12 @@ static int measure(const struct cli *c, struct hp_err *e)
 		profile_default_path(path, sizeof(path));
 	if (profile_save(&p, path, e))
 		return -1;
-	printf("%s: memory %.1f GiB, %.1f GB/s; SGEMM %.1f GFLOP/s; link %.1f / %.1f GB/s, %.0f ns; saved to %s\n",
+	printf("%s: memory %.1f GiB, %.1f GB/s; SGEMM %.1f GFLOP/s; link (%s engine) %.1f / %.1f GB/s, %.0f ns %s; alone %.1f / %.1f GB/s, %.0f ns; saved to %s\n",
 	       p.name, p.device_bytes / GIB, p.mem_bps / 1e9, p.flops / 1e9,
-	       p.h2d_bps / 1e9, p.d2h_bps / 1e9, p.latency_ns, path);
+	       hyper_copy_engine_name(engine), p.h2d_bps / 1e9, p.d2h_bps / 1e9,
+	       p.latency_ns, c->alone ? "alone" : "with SGEMM running",
+	       p.h2d_alone_bps / 1e9, p.d2h_alone_bps / 1e9, p.latency_alone_ns,
+	       path);
 	return 0;
 }
 
