@@ -48,8 +48,8 @@
  * NLEV levels (0, then S × 2^(-(NLEV - 2 - l) / 4)); efficiencies of
  * transfers are grouped in buckets 1% wide.
  */
-#define GRID_A	64
-#define SPAN_A	64
+#define GRID_A	32
+#define SPAN_A	GRID_A
 #define NLEV	48
 #define NBUCK	6000
 #define BUCK_LO	(-10.0)		/* log(bytes) of bucket 0 */
@@ -352,10 +352,11 @@ static void averaged(struct bnd *b, const struct profile *p)
 	struct gapv *gv = all_gaps(lf, &ngap);
 
 	b->coarse = xmalloc(b->ng * sizeof(*b->coarse));
-	b->cg = xmalloc((GRID_A + 1) * sizeof(*b->cg));
+	b->cg = xmalloc((GRID_A + 2) * sizeof(*b->cg));
 	for (x = 0, y = 0; x < b->ng; x++) {
 		b->coarse[x] = -1;
-		if (b->t[x] >= T * y / GRID_A || x == b->ng - 1) {
+		if ((y <= GRID_A && b->t[x] >= T * y / GRID_A) ||
+		    x == b->ng - 1) {
 			b->coarse[x] = (int32_t)b->ncg;
 			b->cg[b->ncg++] = x;
 			while (y <= GRID_A && T * y / GRID_A <= b->t[x])
