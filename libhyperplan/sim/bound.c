@@ -221,7 +221,9 @@ static void windows(struct bnd *b, bool store)
 	uint32_t g, d, o, ng = b->ng;
 	size_t i = 0, e;
 
-	qsort(b->en, b->nen, sizeof(*b->en), store ? cmp_release : cmp_read);
+	if (b->nen)	/* every tensor may have to stay */
+		qsort(b->en, b->nen, sizeof(*b->en),
+		      store ? cmp_release : cmp_read);
 	for (g = 0; g < ng; g++) {
 		near = 0;
 		for (e = i; e < b->nen && b->en[e].g == g; e++)
