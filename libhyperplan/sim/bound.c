@@ -403,7 +403,9 @@ static void averaged(struct bnd *b, const struct profile *p)
 					continue;
 				}
 				d = h2d_ns(p, v->bytes);
-				if (len > d)
+				if (d <= 0)	/* no bytes, no latency */
+					saved += v->bytes * len;
+				else if (len > d)
 					knap_add(&k, v->bytes * (len - d), d);
 			}
 			knap_levels(b, &k, sx, sy, held, saved,

@@ -137,6 +137,12 @@ static const struct profile slow_link = {
 	.h2d_bps = 1e9, .d2h_bps = 1e9, .latency_ns = 500,
 };
 
+/* The same with no latency (a profile may say 0). */
+static const struct profile free_link = {
+	.name = "1GB/s, no latency", .device_bytes = 1e12, .mem_bps = 1e12,
+	.flops = 1e15, .h2d_bps = 1e9, .d2h_bps = 1e9, .latency_ns = 0,
+};
+
 /* The same with a latency as long as a small tensor's transfer. */
 static const struct profile laggy_link = {
 	.name = "1GB/s, 200 us", .device_bytes = 1e12, .mem_bps = 1e12,
@@ -174,7 +180,8 @@ TEST(bound_below_optimum_decode)
 		{ 200000, 4000000, 800000 },
 	};
 	static const uint64_t ns[] = { 300000, 1000000, 3000000 };
-	const struct profile *prof[] = { &slow_link, &laggy_link };
+	const struct profile *prof[] = { &slow_link, &free_link,
+					      &laggy_link };
 	unsigned int s, c, p;
 	struct graph g;
 
@@ -216,7 +223,8 @@ TEST(bound_below_optimum_store)
 {
 	static const uint64_t act[] = { 500000, 3000000 };
 	static const uint64_t ns[] = { 200000, 1000000, 4000000 };
-	const struct profile *prof[] = { &slow_link, &laggy_link };
+	const struct profile *prof[] = { &slow_link, &free_link,
+					      &laggy_link };
 	unsigned int a, c, p;
 	struct graph g;
 
