@@ -45,8 +45,8 @@
 /*
  * Averaged windows: between GRID_A instants evenly spread in time, at
  * most SPAN_A apart; the stall a window needs is rounded down to one of
- * NLEV levels (0, then S × 2^(-(NLEV - 2 - l) / 4)); efficiencies of
- * transfers are grouped in buckets 1% wide.
+ * NLEV levels (0, then S × 2^(-(NLEV - 1 - l) / 4), up to S); savings of
+ * transfers per nanosecond of link are grouped in buckets 1% wide.
  */
 #define GRID_A	32
 #define SPAN_A	GRID_A
@@ -67,7 +67,7 @@ struct bnd {
 	uint32_t ng, *step;	/* grid instants, ascending */
 	double *t;		/* their no-offload times */
 	double *ah, *ad;	/* [a * ng + b]: bytes that must stay, per window */
-	double *pinned;		/* live pinned bytes at each instant */
+	double *pinned;		/* bytes pinned, or unable to leave in time */
 	struct entry *en;
 	size_t nen, cap_en;
 	/* averaged windows */
