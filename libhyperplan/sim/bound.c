@@ -10,9 +10,25 @@
  * disjoint windows needs more stall than that in total.  The bound is the
  * smallest B no such set rules out, found by bisection; for each B a
  * dynamic programme over a grid of instants picks the worst windows.
- * Tensors are treated as divisible and latency as free, both of which
- * only loosen the bound.
+ *
+ * Three things tighten that relaxation, each proved where it is built:
+ *  - a tensor is whole: it can be off the device at k only if its own
+ *    transfer, latency included, fits before its read (and its store
+ *    after its last write) with all the run's stall; otherwise it stays
+ *    at k whatever the budget (can_miss());
+ *  - the peak is at least the average memory over any stretch of time,
+ *    and a prefetch holds the whole tensor from its issue: over longer
+ *    windows, what taking tensors off can save is a knapsack of whole
+ *    transfers, latency included, in the time the link has
+ *    (averaged());
+ *  - the working set and what cannot leave are a floor for B.
+ * Still relaxed, each of which only loosens the bound: in the windows of
+ * the dynamic programme tensors are divisible and latency is free; a
+ * tensor crosses once per window; only the grid's instants are checked;
+ * a value held at the start has a pool copy.
+ * Documentation/planner.md ("The lower bound") has the whole argument.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +42,18 @@
 #define GRID_T	256
 #define GRID_S	768
 
+/*
+ * Averaged windows: between GRID_A instants evenly spread in time, at
+ * most SPAN_A apart; the stall a window needs is rounded down to one of
+ * NLEV levels (0, then S × 2^(-(NLEV - 1 - l) / 4), up to S); savings of
+ * transfers per nanosecond of link are grouped in buckets 1% wide.
+ */
+#define GRID_A	32
+#define SPAN_A	GRID_A
+#define NLEV	48
+#define NBUCK	6000
+#define BUCK_LO	(-10.0)		/* log(bytes) of bucket 0 */
+
 struct entry {
 	uint32_t g;		/* grid instant */
 	uint32_t read;		/* next read; NONE: not read again */
@@ -35,12 +63,18 @@ struct entry {
 
 struct bnd {
 	const struct life *lf;
+	const struct profile *p;
 	uint32_t ng, *step;	/* grid instants, ascending */
 	double *t;		/* their no-offload times */
 	double *ah, *ad;	/* [a * ng + b]: bytes that must stay, per window */
-	double *pinned;		/* live pinned bytes at each instant */
+	double *pinned;		/* bytes pinned, or unable to leave in time */
 	struct entry *en;
 	size_t nen, cap_en;
+	/* averaged windows */
+	int32_t *coarse;	/* grid instant → its index in cg[], or -1 */
+	uint32_t *cg, ncg;	/* coarse instants, as grid indices */
+	double *lev;		/* [(x * SPAN_A + y - x - 1) * NLEV + l] */
+	double slack;
 };
 
 static void grid(struct bnd *b)
@@ -89,6 +123,23 @@ static uint32_t first_grid_after(const struct bnd *b, int64_t a)
 	return lo;
 }
 
+/*
+ * Whether a whole tensor can be off the device at instant x: its fetch,
+ * latency included, must fit between x and its read j, and the store of
+ * a value written at rel - 1 between rel and x, each with at most all
+ * the run's stall.  If not, it stays, whatever the budget.
+ */
+static bool can_miss(const struct bnd *b, uint32_t x, int64_t j, int64_t rel,
+		     uint64_t bytes)
+{
+	const double *t0 = b->lf->t0;
+	double at = b->t[x];
+
+	if (j < b->lf->n && h2d_ns(b->p, bytes) > t0[j] - at + b->slack)
+		return false;
+	return rel < 0 || d2h_ns(b->p, bytes) <= at - t0[rel] + b->slack;
+}
+
 /* One entry per grid instant strictly inside each live gap. */
 static void entries(struct bnd *b)
 {
@@ -110,7 +161,8 @@ static void entries(struct bnd *b)
 				continue;
 			for (x = first_grid_after(b, a);
 			     x < b->ng && b->step[x] < j; x++) {
-				if (g->t[t].flags & TF_PIN) {
+				if ((g->t[t].flags & TF_PIN) ||
+				    !can_miss(b, x, j, rel, g->t[t].bytes)) {
 					b->pinned[x] += g->t[t].bytes;
 					continue;
 				}
@@ -169,7 +221,9 @@ static void windows(struct bnd *b, bool store)
 	uint32_t g, d, o, ng = b->ng;
 	size_t i = 0, e;
 
-	qsort(b->en, b->nen, sizeof(*b->en), store ? cmp_release : cmp_read);
+	if (b->nen)	/* every tensor may have to stay */
+		qsort(b->en, b->nen, sizeof(*b->en),
+		      store ? cmp_release : cmp_read);
 	for (g = 0; g < ng; g++) {
 		near = 0;
 		for (e = i; e < b->nen && b->en[e].g == g; e++)
@@ -184,6 +238,205 @@ static void windows(struct bnd *b, bool store)
 	}
 }
 
+/*
+ * Averaged windows.  The peak is at least the average memory over any
+ * stretch of time, and over a window each gap of each tensor holds its
+ * bytes for the part of its no-offload length inside the window unless
+ * it is taken off the device.  Taking it off saves at most
+ *  - all of that part, if the gap runs past the window (its fetch, if
+ *    any, comes later);
+ *  - that part less one whole transfer, latency + bytes ÷ bandwidth, if
+ *    it is read inside the window: a prefetch holds the tensor's bytes
+ *    from its issue, and unless it is issued inside the window (using
+ *    that much of the link there) the tensor is held all along.
+ * The link carries at most the window's length in transfers, so the
+ * saving is at most a fractional knapsack of these transfers; what is
+ * left, divided by the window's length, is a budget the window needs
+ * more stall to beat.
+ */
+struct gapv {
+	uint32_t a1, j;		/* first step inside the gap; its read (n: none) */
+	double bytes;
+	bool pin;
+};
+
+struct knap {
+	double *w, *v, *top;	/* per bucket: link time, saving, best rate */
+	uint32_t *used, nused;
+};
+
+static int cmp_desc(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	return (a < b) - (a > b);
+}
+
+static void knap_add(struct knap *k, double v, double w)
+{
+	double e = v / w, x = (log(e) - BUCK_LO) * 100;
+	uint32_t i = x < 0 ? 0 : x >= NBUCK ? NBUCK - 1 : (uint32_t)x;
+
+	if (k->w[i] == 0)
+		k->used[k->nused++] = i;
+	k->w[i] += w;
+	k->v[i] += v;
+	if (e > k->top[i])
+		k->top[i] = e;
+}
+
+static double level(const struct bnd *b, uint32_t l)
+{
+	return l ? b->slack * exp2(-(double)(NLEV - 1 - l) / 4) : 0;
+}
+
+/* The budget window [sx, sy] forces at each stall level into lev[]. */
+static void knap_levels(const struct bnd *b, struct knap *k, uint32_t sx,
+			uint32_t sy, double held, double saved, double *lev)
+{
+	const double *t0 = b->lf->t0;
+	double dt = t0[sy] - t0[sx], cw = 0, cv = 0;
+	uint32_t l, u = 0;
+
+	qsort(k->used, k->nused, sizeof(*k->used), cmp_desc);
+	for (l = 0; l < NLEV; l++) {
+		double cap = dt + level(b, l), part = 0;
+
+		while (u < k->nused && cw + k->w[k->used[u]] <= cap) {
+			cw += k->w[k->used[u]];
+			cv += k->v[k->used[u++]];
+		}
+		if (u < k->nused) {
+			part = (cap - cw) * k->top[k->used[u]];
+			if (part > k->v[k->used[u]])
+				part = k->v[k->used[u]];
+		}
+		lev[l] = cap > 0 && held > saved + cv + part ?
+			 (held - saved - cv - part) / cap : 0;
+	}
+	for (u = 0; u < k->nused; u++)
+		k->w[k->used[u]] = k->v[k->used[u]] = k->top[k->used[u]] = 0;
+	k->nused = 0;
+}
+
+static struct gapv *all_gaps(const struct life *lf, size_t *ng)
+{
+	const struct graph *g = lf->g;
+	struct gapv *v = NULL;
+	size_t cap = 0, n = 0, i;
+	int64_t a, j;
+	uint32_t t;
+
+	for (t = 0; t < g->nt; t++)
+		for (i = 0; i <= nr_accesses(lf, t); i++) {
+			if (!gap_live(lf, t, i))
+				continue;
+			gap_ends(lf, t, i, &a, &j);
+			if (j <= a + 1)
+				continue;
+			grow(&v, &cap, n, sizeof(*v));
+			v[n++] = (struct gapv){ (uint32_t)(a + 1), (uint32_t)j,
+				(double)g->t[t].bytes,
+				!!(g->t[t].flags & TF_PIN) };
+		}
+	*ng = n;
+	return v;
+}
+
+static void averaged(struct bnd *b, const struct profile *p)
+{
+	const struct life *lf = b->lf;
+	const double *t0 = lf->t0;
+	double T = t0[lf->n], *wsint, held, saved, len;
+	struct knap k = { 0 };
+	uint32_t x, y, ymax, sx, sy, lo, hi, *near, nn;
+	size_t ngap, i;
+	struct gapv *gv = all_gaps(lf, &ngap);
+
+	b->coarse = xmalloc(b->ng * sizeof(*b->coarse));
+	b->cg = xmalloc((GRID_A + 2) * sizeof(*b->cg));
+	for (x = 0, y = 0; x < b->ng; x++) {
+		b->coarse[x] = -1;
+		if ((y <= GRID_A && b->t[x] >= T * y / GRID_A) ||
+		    x == b->ng - 1) {
+			b->coarse[x] = (int32_t)b->ncg;
+			b->cg[b->ncg++] = x;
+			while (y <= GRID_A && T * y / GRID_A <= b->t[x])
+				y++;
+		}
+	}
+	b->lev = xcalloc((size_t)b->ncg * SPAN_A * NLEV, sizeof(double));
+	wsint = xmalloc((lf->n + 1) * sizeof(*wsint));
+	wsint[0] = 0;
+	for (x = 0; x < lf->n; x++)
+		wsint[x + 1] = wsint[x] + (double)lf->ws[x] *
+			       (t0[x + 1] - t0[x]);
+	k.w = xcalloc(NBUCK, sizeof(double));
+	k.v = xcalloc(NBUCK, sizeof(double));
+	k.top = xcalloc(NBUCK, sizeof(double));
+	k.used = xmalloc(NBUCK * sizeof(*k.used));
+	near = xmalloc((ngap ? ngap : 1) * sizeof(*near));
+	for (x = 0; x + 1 < b->ncg; x++) {
+		sx = b->step[b->cg[x]];
+		ymax = x + SPAN_A < b->ncg - 1 ? x + SPAN_A : b->ncg - 1;
+		sy = b->step[b->cg[ymax]];
+		for (i = 0, nn = 0; i < ngap; i++)
+			if (gv[i].a1 < sy && gv[i].j > sx)
+				near[nn++] = (uint32_t)i;
+		for (y = x + 1; y <= ymax; y++) {
+			sy = b->step[b->cg[y]];
+			held = wsint[sy] - wsint[sx];
+			saved = 0;
+			for (i = 0; i < nn; i++) {
+				const struct gapv *v = &gv[near[i]];
+				double d;
+
+				lo = v->a1 > sx ? v->a1 : sx;
+				hi = v->j < sy ? v->j : sy;
+				if (hi <= lo || (len = t0[hi] - t0[lo]) <= 0)
+					continue;
+				held += v->bytes * len;
+				if (v->pin)
+					continue;
+				if (v->j >= sy) {
+					saved += v->bytes * len;
+					continue;
+				}
+				d = h2d_ns(p, v->bytes);
+				if (d <= 0)	/* no bytes, no latency */
+					saved += v->bytes * len;
+				else if (len > d)
+					knap_add(&k, v->bytes * (len - d), d);
+			}
+			knap_levels(b, &k, sx, sy, held, saved,
+				    &b->lev[((size_t)x * SPAN_A + y - x - 1) *
+					    NLEV]);
+		}
+	}
+	free(near);
+	free(k.w);
+	free(k.v);
+	free(k.top);
+	free(k.used);
+	free(wsint);
+	free(gv);
+}
+
+/* The stall the averaged window from coarse x to y needs at @budget. */
+static double avg_need(const struct bnd *b, uint32_t x, uint32_t y,
+		       double budget)
+{
+	const double *lev = &b->lev[((size_t)x * SPAN_A + y - x - 1) * NLEV];
+	int l;
+
+	for (l = NLEV - 1; l >= 0 && lev[l] <= budget; l--)
+		;
+	if (l < 0)
+		return 0;
+	/* over S: no schedule within the slowdown does it */
+	return l == NLEV - 1 ? b->slack + 1 : level(b, l);
+}
+
 static double need(double must, double budget, double bps, double dt)
 {
 	double s = (must - budget) / bps * 1e9 - dt;
@@ -195,7 +448,7 @@ static double need(double must, double budget, double bps, double dt)
 static double forced_stall(const struct bnd *b, const struct profile *p,
 			   double budget, double *best)
 {
-	uint32_t x, y;
+	uint32_t x, y, cx, cy;
 
 	best[0] = 0;
 	for (y = 1; y < b->ng; y++) {
@@ -211,6 +464,16 @@ static double forced_stall(const struct bnd *b, const struct profile *p,
 			if (v > best[y])
 				best[y] = v;
 		}
+		if (b->coarse[y] <= 0)
+			continue;
+		cy = (uint32_t)b->coarse[y];
+		for (cx = cy > SPAN_A ? cy - SPAN_A : 0; cx < cy; cx++) {
+			double v = best[b->cg[cx]] +
+				   avg_need(b, cx, cy, budget);
+
+			if (v > best[y])
+				best[y] = v;
+		}
 	}
 	return best[b->ng - 1];
 }
@@ -218,7 +481,7 @@ static double forced_stall(const struct bnd *b, const struct profile *p,
 uint64_t lower_bound(const struct life *lf, const struct profile *p,
 		     double max_slow)
 {
-	struct bnd b = { .lf = lf };
+	struct bnd b = { .lf = lf, .p = p };
 	double lo, hi = lf->peak0, mid, *best;
 	double slack = max_slow * lf->t0[lf->n];
 	int it;
@@ -228,12 +491,20 @@ uint64_t lower_bound(const struct life *lf, const struct profile *p,
 	lo = life_floor(lf, NULL);
 	grid(&b);
 	b.pinned = xcalloc(b.ng, sizeof(*b.pinned));
+	b.slack = slack;
 	entries(&b);
+	/* what cannot leave in time stays at any budget */
+	for (it = 0; it < (int)b.ng; it++)
+		if (stay(&b, (uint32_t)it) > lo)
+			lo = stay(&b, (uint32_t)it);
+	if (hi < lo)
+		hi = lo;
 	b.ah = xcalloc((size_t)b.ng * b.ng, sizeof(double));
 	b.ad = xcalloc((size_t)b.ng * b.ng, sizeof(double));
 	best = xmalloc(b.ng * sizeof(*best));
 	windows(&b, false);
 	windows(&b, true);
+	averaged(&b, p);
 	if (forced_stall(&b, p, lo, best) > slack) {
 		for (it = 0; it < 40 && hi - lo > 1e-4 * lo; it++) {
 			mid = (lo + hi) / 2;
@@ -252,5 +523,8 @@ uint64_t lower_bound(const struct life *lf, const struct profile *p,
 	free(b.en);
 	free(b.step);
 	free(b.t);
+	free(b.coarse);
+	free(b.cg);
+	free(b.lev);
 	return (uint64_t)hi;
 }

@@ -3,9 +3,12 @@
  * `make bench-plan`: every configuration × mode × profile through every
  * policy, with the lower bound next to them, then the planner's time on
  * 10k, 100k and 1M operators.  Timings are medians of a few runs: the
- * machine is shared.  Writes DIR/plan.json and DIR/plan-table.md.
+ * machine is shared.  Writes DIR/plan.json and DIR/plan-table.md, and
+ * judges issue 13's targets in TAP-like lines: "not ok" on any of them
+ * makes the exit status 1.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "model.h"
@@ -36,6 +39,35 @@ static const struct bench_cfg modes[] = {
 };
 
 static const uint32_t scale_ops[] = { 10000, 100000, 1000000 };
+
+/* Targets: within 10% of the bound's reduction in 90% of the rows; no
+ * graph slower than 5 s per 100k operators; 1M operators in 2 s. */
+#define NEAR_BOUND	0.90
+#define NEAR_SHARE	0.90
+#define MS_PER_100K	5000.0
+#define MS_1M		2000.0
+
+struct verdict {
+	unsigned int rows, near, lose, beat;
+	char short_rows[4096], lose_rows[1024], beat_rows[512];
+	bool slow;
+	char slow_rows[512];
+};
+
+static void note(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void note(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used + 4 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
 
 static int make_job(struct job *j, const struct profile *p,
 		    const struct bench_cfg *c, const char *model,
@@ -121,9 +153,71 @@ static void md_row(FILE *f, const struct row *w)
 	fprintf(f, " %.0f |\n", w->plan_ms);
 }
 
+/* Ours against the bound and the baselines, by reduction. */
+static void judge_row(struct verdict *v, const struct row *w)
+{
+	double ours = red(w->peak[POL_PLAN], w->peak0);
+	double bnd = red(w->bound, w->peak0);
+	int p;
+
+	v->rows++;
+	if (bnd < 0.0005 || ours >= NEAR_BOUND * bnd)
+		v->near++;
+	else
+		note(v->short_rows, sizeof(v->short_rows), " %s/%s/%s %.2f;",
+		     w->model, w->mode, w->profile, ours / bnd);
+	for (p = POL_DISTANCE; p <= POL_GREEDY; p++)
+		if (w->ok[p] && w->peak[p] < w->peak[POL_PLAN]) {
+			v->lose++;
+			note(v->lose_rows, sizeof(v->lose_rows), " %s/%s/%s < %s;",
+			     w->model, w->mode, w->profile, policy_name[p]);
+		}
+	for (p = 0; p < POL_NR; p++)
+		if (w->ok[p] && w->peak[p] < w->bound) {
+			v->beat++;
+			note(v->beat_rows, sizeof(v->beat_rows), " %s/%s/%s by %s;",
+			     w->model, w->mode, w->profile, policy_name[p]);
+		}
+}
+
+/* Prints the verdicts; returns whether every target was met. */
+static bool verdicts(FILE *md, const struct verdict *v)
+{
+	char line[5200];
+	bool near = v->near >= NEAR_SHARE * v->rows, ok = true;
+
+	fputs("\nTargets:\n\n", md);
+	if (!v->rows)
+		goto timed;
+	snprintf(line, sizeof(line), "%s 1 - never below a baseline: %u of %u rows lose%s\n",
+		 v->lose ? "not ok" : "ok", v->lose, v->rows, v->lose_rows);
+	ok &= !v->lose;
+	fputs(line, stdout);
+	fprintf(md, "    %s", line);
+	snprintf(line, sizeof(line), "%s 2 - within %.0f%% of the bound: %u of %u rows (%.1f%%, target %.0f%%); short:%s\n",
+		 near ? "ok" : "not ok", 100 * (1 - NEAR_BOUND), v->near,
+		 v->rows, v->rows ? 100.0 * v->near / v->rows : 0,
+		 100 * NEAR_SHARE, v->short_rows);
+	ok &= near;
+	fputs(line, stdout);
+	fprintf(md, "    %s", line);
+	snprintf(line, sizeof(line), "%s 3 - no policy below the lower bound: %u%s\n",
+		 v->beat ? "not ok" : "ok", v->beat, v->beat_rows);
+	ok &= !v->beat;
+	fputs(line, stdout);
+	fprintf(md, "    %s", line);
+timed:
+	snprintf(line, sizeof(line), "%s 4 - planning time (5 s per 100k operators, 2 s for 1M):%s\n",
+		 v->slow ? "not ok" : "ok", v->slow ? v->slow_rows : " met");
+	ok &= !v->slow;
+	fputs(line, stdout);
+	fprintf(md, "    %s", line);
+	return ok;
+}
+
 static void md_header(FILE *f)
 {
-	fputs("| model | mode | profile | ops | no offload GiB | plan GiB (reduction) | distance | greedy | lower bound | plan ÷ bound | plan ÷ distance | plan ms |\n"
+	fputs("| model | mode | profile | ops | no offload GiB | plan GiB (reduction) | distance | greedy | lower bound | ours ÷ bound | ours ÷ distance | plan ms |\n"
 	      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", f);
 }
 
@@ -225,7 +319,7 @@ static int bench_one(FILE *js, struct row *w, const struct profile *p,
  */
 static int bench_scale(FILE *js, FILE *md, const struct profile *p,
 		       const struct bench_cfg *c, const char *model,
-		       bool first, struct hp_err *e)
+		       bool first, struct verdict *v, struct hp_err *e)
 {
 	double an[REPS], pl[REPS], best[REPS], per[REPS], t0;
 	struct goal gl = { 0.01, 0 };
@@ -269,11 +363,18 @@ static int bench_scale(FILE *js, FILE *md, const struct profile *p,
 		median(per, REPS));
 	fprintf(stderr, "bench-plan: %s %s, %zu ops planned in %.0f ms (median)\n",
 		model, c->mode, nops, median(an, REPS) + median(best, REPS));
+	t0 = median(an, REPS) + median(best, REPS);
+	if (t0 > MS_PER_100K * nops / 100000 ||
+	    (nops >= 1000000 && t0 > MS_1M)) {
+		v->slow = true;
+		note(v->slow_rows, sizeof(v->slow_rows), " %s %s %zu ops %.1f s;",
+		     model, c->mode, nops, t0 / 1000);
+	}
 	return 0;
 }
 
 static int bench_scaling(FILE *js, FILE *md, const struct profile *p,
-			 bool quick, struct hp_err *e)
+			 bool quick, struct verdict *v, struct hp_err *e)
 {
 	static const struct bench_cfg moe = { NULL, "train", 1, 4096, 0, 0 };
 	struct bench_cfg c = { NULL, "infer", 1, 2048, 0, 0 };
@@ -282,11 +383,11 @@ static int bench_scaling(FILE *js, FILE *md, const struct profile *p,
 	for (i = 0; i < (quick ? 1 : ARRAY_SIZE(scale_ops)); i++) {
 		c.decode = scale_ops[i] / 323 > 1 ? scale_ops[i] / 323 - 1 : 0;
 		c.kv_block = (c.seq + c.decode + 7) / 8;	/* 323 ops a token */
-		if (bench_scale(js, md, p, &c, "llama2-7b", !i, e))
+		if (bench_scale(js, md, p, &c, "llama2-7b", !i, v, e))
 			return -1;
 	}
 	return quick ? 0 : bench_scale(js, md, p, &moe, "qwen1.5-moe-a2.7b",
-				       false, e);
+				       false, v, e);
 }
 
 static FILE *open_in(const char *dir, const char *name, struct hp_err *e)
@@ -302,7 +403,8 @@ static FILE *open_in(const char *dir, const char *name, struct hp_err *e)
 }
 
 static int bench_matrix(FILE *js, FILE *md, const struct profile *prof,
-			int nprof, bool quick, struct hp_err *e)
+			int nprof, bool quick, struct verdict *v,
+			struct hp_err *e)
 {
 	unsigned int m, c;
 	struct row w = { 0 };
@@ -318,6 +420,7 @@ static int bench_matrix(FILE *js, FILE *md, const struct profile *prof,
 					return -1;
 				first = false;
 				md_row(md, &w);
+				judge_row(v, &w);
 				fprintf(stderr, "bench-plan: %s %s %s: plan %.1f%%, bound %.1f%%, distance %.1f%%\n",
 					w.model, w.mode, w.profile,
 					100 * red(w.peak[POL_PLAN], w.peak0),
@@ -327,10 +430,14 @@ static int bench_matrix(FILE *js, FILE *md, const struct profile *prof,
 	return 0;
 }
 
-/* @only_scaling: the planning-time table alone (rows stay empty). */
+/*
+ * @only_scaling: the planning-time table alone (rows stay empty).
+ * Returns -1 on an error, 1 if a target was missed, else 0.
+ */
 static int bench_run(const char *dir, bool quick, bool only_scaling,
 		     struct hp_err *e)
 {
+	struct verdict v = { 0 };
 	struct profile prof[8];
 	FILE *js, *md;
 	unsigned int i;
@@ -351,7 +458,7 @@ static int bench_run(const char *dir, bool quick, bool only_scaling,
 	fprintf(js, "{ \"this_machine\": { \"mem_bytes_per_s\": %.4g, \"flops\": %.4g, \"h2d_bytes_per_s\": %.4g, \"d2h_bytes_per_s\": %.4g, \"latency_ns\": %.4g },\n \"max_slowdown\": 0.01, \"rows\": [",
 		prof[n - 1].mem_bps, prof[n - 1].flops, prof[n - 1].h2d_bps,
 		prof[n - 1].d2h_bps, prof[n - 1].latency_ns);
-	ret = only_scaling ? 0 : bench_matrix(js, md, prof, n, quick, e);
+	ret = only_scaling ? 0 : bench_matrix(js, md, prof, n, quick, &v, e);
 	fputs("\n ],\n \"scaling\": [", js);
 	fputs("\nPlanning time: the planner's own search (run_plan) and what hyper-plan\n"
 	      "returns, the best of it and both baselines (the never-worse floor);\n"
@@ -359,7 +466,9 @@ static int bench_run(const char *dir, bool quick, bool only_scaling,
 	      "\n| graph | operators | analysis ms | search ms | with baselines ms | total ms | ms per probe |\n|---|---:|---:|---:|---:|---:|---:|\n",
 	      md);
 	if (!ret)
-		ret = bench_scaling(js, md, &prof[0], quick, e);
+		ret = bench_scaling(js, md, &prof[0], quick, &v, e);
+	if (!ret && !verdicts(md, &v))
+		ret = 1;
 	fputs("\n ]\n}\n", js);
 	if (fclose(js) | fclose(md))
 		ret = ret ? ret : hp_errf(e, "%s: write error", dir);
@@ -371,14 +480,16 @@ int main(int argc, char **argv)
 	struct hp_err e = { "" };
 	bool quick = argc == 3 && !strcmp(argv[2], "--quick");
 	bool scaling = argc == 3 && !strcmp(argv[2], "--scaling");
+	int ret;
 
 	if (argc != 2 && !quick && !scaling) {
 		fputs("usage: bench-plan DIR [--quick | --scaling]\n", stderr);
 		return 2;
 	}
-	if (bench_run(argv[1], quick, scaling, &e)) {
+	ret = bench_run(argv[1], quick, scaling, &e);
+	if (ret < 0)
 		fprintf(stderr, "bench-plan: %s\n", e.msg);
-		return 1;
-	}
-	return 0;
+	else if (ret)
+		fputs("bench-plan: a target was missed (\"not ok\" above)\n", stderr);
+	return ret ? 1 : 0;
 }
