@@ -17,6 +17,7 @@
 #include <sys/uio.h>
 
 #include <hyper/vocab.h>
+#include <hyper/residency.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -42,6 +42,7 @@ NATIVE_TESTS += $(O)/san/selftests/plan/feedback_test
 $(O)/san/selftests/plan/plan_abi_test: selftests/plan/plan_abi_test.sh \
 		$(HPL_SO) $(O)/lib/libhyperplan.so $(O)/lib/libhyper.so \
 		$(HPL_MAN) include/hyper/plan.h include/hyper/vocab.h \
+		include/hyper/residency.h \
 		selftests/plan/plan_ctypes.py
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nexec %s %s %s\n' $(abspath $<) $(CURDIR) \
