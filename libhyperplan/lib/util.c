@@ -20,6 +20,12 @@ int hp_errf(struct hp_err *e, const char *fmt, ...)
 	return -EINVAL;
 }
 
+int hp_nomem(struct hp_err *e)
+{
+	hp_errf(e, "out of memory");
+	return -ENOMEM;
+}
+
 static bool mem_fails(struct hp_mem *m)
 {
 	if (++m->nr != m->fail_at)
@@ -35,6 +41,22 @@ void *hp_malloc(struct hp_mem *m, size_t n)
 	if (!p)
 		m->failed = true;
 	return p;
+}
+
+void *hp_array(struct hp_mem *m, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size) {
+		m->failed = true;
+		return NULL;
+	}
+	return hp_malloc(m, n * size);
+}
+
+void *hp_calloc(struct hp_mem *m, size_t n, size_t size)
+{
+	void *p = hp_array(m, n, size);
+
+	return p ? memset(p, 0, n * size) : NULL;
 }
 
 char *hp_strdup(struct hp_mem *m, const char *s)

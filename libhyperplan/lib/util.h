@@ -48,7 +48,12 @@ struct hp_mem {
 };
 
 void *hp_malloc(struct hp_mem *m, size_t n);
+/* @n elements of @size bytes: hp_array() leaves them uninitialised. */
+void *hp_array(struct hp_mem *m, size_t n, size_t size);
+void *hp_calloc(struct hp_mem *m, size_t n, size_t size);
 char *hp_strdup(struct hp_mem *m, const char *s);
+/* Says "out of memory" in @e; returns -ENOMEM. */
+int hp_nomem(struct hp_err *e);
 /* Like grow(), but leaves *p and *cap as they were when it fails. */
 int hp_grow(struct hp_mem *m, void *pp, size_t *cap, size_t need, size_t sz);
 

@@ -23,6 +23,8 @@
 #include <hyper/plan.h>
 
 #include "api.h"
+#include "plan_cases.h"
+#include "profile.h"
 
 #define MIB	(1024ULL * 1024)
 /* 2 * LAYERS + 1 tensors: past the id map's first rehash at 512. */
@@ -147,6 +149,102 @@ TEST(graph_building_fails_cleanly)
 		EXPECT_EQ(peak, plan_peak(_metadata, b.g));
 		hyper_plan_graph_free(b.g);
 	}
+	EXPECT_EQ(0, leaks());
+	TH_LOG("%llu allocations failed in turn", (unsigned long long)total);
+}
+
+/* Ordering and analysing the graph, on its first plan. */
+TEST(preparing_fails_cleanly)
+{
+	struct hyper_plan_opts o = { .profile = "h100-pcie" };
+	struct hyper_plan_prediction pr;
+	struct build ref = { 0 };
+	struct hyper_plan *p;
+	uint64_t start, total, n, peak;
+	char err[256];
+
+	ASSERT_EQ(0, hyper_plan_graph_new("chain", &ref.g));
+	chain(&ref, 0);
+	start = ref.g->j.g.mem.nr;
+	ASSERT_EQ(0, hyper_plan_run(ref.g, &o, &p, err, sizeof(err))) TH_LOG("%s", err);
+	total = ref.g->j.g.mem.nr - start;
+	ASSERT_GE(total, 15);	/* deps, orders, both lifetime analyses */
+	ASSERT_EQ(0, hyper_plan_prediction(p, &pr));
+	peak = pr.peak_device_bytes;
+	hyper_plan_free(p);
+	hyper_plan_graph_free(ref.g);
+
+	for (n = 1; n <= total; n++) {
+		struct build b = { 0 };
+
+		ASSERT_EQ(0, hyper_plan_graph_new("chain", &b.g));
+		chain(&b, 0);
+		b.g->j.g.mem.fail_at = b.g->j.g.mem.nr + n;
+		p = (void *)1;
+		EXPECT_EQ(-ENOMEM, hyper_plan_run(b.g, &o, &p, err, sizeof(err)))
+			TH_LOG("allocation %llu: %s", (unsigned long long)n, err);
+		EXPECT_EQ(NULL, p);
+		EXPECT_NE(NULL, strstr(err, "out of memory"));
+		/* the graph is as it was: planning it again works */
+		EXPECT_EQ(peak, plan_peak(_metadata, b.g));
+		hyper_plan_graph_free(b.g);
+	}
+	EXPECT_EQ(0, leaks());
+	TH_LOG("%llu allocations failed in turn", (unsigned long long)total);
+}
+
+static void unprepare(struct job *j)
+{
+	life_free(&j->lf);
+	if (j->has_ref)
+		life_free(&j->lf_ref);
+	free(j->order);
+	free(j->refined);
+	j->order = j->refined = NULL;
+	j->has_ref = false;
+}
+
+/* A training step, whose order the memory-aware refinement changes. */
+TEST(preparing_a_refined_order_fails_cleanly)
+{
+	const struct plan_case c = { .model = "llama2-7b", .mode = "train" };
+	uint32_t *order, *refined;
+	uint64_t start, total, n, peak0;
+	struct hp_err e;
+	struct job j;
+
+	ASSERT_EQ(0, case_job(&j, &c, &profile_table[0], &e)) TH_LOG("%s", e.msg);
+	ASSERT_TRUE(j.has_ref);
+	order = j.order;
+	refined = j.refined;
+	peak0 = j.lf_ref.peak0;
+	j.order = j.refined = NULL;
+	life_free(&j.lf);
+	life_free(&j.lf_ref);
+	j.has_ref = false;
+	start = j.g.mem.nr;
+	ASSERT_EQ(0, job_prepare(&j, false, &e));
+	total = j.g.mem.nr - start;
+	unprepare(&j);
+	for (n = 1; n <= total; n++) {
+		j.g.mem.fail_at = j.g.mem.nr + n;
+		EXPECT_EQ(-ENOMEM, job_prepare(&j, false, &e))
+			TH_LOG("allocation %llu", (unsigned long long)n);
+		EXPECT_STREQ("out of memory", e.msg);
+		EXPECT_EQ(NULL, j.order);
+		EXPECT_EQ(NULL, j.refined);
+		EXPECT_FALSE(j.has_ref);
+		/* as it was: the same orders and analysis come out again */
+		ASSERT_EQ(0, job_prepare(&j, false, &e));
+		ASSERT_TRUE(j.has_ref);
+		EXPECT_EQ(0, memcmp(order, j.order, j.g.nop * sizeof(*order)));
+		EXPECT_EQ(0, memcmp(refined, j.refined, j.g.nop * sizeof(*order)));
+		EXPECT_EQ(peak0, j.lf_ref.peak0);
+		unprepare(&j);
+	}
+	free(order);
+	free(refined);
+	job_free(&j);
 	EXPECT_EQ(0, leaks());
 	TH_LOG("%llu allocations failed in turn", (unsigned long long)total);
 }

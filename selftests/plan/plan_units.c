@@ -108,7 +108,7 @@ TEST(simulator_stalls_only_on_what_is_late)
 
 	/* the prefetch takes 1.0005 ms and a computes 2 ms: hidden */
 	two_ops(&g, 2000000);
-	life_build(&lf, &g, order);
+	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
 	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &e));
 	EXPECT_EQ(HYPER_HOME_POOL, s.home[0]);
 	ASSERT_EQ(0, simulate(&s, &gbps, NULL, &r, &e));
@@ -121,7 +121,7 @@ TEST(simulator_stalls_only_on_what_is_late)
 
 	/* 1 ms + 0.5 us to fetch, a computes 0.5 ms: b waits the rest */
 	two_ops(&g, 500000);
-	life_build(&lf, &g, order);
+	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
 	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &e));
 	ASSERT_EQ(0, simulate(&s, &gbps, NULL, &r, &e));
 	EXPECT_EQ(500500, r.stall_ns);
@@ -151,7 +151,7 @@ TEST(emitter_stores_the_only_copy_and_no_more)
 	x = graph_add_tensor(&g, "x", 1000, HYPER_KIND_ACTIVATION, 0, NULL);
 	graph_add_op(&g, "a", 1000, &w, 1, &x, 1, NULL, NULL);
 	graph_add_op(&g, "b", 1000, (uint32_t[]){ x, w }, 2, NULL, 0, NULL, NULL);
-	life_build(&lf, &g, order);
+	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
 	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &e)) TH_LOG("%s", e.msg);
 	EXPECT_EQ(HYPER_HOME_DEVICE, s.home[w]);
 	for (k = 0; k < 2 * s.n; k++)
@@ -197,13 +197,13 @@ TEST(bound_corners)
 	/* no compute: nothing can move, the bound is the peak */
 	two_ops(&g, 0);
 	g.op[1].compute_ns = 0;
-	life_build(&lf, &g, order);
+	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
 	EXPECT_EQ(lf.peak0, lower_bound(&lf, &gbps, 0.01));
 	life_free(&lf);
 	graph_free(&g);
 	/* 2 ms before w is needed, 1.5 ms to fetch it: only b's working set */
 	two_ops(&g, 2000000);
-	life_build(&lf, &g, order);
+	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
 	EXPECT_EQ(lf.max_ws, lower_bound(&lf, &gbps, 0.0));
 	life_free(&lf);
 	graph_free(&g);
