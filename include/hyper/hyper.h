@@ -17,7 +17,6 @@
 #include <sys/uio.h>
 
 #include <hyper/vocab.h>
-#include <hyper/residency.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -7,7 +7,8 @@
  * libhyper's validator replays schedules on these rules; the planner's
  * simulator, its emitter and its greedy policy use the same transitions,
  * so that what the planner believes and what libhyper checks cannot
- * drift apart.  Included by <hyper/hyper.h> and <hyper/plan.h>.
+ * drift apart.  Installed beside <hyper/hyper.h>; a program that replays
+ * schedules itself includes it.
  */
 #ifndef HYPER_RESIDENCY_H
 #define HYPER_RESIDENCY_H
