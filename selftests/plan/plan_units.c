@@ -132,6 +132,47 @@ TEST(simulator_stalls_only_on_what_is_late)
 	graph_free(&g);
 }
 
+/* The simulator refuses by <hyper/residency.h>'s rules, in its words. */
+TEST(simulator_replays_the_shared_residency_rules)
+{
+	uint32_t order[] = { 0, 1 };
+	struct evict ev = { .t = 0, .a = -1, .j = 1, .store_slot = -1,
+			    .detach_slot = -1, .fetch_step = 0 };
+	struct sim_result r;
+	struct hp_err e;
+	struct graph g;
+	struct sched s;
+	struct life lf;
+
+	two_ops(&g, 2000000);
+	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
+	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &e));
+	ASSERT_EQ(HYPER_HOME_POOL, s.home[0]);
+	s.home[0] = HYPER_HOME_NONE;	/* w's prefetch before a: no pool copy */
+	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &e));
+	EXPECT_STREQ("step 0 (a): prefetch of tensor \"w\" which has no pool copy",
+		     e.msg);
+	s.home[0] = HYPER_HOME_DEVICE;
+	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &e));
+	EXPECT_STREQ("step 0 (a): prefetch of tensor \"w\" which is already resident",
+		     e.msg);
+	s.home[0] = HYPER_HOME_POOL;
+	ASSERT_EQ(HYPER_OP_PREFETCH, s.cops[0].kind);	/* w's, alone in slot 0 */
+	ASSERT_EQ(1, s.slot_off[1]);
+	s.cops[0].kind = HYPER_OP_DETACH;
+	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &e));
+	EXPECT_STREQ("step 0 (a): detach of tensor \"w\" which is not resident",
+		     e.msg);
+	s.cops[0].kind = HYPER_OP_PREFETCH;
+	/* the prefetch moves after b, which then reads w from nowhere */
+	s.slot_off[1] = s.slot_off[2] = s.slot_off[3] = 0;
+	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &e));
+	EXPECT_STREQ("step 1 (b): tensor \"w\" used while not resident", e.msg);
+	sched_free(&s);
+	life_free(&lf);
+	graph_free(&g);
+}
+
 TEST(emitter_stores_the_only_copy_and_no_more)
 {
 	uint32_t order[] = { 0, 1 }, k;
