@@ -60,7 +60,8 @@ install-libhyper: $(LIBHYPER_SO) $(LIBHYPER_A)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@VERSION@|$(LIBHYPER_VERSION)|' libhyper/libhyper.pc.in \
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/libhyper.pc
-	install -m 0644 include/hyper/hyper.h include/hyper/vocab.h $(DESTDIR)$(PREFIX)/include/hyper/
+	install -m 0644 include/hyper/hyper.h include/hyper/vocab.h \
+		include/hyper/residency.h $(DESTDIR)$(PREFIX)/include/hyper/
 	install -m 0644 $(filter %.3,$(LIBHYPER_MAN)) $(DESTDIR)$(PREFIX)/share/man/man3/
 	install -m 0644 $(filter %.7,$(LIBHYPER_MAN)) $(DESTDIR)$(PREFIX)/share/man/man7/
 	$(if $(DESTDIR),,ldconfig)
@@ -72,6 +73,7 @@ uninstall-libhyper:
 		$(DESTDIR)$(LIBDIR)/libhyper.a $(DESTDIR)$(LIBDIR)/pkgconfig/libhyper.pc \
 		$(DESTDIR)$(PREFIX)/include/hyper/hyper.h \
 		$(DESTDIR)$(PREFIX)/include/hyper/vocab.h \
+		$(DESTDIR)$(PREFIX)/include/hyper/residency.h \
 		$(patsubst libhyper/man/%.3,$(DESTDIR)$(PREFIX)/share/man/man3/%.3,$(filter %.3,$(LIBHYPER_MAN))) \
 		$(patsubst libhyper/man/%.7,$(DESTDIR)$(PREFIX)/share/man/man7/%.7,$(filter %.7,$(LIBHYPER_MAN)))
 	-rmdir $(DESTDIR)$(PREFIX)/include/hyper 2>/dev/null

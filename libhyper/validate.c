@@ -2,20 +2,19 @@
 /*
  * The validator replays a parsed schedule on the per-tensor state machine
  * of Documentation/schedule-format.md ("Meaning, and what the validator
- * checks").  The executor trusts what passes here, so every rule a
- * transfer or an operator relies on must be enforced in this file.
+ * checks"), whose transitions are <hyper/residency.h>'s.  The executor
+ * trusts what passes here, so every rule a transfer or an operator relies
+ * on must be enforced in this file.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <hyper/residency.h>
+
 #include "schedule.h"
 #include "util/units.h"
-
-#define ST_RESIDENT	(1U << 0)
-#define ST_POOL		(1U << 1)
-#define ST_DETACHED	(1U << 2)	/* was detached once: for messages */
 
 struct replay {
 	struct hyper_schedule *s;
@@ -40,51 +39,37 @@ static int over_budget(struct replay *r, const char *where, const char *what)
 	return -EBADMSG;
 }
 
+/* The rules are <hyper/residency.h>'s; this adds the byte count. */
 static int apply(struct replay *r, const char *where, const struct hyper_cop *c)
 {
 	struct hs_tensor *t = &r->s->tensors[c->tensor];
 	uint8_t *st = &r->st[c->tensor];
 	char what[200];
+	int why;
 
+	if (!hyper_cache_op_name(c->op)) {
+		hs_errf(r->e, "%s: unknown cache op %u", where, c->op);
+		return -EBADMSG;
+	}
+	why = hyper_residency_step(st, c->op);
+	if (why) {
+		hs_errf(r->e, "%s: %s of tensor \"%s\" %s", where,
+			hs_op_name(c->op), t->id, hyper_residency_reason(why));
+		return -EBADMSG;
+	}
 	switch (c->op) {
 	case HYPER_OP_PREFETCH:
-		if (*st & ST_RESIDENT) {
-			hs_errf(r->e, "%s: prefetch of tensor \"%s\" which is already resident",
-				where, t->id);
-			return -EBADMSG;
-		}
-		if (!(*st & ST_POOL)) {
-			hs_errf(r->e, "%s: prefetch of tensor \"%s\" which has no pool copy",
-				where, t->id);
-			return -EBADMSG;
-		}
-		*st |= ST_RESIDENT;
 		t->flags |= HYPER_TENSOR_NEEDS_POOL | HYPER_TENSOR_NEEDS_DEVICE;
 		r->resident += t->bytes;
 		snprintf(what, sizeof(what), "after prefetch of \"%s\"", t->id);
 		return over_budget(r, where, what);
 	case HYPER_OP_STORE:
-	case HYPER_OP_DETACH:
-		if (!(*st & ST_RESIDENT)) {
-			if (*st & ST_DETACHED)
-				hs_errf(r->e, "%s: %s of tensor \"%s\" after its detach (not resident)",
-					where, hs_op_name(c->op), t->id);
-			else
-				hs_errf(r->e, "%s: %s of tensor \"%s\" which is not resident",
-					where, hs_op_name(c->op), t->id);
-			return -EBADMSG;
-		}
-		if (c->op == HYPER_OP_STORE) {
-			*st |= ST_POOL;
-			t->flags |= HYPER_TENSOR_NEEDS_POOL;
-		} else {
-			*st = (*st & ~ST_RESIDENT) | ST_DETACHED;
-			r->resident -= t->bytes;
-		}
+		t->flags |= HYPER_TENSOR_NEEDS_POOL;
+		return 0;
+	default:
+		r->resident -= t->bytes;
 		return 0;
 	}
-	hs_errf(r->e, "%s: unknown cache op %u", where, c->op);
-	return -EBADMSG;
 }
 
 static int replay_step(struct replay *r, uint32_t i)
@@ -104,7 +89,7 @@ static int replay_step(struct replay *r, uint32_t i)
 	for (j = 0; j < step->nr_uses; j++) {
 		uint32_t ti = step->uses[j];
 
-		if (!(r->st[ti] & ST_RESIDENT)) {
+		if (hyper_residency_check(r->st[ti], HYPER_RES_USE)) {
 			hs_errf(r->e, "%s: tensor \"%s\" used while not resident",
 				where, r->s->tensors[ti].id);
 			return -EBADMSG;
@@ -114,9 +99,9 @@ static int replay_step(struct replay *r, uint32_t i)
 		uint32_t ti = step->defines[j];
 		struct hs_tensor *t = &r->s->tensors[ti];
 
-		if (!(r->st[ti] & ST_RESIDENT))
+		if (!(r->st[ti] & HYPER_RES_DEVICE))
 			r->resident += t->bytes;
-		r->st[ti] = (r->st[ti] | ST_RESIDENT) & ~ST_POOL;
+		hyper_residency_step(&r->st[ti], HYPER_RES_DEFINE);
 		t->flags |= HYPER_TENSOR_NEEDS_DEVICE;
 	}
 	ret = over_budget(r, where, "after the operator's defines");
@@ -143,11 +128,10 @@ int hs_validate(struct hyper_schedule *s, struct hs_err *e)
 		struct hs_tensor *t = &s->tensors[i];
 
 		t->flags = 0;
-		if (t->home == HYPER_HOME_POOL) {
-			r.st[i] = ST_POOL;
+		r.st[i] = hyper_residency_start(t->home);
+		if (r.st[i] & HYPER_RES_POOL)
 			t->flags |= HYPER_TENSOR_NEEDS_POOL;
-		} else if (t->home == HYPER_HOME_DEVICE) {
-			r.st[i] = ST_RESIDENT;
+		if (r.st[i] & HYPER_RES_DEVICE) {
 			t->flags |= HYPER_TENSOR_NEEDS_DEVICE;
 			r.resident += t->bytes;
 		}

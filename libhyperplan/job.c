@@ -13,25 +13,39 @@ int job_prepare(struct job *j, bool no_reorder, struct hp_err *e)
 
 	if (!g->nop)
 		return hp_errf(e, "graph: no operators");
-	ret = graph_deps(g, &d, e);
+	ret = graph_deps(g, &d, &g->mem, e);
 	if (ret)
 		return ret;
-	j->order = xmalloc(g->nop * sizeof(*j->order));
-	ret = topo_order(g, &d, j->order, e);
+	j->order = hp_array(&g->mem, g->nop, sizeof(*j->order));
+	ret = j->order ? topo_order(g, &d, j->order, &g->mem, e) : hp_nomem(e);
 	if (!ret && !no_reorder) {
-		j->refined = xmalloc(g->nop * sizeof(*j->refined));
-		memcpy(j->refined, j->order, g->nop * sizeof(*j->order));
-		refine_order(g, &d, j->refined);
-		j->has_ref = memcmp(j->refined, j->order,
-				    g->nop * sizeof(*j->order)) != 0;
+		j->refined = hp_array(&g->mem, g->nop, sizeof(*j->refined));
+		if (!j->refined)
+			ret = hp_nomem(e);
+		else
+			memcpy(j->refined, j->order, g->nop * sizeof(*j->order));
+		if (!ret && refine_order(g, &d, j->refined, &g->mem))
+			ret = hp_nomem(e);
+		if (!ret)
+			j->has_ref = memcmp(j->refined, j->order,
+					    g->nop * sizeof(*j->order)) != 0;
 	}
 	deps_free(&d);
-	if (ret)
-		return ret;
-	life_build(&j->lf, g, j->order);
-	if (j->has_ref)
-		life_build(&j->lf_ref, g, j->refined);
-	return 0;
+	if (!ret && life_build(&j->lf, g, j->order, &g->mem))
+		ret = hp_nomem(e);
+	if (!ret && j->has_ref &&
+	    life_build(&j->lf_ref, g, j->refined, &g->mem)) {
+		life_free(&j->lf);
+		ret = hp_nomem(e);
+	}
+	if (ret) {
+		/* as it was: the caller may fix the graph and prepare again */
+		free(j->order);
+		free(j->refined);
+		j->order = j->refined = NULL;
+		j->has_ref = false;
+	}
+	return ret;
 }
 
 void job_free(struct job *j)

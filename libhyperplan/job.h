@@ -16,7 +16,11 @@ struct job {
 	bool has_ref;		/* the refined order differs */
 };
 
-/* Orders and analyses @j->g (already filled); reorder unless @no_reorder. */
+/*
+ * Orders and analyses @j->g (already filled); reorder unless @no_reorder.
+ * Fails with @j as it was: -ENOMEM ("out of memory" in @e) when @j->g.mem
+ * runs out.
+ */
 int job_prepare(struct job *j, bool no_reorder, struct hp_err *e);
 void job_free(struct job *j);
 void job_problem(const struct job *j, struct problem *pb,

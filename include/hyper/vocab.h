@@ -5,10 +5,10 @@
  * format (Documentation/schedule-format.md) spells them with.  Included
  * by <hyper/hyper.h> and <hyper/plan.h>.
  *
- * The residency rules these words obey are in schedule-format.md
- * ("Validation") and are enforced by one validator, libhyper's
- * (hyper_schedule_parse(3), hyper_schedule_new(3)); the planner submits
- * every plan to it.
+ * The residency rules these words obey are defined in <hyper/residency.h>
+ * (documented in schedule-format.md, "Validation") and enforced by one
+ * validator, libhyper's (hyper_schedule_parse(3), hyper_schedule_new(3));
+ * the planner submits every plan to it.
  */
 #ifndef HYPER_VOCAB_H
 #define HYPER_VOCAB_H

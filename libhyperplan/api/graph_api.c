@@ -16,7 +16,11 @@ static int graph_alloc(const char *name, struct hyper_plan_graph **graphp)
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
-	graph_init(&g->j.g, name ? name : "");
+	if (graph_init(&g->j.g, name ? name : "")) {
+		graph_free(&g->j.g);
+		free(g);
+		return -ENOMEM;
+	}
 	g->refs = 1;
 	*graphp = g;
 	return 0;
@@ -44,6 +48,8 @@ int hyper_plan_graph_load(const char *path, struct hyper_plan_graph **graphp,
 	if (ret) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s", e.msg);
+		if ((*graphp)->j.g.mem.failed)
+			ret = -ENOMEM;
 		hyper_plan_graph_free(*graphp);
 		*graphp = NULL;
 		return ret < 0 ? ret : -EINVAL;
@@ -62,6 +68,12 @@ void hp_graph_put(struct hyper_plan_graph *g)
 void hyper_plan_graph_free(struct hyper_plan_graph *graph)
 {
 	hp_graph_put(graph);
+}
+
+/* -ENOMEM when the call failed for memory, else -EINVAL. */
+static int add_failed(struct hyper_plan_graph *g)
+{
+	return g->j.g.mem.failed ? -ENOMEM : -EINVAL;
 }
 
 static bool zero(const uint64_t *v, size_t n)
@@ -84,6 +96,7 @@ static int editable(struct hyper_plan_graph *g, const void *arg,
 			what);
 		return -EBUSY;
 	}
+	g->j.g.mem.failed = false;	/* this call's, if any, is reported */
 	return 0;
 }
 
@@ -110,7 +123,7 @@ int hyper_plan_graph_add_tensor(struct hyper_plan_graph *graph,
 		(t->flags & given) | (t->flags & TF_PIN);
 	idx = graph_add_tensor(&graph->j.g, t->id, t->bytes, t->kind,
 			       (uint8_t)flags, &graph->err);
-	return idx == NONE ? -EINVAL : (int)idx;
+	return idx == NONE ? add_failed(graph) : (int)idx;
 }
 
 int hyper_plan_graph_add_op(struct hyper_plan_graph *graph,
@@ -136,7 +149,7 @@ int hyper_plan_graph_add_op(struct hyper_plan_graph *graph,
 			   op->nr_inputs, op->outputs, op->nr_outputs, &gm,
 			   &graph->err);
 	if (idx == NONE)
-		return -EINVAL;
+		return add_failed(graph);
 	graph->j.g.op[idx].flops = op->flops;
 	graph->j.g.op[idx].bytes = op->bytes;
 	return (int)idx;

@@ -71,15 +71,11 @@ static int prepare(struct hyper_plan_graph *g, const struct profile *p,
 	ret = graph_retime(&g->j.g, p, e);
 	if (ret)
 		return ret;
+	/* fails with the graph as it was: the caller may fix it, or free
+	 * memory, and plan again */
 	ret = job_prepare(&g->j, false, e);
-	if (ret) {
-		/* left as it was: the caller may fix the graph and plan again */
-		free(g->j.order);
-		free(g->j.refined);
-		g->j.order = g->j.refined = NULL;
-		g->j.has_ref = false;
+	if (ret)
 		return ret;
-	}
 	__atomic_store_n(&g->prepared, true, __ATOMIC_RELEASE);
 	return 0;
 }

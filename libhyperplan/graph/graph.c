@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <string.h>
 
 #include <hyper/graph_id.h>
@@ -38,15 +39,23 @@ static const char *op_name(const void *owner, uint32_t i)
 	return ((const struct graph *)owner)->op[i].id;
 }
 
-static const char *arena_dup(struct str_arena *a, const char *s)
+/* NULL when out of memory. */
+static const char *arena_dup(struct str_arena *a, struct hp_mem *mem,
+			     const char *s)
 {
-	size_t n = strlen(s) + 1;
+	size_t n = strlen(s) + 1, size = n > 65536 ? n : 65536;
+	char *b;
 
 	if (!a->block || a->used + n > a->size) {
-		a->size = n > 65536 ? n : 65536;
-		a->block = xmalloc(a->size);
+		if (hp_grow(mem, &a->blocks, &a->capblocks, a->nblocks,
+			    sizeof(char *)))
+			return NULL;
+		b = hp_malloc(mem, size);
+		if (!b)
+			return NULL;
+		a->size = size;
+		a->block = b;
 		a->used = 0;
-		grow(&a->blocks, &a->capblocks, a->nblocks, sizeof(char *));
 		a->blocks[a->nblocks++] = a->block;
 	}
 	memcpy(a->block + a->used, s, n);
@@ -54,12 +63,21 @@ static const char *arena_dup(struct str_arena *a, const char *s)
 	return a->block + a->used - n;
 }
 
-void graph_init(struct graph *g, const char *name)
+int graph_init(struct graph *g, const char *name)
 {
 	memset(g, 0, sizeof(*g));
-	g->name = xstrdup(name ? name : "");
-	idmap_init(&g->tmap, tensor_name, g);
-	idmap_init(&g->omap, op_name, g);
+	idmap_init(&g->tmap, tensor_name, g, &g->mem);
+	idmap_init(&g->omap, op_name, g, &g->mem);
+	g->name = hp_strdup(&g->mem, name ? name : "");
+	return g->name ? 0 : -ENOMEM;
+}
+
+/* When the graph's memory ran out; the graph is left as it was. */
+static uint32_t no_mem(const struct graph *g, const char *what, size_t idx,
+		       const char *id, struct hp_err *e)
+{
+	hp_errf(e, "%s %zu (\"%s\"): out of memory", what, idx, id);
+	return NONE;
 }
 
 void graph_free(struct graph *g)
@@ -129,6 +147,7 @@ uint32_t graph_add_tensor(struct graph *g, const char *id, uint64_t bytes,
 {
 	struct tensor *t;
 	uint32_t dup;
+	int ret;
 
 	if (check_id("tensor", g->nt, id, e))
 		return NONE;
@@ -147,11 +166,16 @@ uint32_t graph_add_tensor(struct graph *g, const char *id, uint64_t bytes,
 			g->nt, id);
 		return NONE;
 	}
-	grow(&g->t, &g->cap_t, g->nt, sizeof(*g->t));
+	if (hp_grow(&g->mem, &g->t, &g->cap_t, g->nt, sizeof(*g->t)))
+		return no_mem(g, "tensor", g->nt, id, e);
 	t = &g->t[g->nt];
-	t->id = arena_dup(&g->strs, id);
-	dup = idmap_add(&g->tmap, t->id, g->nt);
-	if (dup != NONE) {
+	t->id = arena_dup(&g->strs, &g->mem, id);
+	if (!t->id)
+		return no_mem(g, "tensor", g->nt, id, e);
+	ret = idmap_add(&g->tmap, t->id, g->nt, &dup);
+	if (ret == -ENOMEM)
+		return no_mem(g, "tensor", g->nt, id, e);
+	if (ret) {
 		hp_errf(e, "tensor %zu: duplicate id \"%s\" (first defined as tensor %u)",
 			g->nt, id, dup);
 		return NONE;
@@ -193,6 +217,7 @@ uint32_t graph_add_op(struct graph *g, const char *id, uint64_t compute_ns,
 {
 	struct op *o;
 	uint32_t dup;
+	int ret;
 
 	if (check_id("op", g->nop, id, e))
 		return NONE;
@@ -208,13 +233,18 @@ uint32_t graph_add_op(struct graph *g, const char *id, uint64_t compute_ns,
 		hp_errf(e, "op \"%s\": too many operators", id);
 		return NONE;
 	}
-	grow(&g->op, &g->cap_op, g->nop, sizeof(*g->op));
-	grow(&g->refs, &g->cap_refs, g->nrefs + n_in + n_out,
-	     sizeof(*g->refs));
+	if (hp_grow(&g->mem, &g->op, &g->cap_op, g->nop, sizeof(*g->op)) ||
+	    hp_grow(&g->mem, &g->refs, &g->cap_refs, g->nrefs + n_in + n_out,
+		    sizeof(*g->refs)))
+		return no_mem(g, "op", g->nop, id, e);
 	o = &g->op[g->nop];
-	o->id = arena_dup(&g->strs, id);
-	dup = idmap_add(&g->omap, o->id, g->nop);
-	if (dup != NONE) {
+	o->id = arena_dup(&g->strs, &g->mem, id);
+	if (!o->id)
+		return no_mem(g, "op", g->nop, id, e);
+	ret = idmap_add(&g->omap, o->id, g->nop, &dup);
+	if (ret == -ENOMEM)
+		return no_mem(g, "op", g->nop, id, e);
+	if (ret) {
 		hp_errf(e, "op %zu: duplicate id \"%s\" (first defined as op %u)",
 			g->nop, id, dup);
 		return NONE;

@@ -65,10 +65,12 @@ struct graph {
 	/* The profile the ops' compute_ns are for; "": not said. */
 	char timed_on[32];
 	struct str_arena strs;
+	struct hp_mem mem;	/* what adding tensors and ops allocates */
 };
 
 
-void graph_init(struct graph *g, const char *name);
+/* 0, or -ENOMEM (g->name is then NULL; graph_free() still applies). */
+int graph_init(struct graph *g, const char *name);
 void graph_free(struct graph *g);
 int tkind_parse(const char *s);
 void graph_identity(const struct graph *g, char *hash);

@@ -437,8 +437,10 @@ int graph_parse_json(struct graph *g, const char *text, struct hp_err *e)
 			return 0;
 		name = xstrdup(g->name);
 		graph_free(g);
-		graph_init(g, name);
+		ret = graph_init(g, name);
 		free(name);
+		if (ret)
+			return hp_nomem(e);
 		e->msg[0] = 0;
 	}
 	return parse_text(g, text, NULL, e);

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <string.h>
 
 #include "idmap.h"
@@ -13,11 +14,13 @@ static uint32_t hash(const char *s)
 	return h;
 }
 
-void idmap_init(struct idmap *m, idmap_name_fn name_of, const void *owner)
+void idmap_init(struct idmap *m, idmap_name_fn name_of, const void *owner,
+		struct hp_mem *mem)
 {
 	memset(m, 0, sizeof(*m));
 	m->name_of = name_of;
 	m->owner = owner;
+	m->mem = mem;
 }
 
 void idmap_free(struct idmap *m)
@@ -46,13 +49,21 @@ uint32_t idmap_find(const struct idmap *m, const char *name)
 	return m->cap ? m->slot[probe(m, name, hash(name))] - 1 : NONE;
 }
 
-static void rehash(struct idmap *m)
+static int rehash(struct idmap *m)
 {
 	uint32_t *old = m->slot, *oldh = m->hash, oldcap = m->cap, i, j;
+	uint32_t cap = oldcap ? oldcap * 2 : 1024;
+	uint32_t *slot = hp_malloc(m->mem, cap * sizeof(*slot));
+	uint32_t *hs = slot ? hp_malloc(m->mem, cap * sizeof(*hs)) : NULL;
 
-	m->cap = oldcap ? oldcap * 2 : 1024;
-	m->slot = xcalloc(m->cap, sizeof(*m->slot));
-	m->hash = xcalloc(m->cap, sizeof(*m->hash));
+	if (!hs) {
+		free(slot);
+		return -ENOMEM;
+	}
+	memset(slot, 0, cap * sizeof(*slot));
+	m->cap = cap;
+	m->slot = slot;
+	m->hash = hs;
 	for (i = 0; i < oldcap; i++) {
 		if (!old[i])
 			continue;
@@ -64,19 +75,22 @@ static void rehash(struct idmap *m)
 	}
 	free(old);
 	free(oldh);
+	return 0;
 }
 
-uint32_t idmap_add(struct idmap *m, const char *name, uint32_t idx)
+int idmap_add(struct idmap *m, const char *name, uint32_t idx, uint32_t *dup)
 {
 	uint32_t h = hash(name), i;
 
-	if ((m->used + 1) * 2 > m->cap)
-		rehash(m);
+	if ((m->used + 1) * 2 > m->cap && rehash(m))
+		return -ENOMEM;
 	i = probe(m, name, h);
-	if (m->slot[i])
-		return m->slot[i] - 1;
+	if (m->slot[i]) {
+		*dup = m->slot[i] - 1;
+		return -EEXIST;
+	}
 	m->slot[i] = idx + 1;
 	m->hash[i] = h;
 	m->used++;
-	return NONE;
+	return 0;
 }

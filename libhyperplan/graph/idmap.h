@@ -17,12 +17,19 @@ struct idmap {
 	uint32_t used;
 	idmap_name_fn name_of;
 	const void *owner;
+	struct hp_mem *mem;	/* the graph's: its rehash can fail */
 };
 
-void idmap_init(struct idmap *m, idmap_name_fn name_of, const void *owner);
+struct hp_mem;
+
+void idmap_init(struct idmap *m, idmap_name_fn name_of, const void *owner,
+		struct hp_mem *mem);
 void idmap_free(struct idmap *m);
 uint32_t idmap_find(const struct idmap *m, const char *name);
-/* Returns the index already holding @name, or NONE once @idx is added. */
-uint32_t idmap_add(struct idmap *m, const char *name, uint32_t idx);
+/*
+ * 0 once @idx is added; -EEXIST, with the index already holding @name in
+ * *@dup; -ENOMEM, with the map unchanged.
+ */
+int idmap_add(struct idmap *m, const char *name, uint32_t idx, uint32_t *dup);
 
 #endif

@@ -14,6 +14,11 @@ void heap_push(struct heap *h, double key, uint32_t val)
 	h->a[i] = (struct heap_item){ key, val };
 }
 
+int heap_reserve(struct heap *h, size_t n, struct hp_mem *mem)
+{
+	return n ? hp_grow(mem, &h->a, &h->cap, n - 1, sizeof(*h->a)) : 0;
+}
+
 struct heap_item heap_pop(struct heap *h)
 {
 	struct heap_item top = h->a[0], last = h->a[--h->n];

@@ -16,7 +16,11 @@ struct heap {
 	size_t n, cap;
 };
 
+struct hp_mem;
+
 void heap_push(struct heap *h, double key, uint32_t val);
+/* Room for @n items, so that the first @n pushes allocate nothing. */
+int heap_reserve(struct heap *h, size_t n, struct hp_mem *mem);
 struct heap_item heap_pop(struct heap *h);
 static inline struct heap_item heap_top(const struct heap *h)
 {

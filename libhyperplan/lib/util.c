@@ -20,6 +20,75 @@ int hp_errf(struct hp_err *e, const char *fmt, ...)
 	return -EINVAL;
 }
 
+int hp_nomem(struct hp_err *e)
+{
+	hp_errf(e, "out of memory");
+	return -ENOMEM;
+}
+
+static bool mem_fails(struct hp_mem *m)
+{
+	if (++m->nr != m->fail_at)
+		return false;
+	m->failed = true;
+	return true;
+}
+
+void *hp_malloc(struct hp_mem *m, size_t n)
+{
+	void *p = mem_fails(m) ? NULL : malloc(n ? n : 1);
+
+	if (!p)
+		m->failed = true;
+	return p;
+}
+
+void *hp_array(struct hp_mem *m, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size) {
+		m->failed = true;
+		return NULL;
+	}
+	return hp_malloc(m, n * size);
+}
+
+void *hp_calloc(struct hp_mem *m, size_t n, size_t size)
+{
+	void *p = hp_array(m, n, size);
+
+	return p ? memset(p, 0, n * size) : NULL;
+}
+
+char *hp_strdup(struct hp_mem *m, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = hp_malloc(m, n);
+
+	return p ? memcpy(p, s, n) : NULL;
+}
+
+int hp_grow(struct hp_mem *m, void *pp, size_t *cap, size_t need, size_t sz)
+{
+	void **p = pp, *q;
+	size_t c = *cap ? *cap : 16;
+
+	if (need < *cap)
+		return 0;
+	while (c <= need)
+		c *= 2;
+	if (mem_fails(m) || (sz && c > SIZE_MAX / sz))
+		q = NULL;
+	else
+		q = realloc(*p, c * sz);
+	if (!q) {
+		m->failed = true;
+		return -ENOMEM;
+	}
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
 static void *oom(size_t n)
 {
 	fprintf(stderr, "hyper-plan: out of memory (%zu bytes)\n", n);

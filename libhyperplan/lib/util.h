@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Small helpers shared by every part of hyper-plan: allocation that never
- * returns NULL, error messages carried up to the CLI, byte and time units.
+ * Small helpers shared by every part of hyper-plan: allocation, error
+ * messages carried up to the CLI, byte and time units.
  */
 #ifndef HP_UTIL_H
 #define HP_UTIL_H
@@ -35,6 +35,29 @@ struct hp_err {
 int hp_errf(struct hp_err *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * A library must not exit: what can run out of memory allocates through
+ * the job's hp_mem, which returns NULL (hp_grow(): -ENOMEM) and remembers
+ * the failure, so that the API entry returns -ENOMEM.  @fail_at is the
+ * tests' hook: the fail_at-th allocation through it fails (1-based).
+ */
+struct hp_mem {
+	uint64_t nr;		/* allocations tried so far */
+	uint64_t fail_at;	/* 0: none fails */
+	bool failed;
+};
+
+void *hp_malloc(struct hp_mem *m, size_t n);
+/* @n elements of @size bytes: hp_array() leaves them uninitialised. */
+void *hp_array(struct hp_mem *m, size_t n, size_t size);
+void *hp_calloc(struct hp_mem *m, size_t n, size_t size);
+char *hp_strdup(struct hp_mem *m, const char *s);
+/* Says "out of memory" in @e; returns -ENOMEM. */
+int hp_nomem(struct hp_err *e);
+/* Like grow(), but leaves *p and *cap as they were when it fails. */
+int hp_grow(struct hp_mem *m, void *pp, size_t *cap, size_t need, size_t sz);
+
+/* Not yet converted to an hp_mem: these exit(1) on out-of-memory. */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n, size_t size);

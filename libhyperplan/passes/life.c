@@ -1,23 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <string.h>
 
 #include "life.h"
 
-static void accesses(struct life *lf)
+static int accesses(struct life *lf, struct hp_mem *mem)
 {
 	const struct graph *g = lf->g;
-	size_t *fill = xcalloc(g->nt, sizeof(*fill)), tot;
+	size_t *fill = hp_calloc(mem, g->nt, sizeof(*fill)), tot;
 	uint32_t k, t, x;
+	int ret = -ENOMEM;
 
-	lf->acc_off = xcalloc(g->nt + 1, sizeof(*lf->acc_off));
+	lf->acc_off = hp_calloc(mem, g->nt + 1, sizeof(*lf->acc_off));
+	if (!fill || !lf->acc_off)
+		goto out;
 	for (k = 0; k < lf->n; k++)
 		for_each_op_tensor(g, &g->op[lf->order[k]], t, x)
 			lf->acc_off[t + 1]++;
 	for (t = 0; t < g->nt; t++)
 		lf->acc_off[t + 1] += lf->acc_off[t];
 	tot = lf->acc_off[g->nt];
-	lf->acc_step = xmalloc(tot * sizeof(*lf->acc_step));
-	lf->acc_rw = xmalloc(tot);
+	lf->acc_step = hp_array(mem, tot, sizeof(*lf->acc_step));
+	lf->acc_rw = hp_malloc(mem, tot);
+	if (!lf->acc_step || !lf->acc_rw)
+		goto out;
 	for (k = 0; k < lf->n; k++) {
 		const struct op *o = &g->op[lf->order[k]];
 
@@ -33,7 +39,10 @@ static void accesses(struct life *lf)
 			lf->acc_rw[at] = rw;
 		}
 	}
+	ret = 0;
+out:
 	free(fill);
+	return ret;
 }
 
 void gap_ends(const struct life *lf, uint32_t t, size_t i, int64_t *a,
@@ -65,12 +74,14 @@ bool gap_live(const struct life *lf, uint32_t t, size_t i)
 	return i || (flags & TF_LIVE_IN);
 }
 
-static void first_writes(struct life *lf)
+static int first_writes(struct life *lf, struct hp_mem *mem)
 {
 	uint32_t t;
 	size_t i;
 
-	lf->first_w = xmalloc((lf->g->nt ? lf->g->nt : 1) * sizeof(*lf->first_w));
+	lf->first_w = hp_array(mem, lf->g->nt, sizeof(*lf->first_w));
+	if (!lf->first_w)
+		return -ENOMEM;
 	for (t = 0; t < lf->g->nt; t++) {
 		lf->first_w[t] = lf->n;
 		for (i = lf->acc_off[t]; i < lf->acc_off[t + 1]; i++)
@@ -79,19 +90,23 @@ static void first_writes(struct life *lf)
 				break;
 			}
 	}
+	return 0;
 }
 
 /* Counting sort by step, tensors in ascending order within a step. */
-static void dead_gaps(struct life *lf)
+static int dead_gaps(struct life *lf, struct hp_mem *mem)
 {
 	const struct graph *g = lf->g;
 	size_t *fill, i, cnt;
 	uint32_t t, pass;
 	int64_t a, j;
+	int ret = -ENOMEM;
 
-	lf->dead_off = xcalloc(lf->n + 1, sizeof(*lf->dead_off));
+	lf->dead_off = hp_calloc(mem, lf->n + 1, sizeof(*lf->dead_off));
 	lf->dead_t = NULL;
-	fill = xcalloc(lf->n + 1, sizeof(*fill));
+	fill = hp_calloc(mem, lf->n + 1, sizeof(*fill));
+	if (!lf->dead_off || !fill)
+		goto out;
 	for (pass = 0; pass < 2; pass++) {
 		for (t = 0; t < g->nt; t++) {
 			cnt = nr_accesses(lf, t);
@@ -109,20 +124,30 @@ static void dead_gaps(struct life *lf)
 			break;
 		for (i = 0; i < lf->n; i++)
 			lf->dead_off[i + 1] += lf->dead_off[i];
-		lf->dead_t = xmalloc((lf->dead_off[lf->n] ? lf->dead_off[lf->n] : 1) *
-				     sizeof(*lf->dead_t));
+		lf->dead_t = hp_array(mem, lf->dead_off[lf->n],
+				      sizeof(*lf->dead_t));
+		if (!lf->dead_t)
+			goto out;
 	}
+	ret = 0;
+out:
 	free(fill);
+	return ret;
 }
 
 /* Without offload a tensor is resident at its accesses and its live gaps. */
-static void residency(struct life *lf)
+static int residency(struct life *lf, struct hp_mem *mem)
 {
 	const struct graph *g = lf->g;
-	int64_t *d = xcalloc(lf->n + 1, sizeof(*d)), run = 0, a, j;
+	int64_t *d = hp_calloc(mem, lf->n + 1, sizeof(*d)), run = 0, a, j;
 	uint32_t t, k;
 	size_t i, cnt;
 
+	lf->base = hp_array(mem, lf->n, sizeof(*lf->base));
+	if (!d || !lf->base) {
+		free(d);
+		return -ENOMEM;
+	}
 	for (t = 0; t < g->nt; t++) {
 		uint64_t b = g->t[t].bytes;
 
@@ -139,7 +164,6 @@ static void residency(struct life *lf)
 			}
 		}
 	}
-	lf->base = xmalloc(lf->n * sizeof(*lf->base));
 	lf->peak0 = 0;
 	for (k = 0; k < lf->n; k++) {
 		run += d[k];
@@ -148,6 +172,7 @@ static void residency(struct life *lf)
 			lf->peak0 = run;
 	}
 	free(d);
+	return 0;
 }
 
 uint64_t life_floor(const struct life *lf, uint32_t *at)
@@ -178,7 +203,8 @@ uint64_t life_floor(const struct life *lf, uint32_t *at)
 	return best;
 }
 
-void life_build(struct life *lf, const struct graph *g, const uint32_t *order)
+int life_build(struct life *lf, const struct graph *g, const uint32_t *order,
+	       struct hp_mem *mem)
 {
 	uint32_t k;
 
@@ -186,9 +212,10 @@ void life_build(struct life *lf, const struct graph *g, const uint32_t *order)
 	lf->g = g;
 	lf->order = order;
 	lf->n = g->nop;
-	accesses(lf);
-	lf->t0 = xmalloc((lf->n + 1) * sizeof(*lf->t0));
-	lf->ws = xmalloc(lf->n * sizeof(*lf->ws));
+	lf->t0 = hp_array(mem, lf->n + 1, sizeof(*lf->t0));
+	lf->ws = hp_array(mem, lf->n, sizeof(*lf->ws));
+	if (!lf->t0 || !lf->ws || accesses(lf, mem))
+		goto fail;
 	lf->t0[0] = 0;
 	for (k = 0; k < lf->n; k++) {
 		const struct op *o = &g->op[order[k]];
@@ -200,9 +227,12 @@ void life_build(struct life *lf, const struct graph *g, const uint32_t *order)
 			lf->max_ws_step = k;
 		}
 	}
-	residency(lf);
-	first_writes(lf);
-	dead_gaps(lf);
+	if (residency(lf, mem) || first_writes(lf, mem) || dead_gaps(lf, mem))
+		goto fail;
+	return 0;
+fail:
+	life_free(lf);
+	return -ENOMEM;
 }
 
 void life_free(struct life *lf)

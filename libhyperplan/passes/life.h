@@ -37,7 +37,9 @@ struct life {
 	uint32_t max_ws_step;
 };
 
-void life_build(struct life *lf, const struct graph *g, const uint32_t *order);
+/* 0, or -ENOMEM with @lf freed. */
+int life_build(struct life *lf, const struct graph *g, const uint32_t *order,
+	       struct hp_mem *mem);
 /* No budget holds below this: a step's working set plus the pinned
  * tensors live around it; *at (if given) is that step. */
 uint64_t life_floor(const struct life *lf, uint32_t *at);

@@ -12,29 +12,41 @@ struct edge {
 struct edges {
 	struct edge *a;
 	size_t n, cap;
+	struct hp_mem *mem;
+	int ret;		/* -ENOMEM once an edge could not be added */
 };
 
 static void edge_add(struct edges *E, uint32_t s, uint32_t d, uint32_t t)
 {
-	if (s == d)
+	if (s == d || E->ret)
 		return;
-	grow(&E->a, &E->cap, E->n, sizeof(*E->a));
-	E->a[E->n++] = (struct edge){ s, d, t };
+	E->ret = hp_grow(E->mem, &E->a, &E->cap, E->n, sizeof(*E->a));
+	if (!E->ret)
+		E->a[E->n++] = (struct edge){ s, d, t };
 }
 
 /* Writers of every tensor, in listed order: w[woff[t]..woff[t+1]). */
-static void writers(const struct graph *g, size_t **woff, uint32_t **w)
+static int writers(const struct graph *g, size_t **woff, uint32_t **w,
+		   struct hp_mem *mem)
 {
-	size_t *off = xcalloc(g->nt + 1, sizeof(*off)), i;
+	size_t *off = hp_calloc(mem, g->nt + 1, sizeof(*off)), i;
 	uint32_t j, *fill;
 
+	*woff = off;
+	*w = NULL;
+	if (!off)
+		return -ENOMEM;
 	for (i = 0; i < g->nop; i++)
 		for (j = 0; j < g->op[i].n_out; j++)
 			off[op_out(g, &g->op[i])[j] + 1]++;
 	for (i = 0; i < g->nt; i++)
 		off[i + 1] += off[i];
-	*w = xmalloc(off[g->nt] * sizeof(**w));
-	fill = xcalloc(g->nt, sizeof(*fill));
+	*w = hp_array(mem, off[g->nt], sizeof(**w));
+	fill = hp_calloc(mem, g->nt, sizeof(*fill));
+	if (!*w || !fill) {
+		free(fill);
+		return -ENOMEM;
+	}
 	for (i = 0; i < g->nop; i++)
 		for (j = 0; j < g->op[i].n_out; j++) {
 			uint32_t t = op_out(g, &g->op[i])[j];
@@ -42,7 +54,7 @@ static void writers(const struct graph *g, size_t **woff, uint32_t **w)
 			(*w)[off[t] + fill[t]++] = i;
 		}
 	free(fill);
-	*woff = off;
+	return 0;
 }
 
 /* Number of writers of the list listed before op @b. */
@@ -81,21 +93,29 @@ static int read_edges(const struct graph *g, uint32_t b, uint32_t t,
 	return 0;
 }
 
-static void build_csr(const struct graph *g, struct edges *E, struct deps *d)
+/* -ENOMEM leaves what it allocated in @d, for deps_free(). */
+static int build_csr(const struct graph *g, struct edges *E, struct deps *d,
+		     struct hp_mem *mem)
 {
 	size_t i, *fill;
 
-	d->off = xcalloc(g->nop + 1, sizeof(*d->off));
-	d->indeg = xcalloc(g->nop, sizeof(*d->indeg));
+	d->off = hp_calloc(mem, g->nop + 1, sizeof(*d->off));
+	d->indeg = hp_calloc(mem, g->nop, sizeof(*d->indeg));
+	if (!d->off || !d->indeg)
+		return -ENOMEM;
 	for (i = 0; i < E->n; i++) {
 		d->off[E->a[i].src + 1]++;
 		d->indeg[E->a[i].dst]++;
 	}
 	for (i = 0; i < g->nop; i++)
 		d->off[i + 1] += d->off[i];
-	d->dst = xmalloc(E->n * sizeof(*d->dst));
-	d->via = xmalloc(E->n * sizeof(*d->via));
-	fill = xcalloc(g->nop, sizeof(*fill));
+	d->dst = hp_array(mem, E->n, sizeof(*d->dst));
+	d->via = hp_array(mem, E->n, sizeof(*d->via));
+	fill = hp_calloc(mem, g->nop, sizeof(*fill));
+	if (!d->dst || !d->via || !fill) {
+		free(fill);
+		return -ENOMEM;
+	}
 	for (i = 0; i < E->n; i++) {
 		size_t at = d->off[E->a[i].src] + fill[E->a[i].src]++;
 
@@ -103,18 +123,20 @@ static void build_csr(const struct graph *g, struct edges *E, struct deps *d)
 		d->via[at] = E->a[i].via;
 	}
 	free(fill);
+	return 0;
 }
 
-int graph_deps(const struct graph *g, struct deps *d, struct hp_err *e)
+int graph_deps(const struct graph *g, struct deps *d, struct hp_mem *mem,
+	       struct hp_err *e)
 {
-	struct edges E = { 0 };
+	struct edges E = { .mem = mem };
 	uint32_t *w, b, j;
 	size_t *woff, t;
-	int ret = 0;
+	int ret;
 
 	memset(d, 0, sizeof(*d));
-	writers(g, &woff, &w);
-	for (t = 0; t < g->nt; t++)		/* write after write */
+	ret = writers(g, &woff, &w, mem);
+	for (t = 0; !ret && t < g->nt; t++)	/* write after write */
 		for (j = woff[t] + 1; j < woff[t + 1]; j++)
 			edge_add(&E, w[j - 1], w[j], t);
 	for (b = 0; b < g->nop && !ret; b++)
@@ -124,10 +146,16 @@ int graph_deps(const struct graph *g, struct deps *d, struct hp_err *e)
 					 woff[t + 1] - woff[t], &E, e);
 		}
 	if (!ret)
-		build_csr(g, &E, d);
+		ret = E.ret;
+	if (!ret)
+		ret = build_csr(g, &E, d, mem);
 	free(E.a);
 	free(woff);
 	free(w);
+	if (ret == -ENOMEM) {
+		deps_free(d);
+		return hp_nomem(e);
+	}
 	return ret;
 }
 
@@ -143,15 +171,21 @@ void deps_free(struct deps *d)
 /* Every op left over by Kahn's algorithm has a left-over predecessor, so
  * walking predecessors from any of them must come round to a cycle. */
 static int report_cycle(const struct graph *g, const struct deps *d,
-			const uint32_t *indeg, struct hp_err *e)
+			const uint32_t *indeg, struct hp_mem *mem,
+			struct hp_err *e)
 {
-	uint32_t *pred = xmalloc(g->nop * sizeof(*pred));
-	uint32_t *via = xmalloc(g->nop * sizeof(*via));
-	uint32_t *seen = xcalloc(g->nop, sizeof(*seen));
+	uint32_t *pred = hp_array(mem, g->nop, sizeof(*pred));
+	uint32_t *via = hp_array(mem, g->nop, sizeof(*via));
+	uint32_t *seen = hp_calloc(mem, g->nop, sizeof(*seen));
 	uint32_t i, x = NONE, step = 0, start;
 	char msg[400];
 	size_t k, len = 0;
+	int ret = -EINVAL;
 
+	if (!pred || !via || !seen) {
+		ret = hp_nomem(e);
+		goto out;
+	}
 	for (i = 0; i < g->nop; i++)
 		for (k = d->off[i]; indeg[i] && k < d->off[i + 1]; k++)
 			if (indeg[d->dst[k]]) {
@@ -177,21 +211,27 @@ static int report_cycle(const struct graph *g, const struct deps *d,
 	}
 	hp_errf(e, "graph: cycle between operators: %s\"%.40s\"%s", msg,
 		g->op[x].id, x == start ? "" : " ...");
+out:
 	free(pred);
 	free(via);
 	free(seen);
-	return -EINVAL;
+	return ret;
 }
 
 int topo_order(const struct graph *g, const struct deps *d, uint32_t *order,
-	       struct hp_err *e)
+	       struct hp_mem *mem, struct hp_err *e)
 {
-	uint32_t *indeg = xmalloc(g->nop * sizeof(*indeg));
+	uint32_t *indeg = hp_array(mem, g->nop, sizeof(*indeg));
 	struct heap ready = { 0 };
 	size_t n = 0, k;
 	uint32_t i;
 	int ret = 0;
 
+	/* each op is ready once */
+	if (!indeg || heap_reserve(&ready, g->nop, mem)) {
+		ret = hp_nomem(e);
+		goto out;
+	}
 	memcpy(indeg, d->indeg, g->nop * sizeof(*indeg));
 	for (i = 0; i < g->nop; i++)
 		if (!indeg[i])
@@ -204,7 +244,8 @@ int topo_order(const struct graph *g, const struct deps *d, uint32_t *order,
 				heap_push(&ready, d->dst[k], d->dst[k]);
 	}
 	if (n < g->nop)
-		ret = report_cycle(g, d, indeg, e);
+		ret = report_cycle(g, d, indeg, mem, e);
+out:
 	heap_free(&ready);
 	free(indeg);
 	return ret;

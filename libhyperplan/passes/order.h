@@ -18,16 +18,19 @@ struct deps {
 	uint32_t *indeg;
 };
 
-int graph_deps(const struct graph *g, struct deps *d, struct hp_err *e);
+/* -ENOMEM ("out of memory" in @e) when @mem runs out, as topo_order(). */
+int graph_deps(const struct graph *g, struct deps *d, struct hp_mem *mem,
+	       struct hp_err *e);
 void deps_free(struct deps *d);
 
 /* The listed order when it is valid; otherwise forward references are
  * resolved.  Fails naming the operators of a cycle. */
 int topo_order(const struct graph *g, const struct deps *d, uint32_t *order,
-	       struct hp_err *e);
+	       struct hp_mem *mem, struct hp_err *e);
 
-/* Memory-aware refinement: see reorder.c. */
-void refine_order(const struct graph *g, const struct deps *d,
-		  uint32_t *order);
+/* Memory-aware refinement: see reorder.c.  0, or -ENOMEM with @order as
+ * it was. */
+int refine_order(const struct graph *g, const struct deps *d,
+		 uint32_t *order, struct hp_mem *mem);
 
 #endif

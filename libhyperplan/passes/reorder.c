@@ -15,6 +15,7 @@
  * tensor is found without a list: the XOR of all accessors, minus those
  * that ran, is the one left.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "heap.h"
@@ -84,19 +85,26 @@ static uint32_t next(struct refine *r)
 	}
 }
 
-static void refine_init(struct refine *r, const struct graph *g,
-			const uint32_t *order)
+/* -ENOMEM leaves what it allocated for refine_free(). */
+static int refine_init(struct refine *r, const struct graph *g,
+		       const uint32_t *order, struct hp_mem *mem)
 {
 	uint32_t i, t, k;
 
 	memset(r, 0, sizeof(*r));
 	r->g = g;
-	r->pos = xmalloc(g->nop * sizeof(*r->pos));
-	r->left = xcalloc(g->nt, sizeof(*r->left));
-	r->xacc = xcalloc(g->nt, sizeof(*r->xacc));
-	r->alloc = xcalloc(g->nt, 1);
-	r->done = xcalloc(g->nop, 1);
-	r->ready = xcalloc(g->nop, 1);
+	r->pos = hp_array(mem, g->nop, sizeof(*r->pos));
+	r->left = hp_calloc(mem, g->nt, sizeof(*r->left));
+	r->xacc = hp_calloc(mem, g->nt, sizeof(*r->xacc));
+	r->alloc = hp_calloc(mem, g->nt, 1);
+	r->done = hp_calloc(mem, g->nop, 1);
+	r->ready = hp_calloc(mem, g->nop, 1);
+	/* An op is pushed once when ready, and onto eager at most once more
+	 * per tensor it accesses (run()): no push needs to allocate. */
+	if (!r->pos || !r->left || !r->xacc || !r->alloc || !r->done ||
+	    !r->ready || heap_reserve(&r->normal, g->nop, mem) ||
+	    heap_reserve(&r->eager, g->nop + g->nrefs, mem))
+		return -ENOMEM;
 	for (i = 0; i < g->nop; i++)
 		r->pos[order[i]] = i;
 	for (i = 0; i < g->nop; i++)
@@ -106,6 +114,7 @@ static void refine_init(struct refine *r, const struct graph *g,
 		}
 	for (t = 0; t < g->nt; t++)
 		r->alloc[t] = !!(g->t[t].flags & TF_LIVE_IN);
+	return 0;
 }
 
 static void refine_free(struct refine *r)
@@ -120,15 +129,19 @@ static void refine_free(struct refine *r)
 	heap_free(&r->normal);
 }
 
-void refine_order(const struct graph *g, const struct deps *d,
-		  uint32_t *order)
+int refine_order(const struct graph *g, const struct deps *d,
+		 uint32_t *order, struct hp_mem *mem)
 {
-	uint32_t *indeg = xmalloc(g->nop * sizeof(*indeg));
+	uint32_t *indeg = hp_array(mem, g->nop, sizeof(*indeg));
 	struct refine r;
 	size_t n, k;
 	uint32_t i;
 
-	refine_init(&r, g, order);
+	if (refine_init(&r, g, order, mem) || !indeg) {
+		refine_free(&r);
+		free(indeg);
+		return -ENOMEM;
+	}
 	memcpy(indeg, d->indeg, g->nop * sizeof(*indeg));
 	for (i = 0; i < g->nop; i++)
 		if (!indeg[i])
@@ -143,4 +156,5 @@ void refine_order(const struct graph *g, const struct deps *d,
 	}
 	refine_free(&r);
 	free(indeg);
+	return 0;
 }

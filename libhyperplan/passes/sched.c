@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hyper/residency.h>
+
 #include "sched.h"
 
 enum { CL_STORE, CL_DETACH_LIVE, CL_DETACH_DEAD, CL_PREFETCH };
@@ -25,7 +27,7 @@ struct emit {
 	struct sched *s;
 	struct item *it;
 	size_t n, cap;
-	uint8_t *res, *pool;
+	uint8_t *st;		/* residency state, <hyper/residency.h> */
 	size_t cap_cops;
 	struct hp_err *e;
 };
@@ -122,52 +124,52 @@ static void evict_items(struct emit *m, const struct evict *v)
 		item(m, 2 * v->fetch_step, CL_PREFETCH, v->j, v->t);
 }
 
-static void put(struct emit *m, uint32_t t, uint8_t kind)
-{
-	struct sched *s = m->s;
-
-	grow(&s->cops, &m->cap_cops, s->ncops, sizeof(*s->cops));
-	s->cops[s->ncops++] = (struct cop){ t, kind };
-}
-
-static int bad(struct emit *m, uint32_t slot, const char *what, uint32_t t)
+static int bad(struct emit *m, uint32_t slot, uint32_t event, int why,
+	       uint32_t t)
 {
 	uint32_t k = slot / 2;
 
-	return hp_errf(m->e, "internal: step %u (%s): %s of tensor \"%s\"", k,
-		       m->lf->g->op[m->lf->order[k]].id, what,
-		       m->lf->g->t[t].id);
+	return hp_errf(m->e, "internal: step %u (%s): %s of tensor \"%s\" %s", k,
+		       m->lf->g->op[m->lf->order[k]].id,
+		       hyper_residency_event_name(event), m->lf->g->t[t].id,
+		       hyper_residency_reason(why));
+}
+
+/* Emits @kind, which the rules must allow; the state follows it. */
+static int put(struct emit *m, uint32_t slot, uint32_t t, uint8_t kind)
+{
+	struct sched *s = m->s;
+	int why = hyper_residency_step(&m->st[t], kind);
+
+	if (why)
+		return bad(m, slot, kind, why, t);
+	grow(&s->cops, &m->cap_cops, s->ncops, sizeof(*s->cops));
+	s->cops[s->ncops++] = (struct cop){ t, kind };
+	return 0;
 }
 
 /* Applies one decision to the state machine; emits what it needs. */
 static int apply(struct emit *m, const struct item *x)
 {
 	uint32_t t = x->t;
+	bool stale = !(m->st[t] & HYPER_RES_POOL);
+	int ret = 0;
 
 	switch (x->cls) {
 	case CL_STORE:
-		if (m->res[t] && !m->pool[t]) {
-			put(m, t, HYPER_OP_STORE);
-			m->pool[t] = 1;
-		}
-		return 0;
+		/* a store while the pool copy is current would be redundant */
+		if ((m->st[t] & HYPER_RES_DEVICE) && stale)
+			ret = put(m, x->slot, t, HYPER_OP_STORE);
+		return ret;
 	case CL_DETACH_LIVE:
 	case CL_DETACH_DEAD:
-		if (!m->res[t])
-			return bad(m, x->slot, "detach while not resident", t);
-		if (x->cls == CL_DETACH_LIVE && !m->pool[t]) {
-			put(m, t, HYPER_OP_STORE);
-			m->pool[t] = 1;
-		}
-		put(m, t, HYPER_OP_DETACH);
-		m->res[t] = 0;
-		return 0;
+		/* a live value keeps its only copy in the pool */
+		if (x->cls == CL_DETACH_LIVE && stale &&
+		    (m->st[t] & HYPER_RES_DEVICE))
+			ret = put(m, x->slot, t, HYPER_OP_STORE);
+		return ret ? ret : put(m, x->slot, t, HYPER_OP_DETACH);
 	default:
-		if (m->res[t] || !m->pool[t])
-			return bad(m, x->slot, "prefetch without a pool copy", t);
-		put(m, t, HYPER_OP_PREFETCH);
-		m->res[t] = 1;
-		return 0;
+		return put(m, x->slot, t, HYPER_OP_PREFETCH);
 	}
 }
 
@@ -177,10 +179,8 @@ static void run_op(struct emit *m, uint32_t k)
 	const struct op *o = &g->op[m->lf->order[k]];
 	uint32_t i;
 
-	for (i = 0; i < o->n_out; i++) {
-		m->res[op_out(g, o)[i]] = 1;
-		m->pool[op_out(g, o)[i]] = 0;
-	}
+	for (i = 0; i < o->n_out; i++)
+		hyper_residency_step(&m->st[op_out(g, o)[i]], HYPER_RES_DEFINE);
 }
 
 static int check_uses(struct emit *m, uint32_t k)
@@ -188,11 +188,13 @@ static int check_uses(struct emit *m, uint32_t k)
 	const struct graph *g = m->lf->g;
 	const struct op *o = &g->op[m->lf->order[k]];
 	uint32_t i;
+	int why;
 
-	for (i = 0; i < o->n_in; i++)
-		if (!m->res[op_in(g, o)[i]])
-			return bad(m, 2 * k, "use while not resident",
-				   op_in(g, o)[i]);
+	for (i = 0; i < o->n_in; i++) {
+		why = hyper_residency_check(m->st[op_in(g, o)[i]], HYPER_RES_USE);
+		if (why)
+			return bad(m, 2 * k, HYPER_RES_USE, why, op_in(g, o)[i]);
+	}
 	return 0;
 }
 
@@ -222,10 +224,8 @@ static int replay(struct emit *m)
 	size_t x = 0;
 	int ret = 0;
 
-	for (t = 0; t < s->g->nt; t++) {
-		m->res[t] = s->home[t] == HYPER_HOME_DEVICE;
-		m->pool[t] = s->home[t] == HYPER_HOME_POOL;
-	}
+	for (t = 0; t < s->g->nt; t++)
+		m->st[t] = hyper_residency_start(s->home[t]);
 	for (slot = 0; slot < nslots && !ret; slot++) {
 		s->slot_off[slot] = s->ncops;
 		if (slot & 1)
@@ -258,16 +258,14 @@ int sched_build(struct sched *s, const struct life *lf,
 	s->n = lf->n;
 	s->home = xcalloc(g->nt, 1);
 	s->slot_off = xcalloc(2 * (size_t)s->n + 1, sizeof(*s->slot_off));
-	m.res = xcalloc(g->nt, 1);
-	m.pool = xcalloc(g->nt, 1);
+	m.st = xcalloc(g->nt, 1);
 	homes(&m, ev, nev);
 	for (i = 0; i < nev; i++)
 		evict_items(&m, &ev[i]);
 	sort_items(&m, 2 * s->n);
 	ret = replay(&m);
 	free(m.it);
-	free(m.res);
-	free(m.pool);
+	free(m.st);
 	if (ret)
 		sched_free(s);
 	return ret;

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Residency is counted in step order, as libhyper's validator does; the
- * simulator then adds the time a detached tensor waits for its store.
+ * Residency is counted in step order with the rules of <hyper/residency.h>,
+ * as libhyper's validator does; the simulator then adds the time a
+ * detached tensor waits for its store.
  * Eviction candidates sit in a heap keyed by next use, refreshed lazily:
  * an entry whose tensor moved on is skipped when it surfaces.
  */
 #include <math.h>
 #include <string.h>
+
+#include <hyper/residency.h>
 
 #include "heap.h"
 #include "policy.h"
@@ -20,7 +23,7 @@ struct greedy {
 	const struct life *lf;
 	const struct graph *g;
 	uint64_t budget, mem;
-	uint8_t *res;
+	uint8_t *st;		/* residency state, <hyper/residency.h> */
 	size_t *cur;		/* next access of each tensor */
 	uint32_t *open;		/* its evict record awaiting a prefetch */
 	uint32_t *stamp;	/* k + 1: in step k's working set, or fetched in k */
@@ -36,6 +39,25 @@ static uint32_t next_use(const struct greedy *q, uint32_t t)
 	size_t i = q->cur[t];
 
 	return i < q->lf->acc_off[t + 1] ? q->lf->acc_step[i] : q->lf->n;
+}
+
+/* What @event does to @t by the shared rules, and to device memory. */
+static void move(struct greedy *q, uint32_t t, uint32_t event)
+{
+	uint8_t was = q->st[t];
+
+	q->st[t] = hyper_residency_next(was, event);
+	if ((was ^ q->st[t]) & HYPER_RES_DEVICE) {
+		if (was & HYPER_RES_DEVICE)
+			q->mem -= q->g->t[t].bytes;
+		else
+			q->mem += q->g->t[t].bytes;
+	}
+}
+
+static bool resident(const struct greedy *q, uint32_t t)
+{
+	return q->st[t] & HYPER_RES_DEVICE;
 }
 
 static void push_victim(struct greedy *q, uint32_t t)
@@ -61,8 +83,10 @@ static void evict(struct greedy *q, uint32_t t, uint32_t k)
 		.fetch_step = lf->n,
 	};
 	q->open[t] = q->gc->nev++;
-	q->res[t] = 0;
-	q->mem -= q->g->t[t].bytes;
+	/* the emitter stores a value still needed before detaching it */
+	if (!(q->st[t] & HYPER_RES_POOL))
+		move(q, t, HYPER_RES_STORE);
+	move(q, t, HYPER_RES_DETACH);
 }
 
 /* Frees room for @need bytes, evicting only tensors used after @after. */
@@ -79,7 +103,7 @@ static bool make_room(struct greedy *q, uint64_t need, uint32_t k,
 		if (next <= after)
 			break;
 		heap_pop(&q->victims);
-		if (!q->res[t] || next_use(q, t) != next)
+		if (!resident(q, t) || next_use(q, t) != next)
 			continue;		/* stale entry */
 		if (q->stamp[t] == k + 1) {
 			grow(&q->aside, &q->cap_aside, q->naside, sizeof(top));
@@ -100,8 +124,7 @@ static void fetch(struct greedy *q, uint32_t t, uint32_t k)
 	q->stamp[t] = k + 1;
 	q->gc->ev[q->open[t]].fetch_step = k;
 	q->open[t] = NONE;
-	q->res[t] = 1;
-	q->mem += q->g->t[t].bytes;
+	move(q, t, HYPER_RES_PREFETCH);
 	push_victim(q, t);
 }
 
@@ -122,7 +145,7 @@ static void lookahead(struct greedy *q, uint32_t k)
 	while (q->whead < q->wtail) {
 		struct want w = q->win[q->whead];
 
-		if (w.step < k || q->res[w.t] || q->open[w.t] == NONE ||
+		if (w.step < k || resident(q, w.t) || q->open[w.t] == NONE ||
 		    next_use(q, w.t) != w.step) {
 			q->whead++;
 			continue;
@@ -142,14 +165,13 @@ static void run_step(struct greedy *q, uint32_t k)
 	for_each_op_tensor(q->g, o, t, x)
 		q->stamp[t] = k + 1;
 	for_each_op_tensor(q->g, o, t, x) {
-		if (q->res[t])
+		if (resident(q, t))
 			continue;
 		make_room(q, q->g->t[t].bytes, k, 0);
 		if (x < o->n_in)
 			fetch(q, t, k);
 		else
-			q->mem += q->g->t[t].bytes;
-		q->res[t] = 1;
+			move(q, t, HYPER_RES_DEFINE);
 	}
 	for_each_op_tensor(q->g, o, t, x) {
 		size_t i = q->cur[t] - q->lf->acc_off[t] + 1;
@@ -158,8 +180,7 @@ static void run_step(struct greedy *q, uint32_t k)
 		if (gap_live(q->lf, t, i)) {
 			push_victim(q, t);
 		} else {
-			q->res[t] = 0;	/* dead: the emitter frees it */
-			q->mem -= q->g->t[t].bytes;
+			move(q, t, HYPER_RES_DETACH);	/* dead: the emitter frees it */
 		}
 	}
 }
@@ -173,7 +194,8 @@ static void start(struct greedy *q)
 		q->cur[t] = lf->acc_off[t];
 		q->open[t] = NONE;
 		if (gap_live(lf, t, 0)) {
-			q->res[t] = 1;
+			/* on the device until make_room() sends it home */
+			q->st[t] = hyper_residency_start(HYPER_HOME_DEVICE);
 			q->mem += q->g->t[t].bytes;
 			push_victim(q, t);
 		}
@@ -190,7 +212,7 @@ void greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	uint32_t k;
 
 	gc->nev = 0;
-	q.res = xcalloc(g->nt, 1);
+	q.st = xcalloc(g->nt, 1);
 	q.cur = xmalloc((g->nt ? g->nt : 1) * sizeof(*q.cur));
 	q.open = xmalloc((g->nt ? g->nt : 1) * sizeof(*q.open));
 	q.stamp = xcalloc(g->nt, sizeof(*q.stamp));
@@ -203,7 +225,7 @@ void greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 		lookahead(&q, k);
 		run_step(&q, k);
 	}
-	free(q.res);
+	free(q.st);
 	free(q.cur);
 	free(q.open);
 	free(q.stamp);

@@ -7,6 +7,8 @@
  */
 #include <string.h>
 
+#include <hyper/residency.h>
+
 #include "heap.h"
 #include "sim.h"
 
@@ -17,7 +19,7 @@ struct sim {
 	const struct sim_hooks *h;
 	struct sim_result *r;
 	struct hp_err *e;
-	uint8_t *res, *pool;
+	uint8_t *st;		/* residency state, <hyper/residency.h> */
 	double *fetch_done, *store_done;
 	struct heap pend;	/* detached tensors by store completion */
 	double now, h2d_free, d2h_free;
@@ -53,11 +55,16 @@ static void wait_until(struct sim *m, double until)
 	free_done(m);
 }
 
-static int fail(struct sim *m, uint32_t t, const char *what)
+static int fail(struct sim *m, uint32_t t, uint32_t event, int why)
 {
-	return hp_errf(m->e, "step %u (%s): %s (tensor \"%s\")", m->step,
-		       m->g->op[m->s->order[m->step]].id, what,
-		       m->g->t[t].id);
+	const char *op = m->g->op[m->s->order[m->step]].id;
+
+	if (event == HYPER_RES_USE)
+		return hp_errf(m->e, "step %u (%s): tensor \"%s\" used while not resident",
+			       m->step, op, m->g->t[t].id);
+	return hp_errf(m->e, "step %u (%s): %s of tensor \"%s\" %s", m->step,
+		       op, hyper_residency_event_name(event), m->g->t[t].id,
+		       hyper_residency_reason(why));
 }
 
 static int alloc(struct sim *m, uint32_t t)
@@ -67,9 +74,10 @@ static int alloc(struct sim *m, uint32_t t)
 	while (budget && m->mem + b > budget && m->pend.n)
 		wait_until(m, heap_top(&m->pend).key);
 	if (budget && m->mem + b > budget)
-		return fail(m, t, "device residency would exceed the budget");
+		return hp_errf(m->e, "step %u (%s): device residency would exceed the budget (tensor \"%s\")",
+			       m->step, m->g->op[m->s->order[m->step]].id,
+			       m->g->t[t].id);
 	mem_set(m, m->now, b);
-	m->res[t] = 1;
 	return 0;
 }
 
@@ -92,37 +100,34 @@ static void stream(struct sim *m, uint32_t t, int store)
 		m->h->xfer(m->h->ctx, t, store, start, end);
 }
 
+/* The rules are <hyper/residency.h>'s; this adds time and memory. */
 static int cache_op(struct sim *m, const struct cop *c)
 {
 	uint32_t t = c->t;
+	int why = hyper_residency_check(m->st[t], c->kind);
 
+	if (why)
+		return fail(m, t, c->kind, why);
 	switch (c->kind) {
 	case HYPER_OP_PREFETCH:
-		if (m->res[t] || !m->pool[t])
-			return fail(m, t, m->res[t] ? "prefetch of a resident tensor" :
-				    "prefetch without a pool copy");
 		wait_until(m, m->store_done[t]);
 		if (alloc(m, t))
 			return -1;
 		stream(m, t, 0);
-		return 0;
+		break;
 	case HYPER_OP_STORE:
-		if (!m->res[t])
-			return fail(m, t, "store of a tensor not resident");
 		wait_until(m, m->fetch_done[t]);
-		m->pool[t] = 1;
 		stream(m, t, 1);
-		return 0;
+		break;
 	default:
-		if (!m->res[t])
-			return fail(m, t, "detach of a tensor not resident");
-		m->res[t] = 0;
 		if (m->store_done[t] > m->now)
 			heap_push(&m->pend, m->store_done[t], t);
 		else
 			mem_set(m, m->now, -(int64_t)m->g->t[t].bytes);
-		return 0;
+		break;
 	}
+	m->st[t] = hyper_residency_next(m->st[t], c->kind);
+	return 0;
 }
 
 static int slot(struct sim *m, size_t sl)
@@ -147,8 +152,8 @@ static int run_step(struct sim *m, uint32_t k)
 		return -1;
 	for (i = 0; i < o->n_in; i++) {
 		t = op_in(m->g, o)[i];
-		if (!m->res[t])
-			return fail(m, t, "use of a tensor not resident");
+		if (hyper_residency_check(m->st[t], HYPER_RES_USE))
+			return fail(m, t, HYPER_RES_USE, 0);
 		if (m->fetch_done[t] > ready)
 			ready = m->fetch_done[t];
 	}
@@ -156,9 +161,9 @@ static int run_step(struct sim *m, uint32_t k)
 	for (i = 0; i < o->n_out; i++) {
 		t = op_out(m->g, o)[i];
 		wait_until(m, m->store_done[t]);
-		if (!m->res[t] && alloc(m, t))
+		if (!(m->st[t] & HYPER_RES_DEVICE) && alloc(m, t))
 			return -1;
-		m->pool[t] = 0;
+		m->st[t] = hyper_residency_next(m->st[t], HYPER_RES_DEFINE);
 	}
 	start = m->now;
 	m->now += o->compute_ns;
@@ -174,14 +179,12 @@ static void sim_init(struct sim *m, const struct sched *s)
 	const struct graph *g = s->g;
 	size_t t;
 
-	m->res = xcalloc(g->nt, 1);
-	m->pool = xcalloc(g->nt, 1);
+	m->st = xcalloc(g->nt, 1);
 	m->fetch_done = xcalloc(g->nt, sizeof(double));
 	m->store_done = xcalloc(g->nt, sizeof(double));
 	for (t = 0; t < g->nt; t++) {
-		m->res[t] = s->home[t] == HYPER_HOME_DEVICE;
-		m->pool[t] = s->home[t] == HYPER_HOME_POOL;
-		if (m->res[t])
+		m->st[t] = hyper_residency_start(s->home[t]);
+		if (m->st[t] & HYPER_RES_DEVICE)
 			mem_set(m, 0, g->t[t].bytes);
 	}
 }
@@ -203,8 +206,7 @@ int simulate(const struct sched *s, const struct profile *p,
 		ret = run_step(&m, k);
 	m.now = m.now > m.h2d_free ? m.now : m.h2d_free;
 	r->makespan_ns = m.now > m.d2h_free ? m.now : m.d2h_free;
-	free(m.res);
-	free(m.pool);
+	free(m.st);
 	free(m.fetch_done);
 	free(m.store_done);
 	heap_free(&m.pend);

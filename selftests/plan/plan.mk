@@ -3,7 +3,7 @@
 # against the planner's sanitized archive (libhyperplan/libhyperplan.mk).
 
 PLAN_TESTS	:= plan_props plan_input plan_units plan_api plan_config \
-		   plan_bound
+		   plan_bound plan_oom
 PLAN_TEST_BINS	:= $(addprefix $(O)/san/selftests/plan/,$(PLAN_TESTS))
 PLAN_TEST_DEPS	:= selftests/plan/checker.c selftests/plan/checker.h \
 		   selftests/plan/plan_cases.h
@@ -43,6 +43,7 @@ NATIVE_TESTS += $(O)/san/selftests/plan/feedback_test
 $(O)/san/selftests/plan/plan_abi_test: selftests/plan/plan_abi_test.sh \
 		$(HPL_SO) $(O)/lib/libhyperplan.so $(O)/lib/libhyper.so \
 		$(HPL_MAN) include/hyper/plan.h include/hyper/vocab.h \
+		include/hyper/residency.h \
 		selftests/plan/plan_ctypes.py
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nexec %s %s %s\n' $(abspath $<) $(CURDIR) \

@@ -108,7 +108,7 @@ TEST(simulator_stalls_only_on_what_is_late)
 
 	/* the prefetch takes 1.0005 ms and a computes 2 ms: hidden */
 	two_ops(&g, 2000000);
-	life_build(&lf, &g, order);
+	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
 	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &e));
 	EXPECT_EQ(HYPER_HOME_POOL, s.home[0]);
 	ASSERT_EQ(0, simulate(&s, &gbps, NULL, &r, &e));
@@ -121,12 +121,53 @@ TEST(simulator_stalls_only_on_what_is_late)
 
 	/* 1 ms + 0.5 us to fetch, a computes 0.5 ms: b waits the rest */
 	two_ops(&g, 500000);
-	life_build(&lf, &g, order);
+	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
 	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &e));
 	ASSERT_EQ(0, simulate(&s, &gbps, NULL, &r, &e));
 	EXPECT_EQ(500500, r.stall_ns);
 	EXPECT_EQ(1001500, r.makespan_ns);
 	EXPECT_EQ(1e6, r.h2d_bytes);
+	sched_free(&s);
+	life_free(&lf);
+	graph_free(&g);
+}
+
+/* The simulator refuses by <hyper/residency.h>'s rules, in its words. */
+TEST(simulator_replays_the_shared_residency_rules)
+{
+	uint32_t order[] = { 0, 1 };
+	struct evict ev = { .t = 0, .a = -1, .j = 1, .store_slot = -1,
+			    .detach_slot = -1, .fetch_step = 0 };
+	struct sim_result r;
+	struct hp_err e;
+	struct graph g;
+	struct sched s;
+	struct life lf;
+
+	two_ops(&g, 2000000);
+	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
+	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &e));
+	ASSERT_EQ(HYPER_HOME_POOL, s.home[0]);
+	s.home[0] = HYPER_HOME_NONE;	/* w's prefetch before a: no pool copy */
+	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &e));
+	EXPECT_STREQ("step 0 (a): prefetch of tensor \"w\" which has no pool copy",
+		     e.msg);
+	s.home[0] = HYPER_HOME_DEVICE;
+	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &e));
+	EXPECT_STREQ("step 0 (a): prefetch of tensor \"w\" which is already resident",
+		     e.msg);
+	s.home[0] = HYPER_HOME_POOL;
+	ASSERT_EQ(HYPER_OP_PREFETCH, s.cops[0].kind);	/* w's, alone in slot 0 */
+	ASSERT_EQ(1, s.slot_off[1]);
+	s.cops[0].kind = HYPER_OP_DETACH;
+	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &e));
+	EXPECT_STREQ("step 0 (a): detach of tensor \"w\" which is not resident",
+		     e.msg);
+	s.cops[0].kind = HYPER_OP_PREFETCH;
+	/* the prefetch moves after b, which then reads w from nowhere */
+	s.slot_off[1] = s.slot_off[2] = s.slot_off[3] = 0;
+	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &e));
+	EXPECT_STREQ("step 1 (b): tensor \"w\" used while not resident", e.msg);
 	sched_free(&s);
 	life_free(&lf);
 	graph_free(&g);
@@ -151,7 +192,7 @@ TEST(emitter_stores_the_only_copy_and_no_more)
 	x = graph_add_tensor(&g, "x", 1000, HYPER_KIND_ACTIVATION, 0, NULL);
 	graph_add_op(&g, "a", 1000, &w, 1, &x, 1, NULL, NULL);
 	graph_add_op(&g, "b", 1000, (uint32_t[]){ x, w }, 2, NULL, 0, NULL, NULL);
-	life_build(&lf, &g, order);
+	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
 	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &e)) TH_LOG("%s", e.msg);
 	EXPECT_EQ(HYPER_HOME_DEVICE, s.home[w]);
 	for (k = 0; k < 2 * s.n; k++)
@@ -197,13 +238,13 @@ TEST(bound_corners)
 	/* no compute: nothing can move, the bound is the peak */
 	two_ops(&g, 0);
 	g.op[1].compute_ns = 0;
-	life_build(&lf, &g, order);
+	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
 	EXPECT_EQ(lf.peak0, lower_bound(&lf, &gbps, 0.01));
 	life_free(&lf);
 	graph_free(&g);
 	/* 2 ms before w is needed, 1.5 ms to fetch it: only b's working set */
 	two_ops(&g, 2000000);
-	life_build(&lf, &g, order);
+	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
 	EXPECT_EQ(lf.max_ws, lower_bound(&lf, &gbps, 0.0));
 	life_free(&lf);
 	graph_free(&g);

@@ -89,7 +89,8 @@ static int make_job(struct job *j, const struct profile *p,
 	if (c->kv_block)
 		gp.kv_block = c->kv_block;
 	gen_graph_name(name, sizeof(name), &gp);
-	graph_init(&j->g, name);
+	if (graph_init(&j->g, name))
+		return hp_nomem(e);
 	j->p = *p;
 	return gen_model(&j->g, &gp, p, e);
 }

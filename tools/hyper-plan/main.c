@@ -328,9 +328,12 @@ int main(int argc, char **argv)
 	default:
 		break;
 	}
-	graph_init(&j.g, c.graph ? c.graph : c.model ? c.model : c.config);
-	ret = c.profile_file ? profile_load(c.profile_file, &j.p, &e) :
-	      profile_get(c.profile, &j.p, &e);
+	ret = graph_init(&j.g, c.graph ? c.graph : c.model ? c.model : c.config);
+	if (ret)
+		ret = hp_nomem(&e);
+	else
+		ret = c.profile_file ? profile_load(c.profile_file, &j.p, &e) :
+		      profile_get(c.profile, &j.p, &e);
 	if (!ret)
 		ret = load_graph(&c, &j, &e);
 	if (!ret && c.feedback)
