@@ -50,6 +50,7 @@ struct hx_cw_job {
 	const void *src;
 	uint64_t len;
 	uint64_t ud;
+	uint64_t start_ns;	/* when a worker took it: the end of its wait */
 };
 
 struct hx_cw_thread {
@@ -134,11 +135,12 @@ void hx_cw_copy(void *dst, const void *src, uint64_t len, uint64_t nt_bytes)
 }
 
 /* Called with the lock held. */
-static void post(struct hx_cw *cw, uint64_t ud, int32_t res)
+static void post(struct hx_cw *cw, const struct hx_cw_job *j, int32_t res)
 {
 	struct hx_cw_done *d = &cw->done[cw->dtail & cw->mask];
 
-	d->ud = ud;
+	d->ud = j->ud;
+	d->start_ns = j->start_ns;
 	d->res = res;
 	d->done_ns = hu_now_ns();
 	__atomic_store_n(&cw->dtail, cw->dtail + 1, __ATOMIC_RELEASE);
@@ -150,7 +152,7 @@ static void post(struct hx_cw *cw, uint64_t ud, int32_t res)
 static void fail_queued(struct hx_cw *cw)
 {
 	while (cw->head != cw->tail) {
-		post(cw, cw->jobs[cw->head & cw->mask].ud, -ECANCELED);
+		post(cw, &cw->jobs[cw->head & cw->mask], -ECANCELED);
 		__atomic_store_n(&cw->head, cw->head + 1, __ATOMIC_RELAXED);
 	}
 }
@@ -159,7 +161,7 @@ static void fail_queued(struct hx_cw *cw)
 static void worker_gone(struct hx_cw *cw, const struct hx_cw_job *held)
 {
 	if (held)
-		post(cw, held->ud, -ECANCELED);
+		post(cw, held, -ECANCELED);
 	if (--cw->nr_alive == 0)
 		fail_queued(cw);
 }
@@ -221,6 +223,7 @@ static void *worker(void *arg)
 		__atomic_store_n(&cw->head, cw->head + 1, __ATOMIC_RELAXED);
 		n = cw->taken++;
 		pthread_mutex_unlock(&cw->lock);
+		job.start_ns = hu_now_ns();
 
 		if ((cw->flags & HYPER_COPY_TEST_DIE) && n == cw->die_after) {
 			/* Half the bytes land, then the thread is gone. */
@@ -234,7 +237,7 @@ static void *worker(void *arg)
 		hx_cw_copy(job.dst, job.src, job.len, cw->nt_bytes);
 
 		pthread_mutex_lock(&cw->lock);
-		post(cw, job.ud, (int32_t)job.len);
+		post(cw, &job, (int32_t)job.len);
 	}
 	worker_gone(cw, NULL);
 	pthread_mutex_unlock(&cw->lock);
@@ -387,6 +390,7 @@ void hx_cw_queue(struct hx_cw *cw, void *dst, const void *src, uint64_t len,
 	j->src = src;
 	j->len = len;
 	j->ud = ud;
+	j->start_ns = 0;
 	cw->prod++;
 }
 

@@ -14,9 +14,13 @@
 
 struct hx_cw;
 
-/* One finished copy: @res is the length, or -ECANCELED if never copied. */
+/*
+ * One finished copy: @res is the length, or -ECANCELED if never copied;
+ * @start_ns is when a worker took it (0 if none did).
+ */
 struct hx_cw_done {
 	uint64_t ud;
+	uint64_t start_ns;
 	uint64_t done_ns;
 	int32_t res;
 };

@@ -245,20 +245,24 @@ void hyper_reset_stats(struct hyper_ctx *ctx);
 /* ---- events, for tracers ---------------------------------------------- */
 
 enum hyper_event_type {
-	HYPER_EV_XFER_START	= 1,	/* a cache op's first request queued */
+	HYPER_EV_XFER_START	= 1,	/* a cache op issued: its first request queued */
 	HYPER_EV_XFER_DONE	= 2,	/* its last request completed */
 	HYPER_EV_STALL_BEGIN	= 3,	/* the executor starts waiting */
 	HYPER_EV_STALL_END	= 4,
 	HYPER_EV_RESIDENT	= 5,	/* residency or arena use changed */
+	HYPER_EV_XFER_COPY	= 6,	/* its first copy began (copy worker only) */
 };
 
 /**
  * struct hyper_event - one thing the executor did, for a tracer
  *
  * Times are CLOCK_MONOTONIC nanoseconds.  XFER_DONE carries the time the
- * transfer really completed where the backend reports it (kmod), which
- * may be earlier than the event is delivered; otherwise the time its
- * completion was seen.
+ * transfer really completed where the backend reports it (kmod, copy
+ * worker), which may be earlier than the event is delivered; otherwise
+ * the time its completion was seen.  XFER_COPY (copy worker engine only)
+ * is delivered just before XFER_DONE and carries the time a worker began
+ * copying the op's first request: XFER_START <= XFER_COPY <= XFER_DONE
+ * splits a transfer into its wait in the queue and its copy.
  */
 struct hyper_event {
 	uint32_t type;			/* enum hyper_event_type */
