@@ -78,11 +78,13 @@ static void release_dev(struct hyper_ctx *ctx, struct hx_tensor *t,
 static void finish(struct hyper_ctx *ctx, uint32_t xi);
 
 static void complete(struct hyper_ctx *ctx, uint64_t ud, int32_t res,
-		     uint64_t done_ns)
+		     uint64_t start_ns, uint64_t done_ns)
 {
 	struct hx_xfer *x = &ctx->xf[(uint32_t)ud];
 	uint32_t len = ud >> 32;
 
+	if (start_ns && (!x->copy_ns || start_ns < x->copy_ns))
+		x->copy_ns = start_ns;
 	if (done_ns > x->done_ns)
 		x->done_ns = done_ns;
 	if (res < 0 && !x->err)
@@ -112,6 +114,11 @@ static void finish(struct hyper_ctx *ctx, uint32_t xi)
 		ctx->st.bytes_stored += x->bytes;
 		what = "store";
 	}
+	/* Where the engine tells when the copy began: queue wait vs copy. */
+	if (x->copy_ns)
+		emit(ctx, HYPER_EV_XFER_COPY, x->tensor,
+		     x->dir == HX_DIR_PREFETCH ? HYPER_OP_PREFETCH : HYPER_OP_STORE,
+		     x->bytes, x->copy_ns);
 	emit(ctx, HYPER_EV_XFER_DONE, x->tensor,
 	     x->dir == HX_DIR_PREFETCH ? HYPER_OP_PREFETCH : HYPER_OP_STORE,
 	     x->bytes, x->done_ns);
@@ -144,7 +151,7 @@ static void complete_batch(struct hyper_ctx *ctx, uint64_t ud, int32_t res,
 
 	for (uint32_t i = 0; i < b->n; i++)
 		complete(ctx, b->ud[i], err ? err : (int32_t)(b->ud[i] >> 32),
-			 done_ns);
+			 0, done_ns);
 	free(b);
 }
 
@@ -156,7 +163,8 @@ static void reap_cw(struct hyper_ctx *ctx)
 	do {
 		n = hx_cw_reap(ctx->cw, d, 64);
 		for (unsigned int i = 0; i < n; i++)
-			complete(ctx, d[i].ud, d[i].res, d[i].done_ns);
+			complete(ctx, d[i].ud, d[i].res, d[i].start_ns,
+				 d[i].done_ns);
 		ctx->inflight -= n;
 	} while (n == 64);
 }
@@ -183,7 +191,7 @@ static void reap(struct hyper_ctx *ctx)
 		if (cqe->user_data & HX_UD_BATCH)
 			complete_batch(ctx, cqe->user_data, cqe->res, done);
 		else
-			complete(ctx, cqe->user_data, cqe->res, done);
+			complete(ctx, cqe->user_data, cqe->res, 0, done);
 		n++;
 	}
 	io_uring_cq_advance(&ctx->ring, n);
@@ -360,7 +368,7 @@ static int flush_stage(struct hyper_ctx *ctx)
 	ret = get_sqe(ctx, &sqe);
 	if (ret) {
 		for (uint32_t i = 0; i < st->n; i++)
-			complete(ctx, st->ud[i], ret, 0);
+			complete(ctx, st->ud[i], ret, 0, 0);
 		free(st);
 		return ret;
 	}

@@ -113,6 +113,7 @@ struct hx_xfer {
 	int32_t err;
 	uint8_t dir;
 	uint64_t bytes;		/* moved so far */
+	uint64_t copy_ns;	/* earliest copy start of its requests, 0: unknown */
 	uint64_t done_ns;	/* latest completion time of its requests */
 };
 
