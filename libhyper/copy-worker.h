@@ -37,7 +37,12 @@ void hx_cw_kick(struct hx_cw *cw);
 bool hx_cw_ready(const struct hx_cw *cw);
 unsigned int hx_cw_reap(struct hx_cw *cw, struct hx_cw_done *out,
 			unsigned int max);
+/* Until a completion is ready; copies queued jobs meanwhile (not NO_HELP). */
 void hx_cw_wait(struct hx_cw *cw);
+/* Jobs the executor copied itself since the last call. */
+uint64_t hx_cw_take_helped(struct hx_cw *cw);
+/* For tests: while paused, no worker takes a job (only a waiting executor). */
+void hx_cw_pause(struct hx_cw *cw, bool paused);
 /* memcpy, with non-temporal stores from @nt_bytes on. */
 void hx_cw_copy(void *dst, const void *src, uint64_t len, uint64_t nt_bytes);
 

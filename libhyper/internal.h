@@ -161,6 +161,7 @@ struct hyper_ctx {
 
 	/* copy engine: enum hyper_copy_engine, never DEFAULT once resolved */
 	uint32_t copy_engine;
+	uint32_t copy_flags;	/* HYPER_COPY_POLL, _NO_HELP for a default engine */
 	struct hx_cw *cw;	/* HYPER_COPY_WORKER's threads */
 
 	/* tracer */

@@ -236,7 +236,8 @@ struct hyper_stats {
 	uint64_t arena_bytes;
 	uint64_t peak_arena_bytes;
 	uint64_t nr_batches;		/* kmod: BATCH commands (LIBHYPER_1.2) */
-	uint64_t reserved[6];
+	uint64_t nr_copied_inline;	/* worker: requests a waiting caller copied */
+	uint64_t reserved[5];
 };
 
 int hyper_get_stats(const struct hyper_ctx *ctx, struct hyper_stats *stats);
@@ -291,11 +292,18 @@ enum hyper_copy_engine {
 /* hyper_copy_opts.flags */
 #define HYPER_COPY_POLL		(1U << 0)	/* workers and waits spin, never sleep */
 /*
+ * worker: a wait never copies on the caller's thread.  By default a
+ * caller that must wait for a transfer copies the queued ones itself
+ * instead of sleeping until a worker gets a CPU.
+ */
+#define HYPER_COPY_NO_HELP	(1U << 1)
+/*
  * Fault injection for testing: the worker dies (pthread_exit) half-way
  * through its copy number test_die_after + 1.  Never set it outside a test.
  */
 #define HYPER_COPY_TEST_DIE	(1U << 31)
-#define HYPER_COPY_FLAGS_MASK	(HYPER_COPY_POLL | HYPER_COPY_TEST_DIE)
+#define HYPER_COPY_FLAGS_MASK	(HYPER_COPY_POLL | HYPER_COPY_NO_HELP | \
+				 HYPER_COPY_TEST_DIE)
 
 /**
  * struct hyper_copy_opts - how a context moves bytes; all-zero means default
