@@ -160,6 +160,7 @@ static void reap_cw(struct hyper_ctx *ctx)
 	struct hx_cw_done d[64];
 	unsigned int n;
 
+	ctx->st.nr_copied_inline += hx_cw_take_helped(ctx->cw);
 	do {
 		n = hx_cw_reap(ctx->cw, d, 64);
 		for (unsigned int i = 0; i < n; i++)
