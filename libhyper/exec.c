@@ -529,6 +529,22 @@ static int take(struct hyper_ctx *ctx, uint32_t ti, uint64_t bytes,
 	return hx_range_alloc(&ctx->arena, bytes, 0, off);
 }
 
+/* @ti now holds [off, off + its bytes) of the arena. */
+static void hold(struct hyper_ctx *ctx, uint32_t ti, uint64_t off)
+{
+	struct hx_tensor *t = &ctx->t[ti];
+	uint64_t bytes = ctx->sched->tensors[ti].bytes;
+
+	t->arena_off = off;
+	t->arena_held = true;
+	t->res_next++;
+	t->dev = ctx->arena_base + off;
+	ctx->st.arena_bytes += hx_range_round(&ctx->arena, bytes);
+	if (ctx->st.arena_bytes > ctx->st.peak_arena_bytes)
+		ctx->st.peak_arena_bytes = ctx->st.arena_bytes;
+	emit_resident(ctx);
+}
+
 static int place(struct hyper_ctx *ctx, uint32_t ti)
 {
 	struct hx_tensor *t = &ctx->t[ti];
@@ -572,14 +588,7 @@ static int place(struct hyper_ctx *ctx, uint32_t ti)
 		stall_end(ctx, ti, t0);
 	if (ret)
 		return ret;
-	t->arena_off = off;
-	t->arena_held = true;
-	t->res_next++;
-	t->dev = ctx->arena_base + off;
-	ctx->st.arena_bytes += hx_range_round(&ctx->arena, bytes);
-	if (ctx->st.arena_bytes > ctx->st.peak_arena_bytes)
-		ctx->st.peak_arena_bytes = ctx->st.arena_bytes;
-	emit_resident(ctx);
+	hold(ctx, ti, off);
 	return 0;
 }
 
@@ -592,6 +601,29 @@ static void make_resident(struct hyper_ctx *ctx, uint32_t ti)
 	emit_resident(ctx);
 }
 
+/*
+ * Issue @ti's next prefetch now, ahead of its step, if its planned arena
+ * place is free now: never waits (-EAGAIN if not free).  The caller
+ * (early.c) has checked that nothing touches @ti before that step.
+ */
+int hx_prefetch_now(struct hyper_ctx *ctx, uint32_t ti)
+{
+	struct hx_tensor *t = &ctx->t[ti];
+	uint64_t off;
+
+	if (!laid_out(ctx) || t->explicit_dev || t->arena_held || busy(t) ||
+	    t->resident)
+		return -EAGAIN;
+	if (take(ctx, ti, ctx->sched->tensors[ti].bytes, &off))
+		return -EAGAIN;
+	hold(ctx, ti, off);
+	make_resident(ctx, ti);
+	ctx->st.nr_prefetch++;
+	ctx->st.nr_early++;
+	t->early = true;
+	return queue_xfer(ctx, ti, HX_DIR_PREFETCH);
+}
+
 static int issue(struct hyper_ctx *ctx, const struct hyper_cop *c)
 {
 	struct hx_tensor *t = &ctx->t[c->tensor];
@@ -600,6 +632,11 @@ static int issue(struct hyper_ctx *ctx, const struct hyper_cop *c)
 
 	switch (c->op) {
 	case HYPER_OP_PREFETCH:
+		/* Issued ahead of its step (hx_early_issue()): already on its way. */
+		if (t->early) {
+			t->early = false;
+			return 0;
+		}
 		/* A store may still write the pool copy, or a detach hold the space. */
 		ret = wait_tensor(ctx, c->tensor, false);
 		if (!ret)
@@ -704,9 +741,14 @@ int hyper_step_begin(struct hyper_ctx *ctx)
 		return ret;
 	if (!(ctx->flags & HYPER_OPEN_TEST_NO_WAIT))
 		for (j = 0; j < step->nr_uses; j++) {
+			uint64_t stalls = ctx->st.nr_stalls;
+
 			ret = wait_tensor(ctx, step->uses[j], true);
 			if (ret)
 				return broken(ctx, ret);
+			/* Its prefetch came late: look further ahead from now on. */
+			if (ctx->st.nr_stalls != stalls)
+				hx_early_late(ctx);
 		}
 	for (j = 0; j < step->nr_defines; j++) {
 		uint32_t ti = step->defines[j];
@@ -722,6 +764,12 @@ int hyper_step_begin(struct hyper_ctx *ctx)
 			return broken(ctx, ret);
 		ctx->t[ti].pool_valid = false;
 	}
+	/* While the operator runs, later steps' prefetches may start. */
+	ret = hx_early_issue(ctx);
+	if (!ret && sq_ready(ctx))
+		ret = submit(ctx, 0);
+	if (ret)
+		return broken(ctx, ret);
 	if (ctx->async_err)
 		return fail_async(ctx);
 	ctx->in_step = true;
@@ -826,6 +874,9 @@ int hx_exec_reset(struct hyper_ctx *ctx)
 	ctx->nr_free_pending = 0;
 	if (ctx->has_arena)
 		hx_range_reset(&ctx->arena);
+	ret = hx_early_reset(ctx);
+	if (ret)
+		return ret;
 	ctx->st.resident_bytes = 0;
 	ctx->st.arena_bytes = 0;
 	for (uint32_t i = 0; i < s->nr_tensors; i++) {
@@ -835,6 +886,7 @@ int hx_exec_reset(struct hyper_ctx *ctx)
 		t->arena_held = false;
 		t->free_pending = false;
 		t->res_next = 0;
+		t->early = false;
 		t->pool_valid = s->tensors[i].home == HYPER_HOME_POOL;
 		if (!t->explicit_dev)
 			t->dev = 0;
@@ -870,6 +922,7 @@ void hx_exec_fini(struct hyper_ctx *ctx)
 	if (ctx->ring_ok)
 		drain(ctx);
 	hx_copy_fini(ctx);
+	hx_early_fini(ctx);
 	free(ctx->t);
 	free(ctx->xf);
 	ctx->t = NULL;

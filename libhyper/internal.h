@@ -103,6 +103,7 @@ struct hx_tensor {
 	bool arena_held;	/* arena_off is allocated */
 	bool free_pending;	/* detached: free arena space when idle */
 	uint32_t res_next;	/* residencies placed so far, for the layout */
+	bool early;		/* its next scheduled prefetch was issued ahead */
 };
 
 /* One cache op in flight, possibly split into several requests. */
@@ -164,6 +165,11 @@ struct hyper_ctx {
 	uint32_t copy_flags;	/* HYPER_COPY_POLL, _NO_HELP for a default engine */
 	struct hx_cw *cw;	/* HYPER_COPY_WORKER's threads */
 
+	/* late-prefetch adaptation (early.c) */
+	uint32_t early_ahead;	/* steps looked ahead, 0: not (yet) */
+	uint64_t *early_extra;	/* per step: bytes resident ahead of the plan */
+	uint64_t *step_peak;	/* per step: the plan's most resident bytes */
+
 	/* tracer */
 	hyper_event_fn ev_fn;
 	void *ev_arg;
@@ -180,6 +186,11 @@ int hx_buf_find(const struct hyper_ctx *ctx, uintptr_t addr, uint64_t len);
 int hx_exec_reset(struct hyper_ctx *ctx);
 void hx_exec_fini(struct hyper_ctx *ctx);
 int hx_copy_prepare(struct hyper_ctx *ctx);
+int hx_prefetch_now(struct hyper_ctx *ctx, uint32_t ti);
+void hx_early_late(struct hyper_ctx *ctx);
+int hx_early_issue(struct hyper_ctx *ctx);
+int hx_early_reset(struct hyper_ctx *ctx);
+void hx_early_fini(struct hyper_ctx *ctx);
 void hx_copy_fini(struct hyper_ctx *ctx);
 
 #endif /* LIBHYPER_INTERNAL_H */

@@ -39,12 +39,19 @@ enum hyper_backend {
 /* hyper_open_opts.flags */
 #define HYPER_OPEN_NUMA		(1U << 0)	/* shmem: bind the pool to numa_node */
 /*
+ * After a prefetch came late (the operator waited for it), issue later
+ * steps' prefetches ahead of their step, within the schedule's budget and
+ * its arena layout.  See hyper_open(3).
+ */
+#define HYPER_OPEN_EARLY_PREFETCH (1U << 1)
+/*
  * Fault injection for testing runners' own checks: hyper_step_begin() does
  * not wait for the prefetches of the tensors the operator uses.  Never set
  * it outside such a test; data races are its whole point.
  */
 #define HYPER_OPEN_TEST_NO_WAIT	(1U << 31)
-#define HYPER_OPEN_FLAGS_MASK	(HYPER_OPEN_NUMA | HYPER_OPEN_TEST_NO_WAIT)
+#define HYPER_OPEN_FLAGS_MASK	(HYPER_OPEN_NUMA | HYPER_OPEN_EARLY_PREFETCH | \
+				 HYPER_OPEN_TEST_NO_WAIT)
 
 /**
  * struct hyper_open_opts - how to open a context; all-zero means defaults
@@ -237,7 +244,8 @@ struct hyper_stats {
 	uint64_t peak_arena_bytes;
 	uint64_t nr_batches;		/* kmod: BATCH commands (LIBHYPER_1.2) */
 	uint64_t nr_copied_inline;	/* worker: requests a waiting caller copied */
-	uint64_t reserved[5];
+	uint64_t nr_early;		/* prefetches issued ahead of their step */
+	uint64_t reserved[4];
 };
 
 int hyper_get_stats(const struct hyper_ctx *ctx, struct hyper_stats *stats);
