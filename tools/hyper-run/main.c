@@ -355,6 +355,8 @@ static void usage(FILE *f)
 "      --copy-nt SIZE                worker: non-temporal stores from SIZE (default never)\n"
 "      --copy-poll                   copy threads and waits spin instead of sleeping\n"
 "      --copy-no-help                worker: a wait never copies on the executor's thread\n"
+"      --early-prefetch              after a late prefetch, issue later ones ahead of their\n"
+"                                    step, within the budget (HYPER_OPEN_EARLY_PREFETCH)\n"
 "      --compute-cpu N               pin the compute (the executor's thread) to CPU N\n"
 "      --inject corrupt:TENSOR       flip a byte of TENSOR's pool copy (tests the checks)\n"
 "      --inject nowait               do not wait for prefetches (tests the checks)\n"
@@ -388,6 +390,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		{ "copy-nt", required_argument, NULL, 'S' },
 		{ "copy-poll", no_argument, NULL, 'L' },
 		{ "copy-no-help", no_argument, NULL, 'H' },
+		{ "early-prefetch", no_argument, NULL, 'Y' },
 		{ "compute-cpu", required_argument, NULL, 'K' },
 		{ "inject", required_argument, NULL, 'I' },
 		{ "output", required_argument, NULL, 'o' },
@@ -510,6 +513,9 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		case 'H':
 			o->copy_set = true;
 			o->copy.flags |= HYPER_COPY_NO_HELP;
+			break;
+		case 'Y':
+			o->open.flags |= HYPER_OPEN_EARLY_PREFETCH;
 			break;
 		case 'K':
 			o->compute_cpu = (int)strtol(optarg, &end, 0);
