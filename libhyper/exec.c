@@ -282,6 +282,8 @@ static void stall_end(struct hyper_ctx *ctx, uint32_t ti, uint64_t t0)
 	emit(ctx, HYPER_EV_STALL_END, ti, 0, 0, now);
 }
 
+static int issue_deferred(struct hyper_ctx *ctx);
+
 /* Wait for @ti's in-flight prefetch, or for all its transfers. */
 static int wait_tensor(struct hyper_ctx *ctx, uint32_t ti, bool prefetch_only)
 {
@@ -296,7 +298,9 @@ static int wait_tensor(struct hyper_ctx *ctx, uint32_t ti, bool prefetch_only)
 	if (!PENDING())
 		return 0;
 	t0 = stall_begin(ctx, ti);
-	while (PENDING() && !(ret = wait_one(ctx)))
+	/* A deferred prefetch (below) is placed as soon as its place frees. */
+	while (PENDING() && !(ret = issue_deferred(ctx)) && PENDING() &&
+	       !(ret = wait_one(ctx)))
 		;
 	stall_end(ctx, ti, t0);
 #undef PENDING
@@ -558,6 +562,10 @@ static int place(struct hyper_ctx *ctx, uint32_t ti)
 		/* Space still held by detached tensors frees as their stores finish. */
 		if (cq_ready(ctx)) {
 			reap(ctx);
+			/* Prefetches deferred before this one come first. */
+			ret = issue_deferred(ctx);
+			if (ret)
+				break;
 			continue;
 		}
 		if (!ctx->nr_free_pending && laid_out(ctx)) {
@@ -624,10 +632,77 @@ int hx_prefetch_now(struct hyper_ctx *ctx, uint32_t ti)
 	return queue_xfer(ctx, ti, HX_DIR_PREFETCH);
 }
 
+/*
+ * A prefetch whose laid-out place a detached tensor still holds, while
+ * its store runs, is deferred rather than waited for: the operator of
+ * this step may not need it, and blocking here stalled it (make
+ * bench-feedback under chrt: all of the stall left was a weight's
+ * prefetch waiting for the store of the KV tensor whose place the layout
+ * gave it, in the step before the weight's use).  The tensor counts as
+ * resident and its prefetch as in flight from now on, so a use or a
+ * store of it waits (and places it as soon as it can); the deferred go
+ * out in order as stores complete.
+ */
+static int defer(struct hyper_ctx *ctx, uint32_t ti)
+{
+	struct hx_tensor *t = &ctx->t[ti];
+
+	t->deferred = true;
+	t->nr_prefetch++;
+	ctx->defer[ctx->nr_defer++] = ti;
+	return 0;
+}
+
+static int issue_deferred(struct hyper_ctx *ctx)
+{
+	uint32_t n = 0;
+	int ret = 0;
+
+	while (n < ctx->nr_defer) {
+		uint32_t ti = ctx->defer[n];
+		struct hx_tensor *t = &ctx->t[ti];
+		uint64_t off;
+
+		if (take(ctx, ti, ctx->sched->tensors[ti].bytes, &off)) {
+			if (!ctx->nr_free_pending)
+				ret = hx_err(ctx, -EFAULT,
+					     "the layout's place for tensor \"%s\" at arena offset %llu is taken",
+					     tensor_id(ctx, ti), (unsigned long long)off);
+			break;
+		}
+		n++;
+		hold(ctx, ti, off);
+		t->deferred = false;
+		t->nr_prefetch--;	/* queue_xfer() counts it again */
+		ret = queue_xfer(ctx, ti, HX_DIR_PREFETCH);
+		if (ret)
+			break;
+	}
+	memmove(ctx->defer, ctx->defer + n, (ctx->nr_defer - n) * sizeof(*ctx->defer));
+	ctx->nr_defer -= n;
+	return ret;
+}
+
+/* A deferred prefetch dropped unplaced: its residency is skipped. */
+static void undefer(struct hyper_ctx *ctx, uint32_t ti)
+{
+	struct hx_tensor *t = &ctx->t[ti];
+	uint32_t i;
+
+	for (i = 0; i < ctx->nr_defer && ctx->defer[i] != ti; i++)
+		;
+	memmove(ctx->defer + i, ctx->defer + i + 1,
+		(ctx->nr_defer - i - 1) * sizeof(*ctx->defer));
+	ctx->nr_defer--;
+	t->deferred = false;
+	t->nr_prefetch--;
+	t->res_next++;
+}
+
 static int issue(struct hyper_ctx *ctx, const struct hyper_cop *c)
 {
 	struct hx_tensor *t = &ctx->t[c->tensor];
-	uint64_t bytes = ctx->sched->tensors[c->tensor].bytes;
+	uint64_t bytes = ctx->sched->tensors[c->tensor].bytes, off;
 	int ret;
 
 	switch (c->op) {
@@ -639,10 +714,22 @@ static int issue(struct hyper_ctx *ctx, const struct hyper_cop *c)
 		}
 		/* A store may still write the pool copy, or a detach hold the space. */
 		ret = wait_tensor(ctx, c->tensor, false);
-		if (!ret)
-			ret = place(ctx, c->tensor);
 		if (ret)
 			return ret;
+		if (laid_out(ctx) && !t->explicit_dev && !t->arena_held &&
+		    (ctx->nr_defer || ctx->nr_free_pending)) {
+			/* Behind those deferred already; else now if free. */
+			if (ctx->nr_defer || take(ctx, c->tensor, bytes, &off)) {
+				make_resident(ctx, c->tensor);
+				ctx->st.nr_prefetch++;
+				return defer(ctx, c->tensor);
+			}
+			hold(ctx, c->tensor, off);
+		} else {
+			ret = place(ctx, c->tensor);
+			if (ret)
+				return ret;
+		}
 		make_resident(ctx, c->tensor);
 		ctx->st.nr_prefetch++;
 		return queue_xfer(ctx, c->tensor, HX_DIR_PREFETCH);
@@ -663,6 +750,8 @@ static int issue(struct hyper_ctx *ctx, const struct hyper_cop *c)
 		emit_resident(ctx);
 		if (t->explicit_dev)
 			return 0;
+		if (t->deferred)
+			undefer(ctx, c->tensor);
 		if (busy(t)) {
 			t->free_pending = true;
 			ctx->nr_free_pending++;
@@ -735,6 +824,9 @@ int hyper_step_begin(struct hyper_ctx *ctx)
 	step = &ctx->sched->steps[ctx->cur];
 	if (cq_ready(ctx))
 		reap(ctx);
+	ret = issue_deferred(ctx);
+	if (ret)
+		return broken(ctx, ret);
 
 	ret = issue_ops(ctx, step->before, step->nr_before);
 	if (ret)
@@ -836,8 +928,10 @@ static int drain(struct hyper_ctx *ctx)
 {
 	int ret;
 
-	while (ctx->inflight || ctx->stage) {
-		ret = wait_one(ctx);
+	while (ctx->inflight || ctx->stage || ctx->nr_defer) {
+		ret = issue_deferred(ctx);
+		if (!ret && (ctx->inflight || ctx->stage))
+			ret = wait_one(ctx);
 		if (ret)
 			return ret;
 	}
@@ -872,6 +966,12 @@ int hx_exec_reset(struct hyper_ctx *ctx)
 	ctx->in_step = false;
 	ctx->cur = 0;
 	ctx->nr_free_pending = 0;
+	ctx->nr_defer = 0;
+	if (!ctx->defer) {
+		ctx->defer = calloc(s->nr_tensors ?: 1, sizeof(*ctx->defer));
+		if (!ctx->defer)
+			return hx_err(ctx, -ENOMEM, "out of memory");
+	}
 	if (ctx->has_arena)
 		hx_range_reset(&ctx->arena);
 	ret = hx_early_reset(ctx);
@@ -887,6 +987,7 @@ int hx_exec_reset(struct hyper_ctx *ctx)
 		t->free_pending = false;
 		t->res_next = 0;
 		t->early = false;
+		t->deferred = false;
 		t->pool_valid = s->tensors[i].home == HYPER_HOME_POOL;
 		if (!t->explicit_dev)
 			t->dev = 0;
@@ -923,6 +1024,8 @@ void hx_exec_fini(struct hyper_ctx *ctx)
 		drain(ctx);
 	hx_copy_fini(ctx);
 	hx_early_fini(ctx);
+	free(ctx->defer);
+	ctx->defer = NULL;
 	free(ctx->t);
 	free(ctx->xf);
 	ctx->t = NULL;

@@ -104,6 +104,7 @@ struct hx_tensor {
 	bool free_pending;	/* detached: free arena space when idle */
 	uint32_t res_next;	/* residencies placed so far, for the layout */
 	bool early;		/* its next scheduled prefetch was issued ahead */
+	bool deferred;		/* prefetch issued, waiting for its place (exec.c) */
 };
 
 /* One cache op in flight, possibly split into several requests. */
@@ -158,6 +159,8 @@ struct hyper_ctx {
 	struct hx_batch *stage;	/* kmod: requests not yet in an SQE */
 	uint32_t max_batch;	/* kmod: the module's limit, 0: no batches */
 	uint32_t nr_free_pending;
+	uint32_t *defer;	/* prefetches waiting for their place, in order */
+	uint32_t nr_defer;
 	struct hyper_stats st;
 
 	/* copy engine: enum hyper_copy_engine, never DEFAULT once resolved */
