@@ -226,4 +226,63 @@ TEST(early_off_by_default)
 	munmap(iov.iov_base, DEV_LEN);
 }
 
+/*
+ * A prefetch whose laid-out place a detached tensor holds while its store
+ * runs is deferred, not waited for: kv is defined, stored and detached by
+ * step 0; w, which the layout puts in kv's place, is prefetched before
+ * step 1 but used only by step 2.  With the worker paused the store stays
+ * queued, so step 1 would stall if the prefetch waited for the space.
+ */
+TEST(prefetch_deferred_behind_store)
+{
+	static const char js[] = "{" HDR "'tensors':["
+		"{'id':'kv','bytes':262336,'kind':'kv','home':'none'},"
+		"{'id':'w','bytes':262336,'kind':'weight','home':'pool'}],'steps':["
+		"{'op':'s0','defines':['kv'],'after':[{'op':'store','tensor':'kv'},"
+		"{'op':'detach','tensor':'kv'}]},"
+		"{'op':'s1','before':[{'op':'prefetch','tensor':'w'}]},"
+		"{'op':'s2','uses':['w'],'after':[{'op':'detach','tensor':'w'}]}]}";
+	struct hyper_schedule *s;
+	struct hyper_ctx *ctx;
+	struct hyper_stats st;
+	char err[256];
+	struct iovec iov;
+
+	ASSERT_EQ(0, parse_sq(js, &s, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, open_test_ctx(&ctx));
+	iov.iov_base = dev_mem(DEV_LEN);
+	iov.iov_len = DEV_LEN;
+	ASSERT_NE(NULL, iov.iov_base);
+	ASSERT_EQ(0, hyper_register_buffers(ctx, &iov, 1));
+	ASSERT_EQ(0, hyper_set_arena(ctx, iov.iov_base, DEV_LEN));
+	ASSERT_EQ(0, hyper_attach(ctx, s));
+	ASSERT_EQ(0, hyper_prepare(ctx));
+	fill_pat(hyper_tensor_pool_ptr(ctx, 1), TB, 7);
+	if (ctx->cw)
+		hx_cw_pause(ctx->cw, true);
+	for (int round = 0; round < 2; round++) {
+		ASSERT_EQ(0, hyper_step_begin(ctx));
+		fill_pat(hyper_tensor_ptr(ctx, 0), TB, 50 + round);
+		ASSERT_EQ(0, hyper_step_end(ctx));
+		hyper_reset_stats(ctx);
+		ASSERT_EQ(1, hyper_step_begin(ctx)) TH_LOG("%s", hyper_last_error(ctx));
+		ASSERT_EQ(0, hyper_get_stats(ctx, &st));
+		if (ctx->cw)
+			EXPECT_EQ(0, st.nr_stalls);
+		ASSERT_EQ(0, hyper_step_end(ctx));
+		ASSERT_EQ(2, hyper_step_begin(ctx)) TH_LOG("%s", hyper_last_error(ctx));
+		EXPECT_GT(0, check_pat(hyper_tensor_ptr(ctx, 1), TB, 7));
+		ASSERT_EQ(0, hyper_step_end(ctx));
+		ASSERT_EQ(0, hyper_drain(ctx));
+		/* The store reached the pool before w took kv's place. */
+		EXPECT_GT(0, check_pat(hyper_tensor_pool_ptr(ctx, 0), TB, 50 + round));
+		ASSERT_EQ(0, hyper_rewind(ctx));
+	}
+	if (ctx->cw)
+		hx_cw_pause(ctx->cw, false);
+	hyper_close(ctx);
+	hyper_schedule_free(s);
+	munmap(iov.iov_base, DEV_LEN);
+}
+
 HYPER_TEST_MAIN
