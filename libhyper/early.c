@@ -16,7 +16,9 @@
  *    without a layout nothing is issued early, since first-fit placement
  *    cannot promise later tensors their holes;
  *  - order: nothing touches the tensor (a cache op, a use, a define)
- *    between now and its prefetch, so it reads the same pool copy.
+ *    between now and its prefetch, so it reads the same pool copy;
+ *  - none while a prefetch is deferred behind a store (exec.c), since
+ *    its place is not yet held and an early one could take it.
  * At its step the scheduled prefetch is then skipped (exec.c issue()).
  */
 #include <errno.h>
@@ -261,7 +263,11 @@ int hx_early_issue(struct hyper_ctx *ctx)
 	uint32_t last;
 	int ret = 0;
 
-	if (!ctx->early_ahead || !ctx->step_peak || !s->res_off ||
+	/*
+	 * A deferred prefetch (exec.c) has not taken its place yet: an early
+	 * one could take it first.  None go early until those are placed.
+	 */
+	if (!ctx->early_ahead || !ctx->step_peak || !s->res_off || ctx->nr_defer ||
 	    !ctx->has_arena || !s->arena_bytes || ctx->arena.size < s->arena_bytes)
 		return 0;
 	last = ctx->cur + ctx->early_ahead;
