@@ -653,33 +653,31 @@ static int defer(struct hyper_ctx *ctx, uint32_t ti)
 	return 0;
 }
 
+/* Queue the deferred prefetches whose places are free, in their order. */
 static int issue_deferred(struct hyper_ctx *ctx)
 {
-	uint32_t n = 0;
+	uint32_t i, kept = 0;
 	int ret = 0;
 
-	while (n < ctx->nr_defer) {
-		uint32_t ti = ctx->defer[n];
+	for (i = 0; i < ctx->nr_defer; i++) {
+		uint32_t ti = ctx->defer[i];
 		struct hx_tensor *t = &ctx->t[ti];
 		uint64_t off;
 
-		if (take(ctx, ti, ctx->sched->tensors[ti].bytes, &off)) {
-			if (!ctx->nr_free_pending)
+		if (ret || take(ctx, ti, ctx->sched->tensors[ti].bytes, &off)) {
+			if (!ret && !ctx->nr_free_pending)
 				ret = hx_err(ctx, -EFAULT,
 					     "the layout's place for tensor \"%s\" at arena offset %llu is taken",
 					     tensor_id(ctx, ti), (unsigned long long)off);
-			break;
+			ctx->defer[kept++] = ti;
+			continue;
 		}
-		n++;
 		hold(ctx, ti, off);
 		t->deferred = false;
 		t->nr_prefetch--;	/* queue_xfer() counts it again */
 		ret = queue_xfer(ctx, ti, HX_DIR_PREFETCH);
-		if (ret)
-			break;
 	}
-	memmove(ctx->defer, ctx->defer + n, (ctx->nr_defer - n) * sizeof(*ctx->defer));
-	ctx->nr_defer -= n;
+	ctx->nr_defer = kept;
 	return ret;
 }
 
@@ -717,9 +715,8 @@ static int issue(struct hyper_ctx *ctx, const struct hyper_cop *c)
 		if (ret)
 			return ret;
 		if (laid_out(ctx) && !t->explicit_dev && !t->arena_held &&
-		    (ctx->nr_defer || ctx->nr_free_pending)) {
-			/* Behind those deferred already; else now if free. */
-			if (ctx->nr_defer || take(ctx, c->tensor, bytes, &off)) {
+		    ctx->nr_free_pending) {
+			if (take(ctx, c->tensor, bytes, &off)) {
 				make_resident(ctx, c->tensor);
 				ctx->st.nr_prefetch++;
 				return defer(ctx, c->tensor);
@@ -781,6 +778,14 @@ static int issue_ops(struct hyper_ctx *ctx, const struct hyper_cop *ops,
 
 	for (uint32_t j = 0; j < n; j++) {
 		ret = issue(ctx, &ops[j]);
+		if (ret)
+			return broken(ctx, ret);
+	}
+	/* Stores that completed meanwhile may have freed deferred ones' places. */
+	if (ctx->nr_defer) {
+		if (cq_ready(ctx))
+			reap(ctx);
+		ret = issue_deferred(ctx);
 		if (ret)
 			return broken(ctx, ret);
 	}
