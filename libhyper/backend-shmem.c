@@ -63,6 +63,27 @@ static void shmem_close(struct hyper_ctx *ctx)
 	hx_range_fini(&ctx->pool);
 }
 
+/*
+ * Allocate a region's pages now (after mbind, so on its node), not at
+ * the first copy into it: on make bench-feedback a run's first store, an
+ * 8 MB one into a pool copy never written, ran at 1.8 GB/s against 15
+ * for the same copy later, and every prefetch queued behind it waited.
+ * MADV_POPULATE_WRITE is Linux 5.14 and later; older kernels (EINVAL)
+ * fault the pages in at first use, as before.
+ */
+static int populate(struct hyper_ctx *ctx, void *map, uint64_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+	if (!madvise(map, len, MADV_POPULATE_WRITE) || errno == EINVAL)
+		return 0;
+	return hx_err(ctx, -errno,
+		      "shmem pool: allocating %llu bytes of pool pages: %s (a smaller pool, or more memory)",
+		      (unsigned long long)len, strerror(errno));
+#else
+	return 0;
+#endif
+}
+
 static int shmem_region_alloc(struct hyper_ctx *ctx, struct hyper_region *reg)
 {
 	uint64_t len = hx_range_round(&ctx->pool, reg->size);
@@ -94,6 +115,11 @@ static int shmem_region_alloc(struct hyper_ctx *ctx, struct hyper_region *reg)
 			munmap(reg->map, len);
 			goto fail;
 		}
+	}
+	ret = populate(ctx, reg->map, len);
+	if (ret) {
+		munmap(reg->map, len);
+		goto fail;
 	}
 	return 0;
 fail:

@@ -149,6 +149,8 @@ int hyper_set_copy_engine(struct hyper_ctx *ctx, const struct hyper_copy_opts *o
 	hx_cw_stop(ctx->cw);
 	ctx->cw = NULL;
 	ctx->copy_engine = o->engine;
+	/* The default engine becomes a worker at hyper_prepare(): keep them. */
+	ctx->copy_flags = o->flags & (HYPER_COPY_POLL | HYPER_COPY_NO_HELP);
 	if (o->engine == HYPER_COPY_WORKER) {
 		ret = hx_cw_start(o, ctx->numa_node, ctx->cq_entries, &ctx->cw);
 		if (ret) {
@@ -189,6 +191,7 @@ int hx_copy_prepare(struct hyper_ctx *ctx)
 	}
 	memset(&o, 0, sizeof(o));
 	o.engine = HYPER_COPY_WORKER;
+	o.flags = ctx->copy_flags;
 	o.nr_workers = 1;
 	ret = hx_cw_start(&o, ctx->numa_node, ctx->cq_entries, &ctx->cw);
 	if (ret)

@@ -78,11 +78,13 @@ static void release_dev(struct hyper_ctx *ctx, struct hx_tensor *t,
 static void finish(struct hyper_ctx *ctx, uint32_t xi);
 
 static void complete(struct hyper_ctx *ctx, uint64_t ud, int32_t res,
-		     uint64_t done_ns)
+		     uint64_t start_ns, uint64_t done_ns)
 {
 	struct hx_xfer *x = &ctx->xf[(uint32_t)ud];
 	uint32_t len = ud >> 32;
 
+	if (start_ns && (!x->copy_ns || start_ns < x->copy_ns))
+		x->copy_ns = start_ns;
 	if (done_ns > x->done_ns)
 		x->done_ns = done_ns;
 	if (res < 0 && !x->err)
@@ -112,6 +114,11 @@ static void finish(struct hyper_ctx *ctx, uint32_t xi)
 		ctx->st.bytes_stored += x->bytes;
 		what = "store";
 	}
+	/* Where the engine tells when the copy began: queue wait vs copy. */
+	if (x->copy_ns)
+		emit(ctx, HYPER_EV_XFER_COPY, x->tensor,
+		     x->dir == HX_DIR_PREFETCH ? HYPER_OP_PREFETCH : HYPER_OP_STORE,
+		     x->bytes, x->copy_ns);
 	emit(ctx, HYPER_EV_XFER_DONE, x->tensor,
 	     x->dir == HX_DIR_PREFETCH ? HYPER_OP_PREFETCH : HYPER_OP_STORE,
 	     x->bytes, x->done_ns);
@@ -144,7 +151,7 @@ static void complete_batch(struct hyper_ctx *ctx, uint64_t ud, int32_t res,
 
 	for (uint32_t i = 0; i < b->n; i++)
 		complete(ctx, b->ud[i], err ? err : (int32_t)(b->ud[i] >> 32),
-			 done_ns);
+			 0, done_ns);
 	free(b);
 }
 
@@ -153,10 +160,12 @@ static void reap_cw(struct hyper_ctx *ctx)
 	struct hx_cw_done d[64];
 	unsigned int n;
 
+	ctx->st.nr_copied_inline += hx_cw_take_helped(ctx->cw);
 	do {
 		n = hx_cw_reap(ctx->cw, d, 64);
 		for (unsigned int i = 0; i < n; i++)
-			complete(ctx, d[i].ud, d[i].res, d[i].done_ns);
+			complete(ctx, d[i].ud, d[i].res, d[i].start_ns,
+				 d[i].done_ns);
 		ctx->inflight -= n;
 	} while (n == 64);
 }
@@ -183,7 +192,7 @@ static void reap(struct hyper_ctx *ctx)
 		if (cqe->user_data & HX_UD_BATCH)
 			complete_batch(ctx, cqe->user_data, cqe->res, done);
 		else
-			complete(ctx, cqe->user_data, cqe->res, done);
+			complete(ctx, cqe->user_data, cqe->res, 0, done);
 		n++;
 	}
 	io_uring_cq_advance(&ctx->ring, n);
@@ -273,6 +282,8 @@ static void stall_end(struct hyper_ctx *ctx, uint32_t ti, uint64_t t0)
 	emit(ctx, HYPER_EV_STALL_END, ti, 0, 0, now);
 }
 
+static int issue_deferred(struct hyper_ctx *ctx);
+
 /* Wait for @ti's in-flight prefetch, or for all its transfers. */
 static int wait_tensor(struct hyper_ctx *ctx, uint32_t ti, bool prefetch_only)
 {
@@ -287,7 +298,9 @@ static int wait_tensor(struct hyper_ctx *ctx, uint32_t ti, bool prefetch_only)
 	if (!PENDING())
 		return 0;
 	t0 = stall_begin(ctx, ti);
-	while (PENDING() && !(ret = wait_one(ctx)))
+	/* A deferred prefetch (below) is placed as soon as its place frees. */
+	while (PENDING() && !(ret = issue_deferred(ctx)) && PENDING() &&
+	       !(ret = wait_one(ctx)))
 		;
 	stall_end(ctx, ti, t0);
 #undef PENDING
@@ -360,7 +373,7 @@ static int flush_stage(struct hyper_ctx *ctx)
 	ret = get_sqe(ctx, &sqe);
 	if (ret) {
 		for (uint32_t i = 0; i < st->n; i++)
-			complete(ctx, st->ud[i], ret, 0);
+			complete(ctx, st->ud[i], ret, 0, 0);
 		free(st);
 		return ret;
 	}
@@ -520,6 +533,22 @@ static int take(struct hyper_ctx *ctx, uint32_t ti, uint64_t bytes,
 	return hx_range_alloc(&ctx->arena, bytes, 0, off);
 }
 
+/* @ti now holds [off, off + its bytes) of the arena. */
+static void hold(struct hyper_ctx *ctx, uint32_t ti, uint64_t off)
+{
+	struct hx_tensor *t = &ctx->t[ti];
+	uint64_t bytes = ctx->sched->tensors[ti].bytes;
+
+	t->arena_off = off;
+	t->arena_held = true;
+	t->res_next++;
+	t->dev = ctx->arena_base + off;
+	ctx->st.arena_bytes += hx_range_round(&ctx->arena, bytes);
+	if (ctx->st.arena_bytes > ctx->st.peak_arena_bytes)
+		ctx->st.peak_arena_bytes = ctx->st.arena_bytes;
+	emit_resident(ctx);
+}
+
 static int place(struct hyper_ctx *ctx, uint32_t ti)
 {
 	struct hx_tensor *t = &ctx->t[ti];
@@ -533,6 +562,10 @@ static int place(struct hyper_ctx *ctx, uint32_t ti)
 		/* Space still held by detached tensors frees as their stores finish. */
 		if (cq_ready(ctx)) {
 			reap(ctx);
+			/* Prefetches deferred before this one come first. */
+			ret = issue_deferred(ctx);
+			if (ret)
+				break;
 			continue;
 		}
 		if (!ctx->nr_free_pending && laid_out(ctx)) {
@@ -563,14 +596,7 @@ static int place(struct hyper_ctx *ctx, uint32_t ti)
 		stall_end(ctx, ti, t0);
 	if (ret)
 		return ret;
-	t->arena_off = off;
-	t->arena_held = true;
-	t->res_next++;
-	t->dev = ctx->arena_base + off;
-	ctx->st.arena_bytes += hx_range_round(&ctx->arena, bytes);
-	if (ctx->st.arena_bytes > ctx->st.peak_arena_bytes)
-		ctx->st.peak_arena_bytes = ctx->st.arena_bytes;
-	emit_resident(ctx);
+	hold(ctx, ti, off);
 	return 0;
 }
 
@@ -583,20 +609,124 @@ static void make_resident(struct hyper_ctx *ctx, uint32_t ti)
 	emit_resident(ctx);
 }
 
+/*
+ * Issue @ti's next prefetch now, ahead of its step, if its planned arena
+ * place is free now: never waits (-EAGAIN if not free).  The caller
+ * (early.c) has checked that nothing touches @ti before that step.
+ */
+int hx_prefetch_now(struct hyper_ctx *ctx, uint32_t ti)
+{
+	struct hx_tensor *t = &ctx->t[ti];
+	uint64_t off;
+
+	if (!laid_out(ctx) || t->explicit_dev || t->arena_held || busy(t) ||
+	    t->resident)
+		return -EAGAIN;
+	if (take(ctx, ti, ctx->sched->tensors[ti].bytes, &off))
+		return -EAGAIN;
+	hold(ctx, ti, off);
+	make_resident(ctx, ti);
+	ctx->st.nr_prefetch++;
+	ctx->st.nr_early++;
+	t->early = true;
+	return queue_xfer(ctx, ti, HX_DIR_PREFETCH);
+}
+
+/*
+ * A prefetch whose laid-out place a detached tensor still holds, while
+ * its store runs, is deferred rather than waited for: the operator of
+ * this step may not need it, and blocking here stalled it (make
+ * bench-feedback under chrt: all of the stall left was a weight's
+ * prefetch waiting for the store of the KV tensor whose place the layout
+ * gave it, in the step before the weight's use).  The tensor counts as
+ * resident and its prefetch as in flight from now on, so a use or a
+ * store of it waits (and places it as soon as it can); the deferred go
+ * out in order as stores complete.
+ */
+static int defer(struct hyper_ctx *ctx, uint32_t ti)
+{
+	struct hx_tensor *t = &ctx->t[ti];
+
+	t->deferred = true;
+	t->nr_prefetch++;
+	ctx->defer[ctx->nr_defer++] = ti;
+	return 0;
+}
+
+/* Queue the deferred prefetches whose places are free, in their order. */
+static int issue_deferred(struct hyper_ctx *ctx)
+{
+	uint32_t i, kept = 0;
+	int ret = 0;
+
+	for (i = 0; i < ctx->nr_defer; i++) {
+		uint32_t ti = ctx->defer[i];
+		struct hx_tensor *t = &ctx->t[ti];
+		uint64_t off;
+
+		if (ret || take(ctx, ti, ctx->sched->tensors[ti].bytes, &off)) {
+			if (!ret && !ctx->nr_free_pending)
+				ret = hx_err(ctx, -EFAULT,
+					     "the layout's place for tensor \"%s\" at arena offset %llu is taken",
+					     tensor_id(ctx, ti), (unsigned long long)off);
+			ctx->defer[kept++] = ti;
+			continue;
+		}
+		hold(ctx, ti, off);
+		t->deferred = false;
+		t->nr_prefetch--;	/* queue_xfer() counts it again */
+		ret = queue_xfer(ctx, ti, HX_DIR_PREFETCH);
+	}
+	ctx->nr_defer = kept;
+	return ret;
+}
+
+/* A deferred prefetch dropped unplaced: its residency is skipped. */
+static void undefer(struct hyper_ctx *ctx, uint32_t ti)
+{
+	struct hx_tensor *t = &ctx->t[ti];
+	uint32_t i;
+
+	for (i = 0; i < ctx->nr_defer && ctx->defer[i] != ti; i++)
+		;
+	memmove(ctx->defer + i, ctx->defer + i + 1,
+		(ctx->nr_defer - i - 1) * sizeof(*ctx->defer));
+	ctx->nr_defer--;
+	t->deferred = false;
+	t->nr_prefetch--;
+	t->res_next++;
+}
+
 static int issue(struct hyper_ctx *ctx, const struct hyper_cop *c)
 {
 	struct hx_tensor *t = &ctx->t[c->tensor];
-	uint64_t bytes = ctx->sched->tensors[c->tensor].bytes;
+	uint64_t bytes = ctx->sched->tensors[c->tensor].bytes, off;
 	int ret;
 
 	switch (c->op) {
 	case HYPER_OP_PREFETCH:
+		/* Issued ahead of its step (hx_early_issue()): already on its way. */
+		if (t->early) {
+			t->early = false;
+			return 0;
+		}
 		/* A store may still write the pool copy, or a detach hold the space. */
 		ret = wait_tensor(ctx, c->tensor, false);
-		if (!ret)
-			ret = place(ctx, c->tensor);
 		if (ret)
 			return ret;
+		if (laid_out(ctx) && !t->explicit_dev && !t->arena_held &&
+		    ctx->nr_free_pending) {
+			if (take(ctx, c->tensor, bytes, &off)) {
+				make_resident(ctx, c->tensor);
+				ctx->st.nr_prefetch++;
+				return defer(ctx, c->tensor);
+			}
+			hold(ctx, c->tensor, off);
+		} else {
+			ret = place(ctx, c->tensor);
+			if (ret)
+				return ret;
+		}
 		make_resident(ctx, c->tensor);
 		ctx->st.nr_prefetch++;
 		return queue_xfer(ctx, c->tensor, HX_DIR_PREFETCH);
@@ -617,6 +747,8 @@ static int issue(struct hyper_ctx *ctx, const struct hyper_cop *c)
 		emit_resident(ctx);
 		if (t->explicit_dev)
 			return 0;
+		if (t->deferred)
+			undefer(ctx, c->tensor);
 		if (busy(t)) {
 			t->free_pending = true;
 			ctx->nr_free_pending++;
@@ -646,6 +778,14 @@ static int issue_ops(struct hyper_ctx *ctx, const struct hyper_cop *ops,
 
 	for (uint32_t j = 0; j < n; j++) {
 		ret = issue(ctx, &ops[j]);
+		if (ret)
+			return broken(ctx, ret);
+	}
+	/* Stores that completed meanwhile may have freed deferred ones' places. */
+	if (ctx->nr_defer) {
+		if (cq_ready(ctx))
+			reap(ctx);
+		ret = issue_deferred(ctx);
 		if (ret)
 			return broken(ctx, ret);
 	}
@@ -689,15 +829,23 @@ int hyper_step_begin(struct hyper_ctx *ctx)
 	step = &ctx->sched->steps[ctx->cur];
 	if (cq_ready(ctx))
 		reap(ctx);
+	ret = issue_deferred(ctx);
+	if (ret)
+		return broken(ctx, ret);
 
 	ret = issue_ops(ctx, step->before, step->nr_before);
 	if (ret)
 		return ret;
 	if (!(ctx->flags & HYPER_OPEN_TEST_NO_WAIT))
 		for (j = 0; j < step->nr_uses; j++) {
+			uint64_t stalls = ctx->st.nr_stalls;
+
 			ret = wait_tensor(ctx, step->uses[j], true);
 			if (ret)
 				return broken(ctx, ret);
+			/* Its prefetch came late: look further ahead from now on. */
+			if (ctx->st.nr_stalls != stalls)
+				hx_early_late(ctx);
 		}
 	for (j = 0; j < step->nr_defines; j++) {
 		uint32_t ti = step->defines[j];
@@ -713,6 +861,12 @@ int hyper_step_begin(struct hyper_ctx *ctx)
 			return broken(ctx, ret);
 		ctx->t[ti].pool_valid = false;
 	}
+	/* While the operator runs, later steps' prefetches may start. */
+	ret = hx_early_issue(ctx);
+	if (!ret && sq_ready(ctx))
+		ret = submit(ctx, 0);
+	if (ret)
+		return broken(ctx, ret);
 	if (ctx->async_err)
 		return fail_async(ctx);
 	ctx->in_step = true;
@@ -779,8 +933,10 @@ static int drain(struct hyper_ctx *ctx)
 {
 	int ret;
 
-	while (ctx->inflight || ctx->stage) {
-		ret = wait_one(ctx);
+	while (ctx->inflight || ctx->stage || ctx->nr_defer) {
+		ret = issue_deferred(ctx);
+		if (!ret && (ctx->inflight || ctx->stage))
+			ret = wait_one(ctx);
 		if (ret)
 			return ret;
 	}
@@ -815,8 +971,17 @@ int hx_exec_reset(struct hyper_ctx *ctx)
 	ctx->in_step = false;
 	ctx->cur = 0;
 	ctx->nr_free_pending = 0;
+	ctx->nr_defer = 0;
+	if (!ctx->defer) {
+		ctx->defer = calloc(s->nr_tensors ?: 1, sizeof(*ctx->defer));
+		if (!ctx->defer)
+			return hx_err(ctx, -ENOMEM, "out of memory");
+	}
 	if (ctx->has_arena)
 		hx_range_reset(&ctx->arena);
+	ret = hx_early_reset(ctx);
+	if (ret)
+		return ret;
 	ctx->st.resident_bytes = 0;
 	ctx->st.arena_bytes = 0;
 	for (uint32_t i = 0; i < s->nr_tensors; i++) {
@@ -826,6 +991,8 @@ int hx_exec_reset(struct hyper_ctx *ctx)
 		t->arena_held = false;
 		t->free_pending = false;
 		t->res_next = 0;
+		t->early = false;
+		t->deferred = false;
 		t->pool_valid = s->tensors[i].home == HYPER_HOME_POOL;
 		if (!t->explicit_dev)
 			t->dev = 0;
@@ -861,6 +1028,9 @@ void hx_exec_fini(struct hyper_ctx *ctx)
 	if (ctx->ring_ok)
 		drain(ctx);
 	hx_copy_fini(ctx);
+	hx_early_fini(ctx);
+	free(ctx->defer);
+	ctx->defer = NULL;
 	free(ctx->t);
 	free(ctx->xf);
 	ctx->t = NULL;

@@ -103,6 +103,8 @@ struct hx_tensor {
 	bool arena_held;	/* arena_off is allocated */
 	bool free_pending;	/* detached: free arena space when idle */
 	uint32_t res_next;	/* residencies placed so far, for the layout */
+	bool early;		/* its next scheduled prefetch was issued ahead */
+	bool deferred;		/* prefetch issued, waiting for its place (exec.c) */
 };
 
 /* One cache op in flight, possibly split into several requests. */
@@ -113,6 +115,7 @@ struct hx_xfer {
 	int32_t err;
 	uint8_t dir;
 	uint64_t bytes;		/* moved so far */
+	uint64_t copy_ns;	/* earliest copy start of its requests, 0: unknown */
 	uint64_t done_ns;	/* latest completion time of its requests */
 };
 
@@ -156,11 +159,19 @@ struct hyper_ctx {
 	struct hx_batch *stage;	/* kmod: requests not yet in an SQE */
 	uint32_t max_batch;	/* kmod: the module's limit, 0: no batches */
 	uint32_t nr_free_pending;
+	uint32_t *defer;	/* prefetches waiting for their place, in order */
+	uint32_t nr_defer;
 	struct hyper_stats st;
 
 	/* copy engine: enum hyper_copy_engine, never DEFAULT once resolved */
 	uint32_t copy_engine;
+	uint32_t copy_flags;	/* HYPER_COPY_POLL, _NO_HELP for a default engine */
 	struct hx_cw *cw;	/* HYPER_COPY_WORKER's threads */
+
+	/* late-prefetch adaptation (early.c) */
+	uint32_t early_ahead;	/* steps looked ahead, 0: not (yet) */
+	uint64_t *early_extra;	/* per step: bytes resident ahead of the plan */
+	uint64_t *step_peak;	/* per step: the plan's most resident bytes */
 
 	/* tracer */
 	hyper_event_fn ev_fn;
@@ -178,6 +189,11 @@ int hx_buf_find(const struct hyper_ctx *ctx, uintptr_t addr, uint64_t len);
 int hx_exec_reset(struct hyper_ctx *ctx);
 void hx_exec_fini(struct hyper_ctx *ctx);
 int hx_copy_prepare(struct hyper_ctx *ctx);
+int hx_prefetch_now(struct hyper_ctx *ctx, uint32_t ti);
+void hx_early_late(struct hyper_ctx *ctx);
+int hx_early_issue(struct hyper_ctx *ctx);
+int hx_early_reset(struct hyper_ctx *ctx);
+void hx_early_fini(struct hyper_ctx *ctx);
 void hx_copy_fini(struct hyper_ctx *ctx);
 
 #endif /* LIBHYPER_INTERNAL_H */

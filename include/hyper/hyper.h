@@ -39,12 +39,19 @@ enum hyper_backend {
 /* hyper_open_opts.flags */
 #define HYPER_OPEN_NUMA		(1U << 0)	/* shmem: bind the pool to numa_node */
 /*
+ * After a prefetch came late (the operator waited for it), issue later
+ * steps' prefetches ahead of their step, within the schedule's budget and
+ * its arena layout.  See hyper_open(3).
+ */
+#define HYPER_OPEN_EARLY_PREFETCH (1U << 1)
+/*
  * Fault injection for testing runners' own checks: hyper_step_begin() does
  * not wait for the prefetches of the tensors the operator uses.  Never set
  * it outside such a test; data races are its whole point.
  */
 #define HYPER_OPEN_TEST_NO_WAIT	(1U << 31)
-#define HYPER_OPEN_FLAGS_MASK	(HYPER_OPEN_NUMA | HYPER_OPEN_TEST_NO_WAIT)
+#define HYPER_OPEN_FLAGS_MASK	(HYPER_OPEN_NUMA | HYPER_OPEN_EARLY_PREFETCH | \
+				 HYPER_OPEN_TEST_NO_WAIT)
 
 /**
  * struct hyper_open_opts - how to open a context; all-zero means defaults
@@ -236,7 +243,9 @@ struct hyper_stats {
 	uint64_t arena_bytes;
 	uint64_t peak_arena_bytes;
 	uint64_t nr_batches;		/* kmod: BATCH commands (LIBHYPER_1.2) */
-	uint64_t reserved[6];
+	uint64_t nr_copied_inline;	/* worker: requests a waiting caller copied */
+	uint64_t nr_early;		/* prefetches issued ahead of their step */
+	uint64_t reserved[4];
 };
 
 int hyper_get_stats(const struct hyper_ctx *ctx, struct hyper_stats *stats);
@@ -245,20 +254,24 @@ void hyper_reset_stats(struct hyper_ctx *ctx);
 /* ---- events, for tracers ---------------------------------------------- */
 
 enum hyper_event_type {
-	HYPER_EV_XFER_START	= 1,	/* a cache op's first request queued */
+	HYPER_EV_XFER_START	= 1,	/* a cache op issued: its first request queued */
 	HYPER_EV_XFER_DONE	= 2,	/* its last request completed */
 	HYPER_EV_STALL_BEGIN	= 3,	/* the executor starts waiting */
 	HYPER_EV_STALL_END	= 4,
 	HYPER_EV_RESIDENT	= 5,	/* residency or arena use changed */
+	HYPER_EV_XFER_COPY	= 6,	/* its first copy began (copy worker only) */
 };
 
 /**
  * struct hyper_event - one thing the executor did, for a tracer
  *
  * Times are CLOCK_MONOTONIC nanoseconds.  XFER_DONE carries the time the
- * transfer really completed where the backend reports it (kmod), which
- * may be earlier than the event is delivered; otherwise the time its
- * completion was seen.
+ * transfer really completed where the backend reports it (kmod, copy
+ * worker), which may be earlier than the event is delivered; otherwise
+ * the time its completion was seen.  XFER_COPY (copy worker engine only)
+ * is delivered just before XFER_DONE and carries the time a worker began
+ * copying the op's first request: XFER_START <= XFER_COPY <= XFER_DONE
+ * splits a transfer into its wait in the queue and its copy.
  */
 struct hyper_event {
 	uint32_t type;			/* enum hyper_event_type */
@@ -295,11 +308,18 @@ static inline const char *hyper_copy_engine_name(uint32_t engine)
 /* hyper_copy_opts.flags */
 #define HYPER_COPY_POLL		(1U << 0)	/* workers and waits spin, never sleep */
 /*
+ * worker: a wait never copies on the caller's thread.  By default a
+ * caller that must wait for a transfer copies the queued ones itself
+ * instead of sleeping until a worker gets a CPU.
+ */
+#define HYPER_COPY_NO_HELP	(1U << 1)
+/*
  * Fault injection for testing: the worker dies (pthread_exit) half-way
  * through its copy number test_die_after + 1.  Never set it outside a test.
  */
 #define HYPER_COPY_TEST_DIE	(1U << 31)
-#define HYPER_COPY_FLAGS_MASK	(HYPER_COPY_POLL | HYPER_COPY_TEST_DIE)
+#define HYPER_COPY_FLAGS_MASK	(HYPER_COPY_POLL | HYPER_COPY_NO_HELP | \
+				 HYPER_COPY_TEST_DIE)
 
 /**
  * struct hyper_copy_opts - how a context moves bytes; all-zero means default

@@ -14,6 +14,8 @@
 
 #include "kselftest_harness.h"
 #include "helpers.h"
+#include "copy-worker.h"
+#include "internal.h"
 
 #define MiB	(1UL << 20)
 #define DEV_LEN	(32 * MiB)
@@ -106,12 +108,15 @@ static int check_step(struct hyper_ctx *ctx, unsigned int step, void *arg)
 }
 
 static void run_engine(struct __test_metadata *_metadata,
-		       FIXTURE_DATA(copy) *self, const struct hyper_copy_opts *o)
+		       FIXTURE_DATA(copy) *self, const struct hyper_copy_opts *o,
+		       bool pause)
 {
 	struct hyper_stats st;
 
 	ASSERT_EQ(0, hyper_set_copy_engine(self->ctx, o))
 		TH_LOG("%s", hyper_last_error(self->ctx));
+	if (pause)
+		hx_cw_pause(self->ctx->cw, true);
 	ASSERT_EQ(0, attach(self)) TH_LOG("%s", hyper_last_error(self->ctx));
 	EXPECT_EQ((int)o->engine, hyper_copy_engine(self->ctx));
 	for (int round = 0; round < 3; round++) {
@@ -132,7 +137,7 @@ TEST_F(copy, uring)
 {
 	struct hyper_copy_opts o = { .engine = HYPER_COPY_URING };
 
-	run_engine(_metadata, self, &o);
+	run_engine(_metadata, self, &o, false);
 }
 
 TEST_F(copy, default_engine)
@@ -157,7 +162,7 @@ TEST_F(copy, sqpoll)
 
 	if (test_backend != HYPER_BACKEND_SHMEM)
 		SKIP(return, "sqpoll is a shmem engine");
-	run_engine(_metadata, self, &o);
+	run_engine(_metadata, self, &o, false);
 }
 
 TEST_F(copy, worker_one)
@@ -166,7 +171,7 @@ TEST_F(copy, worker_one)
 
 	if (test_backend != HYPER_BACKEND_SHMEM)
 		SKIP(return, "the copy worker is a shmem engine");
-	run_engine(_metadata, self, &o);
+	run_engine(_metadata, self, &o, false);
 }
 
 TEST_F(copy, worker_pinned_nt_all)
@@ -181,7 +186,7 @@ TEST_F(copy, worker_pinned_nt_all)
 
 	if (test_backend != HYPER_BACKEND_SHMEM)
 		SKIP(return, "the copy worker is a shmem engine");
-	run_engine(_metadata, self, &o);
+	run_engine(_metadata, self, &o, false);
 }
 
 TEST_F(copy, worker_poll)
@@ -192,7 +197,92 @@ TEST_F(copy, worker_poll)
 
 	if (test_backend != HYPER_BACKEND_SHMEM)
 		SKIP(return, "the copy worker is a shmem engine");
-	run_engine(_metadata, self, &o);
+	run_engine(_metadata, self, &o, false);
+}
+
+/*
+ * A waiting executor copies queued requests itself: with the worker
+ * paused (it takes no job), every request is copied on the caller's
+ * thread, and every use still sees its bytes.
+ */
+TEST_F(copy, worker_paused_executor_copies)
+{
+	struct hyper_copy_opts o = { .engine = HYPER_COPY_WORKER, .nr_workers = 1 };
+	struct hyper_stats st;
+
+	if (test_backend != HYPER_BACKEND_SHMEM)
+		SKIP(return, "the copy worker is a shmem engine");
+	run_engine(_metadata, self, &o, true);
+	ASSERT_EQ(0, hyper_get_stats(self->ctx, &st));
+	EXPECT_EQ(st.nr_requests, st.nr_copied_inline);
+	hx_cw_pause(self->ctx->cw, false);
+}
+
+/* HYPER_COPY_NO_HELP: the caller never copies; the worker does it all. */
+TEST_F(copy, worker_no_help)
+{
+	struct hyper_copy_opts o = { .engine = HYPER_COPY_WORKER, .nr_workers = 1,
+				     .flags = HYPER_COPY_NO_HELP };
+	struct hyper_stats st;
+
+	if (test_backend != HYPER_BACKEND_SHMEM)
+		SKIP(return, "the copy worker is a shmem engine");
+	run_engine(_metadata, self, &o, false);
+	ASSERT_EQ(0, hyper_get_stats(self->ctx, &st));
+	EXPECT_EQ(0, st.nr_copied_inline);
+}
+
+/* The executor's XFER_START <= XFER_COPY <= XFER_DONE, for each transfer. */
+struct xf_order {
+	uint64_t issue[5][3], copy[5][3];
+	unsigned int starts, copies, dones, bad;
+};
+
+static void order_event(const struct hyper_event *ev, void *arg)
+{
+	struct xf_order *l = arg;
+	uint32_t t = ev->tensor, d = ev->op;
+
+	if (ev->type != HYPER_EV_XFER_START && ev->type != HYPER_EV_XFER_COPY &&
+	    ev->type != HYPER_EV_XFER_DONE)
+		return;
+	if (t >= 5 || d > 2) {
+		l->bad++;
+		return;
+	}
+	switch (ev->type) {
+	case HYPER_EV_XFER_START:
+		l->starts++;
+		l->issue[t][d] = ev->time_ns;
+		l->copy[t][d] = 0;
+		break;
+	case HYPER_EV_XFER_COPY:
+		l->copies++;
+		l->bad += !l->issue[t][d] || ev->time_ns < l->issue[t][d];
+		l->copy[t][d] = ev->time_ns;
+		break;
+	case HYPER_EV_XFER_DONE:
+		l->dones++;
+		l->bad += !l->copy[t][d] || ev->time_ns < l->copy[t][d];
+		l->issue[t][d] = 0;
+		break;
+	}
+}
+
+TEST_F(copy, worker_events_issue_copy_done_ordered)
+{
+	struct hyper_copy_opts o = { .engine = HYPER_COPY_WORKER, .nr_workers = 1 };
+	struct xf_order l = { 0 };
+
+	if (test_backend != HYPER_BACKEND_SHMEM)
+		SKIP(return, "the copy worker is a shmem engine");
+	ASSERT_EQ(0, hyper_set_event_fn(self->ctx, order_event, &l));
+	run_engine(_metadata, self, &o, false);
+	/* Per round: six prefetches and one store. */
+	EXPECT_EQ(3 * 7, l.starts);
+	EXPECT_EQ(3 * 7, l.copies);
+	EXPECT_EQ(3 * 7, l.dones);
+	EXPECT_EQ(0, l.bad);
 }
 
 #define EXPECT_REFUSED(o, what)						\

@@ -5,9 +5,9 @@
 # kmod backend.  `make fuzz` runs the schedule loader under libFuzzer.
 
 LHT_DIR		:= selftests/libhyper
-LHT_NATIVE	:= schedule_test range_test region_test exec_test multi_ctx_test \
+LHT_NATIVE	:= schedule_test range_test region_test exec_test multi_ctx_test early_test \
 		   layout_test run_test copy_test
-LHT_VM		:= region_test exec_test multi_ctx_test layout_test copy_test
+LHT_VM		:= region_test exec_test multi_ctx_test layout_test copy_test early_test
 LHT_HDRS	:= $(LHT_DIR)/helpers.h include/hyper/hyper.h tools/hyper-run/pattern.h
 LHT_SAN_BIN	:= $(O)/san/$(LHT_DIR)
 LHT_CFLAGS	= $(TEST_CFLAGS) -Ilibhyper -Itools/hyper-run

@@ -20,7 +20,7 @@ check() {
 }
 
 echo "TAP version 13"
-echo "1..7"
+echo "1..9"
 # A budget of two thirds of the peak forces transfers into the run.
 "$plan" -m llama2-7b --scale 32 --layers 2 --dtype fp32 --seq 8 --decode 2 \
 	-p gh200 --budget 2MiB -o "$dir/s.json" >/dev/null 2>&1
@@ -39,6 +39,17 @@ check "compute, transfers and memory in the trace" \
 check "the trace is JSON" \
 	'python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$dir/tr.json" 2>/dev/null ||
 	 "$plan" --timeline "$dir/t.json" --trace /dev/null'
+# Each transfer's issue, copy start (the copy worker says) and end, in order.
+check "every transfer has issue <= copy_ns <= end" \
+	'python3 -c "
+import json, sys
+x = json.load(open(sys.argv[1]))[\"transfers\"]
+sys.exit(not x or not all(t[\"start_ns\"] <= t[\"copy_ns\"] <= t[\"end_ns\"] for t in x))
+" "$dir/t.json"'
+"$(dirname "$plan")/hyper-timeline" --stalls "$dir/t.json" > "$dir/stalls" 2>&1
+check "hyper-timeline --stalls splits the stall" \
+	'grep -q "^  queued" "$dir/stalls" && grep -q "^  copying" "$dir/stalls" &&
+	 grep -q "queue wait:" "$dir/stalls"'
 echo '{"format":"hyper-schedule"}' > "$dir/bad.json"
 "$plan" --timeline "$dir/bad.json" --plot "$dir/x.svg" 2> "$dir/err"
 rc=$?

@@ -354,6 +354,9 @@ static void usage(FILE *f)
 "      --copy-cpus LIST              worker/sqpoll: CPUs of the copy threads, e.g. 1 or 0,1\n"
 "      --copy-nt SIZE                worker: non-temporal stores from SIZE (default never)\n"
 "      --copy-poll                   copy threads and waits spin instead of sleeping\n"
+"      --copy-no-help                worker: a wait never copies on the executor's thread\n"
+"      --early-prefetch              after a late prefetch, issue later ones ahead of their\n"
+"                                    step, within the budget (HYPER_OPEN_EARLY_PREFETCH)\n"
 "      --compute-cpu N               pin the compute (the executor's thread) to CPU N\n"
 "      --inject corrupt:TENSOR       flip a byte of TENSOR's pool copy (tests the checks)\n"
 "      --inject nowait               do not wait for prefetches (tests the checks)\n"
@@ -386,6 +389,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		{ "copy-cpus", required_argument, NULL, 'U' },
 		{ "copy-nt", required_argument, NULL, 'S' },
 		{ "copy-poll", no_argument, NULL, 'L' },
+		{ "copy-no-help", no_argument, NULL, 'H' },
+		{ "early-prefetch", no_argument, NULL, 'Y' },
 		{ "compute-cpu", required_argument, NULL, 'K' },
 		{ "inject", required_argument, NULL, 'I' },
 		{ "output", required_argument, NULL, 'o' },
@@ -504,6 +509,13 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		case 'L':
 			o->copy_set = true;
 			o->copy.flags |= HYPER_COPY_POLL;
+			break;
+		case 'H':
+			o->copy_set = true;
+			o->copy.flags |= HYPER_COPY_NO_HELP;
+			break;
+		case 'Y':
+			o->open.flags |= HYPER_OPEN_EARLY_PREFETCH;
 			break;
 		case 'K':
 			o->compute_cpu = (int)strtol(optarg, &end, 0);

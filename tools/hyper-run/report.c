@@ -81,6 +81,8 @@ int write_report(const struct run_opts *o, const struct hyper_schedule *s,
 	add_u64(root, "stores", r->st.nr_store);
 	add_u64(root, "detaches", r->st.nr_detach);
 	add_u64(root, "requests", r->st.nr_requests);
+	add_u64(root, "copied_inline", r->st.nr_copied_inline);
+	add_u64(root, "early_prefetches", r->st.nr_early);
 	add_u64(root, "peak_resident_bytes", r->st.peak_resident_bytes);
 	add_u64(root, "peak_arena_bytes", r->st.peak_arena_bytes);
 	add_u64(root, "device_bytes", r->device_bytes);

@@ -19,6 +19,7 @@ struct span {
 	uint32_t what;		/* step, or tensor */
 	uint32_t kind;		/* transfers: enum hyper_cache_op */
 	uint64_t start, end, bytes;
+	uint64_t copy;		/* transfers: when the copy began, 0: unknown */
 };
 
 struct sample {
@@ -114,6 +115,13 @@ void timeline_event(const struct hyper_event *ev, void *arg)
 				     .start = ev->time_ns, .bytes = ev->bytes };
 		tl->open[2 * ev->tensor + (ev->op == HYPER_OP_STORE)] =
 			tl->xfers.n;
+		return;
+	case HYPER_EV_XFER_COPY:
+		if (ev->tensor >= tl->nr_tensors)
+			return;
+		open = &tl->open[2 * ev->tensor + (ev->op == HYPER_OP_STORE)];
+		if (*open)
+			((struct span *)tl->xfers.v + *open - 1)->copy = ev->time_ns;
 		return;
 	case HYPER_EV_XFER_DONE:
 		if (ev->tensor >= tl->nr_tensors)
@@ -214,6 +222,10 @@ int timeline_write(struct timeline *tl, const char *path, const char *name,
 		json_object_object_add(o, "dir", json_object_new_string(
 			sp->kind == HYPER_OP_STORE ? "store" : "prefetch"));
 		json_object_object_add(o, "bytes", json_object_new_int64(sp->bytes));
+		/* start_ns is the issue; the copy began here (copy worker only). */
+		if (sp->copy)
+			json_object_object_add(o, "copy_ns",
+					       json_object_new_int64(rel(sp->copy, t0)));
 		json_object_array_add(xf, o);
 	}
 	for (i = 0; i < tl->stalls.n; i++) {

@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "output.h"
+#include "stalls.h"
 
 #define RENDER_MAX	6
 
@@ -84,6 +85,9 @@ static void to_series(json_object *root, struct series *sr)
 	}
 }
 
+/* Transfers waiting for a copy worker: issued, not yet being copied. */
+#define TID_QUEUE	5
+
 static void spans(FILE *f, int pid, json_object *arr, int tid,
 		  const char *key, bool transfers)
 {
@@ -92,11 +96,20 @@ static void spans(FILE *f, int pid, json_object *arr, int tid,
 	for (size_t i = 0; i < n; i++) {
 		json_object *o = json_object_array_get_idx(arr, i);
 		bool store = transfers && !strcmp(get_str(o, "dir"), "store");
+		int64_t start = get_i64(o, "start_ns");
+		json_object *v;
 
+		/* Issue to copy start on its own track, then the copy. */
+		if (transfers && json_object_object_get_ex(o, "copy_ns", &v)) {
+			trace_span(f, pid, TID_QUEUE,
+				   store ? "queued store " : "queued prefetch ",
+				   get_str(o, key), start, json_object_get_int64(v), 0);
+			start = json_object_get_int64(v);
+		}
 		trace_span(f, pid, transfers ? (store ? 3 : 2) : tid,
 			   transfers ? (store ? "store " : "prefetch ") :
 			   (tid == 4 ? "wait for " : ""),
-			   get_str(o, key), get_i64(o, "start_ns"),
+			   get_str(o, key), start,
 			   get_i64(o, "end_ns"), transfers ? get_i64(o, "bytes") : 0);
 	}
 }
@@ -105,6 +118,8 @@ static void trace_run(FILE *f, int pid, json_object *root,
 		      const struct series *sr)
 {
 	trace_process(f, pid, get_str(root, "name"));
+	fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"copy queue\"}}",
+		pid, TID_QUEUE);
 	spans(f, pid, get_arr(root, "ops"), 1, "op", false);
 	spans(f, pid, get_arr(root, "transfers"), 2, "tensor", true);
 	spans(f, pid, get_arr(root, "stalls"), 4, "tensor", false);
@@ -118,12 +133,14 @@ static void trace_run(FILE *f, int pid, json_object *root,
  * @n:		how many
  * @plot:	SVG of device memory over time, one line per run, or NULL
  * @trace:	Chrome trace, one process per run, or NULL
+ * @stalls:	print where each run's stall time went
  * @e:		error
  *
  * Return: 0, or -1 with @e set.
  */
 static int render_runs(const char *const *timelines, unsigned int n,
-		const char *plot, const char *trace, struct hp_err *e)
+		const char *plot, const char *trace, bool stalls,
+		struct hp_err *e)
 {
 	json_object *root[RENDER_MAX] = { NULL };
 	struct series sr[RENDER_MAX] = { 0 };
@@ -139,6 +156,11 @@ static int render_runs(const char *const *timelines, unsigned int n,
 			goto out;
 		to_series(root[i], &sr[i]);
 	}
+	for (i = 0; stalls && i < n; i++)
+		if (stall_report(stdout, root[i])) {
+			hp_errf(e, "out of memory");
+			goto out;
+		}
 	if (plot) {
 		f = fopen(plot, "w");
 		if (!f) {
@@ -178,7 +200,7 @@ out:
 
 static void usage(FILE *f)
 {
-	fputs("usage: hyper-timeline [--plot FILE.svg] [--trace FILE.json] RUN.json...\n"
+	fputs("usage: hyper-timeline [--plot FILE.svg] [--trace FILE.json] [--stalls] RUN.json...\n"
 	      "Draws hyper-run --timeline files (at most 6).  See hyper-timeline(1).\n",
 	      f);
 }
@@ -188,10 +210,12 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "plot", required_argument, NULL, 'P' },
 		{ "trace", required_argument, NULL, 'T' },
+		{ "stalls", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *plot = NULL, *trace = NULL;
+	bool stalls = false;
 	struct hp_err e = { "" };
 	int o;
 
@@ -199,17 +223,18 @@ int main(int argc, char **argv)
 		switch (o) {
 		case 'P': plot = optarg; break;
 		case 'T': trace = optarg; break;
+		case 'S': stalls = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind == argc || (!plot && !trace)) {
-		fprintf(stderr, "hyper-timeline: give --plot and/or --trace, and 1 to %d runs\n",
+	if (optind == argc || (!plot && !trace && !stalls)) {
+		fprintf(stderr, "hyper-timeline: give --plot, --trace and/or --stalls, and 1 to %d runs\n",
 			RENDER_MAX);
 		return 2;
 	}
 	if (render_runs((const char *const *)argv + optind,
-			(unsigned int)(argc - optind), plot, trace, &e)) {
+			(unsigned int)(argc - optind), plot, trace, stalls, &e)) {
 		fprintf(stderr, "hyper-timeline: %s\n", e.msg);
 		return 1;
 	}

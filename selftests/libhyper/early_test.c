@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * HYPER_OPEN_EARLY_PREFETCH: after a late prefetch the executor issues
+ * later ones ahead of their step, and that never takes residency past
+ * the schedule's budget (its validated peak when it has none), never
+ * places a tensor anywhere but its laid-out place, and every use still
+ * sees the bytes it must.  Correctness only: nothing is timed.
+ *
+ * The schedule streams t0..t7: t(k) is prefetched before step k, used by
+ * it, and detached before step k + 1, after t(k + 1)'s prefetch, so the
+ * layout alternates two places and t(k + 1)'s is free while step k runs:
+ * with room in the budget it can be prefetched a step early.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "kselftest_harness.h"
+#include "helpers.h"
+#include "copy-worker.h"
+#include "internal.h"
+
+#define MiB	(1UL << 20)
+#define DEV_LEN	(8 * MiB)
+#define TB	262336		/* 256 KiB and change: not a multiple of a chunk */
+#define NT	8
+
+struct ev_peak {
+	uint64_t max_resident;
+	uint64_t max_arena;
+};
+
+static void track(const struct hyper_event *ev, void *arg)
+{
+	struct ev_peak *p = arg;
+
+	if (ev->resident_bytes > p->max_resident)
+		p->max_resident = ev->resident_bytes;
+	if (ev->arena_bytes > p->max_arena)
+		p->max_arena = ev->arena_bytes;
+}
+
+/* The schedule, with a budget of @budget bytes (0: none). */
+static char *sched_json(uint64_t budget)
+{
+	char *j = malloc(8192);
+	int n;
+
+	if (!j)
+		return NULL;
+	n = sprintf(j, "{" HDR);
+	if (budget)
+		n += sprintf(j + n, "'device_budget_bytes':%llu,",
+			     (unsigned long long)budget);
+	n += sprintf(j + n, "'tensors':[");
+	for (int k = 0; k < NT; k++)
+		n += sprintf(j + n, "%s{'id':'t%d','bytes':%d,'kind':'weight','home':'pool'}",
+			     k ? "," : "", k, TB);
+	n += sprintf(j + n, "],'steps':[");
+	for (int k = 0; k < NT; k++) {
+		n += sprintf(j + n, "%s{'op':'s%d','before':[{'op':'prefetch','tensor':'t%d'}",
+			     k ? "," : "", k, k);
+		if (k)
+			n += sprintf(j + n, ",{'op':'detach','tensor':'t%d'}", k - 1);
+		n += sprintf(j + n, "],'uses':['t%d']", k);
+		if (k == NT - 1)
+			n += sprintf(j + n, ",'after':[{'op':'detach','tensor':'t%d'}]", k);
+		n += sprintf(j + n, "}");
+	}
+	sprintf(j + n, "]}");
+	return j;
+}
+
+static int check_step(struct hyper_ctx *ctx, unsigned int step, void *arg)
+{
+	/* Step k uses t(k), index k, filled with seed 100 + k. */
+	if (check_pat(hyper_tensor_ptr(ctx, step), TB, 100 + step) >= 0)
+		return -EILSEQ;
+	return 0;
+}
+
+/*
+ * Run the schedule three times with early prefetches on; @pause keeps
+ * the copy worker from taking jobs (shmem), so that every prefetch is
+ * late and the executor copies it while it waits.
+ */
+static void run(struct __test_metadata *_metadata, uint64_t budget,
+		bool pause, struct hyper_stats *st, struct ev_peak *pk,
+		struct hyper_schedule_info *info)
+{
+	struct hyper_open_opts o;
+	struct hyper_schedule *s;
+	struct hyper_ctx *ctx;
+	char err[256], *j = sched_json(budget), *d;
+	struct iovec iov;
+
+	ASSERT_NE(NULL, j);
+	d = sq(j);
+	free(j);
+	ASSERT_EQ(0, hyper_schedule_parse(d, strlen(d), &s, err, sizeof(err)))
+		TH_LOG("%s", err);
+	free(d);
+	ASSERT_EQ(0, hyper_schedule_info(s, info));
+	test_opts(&o);
+	o.flags |= HYPER_OPEN_EARLY_PREFETCH;
+	ASSERT_EQ(0, hyper_open(&ctx, &o));
+	iov.iov_base = dev_mem(DEV_LEN);
+	iov.iov_len = DEV_LEN;
+	ASSERT_NE(NULL, iov.iov_base);
+	ASSERT_EQ(0, hyper_register_buffers(ctx, &iov, 1));
+	ASSERT_EQ(0, hyper_set_arena(ctx, iov.iov_base, DEV_LEN));
+	ASSERT_EQ(0, hyper_attach(ctx, s));
+	ASSERT_EQ(0, hyper_set_event_fn(ctx, track, pk));
+	ASSERT_EQ(0, hyper_prepare(ctx)) TH_LOG("%s", hyper_last_error(ctx));
+	if (pause && ctx->cw)
+		hx_cw_pause(ctx->cw, true);
+	for (int k = 0; k < NT; k++)
+		fill_pat(hyper_tensor_pool_ptr(ctx, k), TB, 100 + k);
+	for (int round = 0; round < 3; round++) {
+		ASSERT_EQ(0, hyper_run(ctx, check_step, NULL))
+			TH_LOG("round %d: %s", round, hyper_last_error(ctx));
+		ASSERT_EQ(0, hyper_drain(ctx));
+		ASSERT_EQ(0, hyper_rewind(ctx));
+	}
+	ASSERT_EQ(0, hyper_get_stats(ctx, st));
+	if (pause && ctx->cw)
+		hx_cw_pause(ctx->cw, false);
+	hyper_close(ctx);
+	hyper_schedule_free(s);
+	munmap(iov.iov_base, DEV_LEN);
+}
+
+/* Room for one more tensor: prefetches go a step early, within it. */
+TEST(early_within_budget)
+{
+	struct hyper_schedule_info info;
+	struct ev_peak pk = { 0 };
+	struct hyper_stats st;
+	uint64_t budget = 4 * TB;
+
+	run(_metadata, budget, true, &st, &pk, &info);
+	EXPECT_EQ(2ULL * TB, info.peak_device_bytes);
+	EXPECT_GE(budget, st.peak_resident_bytes);
+	EXPECT_GE(budget, pk.max_resident);
+	EXPECT_GE(DEV_LEN, pk.max_arena);
+	/* Every prefetch still counted once, early or not. */
+	EXPECT_EQ(3ULL * NT, st.nr_prefetch);
+	EXPECT_EQ(3ULL * NT * TB, st.bytes_prefetched);
+	if (test_backend == HYPER_BACKEND_SHMEM) {
+		/* Paused worker: every prefetch late, so some go early. */
+		EXPECT_LT(3, st.nr_early);
+	}
+	TH_LOG("%llu early prefetches, peak %llu of budget %llu",
+	       (unsigned long long)st.nr_early,
+	       (unsigned long long)st.peak_resident_bytes,
+	       (unsigned long long)budget);
+}
+
+/*
+ * A budget with no room for a third tensor: while a step's prefetch and
+ * its predecessor's detach keep two resident, nothing more comes early;
+ * only step 0, which holds one, may take t1 ahead.
+ */
+TEST(early_budget_tight)
+{
+	struct hyper_schedule_info info;
+	struct ev_peak pk = { 0 };
+	struct hyper_stats st;
+
+	run(_metadata, 2 * TB + TB / 2, true, &st, &pk, &info);
+	EXPECT_GE(3, st.nr_early);
+	EXPECT_EQ(2ULL * TB, st.peak_resident_bytes);
+	EXPECT_EQ(2ULL * TB, pk.max_resident);
+}
+
+/* No budget: the validated peak is the cap. */
+TEST(early_no_budget_keeps_peak)
+{
+	struct hyper_schedule_info info;
+	struct ev_peak pk = { 0 };
+	struct hyper_stats st;
+
+	run(_metadata, 0, true, &st, &pk, &info);
+	EXPECT_GE(3, st.nr_early);
+	EXPECT_EQ(info.peak_device_bytes, st.peak_resident_bytes);
+	EXPECT_EQ(info.peak_device_bytes, pk.max_resident);
+}
+
+/* Off (the default): never early, even with every prefetch late. */
+TEST(early_off_by_default)
+{
+	struct hyper_schedule *s;
+	struct hyper_ctx *ctx;
+	struct hyper_stats st;
+	char err[256], *j = sched_json(4 * TB), *d;
+	struct iovec iov;
+
+	ASSERT_NE(NULL, j);
+	d = sq(j);
+	free(j);
+	ASSERT_EQ(0, hyper_schedule_parse(d, strlen(d), &s, err, sizeof(err)));
+	free(d);
+	ASSERT_EQ(0, open_test_ctx(&ctx));
+	iov.iov_base = dev_mem(DEV_LEN);
+	iov.iov_len = DEV_LEN;
+	ASSERT_NE(NULL, iov.iov_base);
+	ASSERT_EQ(0, hyper_register_buffers(ctx, &iov, 1));
+	ASSERT_EQ(0, hyper_set_arena(ctx, iov.iov_base, DEV_LEN));
+	ASSERT_EQ(0, hyper_attach(ctx, s));
+	ASSERT_EQ(0, hyper_prepare(ctx));
+	if (ctx->cw)
+		hx_cw_pause(ctx->cw, true);
+	for (int k = 0; k < NT; k++)
+		fill_pat(hyper_tensor_pool_ptr(ctx, k), TB, 100 + k);
+	ASSERT_EQ(0, hyper_run(ctx, check_step, NULL));
+	ASSERT_EQ(0, hyper_get_stats(ctx, &st));
+	EXPECT_EQ(0, st.nr_early);
+	EXPECT_EQ(2ULL * TB, st.peak_resident_bytes);
+	if (ctx->cw)
+		hx_cw_pause(ctx->cw, false);
+	hyper_close(ctx);
+	hyper_schedule_free(s);
+	munmap(iov.iov_base, DEV_LEN);
+}
+
+/*
+ * A prefetch whose laid-out place a detached tensor holds while its store
+ * runs is deferred, not waited for: kv is defined, stored and detached by
+ * step 0; w, which the layout puts in kv's place, is prefetched before
+ * step 1 but used only by step 2.  With the worker paused the store stays
+ * queued, so step 1 would stall if the prefetch waited for the space.
+ */
+TEST(prefetch_deferred_behind_store)
+{
+	static const char js[] = "{" HDR "'tensors':["
+		"{'id':'kv','bytes':262336,'kind':'kv','home':'none'},"
+		"{'id':'w','bytes':262336,'kind':'weight','home':'pool'}],'steps':["
+		"{'op':'s0','defines':['kv'],'after':[{'op':'store','tensor':'kv'},"
+		"{'op':'detach','tensor':'kv'}]},"
+		"{'op':'s1','before':[{'op':'prefetch','tensor':'w'}]},"
+		"{'op':'s2','uses':['w'],'after':[{'op':'detach','tensor':'w'}]}]}";
+	struct hyper_schedule *s;
+	struct hyper_ctx *ctx;
+	struct hyper_stats st;
+	char err[256];
+	struct iovec iov;
+
+	ASSERT_EQ(0, parse_sq(js, &s, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, open_test_ctx(&ctx));
+	iov.iov_base = dev_mem(DEV_LEN);
+	iov.iov_len = DEV_LEN;
+	ASSERT_NE(NULL, iov.iov_base);
+	ASSERT_EQ(0, hyper_register_buffers(ctx, &iov, 1));
+	ASSERT_EQ(0, hyper_set_arena(ctx, iov.iov_base, DEV_LEN));
+	ASSERT_EQ(0, hyper_attach(ctx, s));
+	ASSERT_EQ(0, hyper_prepare(ctx));
+	fill_pat(hyper_tensor_pool_ptr(ctx, 1), TB, 7);
+	if (ctx->cw)
+		hx_cw_pause(ctx->cw, true);
+	for (int round = 0; round < 2; round++) {
+		ASSERT_EQ(0, hyper_step_begin(ctx));
+		fill_pat(hyper_tensor_ptr(ctx, 0), TB, 50 + round);
+		ASSERT_EQ(0, hyper_step_end(ctx));
+		hyper_reset_stats(ctx);
+		ASSERT_EQ(1, hyper_step_begin(ctx)) TH_LOG("%s", hyper_last_error(ctx));
+		ASSERT_EQ(0, hyper_get_stats(ctx, &st));
+		if (ctx->cw)
+			EXPECT_EQ(0, st.nr_stalls);
+		ASSERT_EQ(0, hyper_step_end(ctx));
+		ASSERT_EQ(2, hyper_step_begin(ctx)) TH_LOG("%s", hyper_last_error(ctx));
+		EXPECT_GT(0, check_pat(hyper_tensor_ptr(ctx, 1), TB, 7));
+		ASSERT_EQ(0, hyper_step_end(ctx));
+		ASSERT_EQ(0, hyper_drain(ctx));
+		/* The store reached the pool before w took kv's place. */
+		EXPECT_GT(0, check_pat(hyper_tensor_pool_ptr(ctx, 0), TB, 50 + round));
+		ASSERT_EQ(0, hyper_rewind(ctx));
+	}
+	if (ctx->cw)
+		hx_cw_pause(ctx->cw, false);
+	hyper_close(ctx);
+	hyper_schedule_free(s);
+	munmap(iov.iov_base, DEV_LEN);
+}
+
+HYPER_TEST_MAIN
