@@ -104,7 +104,7 @@ static void exhaustive(struct __test_metadata *_metadata, struct graph *g,
 
 	for (k = 0; k < g->nop; k++)
 		order[k] = k;
-	life_build(&lf, g, order);
+	ASSERT_EQ(0, life_build(&lf, g, order, &g->mem));
 	nc = choices(&lf, c, ARRAY_SIZE(c));
 	ASSERT_LE(nc, ARRAY_SIZE(c));
 	for (l = 0; l < nc; l++)
