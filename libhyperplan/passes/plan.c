@@ -31,10 +31,16 @@
  *
  * A gap whose prefetch does not fit yet may fit further back, where its
  * window is longer, so it is only set aside for this step; one whose
- * store does not fit never will.  Candidates sit in buckets by next use,
- * each sorted by start, and a range-minimum tree over the buckets finds
- * the earliest start among those used late enough for a prefetch to fit:
- * the many that cannot are never walked.
+ * store does not fit never will.  Candidates sit in buckets by size
+ * class (a quarter of an octave of bytes) and next use, each sorted by
+ * start, and a range-minimum tree over the buckets finds, class by
+ * class, the earliest start among those used late enough for the class's
+ * cheapest prefetch to fit: the many that cannot are never walked.  The
+ * link's free time only shrinks within a step (the reach is looked up
+ * again after each take), so a bucket left out stays out of reach, and
+ * the candidates are tried in the same order as with one bucket per next
+ * use (start, next use, tensor), less the tries bound to fail.  Those no
+ * longer count towards MAX_TRIES.
  */
 #include <string.h>
 
@@ -94,23 +100,110 @@ static int cmp_start(const void *pa, const void *pb, void *ctx)
 	return (a->t > b->t) - (a->t < b->t);
 }
 
-/* Candidates by next use (j = n: not used again), each bucket by start. */
+#define NR_RAW_CLS	256
+
+/* A quarter of an octave of bytes: prefetch costs within a class differ
+ * by 19% at most. */
+static uint32_t raw_class(uint64_t b)
+{
+	uint32_t oct;
+
+	if (b < 4)
+		return b;
+	oct = 63 - __builtin_clzll(b);
+	return 4 * oct + (uint32_t)(b >> (oct - 2) & 3);
+}
+
+/* Buckets of one class and next use, made from idx sorted by both. */
+static void make_buckets(struct plan_ctx *pc, const uint8_t *cls, size_t m)
+{
+	uint32_t n = pc->lf->n, b, s;
+	size_t x;
+
+	pc->nb = 0;
+	pc->b_j = xmalloc((m ? m : 1) * sizeof(*pc->b_j));
+	pc->by_b = xmalloc((m + 2) * sizeof(*pc->by_b));
+	pc->cls_b = xmalloc((pc->ncls + 1) * sizeof(*pc->cls_b));
+	for (x = 0, s = 0; x < m; x++) {
+		const struct cand *c = &pc->c[pc->idx[x]];
+
+		if (x && c->j == (int32_t)pc->b_j[pc->nb - 1] &&
+		    cls[pc->idx[x]] == cls[pc->idx[x - 1]])
+			continue;
+		while (s <= cls[pc->idx[x]])
+			pc->cls_b[s++] = pc->nb;
+		pc->b_j[pc->nb] = c->j;
+		pc->by_b[pc->nb++] = x;
+	}
+	while (s <= pc->ncls)
+		pc->cls_b[s++] = pc->nb;
+	pc->by_b[pc->nb] = m;		/* bucket nb: the gaps to the end */
+	pc->by_b[pc->nb + 1] = pc->nc;
+	pc->at_off = xcalloc(n + 2, sizeof(*pc->at_off));
+	pc->at_j = xmalloc((pc->nb ? pc->nb : 1) * sizeof(*pc->at_j));
+	for (b = 0; b < pc->nb; b++)
+		pc->at_off[pc->b_j[b] + 1]++;
+	for (x = 0; x <= n; x++)
+		pc->at_off[x + 1] += pc->at_off[x];
+	for (b = 0; b < pc->nb; b++)	/* at_off[j] ends as j's first */
+		pc->at_j[pc->at_off[pc->b_j[b]]++] = b;
+	for (x = n + 1; x > 0; x--)
+		pc->at_off[x] = pc->at_off[x - 1];
+	pc->at_off[0] = 0;
+}
+
+/*
+ * Candidates by size class and next use (j = n, not used again, in one
+ * bucket of its own at the end), each bucket by start.
+ */
 static void index_by_use(struct plan_ctx *pc)
 {
 	uint32_t n = pc->lf->n, *fill = xcalloc(n + 1, sizeof(*fill));
-	size_t i;
+	uint32_t map[NR_RAW_CLS], s;
+	size_t i, x, m, *by_j = xcalloc(n + 2, sizeof(*by_j));
+	size_t off[NR_RAW_CLS + 1] = { 0 };
+	uint8_t *cls = xmalloc(pc->nc ? pc->nc : 1);
+	uint32_t *tmp = xmalloc((pc->nc ? pc->nc : 1) * sizeof(*tmp));
 
-	pc->by_j = xcalloc(n + 2, sizeof(*pc->by_j));
 	for (i = 0; i < pc->nc; i++)
-		pc->by_j[pc->c[i].j + 1]++;
+		by_j[pc->c[i].j + 1]++;
 	for (i = 0; i <= n; i++)
-		pc->by_j[i + 1] += pc->by_j[i];
+		by_j[i + 1] += by_j[i];
+	for (i = 0; i < pc->nc; i++)
+		tmp[by_j[pc->c[i].j] + fill[pc->c[i].j]++] = i;
+	for (i = 0; i <= n; i++)
+		qsort_r(tmp + by_j[i], by_j[i + 1] - by_j[i], sizeof(*tmp),
+			cmp_start, pc->c);
+	m = by_j[n];
+	for (i = 0; i < m; i++) {	/* then stable by class */
+		cls[tmp[i]] = raw_class(pc->lf->g->t[pc->c[tmp[i]].t].bytes);
+		off[cls[tmp[i]] + 1]++;
+	}
+	for (s = 0, pc->ncls = 0; s < NR_RAW_CLS; s++) {
+		map[s] = pc->ncls;
+		pc->ncls += off[s + 1] > 0;
+		off[s + 1] += off[s];
+	}
 	pc->idx = xmalloc((pc->nc ? pc->nc : 1) * sizeof(*pc->idx));
-	for (i = 0; i < pc->nc; i++)
-		pc->idx[pc->by_j[pc->c[i].j] + fill[pc->c[i].j]++] = i;
-	for (i = 0; i <= n; i++)
-		qsort_r(pc->idx + pc->by_j[i], pc->by_j[i + 1] - pc->by_j[i],
-			sizeof(*pc->idx), cmp_start, pc->c);
+	pc->cls_cost = xmalloc((pc->ncls ? pc->ncls : 1) * sizeof(double));
+	for (s = 0; s < pc->ncls; s++)
+		pc->cls_cost[s] = 1e300;
+	for (i = 0; i < m; i++) {
+		uint32_t t = pc->c[tmp[i]].t;
+		double cost = h2d_ns(pc->p, pc->lf->g->t[t].bytes);
+
+		x = off[cls[tmp[i]]]++;
+		pc->idx[x] = tmp[i];
+		cls[tmp[i]] = map[cls[tmp[i]]];
+		if (cost < pc->cls_cost[cls[tmp[i]]])
+			pc->cls_cost[cls[tmp[i]]] = cost;
+	}
+	memcpy(pc->idx + m, tmp + m, (pc->nc - m) * sizeof(*tmp));
+	make_buckets(pc, cls, m);
+	pc->cls_lo = xmalloc((pc->ncls ? pc->ncls : 1) * sizeof(*pc->cls_lo));
+	free(tmp);
+	free(cls);
+	free(by_j);
 	free(fill);
 }
 
@@ -139,16 +232,22 @@ void plan_init(struct plan_ctx *pc, const struct life *lf,
 	pc->ep = xmalloc((pc->nep ? pc->nep : 1) * sizeof(*pc->ep));
 	pc->delta = xmalloc((n + 1) * sizeof(*pc->delta));
 	pc->alive = xmalloc(pc->nc ? pc->nc : 1);
-	pc->cur = xmalloc((n + 1) * sizeof(*pc->cur));
-	pc->aside_gen = xcalloc(n + 1, sizeof(*pc->aside_gen));
+	pc->cur = xmalloc((pc->nb + 1) * sizeof(*pc->cur));
+	pc->aside_gen = xcalloc(pc->nb + 1, sizeof(*pc->aside_gen));
 	pc->gen = 1;
-	seg_init(&pc->seg, n ? n : 1);
+	seg_init(&pc->seg, pc->nb ? pc->nb : 1);
 }
 
 void plan_free(struct plan_ctx *pc)
 {
 	free(pc->c);
-	free(pc->by_j);
+	free(pc->by_b);
+	free(pc->b_j);
+	free(pc->cls_b);
+	free(pc->cls_cost);
+	free(pc->cls_lo);
+	free(pc->at_j);
+	free(pc->at_off);
 	free(pc->idx);
 	free(pc->cur);
 	free(pc->aside_gen);
@@ -178,8 +277,8 @@ static void reset(struct plan_ctx *pc, double scale)
 	memset(pc->delta, 0, (n + 1) * sizeof(*pc->delta));
 	for (i = 0; i < pc->nc; i++)	/* small ones wait for a last resort */
 		pc->alive[i] = !pc->c[i].small || scale >= ANY_WAIT;
-	for (i = 0; i <= n; i++)
-		pc->cur[i] = pc->by_j[i];
+	for (i = 0; i <= pc->nb; i++)
+		pc->cur[i] = pc->by_b[i];
 	seg_clear(&pc->seg);
 	pc->nev = 0;
 }
@@ -215,47 +314,48 @@ static bool offer(struct plan_ctx *pc, struct fit *f, uint32_t i)
 	return f->over <= 0;
 }
 
-/* Bucket j's first live candidate goes into the tree (j < n). */
-static void refresh(struct plan_ctx *pc, uint32_t j)
+/* Bucket b's first live candidate goes into the tree (b < nb). */
+static void refresh(struct plan_ctx *pc, uint32_t b)
 {
-	size_t *x = &pc->cur[j];
+	size_t *x = &pc->cur[b];
 
-	while (*x < pc->by_j[j + 1] && !pc->alive[pc->idx[*x]])
+	while (*x < pc->by_b[b + 1] && !pc->alive[pc->idx[*x]])
 		(*x)++;
-	seg_set(&pc->seg, j, *x < pc->by_j[j + 1] ?
-		(uint64_t)(pc->c[pc->idx[*x]].a + 1) << 32 | j : SEG_NONE);
+	seg_set(&pc->seg, b, *x < pc->by_b[b + 1] ?
+		(uint64_t)(pc->c[pc->idx[*x]].a + 1) << 32 | pc->b_j[b] :
+		SEG_NONE);
 }
 
 /* The gaps to the end first: they need no prefetch, never wait. */
 static bool offer_final(struct plan_ctx *pc, struct fit *f)
 {
-	uint32_t n = pc->lf->n;
+	uint32_t n = pc->nb;
 	size_t x;
 
-	for (x = pc->cur[n]; x < pc->by_j[n + 1] &&
+	for (x = pc->cur[n]; x < pc->by_b[n + 1] &&
 	     pc->c[pc->idx[x]].a < (int32_t)f->k; x++)
 		if (pc->alive[pc->idx[x]] && offer(pc, f, pc->idx[x]))
 			return true;
-	while (pc->cur[n] < pc->by_j[n + 1] && !pc->alive[pc->idx[pc->cur[n]]])
+	while (pc->cur[n] < pc->by_b[n + 1] && !pc->alive[pc->idx[pc->cur[n]]])
 		pc->cur[n]++;
 	return false;
 }
 
 /*
- * Bucket j's first candidate is set aside for this step.  Whether the
+ * Bucket b's first candidate is set aside for this step.  Whether the
  * bucket is already in the list is its generation mark: O(1), where a
  * scan of the list made a step with many tries quadratic.
  */
-static void set_aside(struct plan_ctx *pc, uint32_t j)
+static void set_aside(struct plan_ctx *pc, uint32_t b)
 {
-	if (pc->aside_gen[j] != pc->gen) {	/* remember where it was */
-		pc->aside_gen[j] = pc->gen;
+	if (pc->aside_gen[b] != pc->gen) {	/* remember where it was */
+		pc->aside_gen[b] = pc->gen;
 		grow(&pc->aside, &pc->cap_aside, pc->naside,
 		     sizeof(*pc->aside));
-		pc->aside[pc->naside++] = (uint64_t)j << 32 | pc->cur[j];
+		pc->aside[pc->naside++] = (uint64_t)b << 32 | pc->cur[b];
 	}
-	pc->cur[j]++;
-	refresh(pc, j);
+	pc->cur[b]++;
+	refresh(pc, b);
 }
 
 static void restore_aside(struct plan_ctx *pc)
@@ -270,7 +370,7 @@ static void restore_aside(struct plan_ctx *pc)
 	}
 	pc->naside = 0;
 	if (!++pc->gen) {		/* wrapped: no mark may match by chance */
-		memset(pc->aside_gen, 0, (pc->lf->n + 1) * sizeof(*pc->aside_gen));
+		memset(pc->aside_gen, 0, (pc->nb + 1) * sizeof(*pc->aside_gen));
 		pc->gen = 1;
 	}
 }
@@ -283,28 +383,91 @@ static uint32_t first_use(struct plan_ctx *pc, uint32_t k)
 	return cal_reach(&pc->h2d, k + 1, pc->min_fetch) + 1;
 }
 
+/* The first of buckets lo .. hi - 1 used at step j or later. */
+static uint32_t bucket_from(const struct plan_ctx *pc, uint32_t lo,
+			    uint32_t hi, uint32_t j)
+{
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (pc->b_j[mid] < j)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * For each class, the first bucket whose use is late enough for the
+ * class's cheapest prefetch to fit after step k (a nanosecond short,
+ * against rounding: a bucket kept in by it only costs a try).
+ */
+static void class_reach(struct plan_ctx *pc, uint32_t k, uint32_t lo)
+{
+	uint32_t s, from;
+
+	for (s = 0; s < pc->ncls; s++) {
+		double cost = pc->cls_cost[s] > 1 ? pc->cls_cost[s] - 1 : 0;
+
+		from = lo;
+		if (pc->scale < ANY_WAIT)
+			from = cal_reach(&pc->h2d, k + 1, cost) + 1;
+		pc->cls_lo[s] = bucket_from(pc, pc->cls_b[s], pc->cls_b[s + 1],
+					    from > lo ? from : lo);
+	}
+}
+
+/* The bucket whose first candidate is next: start, use, tensor. */
+static uint32_t next_bucket(const struct plan_ctx *pc)
+{
+	uint64_t best = SEG_NONE, key;
+	uint32_t s, b, bt = 0, t, pick = NONE;
+
+	for (s = 0; s < pc->ncls; s++) {
+		if (pc->cls_lo[s] >= pc->cls_b[s + 1])
+			continue;
+		key = seg_min(&pc->seg, pc->cls_lo[s], pc->cls_b[s + 1] - 1);
+		if (key == SEG_NONE || key > best)
+			continue;
+		b = bucket_from(pc, pc->cls_lo[s], pc->cls_b[s + 1],
+				(uint32_t)key);
+		t = pc->c[pc->idx[pc->cur[b]]].t;
+		if (key < best || t < bt) {
+			best = key;
+			bt = t;
+			pick = b;
+		}
+	}
+	return pick;
+}
+
 /* Takes gaps spanning step k until it fits; false if it cannot. */
 static bool fit_step(struct plan_ctx *pc, uint32_t k, uint64_t budget,
 		     int64_t *absent)
 {
 	struct fit f = { k, (int64_t)pc->lf->base[k] - *absent -
 			    (int64_t)budget, absent, 0 };
-	uint32_t n = pc->lf->n, lo = first_use(pc, k), j, i;
+	uint32_t n = pc->lf->n, lo = first_use(pc, k), b, i;
 	bool fits = f.over <= 0 || offer_final(pc, &f);
-	uint64_t key;
 
+	if (!fits && lo < n)
+		class_reach(pc, k, lo);
 	while (!fits && lo < n && f.tries < MAX_TRIES &&
-	       (key = seg_min(&pc->seg, lo, n - 1)) != SEG_NONE) {
-		j = (uint32_t)key;
-		i = pc->idx[pc->cur[j]];
+	       (b = next_bucket(pc)) != NONE) {
+		size_t nev = pc->nev;
+
+		i = pc->idx[pc->cur[b]];
 		if (pc->c[i].a >= (int32_t)k)
 			pc->alive[i] = 0;	/* spans nothing left to walk */
 		else
 			fits = offer(pc, &f, i);
+		if (pc->nev != nev && !fits)	/* it took link time */
+			class_reach(pc, k, lo);
 		if (pc->alive[i])
-			set_aside(pc, j);	/* may fit further back */
+			set_aside(pc, b);	/* may fit further back */
 		else
-			refresh(pc, j);
+			refresh(pc, b);
 	}
 	restore_aside(pc);
 	return fits;
@@ -329,8 +492,10 @@ int plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
 
 	reset(pc, scale);
 	for (k = pc->lf->n; k-- > 0;) {
-		if (k + 1 < pc->lf->n)	/* gaps read at k + 1 span k */
-			refresh(pc, k + 1);
+		uint32_t x;
+
+		for (x = pc->at_off[k + 1]; x < pc->at_off[k + 2]; x++)
+			refresh(pc, pc->at_j[x]);	/* read at k + 1: span k */
 		absent += pc->delta[k];
 		if (!fit_step(pc, k, budget, &absent)) {
 			*fail_step = k;

@@ -33,8 +33,19 @@ struct plan_ctx {
 	const struct profile *p;
 	struct cand *c;
 	size_t nc, cap_c;
-	size_t *by_j;		/* candidates used next at j: */
-	uint32_t *idx;		/* idx[by_j[j] .. by_j[j+1]), earliest start first */
+	/*
+	 * Buckets: the candidates of one size class used next at one step j,
+	 * class by class, then the gaps to the end (bucket nb).
+	 */
+	uint32_t nb, ncls;
+	uint32_t *b_j;		/* step of each bucket */
+	uint32_t *cls_b;	/* class s: buckets cls_b[s] .. cls_b[s+1]) */
+	double *cls_cost;	/* class s: its cheapest prefetch */
+	uint32_t *cls_lo;	/* class s: first step its prefetch reaches */
+	uint32_t *at_j;		/* buckets used at j: at_j[at_off[j] .. [j+1]) */
+	uint32_t *at_off;
+	size_t *by_b;		/* bucket b's candidates: */
+	uint32_t *idx;		/* idx[by_b[b] .. by_b[b+1]), earliest start first */
 	double min_fetch;	/* the cheapest prefetch that is not small */
 	double *cap;		/* compute time of each step */
 	size_t nep;
@@ -49,7 +60,7 @@ struct plan_ctx {
 	struct minseg seg;	/* per bucket: (start + 1) << 32 | j of it */
 	uint64_t *aside;	/* buckets passed over in this step */
 	size_t naside, cap_aside;
-	uint32_t *aside_gen;	/* bucket j is in aside when == gen */
+	uint32_t *aside_gen;	/* bucket b is in aside when == gen */
 	uint32_t gen;
 	struct evict *ev;
 	size_t nev, cap_ev;

@@ -69,28 +69,59 @@ static void insertion_sort(struct item *a, size_t n)
 	}
 }
 
-/* Bucket by slot, then order each slot: O(n log of the largest slot). */
+#define DIGIT_BITS	11
+
+/* Stable, by one digit of the slot: few enough counters to stay cached. */
+static void by_digit(const struct item *in, struct item *out, size_t n,
+		     unsigned int shift, size_t *cnt, size_t ncnt)
+{
+	size_t i, sum = 0, c;
+
+	memset(cnt, 0, ncnt * sizeof(*cnt));
+	for (i = 0; i < n; i++)
+		cnt[(in[i].slot >> shift) & (ncnt - 1)]++;
+	for (i = 0; i < ncnt; i++) {
+		c = cnt[i];
+		cnt[i] = sum;
+		sum += c;
+	}
+	for (i = 0; i < n; i++)
+		out[cnt[(in[i].slot >> shift) & (ncnt - 1)]++] = in[i];
+}
+
+/*
+ * Bucket by slot, then order each slot: O(n log of the largest slot).
+ * Bucketing is a radix sort of two passes: one counter per slot would be
+ * scattered over megabytes on a big graph, a cache miss per item.
+ */
 static void sort_items(struct emit *m, uint32_t nslots)
 {
-	size_t *off = xcalloc(nslots + 2, sizeof(*off)), i;
+	size_t i, end, hi = 1, cnt[1U << DIGIT_BITS];
 	struct item *out = xmalloc((m->n ? m->n : 1) * sizeof(*out));
+	struct item *tmp = m->it;
 
-	for (i = 0; i < m->n; i++)
-		off[m->it[i].slot + 2]++;
-	for (i = 0; i < nslots; i++)
-		off[i + 2] += off[i + 1];
-	for (i = 0; i < m->n; i++)
-		out[off[m->it[i].slot + 1]++] = m->it[i];
-	for (i = 0; i < nslots; i++)
-		if (off[i + 1] - off[i] > 16)
-			qsort(out + off[i], off[i + 1] - off[i], sizeof(*out),
-			      cmp_item);
-		else if (off[i + 1] - off[i] > 1)
-			insertion_sort(out + off[i], off[i + 1] - off[i]);
-	free(off);
-	free(m->it);
-	m->it = out;
-	m->cap = m->n;
+	while (hi < (nslots >> DIGIT_BITS) + 1)
+		hi *= 2;
+	by_digit(m->it, out, m->n, 0, cnt, ARRAY_SIZE(cnt));
+	if (hi > ARRAY_SIZE(cnt)) {		/* a third digit's worth */
+		size_t *big = xmalloc(hi * sizeof(*big));
+
+		by_digit(out, tmp, m->n, DIGIT_BITS, big, hi);
+		free(big);
+	} else {
+		by_digit(out, tmp, m->n, DIGIT_BITS, cnt, hi);
+	}
+	for (i = 0; i < m->n; i = end) {
+		for (end = i + 1; end < m->n && tmp[end].slot == tmp[i].slot;
+		     end++)
+			;
+		if (end - i > 16)
+			qsort(tmp + i, end - i, sizeof(*tmp), cmp_item);
+		else if (end - i > 1)
+			insertion_sort(tmp + i, end - i);
+	}
+	free(out);
+	m->it = tmp;
 }
 
 static void homes(struct emit *m, const struct evict *ev, size_t nev)
