@@ -131,7 +131,7 @@ int hyper_plan_run(struct hyper_plan_graph *graph,
 	if (!ret && !p->res.ok)
 		ret = hp_errf(&e, "%s: no schedule meets the goal", policy_name[p->policy]);
 	if (!ret)
-		ret = sched_check(&p->res.s, &e);
+		ret = sched_finish(&p->res.s, &e);
 	if (ret)
 		goto fail;
 	if ((o->flags & HYPER_PLAN_BOUND) && !gl.budget) {

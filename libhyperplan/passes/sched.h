@@ -35,6 +35,17 @@ struct sched {
 	size_t ncops;
 	uint64_t budget;	/* 0: none */
 	struct prediction pred;
+	/*
+	 * sched_layout(): the arena offset of each residency, grouped by
+	 * tensor (res_first[t] is tensor t's first, res_first[nt] the count)
+	 * in the order they begin, and the arena they need.  res_off is NULL
+	 * when the arena would exceed the budget: the schedule then carries
+	 * no offsets, and arena_over says by how much it needed.
+	 */
+	uint64_t *res_off;
+	uint32_t *res_first;
+	uint64_t arena;
+	uint64_t arena_over;
 };
 
 /*
@@ -54,6 +65,8 @@ struct evict {
 int sched_build(struct sched *s, const struct life *lf,
 		const struct evict *ev, size_t nev, struct hp_err *e);
 void sched_free(struct sched *s);
+/* Places every residency in the device arena (libhyperplan/passes/arena.c). */
+int sched_layout(struct sched *s, struct hp_err *e);
 
 static inline size_t slot_len(const struct sched *s, size_t slot)
 {

@@ -38,6 +38,30 @@ void report_row(FILE *f, const struct result *r, uint64_t peak0)
 		r->params);
 }
 
+/*
+ * What the device really holds: the planned arena, the peak residency
+ * plus what placement loses to holes and alignment.
+ */
+void report_arena(FILE *f, const struct result *r)
+{
+	const struct sched *s = &r->s;
+	char a[32], p[32], b[32];
+
+	fmt_bytes(p, sizeof(p), r->sim.peak);
+	if (s->res_off) {
+		fmt_bytes(a, sizeof(a), s->arena);
+		fprintf(f, "arena     %12s for a peak of %s: arena ÷ peak %.3f (offsets in the schedule)\n",
+			a, p, r->sim.peak ? (double)s->arena / r->sim.peak : 0.0);
+		return;
+	}
+	if (!s->arena_over)
+		return;		/* nothing resident */
+	fmt_bytes(a, sizeof(a), s->arena_over);
+	fmt_bytes(b, sizeof(b), s->budget);
+	fprintf(f, "arena     %12s for a peak of %s: arena ÷ peak %.3f exceeds the budget %s, so the schedule carries no offsets (libhyper lays it out itself, in more than the budget)\n",
+		a, p, r->sim.peak ? (double)s->arena_over / r->sim.peak : 0.0, b);
+}
+
 void report_bound(FILE *f, uint64_t bound, uint64_t peak0, double max_slow)
 {
 	char b[32];
