@@ -76,7 +76,6 @@ static uint64_t area(const struct hu_ival *v)
 
 /* Orders: 0 size, 1 lifetime, 2 area, 3 start.  Larger first but start. */
 #define NR_ORDERS	4
-#define SQUEAK_ROUNDS	64
 
 static void make_key(struct key *k, const struct hu_ival *v, uint32_t i,
 		     int order)
@@ -234,65 +233,77 @@ static int setup(struct placer *p, struct key *keys)
 	return 0;
 }
 
-/*
- * Greedy by breadth (TFLite's other planner): the moments with the most
- * bytes live come first, and each brings its not yet placed intervals,
- * largest first.  Placed together, the intervals of the tallest moment
- * pack without a hole.  Fills @keys with that order; returns how many.
- */
-static int breadth_order(struct placer *p, struct key *keys, uint32_t *nk,
-			 uint64_t t0, uint64_t t1)
+/* Pseudo-random in [0, 1): deterministic (an LCG), no global state. */
+static double rnd01(uint64_t *state)
 {
-	struct key *pts = malloc(p->n * sizeof(*pts));
-	bool *seen = calloc(p->n, sizeof(*seen));
-	uint32_t npts = 0, k = 0;
-
-	if (!pts || !seen) {
-		free(pts);
-		free(seen);
-		return -ENOMEM;
-	}
-	for (uint32_t j = 0; j < p->n; j++) {
-		uint32_t i = p->by_start[j];
-		uint64_t live = 0;
-
-		if (j + 1 < p->n && p->v[p->by_start[j + 1]].start == p->v[i].start)
-			continue;	/* the last start at this time sees them all */
-		p->nr_hits = 0;
-		collect(p, 1, 0, p->leaves, j + 1, p->v[i].start);
-		for (uint32_t h = 0; h < p->nr_hits; h++)
-			live += p->v[p->hits[h]].bytes;
-		pts[npts++] = (struct key){ { ~live, p->v[i].start, 0 }, j };
-	}
-	qsort(pts, npts, sizeof(*pts), cmp_key);
-	for (uint32_t q = 0; q < npts; q++) {
-		uint32_t first = k;
-
-		p->nr_hits = 0;
-		collect(p, 1, 0, p->leaves, pts[q].i + 1, pts[q].k[1]);
-		for (uint32_t h = 0; h < p->nr_hits; h++) {
-			uint32_t i = p->hits[h];
-			const struct hu_ival *v = &p->v[i];
-
-			if (seen[i] || (v->start == t0 && v->end == t1))
-				continue;
-			seen[i] = true;
-			keys[k++] = (struct key){ { ~v->bytes, ~len(v), v->start }, i };
-		}
-		qsort(keys + first, k - first, sizeof(*keys), cmp_key);
-	}
-	*nk = k;
-	free(seen);
-	free(pts);
-	return 0;
+	*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (double)(*state >> 11) / (double)(1ULL << 53);
 }
 
-int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t *height)
+static uint64_t sat(double x)
+{
+	return x >= 1.8e19 ? UINT64_MAX : (uint64_t)x;
+}
+
+/*
+ * The search: the greedy by area (the best single order on offload
+ * schedules, where long-lived large tensors must go low) with each
+ * interval's key scaled by a factor, a few factors redrawn per round, a
+ * round kept when it is no taller.  Stops at the live peak, which no
+ * placement beats, or when @effort placements are spent.
+ */
+static void search(struct placer *p, struct key *keys, bool *whole,
+		   uint64_t floor, uint64_t effort, uint64_t *best)
+{
+	double *f = malloc(p->n * sizeof(*f)), *g = malloc(p->n * sizeof(*g));
+	uint64_t state = 0x853c49e6748fea9bULL, cur = UINT64_MAX;
+	uint32_t nk = 0;
+
+	if (!f || !g)
+		goto out;
+	for (uint32_t i = 0; i < p->n; i++)
+		f[i] = 1.0;
+	for (uint64_t spent = 0; *best > floor && spent < effort; ) {
+		uint64_t h;
+
+		memcpy(g, f, p->n * sizeof(*g));
+		if (spent)
+			for (uint32_t i = 0; i < p->n; i++)
+				if (rnd01(&state) < 0.03)
+					g[i] = 0.3 + 1.4 * rnd01(&state);
+		nk = 0;
+		for (uint32_t i = 0; i < p->n; i++)
+			if (!whole[i])
+				keys[nk++] = (struct key){
+					{ ~sat((double)p->v[i].bytes *
+					       (double)len(&p->v[i]) * g[i]),
+					  ~p->v[i].bytes, p->v[i].start }, i };
+		qsort(keys, nk, sizeof(*keys), cmp_key);
+		h = attempt(p, keys, nk, false);
+		spent += nk ? nk : 1;
+		if (h > cur)
+			continue;
+		cur = h;
+		memcpy(f, g, p->n * sizeof(*f));
+		if (h < *best) {
+			*best = h;
+			for (uint32_t j = 0; j < nk; j++)
+				p->v[keys[j].i].off = p->off[keys[j].i];
+		}
+	}
+out:
+	free(g);
+	free(f);
+}
+
+int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t effort,
+		   uint64_t *height)
 {
 	struct placer p = { .v = v, .n = n };
 	uint64_t t0 = UINT64_MAX, t1 = 0, floor, best = UINT64_MAX;
 	struct key *keys;
-	uint32_t nk = 0;
+	bool *whole;
+	uint32_t nk;
 	int ret = -ENOMEM;
 
 	*height = 0;
@@ -305,32 +316,30 @@ int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t *height)
 			t1 = v[i].end;
 	}
 	keys = malloc(n * sizeof(*keys));
+	whole = malloc(n * sizeof(*whole));
 	p.by_start = malloc(n * sizeof(*p.by_start));
 	p.off = malloc(n * sizeof(*p.off));
 	p.placed = malloc(n * sizeof(*p.placed));
 	p.cand = malloc(n * sizeof(*p.cand));
 	p.hits = malloc(n * sizeof(*p.hits));
-	if (!keys || !p.by_start || !p.off || !p.placed || !p.cand || !p.hits ||
-	    setup(&p, keys))
+	if (!keys || !whole || !p.by_start || !p.off || !p.placed || !p.cand ||
+	    !p.hits || setup(&p, keys))
 		goto out;
 	/* Whole-span intervals at the bottom, in index order. */
-	for (uint32_t i = 0; i < n; i++)
-		if (v[i].start == t0 && v[i].end == t1) {
+	for (uint32_t i = 0; i < n; i++) {
+		whole[i] = v[i].start == t0 && v[i].end == t1;
+		if (whole[i]) {
 			v[i].off = p.base;
 			p.base += v[i].bytes;
 		}
+	}
 	floor = hu_arena_live_peak(v, n);
-	for (int order = 0; order <= NR_ORDERS && best > floor; order++) {
+	for (int order = 0; order < NR_ORDERS && best > floor; order++) {
 		nk = 0;
-		if (order == NR_ORDERS) {
-			if (breadth_order(&p, keys, &nk, t0, t1))
-				goto out;
-		} else {
-			for (uint32_t i = 0; i < n; i++)
-				if (!(v[i].start == t0 && v[i].end == t1))
-					make_key(&keys[nk++], &v[i], i, order);
-			qsort(keys, nk, sizeof(*keys), cmp_key);
-		}
+		for (uint32_t i = 0; i < n; i++)
+			if (!whole[i])
+				make_key(&keys[nk++], &v[i], i, order);
+		qsort(keys, nk, sizeof(*keys), cmp_key);
 		for (int b = 0; b < 2 && best > floor; b++) {
 			uint64_t h = attempt(&p, keys, nk, b);
 
@@ -341,51 +350,7 @@ int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t *height)
 			}
 		}
 	}
-	/*
-	 * Squeaky wheel: the intervals that ended up above the live peak are
-	 * the ones the order served too late; move them to the front and
-	 * place again, a bounded number of rounds, keeping the lowest.
-	 */
-	if (best > floor && nk) {
-		uint32_t *ord = malloc(nk * sizeof(*ord)), *tmp = malloc(nk * sizeof(*tmp));
-		struct key *k2 = keys;
-
-		if (!ord || !tmp) {
-			free(ord);
-			free(tmp);
-			goto out;
-		}
-		nk = 0;
-		for (uint32_t i = 0; i < n; i++)
-			if (!(v[i].start == t0 && v[i].end == t1))
-				make_key(&k2[nk++], &v[i], i, 0);
-		qsort(k2, nk, sizeof(*k2), cmp_key);
-		for (uint32_t j = 0; j < nk; j++)
-			ord[j] = k2[j].i;
-		for (int round = 0; round < SQUEAK_ROUNDS && best > floor; round++) {
-			uint32_t a = 0, b;
-			uint64_t h;
-
-			for (uint32_t j = 0; j < nk; j++)
-				k2[j].i = ord[j];
-			h = attempt(&p, k2, nk, true);
-			if (h < best) {
-				best = h;
-				for (uint32_t j = 0; j < nk; j++)
-					v[ord[j]].off = p.off[ord[j]];
-			}
-			for (uint32_t j = 0; j < nk; j++)
-				if (p.off[ord[j]] + v[ord[j]].bytes > floor)
-					tmp[a++] = ord[j];
-			b = a;
-			for (uint32_t j = 0; j < nk; j++)
-				if (p.off[ord[j]] + v[ord[j]].bytes <= floor)
-					tmp[b++] = ord[j];
-			memcpy(ord, tmp, nk * sizeof(*ord));
-		}
-		free(ord);
-		free(tmp);
-	}
+	search(&p, keys, whole, floor, effort, &best);
 	*height = best;
 	ret = 0;
 out:
@@ -395,6 +360,7 @@ out:
 	free(p.off);
 	free(p.tree);
 	free(p.by_start);
+	free(whole);
 	free(keys);
 	return ret;
 }

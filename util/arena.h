@@ -30,9 +30,14 @@ uint64_t hu_arena_live_peak(const struct hu_ival *v, uint32_t n);
  * Gives each of @n intervals an offset and stores the arena's height
  * (highest offset + bytes) in *@height.  Several greedy placements are
  * tried (by size, by lifetime, by area and by start; lowest and best
- * fit), and the lowest kept, as compilers' static memory planners do.
+ * fit), as compilers' static memory planners do, then a randomised search
+ * around the best order spends up to @effort interval placements (0:
+ * none; HU_ARENA_EFFORT is the planner's); the lowest is kept.  The result
+ * depends on the input alone.
  * Return: 0, or -ENOMEM (offsets then undefined).
  */
-int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t *height);
+#define HU_ARENA_EFFORT	(1U << 19)
+int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t effort,
+		   uint64_t *height);
 
 #endif /* HYPER_UTIL_ARENA_H */

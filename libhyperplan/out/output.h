@@ -18,8 +18,6 @@ int sched_to_hyper(const struct sched *s, const char *name,
 		   struct hyper_schedule **out, struct hp_err *e);
 /* 0 if libhyper's validator accepts the plan; else -EINVAL naming why. */
 int sched_check(const struct sched *s, struct hp_err *e);
-/* sched_layout(), then sched_check(): what every plan handed out goes through. */
-int sched_finish(struct sched *s, struct hp_err *e);
 
 struct series {
 	const char *name;

@@ -83,13 +83,6 @@ out:
 	return ret;
 }
 
-int sched_finish(struct sched *s, struct hp_err *e)
-{
-	int ret = sched_layout(s, e);
-
-	return ret ? ret : sched_check(s, e);
-}
-
 int sched_check(const struct sched *s, struct hp_err *e)
 {
 	struct hyper_schedule *hs;

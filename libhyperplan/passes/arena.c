@@ -86,7 +86,7 @@ int sched_layout(struct sched *s, struct hp_err *e)
 			begin(&r, out[j]);
 		slot(&r, s, 2 * (size_t)k + 1);
 	}
-	ret = hu_arena_place(r.v, r.n, &height);
+	ret = hu_arena_place(r.v, r.n, HU_ARENA_EFFORT, &height);
 	if (ret) {
 		hp_errf(e, "out of memory laying out the device arena");
 		goto out;

@@ -46,6 +46,8 @@ struct sched {
 	uint32_t *res_first;
 	uint64_t arena;
 	uint64_t arena_over;
+	/* run_policy_fit(): the residency budget that made the arena fit */
+	uint64_t planned_under;
 };
 
 /*

@@ -174,10 +174,10 @@ static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 
 		if (p != pol && !all)
 			continue;
-		ret = run_policy(p, &pb, &res[p], p == pol ? e : &pe);
+		ret = run_policy_fit(p, &pb, &res[p], p == pol ? e : &pe);
 		/* Every schedule printed or written passes libhyper's validator. */
 		if (!ret && res[p].ok)
-			ret = sched_finish(&res[p].s, p == pol ? e : &pe);
+			ret = sched_check(&res[p].s, p == pol ? e : &pe);
 		if (ret && p != pol) {
 			fprintf(stderr, "hyper-plan: %s\n", pe.msg);
 			ret = 0;

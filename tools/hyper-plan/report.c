@@ -50,15 +50,20 @@ void report_arena(FILE *f, const struct result *r)
 	fmt_bytes(p, sizeof(p), r->sim.peak);
 	if (s->res_off) {
 		fmt_bytes(a, sizeof(a), s->arena);
-		fprintf(f, "arena     %12s for a peak of %s: arena ÷ peak %.3f (offsets in the schedule)\n",
+		fprintf(f, "arena     %12s for a peak of %s: arena ÷ peak %.3f (offsets in the schedule)",
 			a, p, r->sim.peak ? (double)s->arena / r->sim.peak : 0.0);
+		if (s->planned_under) {
+			fmt_bytes(b, sizeof(b), s->planned_under);
+			fprintf(f, "; planned under %s of residency so that the arena fits the budget", b);
+		}
+		fputc('\n', f);
 		return;
 	}
 	if (!s->arena_over)
 		return;		/* nothing resident */
 	fmt_bytes(a, sizeof(a), s->arena_over);
 	fmt_bytes(b, sizeof(b), s->budget);
-	fprintf(f, "arena     %12s for a peak of %s: arena ÷ peak %.3f exceeds the budget %s, so the schedule carries no offsets (libhyper lays it out itself, in more than the budget)\n",
+	fprintf(f, "arena     %12s for a peak of %s: arena ÷ peak %.3f exceeds the budget %s, and no lower residency budget made it fit: the schedule carries no offsets (libhyper lays it out itself, in more than the budget)\n",
 		a, p, r->sim.peak ? (double)s->arena_over / r->sim.peak : 0.0, b);
 }
 
