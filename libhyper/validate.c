@@ -198,8 +198,8 @@ static int check_each(const struct hyper_schedule *s, const struct hs_ival *v,
 		const struct hs_tensor *t = &s->tensors[ti];
 
 		if (t->nr_plan_off != count[ti]) {
-			hs_errf(e, "tensors[%u].arena_offsets: %u offsets for %u residencies of tensor \"%s\" (every residency needs one, in the order they begin)",
-				ti, t->nr_plan_off, count[ti], t->id);
+			hs_errf(e, "tensors[%u].arena_offsets: tensor \"%s\" becomes resident %u times but has %u offsets (one per residency, in the order they begin)",
+				ti, t->id, count[ti], t->nr_plan_off);
 			ret = -EBADMSG;
 		}
 	}

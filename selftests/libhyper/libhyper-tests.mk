@@ -5,7 +5,7 @@
 # kmod backend.  `make fuzz` runs the schedule loader under libFuzzer.
 
 LHT_DIR		:= selftests/libhyper
-LHT_NATIVE	:= schedule_test range_test region_test exec_test multi_ctx_test \
+LHT_NATIVE	:= schedule_test range_test region_test exec_test multi_ctx_test arena_test \
 		   layout_test run_test copy_test
 LHT_VM		:= region_test exec_test multi_ctx_test layout_test copy_test
 LHT_HDRS	:= $(LHT_DIR)/helpers.h include/hyper/hyper.h tools/hyper-run/pattern.h
