@@ -322,8 +322,10 @@ out:
  * @e:	the first rule broken
  *
  * Every residency has an offset, aligned to HS_DEV_ALIGN and inside
- * arena_bytes; no two that are resident together overlap; the arena fits
- * the device budget.  The executor places tensors where this accepted.
+ * arena_bytes; no two that are resident together overlap.  (The budget
+ * bounds residency, as everywhere in the format; keeping the arena in the
+ * user's budget is the planner's job.)  The executor places tensors where
+ * this accepted.
  *
  * Return: 0, -EBADMSG or -ENOMEM.
  */
@@ -340,11 +342,6 @@ int hs_check_offsets(const struct hyper_schedule *s, const struct hs_ival *v,
 				return -EBADMSG;
 			}
 		return 0;
-	}
-	if ((s->flags & HYPER_SCHED_BUDGET) && s->arena_bytes > s->budget) {
-		hs_errf(e, "arena_bytes %" PRIu64 " exceeds device_budget_bytes %" PRIu64,
-			s->arena_bytes, s->budget);
-		return -EBADMSG;
 	}
 	ret = check_each(s, v, n, e);
 	if (!ret)

@@ -76,6 +76,7 @@ static uint64_t area(const struct hu_ival *v)
 
 /* Orders: 0 size, 1 lifetime, 2 area, 3 start.  Larger first but start. */
 #define NR_ORDERS	4
+#define SEARCH_ROUNDS	256
 
 static void make_key(struct key *k, const struct hu_ival *v, uint32_t i,
 		     int order)
@@ -250,7 +251,8 @@ static uint64_t sat(double x)
  * schedules, where long-lived large tensors must go low) with each
  * interval's key scaled by a factor, a few factors redrawn per round, a
  * round kept when it is no taller.  Stops at the live peak, which no
- * placement beats, or when @effort placements are spent.
+ * placement beats, when @effort placements are spent, or after
+ * SEARCH_ROUNDS rounds (small schedules gain nothing from more).
  */
 static void search(struct placer *p, struct key *keys, bool *whole,
 		   uint64_t floor, uint64_t effort, uint64_t *best)
@@ -263,7 +265,8 @@ static void search(struct placer *p, struct key *keys, bool *whole,
 		goto out;
 	for (uint32_t i = 0; i < p->n; i++)
 		f[i] = 1.0;
-	for (uint64_t spent = 0; *best > floor && spent < effort; ) {
+	for (uint64_t spent = 0, round = 0; *best > floor && spent < effort &&
+	     round < SEARCH_ROUNDS; round++) {
 		uint64_t h;
 
 		memcpy(g, f, p->n * sizeof(*g));

@@ -36,7 +36,7 @@ uint64_t hu_arena_live_peak(const struct hu_ival *v, uint32_t n);
  * depends on the input alone.
  * Return: 0, or -ENOMEM (offsets then undefined).
  */
-#define HU_ARENA_EFFORT	(1U << 19)
+#define HU_ARENA_EFFORT	(1U << 17)
 int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t effort,
 		   uint64_t *height);
 

@@ -59,7 +59,21 @@ static void slot(struct res *r, const struct sched *s, size_t sl)
 	}
 }
 
-int sched_layout(struct sched *s, struct hp_err *e)
+/* The most bytes resident at once, sizes as they are (not rounded). */
+static uint64_t res_peak(const struct res *r)
+{
+	struct hu_ival *v = xcalloc(r->n ? r->n : 1, sizeof(*v));
+	uint64_t peak;
+
+	for (uint32_t i = 0; i < r->n; i++)
+		v[i] = (struct hu_ival){ r->v[i].start, r->v[i].end,
+					 r->g->t[r->tensor[i]].bytes, 0 };
+	peak = hu_arena_live_peak(v, r->n);
+	free(v);
+	return peak;
+}
+
+int sched_layout(struct sched *s, uint64_t limit, struct hp_err *e)
 {
 	const struct graph *g = s->g;
 	struct res r = { .g = g };
@@ -70,7 +84,7 @@ int sched_layout(struct sched *s, struct hp_err *e)
 	free(s->res_first);
 	s->res_off = NULL;
 	s->res_first = NULL;
-	s->arena = s->arena_over = 0;
+	s->arena = s->arena_over = s->res_peak = 0;
 	r.open = xcalloc(g->nt ? g->nt : 1, sizeof(*r.open));
 	r.count = xcalloc(g->nt ? g->nt : 1, sizeof(*r.count));
 	for (uint32_t t = 0; t < g->nt; t++)
@@ -86,6 +100,7 @@ int sched_layout(struct sched *s, struct hp_err *e)
 			begin(&r, out[j]);
 		slot(&r, s, 2 * (size_t)k + 1);
 	}
+	s->res_peak = res_peak(&r);
 	ret = hu_arena_place(r.v, r.n, HU_ARENA_EFFORT, &height);
 	if (ret) {
 		hp_errf(e, "out of memory laying out the device arena");
@@ -93,7 +108,7 @@ int sched_layout(struct sched *s, struct hp_err *e)
 	}
 	if (!height)
 		goto out;	/* nothing is ever resident: nothing to place */
-	if (s->budget && height > s->budget) {
+	if (limit && height > limit) {
 		/* Never hand out a layout beyond the budget the user asked for. */
 		s->arena_over = height;
 		goto out;

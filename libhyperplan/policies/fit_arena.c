@@ -22,7 +22,7 @@ int run_policy_fit(int pol, const struct problem *pb, struct result *r,
 
 	if (ret || !r->ok)
 		return ret;
-	ret = sched_layout(&r->s, e);
+	ret = sched_layout(&r->s, pb->goal.budget, e);
 	for (int round = 0; !ret && r->s.arena_over && round < FIT_ROUNDS; round++) {
 		uint64_t b = q.goal.budget, want = pb->goal.budget;
 		struct result again;
@@ -37,7 +37,7 @@ int run_policy_fit(int pol, const struct problem *pb, struct result *r,
 			break;		/* nothing lower: keep the plan, unplaced */
 		}
 		again.s.budget = want;
-		ret = sched_layout(&again.s, e);
+		ret = sched_layout(&again.s, want, e);
 		if (ret) {
 			result_free(&again);
 			break;

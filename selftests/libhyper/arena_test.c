@@ -261,8 +261,6 @@ BAD(only_some_tensors, SCHED(ARENA, "0,4096", "", "4096"),
     "tensors[1].arena_offsets: tensor \"b\" becomes resident 1 times but has 0 offsets (one per residency, in the order they begin)");
 BAD(without_arena_bytes, SCHED("", "0,4096", "0", "4096"),
     "tensors[0].arena_offsets: given without the schedule's \"arena_bytes\"");
-BAD(arena_over_budget, SCHED("'device_budget_bytes':8000," ARENA, "0,4096", "0", "4096"),
-    "arena_bytes 8192 exceeds device_budget_bytes 8000");
 BAD(arena_zero, SCHED("'arena_bytes':0,", "0,4096", "0", "4096"),
     "arena_bytes: must be an integer in 1..2^48 (got 0)");
 BAD(offset_negative, SCHED(ARENA, "-64,4096", "0", "4096"),

@@ -2,7 +2,7 @@
 # The planner's tests: kselftest programs built with the sanitizers
 # against the planner's sanitized archive (libhyperplan/libhyperplan.mk).
 
-PLAN_TESTS	:= plan_props plan_input plan_units plan_api plan_config
+PLAN_TESTS	:= plan_props plan_input plan_units plan_api plan_config plan_arena
 PLAN_TEST_BINS	:= $(addprefix $(O)/san/selftests/plan/,$(PLAN_TESTS))
 PLAN_TEST_DEPS	:= selftests/plan/checker.c selftests/plan/checker.h \
 		   selftests/plan/plan_cases.h
