@@ -57,3 +57,13 @@ bench-feedback: userspace
 	@O=$(O) selftests/plan/bench-feedback.sh
 
 BENCH		+= bench-feedback
+
+# The planner's arena layout through hyper-run, and tampered offsets.
+$(O)/san/selftests/plan/arena_test: selftests/plan/arena_test.sh \
+		$(PLAN_CLI) $(O)/san/bin/hyper-run
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec %s %s %s\n' $(abspath $<) \
+		$(abspath $(PLAN_CLI)) $(abspath $(O)/san/bin/hyper-run) > $@
+	chmod +x $@
+
+NATIVE_TESTS += $(O)/san/selftests/plan/arena_test
