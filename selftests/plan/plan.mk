@@ -59,11 +59,11 @@ bench-feedback: userspace
 BENCH		+= bench-feedback
 
 # The planner's arena layout through hyper-run, and tampered offsets.
-$(O)/san/selftests/plan/arena_test: selftests/plan/arena_test.sh \
+$(O)/san/selftests/plan/arena_run_test: selftests/plan/arena_run_test.sh \
 		$(PLAN_CLI) $(O)/san/bin/hyper-run
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nexec %s %s %s\n' $(abspath $<) \
 		$(abspath $(PLAN_CLI)) $(abspath $(O)/san/bin/hyper-run) > $@
 	chmod +x $@
 
-NATIVE_TESTS += $(O)/san/selftests/plan/arena_test
+NATIVE_TESTS += $(O)/san/selftests/plan/arena_run_test

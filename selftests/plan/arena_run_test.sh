@@ -5,7 +5,7 @@
 # offsets in an arena of exactly its arena_bytes with every tensor checked
 # at every use, and a schedule whose offsets were tampered with is refused
 # with one line.  Correctness only: no time is judged.  TAP output.
-# usage: arena_test.sh HYPER_PLAN HYPER_RUN
+# usage: arena_run_test.sh HYPER_PLAN HYPER_RUN
 # $model splits on purpose; check evals its quoted tests.
 # shellcheck disable=SC2086,SC2016,SC2034
 set -u
