@@ -28,7 +28,7 @@
 #include "util/arena.h"
 
 /* Above this many intervals libhyper does not lay a schedule out itself. */
-#define HS_LAYOUT_MAX	(1U << 20)
+#define HS_LAYOUT_MAX	(1U << 16)
 
 struct lay {
 	const struct hyper_schedule *s;
