@@ -143,6 +143,13 @@ int hyper_prepare(struct hyper_ctx *ctx)
 			return hx_err(ctx, -EINVAL,
 				      "tensor \"%s\" needs device memory: bind it or set an arena",
 				      s->tensors[i].id);
+	/* A schedule that places its tensors itself is run only that way. */
+	if ((s->flags & HYPER_SCHED_ARENA) && ctx->has_arena &&
+	    ctx->arena.size < s->arena_bytes)
+		return hx_err(ctx, -ENOSPC,
+			      "the schedule places its tensors in an arena of %llu bytes (arena_bytes), the arena set is %llu: give hyper_set_arena() at least that",
+			      (unsigned long long)s->arena_bytes,
+			      (unsigned long long)ctx->arena.size);
 	ret = place_pool(ctx);
 	if (ret)
 		return ret;

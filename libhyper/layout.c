@@ -7,36 +7,37 @@
  * leave the free space in pieces, and a large prefetch finds no hole
  * although the bytes are there.  A schedule says in advance when every
  * tensor becomes resident and when it is detached, so, as compilers plan
- * buffers, every residency interval gets its offset here: greedy by size,
- * each at the lowest offset no interval overlapping it in time holds.  The
- * arena this layout needs is reported as hyper_schedule_info.arena_bytes,
- * usually within a few percent of the peak residency.
+ * buffers, every residency interval gets its offset before the run.  A
+ * schedule that carries offsets ("arena_offsets", HYPER_SCHED_ARENA: the
+ * planner placed it) is checked and used as it is; any other is placed
+ * here by the project's one placer (util/arena.c).  The arena either
+ * needs is reported as hyper_schedule_info.arena_bytes.
  *
  * Time is a counter over the schedule's events (cache ops and defines in
- * order).  A detached tensor's space is free, in the layout, from its
- * detach on; at run time a store still reading it holds it until done,
- * and the executor waits for that before reusing the bytes.
+ * order): the intervals live together exactly when the validator's
+ * replay counts both tensors resident, so the tallest moment of the
+ * layout is the validated peak (each size rounded to HS_DEV_ALIGN).  A
+ * detached tensor's space is free, in the layout, from its detach on; at
+ * run time a store still reading it holds it until done, and the
+ * executor waits for that before reusing the bytes.
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "schedule.h"
+#include "util/arena.h"
 
-/* Above this many intervals the quadratic placement is skipped. */
-#define HS_LAYOUT_MAX	16384
-
-struct ival {
-	uint64_t start, end, bytes, off;
-	uint32_t tensor;
-	uint32_t seq;		/* order of starts, for the per-tensor table */
-};
+/* Above this many intervals libhyper does not lay a schedule out itself. */
+#define HS_LAYOUT_MAX	(1U << 16)
 
 struct lay {
-	struct hyper_schedule *s;
-	struct ival *v;
+	const struct hyper_schedule *s;
+	struct hs_ival *v;
 	uint32_t n, cap;
 	uint32_t *open;		/* tensor -> interval index + 1 */
+	uint32_t *count;	/* tensor -> residencies so far */
 	uint64_t now;
+	uint32_t step;
 };
 
 static uint64_t round_up(uint64_t v, uint64_t a)
@@ -50,15 +51,16 @@ static int begin(struct lay *l, uint32_t t)
 		return 0;
 	if (l->n == l->cap) {
 		uint32_t cap = l->cap ? 2 * l->cap : 64;
-		struct ival *v = realloc(l->v, cap * sizeof(*v));
+		struct hs_ival *v = realloc(l->v, cap * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
 		l->v = v;
 		l->cap = cap;
 	}
-	l->v[l->n] = (struct ival){
-		.start = l->now, .end = UINT64_MAX, .tensor = t, .seq = l->n,
+	l->v[l->n] = (struct hs_ival){
+		.start = l->now, .end = UINT64_MAX, .tensor = t,
+		.nth = l->count[t]++, .step = l->step,
 		.bytes = round_up(l->s->tensors[t].bytes, HS_DEV_ALIGN),
 	};
 	l->open[t] = ++l->n;
@@ -87,129 +89,136 @@ static int ops(struct lay *l, const struct hyper_cop *c, uint32_t n)
 	return 0;
 }
 
-/* The residency intervals, in the order the executor places them. */
-static int collect(struct lay *l)
+/**
+ * hs_intervals() - the residency intervals of a validated schedule
+ * @s:	the schedule
+ * @vp:	set to a malloc'ed array, in the order the intervals begin
+ * @np:	set to its length
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int hs_intervals(const struct hyper_schedule *s, struct hs_ival **vp,
+		 uint32_t *np)
 {
-	struct hyper_schedule *s = l->s;
+	struct lay l = { .s = s, .step = UINT32_MAX };
 	int ret = 0;
 
+	*vp = NULL;
+	*np = 0;
+	l.open = calloc(s->nr_tensors ?: 1, sizeof(*l.open));
+	l.count = calloc(s->nr_tensors ?: 1, sizeof(*l.count));
+	if (!l.open || !l.count) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	for (uint32_t t = 0; t < s->nr_tensors && !ret; t++)
 		if (s->tensors[t].home == HYPER_HOME_DEVICE)
-			ret = begin(l, t);
-	l->now++;
+			ret = begin(&l, t);
+	l.now++;
 	for (uint32_t i = 0; i < s->nr_steps && !ret; i++) {
 		const struct hs_step *st = &s->steps[i];
 
-		ret = ops(l, st->before, st->nr_before);
-		for (uint32_t j = 0; j < st->nr_defines && !ret; j++, l->now++)
-			ret = begin(l, st->defines[j]);
+		l.step = i;
+		ret = ops(&l, st->before, st->nr_before);
+		for (uint32_t j = 0; j < st->nr_defines && !ret; j++, l.now++)
+			ret = begin(&l, st->defines[j]);
 		if (!ret)
-			ret = ops(l, st->after, st->nr_after);
+			ret = ops(&l, st->after, st->nr_after);
 	}
+	if (ret) {
+		free(l.v);
+		l.v = NULL;
+		l.n = 0;
+	}
+	*vp = l.v;
+	*np = l.n;
+out:
+	free(l.count);
+	free(l.open);
 	return ret;
 }
 
-static int by_size(const void *a, const void *b)
+/* libhyper's own layout, for a schedule that carries none. */
+static int place(const struct hs_ival *v, uint32_t n, uint64_t *off,
+		 uint64_t *height)
 {
-	const struct ival *x = a, *y = b;
+	struct hu_ival *h = malloc(n * sizeof(*h));
+	int ret;
 
-	if (x->bytes != y->bytes)
-		return x->bytes > y->bytes ? -1 : 1;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static int by_off(const void *a, const void *b)
-{
-	const struct ival *x = *(struct ival *const *)a;
-	const struct ival *y = *(struct ival *const *)b;
-
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-static int by_seq(const void *a, const void *b)
-{
-	const struct ival *x = a, *y = b;
-
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* Greedy by size: the lowest gap among intervals that overlap in time. */
-static uint64_t place_all(struct ival *v, uint32_t n, struct ival **tmp)
-{
-	uint64_t height = 0;
-
-	qsort(v, n, sizeof(*v), by_size);
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t k = 0;
-		uint64_t off = 0;
-
-		for (uint32_t j = 0; j < i; j++)
-			if (v[j].start < v[i].end && v[i].start < v[j].end)
-				tmp[k++] = &v[j];
-		qsort(tmp, k, sizeof(*tmp), by_off);
-		for (uint32_t j = 0; j < k; j++) {
-			if (tmp[j]->off >= off + v[i].bytes)
-				break;
-			if (tmp[j]->off + tmp[j]->bytes > off)
-				off = tmp[j]->off + tmp[j]->bytes;
-		}
-		v[i].off = off;
-		if (off + v[i].bytes > height)
-			height = off + v[i].bytes;
-	}
-	qsort(v, n, sizeof(*v), by_seq);
-	return height;
+	if (!h)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		h[i] = (struct hu_ival){ v[i].start, v[i].end, v[i].bytes, 0 };
+	ret = hu_arena_place(h, n, 0, height);
+	for (uint32_t i = 0; !ret && i < n; i++)
+		off[i] = h[i].off;
+	free(h);
+	return ret;
 }
 
 /**
  * hs_layout() - give every residency interval of @s its arena offset
  * @s:	a validated schedule
+ * @e:	error text for offsets the schedule carries that are wrong
  *
- * Sets s->arena_bytes and the per-tensor offset tables, or leaves
- * s->arena_bytes 0 (place at run time) for a schedule with more than
- * HS_LAYOUT_MAX intervals.
+ * Sets s->res_off and each tensor's res_first and nr_res.  A schedule with
+ * HYPER_SCHED_ARENA keeps its own offsets and arena_bytes once they pass
+ * hs_check_offsets(); any other is placed here, except one with more than
+ * HS_LAYOUT_MAX intervals, whose arena_bytes stays 0 (placed at run time).
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0, -EBADMSG for bad offsets, or -ENOMEM.
  */
-int hs_layout(struct hyper_schedule *s)
+int hs_layout(struct hyper_schedule *s, struct hs_err *e)
 {
-	struct lay l = { .s = s };
-	struct ival **tmp = NULL;
-	uint32_t *first = NULL;
+	bool own = s->flags & HYPER_SCHED_ARENA;
+	uint64_t *off = NULL;
+	struct hs_ival *v;
+	uint32_t n, at = 0;
 	int ret;
 
-	l.open = calloc(s->nr_tensors ?: 1, sizeof(*l.open));
-	if (!l.open)
-		return -ENOMEM;
-	ret = collect(&l);
-	if (ret || !l.n || l.n > HS_LAYOUT_MAX)
+	for (uint32_t t = 0; t < s->nr_tensors && !own; t++)
+		own = s->tensors[t].nr_plan_off;
+	ret = hs_intervals(s, &v, &n);
+	if (!ret && own)
+		ret = hs_check_offsets(s, v, n, e);
+	if (ret || !n || (!own && n > HS_LAYOUT_MAX))
 		goto out;
-	tmp = malloc(l.n * sizeof(*tmp));
-	s->res_off = malloc(l.n * sizeof(*s->res_off));
-	first = calloc(s->nr_tensors + 1, sizeof(*first));
-	if (!tmp || !s->res_off || !first) {
+	off = malloc(n * sizeof(*off));
+	if (!off) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	s->arena_bytes = place_all(l.v, l.n, tmp);
+	if (!own)
+		ret = place(v, n, off, &s->arena_bytes);
+	else
+		for (uint32_t i = 0; i < n; i++)
+			off[i] = s->tensors[v[i].tensor].plan_off[v[i].nth];
+	if (ret)
+		goto out;
 	/* Offsets grouped by tensor, each group in the order of its starts. */
-	for (uint32_t i = 0; i < l.n; i++)
-		first[l.v[i].tensor + 1]++;
-	for (uint32_t t = 0; t < s->nr_tensors; t++) {
-		first[t + 1] += first[t];
-		s->tensors[t].res_first = first[t];
+	s->res_off = malloc(n * sizeof(*s->res_off));
+	if (!s->res_off) {
+		ret = -ENOMEM;
+		goto out;
 	}
-	for (uint32_t i = 0; i < l.n; i++)
-		s->res_off[first[l.v[i].tensor]++] = l.v[i].off;
+	for (uint32_t t = 0; t < s->nr_tensors; t++)
+		s->tensors[t].nr_res = 0;
+	for (uint32_t i = 0; i < n; i++)
+		s->tensors[v[i].tensor].nr_res++;
+	for (uint32_t t = 0; t < s->nr_tensors; t++) {
+		s->tensors[t].res_first = at;
+		at += s->tensors[t].nr_res;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		s->res_off[s->tensors[v[i].tensor].res_first + v[i].nth] = off[i];
 out:
-	if (ret || !s->arena_bytes) {
+	if (ret) {
 		free(s->res_off);
 		s->res_off = NULL;
-		s->arena_bytes = 0;
+		if (!own)
+			s->arena_bytes = 0;
 	}
-	free(first);
-	free(tmp);
-	free(l.v);
-	free(l.open);
+	free(off);
+	free(v);
 	return ret;
 }

@@ -283,10 +283,42 @@ int hs_hash_insert(struct hyper_schedule *s, uint32_t idx)
 	return -1;
 }
 
+static int parse_array_len(struct json_object *v, const char *path,
+			   uint32_t *n, struct hs_err *e);
+
+/* "arena_offsets": where the schedule places each residency. */
+static int parse_offsets(struct hs_tensor *t, uint32_t i, struct json_object *v,
+			 struct hs_err *e)
+{
+	char path[64];
+	uint32_t n;
+	int ret;
+
+	snprintf(path, sizeof(path), "tensors[%u].arena_offsets", i);
+	ret = parse_array_len(v, path, &n, e);
+	if (ret || !n)
+		return ret;
+	t->plan_off = calloc(n, sizeof(*t->plan_off));
+	if (!t->plan_off)
+		return -ENOMEM;
+	t->nr_plan_off = n;
+	for (uint32_t k = 0; k < n; k++) {
+		snprintf(path, sizeof(path), "tensors[%u].arena_offsets[%u]", i, k);
+		ret = get_int_field(json_object_array_get_idx(v, k), 0,
+				    HS_BYTES_MAX, "0..2^48", &t->plan_off[k],
+				    path, e);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int parse_tensor(struct hyper_schedule *s, uint32_t i,
 			struct json_object *o, struct hs_err *e)
 {
-	static const char *const keys[] = { "id", "bytes", "kind", "home", NULL };
+	static const char *const keys[] = {
+		"id", "bytes", "kind", "home", "arena_offsets", NULL
+	};
 	struct hs_tensor *t = &s->tensors[i];
 	struct json_object *v;
 	char path[48], q[QBUF], got[40];
@@ -360,6 +392,8 @@ static int parse_tensor(struct hyper_schedule *s, uint32_t i,
 		return -EBADMSG;
 	}
 	t->home = k;
+	if (json_object_object_get_ex(o, "arena_offsets", &v))
+		return parse_offsets(t, i, v, e);
 	return 0;
 }
 
@@ -646,7 +680,7 @@ int hs_finish(struct hyper_schedule *s, int ret, const char *doing,
 	if (!ret)
 		ret = hs_validate(s, e);
 	if (!ret)
-		ret = hs_layout(s);
+		ret = hs_layout(s, e);
 	if (ret) {
 		if (ret == -ENOMEM)
 			hs_errf(e, "out of memory while %s the schedule", doing);
@@ -735,7 +769,7 @@ static int parse_root(struct hyper_schedule *s, struct json_object *root,
 {
 	static const char *const keys[] = {
 		"format", "version", "name", "graph", "device_budget_bytes",
-		"tensors", "steps", "predicted", NULL
+		"arena_bytes", "tensors", "steps", "predicted", NULL
 	};
 	struct json_object *tensors, *steps, *v;
 	uint64_t total = 0;
@@ -764,6 +798,13 @@ static int parse_root(struct hyper_schedule *s, struct json_object *root,
 		if (ret)
 			return ret;
 		s->flags |= HYPER_SCHED_BUDGET;
+	}
+	if (json_object_object_get_ex(root, "arena_bytes", &v)) {
+		ret = get_int_field(v, 1, HS_BYTES_MAX, "1..2^48",
+				    &s->arena_bytes, "arena_bytes", e);
+		if (ret)
+			return ret;
+		s->flags |= HYPER_SCHED_ARENA;
 	}
 	if (json_object_object_get_ex(root, "predicted", &v)) {
 		ret = parse_predicted(s, v, e);
@@ -884,6 +925,7 @@ void hs_destroy(struct hyper_schedule *s)
 	if (s->tensors)
 		for (i = 0; i < s->nr_tensors; i++) {
 			free(s->tensors[i].id);
+			free(s->tensors[i].plan_off);
 			ext_free(&s->tensors[i].ext);
 		}
 	if (s->steps)
@@ -1043,6 +1085,10 @@ int hyper_schedule_tensor(const struct hyper_schedule *s, unsigned int idx,
 	info->kind = t->kind;
 	info->home = t->home;
 	info->flags = t->flags;
+	if (s->res_off && t->nr_res) {
+		info->nr_arena_offsets = t->nr_res;
+		info->arena_offsets = s->res_off + t->res_first;
+	}
 	return 0;
 }
 

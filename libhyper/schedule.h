@@ -34,6 +34,9 @@ struct hs_tensor {
 	uint32_t home;
 	uint32_t flags;		/* HYPER_TENSOR_*, set by the validator */
 	uint32_t res_first;	/* its first entry in res_off, by hs_layout() */
+	uint32_t nr_res;	/* its residencies, by hs_layout() */
+	uint32_t nr_plan_off;	/* "arena_offsets": the schedule's own */
+	uint64_t *plan_off;
 	struct hs_exts ext;
 };
 
@@ -49,7 +52,7 @@ struct hs_step {
 };
 
 /* Device-arena granule, shared by the layout and the executor. */
-#define HS_DEV_ALIGN	64
+#define HS_DEV_ALIGN	HYPER_ARENA_ALIGN
 
 struct hyper_schedule {
 	int refs;		/* atomic: contexts hold a reference */
@@ -61,7 +64,8 @@ struct hyper_schedule {
 	uint64_t budget;
 	uint64_t pred_peak, pred_stall, pred_makespan;
 	uint64_t peak;		/* validator's replay */
-	uint64_t arena_bytes;	/* hs_layout(): 0 when it did not place */
+	/* hs_layout(), or the schedule's own with HYPER_SCHED_ARENA; 0: none */
+	uint64_t arena_bytes;
 	uint64_t *res_off;	/* arena offset of each residency, by tensor */
 	uint64_t total_compute_ns;
 	uint32_t nr_tensors, nr_steps;
@@ -89,7 +93,23 @@ int hs_hash_alloc(struct hyper_schedule *s);
 int hs_hash_insert(struct hyper_schedule *s, uint32_t idx);
 void hs_destroy(struct hyper_schedule *s);
 int hs_validate(struct hyper_schedule *s, struct hs_err *e);
-int hs_layout(struct hyper_schedule *s);
+
+/* One residency interval: [start, end) on the layout's event counter. */
+struct hs_ival {
+	uint64_t start, end;
+	uint64_t bytes;		/* rounded to HS_DEV_ALIGN */
+	uint32_t tensor;
+	uint32_t nth;		/* the tensor's residency number, from 0 */
+	uint32_t step;		/* where it begins; UINT32_MAX: at the start */
+};
+
+/* A validated schedule's residencies, in the order they begin. */
+int hs_intervals(const struct hyper_schedule *s, struct hs_ival **vp,
+		 uint32_t *np);
+/* The schedule's own offsets (HYPER_SCHED_ARENA) against its residencies. */
+int hs_check_offsets(const struct hyper_schedule *s, const struct hs_ival *v,
+		     uint32_t n, struct hs_err *e);
+int hs_layout(struct hyper_schedule *s, struct hs_err *e);
 int hs_set_graph_hash(struct hyper_schedule *s, const char *h, struct hs_err *e);
 int hs_check_graph_hash(const struct hyper_schedule *s, struct hs_err *e);
 int hs_finish(struct hyper_schedule *s, int ret, const char *doing,

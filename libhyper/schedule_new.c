@@ -77,7 +77,7 @@ static int add_tensor(struct hyper_schedule *s, uint32_t i,
 	size_t len = ti->id ? strlen(ti->id) : 0;
 	int dup;
 
-	if (ti->reserved0 || !ZERO(ti->reserved)) {
+	if (!ZERO(ti->reserved)) {
 		hs_errf(e, "tensors[%u]: reserved fields must be zero", i);
 		return -EINVAL;
 	}
@@ -110,6 +110,19 @@ static int add_tensor(struct hyper_schedule *s, uint32_t i,
 	t->bytes = ti->bytes;
 	t->kind = ti->kind;
 	t->home = ti->home;
+	if (!ti->nr_arena_offsets)
+		return 0;
+	if (!ti->arena_offsets) {
+		hs_errf(e, "tensors[%u]: %u arena offsets but no array", i,
+			ti->nr_arena_offsets);
+		return -EINVAL;
+	}
+	t->plan_off = malloc(ti->nr_arena_offsets * sizeof(*t->plan_off));
+	if (!t->plan_off)
+		return -ENOMEM;
+	memcpy(t->plan_off, ti->arena_offsets,
+	       ti->nr_arena_offsets * sizeof(*t->plan_off));
+	t->nr_plan_off = ti->nr_arena_offsets;
 	return 0;
 }
 
@@ -172,7 +185,8 @@ static int add_step(struct hyper_schedule *s, uint32_t i,
 }
 
 #define INFO_FLAGS	(HYPER_SCHED_BUDGET | HYPER_SCHED_PRED_PEAK | \
-			 HYPER_SCHED_PRED_STALL | HYPER_SCHED_PRED_MAKESPAN)
+			 HYPER_SCHED_PRED_STALL | HYPER_SCHED_PRED_MAKESPAN | \
+			 HYPER_SCHED_ARENA)
 
 static int fill(struct hyper_schedule *s, const struct hyper_schedule_info *info,
 		const struct hyper_tensor_info *tensors,
@@ -218,8 +232,10 @@ int hyper_schedule_new(const struct hyper_schedule_info *info,
 	if ((info->version && info->version != HYPER_SCHEDULE_VERSION) ||
 	    (info->flags & ~INFO_FLAGS) || !ZERO(info->reserved) ||
 	    ((info->flags & HYPER_SCHED_BUDGET) &&
-	     (!info->budget_bytes || info->budget_bytes > INT64_MAX))) {
-		hs_errf(&e, "schedule: unknown version or flags, a budget of 0, or non-zero reserved fields");
+	     (!info->budget_bytes || info->budget_bytes > INT64_MAX)) ||
+	    ((info->flags & HYPER_SCHED_ARENA) &&
+	     (!info->arena_bytes || info->arena_bytes > HS_BYTES_MAX))) {
+		hs_errf(&e, "schedule: unknown version or flags, a budget or arena of 0 or beyond range, or non-zero reserved fields");
 		return -EINVAL;
 	}
 	s = calloc(1, sizeof(*s));
@@ -229,6 +245,8 @@ int hyper_schedule_new(const struct hyper_schedule_info *info,
 	s->version = HYPER_SCHEDULE_VERSION;
 	s->flags = info->flags;
 	s->budget = info->budget_bytes;
+	if (info->flags & HYPER_SCHED_ARENA)
+		s->arena_bytes = info->arena_bytes;
 	s->pred_peak = info->pred_peak_device_bytes;
 	s->pred_stall = info->pred_stall_ns;
 	s->pred_makespan = info->pred_makespan_ns;

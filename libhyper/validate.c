@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <hyper/residency.h>
 
@@ -143,5 +144,191 @@ int hs_validate(struct hyper_schedule *s, struct hs_err *e)
 	if (!ret)
 		s->peak = r.peak;
 	free(r.st);
+	return ret;
+}
+
+/* The residency an interval is, for messages: its tensor and offset. */
+static void ival_desc(char *buf, size_t len, const struct hyper_schedule *s,
+		      const struct hs_ival *v)
+{
+	const struct hs_tensor *t = &s->tensors[v->tensor];
+
+	snprintf(buf, len, "tensor \"%s\" (arena_offsets[%u] = %" PRIu64 ", %" PRIu64 " bytes)",
+		 t->id, v->nth, t->plan_off[v->nth], t->bytes);
+}
+
+static void where_desc(char *buf, size_t len, const struct hyper_schedule *s,
+		       uint32_t step)
+{
+	if (step == UINT32_MAX)
+		snprintf(buf, len, "at the schedule's start");
+	else
+		snprintf(buf, len, "from step %u (%.120s) on", step,
+			 s->steps[step].op);
+}
+
+/* Each residency's count, alignment and range. */
+static int check_each(const struct hyper_schedule *s, const struct hs_ival *v,
+		      uint32_t n, struct hs_err *e)
+{
+	uint32_t *count = calloc(s->nr_tensors ?: 1, sizeof(*count));
+	int ret = 0;
+
+	if (!count)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		count[v[i].tensor]++;
+	for (uint32_t ti = 0; ti < s->nr_tensors && !ret; ti++) {
+		const struct hs_tensor *t = &s->tensors[ti];
+
+		if (t->nr_plan_off != count[ti]) {
+			hs_errf(e, "tensors[%u].arena_offsets: tensor \"%s\" becomes resident %u times but has %u offsets (one per residency, in the order they begin)",
+				ti, t->id, count[ti], t->nr_plan_off);
+			ret = -EBADMSG;
+		}
+	}
+	for (uint32_t i = 0; i < n && !ret; i++) {
+		const struct hs_tensor *t = &s->tensors[v[i].tensor];
+		uint64_t off = t->plan_off[v[i].nth];
+
+		if (off % HS_DEV_ALIGN) {
+			hs_errf(e, "tensors[%u].arena_offsets[%u]: offset %" PRIu64 " of tensor \"%s\" is not a multiple of %d",
+				v[i].tensor, v[i].nth, off, t->id, HS_DEV_ALIGN);
+			ret = -EBADMSG;
+		} else if (off > s->arena_bytes ||
+			   v[i].bytes > s->arena_bytes - off) {
+			hs_errf(e, "tensors[%u].arena_offsets[%u]: tensor \"%s\" at offset %" PRIu64 " (%" PRIu64 " bytes, %" PRIu64 " aligned) ends past arena_bytes %" PRIu64,
+				v[i].tensor, v[i].nth, t->id, off, t->bytes,
+				v[i].bytes, s->arena_bytes);
+			ret = -EBADMSG;
+		}
+	}
+	free(count);
+	return ret;
+}
+
+struct active {
+	uint64_t off, end;
+	uint32_t i;
+};
+
+/* Index of the first active entry whose offset is >= @off. */
+static uint32_t active_pos(const struct active *a, uint32_t na, uint64_t off)
+{
+	uint32_t lo = 0, hi = na;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (a[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int cmp_end(const void *a, const void *b)
+{
+	const struct hs_ival *const *x = a, *const *y = b;
+
+	return (*x)->end < (*y)->end ? -1 : (*x)->end > (*y)->end;
+}
+
+/*
+ * No two residencies live at the same time share a byte: a sweep over
+ * time keeps the live ones sorted by offset, disjoint so far, so a new one
+ * need only be checked against its two neighbours.
+ */
+static int check_overlap(const struct hyper_schedule *s,
+			 const struct hs_ival *v, uint32_t n, struct hs_err *e)
+{
+	struct active *a = malloc((n ?: 1) * sizeof(*a));
+	const struct hs_ival **ends = malloc((n ?: 1) * sizeof(*ends));
+	uint32_t na = 0, ne = 0;
+	int ret = 0;
+
+	if (!a || !ends) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		ends[i] = &v[i];
+	qsort(ends, n, sizeof(*ends), cmp_end);
+	for (uint32_t i = 0; i < n && !ret; i++) {
+		const struct hs_tensor *t = &s->tensors[v[i].tensor];
+		uint64_t off = t->plan_off[v[i].nth];
+		uint32_t p, other = UINT32_MAX;
+		char x[300], y[300], w[200];
+
+		/* Those that ended before this one begins leave first. */
+		for (; ne < n && ends[ne]->end <= v[i].start; ne++) {
+			const struct hs_ival *d = ends[ne];
+			uint64_t doff = s->tensors[d->tensor].plan_off[d->nth];
+
+			p = active_pos(a, na, doff);
+			while (p < na && a[p].i != (uint32_t)(d - v))
+				p++;
+			if (p < na) {
+				memmove(&a[p], &a[p + 1], (na - p - 1) * sizeof(*a));
+				na--;
+			}
+		}
+		p = active_pos(a, na, off);
+		if (p > 0 && a[p - 1].end > off)
+			other = a[p - 1].i;
+		else if (p < na && off + v[i].bytes > a[p].off)
+			other = a[p].i;
+		if (other != UINT32_MAX) {
+			ival_desc(x, sizeof(x), s, &v[other]);
+			ival_desc(y, sizeof(y), s, &v[i]);
+			where_desc(w, sizeof(w), s, v[i].step);
+			hs_errf(e, "arena: %s and %s are resident together %s and overlap",
+				x, y, w);
+			ret = -EBADMSG;
+			break;
+		}
+		memmove(&a[p + 1], &a[p], (na - p) * sizeof(*a));
+		a[p] = (struct active){ off, off + v[i].bytes, i };
+		na++;
+	}
+out:
+	free(ends);
+	free(a);
+	return ret;
+}
+
+/**
+ * hs_check_offsets() - the schedule's own layout against its residencies
+ * @s:	a validated schedule with HYPER_SCHED_ARENA or "arena_offsets"
+ * @v:	its residencies (hs_intervals())
+ * @n:	how many
+ * @e:	the first rule broken
+ *
+ * Every residency has an offset, aligned to HS_DEV_ALIGN and inside
+ * arena_bytes; no two that are resident together overlap.  (The budget
+ * bounds residency, as everywhere in the format; keeping the arena in the
+ * user's budget is the planner's job.)  The executor places tensors where
+ * this accepted.
+ *
+ * Return: 0, -EBADMSG or -ENOMEM.
+ */
+int hs_check_offsets(const struct hyper_schedule *s, const struct hs_ival *v,
+		     uint32_t n, struct hs_err *e)
+{
+	int ret;
+
+	if (!(s->flags & HYPER_SCHED_ARENA)) {
+		for (uint32_t t = 0; t < s->nr_tensors; t++)
+			if (s->tensors[t].nr_plan_off) {
+				hs_errf(e, "tensors[%u].arena_offsets: given without the schedule's \"arena_bytes\"",
+					t);
+				return -EBADMSG;
+			}
+		return 0;
+	}
+	ret = check_each(s, v, n, e);
+	if (!ret)
+		ret = check_overlap(s, v, n, e);
 	return ret;
 }

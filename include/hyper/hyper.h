@@ -102,11 +102,19 @@ int hyper_set_arena(struct hyper_ctx *ctx, void *base, uint64_t bytes);
 
 /* ---- schedules -------------------------------------------------------- */
 
+/* Arena offsets a schedule carries are multiples of this (and sizes round up to it). */
+#define HYPER_ARENA_ALIGN	64
+
 /* struct hyper_schedule_info.flags */
 #define HYPER_SCHED_BUDGET		(1U << 0)
 #define HYPER_SCHED_PRED_PEAK		(1U << 1)
 #define HYPER_SCHED_PRED_STALL		(1U << 2)
 #define HYPER_SCHED_PRED_MAKESPAN	(1U << 3)
+/*
+ * The schedule places its tensors itself: arena_bytes is its arena and
+ * every residency has an offset in it (hyper_tensor_info.arena_offsets).
+ */
+#define HYPER_SCHED_ARENA		(1U << 4)
 
 struct hyper_schedule_info {
 	const char *name;		/* "" when absent */
@@ -120,7 +128,7 @@ struct hyper_schedule_info {
 	uint64_t pred_peak_device_bytes;
 	uint64_t pred_stall_ns;
 	uint64_t pred_makespan_ns;
-	uint64_t arena_bytes;		/* arena libhyper's layout needs, 0: none */
+	uint64_t arena_bytes;		/* arena the layout needs, 0: none */
 	/* "graph": what it was planned for; NULL when the schedule says not */
 	const char *graph_name;
 	const char *graph_hash;		/* "fnv1a64:" + 16 hex digits, checked */
@@ -137,8 +145,10 @@ struct hyper_tensor_info {
 	uint32_t kind;			/* enum hyper_tensor_kind */
 	uint32_t home;			/* enum hyper_home */
 	uint32_t flags;			/* HYPER_TENSOR_* */
-	uint32_t reserved0;
-	uint64_t reserved[4];
+	/* arena offset of each residency, in the order they begin */
+	uint32_t nr_arena_offsets;
+	const uint64_t *arena_offsets;
+	uint64_t reserved[3];
 };
 
 struct hyper_cop {
@@ -178,8 +188,10 @@ int hyper_schedule_parse(const char *buf, size_t len,
 /*
  * A schedule from plain structures (an in-process planner): the info's
  * name, flags, nr_tensors, nr_steps, budget and predictions, each
- * tensor's id, bytes, kind and home, each step's op, compute_ns, lists
- * and GEMM shape.  Output-only fields are ignored; validated like a file.
+ * tensor's id, bytes, kind, home and (with HYPER_SCHED_ARENA, which
+ * makes arena_bytes an input) arena offsets, each step's op, compute_ns,
+ * lists and GEMM shape.  Output-only fields are ignored; validated like a
+ * file.
  */
 int hyper_schedule_new(const struct hyper_schedule_info *info,
 		       const struct hyper_tensor_info *tensors,

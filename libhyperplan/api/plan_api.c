@@ -123,7 +123,7 @@ int hyper_plan_run(struct hyper_plan_graph *graph,
 	pb.p = &p->p;
 	if (o->flags & HYPER_PLAN_NO_REORDER)
 		pb.refined = NULL;
-	ret = run_policy(p->policy, &pb, &p->res, &e);
+	ret = run_policy_fit(p->policy, &pb, &p->res, &e);
 	if (!ret && !p->res.ok)
 		ret = hp_errf(&e, "%s: no schedule meets the goal", policy_name[p->policy]);
 	if (!ret)

@@ -19,13 +19,15 @@ int sched_to_hyper(const struct sched *s, const char *name,
 		.name = name,
 		.flags = HYPER_SCHED_PRED_PEAK | HYPER_SCHED_PRED_STALL |
 			 HYPER_SCHED_PRED_MAKESPAN |
-			 (s->budget ? HYPER_SCHED_BUDGET : 0),
+			 (s->budget ? HYPER_SCHED_BUDGET : 0) |
+			 (s->res_off ? HYPER_SCHED_ARENA : 0),
 		.nr_tensors = (uint32_t)g->nt,
 		.nr_steps = s->n,
 		.budget_bytes = s->budget,
 		.pred_peak_device_bytes = s->pred.peak,
 		.pred_stall_ns = (uint64_t)s->pred.stall_ns,
 		.pred_makespan_ns = (uint64_t)s->pred.makespan_ns,
+		.arena_bytes = s->res_off ? s->arena : 0,
 	};
 	struct hyper_tensor_info *ti = calloc(g->nt ? g->nt : 1, sizeof(*ti));
 	struct hyper_step_info *si = calloc(s->n ? s->n : 1, sizeof(*si));
@@ -45,6 +47,11 @@ int sched_to_hyper(const struct sched *s, const char *name,
 			.id = g->t[i].id, .bytes = g->t[i].bytes,
 			.kind = g->t[i].kind, .home = s->home[i],
 		};
+	if (s->res_off)
+		for (i = 0; i < g->nt; i++) {
+			ti[i].arena_offsets = s->res_off + s->res_first[i];
+			ti[i].nr_arena_offsets = s->res_first[i + 1] - s->res_first[i];
+		}
 	for (i = 0; i < s->ncops; i++)
 		cops[i] = (struct hyper_cop){ s->cops[i].kind, s->cops[i].t };
 	for (i = 0; i < s->n; i++) {

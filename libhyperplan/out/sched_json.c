@@ -60,6 +60,18 @@ static void write_step(const struct sched *s, FILE *f, uint32_t k)
 	fputs(" }", f);
 }
 
+/* Where each residency of tensor @t lives in the arena, if placed. */
+static void write_offsets(const struct sched *s, FILE *f, size_t t)
+{
+	if (!s->res_off || s->res_first[t] == s->res_first[t + 1])
+		return;
+	fputs(", \"arena_offsets\": [", f);
+	for (uint32_t i = s->res_first[t]; i < s->res_first[t + 1]; i++)
+		fprintf(f, "%s%llu", i > s->res_first[t] ? ", " : " ",
+			(unsigned long long)s->res_off[i]);
+	fputs(" ]", f);
+}
+
 /* The graph's identity (include/hyper/graph_id.h), which libhyper checks. */
 static void write_graph(const struct sched *s, FILE *f)
 {
@@ -84,14 +96,18 @@ void sched_write_json(const struct sched *s, FILE *f, const char *name,
 	if (s->budget)
 		fprintf(f, ",\n \"device_budget_bytes\": %llu",
 			(unsigned long long)s->budget);
+	if (s->res_off)
+		fprintf(f, ",\n \"arena_bytes\": %llu",
+			(unsigned long long)s->arena);
 	fputs(",\n \"tensors\": [\n", f);
 	for (t = 0; t < g->nt; t++) {
 		fputs("  { \"id\": ", f);
 		json_str(f, g->t[t].id);
-		fprintf(f, ", \"bytes\": %llu, \"kind\": \"%s\", \"home\": \"%s\" }%s\n",
+		fprintf(f, ", \"bytes\": %llu, \"kind\": \"%s\", \"home\": \"%s\"",
 			(unsigned long long)g->t[t].bytes,
-			hyper_kind_name(g->t[t].kind), hyper_home_name(s->home[t]),
-			t + 1 < g->nt ? "," : "");
+			hyper_kind_name(g->t[t].kind), hyper_home_name(s->home[t]));
+		write_offsets(s, f, t);
+		fprintf(f, " }%s\n", t + 1 < g->nt ? "," : "");
 	}
 	fputs(" ],\n \"steps\": [\n", f);
 	for (k = 0; k < s->n; k++) {

@@ -307,5 +307,7 @@ void sched_free(struct sched *s)
 	free(s->home);
 	free(s->slot_off);
 	free(s->cops);
+	free(s->res_off);
+	free(s->res_first);
 	memset(s, 0, sizeof(*s));
 }

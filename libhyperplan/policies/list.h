@@ -19,5 +19,12 @@ int policy_parse(const char *s);
  */
 int run_policy(int pol, const struct problem *pb, struct result *r,
 	       struct hp_err *e);
+/*
+ * run_policy(), its plan laid out in the device arena (sched_layout()),
+ * and planned again under a lower residency budget while the arena would
+ * exceed the budget (policies/fit_arena.c).
+ */
+int run_policy_fit(int pol, const struct problem *pb, struct result *r,
+		   struct hp_err *e);
 
 #endif

@@ -483,8 +483,11 @@ class Schedule:
         t = TensorInfo()
         self._call(self._lib.hyper_schedule_tensor(self.handle, idx, ctypes.byref(t)), "tensor")
         kinds = {v: k for k, v in KINDS.items()}
+        # Where each residency lives in the arena: the schedule's own
+        # offsets ("arena_offsets") or libhyper's layout of it.
         return {"id": _text(t.id), "bytes": t.bytes, "kind": kinds.get(t.kind, "?"),
-                "home": HOMES.get(t.home, "?"), "flags": t.flags}
+                "home": HOMES.get(t.home, "?"), "flags": t.flags,
+                "arena_offsets": [t.arena_offsets[j] for j in range(t.nr_arena_offsets)]}
 
     def step(self, idx: int) -> Dict[str, Any]:
         s = StepInfo()

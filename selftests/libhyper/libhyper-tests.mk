@@ -5,7 +5,8 @@
 # kmod backend.  `make fuzz` runs the schedule loader under libFuzzer.
 
 LHT_DIR		:= selftests/libhyper
-LHT_NATIVE	:= schedule_test range_test region_test exec_test multi_ctx_test early_test \
+LHT_NATIVE	:= schedule_test range_test region_test exec_test multi_ctx_test \
+		   early_test arena_test \
 		   layout_test run_test copy_test
 LHT_VM		:= region_test exec_test multi_ctx_test layout_test copy_test early_test
 LHT_HDRS	:= $(LHT_DIR)/helpers.h include/hyper/hyper.h tools/hyper-run/pattern.h
@@ -36,7 +37,7 @@ VM_SUITES	+= libhyper
 FUZZ_TIME	?= 60
 LHT_FUZZ	:= $(O)/fuzz/fuzz_schedule
 LHT_FUZZ_SRCS	:= $(LHT_DIR)/fuzz_schedule.c libhyper/schedule.c libhyper/validate.c \
-		   libhyper/layout.c util/units.c
+		   libhyper/layout.c util/units.c util/arena.c
 
 $(LHT_FUZZ): $(LHT_FUZZ_SRCS) libhyper/schedule.h include/hyper/hyper.h
 	@mkdir -p $(@D)

@@ -3,7 +3,7 @@
 # against the planner's sanitized archive (libhyperplan/libhyperplan.mk).
 
 PLAN_TESTS	:= plan_props plan_input plan_units plan_api plan_config \
-		   plan_bound plan_oom
+		   plan_bound plan_oom plan_arena
 PLAN_TEST_BINS	:= $(addprefix $(O)/san/selftests/plan/,$(PLAN_TESTS))
 PLAN_TEST_DEPS	:= selftests/plan/checker.c selftests/plan/checker.h \
 		   selftests/plan/plan_cases.h
@@ -59,3 +59,13 @@ bench-feedback: userspace
 	@O=$(O) selftests/plan/bench-feedback.sh
 
 BENCH		+= bench-feedback
+
+# The planner's arena layout through hyper-run, and tampered offsets.
+$(O)/san/selftests/plan/arena_run_test: selftests/plan/arena_run_test.sh \
+		$(PLAN_CLI) $(O)/san/bin/hyper-run
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec %s %s %s\n' $(abspath $<) \
+		$(abspath $(PLAN_CLI)) $(abspath $(O)/san/bin/hyper-run) > $@
+	chmod +x $@
+
+NATIVE_TESTS += $(O)/san/selftests/plan/arena_run_test

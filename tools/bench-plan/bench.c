@@ -116,6 +116,8 @@ struct row {
 	uint64_t peak0, bound, peak[POL_NR];
 	bool ok[POL_NR];
 	double plan_ms;
+	double arena_ratio;	/* the plan's arena ÷ its peak residency */
+	uint64_t arena;
 };
 
 static double red(uint64_t peak, uint64_t peak0)
@@ -151,7 +153,7 @@ static void md_row(FILE *f, const struct row *w)
 	md_ratio(f, red(w->peak[POL_PLAN], w->peak0), red(w->bound, w->peak0));
 	md_ratio(f, red(w->peak[POL_PLAN], w->peak0),
 		 w->ok[POL_DISTANCE] ? red(w->peak[POL_DISTANCE], w->peak0) : 0);
-	fprintf(f, " %.0f |\n", w->plan_ms);
+	fprintf(f, " %.3f | %.0f |\n", w->arena_ratio, w->plan_ms);
 }
 
 /* Ours against the bound and the baselines, by reduction. */
@@ -218,8 +220,8 @@ timed:
 
 static void md_header(FILE *f)
 {
-	fputs("| model | mode | profile | ops | no offload GiB | plan GiB (reduction) | distance | greedy | lower bound | ours ÷ bound | ours ÷ distance | plan ms |\n"
-	      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", f);
+	fputs("| model | mode | profile | ops | no offload GiB | plan GiB (reduction) | distance | greedy | lower bound | ours ÷ bound | ours ÷ distance | arena ÷ peak | plan ms |\n"
+	      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", f);
 }
 
 /* Runs every policy; the planner REPS times for a median of its time. */
@@ -260,9 +262,10 @@ static void json_row(FILE *js, const struct row *w, const struct job *j,
 	fprintf(js, "%s\n  { \"model\": \"%s\", \"mode\": \"%s\", \"profile\": \"%s\", \"graph\": ",
 		first ? "" : ",", w->model, w->mode, w->profile);
 	json_str(js, j->g.name);
-	fprintf(js, ", \"ops\": %zu, \"tensors\": %zu, \"peak_none\": %llu, \"bound\": %llu, \"bound_reduction\": %.5f",
+	fprintf(js, ", \"ops\": %zu, \"tensors\": %zu, \"peak_none\": %llu, \"bound\": %llu, \"bound_reduction\": %.5f, \"arena\": %llu, \"arena_per_peak\": %.4f",
 		j->g.nop, j->g.nt, (unsigned long long)w->peak0,
-		(unsigned long long)w->bound, red(w->bound, w->peak0));
+		(unsigned long long)w->bound, red(w->bound, w->peak0),
+		(unsigned long long)w->arena, w->arena_ratio);
 	for (pol = POL_PLAN; pol < POL_NR; pol++) {
 		fprintf(js, ", \"%s\": ", policy_name[pol]);
 		json_policy(js, &res[pol], w->peak0,
@@ -300,8 +303,14 @@ static int bench_one(FILE *js, struct row *w, const struct profile *p,
 			w->ok[pol] = res[pol].ok;
 			w->peak[pol] = res[pol].sim.peak;
 		}
-		json_row(js, w, &j, res, first);
+		/* What the planner's schedule needs in device memory. */
+		ret = sched_layout(&res[POL_PLAN].s, 0, e);
+		w->arena = res[POL_PLAN].s.arena;
+		w->arena_ratio = res[POL_PLAN].s.res_peak ?
+			(double)w->arena / res[POL_PLAN].s.res_peak : 0;
 	}
+	if (!ret)
+		json_row(js, w, &j, res, first);
 	for (pol = 0; pol < POL_NR; pol++)
 		result_free(&res[pol]);
 	job_free(&j);

@@ -175,10 +175,10 @@ static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 
 		if (p != pol && !all)
 			continue;
-		ret = run_policy(p, &pb, &res[p], p == pol ? e : &pe);
+		ret = run_policy_fit(p, &pb, &res[p], p == pol ? e : &pe);
 		/* Every schedule printed or written passes libhyper's validator. */
 		if (!ret && res[p].ok)
-			ret = sched_check(&res[p].s, e);
+			ret = sched_check(&res[p].s, p == pol ? e : &pe);
 		if (ret && p != pol) {
 			fprintf(stderr, "hyper-plan: %s\n", pe.msg);
 			ret = 0;
@@ -186,6 +186,8 @@ static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 		if (!c->quiet)
 			report_row(rep, &res[p], j->lf.peak0);
 	}
+	if (!ret && !c->quiet && res[pol].ok)
+		report_arena(rep, &res[pol]);
 	if (!ret && (c->bound || all) && !c->budget) {
 		bound = job_bound(j, c->max_slow);
 		if (!c->quiet)

@@ -38,6 +38,35 @@ void report_row(FILE *f, const struct result *r, uint64_t peak0)
 		r->params);
 }
 
+/*
+ * What the device really holds: the planned arena, the peak residency
+ * plus what placement loses to holes and alignment.
+ */
+void report_arena(FILE *f, const struct result *r)
+{
+	const struct sched *s = &r->s;
+	char a[32], p[32], b[32];
+
+	fmt_bytes(p, sizeof(p), s->res_peak);
+	if (s->res_off) {
+		fmt_bytes(a, sizeof(a), s->arena);
+		fprintf(f, "arena     %12s for a peak residency of %s: arena ÷ peak %.3f (offsets in the schedule)",
+			a, p, s->res_peak ? (double)s->arena / s->res_peak : 0.0);
+		if (s->planned_under) {
+			fmt_bytes(b, sizeof(b), s->planned_under);
+			fprintf(f, "; planned under %s of residency so that the arena fits the budget", b);
+		}
+		fputc('\n', f);
+		return;
+	}
+	if (!s->arena_over)
+		return;		/* nothing resident */
+	fmt_bytes(a, sizeof(a), s->arena_over);
+	fmt_bytes(b, sizeof(b), s->budget);
+	fprintf(f, "arena     %12s for a peak residency of %s: arena ÷ peak %.3f exceeds the budget %s, and no lower residency budget made it fit: the schedule carries no offsets (libhyper lays it out itself, in more than the budget)\n",
+		a, p, s->res_peak ? (double)s->arena_over / s->res_peak : 0.0, b);
+}
+
 void report_bound(FILE *f, uint64_t bound, uint64_t peak0, double max_slow)
 {
 	char b[32];

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A budget is what the device may hold, and the device holds the arena:
+ * the peak residency plus what placement loses to holes and alignment.
+ * A plan whose residency fills the budget therefore needs an arena above
+ * it.  Rather than hand out such a layout, the policy is run again under
+ * lower residency budgets: first scaled by how far the arena overshot,
+ * then bisected between the highest that fit and the lowest that did not
+ * (a lower residency budget costs transfers, so the highest that fits is
+ * kept), a few rounds in all.  If none fits, the plan keeps the budget
+ * for residency alone and carries no offsets, and the caller says so
+ * (struct sched.arena_over).
+ */
+#include "list.h"
+#include "output.h"
+
+#define FIT_ROUNDS	5
+
+enum { NOTHING, FITS, TOO_BIG };
+
+/* Plans under residency budget @b and lays it out against @want. */
+static int try_under(int pol, const struct problem *pb, uint64_t b,
+		     uint64_t want, struct result *out, struct hp_err *e)
+{
+	struct problem q = *pb;
+	struct hp_err pe;
+
+	q.goal.budget = b;
+	if (run_policy(pol, &q, out, &pe) || !out->ok) {
+		result_free(out);
+		return NOTHING;	/* nothing this low */
+	}
+	out->s.budget = want;
+	if (sched_layout(&out->s, want, e)) {
+		result_free(out);
+		return -1;
+	}
+	out->s.planned_under = b;
+	return out->s.arena_over ? TOO_BIG : FITS;
+}
+
+int run_policy_fit(int pol, const struct problem *pb, struct result *r,
+		   struct hp_err *e)
+{
+	uint64_t want = pb->goal.budget, fit = 0, over = want, over_by;
+	int ret = run_policy(pol, pb, r, e);
+
+	if (ret || !r->ok)
+		return ret;
+	ret = sched_layout(&r->s, want, e);
+	over_by = r->s.arena_over;
+	for (int round = 0; !ret && over_by && round < FIT_ROUNDS; round++) {
+		struct result again;
+		uint64_t b;
+		int got;
+
+		if (!fit) {
+			/* Shrink residency by the overshoot, at least 1%. */
+			b = (uint64_t)((double)over * want / over_by);
+			if (b > over - over / 100)
+				b = over - over / 100;
+		} else {
+			b = fit + (over - fit) / 2;
+			if (over - fit < want / 100)
+				break;	/* close enough to the best */
+		}
+		got = try_under(pol, pb, b, want, &again, e);
+		if (got < 0)
+			return -1;
+		if (got == FITS) {
+			fit = b;
+			result_free(r);
+			*r = again;
+			continue;
+		}
+		if (got == NOTHING && !fit)
+			break;		/* lower still would find nothing either */
+		if (got == TOO_BIG)
+			over_by = again.s.arena_over;
+		result_free(&again);
+		over = b;
+	}
+	return ret;
+}

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A schedule's own arena layout ("arena_bytes", "arena_offsets";
+ * HYPER_SCHED_ARENA in process): a good one loads the same from JSON and
+ * from structures and is run at exactly its offsets; every bad one is
+ * refused with its one-line message; a schedule without offsets keeps
+ * libhyper's own layout.
+ *
+ * usage: arena_test [--backend shmem|kmod]
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "kselftest_harness.h"
+#include "helpers.h"
+
+/*
+ * a is resident twice (steps 0 and 2), b once (step 1), c from its define
+ * in step 0 to its detach in step 1: a's first residency and c live
+ * together, so do c and b.
+ */
+#define TS(oa, ob, oc)							\
+	"'tensors':["							\
+	"{'id':'a','bytes':4096,'kind':'weight','home':'pool','arena_offsets':[" oa "]}," \
+	"{'id':'b','bytes':4096,'kind':'weight','home':'pool','arena_offsets':[" ob "]}," \
+	"{'id':'c','bytes':100,'kind':'activation','home':'none','arena_offsets':[" oc "]}],"
+#define STEPS								\
+	"'steps':["							\
+	"{'op':'s0','before':[{'op':'prefetch','tensor':'a'}],'uses':['a'],"	\
+	"'defines':['c'],'after':[{'op':'detach','tensor':'a'}]},"	\
+	"{'op':'s1','before':[{'op':'prefetch','tensor':'b'}],'uses':['b','c'],"	\
+	"'after':[{'op':'detach','tensor':'b'},{'op':'detach','tensor':'c'}]},"	\
+	"{'op':'s2','before':[{'op':'prefetch','tensor':'a'}],'uses':['a'],"	\
+	"'after':[{'op':'detach','tensor':'a'}]}]"
+#define SCHED(top, oa, ob, oc)	"{" HDR top TS(oa, ob, oc) STEPS "}"
+#define ARENA	"'arena_bytes':8192,"
+#define GOOD	SCHED(ARENA, "0,4096", "0", "4096")
+
+/* Where each tensor is at each step of GOOD: a, b, c; -1 not resident. */
+static const int64_t where[3][3] = {
+	{ 0, -1, 4096 }, { -1, 0, 4096 }, { 4096, -1, -1 },
+};
+
+static struct hyper_schedule *load(struct __test_metadata *_metadata,
+				   const char *json)
+{
+	struct hyper_schedule *s = NULL;
+	char err[512];
+
+	EXPECT_EQ(0, parse_sq(json, &s, err, sizeof(err))) TH_LOG("%s", err);
+	return s;
+}
+
+static void expect_offsets(struct __test_metadata *_metadata,
+			   const struct hyper_schedule *s, unsigned int t,
+			   uint32_t n, const uint64_t *off)
+{
+	struct hyper_tensor_info ti;
+
+	ASSERT_EQ(0, hyper_schedule_tensor(s, t, &ti));
+	ASSERT_EQ(n, ti.nr_arena_offsets);
+	for (uint32_t i = 0; i < n; i++)
+		EXPECT_EQ(off[i], ti.arena_offsets[i]);
+}
+
+static void expect_good(struct __test_metadata *_metadata,
+			const struct hyper_schedule *s)
+{
+	struct hyper_schedule_info info;
+
+	ASSERT_NE(NULL, s);
+	ASSERT_EQ(0, hyper_schedule_info(s, &info));
+	EXPECT_TRUE(info.flags & HYPER_SCHED_ARENA);
+	EXPECT_EQ(8192, info.arena_bytes);
+	expect_offsets(_metadata, s, 0, 2, (const uint64_t[]){ 0, 4096 });
+	expect_offsets(_metadata, s, 1, 1, (const uint64_t[]){ 0 });
+	expect_offsets(_metadata, s, 2, 1, (const uint64_t[]){ 4096 });
+}
+
+TEST(offsets_load_from_json)
+{
+	struct hyper_schedule *s = load(_metadata, GOOD);
+
+	expect_good(_metadata, s);
+	hyper_schedule_free(s);
+}
+
+/* GOOD as plain structures, with a's offsets in @a_off. */
+static int build(const uint64_t *a_off, struct hyper_schedule **s,
+		 char *err, size_t errlen)
+{
+	static const uint64_t b_off[] = { 0 }, c_off[] = { 4096 };
+	static const uint32_t u0[] = { 0 }, u1[] = { 1, 2 }, d0[] = { 2 };
+	static const struct hyper_cop pa = { HYPER_OP_PREFETCH, 0 },
+		pb = { HYPER_OP_PREFETCH, 1 }, da = { HYPER_OP_DETACH, 0 },
+		dbc[] = { { HYPER_OP_DETACH, 1 }, { HYPER_OP_DETACH, 2 } };
+	struct hyper_schedule_info info = {
+		.flags = HYPER_SCHED_ARENA, .arena_bytes = 8192,
+		.nr_tensors = 3, .nr_steps = 3,
+	};
+	struct hyper_tensor_info t[3] = {
+		{ .id = "a", .bytes = 4096, .kind = HYPER_KIND_WEIGHT,
+		  .home = HYPER_HOME_POOL, .nr_arena_offsets = 2,
+		  .arena_offsets = a_off },
+		{ .id = "b", .bytes = 4096, .kind = HYPER_KIND_WEIGHT,
+		  .home = HYPER_HOME_POOL, .nr_arena_offsets = 1,
+		  .arena_offsets = b_off },
+		{ .id = "c", .bytes = 100, .kind = HYPER_KIND_ACTIVATION,
+		  .home = HYPER_HOME_NONE, .nr_arena_offsets = 1,
+		  .arena_offsets = c_off },
+	};
+	struct hyper_step_info st[3] = {
+		{ .op = "s0", .before = &pa, .nr_before = 1, .uses = u0,
+		  .nr_uses = 1, .defines = d0, .nr_defines = 1, .after = &da,
+		  .nr_after = 1 },
+		{ .op = "s1", .before = &pb, .nr_before = 1, .uses = u1,
+		  .nr_uses = 2, .after = dbc, .nr_after = 2 },
+		{ .op = "s2", .before = &pa, .nr_before = 1, .uses = u0,
+		  .nr_uses = 1, .after = &da, .nr_after = 1 },
+	};
+
+	return hyper_schedule_new(&info, t, st, s, err, errlen);
+}
+
+TEST(offsets_load_in_process)
+{
+	struct hyper_schedule *s = NULL;
+	char err[512];
+
+	ASSERT_EQ(0, build((const uint64_t[]){ 0, 4096 }, &s, err, sizeof(err)))
+		TH_LOG("%s", err);
+	expect_good(_metadata, s);
+	hyper_schedule_free(s);
+}
+
+TEST(bad_offsets_in_process_same_message)
+{
+	struct hyper_schedule *s = (void *)1;
+	char err[512];
+
+	/* a's second residency on c, which is not live then: fine ... */
+	ASSERT_EQ(0, build((const uint64_t[]){ 0, 4096 }, &s, err, sizeof(err)));
+	hyper_schedule_free(s);
+	/* ... its first on c, which is: refused as the JSON form is. */
+	EXPECT_EQ(-EBADMSG, build((const uint64_t[]){ 4096, 0 }, &s, err,
+				  sizeof(err)));
+	EXPECT_EQ(NULL, s);
+	EXPECT_STREQ("arena: tensor \"a\" (arena_offsets[0] = 4096, 4096 bytes) and tensor \"c\" (arena_offsets[0] = 4096, 100 bytes) are resident together from step 0 (s0) on and overlap",
+		     err);
+}
+
+/* Runs GOOD in an arena of exactly its arena_bytes: tensors at its offsets. */
+TEST(executor_places_at_the_offsets)
+{
+	struct hyper_schedule *s = load(_metadata, GOOD);
+	size_t len = 1 << 16;
+	char *dev = dev_mem(len);
+	struct iovec iov = { dev, len };
+	struct hyper_ctx *ctx;
+	int step;
+
+	ASSERT_NE(NULL, s);
+	ASSERT_NE(NULL, dev);
+	ASSERT_EQ(0, open_test_ctx(&ctx));
+	ASSERT_EQ(0, hyper_register_buffers(ctx, &iov, 1));
+	ASSERT_EQ(0, hyper_set_arena(ctx, dev, 8192));
+	ASSERT_EQ(0, hyper_attach(ctx, s));
+	ASSERT_EQ(0, hyper_prepare(ctx)) TH_LOG("%s", hyper_last_error(ctx));
+	/* Pool copies of a and b, checked where the layout puts them. */
+	memset(hyper_tensor_pool_ptr(ctx, 0), 0xa1, 4096);
+	memset(hyper_tensor_pool_ptr(ctx, 1), 0xb2, 4096);
+	while ((step = hyper_step_begin(ctx)) >= 0) {
+		for (int t = 0; t < 3; t++) {
+			if (where[step][t] < 0)
+				continue;
+			EXPECT_EQ((void *)(dev + where[step][t]),
+				  hyper_tensor_ptr(ctx, t)) {
+				TH_LOG("step %d tensor %d", step, t);
+			}
+		}
+		if (step == 1) {
+			EXPECT_EQ(0xb2, (unsigned char)dev[4095]);
+		} else {
+			EXPECT_EQ(0xa1, (unsigned char)dev[where[step][0] + 4095]);
+		}
+		ASSERT_EQ(0, hyper_step_end(ctx));
+	}
+	EXPECT_EQ(-ENODATA, step) TH_LOG("%s", hyper_last_error(ctx));
+	hyper_close(ctx);
+	hyper_schedule_free(s);
+	munmap(dev, len);
+}
+
+TEST(arena_smaller_than_the_schedules_is_refused)
+{
+	struct hyper_schedule *s = load(_metadata, GOOD);
+	size_t len = 1 << 16;
+	char *dev = dev_mem(len);
+	struct iovec iov = { dev, len };
+	struct hyper_ctx *ctx;
+
+	ASSERT_NE(NULL, s);
+	ASSERT_EQ(0, open_test_ctx(&ctx));
+	ASSERT_EQ(0, hyper_register_buffers(ctx, &iov, 1));
+	ASSERT_EQ(0, hyper_set_arena(ctx, dev, 4096));
+	ASSERT_EQ(0, hyper_attach(ctx, s));
+	EXPECT_EQ(-ENOSPC, hyper_prepare(ctx));
+	EXPECT_STREQ("the schedule places its tensors in an arena of 8192 bytes (arena_bytes), the arena set is 4096: give hyper_set_arena() at least that",
+		     hyper_last_error(ctx));
+	hyper_close(ctx);
+	hyper_schedule_free(s);
+	munmap(dev, len);
+}
+
+/* Without offsets libhyper lays the schedule out itself, and says where. */
+TEST(no_offsets_keeps_libhypers_layout)
+{
+	struct hyper_schedule *s = load(_metadata, SCHED("", "", "", ""));
+	struct hyper_schedule_info info;
+	struct hyper_tensor_info ti;
+
+	ASSERT_NE(NULL, s);
+	ASSERT_EQ(0, hyper_schedule_info(s, &info));
+	EXPECT_FALSE(info.flags & HYPER_SCHED_ARENA);
+	/* a and c together, b and c together: 4096 + 128 is the floor */
+	EXPECT_EQ(4096 + 128, info.arena_bytes);
+	ASSERT_EQ(0, hyper_schedule_tensor(s, 0, &ti));
+	EXPECT_EQ(2, ti.nr_arena_offsets);
+	hyper_schedule_free(s);
+}
+
+FIXTURE(bad) {};
+FIXTURE_SETUP(bad) {}
+FIXTURE_TEARDOWN(bad) {}
+
+FIXTURE_VARIANT(bad) {
+	const char *json;
+	const char *msg;
+};
+
+#define BAD(name, j, m)	FIXTURE_VARIANT_ADD(bad, name) { .json = j, .msg = m }
+
+BAD(overlap, SCHED(ARENA, "0,4096", "4096", "4096"),
+    "arena: tensor \"c\" (arena_offsets[0] = 4096, 100 bytes) and tensor \"b\" (arena_offsets[0] = 4096, 4096 bytes) are resident together from step 1 (s1) on and overlap");
+BAD(overlap_partly, SCHED(ARENA, "0,4096", "0", "4032"),
+    "arena: tensor \"a\" (arena_offsets[0] = 0, 4096 bytes) and tensor \"c\" (arena_offsets[0] = 4032, 100 bytes) are resident together from step 0 (s0) on and overlap");
+BAD(out_of_range, SCHED(ARENA, "0,8192", "0", "4096"),
+    "tensors[0].arena_offsets[1]: tensor \"a\" at offset 8192 (4096 bytes, 4096 aligned) ends past arena_bytes 8192");
+BAD(aligned_size_out_of_range, SCHED("'arena_bytes':4196,", "0,0", "0", "4096"),
+    "tensors[2].arena_offsets[0]: tensor \"c\" at offset 4096 (100 bytes, 128 aligned) ends past arena_bytes 4196");
+BAD(misaligned, SCHED(ARENA, "0,4096", "0", "4100"),
+    "tensors[2].arena_offsets[0]: offset 4100 of tensor \"c\" is not a multiple of 64");
+BAD(too_few, SCHED(ARENA, "0", "0", "4096"),
+    "tensors[0].arena_offsets: tensor \"a\" becomes resident 2 times but has 1 offsets (one per residency, in the order they begin)");
+BAD(too_many, SCHED(ARENA, "0,4096", "0,0", "4096"),
+    "tensors[1].arena_offsets: tensor \"b\" becomes resident 1 times but has 2 offsets (one per residency, in the order they begin)");
+BAD(only_some_tensors, SCHED(ARENA, "0,4096", "", "4096"),
+    "tensors[1].arena_offsets: tensor \"b\" becomes resident 1 times but has 0 offsets (one per residency, in the order they begin)");
+BAD(without_arena_bytes, SCHED("", "0,4096", "0", "4096"),
+    "tensors[0].arena_offsets: given without the schedule's \"arena_bytes\"");
+BAD(arena_zero, SCHED("'arena_bytes':0,", "0,4096", "0", "4096"),
+    "arena_bytes: must be an integer in 1..2^48 (got 0)");
+BAD(offset_negative, SCHED(ARENA, "-64,4096", "0", "4096"),
+    "tensors[0].arena_offsets[0]: must be an integer in 0..2^48 (got -64)");
+BAD(offset_not_integer, SCHED(ARENA, "'0',4096", "0", "4096"),
+    "tensors[0].arena_offsets[0]: must be an integer in 0..2^48 (got a string)");
+
+TEST_F(bad, rejected)
+{
+	struct hyper_schedule *s = (void *)1;
+	char err[512];
+
+	EXPECT_EQ(-EBADMSG, parse_sq(variant->json, &s, err, sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_EQ(NULL, s);
+	EXPECT_STREQ(variant->msg, err);
+}
+
+HYPER_TEST_MAIN

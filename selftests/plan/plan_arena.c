@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The planner's arena layout, over many generated graphs:
+ *  - no two residencies live at the same time share a byte, each offset
+ *    is aligned and inside the arena, the arena is at least the peak
+ *    (an independent replay of the schedule, not the planner's own);
+ *  - under a budget the arena fits it, or the plan carries no offsets and
+ *    says by how much it would not have fit;
+ *  - the layout reaches libhyper the same through JSON and in process.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#include <hyper/plan.h>
+
+#include "api.h"
+#include "list.h"
+#include "output.h"
+#include "plan_cases.h"
+
+#define SLOW	0.01
+
+struct rival {
+	uint64_t start, end, off, bytes;
+};
+
+/* The schedule's residencies, replayed here from its slots. */
+static size_t replay(const struct sched *s, struct rival *v, uint32_t *next)
+{
+	const struct graph *g = s->g;
+	uint64_t now = 0;
+	size_t n = 0;
+	int64_t *open = calloc(g->nt, sizeof(*open));
+
+#define BEGIN(x) do {							\
+		if (!open[x]) {						\
+			v[n] = (struct rival){ now, UINT64_MAX,		\
+				s->res_off[s->res_first[x] + next[x]++], \
+				(g->t[x].bytes + 63) / 64 * 64 };	\
+			open[x] = (int64_t)++n;				\
+		}							\
+	} while (0)
+	for (uint32_t t = 0; t < g->nt; t++)
+		if (s->home[t] == HYPER_HOME_DEVICE)
+			BEGIN(t);
+	now++;
+	for (uint32_t k = 0; k < s->n; k++) {
+		const struct op *o = &g->op[s->order[k]];
+
+		/* "before", then the operator's defines, then "after" */
+		for (int part = 0; part < 3; part++) {
+			size_t sl = 2 * (size_t)k + (part == 2);
+
+			if (part == 1) {
+				for (uint32_t j = 0; j < o->n_out; j++, now++)
+					BEGIN(op_out(g, o)[j]);
+				continue;
+			}
+			for (size_t i = s->slot_off[sl]; i < s->slot_off[sl + 1]; i++, now++) {
+				uint32_t t = s->cops[i].t;
+
+				if (s->cops[i].kind == HYPER_OP_PREFETCH) {
+					BEGIN(t);
+				} else if (s->cops[i].kind == HYPER_OP_DETACH && open[t]) {
+					v[open[t] - 1].end = now;
+					open[t] = 0;
+				}
+			}
+		}
+	}
+#undef BEGIN
+	free(open);
+	return n;
+}
+
+/* Checks @r's layout; returns 1 if it has one, 0 if it (rightly) has none. */
+static int layout_ok(struct __test_metadata *_metadata, const struct job *j,
+		     const struct result *r, uint64_t limit)
+{
+	const struct sched *s = &r->s;
+	struct rival *v;
+	uint32_t *next;
+	uint64_t live_max = 0;
+	size_t n;
+
+	if (!s->res_off) {
+		/* Only when even a lower budget could not make it fit. */
+		EXPECT_NE(0, limit);
+		EXPECT_GT(s->arena_over, limit) TH_LOG("%s", j->g.name);
+		return 0;
+	}
+	EXPECT_EQ(0, s->arena_over);
+	if (limit) {
+		EXPECT_LE(s->arena, limit) TH_LOG("%s", j->g.name);
+	}
+	EXPECT_GE(s->arena, s->res_peak) TH_LOG("%s", j->g.name);
+	v = calloc(s->res_first[j->g.nt] + 1, sizeof(*v));
+	next = calloc(j->g.nt, sizeof(*next));
+	n = replay(s, v, next);
+	EXPECT_EQ(s->res_first[j->g.nt], n);
+	for (uint32_t t = 0; t < j->g.nt; t++)
+		EXPECT_EQ(s->res_first[t + 1] - s->res_first[t], next[t]);
+	for (size_t a = 0; a < n; a++) {
+		uint64_t live = 0;
+
+		EXPECT_EQ(0, v[a].off % HYPER_ARENA_ALIGN);
+		EXPECT_LE(v[a].off + v[a].bytes, s->arena);
+		for (size_t b = 0; b < n; b++) {
+			bool together = v[a].start < v[b].end && v[b].start < v[a].end;
+
+			if (together && v[a].start >= v[b].start)
+				live += v[b].bytes;
+			if (b <= a || !together)
+				continue;
+			EXPECT_TRUE(v[a].off + v[a].bytes <= v[b].off ||
+				    v[b].off + v[b].bytes <= v[a].off) {
+				TH_LOG("%s: residencies %zu and %zu overlap", j->g.name, a, b);
+			}
+		}
+		if (live > live_max)
+			live_max = live;
+	}
+	/* The tallest moment fits under the arena: it is a real floor. */
+	EXPECT_LE(live_max, s->arena);
+	EXPECT_LE(s->res_peak, live_max);
+	free(next);
+	free(v);
+	return 1;
+}
+
+static int one(struct __test_metadata *_metadata, const struct plan_case *c,
+	       const struct profile *p, double where)
+{
+	struct goal gl = { SLOW, 0 };
+	struct problem pb;
+	struct result r;
+	struct job j = { 0 };
+	struct hp_err e;
+	int laid = 0;
+
+	if (case_job(&j, c, p, &e))
+		return 0;
+	if (where > 0) {
+		uint64_t floor = life_floor(&j.lf, NULL);
+
+		gl.budget = floor + (j.lf.peak0 - floor) * where;
+	}
+	job_problem(&j, &pb, &gl);
+	if (!run_policy_fit(POL_PLAN, &pb, &r, &e) && r.ok) {
+		laid = layout_ok(_metadata, &j, &r, gl.budget);
+		/* and libhyper takes it as it is */
+		EXPECT_EQ(0, sched_check(&r.s, &e)) TH_LOG("%s", e.msg);
+		result_free(&r);
+	}
+	job_free(&j);
+	return laid;
+}
+
+FIXTURE(many) {};
+FIXTURE_SETUP(many) {}
+FIXTURE_TEARDOWN(many) {}
+
+/* Dozens of plans, each planned again until its arena fits: a slow test. */
+TEST_F_TIMEOUT(many, random_graphs_layout_never_overlaps, 300)
+{
+	static const double where[] = { 0, 0.9, 0.6, 0.3 };
+	unsigned int laid = 0, tried = 0;
+
+	for (unsigned int seed = 1; seed <= 10; seed++)
+		for (unsigned int w = 0; w < ARRAY_SIZE(where); w++, tried++) {
+			struct plan_case c = { NULL, NULL, 20 + seed * 17 % 200,
+					       seed + 300 };
+
+			laid += one(_metadata, &c, &profile_table[seed % 3],
+				    where[w]);
+		}
+	/* Most plans carry a layout: a placer that gave up would fail here. */
+	EXPECT_LE(tried * 3 / 4, laid) TH_LOG("%u of %u laid out", laid, tried);
+}
+
+TEST_F_TIMEOUT(many, models_layout_never_overlaps, 300)
+{
+	static const struct plan_case models[] = {
+		{ "llama2-7b", "infer", 0, 1 },
+		{ "llama2-7b", "train", 0, 1 },
+		{ "mixtral-8x7b", "infer", 0, 3 },
+	};
+
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		EXPECT_EQ(1, one(_metadata, &models[m], &profile_table[0], 0));
+		one(_metadata, &models[m], &profile_table[0], 0.5);
+	}
+}
+
+#define MIB	(1024ULL * 1024)
+
+/* @n layers, each a 16 MiB weight read by one op: x(i) -> x(i + 1). */
+static struct hyper_plan_graph *chain(struct __test_metadata *_metadata,
+				      unsigned int n)
+{
+	struct hyper_plan_graph *g;
+	char id[32];
+	int act, w, next;
+
+	ASSERT_EQ(0, hyper_plan_graph_new("chain", &g));
+	act = hyper_plan_graph_add_tensor(g, &(struct hyper_plan_tensor){
+		.id = "x0", .bytes = MIB, .kind = HYPER_KIND_ACTIVATION,
+		.flags = HYPER_PLAN_EXPLICIT | HYPER_PLAN_LIVE_IN });
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t in[2], out[1];
+
+		snprintf(id, sizeof(id), "w%u", i);
+		w = hyper_plan_graph_add_tensor(g, &(struct hyper_plan_tensor){
+			.id = id, .bytes = 16 * MIB + 100 * i,
+			.kind = HYPER_KIND_WEIGHT });
+		snprintf(id, sizeof(id), "x%u", i + 1);
+		next = hyper_plan_graph_add_tensor(g, &(struct hyper_plan_tensor){
+			.id = id, .bytes = MIB, .kind = HYPER_KIND_ACTIVATION });
+		in[0] = act;
+		in[1] = w;
+		out[0] = next;
+		snprintf(id, sizeof(id), "layer%u", i);
+		ASSERT_EQ((int)i, hyper_plan_graph_add_op(g, &(struct hyper_plan_op){
+			.id = id, .compute_ns = 2000000, .inputs = in,
+			.nr_inputs = 2, .outputs = out, .nr_outputs = 1 }))
+			TH_LOG("%s", hyper_plan_graph_last_error(g));
+		act = next;
+	}
+	return g;
+}
+
+/* The same offsets from hyper_plan_schedule() and from the JSON file. */
+TEST(json_and_in_process_carry_the_same_layout)
+{
+	struct hyper_plan_opts o = { .profile = "h100-pcie",
+				     .budget_bytes = 80 * MIB };
+	struct hyper_schedule_info ia, ib;
+	struct hyper_schedule *a, *b;
+	struct hyper_plan_graph *g;
+	struct hyper_plan *p;
+	char err[256], path[] = "/tmp/hyper-plan-arena-XXXXXX";
+	unsigned int with = 0;
+	int fd;
+
+	g = chain(_metadata, 24);
+	ASSERT_EQ(0, hyper_plan_run(g, &o, &p, err, sizeof(err))) TH_LOG("%s", err);
+	hyper_plan_graph_free(g);
+	ASSERT_EQ(0, hyper_plan_schedule(p, &a, err, sizeof(err))) TH_LOG("%s", err);
+	fd = mkstemp(path);
+	ASSERT_LE(0, fd);
+	close(fd);
+	ASSERT_EQ(0, hyper_plan_write_json(p, path, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, hyper_schedule_load(path, &b, err, sizeof(err))) TH_LOG("%s", err);
+	unlink(path);
+	ASSERT_EQ(0, hyper_schedule_info(a, &ia));
+	ASSERT_EQ(0, hyper_schedule_info(b, &ib));
+	EXPECT_TRUE(ia.flags & HYPER_SCHED_ARENA);
+	EXPECT_TRUE(ib.flags & HYPER_SCHED_ARENA);
+	EXPECT_NE(0, ia.arena_bytes);
+	EXPECT_LE(ia.arena_bytes, 80 * MIB);
+	EXPECT_EQ(ia.arena_bytes, ib.arena_bytes);
+	ASSERT_EQ(ia.nr_tensors, ib.nr_tensors);
+	for (unsigned int t = 0; t < ia.nr_tensors; t++) {
+		struct hyper_tensor_info ta, tb;
+
+		ASSERT_EQ(0, hyper_schedule_tensor(a, t, &ta));
+		ASSERT_EQ(0, hyper_schedule_tensor(b, t, &tb));
+		ASSERT_EQ(ta.nr_arena_offsets, tb.nr_arena_offsets);
+		for (uint32_t i = 0; i < ta.nr_arena_offsets; i++)
+			EXPECT_EQ(ta.arena_offsets[i], tb.arena_offsets[i]);
+		with += ta.nr_arena_offsets > 0;
+	}
+	EXPECT_LE(24, with);
+	hyper_schedule_free(a);
+	hyper_schedule_free(b);
+	hyper_plan_free(p);
+}
+
+TEST_HARNESS_MAIN

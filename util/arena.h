@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Static placement of buffers whose lifetimes are known in advance: every
+ * residency interval of a schedule gets an offset in one arena, so that
+ * no two intervals live at the same time share a byte.  One
+ * implementation for the planner (which writes the offsets into the
+ * schedule) and libhyper (which lays out a schedule that carries none).
+ * Internal: linked into each, never exported.
+ */
+#ifndef HYPER_UTIL_ARENA_H
+#define HYPER_UTIL_ARENA_H
+
+#include <stdint.h>
+
+/*
+ * One residency interval, live over [start, end) on any time scale
+ * (UINT64_MAX: to the end).  @bytes is what it occupies, already rounded
+ * to the arena's granule; @off is set by hu_arena_place().
+ */
+struct hu_ival {
+	uint64_t start, end;
+	uint64_t bytes;
+	uint64_t off;
+};
+
+/* The most bytes live at one time: no placement is lower than this. */
+uint64_t hu_arena_live_peak(const struct hu_ival *v, uint32_t n);
+
+/*
+ * Gives each of @n intervals an offset and stores the arena's height
+ * (highest offset + bytes) in *@height.  Several greedy placements are
+ * tried (by size, by lifetime, by area and by start; lowest and best
+ * fit), as compilers' static memory planners do, then a randomised search
+ * around the best order spends up to @effort interval placements (0:
+ * none; HU_ARENA_EFFORT is the planner's); the lowest is kept.  The result
+ * depends on the input alone.
+ * Return: 0, or -ENOMEM (offsets then undefined).
+ */
+#define HU_ARENA_EFFORT	(1U << 17)
+int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t effort,
+		   uint64_t *height);
+
+#endif /* HYPER_UTIL_ARENA_H */
