@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * One planning job: a graph, its initial and refined execution orders and
  * their lifetime analyses, and the profile they are judged on.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libhyperplan: plan the transfers of a compute graph so that it fits a
  * device-memory budget, or uses the least memory for a slowdown, and hand

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The objects behind the opaque handles of <hyper/plan.h>. */
 #ifndef HP_API_H
 #define HP_API_H

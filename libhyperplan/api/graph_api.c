@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /* hyper_plan_graph_*(): graphs built by the caller or read from JSON. */
 #include <errno.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /* hyper_plan_run() and what a plan gives back. */
 #include <errno.h>
 #include <stdio.h>

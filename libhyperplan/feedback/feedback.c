@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * hyper-plan --feedback RUN.json: the times a real run measured replace
  * the model's.  Each operator's compute_ns becomes the mean of its

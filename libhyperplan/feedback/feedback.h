@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The closed loop: a real run's timeline (hyper-run --timeline) fed back
  * into the planner, so that the next plan is made with measured times.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * A model from a Hugging Face style config.json.  "model_type" picks the
  * family whose defaults (those of its transformers config class) fill the

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * What the generators share: naming, staging an operator's inputs and
  * outputs, and its roofline compute time.  The first error sticks; later

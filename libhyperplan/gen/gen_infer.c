@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Inference: one prefill pass over the prompt, then @decode steps of one
  * new token per sequence.  Each step's sampled tokens feed the next

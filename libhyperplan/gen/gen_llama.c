@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Roofline terms: a matrix multiply moves its three operands; a norm or
  * an element-wise op moves its tensors once; attention reads the KV of

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The decoder layer as operators, shared by the inference and training
  * generators.  Tensor names: weights "L3.wq", the KV cache "L3.kv5" (one

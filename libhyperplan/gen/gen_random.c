@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Random graphs that are valid by construction and exercise every shape
  * the planner must handle: read-only weights (some pinned), multi-writer

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * One training step: forward over batch × seq tokens, the loss, the
  * backward pass layer by layer in reverse, then a mixed-precision Adam

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Built-in decoder LLMs (published shapes) and the graph generators that
  * turn one into an inference or training graph.  See planner.md.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Published shapes (model cards / config.json of each release).  bf16
  * weights; hidden = heads × head_dim.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The planner's input: operators in their initial order, each reading
  * and writing tensors, with a compute-time estimate.  Documented in

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Graph format v1 (Documentation/graph-format.md) with json-c.  Like the
  * schedule format, unknown keys are rejected and "x-" keys are ignored,

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Name → index lookup for operator and tensor ids.  The map stores only
  * indices; the names live in the caller's array, reached through @name_of.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Splits a graph file's text at its top level so that the two big arrays
  * ("tensors", "ops") are parsed one element at a time: json-c then never

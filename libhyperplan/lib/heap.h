@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A binary min-heap of (key, value) pairs: the smallest key first. */
 #ifndef HP_HEAP_H
 #define HP_HEAP_H

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Small helpers shared by every part of hyper-plan: allocation, error
  * messages carried up to the CLI, byte and time units.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * What a plan turns into: a struct hyper_schedule for libhyper, and
  * pictures of simulated runs (an SVG of memory over time, a Chrome trace).

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Hand-written SVG: no plotting dependency.  Each series is reduced to
  * the maximum of every pixel column, so peaks survive any zoom level.

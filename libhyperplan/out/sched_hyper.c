@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * A planned schedule handed to libhyper as a struct hyper_schedule, with
  * no JSON in between: hyper_schedule_new() runs libhyper's own validator

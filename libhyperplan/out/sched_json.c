@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Writes a schedule as format v1 JSON.  Written with stdio rather than a
  * json-c tree: a million-step schedule would otherwise cost gigabytes.

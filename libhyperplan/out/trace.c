@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Chrome trace events: one complete ("X") event per operator on the
  * compute thread and per transfer on its link's thread, and a counter

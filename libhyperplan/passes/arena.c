@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Where each residency of a plan lives in the device arena.  The
  * residencies are the ones libhyper's validator replays (a tensor whose

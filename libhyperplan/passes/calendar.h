@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A link's time as a resource, step by step: step k offers as much
  * transfer time as its operator computes (a transfer is hidden only when

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Lifetime analysis over one execution order.  Each tensor's accesses, in
  * step order, cut its life into gaps: (start, first access), between two

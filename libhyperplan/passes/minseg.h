@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Range minimum over positions 0..n-1 of 64-bit keys, with point updates. */
 #ifndef HP_MINSEG_H
 #define HP_MINSEG_H

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Dependencies between operators, the topological order, and the
  * execution-order refinement pass.  A read sees the last write listed

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The planner's selection pass: given a device budget, which live gaps to
  * take off the device and where their transfers go.  See plan.c.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Taking one gap off the device: its prefetch, the store of its value if
  * the device holds the only copy, and the issue points of both.

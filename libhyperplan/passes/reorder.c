@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Execution-order refinement.  List scheduling over the dependencies with
  * one rule on top of the initial order: an operator that is ready and

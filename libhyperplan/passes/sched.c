@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The one place where offload decisions become cache operators, for the
  * planner and every baseline alike.  It replays the state machine while

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A schedule in libhyper's format v1 (Documentation/schedule-format.md):
  * the execution order, each tensor's home, and the cache operators

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * A budget is what the device may hold, and the device holds the arena:
  * the peak residency plus what placement loses to holes and alignment.

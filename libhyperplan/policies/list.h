@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The policies the planner can be compared with, in one list: the
  * planner itself and the baselines it must never lose to.

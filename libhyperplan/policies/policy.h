@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The baselines.  Each turns its parameters into offload decisions for
  * sched_build(), so that every policy goes through the same emitter and

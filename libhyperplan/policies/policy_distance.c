@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Selection is by gap length counted in operators, as MindSpore's
  * select_distance does.  It knows nothing of bytes or time: that is the

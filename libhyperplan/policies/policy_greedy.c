@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Residency is counted in step order with the rules of <hyper/residency.h>,
  * as libhyper's validator does; the simulator then adds the time a

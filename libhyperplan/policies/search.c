@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The knobs are searched by bisection where more of a knob means less
  * memory and more transfers (a budget, a number of tensors); a probe

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Every policy is searched over its own knobs for the same goal, judged
  * by the same simulator: either the lowest peak at a slowdown of at most

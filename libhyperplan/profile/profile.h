@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Device and link profiles (Documentation/profiles.md).  Compute times
  * are a roofline over the device; a transfer costs a fixed latency plus

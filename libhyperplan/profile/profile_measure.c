@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The "this-machine" profile, measured on the path a run takes.  On a
  * host without an accelerator, libhyper's shmem backend makes ordinary

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The reference profiles, fixed by issue 5 and never tuned: change a
  * figure here only if the hardware it describes is measured again.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The cost model: an operator that carries its FLOPs and bytes moved is
  * timed for the profile it is planned on, with the profile's roofline.

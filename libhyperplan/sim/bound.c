@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * At the start of step k, a tensor that is live but not resident must
  * come back before its next read, over the pool→device link, and if the

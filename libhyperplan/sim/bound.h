@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A lower bound on the peak device memory of any schedule of one
  * execution order whose makespan is at most (1 + max_slow) times the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Time is in ns.  A transfer occupies its stream for latency + bytes/bw;
  * device memory is taken when a prefetch is issued or an operator defines

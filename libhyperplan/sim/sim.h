@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The one simulator: replays any schedule on a profile with a compute
  * stream and one FIFO stream per link direction, the way libhyper runs
