@@ -9,12 +9,12 @@
 #include <linux/types.h>
 
 struct dma_chan;
-struct hyper_dev;
+struct hyk_dev;
 struct iov_iter;
 
-struct dma_chan *hyper_dma_request(void);
-void hyper_dma_release(struct dma_chan *chan);
-int hyper_dma_copy(struct hyper_dev *hdev, u64 pool_off, struct iov_iter *iter,
-		   bool to_user);
+struct dma_chan *hyk_dma_request(void);
+void hyk_dma_release(struct dma_chan *chan);
+int hyk_dma_copy(struct hyk_dev *hdev, u64 pool_off, struct iov_iter *iter,
+		 bool to_user);
 
 #endif /* _HYPER_XFER_DMA_H */
