@@ -166,6 +166,63 @@ TEST(model_dir_follows_the_environment)
 	rmdir(dir);
 }
 
+/*
+ * A generated graph's name shows every parameter that changes the graph
+ * (layers, width, dtype, KV block, routing seed), and no more: the same
+ * graph keeps one name.
+ */
+TEST(graph_names_tell_graphs_apart)
+{
+	static const struct {
+		const char *model, *want;
+		uint32_t layers, scale, dtype, kv_block;
+		uint64_t seed;
+		bool train, keep;
+	} cases[] = {
+		{ .model = "llama2-7b", .want = "llama2-7b infer batch 1 prompt 2048 decode 32" },
+		{ .model = "llama2-7b", .want = "llama2-7b infer batch 1 prompt 2048 decode 32",
+		  .layers = 32 },
+		{ .model = "llama2-7b", .want = "llama2-7b-l4 infer batch 1 prompt 2048 decode 32",
+		  .layers = 4 },
+		{ .model = "llama2-7b", .want = "llama2-7b-l40 infer batch 1 prompt 2048 decode 32",
+		  .layers = 40 },
+		{ .model = "llama2-7b", .want = "llama2-7b-l4-s8-fp32 infer batch 1 prompt 2048 decode 32",
+		  .layers = 4, .scale = 8, .dtype = 4 },
+		{ .model = "llama2-7b", .want = "llama2-7b-s8 infer batch 1 prompt 2048 decode 32 kv-block 32",
+		  .scale = 8, .kv_block = 32 },
+		{ .model = "llama2-7b", .want = "llama2-7b infer batch 1 prompt 2048 decode 32",
+		  .seed = 7 },
+		{ .model = "mixtral-8x7b", .want = "mixtral-8x7b-l2 infer batch 1 prompt 2048 decode 32 routing seed 7",
+		  .layers = 2, .seed = 7 },
+		{ .model = "llama2-70b", .want = "llama2-70b-l2 train batch 1 seq 2048 activations kept",
+		  .layers = 2, .train = true, .keep = true },
+		{ .model = "mixtral-8x7b", .want = "mixtral-8x7b-s4 train batch 1 seq 2048 routing seed 3",
+		  .scale = 4, .seed = 3, .train = true },
+	};
+	char names[600], got[200];
+	struct gen_params gp;
+	struct model m;
+	struct hp_err e;
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(cases); i++) {
+		ASSERT_EQ(0, model_load(cases[i].model, &m, names, sizeof(names), &e));
+		gen_defaults(&gp, &m);
+		gp.mode = cases[i].train ? GEN_TRAIN : GEN_INFER;
+		gp.keep_act = cases[i].keep;
+		gp.layers = cases[i].layers;
+		if (cases[i].scale)
+			gp.scale = cases[i].scale;
+		if (cases[i].dtype)
+			gp.dtype_bytes = cases[i].dtype;
+		if (cases[i].kv_block)
+			gp.kv_block = cases[i].kv_block;
+		if (cases[i].seed)
+			gp.seed = cases[i].seed;
+		gen_graph_name(got, sizeof(got), &gp);
+		EXPECT_STREQ(cases[i].want, got);
+	}
+}
+
 TEST(every_family_plans_valid_schedules)
 {
 	for (unsigned int i = 0; i < ARRAY_SIZE(shipped); i++)
