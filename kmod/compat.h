@@ -5,8 +5,8 @@
  * module is here, and only here.  They are LINUX_VERSION_CODE tests, not
  * __has_include(): Debian 12's sparse (0.6.4) rejects the latter.
  */
-#ifndef _HYPER_COMPAT_H
-#define _HYPER_COMPAT_H
+#ifndef _HYK_COMPAT_H
+#define _HYK_COMPAT_H
 
 #include <linux/io_uring.h>
 #include <linux/memory-tiers.h>
@@ -80,4 +80,4 @@ static inline void hyk_uring_mark_cancelable(struct io_uring_cmd *cmd,
 }
 #endif
 
-#endif /* _HYPER_COMPAT_H */
+#endif /* _HYK_COMPAT_H */
