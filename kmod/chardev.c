@@ -20,13 +20,13 @@
 #error "hyper.ko needs a 64-bit kernel"
 #endif
 
-static dev_t hyper_devt;
+static dev_t hyk_devt;
 
-static struct class hyper_class = {
-	.name = HYPER_NAME,
+static struct class hyk_class = {
+	.name = HYK_NAME,
 };
 
-static bool hyper_zeroed(const __u64 *words, size_t n)
+static bool hyk_zeroed(const __u64 *words, size_t n)
 {
 	while (n--)
 		if (words[n])
@@ -34,9 +34,9 @@ static bool hyper_zeroed(const __u64 *words, size_t n)
 	return true;
 }
 
-static long hyper_ioc_info(struct hyper_file *hf, void __user *argp)
+static long hyk_ioc_info(struct hyk_file *hf, void __user *argp)
 {
-	struct hyper_pool *pool = &hf->hdev->pool;
+	struct hyk_pool *pool = &hf->hdev->pool;
 	struct hyper_pool_info info;
 
 	memset(&info, 0, sizeof(info));
@@ -44,57 +44,57 @@ static long hyper_ioc_info(struct hyper_file *hf, void __user *argp)
 	info.source = pool->source;
 	info.size = pool->size;
 	/* A window that is System RAM has nothing to give to regions. */
-	info.free = READ_ONCE(hf->hdev->mode) == HYPER_MODE_DEVICE &&
-		    hyper_pool_usable(pool) ? hyper_pool_free_bytes(pool) : 0;
+	info.free = READ_ONCE(hf->hdev->mode) == HYK_MODE_DEVICE &&
+		    hyk_pool_usable(pool) ? hyk_pool_free_bytes(pool) : 0;
 	info.numa_node = pool->nid;
 	info.nr_regions = atomic_read(&hf->nr_regions);
 	info.page_size = PAGE_SIZE;
-	info.huge_align = HYPER_HUGE_ALIGN;
+	info.huge_align = HYK_HUGE_ALIGN;
 	info.max_batch = HYPER_BATCH_MAX;
 	return copy_to_user(argp, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
-static long hyper_ioc_alloc(struct hyper_file *hf, void __user *argp)
+static long hyk_ioc_alloc(struct hyk_file *hf, void __user *argp)
 {
 	struct hyper_alloc a;
-	struct hyper_region *r;
+	struct hyk_region *r;
 	u32 handle;
 	int ret;
 
 	if (copy_from_user(&a, argp, sizeof(a)))
 		return -EFAULT;
 	if (a.flags & ~HYPER_ALLOC_FLAGS_MASK || a.handle || a.mmap_offset ||
-	    !hyper_zeroed(a.reserved, ARRAY_SIZE(a.reserved)))
+	    !hyk_zeroed(a.reserved, ARRAY_SIZE(a.reserved)))
 		return -EINVAL;
 	if (!a.size || !PAGE_ALIGNED(a.size))
 		return -EINVAL;
-	if (a.size > HYPER_REGION_MAX)
+	if (a.size > HYK_REGION_MAX)
 		return -EOVERFLOW;
 	if (a.size > hf->hdev->pool.size)
 		return -ENOMEM;
 
 	/* The mode cannot change while a region is being made. */
 	down_read(&hf->hdev->mode_sem);
-	if (hf->hdev->mode != HYPER_MODE_DEVICE)
+	if (hf->hdev->mode != HYK_MODE_DEVICE)
 		r = ERR_PTR(-EBUSY);
-	else if (!hyper_pool_usable(&hf->hdev->pool))
+	else if (!hyk_pool_usable(&hf->hdev->pool))
 		r = ERR_PTR(-EIO);
 	else
-		r = hyper_region_create(hf->hdev, a.size, a.flags);
+		r = hyk_region_create(hf->hdev, a.size, a.flags);
 	up_read(&hf->hdev->mode_sem);
 	if (IS_ERR(r))
 		return PTR_ERR(r);
 	ret = xa_alloc(&hf->regions, &handle, r,
-		       XA_LIMIT(1, HYPER_HANDLE_MAX), GFP_KERNEL);
+		       XA_LIMIT(1, HYK_HANDLE_MAX), GFP_KERNEL);
 	if (ret) {
-		hyper_region_put(r);
+		hyk_region_put(r);
 		return ret == -EBUSY ? -ENOSPC : ret;
 	}
 	r->handle = handle;
 	atomic_inc(&hf->nr_regions);
 
 	a.handle = handle;
-	a.mmap_offset = (u64)handle << HYPER_MMAP_SHIFT;
+	a.mmap_offset = (u64)handle << HYK_MMAP_SHIFT;
 	if (copy_to_user(argp, &a, sizeof(a))) {
 		/*
 		 * The caller never learnt the handle: nothing may be left.  But
@@ -103,56 +103,56 @@ static long hyper_ioc_alloc(struct hyper_file *hf, void __user *argp)
 		 */
 		if (xa_cmpxchg(&hf->regions, handle, r, NULL, 0) == r) {
 			atomic_dec(&hf->nr_regions);
-			hyper_region_put(r);
+			hyk_region_put(r);
 		}
 		return -EFAULT;
 	}
 	return 0;
 }
 
-static long hyper_ioc_free(struct hyper_file *hf, void __user *argp)
+static long hyk_ioc_free(struct hyk_file *hf, void __user *argp)
 {
-	struct hyper_region *r;
+	struct hyk_region *r;
 	struct hyper_free f;
 
 	if (copy_from_user(&f, argp, sizeof(f)))
 		return -EFAULT;
-	if (f.flags || !hyper_zeroed(f.reserved, ARRAY_SIZE(f.reserved)))
+	if (f.flags || !hyk_zeroed(f.reserved, ARRAY_SIZE(f.reserved)))
 		return -EINVAL;
-	if (!f.handle || f.handle > HYPER_HANDLE_MAX)
+	if (!f.handle || f.handle > HYK_HANDLE_MAX)
 		return -ENOENT;
 	r = xa_erase(&hf->regions, f.handle);
 	if (!r)
 		return -ENOENT;
 	atomic_dec(&hf->nr_regions);
-	hyper_region_put(r);
+	hyk_region_put(r);
 	return 0;
 }
 
-static long hyper_ioc_query(struct hyper_file *hf, void __user *argp)
+static long hyk_ioc_query(struct hyk_file *hf, void __user *argp)
 {
 	struct hyper_region_info q;
-	struct hyper_region *r;
+	struct hyk_region *r;
 
 	if (copy_from_user(&q, argp, sizeof(q)))
 		return -EFAULT;
 	if (q.flags || q.size || q.mmap_offset ||
-	    !hyper_zeroed(q.reserved, ARRAY_SIZE(q.reserved)))
+	    !hyk_zeroed(q.reserved, ARRAY_SIZE(q.reserved)))
 		return -EINVAL;
-	r = hyper_region_lookup(hf, q.handle);
+	r = hyk_region_lookup(hf, q.handle);
 	if (!r)
 		return -ENOENT;
 	q.flags = r->flags;
 	q.size = r->size;
 	/* Not r->handle: it is set only after the region is published. */
-	q.mmap_offset = (u64)q.handle << HYPER_MMAP_SHIFT;
-	hyper_region_put(r);
+	q.mmap_offset = (u64)q.handle << HYK_MMAP_SHIFT;
+	hyk_region_put(r);
 	return copy_to_user(argp, &q, sizeof(q)) ? -EFAULT : 0;
 }
 
-static long hyper_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+static long hyk_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	struct hyper_file *hf = file->private_data;
+	struct hyk_file *hf = file->private_data;
 	void __user *argp = (void __user *)arg;
 
 	/*
@@ -161,47 +161,47 @@ static long hyper_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	 */
 	switch (cmd) {
 	case HYPER_IOC_INFO:
-		return hyper_ioc_info(hf, argp);
+		return hyk_ioc_info(hf, argp);
 	case HYPER_IOC_ALLOC:
 		if (!(file->f_mode & FMODE_WRITE))
 			return -EBADF;
-		return hyper_ioc_alloc(hf, argp);
+		return hyk_ioc_alloc(hf, argp);
 	case HYPER_IOC_FREE:
 		if (!(file->f_mode & FMODE_WRITE))
 			return -EBADF;
-		return hyper_ioc_free(hf, argp);
+		return hyk_ioc_free(hf, argp);
 	case HYPER_IOC_QUERY:
-		return hyper_ioc_query(hf, argp);
+		return hyk_ioc_query(hf, argp);
 	default:
 		return -ENOTTY;
 	}
 }
 
-static void hyper_vm_open(struct vm_area_struct *vma)
+static void hyk_vm_open(struct vm_area_struct *vma)
 {
-	hyper_region_get(vma->vm_private_data);
+	hyk_region_get(vma->vm_private_data);
 }
 
-static void hyper_vm_close(struct vm_area_struct *vma)
+static void hyk_vm_close(struct vm_area_struct *vma)
 {
-	hyper_region_put(vma->vm_private_data);
+	hyk_region_put(vma->vm_private_data);
 }
 
-static const struct vm_operations_struct hyper_vm_ops = {
-	.open = hyper_vm_open,
-	.close = hyper_vm_close,
+static const struct vm_operations_struct hyk_vm_ops = {
+	.open = hyk_vm_open,
+	.close = hyk_vm_close,
 };
 
-#define HYPER_PGOFF_SHIFT	(HYPER_MMAP_SHIFT - PAGE_SHIFT)
+#define HYK_PGOFF_SHIFT		(HYK_MMAP_SHIFT - PAGE_SHIFT)
 
-static int hyper_mmap(struct file *file, struct vm_area_struct *vma)
+static int hyk_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct hyper_file *hf = file->private_data;
-	unsigned long handle = vma->vm_pgoff >> HYPER_PGOFF_SHIFT;
-	u64 off = (u64)(vma->vm_pgoff & ((1UL << HYPER_PGOFF_SHIFT) - 1)) <<
+	struct hyk_file *hf = file->private_data;
+	unsigned long handle = vma->vm_pgoff >> HYK_PGOFF_SHIFT;
+	u64 off = (u64)(vma->vm_pgoff & ((1UL << HYK_PGOFF_SHIFT) - 1)) <<
 		  PAGE_SHIFT;
 	u64 len = vma->vm_end - vma->vm_start;
-	struct hyper_region *r;
+	struct hyk_region *r;
 	u64 done;
 	int ret;
 
@@ -212,9 +212,9 @@ static int hyper_mmap(struct file *file, struct vm_area_struct *vma)
 	 */
 	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
-	if (!handle || handle > HYPER_HANDLE_MAX)
+	if (!handle || handle > HYK_HANDLE_MAX)
 		return -EINVAL;
-	r = hyper_region_lookup(hf, handle);
+	r = hyk_region_lookup(hf, handle);
 	if (!r)
 		return -EINVAL;
 	if (off >= r->size || len > r->size - off) {
@@ -225,8 +225,8 @@ static int hyper_mmap(struct file *file, struct vm_area_struct *vma)
 	for (done = 0; done < len; ) {
 		phys_addr_t phys;
 		void *va;
-		u64 n = hyper_pool_span(&hf->hdev->pool, r->off + off + done,
-					&va, &phys);
+		u64 n = hyk_pool_span(&hf->hdev->pool, r->off + off + done,
+				      &va, &phys);
 
 		n = min(n, len - done);
 		ret = remap_pfn_range(vma, vma->vm_start + done,
@@ -237,71 +237,71 @@ static int hyper_mmap(struct file *file, struct vm_area_struct *vma)
 	}
 	/* The mapping keeps the memory alive after HYPER_IOC_FREE or close. */
 	vma->vm_private_data = r;
-	vma->vm_ops = &hyper_vm_ops;
+	vma->vm_ops = &hyk_vm_ops;
 	return 0;
 
 out_put:
-	hyper_region_put(r);
+	hyk_region_put(r);
 	return ret;
 }
 
-static int hyper_open(struct inode *inode, struct file *file)
+static int hyk_open(struct inode *inode, struct file *file)
 {
-	struct hyper_file *hf;
+	struct hyk_file *hf;
 
 	hf = kzalloc(sizeof(*hf), GFP_KERNEL);
 	if (!hf)
 		return -ENOMEM;
-	hf->hdev = container_of(inode->i_cdev, struct hyper_dev, cdev);
+	hf->hdev = container_of(inode->i_cdev, struct hyk_dev, cdev);
 	xa_init_flags(&hf->regions, XA_FLAGS_ALLOC1);
 	file->private_data = hf;
 	return 0;
 }
 
-static int hyper_release(struct inode *inode, struct file *file)
+static int hyk_release(struct inode *inode, struct file *file)
 {
-	struct hyper_file *hf = file->private_data;
-	struct hyper_region *r;
+	struct hyk_file *hf = file->private_data;
+	struct hyk_region *r;
 	unsigned long idx;
 
 	xa_for_each(&hf->regions, idx, r) {
 		xa_erase(&hf->regions, idx);
-		hyper_region_put(r);
+		hyk_region_put(r);
 	}
 	xa_destroy(&hf->regions);
 	kfree(hf);
 	return 0;
 }
 
-static const struct file_operations hyper_fops = {
+static const struct file_operations hyk_fops = {
 	.owner = THIS_MODULE,
-	.open = hyper_open,
-	.release = hyper_release,
-	.unlocked_ioctl = hyper_ioctl,
+	.open = hyk_open,
+	.release = hyk_release,
+	.unlocked_ioctl = hyk_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	.mmap = hyper_mmap,
-	.uring_cmd = hyper_uring_cmd,
+	.mmap = hyk_mmap,
+	.uring_cmd = hyk_uring_cmd,
 	.llseek = noop_llseek,
 };
 
 /**
- * hyper_chardev_add() - create /dev/hyperN and its sysfs directory
+ * hyk_chardev_add() - create /dev/hyperN and its sysfs directory
  * @hdev:	device with its pool set up and @hdev->id chosen
  *
  * Return: 0 or -errno.
  */
-int hyper_chardev_add(struct hyper_dev *hdev)
+int hyk_chardev_add(struct hyk_dev *hdev)
 {
-	dev_t devt = MKDEV(MAJOR(hyper_devt), hdev->id);
+	dev_t devt = MKDEV(MAJOR(hyk_devt), hdev->id);
 	int ret;
 
-	cdev_init(&hdev->cdev, &hyper_fops);
+	cdev_init(&hdev->cdev, &hyk_fops);
 	hdev->cdev.owner = THIS_MODULE;
 	ret = cdev_add(&hdev->cdev, devt, 1);
 	if (ret)
 		return ret;
-	hdev->dev = device_create_with_groups(&hyper_class, NULL, devt, hdev,
-					      hyper_dev_groups, HYPER_NAME "%d",
+	hdev->dev = device_create_with_groups(&hyk_class, NULL, devt, hdev,
+					      hyk_dev_groups, HYK_NAME "%d",
 					      hdev->id);
 	if (IS_ERR(hdev->dev)) {
 		ret = PTR_ERR(hdev->dev);
@@ -315,43 +315,43 @@ out_cdev:
 }
 
 /**
- * hyper_chardev_del() - remove what hyper_chardev_add() made
+ * hyk_chardev_del() - remove what hyk_chardev_add() made
  * @hdev:	the device; no file may have it open (the module reference
  *		that every open file holds guarantees that at unload)
  */
-void hyper_chardev_del(struct hyper_dev *hdev)
+void hyk_chardev_del(struct hyk_dev *hdev)
 {
-	device_destroy(&hyper_class, hdev->dev->devt);
+	device_destroy(&hyk_class, hdev->dev->devt);
 	cdev_del(&hdev->cdev);
 }
 
 /**
- * hyper_chardev_init() - register the class and the device numbers
+ * hyk_chardev_init() - register the class and the device numbers
  *
  * Return: 0 or -errno.
  */
-int hyper_chardev_init(void)
+int hyk_chardev_init(void)
 {
 	int ret;
 
-	ret = alloc_chrdev_region(&hyper_devt, 0, HYPER_MAX_DEVS, HYPER_NAME);
+	ret = alloc_chrdev_region(&hyk_devt, 0, HYK_MAX_DEVS, HYK_NAME);
 	if (ret)
 		return ret;
-	ret = class_register(&hyper_class);
+	ret = class_register(&hyk_class);
 	if (ret)
 		goto out_chrdev;
 	return 0;
 
 out_chrdev:
-	unregister_chrdev_region(hyper_devt, HYPER_MAX_DEVS);
+	unregister_chrdev_region(hyk_devt, HYK_MAX_DEVS);
 	return ret;
 }
 
 /**
- * hyper_chardev_exit() - undo hyper_chardev_init()
+ * hyk_chardev_exit() - undo hyk_chardev_init()
  */
-void hyper_chardev_exit(void)
+void hyk_chardev_exit(void)
 {
-	class_unregister(&hyper_class);
-	unregister_chrdev_region(hyper_devt, HYPER_MAX_DEVS);
+	class_unregister(&hyk_class);
+	unregister_chrdev_region(hyk_devt, HYK_MAX_DEVS);
 }

@@ -5,8 +5,8 @@
  * module is here, and only here.  They are LINUX_VERSION_CODE tests, not
  * __has_include(): Debian 12's sparse (0.6.4) rejects the latter.
  */
-#ifndef _HYPER_COMPAT_H
-#define _HYPER_COMPAT_H
+#ifndef _HYK_COMPAT_H
+#define _HYK_COMPAT_H
 
 #include <linux/io_uring.h>
 #include <linux/memory-tiers.h>
@@ -23,7 +23,7 @@
 #endif
 
 /* 6.6 passes the whole SQE to drivers instead of its cmd area. */
-static inline const void *hyper_cmd_payload(const struct io_uring_cmd *cmd)
+static inline const void *hyk_cmd_payload(const struct io_uring_cmd *cmd)
 {
 #if KERNEL_VERSION(6, 6, 0) <= LINUX_VERSION_CODE
 	return io_uring_sqe_cmd(cmd->sqe);
@@ -37,8 +37,8 @@ static inline const void *hyper_cmd_payload(const struct io_uring_cmd *cmd)
  * issue.  6.3 removed pin_user_pages_fast_only(); FOLL_NOFAULT is the
  * public way to say the same since.
  */
-static inline int hyper_pin_nofault(unsigned long start, int nr,
-				    unsigned int gup_flags, struct page **pages)
+static inline int hyk_pin_nofault(unsigned long start, int nr,
+				  unsigned int gup_flags, struct page **pages)
 {
 #if KERNEL_VERSION(6, 3, 0) <= LINUX_VERSION_CODE
 	return pin_user_pages_fast(start, nr, gup_flags | FOLL_NOFAULT, pages);
@@ -48,7 +48,7 @@ static inline int hyper_pin_nofault(unsigned long start, int nr,
 }
 
 /* 6.6 renamed destroy_memory_type() (memory types became refcounted). */
-static inline void hyper_put_memory_type(struct memory_dev_type *memtype)
+static inline void hyk_put_memory_type(struct memory_dev_type *memtype)
 {
 #if KERNEL_VERSION(6, 6, 0) <= LINUX_VERSION_CODE
 	put_memory_type(memtype);
@@ -64,20 +64,20 @@ static inline void hyper_put_memory_type(struct memory_dev_type *memtype)
  * there is no such call, and the flag is never set.
  */
 #if KERNEL_VERSION(6, 7, 0) <= LINUX_VERSION_CODE
-#define HYPER_HAVE_URING_CANCEL	1
-#define HYPER_URING_F_CANCEL	IO_URING_F_CANCEL
-static inline void hyper_uring_mark_cancelable(struct io_uring_cmd *cmd,
-					       unsigned int issue_flags)
+#define HYK_HAVE_URING_CANCEL	1
+#define HYK_URING_F_CANCEL	IO_URING_F_CANCEL
+static inline void hyk_uring_mark_cancelable(struct io_uring_cmd *cmd,
+					     unsigned int issue_flags)
 {
 	io_uring_cmd_mark_cancelable(cmd, issue_flags);
 }
 #else
-#define HYPER_HAVE_URING_CANCEL	0
-#define HYPER_URING_F_CANCEL	0
-static inline void hyper_uring_mark_cancelable(struct io_uring_cmd *cmd,
-					       unsigned int issue_flags)
+#define HYK_HAVE_URING_CANCEL	0
+#define HYK_URING_F_CANCEL	0
+static inline void hyk_uring_mark_cancelable(struct io_uring_cmd *cmd,
+					     unsigned int issue_flags)
 {
 }
 #endif
 
-#endif /* _HYPER_COMPAT_H */
+#endif /* _HYK_COMPAT_H */

@@ -19,54 +19,54 @@
 
 #include "hyper.h"
 
-#define HYPER_HOLD_MAX	1024
+#define HYK_HOLD_MAX	1024
 
-static struct dentry *hyper_debugfs_root;
+static struct dentry *hyk_debugfs_root;
 
 /* Pages taken by hold_pages; one set for the whole module is enough. */
-static DEFINE_MUTEX(hyper_hold_lock);
-static struct page *hyper_held[HYPER_HOLD_MAX];
-static unsigned int hyper_nr_held;
-static struct hyper_dev *hyper_hold_dev;
+static DEFINE_MUTEX(hyk_hold_lock);
+static struct page *hyk_held[HYK_HOLD_MAX];
+static unsigned int hyk_nr_held;
+static struct hyk_dev *hyk_hold_dev;
 
-static void hyper_hold_release(void)
+static void hyk_hold_release(void)
 {
-	while (hyper_nr_held)
-		__free_page(hyper_held[--hyper_nr_held]);
-	hyper_hold_dev = NULL;
+	while (hyk_nr_held)
+		__free_page(hyk_held[--hyk_nr_held]);
+	hyk_hold_dev = NULL;
 }
 
 static int hold_pages_get(void *data, u64 *val)
 {
-	mutex_lock(&hyper_hold_lock);
-	*val = hyper_hold_dev == data ? hyper_nr_held : 0;
-	mutex_unlock(&hyper_hold_lock);
+	mutex_lock(&hyk_hold_lock);
+	*val = hyk_hold_dev == data ? hyk_nr_held : 0;
+	mutex_unlock(&hyk_hold_lock);
 	return 0;
 }
 
 static int hold_pages_set(void *data, u64 val)
 {
-	struct hyper_dev *hdev = data;
+	struct hyk_dev *hdev = data;
 	int ret = 0;
 
-	if (val > HYPER_HOLD_MAX)
+	if (val > HYK_HOLD_MAX)
 		return -EINVAL;
-	mutex_lock(&hyper_hold_lock);
-	hyper_hold_release();
-	while (hyper_nr_held < val) {
+	mutex_lock(&hyk_hold_lock);
+	hyk_hold_release();
+	while (hyk_nr_held < val) {
 		struct page *page = alloc_pages_node(hdev->pool.nid,
 						     GFP_KERNEL | __GFP_THISNODE |
 						     __GFP_NOWARN, 0);
 
 		if (!page) {
-			hyper_hold_release();
+			hyk_hold_release();
 			ret = -ENOMEM;
 			break;
 		}
-		hyper_held[hyper_nr_held++] = page;
-		hyper_hold_dev = hdev;
+		hyk_held[hyk_nr_held++] = page;
+		hyk_hold_dev = hdev;
 	}
-	mutex_unlock(&hyper_hold_lock);
+	mutex_unlock(&hyk_hold_lock);
 	return ret;
 }
 DEFINE_DEBUGFS_ATTRIBUTE(hold_pages_fops, hold_pages_get, hold_pages_set,
@@ -74,9 +74,9 @@ DEFINE_DEBUGFS_ATTRIBUTE(hold_pages_fops, hold_pages_get, hold_pages_set,
 
 static int regions_show(struct seq_file *m, void *v)
 {
-	struct hyper_dev *hdev = m->private;
-	struct hyper_pool *pool = &hdev->pool;
-	struct hyper_region *r;
+	struct hyk_dev *hdev = m->private;
+	struct hyk_pool *pool = &hdev->pool;
+	struct hyk_region *r;
 
 	seq_puts(m, "owner handle pool_offset size flags\n");
 	spin_lock(&pool->lock);
@@ -89,15 +89,15 @@ static int regions_show(struct seq_file *m, void *v)
 DEFINE_SHOW_ATTRIBUTE(regions);
 
 /**
- * hyper_debugfs_add() - create the device's debugfs directory
+ * hyk_debugfs_add() - create the device's debugfs directory
  * @hdev:	the device
  *
  * debugfs failures are not errors: the device works without it.
  */
-void hyper_debugfs_add(struct hyper_dev *hdev)
+void hyk_debugfs_add(struct hyk_dev *hdev)
 {
 	hdev->debugfs = debugfs_create_dir(dev_name(hdev->dev),
-					   hyper_debugfs_root);
+					   hyk_debugfs_root);
 	debugfs_create_file("regions", 0400, hdev->debugfs, hdev,
 			    &regions_fops);
 	debugfs_create_file_unsafe("hold_pages", 0600, hdev->debugfs, hdev,
@@ -105,32 +105,32 @@ void hyper_debugfs_add(struct hyper_dev *hdev)
 }
 
 /**
- * hyper_debugfs_del() - remove the device's debugfs directory
+ * hyk_debugfs_del() - remove the device's debugfs directory
  * @hdev:	the device
  */
-void hyper_debugfs_del(struct hyper_dev *hdev)
+void hyk_debugfs_del(struct hyk_dev *hdev)
 {
 	debugfs_remove_recursive(hdev->debugfs);
 	hdev->debugfs = NULL;
-	mutex_lock(&hyper_hold_lock);
-	if (hyper_hold_dev == hdev)
-		hyper_hold_release();
-	mutex_unlock(&hyper_hold_lock);
+	mutex_lock(&hyk_hold_lock);
+	if (hyk_hold_dev == hdev)
+		hyk_hold_release();
+	mutex_unlock(&hyk_hold_lock);
 }
 
 /**
- * hyper_debugfs_init() - create /sys/kernel/debug/hyper
+ * hyk_debugfs_init() - create /sys/kernel/debug/hyper
  */
-void hyper_debugfs_init(void)
+void hyk_debugfs_init(void)
 {
-	hyper_debugfs_root = debugfs_create_dir(HYPER_NAME, NULL);
+	hyk_debugfs_root = debugfs_create_dir(HYK_NAME, NULL);
 }
 
 /**
- * hyper_debugfs_exit() - remove /sys/kernel/debug/hyper
+ * hyk_debugfs_exit() - remove /sys/kernel/debug/hyper
  */
-void hyper_debugfs_exit(void)
+void hyk_debugfs_exit(void)
 {
-	debugfs_remove_recursive(hyper_debugfs_root);
-	hyper_debugfs_root = NULL;
+	debugfs_remove_recursive(hyk_debugfs_root);
+	hyk_debugfs_root = NULL;
 }

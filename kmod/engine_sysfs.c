@@ -15,16 +15,16 @@
 
 #include "hyper.h"
 
-static struct hyper_engine *to_engine(struct device *dev)
+static struct hyk_engine *to_engine(struct device *dev)
 {
-	struct hyper_dev *hdev = dev_get_drvdata(dev);
+	struct hyk_dev *hdev = dev_get_drvdata(dev);
 
 	return &hdev->engine;
 }
 
-static int hyper_parse_uint(struct device *dev, const char *attr,
-			    const char *buf, unsigned int min,
-			    unsigned int max, unsigned int *val)
+static int hyk_parse_uint(struct device *dev, const char *attr,
+			  const char *buf, unsigned int min,
+			  unsigned int max, unsigned int *val)
 {
 	/* Base 10, as other drivers' tunables: "010" is ten, not eight. */
 	if (kstrtouint(buf, 10, val) || *val < min || *val > max) {
@@ -48,10 +48,10 @@ static ssize_t workers_store(struct device *dev, struct device_attribute *attr,
 	unsigned int val;
 	int ret;
 
-	ret = hyper_parse_uint(dev, attr->attr.name, buf, HYPER_WORKERS_MIN,
-			       HYPER_WORKERS_MAX, &val);
+	ret = hyk_parse_uint(dev, attr->attr.name, buf, HYPER_WORKERS_MIN,
+			     HYPER_WORKERS_MAX, &val);
 	if (!ret)
-		ret = hyper_engine_set_workers(to_engine(dev), val);
+		ret = hyk_engine_set_workers(to_engine(dev), val);
 	return ret ?: len;
 }
 static DEVICE_ATTR_RW(workers);
@@ -69,8 +69,8 @@ static ssize_t chunk_size_store(struct device *dev,
 	unsigned int val;
 	int ret;
 
-	ret = hyper_parse_uint(dev, attr->attr.name, buf, HYPER_CHUNK_SIZE_MIN,
-			       HYPER_CHUNK_SIZE_MAX, &val);
+	ret = hyk_parse_uint(dev, attr->attr.name, buf, HYPER_CHUNK_SIZE_MIN,
+			     HYPER_CHUNK_SIZE_MAX, &val);
 	if (!ret && !is_power_of_2(val)) {
 		dev_warn_ratelimited(dev, "chunk_size: %u refused: want a power of two\n",
 				     val);
@@ -93,12 +93,12 @@ static ssize_t queue_depth_store(struct device *dev,
 				 struct device_attribute *attr,
 				 const char *buf, size_t len)
 {
-	struct hyper_engine *eng = to_engine(dev);
+	struct hyk_engine *eng = to_engine(dev);
 	unsigned int val;
 	int ret;
 
-	ret = hyper_parse_uint(dev, attr->attr.name, buf, HYPER_QUEUE_DEPTH_MIN,
-			       HYPER_QUEUE_DEPTH_MAX, &val);
+	ret = hyk_parse_uint(dev, attr->attr.name, buf, HYPER_QUEUE_DEPTH_MIN,
+			     HYPER_QUEUE_DEPTH_MAX, &val);
 	if (ret)
 		return ret;
 	WRITE_ONCE(eng->queue_depth, val);
@@ -121,8 +121,8 @@ static ssize_t inline_bytes_store(struct device *dev,
 	unsigned int val;
 	int ret;
 
-	ret = hyper_parse_uint(dev, attr->attr.name, buf, HYPER_INLINE_BYTES_MIN,
-			       HYPER_INLINE_BYTES_MAX, &val);
+	ret = hyk_parse_uint(dev, attr->attr.name, buf, HYPER_INLINE_BYTES_MIN,
+			     HYPER_INLINE_BYTES_MAX, &val);
 	if (ret)
 		return ret;
 	WRITE_ONCE(to_engine(dev)->inline_bytes, val);
@@ -145,25 +145,25 @@ static ssize_t reset_stats_store(struct device *dev,
 				 struct device_attribute *attr,
 				 const char *buf, size_t len)
 {
-	struct hyper_stats *st = &to_engine(dev)->stats;
+	struct hyk_stats *st = &to_engine(dev)->stats;
 	bool yes;
 	int i;
 
 	if (kstrtobool(buf, &yes) || !yes)
 		return -EINVAL;
-	for (i = 0; i < HYPER_STAT_DIRS; i++) {
+	for (i = 0; i < HYK_STAT_DIRS; i++) {
 		atomic64_set(&st->bytes[i], 0);
 		atomic64_set(&st->ops[i], 0);
 	}
 	atomic64_set(&st->requests, 0);
 	atomic64_set(&st->errors, 0);
-	for (i = 0; i < HYPER_LAT_BUCKETS; i++)
+	for (i = 0; i < HYK_LAT_BUCKETS; i++)
 		atomic64_set(&st->latency[i], 0);
 	return len;
 }
 static DEVICE_ATTR_WO(reset_stats);
 
-static struct attribute *hyper_engine_attrs[] = {
+static struct attribute *hyk_engine_attrs[] = {
 	&dev_attr_workers.attr,
 	&dev_attr_chunk_size.attr,
 	&dev_attr_queue_depth.attr,
@@ -173,11 +173,11 @@ static struct attribute *hyper_engine_attrs[] = {
 	NULL,
 };
 
-const struct attribute_group hyper_engine_group = {
-	.attrs = hyper_engine_attrs,
+const struct attribute_group hyk_engine_group = {
+	.attrs = hyk_engine_attrs,
 };
 
-#define HYPER_STAT_ATTR(_name, _field)					\
+#define HYK_STAT_ATTR(_name, _field)					\
 static ssize_t _name##_show(struct device *dev,				\
 			    struct device_attribute *attr, char *buf)	\
 {									\
@@ -186,12 +186,12 @@ static ssize_t _name##_show(struct device *dev,				\
 }									\
 static DEVICE_ATTR_RO(_name)
 
-HYPER_STAT_ATTR(bytes_prefetch, bytes[HYPER_STAT_PREFETCH]);
-HYPER_STAT_ATTR(bytes_store, bytes[HYPER_STAT_STORE]);
-HYPER_STAT_ATTR(ops_prefetch, ops[HYPER_STAT_PREFETCH]);
-HYPER_STAT_ATTR(ops_store, ops[HYPER_STAT_STORE]);
-HYPER_STAT_ATTR(requests, requests);
-HYPER_STAT_ATTR(errors, errors);
+HYK_STAT_ATTR(bytes_prefetch, bytes[HYK_STAT_PREFETCH]);
+HYK_STAT_ATTR(bytes_store, bytes[HYK_STAT_STORE]);
+HYK_STAT_ATTR(ops_prefetch, ops[HYK_STAT_PREFETCH]);
+HYK_STAT_ATTR(ops_store, ops[HYK_STAT_STORE]);
+HYK_STAT_ATTR(requests, requests);
+HYK_STAT_ATTR(errors, errors);
 
 static ssize_t inflight_show(struct device *dev,
 			     struct device_attribute *attr, char *buf)
@@ -204,17 +204,17 @@ static DEVICE_ATTR_RO(inflight);
 static ssize_t latency_hist_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
 {
-	struct hyper_stats *st = &to_engine(dev)->stats;
+	struct hyk_stats *st = &to_engine(dev)->stats;
 	int i, len = 0;
 
-	for (i = 0; i < HYPER_LAT_BUCKETS; i++)
+	for (i = 0; i < HYK_LAT_BUCKETS; i++)
 		len += sysfs_emit_at(buf, len, "%llu %lld\n", 1ULL << i,
 				     atomic64_read(&st->latency[i]));
 	return len;
 }
 static DEVICE_ATTR_RO(latency_hist);
 
-static struct attribute *hyper_stats_attrs[] = {
+static struct attribute *hyk_stats_attrs[] = {
 	&dev_attr_bytes_prefetch.attr,
 	&dev_attr_bytes_store.attr,
 	&dev_attr_ops_prefetch.attr,
@@ -226,7 +226,7 @@ static struct attribute *hyper_stats_attrs[] = {
 	NULL,
 };
 
-const struct attribute_group hyper_stats_group = {
+const struct attribute_group hyk_stats_group = {
 	.name = "stats",
-	.attrs = hyper_stats_attrs,
+	.attrs = hyk_stats_attrs,
 };

@@ -2,8 +2,8 @@
 /*
  * hyperoffload: definitions shared by the files of hyper.ko.
  */
-#ifndef _HYPER_INTERNAL_H
-#define _HYPER_INTERNAL_H
+#ifndef _HYK_INTERNAL_H
+#define _HYK_INTERNAL_H
 
 #include <linux/atomic.h>
 #include <linux/bits.h>
@@ -20,26 +20,26 @@
 #include <linux/xarray.h>
 #include <uapi/linux/hyper.h>
 
-#define HYPER_NAME		"hyper"
-#define HYPER_MAX_DEVS		16
-#define HYPER_HUGE_ALIGN	SZ_2M
+#define HYK_NAME		"hyper"
+#define HYK_MAX_DEVS		16
+#define HYK_HUGE_ALIGN		SZ_2M
 /* An emulated pool is built from chunks of this size, one allocation each. */
-#define HYPER_EMU_CHUNK		SZ_2M
+#define HYK_EMU_CHUNK		SZ_2M
 
 /*
  * A region's mmap offset is its handle shifted by this much, so each region
  * owns a 16 TiB slice of the file's offset space and off_t stays positive.
  */
-#define HYPER_MMAP_SHIFT	44
+#define HYK_MMAP_SHIFT		44
 /*
  * Largest region, one page short of that slice: genalloc passes a range's
  * page count to its search as an unsigned int, so 2^32 pages (16 TiB)
  * would become 0 and its search would never end.
  */
-#define HYPER_REGION_MAX_PAGES	((u64)UINT_MAX)
-#define HYPER_REGION_MAX	(HYPER_REGION_MAX_PAGES << PAGE_SHIFT)
-static_assert(BIT_ULL(HYPER_MMAP_SHIFT) >= HYPER_REGION_MAX);
-#define HYPER_HANDLE_MAX	((1U << (63 - HYPER_MMAP_SHIFT)) - 1)
+#define HYK_REGION_MAX_PAGES	((u64)UINT_MAX)
+#define HYK_REGION_MAX		(HYK_REGION_MAX_PAGES << PAGE_SHIFT)
+static_assert(BIT_ULL(HYK_MMAP_SHIFT) >= HYK_REGION_MAX);
+#define HYK_HANDLE_MAX		((1U << (63 - HYK_MMAP_SHIFT)) - 1)
 
 struct dma_chan;
 struct gen_pool;
@@ -49,38 +49,38 @@ struct resource;
 struct workqueue_struct;
 
 /* How a firmware window is used; an emulated pool is always a device. */
-enum hyper_mode {
-	HYPER_MODE_DEVICE,
-	HYPER_MODE_SYSTEM_RAM,
+enum hyk_mode {
+	HYK_MODE_DEVICE,
+	HYK_MODE_SYSTEM_RAM,
 };
 
 /* Latency histogram buckets: bucket b counts requests of < 2^b ns. */
-#define HYPER_LAT_BUCKETS	40
+#define HYK_LAT_BUCKETS		40
 
-enum hyper_stat_dir {
-	HYPER_STAT_PREFETCH,
-	HYPER_STAT_STORE,
-	HYPER_STAT_DIRS,
+enum hyk_stat_dir {
+	HYK_STAT_PREFETCH,
+	HYK_STAT_STORE,
+	HYK_STAT_DIRS,
 };
 
 /**
- * struct hyper_stats - transfer counters of one device, reset together
+ * struct hyk_stats - transfer counters of one device, reset together
  * @bytes:	bytes moved by successful requests, per direction
  * @ops:	descriptors of successful requests, per direction
  * @requests:	requests (SQEs) completed, successful or not
  * @errors:	requests completed with an error
  * @latency:	log2 histogram of submit-to-completion time
  */
-struct hyper_stats {
-	atomic64_t bytes[HYPER_STAT_DIRS];
-	atomic64_t ops[HYPER_STAT_DIRS];
+struct hyk_stats {
+	atomic64_t bytes[HYK_STAT_DIRS];
+	atomic64_t ops[HYK_STAT_DIRS];
 	atomic64_t requests;
 	atomic64_t errors;
-	atomic64_t latency[HYPER_LAT_BUCKETS];
+	atomic64_t latency[HYK_LAT_BUCKETS];
 };
 
 /**
- * struct hyper_engine - the transfer engine of one device
+ * struct hyk_engine - the transfer engine of one device
  * @wq:		workers that copy chunks; max_active is @workers
  * @dma:	DMA_MEMCPY channel, NULL when the CPU copies
  * @dma_aborts:	times @dma was terminated after a copy timed out
@@ -92,7 +92,7 @@ struct hyper_stats {
  * @wait:	where submitters wait for @inflight to fall below the depth
  * @stats:	counters
  */
-struct hyper_engine {
+struct hyk_engine {
 	struct workqueue_struct *wq;
 	struct dma_chan *dma;
 	atomic_t dma_aborts;
@@ -102,11 +102,11 @@ struct hyper_engine {
 	unsigned int inline_bytes;
 	atomic_t inflight;
 	wait_queue_head_t wait;
-	struct hyper_stats stats;
+	struct hyk_stats stats;
 };
 
 /**
- * struct hyper_pool - the memory behind one /dev/hyperN
+ * struct hyk_pool - the memory behind one /dev/hyperN
  * @source:	HYPER_SOURCE_WINDOW or HYPER_SOURCE_EMULATED
  * @origin:	how the memory was found, for sysfs and logs
  * @phys_base:	first physical address of a window, 0 if emulated
@@ -114,7 +114,7 @@ struct hyper_engine {
  * @nid:	NUMA node of the memory, NUMA_NO_NODE if unknown
  * @res:	the claimed window in iomem_resource
  * @vaddr:	kernel mapping of a window
- * @chunks:	pages of an emulated pool, HYPER_EMU_CHUNK bytes each
+ * @chunks:	pages of an emulated pool, HYK_EMU_CHUNK bytes each
  * @nr_chunks:	entries in @chunks
  * @gp:		allocator of regions; addresses are @gp_base + pool offset
  * @gp_base:	allocator address of pool offset 0
@@ -123,7 +123,7 @@ struct hyper_engine {
  * @lock:	protects @regions
  * @regions:	every region that still exists, for debugfs
  */
-struct hyper_pool {
+struct hyk_pool {
 	enum hyper_pool_source source;
 	const char *origin;
 	phys_addr_t phys_base;
@@ -142,7 +142,7 @@ struct hyper_pool {
 };
 
 /**
- * struct hyper_dev - one pool device
+ * struct hyk_dev - one pool device
  * @list:	entry in the module's device list
  * @id:		N of /dev/hyperN
  * @dev:	the class device; its drvdata is this structure
@@ -156,22 +156,22 @@ struct hyper_pool {
  * @pool:	the memory
  * @engine:	the transfer engine
  */
-struct hyper_dev {
+struct hyk_dev {
 	struct list_head list;
 	int id;
 	struct device *dev;
 	struct cdev cdev;
 	struct dentry *debugfs;
 	struct rw_semaphore mode_sem;
-	enum hyper_mode mode;
+	enum hyk_mode mode;
 	struct resource *ram_res;
 	int mgid;
-	struct hyper_pool pool;
-	struct hyper_engine engine;
+	struct hyk_pool pool;
+	struct hyk_engine engine;
 };
 
 /**
- * struct hyper_region - a piece of pool memory owned by one open file
+ * struct hyk_region - a piece of pool memory owned by one open file
  * @ref:	held by the handle table, by every VMA and by every transfer
  * @rcu:	lets lookups run under rcu_read_lock()
  * @node:	entry in the pool's @regions
@@ -182,12 +182,12 @@ struct hyper_dev {
  * @flags:	HYPER_ALLOC_* flags it was made with
  * @handle:	its handle in the owner's table
  */
-struct hyper_region {
+struct hyk_region {
 	struct kref ref;
 	struct rcu_head rcu;
 	struct list_head node;
 	pid_t owner;
-	struct hyper_dev *hdev;
+	struct hyk_dev *hdev;
 	u64 off;
 	u64 size;
 	u32 flags;
@@ -195,74 +195,74 @@ struct hyper_region {
 };
 
 /**
- * struct hyper_file - per-open state of /dev/hyperN
+ * struct hyk_file - per-open state of /dev/hyperN
  * @hdev:	the device opened
- * @regions:	handle -> struct hyper_region, owned by this file
+ * @regions:	handle -> struct hyk_region, owned by this file
  * @nr_regions:	entries in @regions
  */
-struct hyper_file {
-	struct hyper_dev *hdev;
+struct hyk_file {
+	struct hyk_dev *hdev;
 	struct xarray regions;
 	atomic_t nr_regions;
 };
 
 /* pool.c */
-int hyper_pool_init_window(struct hyper_pool *pool, phys_addr_t start,
-			   u64 size, const char *origin);
-int hyper_pool_init_emulated(struct hyper_pool *pool, u64 size, int nid);
-int hyper_pool_claim_window(struct hyper_pool *pool);
-void hyper_pool_release_window(struct hyper_pool *pool);
-bool hyper_pool_usable(const struct hyper_pool *pool);
-void hyper_pool_destroy(struct hyper_pool *pool);
-int hyper_pool_find_windows(int (*found)(phys_addr_t start, u64 size,
-					 const char *origin));
-u64 hyper_pool_span(const struct hyper_pool *pool, u64 off, void **vaddr,
-		    phys_addr_t *phys);
-int hyper_pool_alloc(struct hyper_pool *pool, u64 size, u64 align, u64 *off);
-void hyper_pool_free(struct hyper_pool *pool, u64 off, u64 size);
-u64 hyper_pool_free_bytes(const struct hyper_pool *pool);
+int hyk_pool_init_window(struct hyk_pool *pool, phys_addr_t start,
+			 u64 size, const char *origin);
+int hyk_pool_init_emulated(struct hyk_pool *pool, u64 size, int nid);
+int hyk_pool_claim_window(struct hyk_pool *pool);
+void hyk_pool_release_window(struct hyk_pool *pool);
+bool hyk_pool_usable(const struct hyk_pool *pool);
+void hyk_pool_destroy(struct hyk_pool *pool);
+int hyk_pool_find_windows(int (*found)(phys_addr_t start, u64 size,
+				       const char *origin));
+u64 hyk_pool_span(const struct hyk_pool *pool, u64 off, void **vaddr,
+		  phys_addr_t *phys);
+int hyk_pool_alloc(struct hyk_pool *pool, u64 size, u64 align, u64 *off);
+void hyk_pool_free(struct hyk_pool *pool, u64 off, u64 size);
+u64 hyk_pool_free_bytes(const struct hyk_pool *pool);
 
 /* region.c */
-struct hyper_region *hyper_region_create(struct hyper_dev *hdev, u64 size,
-					 u32 flags);
-struct hyper_region *hyper_region_lookup(struct hyper_file *hf, u32 handle);
-void hyper_region_put(struct hyper_region *r);
-void hyper_region_get(struct hyper_region *r);
+struct hyk_region *hyk_region_create(struct hyk_dev *hdev, u64 size,
+				     u32 flags);
+struct hyk_region *hyk_region_lookup(struct hyk_file *hf, u32 handle);
+void hyk_region_put(struct hyk_region *r);
+void hyk_region_get(struct hyk_region *r);
 
 /* chardev.c */
-int hyper_chardev_init(void);
-void hyper_chardev_exit(void);
-int hyper_chardev_add(struct hyper_dev *hdev);
-void hyper_chardev_del(struct hyper_dev *hdev);
+int hyk_chardev_init(void);
+void hyk_chardev_exit(void);
+int hyk_chardev_add(struct hyk_dev *hdev);
+void hyk_chardev_del(struct hyk_dev *hdev);
 
 /* xfer.c */
-int hyper_engine_init(struct hyper_dev *hdev);
-void hyper_engine_exit(struct hyper_dev *hdev);
-int hyper_engine_set_workers(struct hyper_engine *eng, unsigned int workers);
-int hyper_xfer_submit(struct hyper_file *hf, struct io_uring_cmd *cmd,
-		      const struct hyper_xfer *descs, u32 n,
-		      unsigned int issue_flags, u64 start_ns);
-void hyper_xfer_refused(struct hyper_engine *eng, int ret, u64 start_ns);
+int hyk_engine_init(struct hyk_dev *hdev);
+void hyk_engine_exit(struct hyk_dev *hdev);
+int hyk_engine_set_workers(struct hyk_engine *eng, unsigned int workers);
+int hyk_xfer_submit(struct hyk_file *hf, struct io_uring_cmd *cmd,
+		    const struct hyper_xfer *descs, u32 n,
+		    unsigned int issue_flags, u64 start_ns);
+void hyk_xfer_refused(struct hyk_engine *eng, int ret, u64 start_ns);
 
 /* uring.c */
-int hyper_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
-void hyper_xfer_cancel(struct io_uring_cmd *cmd);
+int hyk_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
+void hyk_xfer_cancel(struct io_uring_cmd *cmd);
 
 /* numa.c */
-int hyper_numa_init(void);
-void hyper_numa_exit(void);
-int hyper_mode_set(struct hyper_dev *hdev, enum hyper_mode mode);
-int hyper_numa_adistance(void);
+int hyk_numa_init(void);
+void hyk_numa_exit(void);
+int hyk_mode_set(struct hyk_dev *hdev, enum hyk_mode mode);
+int hyk_numa_adistance(void);
 
 /* debugfs.c */
-void hyper_debugfs_init(void);
-void hyper_debugfs_exit(void);
-void hyper_debugfs_add(struct hyper_dev *hdev);
-void hyper_debugfs_del(struct hyper_dev *hdev);
+void hyk_debugfs_init(void);
+void hyk_debugfs_exit(void);
+void hyk_debugfs_add(struct hyk_dev *hdev);
+void hyk_debugfs_del(struct hyk_dev *hdev);
 
 /* sysfs.c, engine_sysfs.c */
-extern const struct attribute_group *hyper_dev_groups[];
-extern const struct attribute_group hyper_engine_group;
-extern const struct attribute_group hyper_stats_group;
+extern const struct attribute_group *hyk_dev_groups[];
+extern const struct attribute_group hyk_engine_group;
+extern const struct attribute_group hyk_stats_group;
 
-#endif /* _HYPER_INTERNAL_H */
+#endif /* _HYK_INTERNAL_H */

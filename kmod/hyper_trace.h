@@ -6,8 +6,8 @@
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM hyper
 
-#if !defined(_HYPER_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
-#define _HYPER_TRACE_H
+#if !defined(_HYK_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _HYK_TRACE_H
 
 #include <linux/tracepoint.h>
 
@@ -70,7 +70,7 @@ TRACE_EVENT(hyper_xfer_chunk,
 		  __entry->bytes)
 );
 
-#endif /* _HYPER_TRACE_H */
+#endif /* _HYK_TRACE_H */
 
 #undef TRACE_INCLUDE_PATH
 #define TRACE_INCLUDE_PATH .

@@ -37,68 +37,68 @@ module_param(emulate_node, int, 0444);
 MODULE_PARM_DESC(emulate_node,
 		 "NUMA node the emulated pool's pages come from (-1: local node)");
 
-static LIST_HEAD(hyper_devs);
-static DEFINE_IDA(hyper_ida);
+static LIST_HEAD(hyk_devs);
+static DEFINE_IDA(hyk_ida);
 
-static void hyper_dev_destroy(struct hyper_dev *hdev)
+static void hyk_dev_destroy(struct hyk_dev *hdev)
 {
 	list_del(&hdev->list);
-	hyper_debugfs_del(hdev);
-	hyper_chardev_del(hdev);
-	hyper_engine_exit(hdev);
-	hyper_pool_destroy(&hdev->pool);
-	ida_free(&hyper_ida, hdev->id);
+	hyk_debugfs_del(hdev);
+	hyk_chardev_del(hdev);
+	hyk_engine_exit(hdev);
+	hyk_pool_destroy(&hdev->pool);
+	ida_free(&hyk_ida, hdev->id);
 	kfree(hdev);
 }
 
-static int hyper_dev_create(phys_addr_t start, u64 size, const char *origin)
+static int hyk_dev_create(phys_addr_t start, u64 size, const char *origin)
 {
-	struct hyper_dev *hdev;
+	struct hyk_dev *hdev;
 	int ret;
 
 	hdev = kzalloc(sizeof(*hdev), GFP_KERNEL);
 	if (!hdev)
 		return -ENOMEM;
-	ret = ida_alloc_max(&hyper_ida, HYPER_MAX_DEVS - 1, GFP_KERNEL);
+	ret = ida_alloc_max(&hyk_ida, HYK_MAX_DEVS - 1, GFP_KERNEL);
 	if (ret < 0) {
 		pr_err("more than %d pools; %s window at %pa left alone\n",
-		       HYPER_MAX_DEVS, origin, &start);
+		       HYK_MAX_DEVS, origin, &start);
 		goto out_free;
 	}
 	hdev->id = ret;
 	init_rwsem(&hdev->mode_sem);
-	hdev->mode = HYPER_MODE_DEVICE;
+	hdev->mode = HYK_MODE_DEVICE;
 
 	if (emulate_size)
-		ret = hyper_pool_init_emulated(&hdev->pool, size, emulate_node);
+		ret = hyk_pool_init_emulated(&hdev->pool, size, emulate_node);
 	else
-		ret = hyper_pool_init_window(&hdev->pool, start, size, origin);
+		ret = hyk_pool_init_window(&hdev->pool, start, size, origin);
 	if (ret)
 		goto out_ida;
-	ret = hyper_engine_init(hdev);
+	ret = hyk_engine_init(hdev);
 	if (ret)
 		goto out_pool;
-	ret = hyper_chardev_add(hdev);
+	ret = hyk_chardev_add(hdev);
 	if (ret)
 		goto out_engine;
-	hyper_debugfs_add(hdev);
-	list_add_tail(&hdev->list, &hyper_devs);
+	hyk_debugfs_add(hdev);
+	list_add_tail(&hdev->list, &hyk_devs);
 	pr_info("hyper%d: %llu MiB %s pool on node %d\n", hdev->id,
 		hdev->pool.size >> 20, hdev->pool.origin, hdev->pool.nid);
 	return 0;
 
 out_engine:
-	hyper_engine_exit(hdev);
+	hyk_engine_exit(hdev);
 out_pool:
-	hyper_pool_destroy(&hdev->pool);
+	hyk_pool_destroy(&hdev->pool);
 out_ida:
-	ida_free(&hyper_ida, hdev->id);
+	ida_free(&hyk_ida, hdev->id);
 out_free:
 	kfree(hdev);
 	return ret;
 }
 
-static int hyper_create_pools(void)
+static int hyk_create_pools(void)
 {
 	int ret;
 
@@ -107,63 +107,63 @@ static int hyper_create_pools(void)
 		return -EINVAL;
 	}
 	if (emulate_size)
-		return hyper_dev_create(0, emulate_size, "emulated");
+		return hyk_dev_create(0, emulate_size, "emulated");
 	if (window_start || window_size)
-		return hyper_dev_create(window_start, window_size, "parameter");
+		return hyk_dev_create(window_start, window_size, "parameter");
 
-	ret = hyper_pool_find_windows(hyper_dev_create);
+	ret = hyk_pool_find_windows(hyk_dev_create);
 	if (ret)
 		return ret;
-	if (list_empty(&hyper_devs)) {
+	if (list_empty(&hyk_devs)) {
 		pr_err("no soft-reserved or legacy-pmem window found; reserve one (memmap=) or set window_start/window_size or emulate_size\n");
 		return -ENODEV;
 	}
 	return 0;
 }
 
-static void hyper_destroy_pools(void)
+static void hyk_destroy_pools(void)
 {
-	struct hyper_dev *hdev, *next;
+	struct hyk_dev *hdev, *next;
 
-	list_for_each_entry_safe_reverse(hdev, next, &hyper_devs, list)
-		hyper_dev_destroy(hdev);
+	list_for_each_entry_safe_reverse(hdev, next, &hyk_devs, list)
+		hyk_dev_destroy(hdev);
 }
 
-static int __init hyper_init(void)
+static int __init hyk_init(void)
 {
 	int ret;
 
-	ret = hyper_numa_init();
+	ret = hyk_numa_init();
 	if (ret)
 		return ret;
-	ret = hyper_chardev_init();
+	ret = hyk_chardev_init();
 	if (ret)
 		goto out_numa;
-	hyper_debugfs_init();
-	ret = hyper_create_pools();
+	hyk_debugfs_init();
+	ret = hyk_create_pools();
 	if (ret)
 		goto out_pools;
 	return 0;
 
 out_pools:
-	hyper_destroy_pools();
-	hyper_debugfs_exit();
-	hyper_chardev_exit();
+	hyk_destroy_pools();
+	hyk_debugfs_exit();
+	hyk_chardev_exit();
 out_numa:
-	hyper_numa_exit();
+	hyk_numa_exit();
 	return ret;
 }
 
-static void __exit hyper_exit(void)
+static void __exit hyk_exit(void)
 {
-	hyper_destroy_pools();
-	hyper_debugfs_exit();
-	hyper_chardev_exit();
-	hyper_numa_exit();
+	hyk_destroy_pools();
+	hyk_debugfs_exit();
+	hyk_chardev_exit();
+	hyk_numa_exit();
 }
 
-module_init(hyper_init);
-module_exit(hyper_exit);
+module_init(hyk_init);
+module_exit(hyk_exit);
 
 MODULE_DESCRIPTION("hyperoffload: supernode pool memory as device memory, with an io_uring transfer engine");
 MODULE_AUTHOR("hyperoffload developers");

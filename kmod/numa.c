@@ -33,17 +33,17 @@ MODULE_PARM_DESC(adistance,
  * the module stays loaded (a reference is held) while any window is
  * System RAM: unloading would leave /proc/iomem pointing at freed text.
  */
-static const char hyper_ram_name[] = "System RAM (hyper)";
-static struct memory_dev_type *hyper_memtype;
+static const char hyk_ram_name[] = "System RAM (hyper)";
+static struct memory_dev_type *hyk_memtype;
 
 /*
  * Take the window back for device use.  Should that fail (someone else
  * claimed the range in between), the device stays in device mode but
  * refuses regions (-EIO) until writing "device" again reclaims it.
  */
-static void hyper_reclaim(struct hyper_dev *hdev)
+static void hyk_reclaim(struct hyk_dev *hdev)
 {
-	int ret = hyper_pool_claim_window(&hdev->pool);
+	int ret = hyk_pool_claim_window(&hdev->pool);
 
 	if (ret)
 		dev_err(hdev->dev, "mode: could not reclaim the window (%d); write 'device' to mode to retry\n",
@@ -52,9 +52,9 @@ static void hyper_reclaim(struct hyper_dev *hdev)
 		dev_info(hdev->dev, "window is a device\n");
 }
 
-static int hyper_to_system_ram(struct hyper_dev *hdev)
+static int hyk_to_system_ram(struct hyk_dev *hdev)
 {
-	struct hyper_pool *pool = &hdev->pool;
+	struct hyk_pool *pool = &hdev->pool;
 	u64 block = memory_block_size_bytes();
 	phys_addr_t start = pool->phys_base;
 	int inflight = atomic_read(&hdev->engine.inflight);
@@ -97,8 +97,8 @@ static int hyper_to_system_ram(struct hyper_dev *hdev)
 		dev_warn(hdev->dev, "mode: node %d already has memory; the window joins its memory tier, not a slower one\n",
 			 pool->nid);
 
-	hyper_pool_release_window(pool);
-	init_node_memory_type(pool->nid, hyper_memtype);
+	hyk_pool_release_window(pool);
+	init_node_memory_type(pool->nid, hyk_memtype);
 	mgid = memory_group_register_static(pool->nid, PFN_UP(pool->size));
 	if (mgid < 0) {
 		ret = mgid;
@@ -112,7 +112,7 @@ static int hyper_to_system_ram(struct hyper_dev *hdev)
 	/* Not busy, so that the memory's own "System RAM" nests inside. */
 	res->flags = IORESOURCE_SYSTEM_RAM;
 	ret = add_memory_driver_managed(mgid, start, pool->size,
-					hyper_ram_name, MHP_NID_IS_MGID);
+					hyk_ram_name, MHP_NID_IS_MGID);
 	if (ret) {
 		remove_resource(res);
 		kfree(res);
@@ -120,7 +120,7 @@ static int hyper_to_system_ram(struct hyper_dev *hdev)
 	}
 	hdev->ram_res = res;
 	hdev->mgid = mgid;
-	WRITE_ONCE(hdev->mode, HYPER_MODE_SYSTEM_RAM);
+	WRITE_ONCE(hdev->mode, HYK_MODE_SYSTEM_RAM);
 	dev_info(hdev->dev, "%llu MiB added as System RAM on node %d\n",
 		 pool->size >> 20, pool->nid);
 	return 0;
@@ -128,17 +128,17 @@ static int hyper_to_system_ram(struct hyper_dev *hdev)
 out_group:
 	memory_group_unregister(mgid);
 out_type:
-	clear_node_memory_type(pool->nid, hyper_memtype);
+	clear_node_memory_type(pool->nid, hyk_memtype);
 	dev_warn(hdev->dev, "mode: hot-add failed (%d); staying a device\n",
 		 ret);
 	module_put(THIS_MODULE);
-	hyper_reclaim(hdev);
+	hyk_reclaim(hdev);
 	return ret;
 }
 
-static int hyper_to_device(struct hyper_dev *hdev)
+static int hyk_to_device(struct hyk_dev *hdev)
 {
-	struct hyper_pool *pool = &hdev->pool;
+	struct hyk_pool *pool = &hdev->pool;
 	int ret;
 
 	/* Offlines every block, or puts back what it offlined and fails. */
@@ -153,16 +153,16 @@ static int hyper_to_device(struct hyper_dev *hdev)
 	kfree(hdev->ram_res);
 	hdev->ram_res = NULL;
 	memory_group_unregister(hdev->mgid);
-	clear_node_memory_type(pool->nid, hyper_memtype);
-	WRITE_ONCE(hdev->mode, HYPER_MODE_DEVICE);
+	clear_node_memory_type(pool->nid, hyk_memtype);
+	WRITE_ONCE(hdev->mode, HYK_MODE_DEVICE);
 	module_put(THIS_MODULE);
 	/* The switch is done; a failed reclaim is reported, and retried. */
-	hyper_reclaim(hdev);
+	hyk_reclaim(hdev);
 	return 0;
 }
 
 /**
- * hyper_mode_set() - switch a window between device and system-ram mode
+ * hyk_mode_set() - switch a window between device and system-ram mode
  * @hdev:	the device
  * @mode:	the mode wanted
  *
@@ -174,7 +174,7 @@ static int hyper_to_device(struct hyper_dev *hdev)
  * is being unloaded, or what memory hotplug returned; otherwise, on error
  * the mode is unchanged.
  */
-int hyper_mode_set(struct hyper_dev *hdev, enum hyper_mode mode)
+int hyk_mode_set(struct hyk_dev *hdev, enum hyk_mode mode)
 {
 	int ret = 0;
 
@@ -182,45 +182,45 @@ int hyper_mode_set(struct hyper_dev *hdev, enum hyper_mode mode)
 		return -EOPNOTSUPP;
 	down_write(&hdev->mode_sem);
 	if (mode != hdev->mode)
-		ret = mode == HYPER_MODE_SYSTEM_RAM ?
-		      hyper_to_system_ram(hdev) : hyper_to_device(hdev);
-	else if (mode == HYPER_MODE_DEVICE && !hyper_pool_usable(&hdev->pool))
-		hyper_reclaim(hdev);
-	if (!ret && mode == HYPER_MODE_DEVICE && !hyper_pool_usable(&hdev->pool))
+		ret = mode == HYK_MODE_SYSTEM_RAM ?
+		      hyk_to_system_ram(hdev) : hyk_to_device(hdev);
+	else if (mode == HYK_MODE_DEVICE && !hyk_pool_usable(&hdev->pool))
+		hyk_reclaim(hdev);
+	if (!ret && mode == HYK_MODE_DEVICE && !hyk_pool_usable(&hdev->pool))
 		ret = -EBUSY;
 	up_write(&hdev->mode_sem);
 	return ret;
 }
 
 /**
- * hyper_numa_adistance() - the abstract distance windows are given
+ * hyk_numa_adistance() - the abstract distance windows are given
  *
  * Return: the adistance module parameter.
  */
-int hyper_numa_adistance(void)
+int hyk_numa_adistance(void)
 {
 	return adistance;
 }
 
 /**
- * hyper_numa_init() - make the memory type of hot-added windows
+ * hyk_numa_init() - make the memory type of hot-added windows
  *
  * Return: 0, or -EINVAL for a bad adistance, or -ENOMEM.
  */
-int hyper_numa_init(void)
+int hyk_numa_init(void)
 {
 	if (adistance <= 0) {
 		pr_err("adistance %d must be positive\n", adistance);
 		return -EINVAL;
 	}
-	hyper_memtype = alloc_memory_type(adistance);
-	return PTR_ERR_OR_ZERO(hyper_memtype);
+	hyk_memtype = alloc_memory_type(adistance);
+	return PTR_ERR_OR_ZERO(hyk_memtype);
 }
 
 /**
- * hyper_numa_exit() - drop the memory type; no window is System RAM
+ * hyk_numa_exit() - drop the memory type; no window is System RAM
  */
-void hyper_numa_exit(void)
+void hyk_numa_exit(void)
 {
-	hyper_put_memory_type(hyper_memtype);
+	hyk_put_memory_type(hyk_memtype);
 }

@@ -3,7 +3,7 @@
  * Pool sources: a firmware-reserved physical window, or an emulated pool
  * built from pages of one NUMA node.  Either way the pool is a linear
  * offset space [0, size) that regions are carved from with genalloc, and
- * hyper_pool_span() turns an offset into kernel and physical addresses.
+ * hyk_pool_span() turns an offset into kernel and physical addresses.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -18,27 +18,27 @@
 
 #include "hyper.h"
 
-#define HYPER_EMU_ORDER		get_order(HYPER_EMU_CHUNK)
+#define HYK_EMU_ORDER		get_order(HYK_EMU_CHUNK)
 
 /* Descriptors of memory that firmware set aside for drivers like this one. */
 static const struct {
 	unsigned long desc;
 	const char *origin;
-} hyper_window_kinds[] = {
+} hyk_window_kinds[] = {
 	{ IORES_DESC_SOFT_RESERVED, "soft-reserved" },
 	{ IORES_DESC_PERSISTENT_MEMORY_LEGACY, "pmem-legacy" },
 };
 
-struct hyper_cover {
+struct hyk_cover {
 	u64 start;
 	u64 end;
 	bool covered;
 };
 
 /* walk_iomem_res_desc() hands us the resource clipped to the range asked. */
-static int hyper_cover_cb(struct resource *res, void *arg)
+static int hyk_cover_cb(struct resource *res, void *arg)
 {
-	struct hyper_cover *c = arg;
+	struct hyk_cover *c = arg;
 
 	if (res->start == c->start && res->end == c->end) {
 		c->covered = true;
@@ -47,21 +47,21 @@ static int hyper_cover_cb(struct resource *res, void *arg)
 	return 0;
 }
 
-static const char *hyper_window_origin(u64 start, u64 size)
+static const char *hyk_window_origin(u64 start, u64 size)
 {
-	struct hyper_cover c = { .start = start, .end = start + size - 1 };
+	struct hyk_cover c = { .start = start, .end = start + size - 1 };
 	int i;
 
-	for (i = 0; i < ARRAY_SIZE(hyper_window_kinds); i++) {
-		walk_iomem_res_desc(hyper_window_kinds[i].desc, IORESOURCE_MEM,
-				    c.start, c.end, &c, hyper_cover_cb);
+	for (i = 0; i < ARRAY_SIZE(hyk_window_kinds); i++) {
+		walk_iomem_res_desc(hyk_window_kinds[i].desc, IORESOURCE_MEM,
+				    c.start, c.end, &c, hyk_cover_cb);
 		if (c.covered)
-			return hyper_window_kinds[i].origin;
+			return hyk_window_kinds[i].origin;
 	}
 	return NULL;
 }
 
-static int hyper_pool_alloc_allocator(struct hyper_pool *pool)
+static int hyk_pool_alloc_allocator(struct hyk_pool *pool)
 {
 	spin_lock_init(&pool->lock);
 	INIT_LIST_HEAD(&pool->regions);
@@ -77,7 +77,7 @@ static int hyper_pool_alloc_allocator(struct hyper_pool *pool)
 }
 
 /**
- * hyper_pool_claim_window() - take a window for device use
+ * hyk_pool_claim_window() - take a window for device use
  * @pool:	a window pool, with phys_base and size set, not claimed
  *
  * Claims the range exclusively, so that /dev/mem cannot reach it either,
@@ -85,12 +85,12 @@ static int hyper_pool_alloc_allocator(struct hyper_pool *pool)
  *
  * Return: 0, -EBUSY if another driver holds it, -ENOMEM.
  */
-int hyper_pool_claim_window(struct hyper_pool *pool)
+int hyk_pool_claim_window(struct hyk_pool *pool)
 {
 	phys_addr_t start = pool->phys_base;
 	u64 size = pool->size;
 
-	pool->res = request_mem_region_exclusive(start, size, HYPER_NAME);
+	pool->res = request_mem_region_exclusive(start, size, HYK_NAME);
 	if (!pool->res) {
 		pr_err("window %pa+%#llx is claimed by another driver (see /proc/iomem)\n",
 		       &start, size);
@@ -107,10 +107,10 @@ int hyper_pool_claim_window(struct hyper_pool *pool)
 }
 
 /**
- * hyper_pool_release_window() - undo hyper_pool_claim_window()
+ * hyk_pool_release_window() - undo hyk_pool_claim_window()
  * @pool:	a claimed window pool with no regions
  */
-void hyper_pool_release_window(struct hyper_pool *pool)
+void hyk_pool_release_window(struct hyk_pool *pool)
 {
 	/* A window a failed mode switch could not reclaim is not ours. */
 	if (!pool->res)
@@ -122,19 +122,19 @@ void hyper_pool_release_window(struct hyper_pool *pool)
 }
 
 /**
- * hyper_pool_usable() - can regions be carved from the pool now
+ * hyk_pool_usable() - can regions be carved from the pool now
  * @pool:	the pool
  *
  * Return: false for a window this module holds no claim on, which only a
  * mode switch whose reclaim failed leaves behind.
  */
-bool hyper_pool_usable(const struct hyper_pool *pool)
+bool hyk_pool_usable(const struct hyk_pool *pool)
 {
 	return pool->source != HYPER_SOURCE_WINDOW || pool->vaddr;
 }
 
 /**
- * hyper_pool_init_window() - claim a firmware window as a pool
+ * hyk_pool_init_window() - claim a firmware window as a pool
  * @pool:	pool to fill in
  * @start:	physical start, page aligned
  * @size:	bytes, page aligned
@@ -146,8 +146,8 @@ bool hyper_pool_usable(const struct hyper_pool *pool)
  * Return: 0, or -EINVAL for a malformed or unreserved range, -EBUSY if
  * another driver holds it, -ENOMEM.
  */
-int hyper_pool_init_window(struct hyper_pool *pool, phys_addr_t start,
-			   u64 size, const char *origin)
+int hyk_pool_init_window(struct hyk_pool *pool, phys_addr_t start,
+			 u64 size, const char *origin)
 {
 	const char *kind;
 	int ret;
@@ -163,7 +163,7 @@ int hyper_pool_init_window(struct hyper_pool *pool, phys_addr_t start,
 		pr_err("window %pa+%#llx overlaps System RAM\n", &start, size);
 		return -EINVAL;
 	}
-	kind = hyper_window_origin(start, size);
+	kind = hyk_window_origin(start, size);
 	if (!kind) {
 		pr_err("window %pa+%#llx is not wholly inside one soft-reserved or legacy-pmem range (see /proc/iomem)\n",
 		       &start, size);
@@ -177,51 +177,51 @@ int hyper_pool_init_window(struct hyper_pool *pool, phys_addr_t start,
 	pool->nid = phys_to_target_node(start);
 	if (pool->nid == NUMA_NO_NODE)
 		pool->nid = memory_add_physaddr_to_nid(start);
-	ret = hyper_pool_claim_window(pool);
+	ret = hyk_pool_claim_window(pool);
 	if (ret)
 		return ret;
 	/* Allocator addresses are physical, so huge alignment is physical. */
 	pool->gp_base = start;
-	ret = hyper_pool_alloc_allocator(pool);
+	ret = hyk_pool_alloc_allocator(pool);
 	if (ret)
 		goto out_release;
 	return 0;
 
 out_release:
-	hyper_pool_release_window(pool);
+	hyk_pool_release_window(pool);
 	return ret;
 }
 
-static void hyper_pool_free_chunks(struct hyper_pool *pool)
+static void hyk_pool_free_chunks(struct hyk_pool *pool)
 {
 	unsigned int i;
 
 	for (i = 0; i < pool->nr_chunks; i++)
-		__free_pages(pool->chunks[i], HYPER_EMU_ORDER);
+		__free_pages(pool->chunks[i], HYK_EMU_ORDER);
 	kvfree(pool->chunks);
 	pool->chunks = NULL;
 	pool->nr_chunks = 0;
 }
 
 /**
- * hyper_pool_init_emulated() - build a pool from pages of one node
+ * hyk_pool_init_emulated() - build a pool from pages of one node
  * @pool:	pool to fill in
- * @size:	bytes, a non-zero multiple of HYPER_EMU_CHUNK
+ * @size:	bytes, a non-zero multiple of HYK_EMU_CHUNK
  * @nid:	node to take the pages from, NUMA_NO_NODE for the local one
  *
  * For machines with no firmware window: the memory is ordinary RAM, taken
- * in HYPER_EMU_CHUNK pieces that never fall back to another node.
+ * in HYK_EMU_CHUNK pieces that never fall back to another node.
  *
  * Return: 0, -EINVAL for a bad size or node, -ENOMEM.
  */
-int hyper_pool_init_emulated(struct hyper_pool *pool, u64 size, int nid)
+int hyk_pool_init_emulated(struct hyk_pool *pool, u64 size, int nid)
 {
-	u64 nr = size / HYPER_EMU_CHUNK;
+	u64 nr = size / HYK_EMU_CHUNK;
 	int ret;
 
-	if (!size || !IS_ALIGNED(size, HYPER_EMU_CHUNK) || nr > UINT_MAX) {
+	if (!size || !IS_ALIGNED(size, HYK_EMU_CHUNK) || nr > UINT_MAX) {
 		pr_err("emulate_size %llu must be a non-zero multiple of %u\n",
-		       size, HYPER_EMU_CHUNK);
+		       size, HYK_EMU_CHUNK);
 		return -EINVAL;
 	}
 	if (nid == NUMA_NO_NODE)
@@ -239,10 +239,10 @@ int hyper_pool_init_emulated(struct hyper_pool *pool, u64 size, int nid)
 
 		page = alloc_pages_node(nid, GFP_KERNEL | __GFP_THISNODE |
 					__GFP_NOWARN | __GFP_RETRY_MAYFAIL,
-					HYPER_EMU_ORDER);
+					HYK_EMU_ORDER);
 		if (!page) {
 			pr_err("emulated pool: node %d gave %llu of %llu bytes\n",
-			       nid, (u64)pool->nr_chunks * HYPER_EMU_CHUNK, size);
+			       nid, (u64)pool->nr_chunks * HYK_EMU_CHUNK, size);
 			ret = -ENOMEM;
 			goto out_free;
 		}
@@ -256,48 +256,48 @@ int hyper_pool_init_emulated(struct hyper_pool *pool, u64 size, int nid)
 	pool->size = size;
 	pool->nid = nid;
 	/* Any non-zero, chunk-aligned base: genalloc reports failure as 0. */
-	pool->gp_base = HYPER_EMU_CHUNK;
-	ret = hyper_pool_alloc_allocator(pool);
+	pool->gp_base = HYK_EMU_CHUNK;
+	ret = hyk_pool_alloc_allocator(pool);
 	if (ret)
 		goto out_free;
 	return 0;
 
 out_free:
-	hyper_pool_free_chunks(pool);
+	hyk_pool_free_chunks(pool);
 	return ret;
 }
 
 /**
- * hyper_pool_destroy() - release everything hyper_pool_init_*() took
+ * hyk_pool_destroy() - release everything hyk_pool_init_*() took
  * @pool:	pool with no regions left
  */
-void hyper_pool_destroy(struct hyper_pool *pool)
+void hyk_pool_destroy(struct hyk_pool *pool)
 {
 	if (pool->gp)
 		gen_pool_destroy(pool->gp);
 	pool->gp = NULL;
 	if (pool->source == HYPER_SOURCE_WINDOW)
-		hyper_pool_release_window(pool);
+		hyk_pool_release_window(pool);
 	else
-		hyper_pool_free_chunks(pool);
+		hyk_pool_free_chunks(pool);
 }
 
-struct hyper_find {
+struct hyk_find {
 	int (*found)(phys_addr_t start, u64 size, const char *origin);
 	const char *origin;
 	int ret;
 };
 
-static int hyper_find_cb(struct resource *res, void *arg)
+static int hyk_find_cb(struct resource *res, void *arg)
 {
-	struct hyper_find *f = arg;
+	struct hyk_find *f = arg;
 
 	f->ret = f->found(res->start, resource_size(res), f->origin);
 	return f->ret;
 }
 
 /**
- * hyper_pool_find_windows() - report every firmware window
+ * hyk_pool_find_windows() - report every firmware window
  * @found:	called for each; a non-zero return stops the walk
  *
  * Soft-reserved ranges (how CXL and fabric windows are handed to the OS)
@@ -305,22 +305,22 @@ static int hyper_find_cb(struct resource *res, void *arg)
  *
  * Return: the first non-zero value @found returned, or 0.
  */
-int hyper_pool_find_windows(int (*found)(phys_addr_t start, u64 size,
-					 const char *origin))
+int hyk_pool_find_windows(int (*found)(phys_addr_t start, u64 size,
+				       const char *origin))
 {
-	struct hyper_find f = { .found = found };
+	struct hyk_find f = { .found = found };
 	int i;
 
-	for (i = 0; i < ARRAY_SIZE(hyper_window_kinds) && !f.ret; i++) {
-		f.origin = hyper_window_kinds[i].origin;
-		walk_iomem_res_desc(hyper_window_kinds[i].desc, IORESOURCE_MEM,
-				    0, -1, &f, hyper_find_cb);
+	for (i = 0; i < ARRAY_SIZE(hyk_window_kinds) && !f.ret; i++) {
+		f.origin = hyk_window_kinds[i].origin;
+		walk_iomem_res_desc(hyk_window_kinds[i].desc, IORESOURCE_MEM,
+				    0, -1, &f, hyk_find_cb);
 	}
 	return f.ret;
 }
 
 /**
- * hyper_pool_span() - addresses of a pool offset
+ * hyk_pool_span() - addresses of a pool offset
  * @pool:	the pool
  * @off:	offset below @pool->size
  * @vaddr:	kernel address of @off
@@ -328,8 +328,8 @@ int hyper_pool_find_windows(int (*found)(phys_addr_t start, u64 size,
  *
  * Return: bytes that are contiguous from @off in both address spaces.
  */
-u64 hyper_pool_span(const struct hyper_pool *pool, u64 off, void **vaddr,
-		    phys_addr_t *phys)
+u64 hyk_pool_span(const struct hyk_pool *pool, u64 off, void **vaddr,
+		  phys_addr_t *phys)
 {
 	struct page *page;
 	u64 in;
@@ -339,29 +339,29 @@ u64 hyper_pool_span(const struct hyper_pool *pool, u64 off, void **vaddr,
 		*phys = pool->phys_base + off;
 		return pool->size - off;
 	}
-	page = pool->chunks[off / HYPER_EMU_CHUNK];
-	in = off % HYPER_EMU_CHUNK;
+	page = pool->chunks[off / HYK_EMU_CHUNK];
+	in = off % HYK_EMU_CHUNK;
 	*vaddr = page_address(page) + in;
 	*phys = page_to_phys(page) + in;
-	return HYPER_EMU_CHUNK - in;
+	return HYK_EMU_CHUNK - in;
 }
 
 /**
- * hyper_pool_alloc() - take a range of the pool
+ * hyk_pool_alloc() - take a range of the pool
  * @pool:	the pool
- * @size:	bytes, page aligned, at most HYPER_REGION_MAX
- * @align:	PAGE_SIZE or HYPER_HUGE_ALIGN
+ * @size:	bytes, page aligned, at most HYK_REGION_MAX
+ * @align:	PAGE_SIZE or HYK_HUGE_ALIGN
  * @off:	pool offset of the range
  *
  * Return: 0 or -ENOMEM.
  */
-int hyper_pool_alloc(struct hyper_pool *pool, u64 size, u64 align, u64 *off)
+int hyk_pool_alloc(struct hyk_pool *pool, u64 size, u64 align, u64 *off)
 {
 	struct genpool_data_align data = { .align = align };
 	unsigned long addr;
 
 	/* genalloc's search takes the page count as an unsigned int. */
-	if (size >> PAGE_SHIFT > HYPER_REGION_MAX_PAGES)
+	if (size >> PAGE_SHIFT > HYK_REGION_MAX_PAGES)
 		return -ENOMEM;
 	if (align > PAGE_SIZE)
 		addr = gen_pool_alloc_algo(pool->gp, size,
@@ -376,25 +376,25 @@ int hyper_pool_alloc(struct hyper_pool *pool, u64 size, u64 align, u64 *off)
 }
 
 /**
- * hyper_pool_free() - give back a range from hyper_pool_alloc()
+ * hyk_pool_free() - give back a range from hyk_pool_alloc()
  * @pool:	the pool
  * @off:	its offset
  * @size:	its size
  */
-void hyper_pool_free(struct hyper_pool *pool, u64 off, u64 size)
+void hyk_pool_free(struct hyk_pool *pool, u64 off, u64 size)
 {
 	gen_pool_free(pool->gp, pool->gp_base + off, size);
 	atomic64_sub(size, &pool->used);
 }
 
 /**
- * hyper_pool_free_bytes() - bytes not held by any region
+ * hyk_pool_free_bytes() - bytes not held by any region
  * @pool:	the pool
  *
  * Return: free bytes; fragmentation may keep a request this large from
  * succeeding.
  */
-u64 hyper_pool_free_bytes(const struct hyper_pool *pool)
+u64 hyk_pool_free_bytes(const struct hyk_pool *pool)
 {
 	return pool->size - atomic64_read(&pool->used);
 }

@@ -10,15 +10,15 @@
 
 #include "hyper.h"
 
-static void hyper_region_zero(struct hyper_region *r)
+static void hyk_region_zero(struct hyk_region *r)
 {
-	struct hyper_pool *pool = &r->hdev->pool;
+	struct hyk_pool *pool = &r->hdev->pool;
 	u64 done = 0;
 
 	while (done < r->size) {
 		phys_addr_t phys;
 		void *va;
-		u64 n = hyper_pool_span(pool, r->off + done, &va, &phys);
+		u64 n = hyk_pool_span(pool, r->off + done, &va, &phys);
 
 		n = min3(n, r->size - done, (u64)SZ_2M);
 		memset(va, 0, n);
@@ -28,24 +28,24 @@ static void hyper_region_zero(struct hyper_region *r)
 }
 
 /**
- * hyper_region_create() - allocate and zero a region
+ * hyk_region_create() - allocate and zero a region
  * @hdev:	device to take it from
  * @size:	bytes, page aligned and non-zero (checked by the caller)
  * @flags:	HYPER_ALLOC_* flags (checked by the caller)
  *
  * Return: a region holding one reference, or ERR_PTR(-ENOMEM).
  */
-struct hyper_region *hyper_region_create(struct hyper_dev *hdev, u64 size,
-					 u32 flags)
+struct hyk_region *hyk_region_create(struct hyk_dev *hdev, u64 size,
+				     u32 flags)
 {
-	u64 align = flags & HYPER_ALLOC_HUGE_ALIGN ? HYPER_HUGE_ALIGN : PAGE_SIZE;
-	struct hyper_region *r;
+	u64 align = flags & HYPER_ALLOC_HUGE_ALIGN ? HYK_HUGE_ALIGN : PAGE_SIZE;
+	struct hyk_region *r;
 	int ret;
 
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
 		return ERR_PTR(-ENOMEM);
-	ret = hyper_pool_alloc(&hdev->pool, size, align, &r->off);
+	ret = hyk_pool_alloc(&hdev->pool, size, align, &r->off);
 	if (ret) {
 		kfree(r);
 		return ERR_PTR(ret);
@@ -56,7 +56,7 @@ struct hyper_region *hyper_region_create(struct hyper_dev *hdev, u64 size,
 	r->flags = flags;
 	r->owner = task_tgid_nr(current);
 	/* The previous owner's data must never reach the next one. */
-	hyper_region_zero(r);
+	hyk_region_zero(r);
 	atomic_inc(&hdev->pool.nr_regions);
 	spin_lock(&hdev->pool.lock);
 	list_add_tail(&r->node, &hdev->pool.regions);
@@ -64,39 +64,39 @@ struct hyper_region *hyper_region_create(struct hyper_dev *hdev, u64 size,
 	return r;
 }
 
-static void hyper_region_release(struct kref *ref)
+static void hyk_region_release(struct kref *ref)
 {
-	struct hyper_region *r = container_of(ref, struct hyper_region, ref);
-	struct hyper_pool *pool = &r->hdev->pool;
+	struct hyk_region *r = container_of(ref, struct hyk_region, ref);
+	struct hyk_pool *pool = &r->hdev->pool;
 
 	spin_lock(&pool->lock);
 	list_del(&r->node);
 	spin_unlock(&pool->lock);
-	hyper_pool_free(pool, r->off, r->size);
+	hyk_pool_free(pool, r->off, r->size);
 	atomic_dec(&pool->nr_regions);
 	kfree_rcu(r, rcu);
 }
 
 /**
- * hyper_region_get() - take another reference
+ * hyk_region_get() - take another reference
  * @r:	a region the caller already holds a reference to
  */
-void hyper_region_get(struct hyper_region *r)
+void hyk_region_get(struct hyk_region *r)
 {
 	kref_get(&r->ref);
 }
 
 /**
- * hyper_region_put() - drop a reference; the last one frees the memory
+ * hyk_region_put() - drop a reference; the last one frees the memory
  * @r:	the region
  */
-void hyper_region_put(struct hyper_region *r)
+void hyk_region_put(struct hyk_region *r)
 {
-	kref_put(&r->ref, hyper_region_release);
+	kref_put(&r->ref, hyk_region_release);
 }
 
 /**
- * hyper_region_lookup() - find a region of this open file by handle
+ * hyk_region_lookup() - find a region of this open file by handle
  * @hf:		the open file
  * @handle:	handle from HYPER_IOC_ALLOC
  *
@@ -105,9 +105,9 @@ void hyper_region_put(struct hyper_region *r)
  *
  * Return: the region with a reference the caller must put, or NULL.
  */
-struct hyper_region *hyper_region_lookup(struct hyper_file *hf, u32 handle)
+struct hyk_region *hyk_region_lookup(struct hyk_file *hf, u32 handle)
 {
-	struct hyper_region *r;
+	struct hyk_region *r;
 
 	rcu_read_lock();
 	r = xa_load(&hf->regions, handle);

@@ -8,9 +8,9 @@
 
 #include "hyper.h"
 
-static struct hyper_pool *to_pool(struct device *dev)
+static struct hyk_pool *to_pool(struct device *dev)
 {
-	struct hyper_dev *hdev = dev_get_drvdata(dev);
+	struct hyk_dev *hdev = dev_get_drvdata(dev);
 
 	return &hdev->pool;
 }
@@ -56,7 +56,7 @@ static DEVICE_ATTR_RO(used);
 static ssize_t free_show(struct device *dev, struct device_attribute *attr,
 			 char *buf)
 {
-	return sysfs_emit(buf, "%llu\n", hyper_pool_free_bytes(to_pool(dev)));
+	return sysfs_emit(buf, "%llu\n", hyk_pool_free_bytes(to_pool(dev)));
 }
 static DEVICE_ATTR_RO(free);
 
@@ -74,23 +74,23 @@ static ssize_t numa_node_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(numa_node);
 
-static const char * const hyper_mode_names[] = {
-	[HYPER_MODE_DEVICE] = "device",
-	[HYPER_MODE_SYSTEM_RAM] = "system-ram",
+static const char * const hyk_mode_names[] = {
+	[HYK_MODE_DEVICE] = "device",
+	[HYK_MODE_SYSTEM_RAM] = "system-ram",
 };
 
 static ssize_t mode_show(struct device *dev, struct device_attribute *attr,
 			 char *buf)
 {
-	struct hyper_dev *hdev = dev_get_drvdata(dev);
+	struct hyk_dev *hdev = dev_get_drvdata(dev);
 
-	return sysfs_emit(buf, "%s\n", hyper_mode_names[READ_ONCE(hdev->mode)]);
+	return sysfs_emit(buf, "%s\n", hyk_mode_names[READ_ONCE(hdev->mode)]);
 }
 
 static ssize_t mode_store(struct device *dev, struct device_attribute *attr,
 			  const char *buf, size_t len)
 {
-	int mode = sysfs_match_string(hyper_mode_names, buf);
+	int mode = sysfs_match_string(hyk_mode_names, buf);
 	int ret;
 
 	if (mode < 0) {
@@ -98,7 +98,7 @@ static ssize_t mode_store(struct device *dev, struct device_attribute *attr,
 				     (int)strcspn(buf, "\n"), buf);
 		return -EINVAL;
 	}
-	ret = hyper_mode_set(dev_get_drvdata(dev), mode);
+	ret = hyk_mode_set(dev_get_drvdata(dev), mode);
 	return ret ?: len;
 }
 static DEVICE_ATTR_RW(mode);
@@ -106,11 +106,11 @@ static DEVICE_ATTR_RW(mode);
 static ssize_t memory_tier_show(struct device *dev,
 				struct device_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%d\n", hyper_numa_adistance());
+	return sysfs_emit(buf, "%d\n", hyk_numa_adistance());
 }
 static DEVICE_ATTR_RO(memory_tier);
 
-static struct attribute *hyper_pool_attrs[] = {
+static struct attribute *hyk_pool_attrs[] = {
 	&dev_attr_source.attr,
 	&dev_attr_origin.attr,
 	&dev_attr_phys_base.attr,
@@ -124,13 +124,13 @@ static struct attribute *hyper_pool_attrs[] = {
 	NULL,
 };
 
-static const struct attribute_group hyper_pool_group = {
-	.attrs = hyper_pool_attrs,
+static const struct attribute_group hyk_pool_group = {
+	.attrs = hyk_pool_attrs,
 };
 
-const struct attribute_group *hyper_dev_groups[] = {
-	&hyper_pool_group,
-	&hyper_engine_group,
-	&hyper_stats_group,
+const struct attribute_group *hyk_dev_groups[] = {
+	&hyk_pool_group,
+	&hyk_engine_group,
+	&hyk_stats_group,
 	NULL,
 };

@@ -14,9 +14,9 @@
 #include "compat.h"
 #include "hyper.h"
 
-static int hyper_cmd_copy(struct io_uring_cmd *cmd, void *dst, size_t len)
+static int hyk_cmd_copy(struct io_uring_cmd *cmd, void *dst, size_t len)
 {
-	const u8 *p = hyper_cmd_payload(cmd);
+	const u8 *p = hyk_cmd_payload(cmd);
 
 	memcpy(dst, p, len);
 	/* What follows the command's structure is reserved. */
@@ -25,27 +25,27 @@ static int hyper_cmd_copy(struct io_uring_cmd *cmd, void *dst, size_t len)
 	return 0;
 }
 
-static int hyper_cmd_xfer(struct hyper_file *hf, struct io_uring_cmd *cmd,
-			  unsigned int issue_flags, u64 start_ns)
+static int hyk_cmd_xfer(struct hyk_file *hf, struct io_uring_cmd *cmd,
+			unsigned int issue_flags, u64 start_ns)
 {
 	struct hyper_xfer x;
 
-	if (hyper_cmd_copy(cmd, &x, sizeof(x))) {
-		hyper_xfer_refused(&hf->hdev->engine, -EINVAL, start_ns);
+	if (hyk_cmd_copy(cmd, &x, sizeof(x))) {
+		hyk_xfer_refused(&hf->hdev->engine, -EINVAL, start_ns);
 		return -EINVAL;
 	}
-	return hyper_xfer_submit(hf, cmd, &x, 1, issue_flags, start_ns);
+	return hyk_xfer_submit(hf, cmd, &x, 1, issue_flags, start_ns);
 }
 
-static int hyper_cmd_batch(struct hyper_file *hf, struct io_uring_cmd *cmd,
-			   unsigned int issue_flags, u64 start_ns)
+static int hyk_cmd_batch(struct hyk_file *hf, struct io_uring_cmd *cmd,
+			 unsigned int issue_flags, u64 start_ns)
 {
-	struct hyper_engine *eng = &hf->hdev->engine;
+	struct hyk_engine *eng = &hf->hdev->engine;
 	struct hyper_xfer_batch b;
 	struct hyper_xfer *descs;
 	int ret;
 
-	if (hyper_cmd_copy(cmd, &b, sizeof(b)) ||
+	if (hyk_cmd_copy(cmd, &b, sizeof(b)) ||
 	    b.flags & ~HYPER_BATCH_FLAGS_MASK || b.reserved[0] ||
 	    b.reserved[1] || !b.count || b.count > HYPER_BATCH_MAX) {
 		ret = -EINVAL;
@@ -62,20 +62,20 @@ static int hyper_cmd_batch(struct hyper_file *hf, struct io_uring_cmd *cmd,
 		goto out_free;
 	}
 	/* What the engine keeps of the descriptors, it copies. */
-	ret = hyper_xfer_submit(hf, cmd, descs, b.count, issue_flags,
-				start_ns);
+	ret = hyk_xfer_submit(hf, cmd, descs, b.count, issue_flags,
+			      start_ns);
 	kvfree(descs);
 	return ret;
 
 out_free:
 	kvfree(descs);
 out_refused:
-	hyper_xfer_refused(eng, ret, start_ns);
+	hyk_xfer_refused(eng, ret, start_ns);
 	return ret;
 }
 
-static int hyper_cmd_dispatch(struct hyper_file *hf, struct io_uring_cmd *cmd,
-			      unsigned int issue_flags, u64 start_ns)
+static int hyk_cmd_dispatch(struct hyk_file *hf, struct io_uring_cmd *cmd,
+			    unsigned int issue_flags, u64 start_ns)
 {
 	int ret;
 
@@ -85,20 +85,20 @@ static int hyper_cmd_dispatch(struct hyper_file *hf, struct io_uring_cmd *cmd,
 	} else {
 		switch (cmd->cmd_op) {
 		case HYPER_URING_CMD_XFER:
-			return hyper_cmd_xfer(hf, cmd, issue_flags, start_ns);
+			return hyk_cmd_xfer(hf, cmd, issue_flags, start_ns);
 		case HYPER_URING_CMD_BATCH:
-			return hyper_cmd_batch(hf, cmd, issue_flags, start_ns);
+			return hyk_cmd_batch(hf, cmd, issue_flags, start_ns);
 		default:
 			/* Other types and unknown numbers alike. */
 			ret = -ENOTTY;
 		}
 	}
-	hyper_xfer_refused(&hf->hdev->engine, ret, start_ns);
+	hyk_xfer_refused(&hf->hdev->engine, ret, start_ns);
 	return ret;
 }
 
 /**
- * hyper_uring_cmd() - the file's ->uring_cmd
+ * hyk_uring_cmd() - the file's ->uring_cmd
  * @cmd:	the command
  * @issue_flags: io_uring's issue flags
  *
@@ -115,21 +115,21 @@ static int hyper_cmd_dispatch(struct hyper_file *hf, struct io_uring_cmd *cmd,
  * Return: -EIOCBQUEUED, or -EAGAIN for io_uring to retry from a worker;
  * 0 for a cancel.
  */
-int hyper_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
+int hyk_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
-	struct hyper_file *hf = cmd->file->private_data;
+	struct hyk_file *hf = cmd->file->private_data;
 	int ret;
 
 	BUILD_BUG_ON(sizeof(struct hyper_xfer) > HYPER_URING_CMD_PAYLOAD);
 	BUILD_BUG_ON(sizeof(struct hyper_xfer_batch) > HYPER_URING_CMD_PAYLOAD);
 
 	/* Not a new command: a queued one whose ring goes away (6.7+). */
-	if (issue_flags & HYPER_URING_F_CANCEL) {
-		hyper_xfer_cancel(cmd);
+	if (issue_flags & HYK_URING_F_CANCEL) {
+		hyk_xfer_cancel(cmd);
 		return 0;
 	}
 
-	ret = hyper_cmd_dispatch(hf, cmd, issue_flags, ktime_get_ns());
+	ret = hyk_cmd_dispatch(hf, cmd, issue_flags, ktime_get_ns());
 	if (ret == -EAGAIN || ret == -EIOCBQUEUED)
 		return ret;
 	io_uring_cmd_done(cmd, ret, ktime_get_ns(), issue_flags);

@@ -34,7 +34,7 @@
 #include "hyper_trace.h"
 
 /**
- * struct hyper_seg - one descriptor, validated and ready to copy
+ * struct hyk_seg - one descriptor, validated and ready to copy
  * @r:		the region, with a reference
  * @pool_off:	pool offset of the first byte
  * @addr:	user address of the first byte
@@ -45,8 +45,8 @@
  * @pages:	those pages; NULL for a registered buffer
  * @bvec:	one whole page each, over @pages
  */
-struct hyper_seg {
-	struct hyper_region *r;
+struct hyk_seg {
+	struct hyk_region *r;
 	u64 pool_off;
 	u64 addr;
 	u64 len;
@@ -57,15 +57,15 @@ struct hyper_seg {
 	struct bio_vec *bvec;
 };
 
-struct hyper_xreq;
+struct hyk_xreq;
 
-struct hyper_xworker {
+struct hyk_xworker {
 	struct work_struct work;
-	struct hyper_xreq *req;
+	struct hyk_xreq *req;
 };
 
 /**
- * struct hyper_xreq - a request handed to the workers
+ * struct hyk_xreq - a request handed to the workers
  * @hdev:	the device
  * @cmd:	the io_uring command to complete
  * @fixed:	the user side is a registered buffer
@@ -82,8 +82,8 @@ struct hyper_xworker {
  * @nr_workers:	entries in @workers
  * @workers:	the work items
  */
-struct hyper_xreq {
-	struct hyper_dev *hdev;
+struct hyk_xreq {
+	struct hyk_dev *hdev;
 	struct io_uring_cmd *cmd;
 	bool fixed;
 	u32 nr_segs;
@@ -94,10 +94,10 @@ struct hyper_xreq {
 	atomic_t next;
 	atomic_t workers_left;
 	int error;
-	struct hyper_seg *segs;
-	struct hyper_seg one;
+	struct hyk_seg *segs;
+	struct hyk_seg one;
 	unsigned int nr_workers;
-	struct hyper_xworker workers[];
+	struct hyk_xworker workers[];
 };
 
 /*
@@ -106,67 +106,67 @@ struct hyper_xreq {
  * long as the command, so the cancel call can reach it safely while the
  * request it drives may be ending.
  */
-struct hyper_cmd_pdu {
+struct hyk_cmd_pdu {
 	long res;
 	u64 done_ns;
 	bool canceled;
 };
 
-static struct hyper_cmd_pdu *hyper_pdu(struct io_uring_cmd *cmd)
+static struct hyk_cmd_pdu *hyk_pdu(struct io_uring_cmd *cmd)
 {
-	BUILD_BUG_ON(sizeof(struct hyper_cmd_pdu) > sizeof(cmd->pdu));
-	return (struct hyper_cmd_pdu *)cmd->pdu;
+	BUILD_BUG_ON(sizeof(struct hyk_cmd_pdu) > sizeof(cmd->pdu));
+	return (struct hyk_cmd_pdu *)cmd->pdu;
 }
 
-static int hyper_seg_rw(const struct hyper_seg *seg)
+static int hyk_seg_rw(const struct hyk_seg *seg)
 {
 	return seg->dir == HYPER_DIR_PREFETCH ? ITER_DEST : ITER_SOURCE;
 }
 
 /* An iterator over [off, off + len) of the segment's user buffer. */
-static int hyper_seg_iter(struct io_uring_cmd *cmd, bool fixed,
-			  const struct hyper_seg *seg, u64 off, u64 len,
-			  struct iov_iter *iter)
+static int hyk_seg_iter(struct io_uring_cmd *cmd, bool fixed,
+			const struct hyk_seg *seg, u64 off, u64 len,
+			struct iov_iter *iter)
 {
 	u64 pos, skip;
 	unsigned long idx;
 
 	if (fixed)
 		return io_uring_cmd_import_fixed(seg->addr + off, len,
-						 hyper_seg_rw(seg), iter, cmd);
+						 hyk_seg_rw(seg), iter, cmd);
 	/* Whole-page bvecs: find the page directly, never walk to it. */
 	pos = offset_in_page(seg->addr) + off;
 	idx = pos >> PAGE_SHIFT;
 	skip = pos & ~PAGE_MASK;
-	iov_iter_bvec(iter, hyper_seg_rw(seg), seg->bvec + idx,
+	iov_iter_bvec(iter, hyk_seg_rw(seg), seg->bvec + idx,
 		      seg->nr_pages - idx, skip + len);
 	iov_iter_advance(iter, skip);
 	return 0;
 }
 
-static int hyper_copy_range(struct hyper_dev *hdev, struct io_uring_cmd *cmd,
-			    bool fixed, const struct hyper_seg *seg, u64 off,
-			    u64 len)
+static int hyk_copy_range(struct hyk_dev *hdev, struct io_uring_cmd *cmd,
+			  bool fixed, const struct hyk_seg *seg, u64 off,
+			  u64 len)
 {
-	struct hyper_pool *pool = &hdev->pool;
+	struct hyk_pool *pool = &hdev->pool;
 	struct iov_iter iter;
 	u64 done, n;
 	int ret;
 
-	ret = hyper_seg_iter(cmd, fixed, seg, off, len, &iter);
+	ret = hyk_seg_iter(cmd, fixed, seg, off, len, &iter);
 	if (ret)
 		return ret;
 	if (hdev->engine.dma)
-		return hyper_dma_copy(hdev, seg->pool_off + off, &iter,
-				      seg->dir == HYPER_DIR_PREFETCH);
+		return hyk_dma_copy(hdev, seg->pool_off + off, &iter,
+				    seg->dir == HYPER_DIR_PREFETCH);
 
 	for (done = 0; done < len; done += n) {
 		phys_addr_t phys;
 		size_t copied;
 		void *va;
 
-		n = hyper_pool_span(pool, seg->pool_off + off + done, &va,
-				    &phys);
+		n = hyk_pool_span(pool, seg->pool_off + off + done, &va,
+				  &phys);
 		n = min(n, len - done);
 		if (seg->dir == HYPER_DIR_PREFETCH)
 			copied = copy_to_iter(va, n, &iter);
@@ -178,7 +178,7 @@ static int hyper_copy_range(struct hyper_dev *hdev, struct io_uring_cmd *cmd,
 	return 0;
 }
 
-static int hyper_seg_pin(struct hyper_seg *seg, bool nonblock)
+static int hyk_seg_pin(struct hyk_seg *seg, bool nonblock)
 {
 	u64 nr = DIV_ROUND_UP(offset_in_page(seg->addr) + seg->len, PAGE_SIZE);
 	unsigned int gup = seg->dir == HYPER_DIR_PREFETCH ? FOLL_WRITE : 0;
@@ -194,7 +194,7 @@ static int hyper_seg_pin(struct hyper_seg *seg, bool nonblock)
 	 * taken; -EAGAIN makes io_uring retry from a worker that may fault.
 	 */
 	if (nonblock)
-		pinned = hyper_pin_nofault(start, nr, gup, seg->pages);
+		pinned = hyk_pin_nofault(start, nr, gup, seg->pages);
 	else
 		pinned = pin_user_pages_fast(start, nr, gup, seg->pages);
 	if (pinned != nr) {
@@ -216,7 +216,7 @@ out_free:
 	return ret;
 }
 
-static void hyper_seg_release(struct hyper_seg *seg)
+static void hyk_seg_release(struct hyk_seg *seg)
 {
 	if (seg->pages) {
 		/*
@@ -230,14 +230,14 @@ static void hyper_seg_release(struct hyper_seg *seg)
 		seg->pages = NULL;
 	}
 	if (seg->r)
-		hyper_region_put(seg->r);
+		hyk_region_put(seg->r);
 	seg->r = NULL;
 }
 
-static void hyper_segs_release(struct hyper_seg *segs, u32 n)
+static void hyk_segs_release(struct hyk_seg *segs, u32 n)
 {
 	while (n--)
-		hyper_seg_release(&segs[n]);
+		hyk_seg_release(&segs[n]);
 }
 
 /*
@@ -245,9 +245,9 @@ static void hyper_segs_release(struct hyper_seg *segs, u32 n)
  * pages unless they are in a registered buffer.  Nothing is copied until
  * every descriptor of the request passed, so a bad one costs no data.
  */
-static int hyper_seg_prepare(struct hyper_file *hf, struct io_uring_cmd *cmd,
-			     bool fixed, bool nonblock,
-			     const struct hyper_xfer *x, struct hyper_seg *seg)
+static int hyk_seg_prepare(struct hyk_file *hf, struct io_uring_cmd *cmd,
+			   bool fixed, bool nonblock,
+			   const struct hyper_xfer *x, struct hyk_seg *seg)
 {
 	struct iov_iter iter;
 	int ret;
@@ -263,7 +263,7 @@ static int hyper_seg_prepare(struct hyper_file *hf, struct io_uring_cmd *cmd,
 		return -EBADF;
 	if (x->addr + x->len < x->addr)
 		return -EFAULT;
-	seg->r = hyper_region_lookup(hf, x->handle);
+	seg->r = hyk_region_lookup(hf, x->handle);
 	if (!seg->r)
 		return -ENOENT;
 	if (x->region_off > seg->r->size ||
@@ -279,35 +279,35 @@ static int hyper_seg_prepare(struct hyper_file *hf, struct io_uring_cmd *cmd,
 	/* io_uring checks the range against the registered buffer. */
 	if (fixed)
 		ret = io_uring_cmd_import_fixed(seg->addr, seg->len,
-						hyper_seg_rw(seg), &iter, cmd);
+						hyk_seg_rw(seg), &iter, cmd);
 	else
-		ret = hyper_seg_pin(seg, nonblock);
+		ret = hyk_seg_pin(seg, nonblock);
 	if (ret)
 		goto out_put;
 	return 0;
 
 out_put:
-	hyper_region_put(seg->r);
+	hyk_region_put(seg->r);
 	seg->r = NULL;
 	return ret;
 }
 
-static void hyper_account(struct hyper_engine *eng, const struct hyper_seg *segs,
-			  u32 n, long res, u64 start_ns, u64 end_ns)
+static void hyk_account(struct hyk_engine *eng, const struct hyk_seg *segs,
+			u32 n, long res, u64 start_ns, u64 end_ns)
 {
-	struct hyper_stats *st = &eng->stats;
+	struct hyk_stats *st = &eng->stats;
 	u64 ns = end_ns - start_ns;
 	u32 i;
 
 	atomic64_inc(&st->requests);
-	atomic64_inc(&st->latency[min_t(int, fls64(ns), HYPER_LAT_BUCKETS - 1)]);
+	atomic64_inc(&st->latency[min_t(int, fls64(ns), HYK_LAT_BUCKETS - 1)]);
 	if (res < 0) {
 		atomic64_inc(&st->errors);
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		int d = segs[i].dir == HYPER_DIR_PREFETCH ? HYPER_STAT_PREFETCH :
-			HYPER_STAT_STORE;
+		int d = segs[i].dir == HYPER_DIR_PREFETCH ? HYK_STAT_PREFETCH :
+			HYK_STAT_STORE;
 
 		atomic64_add(segs[i].len, &st->bytes[d]);
 		atomic64_inc(&st->ops[d]);
@@ -315,21 +315,21 @@ static void hyper_account(struct hyper_engine *eng, const struct hyper_seg *segs
 }
 
 /**
- * hyper_xfer_refused() - count a command that failed before moving data
+ * hyk_xfer_refused() - count a command that failed before moving data
  * @eng:	the engine
  * @ret:	its -errno; -EAGAIN is a retry, not a completion, and is not
  *		counted
  * @start_ns:	when it arrived
  */
-void hyper_xfer_refused(struct hyper_engine *eng, int ret, u64 start_ns)
+void hyk_xfer_refused(struct hyk_engine *eng, int ret, u64 start_ns)
 {
 	if (ret != -EAGAIN)
-		hyper_account(eng, NULL, 0, ret, start_ns, ktime_get_ns());
+		hyk_account(eng, NULL, 0, ret, start_ns, ktime_get_ns());
 }
 
-static int hyper_xfer_refuse(struct hyper_engine *eng, int ret, u64 start_ns)
+static int hyk_xfer_refuse(struct hyk_engine *eng, int ret, u64 start_ns)
 {
-	hyper_xfer_refused(eng, ret, start_ns);
+	hyk_xfer_refused(eng, ret, start_ns);
 	return ret;
 }
 
@@ -337,76 +337,76 @@ static int hyper_xfer_refuse(struct hyper_engine *eng, int ret, u64 start_ns)
  * A request is over: give back what it held, count it and trace it, the
  * same way inline and from the workers.  Returns when it ended.
  */
-static u64 hyper_xfer_end(struct hyper_dev *hdev, struct hyper_seg *segs,
-			  u32 n, long res, u64 start_ns)
+static u64 hyk_xfer_end(struct hyk_dev *hdev, struct hyk_seg *segs,
+			u32 n, long res, u64 start_ns)
 {
 	u64 now;
 
-	hyper_segs_release(segs, n);
+	hyk_segs_release(segs, n);
 	now = ktime_get_ns();
-	hyper_account(&hdev->engine, segs, n, res, start_ns, now);
+	hyk_account(&hdev->engine, segs, n, res, start_ns, now);
 	trace_hyper_xfer_complete(hdev->id, n, res, now - start_ns);
 	return now;
 }
 
-static long hyper_xfer_inline(struct hyper_file *hf, struct io_uring_cmd *cmd,
-			      bool fixed, struct hyper_seg *segs, u32 n,
-			      u64 bytes, u64 start_ns)
+static long hyk_xfer_inline(struct hyk_file *hf, struct io_uring_cmd *cmd,
+			    bool fixed, struct hyk_seg *segs, u32 n,
+			    u64 bytes, u64 start_ns)
 {
-	struct hyper_dev *hdev = hf->hdev;
+	struct hyk_dev *hdev = hf->hdev;
 	long res = bytes;
 	u32 i;
 
 	for (i = 0; i < n && res >= 0; i++) {
-		int ret = hyper_copy_range(hdev, cmd, fixed, &segs[i], 0,
-					   segs[i].len);
+		int ret = hyk_copy_range(hdev, cmd, fixed, &segs[i], 0,
+					 segs[i].len);
 
 		if (ret)
 			res = ret;
 	}
-	hyper_xfer_end(hdev, segs, n, res, start_ns);
+	hyk_xfer_end(hdev, segs, n, res, start_ns);
 	return res;
 }
 
-static void hyper_engine_unreserve(struct hyper_engine *eng)
+static void hyk_engine_unreserve(struct hyk_engine *eng)
 {
 	atomic_dec(&eng->inflight);
 	wake_up(&eng->wait);
 }
 
-static void hyper_xfer_tw(struct io_uring_cmd *cmd, unsigned int issue_flags)
+static void hyk_xfer_tw(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
-	struct hyper_cmd_pdu *pdu = hyper_pdu(cmd);
+	struct hyk_cmd_pdu *pdu = hyk_pdu(cmd);
 
 	io_uring_cmd_done(cmd, pdu->res, pdu->done_ns, issue_flags);
 }
 
-static void hyper_xreq_free(struct hyper_xreq *req)
+static void hyk_xreq_free(struct hyk_xreq *req)
 {
 	if (req->segs != &req->one)
 		kvfree(req->segs);
 	kfree(req);
 }
 
-static void hyper_xreq_finish(struct hyper_xreq *req)
+static void hyk_xreq_finish(struct hyk_xreq *req)
 {
-	struct hyper_engine *eng = &req->hdev->engine;
+	struct hyk_engine *eng = &req->hdev->engine;
 	struct io_uring_cmd *cmd = req->cmd;
 	long res = req->error ?: (long)req->bytes;
 	u64 end_ns;
 
-	end_ns = hyper_xfer_end(req->hdev, req->segs, req->nr_segs, res,
-				req->start_ns);
-	hyper_xreq_free(req);
-	hyper_engine_unreserve(eng);
-	hyper_pdu(cmd)->res = res;
+	end_ns = hyk_xfer_end(req->hdev, req->segs, req->nr_segs, res,
+			      req->start_ns);
+	hyk_xreq_free(req);
+	hyk_engine_unreserve(eng);
+	hyk_pdu(cmd)->res = res;
 	/* CQE32 rings get the real completion time in big_cqe[0]. */
-	hyper_pdu(cmd)->done_ns = end_ns;
-	io_uring_cmd_complete_in_task(cmd, hyper_xfer_tw);
+	hyk_pdu(cmd)->done_ns = end_ns;
+	io_uring_cmd_complete_in_task(cmd, hyk_xfer_tw);
 }
 
 /* The segment that holds chunk @c: the last one starting at or before it. */
-static struct hyper_seg *hyper_chunk_seg(struct hyper_xreq *req, u32 c)
+static struct hyk_seg *hyk_chunk_seg(struct hyk_xreq *req, u32 c)
 {
 	u32 lo = 0, hi = req->nr_segs - 1;
 
@@ -421,38 +421,38 @@ static struct hyper_seg *hyper_chunk_seg(struct hyper_xreq *req, u32 c)
 	return &req->segs[lo];
 }
 
-static void hyper_xfer_work(struct work_struct *work)
+static void hyk_xfer_work(struct work_struct *work)
 {
-	struct hyper_xworker *w = container_of(work, struct hyper_xworker,
-					       work);
-	struct hyper_xreq *req = w->req;
+	struct hyk_xworker *w = container_of(work, struct hyk_xworker,
+					     work);
+	struct hyk_xreq *req = w->req;
 	u32 c;
 
 	while ((c = atomic_inc_return(&req->next) - 1) < req->nr_chunks) {
-		struct hyper_seg *seg = hyper_chunk_seg(req, c);
+		struct hyk_seg *seg = hyk_chunk_seg(req, c);
 		u64 off = (u64)(c - seg->first_chunk) * req->chunk_size;
 		u64 len = min_t(u64, req->chunk_size, seg->len - off);
 		int ret;
 
 		/* The ring is going away: stop at this chunk. */
-		if (READ_ONCE(hyper_pdu(req->cmd)->canceled))
+		if (READ_ONCE(hyk_pdu(req->cmd)->canceled))
 			cmpxchg(&req->error, 0, -ECANCELED);
 		/* After an error the rest is skipped: the request failed. */
 		if (READ_ONCE(req->error))
 			break;
 		trace_hyper_xfer_chunk(req->hdev->id, c, len);
-		ret = hyper_copy_range(req->hdev, req->cmd, req->fixed, seg,
-				       off, len);
+		ret = hyk_copy_range(req->hdev, req->cmd, req->fixed, seg,
+				     off, len);
 		if (ret)
 			cmpxchg(&req->error, 0, ret);
 		cond_resched();
 	}
 	if (atomic_dec_and_test(&req->workers_left))
-		hyper_xreq_finish(req);
+		hyk_xreq_finish(req);
 }
 
 /* Take a slot below queue_depth, or say why not. */
-static int hyper_engine_reserve(struct hyper_engine *eng, bool nonblock)
+static int hyk_engine_reserve(struct hyk_engine *eng, bool nonblock)
 {
 	for (;;) {
 		unsigned int depth = READ_ONCE(eng->queue_depth);
@@ -469,14 +469,14 @@ static int hyper_engine_reserve(struct hyper_engine *eng, bool nonblock)
 	}
 }
 
-static int hyper_xfer_queue(struct hyper_file *hf, struct io_uring_cmd *cmd,
-			    bool fixed, struct hyper_seg *segs, u32 n,
-			    u64 bytes, unsigned int issue_flags, u64 start_ns)
+static int hyk_xfer_queue(struct hyk_file *hf, struct io_uring_cmd *cmd,
+			  bool fixed, struct hyk_seg *segs, u32 n,
+			  u64 bytes, unsigned int issue_flags, u64 start_ns)
 {
-	struct hyper_engine *eng = &hf->hdev->engine;
+	struct hyk_engine *eng = &hf->hdev->engine;
 	u32 chunk = READ_ONCE(eng->chunk_size);
 	unsigned int nr_workers, i;
-	struct hyper_xreq *req;
+	struct hyk_xreq *req;
 	u32 nr_chunks = 0;
 
 	for (i = 0; i < n; i++) {
@@ -510,18 +510,18 @@ static int hyper_xfer_queue(struct hyper_file *hf, struct io_uring_cmd *cmd,
 	 * Before any worker runs, so that the command is on io_uring's
 	 * cancelable list before it can complete (6.7+; nothing before).
 	 */
-	hyper_pdu(cmd)->canceled = false;
-	hyper_uring_mark_cancelable(cmd, issue_flags);
+	hyk_pdu(cmd)->canceled = false;
+	hyk_uring_mark_cancelable(cmd, issue_flags);
 	for (i = 0; i < nr_workers; i++) {
 		req->workers[i].req = req;
-		INIT_WORK(&req->workers[i].work, hyper_xfer_work);
+		INIT_WORK(&req->workers[i].work, hyk_xfer_work);
 		queue_work(eng->wq, &req->workers[i].work);
 	}
 	return -EIOCBQUEUED;
 }
 
 /**
- * hyper_xfer_submit() - validate and start the transfers of one command
+ * hyk_xfer_submit() - validate and start the transfers of one command
  * @hf:		the open file, whose regions the descriptors name
  * @cmd:	the io_uring command
  * @descs:	descriptors, already copied out of user memory
@@ -535,14 +535,14 @@ static int hyper_xfer_queue(struct hyper_file *hf, struct io_uring_cmd *cmd,
  * Return: bytes moved when the copy was done at once, -EIOCBQUEUED when
  * the workers will complete @cmd, or -errno with nothing moved.
  */
-int hyper_xfer_submit(struct hyper_file *hf, struct io_uring_cmd *cmd,
-		      const struct hyper_xfer *descs, u32 n,
-		      unsigned int issue_flags, u64 start_ns)
+int hyk_xfer_submit(struct hyk_file *hf, struct io_uring_cmd *cmd,
+		    const struct hyper_xfer *descs, u32 n,
+		    unsigned int issue_flags, u64 start_ns)
 {
 	bool nonblock = issue_flags & IO_URING_F_NONBLOCK;
 	bool fixed = cmd->flags & IORING_URING_CMD_FIXED;
-	struct hyper_engine *eng = &hf->hdev->engine;
-	struct hyper_seg one, *segs;
+	struct hyk_engine *eng = &hf->hdev->engine;
+	struct hyk_seg one, *segs;
 	bool queued;
 	u64 bytes = 0;
 	u32 i = 0;
@@ -551,20 +551,20 @@ int hyper_xfer_submit(struct hyper_file *hf, struct io_uring_cmd *cmd,
 	/* Lengths first: each is checked again, with the rest, below. */
 	for (i = 0; i < n; i++) {
 		if (descs[i].len > HYPER_XFER_MAX_BYTES)
-			return hyper_xfer_refuse(eng, -E2BIG, start_ns);
+			return hyk_xfer_refuse(eng, -E2BIG, start_ns);
 		bytes += descs[i].len;
 	}
 	if (bytes > HYPER_XFER_MAX_BYTES)
-		return hyper_xfer_refuse(eng, -E2BIG, start_ns);
+		return hyk_xfer_refuse(eng, -E2BIG, start_ns);
 	/*
 	 * A request for the workers takes its queue slot before it pins
 	 * anything, so that submitters waiting for room hold no pages.
 	 */
 	queued = bytes > READ_ONCE(eng->inline_bytes);
 	if (queued) {
-		ret = hyper_engine_reserve(eng, nonblock);
+		ret = hyk_engine_reserve(eng, nonblock);
 		if (ret)
-			return hyper_xfer_refuse(eng, ret, start_ns);
+			return hyk_xfer_refuse(eng, ret, start_ns);
 	}
 	segs = n == 1 ? &one : kvcalloc(n, sizeof(*segs), GFP_KERNEL);
 	if (!segs) {
@@ -572,31 +572,31 @@ int hyper_xfer_submit(struct hyper_file *hf, struct io_uring_cmd *cmd,
 		goto out_slot;
 	}
 	for (i = 0; i < n; i++) {
-		ret = hyper_seg_prepare(hf, cmd, fixed, nonblock, &descs[i],
-					&segs[i]);
+		ret = hyk_seg_prepare(hf, cmd, fixed, nonblock, &descs[i],
+				      &segs[i]);
 		if (ret)
 			goto out_release;
 	}
 	trace_hyper_xfer_submit(hf->hdev->id, n, bytes, fixed, !queued);
 
 	if (!queued) {
-		ret = hyper_xfer_inline(hf, cmd, fixed, segs, n, bytes,
-					start_ns);
+		ret = hyk_xfer_inline(hf, cmd, fixed, segs, n, bytes,
+				      start_ns);
 		goto out_free;
 	}
-	ret = hyper_xfer_queue(hf, cmd, fixed, segs, n, bytes, issue_flags,
-			       start_ns);
+	ret = hyk_xfer_queue(hf, cmd, fixed, segs, n, bytes, issue_flags,
+			     start_ns);
 	if (ret == -EIOCBQUEUED)
 		return ret;	/* the request owns @segs and the slot now */
 
 out_release:
-	hyper_segs_release(segs, i);
+	hyk_segs_release(segs, i);
 	if (segs != &one)
 		kvfree(segs);
 out_slot:
 	if (queued)
-		hyper_engine_unreserve(eng);
-	return hyper_xfer_refuse(eng, ret, start_ns);
+		hyk_engine_unreserve(eng);
+	return hyk_xfer_refuse(eng, ret, start_ns);
 out_free:
 	if (segs != &one)
 		kvfree(segs);
@@ -604,26 +604,26 @@ out_free:
 }
 
 /**
- * hyper_xfer_cancel() - io_uring is tearing down a ring with @cmd queued
- * @cmd:	a command hyper_xfer_submit() queued and marked cancelable
+ * hyk_xfer_cancel() - io_uring is tearing down a ring with @cmd queued
+ * @cmd:	a command hyk_xfer_submit() queued and marked cancelable
  *
  * Called from ->uring_cmd with IO_URING_F_CANCEL (6.7+).  The workers
  * stop at their next chunk and the request completes with -ECANCELED,
  * counted as an error; what was copied stays copied.
  */
-void hyper_xfer_cancel(struct io_uring_cmd *cmd)
+void hyk_xfer_cancel(struct io_uring_cmd *cmd)
 {
-	WRITE_ONCE(hyper_pdu(cmd)->canceled, true);
+	WRITE_ONCE(hyk_pdu(cmd)->canceled, true);
 }
 
 /**
- * hyper_engine_set_workers() - change how many workers copy at once
+ * hyk_engine_set_workers() - change how many workers copy at once
  * @eng:	the engine
  * @workers:	HYPER_WORKERS_MIN..HYPER_WORKERS_MAX
  *
  * Return: 0, or -EINVAL out of range.
  */
-int hyper_engine_set_workers(struct hyper_engine *eng, unsigned int workers)
+int hyk_engine_set_workers(struct hyk_engine *eng, unsigned int workers)
 {
 	if (workers < HYPER_WORKERS_MIN || workers > HYPER_WORKERS_MAX)
 		return -EINVAL;
@@ -633,14 +633,14 @@ int hyper_engine_set_workers(struct hyper_engine *eng, unsigned int workers)
 }
 
 /**
- * hyper_engine_init() - set up a device's transfer engine
+ * hyk_engine_init() - set up a device's transfer engine
  * @hdev:	the device
  *
  * Return: 0 or -ENOMEM.
  */
-int hyper_engine_init(struct hyper_dev *hdev)
+int hyk_engine_init(struct hyk_dev *hdev)
 {
-	struct hyper_engine *eng = &hdev->engine;
+	struct hyk_engine *eng = &hdev->engine;
 
 	eng->workers = clamp_t(unsigned int, num_online_cpus(),
 			       HYPER_WORKERS_MIN, HYPER_WORKERS_MAX);
@@ -654,20 +654,20 @@ int hyper_engine_init(struct hyper_dev *hdev)
 				  eng->workers, hdev->id);
 	if (!eng->wq)
 		return -ENOMEM;
-	eng->dma = hyper_dma_request();
+	eng->dma = hyk_dma_request();
 	return 0;
 }
 
 /**
- * hyper_engine_exit() - tear down a device's transfer engine
+ * hyk_engine_exit() - tear down a device's transfer engine
  * @hdev:	the device; no request can be in flight (each holds the file)
  */
-void hyper_engine_exit(struct hyper_dev *hdev)
+void hyk_engine_exit(struct hyk_dev *hdev)
 {
-	struct hyper_engine *eng = &hdev->engine;
+	struct hyk_engine *eng = &hdev->engine;
 
 	destroy_workqueue(eng->wq);
 	eng->wq = NULL;
-	hyper_dma_release(eng->dma);
+	hyk_dma_release(eng->dma);
 	eng->dma = NULL;
 }

@@ -22,12 +22,12 @@ MODULE_PARM_DESC(use_dma,
 		 "Copy with a dmaengine DMA_MEMCPY channel when one exists (default: yes)");
 
 /**
- * hyper_dma_request() - find a DMA_MEMCPY channel
+ * hyk_dma_request() - find a DMA_MEMCPY channel
  *
  * Return: the channel, or NULL when there is none (or use_dma=0) and the
  * CPU copies.
  */
-struct dma_chan *hyper_dma_request(void)
+struct dma_chan *hyk_dma_request(void)
 {
 	struct dma_chan *chan;
 	dma_cap_mask_t mask;
@@ -44,18 +44,18 @@ struct dma_chan *hyper_dma_request(void)
 }
 
 /**
- * hyper_dma_release() - give the channel back
- * @chan:	channel from hyper_dma_request(), or NULL
+ * hyk_dma_release() - give the channel back
+ * @chan:	channel from hyk_dma_request(), or NULL
  */
-void hyper_dma_release(struct dma_chan *chan)
+void hyk_dma_release(struct dma_chan *chan)
 {
 	if (chan)
 		dma_release_channel(chan);
 }
 
-static dma_addr_t hyper_dma_map_pool(struct hyper_pool *pool,
-				     struct device *dev, phys_addr_t phys,
-				     size_t n, enum dma_data_direction dir)
+static dma_addr_t hyk_dma_map_pool(struct hyk_pool *pool,
+				   struct device *dev, phys_addr_t phys,
+				   size_t n, enum dma_data_direction dir)
 {
 	if (pool->source == HYPER_SOURCE_WINDOW)
 		return dma_map_resource(dev, phys, n, dir, 0);
@@ -63,9 +63,9 @@ static dma_addr_t hyper_dma_map_pool(struct hyper_pool *pool,
 			    offset_in_page(phys), n, dir);
 }
 
-static void hyper_dma_unmap_pool(struct hyper_pool *pool, struct device *dev,
-				 dma_addr_t addr, size_t n,
-				 enum dma_data_direction dir)
+static void hyk_dma_unmap_pool(struct hyk_pool *pool, struct device *dev,
+			       dma_addr_t addr, size_t n,
+			       enum dma_data_direction dir)
 {
 	if (pool->source == HYPER_SOURCE_WINDOW)
 		dma_unmap_resource(dev, addr, n, dir, 0);
@@ -73,10 +73,10 @@ static void hyper_dma_unmap_pool(struct hyper_pool *pool, struct device *dev,
 		dma_unmap_page(dev, addr, n, dir);
 }
 
-static int hyper_dma_one(struct hyper_dev *hdev, struct page *page,
-			 size_t off, phys_addr_t phys, size_t n, bool to_user)
+static int hyk_dma_one(struct hyk_dev *hdev, struct page *page,
+		       size_t off, phys_addr_t phys, size_t n, bool to_user)
 {
-	struct hyper_pool *pool = &hdev->pool;
+	struct hyk_pool *pool = &hdev->pool;
 	struct dma_chan *chan = hdev->engine.dma;
 	atomic_t *aborts = &hdev->engine.dma_aborts;
 	enum dma_data_direction udir = to_user ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
@@ -90,7 +90,7 @@ static int hyper_dma_one(struct hyper_dev *hdev, struct page *page,
 	uaddr = dma_map_page(dev, page, off, n, udir);
 	if (dma_mapping_error(dev, uaddr))
 		return -EIO;
-	paddr = hyper_dma_map_pool(pool, dev, phys, n, pdir);
+	paddr = hyk_dma_map_pool(pool, dev, phys, n, pdir);
 	if (dma_mapping_error(dev, paddr)) {
 		ret = -EIO;
 		goto out_unmap_user;
@@ -132,14 +132,14 @@ static int hyper_dma_one(struct hyper_dev *hdev, struct page *page,
 	}
 
 out_unmap_pool:
-	hyper_dma_unmap_pool(pool, dev, paddr, n, pdir);
+	hyk_dma_unmap_pool(pool, dev, paddr, n, pdir);
 out_unmap_user:
 	dma_unmap_page(dev, uaddr, n, udir);
 	return ret;
 }
 
 /**
- * hyper_dma_copy() - copy between the pool and user pages with DMA
+ * hyk_dma_copy() - copy between the pool and user pages with DMA
  * @hdev:	device whose engine has a channel
  * @pool_off:	pool offset of the first byte
  * @iter:	the user side, a bvec iterator over pinned pages
@@ -147,10 +147,10 @@ out_unmap_user:
  *
  * Return: 0, -EFAULT for a short iterator, -EIO if the channel failed.
  */
-int hyper_dma_copy(struct hyper_dev *hdev, u64 pool_off, struct iov_iter *iter,
-		   bool to_user)
+int hyk_dma_copy(struct hyk_dev *hdev, u64 pool_off, struct iov_iter *iter,
+		 bool to_user)
 {
-	struct hyper_pool *pool = &hdev->pool;
+	struct hyk_pool *pool = &hdev->pool;
 	int ret = 0;
 
 	while (iov_iter_count(iter) && !ret) {
@@ -164,11 +164,11 @@ int hyper_dma_copy(struct hyper_dev *hdev, u64 pool_off, struct iov_iter *iter,
 		for (done = 0; done < got && !ret; ) {
 			phys_addr_t phys;
 			void *va;
-			u64 n = hyper_pool_span(pool, pool_off, &va, &phys);
+			u64 n = hyk_pool_span(pool, pool_off, &va, &phys);
 
 			n = min_t(u64, n, got - done);
-			ret = hyper_dma_one(hdev, page, start + done, phys, n,
-					    to_user);
+			ret = hyk_dma_one(hdev, page, start + done, phys, n,
+					  to_user);
 			pool_off += n;
 			done += n;
 		}

@@ -26,6 +26,9 @@ HPL_MAN		:= $(sort $(wildcard libhyperplan/man/*.3))
 # Every user of the planner's internals (the library, its tools, its
 # tests) compiles with the stage folders on the include path.
 $(HPL_OBJS) $(HPL_SAN_OBJS): ALL_CFLAGS += $(HPL_INC)
+# -m NAME reads the shipped configs; from the build tree, in the sources.
+$(O)/obj/libhyperplan/gen/models.o $(O)/san/libhyperplan/gen/models.o: \
+	ALL_CFLAGS += -DHP_SRC_CONFIGS='"$(CURDIR)/tools/hyper-plan/configs"'
 
 $(HPL_SO): $(HPL_OBJS) $(UTIL_OBJS) libhyperplan/libhyperplan.map $(O)/lib/libhyper.so
 	@mkdir -p $(@D)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Built-in decoder LLMs (published shapes) and the graph generators that
- * turn one into an inference or training graph.  See planner.md.
+ * Decoder LLMs (described by config.json files; the built-in ones ship
+ * with hyper-plan) and the graph generators that turn one into an
+ * inference or training graph.  See planner.md.
  */
 #ifndef HP_MODEL_H
 #define HP_MODEL_H
@@ -40,8 +41,19 @@ struct model {
 int model_from_config(const char *path, struct model *m, char *names,
 		      size_t len, struct hp_err *e);
 
-extern const struct model model_table[];
-extern const unsigned int model_table_len;
+/*
+ * The built-in models are hyper-plan's shipped configs, NAME.json in the
+ * first folder of: $HYPER_PLAN_CONFIGS; share/hyper-plan/configs beside
+ * the running program's bin/ (installed); the source tree's
+ * tools/hyper-plan/configs (the build tree).  model_dir() names it.
+ */
+int model_dir(char *buf, size_t len, struct hp_err *e);
+/* -m NAME: NAME.json read as model_from_config() does. */
+int model_load(const char *name, struct model *m, char *names, size_t len,
+	       struct hp_err *e);
+/* The names, sorted, NULL-terminated in *@names; returns their count. */
+int model_list(char ***names, struct hp_err *e);
+void model_list_free(char **names);
 
 enum gen_mode { GEN_INFER, GEN_TRAIN };
 
@@ -61,7 +73,6 @@ struct gen_params {
 
 /* The graph name the CLI and the benchmark give a generated graph. */
 void gen_graph_name(char *buf, size_t len, const struct gen_params *gp);
-const struct model *model_find(const char *name, struct hp_err *e);
 void gen_defaults(struct gen_params *gp, const struct model *m);
 int gen_model(struct graph *g, const struct gen_params *gp,
 	      const struct profile *p, struct hp_err *e);

@@ -54,7 +54,7 @@ case_ "another model's schedule is refused before a VM boots" \
 	"^make demo: SCHEDULE=other.json was planned for another graph (fnv1a64:[0-9a-f]*), not for the demo's model (fnv1a64:[0-9a-f]*); make one with: hyper-plan -m llama2-7b" \
 	env SCHEDULE="$dir/other.json" tools/demo/demo.sh kmod smoke "$dir/d6"
 case_ "BUDGET=64MB_ gets the planner's error, not its usage" \
-	"^make demo: BUDGET=64MB_: --budget wants a size above 0 such as 40GiB (a whole number of bytes, or with K, M, G or T (KiB, MiB, GiB, TiB)), not \"64MB_\"\$" \
+	"^make demo: BUDGET=64MB_: --budget: \"64MB_\" is not a size (use e.g. 2GiB)\$" \
 	env BUDGET=64MB_ tools/demo/demo.sh kmod smoke "$dir/d7"
 case_ "BUDGET=1MiB is refused before a VM boots" \
 	"^make demo: BUDGET=1MiB: budget 1.00 MiB (1048576 bytes) is below the working set" \

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-# Selftests of the module itself; they run in the VM (selftests/vm/).
+# Selftests of the module itself; they run in the VM (selftests/vm/),
+# but for names_test, which reads the sources natively.
 
 KMOD_TEST_LIBS	:= -static -luring -lnuma -lpthread
 KMOD_TEST_DEPS	:= $(KSFT_STAMP) $(wildcard selftests/lib/*.h) \
@@ -41,3 +42,12 @@ bench-kmod: $(VM_INITRD)
 	@echo "JSON: $(O)/bench/kmod-xfer.json"
 
 BENCH		+= bench-kmod
+
+# No name shared by the module and libhyper: a script over the sources,
+# run natively (universal-ctags).
+$(O)/san/selftests/kmod/names_test: selftests/kmod/names_test.sh
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec %s %s\n' $(abspath $<) $(CURDIR) > $@
+	chmod +x $@
+
+NATIVE_TESTS	+= $(O)/san/selftests/kmod/names_test

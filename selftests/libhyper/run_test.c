@@ -223,6 +223,44 @@ TEST_F(run, refuses_invalid_schedule)
 	EXPECT_EQ(2, run_tool(self, "--compute warp x.json"));
 }
 
+/*
+ * A bad option value: one line naming the option, the value and what is
+ * accepted, the pointer to --help, exit 2; never the whole usage.
+ */
+TEST_F(run, bad_option_values_exact_messages)
+{
+	static const struct {
+		const char *args, *line;
+	} cases[] = {
+		{ "-d 12XB x.json",
+		  "--device-bytes: \"12XB\" is not a size (use e.g. 2GiB)" },
+		{ "--compute warp x.json",
+		  "--compute: \"warp\" is not a compute mode (use spin, touch, gemm or none)" },
+		{ "-n 0 x.json",
+		  "--iterations: \"0\" is not an integer in 1..4294967295" },
+		{ "-s -1 x.json",
+		  "--compute-scale: \"-1\" is not a number of at least 0 (use e.g. 0.5)" },
+		{ "--verify most x.json",
+		  "--verify: \"most\" is not a check (use full or sample)" },
+		{ "--copy-cpus 0,,1 x.json",
+		  "--copy-cpus: \"0,,1\" is not a list of CPUs (use e.g. 1 or 0,1; at most 64)" },
+		{ "--chunk-bytes 1.5M x.json",
+		  "--chunk-bytes: \"1.5M\" is not a size (use e.g. 1MiB)" },
+		{ "x.json y.json", "unexpected argument \"y.json\"" },
+	};
+	char want[512];
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		snprintf(want, sizeof(want),
+			 "hyper-run: %s\nTry 'hyper-run --help'.\n",
+			 cases[i].line);
+		EXPECT_EQ(2, run_tool(self, cases[i].args))
+			TH_LOG("%s", cases[i].args);
+		ASSERT_NE(NULL, self->stderr_text);
+		EXPECT_STREQ(want, self->stderr_text);
+	}
+}
+
 TEST_F(run, kmod_without_the_module_says_how_to_load_it)
 {
 	char path[128], args[256];

@@ -49,6 +49,12 @@ library_and_headers() {
 	grep -x "Version: $libver" "$dest/usr/lib/pkgconfig/libhyper.pc"
 }
 
+# -m NAME reads the configs installed beside the program, not the sources.
+installed_models() {
+	"$dest/usr/bin/hyper-plan" --list-models |
+		grep -x "llama2-7b  *llama-family model from $dest/usr/share/hyper-plan/configs/llama2-7b.json"
+}
+
 # Stripped, and its debug info where gdb finds it by build ID.
 stripped_with_debug() {
 	f=$dest/$1
@@ -90,6 +96,7 @@ for f in usr/lib/libhyper.so.$libver usr/bin/hyper-run usr/bin/hyper-plan \
 	 usr/sbin/hyperctl; do
 	check "$f stripped, debug info by build ID" stripped_with_debug "$f"
 done
+check "hyper-plan -m reads share/hyper-plan/configs" installed_models
 check "library version from the symbol map, release version from VERSION" versions
 check "ldconfig after install and uninstall, unless DESTDIR" ldconfig_unless_staged
 check "make uninstall leaves nothing" nothing_left

@@ -8,20 +8,7 @@
 # $small splits on purpose; check and refused eval their quoted tests.
 # shellcheck disable=SC2086,SC2016,SC2034,SC2317
 set -u
-plan=$1 run=$2
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-n=0 fail=0
-
-check() {
-	n=$((n + 1))
-	if eval "$2"; then
-		echo "ok $n $1"
-	else
-		echo "not ok $n $1"
-		fail=1
-	fi
-}
+. "$(dirname "$0")/lib.sh"
 
 # The one line hyper-plan prints, and its exit status, must be exactly these.
 refused() {
@@ -44,9 +31,7 @@ py() {
 
 echo "TAP version 13"
 echo "1..9"
-small="-m llama2-7b --scale 32 --dtype fp32 --seq 8 --decode 2"
-"$plan" $small --layers 2 -p gh200 --budget 2MiB -o "$dir/s.json" >/dev/null 2>&1
-"$run" -q -b shmem -c gemm --timeline "$dir/t.json" -o "$dir/r.json" "$dir/s.json"
+plan_and_run
 check "a real run's timeline" '[ -s "$dir/t.json" ]'
 hash=$(py 'print(json.load(open(sys.argv[2]))["graph"]["hash"])' x "$dir/s.json")
 check "the timeline names the schedule's graph" \

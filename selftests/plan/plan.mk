@@ -20,7 +20,7 @@ NATIVE_TESTS += $(PLAN_TEST_BINS)
 
 # hyper-run's timeline drawn by hyper-timeline, through hyper-plan
 # --timeline: a script over the binaries.
-$(O)/san/selftests/plan/render_test: selftests/plan/render_test.sh \
+$(O)/san/selftests/plan/render_test: selftests/plan/render_test.sh selftests/plan/lib.sh \
 		$(PLAN_CLI) $(O)/san/bin/hyper-timeline $(O)/san/bin/hyper-run
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nexec %s %s %s\n' $(abspath $<) \
@@ -30,7 +30,7 @@ $(O)/san/selftests/plan/render_test: selftests/plan/render_test.sh \
 NATIVE_TESTS += $(O)/san/selftests/plan/render_test
 
 # hyper-plan --feedback over a real hyper-run timeline, and its refusals.
-$(O)/san/selftests/plan/feedback_test: selftests/plan/feedback_test.sh \
+$(O)/san/selftests/plan/feedback_test: selftests/plan/feedback_test.sh selftests/plan/lib.sh \
 		$(PLAN_CLI) $(O)/san/bin/hyper-run
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nexec %s %s %s\n' $(abspath $<) \

@@ -19,6 +19,8 @@ static inline int case_job(struct job *j, const struct plan_case *c,
 {
 	struct random_params rp = { c->ops, c->seed };
 	struct gen_params gp;
+	char names[600];
+	struct model m;
 	int ret;
 
 	graph_init(&j->g, c->model ? c->model : "random");
@@ -26,7 +28,9 @@ static inline int case_job(struct job *j, const struct plan_case *c,
 	if (!c->model) {
 		ret = gen_random(&j->g, &rp, e);
 	} else {
-		gen_defaults(&gp, model_find(c->model, e));
+		if (model_load(c->model, &m, names, sizeof(names), e))
+			return -1;
+		gen_defaults(&gp, &m);
 		gp.mode = c->mode[0] == 't' ? GEN_TRAIN : GEN_INFER;
 		gp.keep_act = !strcmp(c->mode, "train-keep");
 		gp.layers = 2;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Models from config.json (hyper-plan --config): the shipped configs of
- * the built-in models draw the very graphs of the built-in table; every
+ * Models from config.json (hyper-plan --config, and -m NAME, which reads
+ * the shipped NAME.json): the built-in models' configs hold their
+ * published shapes, and -m draws the graph --config does; every
  * shipped family plans, for inference and training, into schedules
  * libhyper's validator accepts; each layer variant (head_dim, tied
  * embeddings, plain MLP, parallel blocks, sliding window, shared expert)
@@ -54,20 +55,54 @@ static int build(struct graph *g, const char *config, bool train,
 	return gen_model(g, &gp, &profile_table[0], e);
 }
 
-TEST(shipped_configs_are_the_built_in_models)
+/*
+ * The built-in models' published shapes (model cards and config.json of
+ * each release).  -m NAME reads NAME's shipped config: each must hold
+ * exactly this shape, and draw the very graph of this shape.
+ */
+#define LLAMA(n, L, h, nh, kv, f, V, E, k)				\
+	{ .name = n, .layers = L, .hidden = h, .heads = nh,		\
+	  .kv_heads = kv, .ffn = f, .vocab = V, .experts = E, .top_k = k }
+
+static const struct model published[] = {
+	LLAMA("llama2-7b", 32, 4096, 32, 32, 11008, 32000, 0, 0),
+	LLAMA("llama2-13b", 40, 5120, 40, 40, 13824, 32000, 0, 0),
+	LLAMA("llama2-70b", 80, 8192, 64, 8, 28672, 32000, 0, 0),
+	LLAMA("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 0, 0),
+	LLAMA("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 8, 2),
+};
+
+TEST(built_in_models_are_their_published_shapes)
 {
-	for (unsigned int i = 0; i < model_table_len; i++)
+	for (unsigned int i = 0; i < ARRAY_SIZE(published); i++)
 		for (int train = 0; train < 2; train++) {
+			const struct model *want = &published[i];
 			struct graph a, b;
 			struct gen_params gp;
 			struct model m;
 			struct hp_err e;
 			char names[600];
 
-			ASSERT_EQ(0, build(&b, model_table[i].name, train, &m,
-					   names, sizeof(names), &e)) TH_LOG("%s", e.msg);
-			small(&gp, &model_table[i], train);
-			graph_init(&a, "table");
+			ASSERT_EQ(0, model_load(want->name, &m, names,
+						sizeof(names), &e)) TH_LOG("%s", e.msg);
+			EXPECT_STREQ(want->name, m.name);
+			EXPECT_EQ(want->layers, m.layers);
+			EXPECT_EQ(want->hidden, m.hidden);
+			EXPECT_EQ(want->heads, m.heads);
+			EXPECT_EQ(want->kv_heads, m.kv_heads);
+			EXPECT_EQ(want->ffn, m.ffn);
+			EXPECT_EQ(want->vocab, m.vocab);
+			EXPECT_EQ(want->experts, m.experts);
+			EXPECT_EQ(want->top_k, m.top_k);
+			EXPECT_EQ(0, m.head_dim + m.window + m.expert_ffn +
+				     m.shared_ffn + m.tied + m.plain_mlp +
+				     m.parallel + m.gelu) TH_LOG("%s", want->name);
+
+			small(&gp, &m, train);
+			graph_init(&b, "loaded");
+			ASSERT_EQ(0, gen_model(&b, &gp, &profile_table[0], &e));
+			small(&gp, want, train);
+			graph_init(&a, "published");
 			ASSERT_EQ(0, gen_model(&a, &gp, &profile_table[0], &e));
 			ASSERT_EQ(a.nt, b.nt);
 			ASSERT_EQ(a.nop, b.nop);
@@ -80,6 +115,112 @@ TEST(shipped_configs_are_the_built_in_models)
 			graph_free(&a);
 			graph_free(&b);
 		}
+}
+
+/* -m NAME and --config of the shipped file: one model, one graph. */
+TEST(model_by_name_is_the_shipped_config)
+{
+	char cmd[1024], a[80], b[80];
+	FILE *p;
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(shipped); i++) {
+		snprintf(cmd, sizeof(cmd),
+			 "%s -m %s --layers 2 --seq 64 --decode 2 --policy none -q --emit-graph - | sha256sum; "
+			 "%s --config " CONFIGS "%s.json --layers 2 --seq 64 --decode 2 --policy none -q --emit-graph - | sha256sum",
+			 HP_PLAN_BIN, shipped[i], HP_PLAN_BIN, shipped[i]);
+		p = popen(cmd, "r");
+		ASSERT_NE(NULL, p);
+		ASSERT_EQ(2, fscanf(p, "%79s -%79s", a, b)) TH_LOG("%s", shipped[i]);
+		pclose(p);
+		EXPECT_STREQ(a, b) TH_LOG("%s", shipped[i]);
+	}
+}
+
+/* $HYPER_PLAN_CONFIGS, when set, is where -m looks, and nowhere else. */
+TEST(model_dir_follows_the_environment)
+{
+	char dir[] = "/tmp/hyper-plan-configs-XXXXXX", path[600], got[600];
+	char names[600];
+	struct model m;
+	struct hp_err e;
+	FILE *f;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/tiny.json", dir);
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fputs("{ \"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 4,"
+	      " \"num_key_value_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100 }", f);
+	fclose(f);
+	setenv("HYPER_PLAN_CONFIGS", dir, 1);
+	ASSERT_EQ(0, model_dir(got, sizeof(got), &e)) TH_LOG("%s", e.msg);
+	EXPECT_STREQ(dir, got);
+	ASSERT_EQ(0, model_load("tiny", &m, names, sizeof(names), &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(64, m.hidden);
+	EXPECT_NE(0, model_load("llama2-7b", &m, names, sizeof(names), &e));
+	snprintf(got, sizeof(got),
+		 "unknown model \"llama2-7b\" (known: tiny, random; configs in %s)", dir);
+	EXPECT_STREQ(got, e.msg);
+	unsetenv("HYPER_PLAN_CONFIGS");
+	unlink(path);
+	rmdir(dir);
+}
+
+/*
+ * A generated graph's name shows every parameter that changes the graph
+ * (layers, width, dtype, KV block, routing seed), and no more: the same
+ * graph keeps one name.
+ */
+TEST(graph_names_tell_graphs_apart)
+{
+	static const struct {
+		const char *model, *want;
+		uint32_t layers, scale, dtype, kv_block;
+		uint64_t seed;
+		bool train, keep;
+	} cases[] = {
+		{ .model = "llama2-7b", .want = "llama2-7b infer batch 1 prompt 2048 decode 32" },
+		{ .model = "llama2-7b", .want = "llama2-7b infer batch 1 prompt 2048 decode 32",
+		  .layers = 32 },
+		{ .model = "llama2-7b", .want = "llama2-7b-l4 infer batch 1 prompt 2048 decode 32",
+		  .layers = 4 },
+		{ .model = "llama2-7b", .want = "llama2-7b-l40 infer batch 1 prompt 2048 decode 32",
+		  .layers = 40 },
+		{ .model = "llama2-7b", .want = "llama2-7b-l4-s8-fp32 infer batch 1 prompt 2048 decode 32",
+		  .layers = 4, .scale = 8, .dtype = 4 },
+		{ .model = "llama2-7b", .want = "llama2-7b-s8 infer batch 1 prompt 2048 decode 32 kv-block 32",
+		  .scale = 8, .kv_block = 32 },
+		{ .model = "llama2-7b", .want = "llama2-7b infer batch 1 prompt 2048 decode 32",
+		  .seed = 7 },
+		{ .model = "mixtral-8x7b", .want = "mixtral-8x7b-l2 infer batch 1 prompt 2048 decode 32 routing seed 7",
+		  .layers = 2, .seed = 7 },
+		{ .model = "llama2-70b", .want = "llama2-70b-l2 train batch 1 seq 2048 activations kept",
+		  .layers = 2, .train = true, .keep = true },
+		{ .model = "mixtral-8x7b", .want = "mixtral-8x7b-s4 train batch 1 seq 2048 routing seed 3",
+		  .scale = 4, .seed = 3, .train = true },
+	};
+	char names[600], got[200];
+	struct gen_params gp;
+	struct model m;
+	struct hp_err e;
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(cases); i++) {
+		ASSERT_EQ(0, model_load(cases[i].model, &m, names, sizeof(names), &e));
+		gen_defaults(&gp, &m);
+		gp.mode = cases[i].train ? GEN_TRAIN : GEN_INFER;
+		gp.keep_act = cases[i].keep;
+		gp.layers = cases[i].layers;
+		if (cases[i].scale)
+			gp.scale = cases[i].scale;
+		if (cases[i].dtype)
+			gp.dtype_bytes = cases[i].dtype;
+		if (cases[i].kv_block)
+			gp.kv_block = cases[i].kv_block;
+		if (cases[i].seed)
+			gp.seed = cases[i].seed;
+		gen_graph_name(got, sizeof(got), &gp);
+		EXPECT_STREQ(cases[i].want, got);
+	}
 }
 
 TEST(every_family_plans_valid_schedules)

@@ -4,29 +4,12 @@
 # then hyper-plan --timeline to an SVG and a Chrome trace.  TAP output.
 # usage: render_test.sh HYPER_PLAN HYPER_RUN
 set -u
-plan=$1 run=$2
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-n=0 fail=0
-
-check() {
-	n=$((n + 1))
-	if eval "$2"; then
-		echo "ok $n $1"
-	else
-		echo "not ok $n $1"
-		fail=1
-	fi
-}
+. "$(dirname "$0")/lib.sh"
 
 echo "TAP version 13"
 echo "1..9"
-# A budget of two thirds of the peak forces transfers into the run.
-"$plan" -m llama2-7b --scale 32 --layers 2 --dtype fp32 --seq 8 --decode 2 \
-	-p gh200 --budget 2MiB -o "$dir/s.json" >/dev/null 2>&1
+plan_and_run --name planned
 check "planned a small schedule" '[ -s "$dir/s.json" ]'
-"$run" -q -b shmem -c gemm --timeline "$dir/t.json" --name planned \
-	-o "$dir/r.json" "$dir/s.json"
 check "hyper-run wrote a timeline" \
 	'grep -q "\"format\":\"hyper-timeline\"" "$dir/t.json"'
 "$plan" --timeline "$dir/t.json" --timeline "$dir/t.json" \

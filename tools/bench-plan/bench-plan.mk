@@ -5,8 +5,7 @@ BP_SRCS		:= $(sort $(wildcard tools/bench-plan/*.c))
 BP_OBJS		:= $(BP_SRCS:%.c=$(O)/obj/%.o)
 BP_BIN		:= $(O)/bin/bench-plan
 
-$(BP_OBJS): ALL_CFLAGS += $(HPL_INC) \
-	-DHP_CONFIG_DIR='"$(CURDIR)/tools/hyper-plan/configs"' 
+$(BP_OBJS): ALL_CFLAGS += $(HPL_INC)
 
 $(BP_BIN): $(BP_OBJS) $(HPL_A) $(LIBHYPER_A)
 	@mkdir -p $(@D)

@@ -77,11 +77,10 @@ static int make_job(struct job *j, const struct profile *p,
 		    struct hp_err *e)
 {
 	struct gen_params gp;
-	char name[200], path[512], names[600];
+	char name[200], names[600];
 	struct model m;
 
-	snprintf(path, sizeof(path), "%s/%s.json", HP_CONFIG_DIR, model);
-	if (model_from_config(path, &m, names, sizeof(names), e))
+	if (model_load(model, &m, names, sizeof(names), e))
 		return -1;
 	gen_defaults(&gp, &m);
 	gp.mode = strncmp(c->mode, "train", 5) ? GEN_INFER : GEN_TRAIN;

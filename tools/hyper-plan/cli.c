@@ -6,6 +6,7 @@
 #include <hyper/hyper.h>
 
 #include "cli.h"
+#include "list.h"
 
 enum {
 	O_MODE = 256, O_BATCH, O_SEQ, O_DECODE, O_KVB, O_LAYERS, O_SEED,
@@ -78,14 +79,28 @@ void cli_usage(FILE *f)
 	      f);
 }
 
+/*
+ * A bad option value is one line naming the option, the value and what is
+ * accepted; cli_parse() adds the pointer to --help.
+ */
+static int bad_value(const char *opt, const char *arg, const char *what,
+		     const char *use)
+{
+	fprintf(stderr, "hyper-plan: %s: \"%s\" is not %s%s%s%s\n", opt, arg,
+		what, use ? " (" : "", use ? use : "", use ? ")" : "");
+	return -1;
+}
+
 static int number(const char *opt, const char *arg, uint64_t max,
 		  uint64_t *v)
 {
+	char what[64];
+
 	if (!parse_u64(arg, v) && *v <= max)
 		return 0;
-	fprintf(stderr, "hyper-plan: %s wants an integer in 0..%llu, not \"%s\"\n",
-		opt, (unsigned long long)max, arg);
-	return -1;
+	snprintf(what, sizeof(what), "an integer in 0..%llu",
+		 (unsigned long long)max);
+	return bad_value(opt, arg, what, NULL);
 }
 
 static int set_u32(const char *opt, const char *arg, uint32_t *dst)
@@ -107,9 +122,18 @@ static int percent(const char *arg, double *dst)
 		*dst = v / 100;
 		return 0;
 	}
-	fprintf(stderr, "hyper-plan: --slowdown wants a percentage in 0..1000, not \"%s\"\n",
-		arg);
-	return -1;
+	return bad_value("--slowdown", arg, "a percentage in 0..1000",
+			 "use e.g. 5 for 5%");
+}
+
+static int size(const char *arg, uint64_t *dst)
+{
+	if (hu_parse_size(arg, dst))
+		return bad_value("--budget", arg, "a size", "use e.g. 2GiB");
+	if (!*dst)
+		return bad_value("--budget", arg, "a size above 0",
+				 "use e.g. 2GiB");
+	return 0;
 }
 
 static int option(struct cli *c, int o, const char *arg)
@@ -120,7 +144,12 @@ static int option(struct cli *c, int o, const char *arg)
 	case 'g': c->graph = arg; return 0;
 	case 'm': c->model = arg; return 0;
 	case O_CONFIG: c->config = arg; return 0;
-	case O_MODE: c->mode = arg; return 0;
+	case O_MODE:
+		if (strcmp(arg, "infer") && strcmp(arg, "train"))
+			return bad_value("--mode", arg, "a mode",
+					 "use infer or train");
+		c->mode = arg;
+		return 0;
 	case O_BATCH: return set_u32("--batch", arg, &c->gp.batch);
 	case O_SEQ: return set_u32("--seq", arg, &c->gp.seq);
 	case O_DECODE: return set_u32("--decode", arg, &c->gp.decode);
@@ -131,20 +160,17 @@ static int option(struct cli *c, int o, const char *arg)
 			c->gp.layers = (uint32_t)v;
 			return 0;
 		}
-		fprintf(stderr, "hyper-plan: --layers wants an integer in 1..1024 (leave it out for all the model's layers), not \"%s\"\n",
-			arg);
-		return -1;
+		return bad_value("--layers", arg, "an integer in 1..1024",
+				 "leave --layers out for all the model's layers");
 	case O_SCALE: return set_u32("--scale", arg, &c->gp.scale);
 	case O_DTYPE:
 		if (!strcmp(arg, "bf16"))
 			c->gp.dtype_bytes = 2;
 		else if (!strcmp(arg, "fp32"))
 			c->gp.dtype_bytes = 4;
-		else {
-			fprintf(stderr, "hyper-plan: --dtype wants bf16 or fp32, not \"%s\"\n",
-				arg);
-			return -1;
-		}
+		else
+			return bad_value("--dtype", arg, "a dtype",
+					 "use bf16 or fp32");
 		return 0;
 	case O_OPS: return set_u32("--ops", arg, &c->rp.ops);
 	case O_SEED:
@@ -156,14 +182,14 @@ static int option(struct cli *c, int o, const char *arg)
 	case 'p': c->profile = arg; return 0;
 	case O_PFILE: c->profile_file = arg; return 0;
 	case O_FEEDBACK: c->feedback = arg; return 0;
-	case 'b':
-		if (!hu_parse_size(arg, &c->budget) && c->budget)
-			return 0;
-		fprintf(stderr, "hyper-plan: --budget wants a size above 0 such as 40GiB (%s), not \"%s\"\n",
-			HU_SIZE_FORMS, arg);
-		return -1;
+	case 'b': return size(arg, &c->budget);
 	case 's': return percent(arg, &c->max_slow);
-	case 'P': c->policy = arg; return 0;
+	case 'P':
+		if (policy_parse(arg) < 0)
+			return bad_value("--policy", arg, "a policy",
+					 "use plan, none, distance or greedy");
+		c->policy = arg;
+		return 0;
 	case 'o': c->output = arg; return 0;
 	case O_EMIT: c->emit_graph = arg; return 0;
 	case O_PLOT: c->plot = arg; return 0;
@@ -209,6 +235,12 @@ static int option(struct cli *c, int o, const char *arg)
 	}
 }
 
+static int try_help(void)
+{
+	fputs("Try 'hyper-plan --help'.\n", stderr);
+	return -1;
+}
+
 int cli_parse(struct cli *c, int argc, char **argv)
 {
 	int o;
@@ -223,30 +255,28 @@ int cli_parse(struct cli *c, int argc, char **argv)
 	c->copy_engine = -1;
 	c->copy_cpu = -1;
 	c->compute_cpu = -1;
+	/* getopt_long() names an unknown option or a missing value itself. */
 	while ((o = getopt_long(argc, argv, "g:m:p:b:s:P:o:qh", opts, NULL)) != -1)
-		if (option(c, o, optarg)) {
-			cli_usage(stderr);
-			return -1;
-		}
+		if (option(c, o, optarg))
+			return try_help();
 	if (optind < argc) {
 		fprintf(stderr, "hyper-plan: unexpected argument \"%s\"\n",
 			argv[optind]);
-		return -1;
+		return try_help();
 	}
 	if (c->action == ACT_RENDER && (c->graph || c->model || c->config ||
 					(!c->plot && !c->trace))) {
 		fprintf(stderr, "hyper-plan: --timeline draws runs: give --plot and/or --trace, and no graph or model\n");
-		return -1;
+		return try_help();
 	}
 	if (c->action != ACT_MEASURE && (c->copy_engine >= 0 || c->copy_cpu >= 0 ||
 					 c->compute_cpu >= 0 || c->alone)) {
 		fprintf(stderr, "hyper-plan: --copy, --copy-cpu, --compute-cpu and --alone go with --measure-profile\n");
-		return -1;
+		return try_help();
 	}
 	if (c->action == ACT_PLAN && !!c->graph + !!c->model + !!c->config != 1) {
 		fprintf(stderr, "hyper-plan: give exactly one of --graph, --model and --config\n");
-		cli_usage(stderr);
-		return -1;
+		return try_help();
 	}
 	return 0;
 }

@@ -21,6 +21,16 @@ $(HP_SAN_BIN): $(HP_SAN_OBJS) $(HPL_SAN_A) $(LIBHYPER_SAN_A)
 
 USERSPACE += $(HP_BIN)
 
+# -m NAME reads share/hyper-plan/configs beside the program's bin/: the
+# VM's /bin/hyper-plan (the demo runs it there) finds /share/... so.
+HP_VM_TREE	:= $(O)/vm-hyper-plan
+$(HP_VM_TREE): $(wildcard $(HP_DIR)/configs/*.json)
+	rm -rf $@ && mkdir -p $@/share/hyper-plan/configs
+	cp $^ $@/share/hyper-plan/configs/
+	@touch $@
+
+VM_TREES	+= $(HP_VM_TREE)
+
 .PHONY: install-hyper-plan uninstall-hyper-plan
 install-hyper-plan: $(HP_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1

@@ -57,12 +57,11 @@ static int load_graph(const struct cli *c, struct job *j, struct hp_err *e)
 	if (c->config) {
 		if (model_from_config(c->config, &cfg, names, sizeof(names), e))
 			return -1;
-		gp.m = &cfg;
 	} else {
-		gp.m = model_find(c->model, e);
+		if (model_load(c->model, &cfg, names, sizeof(names), e))
+			return -1;
 	}
-	if (!gp.m)
-		return -1;
+	gp.m = &cfg;
 	if (!strcmp(c->mode, "train"))
 		gp.mode = GEN_TRAIN;
 	else if (strcmp(c->mode, "infer"))
@@ -248,16 +247,32 @@ static int measure(const struct cli *c, struct hp_err *e)
 	return 0;
 }
 
-static void list(enum action a)
+/* --list-models: the shipped configs, each read as -m would read it. */
+static int list_models(struct hp_err *e)
+{
+	char names[600], **list;
+	struct model m;
+	int n, i;
+
+	n = model_list(&list, e);
+	if (n < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (model_load(list[i], &m, names, sizeof(names), e)) {
+			model_list_free(list);
+			return -1;
+		}
+		printf("%-18s %s\n", m.name, m.desc);
+	}
+	model_list_free(list);
+	printf("%-18s random graphs for tests (--ops, --seed)\n", "random");
+	return 0;
+}
+
+static void list_profiles(void)
 {
 	unsigned int i;
 
-	if (a == ACT_LIST_MODELS) {
-		for (i = 0; i < model_table_len; i++)
-			printf("%-14s %s\n", model_table[i].name, model_table[i].desc);
-		printf("%-14s random graphs for tests (--ops, --seed)\n", "random");
-		return;
-	}
 	for (i = 0; i < profile_table_len; i++)
 		printf("%-14s %s\n", profile_table[i].name, profile_table[i].desc);
 	printf("%-14s measured with --measure-profile\n", THIS_MACHINE);
@@ -328,8 +343,9 @@ int main(int argc, char **argv)
 		cli_usage(stdout);
 		return 0;
 	case ACT_LIST_MODELS:
+		return list_models(&e) ? die(&e) : 0;
 	case ACT_LIST_PROFILES:
-		list(c.action);
+		list_profiles();
 		return 0;
 	case ACT_MEASURE:
 		return measure(&c, &e) ? die(&e) : 0;

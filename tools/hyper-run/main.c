@@ -9,8 +9,10 @@
  * generation each copy must hold, so a transfer that is late, missing or
  * from the wrong place fails the run with the step, tensor and byte.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -318,13 +320,58 @@ static int run(struct runner *rn)
 	return 0;
 }
 
-static uint64_t parse_size(const char *s, bool *ok)
+static int try_help(void)
 {
-	uint64_t v = 0;
+	fputs("Try 'hyper-run --help'.\n", stderr);
+	return -1;
+}
 
-	if (hu_parse_size(s, &v))
-		*ok = false;
-	return v;
+/*
+ * A bad option value: one line naming the option, the value (optarg) and
+ * what is accepted, then the pointer to --help.
+ */
+static int bad_value(const char *opt, const char *what, const char *use)
+{
+	fprintf(stderr, "hyper-run: %s: \"%s\" is not %s%s%s%s\n", opt, optarg,
+		what, use ? " (" : "", use ? use : "", use ? ")" : "");
+	return try_help();
+}
+
+/* A decimal (or 0x) integer in 0..@max, no sign, nothing after it. */
+static int uint_arg(const char *s, unsigned long max, unsigned long *v)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	*v = strtoul(s, &end, 0);
+	return errno || *end || *v > max ? -1 : 0;
+}
+
+/* --copy-cpus: "1" or "0,1", at most 64 CPUs. */
+static int cpu_list(const char *s, struct run_opts *o)
+{
+	unsigned long v;
+	char buf[16];
+	size_t n;
+
+	o->copy.nr_cpus = 0;
+	while (*s) {
+		n = strcspn(s, ",");
+		if (!n || n >= sizeof(buf) || o->copy.nr_cpus == 64)
+			return -1;
+		memcpy(buf, s, n);
+		buf[n] = 0;
+		if (uint_arg(buf, INT_MAX, &v))
+			return -1;
+		o->copy_cpus[o->copy.nr_cpus++] = (int)v;
+		s += n;
+		if (*s && !*++s)
+			return -1;
+	}
+	o->copy.cpus = o->copy_cpus;
+	return o->copy.nr_cpus ? 0 : -1;
 }
 
 static void usage(FILE *f)
@@ -402,7 +449,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool ok = true;
+	unsigned long v;
 	char *end;
 	int c;
 
@@ -411,6 +458,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 	o->iterations = 1;
 	o->verify_stride = 1;
 	o->compute_cpu = -1;
+	/* getopt_long() names an unknown option or a missing value itself. */
 	while ((c = getopt_long(argc, argv, "b:d:c:s:n:o:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'b':
@@ -421,21 +469,28 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			else if (!strcmp(optarg, "default"))
 				o->open.backend = HYPER_BACKEND_DEFAULT;
 			else
-				ok = false;
+				return bad_value("--backend", "a backend",
+						 "use kmod, shmem or default");
 			break;
 		case 'D':
 			o->open.device = optarg;
 			break;
 		case 'N':
+			if (uint_arg(optarg, INT_MAX, &v))
+				return bad_value("--numa-node", "a NUMA node",
+						 "use e.g. 1");
 			o->open.flags |= HYPER_OPEN_NUMA;
-			o->open.numa_node = (int)strtol(optarg, &end, 0);
-			ok = ok && !*end;
+			o->open.numa_node = (int)v;
 			break;
 		case 'P':
-			o->open.pool_bytes = parse_size(optarg, &ok);
+			if (hu_parse_size(optarg, &o->open.pool_bytes))
+				return bad_value("--pool-bytes", "a size",
+						 "use e.g. 64GiB");
 			break;
 		case 'd':
-			o->device_bytes = parse_size(optarg, &ok);
+			if (hu_parse_size(optarg, &o->device_bytes))
+				return bad_value("--device-bytes", "a size",
+						 "use e.g. 2GiB");
 			break;
 		case 'c':
 			if (!strcmp(optarg, "spin"))
@@ -447,15 +502,22 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			else if (!strcmp(optarg, "gemm"))
 				o->compute = COMPUTE_GEMM;
 			else
-				ok = false;
+				return bad_value("--compute", "a compute mode",
+						 "use spin, touch, gemm or none");
 			break;
 		case 's':
 			o->compute_scale = strtod(optarg, &end);
-			ok = ok && !*end && o->compute_scale >= 0;
+			if (end == optarg || *end || !(o->compute_scale >= 0))
+				return bad_value("--compute-scale",
+						 "a number of at least 0",
+						 "use e.g. 0.5");
 			break;
 		case 'n':
-			o->iterations = (unsigned int)strtoul(optarg, &end, 0);
-			ok = ok && !*end && o->iterations > 0;
+			if (uint_arg(optarg, UINT_MAX, &v) || !v)
+				return bad_value("--iterations",
+						 "an integer in 1..4294967295",
+						 NULL);
+			o->iterations = (unsigned int)v;
 			break;
 		case 'V':
 			if (!strcmp(optarg, "full"))
@@ -463,14 +525,20 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			else if (!strcmp(optarg, "sample"))
 				o->verify_stride = 512;
 			else
-				ok = false;
+				return bad_value("--verify", "a check",
+						 "use full or sample");
 			break;
 		case 'C':
-			o->open.chunk_bytes = parse_size(optarg, &ok);
+			if (hu_parse_size(optarg, &o->open.chunk_bytes))
+				return bad_value("--chunk-bytes", "a size",
+						 "use e.g. 1MiB");
 			break;
 		case 'Q':
-			o->open.queue_depth = (unsigned int)strtoul(optarg, &end, 0);
-			ok = ok && !*end;
+			if (uint_arg(optarg, UINT_MAX, &v))
+				return bad_value("--queue-depth",
+						 "an integer in 0..4294967295",
+						 NULL);
+			o->open.queue_depth = (unsigned int)v;
 			break;
 		case 'E':
 			o->copy_set = true;
@@ -483,28 +551,28 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			else if (!strcmp(optarg, "worker"))
 				o->copy.engine = HYPER_COPY_WORKER;
 			else
-				ok = false;
+				return bad_value("--copy", "a copy engine",
+						 "use default, uring, sqpoll or worker");
 			break;
 		case 'W':
 			o->copy_set = true;
-			o->copy.nr_workers = (unsigned int)strtoul(optarg, &end, 0);
-			ok = ok && !*end;
+			if (uint_arg(optarg, UINT_MAX, &v))
+				return bad_value("--copy-workers",
+						 "an integer in 0..4294967295",
+						 NULL);
+			o->copy.nr_workers = (unsigned int)v;
 			break;
 		case 'U':
 			o->copy_set = true;
-			for (char *p = optarg; ok && *p; p = *end ? end + 1 : end) {
-				if (o->copy.nr_cpus == 64) {
-					ok = false;
-					break;
-				}
-				o->copy_cpus[o->copy.nr_cpus++] = (int)strtol(p, &end, 0);
-				ok = end != p && (*end == ',' || !*end);
-			}
-			o->copy.cpus = o->copy_cpus;
+			if (cpu_list(optarg, o))
+				return bad_value("--copy-cpus", "a list of CPUs",
+						 "use e.g. 1 or 0,1; at most 64");
 			break;
 		case 'S':
 			o->copy_set = true;
-			o->copy.nt_bytes = parse_size(optarg, &ok);
+			if (hu_parse_size(optarg, &o->copy.nt_bytes))
+				return bad_value("--copy-nt", "a size",
+						 "use e.g. 256KiB");
 			break;
 		case 'L':
 			o->copy_set = true;
@@ -518,9 +586,10 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			o->open.flags |= HYPER_OPEN_EARLY_PREFETCH;
 			break;
 		case 'K':
-			o->compute_cpu = (int)strtol(optarg, &end, 0);
-			ok = ok && !*end && o->compute_cpu >= 0 &&
-			     o->compute_cpu < CPU_SETSIZE;
+			if (uint_arg(optarg, CPU_SETSIZE - 1, &v))
+				return bad_value("--compute-cpu",
+						 "a CPU in 0..1023", NULL);
+			o->compute_cpu = (int)v;
 			break;
 		case 'I':
 			if (!strcmp(optarg, "nowait"))
@@ -528,7 +597,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			else if (!strncmp(optarg, "corrupt:", 8) && optarg[8])
 				o->corrupt = optarg + 8;
 			else
-				ok = false;
+				return bad_value("--inject", "an injection",
+						 "use corrupt:TENSOR or nowait");
 			break;
 		case 'o':
 			o->output = optarg;
@@ -552,14 +622,17 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			usage(stdout);
 			exit(0);
 		default:
-			ok = false;
+			return try_help();
 		}
-		if (!ok)
-			break;
 	}
-	if (!ok || optind != argc - 1) {
-		usage(stderr);
-		return -1;
+	if (optind == argc) {
+		fprintf(stderr, "hyper-run: no SCHEDULE.json given\n");
+		return try_help();
+	}
+	if (optind < argc - 1) {
+		fprintf(stderr, "hyper-run: unexpected argument \"%s\"\n",
+			argv[optind + 1]);
+		return try_help();
 	}
 	o->schedule = argv[optind];
 	/* The library wants a count; the tool's default is one worker. */

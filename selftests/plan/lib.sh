@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: GPL-2.0
+# What the planner's script tests share, sourced after `set -u`: the two
+# binaries ($plan, $run), a scratch $dir removed on exit, TAP's check
+# (NAME, then a test string it evals; $n cases, $fail set by any), and a
+# small model really run.  Correctness only: no time is judged.
+# usage: . lib.sh HYPER_PLAN HYPER_RUN
+# shellcheck shell=sh disable=SC2034,SC2086
+plan=$1 run=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+n=0 fail=0
+
+check() {
+	n=$((n + 1))
+	if eval "$2"; then
+		echo "ok $n $1"
+	else
+		echo "not ok $n $1"
+		fail=1
+	fi
+}
+
+# Llama-2 7B cut down to seconds under the sanitizers; hyper-plan options.
+small="-m llama2-7b --scale 32 --dtype fp32 --seq 8 --decode 2"
+
+# plan_and_run [HYPER-RUN OPTION...]: two layers of $small planned under a
+# budget of two thirds of their peak, which forces transfers into the run
+# ($dir/s.json), run on shmem with real GEMMs: report $dir/r.json,
+# timeline $dir/t.json.
+plan_and_run() {
+	"$plan" $small --layers 2 -p gh200 --budget 2MiB -o "$dir/s.json" \
+		>/dev/null 2>&1
+	"$run" -q -b shmem -c gemm --timeline "$dir/t.json" -o "$dir/r.json" \
+		"$@" "$dir/s.json"
+}
