@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The built-in models are the configs shipped with hyper-plan
  * (tools/hyper-plan/configs/, installed to share/hyper-plan/configs): one

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /* A generator's default parameters, and the name it gives its graph. */
 #include <stdio.h>
 #include <string.h>

@@ -351,7 +351,8 @@ TEST(measure_profile_options)
 	EXPECT_EQ(2, cli("--measure-profile --copy dma", out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "hyper-plan: --copy wants default, uring, sqpoll or worker, not \"dma\"\n")) TH_LOG("%s", out);
 	EXPECT_EQ(2, cli("--model llama2-7b --copy-cpu 1", out, sizeof(out)));
-	EXPECT_STREQ("hyper-plan: --copy, --copy-cpu, --compute-cpu and --alone go with --measure-profile\n", out);
+	EXPECT_STREQ("hyper-plan: --copy, --copy-cpu, --compute-cpu and --alone go with --measure-profile\n"
+		     "Try 'hyper-plan --help'.\n", out);
 	EXPECT_EQ(1, cli("--measure-profile -o - --compute-cpu 4096", out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "hyper-plan: hyper_plan_measure_opts: compute CPU 4096 is not one this process may run on (this machine has CPUs 0 to ")) TH_LOG("%s", out);
 	EXPECT_EQ(1, cli("--measure-profile -o - --copy uring --copy-cpu 0", out, sizeof(out)));
