@@ -9,26 +9,7 @@
 # $model splits on purpose; check evals its quoted tests.
 # shellcheck disable=SC2086,SC2016,SC2034
 set -u
-plan=$1 run=$2
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-n=0 fail=0
-
-check() {
-	n=$((n + 1))
-	if eval "$2"; then
-		echo "ok $n $1"
-	else
-		echo "not ok $n $1"
-		fail=1
-	fi
-}
-
-py() {
-	code=$1
-	shift
-	python3 -c "import json, sys; $code" "$@"
-}
+. "$(dirname "$0")/lib.sh"
 
 echo "TAP version 13"
 echo "1..9"

@@ -23,12 +23,6 @@ refused() {
 	fi
 }
 
-py() {
-	code=$1
-	shift
-	python3 -c "import json, sys; $code" "$@"
-}
-
 echo "TAP version 13"
 echo "1..9"
 plan_and_run

@@ -20,6 +20,14 @@ check() {
 	fi
 }
 
+# py CODE [ARG...]: run CODE with json and sys imported (reading the
+# planner's and hyper-run's JSON files).
+py() {
+	code=$1
+	shift
+	python3 -c "import json, sys; $code" "$@"
+}
+
 # Llama-2 7B cut down to seconds under the sanitizers; hyper-plan options.
 small="-m llama2-7b --scale 32 --dtype fp32 --seq 8 --decode 2"
 

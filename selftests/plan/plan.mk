@@ -61,7 +61,7 @@ bench-feedback: userspace
 BENCH		+= bench-feedback
 
 # The planner's arena layout through hyper-run, and tampered offsets.
-$(O)/san/selftests/plan/arena_run_test: selftests/plan/arena_run_test.sh \
+$(O)/san/selftests/plan/arena_run_test: selftests/plan/arena_run_test.sh selftests/plan/lib.sh \
 		$(PLAN_CLI) $(O)/san/bin/hyper-run
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nexec %s %s %s\n' $(abspath $<) \
