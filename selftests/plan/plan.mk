@@ -6,7 +6,7 @@ PLAN_TESTS	:= plan_props plan_input plan_units plan_api plan_config \
 		   plan_bound plan_oom plan_arena
 PLAN_TEST_BINS	:= $(addprefix $(O)/san/selftests/plan/,$(PLAN_TESTS))
 PLAN_TEST_DEPS	:= selftests/plan/checker.c selftests/plan/checker.h \
-		   selftests/plan/plan_cases.h
+		   selftests/plan/plan_cases.h selftests/plan/plan_chain.h
 PLAN_CLI	:= $(O)/san/bin/hyper-plan
 
 $(O)/san/selftests/plan/%: selftests/plan/%.c $(PLAN_TEST_DEPS) \

@@ -19,55 +19,13 @@
 #include "graph_json.h"
 #include "model.h"
 #include "output.h"
-
-#define MIB	(1024ULL * 1024)
-
-/*
- * A transformer-like chain: @n layers, each a 16 MiB weight read by one
- * op that turns activation i into i + 1.  Weights are read once, so
- * offloading them saves memory at no cost when the link keeps up.
- */
-static struct hyper_plan_graph *chain(struct __test_metadata *_metadata,
-				      unsigned int n)
-{
-	struct hyper_plan_graph *g;
-	char id[32];
-	int act, w, next;
-
-	ASSERT_EQ(0, hyper_plan_graph_new("chain", &g));
-	act = hyper_plan_graph_add_tensor(g, &(struct hyper_plan_tensor){
-		.id = "x0", .bytes = MIB, .kind = HYPER_KIND_ACTIVATION,
-		.flags = HYPER_PLAN_EXPLICIT | HYPER_PLAN_LIVE_IN });
-	ASSERT_EQ(0, act);
-	for (unsigned int i = 0; i < n; i++) {
-		uint32_t in[2], out[1];
-
-		snprintf(id, sizeof(id), "w%u", i);
-		w = hyper_plan_graph_add_tensor(g, &(struct hyper_plan_tensor){
-			.id = id, .bytes = 16 * MIB, .kind = HYPER_KIND_WEIGHT });
-		snprintf(id, sizeof(id), "x%u", i + 1);
-		next = hyper_plan_graph_add_tensor(g, &(struct hyper_plan_tensor){
-			.id = id, .bytes = MIB, .kind = HYPER_KIND_ACTIVATION });
-		ASSERT_GE(w, 0);
-		ASSERT_GE(next, 0);
-		in[0] = act;
-		in[1] = w;
-		out[0] = next;
-		snprintf(id, sizeof(id), "layer%u", i);
-		ASSERT_EQ((int)i, hyper_plan_graph_add_op(g, &(struct hyper_plan_op){
-			.id = id, .compute_ns = 2000000, .inputs = in,
-			.nr_inputs = 2, .outputs = out, .nr_outputs = 1 }))
-			TH_LOG("%s", hyper_plan_graph_last_error(g));
-		act = next;
-	}
-	return g;
-}
+#include "plan_chain.h"
 
 TEST(build_plan_hand_over)
 {
 	struct hyper_plan_opts o = { .profile = "h100-pcie",
 				     .flags = HYPER_PLAN_BOUND };
-	struct hyper_plan_graph *g = chain(_metadata, 24);
+	struct hyper_plan_graph *g = plan_chain(_metadata, 24, 0);
 	struct hyper_schedule_info info;
 	struct hyper_plan_prediction pr;
 	struct hyper_schedule *s;
@@ -113,7 +71,7 @@ TEST(build_plan_hand_over)
 TEST(budget_and_baselines)
 {
 	struct hyper_plan_opts o = { .budget_bytes = 64 * MIB };
-	struct hyper_plan_graph *g = chain(_metadata, 12);
+	struct hyper_plan_graph *g = plan_chain(_metadata, 12, 0);
 	struct hyper_plan_prediction pr;
 	struct hyper_plan *p;
 	char err[256];
@@ -141,7 +99,7 @@ TEST(budget_and_baselines)
 
 TEST(misuse)
 {
-	struct hyper_plan_graph *g = chain(_metadata, 2);
+	struct hyper_plan_graph *g = plan_chain(_metadata, 2, 0);
 	struct hyper_plan_opts o = { .reserved[2] = 1 };
 	struct hyper_plan *p;
 	char err[256];
@@ -327,7 +285,7 @@ TEST(load_json)
  */
 TEST(bad_plan_is_caught)
 {
-	struct hyper_plan_graph *g = chain(_metadata, 8);
+	struct hyper_plan_graph *g = plan_chain(_metadata, 8, 0);
 	struct hyper_plan_opts o = { .budget_bytes = 40 * MIB };
 	struct hyper_plan *p;
 	struct hp_err e = { "" };

@@ -21,6 +21,7 @@
 #include "list.h"
 #include "output.h"
 #include "plan_cases.h"
+#include "plan_chain.h"
 
 #define SLOW	0.01
 
@@ -196,43 +197,6 @@ TEST_F_TIMEOUT(many, models_layout_never_overlaps, 300)
 	}
 }
 
-#define MIB	(1024ULL * 1024)
-
-/* @n layers, each a 16 MiB weight read by one op: x(i) -> x(i + 1). */
-static struct hyper_plan_graph *chain(struct __test_metadata *_metadata,
-				      unsigned int n)
-{
-	struct hyper_plan_graph *g;
-	char id[32];
-	int act, w, next;
-
-	ASSERT_EQ(0, hyper_plan_graph_new("chain", &g));
-	act = hyper_plan_graph_add_tensor(g, &(struct hyper_plan_tensor){
-		.id = "x0", .bytes = MIB, .kind = HYPER_KIND_ACTIVATION,
-		.flags = HYPER_PLAN_EXPLICIT | HYPER_PLAN_LIVE_IN });
-	for (unsigned int i = 0; i < n; i++) {
-		uint32_t in[2], out[1];
-
-		snprintf(id, sizeof(id), "w%u", i);
-		w = hyper_plan_graph_add_tensor(g, &(struct hyper_plan_tensor){
-			.id = id, .bytes = 16 * MIB + 100 * i,
-			.kind = HYPER_KIND_WEIGHT });
-		snprintf(id, sizeof(id), "x%u", i + 1);
-		next = hyper_plan_graph_add_tensor(g, &(struct hyper_plan_tensor){
-			.id = id, .bytes = MIB, .kind = HYPER_KIND_ACTIVATION });
-		in[0] = act;
-		in[1] = w;
-		out[0] = next;
-		snprintf(id, sizeof(id), "layer%u", i);
-		ASSERT_EQ((int)i, hyper_plan_graph_add_op(g, &(struct hyper_plan_op){
-			.id = id, .compute_ns = 2000000, .inputs = in,
-			.nr_inputs = 2, .outputs = out, .nr_outputs = 1 }))
-			TH_LOG("%s", hyper_plan_graph_last_error(g));
-		act = next;
-	}
-	return g;
-}
-
 /* The same offsets from hyper_plan_schedule() and from the JSON file. */
 TEST(json_and_in_process_carry_the_same_layout)
 {
@@ -246,7 +210,7 @@ TEST(json_and_in_process_carry_the_same_layout)
 	unsigned int with = 0;
 	int fd;
 
-	g = chain(_metadata, 24);
+	g = plan_chain(_metadata, 24, 100);
 	ASSERT_EQ(0, hyper_plan_run(g, &o, &p, err, sizeof(err))) TH_LOG("%s", err);
 	hyper_plan_graph_free(g);
 	ASSERT_EQ(0, hyper_plan_schedule(p, &a, err, sizeof(err))) TH_LOG("%s", err);
