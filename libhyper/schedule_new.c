@@ -11,6 +11,13 @@
 
 #include "schedule.h"
 
+/*
+ * The arena offsets took reserved fields of struct hyper_tensor_info:
+ * its size, and so LIBHYPER_1.0's ABI, must not change (LP64).
+ */
+_Static_assert(sizeof(void *) != 8 || sizeof(struct hyper_tensor_info) == 64,
+	       "struct hyper_tensor_info changed size");
+
 #define ZERO(a)	zero((a), sizeof(a) / sizeof((a)[0]))
 
 static bool zero(const uint64_t *v, size_t n)
@@ -70,8 +77,8 @@ static int copy_cops(const struct hyper_schedule *s, uint32_t si,
 }
 
 static int add_tensor(struct hyper_schedule *s, uint32_t i,
-		      const struct hyper_tensor_info *ti, uint64_t *total,
-		      struct hs_err *e)
+		      const struct hyper_tensor_info *ti, bool arena,
+		      uint64_t *total, struct hs_err *e)
 {
 	struct hs_tensor *t = &s->tensors[i];
 	size_t len = ti->id ? strlen(ti->id) : 0;
@@ -110,7 +117,11 @@ static int add_tensor(struct hyper_schedule *s, uint32_t i,
 	t->bytes = ti->bytes;
 	t->kind = ti->kind;
 	t->home = ti->home;
-	if (!ti->nr_arena_offsets)
+	/*
+	 * hyper_schedule_tensor() also gives libhyper's own layout: passed
+	 * back without HYPER_SCHED_ARENA, those offsets are output only.
+	 */
+	if (!arena || !ti->nr_arena_offsets)
 		return 0;
 	if (!ti->arena_offsets) {
 		hs_errf(e, "tensors[%u]: %u arena offsets but no array", i,
@@ -202,7 +213,8 @@ static int fill(struct hyper_schedule *s, const struct hyper_schedule_info *info
 	if (!s->name || !s->tensors || !s->steps || hs_hash_alloc(s))
 		return -ENOMEM;
 	for (i = 0; i < s->nr_tensors; i++) {
-		ret = add_tensor(s, i, &tensors[i], &total, e);
+		ret = add_tensor(s, i, &tensors[i],
+				 info->flags & HYPER_SCHED_ARENA, &total, e);
 		if (ret)
 			return ret;
 	}

@@ -327,6 +327,15 @@ int hs_check_offsets(const struct hyper_schedule *s, const struct hs_ival *v,
 			}
 		return 0;
 	}
+	/*
+	 * hyper_set_arena() rounds the arena's size down to the alignment:
+	 * an arena_bytes off it could not be given exactly.
+	 */
+	if (s->arena_bytes % HYPER_ARENA_ALIGN) {
+		hs_errf(e, "arena_bytes: %llu is not a multiple of %u (HYPER_ARENA_ALIGN): round it up",
+			(unsigned long long)s->arena_bytes, HYPER_ARENA_ALIGN);
+		return -EBADMSG;
+	}
 	ret = check_each(s, v, n, e);
 	if (!ret)
 		ret = check_overlap(s, v, n, e);

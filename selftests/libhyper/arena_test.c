@@ -232,6 +232,38 @@ TEST(no_offsets_keeps_libhypers_layout)
 	hyper_schedule_free(s);
 }
 
+/*
+ * What hyper_schedule_info/_tensor/_step give back goes into
+ * hyper_schedule_new() as it is: libhyper's own layout's offsets come
+ * without HYPER_SCHED_ARENA, are output only and ignored there.
+ */
+TEST(own_layout_round_trips)
+{
+	struct hyper_schedule *s = load(_metadata, SCHED("", "", "", ""));
+	struct hyper_schedule_info info, again;
+	struct hyper_tensor_info ti[3];
+	struct hyper_step_info si[3];
+	struct hyper_schedule *n = NULL;
+	char err[512];
+
+	ASSERT_NE(NULL, s);
+	ASSERT_EQ(0, hyper_schedule_info(s, &info));
+	ASSERT_EQ(3, info.nr_tensors);
+	ASSERT_EQ(3, info.nr_steps);
+	for (unsigned int i = 0; i < 3; i++) {
+		ASSERT_EQ(0, hyper_schedule_tensor(s, i, &ti[i]));
+		ASSERT_EQ(0, hyper_schedule_step(s, i, &si[i]));
+	}
+	EXPECT_EQ(2, ti[0].nr_arena_offsets);
+	ASSERT_EQ(0, hyper_schedule_new(&info, ti, si, &n, err, sizeof(err)))
+		TH_LOG("%s", err);
+	ASSERT_EQ(0, hyper_schedule_info(n, &again));
+	EXPECT_FALSE(again.flags & HYPER_SCHED_ARENA);
+	EXPECT_EQ(info.arena_bytes, again.arena_bytes);
+	hyper_schedule_free(n);
+	hyper_schedule_free(s);
+}
+
 FIXTURE(bad) {};
 FIXTURE_SETUP(bad) {}
 FIXTURE_TEARDOWN(bad) {}
@@ -249,8 +281,10 @@ BAD(overlap_partly, SCHED(ARENA, "0,4096", "0", "4032"),
     "arena: tensor \"a\" (arena_offsets[0] = 0, 4096 bytes) and tensor \"c\" (arena_offsets[0] = 4032, 100 bytes) are resident together from step 0 (s0) on and overlap");
 BAD(out_of_range, SCHED(ARENA, "0,8192", "0", "4096"),
     "tensors[0].arena_offsets[1]: tensor \"a\" at offset 8192 (4096 bytes, 4096 aligned) ends past arena_bytes 8192");
-BAD(aligned_size_out_of_range, SCHED("'arena_bytes':4196,", "0,0", "0", "4096"),
-    "tensors[2].arena_offsets[0]: tensor \"c\" at offset 4096 (100 bytes, 128 aligned) ends past arena_bytes 4196");
+BAD(aligned_size_out_of_range, SCHED("'arena_bytes':4160,", "0,0", "0", "4096"),
+    "tensors[2].arena_offsets[0]: tensor \"c\" at offset 4096 (100 bytes, 128 aligned) ends past arena_bytes 4160");
+BAD(arena_bytes_unaligned, SCHED("'arena_bytes':8200,", "0,4096", "0", "4096"),
+    "arena_bytes: 8200 is not a multiple of 64 (HYPER_ARENA_ALIGN): round it up");
 BAD(misaligned, SCHED(ARENA, "0,4096", "0", "4100"),
     "tensors[2].arena_offsets[0]: offset 4100 of tensor \"c\" is not a multiple of 64");
 BAD(too_few, SCHED(ARENA, "0", "0", "4096"),
