@@ -132,6 +132,16 @@ def load_library(name: str, env: str, what: str,
         except OSError as e:
             tried.append(f"{path} ({e})" if os.sep in path else path)
             continue
+        missing = [f for f, _, _ in functions if not hasattr(lib, f)]
+        if missing:
+            # An older library than the header this package was made from.
+            lacks = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more"
+                                              if len(missing) > 3 else "")
+            raise LibraryNotFound(_errno.ENOENT,
+                                  f"{path} is not the {what} this package was made for: "
+                                  f"it lacks {lacks}; build this tree's with `make`, install "
+                                  f"it with `make install`, or set {env} to a {name} of "
+                                  f"this version")
         for fname, ret, args in functions:
             fn = getattr(lib, fname)
             fn.restype = _ctype(ret, structs)

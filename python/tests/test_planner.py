@@ -174,3 +174,22 @@ def test_libhyperplan_not_found():
                    "/nonexistent/libhyperplan.so.1): build it with `make`, install it with "
                    "`make install`, or set HYPEROFFLOAD_LIBHYPERPLAN to the path of "
                    "libhyperplan.so.1")
+
+
+def test_libhyperplan_too_old():
+    """A library without the functions of this package's header is named, with
+    what it lacks, before any call: not an AttributeError later."""
+    other = os.path.join(os.path.dirname(PKG), "build", "lib", "libhyper.so.1")
+    code = ("from hyperoffload import _planner\n"
+            "try:\n"
+            "    _planner.library()\n"
+            "except _planner.binding.LibraryNotFound as e:\n"
+            "    print(type(e).__name__, e.errno, e)\n")
+    env = dict(os.environ, PYTHONPATH=PKG, HYPEROFFLOAD_LIBHYPERPLAN=other)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    assert out.startswith(f"LibraryNotFound {errno.ENOENT} {other} is not the libhyperplan "
+                          "this package was made for: it lacks hyper_plan_"), out
+    assert out.endswith("more; build this tree's with `make`, install it with `make install`, "
+                        "or set HYPEROFFLOAD_LIBHYPERPLAN to a libhyperplan.so.1 of this "
+                        "version"), out
