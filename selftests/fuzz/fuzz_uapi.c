@@ -497,12 +497,17 @@ static void op_verify(struct worker *w)
 			      w->vbuf, len, off, -1);
 	count(OP_VERIFY, ret);
 	memset(w->vbuf, 0, len);
+	/*
+	 * Read back into vbuf, not the registered buffer: requests that
+	 * op_close_in_flight() left with a closed ring may still be writing
+	 * there (the kernel finishes or cancels them after the close).
+	 */
 	if (ret == (int)len)
 		ret = hyper_xfer_sync(&w->ring, w->vfd, w->vh,
-				      HYPER_DIR_PREFETCH, w->reg, len, off, 0);
+				      HYPER_DIR_PREFETCH, w->vbuf, len, off, -1);
 	count(OP_VERIFY, ret);
 	if (ret != (int)len ||
-	    hyper_check(w->reg, len, w->r.s ^ w->vround) != len) {
+	    hyper_check(w->vbuf, len, w->r.s ^ w->vround) != len) {
 		printf("# verify failed: pid %d round %llu off %llu len %llu res %d\n",
 		       getpid(), (unsigned long long)w->vround,
 		       (unsigned long long)off, (unsigned long long)len, ret);
