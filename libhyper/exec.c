@@ -681,6 +681,21 @@ static int issue_deferred(struct hyper_ctx *ctx)
 	return ret;
 }
 
+/* Every deferred prefetch dropped unplaced, none issued: not resident. */
+static void drop_deferred(struct hyper_ctx *ctx)
+{
+	for (uint32_t i = 0; i < ctx->nr_defer; i++) {
+		struct hx_tensor *t = &ctx->t[ctx->defer[i]];
+
+		t->deferred = false;
+		t->nr_prefetch--;
+		if (t->resident)
+			ctx->st.resident_bytes -= ctx->sched->tensors[ctx->defer[i]].bytes;
+		t->resident = false;
+	}
+	ctx->nr_defer = 0;
+}
+
 /* A deferred prefetch dropped unplaced: its residency is skipped. */
 static void undefer(struct hyper_ctx *ctx, uint32_t ti)
 {
@@ -929,10 +944,18 @@ int hyper_wait_tensor(struct hyper_ctx *ctx, unsigned int tensor)
 	return ctx->async_err ? fail_async(ctx) : 0;
 }
 
-static int drain(struct hyper_ctx *ctx)
+/*
+ * Wait for every transfer.  hyper_drain() places the deferred prefetches
+ * first (@place); rewind and teardown drop them instead, since their
+ * copies would be thrown away and a place that cannot be taken must not
+ * keep every later hyper_rewind() failing.
+ */
+static int drain(struct hyper_ctx *ctx, bool place)
 {
 	int ret;
 
+	if (!place)
+		drop_deferred(ctx);
 	while (ctx->inflight || ctx->stage || ctx->nr_defer) {
 		ret = issue_deferred(ctx);
 		if (!ret && (ctx->inflight || ctx->stage))
@@ -949,7 +972,7 @@ int hyper_drain(struct hyper_ctx *ctx)
 
 	if (!ctx)
 		return -EINVAL;
-	ret = drain(ctx);
+	ret = drain(ctx, true);
 	if (ret)
 		return ret;
 	return ctx->async_err ? fail_async(ctx) : 0;
@@ -961,7 +984,7 @@ int hx_exec_reset(struct hyper_ctx *ctx)
 	const struct hyper_schedule *s = ctx->sched;
 	int ret;
 
-	ret = drain(ctx);
+	ret = drain(ctx, false);
 	if (!ret)
 		ret = hx_copy_prepare(ctx);
 	if (ret)
@@ -1026,7 +1049,7 @@ void hx_exec_fini(struct hyper_ctx *ctx)
 {
 	/* Nothing may be freed while the kernel still copies into it. */
 	if (ctx->ring_ok)
-		drain(ctx);
+		drain(ctx, false);
 	hx_copy_fini(ctx);
 	hx_early_fini(ctx);
 	free(ctx->defer);

@@ -363,4 +363,71 @@ TEST(prefetch_deferred_behind_store)
 	munmap(iov.iov_base, DEV_LEN);
 }
 
+/*
+ * hyper_rewind() in the middle of a step with a deferred prefetch drops
+ * it: no copy whose result is thrown away, w not resident, and the runs
+ * after it place and check w as usual.  Same schedule as above.
+ */
+TEST(rewind_drops_deferred_prefetch)
+{
+	static const char js[] = "{" HDR "'tensors':["
+		"{'id':'kv','bytes':262336,'kind':'kv','home':'none'},"
+		"{'id':'w','bytes':262336,'kind':'weight','home':'pool'}],'steps':["
+		"{'op':'s0','defines':['kv'],'after':[{'op':'store','tensor':'kv'},"
+		"{'op':'detach','tensor':'kv'}]},"
+		"{'op':'s1','before':[{'op':'prefetch','tensor':'w'}]},"
+		"{'op':'s2','uses':['w'],'after':[{'op':'detach','tensor':'w'}]}]}";
+	struct hyper_schedule *s;
+	struct hyper_ctx *ctx;
+	struct hyper_stats st;
+	char err[256];
+	struct iovec iov;
+
+	ASSERT_EQ(0, parse_sq(js, &s, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, open_test_ctx(&ctx));
+	iov.iov_base = dev_mem(DEV_LEN);
+	iov.iov_len = DEV_LEN;
+	ASSERT_NE(NULL, iov.iov_base);
+	ASSERT_EQ(0, hyper_register_buffers(ctx, &iov, 1));
+	ASSERT_EQ(0, hyper_set_arena(ctx, iov.iov_base, DEV_LEN));
+	ASSERT_EQ(0, hyper_attach(ctx, s));
+	ASSERT_EQ(0, hyper_prepare(ctx));
+	fill_pat(hyper_tensor_pool_ptr(ctx, 1), TB, 7);
+	if (ctx->cw)
+		hx_cw_pause(ctx->cw, true);
+	ASSERT_EQ(0, hyper_step_begin(ctx));
+	fill_pat(hyper_tensor_ptr(ctx, 0), TB, 50);
+	ASSERT_EQ(0, hyper_step_end(ctx));
+	ASSERT_EQ(1, hyper_step_begin(ctx)) TH_LOG("%s", hyper_last_error(ctx));
+	if (ctx->cw)	/* paused worker: kv's store holds w's place */
+		ASSERT_TRUE(ctx->t[1].deferred);
+	hyper_reset_stats(ctx);
+	ASSERT_EQ(0, hyper_rewind(ctx)) TH_LOG("%s", hyper_last_error(ctx));
+	ASSERT_EQ(0, hyper_get_stats(ctx, &st));
+	EXPECT_EQ(0, st.bytes_prefetched);
+	EXPECT_EQ(0, st.resident_bytes);
+	EXPECT_EQ(0, ctx->nr_defer);
+	EXPECT_FALSE(ctx->t[1].deferred);
+	EXPECT_EQ(0, ctx->t[1].nr_prefetch);
+	EXPECT_FALSE(ctx->t[1].resident);
+	for (int round = 0; round < 2; round++) {
+		ASSERT_EQ(0, hyper_step_begin(ctx));
+		fill_pat(hyper_tensor_ptr(ctx, 0), TB, 60 + round);
+		ASSERT_EQ(0, hyper_step_end(ctx));
+		ASSERT_EQ(1, hyper_step_begin(ctx)) TH_LOG("%s", hyper_last_error(ctx));
+		ASSERT_EQ(0, hyper_step_end(ctx));
+		ASSERT_EQ(2, hyper_step_begin(ctx)) TH_LOG("%s", hyper_last_error(ctx));
+		EXPECT_GT(0, check_pat(hyper_tensor_ptr(ctx, 1), TB, 7));
+		ASSERT_EQ(0, hyper_step_end(ctx));
+		ASSERT_EQ(0, hyper_drain(ctx));
+		EXPECT_GT(0, check_pat(hyper_tensor_pool_ptr(ctx, 0), TB, 60 + round));
+		ASSERT_EQ(0, hyper_rewind(ctx));
+	}
+	if (ctx->cw)
+		hx_cw_pause(ctx->cw, false);
+	hyper_close(ctx);
+	hyper_schedule_free(s);
+	munmap(iov.iov_base, DEV_LEN);
+}
+
 HYPER_TEST_MAIN
