@@ -667,8 +667,9 @@ static int issue_deferred(struct hyper_ctx *ctx)
 		if (ret || take(ctx, ti, ctx->sched->tensors[ti].bytes, &off)) {
 			if (!ret && !ctx->nr_free_pending)
 				ret = hx_err(ctx, -EFAULT,
-					     "the layout's place for tensor \"%s\" at arena offset %llu is taken",
-					     tensor_id(ctx, ti), (unsigned long long)off);
+					     "step %u (%s): the layout's place for deferred tensor \"%s\" at arena offset %llu is held, with no store pending to free it (libhyper bug: report it with the schedule)",
+					     ctx->cur, step_op(ctx), tensor_id(ctx, ti),
+					     (unsigned long long)off);
 			ctx->defer[kept++] = ti;
 			continue;
 		}
