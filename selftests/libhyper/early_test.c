@@ -347,6 +347,15 @@ TEST(prefetch_deferred_behind_store)
 		ASSERT_EQ(0, hyper_get_stats(ctx, &st));
 		if (ctx->cw)
 			EXPECT_EQ(0, st.nr_stalls);
+		if (ctx->cw && round == 1) {
+			/* Deferred: no address until hyper_wait_tensor() places it. */
+			ASSERT_TRUE(ctx->t[1].deferred);
+			EXPECT_EQ(NULL, hyper_tensor_ptr(ctx, 1));
+			ASSERT_EQ(0, hyper_wait_tensor(ctx, 1))
+				TH_LOG("%s", hyper_last_error(ctx));
+			ASSERT_NE(NULL, hyper_tensor_ptr(ctx, 1));
+			EXPECT_GT(0, check_pat(hyper_tensor_ptr(ctx, 1), TB, 7));
+		}
 		ASSERT_EQ(0, hyper_step_end(ctx));
 		ASSERT_EQ(2, hyper_step_begin(ctx)) TH_LOG("%s", hyper_last_error(ctx));
 		EXPECT_GT(0, check_pat(hyper_tensor_ptr(ctx, 1), TB, 7));
