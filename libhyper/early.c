@@ -7,9 +7,10 @@
  * step further after each late one (up to HX_EARLY_MAX_AHEAD).
  *
  * An early prefetch never breaks what the schedule promised:
- *  - budget: during every step it spans, the plan's most resident bytes
- *    plus every early prefetch resident then stays within the schedule's
- *    budget (its validated peak if it has none);
+ *  - budget: during every step it spans, up to its prefetch in its own
+ *    step, the plan's most resident bytes plus every early prefetch
+ *    resident then stays within the schedule's budget (its validated
+ *    peak if it has none);
  *  - arena: it goes to the place the layout gave that residency, only if
  *    that place is free now and no residency the plan starts before its
  *    step overlaps it (so nothing planned has to wait for it or move);
@@ -37,16 +38,24 @@ void hx_early_late(struct hyper_ctx *ctx)
 		ctx->early_ahead++;
 }
 
-/* The plan's residency replayed: each step's most resident bytes. */
-static void plan_peaks(const struct hyper_schedule *s, uint64_t *peak)
+/*
+ * The plan's residency replayed: each step's most resident bytes, and
+ * for each op before a step the most resident in that step before it
+ * (from the step's start up to, not counting, that op).
+ */
+static void plan_peaks(const struct hyper_schedule *s, uint64_t *peak,
+		       uint64_t *pre, const uint32_t *pre_first)
 {
 	bool *res = calloc(s->nr_tensors ?: 1, sizeof(*res));
 	uint64_t cur = 0;
 
 	if (!res) {
 		/* Unknown: the budget check then refuses every early prefetch. */
-		for (uint32_t k = 0; k < s->nr_steps; k++)
+		for (uint32_t k = 0; k < s->nr_steps; k++) {
 			peak[k] = UINT64_MAX / 2;
+			for (uint32_t j = 0; j < s->steps[k].nr_before; j++)
+				pre[pre_first[k] + j] = UINT64_MAX / 2;
+		}
 		return;
 	}
 	for (uint32_t i = 0; i < s->nr_tensors; i++)
@@ -75,6 +84,8 @@ static void plan_peaks(const struct hyper_schedule *s, uint64_t *peak)
 			for (uint32_t j = 0; j < n; j++) {
 				uint32_t t = ops[j].tensor;
 
+				if (part == 0)
+					pre[pre_first[k] + j] = m;
 				if (ops[j].op == HYPER_OP_PREFETCH && !res[t]) {
 					res[t] = true;
 					cur += s->tensors[t].bytes;
@@ -99,13 +110,23 @@ int hx_early_reset(struct hyper_ctx *ctx)
 	if (!(ctx->flags & HYPER_OPEN_EARLY_PREFETCH))
 		return 0;
 	if (!ctx->step_peak) {
+		size_t nb = 0;
+
 		ctx->step_peak = calloc(n, sizeof(*ctx->step_peak));
 		ctx->early_extra = calloc(n, sizeof(*ctx->early_extra));
-		if (!ctx->step_peak || !ctx->early_extra) {
+		ctx->pre_first = calloc(n, sizeof(*ctx->pre_first));
+		if (ctx->pre_first)
+			for (uint32_t k = 0; k < s->nr_steps; k++) {
+				ctx->pre_first[k] = nb;
+				nb += s->steps[k].nr_before;
+			}
+		ctx->pre_peak = calloc(nb ?: 1, sizeof(*ctx->pre_peak));
+		if (!ctx->step_peak || !ctx->early_extra || !ctx->pre_first ||
+		    !ctx->pre_peak) {
 			hx_early_fini(ctx);
 			return hx_err(ctx, -ENOMEM, "out of memory for early prefetches");
 		}
-		plan_peaks(s, ctx->step_peak);
+		plan_peaks(s, ctx->step_peak, ctx->pre_peak, ctx->pre_first);
 	}
 	for (size_t k = 0; k < n; k++)
 		ctx->early_extra[k] = 0;
@@ -117,8 +138,12 @@ void hx_early_fini(struct hyper_ctx *ctx)
 {
 	free(ctx->step_peak);
 	free(ctx->early_extra);
+	free(ctx->pre_peak);
+	free(ctx->pre_first);
 	ctx->step_peak = NULL;
 	ctx->early_extra = NULL;
+	ctx->pre_peak = NULL;
+	ctx->pre_first = NULL;
 }
 
 /* What the window does to one tensor before the point being looked at. */
@@ -222,21 +247,30 @@ static bool overlaps(const struct hyper_ctx *ctx, const struct win *w,
 	return false;
 }
 
-/* Steps cur..j-1 stay within the budget with @bytes more resident. */
+/*
+ * Steps cur..j-1, and step j up to its before op @k (the prefetch), stay
+ * within the budget with @bytes more resident.  Step j's peak may come
+ * before the prefetch (other prefetches ahead of a detach), and the
+ * tensor is then resident at it; after the prefetch the plan counts it.
+ * early_extra[j] may hold bytes extra only early in step j: counting
+ * them at every point of it is conservative, never over the budget.
+ */
 static bool within_budget(const struct hyper_ctx *ctx, uint32_t j,
-			  uint64_t bytes)
+			  uint32_t k, uint64_t bytes)
 {
 	const struct hyper_schedule *s = ctx->sched;
 	uint64_t cap = s->flags & HYPER_SCHED_BUDGET ? s->budget : s->peak;
 
-	for (uint32_t k = ctx->cur; k < j; k++)
-		if (ctx->step_peak[k] + ctx->early_extra[k] + bytes > cap)
+	for (uint32_t i = ctx->cur; i < j; i++)
+		if (ctx->step_peak[i] + ctx->early_extra[i] + bytes > cap)
 			return false;
-	return true;
+	return ctx->pre_peak[ctx->pre_first[j] + k] + ctx->early_extra[j] +
+	       bytes <= cap;
 }
 
+/* Try to issue now the prefetch of tensor @ti, before op @k of step @j. */
 static int try_early(struct hyper_ctx *ctx, const struct win *w, uint32_t j,
-		     uint32_t ti)
+		     uint32_t k, uint32_t ti)
 {
 	const struct hyper_schedule *s = ctx->sched;
 	const struct hx_tensor *t = &ctx->t[ti];
@@ -244,14 +278,15 @@ static int try_early(struct hyper_ctx *ctx, const struct win *w, uint32_t j,
 	int ret;
 
 	if (t->resident || t->early || t->explicit_dev || touched(w, ti) ||
-	    !within_budget(ctx, j, bytes) ||
+	    !within_budget(ctx, j, k, bytes) ||
 	    overlaps(ctx, w, res_off(s, ti, t->res_next), bytes))
 		return 0;
 	ret = hx_prefetch_now(ctx, ti);
 	if (ret == -EAGAIN)
 		return 0;
-	for (uint32_t k = ctx->cur; k < j; k++)
-		ctx->early_extra[k] += bytes;
+	/* Extra from now through step j's prefetch point (all of j, safely). */
+	for (uint32_t i = ctx->cur; i <= j; i++)
+		ctx->early_extra[i] += bytes;
 	return ret;
 }
 
@@ -287,7 +322,7 @@ int hx_early_issue(struct hyper_ctx *ctx)
 			const struct hyper_cop *c = &st->before[k];
 
 			if (c->op == HYPER_OP_PREFETCH)
-				ret = try_early(ctx, w, j, c->tensor);
+				ret = try_early(ctx, w, j, k, c->tensor);
 			win_op(w, ctx, c);
 		}
 		win_step(w, ctx, st);

@@ -667,8 +667,9 @@ static int issue_deferred(struct hyper_ctx *ctx)
 		if (ret || take(ctx, ti, ctx->sched->tensors[ti].bytes, &off)) {
 			if (!ret && !ctx->nr_free_pending)
 				ret = hx_err(ctx, -EFAULT,
-					     "the layout's place for tensor \"%s\" at arena offset %llu is taken",
-					     tensor_id(ctx, ti), (unsigned long long)off);
+					     "step %u (%s): the layout's place for deferred tensor \"%s\" at arena offset %llu is held, with no store pending to free it (libhyper bug: report it with the schedule)",
+					     ctx->cur, step_op(ctx), tensor_id(ctx, ti),
+					     (unsigned long long)off);
 			ctx->defer[kept++] = ti;
 			continue;
 		}
@@ -679,6 +680,21 @@ static int issue_deferred(struct hyper_ctx *ctx)
 	}
 	ctx->nr_defer = kept;
 	return ret;
+}
+
+/* Every deferred prefetch dropped unplaced, none issued: not resident. */
+static void drop_deferred(struct hyper_ctx *ctx)
+{
+	for (uint32_t i = 0; i < ctx->nr_defer; i++) {
+		struct hx_tensor *t = &ctx->t[ctx->defer[i]];
+
+		t->deferred = false;
+		t->nr_prefetch--;
+		if (t->resident)
+			ctx->st.resident_bytes -= ctx->sched->tensors[ctx->defer[i]].bytes;
+		t->resident = false;
+	}
+	ctx->nr_defer = 0;
 }
 
 /* A deferred prefetch dropped unplaced: its residency is skipped. */
@@ -929,10 +945,18 @@ int hyper_wait_tensor(struct hyper_ctx *ctx, unsigned int tensor)
 	return ctx->async_err ? fail_async(ctx) : 0;
 }
 
-static int drain(struct hyper_ctx *ctx)
+/*
+ * Wait for every transfer.  hyper_drain() places the deferred prefetches
+ * first (@place); rewind and teardown drop them instead, since their
+ * copies would be thrown away and a place that cannot be taken must not
+ * keep every later hyper_rewind() failing.
+ */
+static int drain(struct hyper_ctx *ctx, bool place)
 {
 	int ret;
 
+	if (!place)
+		drop_deferred(ctx);
 	while (ctx->inflight || ctx->stage || ctx->nr_defer) {
 		ret = issue_deferred(ctx);
 		if (!ret && (ctx->inflight || ctx->stage))
@@ -949,7 +973,7 @@ int hyper_drain(struct hyper_ctx *ctx)
 
 	if (!ctx)
 		return -EINVAL;
-	ret = drain(ctx);
+	ret = drain(ctx, true);
 	if (ret)
 		return ret;
 	return ctx->async_err ? fail_async(ctx) : 0;
@@ -961,7 +985,7 @@ int hx_exec_reset(struct hyper_ctx *ctx)
 	const struct hyper_schedule *s = ctx->sched;
 	int ret;
 
-	ret = drain(ctx);
+	ret = drain(ctx, false);
 	if (!ret)
 		ret = hx_copy_prepare(ctx);
 	if (ret)
@@ -1026,7 +1050,7 @@ void hx_exec_fini(struct hyper_ctx *ctx)
 {
 	/* Nothing may be freed while the kernel still copies into it. */
 	if (ctx->ring_ok)
-		drain(ctx);
+		drain(ctx, false);
 	hx_copy_fini(ctx);
 	hx_early_fini(ctx);
 	free(ctx->defer);

@@ -172,6 +172,9 @@ struct hyper_ctx {
 	uint32_t early_ahead;	/* steps looked ahead, 0: not (yet) */
 	uint64_t *early_extra;	/* per step: bytes resident ahead of the plan */
 	uint64_t *step_peak;	/* per step: the plan's most resident bytes */
+	/* per before op: the plan's most in its step up to, not counting, it */
+	uint64_t *pre_peak;
+	uint32_t *pre_first;	/* per step: index of its first before op */
 
 	/* tracer */
 	hyper_event_fn ev_fn;

@@ -189,6 +189,84 @@ TEST(early_no_budget_keeps_peak)
 	EXPECT_EQ(info.peak_device_bytes, pk.max_resident);
 }
 
+/*
+ * A step's peak before its prefetch: step 2 prefetches x, then detaches
+ * y, then prefetches e, so the plan holds y + x (the budget exactly)
+ * just before y goes.  e issued early while step 1 runs is resident at
+ * that moment too: it must wait for its step.  Units of U; the layout
+ * (arena offsets) is the planner's, so e's place is free during step 1.
+ */
+#define U	(64UL * 1024)
+static int check_e(struct hyper_ctx *ctx, unsigned int step, void *arg)
+{
+	if (step == 2 && check_pat(hyper_tensor_ptr(ctx, 4), U, 9) >= 0)
+		return -EILSEQ;
+	return 0;
+}
+
+TEST(early_budget_peak_before_prefetch)
+{
+	char js[2048];
+	struct hyper_schedule *s;
+	struct hyper_ctx *ctx;
+	struct hyper_stats st;
+	struct ev_peak pk = { 0 };
+	struct hyper_open_opts o;
+	uint64_t budget = 65ULL * U;
+	char err[256];
+	struct iovec iov;
+
+	snprintf(js, sizeof(js), "{" HDR "'device_budget_bytes':%llu,'arena_bytes':%llu,"
+		"'tensors':["
+		"{'id':'y','bytes':%lu,'kind':'weight','home':'device','arena_offsets':[0]},"
+		"{'id':'w','bytes':%lu,'kind':'weight','home':'pool','arena_offsets':[%lu]},"
+		"{'id':'z','bytes':%lu,'kind':'weight','home':'pool','arena_offsets':[%lu]},"
+		"{'id':'x','bytes':%lu,'kind':'weight','home':'pool','arena_offsets':[%lu]},"
+		"{'id':'e','bytes':%lu,'kind':'weight','home':'pool','arena_offsets':[%lu]}],"
+		"'steps':["
+		"{'op':'s0','before':[{'op':'prefetch','tensor':'w'},{'op':'prefetch','tensor':'z'}],"
+		"'uses':['w','y','z'],'after':[{'op':'detach','tensor':'w'}]},"
+		"{'op':'s1','uses':['y','z'],'after':[{'op':'detach','tensor':'z'}]},"
+		"{'op':'s2','before':[{'op':'prefetch','tensor':'x'},{'op':'detach','tensor':'y'},"
+		"{'op':'prefetch','tensor':'e'}],'uses':['x','e'],"
+		"'after':[{'op':'detach','tensor':'x'},{'op':'detach','tensor':'e'}]}]}",
+		(unsigned long long)budget, 66ULL * U,
+		30 * U, 33 * U, 30 * U, 2 * U, 63 * U, 35 * U, 30 * U, 1 * U, 65 * U);
+	ASSERT_EQ(0, parse_sq(js, &s, err, sizeof(err))) TH_LOG("%s", err);
+	test_opts(&o);
+	o.flags |= HYPER_OPEN_EARLY_PREFETCH;
+	ASSERT_EQ(0, hyper_open(&ctx, &o));
+	iov.iov_base = dev_mem(DEV_LEN);
+	iov.iov_len = DEV_LEN;
+	ASSERT_NE(NULL, iov.iov_base);
+	ASSERT_EQ(0, hyper_register_buffers(ctx, &iov, 1));
+	ASSERT_EQ(0, hyper_set_arena(ctx, iov.iov_base, DEV_LEN));
+	ASSERT_EQ(0, hyper_attach(ctx, s));
+	ASSERT_EQ(0, hyper_set_event_fn(ctx, track, &pk));
+	ASSERT_EQ(0, hyper_prepare(ctx)) TH_LOG("%s", hyper_last_error(ctx));
+	if (ctx->cw)
+		hx_cw_pause(ctx->cw, true);
+	fill_pat(hyper_tensor_pool_ptr(ctx, 4), U, 9);
+	for (int round = 0; round < 3; round++) {
+		ASSERT_EQ(0, hyper_run(ctx, check_e, NULL))
+			TH_LOG("round %d: %s", round, hyper_last_error(ctx));
+		ASSERT_EQ(0, hyper_drain(ctx));
+		ASSERT_EQ(0, hyper_rewind(ctx));
+	}
+	ASSERT_EQ(0, hyper_get_stats(ctx, &st));
+	EXPECT_GE(budget, st.peak_resident_bytes);
+	EXPECT_GE(budget, pk.max_resident);
+	TH_LOG("%llu early prefetches, peak %llu of budget %llu",
+	       (unsigned long long)st.nr_early,
+	       (unsigned long long)st.peak_resident_bytes,
+	       (unsigned long long)budget);
+	if (ctx->cw)
+		hx_cw_pause(ctx->cw, false);
+	hyper_close(ctx);
+	hyper_schedule_free(s);
+	munmap(iov.iov_base, DEV_LEN);
+}
+
 /* Off (the default): never early, even with every prefetch late. */
 TEST(early_off_by_default)
 {
@@ -269,6 +347,15 @@ TEST(prefetch_deferred_behind_store)
 		ASSERT_EQ(0, hyper_get_stats(ctx, &st));
 		if (ctx->cw)
 			EXPECT_EQ(0, st.nr_stalls);
+		if (ctx->cw && round == 1) {
+			/* Deferred: no address until hyper_wait_tensor() places it. */
+			ASSERT_TRUE(ctx->t[1].deferred);
+			EXPECT_EQ(NULL, hyper_tensor_ptr(ctx, 1));
+			ASSERT_EQ(0, hyper_wait_tensor(ctx, 1))
+				TH_LOG("%s", hyper_last_error(ctx));
+			ASSERT_NE(NULL, hyper_tensor_ptr(ctx, 1));
+			EXPECT_GT(0, check_pat(hyper_tensor_ptr(ctx, 1), TB, 7));
+		}
 		ASSERT_EQ(0, hyper_step_end(ctx));
 		ASSERT_EQ(2, hyper_step_begin(ctx)) TH_LOG("%s", hyper_last_error(ctx));
 		EXPECT_GT(0, check_pat(hyper_tensor_ptr(ctx, 1), TB, 7));
@@ -276,6 +363,73 @@ TEST(prefetch_deferred_behind_store)
 		ASSERT_EQ(0, hyper_drain(ctx));
 		/* The store reached the pool before w took kv's place. */
 		EXPECT_GT(0, check_pat(hyper_tensor_pool_ptr(ctx, 0), TB, 50 + round));
+		ASSERT_EQ(0, hyper_rewind(ctx));
+	}
+	if (ctx->cw)
+		hx_cw_pause(ctx->cw, false);
+	hyper_close(ctx);
+	hyper_schedule_free(s);
+	munmap(iov.iov_base, DEV_LEN);
+}
+
+/*
+ * hyper_rewind() in the middle of a step with a deferred prefetch drops
+ * it: no copy whose result is thrown away, w not resident, and the runs
+ * after it place and check w as usual.  Same schedule as above.
+ */
+TEST(rewind_drops_deferred_prefetch)
+{
+	static const char js[] = "{" HDR "'tensors':["
+		"{'id':'kv','bytes':262336,'kind':'kv','home':'none'},"
+		"{'id':'w','bytes':262336,'kind':'weight','home':'pool'}],'steps':["
+		"{'op':'s0','defines':['kv'],'after':[{'op':'store','tensor':'kv'},"
+		"{'op':'detach','tensor':'kv'}]},"
+		"{'op':'s1','before':[{'op':'prefetch','tensor':'w'}]},"
+		"{'op':'s2','uses':['w'],'after':[{'op':'detach','tensor':'w'}]}]}";
+	struct hyper_schedule *s;
+	struct hyper_ctx *ctx;
+	struct hyper_stats st;
+	char err[256];
+	struct iovec iov;
+
+	ASSERT_EQ(0, parse_sq(js, &s, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, open_test_ctx(&ctx));
+	iov.iov_base = dev_mem(DEV_LEN);
+	iov.iov_len = DEV_LEN;
+	ASSERT_NE(NULL, iov.iov_base);
+	ASSERT_EQ(0, hyper_register_buffers(ctx, &iov, 1));
+	ASSERT_EQ(0, hyper_set_arena(ctx, iov.iov_base, DEV_LEN));
+	ASSERT_EQ(0, hyper_attach(ctx, s));
+	ASSERT_EQ(0, hyper_prepare(ctx));
+	fill_pat(hyper_tensor_pool_ptr(ctx, 1), TB, 7);
+	if (ctx->cw)
+		hx_cw_pause(ctx->cw, true);
+	ASSERT_EQ(0, hyper_step_begin(ctx));
+	fill_pat(hyper_tensor_ptr(ctx, 0), TB, 50);
+	ASSERT_EQ(0, hyper_step_end(ctx));
+	ASSERT_EQ(1, hyper_step_begin(ctx)) TH_LOG("%s", hyper_last_error(ctx));
+	if (ctx->cw)	/* paused worker: kv's store holds w's place */
+		ASSERT_TRUE(ctx->t[1].deferred);
+	hyper_reset_stats(ctx);
+	ASSERT_EQ(0, hyper_rewind(ctx)) TH_LOG("%s", hyper_last_error(ctx));
+	ASSERT_EQ(0, hyper_get_stats(ctx, &st));
+	EXPECT_EQ(0, st.bytes_prefetched);
+	EXPECT_EQ(0, st.resident_bytes);
+	EXPECT_EQ(0, ctx->nr_defer);
+	EXPECT_FALSE(ctx->t[1].deferred);
+	EXPECT_EQ(0, ctx->t[1].nr_prefetch);
+	EXPECT_FALSE(ctx->t[1].resident);
+	for (int round = 0; round < 2; round++) {
+		ASSERT_EQ(0, hyper_step_begin(ctx));
+		fill_pat(hyper_tensor_ptr(ctx, 0), TB, 60 + round);
+		ASSERT_EQ(0, hyper_step_end(ctx));
+		ASSERT_EQ(1, hyper_step_begin(ctx)) TH_LOG("%s", hyper_last_error(ctx));
+		ASSERT_EQ(0, hyper_step_end(ctx));
+		ASSERT_EQ(2, hyper_step_begin(ctx)) TH_LOG("%s", hyper_last_error(ctx));
+		EXPECT_GT(0, check_pat(hyper_tensor_ptr(ctx, 1), TB, 7));
+		ASSERT_EQ(0, hyper_step_end(ctx));
+		ASSERT_EQ(0, hyper_drain(ctx));
+		EXPECT_GT(0, check_pat(hyper_tensor_pool_ptr(ctx, 0), TB, 60 + round));
 		ASSERT_EQ(0, hyper_rewind(ctx));
 	}
 	if (ctx->cw)
