@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Checks that a refactoring left the planner's output unchanged: runs two
-# hyper-plan binaries on every shipped config x mode x policy x goal and
-# compares the schedules, exit codes and messages byte for byte, and the
-# reports without their wall-time "search ms" column.
+# Checks that a refactoring (or a change meant only to make the planner
+# faster) left its output unchanged: runs two hyper-plan binaries on every
+# shipped config x mode x profile x policy x goal and compares the
+# schedules, exit codes and messages byte for byte, and the reports
+# without their wall-time "search ms" column.
 # usage: tools/build/plan-compare.sh OLD-hyper-plan NEW-hyper-plan WORKDIR
 set -u
 old=$1 new=$2 dir=$3
@@ -13,16 +14,20 @@ run() {	# BINARY OUTDIR
 	mkdir -p "$2"
 	for c in "$configs"/*.json; do
 		m=$(basename "$c" .json)
-		for mode in "infer" "infer --decode 32" "train --layers 6"; do
+		for mode in "infer" "infer --decode 32" "infer --seq 4096 --decode 0" \
+			"train --layers 6"; do
+		for prof in supernode-npu h100-pcie; do
 			for pol in plan none distance greedy; do
 				for goal in "--slowdown 5" "--slowdown 30" "--budget 8GiB"; do
-					tag=$(echo "$m $mode $pol $goal" | tr ' -' '__')
+					tag=$(echo "$m $mode $prof $pol $goal" | tr ' -' '__')
 					# shellcheck disable=SC2086
-					"$1" --config "$c" --mode $mode --policy $pol $goal \
-						-o "$2/$tag.json" > "$2/$tag.out" 2> "$2/$tag.err"
+					"$1" --config "$c" --mode $mode -p $prof \
+						--policy $pol $goal -o "$2/$tag.json" \
+						> "$2/$tag.out" 2> "$2/$tag.err"
 					echo $? > "$2/$tag.rc"
 				done
 			done
+		done
 		done
 	done
 }
