@@ -43,6 +43,41 @@ static void track(const struct hyper_event *ev, void *arg)
 		p->max_arena = ev->arena_bytes;
 }
 
+/*
+ * A context (@flags added to the test options) with an arena of DEV_LEN
+ * registered and set, @s attached, events counted into @pk if given, and
+ * prepared.  close_arena() undoes it.
+ */
+static void open_arena(struct __test_metadata *_metadata, uint32_t flags,
+		       struct hyper_schedule *s, struct ev_peak *pk,
+		       struct hyper_ctx **ctx, struct iovec *iov)
+{
+	struct hyper_open_opts o;
+
+	test_opts(&o);
+	o.flags |= flags;
+	ASSERT_EQ(0, hyper_open(ctx, &o));
+	iov->iov_base = dev_mem(DEV_LEN);
+	iov->iov_len = DEV_LEN;
+	ASSERT_NE(NULL, iov->iov_base);
+	ASSERT_EQ(0, hyper_register_buffers(*ctx, iov, 1));
+	ASSERT_EQ(0, hyper_set_arena(*ctx, iov->iov_base, DEV_LEN));
+	ASSERT_EQ(0, hyper_attach(*ctx, s));
+	if (pk)
+		ASSERT_EQ(0, hyper_set_event_fn(*ctx, track, pk));
+	ASSERT_EQ(0, hyper_prepare(*ctx)) TH_LOG("%s", hyper_last_error(*ctx));
+}
+
+static void close_arena(struct hyper_ctx *ctx, struct hyper_schedule *s,
+			struct iovec *iov)
+{
+	if (ctx->cw)
+		hx_cw_pause(ctx->cw, false);
+	hyper_close(ctx);
+	hyper_schedule_free(s);
+	munmap(iov->iov_base, DEV_LEN);
+}
+
 /* The schedule, with a budget of @budget bytes (0: none). */
 static char *sched_json(uint64_t budget)
 {
@@ -91,7 +126,6 @@ static void run(struct __test_metadata *_metadata, uint64_t budget,
 		bool pause, struct hyper_stats *st, struct ev_peak *pk,
 		struct hyper_schedule_info *info)
 {
-	struct hyper_open_opts o;
 	struct hyper_schedule *s;
 	struct hyper_ctx *ctx;
 	char err[256], *j = sched_json(budget), *d;
@@ -104,17 +138,7 @@ static void run(struct __test_metadata *_metadata, uint64_t budget,
 		TH_LOG("%s", err);
 	free(d);
 	ASSERT_EQ(0, hyper_schedule_info(s, info));
-	test_opts(&o);
-	o.flags |= HYPER_OPEN_EARLY_PREFETCH;
-	ASSERT_EQ(0, hyper_open(&ctx, &o));
-	iov.iov_base = dev_mem(DEV_LEN);
-	iov.iov_len = DEV_LEN;
-	ASSERT_NE(NULL, iov.iov_base);
-	ASSERT_EQ(0, hyper_register_buffers(ctx, &iov, 1));
-	ASSERT_EQ(0, hyper_set_arena(ctx, iov.iov_base, DEV_LEN));
-	ASSERT_EQ(0, hyper_attach(ctx, s));
-	ASSERT_EQ(0, hyper_set_event_fn(ctx, track, pk));
-	ASSERT_EQ(0, hyper_prepare(ctx)) TH_LOG("%s", hyper_last_error(ctx));
+	open_arena(_metadata, HYPER_OPEN_EARLY_PREFETCH, s, pk, &ctx, &iov);
 	if (pause && ctx->cw)
 		hx_cw_pause(ctx->cw, true);
 	for (int k = 0; k < NT; k++)
@@ -126,11 +150,7 @@ static void run(struct __test_metadata *_metadata, uint64_t budget,
 		ASSERT_EQ(0, hyper_rewind(ctx));
 	}
 	ASSERT_EQ(0, hyper_get_stats(ctx, st));
-	if (pause && ctx->cw)
-		hx_cw_pause(ctx->cw, false);
-	hyper_close(ctx);
-	hyper_schedule_free(s);
-	munmap(iov.iov_base, DEV_LEN);
+	close_arena(ctx, s, &iov);
 }
 
 /* Room for one more tensor: prefetches go a step early, within it. */
@@ -211,7 +231,6 @@ TEST(early_budget_peak_before_prefetch)
 	struct hyper_ctx *ctx;
 	struct hyper_stats st;
 	struct ev_peak pk = { 0 };
-	struct hyper_open_opts o;
 	uint64_t budget = 65ULL * U;
 	char err[256];
 	struct iovec iov;
@@ -233,17 +252,7 @@ TEST(early_budget_peak_before_prefetch)
 		(unsigned long long)budget, 66ULL * U,
 		30 * U, 33 * U, 30 * U, 2 * U, 63 * U, 35 * U, 30 * U, 1 * U, 65 * U);
 	ASSERT_EQ(0, parse_sq(js, &s, err, sizeof(err))) TH_LOG("%s", err);
-	test_opts(&o);
-	o.flags |= HYPER_OPEN_EARLY_PREFETCH;
-	ASSERT_EQ(0, hyper_open(&ctx, &o));
-	iov.iov_base = dev_mem(DEV_LEN);
-	iov.iov_len = DEV_LEN;
-	ASSERT_NE(NULL, iov.iov_base);
-	ASSERT_EQ(0, hyper_register_buffers(ctx, &iov, 1));
-	ASSERT_EQ(0, hyper_set_arena(ctx, iov.iov_base, DEV_LEN));
-	ASSERT_EQ(0, hyper_attach(ctx, s));
-	ASSERT_EQ(0, hyper_set_event_fn(ctx, track, &pk));
-	ASSERT_EQ(0, hyper_prepare(ctx)) TH_LOG("%s", hyper_last_error(ctx));
+	open_arena(_metadata, HYPER_OPEN_EARLY_PREFETCH, s, &pk, &ctx, &iov);
 	if (ctx->cw)
 		hx_cw_pause(ctx->cw, true);
 	fill_pat(hyper_tensor_pool_ptr(ctx, 4), U, 9);
@@ -260,11 +269,7 @@ TEST(early_budget_peak_before_prefetch)
 	       (unsigned long long)st.nr_early,
 	       (unsigned long long)st.peak_resident_bytes,
 	       (unsigned long long)budget);
-	if (ctx->cw)
-		hx_cw_pause(ctx->cw, false);
-	hyper_close(ctx);
-	hyper_schedule_free(s);
-	munmap(iov.iov_base, DEV_LEN);
+	close_arena(ctx, s, &iov);
 }
 
 /* Off (the default): never early, even with every prefetch late. */
@@ -281,14 +286,7 @@ TEST(early_off_by_default)
 	free(j);
 	ASSERT_EQ(0, hyper_schedule_parse(d, strlen(d), &s, err, sizeof(err)));
 	free(d);
-	ASSERT_EQ(0, open_test_ctx(&ctx));
-	iov.iov_base = dev_mem(DEV_LEN);
-	iov.iov_len = DEV_LEN;
-	ASSERT_NE(NULL, iov.iov_base);
-	ASSERT_EQ(0, hyper_register_buffers(ctx, &iov, 1));
-	ASSERT_EQ(0, hyper_set_arena(ctx, iov.iov_base, DEV_LEN));
-	ASSERT_EQ(0, hyper_attach(ctx, s));
-	ASSERT_EQ(0, hyper_prepare(ctx));
+	open_arena(_metadata, 0, s, NULL, &ctx, &iov);
 	if (ctx->cw)
 		hx_cw_pause(ctx->cw, true);
 	for (int k = 0; k < NT; k++)
@@ -297,12 +295,21 @@ TEST(early_off_by_default)
 	ASSERT_EQ(0, hyper_get_stats(ctx, &st));
 	EXPECT_EQ(0, st.nr_early);
 	EXPECT_EQ(2ULL * TB, st.peak_resident_bytes);
-	if (ctx->cw)
-		hx_cw_pause(ctx->cw, false);
-	hyper_close(ctx);
-	hyper_schedule_free(s);
-	munmap(iov.iov_base, DEV_LEN);
+	close_arena(ctx, s, &iov);
 }
+
+/*
+ * kv is defined, stored and detached by step 0; w, which the layout puts
+ * in kv's place, is prefetched before step 1 but used only by step 2.
+ */
+#define BEHIND_STORE							\
+	"{" HDR "'tensors':["						\
+	"{'id':'kv','bytes':262336,'kind':'kv','home':'none'},"		\
+	"{'id':'w','bytes':262336,'kind':'weight','home':'pool'}],'steps':[" \
+	"{'op':'s0','defines':['kv'],'after':[{'op':'store','tensor':'kv'}," \
+	"{'op':'detach','tensor':'kv'}]},"				\
+	"{'op':'s1','before':[{'op':'prefetch','tensor':'w'}]},"	\
+	"{'op':'s2','uses':['w'],'after':[{'op':'detach','tensor':'w'}]}]}"
 
 /*
  * A prefetch whose laid-out place a detached tensor holds while its store
@@ -313,13 +320,7 @@ TEST(early_off_by_default)
  */
 TEST(prefetch_deferred_behind_store)
 {
-	static const char js[] = "{" HDR "'tensors':["
-		"{'id':'kv','bytes':262336,'kind':'kv','home':'none'},"
-		"{'id':'w','bytes':262336,'kind':'weight','home':'pool'}],'steps':["
-		"{'op':'s0','defines':['kv'],'after':[{'op':'store','tensor':'kv'},"
-		"{'op':'detach','tensor':'kv'}]},"
-		"{'op':'s1','before':[{'op':'prefetch','tensor':'w'}]},"
-		"{'op':'s2','uses':['w'],'after':[{'op':'detach','tensor':'w'}]}]}";
+	static const char js[] = BEHIND_STORE;
 	struct hyper_schedule *s;
 	struct hyper_ctx *ctx;
 	struct hyper_stats st;
@@ -327,14 +328,7 @@ TEST(prefetch_deferred_behind_store)
 	struct iovec iov;
 
 	ASSERT_EQ(0, parse_sq(js, &s, err, sizeof(err))) TH_LOG("%s", err);
-	ASSERT_EQ(0, open_test_ctx(&ctx));
-	iov.iov_base = dev_mem(DEV_LEN);
-	iov.iov_len = DEV_LEN;
-	ASSERT_NE(NULL, iov.iov_base);
-	ASSERT_EQ(0, hyper_register_buffers(ctx, &iov, 1));
-	ASSERT_EQ(0, hyper_set_arena(ctx, iov.iov_base, DEV_LEN));
-	ASSERT_EQ(0, hyper_attach(ctx, s));
-	ASSERT_EQ(0, hyper_prepare(ctx));
+	open_arena(_metadata, 0, s, NULL, &ctx, &iov);
 	fill_pat(hyper_tensor_pool_ptr(ctx, 1), TB, 7);
 	if (ctx->cw)
 		hx_cw_pause(ctx->cw, true);
@@ -365,11 +359,7 @@ TEST(prefetch_deferred_behind_store)
 		EXPECT_GT(0, check_pat(hyper_tensor_pool_ptr(ctx, 0), TB, 50 + round));
 		ASSERT_EQ(0, hyper_rewind(ctx));
 	}
-	if (ctx->cw)
-		hx_cw_pause(ctx->cw, false);
-	hyper_close(ctx);
-	hyper_schedule_free(s);
-	munmap(iov.iov_base, DEV_LEN);
+	close_arena(ctx, s, &iov);
 }
 
 /*
@@ -379,13 +369,7 @@ TEST(prefetch_deferred_behind_store)
  */
 TEST(rewind_drops_deferred_prefetch)
 {
-	static const char js[] = "{" HDR "'tensors':["
-		"{'id':'kv','bytes':262336,'kind':'kv','home':'none'},"
-		"{'id':'w','bytes':262336,'kind':'weight','home':'pool'}],'steps':["
-		"{'op':'s0','defines':['kv'],'after':[{'op':'store','tensor':'kv'},"
-		"{'op':'detach','tensor':'kv'}]},"
-		"{'op':'s1','before':[{'op':'prefetch','tensor':'w'}]},"
-		"{'op':'s2','uses':['w'],'after':[{'op':'detach','tensor':'w'}]}]}";
+	static const char js[] = BEHIND_STORE;
 	struct hyper_schedule *s;
 	struct hyper_ctx *ctx;
 	struct hyper_stats st;
@@ -393,14 +377,7 @@ TEST(rewind_drops_deferred_prefetch)
 	struct iovec iov;
 
 	ASSERT_EQ(0, parse_sq(js, &s, err, sizeof(err))) TH_LOG("%s", err);
-	ASSERT_EQ(0, open_test_ctx(&ctx));
-	iov.iov_base = dev_mem(DEV_LEN);
-	iov.iov_len = DEV_LEN;
-	ASSERT_NE(NULL, iov.iov_base);
-	ASSERT_EQ(0, hyper_register_buffers(ctx, &iov, 1));
-	ASSERT_EQ(0, hyper_set_arena(ctx, iov.iov_base, DEV_LEN));
-	ASSERT_EQ(0, hyper_attach(ctx, s));
-	ASSERT_EQ(0, hyper_prepare(ctx));
+	open_arena(_metadata, 0, s, NULL, &ctx, &iov);
 	fill_pat(hyper_tensor_pool_ptr(ctx, 1), TB, 7);
 	if (ctx->cw)
 		hx_cw_pause(ctx->cw, true);
@@ -432,11 +409,7 @@ TEST(rewind_drops_deferred_prefetch)
 		EXPECT_GT(0, check_pat(hyper_tensor_pool_ptr(ctx, 0), TB, 60 + round));
 		ASSERT_EQ(0, hyper_rewind(ctx));
 	}
-	if (ctx->cw)
-		hx_cw_pause(ctx->cw, false);
-	hyper_close(ctx);
-	hyper_schedule_free(s);
-	munmap(iov.iov_base, DEV_LEN);
+	close_arena(ctx, s, &iov);
 }
 
 HYPER_TEST_MAIN
