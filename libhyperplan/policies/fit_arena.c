@@ -24,6 +24,7 @@ static int try_under(int pol, const struct problem *pb, uint64_t b,
 {
 	struct problem q = *pb;
 	struct hp_err pe;
+	int ret;
 
 	q.goal.budget = b;
 	if (run_policy(pol, &q, out, &pe) || !out->ok) {
@@ -31,9 +32,10 @@ static int try_under(int pol, const struct problem *pb, uint64_t b,
 		return NOTHING;	/* nothing this low */
 	}
 	out->s.budget = want;
-	if (sched_layout(&out->s, want, e)) {
+	ret = sched_layout(&out->s, want, e);
+	if (ret) {
 		result_free(out);
-		return -1;
+		return ret;	/* -ENOMEM from the layout */
 	}
 	out->s.planned_under = b;
 	return out->s.arena_over ? TOO_BIG : FITS;
@@ -66,7 +68,7 @@ int run_policy_fit(int pol, const struct problem *pb, struct result *r,
 		}
 		got = try_under(pol, pb, b, want, &again, e);
 		if (got < 0)
-			return -1;
+			return got;
 		if (got == FITS) {
 			fit = b;
 			result_free(r);
