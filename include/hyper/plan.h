@@ -152,6 +152,15 @@ void hyper_plan_free(struct hyper_plan *plan);
  * @slowdown:		makespan / compute - 1
  * @policy:		enum hyper_plan_policy whose schedule this is: the
  *			planner returns a baseline's when that one is better
+ * @arena_over:		1 if the schedule's device arena (residency plus
+ *			what placement loses to holes and alignment) needs
+ *			more than budget_bytes even planned under a lower
+ *			residency budget: the schedule then carries no
+ *			arena offsets (no HYPER_SCHED_ARENA) and running it
+ *			needs more device memory than the budget; else 0
+ * @arena_bytes:	the device arena the schedule needs: laid out by the
+ *			planner (its offsets are in the schedule) or, with
+ *			@arena_over, what the layout would have needed
  */
 struct hyper_plan_prediction {
 	uint64_t peak_device_bytes;
@@ -164,8 +173,9 @@ struct hyper_plan_prediction {
 	uint64_t d2h_bytes;
 	double slowdown;
 	uint32_t policy;
-	uint32_t reserved0;
-	uint64_t reserved[6];
+	uint32_t arena_over;
+	uint64_t arena_bytes;
+	uint64_t reserved[5];
 };
 
 int hyper_plan_prediction(const struct hyper_plan *plan,

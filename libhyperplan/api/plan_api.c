@@ -174,6 +174,9 @@ int hyper_plan_prediction(const struct hyper_plan *plan,
 		.policy = public_policy(plan->res.from[0] ?
 					policy_parse(plan->res.from) :
 					plan->policy),
+		.arena_over = plan->res.s.arena_over != 0,
+		.arena_bytes = plan->res.s.arena_over ? plan->res.s.arena_over :
+			       plan->res.s.arena,
 	};
 	return 0;
 }

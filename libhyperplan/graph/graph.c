@@ -96,6 +96,19 @@ void graph_free(struct graph *g)
 	memset(g, 0, sizeof(*g));
 }
 
+void graph_reset(struct graph *g)
+{
+	struct hp_mem mem = g->mem;
+	char *name = g->name;
+
+	g->name = NULL;
+	graph_free(g);
+	g->mem = mem;
+	idmap_init(&g->tmap, tensor_name, g, &g->mem);
+	idmap_init(&g->omap, op_name, g, &g->mem);
+	g->name = name;
+}
+
 /* Length of the UTF-8 sequence at @s, or 0 if it is not well formed. */
 static size_t utf8_seq(const unsigned char *s)
 {

@@ -72,6 +72,11 @@ struct graph {
 /* 0, or -ENOMEM (g->name is then NULL; graph_free() still applies). */
 int graph_init(struct graph *g, const char *name);
 void graph_free(struct graph *g);
+/*
+ * Empties @g as graph_init() would, keeping its name and its allocator
+ * (g->mem: the allocation count and the fail_at test hook).
+ */
+void graph_reset(struct graph *g);
 int tkind_parse(const char *s);
 void graph_identity(const struct graph *g, char *hash);
 uint8_t tkind_default_flags(enum hyper_tensor_kind k);

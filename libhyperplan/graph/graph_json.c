@@ -426,7 +426,6 @@ static int parse_text(struct graph *g, const char *text,
 int graph_parse_json(struct graph *g, const char *text, struct hp_err *e)
 {
 	struct json_split sp;
-	char *name;
 	int ret;
 
 	if (!json_split(text, &sp)) {
@@ -435,12 +434,7 @@ int graph_parse_json(struct graph *g, const char *text, struct hp_err *e)
 		json_split_free(&sp);
 		if (!ret)
 			return 0;
-		name = xstrdup(g->name);
-		graph_free(g);
-		ret = graph_init(g, name);
-		free(name);
-		if (ret)
-			return hp_nomem(e);
+		graph_reset(g);	/* keeps g->mem's count and test hook */
 		e->msg[0] = 0;
 	}
 	return parse_text(g, text, NULL, e);

@@ -22,7 +22,9 @@ int run_policy(int pol, const struct problem *pb, struct result *r,
 /*
  * run_policy(), its plan laid out in the device arena (sched_layout()),
  * and planned again under a lower residency budget while the arena would
- * exceed the budget (policies/fit_arena.c).
+ * exceed the budget (policies/fit_arena.c).  For POL_PLAN with a budget
+ * each baseline is fitted as well and the best whose arena fits is kept,
+ * so the never-worse floor holds for what is handed out.
  */
 int run_policy_fit(int pol, const struct problem *pb, struct result *r,
 		   struct hp_err *e);

@@ -35,6 +35,12 @@ static bool better(const struct goal *gl, const struct result *a,
 	       (a->sim.peak == b->sim.peak && sa < sb);
 }
 
+bool result_better(const struct goal *gl, const struct result *a,
+		   const struct result *b)
+{
+	return feasible(gl, a) && better(gl, a, b);
+}
+
 /* Emits and simulates one probe; ok is false if the simulation fails. */
 static int probe(const struct problem *pb, const struct life *lf,
 		 const struct evict *ev, size_t nev, uint64_t budget,

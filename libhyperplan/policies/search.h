@@ -42,5 +42,8 @@ int run_distance(const struct problem *pb, struct result *r,
 		 struct hp_err *e);
 int run_greedy(const struct problem *pb, struct result *r, struct hp_err *e);
 void result_free(struct result *r);
+/* Whether @a meets @gl and beats @b: the rule every search keeps by. */
+bool result_better(const struct goal *gl, const struct result *a,
+		   const struct result *b);
 
 #endif

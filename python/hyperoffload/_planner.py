@@ -299,4 +299,5 @@ def plan(graph: Dict[str, Any], *, budget_bytes: Optional[int] = None,
     predicted = {f: getattr(pred, f) for f, _ in Prediction._fields_
                  if not f.startswith("reserved")}
     predicted["policy"] = POLICY_NAMES.get(predicted["policy"], "?")
+    predicted["arena_over"] = bool(predicted["arena_over"])
     return Planned(binding.Schedule(s), predicted)

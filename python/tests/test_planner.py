@@ -68,6 +68,9 @@ def test_plan_in_process(no_subprocess):
         assert info["budget_bytes"] == budget
         assert p.predicted["peak_device_bytes"] <= budget
         assert info["pred_peak_device_bytes"] == p.predicted["peak_device_bytes"]
+        # the arena the schedule carries, and that it fits the budget
+        assert p.predicted["arena_over"] is False
+        assert info["arena_bytes"] == p.predicted["arena_bytes"] <= budget
         assert p.schedule.step(0)["gemm"] == (1, 2048, 2048)
         assert p.schedule.tensor(p.schedule.find("w7"))["kind"] == "weight"
         handle = p.schedule.handle

@@ -202,6 +202,7 @@ TEST(json_and_in_process_carry_the_same_layout)
 {
 	struct hyper_plan_opts o = { .profile = "h100-pcie",
 				     .budget_bytes = 80 * MIB };
+	struct hyper_plan_prediction pr;
 	struct hyper_schedule_info ia, ib;
 	struct hyper_schedule *a, *b;
 	struct hyper_plan_graph *g;
@@ -239,8 +240,45 @@ TEST(json_and_in_process_carry_the_same_layout)
 		with += ta.nr_arena_offsets > 0;
 	}
 	EXPECT_LE(24, with);
+	/* the prediction names the arena the schedule carries */
+	ASSERT_EQ(0, hyper_plan_prediction(p, &pr));
+	EXPECT_EQ(0, pr.arena_over);
+	EXPECT_EQ(ia.arena_bytes, pr.arena_bytes);
 	hyper_schedule_free(a);
 	hyper_schedule_free(b);
+	hyper_plan_free(p);
+}
+
+/*
+ * A budget of exactly the largest working set, sizes not a multiple of
+ * the arena's alignment: no residency budget lays out under it.  The plan
+ * still comes back (its residency fits), and the prediction says its
+ * arena does not: no offsets in the schedule, and how much it needs.
+ */
+TEST(arena_over_the_budget_is_reported)
+{
+	/* layer 3 reads x3 and w3 (16 MiB + 3) and writes x4 */
+	const uint64_t budget = 18 * MIB + 3;
+	struct hyper_plan_opts o = { .profile = "h100-pcie",
+				     .budget_bytes = budget };
+	struct hyper_plan_prediction pr;
+	struct hyper_schedule_info si;
+	struct hyper_schedule *s;
+	struct hyper_plan_graph *g;
+	struct hyper_plan *p;
+	char err[256];
+
+	g = plan_chain(_metadata, 4, 1);
+	ASSERT_EQ(0, hyper_plan_run(g, &o, &p, err, sizeof(err))) TH_LOG("%s", err);
+	hyper_plan_graph_free(g);
+	ASSERT_EQ(0, hyper_plan_prediction(p, &pr));
+	EXPECT_LE(pr.peak_device_bytes, budget);
+	EXPECT_EQ(1, pr.arena_over);
+	EXPECT_LT(budget, pr.arena_bytes);
+	ASSERT_EQ(0, hyper_plan_schedule(p, &s, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, hyper_schedule_info(s, &si));
+	EXPECT_FALSE(si.flags & HYPER_SCHED_ARENA);
+	hyper_schedule_free(s);
 	hyper_plan_free(p);
 }
 

@@ -150,6 +150,29 @@ TEST(bad_graphs_are_named)
 	}
 }
 
+/*
+ * A graph the split parse refuses is parsed again whole to name the
+ * fault; the graph's allocator (its count and the fail_at test hook that
+ * plan_oom relies on) carries over that second parse.
+ */
+TEST(reparse_keeps_the_allocator)
+{
+	const uint64_t far = 1ULL << 40;
+	struct hp_err e = { "" };
+	struct graph g;
+	uint64_t nr;
+
+	ASSERT_EQ(0, graph_init(&g, "test"));
+	g.mem.fail_at = far;
+	nr = g.mem.nr;
+	ASSERT_NE(0, graph_parse_json(&g, bad_graphs[1].json, &e));
+	EXPECT_NE(NULL, strstr(e.msg, "unknown tensor")) TH_LOG("%s", e.msg);
+	EXPECT_EQ(far, g.mem.fail_at);
+	EXPECT_LT(nr, g.mem.nr);
+	EXPECT_STREQ("test", g.name);
+	graph_free(&g);
+}
+
 TEST(bad_graphs_fail_the_cli)
 {
 	char out[4096];

@@ -237,7 +237,11 @@ static void md_header(FILE *f)
 	      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", f);
 }
 
-/* Runs every policy; the planner REPS times for a median of its time. */
+/*
+ * Runs every policy; the planner REPS times for a median of its time.
+ * The goals here have no budget, where run_policy is the whole search
+ * (run_policy_fit only adds the arena layout, which no figure here times).
+ */
 static int run_all(const struct problem *pb, struct result *res,
 		   double *plan_ms, struct hp_err *e)
 {
@@ -336,9 +340,11 @@ static int bench_one(FILE *js, struct row *w, const struct profile *p,
  * tensors at every length: the graph grows in operators alone.  Then the
  * graph that was slowest per operator, a Qwen1.5-MoE-A2.7B training step
  * (60 experts: many short-lived tensors).  Each is timed for the
- * planner's own search (run_plan) and for what hyper-plan and
- * hyper_plan_run() return, the best of it and both baselines
- * (run_plan_best, the never-worse floor).
+ * planner's own search (run_plan) and for the best of it and both
+ * baselines (run_plan_best, the never-worse floor).  The goal has no
+ * budget, so that search is what hyper-plan and hyper_plan_run() run
+ * (run_policy_fit re-plans only under a budget); the arena layout they
+ * add after it is not in these times.
  */
 static int bench_scale(FILE *js, FILE *md, const struct profile *p,
 		       const struct bench_cfg *c, const char *model,
