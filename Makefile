@@ -84,7 +84,8 @@ KSFT_STAMP	:= $(KSFT_DIR)/kselftest_harness.h
 # functions by design.
 TEST_CFLAGS	= $(filter-out -Wmissing-prototypes,$(ALL_CFLAGS)) \
 		  -Wno-sign-compare -I$(KSFT_DIR) -Iselftests/lib \
-		  -include selftests/lib/hyper_timeout.h
+		  -include selftests/lib/hyper_timeout.h \
+		  -include selftests/lib/hyper_leakcheck.h
 
 # Filled in by the fragments.
 USERSPACE	:=	# built by `make`
