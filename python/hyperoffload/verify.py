@@ -36,12 +36,32 @@ class Reference:
         self.out, self.state, self.inputs = out, state, inputs
 
 
+_PLAIN = (bool, int, float, complex, str, bytes, type(None))
+
+
+def _python_state(m: torch.nn.Module) -> Dict[Tuple[str, str], Any]:
+    """Plain Python attributes of every submodule (counters, flags)."""
+    return {(mn, k): v for mn, sub in m.named_modules() for k, v in vars(sub).items()
+            if isinstance(v, _PLAIN)}
+
+
 def eager(module: torch.nn.Module, inputs: Tuple[Any, ...]) -> Reference:
-    """module(*inputs) on a copy, from the capture seed (caller: no_grad)."""
+    """module(*inputs) on a copy, from the capture seed (caller: no_grad).
+    A forward that changes a plain Python attribute is refused: the graph
+    holds the value it had when traced."""
     m = copy_module(module)
     ins = snap(inputs)
+    before = _python_state(m)
     torch.manual_seed(SEED)
     out = m(*ins)
+    after = _python_state(m)
+    for (mn, k), v in before.items():
+        if after.get((mn, k), v) != v:
+            name = f"{mn}.{k}" if mn else k
+            raise CaptureError(f"cannot capture {type(module).__name__}: forward changes its "
+                               f"Python attribute {name!r} ({v!r} -> {after[(mn, k)]!r}), which "
+                               f"a graph cannot: keep it in a tensor buffer "
+                               f"(register_buffer) and update that in place")
     return Reference(snap(out), {n: t.clone() for n, t in module_tensors(m)}, ins)
 
 
