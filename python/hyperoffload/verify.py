@@ -145,9 +145,11 @@ def check_program(cap: Captured, rec: Any, inputs: Tuple[Any, ...], ref: Referen
             flat = store[tid] = torch.zeros(n, dtype=spec.dtype)
         return _as(spec, flat, 0)
 
+    state = set(cap.state)
     for tid, spec in cap.tensors.items():
-        if spec.source[0] == "weight":
-            store[tid] = whole(spec.source[1]).clone()
+        if spec.source[0] == "weight":     # read in place unless forward writes it
+            store[tid] = whole(spec.source[1]).clone() if tid in state else \
+                whole(spec.source[1])
         elif spec.source[0] == "input":
             view(tid).copy_(inputs[spec.source[1]])
     tid_of = rec.tid_of
@@ -183,7 +185,6 @@ def check_program(cap: Captured, rec: Any, inputs: Tuple[Any, ...], ref: Referen
                            f"eager at {d.replace('output  ', 'output ')}; please report it")
     # The state after the call: what eager wrote, the program writes too.
     by_ptr = {_storage(cap.tensors[t].source[1])[0]: t for t in cap.weight_names}
-    state = set(cap.state)
     for n, t in module_tensors(cap.module):
         tid = by_ptr.get(_storage(t)[0])
         got = store[tid].as_strided(t.shape, t.stride(), t.storage_offset()) \
