@@ -86,15 +86,15 @@ def _diff(a: torch.Tensor, b: torch.Tensor) -> str:
     return f"{int((a != b).sum())} elements differ"
 
 
-def first_difference(got: Any, want: Any, path: str = "") -> Optional[str]:
+def first_difference(got: Any, want: Any, path: str = "the output") -> Optional[str]:
     """Where two output structures first differ, and how; None if equal."""
     if isinstance(want, torch.Tensor):
         if not isinstance(got, torch.Tensor):
-            return f"{path or 'the output'}: {type(got).__name__} instead of a tensor"
-        return None if equal(got, want) else f"{path or 'the output'}: {_diff(got, want)}"
+            return f"{path}: {type(got).__name__} instead of a tensor"
+        return None if equal(got, want) else f"{path}: {_diff(got, want)}"
     if isinstance(want, dict):
         if not isinstance(got, dict) or list(got) != list(want):
-            return f"{path or 'the output'}: different keys"
+            return f"{path}: different keys"
         for k in want:
             d = first_difference(got[k], want[k], f"{path}[{k!r}]")
             if d:
@@ -102,7 +102,7 @@ def first_difference(got: Any, want: Any, path: str = "") -> Optional[str]:
         return None
     if isinstance(want, (tuple, list)):
         if not isinstance(got, (tuple, list)) or len(got) != len(want):
-            return f"{path or 'the output'}: a different structure"
+            return f"{path}: a different structure"
         for i, (g, w) in enumerate(zip(got, want)):
             d = first_difference(g, w, f"{path}[{i}]")
             if d:
@@ -112,12 +112,12 @@ def first_difference(got: Any, want: Any, path: str = "") -> Optional[str]:
         same = bool(got == want)
     except Exception:
         same = False
-    return None if same else f"{path or 'the output'}: {got!r} instead of {want!r}"
+    return None if same else f"{path}: {got!r} instead of {want!r}"
 
 
 def check_trace(name: str, ref: Reference, traced_out: Any, work: torch.nn.Module) -> None:
     """The traced graph (run on ``work``) against eager: outputs and state."""
-    d = first_difference(traced_out, ref.out, "output ")
+    d = first_difference(traced_out, ref.out)
     if d is None:
         for n, t in module_tensors(work):
             if not equal(t, ref.state[n]):
@@ -125,7 +125,7 @@ def check_trace(name: str, ref: Reference, traced_out: Any, work: torch.nn.Modul
                 break
     if d is not None:
         raise CaptureError(f"cannot capture {name}: the traced graph differs from eager at "
-                           f"{d.replace('output  ', 'output ')}: forward does something torch.fx "
+                           f"{d}: forward does something torch.fx "
                            f"does not record (a change through an alias, Python-side state "
                            f"or randomness); make it explicit or run that part outside the "
                            f"captured module")
@@ -156,7 +156,9 @@ def check_program(cap: Captured, rec: Any, inputs: Tuple[Any, ...], ref: Referen
 
     def fail(node: Any, what: str) -> CaptureError:
         return CaptureError(f"cannot capture {cap.name}: the captured program differs from "
-                            f"the graph at {where(node)}: {what}; please report it")
+                            f"the graph at {where(node)}: {what} (views and scalars are read "
+                            f"where they are used: clone() a value read from a tensor that "
+                            f"changes in place before it is used)")
 
     torch.manual_seed(SEED)
     for op in cap.ops:
@@ -179,10 +181,10 @@ def check_program(cap: Captured, rec: Any, inputs: Tuple[Any, ...], ref: Referen
     out_node = next(n for n in cap.gm.graph.nodes if n.op == "output")
     env: Dict[str, Any] = {}
     out = map_arg(out_node.args[0], lambda a: node_value(cap, a, env, view))
-    d = first_difference(out, ref.out, "output ")
+    d = first_difference(out, ref.out)
     if d:
         raise CaptureError(f"cannot capture {cap.name}: the captured program differs from "
-                           f"eager at {d.replace('output  ', 'output ')}; please report it")
+                           f"eager at {d}; please report it")
     # The state after the call: what eager wrote, the program writes too.
     by_ptr = {_storage(cap.tensors[t].source[1])[0]: t for t in cap.weight_names}
     for n, t in module_tensors(cap.module):
