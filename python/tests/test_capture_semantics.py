@@ -187,6 +187,41 @@ def test_python_state_refused():
     refused(M(), torch.randn(2, 4), match="changes its Python attribute 'calls'")
 
 
+def test_capture_leaves_rng_alone_and_dropout_matches():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(8, 8)
+            self.drop = nn.Dropout(0.5)
+
+        def forward(self, x):
+            return self.drop(self.lin(x)) + torch.rand_like(x)
+
+    m, x = M().train(), torch.randn(4, 8)
+    rng = torch.get_rng_state()
+    with ho.offload(m, (x,), budget_ratio=1.0, backend="shmem", runs=1) as r:
+        assert torch.equal(torch.get_rng_state(), rng)
+        torch.manual_seed(5)
+        want = m(x).detach()
+        torch.manual_seed(5)
+        assert torch.equal(r(x), want)
+
+
+def test_parameter_written_in_forward_refused():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(4))
+
+        def forward(self, x):
+            with torch.no_grad():
+                self.w.mul_(2)
+            return x * self.w
+
+    with pytest.raises(CaptureError, match="changes parameter 'w' in place"):
+        capture(M(), (torch.randn(2, 4),), runs=1)
+
+
 def test_first_differing_node_named():
     class M(nn.Module):
         def __init__(self):
