@@ -112,6 +112,7 @@ class Captured:
     state: List[str] = field(default_factory=list)     # weights written by forward
     written_inputs: List[Tuple[str, int]] = field(default_factory=list)  # inputs written
     module: Optional[torch.nn.Module] = None           # the user's module (state write-back)
+    via: str = "fx"                                    # "fx" or "export" (torch 2.x)
     uses_out_kernels: int = 0
     copied_outputs: int = 0
     notes: List[str] = field(default_factory=list)
@@ -342,9 +343,14 @@ def _storage(t: torch.Tensor) -> Tuple[int, int]:
 
 
 def target_name(node: torch.fx.Node) -> str:
+    """A node's function or method name (an ATen overload's packet name:
+    ``aten.linear.default`` is ``linear``)."""
     t = node.target
     if isinstance(t, str):
         return t
+    packet = getattr(t, "_overloadpacket", None)
+    if packet is not None:
+        return getattr(packet, "__name__", str(t)).split(".")[-1]
     return getattr(t, "__name__", str(t))
 
 
@@ -579,19 +585,56 @@ def _check_inputs(module: torch.nn.Module, gm: torch.fx.GraphModule,
                                f"(got {type(v).__name__})")
 
 
+def export(module: torch.nn.Module, example_inputs: Tuple[Any, ...]) -> torch.fx.GraphModule:
+    """torch.export (torch 2.1 and later): a functional ATen graph, buffer
+    writes explicit (``copy_`` into the buffer), as a GraphModule whose
+    parameters and buffers keep their names in ``module``."""
+    if not hasattr(torch, "export"):
+        raise CaptureError(f"cannot capture {type(module).__name__} with torch.export: "
+                           f"torch {torch.__version__} has none (2.1 or later)")
+    try:
+        gm = torch.export.export(module, example_inputs).module()
+    except Exception as e:
+        raise CaptureError(f"cannot capture {type(module).__name__} with torch.export: "
+                           f"{_first_line(e)}") from None
+    if not isinstance(gm, torch.fx.GraphModule):
+        raise CaptureError(f"cannot capture {type(module).__name__} with torch.export: "
+                           f"its module() is a {type(gm).__name__}, not a GraphModule")
+    return gm
+
+
 def capture(module: torch.nn.Module, example_inputs: Sequence[Any], *, runs: int = 3,
-            name: Optional[str] = None, verify: bool = True) -> Captured:
+            name: Optional[str] = None, verify: bool = True, via: str = "auto") -> Captured:
     """Trace, run on example_inputs, build the graph, and (``verify``) check
     that the captured program gives module(*example_inputs) exactly, state
     included; a difference is a CaptureError naming the first node that
     differs.  Everything runs on copies of ``module`` (copy_module()):
-    capture changes neither its state nor the RNG's."""
+    capture changes neither its state nor the RNG's.
+
+    ``via``: "fx" (torch.fx symbolic tracing, leaves for torch.nn), "export"
+    (torch.export, torch 2.1 and later), or "auto": export where torch has
+    it, and fx when export fails or its graph is refused (the reason is in
+    ``notes``)."""
+    if via not in ("auto", "fx", "export"):
+        raise ValueError(f"via must be 'auto', 'fx' or 'export' (got {via!r})")
+    if via == "auto":
+        if not hasattr(torch, "export"):
+            return capture(module, example_inputs, runs=runs, name=name, verify=verify,
+                           via="fx")
+        try:
+            return capture(module, example_inputs, runs=runs, name=name, verify=verify,
+                           via="export")
+        except Exception as e:    # any failure of the export path: fx, and say why
+            cap = capture(module, example_inputs, runs=runs, name=name, verify=verify,
+                          via="fx")
+            cap.notes.append(f"torch.export not used: {_first_line(e)}")
+            return cap
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     example_inputs = tuple(example_inputs)
     mname = type(module).__name__
     work = copy_module(module)
-    gm = trace(work)
+    gm = export(work, example_inputs) if via == "export" else trace(work)
     _check_inputs(module, gm, example_inputs)
     from . import verify as _verify
     with torch.random.fork_rng(devices=[]), torch.no_grad():
@@ -605,9 +648,10 @@ def capture(module: torch.nn.Module, example_inputs: Sequence[Any], *, runs: int
                                f"failed at {where(f.node)}: {_first_line(f.error)}") from None
         ref = _verify.eager(module, example_inputs) if verify else None
         if ref is not None:
-            _verify.check_trace(mname, ref, traced_out, work)
-        owned = {_storage(t)[0] for t in list(work.parameters()) + list(work.buffers())}
+            _verify.check_trace(mname, ref, traced_out, gm)
+        owned = {_storage(t)[0] for t in list(gm.parameters()) + list(gm.buffers())}
         cap = _build(gm, rec, example_inputs, runs, name or mname, owned)
+        cap.via = via
         _bind_to(cap, module)
         if ref is not None:
             _verify.check_program(cap, initial, example_inputs, ref)

@@ -250,7 +250,8 @@ class Runner:
         env: Dict[str, Any] = {}
         view = self._final_tensor
         val = map_arg(self.output.args[0], lambda a: node_value(self.cap, a, env, view))
-        return _detach(val)
+        # torch.export's graphs return their outputs flat: rebuild them.
+        return _detach(self.cap.gm.graph.process_outputs(val))
 
     def _write_back(self, inputs: Tuple[Any, ...]) -> None:
         """What forward wrote outside its results, back where eager writes

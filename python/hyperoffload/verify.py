@@ -261,7 +261,8 @@ def check_program(cap: Captured, initial: Dict[str, torch.Tensor], inputs: Tuple
                 store.pop(t, None)
     out_node = next(n for n in cap.gm.graph.nodes if n.op == "output")
     env: Dict[str, Any] = {}
-    out = map_arg(out_node.args[0], lambda a: node_value(cap, a, env, view))
+    out = cap.gm.graph.process_outputs(
+        map_arg(out_node.args[0], lambda a: node_value(cap, a, env, view)))
     d = first_difference(out, ref.out)
     if d:
         raise CaptureError(f"cannot capture {cap.name}: the captured program differs from "

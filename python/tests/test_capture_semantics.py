@@ -222,6 +222,28 @@ def test_parameter_written_in_forward_refused():
         capture(M(), (torch.randn(2, 4),), runs=1)
 
 
+def test_capture_path():
+    """torch.export where torch has it (2.1 and later), torch.fx on 1.13;
+    both are checked against eager and run by the same runner."""
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(8, 8)
+            self.register_buffer("step", torch.zeros(()))
+
+        def forward(self, x):
+            self.step.add_(1)
+            return {"y": self.lin(x).relu() * self.step}
+
+    cap = capture(M(), (torch.randn(2, 8),), runs=1)
+    assert cap.via == ("export" if hasattr(torch, "export") else "fx"), cap.notes
+    assert cap.state == ["step"]
+    check(M(), torch.randn(2, 8))
+    if not hasattr(torch, "export"):
+        with pytest.raises(CaptureError, match="torch.export: torch .* has none"):
+            capture(M(), (torch.randn(2, 8),), runs=1, via="export")
+
+
 def test_first_differing_node_named():
     class M(nn.Module):
         def __init__(self):
