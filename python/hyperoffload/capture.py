@@ -649,7 +649,10 @@ def capture(module: torch.nn.Module, example_inputs: Sequence[Any], *, runs: int
         ref = _verify.eager(module, example_inputs) if verify else None
         if ref is not None:
             _verify.check_trace(mname, ref, traced_out, gm)
-        owned = {_storage(t)[0] for t in list(gm.parameters()) + list(gm.buffers())}
+        # The module's own tensors (fx's GraphModule registers the constants it
+        # folded as buffers too: those are data, not weights).
+        holder = work if via == "fx" else gm
+        owned = {_storage(t)[0] for t in list(holder.parameters()) + list(holder.buffers())}
         cap = _build(gm, rec, example_inputs, runs, name or mname, owned)
         cap.via = via
         _bind_to(cap, module)
