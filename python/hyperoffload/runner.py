@@ -65,22 +65,29 @@ class Runner:
         info = self.sched.info()
         self.index = {tid: self.sched.find(tid) for tid in cap.tensors}
         self.homes = {tid: self.sched.tensor(i)["home"] for tid, i in self.index.items()}
-        moved = set()
+        moved, detached = set(), set()
+        last = info["nr_steps"] - 1
         for s in range(info["nr_steps"]):
             st = self.sched.step(s)
             moved.update(st["defines"])
             moved.update(t for op, t in st["before"] + st["after"] if op == "prefetch")
-        # Weights the schedule keeps on the device from the start until
-        # their last use are the framework's own tensors, loaded once, as a
-        # device holds a model: bound in place (and registered, for stores),
-        # not copied at every call, and counted in the peak for the whole
-        # run.  A weight the schedule detaches and prefetches again needs its
-        # room in the arena in between, so it is copied in at each call.
+            detached.update(t for op, t in st["before"] + st["after"]
+                            if op == "detach" and s != last)
+        # A weight the schedule keeps on the device from the start to the
+        # end of the run is the framework's own tensor, loaded once, as a
+        # device holds a model: bound in place (and registered, for
+        # stores), not copied at every call, and counted in the peak for
+        # the whole run, as the plan counts it.  Any other weight whose
+        # home is the device has arena room only while the plan says it is
+        # resident: the planner frees it after its last use (or detaches
+        # and prefetches it again), so it is copied into its arena room at
+        # each call and that room is reused once it is detached.
         self._bound: Dict[str, torch.Tensor] = {}
         bufs: List[Buffer] = []
         for tid, spec in cap.tensors.items():
+            i = self.index[tid]
             if spec.source[0] == "weight" and self.homes[tid] == "device" and \
-                    self.index[tid] not in moved:
+                    i not in moved and i not in detached:
                 t = spec.source[1]
                 self._bound[tid] = t
                 bufs.append(Buffer(t.storage().data_ptr(), spec.nbytes, t))
