@@ -110,9 +110,10 @@ class Runner:
         for s in range(info["nr_steps"]):
             op = ops[self.sched.step(s)["op"]]
             self.steps.append((op, [self.index[t] for t in op.inputs], _compile(cap, op)))
-        for tid, spec in cap.tensors.items():
-            if spec.source[0] == "weight" and self.homes[tid] == "pool":
-                self._fill(tid, self._pool_tensor(tid), spec.source[1])
+        with torch.no_grad():
+            for tid, spec in cap.tensors.items():
+                if spec.source[0] == "weight" and self.homes[tid] == "pool":
+                    self._fill(tid, self._pool_tensor(tid), spec.source[1])
         self.output = next(n for n in cap.gm.graph.nodes if n.op == "output")
 
     def close(self) -> None:
@@ -186,9 +187,11 @@ class Runner:
         ctx = self.ctx
         ctx.rewind()
         ctx.reset_stats()
-        self._fill_homes(inputs)
-        t0 = time.perf_counter_ns()
         with torch.no_grad():
+            # Weights that require grad copied outside no_grad would make
+            # the arena, and every view of it, require grad.
+            self._fill_homes(inputs)
+            t0 = time.perf_counter_ns()
             steps = self.steps
             for step in ctx.steps():
                 self._step(*steps[step])
