@@ -27,6 +27,10 @@ arena (``copy``).
 """
 from __future__ import annotations
 
+import contextlib
+import copy
+import dis
+import inspect
 import operator
 import re
 import statistics
@@ -37,7 +41,6 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import torch
 import torch.fx
 from torch.fx.node import map_arg
-from torch.fx.passes.shape_prop import ShapeProp
 
 KV_NAME = re.compile(r"(^past|cache)", re.I)
 KV_UPDATE = {"index_copy", "index_put", "slice_scatter", "index_add"}
@@ -73,7 +76,12 @@ class OpSpec:
     nbytes: int = 0
     gemm: Optional[Tuple[int, int, int]] = None
     kernel: Optional[Callable[..., Any]] = None   # out= form, or None: plain call and copy
-    mutates: bool = False
+    mutates: bool = False       # writes only tensors it reads (x.add_(), setitem)
+    fresh: List[int] = field(default_factory=list)  # result leaves copied to outputs[:len]
+    # A torch.nn leaf module's own tensors: (name in the module, tensor id,
+    # geometry when only part of that tensor's storage).
+    module_tensors: List[Tuple[str, str, Optional[Tuple[Tuple[int, ...], Tuple[int, ...], int]]]] = \
+        field(default_factory=list)
 
 
 @dataclass
@@ -90,6 +98,11 @@ class Captured:
     attr_views: Dict[str, Tuple[str, Tuple[int, ...], Tuple[int, ...], int]] = \
         field(default_factory=dict)           # get_attr of part of a weight -> geometry
     mutating: Dict[str, str] = field(default_factory=dict)  # in-place node -> node it changes
+    node_struct: Dict[str, Any] = field(default_factory=dict)  # multi-output node -> nesting
+    weight_names: Dict[str, str] = field(default_factory=dict)  # weight id -> module attribute
+    state: List[str] = field(default_factory=list)     # weights written by forward
+    written_inputs: List[Tuple[str, int]] = field(default_factory=list)  # inputs written
+    module: Optional[torch.nn.Module] = None           # the user's module (state write-back)
     uses_out_kernels: int = 0
     copied_outputs: int = 0
     notes: List[str] = field(default_factory=list)
@@ -117,9 +130,105 @@ class Captured:
 
 # ---- tracing ----------------------------------------------------------------
 
+# torch's own modules are leaf operators, except the containers, which only
+# hold others.
+_CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict)
+# Factories that take sizes: traced sizes (``torch.arange(S)``) make nodes.
+_FACTORIES = ("arange", "zeros", "ones", "empty", "full", "eye", "linspace", "rand",
+              "randn", "randint", "tril_indices", "triu_indices")
+# Operators whose result's shape depends on the input values.
+# (repeat_interleave too, when its repeats are a tensor.)
+DATA_DEPENDENT = {"nonzero", "masked_select", "unique", "unique_consecutive", "argwhere",
+                  "bincount", "histogramdd", "nonzero_static"}
+
+
+# ... and those whose forward is one functional call on their parameters,
+# traced through, so that the call writes into the arena (linear's out=).
+_TRACED_THROUGH = (torch.nn.Linear,)
+
+
+def is_torch_leaf(m: torch.nn.Module) -> bool:
+    """A module of torch.nn itself (not a container): captured as one operator."""
+    mod = type(m).__module__
+    return (mod.startswith("torch.nn") or mod.startswith("torch.ao.nn")) and \
+        not isinstance(m, _CONTAINERS) and type(m) not in _TRACED_THROUGH
+
+
+class _Proxy(torch.fx.Proxy):
+    """fx's Proxy plus what plain Python code does to tensors: in-place
+    operators (``h += y`` is an in-place add on the tensor ``h`` names, not a
+    new tensor) and item assignment (``z[:, :4] = 0``)."""
+
+    def __iadd__(self, other):
+        return self.tracer.create_proxy("call_function", operator.iadd, (self, other), {})
+
+    def __isub__(self, other):
+        return self.tracer.create_proxy("call_function", operator.isub, (self, other), {})
+
+    def __imul__(self, other):
+        return self.tracer.create_proxy("call_function", operator.imul, (self, other), {})
+
+    def __itruediv__(self, other):
+        return self.tracer.create_proxy("call_function", operator.itruediv, (self, other), {})
+
+    def __setitem__(self, key, value):
+        self.tracer.create_proxy("call_function", operator.setitem, (self, key, value), {})
+
+
+def _proxy_iter(self):
+    """Proxy.__iter__ for our tracer: torch 1.13 finds the calling
+    instruction at ``f_lasti // 2``, which Python 3.11's inline caches broke;
+    look it up by its offset instead."""
+    if not isinstance(self.tracer, _Tracer):
+        return _ORIG_ITER(self)
+    frame = inspect.currentframe()
+    calling = frame.f_back if frame is not None else None
+    if calling is not None:
+        for inst in dis.get_instructions(calling.f_code):
+            if inst.offset == calling.f_lasti:
+                if inst.opname == "UNPACK_SEQUENCE":
+                    return (self[i] for i in range(inst.argval))
+                break
+    return self.tracer.iter(self)
+
+
+_ORIG_ITER = torch.fx.Proxy.__iter__
+
+
+def _factory(orig: Callable[..., Any]) -> Callable[..., Any]:
+    def wrapped(*args, **kwargs):
+        found: List[torch.fx.Proxy] = []
+        torch.fx.node.map_aggregate((args, kwargs), lambda a: found.append(a)
+                                    if isinstance(a, torch.fx.Proxy) else None)
+        if found:
+            return found[0].tracer.create_proxy("call_function", orig, args, kwargs)
+        return orig(*args, **kwargs)
+    return wrapped
+
+
+@contextlib.contextmanager
+def _patched():
+    """Proxy iteration and traced sizes in factories, for this tracer only,
+    for the time of one trace."""
+    saved = {name: getattr(torch, name) for name in _FACTORIES}
+    torch.fx.Proxy.__iter__ = _proxy_iter   # type: ignore[assignment]
+    try:
+        for name, f in saved.items():
+            setattr(torch, name, _factory(f))
+        yield
+    finally:
+        torch.fx.Proxy.__iter__ = _ORIG_ITER  # type: ignore[assignment]
+        for name, f in saved.items():
+            setattr(torch, name, f)
+
+
 class _Tracer(torch.fx.Tracer):
-    """Traces through every module and remembers where it was, so that a
-    failure names the module and the last node made."""
+    """Traces user modules down to functions and torch's own modules as leaf
+    operators; buffers are proxied like parameters, so that writes to them
+    are nodes.  Remembers where it was, so that a failure names the module
+    and the last node made."""
+
+    proxy_buffer_attributes = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -128,7 +237,10 @@ class _Tracer(torch.fx.Tracer):
         self.last: Optional[str] = None
 
     def is_leaf_module(self, m: torch.nn.Module, qualname: str) -> bool:
-        return False
+        return is_torch_leaf(m)
+
+    def proxy(self, node: torch.fx.Node) -> torch.fx.Proxy:
+        return _Proxy(node, self)
 
     def call_module(self, m, forward, args, kwargs):
         self.where.append(self.path_of_module(m) or type(m).__name__)
@@ -148,11 +260,15 @@ class _Tracer(torch.fx.Tracer):
 
 
 def trace(module: torch.nn.Module) -> torch.fx.GraphModule:
-    """symbolic_trace through every submodule; untraceable code raises
+    """symbolic_trace down to torch's own modules; untraceable code raises
     CaptureError naming the module, the last node traced and the reason."""
+    if is_torch_leaf(module):
+        raise CaptureError(f"cannot capture {type(module).__name__}: a torch.nn module on its "
+                           f"own is one operator; wrap it in a module that calls it")
     tracer = _Tracer()
     try:
-        graph = tracer.trace(module)
+        with _patched():
+            graph = tracer.trace(module)
     except Exception as e:  # torch.fx raises TraceError, TypeError, ...
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         where = tracer.failed_in or ""
@@ -180,6 +296,34 @@ def _leaves(v: Any) -> List[torch.Tensor]:
             out.extend(_leaves(x))
         return out
     return []
+
+
+class _Const:
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
+def _struct(v: Any, counter: List[int]) -> Any:
+    """v's nesting with each tensor replaced by its index in _leaves(v)."""
+    if isinstance(v, torch.Tensor):
+        counter[0] += 1
+        return counter[0] - 1
+    if isinstance(v, (tuple, list)):
+        return (type(v), tuple(_struct(x, counter) for x in v))
+    return _Const(v)
+
+
+def rebuild(struct: Any, leaves: Sequence[Any]) -> Any:
+    """The value _struct() describes, with leaves in place of its tensors."""
+    if type(struct) is int:
+        return leaves[struct]
+    if type(struct) is _Const:
+        return struct.value
+    kind, items = struct
+    vals = [rebuild(x, leaves) for x in items]
+    return kind(*vals) if hasattr(kind, "_fields") else kind(vals)
 
 
 def _storage(t: torch.Tensor) -> Tuple[int, int]:
@@ -300,26 +444,105 @@ def _median_ns(fn: Callable[[], Any], runs: int) -> int:
 
 # ---- capture ----------------------------------------------------------------
 
-class _Recorder(ShapeProp):
-    """ShapeProp that also keeps every node's value."""
+SEED = 0x5EED   # the RNG seed of every reference run at capture
+
+
+def copy_module(module: torch.nn.Module) -> torch.nn.Module:
+    """A deep copy sharing the parameters: buffers, counters and any other
+    Python state are the copy's own, so running it changes nothing in
+    ``module``."""
+    memo: Dict[int, Any] = {id(p): p for p in module.parameters()}
+    return copy.deepcopy(module, memo)
+
+
+def module_tensors(m: torch.nn.Module) -> List[Tuple[str, torch.Tensor]]:
+    """A module's parameters and buffers by name, tied ones under each name."""
+    out: List[Tuple[str, torch.Tensor]] = []
+    for kind in ("_parameters", "_buffers"):
+        for prefix, sub in m.named_modules(remove_duplicate=False):
+            for n, t in getattr(sub, kind).items():
+                if t is not None:
+                    out.append((f"{prefix}.{n}" if prefix else n, t))
+    return out
+
+
+def snap(v: Any) -> Any:
+    """A copy of a value's tensors, as they are now."""
+    if isinstance(v, torch.Tensor):
+        return v.clone()
+    if isinstance(v, (tuple, list)):
+        vals = [snap(x) for x in v]
+        return type(v)(*vals) if hasattr(v, "_fields") else type(v)(vals)
+    if isinstance(v, dict):
+        return {k: snap(x) for k, x in v.items()}
+    return v
+
+
+def whole(t: torch.Tensor) -> torch.Tensor:
+    """All of t's storage, as a flat tensor of t's dtype."""
+    return t.as_strided((t.storage().size(),), (1,), 0)
+
+
+class _NodeFailed(Exception):
+    def __init__(self, node: torch.fx.Node, error: Exception):
+        super().__init__(str(error))
+        self.node, self.error = node, error
+
+
+class _Recorder(torch.fx.Interpreter):
+    """Runs the graph, keeping every node's value (``values``, live objects),
+    a copy of it as it was when the node ran (``snaps``), and the storages
+    each node wrote (``written``: storage address -> the whole storage after
+    the node), found by the tensors' version counters."""
 
     def __init__(self, gm: torch.fx.GraphModule):
         super().__init__(gm)
         self.values: Dict[str, Any] = {}
+        self.snaps: Dict[str, Any] = {}
+        self.written: Dict[str, Dict[int, torch.Tensor]] = {}
+        self.tid_of: Dict[int, str] = {}
+        # Buffers: some kernels (batch_norm's running statistics) write them
+        # without bumping their version, so their values are compared too.
+        self._buffers = {_storage(b)[0] for b in gm.buffers()}
 
     def run_node(self, n: torch.fx.Node) -> Any:
-        v = super().run_node(n)
+        watch: List[torch.Tensor] = []
+        if n.op in ("call_function", "call_method", "call_module"):
+            args, kwargs = self.fetch_args_kwargs_from_env(n)
+            torch.fx.node.map_aggregate((args, kwargs), lambda a: watch.append(a)
+                                        if isinstance(a, torch.Tensor) else None)
+            if n.op == "call_module":
+                watch += [t for _, t in module_tensors(self.module.get_submodule(n.target))]
+        before = [t._version for t in watch]
+        kept = [whole(t).clone() if _storage(t)[0] in self._buffers else None for t in watch]
+        try:
+            v = super().run_node(n)
+        except Exception as e:
+            raise _NodeFailed(n, e) from None
         self.values[n.name] = v
+        self.snaps[n.name] = snap(v)
+        changed = {}
+        for t, b, k in zip(watch, before, kept):
+            if t._version != b or (k is not None and not torch.equal(k, whole(t))):
+                changed[_storage(t)[0]] = whole(t).clone()
+        if changed:
+            self.written[n.name] = changed
         return v
 
 
-def capture(module: torch.nn.Module, example_inputs: Sequence[Any], *, runs: int = 3,
-            name: Optional[str] = None) -> Captured:
-    """Trace, propagate shapes on example_inputs, and build the graph."""
-    if isinstance(example_inputs, torch.Tensor):
-        example_inputs = (example_inputs,)
-    example_inputs = tuple(example_inputs)
-    gm = trace(module)
+def where(node: torch.fx.Node) -> str:
+    """A node as messages name it."""
+    what = f"module {node.target!r}" if node.op == "call_module" else target_name(node)
+    return f"node {node.name!r} ({what})"
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return f"{type(e).__name__}: {text.splitlines()[0]}" if text else type(e).__name__
+
+
+def _check_inputs(module: torch.nn.Module, gm: torch.fx.GraphModule,
+                  example_inputs: Tuple[Any, ...]) -> None:
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(example_inputs):
         raise CaptureError(f"{type(module).__name__}.forward takes {len(placeholders)} "
@@ -328,19 +551,77 @@ def capture(module: torch.nn.Module, example_inputs: Sequence[Any], *, runs: int
         if not isinstance(v, torch.Tensor):
             raise CaptureError(f"input {n.name!r}: only tensor inputs are supported "
                                f"(got {type(v).__name__})")
-    rec = _Recorder(gm)
-    with torch.no_grad():
+
+
+def capture(module: torch.nn.Module, example_inputs: Sequence[Any], *, runs: int = 3,
+            name: Optional[str] = None, verify: bool = True) -> Captured:
+    """Trace, run on example_inputs, build the graph, and (``verify``) check
+    that the captured program gives module(*example_inputs) exactly, state
+    included; a difference is a CaptureError naming the first node that
+    differs.  Everything runs on copies of ``module`` (copy_module()):
+    capture changes neither its state nor the RNG's."""
+    if isinstance(example_inputs, torch.Tensor):
+        example_inputs = (example_inputs,)
+    example_inputs = tuple(example_inputs)
+    mname = type(module).__name__
+    work = copy_module(module)
+    gm = trace(work)
+    _check_inputs(module, gm, example_inputs)
+    from . import verify as _verify
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
+        rec = _Recorder(gm)
+        torch.manual_seed(SEED)
         try:
-            rec.propagate(*example_inputs)
-        except Exception as e:
-            raise CaptureError(f"running {type(module).__name__} on the example inputs "
-                               f"failed: {e}") from None
-        owned = {_storage(t)[0] for t in list(module.parameters()) + list(module.buffers())}
-        return _build(gm, rec.values, example_inputs, runs, name or type(module).__name__,
-                      owned)
+            traced_out = rec.run(*snap(example_inputs))
+        except _NodeFailed as f:
+            raise CaptureError(f"cannot capture {mname}: running it on the example inputs "
+                               f"failed at {where(f.node)}: {_first_line(f.error)}") from None
+        ref = _verify.eager(module, example_inputs) if verify else None
+        if ref is not None:
+            _verify.check_trace(mname, ref, traced_out, work)
+        owned = {_storage(t)[0] for t in list(work.parameters()) + list(work.buffers())}
+        cap = _build(gm, rec, example_inputs, runs, name or mname, owned)
+        _bind_to(cap, module)
+        if ref is not None:
+            _verify.check_program(cap, rec, example_inputs, ref)
+        return cap
 
 
-def _build(gm, values, example_inputs, runs, name, owned) -> Captured:
+def _bind_to(cap: Captured, module: torch.nn.Module) -> None:
+    """Weights are read from ``module`` itself (the copy's buffers moved
+    while capturing), which is kept for the state written back."""
+    cap.module = module
+    own = dict(module_tensors(module))
+    for tid, qual in cap.weight_names.items():
+        t = own.get(qual)
+        if t is not None:
+            cap.tensors[tid].source = ("weight", t)
+
+
+def _mask_index(v: Any) -> bool:
+    found: List[bool] = []
+    torch.fx.node.map_aggregate(v, lambda a: found.append(True) if isinstance(
+        a, torch.Tensor) and a.dtype in (torch.bool, torch.uint8) else None)
+    return bool(found)
+
+
+def _data_dependent(n: torch.fx.Node, args: Any, kwargs: Any) -> bool:
+    """Does the node's result's shape depend on the values of its inputs?"""
+    name = target_name(n)
+    if n.op == "call_module":
+        return False
+    if name in DATA_DEPENDENT:
+        return True
+    if name == "repeat_interleave":
+        rep = args[1] if len(args) > 1 else kwargs.get("repeats", args[0] if args else None)
+        return isinstance(rep, torch.Tensor) and rep.numel() > 1
+    if n.target is operator.getitem and len(args) > 1 and isinstance(args[0], torch.Tensor):
+        return _mask_index(args[1])
+    return name == "where" and len(args) == 1 and not kwargs
+
+
+def _build(gm, rec: "_Recorder", example_inputs, runs, name, owned) -> Captured:
+    values = rec.values
     tensors: Dict[str, TensorSpec] = {}
     ops: List[OpSpec] = []
     by_storage: Dict[int, str] = {}     # storage address -> tensor id
@@ -377,6 +658,31 @@ def _build(gm, values, example_inputs, runs, name, owned) -> Captured:
         map_arg((n.args, n.kwargs), lambda a: found.append(a) or a)
         return found
 
+    def weight(qual: str, t: torch.Tensor):
+        """The weight tensor t is (part of): its id and, when only part of
+        it, t's geometry."""
+        ptr, _ = _storage(t)
+        # torch.fx folds tensors made from constants only (torch.zeros of
+        # a fixed shape) into _tensor_constant attributes: data, not weights.
+        # A constant that is a view of a buffer (sliced at trace time) is
+        # that buffer: a weight.
+        kind = "weight" if ptr in owned or not qual.startswith("_tensor_constant") \
+            else "activation"
+        tid = by_storage.get(ptr)
+        if tid is None:
+            tid = new_tensor(qual, t, kind, ("weight", t))
+            if kind == "weight":
+                cap.weight_names[tid] = qual
+        tensors[tid].live_in = True
+        spec = tensors[tid]
+        if tuple(t.shape) == spec.shape and t.storage_offset() == spec.offset and \
+                tuple(t.stride()) == spec.stride:
+            return tid, None
+        return tid, (tuple(t.shape), tuple(t.stride()), t.storage_offset())
+
+    def fail(n: torch.fx.Node, why: str) -> CaptureError:
+        return CaptureError(f"cannot capture {name}: {where(n)} {why}")
+
     for n in gm.graph.nodes:
         v = values.get(n.name)
         if n.op == "placeholder":
@@ -389,22 +695,12 @@ def _build(gm, values, example_inputs, runs, name, owned) -> Captured:
             continue
         if n.op == "get_attr":
             if isinstance(v, torch.Tensor):
-                ptr, _ = _storage(v)
-                # torch.fx folds tensors made from constants only (torch.zeros of
-                # a fixed shape) into _tensor_constant attributes: data, not weights.
-                # A constant that is a view of a buffer (sliced at trace time) is
-                # that buffer: a weight.
-                kind = "weight" if ptr in owned or not n.target.startswith(
-                    "_tensor_constant") else "activation"
-                tid = by_storage.get(ptr) or new_tensor(n.target, v, kind, ("weight", v))
-                tensors[tid].live_in = True
-                if tuple(v.shape) == tensors[tid].shape and v.storage_offset() == \
-                        tensors[tid].offset and tuple(v.stride()) == tensors[tid].stride:
+                tid, geom = weight(n.target, v)
+                if geom is None:
                     node_tensor[n.name] = tid
                 else:
                     free[n.name] = [tid]
-                    cap.attr_views[n.name] = (tid, tuple(v.shape), tuple(v.stride()),
-                                              v.storage_offset())
+                    cap.attr_views[n.name] = (tid, *geom)
             else:
                 free[n.name] = []
             continue
@@ -414,23 +710,58 @@ def _build(gm, values, example_inputs, runs, name, owned) -> Captured:
             continue
         args = map_arg(n.args, lambda a: values.get(a.name))
         kwargs = map_arg(n.kwargs, lambda a: values.get(a.name))
+        if _data_dependent(n, args, kwargs):
+            raise fail(n, "makes a tensor whose shape depends on the input values "
+                       "(boolean mask, nonzero, unique, ...): its memory cannot be planned; "
+                       "use a fixed-shape form (torch.where, masked_fill) or run it outside "
+                       "the captured module")
         deps = reads(arg_nodes(n))
+        mod_tensors: List[Tuple[str, str, Any]] = []
+        if n.op == "call_module":
+            for local, t in module_tensors(gm.get_submodule(n.target)):
+                tid, geom = weight(f"{n.target}.{local}", t)
+                mod_tensors.append((local, tid, geom))
+                if tid not in deps:
+                    deps.append(tid)
         leaves = _leaves(v)
-        if is_mutating(n):
-            target = arg_nodes(n)[0]
-            bases = reads([target])
-            cap.mutating[n.name] = target.name
-            op = OpSpec(n.name, n, deps, bases, mutates=True)
-            _time(op, n, gm, args, kwargs, runs)
-            ops.append(op)
-            if isinstance(v, torch.Tensor) and bases:
-                free[n.name] = bases
+        written: List[str] = []
+        for ptr in rec.written.get(n.name, {}):
+            if ptr not in by_storage:
+                raise fail(n, "writes a tensor that is not an input, weight or result of the graph")
+            if by_storage[ptr] not in written:
+                written.append(by_storage[ptr])
+        fresh = [i for i, t in enumerate(leaves) if _storage(t)[0] not in by_storage]
+        if not fresh and not written:
+            if mod_tensors:
+                raise fail(n, "returns a view of its input and has parameters: not supported")
+            free[n.name] = deps      # a view, or no tensor at all
+            continue
+        if fresh and len(fresh) != len(leaves):
+            raise fail(n, "returns both views of its inputs and new tensors, which is not "
+                       "supported")
+        if written and not fresh:
+            # In place: the node's value is the tensor it changed (or nothing).
+            target = None
+            for a in arg_nodes(n):
+                av = values.get(a.name)
+                if isinstance(v, torch.Tensor) and isinstance(av, torch.Tensor) and \
+                        _storage(av)[0] == _storage(v)[0] and av.shape == v.shape and \
+                        av.stride() == v.stride() and av.storage_offset() == v.storage_offset():
+                    target = a
+                    break
+            if leaves and target is None:
+                raise fail(n, "changes a tensor in place and returns a different view of it "
+                           "(in-place shape change): not supported; use the out-of-place form")
+            if target is None:
+                target = arg_nodes(n)[0] if arg_nodes(n) else None
+            if target is not None:
+                cap.mutating[n.name] = target.name
+                free[n.name] = reads([target])
             else:
                 free[n.name] = []
-            continue
-        fresh = [t for t in leaves if _storage(t)[0] not in by_storage]
-        if not fresh:
-            free[n.name] = deps      # a view, or no tensor at all
+            op = OpSpec(n.name, n, deps, written, mutates=True, module_tensors=mod_tensors)
+            _time(op, n, gm, args, kwargs, runs)
+            ops.append(op)
             continue
         # A cache update makes a kv tensor, and marks the cache it extends kv.
         kind = "activation"
@@ -444,16 +775,15 @@ def _build(gm, values, example_inputs, runs, name, owned) -> Captured:
             node_tensor[n.name] = tid
             outs = [tid]
         else:
-            if len(fresh) != len(leaves):
-                raise CaptureError(f"node {n.name!r} ({target_name(n)}) returns both views of "
-                                   f"its inputs and new tensors, which is not supported")
             outs = []
             for i, t in enumerate(leaves):
                 outs.append(new_tensor(f"{n.name}.{i}", t, kind, ("node", n.name, i)))
             node_leaves[n.name] = outs  # type: ignore[assignment]
-        op = OpSpec(n.name, n, deps, outs)
-        if isinstance(v, torch.Tensor):
-            op.kernel = _choose_kernel(n, gm, args, kwargs, v)
+            cap.node_struct[n.name] = _struct(v, [0])
+        op = OpSpec(n.name, n, deps, outs + [w for w in written if w not in outs],
+                    fresh=fresh, module_tensors=mod_tensors, mutates=False)
+        if isinstance(v, torch.Tensor) and not written and n.op != "call_module":
+            op.kernel = _choose_kernel(n, gm, args, kwargs, rec.snaps[n.name])
         if op.kernel:
             cap.uses_out_kernels += 1
         else:
@@ -464,6 +794,13 @@ def _build(gm, values, example_inputs, runs, name, owned) -> Captured:
         ops.append(op)
     if not ops:
         raise CaptureError(f"{name}: the traced graph has no operator")
+    rec.tid_of = by_storage
+    cap.state = [t for op in ops for t in op.outputs if tensors[t].source[0] == "weight"]
+    cap.state = list(dict.fromkeys(cap.state))
+    cap.written_inputs = [(t, tensors[t].source[1]) for t in dict.fromkeys(
+        t for op in ops for t in op.outputs) if tensors[t].source[0] == "input"]
+    for t in cap.state + [t for t, _ in cap.written_inputs]:
+        tensors[t].live_out = True      # its value after the call is written back
     return cap
 
 

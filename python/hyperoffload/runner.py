@@ -22,7 +22,7 @@ import torch.fx
 from torch.fx.node import map_arg
 
 from .binding import Buffer, Context, DeviceMemory, HyperError, Schedule
-from .capture import Captured, OpSpec, TensorSpec, _call, _leaves
+from .capture import Captured, OpSpec, TensorSpec, _call, _leaves, rebuild
 
 
 class InputError(ValueError):
@@ -83,11 +83,12 @@ class Runner:
         # and prefetches it again), so it is copied into its arena room at
         # each call and that room is reused once it is detached.
         self._bound: Dict[str, torch.Tensor] = {}
+        self._state = set(cap.state)
         bufs: List[Buffer] = []
         for tid, spec in cap.tensors.items():
             i = self.index[tid]
             if spec.source[0] == "weight" and self.homes[tid] == "device" and \
-                    i not in moved and i not in detached:
+                    i not in moved and i not in detached and tid not in self._state:
                 t = spec.source[1]
                 self._bound[tid] = t
                 bufs.append(Buffer(t.storage().data_ptr(), spec.nbytes, t))
@@ -188,8 +189,8 @@ class Runner:
         ctx.rewind()
         ctx.reset_stats()
         with torch.no_grad():
-            # Weights that require grad copied outside no_grad would make
-            # the arena, and every view of it, require grad.
+            # Under no_grad: a weight that requires grad copied into the
+            # arena must not make the arena's views require grad.
             self._fill_homes(inputs)
             t0 = time.perf_counter_ns()
             steps = self.steps
@@ -198,6 +199,7 @@ class Runner:
             ctx.drain()
             wall = time.perf_counter_ns() - t0
             out = self._outputs()
+            self._write_back(inputs)
         st = ctx.stats()
         self.stats = {
             "peak_device_bytes": st["peak_arena_bytes"] + self.bound_bytes,
@@ -219,8 +221,9 @@ class Runner:
             src = spec.source
             if src[0] == "input":
                 x = inputs[src[1]]
-            elif src[0] == "weight" and self.homes[tid] == "device" and tid not in self._bound:
-                x = src[1]
+            elif src[0] == "weight" and tid not in self._bound and \
+                    (self.homes[tid] == "device" or tid in self._state):
+                x = src[1]   # state (written by forward) is read afresh at every call
             else:
                 continue
             home = self.homes[tid]
@@ -229,35 +232,6 @@ class Runner:
                 self._fill(tid, dest, x)
             else:
                 dest.copy_(x)
-
-    def _value(self, node: Any, env: Dict[str, Any], final: bool = False) -> Any:
-        if node.name in env:
-            return env[node.name]
-        cap = self.cap
-        view = self._final_tensor if final else self._device_tensor
-        if node.name in cap.node_tensor:
-            v: Any = view(cap.node_tensor[node.name])
-        elif node.name in cap.node_leaves:
-            v = tuple(view(t) for t in cap.node_leaves[node.name])
-        elif node.name in cap.mutating:
-            v = self._value(next(a for a in node.all_input_nodes
-                                 if a.name == cap.mutating[node.name]), env, final)
-        elif node.op == "get_attr":
-            if node.name in cap.attr_views:
-                tid, shape, stride, off = cap.attr_views[node.name]
-                base = view(tid)
-                start = base.storage_offset() - cap.tensors[tid].offset
-                v = base.as_strided(shape, stride, start + off)
-            else:
-                v = cap.gm
-                for part in node.target.split("."):
-                    v = getattr(v, part)
-        else:
-            args = map_arg(node.args, lambda a: self._value(a, env, final))
-            kwargs = map_arg(node.kwargs, lambda a: self._value(a, env, final))
-            v = _call(node, cap.gm, args, kwargs)
-        env[node.name] = v
-        return v
 
     def _final_tensor(self, tid: str) -> torch.Tensor:
         i = self.index[tid]
@@ -270,43 +244,60 @@ class Runner:
         wait = self.ctx.wait_tensor
         for i in uses:
             wait(i)                      # resident before anything reads it
-        env: Dict[str, Any] = {}
-        view = self._device_tensor
-        for name, kind, what in prog.prelude:
-            if kind == _TENSOR:
-                env[name] = view(what)
-            elif kind == _LEAVES:
-                env[name] = tuple(view(t) for t in what)
-            elif kind == _ALIAS:
-                env[name] = env[what]
-            elif kind == _ATTR_VIEW:
-                tid, shape, stride, off = what
-                base = view(tid)
-                start = base.storage_offset() - self.cap.tensors[tid].offset
-                env[name] = base.as_strided(shape, stride, start + off)
-            elif kind == _CONST:
-                env[name] = what
-            else:
-                fn, method, targs, tkw = what
-                args = _subst(targs, env)
-                kw = _subst(tkw, env) if tkw else {}
-                env[name] = getattr(args[0], fn)(*args[1:], **kw) if method else fn(*args, **kw)
-        args = _subst(prog.args, env)
-        kwargs = _subst(prog.kwargs, env) if prog.kwargs else {}
-        if op.mutates:
-            prog.call(*args, **kwargs)
-            return
-        if op.kernel is not None:
-            op.kernel(*args, **kwargs, out=view(op.outputs[0]))
-            return
-        res = prog.call(*args, **kwargs)
-        for t, r in zip(op.outputs, _leaves(res)):
-            view(t).copy_(r)
+        run_step(self.cap, op, prog, self._device_tensor)
 
     def _outputs(self) -> Any:
         env: Dict[str, Any] = {}
-        val = map_arg(self.output.args[0], lambda a: self._value(a, env, final=True))
+        view = self._final_tensor
+        val = map_arg(self.output.args[0], lambda a: node_value(self.cap, a, env, view))
         return _detach(val)
+
+    def _write_back(self, inputs: Tuple[Any, ...]) -> None:
+        """What forward wrote outside its results, back where eager writes
+        it: buffers (running statistics, counters) into the module, and
+        inputs changed in place into the caller's tensors."""
+        cap = self.cap
+        for tid in cap.state:
+            if tid not in self._bound:
+                write_back(cap, tid, self._final_tensor(tid), cap.tensors[tid].source[1])
+        for tid, i in cap.written_inputs:
+            inputs[i].copy_(self._final_tensor(tid))
+
+
+def write_back(cap: Captured, tid: str, final: torch.Tensor, dest: torch.Tensor) -> None:
+    """Copy a weight's whole storage from ``final`` (a view of it where it
+    now is) into ``dest`` (the module's tensor)."""
+    spec = cap.tensors[tid]
+    n = spec.nbytes // dest.element_size()
+    start = final.storage_offset() - spec.offset
+    dest.as_strided((n,), (1,), 0).copy_(final.as_strided((n,), (1,), start))
+
+
+def node_value(cap: Captured, node: Any, env: Dict[str, Any], view: Any) -> Any:
+    """A node's value once the steps are done (``view(tid)``: where a tensor is)."""
+    if node.name in env:
+        return env[node.name]
+    if node.name in cap.node_tensor:
+        v: Any = view(cap.node_tensor[node.name])
+    elif node.name in cap.node_leaves:
+        v = rebuild(cap.node_struct[node.name], [view(t) for t in cap.node_leaves[node.name]])
+    elif node.name in cap.mutating:
+        v = node_value(cap, next(a for a in node.all_input_nodes
+                                 if a.name == cap.mutating[node.name]), env, view)
+    elif node.op == "get_attr":
+        if node.name in cap.attr_views:
+            tid, shape, stride, off = cap.attr_views[node.name]
+            v = _part(cap, view(tid), tid, (shape, stride, off))
+        else:
+            v = cap.gm
+            for part in node.target.split("."):
+                v = getattr(v, part)
+    else:
+        args = map_arg(node.args, lambda a: node_value(cap, a, env, view))
+        kwargs = map_arg(node.kwargs, lambda a: node_value(cap, a, env, view))
+        v = _call(node, cap.gm, args, kwargs)
+    env[node.name] = v
+    return v
 
 
 def _detach(v: Any) -> Any:
@@ -320,6 +311,86 @@ def _detach(v: Any) -> Any:
     if isinstance(v, dict):
         return {k: _detach(x) for k, x in v.items()}
     return v
+
+
+def _part(cap: Captured, base: torch.Tensor, tid: str,
+          geom: Tuple[Tuple[int, ...], Tuple[int, ...], int]) -> torch.Tensor:
+    """The view of a weight's storage that geom (shape, stride, offset) says."""
+    shape, stride, off = geom
+    return base.as_strided(shape, stride, base.storage_offset() - cap.tensors[tid].offset + off)
+
+
+def call_leaf(mod: torch.nn.Module, tensors: List[Tuple[str, torch.Tensor]], args: Any,
+              kwargs: Any) -> Any:
+    """Run a torch.nn module with ``tensors`` in place of its parameters and
+    buffers (views of libhyper's memory): its writes to a buffer (BatchNorm's
+    running statistics) land there.  The module is left as it was."""
+    saved = []
+    rnns = [m for m in mod.modules() if isinstance(m, torch.nn.RNNBase)]
+    try:
+        for name, t in tensors:
+            owner, _, attr = name.rpartition(".")
+            sub = mod.get_submodule(owner) if owner else mod
+            d = sub._parameters if attr in sub._parameters else sub._buffers
+            saved.append((d, attr, d[attr]))
+            d[attr] = t
+        for m in rnns:
+            _refresh_flat_weights(m)
+        return mod(*args, **kwargs)
+    finally:
+        for d, attr, old in reversed(saved):
+            d[attr] = old
+        for m in rnns:
+            _refresh_flat_weights(m)
+
+
+def _refresh_flat_weights(m: torch.nn.RNNBase) -> None:
+    # RNNs keep a list of their weights: make it follow the swapped ones.
+    m._flat_weights = [getattr(m, n) if hasattr(m, n) else None for n in m._flat_weights_names]
+
+
+def run_step(cap: Captured, op: OpSpec, prog: "_Program", view: Any) -> None:
+    """One operator: its views and free nodes, then its call, its result
+    written to its output tensors (``view(tid)``: where a tensor is now)."""
+    env: Dict[str, Any] = {}
+    for name, kind, what in prog.prelude:
+        if kind == _TENSOR:
+            env[name] = view(what)
+        elif kind == _LEAVES:
+            ids, struct = what
+            env[name] = rebuild(struct, [view(t) for t in ids])
+        elif kind == _ALIAS:
+            env[name] = env[what]
+        elif kind == _ATTR_VIEW:
+            tid, shape, stride, off = what
+            env[name] = _part(cap, view(tid), tid, (shape, stride, off))
+        elif kind == _CONST:
+            env[name] = what
+        else:
+            fn, method, targs, tkw = what
+            args = _subst(targs, env)
+            kw = _subst(tkw, env) if tkw else {}
+            env[name] = getattr(args[0], fn)(*args[1:], **kw) if method else fn(*args, **kw)
+    args = _subst(prog.args, env)
+    kwargs = _subst(prog.kwargs, env) if prog.kwargs else {}
+    if op.module_tensors:
+        res = call_leaf(prog.call, [(n, view(t) if g is None else _part(cap, view(t), t, g))
+                                    for n, t, g in op.module_tensors], args, kwargs)
+    elif op.kernel is not None:
+        op.kernel(*args, **kwargs, out=view(op.outputs[0]))
+        return
+    else:
+        res = prog.call(*args, **kwargs)
+    if op.mutates:
+        return
+    leaves = _leaves(res)
+    for i, t in zip(op.fresh, op.outputs):
+        dest, r = view(t), leaves[i]
+        if dest.shape != r.shape:
+            raise InputError(f"node {op.id!r}: its result has shape {tuple(r.shape)} where the "
+                             f"plan has {tuple(dest.shape)}: its size depends on the input "
+                             f"values; plan again with these inputs")
+        dest.copy_(r)
 
 
 # ---- each operator's argument evaluation, worked out once -------------------
@@ -390,7 +461,8 @@ def _compile(cap: Captured, op: OpSpec) -> _Program:
         if node.name in cap.node_tensor:
             order.append((node.name, _TENSOR, cap.node_tensor[node.name]))
         elif node.name in cap.node_leaves:
-            order.append((node.name, _LEAVES, cap.node_leaves[node.name]))
+            order.append((node.name, _LEAVES, (cap.node_leaves[node.name],
+                                               cap.node_struct[node.name])))
         elif node.name in cap.mutating:
             target = next(a for a in node.all_input_nodes if a.name == cap.mutating[node.name])
             need(target)

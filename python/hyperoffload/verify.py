@@ -1,0 +1,187 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Capture's check: the captured program computes module(*inputs) exactly.
+
+Three runs on the example inputs, each on its own copy of the module
+(capture.copy_module(): the user's module does not change) and from the
+same RNG seed:
+
+1. eager: ``module(*inputs)``, its outputs and the module's state after;
+2. the traced graph, node by node (capture's recorder), compared with
+   eager: what torch.fx could not see (Python-side state, an in-place
+   change through an alias it did not record) shows here;
+3. the program the runner executes (its own step code, runner.run_step,
+   with each tensor in its own memory): free nodes recomputed per
+   consumer, out= kernels, leaf modules on swapped tensors, in-place
+   writes; each operator's results are compared with the graph's at that
+   node, so a difference names the first node that differs.
+
+Equality is bitwise (torch.equal, NaN equal to NaN): the same kernels run
+in the same order.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+from torch.fx.node import map_arg
+
+from .capture import (SEED, Captured, CaptureError, _leaves, _storage, copy_module,
+                      module_tensors, snap, where, whole)
+
+
+class Reference:
+    """Eager's outputs, module state and inputs after one call."""
+
+    def __init__(self, out: Any, state: Dict[str, torch.Tensor], inputs: Tuple[Any, ...]):
+        self.out, self.state, self.inputs = out, state, inputs
+
+
+def eager(module: torch.nn.Module, inputs: Tuple[Any, ...]) -> Reference:
+    """module(*inputs) on a copy, from the capture seed (caller: no_grad)."""
+    m = copy_module(module)
+    ins = snap(inputs)
+    torch.manual_seed(SEED)
+    out = m(*ins)
+    return Reference(snap(out), {n: t.clone() for n, t in module_tensors(m)}, ins)
+
+
+def equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """torch.equal, with NaN equal to NaN in the same place."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if torch.equal(a, b):
+        return True
+    if a.is_floating_point() or a.is_complex():
+        return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
+    return False
+
+
+def _diff(a: torch.Tensor, b: torch.Tensor) -> str:
+    if a.shape != b.shape:
+        return f"shape {tuple(a.shape)} instead of {tuple(b.shape)}"
+    if a.dtype != b.dtype:
+        return f"dtype {a.dtype} instead of {b.dtype}"
+    if a.is_floating_point():
+        return f"max abs diff {float((a.double() - b.double()).abs().nan_to_num(0).max()):.3g}"
+    return f"{int((a != b).sum())} elements differ"
+
+
+def first_difference(got: Any, want: Any, path: str = "") -> Optional[str]:
+    """Where two output structures first differ, and how; None if equal."""
+    if isinstance(want, torch.Tensor):
+        if not isinstance(got, torch.Tensor):
+            return f"{path or 'the output'}: {type(got).__name__} instead of a tensor"
+        return None if equal(got, want) else f"{path or 'the output'}: {_diff(got, want)}"
+    if isinstance(want, dict):
+        if not isinstance(got, dict) or list(got) != list(want):
+            return f"{path or 'the output'}: different keys"
+        for k in want:
+            d = first_difference(got[k], want[k], f"{path}[{k!r}]")
+            if d:
+                return d
+        return None
+    if isinstance(want, (tuple, list)):
+        if not isinstance(got, (tuple, list)) or len(got) != len(want):
+            return f"{path or 'the output'}: a different structure"
+        for i, (g, w) in enumerate(zip(got, want)):
+            d = first_difference(g, w, f"{path}[{i}]")
+            if d:
+                return d
+        return None
+    try:
+        same = bool(got == want)
+    except Exception:
+        same = False
+    return None if same else f"{path or 'the output'}: {got!r} instead of {want!r}"
+
+
+def check_trace(name: str, ref: Reference, traced_out: Any, work: torch.nn.Module) -> None:
+    """The traced graph (run on ``work``) against eager: outputs and state."""
+    d = first_difference(traced_out, ref.out, "output ")
+    if d is None:
+        for n, t in module_tensors(work):
+            if not equal(t, ref.state[n]):
+                d = f"{n!r} after the call: {_diff(t, ref.state[n])}"
+                break
+    if d is not None:
+        raise CaptureError(f"cannot capture {name}: the traced graph differs from eager at "
+                           f"{d.replace('output  ', 'output ')}: forward does something torch.fx "
+                           f"does not record (a change through an alias, Python-side state "
+                           f"or randomness); make it explicit or run that part outside the "
+                           f"captured module")
+
+
+def check_program(cap: Captured, rec: Any, inputs: Tuple[Any, ...], ref: Reference) -> None:
+    """The runner's program, step by step, against the graph; then its
+    outputs, state and inputs after the call against eager."""
+    from .runner import _as, _compile, node_value, run_step
+    store: Dict[str, torch.Tensor] = {}
+
+    def view(tid: str) -> torch.Tensor:
+        spec = cap.tensors[tid]
+        flat = store.get(tid)
+        if flat is None:
+            n = spec.nbytes // torch.empty((), dtype=spec.dtype).element_size()
+            flat = store[tid] = torch.zeros(n, dtype=spec.dtype)
+        return _as(spec, flat, 0)
+
+    for tid, spec in cap.tensors.items():
+        if spec.source[0] == "weight":
+            store[tid] = whole(spec.source[1]).clone()
+        elif spec.source[0] == "input":
+            view(tid).copy_(inputs[spec.source[1]])
+    tid_of = rec.tid_of
+
+    def fail(node: Any, what: str) -> CaptureError:
+        return CaptureError(f"cannot capture {cap.name}: the captured program differs from "
+                            f"the graph at {where(node)}: {what}; please report it")
+
+    torch.manual_seed(SEED)
+    for op in cap.ops:
+        try:
+            run_step(cap, op, _compile(cap, op), view)
+        except Exception as e:
+            raise fail(op.node, f"running it failed: {type(e).__name__}: {e}") from None
+        want = _leaves(rec.snaps[op.node.name])
+        for i, t in zip(op.fresh, op.outputs):
+            if not equal(view(t), want[i]):
+                raise fail(op.node, f"result {t!r}: {_diff(view(t), want[i])}")
+        for ptr, after in rec.written.get(op.node.name, {}).items():
+            tid = tid_of[ptr]
+            spec = cap.tensors[tid]
+            got = store[tid] if spec.source[0] == "weight" else view(tid)
+            exp = after if spec.source[0] == "weight" else \
+                after.as_strided(spec.shape, spec.stride, spec.offset)
+            if not equal(got, exp):
+                raise fail(op.node, f"tensor {tid!r} it writes: {_diff(got, exp)}")
+    out_node = next(n for n in cap.gm.graph.nodes if n.op == "output")
+    env: Dict[str, Any] = {}
+    out = map_arg(out_node.args[0], lambda a: node_value(cap, a, env, view))
+    d = first_difference(out, ref.out, "output ")
+    if d:
+        raise CaptureError(f"cannot capture {cap.name}: the captured program differs from "
+                           f"eager at {d.replace('output  ', 'output ')}; please report it")
+    # The state after the call: what eager wrote, the program writes too.
+    by_ptr = {_storage(cap.tensors[t].source[1])[0]: t for t in cap.weight_names}
+    state = set(cap.state)
+    for n, t in module_tensors(cap.module):
+        tid = by_ptr.get(_storage(t)[0])
+        got = store[tid].as_strided(t.shape, t.stride(), t.storage_offset()) \
+            if tid in state else t
+        if not equal(got, ref.state[n]):
+            raise CaptureError(f"cannot capture {cap.name}: {n!r} after the call differs from "
+                               f"eager ({_diff(got, ref.state[n])}): forward changes it in a "
+                               f"way the graph does not record")
+    written = dict(cap.written_inputs)
+    inames = [i[0] for i in cap.inputs]
+    for tid, spec in cap.tensors.items():
+        if spec.source[0] != "input":
+            continue
+        i = spec.source[1]
+        got = view(tid) if tid in written else inputs[i]
+        if not equal(got, ref.inputs[i]):
+            raise CaptureError(f"cannot capture {cap.name}: input {inames[i]!r} after the call "
+                               f"differs from eager ({_diff(got, ref.inputs[i])})")
+
+
+__all__: List[str] = ["eager", "check_trace", "check_program", "first_difference", "equal"]
