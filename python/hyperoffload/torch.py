@@ -28,9 +28,9 @@ __all__ = ["plan", "plan_captured", "offload", "Plan", "Offloaded", "CaptureErro
 
 
 def _device_bytes(pred: Dict[str, Any]) -> int:
-    """The device memory a run of the plan holds: its arena as the planner
-    laid it out (residency plus what placement loses to holes and
-    alignment), which is what libhyper's peak_arena_bytes measures."""
+    """The device memory a run of the plan allocates: its arena as the
+    planner laid it out (residency plus what placement loses to holes and
+    alignment)."""
     return int(pred["arena_bytes"] or pred["peak_device_bytes"])
 
 
@@ -62,13 +62,21 @@ class Plan:
     @property
     def predicted(self) -> Dict[str, int]:
         pred = self._planned.predicted
-        return {"peak_device_bytes": _device_bytes(pred),
+        return {"peak_device_bytes": int(pred["peak_device_bytes"]),
                 "baseline_peak_bytes": self.baseline_peak_bytes,
                 "stall_ns": int(pred["stall_ns"]),
                 "makespan_ns": int(pred["makespan_ns"])}
 
     @property
+    def arena_bytes(self) -> int:
+        """The device arena a run of this plan allocates (never above the
+        budget: an arena over it is refused when planning)."""
+        return _device_bytes(self._planned.predicted)
+
+    @property
     def baseline_peak_bytes(self) -> int:
+        """The all-resident run's device memory, its arena included: what
+        ``budget_ratio`` is a fraction of."""
         return _device_bytes(self._baseline.predicted)
 
     def close(self) -> None:
