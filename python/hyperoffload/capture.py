@@ -1,11 +1,16 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Capture (the compiler side): torch.fx graph -> graph format v1.
 
-``symbolic_trace`` (through every module, down to functions, so that each
-parameter is a ``get_attr`` node) and shape propagation on the example
-inputs give every node's real value.  From them:
+Tracing (our ``_Tracer``) goes through user modules down to functions and
+keeps torch's own modules (``torch.nn``) as leaf operators; buffers are
+proxied, ``h += y`` and ``z[...] = v`` are recorded as the in-place
+operations they are, and shape/chunk unpacking and traced sizes work on
+torch 1.13 under Python 3.11.  The graph then runs on the example inputs
+(on a copy of the module: capture changes nothing in it), keeping every
+node's value and the tensors each node wrote.  From them:
 
-- parameters and buffers are ``weight`` tensors (tied ones once);
+- parameters and buffers (of get_attr nodes and of leaf modules) are
+  ``weight`` tensors (tied ones once);
 - placeholders are live-in activations, or ``kv`` when named like a cache
   (``past*``, ``*cache*``); a cache update (``index_copy``, ``index_put``,
   ``slice_scatter``, ``index_add``) makes a ``kv`` tensor and marks the
@@ -15,15 +20,19 @@ inputs give every node's real value.  From them:
 - views, and nodes that make no tensor (shapes, ints), own no memory: they
   are *free* nodes, recomputed inside each operator that reads them, which
   then reads the tensor they view;
-- in-place operators (``x.add_()``, ``setitem``) define the tensor they
-  modify.
+- a node that writes a tensor (``x.add_()``, ``setitem``, an in-place
+  activation, BatchNorm's running statistics) is an operator whose outputs
+  include that tensor; weights written are state, written back into the
+  module after each call;
+- a result whose shape depends on the input values is refused.
 
 Each operator is timed on this machine (median of ``runs`` calls), and its
 FLOPs and bytes are given where they are computable (``x-flops``,
 ``x-bytes``; matrix multiplies also carry ``gemm``).  Each operator's
 output kernel is chosen here: its ``out=`` form when one exists and gives
 bit-identical results, else the plain call followed by a copy into the
-arena (``copy``).
+arena (``copy``).  Last, verify.py checks the captured program against
+eager, node by node.
 """
 from __future__ import annotations
 
@@ -148,10 +157,11 @@ _TRACED_THROUGH = (torch.nn.Linear,)
 
 
 def is_torch_leaf(m: torch.nn.Module) -> bool:
-    """A module of torch.nn itself (not a container): captured as one operator."""
-    mod = type(m).__module__
+    """A module running torch.nn's own forward (a torch.nn class, or a user
+    subclass that keeps its forward), not a container: one operator."""
+    mod = getattr(type(m).forward, "__module__", None) or ""
     return (mod.startswith("torch.nn") or mod.startswith("torch.ao.nn")) and \
-        not isinstance(m, _CONTAINERS) and type(m) not in _TRACED_THROUGH
+        not isinstance(m, _CONTAINERS + _TRACED_THROUGH)
 
 
 class _Proxy(torch.fx.Proxy):
@@ -336,15 +346,6 @@ def target_name(node: torch.fx.Node) -> str:
     if isinstance(t, str):
         return t
     return getattr(t, "__name__", str(t))
-
-
-def is_mutating(node: torch.fx.Node) -> bool:
-    if node.op == "call_function" and node.target in (operator.setitem, operator.iadd,
-                                                      operator.imul, operator.isub):
-        return True
-    name = target_name(node)
-    return node.op in ("call_method", "call_function") and name.endswith("_") \
-        and not name.endswith("__")
 
 
 def _call(node: torch.fx.Node, gm: torch.fx.GraphModule, args, kwargs) -> Any:
@@ -808,17 +809,7 @@ def _time(op: OpSpec, n, gm, args, kwargs, runs: int) -> None:
     if op.mutates:
         # Time it on copies: the captured values must not change.
         def fresh():
-            return _call(n, gm, *_clone((args, kwargs)))
+            return _call(n, gm, *snap((args, kwargs)))
         op.compute_ns = _median_ns(fresh, max(1, runs))
         return
     op.compute_ns = _median_ns(lambda: _call(n, gm, args, kwargs), max(1, runs))
-
-
-def _clone(v: Any) -> Any:
-    if isinstance(v, torch.Tensor):
-        return v.clone()
-    if isinstance(v, (tuple, list)):
-        return type(v)(_clone(x) for x in v) if not hasattr(v, "_fields") else v
-    if isinstance(v, dict):
-        return {k: _clone(x) for k, x in v.items()}
-    return v

@@ -36,12 +36,32 @@ class Reference:
         self.out, self.state, self.inputs = out, state, inputs
 
 
+_PLAIN = (bool, int, float, complex, str, bytes, type(None))
+
+
+def _python_state(m: torch.nn.Module) -> Dict[Tuple[str, str], Any]:
+    """Plain Python attributes of every submodule (counters, flags)."""
+    return {(mn, k): v for mn, sub in m.named_modules() for k, v in vars(sub).items()
+            if isinstance(v, _PLAIN)}
+
+
 def eager(module: torch.nn.Module, inputs: Tuple[Any, ...]) -> Reference:
-    """module(*inputs) on a copy, from the capture seed (caller: no_grad)."""
+    """module(*inputs) on a copy, from the capture seed (caller: no_grad).
+    A forward that changes a plain Python attribute is refused: the graph
+    holds the value it had when traced."""
     m = copy_module(module)
     ins = snap(inputs)
+    before = _python_state(m)
     torch.manual_seed(SEED)
     out = m(*ins)
+    after = _python_state(m)
+    for (mn, k), v in before.items():
+        if after.get((mn, k), v) != v:
+            name = f"{mn}.{k}" if mn else k
+            raise CaptureError(f"cannot capture {type(module).__name__}: forward changes its "
+                               f"Python attribute {name!r} ({v!r} -> {after[(mn, k)]!r}), which "
+                               f"a graph cannot: keep it in a tensor buffer "
+                               f"(register_buffer) and update that in place")
     return Reference(snap(out), {n: t.clone() for n, t in module_tensors(m)}, ins)
 
 
@@ -125,9 +145,11 @@ def check_program(cap: Captured, rec: Any, inputs: Tuple[Any, ...], ref: Referen
             flat = store[tid] = torch.zeros(n, dtype=spec.dtype)
         return _as(spec, flat, 0)
 
+    state = set(cap.state)
     for tid, spec in cap.tensors.items():
-        if spec.source[0] == "weight":
-            store[tid] = whole(spec.source[1]).clone()
+        if spec.source[0] == "weight":     # read in place unless forward writes it
+            store[tid] = whole(spec.source[1]).clone() if tid in state else \
+                whole(spec.source[1])
         elif spec.source[0] == "input":
             view(tid).copy_(inputs[spec.source[1]])
     tid_of = rec.tid_of
@@ -163,7 +185,6 @@ def check_program(cap: Captured, rec: Any, inputs: Tuple[Any, ...], ref: Referen
                            f"eager at {d.replace('output  ', 'output ')}; please report it")
     # The state after the call: what eager wrote, the program writes too.
     by_ptr = {_storage(cap.tensors[t].source[1])[0]: t for t in cap.weight_names}
-    state = set(cap.state)
     for n, t in module_tensors(cap.module):
         tid = by_ptr.get(_storage(t)[0])
         got = store[tid].as_strided(t.shape, t.stride(), t.storage_offset()) \

@@ -1,0 +1,315 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Capture you can trust: issue 20's failures, each the eager result
+exactly (outputs and module state, over two calls) or a one-line
+CaptureError.  Each model is small: a test runs in about a second."""
+import copy
+
+import pytest
+import torch
+import torch.nn as nn
+
+import hyperoffload.torch as ho
+from hyperoffload.capture import CaptureError, capture
+
+
+def first_difference(a, b, path="output"):
+    """Where two output structures differ (torch.equal on tensors), or None."""
+    if isinstance(b, torch.Tensor):
+        ok = isinstance(a, torch.Tensor) and torch.equal(a, b)
+        return None if ok else f"{path}: {a!r} != {b!r}"
+    if isinstance(b, dict):
+        if not isinstance(a, dict) or a.keys() != b.keys():
+            return f"{path}: keys"
+        return next((d for k in b if (d := first_difference(a[k], b[k], f"{path}[{k!r}]"))), None)
+    if isinstance(b, (tuple, list)):
+        if not isinstance(a, (tuple, list)) or len(a) != len(b):
+            return f"{path}: structure"
+        return next((d for i, (x, y) in enumerate(zip(a, b))
+                     if (d := first_difference(x, y, f"{path}[{i}]"))), None)
+    return None if a == b else f"{path}: {a!r} != {b!r}"
+
+
+def state(m):
+    return {k: v.clone() for k, v in m.state_dict().items()}
+
+
+def same_state(a, b):
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def check(m, *x, ratio=1.0, calls=2, train=False):
+    """offload() leaves m as it was; every call equals eager's, state too."""
+    m.train(train)
+    torch.manual_seed(0)
+    eager = copy.deepcopy(m)
+    before = state(m)
+    with ho.offload(m, x, budget_ratio=ratio, backend="shmem", runs=1) as r:
+        assert same_state(state(m), before), "capture changed the module"
+        for _ in range(calls):
+            with torch.no_grad():
+                want = eager(*[t.clone() for t in x])
+            got = r(*x)
+            assert first_difference(got, want) is None, first_difference(got, want)
+            assert same_state(state(m), state(eager))
+        return r.stats
+
+
+def refused(m, *x, match):
+    before = state(m)
+    with pytest.raises(CaptureError, match=match) as e:
+        capture(m, x, runs=1)
+    assert "\n" not in str(e.value)
+    assert same_state(state(m), before)
+
+
+# ---- 1. never a silent wrong answer ---------------------------------------
+
+@pytest.mark.parametrize("act", [nn.LeakyReLU(0.1, inplace=True), nn.Hardswish(inplace=True)])
+def test_inplace_activation_applied_once(act):
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(8, 8)
+            self.act = act
+
+        def forward(self, x):
+            h = self.act(self.lin(x))
+            return h * 2, h + 1          # two consumers of the in-place result
+
+    check(M(), torch.randn(4, 8))
+
+
+def test_alias_sees_inplace_add():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(8, 8)
+
+        def forward(self, x, y):
+            h = self.lin(x)
+            keep = h
+            h += y
+            return keep * 2
+
+    check(M(), torch.randn(4, 8), torch.randn(4, 8))
+
+
+def test_buffer_updated_in_forward():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(8, 8)
+            self.register_buffer("step", torch.zeros(()))
+
+        def forward(self, x):
+            self.step.add_(1)
+            return self.lin(x) * self.step
+
+    m = M()
+    check(m, torch.randn(4, 8), calls=3)
+    assert float(m.step) == 3.0
+
+
+def test_input_written_in_place():
+    class M(nn.Module):
+        def forward(self, x):
+            x.mul_(2)
+            return x + 1
+
+    m, x = M(), torch.randn(3, 4)
+    want_x = x * 2
+    with ho.offload(m, (x.clone(),), budget_ratio=1.0, backend="shmem", runs=1) as r:
+        got = r(x)
+    assert torch.equal(x, want_x) and torch.equal(got, want_x + 1)
+
+
+@pytest.mark.parametrize("body", [
+    lambda x: x[x > 0] * 2,
+    lambda x: torch.nonzero(x).float(),
+    lambda x: torch.masked_select(x, x > 0),
+    lambda x: torch.unique(x),
+])
+def test_data_dependent_shape_refused(body):
+    class M(nn.Module):
+        def forward(self, x):
+            return body(x.relu() - 0.5)
+
+    refused(M(), torch.randn(5, 5), match="shape depends on the input values")
+
+
+def test_offload_changes_nothing_batchnorm_train_two_calls():
+    m = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(),
+                      nn.Linear(4 * 6 * 6, 5))
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = m
+
+        def forward(self, x):
+            return self.net(x)
+
+    mm = M()
+    check(mm, torch.randn(2, 3, 8, 8), train=True)
+    assert int(mm.net[1].num_batches_tracked) == 2
+
+
+def test_batchnorm_eval_and_norms():
+    class MyBN(nn.BatchNorm1d):      # keeps torch's forward: a leaf too
+        pass
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bn = MyBN(6)
+            self.ln = nn.LayerNorm(6)
+            self.gn = nn.GroupNorm(2, 6)
+
+        def forward(self, x):
+            return self.gn(self.ln(self.bn(x)).unsqueeze(-1)).squeeze(-1)
+
+    m = M()
+    m.bn.running_mean.normal_()
+    check(m, torch.randn(4, 6))
+
+
+def test_python_state_refused():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            self.calls += 1             # Python-side: the graph holds a constant
+            return self.lin(x) * self.calls
+
+    refused(M(), torch.randn(2, 4), match="changes its Python attribute 'calls'")
+
+
+# ---- 2. standard layers ------------------------------------------------------
+
+def test_multihead_attention_and_transformer_layers():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mha = nn.MultiheadAttention(16, 4, batch_first=True)
+            self.enc = nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True)
+            self.dec = nn.TransformerDecoderLayer(16, 4, 32, dropout=0.0, batch_first=True)
+
+        def forward(self, x, mask):
+            a, _ = self.mha(x, x, x, key_padding_mask=mask)
+            h = self.enc(a)
+            return self.dec(h, x)
+
+    mask = torch.zeros(2, 5, dtype=torch.bool)
+    mask[1, 3:] = True
+    check(M(), torch.randn(2, 5, 16), mask, ratio=0.7)
+
+
+def test_lstm_gru_grucell_embeddingbag():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(20, 8)
+            self.bag = nn.EmbeddingBag(20, 8, mode="mean")
+            self.lstm = nn.LSTM(8, 8, num_layers=2, batch_first=True)
+            self.gru = nn.GRU(8, 8, batch_first=True)
+            self.cell = nn.GRUCell(8, 8)
+
+        def forward(self, ids):
+            e = self.emb(ids)
+            y, (h, c) = self.lstm(e)
+            z, _ = self.gru(y)
+            s = self.cell(z[:, -1], h[-1])
+            return s + self.bag(ids), c
+
+    check(M(), torch.randint(0, 20, (3, 6)))
+
+
+def test_shape_and_chunk_unpacking_and_traced_sizes():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(8, 32)
+            self.register_buffer("position_ids", torch.arange(64).unsqueeze(0))
+
+        def forward(self, x):
+            B, N, C = x.shape
+            i, f, g, o = self.lin(x).chunk(4, dim=-1)
+            a, b = torch.split(g, 4, dim=-1)
+            pos = self.position_ids[:, :N]
+            z = torch.zeros(B, N, 8) + torch.arange(N).unsqueeze(-1)
+            z[:, :2] = 0
+            return (i.sigmoid() * f.tanh() + o) * (a - b).sum(-1, keepdim=True) + z + pos[..., None]
+
+    check(M(), torch.randn(2, 5, 8))
+
+
+def test_dict_output_and_setitem_on_view():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv1d(4, 4, 3, padding=1)
+
+        def forward(self, x):
+            h = self.conv(x)
+            h[:, :, :2] = 0
+            return {"h": h, "mean": h.mean(-1)}
+
+    check(M(), torch.randn(2, 4, 7))
+
+
+def test_torch_control_flow_is_not_blamed_on_user():
+    class Branchy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bn = nn.BatchNorm1d(4)
+
+        def forward(self, x):
+            h = self.bn(x)
+            if h.sum() > 0:              # real data-dependent control flow
+                return h
+            return -h
+
+    with pytest.raises(CaptureError, match=r"in module '<root>' \(Branchy\).*control flow"):
+        capture(Branchy(), (torch.randn(3, 4),), runs=1)
+
+
+# ---- 3. requires_grad weights, 4. wrong-shape inputs ------------------------
+
+def test_second_call_with_requires_grad_weights():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(16, 16)
+            self.b = nn.Linear(16, 16)
+            self.c = nn.Sequential(nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 16))
+
+        def forward(self, x):
+            h = self.a(x)
+            h.add_(self.b(x))
+            h.view(-1).mul_(0.5)      # in place through views
+            h.t().sub_(1.0)
+            return self.c(h)
+
+    m = M()
+    assert all(p.requires_grad for p in m.parameters())
+    for ratio in (1.0, 0.5):          # at 0.5 weights are copied into the arena
+        st = check(m, torch.randn(4, 16), ratio=ratio, calls=3)
+        assert st["steps"] > 0
+
+
+def test_wrong_shape_example_inputs_one_line():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(8, 8)
+
+        def forward(self, x, y):
+            return self.lin(x) + y
+
+    with pytest.raises(CaptureError, match=r"failed at node 'add' \(add\): RuntimeError: "
+                       r"The size of tensor a \(8\) must match") as e:
+        capture(M(), (torch.randn(4, 8), torch.randn(4, 3)), runs=1)
+    assert "\n" not in str(e.value) and "Original traceback" not in str(e.value)
