@@ -126,3 +126,17 @@ def test_zoo_refused(name):
     assert "\n" not in msg and re.search(pattern, msg), msg
     assert state_diff(module, eager) is None
     assert process_resources() == before
+
+
+@pytest.mark.parametrize("name", ["bert", "unet", "mobilenet"])
+def test_weights_bound_in_place_within_the_peak(name):
+    """All-resident, weights are bound in place (no copy per call) as far
+    as that keeps the schedule's peak: bound bytes count for the whole run."""
+    module, x, _ = ZOO[name]()
+    with ho.plan(module, x, budget_ratio=1.0, runs=1) as p, \
+            ho.Offloaded(p, "shmem", baseline=True) as r:
+        r(*x)
+        st = r.stats
+        sched_peak = p.baseline.info()["peak_device_bytes"]
+        assert st["bound_weight_bytes"] > 0
+        assert sched_peak <= st["peak_device_bytes"] <= (1 + PEAK_TOLERANCE) * sched_peak
