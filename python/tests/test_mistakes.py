@@ -55,8 +55,6 @@ def test_cli_state_written_in_forward(tmp_path):
                              "def make():\n    m, x, _ = ZOO['buffer_update']()\n    return m, x\n")
     out = run("hyperoffload.torch", "run", spec, "--budget-ratio", "1.0", "--backend", "shmem",
               "--runs", "2")
-    if out.returncode != 0 and "cannot capture" in out.stderr:
-        pytest.skip("buffers written in forward are not captured in this tree")
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[-1].startswith("outputs: identical")
 
