@@ -453,6 +453,11 @@ def copy_module(module: torch.nn.Module) -> torch.nn.Module:
     Python state are the copy's own, so running it changes nothing in
     ``module``."""
     memo: Dict[int, Any] = {id(p): p for p in module.parameters()}
+    if isinstance(module, torch.fx.GraphModule):
+        # GraphModule.__deepcopy__ drops the memo (torch 1.13): do what it does, with it.
+        root = torch.nn.Module()
+        root.__dict__ = copy.deepcopy(module.__dict__, memo)
+        return torch.fx.GraphModule(root, root.__dict__["_graph"], module.__class__.__name__)
     return copy.deepcopy(module, memo)
 
 
@@ -490,18 +495,34 @@ class _NodeFailed(Exception):
         self.node, self.error = node, error
 
 
+_INPLACE_METHODS = (operator.setitem, operator.iadd, operator.isub, operator.imul,
+                    operator.itruediv)
+
+
+def _may_write(n: torch.fx.Node, gm: torch.fx.GraphModule) -> bool:
+    """The in-place forms we know of (a hint: writes are found by versions)."""
+    if n.target in _INPLACE_METHODS or n.kwargs.get("inplace") is True:
+        return True
+    if n.op == "call_module":
+        return bool(getattr(gm.get_submodule(n.target), "inplace", False))
+    name = target_name(n)
+    return name.endswith("_") and not name.endswith("__")
+
+
 class _Recorder(torch.fx.Interpreter):
-    """Runs the graph, keeping every node's value (``values``, live objects),
-    a copy of it as it was when the node ran (``snaps``), and the storages
-    each node wrote (``written``: storage address -> the whole storage after
-    the node), found by the tensors' version counters."""
+    """Runs the graph, keeping every node's value (``values``, live
+    objects), the storages each node wrote (``written``), found by the
+    tensors' version counters, and a copy of a value from before a known
+    in-place form changed it (``snaps``: what an ``out=`` kernel is
+    checked against)."""
 
     def __init__(self, gm: torch.fx.GraphModule):
         super().__init__(gm)
         self.values: Dict[str, Any] = {}
         self.snaps: Dict[str, Any] = {}
-        self.written: Dict[str, Dict[int, torch.Tensor]] = {}
+        self.written: Dict[str, List[int]] = {}
         self.tid_of: Dict[int, str] = {}
+        self._made: Dict[int, str] = {}    # storage -> node whose value owns it
         # Buffers: some kernels (batch_norm's running statistics) write them
         # without bumping their version, so their values are compared too.
         self._buffers = {_storage(b)[0] for b in gm.buffers()}
@@ -514,6 +535,11 @@ class _Recorder(torch.fx.Interpreter):
                                         if isinstance(a, torch.Tensor) else None)
             if n.op == "call_module":
                 watch += [t for _, t in module_tensors(self.module.get_submodule(n.target))]
+            if _may_write(n, self.module):
+                for t in watch:
+                    owner = self._made.get(_storage(t)[0])
+                    if owner is not None and owner not in self.snaps:
+                        self.snaps[owner] = snap(self.values[owner])
         before = [t._version for t in watch]
         kept = [whole(t).clone() if _storage(t)[0] in self._buffers else None for t in watch]
         try:
@@ -521,13 +547,12 @@ class _Recorder(torch.fx.Interpreter):
         except Exception as e:
             raise _NodeFailed(n, e) from None
         self.values[n.name] = v
-        self.snaps[n.name] = snap(v)
-        changed = {}
-        for t, b, k in zip(watch, before, kept):
-            if t._version != b or (k is not None and not torch.equal(k, whole(t))):
-                changed[_storage(t)[0]] = whole(t).clone()
+        for t in _leaves(v):
+            self._made.setdefault(_storage(t)[0], n.name)
+        changed = [_storage(t)[0] for t, b, k in zip(watch, before, kept)
+                   if t._version != b or (k is not None and not torch.equal(k, whole(t)))]
         if changed:
-            self.written[n.name] = changed
+            self.written[n.name] = list(dict.fromkeys(changed))
         return v
 
 
@@ -571,6 +596,7 @@ def capture(module: torch.nn.Module, example_inputs: Sequence[Any], *, runs: int
     from . import verify as _verify
     with torch.random.fork_rng(devices=[]), torch.no_grad():
         rec = _Recorder(gm)
+        initial = {n: whole(b).clone() for n, b in gm.named_buffers()} if verify else {}
         torch.manual_seed(SEED)
         try:
             traced_out = rec.run(*snap(example_inputs))
@@ -584,7 +610,7 @@ def capture(module: torch.nn.Module, example_inputs: Sequence[Any], *, runs: int
         cap = _build(gm, rec, example_inputs, runs, name or mname, owned)
         _bind_to(cap, module)
         if ref is not None:
-            _verify.check_program(cap, rec, example_inputs, ref)
+            _verify.check_program(cap, initial, example_inputs, ref)
         return cap
 
 
@@ -726,7 +752,7 @@ def _build(gm, rec: "_Recorder", example_inputs, runs, name, owned) -> Captured:
                     deps.append(tid)
         leaves = _leaves(v)
         written: List[str] = []
-        for ptr in rec.written.get(n.name, {}):
+        for ptr in rec.written.get(n.name, []):
             if ptr not in by_storage:
                 raise fail(n, "writes a tensor that is not an input, weight or result of the graph")
             if by_storage[ptr] not in written:
@@ -784,7 +810,7 @@ def _build(gm, rec: "_Recorder", example_inputs, runs, name, owned) -> Captured:
         op = OpSpec(n.name, n, deps, outs + [w for w in written if w not in outs],
                     fresh=fresh, module_tensors=mod_tensors, mutates=False)
         if isinstance(v, torch.Tensor) and not written and n.op != "call_module":
-            op.kernel = _choose_kernel(n, gm, args, kwargs, rec.snaps[n.name])
+            op.kernel = _choose_kernel(n, gm, args, kwargs, rec.snaps.get(n.name, v))
         if op.kernel:
             cap.uses_out_kernels += 1
         else:

@@ -10,6 +10,13 @@ libhyper.  An operator writes its result straight into the arena with its
 it runs as usual and its result is copied into the arena (counted in
 ``stats["copied_outputs"]``).  Before an operator reads a tensor,
 ``hyper_wait_tensor`` has said it is resident.
+
+A torch.nn leaf module runs its own forward with its parameters and
+buffers swapped for views of libhyper's memory (call_leaf()).  Buffers
+forward writes (the module's state) are copied back into the module after
+each call, and inputs written in place into the caller's tensors, as an
+eager call leaves them.  run_step() is one operator's code, shared with
+capture's check (verify.py).
 """
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ from .capture import (SEED, Captured, CaptureError, _leaves, _storage, copy_modu
 
 
 class Reference:
-    """Eager's outputs, module state and inputs after one call."""
+    """Eager's outputs, buffers and inputs after one call."""
 
     def __init__(self, out: Any, state: Dict[str, torch.Tensor], inputs: Tuple[Any, ...]):
         self.out, self.state, self.inputs = out, state, inputs
@@ -52,9 +52,15 @@ def eager(module: torch.nn.Module, inputs: Tuple[Any, ...]) -> Reference:
     m = copy_module(module)
     ins = snap(inputs)
     before = _python_state(m)
+    versions = [(n, p, p._version) for n, p in m.named_parameters()]
     torch.manual_seed(SEED)
     out = m(*ins)
     after = _python_state(m)
+    for n, p, v in versions:
+        if p._version != v:     # parameters are shared with the module, not copied
+            raise CaptureError(f"cannot capture {type(module).__name__}: forward changes "
+                               f"parameter {n!r} in place, which is not supported (and has "
+                               f"changed it); make it a buffer")
     for (mn, k), v in before.items():
         if after.get((mn, k), v) != v:
             name = f"{mn}.{k}" if mn else k
@@ -62,7 +68,9 @@ def eager(module: torch.nn.Module, inputs: Tuple[Any, ...]) -> Reference:
                                f"Python attribute {name!r} ({v!r} -> {after[(mn, k)]!r}), which "
                                f"a graph cannot: keep it in a tensor buffer "
                                f"(register_buffer) and update that in place")
-    return Reference(snap(out), {n: t.clone() for n, t in module_tensors(m)}, ins)
+    params = {id(p) for p in m.parameters()}
+    return Reference(snap(out), {n: t.clone() for n, t in module_tensors(m)
+                                 if id(t) not in params}, ins)
 
 
 def equal(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -86,15 +94,15 @@ def _diff(a: torch.Tensor, b: torch.Tensor) -> str:
     return f"{int((a != b).sum())} elements differ"
 
 
-def first_difference(got: Any, want: Any, path: str = "") -> Optional[str]:
+def first_difference(got: Any, want: Any, path: str = "the output") -> Optional[str]:
     """Where two output structures first differ, and how; None if equal."""
     if isinstance(want, torch.Tensor):
         if not isinstance(got, torch.Tensor):
-            return f"{path or 'the output'}: {type(got).__name__} instead of a tensor"
-        return None if equal(got, want) else f"{path or 'the output'}: {_diff(got, want)}"
+            return f"{path}: {type(got).__name__} instead of a tensor"
+        return None if equal(got, want) else f"{path}: {_diff(got, want)}"
     if isinstance(want, dict):
         if not isinstance(got, dict) or list(got) != list(want):
-            return f"{path or 'the output'}: different keys"
+            return f"{path}: different keys"
         for k in want:
             d = first_difference(got[k], want[k], f"{path}[{k!r}]")
             if d:
@@ -102,7 +110,7 @@ def first_difference(got: Any, want: Any, path: str = "") -> Optional[str]:
         return None
     if isinstance(want, (tuple, list)):
         if not isinstance(got, (tuple, list)) or len(got) != len(want):
-            return f"{path or 'the output'}: a different structure"
+            return f"{path}: a different structure"
         for i, (g, w) in enumerate(zip(got, want)):
             d = first_difference(g, w, f"{path}[{i}]")
             if d:
@@ -112,28 +120,68 @@ def first_difference(got: Any, want: Any, path: str = "") -> Optional[str]:
         same = bool(got == want)
     except Exception:
         same = False
-    return None if same else f"{path or 'the output'}: {got!r} instead of {want!r}"
+    return None if same else f"{path}: {got!r} instead of {want!r}"
 
 
 def check_trace(name: str, ref: Reference, traced_out: Any, work: torch.nn.Module) -> None:
     """The traced graph (run on ``work``) against eager: outputs and state."""
-    d = first_difference(traced_out, ref.out, "output ")
+    d = first_difference(traced_out, ref.out)
     if d is None:
         for n, t in module_tensors(work):
-            if not equal(t, ref.state[n]):
+            if n in ref.state and not equal(t, ref.state[n]):
                 d = f"{n!r} after the call: {_diff(t, ref.state[n])}"
                 break
     if d is not None:
         raise CaptureError(f"cannot capture {name}: the traced graph differs from eager at "
-                           f"{d.replace('output  ', 'output ')}: forward does something torch.fx "
+                           f"{d}: forward does something torch.fx "
                            f"does not record (a change through an alias, Python-side state "
                            f"or randomness); make it explicit or run that part outside the "
                            f"captured module")
 
 
-def check_program(cap: Captured, rec: Any, inputs: Tuple[Any, ...], ref: Reference) -> None:
-    """The runner's program, step by step, against the graph; then its
-    outputs, state and inputs after the call against eager."""
+class _Reference:
+    """The traced graph on a fresh copy of the module, run one node at a
+    time, so that a node's value is read when the node has just run (later
+    in-place changes have not happened yet), and freed after its last use."""
+
+    def __init__(self, cap: Captured, initial: Dict[str, torch.Tensor],
+                 inputs: Tuple[Any, ...]):
+        gm = copy_module(cap.gm)
+        for n, b in gm.named_buffers():     # the buffers as they were before capture ran
+            whole(b).copy_(initial[n])
+        self.interp = torch.fx.Interpreter(gm)
+        self.interp.args_iter = iter(snap(inputs))
+        self.env = self.interp.env
+        self.tensors = dict(module_tensors(gm))
+        self.rng = torch.get_rng_state()
+        self.left = {n: len(n.users) for n in gm.graph.nodes}
+        self.by_name = {n.name: n for n in gm.graph.nodes}
+        self.dead: List[Any] = []
+
+    def run(self, name: str) -> None:
+        """Run one node; the values it was the last to read are freed at
+        the next call (the check after this node still reads them)."""
+        for a in self.dead:
+            del self.env[a]
+        n = self.by_name[name]
+        torch.set_rng_state(self.rng)
+        self.env[n] = self.interp.run_node(n)
+        self.rng = torch.get_rng_state()
+        self.dead = []
+        for a in n.all_input_nodes:
+            self.left[a] -= 1
+            if self.left[a] == 0 and not any(u.op == "output" for u in a.users):
+                self.dead.append(a)
+
+    def value(self, name: str) -> Any:
+        return self.env[self.by_name[name]]
+
+
+def check_program(cap: Captured, initial: Dict[str, torch.Tensor], inputs: Tuple[Any, ...],
+                  ref: Reference) -> None:
+    """The runner's program, step by step, against the graph run beside it
+    (node by node, from the same state and seed); then its outputs, the
+    module's state and the inputs after the call against eager."""
     from .runner import _as, _compile, node_value, run_step
     store: Dict[str, torch.Tensor] = {}
 
@@ -152,40 +200,77 @@ def check_program(cap: Captured, rec: Any, inputs: Tuple[Any, ...], ref: Referen
                 whole(spec.source[1])
         elif spec.source[0] == "input":
             view(tid).copy_(inputs[spec.source[1]])
-    tid_of = rec.tid_of
+    # Where each activation is last used: its memory is freed after it.
+    last: Dict[str, int] = {}
+    for i, op in enumerate(cap.ops):
+        for t in op.inputs + op.outputs:
+            last[t] = i
+    keep = {t for t, spec in cap.tensors.items() if spec.live_out or spec.source[0] != "node"}
+    ops = {op.node.name: (i, op) for i, op in enumerate(cap.ops)}
+    refg = _Reference(cap, initial, inputs)
 
     def fail(node: Any, what: str) -> CaptureError:
         return CaptureError(f"cannot capture {cap.name}: the captured program differs from "
-                            f"the graph at {where(node)}: {what}; please report it")
+                            f"the graph at {where(node)}: {what} (views and scalars are read "
+                            f"where they are used: clone() a value read from a tensor that "
+                            f"changes in place before it is used)")
+
+    def reference_tensor(tid: str) -> Optional[torch.Tensor]:
+        spec = cap.tensors[tid]
+        src = spec.source
+        if src[0] == "weight":
+            t = refg.tensors.get(cap.weight_names.get(tid, ""))
+            return None if t is None else whole(t)
+        try:
+            if src[0] == "input":
+                t = refg.value(cap.inputs[src[1]][0])
+            else:
+                t = refg.value(src[1])
+                t = t if src[2] is None else _leaves(t)[src[2]]
+        except KeyError:      # freed: the nodes that read the tensor next check it
+            return None
+        return t.as_strided(spec.shape, spec.stride, spec.offset)
 
     torch.manual_seed(SEED)
-    for op in cap.ops:
+    rng = torch.get_rng_state()
+    refg.rng = rng
+    for node in cap.gm.graph.nodes:
+        if node.op == "output":
+            break
+        refg.run(node.name)
+        if node.name not in ops:
+            continue
+        i, op = ops[node.name]
+        torch.set_rng_state(rng)
         try:
             run_step(cap, op, _compile(cap, op), view)
         except Exception as e:
             raise fail(op.node, f"running it failed: {type(e).__name__}: {e}") from None
-        want = _leaves(rec.snaps[op.node.name])
-        for i, t in zip(op.fresh, op.outputs):
-            if not equal(view(t), want[i]):
-                raise fail(op.node, f"result {t!r}: {_diff(view(t), want[i])}")
-        for ptr, after in rec.written.get(op.node.name, {}).items():
-            tid = tid_of[ptr]
-            spec = cap.tensors[tid]
-            got = store[tid] if spec.source[0] == "weight" else view(tid)
-            exp = after if spec.source[0] == "weight" else \
-                after.as_strided(spec.shape, spec.stride, spec.offset)
-            if not equal(got, exp):
-                raise fail(op.node, f"tensor {tid!r} it writes: {_diff(got, exp)}")
+        rng = torch.get_rng_state()
+        want = _leaves(refg.value(node.name))
+        for k, t in zip(op.fresh, op.outputs):
+            if not equal(view(t), want[k]):
+                raise fail(op.node, f"result {t!r}: {_diff(view(t), want[k])}")
+        for t in op.outputs[len(op.fresh):]:
+            exp = reference_tensor(t)
+            got = store[t] if cap.tensors[t].source[0] == "weight" else view(t)
+            if exp is not None and not equal(got, exp):
+                raise fail(op.node, f"tensor {t!r} it writes: {_diff(got, exp)}")
+        for t in set(op.inputs + op.outputs):
+            if last.get(t) == i and t not in keep:
+                store.pop(t, None)
     out_node = next(n for n in cap.gm.graph.nodes if n.op == "output")
     env: Dict[str, Any] = {}
     out = map_arg(out_node.args[0], lambda a: node_value(cap, a, env, view))
-    d = first_difference(out, ref.out, "output ")
+    d = first_difference(out, ref.out)
     if d:
         raise CaptureError(f"cannot capture {cap.name}: the captured program differs from "
-                           f"eager at {d.replace('output  ', 'output ')}; please report it")
+                           f"eager at {d}; please report it")
     # The state after the call: what eager wrote, the program writes too.
     by_ptr = {_storage(cap.tensors[t].source[1])[0]: t for t in cap.weight_names}
     for n, t in module_tensors(cap.module):
+        if n not in ref.state:          # a parameter: eager checked it is unchanged
+            continue
         tid = by_ptr.get(_storage(t)[0])
         got = store[tid].as_strided(t.shape, t.stride(), t.storage_offset()) \
             if tid in state else t

@@ -187,6 +187,21 @@ def test_python_state_refused():
     refused(M(), torch.randn(2, 4), match="changes its Python attribute 'calls'")
 
 
+def test_first_differing_node_named():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = self.lin(x)
+            n = h[0, 0].item()       # read before h changes, used after
+            h.add_(1)
+            return x * n, h
+
+    refused(M(), torch.randn(2, 4), match=r"differs from the graph at node 'mul' \(mul\)")
+
+
 # ---- 2. standard layers ------------------------------------------------------
 
 def test_multihead_attention_and_transformer_layers():
