@@ -40,23 +40,16 @@ def factory(tmp_path, body):
     return f"{f}:make"
 
 
-def test_cli_dict_output(tmp_path):
+@pytest.mark.parametrize("name, ratio", [("dict_out", "0.7"), ("buffer_update", "1.0")])
+def test_cli_zoo_model(tmp_path, name, ratio):
+    """A dict output (cli.same) and a module writing state in forward."""
     spec = factory(tmp_path, "from zoo import ZOO\n"
-                             "def make():\n    m, x, _ = ZOO['dict_out']()\n    return m, x\n")
-    out = run("hyperoffload.torch", "run", spec, "--budget-ratio", "0.7", "--backend", "shmem",
-              "--runs", "1")
+                             f"def make():\n    m, x, _ = ZOO[{name!r}]()\n    return m, x\n")
+    out = run("hyperoffload.torch", "run", spec, "--budget-ratio", ratio, "--backend", "shmem",
+              "--runs", "2")
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[-1] == \
         "outputs: identical to module(*inputs) (torch.equal), every run"
-
-
-def test_cli_state_written_in_forward(tmp_path):
-    spec = factory(tmp_path, "from zoo import ZOO\n"
-                             "def make():\n    m, x, _ = ZOO['buffer_update']()\n    return m, x\n")
-    out = run("hyperoffload.torch", "run", spec, "--budget-ratio", "1.0", "--backend", "shmem",
-              "--runs", "2")
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines()[-1].startswith("outputs: identical")
 
 
 def test_cli_budget_ratio_above_one(tmp_path):
