@@ -49,9 +49,12 @@ $(PY_VM_TREE): python/vm/stage.py python/tests/test_binding.py $(PY_SRCS) \
 VM_TREES	+= $(PY_VM_TREE)
 VM_SUITES	+= python
 
-# make bench-torch: the Llama-style model (~1B parameters, fp32, a 256-token
-# prompt and 32 decode steps) on shmem; BENCH_TORCH_ARGS to change it
-# (e.g. --layers 6 for a smaller run).  JSON in $(O)/bench/torch.json.
+# make bench-torch: the model zoo's table (python/tests/zoo/ and larger
+# variants: peaks against the prediction and all-resident, the runner's
+# overhead at ratio 1.0, capture time), then the Llama-style model (~1B
+# parameters, fp32, a 256-token prompt and 32 decode steps) on shmem;
+# BENCH_TORCH_ARGS to change it (--zoo-only, --no-zoo, --layers 6 for a
+# smaller run).  JSON in $(O)/bench/torch-zoo.json and torch.json.
 BENCH_TORCH_ARGS ?=
 .PHONY: bench-torch
 bench-torch: $(LIBHYPER_SO) $(HPL_SO)

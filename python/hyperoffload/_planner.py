@@ -241,6 +241,21 @@ def _build(lib: ctypes.CDLL, g: ctypes.c_void_p, graph: Dict[str, Any]) -> None:
         check(lib.hyper_plan_graph_add_op(g, ctypes.byref(op)), f"op {oid!r}")
 
 
+U64_MAX = (1 << 64) - 1
+
+
+def check_budget_bytes(budget_bytes: Any) -> None:
+    """A budget the library's uint64_t holds: a positive integer below 2**64."""
+    if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int):
+        raise PlanError(f"budget_bytes must be an integer number of bytes "
+                        f"(got {type(budget_bytes).__name__})", _errno.EINVAL)
+    if budget_bytes <= 0:
+        raise PlanError(f"budget_bytes must be positive (got {budget_bytes})", _errno.EINVAL)
+    if budget_bytes > U64_MAX:
+        raise PlanError(f"budget_bytes {budget_bytes} does not fit in 64 bits (at most "
+                        f"{U64_MAX}); give the device's real size", _errno.EOVERFLOW)
+
+
 def plan(graph: Dict[str, Any], *, budget_bytes: Optional[int] = None,
          policy: Optional[str] = None, profile: Optional[str] = None) -> Planned:
     """Plan a graph (format v1, a dict) in-process with libhyperplan.
@@ -273,7 +288,8 @@ def plan(graph: Dict[str, Any], *, budget_bytes: Optional[int] = None,
     else:
         opts.profile_file = _measured_profile().encode()
     if budget_bytes is not None:
-        opts.budget_bytes = int(budget_bytes)
+        check_budget_bytes(budget_bytes)
+        opts.budget_bytes = budget_bytes
     opts.policy = POLICIES[policy or "plan"]
     g, p, s = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
     err = ctypes.create_string_buffer(1024)
@@ -300,4 +316,15 @@ def plan(graph: Dict[str, Any], *, budget_bytes: Optional[int] = None,
                  if not f.startswith("reserved")}
     predicted["policy"] = POLICY_NAMES.get(predicted["policy"], "?")
     predicted["arena_over"] = bool(predicted["arena_over"])
-    return Planned(binding.Schedule(s), predicted)
+    planned = Planned(binding.Schedule(s), predicted)
+    if predicted["arena_over"] and budget_bytes is not None:
+        # The residency fits but the arena (holes, alignment) does not: a
+        # run would use more device memory than the budget.  Refused, not
+        # run over budget.
+        planned.close()
+        raise PlanError(f"budget {budget_bytes} B: the schedule's device arena needs "
+                        f"{predicted['arena_bytes']} B (residency "
+                        f"{predicted['peak_device_bytes']} B plus placement holes and "
+                        f"alignment), even planned under a lower residency budget; give a "
+                        f"budget of at least {predicted['arena_bytes']} B", _errno.ENOSPC)
+    return planned

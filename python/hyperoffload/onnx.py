@@ -84,6 +84,157 @@ def _load(path: str) -> "_onnx.ModelProto":
     return model
 
 
+def np_dtype(elem_type: int) -> np.dtype:
+    """numpy's dtype of an ONNX element type (onnx.mapping is gone in 1.19;
+    helper.tensor_dtype_to_np_dtype is not in 1.12)."""
+    conv = getattr(_onnx.helper, "tensor_dtype_to_np_dtype", None)
+    if conv is not None:
+        return np.dtype(conv(elem_type))
+    return np.dtype(_onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[elem_type])  # onnx < 1.13
+
+
+# ---- constant folding of shape computations ------------------------------------
+#
+# An exporter writes ``B, N, C = x.shape`` as Shape -> Gather -> Concat ->
+# Reshape, which ONNX shape inference leaves without a static shape (even
+# with data propagation).  Where the graph's shapes are static, every such
+# node computes a constant: each node whose inputs are all constants (or a
+# Shape of a tensor whose shape is known) is evaluated here with numpy and
+# replaced by a Constant node, then shapes are inferred again, until
+# nothing more folds.  Only exact integer and copy operations are folded.
+
+def _attr(node: Any, name: str, default: Any = None) -> Any:
+    for a in node.attribute:
+        if a.name == name:
+            return _onnx.helper.get_attribute_value(a)
+    return default
+
+
+def _axes(node: Any, c: List[Optional[np.ndarray]], idx: int) -> Optional[List[int]]:
+    axes = _attr(node, "axes")
+    if axes is None and len(c) > idx and c[idx] is not None:
+        axes = c[idx].tolist()
+    return None if axes is None else [int(a) for a in axes]
+
+
+def _unsqueeze(x: np.ndarray, axes: List[int]) -> np.ndarray:
+    rank = x.ndim + len(axes)
+    for a in sorted(a % rank for a in axes):
+        x = np.expand_dims(x, a)
+    return x
+
+
+def _slice(node: Any, c: List[Optional[np.ndarray]]) -> np.ndarray:
+    x = c[0]
+    if len(c) > 1:
+        starts, ends = c[1].tolist(), c[2].tolist()
+        axes = c[3].tolist() if len(c) > 3 and c[3] is not None else list(range(len(starts)))
+        steps = c[4].tolist() if len(c) > 4 and c[4] is not None else [1] * len(starts)
+    else:
+        starts, ends = _attr(node, "starts"), _attr(node, "ends")
+        axes = _attr(node, "axes", list(range(len(starts))))
+        steps = [1] * len(starts)
+    idx = [slice(None)] * x.ndim
+    for st, en, ax, sp in zip(starts, ends, axes, steps):
+        idx[int(ax)] = slice(int(st), int(en), int(sp))
+    return x[tuple(idx)]
+
+
+def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if np.issubdtype(a.dtype, np.integer):
+        q = np.abs(a) // np.abs(b)
+        return (np.sign(a) * np.sign(b) * q).astype(a.dtype)  # ONNX truncates
+    return a / b
+
+
+def _reshape(x: np.ndarray, shape: np.ndarray) -> np.ndarray:
+    dims = [x.shape[i] if d == 0 else int(d) for i, d in enumerate(shape.tolist())]
+    return x.reshape(dims)
+
+
+def _expand(x: np.ndarray, shape: np.ndarray) -> np.ndarray:
+    return x * np.ones(tuple(int(d) for d in shape), dtype=x.dtype)
+
+
+_FOLD = {
+    "Identity": lambda n, c: c[0],
+    "Cast": lambda n, c: c[0].astype(np_dtype(_attr(n, "to"))),
+    "Gather": lambda n, c: np.take(c[0], c[1], axis=_attr(n, "axis", 0)),
+    "Unsqueeze": lambda n, c: _unsqueeze(c[0], _axes(n, c, 1)),
+    "Squeeze": lambda n, c: np.squeeze(c[0], axis=tuple(_axes(n, c, 1) or ())) if
+    _axes(n, c, 1) else np.squeeze(c[0]),
+    "Concat": lambda n, c: np.concatenate(c, axis=_attr(n, "axis")),
+    "Slice": _slice,
+    "Add": lambda n, c: c[0] + c[1],
+    "Sub": lambda n, c: c[0] - c[1],
+    "Mul": lambda n, c: c[0] * c[1],
+    "Div": lambda n, c: _div(c[0], c[1]),
+    "Neg": lambda n, c: -c[0],
+    "Equal": lambda n, c: np.equal(c[0], c[1]),
+    "Less": lambda n, c: np.less(c[0], c[1]),
+    "Greater": lambda n, c: np.greater(c[0], c[1]),
+    "Not": lambda n, c: np.logical_not(c[0]),
+    "Where": lambda n, c: np.where(c[0], c[1], c[2]),
+    "Max": lambda n, c: np.maximum.reduce(c),
+    "Min": lambda n, c: np.minimum.reduce(c),
+    "Range": lambda n, c: np.arange(c[0], c[1], c[2], dtype=c[0].dtype),
+    "Reshape": lambda n, c: _reshape(c[0], c[1]),
+    "Expand": lambda n, c: _expand(c[0], c[1]),
+    "ConstantOfShape": lambda n, c: np.full(
+        tuple(int(d) for d in c[0]),
+        numpy_helper.to_array(_attr(n, "value")).reshape(-1)[0] if _attr(n, "value") is not None
+        else np.float32(0)),
+}
+_FOLD_MAX = 1 << 16     # elements: shape computations are small
+
+
+def _fold_shapes(model: Any, path: str) -> Any:
+    """Shape inference, folding constant shape computations (above)."""
+    for _ in range(64):
+        try:
+            model = shape_inference.infer_shapes(model)
+        except Exception as e:
+            raise OnnxError(f"{path}: shape inference failed: {e}") from None
+        g = model.graph
+        consts: Dict[str, np.ndarray] = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+        static: Dict[str, Tuple[int, ...]] = {k: v.shape for k, v in consts.items()}
+        for vi in list(g.input) + list(g.value_info) + list(g.output):
+            dims = vi.type.tensor_type.shape.dim
+            if vi.type.tensor_type.HasField("shape") and all(d.HasField("dim_value")
+                                                             for d in dims):
+                static[vi.name] = tuple(d.dim_value for d in dims)
+        nodes, folded = [], 0
+        for n in g.node:
+            vals = None
+            if n.op_type == "Constant" and _attr(n, "value") is not None:
+                consts[n.output[0]] = numpy_helper.to_array(_attr(n, "value"))
+            elif n.op_type == "Shape" and n.input[0] in static and not n.domain:
+                shp = np.array(static[n.input[0]], dtype=np.int64)
+                vals = [shp[_attr(n, "start", 0):_attr(n, "end", len(shp))]]
+            elif n.op_type in _FOLD and not n.domain and all(
+                    x in consts for x in n.input if x):
+                try:
+                    vals = [np.asarray(_FOLD[n.op_type](n, [consts[x] if x else None
+                                                            for x in n.input]))]
+                except Exception:       # not foldable here: left to the graph
+                    vals = None
+                if vals is not None and (vals[0].size > _FOLD_MAX or len(n.output) != 1):
+                    vals = None
+            if vals is None:
+                nodes.append(n)
+                continue
+            folded += 1
+            consts[n.output[0]] = vals[0]
+            nodes.append(_onnx.helper.make_node(
+                "Constant", [], [n.output[0]], name=n.name or n.output[0],
+                value=numpy_helper.from_array(vals[0], n.output[0])))
+        if not folded:
+            return model
+        del model.graph.node[:]
+        model.graph.node.extend(nodes)
+    return model
+
+
 def import_onnx(path: str, profile: Optional[Dict[str, float]] = None) -> OnnxGraph:
     """Read an ONNX file into graph format v1 (see the module docstring)."""
     model = _load(path)
@@ -97,10 +248,7 @@ def import_onnx(path: str, profile: Optional[Dict[str, float]] = None) -> OnnxGr
             raise OnnxError(f"{path}: {label}: unsupported op {n.op_type!r}"
                             f"{' in domain ' + repr(n.domain) if n.domain else ''}: not an "
                             f"ONNX operator, so its output shapes are unknown")
-    try:
-        model = shape_inference.infer_shapes(model)
-    except Exception as e:
-        raise OnnxError(f"{path}: shape inference failed: {e}") from None
+    model = _fold_shapes(model, path)
     g = model.graph
     inits = {t.name: numpy_helper.to_array(t) for t in g.initializer}
     shapes: Dict[str, Tuple[Tuple[int, ...], np.dtype]] = {
@@ -110,7 +258,7 @@ def import_onnx(path: str, profile: Optional[Dict[str, float]] = None) -> OnnxGr
         dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
         if vi.name in shapes or not tt.HasField("shape") or None in dims or not tt.elem_type:
             continue
-        shapes[vi.name] = (tuple(dims), np.dtype(_onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[tt.elem_type]))
+        shapes[vi.name] = (tuple(dims), np_dtype(tt.elem_type))
     og = OnnxGraph(g.name or os.path.basename(path), {}, [], inits, shapes,
                    [i.name for i in g.input if i.name not in inits], [o.name for o in g.output])
     used_ids = set()
@@ -224,6 +372,7 @@ KERNELS = {
     "Transpose": lambda i, a, o: np.copyto(o[0], np.transpose(i[0], a.get("perm"))),
     "Reshape": lambda i, a, o: np.copyto(o[0], i[0].reshape(o[0].shape)),
     "Flatten": lambda i, a, o: np.copyto(o[0], i[0].reshape(o[0].shape)),
+    "Constant": lambda i, a, o: np.copyto(o[0], numpy_helper.to_array(a["value"])),
 }
 
 
@@ -325,17 +474,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("model", metavar="MODEL.onnx")
     ap.add_argument("-o", "--output", required=True, help="graph JSON to write ('-': stdout)")
     a = ap.parse_args(argv)
+    if a.output != "-":
+        folder = os.path.dirname(os.path.abspath(a.output))
+        if not os.path.isdir(folder):
+            print(f"hyperoffload.onnx: -o {a.output}: no such folder {folder} (create it "
+                  f"first)", file=sys.stderr)
+            return 1
     try:
         og = import_onnx(a.model)
-    except OnnxError as e:
+    except (OnnxError, _planner.PlanError) as e:
         print(f"hyperoffload.onnx: {e}", file=sys.stderr)
         return 1
     text = json.dumps(og.graph, indent=1)
     if a.output == "-":
         print(text)
     else:
-        with open(a.output, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
+        try:
+            with open(a.output, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+        except OSError as e:
+            print(f"hyperoffload.onnx: -o {a.output}: {e.strerror or e}", file=sys.stderr)
+            return 1
         print(f"{a.model}: {len(og.graph['ops'])} ops, {len(og.graph['tensors'])} tensors "
               f"-> {a.output}", file=sys.stderr)
     return 0

@@ -72,26 +72,23 @@ class Runner:
         info = self.sched.info()
         self.index = {tid: self.sched.find(tid) for tid in cap.tensors}
         self.homes = {tid: self.sched.tensor(i)["home"] for tid, i in self.index.items()}
-        moved = set()
-        for s in range(info["nr_steps"]):
-            st = self.sched.step(s)
-            moved.update(st["defines"])
-            moved.update(t for op, t in st["before"] + st["after"] if op == "prefetch")
-        # Weights the schedule keeps on the device from the start until
-        # their last use are the framework's own tensors, loaded once, as a
-        # device holds a model: bound in place (and registered, for stores),
-        # not copied at every call, and counted in the peak for the whole
-        # run.  A weight the schedule detaches and prefetches again needs its
-        # room in the arena in between, so it is copied in at each call.
+        # Weights are the framework's own tensors, loaded once, as a device
+        # holds a model.  One the schedule keeps on the device from the
+        # start can be bound in place (registered, for stores) instead of
+        # being copied into its arena room at every call; but a bound
+        # weight holds its memory for the whole run, while the planner
+        # frees it after its last use.  So a weight is bound only where
+        # that does not raise the run's peak above the schedule's
+        # (_bindable); every other weight whose home is the device is
+        # copied into its arena room at each call, and that room is
+        # reused once the schedule detaches it.
         self._bound: Dict[str, torch.Tensor] = {}
         self._state = set(cap.state)
         bufs: List[Buffer] = []
-        for tid, spec in cap.tensors.items():
-            if spec.source[0] == "weight" and self.homes[tid] == "device" and \
-                    self.index[tid] not in moved and tid not in self._state:
-                t = spec.source[1]
-                self._bound[tid] = t
-                bufs.append(Buffer(t.storage().data_ptr(), spec.nbytes, t))
+        for tid in _bindable(cap, self.sched, info, self.index, self.homes, self._state):
+            t = cap.tensors[tid].source[1]
+            self._bound[tid] = t
+            bufs.append(Buffer(t.storage().data_ptr(), cap.tensors[tid].nbytes, t))
         self.bound_bytes = sum(b.nbytes for b in bufs)
         arena = info["arena_bytes"] or (info["peak_device_bytes"] + info["peak_device_bytes"] // 8
                                         + 64 * info["nr_tensors"] + 4096)
@@ -299,6 +296,56 @@ def node_value(cap: Captured, node: Any, env: Dict[str, Any], view: Any) -> Any:
         v = _call(node, cap.gm, args, kwargs)
     env[node.name] = v
     return v
+
+
+def _bindable(cap: Captured, sched: Schedule, info: Dict[str, Any], index: Dict[str, int],
+              homes: Dict[str, str], state: Any) -> List[str]:
+    """Weights to bind in place without raising the schedule's peak.
+
+    The schedule's residency is replayed event by event (device homes at
+    the start; each step's before-list, its definitions, its after-list).
+    Binding a weight that is resident from the start and detached at
+    event d keeps its bytes resident after d too; weights are taken
+    longest-lived first while the replayed peak stays the schedule's.
+    If the replay does not give the schedule's own peak, only weights
+    resident to the end are bound."""
+    nbytes = {i: sched.tensor(i)["bytes"] for i in index.values()}
+    resident = {i for tid, i in index.items() if homes[tid] == "device"}
+    moved = set()
+    freed: Dict[int, int] = {}           # tensor -> first event after its detach
+    points = [sum(nbytes[i] for i in resident)]
+    last = info["nr_steps"] - 1
+    for s in range(info["nr_steps"]):
+        st = sched.step(s)
+        events = list(st["before"]) + [("define", t) for t in st["defines"]] + list(st["after"])
+        for op, t in events:
+            if op in ("prefetch", "define"):
+                moved.add(t)
+                if t not in resident:
+                    resident.add(t)
+                    points.append(points[-1] + nbytes[t])
+            elif op == "detach" and t in resident:
+                resident.discard(t)
+                if s != last and t not in freed:
+                    freed[t] = len(points)
+                points.append(points[-1] - nbytes[t])
+    peak = info["peak_device_bytes"]
+    cands = []
+    for tid, spec in cap.tensors.items():
+        i = index[tid]
+        if spec.source[0] == "weight" and homes[tid] == "device" and i not in moved and \
+                tid not in state:
+            cands.append((freed.get(i, len(points)), tid))
+    if max(points) != peak:
+        return [tid for d, tid in cands if d == len(points)]
+    bound = []
+    for d, tid in sorted(cands, key=lambda c: -c[0]):
+        size = nbytes[index[tid]]
+        if d == len(points) or max(points[d:]) + size <= peak:
+            for j in range(d, len(points)):
+                points[j] += size
+            bound.append(tid)
+    return bound
 
 
 def _detach(v: Any) -> Any:

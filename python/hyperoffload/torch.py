@@ -27,6 +27,13 @@ __all__ = ["plan", "plan_captured", "offload", "Plan", "Offloaded", "CaptureErro
            "HyperError", "LibraryNotFound"]
 
 
+def _device_bytes(pred: Dict[str, Any]) -> int:
+    """The device memory a run of the plan allocates: its arena as the
+    planner laid it out (residency plus what placement loses to holes and
+    alignment)."""
+    return int(pred["arena_bytes"] or pred["peak_device_bytes"])
+
+
 class Plan:
     """A captured module and its plans, made in-process by libhyperplan:
     ``schedule`` under the budget, ``baseline`` with nothing offloaded (the
@@ -61,8 +68,16 @@ class Plan:
                 "makespan_ns": int(pred["makespan_ns"])}
 
     @property
+    def arena_bytes(self) -> int:
+        """The device arena a run of this plan allocates (never above the
+        budget: an arena over it is refused when planning)."""
+        return _device_bytes(self._planned.predicted)
+
+    @property
     def baseline_peak_bytes(self) -> int:
-        return int(self._baseline.predicted["peak_device_bytes"])
+        """The all-resident run's device memory, its arena included: what
+        ``budget_ratio`` is a fraction of."""
+        return _device_bytes(self._baseline.predicted)
 
     def close(self) -> None:
         """Free both schedules (a running Offloaded keeps its own reference)."""
@@ -87,23 +102,34 @@ def plan(module: _torch.nn.Module, example_inputs: Sequence[Any], *,
     file (default: this machine, measured).  ``runs`` timed runs of every
     operator give its compute time (their median).
     """
-    if budget_ratio is not None and budget_bytes is not None:
-        raise ValueError("give budget_ratio or budget_bytes, not both")
-    if budget_ratio is not None and not 0 < budget_ratio <= 1:
-        raise ValueError(f"budget_ratio must be in (0, 1] (got {budget_ratio})")
-    if budget_bytes is not None and budget_bytes <= 0:
-        raise ValueError(f"budget_bytes must be positive (got {budget_bytes})")
+    _check_budget(budget_ratio, budget_bytes)
     return plan_captured(capture(module, example_inputs, runs=runs), budget_ratio=budget_ratio,
                          budget_bytes=budget_bytes, profile=profile)
+
+
+def _check_budget(budget_ratio: Optional[float], budget_bytes: Optional[int]) -> None:
+    """One line for each budget the planner cannot take."""
+    if budget_ratio is not None and budget_bytes is not None:
+        raise ValueError("give budget_ratio or budget_bytes, not both")
+    if budget_ratio is not None:
+        if isinstance(budget_ratio, bool) or not isinstance(budget_ratio, (int, float)):
+            raise ValueError(f"budget_ratio must be a number in (0, 1] "
+                             f"(got {type(budget_ratio).__name__})")
+        if not 0 < budget_ratio <= 1:      # NaN fails this too
+            raise ValueError(f"budget_ratio must be in (0, 1] (got {budget_ratio}): it is a "
+                             f"fraction of the all-resident peak; for more room give no budget")
+    if budget_bytes is not None:
+        _planner.check_budget_bytes(budget_bytes)
 
 
 def plan_captured(cap: Captured, *, budget_ratio: Optional[float] = None,
                   budget_bytes: Optional[int] = None, profile: Optional[str] = None) -> Plan:
     """Plan an already captured module (see plan()); capture once, plan often."""
+    _check_budget(budget_ratio, budget_bytes)
     graph = cap.graph()
     baseline = _planner.plan(graph, policy="none", profile=profile)
     try:
-        peak = int(baseline.predicted["peak_device_bytes"])
+        peak = _device_bytes(baseline.predicted)
         if budget_ratio is not None:
             budget_bytes = max(1, int(peak * budget_ratio))
         planned = _planner.plan(graph, budget_bytes=budget_bytes, profile=profile)
