@@ -89,7 +89,6 @@ static const struct {
 	{ .name = "topk_method", .why = "routing is drawn from --seed" },
 	{ .name = "n_group", .why = "routing is drawn from --seed" },
 	{ .name = "topk_group", .why = "routing is drawn from --seed" },
-	{ .name = "max_window_layers" },
 };
 
 /*
@@ -180,8 +179,9 @@ static const struct key keys[] = {
 struct rd {
 	const struct family *f;
 	const char *file;
-	bool window_off, kv_given, ffn_given, multi_query, new_arch;
+	bool window_off, window_on, kv_given, ffn_given, multi_query, new_arch;
 	uint32_t n_shared;	/* deepseek_v2: shared experts */
+	int64_t window_layers;	/* max_window_layers; -1: not given */
 	char *notes;		/* m->ignored, being written */
 	size_t len, used;
 };
@@ -307,6 +307,7 @@ static int special(struct model *m, struct rd *r, const char *key,
 				       key);
 		if (!strcmp(key, "use_sliding_window")) {
 			r->window_off = !b;
+			r->window_on = b;
 		} else if (!strcmp(key, "multi_query")) {
 			r->multi_query = b;
 		} else if (!strcmp(key, "new_decoder_architecture")) {
@@ -320,6 +321,14 @@ static int special(struct model *m, struct rd *r, const char *key,
 					       r->file);
 			m->qkv_bias = m->o_bias = b;
 		}
+		return 0;
+	}
+	if (!strcmp(key, "max_window_layers") && !strncmp(r->f->type, "qwen2", 5)) {
+		if (!json_object_is_type(v, json_type_int) ||
+		    json_object_get_int64(v) < 0)
+			return hp_errf(e, "%s: max_window_layers must be an integer of at least 0",
+				       r->file);
+		r->window_layers = json_object_get_int64(v);
 		return 0;
 	}
 	if (!strcmp(key, "n_shared_experts") && !strcmp(r->f->type, "deepseek_v2")) {
@@ -396,7 +405,8 @@ static void finish(struct model *m, const struct rd *r)
 {
 	const char *t = r->f->type;
 
-	if (r->window_off)
+	/* qwen2's windows are off unless use_sliding_window says */
+	if (r->window_off || (!strncmp(t, "qwen2", 5) && !r->window_on))
 		m->window = 0;
 	if (!strcmp(t, "falcon")) {
 		/* FalconAttention: one KV head unless new or not multi-query */
@@ -474,9 +484,10 @@ static void name_of(const char *path, char *buf, size_t len)
 int model_from_config(const char *path, struct model *m, char *names,
 		      size_t len, struct hp_err *e)
 {
-	size_t part = len / 4;
+	/* the name, the description (a path in it), then the notes */
+	size_t part = len / 4 < 128 ? len / 4 : 128, desc = len / 2;
 	json_object *root;
-	struct rd r = { .file = path, .multi_query = true };
+	struct rd r = { .file = path, .multi_query = true, .window_layers = -1 };
 	int ret = -EINVAL;
 
 	if (len < 64)
@@ -492,16 +503,35 @@ int model_from_config(const char *path, struct model *m, char *names,
 	if (!r.f)
 		goto out;
 	*m = r.f->m;
-	r.notes = names + 2 * part;
-	r.len = len - 2 * part;
+	r.notes = names + part + desc;
+	r.len = len - part - desc;
 	r.notes[0] = 0;
 	if (read_keys(m, &r, root, e))
 		goto out;
 	finish(m, &r);
+	/*
+	 * qwen2: the window is on the layers from max_window_layers (28 by
+	 * default) on, and on none when it is past the last
+	 */
+	if (!strncmp(r.f->type, "qwen2", 5) && m->window) {
+		if (r.window_layers < 0)
+			r.window_layers = 28;
+		if (r.window_layers >= m->layers) {
+			m->window = 0;
+		} else if (r.window_layers) {
+			hp_errf(e, "%s: max_window_layers = %lld with use_sliding_window is not modelled: it would change attention, windowed on layers %lld.. only (0 windows every layer)",
+				path, (long long)r.window_layers,
+				(long long)r.window_layers);
+			goto out;
+		}
+	}
+	if (r.window_layers >= 0)
+		note(&r, "max_window_layers", m->window ? NULL :
+		     "no layer windowed");
 	if (check_shape(m, path, e))
 		goto out;
 	name_of(path, names, part);
-	snprintf(names + part, part, "%s-family model from %s", r.f->type, path);
+	snprintf(names + part, desc, "%s-family model from %s", r.f->type, path);
 	m->name = names;
 	m->desc = names + part;
 	m->ignored = r.notes;

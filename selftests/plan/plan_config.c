@@ -443,6 +443,8 @@ TEST(bad_configs_exact_messages)
 		  "quantization_config = { \"bits\": 4 } is not modelled: it would change every weight's bytes (quantized) (only null or 0 plans)" },
 		{ "{ \"model_type\": \"qwen2_moe\", \"mlp_only_layers\": [ 3 ] }",
 		  "mlp_only_layers = [ 3 ] is not modelled: it would change which layers are MoE (only [] plans)" },
+		{ "{ \"model_type\": \"qwen2\", \"num_hidden_layers\": 4, \"use_sliding_window\": true, \"sliding_window\": 64, \"max_window_layers\": 2 }",
+		  "max_window_layers = 2 with use_sliding_window is not modelled: it would change attention, windowed on layers 2.. only (0 windows every layer)" },
 		/* a family's own key is unknown to the others */
 		{ "{ \"n_embd\": 768 }",
 		  "unknown key \"n_embd\" for model_type llama: it may change the graph (Documentation/planner.md lists the keys read and those ignored)" },
@@ -657,6 +659,34 @@ static void write_tmp(char *path, const char *text)
 		if (write(fd, text, strlen(text)) != (ssize_t)strlen(text))
 			path[0] = 0;
 		close(fd);
+	}
+}
+
+/* qwen2 windows only with use_sliding_window, from max_window_layers on. */
+TEST(qwen2_windows_follow_use_sliding_window)
+{
+	static const struct {
+		const char *keys;
+		uint32_t window;
+	} cases[] = {
+		{ "\"sliding_window\": 64", 0 },
+		{ "\"sliding_window\": 64, \"use_sliding_window\": true, \"max_window_layers\": 0", 64 },
+		{ "\"sliding_window\": 64, \"use_sliding_window\": true, \"max_window_layers\": 4", 0 },
+		/* Qwen2Config's default max_window_layers is 28 */
+		{ "\"sliding_window\": 64, \"use_sliding_window\": true", 0 },
+	};
+	char path[64], cfg[512], names[MODEL_NAMES_LEN];
+	struct model m;
+	struct hp_err e;
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(cases); i++) {
+		snprintf(cfg, sizeof(cfg), "{ \"model_type\": \"qwen2\", \"num_hidden_layers\": 4, %s }",
+			 cases[i].keys);
+		write_tmp(path, cfg);
+		ASSERT_EQ(0, model_from_config(path, &m, names, sizeof(names), &e))
+			TH_LOG("%s", e.msg);
+		unlink(path);
+		EXPECT_EQ(cases[i].window, m.window) TH_LOG("%s", cases[i].keys);
 	}
 }
 

@@ -253,7 +253,7 @@ static int measure(const struct cli *c, struct hp_err *e)
 /* --list-models: the shipped configs, each read as -m would read it. */
 static int list_models(struct hp_err *e)
 {
-	char names[600], **list;
+	char names[MODEL_NAMES_LEN], **list;
 	struct model m;
 	int n, i;
 
