@@ -425,6 +425,8 @@ static void finish(struct model *m, const struct rd *r)
 		m->ffn = 4 * m->hidden;
 	if (!strcmp(t, "deepseek_v2"))
 		m->shared_ffn = r->n_shared * m->expert_ffn;
+	if (m->kv_lora)		/* MLA: every head reads the one latent */
+		m->kv_heads = m->heads;
 	if (!m->experts)	/* a dense model: the MoE keys shape nothing */
 		m->expert_ffn = m->shared_ffn = m->first_dense = 0;
 }

@@ -287,6 +287,24 @@ static uint32_t attention(struct gb *b, const struct shape *s,
 	return ao;
 }
 
+/* norm(@x)·w, @x a latent @in wide: @out, @n wide (MLA). */
+static uint32_t latent_up(struct gb *b, const struct shape *s,
+			  const struct pass *ps, uint32_t l, uint32_t x,
+			  const char *nw, const char *w, uint32_t in, uint32_t n,
+			  const char *out)
+{
+	uint32_t T = tokens_of(s, ps);
+	uint32_t y = act(b, ps, (uint64_t)T * n * b->dt, out, l);
+
+	gb_in(b, x);
+	gb_in(b, gb_find(b, "L%u.%s", l, nw));
+	gb_in(b, gb_find(b, "L%u.%s", l, w));
+	gb_out(b, y);
+	gb_gemm(b, T, n, in, (double)T * in * b->dt, "%s.L%u.%s_up", ps->pfx, l,
+		out);
+	return y;
+}
+
 /*
  * MLA (DeepSeek-V2): q from xn (through the q latent and its norm when
  * q_lora_rank is set); the latent ckv = xn·wkv_a, what the KV cache
@@ -303,26 +321,15 @@ static uint32_t mla(struct gb *b, const struct shape *s,
 	double pairs = (double)ps->n * (ps->n + 1.0) / 2, old, flops, bytes;
 
 	if (s->ql) {
-		uint32_t qa = proj(b, s, ps, l, xn, "wq_a", s->ql, "qa");
-
-		q = act(b, ps, (uint64_t)T * s->qd * b->dt, "q", l);
-		gb_in(b, qa);
-		gb_in(b, gb_find(b, "L%u.q_a_norm.w", l));
-		gb_in(b, gb_find(b, "L%u.wq_b", l));
-		gb_out(b, q);
-		gb_gemm(b, T, s->qd, s->ql, (double)T * s->ql * b->dt,
-			"%s.L%u.q_b_proj", ps->pfx, l);
+		q = proj(b, s, ps, l, xn, "wq_a", s->ql, "qa");
+		q = latent_up(b, s, ps, l, q, "q_a_norm.w", "wq_b", s->ql,
+			      s->qd, "q");
 	} else {
 		q = proj(b, s, ps, l, xn, "wq", s->qd, "q");
 	}
 	ckv = proj(b, s, ps, l, xn, "wkv_a", s->kvd, "ckv");
-	kv = act(b, ps, (uint64_t)T * s->kexp * b->dt, "kv", l);
-	gb_in(b, ckv);
-	gb_in(b, gb_find(b, "L%u.kv_a_norm.w", l));
-	gb_in(b, gb_find(b, "L%u.wkv_b", l));
-	gb_out(b, kv);
-	gb_gemm(b, T, s->kexp, s->kvl, (double)T * s->kvl * b->dt,
-		"%s.L%u.kv_b_proj", ps->pfx, l);
+	kv = latent_up(b, s, ps, l, ckv, "kv_a_norm.w", "wkv_b", s->kvl,
+		       s->kexp, "kv");
 
 	ao = act(b, ps, (uint64_t)T * s->od * b->dt, "ao", l);
 	gb_in(b, q);

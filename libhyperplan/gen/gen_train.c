@@ -256,6 +256,40 @@ static uint32_t qkv_bwd(struct gb *b, const struct lctx *c, uint32_t acc)
 }
 
 /*
+ * y = norm(x)·w backward (gen_llama.c's latent_up()), x @xw wide of which
+ * the first @in are normed and projected to @out: d(x), with @acc added
+ * unless NONE, named @dxname; the gradients of w and of the norm.
+ */
+static uint32_t latent_up_bwd(struct gb *b, const struct lctx *c,
+			      uint32_t dy, uint32_t acc, uint32_t x,
+			      uint32_t xw, uint32_t in, uint32_t out,
+			      const char *nw, const char *w, const char *dxname)
+{
+	uint64_t T = c->T;
+	uint32_t dx = grad(b, T * xw * b->dt, "%s%s", c->p, dxname);
+	const char *ws[] = { w, nw };
+	char id[48];
+	int i;
+
+	gb_in(b, dy);
+	if (acc != NONE)
+		gb_in(b, acc);
+	gb_in(b, gb_find(b, "%s%s", c->w, w));
+	gb_in(b, gb_find(b, "%s%s", c->w, nw));
+	gb_in(b, x);
+	gb_out(b, dx);
+	gb_gemm(b, T, in, out, 2.0 * T * xw * b->dt, "%s%s.dx", c->p, w);
+	gb_in(b, dy);
+	gb_in(b, x);
+	for (i = 0; i < 2; i++) {
+		snprintf(id, sizeof(id), "%s%s", c->w, ws[i]);
+		gb_out(b, grad(b, gen_weight_bytes(b, id), "%s.grad", id));
+	}
+	gb_gemm(b, in, out, T, 0, "%s%s.dw", c->p, w);
+	return dx;
+}
+
+/*
  * MLA backward (the forward is gen_llama.c's mla()): attention into dq,
  * the expanded keys and values (dkv) and the rope keys (dkr); the
  * latent's expansion and norm; then wkv_a and the query's projections,
@@ -288,22 +322,9 @@ static uint32_t mla_bwd(struct gb *b, const struct lctx *c, uint32_t dao)
 	      2.0 * T * (s->qd + s->kexp + s->od + m->qk_rope) * b->dt, NULL,
 	      "%sattn.bwd", c->p);
 
-	dckv = grad(b, T * s->kvd * b->dt, "%sdckv", c->p);
-	gb_in(b, dkv);
-	gb_in(b, dkr);
-	gb_in(b, gb_find(b, "%swkv_b", c->w));
-	gb_in(b, gb_find(b, "%skv_a_norm.w", c->w));
-	gb_in(b, ckv);
-	gb_out(b, dckv);
-	gb_gemm(b, T, s->kvl, s->kexp, 2.0 * T * s->kvd * b->dt, "%skv_b.dx",
-		c->p);
-	gb_in(b, dkv);
-	gb_in(b, ckv);
-	snprintf(w, sizeof(w), "%swkv_b", c->w);
-	gb_out(b, grad(b, gen_weight_bytes(b, w), "%s.grad", w));
-	snprintf(w, sizeof(w), "%skv_a_norm.w", c->w);
-	gb_out(b, grad(b, gen_weight_bytes(b, w), "%s.grad", w));
-	gb_gemm(b, s->kvl, s->kexp, T, 0, "%skv_b.dw", c->p);
+	/* the rope keys' gradient joins the latent's */
+	dckv = latent_up_bwd(b, c, dkv, dkr, ckv, s->kvd, s->kvl, s->kexp,
+			     "kv_a_norm.w", "wkv_b", "dckv");
 	snprintf(w, sizeof(w), "%swkv_a", c->w);
 	snprintf(dx, sizeof(dx), "%sdxn.kv", c->p);
 	acc = linear_bwd(b, T, s->h, s->kvd, dckv, xn, w, NONE, dx);
@@ -313,20 +334,8 @@ static uint32_t mla_bwd(struct gb *b, const struct lctx *c, uint32_t dao)
 		return linear_bwd(b, T, s->h, s->qd, dq, xn, w, acc, dx);
 	}
 	/* q = norm(xn·wq_a)·wq_b */
-	dqa = grad(b, T * s->ql * b->dt, "%sdqa", c->p);
-	gb_in(b, dq);
-	gb_in(b, gb_find(b, "%swq_b", c->w));
-	gb_in(b, gb_find(b, "%sq_a_norm.w", c->w));
-	gb_in(b, fwd_act(b, c, "qa"));
-	gb_out(b, dqa);
-	gb_gemm(b, T, s->ql, s->qd, 2.0 * T * s->ql * b->dt, "%sq_b.dx", c->p);
-	gb_in(b, dq);
-	gb_in(b, fwd_act(b, c, "qa"));
-	snprintf(w, sizeof(w), "%swq_b", c->w);
-	gb_out(b, grad(b, gen_weight_bytes(b, w), "%s.grad", w));
-	snprintf(w, sizeof(w), "%sq_a_norm.w", c->w);
-	gb_out(b, grad(b, gen_weight_bytes(b, w), "%s.grad", w));
-	gb_gemm(b, s->ql, s->qd, T, 0, "%sq_b.dw", c->p);
+	dqa = latent_up_bwd(b, c, dq, NONE, fwd_act(b, c, "qa"), s->ql, s->ql,
+			    s->qd, "q_a_norm.w", "wq_b", "dqa");
 	snprintf(w, sizeof(w), "%swq_a", c->w);
 	return linear_bwd(b, T, s->h, s->ql, dqa, xn, w, acc, dx);
 }

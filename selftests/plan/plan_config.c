@@ -765,6 +765,49 @@ TEST(many_experts_plan)
 	}
 }
 
+/* DeepSeek-V2 (not Lite): the query through a latent of q_lora_rank. */
+TEST(deepseek_v2_query_latent_trains)
+{
+	static const char cfg[] = "{ \"model_type\": \"deepseek_v2\", \"hidden_size\": 256, "
+		"\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+		"\"intermediate_size\": 512, \"vocab_size\": 1000, "
+		"\"kv_lora_rank\": 64, \"q_lora_rank\": 96, \"qk_nope_head_dim\": 32, "
+		"\"qk_rope_head_dim\": 16, \"v_head_dim\": 32, \"n_routed_experts\": 8, "
+		"\"num_experts_per_tok\": 2, \"moe_intermediate_size\": 64, "
+		"\"n_shared_experts\": 1, \"first_k_dense_replace\": 1 }";
+	char path[64], names[MODEL_NAMES_LEN];
+	struct goal gl = { 0.01, 0 };
+	struct gen_params gp;
+	struct job j = { 0 };
+	struct problem pb;
+	struct result r;
+	struct hp_err e;
+	struct model m;
+
+	write_tmp(path, cfg);
+	ASSERT_EQ(0, model_from_config(path, &m, names, sizeof(names), &e))
+		TH_LOG("%s", e.msg);
+	unlink(path);
+	gen_defaults(&gp, &m);
+	gp.mode = GEN_TRAIN;
+	gp.seq = 128;
+	j.p = profile_table[0];
+	graph_init(&j.g, "q-latent");
+	ASSERT_EQ(0, gen_model(&j.g, &gp, &j.p, &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(256ULL * 96 * 2, bytes_of(&j.g, "L0.wq_a"));
+	EXPECT_EQ(96ULL * 4 * 48 * 2, bytes_of(&j.g, "L0.wq_b"));
+	EXPECT_EQ(96ULL * 2, bytes_of(&j.g, "L1.q_a_norm.w.grad"));
+	EXPECT_EQ(0, bytes_of(&j.g, "L0.wq"));
+	EXPECT_TRUE(op_reads_id(&j.g, "b.L1.dxn.q.dx", "b.L1.dqa"));
+	EXPECT_EQ(256ULL * 64 * 2, bytes_of(&j.g, "L1.shared.w1"));
+	ASSERT_EQ(0, job_prepare(&j, false, &e)) TH_LOG("%s", e.msg);
+	job_problem(&j, &pb, &gl);
+	ASSERT_EQ(0, run_policy(POL_PLAN, &pb, &r, &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(0, sched_check(&r.s, &e)) TH_LOG("%s", e.msg);
+	result_free(&r);
+	job_free(&j);
+}
+
 /* Runs @cmd through sh; its stdout and stderr in @out. */
 static int run_cmd(const char *cmd, char *out, size_t len)
 {
