@@ -21,7 +21,7 @@ static int read_all(const char *path, size_t max, char **text, size_t *len,
 	size_t got = 0;
 	int fd, ret = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);	/* a FIFO must not block */
 	if (fd < 0)
 		return hp_errf(e, "%s: %s", path, strerror(errno));
 	/* a small file: not a directory, a pipe or /dev/zero */

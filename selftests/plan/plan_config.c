@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -719,6 +720,17 @@ TEST(truncated_or_empty_json_says_so)
 		EXPECT_STREQ(want, e.msg);
 		unlink(path);
 	}
+	/* a FIFO with no writer is refused, not waited on */
+	strcpy(path, "/tmp/hyper-plan-fifo-XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(path));
+	strcat(path, "/f");
+	ASSERT_EQ(0, mkfifo(path, 0600));
+	snprintf(want, sizeof(want), "%s: not a regular file of at most 1 MiB", path);
+	EXPECT_NE(0, profile_load(path, &p, &e));
+	EXPECT_STREQ(want, e.msg);
+	unlink(path);
+	*strrchr(path, '/') = 0;
+	rmdir(path);
 }
 
 /* 128 and 256 experts (Qwen3, DeepSeek-V3 sizes) plan, top-8. */
