@@ -461,15 +461,8 @@ static uint32_t moe_ffn(struct gb *b, const struct shape *s,
 	uint32_t rt = act(b, ps, (uint64_t)T * s->E * FP32, "route", l);
 	char sub[16];
 
-	count = hp_calloc(&b->g->mem, s->E, sizeof(*count));
-	y = hp_calloc(&b->g->mem, s->E + 1, sizeof(*y));
-	if (!count || !y) {
-		free(count);
-		free(y);
-		if (!b->err)
-			b->err = hp_nomem(b->e);
+	if (gen_moe_arrays(b, s, &count, &y))
 		return 0;
-	}
 	gb_in(b, xn);
 	gb_in(b, gb_find(b, "L%u.router.w", l));
 	gb_out(b, rt);
@@ -528,6 +521,20 @@ static uint32_t layer(struct gb *b, const struct shape *s,
 		fin = s->m->two_ln ? norm(b, s, ps, l, x, "ffn_norm", "xn2") : xn;
 	return is_moe(s, l) ? moe_ffn(b, s, ps, l, fin, mid) :
 	       dense_ffn(b, s, ps, l, fin, mid);
+}
+
+int gen_moe_arrays(struct gb *b, const struct shape *s, uint32_t **count,
+		   uint32_t **ids)
+{
+	*count = hp_calloc(&b->g->mem, s->E, sizeof(**count));
+	*ids = hp_calloc(&b->g->mem, s->E + 1, sizeof(**ids));
+	if (*count && *ids)
+		return 0;
+	free(*count);
+	free(*ids);
+	if (!b->err)
+		b->err = hp_nomem(b->e);
+	return b->err;
 }
 
 uint64_t gen_weight_bytes(struct gb *b, const char *id)

@@ -68,6 +68,13 @@ int gen_infer(struct graph *g, const struct gen_params *gp,
 int gen_train(struct graph *g, const struct gen_params *gp,
 	      const struct profile *p, struct hp_err *e);
 
+/*
+ * A MoE layer's arrays, zeroed: tokens per expert, and a tensor per
+ * expert and the shared one.  On failure b->err is -ENOMEM, returned.
+ */
+int gen_moe_arrays(struct gb *b, const struct shape *s, uint32_t **count,
+		   uint32_t **ids);
+
 /* The bytes of weight @id: what its gradient and optimizer state cover. */
 uint64_t gen_weight_bytes(struct gb *b, const char *id);
 

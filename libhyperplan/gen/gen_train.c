@@ -157,15 +157,8 @@ static uint32_t moe_bwd(struct gb *b, const struct lctx *c, uint32_t dout)
 	char sub[16], wp[64], w2[80], name[64];
 	uint32_t dxn2;
 
-	count = hp_calloc(&b->g->mem, s->E, sizeof(*count));
-	dx = hp_calloc(&b->g->mem, s->E + 1, sizeof(*dx));
-	if (!count || !dx) {
-		free(count);
-		free(dx);
-		if (!b->err)
-			b->err = hp_nomem(b->e);
+	if (gen_moe_arrays(b, s, &count, &dx))
 		return 0;
-	}
 	route(s, 0, c->l, c->T, count);
 	for (x = 0; x < s->E; x++) {
 		if (!count[x])

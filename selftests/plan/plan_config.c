@@ -38,6 +38,14 @@ static const char *const shipped[] = {
 	"gemma2-9b", "deepseek-v2-lite", "gpt2", "olmoe-1b-7b",
 };
 
+/*
+ * Tests that draw whole models or run the CLI many times: a loaded host
+ * makes them slow, never wrong, so they get 600 s, not the harness's 30.
+ */
+FIXTURE(slow) {};
+FIXTURE_SETUP(slow) {}
+FIXTURE_TEARDOWN(slow) {}
+
 static void small(struct gen_params *gp, const struct model *m, bool train)
 {
 	gen_defaults(gp, m);
@@ -79,7 +87,7 @@ static const struct model published[] = {
 	LLAMA("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 8, 2),
 };
 
-TEST(built_in_models_are_their_published_shapes)
+TEST_F_TIMEOUT(slow, built_in_models_are_their_published_shapes, 600)
 {
 	for (unsigned int i = 0; i < ARRAY_SIZE(published); i++)
 		for (int train = 0; train < 2; train++) {
@@ -125,7 +133,7 @@ TEST(built_in_models_are_their_published_shapes)
 }
 
 /* -m NAME and --config of the shipped file: one model, one graph. */
-TEST(model_by_name_is_the_shipped_config)
+TEST_F_TIMEOUT(slow, model_by_name_is_the_shipped_config, 600)
 {
 	char cmd[1024], a[80], b[80];
 	FILE *p;
@@ -230,7 +238,7 @@ TEST(graph_names_tell_graphs_apart)
 	}
 }
 
-TEST(every_family_plans_valid_schedules)
+TEST_F_TIMEOUT(slow, every_family_plans_valid_schedules, 600)
 {
 	for (unsigned int i = 0; i < ARRAY_SIZE(shipped); i++)
 		for (int train = 0; train < 2; train++) {
@@ -275,7 +283,7 @@ static bool op_reads_id(const struct graph *g, const char *op, const char *t)
 	return false;
 }
 
-TEST(each_variant_shows_in_the_graph)
+TEST_F_TIMEOUT(slow, each_variant_shows_in_the_graph, 600)
 {
 	struct graph g;
 	struct model m;
@@ -412,7 +420,7 @@ static int cli_config(const char *json, char *out, size_t len, char *path)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-TEST(bad_configs_exact_messages)
+TEST_F_TIMEOUT(slow, bad_configs_exact_messages, 600)
 {
 	static const struct {
 		const char *json, *msg;	/* msg after "hyper-plan: PATH: " */
@@ -554,7 +562,7 @@ static int params_of(const char *name, uint64_t *params, struct model *m,
  * worked out from it by hand below (V vocabulary, h hidden, L layers),
  * and its model card's published count within 1%.
  */
-TEST(public_configs_hold_their_published_parameter_counts)
+TEST_F_TIMEOUT(slow, public_configs_hold_their_published_parameter_counts, 600)
 {
 	static const struct {
 		const char *config;
@@ -616,7 +624,7 @@ TEST(public_configs_hold_their_published_parameter_counts)
 }
 
 /* MLA: the cache keeps the latent; layer 0 dense; two shared experts. */
-TEST(deepseek_v2_latent_attention_is_drawn)
+TEST_F_TIMEOUT(slow, deepseek_v2_latent_attention_is_drawn, 600)
 {
 	struct graph g;
 	struct model m;
@@ -734,7 +742,7 @@ TEST(truncated_or_empty_json_says_so)
 }
 
 /* 128 and 256 experts (Qwen3, DeepSeek-V3 sizes) plan, top-8. */
-TEST(many_experts_plan)
+TEST_F_TIMEOUT(slow, many_experts_plan, 600)
 {
 	static const unsigned int experts[] = { 128, 256 };
 	char path[64], cfg[512], names[MODEL_NAMES_LEN];
@@ -778,7 +786,7 @@ TEST(many_experts_plan)
 }
 
 /* DeepSeek-V2 (not Lite): the query through a latent of q_lora_rank. */
-TEST(deepseek_v2_query_latent_trains)
+TEST_F_TIMEOUT(slow, deepseek_v2_query_latent_trains, 600)
 {
 	static const char cfg[] = "{ \"model_type\": \"deepseek_v2\", \"hidden_size\": 256, "
 		"\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
@@ -837,7 +845,7 @@ static int run_cmd(const char *cmd, char *out, size_t len)
  * -v lists what the reader ignored, and why where it matters; gpt2's
  * learned table of 1024 positions refuses a longer context.
  */
-TEST(verbose_lists_ignored_keys)
+TEST_F_TIMEOUT(slow, verbose_lists_ignored_keys, 600)
 {
 	char cmd[1024], out[4096];
 
