@@ -299,6 +299,8 @@ static int special(struct model *m, struct rd *r, const char *key,
 	     !strcmp(key, "new_decoder_architecture")) &&
 	    strcmp(r->f->type, "falcon"))
 		return 1;	/* falcon's keys: unknown to the others */
+	if (!strcmp(key, "attention_bias") && !strncmp(r->f->type, "qwen2", 5))
+		return 1;	/* qwen2's q, k, v always have biases, o never */
 	if (!strcmp(key, "use_sliding_window") || !strcmp(key, "multi_query") ||
 	    !strcmp(key, "new_decoder_architecture") || !strcmp(key, "bias") ||
 	    !strcmp(key, "attention_bias")) {

@@ -455,6 +455,8 @@ TEST_F_TIMEOUT(slow, bad_configs_exact_messages, 600)
 		{ "{ \"model_type\": \"qwen2\", \"num_hidden_layers\": 4, \"use_sliding_window\": true, \"sliding_window\": 64, \"max_window_layers\": 2 }",
 		  "max_window_layers = 2 with use_sliding_window is not modelled: it would change attention, windowed on layers 2.. only (0 windows every layer)" },
 		/* a family's own key is unknown to the others */
+		{ "{ \"model_type\": \"qwen2\", \"attention_bias\": false }",
+		  "unknown key \"attention_bias\" for model_type qwen2: it may change the graph (Documentation/planner.md lists the keys read and those ignored)" },
 		{ "{ \"n_embd\": 768 }",
 		  "unknown key \"n_embd\" for model_type llama: it may change the graph (Documentation/planner.md lists the keys read and those ignored)" },
 		{ "{ \"model_type\": \"deepseek_v2\", \"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"first_k_dense_replace\": 30 }",
