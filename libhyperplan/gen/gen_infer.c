@@ -10,7 +10,7 @@
 static void make_kv(struct gb *b, const struct shape *s, uint32_t blocks,
 		    uint32_t kv_block)
 {
-	uint64_t bytes = 2ULL * kv_block * s->kvd * b->dt * s->B;
+	uint64_t bytes = (uint64_t)kv_block * s->cached * b->dt * s->B;
 	uint32_t l, k;
 
 	for (l = 0; l < s->L; l++)

@@ -12,8 +12,11 @@ int shape_init(struct shape *s, const struct gen_params *gp,
 {
 	const struct model *m = gp->m;
 
-	if (m->experts > 64 || m->top_k > 8 || m->top_k > m->experts)
-		return hp_errf(e, "model %s: at most 64 experts, top-8", m->name);
+	uint32_t ctx = gp->mode == GEN_TRAIN ? gp->seq : gp->seq + gp->decode;
+
+	if (m->top_k > ROUTE_MAX_K || m->top_k > m->experts)
+		return hp_errf(e, "model %s: top-%u routing of %u experts: at most top-%u, and no more than the experts",
+			       m->name, m->top_k, m->experts, ROUTE_MAX_K);
 	if (!gp->batch || gp->batch > 65536)
 		return hp_errf(e, "batch must be in 1..65536 (got %u)", gp->batch);
 	if (!gp->seq || gp->seq > (1U << 20))
@@ -27,6 +30,9 @@ int shape_init(struct shape *s, const struct gen_params *gp,
 			       1U << 20, gp->kv_block);
 	if (gp->layers > 1024)
 		return hp_errf(e, "layers must be in 1..1024 (got %u)", gp->layers);
+	if (m->max_pos && ctx > m->max_pos)
+		return hp_errf(e, "model %s learned %u positions (n_positions): a context of %u tokens does not fit; shorten --seq or --decode",
+			       m->name, m->max_pos, ctx);
 	/*
 	 * A scaled model keeps the head size and divides the number of heads,
 	 * the feed-forward width and the vocabulary: the same layer structure,
@@ -34,7 +40,8 @@ int shape_init(struct shape *s, const struct gen_params *gp,
 	 */
 	if (!gp->scale || m->heads % gp->scale || m->ffn % gp->scale ||
 	    m->vocab % gp->scale || m->hidden % gp->scale ||
-	    m->expert_ffn % gp->scale || m->shared_ffn % gp->scale)
+	    m->expert_ffn % gp->scale || m->shared_ffn % gp->scale ||
+	    m->kv_lora % gp->scale || m->q_lora % gp->scale)
 		return hp_errf(e, "model %s cannot be scaled by 1/%u: it must divide its %u heads, %u hidden, %u-wide feed-forward and %u-token vocabulary",
 			       m->name, gp->scale, m->heads, m->hidden, m->ffn,
 			       m->vocab);
@@ -50,41 +57,112 @@ int shape_init(struct shape *s, const struct gen_params *gp,
 	};
 	s->qd = s->hd * (m->heads / gp->scale);
 	s->kvd = s->hd * (m->kv_heads > gp->scale ? m->kv_heads / gp->scale : 1);
+	s->od = s->qd;
+	s->cached = 2 * s->kvd;
+	if (m->kv_lora) {
+		/*
+		 * MLA: a query of nope + rope a head; one latent a token
+		 * (kv_lora + rope, the KV cache), expanded into every head's
+		 * key (nope part) and value.
+		 */
+		s->kvl = m->kv_lora / gp->scale;
+		s->ql = m->q_lora / gp->scale;
+		s->qd = (m->qk_nope + m->qk_rope) * (m->heads / gp->scale);
+		s->kvd = s->kvl + m->qk_rope;
+		s->kexp = (m->qk_nope + m->v_head) * (m->heads / gp->scale);
+		s->od = m->v_head * (m->heads / gp->scale);
+		s->cached = s->kvd;
+	}
 	return 0;
+}
+
+/*
+ * A linear layer's weight, @in × @out, and its bias when it has one: one
+ * tensor, as the optimizer updates them together.
+ */
+static void linear_w(struct gb *b, uint64_t in, uint64_t out, bool bias,
+		     uint32_t l, const char *pfx, const char *name)
+{
+	gb_tensor(b, HYPER_KIND_WEIGHT, (in + bias) * out * b->dt,
+		  tkind_default_flags(HYPER_KIND_WEIGHT), "L%u.%s%s", l, pfx,
+		  name);
+}
+
+/* A norm's scale, and its bias when it is a LayerNorm with one. */
+static void norm_w(struct gb *b, const struct shape *s, uint64_t n,
+		   uint32_t l, const char *name)
+{
+	gb_tensor(b, HYPER_KIND_WEIGHT, (1 + s->m->ln_bias) * n * b->dt,
+		  tkind_default_flags(HYPER_KIND_WEIGHT), "L%u.%s.w", l, name);
 }
 
 /* An MLP's weights "L3.<pfx>w1" (gate or up), "w3" (up, gated), "w2". */
 static void mlp_weights(struct gb *b, const struct shape *s, uint32_t l,
 			const char *pfx, uint64_t width, bool gated)
 {
-	const uint8_t f = tkind_default_flags(HYPER_KIND_WEIGHT);
-	uint64_t bytes = (uint64_t)s->h * width * b->dt;
+	bool bias = s->m->mlp_bias;
 
-	gb_tensor(b, HYPER_KIND_WEIGHT, bytes, f, "L%u.%sw1", l, pfx);
+	linear_w(b, s->h, width, bias, l, pfx, "w1");
 	if (gated)
-		gb_tensor(b, HYPER_KIND_WEIGHT, bytes, f, "L%u.%sw3", l, pfx);
-	gb_tensor(b, HYPER_KIND_WEIGHT, bytes, f, "L%u.%sw2", l, pfx);
+		linear_w(b, s->h, width, bias, l, pfx, "w3");
+	linear_w(b, width, s->h, bias, l, pfx, "w2");
+}
+
+/*
+ * MLA's weights: the query (xn·wq, or xn·wq_a, normed, ·wq_b), the
+ * latent (wkv_a: kv_lora + rope), its norm and expansion (wkv_b).
+ */
+static void mla_weights(struct gb *b, const struct shape *s, uint32_t l)
+{
+	const uint8_t f = tkind_default_flags(HYPER_KIND_WEIGHT);
+	uint64_t h = s->h;
+
+	if (s->ql) {
+		gb_tensor(b, HYPER_KIND_WEIGHT, h * s->ql * b->dt, f, "L%u.wq_a", l);
+		norm_w(b, s, s->ql, l, "q_a_norm");
+		gb_tensor(b, HYPER_KIND_WEIGHT, (uint64_t)s->ql * s->qd * b->dt,
+			  f, "L%u.wq_b", l);
+	} else {
+		gb_tensor(b, HYPER_KIND_WEIGHT, h * s->qd * b->dt, f, "L%u.wq", l);
+	}
+	gb_tensor(b, HYPER_KIND_WEIGHT, h * s->kvd * b->dt, f, "L%u.wkv_a", l);
+	norm_w(b, s, s->kvl, l, "kv_a_norm");
+	gb_tensor(b, HYPER_KIND_WEIGHT, (uint64_t)s->kvl * s->kexp * b->dt, f,
+		  "L%u.wkv_b", l);
 }
 
 static void layer_weights(struct gb *b, const struct shape *s, uint32_t l)
 {
 	const uint8_t f = tkind_default_flags(HYPER_KIND_WEIGHT);
+	const struct model *m = s->m;
 	uint64_t h = s->h;
 	char pfx[16];
 	uint32_t x;
 
-	gb_tensor(b, HYPER_KIND_WEIGHT, h * b->dt, f, "L%u.attn_norm.w", l);
-	gb_tensor(b, HYPER_KIND_WEIGHT, h * s->qd * b->dt, f, "L%u.wq", l);
-	gb_tensor(b, HYPER_KIND_WEIGHT, h * s->kvd * b->dt, f, "L%u.wk", l);
-	gb_tensor(b, HYPER_KIND_WEIGHT, h * s->kvd * b->dt, f, "L%u.wv", l);
-	gb_tensor(b, HYPER_KIND_WEIGHT, (uint64_t)s->qd * h * b->dt, f, "L%u.wo", l);
-	if (!s->m->parallel)
-		gb_tensor(b, HYPER_KIND_WEIGHT, h * b->dt, f, "L%u.ffn_norm.w", l);
-	if (!s->E) {
-		mlp_weights(b, s, l, "", s->ffn, !s->m->plain_mlp);
+	/* gemma2's norm after attention shares the tensor of the one before */
+	norm_w(b, s, h * (1 + m->sandwich), l, "attn_norm");
+	if (m->kv_lora) {
+		mla_weights(b, s, l);
+	} else {
+		linear_w(b, h, s->qd, m->qkv_bias, l, "", "wq");
+		linear_w(b, h, s->kvd, m->qkv_bias, l, "", "wk");
+		linear_w(b, h, s->kvd, m->qkv_bias, l, "", "wv");
+	}
+	if (m->qk_norm) {
+		gb_tensor(b, HYPER_KIND_WEIGHT, (uint64_t)s->qd * b->dt, f,
+			  "L%u.q_norm.w", l);
+		gb_tensor(b, HYPER_KIND_WEIGHT, (uint64_t)s->kvd * b->dt, f,
+			  "L%u.k_norm.w", l);
+	}
+	linear_w(b, s->od, h, m->o_bias, l, "", "wo");
+	if (!m->parallel || m->two_ln)
+		norm_w(b, s, h * (1 + m->sandwich), l, "ffn_norm");
+	if (!is_moe(s, l)) {
+		mlp_weights(b, s, l, "", s->ffn, !m->plain_mlp);
 		return;
 	}
-	gb_tensor(b, HYPER_KIND_WEIGHT, h * s->E * b->dt, f, "L%u.router.w", l);
+	gb_tensor(b, HYPER_KIND_WEIGHT, h * (s->E + m->shared_gate) * b->dt, f,
+		  "L%u.router.w", l);
 	for (x = 0; x < s->E; x++) {
 		snprintf(pfx, sizeof(pfx), "e%u.", x);
 		mlp_weights(b, s, l, pfx, s->eff, true);
@@ -99,9 +177,13 @@ void make_weights(struct gb *b, const struct shape *s)
 	uint32_t l;
 
 	gb_tensor(b, HYPER_KIND_WEIGHT, (uint64_t)s->V * s->h * b->dt, f, "embed.w");
+	if (s->m->max_pos)
+		gb_tensor(b, HYPER_KIND_WEIGHT,
+			  (uint64_t)s->m->max_pos * s->h * b->dt, f, "pos_embed.w");
 	for (l = 0; l < s->L; l++)
 		layer_weights(b, s, l);
-	gb_tensor(b, HYPER_KIND_WEIGHT, (uint64_t)s->h * b->dt, f, "final_norm.w");
+	gb_tensor(b, HYPER_KIND_WEIGHT, (1 + s->m->ln_bias) * (uint64_t)s->h * b->dt,
+		  f, "final_norm.w");
 	if (!s->m->tied)
 		gb_tensor(b, HYPER_KIND_WEIGHT, (uint64_t)s->h * s->V * b->dt, f,
 			  "lm_head.w");
@@ -173,7 +255,7 @@ static double kv_blocks(struct gb *b, const struct shape *s,
 			gb_out(b, t);
 	}
 	/* bytes of the keys and values of the earlier positions it reaches */
-	return 2.0 * s->B * (ps->pos0 - span_start(s, ps)) * s->kvd * b->dt;
+	return (double)s->B * (ps->pos0 - span_start(s, ps)) * s->cached * b->dt;
 }
 
 static uint32_t attention(struct gb *b, const struct shape *s,
@@ -182,7 +264,7 @@ static uint32_t attention(struct gb *b, const struct shape *s,
 {
 	uint32_t T = tokens_of(s, ps);
 	double pairs = (double)ps->n * ps->pos0 + ps->n * (ps->n + 1.0) / 2;
-	double bytes = 2.0 * T * (s->qd + s->kvd) * b->dt;
+	double bytes = 2.0 * T * (s->qd + s->kvd) * b->dt, flops = 0;
 	uint32_t ao = act(b, ps, (uint64_t)T * s->qd * b->dt, "ao", l);
 
 	/* a window caps each token's span (prefill longer than it too) */
@@ -192,11 +274,81 @@ static uint32_t attention(struct gb *b, const struct shape *s,
 	gb_in(b, q);
 	gb_in(b, k);
 	gb_in(b, v);
+	if (s->m->qk_norm) {	/* the norms of q and k, folded in */
+		gb_in(b, gb_find(b, "L%u.q_norm.w", l));
+		gb_in(b, gb_find(b, "L%u.k_norm.w", l));
+		flops += 5.0 * T * (s->qd + s->kvd);
+	}
 	if (ps->kv_block)
 		bytes += kv_blocks(b, s, ps, l) + 2.0 * T * s->kvd * b->dt;
 	gb_out(b, ao);
-	gb_op(b, 4.0 * s->B * s->qd * pairs, bytes, NULL, "%s.L%u.attn",
-	      ps->pfx, l);
+	gb_op(b, flops + 4.0 * s->B * s->qd * pairs, bytes, NULL,
+	      "%s.L%u.attn", ps->pfx, l);
+	return ao;
+}
+
+/* norm(@x)·w, @x a latent @in wide: @out, @n wide (MLA). */
+static uint32_t latent_up(struct gb *b, const struct shape *s,
+			  const struct pass *ps, uint32_t l, uint32_t x,
+			  const char *nw, const char *w, uint32_t in, uint32_t n,
+			  const char *out)
+{
+	uint32_t T = tokens_of(s, ps);
+	uint32_t y = act(b, ps, (uint64_t)T * n * b->dt, out, l);
+
+	gb_in(b, x);
+	gb_in(b, gb_find(b, "L%u.%s", l, nw));
+	gb_in(b, gb_find(b, "L%u.%s", l, w));
+	gb_out(b, y);
+	gb_gemm(b, T, n, in, (double)T * in * b->dt, "%s.L%u.%s_up", ps->pfx, l,
+		out);
+	return y;
+}
+
+/*
+ * MLA (DeepSeek-V2): q from xn (through the q latent and its norm when
+ * q_lora_rank is set); the latent ckv = xn·wkv_a, what the KV cache
+ * keeps; kv = norm(ckv)·wkv_b, the new tokens' keys and values.  A
+ * decode step attends to the cached latents with wkv_b absorbed into
+ * the query and the output (DeepSeek's inference), so it reads wkv_b
+ * and scores in the latent's width.
+ */
+static uint32_t mla(struct gb *b, const struct shape *s,
+		    const struct pass *ps, uint32_t l, uint32_t xn)
+{
+	const struct model *m = s->m;
+	uint32_t T = tokens_of(s, ps), q, ckv, kv, ao, nh = s->od / m->v_head;
+	double pairs = (double)ps->n * (ps->n + 1.0) / 2, old, flops, bytes;
+
+	if (s->ql) {
+		q = proj(b, s, ps, l, xn, "wq_a", s->ql, "qa");
+		q = latent_up(b, s, ps, l, q, "q_a_norm.w", "wq_b", s->ql,
+			      s->qd, "q");
+	} else {
+		q = proj(b, s, ps, l, xn, "wq", s->qd, "q");
+	}
+	ckv = proj(b, s, ps, l, xn, "wkv_a", s->kvd, "ckv");
+	kv = latent_up(b, s, ps, l, ckv, "kv_a_norm.w", "wkv_b", s->kvl,
+		       s->kexp, "kv");
+
+	ao = act(b, ps, (uint64_t)T * s->od * b->dt, "ao", l);
+	gb_in(b, q);
+	gb_in(b, kv);
+	gb_in(b, ckv);
+	/* the new tokens among themselves: expanded heads */
+	flops = 2.0 * s->B * nh * pairs * (m->qk_nope + m->qk_rope + m->v_head);
+	bytes = (double)T * (s->qd + s->kexp + s->kvd + s->od) * b->dt;
+	if (ps->kv_block) {
+		old = (double)ps->n * ps->pos0;
+		gb_in(b, gb_find(b, "L%u.wkv_b", l));
+		bytes += kv_blocks(b, s, ps, l) + (double)T * s->kvd * b->dt +
+			 (double)s->kvl * s->kexp * b->dt;
+		/* absorbed: q into the latent, scores, values, out of it */
+		flops += 2.0 * T * nh * s->kvl * (m->qk_nope + m->v_head) +
+			 2.0 * s->B * nh * old * (s->kvd + s->kvl);
+	}
+	gb_out(b, ao);
+	gb_op(b, flops, bytes, NULL, "%s.L%u.attn", ps->pfx, l);
 	return ao;
 }
 
@@ -256,38 +408,61 @@ static uint32_t combine(struct gb *b, const struct shape *s,
 	return out;
 }
 
+/*
+ * gemma2's norm after a block: @y normed (with the second half of
+ * @name's tensor), added to the residual @x.
+ */
+static uint32_t post_norm(struct gb *b, const struct shape *s,
+			  const struct pass *ps, uint32_t l, uint32_t y,
+			  uint32_t x, const char *name, const char *out)
+{
+	double bytes = (double)tokens_of(s, ps) * s->h * b->dt;
+	uint32_t z = act(b, ps, bytes, out, l);
+
+	gb_in(b, y);
+	gb_in(b, x);
+	gb_in(b, gb_find(b, "L%u.%s.w", l, name));
+	gb_out(b, z);
+	gb_op(b, 6.0 * tokens_of(s, ps) * s->h, 3 * bytes, NULL,
+	      "%s.L%u.post_%s", ps->pfx, l, name);
+	return z;
+}
+
 /* A dense MLP whose down projection adds into the residual itself. */
 static uint32_t dense_ffn(struct gb *b, const struct shape *s,
 			  const struct pass *ps, uint32_t l, uint32_t xn,
 			  uint32_t mid)
 {
 	uint32_t T = tokens_of(s, ps);
-	bool gated = !s->m->plain_mlp;
+	bool gated = !s->m->plain_mlp, post = s->m->sandwich;
 	uint32_t g = proj(b, s, ps, l, xn, "w1", s->ffn, "g");
 	uint32_t u = gated ? proj(b, s, ps, l, xn, "w3", s->ffn, "u") : NONE;
-	uint32_t out = act(b, ps, (uint64_t)T * s->h * b->dt, "out", l);
+	uint32_t out = act(b, ps, (uint64_t)T * s->h * b->dt, post ? "y" : "out", l);
 
 	gb_in(b, g);
 	if (gated)
 		gb_in(b, u);
 	gb_in(b, gb_find(b, "L%u.w2", l));
-	gb_in(b, mid);
+	if (!post)
+		gb_in(b, mid);
 	gb_out(b, out);
 	/* the activation (and the gate's product) is folded in */
 	gb_gemm(b, T, s->h, s->ffn,
-		(double)T * (s->ffn * gated + 2 * s->h) * b->dt,
+		(double)T * (s->ffn * gated + 2 * s->h * !post) * b->dt,
 		"%s.L%u.down_proj", ps->pfx, l);
-	return out;
+	return post ? post_norm(b, s, ps, l, out, mid, "ffn_norm", "out") : out;
 }
 
 static uint32_t moe_ffn(struct gb *b, const struct shape *s,
 			const struct pass *ps, uint32_t l, uint32_t xn,
 			uint32_t mid)
 {
-	uint32_t T = tokens_of(s, ps), count[64] = { 0 }, y[65], x, ny = 0;
+	uint32_t T = tokens_of(s, ps), *count, *y, x, ny = 0;
 	uint32_t rt = act(b, ps, (uint64_t)T * s->E * FP32, "route", l);
 	char sub[16];
 
+	if (gen_moe_arrays(b, s, &count, &y))
+		return 0;
 	gb_in(b, xn);
 	gb_in(b, gb_find(b, "L%u.router.w", l));
 	gb_out(b, rt);
@@ -304,7 +479,10 @@ static uint32_t moe_ffn(struct gb *b, const struct shape *s,
 	if (s->sffn)
 		y[ny++] = mlp(b, s, ps, l, xn, NONE, T, s->sffn, true, "shared.",
 			      "shared.");
-	return combine(b, s, ps, l, mid, rt, y, ny, s->topk + !!s->sffn);
+	x = combine(b, s, ps, l, mid, rt, y, ny, s->topk + !!s->sffn);
+	free(count);
+	free(y);
+	return x;
 }
 
 /*
@@ -316,22 +494,54 @@ static uint32_t layer(struct gb *b, const struct shape *s,
 		      const struct pass *ps, uint32_t l, uint32_t x)
 {
 	uint32_t T = tokens_of(s, ps), xn, q, k, v, ao, mid, fin;
+	bool post = s->m->sandwich;
 
 	xn = norm(b, s, ps, l, x, "attn_norm", "xn");
-	q = proj(b, s, ps, l, xn, "wq", s->qd, "q");
-	k = proj(b, s, ps, l, xn, "wk", s->kvd, "k");
-	v = proj(b, s, ps, l, xn, "wv", s->kvd, "v");
-	ao = attention(b, s, ps, l, q, k, v);
-	mid = act(b, ps, (uint64_t)T * s->h * b->dt, "mid", l);
+	if (s->m->kv_lora) {
+		ao = mla(b, s, ps, l, xn);
+	} else {
+		q = proj(b, s, ps, l, xn, "wq", s->qd, "q");
+		k = proj(b, s, ps, l, xn, "wk", s->kvd, "k");
+		v = proj(b, s, ps, l, xn, "wv", s->kvd, "v");
+		ao = attention(b, s, ps, l, q, k, v);
+	}
+	mid = act(b, ps, (uint64_t)T * s->h * b->dt, post ? "ay" : "mid", l);
 	gb_in(b, ao);
 	gb_in(b, gb_find(b, "L%u.wo", l));
-	gb_in(b, x);
+	if (!post)
+		gb_in(b, x);
 	gb_out(b, mid);
-	gb_gemm(b, T, s->h, s->qd, (double)T * s->h * b->dt,	/* residual */
+	gb_gemm(b, T, s->h, s->od, (double)T * s->h * b->dt * !post,	/* residual */
 		"%s.L%u.o_proj", ps->pfx, l);
-	fin = s->m->parallel ? xn : norm(b, s, ps, l, mid, "ffn_norm", "xn2");
-	return s->E ? moe_ffn(b, s, ps, l, fin, mid) :
+	if (post)
+		mid = post_norm(b, s, ps, l, mid, x, "attn_norm", "mid");
+	if (!s->m->parallel)
+		fin = norm(b, s, ps, l, mid, "ffn_norm", "xn2");
+	else	/* falcon-40b: the MLP's own norm of x */
+		fin = s->m->two_ln ? norm(b, s, ps, l, x, "ffn_norm", "xn2") : xn;
+	return is_moe(s, l) ? moe_ffn(b, s, ps, l, fin, mid) :
 	       dense_ffn(b, s, ps, l, fin, mid);
+}
+
+int gen_moe_arrays(struct gb *b, const struct shape *s, uint32_t **count,
+		   uint32_t **ids)
+{
+	*count = hp_calloc(&b->g->mem, s->E, sizeof(**count));
+	*ids = hp_calloc(&b->g->mem, s->E + 1, sizeof(**ids));
+	if (*count && *ids)
+		return 0;
+	free(*count);
+	free(*ids);
+	if (!b->err)
+		b->err = hp_nomem(b->e);
+	return b->err;
+}
+
+uint64_t gen_weight_bytes(struct gb *b, const char *id)
+{
+	uint32_t t = gb_find(b, "%s", id);
+
+	return b->err ? 0 : b->g->t[t].bytes;
 }
 
 uint32_t forward(struct gb *b, const struct shape *s, const struct pass *ps,
@@ -342,9 +552,13 @@ uint32_t forward(struct gb *b, const struct shape *s, const struct pass *ps,
 	x = gb_tensor(b, HYPER_KIND_ACTIVATION, (uint64_t)T * s->h * b->dt,
 		      ps->act_flags, "%s.embed", ps->pfx);
 	gb_in(b, gb_find(b, "embed.w"));
+	if (s->m->max_pos)	/* learned positions, added */
+		gb_in(b, gb_find(b, "pos_embed.w"));
 	gb_in(b, tokens);
 	gb_out(b, x);
-	gb_op(b, 0, 2.0 * T * s->h * b->dt, NULL, "%s.embed", ps->pfx);
+	gb_op(b, (double)T * s->h * !!s->m->max_pos,
+	      (2.0 + 2 * !!s->m->max_pos) * T * s->h * b->dt, NULL, "%s.embed",
+	      ps->pfx);
 	for (l = 0; l < s->L && !b->err; l++)
 		x = layer(b, s, ps, l, x);
 	return x;
@@ -389,10 +603,10 @@ void route(const struct shape *s, uint32_t step, uint32_t layer,
 	   uint32_t rows, uint32_t *count)
 {
 	uint64_t st = s->seed * 0x100000001b3ULL + step * 131 + layer;
-	uint32_t r, k, pick[8], j;
+	uint32_t r, k, pick[ROUTE_MAX_K], j;
 
 	for (r = 0; r < rows; r++)
-		for (k = 0; k < s->topk && k < 8; k++) {
+		for (k = 0; k < s->topk && k < ROUTE_MAX_K; k++) {
 			do {
 				pick[k] = splitmix(&st) % s->E;
 				for (j = 0; j < k && pick[j] != pick[k]; j++)

@@ -19,13 +19,23 @@ struct shape {
 	uint32_t eff;		/* each expert's width */
 	uint32_t sffn;		/* the shared expert's width; 0: none */
 	uint32_t window;	/* attention span; 0: full */
+	uint32_t od;		/* the attention's output width (o_proj's input) */
+	uint32_t cached;	/* KV-cache elements a token and layer */
+	/* MLA: latent ranks, the expanded keys' and values' width */
+	uint32_t kvl, ql, kexp;
 	uint64_t seed;
 };
 
 /* The feed-forward's input: the second norm, or the first (parallel). */
 static inline const char *ffn_in(const struct shape *s)
 {
-	return s->m->parallel ? "xn" : "xn2";
+	return s->m->parallel && !s->m->two_ln ? "xn" : "xn2";
+}
+
+/* Layer @l's feed-forward is a mixture of experts. */
+static inline bool is_moe(const struct shape *s, uint32_t l)
+{
+	return s->E && l >= s->m->first_dense;
 }
 
 /* The LM head's weight: its own, or the embedding (tied). */
@@ -58,7 +68,18 @@ int gen_infer(struct graph *g, const struct gen_params *gp,
 int gen_train(struct graph *g, const struct gen_params *gp,
 	      const struct profile *p, struct hp_err *e);
 
+/*
+ * A MoE layer's arrays, zeroed: tokens per expert, and a tensor per
+ * expert and the shared one.  On failure b->err is -ENOMEM, returned.
+ */
+int gen_moe_arrays(struct gb *b, const struct shape *s, uint32_t **count,
+		   uint32_t **ids);
+
+/* The bytes of weight @id: what its gradient and optimizer state cover. */
+uint64_t gen_weight_bytes(struct gb *b, const char *id);
+
 /* Tokens routed to each expert in one layer of one pass (MoE only). */
+#define ROUTE_MAX_K	64
 void route(const struct shape *s, uint32_t step, uint32_t layer,
 	   uint32_t rows, uint32_t *count);
 

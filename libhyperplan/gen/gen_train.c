@@ -41,24 +41,34 @@ static uint32_t linear_bwd(struct gb *b, uint32_t T, uint32_t in,
 		"%s.dx", dxname);
 	gb_in(b, dy);
 	gb_in(b, x);
-	gb_out(b, grad(b, (uint64_t)in * out * b->dt, "%s.grad", w));
+	gb_out(b, grad(b, gen_weight_bytes(b, w), "%s.grad", w));
 	gb_gemm(b, in, out, T, 0, "%s.dw", dxname);
 	return dx;
 }
 
+/*
+ * A norm's backward.  A weight that two norms share (gemma2's before and
+ * after a block) has one gradient: the second adds to the first's.
+ */
 static uint32_t norm_bwd(struct gb *b, uint32_t T, uint32_t h, uint32_t dy,
 			 uint32_t x, const char *w, uint32_t resid,
 			 const char *dxname)
 {
 	uint32_t dx = grad(b, (uint64_t)T * h * b->dt, "%s", dxname);
+	char gname[HP_MAX_ID + 1];
+	uint32_t g;
 
+	snprintf(gname, sizeof(gname), "%s.grad", w);
+	g = graph_tensor(b->g, gname);
 	gb_in(b, dy);
 	gb_in(b, x);
 	gb_in(b, gb_find(b, "%s", w));
 	if (resid != NONE)
 		gb_in(b, resid);
+	if (g != NONE)
+		gb_in(b, g);
 	gb_out(b, dx);
-	gb_out(b, grad(b, (uint64_t)h * b->dt, "%s.grad", w));
+	gb_out(b, g != NONE ? g : grad(b, gen_weight_bytes(b, w), "%s", gname));
 	gb_op(b, 10.0 * T * h, 5.0 * T * h * b->dt, NULL, "%s", dxname);
 	return dx;
 }
@@ -104,7 +114,7 @@ static void down_bwd(struct gb *b, const struct lctx *c, uint32_t rows,
 		gb_in(b, u);
 	if (rt != NONE)
 		gb_in(b, rt);
-	gb_out(b, grad(b, (uint64_t)width * s->h * b->dt, "%s.grad", w2));
+	gb_out(b, grad(b, gen_weight_bytes(b, w2), "%s.grad", w2));
 	gb_gemm(b, width, s->h, rows, gu, "%s%sdown.dw", c->p, sub);
 }
 
@@ -143,10 +153,12 @@ static uint32_t dense_bwd(struct gb *b, const struct lctx *c, uint32_t dout)
 static uint32_t moe_bwd(struct gb *b, const struct lctx *c, uint32_t dout)
 {
 	const struct shape *s = c->s;
-	uint32_t count[64] = { 0 }, dx[65], x, n = 0, rt = fwd_act(b, c, "route");
+	uint32_t *count, *dx, x, n = 0, rt = fwd_act(b, c, "route");
 	char sub[16], wp[64], w2[80], name[64];
 	uint32_t dxn2;
 
+	if (gen_moe_arrays(b, s, &count, &dx))
+		return 0;
 	route(s, 0, c->l, c->T, count);
 	for (x = 0; x < s->E; x++) {
 		if (!count[x])
@@ -174,10 +186,12 @@ static uint32_t moe_bwd(struct gb *b, const struct lctx *c, uint32_t dout)
 	for (x = 0; x < n; x++)
 		gb_in(b, dx[x]);
 	gb_out(b, dxn2);
-	gb_out(b, grad(b, (uint64_t)s->h * s->E * b->dt, "%srouter.w.grad",
-		       c->w));
+	snprintf(name, sizeof(name), "%srouter.w", c->w);
+	gb_out(b, grad(b, gen_weight_bytes(b, name), "%s.grad", name));
 	gb_gemm(b, c->T, s->h, s->E, (double)c->T * s->h * b->dt * (1 + n),
 		"%srouter.bwd", c->p);
+	free(count);
+	free(dx);
 	return dxn2;
 }
 
@@ -192,6 +206,10 @@ static void attn_bwd(struct gb *b, const struct lctx *c, uint32_t dao)
 	for (i = 0; i < 3; i++)
 		gb_in(b, fwd_act(b, c, n[i]));
 	gb_in(b, fwd_act(b, c, "ao"));
+	if (s->m->qk_norm) {
+		gb_in(b, gb_find(b, "%sq_norm.w", c->w));
+		gb_in(b, gb_find(b, "%sk_norm.w", c->w));
+	}
 	double seq = (double)T / s->B, span = s->window && s->window < seq ?
 					     s->window : seq;
 
@@ -199,6 +217,12 @@ static void attn_bwd(struct gb *b, const struct lctx *c, uint32_t dao)
 		dqkv[i] = grad(b, T * (i ? s->kvd : s->qd) * b->dt, "%sd%s",
 			       c->p, n[i]);
 		gb_out(b, dqkv[i]);
+	}
+	for (i = 0; s->m->qk_norm && i < 2; i++) {
+		char w[48];
+
+		snprintf(w, sizeof(w), "%s%s_norm.w", c->w, n[i]);
+		gb_out(b, grad(b, gen_weight_bytes(b, w), "%s.grad", w));
 	}
 	/* flash-attention backward: about 2.5× the forward's work */
 	gb_op(b, 2.5 * 2.0 * s->B * s->qd * seq * span,
@@ -224,35 +248,141 @@ static uint32_t qkv_bwd(struct gb *b, const struct lctx *c, uint32_t acc)
 	return acc;
 }
 
+/*
+ * y = norm(x)·w backward (gen_llama.c's latent_up()), x @xw wide of which
+ * the first @in are normed and projected to @out: d(x), with @acc added
+ * unless NONE, named @dxname; the gradients of w and of the norm.
+ */
+static uint32_t latent_up_bwd(struct gb *b, const struct lctx *c,
+			      uint32_t dy, uint32_t acc, uint32_t x,
+			      uint32_t xw, uint32_t in, uint32_t out,
+			      const char *nw, const char *w, const char *dxname)
+{
+	uint64_t T = c->T;
+	uint32_t dx = grad(b, T * xw * b->dt, "%s%s", c->p, dxname);
+	const char *ws[] = { w, nw };
+	char id[48];
+	int i;
+
+	gb_in(b, dy);
+	if (acc != NONE)
+		gb_in(b, acc);
+	gb_in(b, gb_find(b, "%s%s", c->w, w));
+	gb_in(b, gb_find(b, "%s%s", c->w, nw));
+	gb_in(b, x);
+	gb_out(b, dx);
+	gb_gemm(b, T, in, out, 2.0 * T * xw * b->dt, "%s%s.dx", c->p, w);
+	gb_in(b, dy);
+	gb_in(b, x);
+	for (i = 0; i < 2; i++) {
+		snprintf(id, sizeof(id), "%s%s", c->w, ws[i]);
+		gb_out(b, grad(b, gen_weight_bytes(b, id), "%s.grad", id));
+	}
+	gb_gemm(b, in, out, T, 0, "%s%s.dw", c->p, w);
+	return dx;
+}
+
+/*
+ * MLA backward (the forward is gen_llama.c's mla()): attention into dq,
+ * the expanded keys and values (dkv) and the rope keys (dkr); the
+ * latent's expansion and norm; then wkv_a and the query's projections,
+ * summed into d(xn).
+ */
+static uint32_t mla_bwd(struct gb *b, const struct lctx *c, uint32_t dao)
+{
+	const struct shape *s = c->s;
+	const struct model *m = s->m;
+	uint64_t T = c->T;
+	uint32_t nh = s->od / m->v_head, xn = fwd_act(b, c, "xn");
+	uint32_t dq, dkv, dkr, dckv, dqa, acc, ckv = fwd_act(b, c, "ckv");
+	double seq = (double)T / s->B;
+	char w[48], dx[96];
+
+	gb_in(b, dao);
+	gb_in(b, fwd_act(b, c, "q"));
+	gb_in(b, fwd_act(b, c, "kv"));
+	gb_in(b, ckv);
+	gb_in(b, fwd_act(b, c, "ao"));
+	dq = grad(b, T * s->qd * b->dt, "%sdq", c->p);
+	dkv = grad(b, T * s->kexp * b->dt, "%sdkv", c->p);
+	dkr = grad(b, T * m->qk_rope * b->dt, "%sdkr", c->p);
+	gb_out(b, dq);
+	gb_out(b, dkv);
+	gb_out(b, dkr);
+	/* about 2.5× the forward's work, as attn_bwd */
+	gb_op(b, 2.5 * s->B * nh * seq * seq *
+		 (m->qk_nope + m->qk_rope + m->v_head),
+	      2.0 * T * (s->qd + s->kexp + s->od + m->qk_rope) * b->dt, NULL,
+	      "%sattn.bwd", c->p);
+
+	/* the rope keys' gradient joins the latent's */
+	dckv = latent_up_bwd(b, c, dkv, dkr, ckv, s->kvd, s->kvl, s->kexp,
+			     "kv_a_norm.w", "wkv_b", "dckv");
+	snprintf(w, sizeof(w), "%swkv_a", c->w);
+	snprintf(dx, sizeof(dx), "%sdxn.kv", c->p);
+	acc = linear_bwd(b, T, s->h, s->kvd, dckv, xn, w, NONE, dx);
+	snprintf(dx, sizeof(dx), "%sdxn.q", c->p);
+	if (!s->ql) {
+		snprintf(w, sizeof(w), "%swq", c->w);
+		return linear_bwd(b, T, s->h, s->qd, dq, xn, w, acc, dx);
+	}
+	/* q = norm(xn·wq_a)·wq_b */
+	dqa = latent_up_bwd(b, c, dq, NONE, fwd_act(b, c, "qa"), s->ql, s->ql,
+			    s->qd, "q_a_norm.w", "wq_b", "dqa");
+	snprintf(w, sizeof(w), "%swq_a", c->w);
+	return linear_bwd(b, T, s->h, s->ql, dqa, xn, w, acc, dx);
+}
+
 static uint32_t layer_bwd(struct gb *b, const struct shape *s, uint32_t l,
 			  uint32_t T, uint32_t dout)
 {
 	struct lctx c = { .s = s, .l = l, .T = T };
-	uint32_t dxn2, dmid, dao, dxn, x;
+	const struct model *m = s->m;
+	uint32_t dxn2, dmid, dao, dxn, x, dy = dout, dxm = NONE;
 	char name[96], w[48];
 
 	snprintf(c.p, sizeof(c.p), "b.L%u.", l);
 	snprintf(c.w, sizeof(c.w), "L%u.", l);
-	dxn2 = s->E ? moe_bwd(b, &c, dout) : dense_bwd(b, &c, dout);
-	if (s->m->parallel) {
+	x = l ? gb_find(b, "f.L%u.out", l - 1) : gb_find(b, "f.embed");
+	snprintf(w, sizeof(w), "%sffn_norm.w", c.w);
+	if (m->sandwich) {	/* out = mid + norm(y) */
+		snprintf(name, sizeof(name), "%sdy", c.p);
+		dy = norm_bwd(b, T, s->h, dout, fwd_act(b, &c, "y"), w, NONE,
+			      name);
+	}
+	dxn2 = is_moe(s, l) ? moe_bwd(b, &c, dy) : dense_bwd(b, &c, dy);
+	if (m->parallel) {
 		/* mid only passes the residual on; the MLP's d(xn) joins q, k, v's */
 		dmid = dout;
+		if (m->two_ln) {	/* or its own norm's, with the residual */
+			snprintf(name, sizeof(name), "%sdxm", c.p);
+			dxm = norm_bwd(b, T, s->h, dxn2, x, w, dout, name);
+		}
 	} else {
 		snprintf(name, sizeof(name), "%sdmid", c.p);
-		snprintf(w, sizeof(w), "%sffn_norm.w", c.w);
 		dmid = norm_bwd(b, T, s->h, dxn2, fwd_act(b, &c, "mid"), w,
 				dout, name);
 	}
+	snprintf(w, sizeof(w), "%sattn_norm.w", c.w);
+	dy = dmid;
+	if (m->sandwich) {	/* mid = x + norm(ay) */
+		snprintf(name, sizeof(name), "%sday", c.p);
+		dy = norm_bwd(b, T, s->h, dmid, fwd_act(b, &c, "ay"), w, NONE,
+			      name);
+	}
 	snprintf(name, sizeof(name), "%sdao", c.p);
 	snprintf(w, sizeof(w), "%swo", c.w);
-	dao = linear_bwd(b, T, s->qd, s->h, dmid, fwd_act(b, &c, "ao"), w,
+	dao = linear_bwd(b, T, s->od, s->h, dy, fwd_act(b, &c, "ao"), w,
 			 NONE, name);
-	attn_bwd(b, &c, dao);
-	dxn = qkv_bwd(b, &c, s->m->parallel ? dxn2 : NONE);
-	x = l ? gb_find(b, "f.L%u.out", l - 1) : gb_find(b, "f.embed");
+	if (m->kv_lora) {
+		dxn = mla_bwd(b, &c, dao);
+	} else {
+		attn_bwd(b, &c, dao);
+		dxn = qkv_bwd(b, &c, m->parallel && !m->two_ln ? dxn2 : NONE);
+	}
 	snprintf(name, sizeof(name), "%sdx", c.p);
 	snprintf(w, sizeof(w), "%sattn_norm.w", c.w);
-	return norm_bwd(b, T, s->h, dxn, x, w, dmid, name);
+	return norm_bwd(b, T, s->h, dxn, x, w, dxm != NONE ? dxm : dmid, name);
 }
 
 static void loss_and_head_bwd(struct gb *b, const struct shape *s,
@@ -286,6 +416,9 @@ static void embed_bwd(struct gb *b, const struct shape *s, uint32_t T,
 	} else {
 		gb_out(b, grad(b, (uint64_t)s->V * s->h * b->dt, "embed.w.grad"));
 	}
+	if (s->m->max_pos)
+		gb_out(b, grad(b, gen_weight_bytes(b, "pos_embed.w"),
+			       "pos_embed.w.grad"));
 	gb_op(b, (double)T * s->h, ((double)s->V + 2.0 * T) * s->h * b->dt,
 	      NULL, "b.embed");
 }

@@ -31,12 +31,32 @@ struct model {
 	bool plain_mlp;		/* up, activation, down: no gate projection */
 	bool parallel;		/* attention and MLP read one norm, side by side */
 	bool gelu;		/* GELU rather than SiLU (same cost here) */
+	uint32_t first_dense;	/* MoE: the first layers keep a dense MLP */
+	uint32_t kv_lora, q_lora;	/* MLA latent ranks (DeepSeek-V2); 0: none */
+	uint32_t qk_nope, qk_rope, v_head;	/* MLA per-head widths */
+	uint32_t max_pos;	/* learned position table (gpt2); 0: rotary */
+	bool qkv_bias;		/* q, k and v projections have biases */
+	bool o_bias;		/* so has the attention's output projection */
+	bool mlp_bias;		/* and the MLP's projections */
+	bool ln_bias;		/* LayerNorm with a bias (gpt2, falcon) */
+	bool qk_norm;		/* RMSNorm of q and of k (olmoe) */
+	bool sandwich;		/* norms after attention and MLP too (gemma2) */
+	bool two_ln;		/* parallel block, a norm for each (falcon-40b) */
+	bool shared_gate;	/* the shared expert has a gate (qwen2_moe) */
+	/* what model_from_config() ignored, and why; "" if nothing */
+	const char *ignored;
 };
+
+/* The size of the @names buffer model_from_config() wants. */
+#define MODEL_NAMES_LEN	2048
 
 /*
  * Reads a Hugging Face style config.json into @m (Documentation/
  * planner.md lists the keys).  @m's strings point into @names, which must
- * outlive it.  Unknown keys and impossible shapes fail naming them.
+ * outlive it (MODEL_NAMES_LEN bytes hold every note).  Keys that change
+ * neither memory nor compute are ignored and listed in m->ignored; a key
+ * that would change the graph but is not modelled, an unknown key and an
+ * impossible shape fail naming them.
  */
 int model_from_config(const char *path, struct model *m, char *names,
 		      size_t len, struct hp_err *e);

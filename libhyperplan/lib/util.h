@@ -73,6 +73,15 @@ double now_ns(void);
 /* Sorts @v and returns its middle element. */
 double median(double *v, int n);
 
+/*
+ * Reads @path (a regular file of at most @max bytes) as one JSON value
+ * into *@root, for json_object_put().  An empty file, a truncated one,
+ * malformed JSON and trailing data each fail saying so in words.
+ */
+struct json_object;
+int hp_json_load(const char *path, size_t max, struct json_object **root,
+		 struct hp_err *e);
+
 /* Writes @s as a JSON string literal, quotes included. */
 void json_str(FILE *f, const char *s);
 

@@ -90,12 +90,11 @@ static int profile_from_json(json_object *o, const char *path,
 
 int profile_load(const char *path, struct profile *p, struct hp_err *e)
 {
-	json_object *o = json_object_from_file(path);
+	json_object *o;
 	int ret;
 
-	if (!o)
-		return hp_errf(e, "%s: cannot read a profile: %s", path,
-			       json_util_get_last_err());
+	if (hp_json_load(path, 1 << 20, &o, e))
+		return -EINVAL;
 	ret = json_object_is_type(o, json_type_object) ?
 	      profile_from_json(o, path, p, e) :
 	      hp_errf(e, "%s: a profile is a JSON object", path);

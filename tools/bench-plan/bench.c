@@ -14,6 +14,7 @@
 #include "model.h"
 #include "job.h"
 #include "list.h"
+#include "published.h"
 
 #define REPS	3
 
@@ -24,12 +25,21 @@ struct bench_cfg {
 	uint32_t kv_block;	/* 0: the default */
 };
 
-/* The shipped configs (tools/hyper-plan/configs): eight families. */
+/*
+ * The shipped configs (tools/hyper-plan/configs): the built-in models,
+ * then the twelve public config.json files as their cards publish them.
+ */
 static const char *const models[] = {
 	"llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b", "mixtral-8x7b",
 	"mistral-7b", "gemma-7b", "falcon-40b", "qwen1.5-moe-a2.7b",
 	"qwen2-72b",
+	"llama3.1-8b", "llama3.1-405b", "qwen2.5-7b", "qwen2.5-32b",
+	"mixtral-8x22b", "mistral-nemo", "falcon-7b", "phi3-mini",
+	"gemma2-9b", "deepseek-v2-lite", "gpt2", "olmoe-1b-7b",
 };
+
+/* Parameter counts: the graph's within 1% of the published. */
+#define PARAMS_SLACK	0.01
 
 static const struct bench_cfg modes[] = {
 	{ NULL, "infer", 1, 2048, 64, 0 },
@@ -53,8 +63,10 @@ struct verdict {
 	unsigned int rows, near, lose, beat, loose;
 	char short_rows[4096], lose_rows[1024], beat_rows[512];
 	char loose_rows[1024];
-	bool slow;
+	bool slow, timed;
 	char slow_rows[512];
+	unsigned int params, params_off;
+	char params_rows[512];
 };
 
 static void note(char *buf, size_t len, const char *fmt, ...)
@@ -77,7 +89,7 @@ static int make_job(struct job *j, const struct profile *p,
 		    struct hp_err *e)
 {
 	struct gen_params gp;
-	char name[200], names[600];
+	char name[200], names[MODEL_NAMES_LEN];
 	struct model m;
 
 	if (model_load(model, &m, names, sizeof(names), e))
@@ -87,7 +99,10 @@ static int make_job(struct job *j, const struct profile *p,
 	gp.keep_act = !strcmp(c->mode, "train-keep");
 	gp.batch = c->batch;
 	gp.seq = c->seq;
-	gp.decode = c->decode;
+	gp.decode = gp.mode == GEN_TRAIN ? 0 : c->decode;
+	/* learned positions (gpt2): the longest context the model has */
+	if (m.max_pos && gp.seq + gp.decode > m.max_pos)
+		gp.seq = m.max_pos - gp.decode;
 	if (c->kv_block)
 		gp.kv_block = c->kv_block;
 	gen_graph_name(name, sizeof(name), &gp);
@@ -198,7 +213,7 @@ static bool verdicts(FILE *md, const struct verdict *v)
 
 	fputs("\nTargets:\n\n", md);
 	if (!v->rows)
-		goto timed;
+		goto params;
 	snprintf(line, sizeof(line), "%s 1 - never below a baseline: %u of %u rows lose%s\n",
 		 v->lose ? "not ok" : "ok", v->lose, v->rows, v->lose_rows);
 	ok &= !v->lose;
@@ -222,7 +237,17 @@ static bool verdicts(FILE *md, const struct verdict *v)
 	ok &= !v->loose;
 	fputs(line, stdout);
 	fprintf(md, "    %s", line);
-timed:
+params:
+	if (v->params) {
+		snprintf(line, sizeof(line), "%s 6 - parameter counts within %.0f%% of the published: %u of %u off%s\n",
+			 v->params_off ? "not ok" : "ok", 100 * PARAMS_SLACK,
+			 v->params_off, v->params, v->params_rows);
+		ok &= !v->params_off;
+		fputs(line, stdout);
+		fprintf(md, "    %s", line);
+	}
+	if (!v->timed)		/* --params, --models: no time table */
+		return ok;
 	snprintf(line, sizeof(line), "%s 5 - planning time (5 s per 100k operators, 2 s for 1M):%s\n",
 		 v->slow ? "not ok" : "ok", v->slow ? v->slow_rows : " met");
 	ok &= !v->slow;
@@ -390,6 +415,7 @@ static int bench_scale(FILE *js, FILE *md, const struct profile *p,
 		model, c->mode, nops, median(an, REPS), median(pl, REPS),
 		median(best, REPS), median(an, REPS) + median(best, REPS),
 		median(per, REPS));
+	v->timed = true;
 	fprintf(stderr, "bench-plan: %s %s, %zu ops planned in %.0f ms (median)\n",
 		model, c->mode, nops, median(an, REPS) + median(best, REPS));
 	t0 = median(an, REPS) + median(best, REPS);
@@ -419,6 +445,64 @@ static int bench_scaling(FILE *js, FILE *md, const struct profile *p,
 				       false, v, e);
 }
 
+/*
+ * The public configs' parameters: each drawn whole (inference, a short
+ * prompt: the weights do not depend on it), its weight tensors summed,
+ * against the count its model card publishes.
+ */
+static int bench_params(FILE *js, FILE *md, struct verdict *v,
+			struct hp_err *e)
+{
+	char names[MODEL_NAMES_LEN];
+	struct gen_params gp;
+	struct graph g;
+	struct model m;
+	unsigned int i;
+	size_t t;
+
+	fputs("\nParameters: the graph's weights (bf16 bytes ÷ 2) against the model card's.\n"
+	      "\n| config | model card | graph parameters | published | graph ÷ published |\n"
+	      "|---|---|---:|---:|---:|\n", md);
+	for (i = 0; i < ARRAY_SIZE(published_models); i++) {
+		const struct published *p = &published_models[i];
+		uint64_t params = 0;
+		double ratio;
+
+		if (model_load(p->config, &m, names, sizeof(names), e))
+			return -1;
+		gen_defaults(&gp, &m);
+		gp.seq = 16;
+		gp.decode = 0;
+		gp.kv_block = 16;
+		if (graph_init(&g, p->config))
+			return hp_nomem(e);
+		if (gen_model(&g, &gp, &profile_table[0], e)) {
+			graph_free(&g);
+			return -1;
+		}
+		for (t = 0; t < g.nt; t++)
+			if (g.t[t].kind == HYPER_KIND_WEIGHT)
+				params += g.t[t].bytes / gp.dtype_bytes;
+		graph_free(&g);
+		ratio = (double)(params + p->twice) / p->params;
+		v->params++;
+		if (ratio < 1 - PARAMS_SLACK || ratio > 1 + PARAMS_SLACK) {
+			v->params_off++;
+			note(v->params_rows, sizeof(v->params_rows), " %s %.4f;",
+			     p->config, ratio);
+		}
+		fprintf(md, "| %s | %s | %llu | %.4g %s%s | %.4f |\n", p->config,
+			p->card, (unsigned long long)params,
+			p->params / (p->params >= 1e9 ? 1e9 : 1e6),
+			p->params >= 1e9 ? "B" : "M",
+			p->twice ? " (counts the tied head twice)" : "", ratio);
+		fprintf(js, "%s\n  { \"config\": \"%s\", \"graph\": %llu, \"published\": %.6g, \"counted_twice\": %llu }",
+			i ? "," : "", p->config, (unsigned long long)params,
+			p->params, (unsigned long long)p->twice);
+	}
+	return 0;
+}
+
 static FILE *open_in(const char *dir, const char *name, struct hp_err *e)
 {
 	char path[512];
@@ -431,18 +515,39 @@ static FILE *open_in(const char *dir, const char *name, struct hp_err *e)
 	return f;
 }
 
+/* What to run: every part, or one (the options of main()). */
+struct bopts {
+	bool quick;		/* one model, one profile, 10k operators */
+	bool scaling;		/* the planning-time table alone */
+	bool params;		/* the parameter counts alone */
+	const char *models;	/* "a,b": the matrix of these models alone */
+};
+
+static bool chosen(const struct bopts *o, const char *model)
+{
+	size_t n = strlen(model);
+	const char *p;
+
+	if (!o->models)
+		return true;
+	for (p = o->models; (p = strstr(p, model)); p += n)
+		if ((p == o->models || p[-1] == ',') && (!p[n] || p[n] == ','))
+			return true;
+	return false;
+}
+
 static int bench_matrix(FILE *js, FILE *md, const struct profile *prof,
-			int nprof, bool quick, struct verdict *v,
+			int nprof, const struct bopts *o, struct verdict *v,
 			struct hp_err *e)
 {
+	bool quick = o->quick, first = true;
 	unsigned int m, c;
 	struct row w = { 0 };
-	bool first = true;
 	int p;
 
 	md_header(md);
 	for (m = 0; m < (quick ? 1 : ARRAY_SIZE(models)); m++)
-		for (c = 0; c < ARRAY_SIZE(modes); c++)
+		for (c = 0; c < ARRAY_SIZE(modes) && chosen(o, models[m]); c++)
 			for (p = 0; p < (quick ? 1 : nprof); p++) {
 				if (bench_one(js, &w, &prof[p], &modes[c],
 					      models[m], first, e))
@@ -459,11 +564,8 @@ static int bench_matrix(FILE *js, FILE *md, const struct profile *prof,
 	return 0;
 }
 
-/*
- * @only_scaling: the planning-time table alone (rows stay empty).
- * Returns -1 on an error, 1 if a target was missed, else 0.
- */
-static int bench_run(const char *dir, bool quick, bool only_scaling,
+/* Returns -1 on an error, 1 if a target was missed, else 0. */
+static int bench_run(const char *dir, const struct bopts *o,
 		     struct hp_err *e)
 {
 	struct verdict v = { 0 };
@@ -487,15 +589,20 @@ static int bench_run(const char *dir, bool quick, bool only_scaling,
 	fprintf(js, "{ \"this_machine\": { \"mem_bytes_per_s\": %.4g, \"flops\": %.4g, \"h2d_bytes_per_s\": %.4g, \"d2h_bytes_per_s\": %.4g, \"latency_ns\": %.4g },\n \"max_slowdown\": 0.01, \"rows\": [",
 		prof[n - 1].mem_bps, prof[n - 1].flops, prof[n - 1].h2d_bps,
 		prof[n - 1].d2h_bps, prof[n - 1].latency_ns);
-	ret = only_scaling ? 0 : bench_matrix(js, md, prof, n, quick, &v, e);
+	ret = o->scaling || o->params ? 0 :
+	      bench_matrix(js, md, prof, n, o, &v, e);
+	fputs("\n ],\n \"params\": [", js);
+	if (!ret && !o->scaling)
+		ret = bench_params(js, md, &v, e);
 	fputs("\n ],\n \"scaling\": [", js);
-	fputs("\nPlanning time: the planner's own search (run_plan) and what hyper-plan\n"
-	      "returns, the best of it and both baselines (the never-worse floor);\n"
-	      "total = analysis + with baselines.\n"
-	      "\n| graph | operators | analysis ms | search ms | with baselines ms | total ms | ms per probe |\n|---|---:|---:|---:|---:|---:|---:|\n",
-	      md);
-	if (!ret)
-		ret = bench_scaling(js, md, &prof[0], quick, &v, e);
+	if (!ret && !o->params && !o->models) {
+		fputs("\nPlanning time: the planner's own search (run_plan) and what hyper-plan\n"
+		      "returns, the best of it and both baselines (the never-worse floor);\n"
+		      "total = analysis + with baselines.\n"
+		      "\n| graph | operators | analysis ms | search ms | with baselines ms | total ms | ms per probe |\n|---|---:|---:|---:|---:|---:|---:|\n",
+		      md);
+		ret = bench_scaling(js, md, &prof[0], o->quick, &v, e);
+	}
 	if (!ret && !verdicts(md, &v))
 		ret = 1;
 	fputs("\n ]\n}\n", js);
@@ -507,15 +614,20 @@ static int bench_run(const char *dir, bool quick, bool only_scaling,
 int main(int argc, char **argv)
 {
 	struct hp_err e = { "" };
-	bool quick = argc == 3 && !strcmp(argv[2], "--quick");
-	bool scaling = argc == 3 && !strcmp(argv[2], "--scaling");
+	struct bopts o = {
+		.quick = argc == 3 && !strcmp(argv[2], "--quick"),
+		.scaling = argc == 3 && !strcmp(argv[2], "--scaling"),
+		.params = argc == 3 && !strcmp(argv[2], "--params"),
+		.models = argc == 4 && !strcmp(argv[2], "--models") ? argv[3] : NULL,
+	};
 	int ret;
 
-	if (argc != 2 && !quick && !scaling) {
-		fputs("usage: bench-plan DIR [--quick | --scaling]\n", stderr);
+	if (argc != 2 && !o.quick && !o.scaling && !o.params && !o.models) {
+		fputs("usage: bench-plan DIR [--quick | --scaling | --params | --models NAME,...]\n",
+		      stderr);
 		return 2;
 	}
-	ret = bench_run(argv[1], quick, scaling, &e);
+	ret = bench_run(argv[1], &o, &e);
 	if (ret < 0)
 		fprintf(stderr, "bench-plan: %s\n", e.msg);
 	else if (ret)

@@ -55,6 +55,7 @@ static const struct option opts[] = {
 	{ "bench", required_argument, NULL, O_BENCH },
 	{ "quick", no_argument, NULL, O_QUICK },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -67,6 +68,7 @@ void cli_usage(FILE *f)
 	      "                  [--budget SIZE | --slowdown PCT] [--policy POLICY]\n"
 	      "                  [-o SCHEDULE.json] [--compare] [--bound]\n"
 	      "                  [--plot FILE.svg] [--trace FILE.json] [--emit-graph FILE]\n"
+	      "                  [-v (the config keys ignored)] [-q]\n"
 	      "       hyper-plan --measure-profile [-o FILE] [--copy ENGINE] [--copy-cpu N]\n"
 	      "                  [--compute-cpu N] [--alone]\n"
 	      "       hyper-plan --timeline RUN.json... [--plot FILE.svg] [--trace FILE.json]\n"
@@ -230,6 +232,7 @@ static int option(struct cli *c, int o, const char *arg)
 		c->action = ACT_RENDER;
 		return 0;
 	case 'q': c->quiet = true; return 0;
+	case 'v': c->verbose = true; return 0;
 	case 'h': c->action = ACT_HELP; return 0;
 	default: return -1;
 	}
@@ -256,7 +259,7 @@ int cli_parse(struct cli *c, int argc, char **argv)
 	c->copy_cpu = -1;
 	c->compute_cpu = -1;
 	/* getopt_long() names an unknown option or a missing value itself. */
-	while ((o = getopt_long(argc, argv, "g:m:p:b:s:P:o:qh", opts, NULL)) != -1)
+	while ((o = getopt_long(argc, argv, "g:m:p:b:s:P:o:qvh", opts, NULL)) != -1)
 		if (option(c, o, optarg))
 			return try_help();
 	if (optind < argc) {

@@ -21,6 +21,7 @@ struct cli {
 	uint64_t budget;
 	double max_slow;
 	bool compare, bound, no_reorder, quiet, quick;
+	bool verbose;		/* -v: say what the config's reader ignored */
 	/* --measure-profile: the copy path and where things run; -1: unset */
 	int copy_engine, copy_cpu, compute_cpu;
 	bool alone;

@@ -41,7 +41,7 @@ static int close_out(FILE *f, const char *path, struct hp_err *e)
 static int load_graph(const struct cli *c, struct job *j, struct hp_err *e)
 {
 	struct gen_params gp = c->gp;
-	char name[200], names[600];
+	char name[200], names[MODEL_NAMES_LEN];
 	struct model cfg;
 
 	if (c->graph)
@@ -61,6 +61,9 @@ static int load_graph(const struct cli *c, struct job *j, struct hp_err *e)
 		if (model_load(c->model, &cfg, names, sizeof(names), e))
 			return -1;
 	}
+	if (c->verbose && cfg.ignored[0])
+		fprintf(stderr, "hyper-plan: %s: ignored, no effect on memory or compute: %s\n",
+			c->config ? c->config : cfg.name, cfg.ignored);
 	gp.m = &cfg;
 	if (!strcmp(c->mode, "train"))
 		gp.mode = GEN_TRAIN;
@@ -250,7 +253,7 @@ static int measure(const struct cli *c, struct hp_err *e)
 /* --list-models: the shipped configs, each read as -m would read it. */
 static int list_models(struct hp_err *e)
 {
-	char names[600], **list;
+	char names[MODEL_NAMES_LEN], **list;
 	struct model m;
 	int n, i;
 

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * A small JSON file (a config.json, a profile) read whole, with errors in
+ * words: json-c's own for a file that stops early is "continue".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "util.h"
+
+static int read_all(const char *path, size_t max, char **text, size_t *len,
+		    struct hp_err *e)
+{
+	struct stat st;
+	ssize_t n;
+	size_t got = 0;
+	int fd, ret = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);	/* a FIFO must not block */
+	if (fd < 0)
+		return hp_errf(e, "%s: %s", path, strerror(errno));
+	/* a small file: not a directory, a pipe or /dev/zero */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
+		close(fd);
+		return max >= (1 << 20) ?
+		       hp_errf(e, "%s: not a regular file of at most %zu MiB",
+			       path, max >> 20) :
+		       hp_errf(e, "%s: not a regular file of at most %zu KiB",
+			       path, max >> 10);
+	}
+	*text = malloc((size_t)st.st_size + 1);
+	if (!*text) {
+		close(fd);
+		return hp_nomem(e);
+	}
+	while (got < (size_t)st.st_size) {
+		n = read(fd, *text + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = hp_errf(e, "%s: %s", path,
+				      n ? strerror(errno) : "shrank while read");
+			break;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	(*text)[got] = 0;
+	*len = got;
+	if (ret) {
+		free(*text);
+		*text = NULL;
+	}
+	return ret;
+}
+
+int hp_json_load(const char *path, size_t max, json_object **root,
+		 struct hp_err *e)
+{
+	struct json_tokener *tok;
+	enum json_tokener_error jerr;
+	size_t len = 0, end;
+	char *text;
+	int ret;
+
+	*root = NULL;
+	if (read_all(path, max, &text, &len, e))
+		return -EINVAL;
+	if (!text[strspn(text, " \t\r\n")]) {
+		free(text);
+		return hp_errf(e, "%s: empty: no JSON in it", path);
+	}
+	tok = json_tokener_new();
+	if (!tok) {
+		free(text);
+		return hp_nomem(e);
+	}
+	*root = json_tokener_parse_ex(tok, text, (int)len);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	ret = -EINVAL;
+	if (jerr == json_tokener_continue)
+		hp_errf(e, "%s: truncated JSON: the file ends (after %zu bytes) inside a value",
+			path, len);
+	else if (jerr != json_tokener_success)
+		hp_errf(e, "%s: malformed JSON at byte %zu: %s", path, end,
+			json_tokener_error_desc(jerr));
+	else if (text[end + strspn(text + end, " \t\r\n")])
+		hp_errf(e, "%s: trailing data after the JSON value, at byte %zu",
+			path, end + strspn(text + end, " \t\r\n"));
+	else
+		ret = 0;
+	if (ret) {
+		json_object_put(*root);
+		*root = NULL;
+	}
+	json_tokener_free(tok);
+	free(text);
+	return ret;
+}
