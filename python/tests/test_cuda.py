@@ -107,3 +107,48 @@ def test_offload_cuda_equal():
         assert got.device == want.device
         assert torch.equal(got, want)
         assert off.stats["peak_device_bytes"] > 0
+
+
+def _bench():
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "bench_gpu.py")
+    spec = importlib.util.spec_from_file_location("bench_gpu", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _results(peak, time_s, equal=True, acc=(100.0, 10.0), bw=(45.0, 50.0)):
+    runs = [{"ratio": r, "peak_bytes": p, "time_s": t, "stall_s": 0.0, "equal": equal}
+            for r, p, t in zip((0.9, 0.7, 0.5), peak, time_s)]
+    dec = [{"ratio": r["ratio"], "peak_bytes": r["peak_bytes"], "tokens_per_s": 100.0,
+            "stall_s": 0.0, "equal": equal} for r in runs]
+    return {"prefill": {"resident": {"peak_bytes": 100.0, "time_s": 1.0},
+                        "hyperoffload": runs,
+                        "accelerate": {"peak_bytes": acc[0], "time_s": acc[1], "equal": True}},
+            "decode": {"resident": {"peak_bytes": 100.0, "tokens_per_s": 120.0},
+                       "hyperoffload": dec},
+            "bandwidth": {"bytes": 1 << 30, "libhyper_gbs": bw[0], "memcpy_gbs": bw[1]}}
+
+
+def test_bench_targets():
+    """bench_gpu.py's targets: met at exactly the issue's thresholds, not past them."""
+    b = _bench()
+    met = b.targets(_results((90, 80, 74), (1.0, 1.01, 1.02)))
+    assert [m for m, _ in met] == [True, True, True], met
+    # 25% lower peak is not 26%; 3% more time is not 2%.
+    assert not b.targets(_results((90, 80, 75), (1.0, 1.0, 1.0)))[0][0]
+    assert not b.targets(_results((90, 80, 70), (1.0, 1.0, 1.03)))[0][0]
+    # Outputs not equal to all-resident never meet a target.
+    assert not b.targets(_results((90, 80, 70), (1.0, 1.0, 1.0), equal=False))[0][0]
+    # At accelerate's peak (here 80): 0.6x of its time, no more.
+    assert not b.targets(_results((90, 80, 70), (6.5, 6.1, 6.1), acc=(80.0, 10.0)))[1][0]
+    assert b.targets(_results((90, 80, 70), (6.5, 6.0, 7.0), acc=(80.0, 10.0)))[1][0]
+    assert not b.targets(_results((90, 80, 74), (1, 1, 1), bw=(44.0, 50.0)))[2][0]
+    no_acc = _results((90, 80, 74), (1, 1, 1))
+    no_acc["prefill"]["accelerate"] = {"error": "ImportError"}
+    ok, line = b.targets(no_acc)[1]
+    assert not ok and "ImportError" in line
+    table = b.table(_results((90, 80, 74), (1.0, 1.01, 1.02)))
+    assert table.count("\n| hyperoffload ") == 3 and "accelerate cpu_offload" in table
