@@ -67,37 +67,34 @@ _Static_assert(HX_CU_REG_CHUNK < (512ULL << 30), "cudaHostRegister limit");
 #define HX_CU_Q_H2D		0
 #define HX_CU_Q_D2H		1
 
+/* Every runtime function libhyper calls: return type, name, parameters. */
+#define HX_CUDART_FNS(X)							\
+	X(cudaError_t, cudaGetDeviceCount, (int *))				\
+	X(cudaError_t, cudaGetDevice, (int *))					\
+	X(cudaError_t, cudaSetDevice, (int))					\
+	X(const char *, cudaGetErrorString, (cudaError_t))			\
+	X(cudaError_t, cudaMalloc, (void **, size_t))				\
+	X(cudaError_t, cudaFree, (void *))					\
+	X(cudaError_t, cudaPointerGetAttributes,				\
+	  (struct cudaPointerAttributes *, const void *))			\
+	X(cudaError_t, cudaHostRegister, (void *, size_t, unsigned int))	\
+	X(cudaError_t, cudaHostUnregister, (void *))				\
+	X(cudaError_t, cudaStreamCreateWithFlags, (cudaStream_t *, unsigned int)) \
+	X(cudaError_t, cudaStreamDestroy, (cudaStream_t))			\
+	X(cudaError_t, cudaStreamWaitEvent, (cudaStream_t, cudaEvent_t, unsigned int)) \
+	X(cudaError_t, cudaEventCreateWithFlags, (cudaEvent_t *, unsigned int)) \
+	X(cudaError_t, cudaEventDestroy, (cudaEvent_t))			\
+	X(cudaError_t, cudaEventRecord, (cudaEvent_t, cudaStream_t))		\
+	X(cudaError_t, cudaEventQuery, (cudaEvent_t))				\
+	X(cudaError_t, cudaEventSynchronize, (cudaEvent_t))			\
+	X(cudaError_t, cudaMemcpyAsync, (void *, const void *, size_t,		\
+					 enum cudaMemcpyKind, cudaStream_t))
+
 struct hx_cudart {
 	void *dl;
-	HX_CU_FN(cudaError_t, cudaGetDeviceCount, (int *));
-	HX_CU_FN(cudaError_t, cudaGetDevice, (int *));
-	HX_CU_FN(cudaError_t, cudaSetDevice, (int));
-	HX_CU_FN(const char *, cudaGetErrorString, (cudaError_t));
-	HX_CU_FN(cudaError_t, cudaMalloc, (void **, size_t));
-	HX_CU_FN(cudaError_t, cudaFree, (void *));
-	HX_CU_FN(cudaError_t, cudaPointerGetAttributes,
-		 (struct cudaPointerAttributes *, const void *));
-	HX_CU_FN(cudaError_t, cudaHostRegister, (void *, size_t, unsigned int));
-	HX_CU_FN(cudaError_t, cudaHostUnregister, (void *));
-	HX_CU_FN(cudaError_t, cudaStreamCreateWithFlags, (cudaStream_t *, unsigned int));
-	HX_CU_FN(cudaError_t, cudaStreamDestroy, (cudaStream_t));
-	HX_CU_FN(cudaError_t, cudaStreamWaitEvent, (cudaStream_t, cudaEvent_t, unsigned int));
-	HX_CU_FN(cudaError_t, cudaEventCreateWithFlags, (cudaEvent_t *, unsigned int));
-	HX_CU_FN(cudaError_t, cudaEventDestroy, (cudaEvent_t));
-	HX_CU_FN(cudaError_t, cudaEventRecord, (cudaEvent_t, cudaStream_t));
-	HX_CU_FN(cudaError_t, cudaEventQuery, (cudaEvent_t));
-	HX_CU_FN(cudaError_t, cudaEventSynchronize, (cudaEvent_t));
-	HX_CU_FN(cudaError_t, cudaMemcpyAsync, (void *, const void *, size_t,
-						enum cudaMemcpyKind, cudaStream_t));
-};
-
-static const char *const hx_cudart_syms[] = {
-	"cudaGetDeviceCount", "cudaGetDevice", "cudaSetDevice",
-	"cudaGetErrorString", "cudaMalloc", "cudaFree",
-	"cudaPointerGetAttributes", "cudaHostRegister", "cudaHostUnregister",
-	"cudaStreamCreateWithFlags", "cudaStreamDestroy", "cudaStreamWaitEvent",
-	"cudaEventCreateWithFlags", "cudaEventDestroy", "cudaEventRecord",
-	"cudaEventQuery", "cudaEventSynchronize", "cudaMemcpyAsync",
+#define HX_CU_MEMBER(ret, name, args)	HX_CU_FN(ret, name, args);
+	HX_CUDART_FNS(HX_CU_MEMBER)
+#undef HX_CU_MEMBER
 };
 
 /* One request on a copy stream: its completion event, in stream order. */
@@ -162,7 +159,7 @@ static int load(struct hyper_ctx *ctx, struct hx_cudart *rt)
 		"libcudart.so.13", "libcudart.so.12", "libcudart.so",
 	};
 	const char *env = secure_getenv("HYPER_CUDART");
-	void **fn = (void **)(&rt->dl + 1);
+	const char *missing = NULL;
 	char tried[256] = "";
 	size_t i;
 
@@ -184,19 +181,19 @@ static int load(struct hyper_ctx *ctx, struct hx_cudart *rt)
 				      "no CUDA runtime library found (tried %s): install the CUDA runtime or add its directory to LD_LIBRARY_PATH, or set HYPER_CUDART to its path",
 				      tried);
 	}
-	_Static_assert(sizeof(struct hx_cudart) == sizeof(void *) *
-		       (1 + sizeof(hx_cudart_syms) / sizeof(hx_cudart_syms[0])),
-		       "one symbol name per runtime function");
-	for (i = 0; i < sizeof(hx_cudart_syms) / sizeof(hx_cudart_syms[0]); i++) {
-		fn[i] = dlsym(rt->dl, hx_cudart_syms[i]);
-		if (!fn[i]) {
-			hx_err(ctx, -ENODEV,
-			       "the CUDA runtime library found lacks %s: it is not a CUDA runtime of version 12 or later",
-			       hx_cudart_syms[i]);
-			dlclose(rt->dl);
-			rt->dl = NULL;
-			return -ENODEV;
-		}
+	/* Each function, or the first one missing. */
+#define HX_CU_SYM(ret, name, args)					\
+	if (!missing && !(*(void **)&rt->name = dlsym(rt->dl, #name)))	\
+		missing = #name;
+	HX_CUDART_FNS(HX_CU_SYM)
+#undef HX_CU_SYM
+	if (missing) {
+		hx_err(ctx, -ENODEV,
+		       "the CUDA runtime library found lacks %s: it is not a CUDA runtime of version 12 or later",
+		       missing);
+		dlclose(rt->dl);
+		rt->dl = NULL;
+		return -ENODEV;
 	}
 	return 0;
 }
@@ -370,6 +367,14 @@ int hx_cu_set_arena(struct hyper_ctx *ctx, void **basep, uint64_t bytes)
 	cudaError_t e;
 	int ret;
 
+	/* A set_arena that failed after this call left these behind. */
+	free(ctx->bufs);
+	ctx->bufs = NULL;
+	ctx->nr_bufs = 0;
+	if (cu->own_arena) {
+		cu->rt.cudaFree(cu->own_arena);
+		cu->own_arena = NULL;
+	}
 	if (!bytes)
 		return hx_err(ctx, -EINVAL, "the arena is empty");
 	if (base) {

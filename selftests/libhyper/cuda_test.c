@@ -390,6 +390,9 @@ TEST(enodev)
 	cuda_opts(&o);
 	setenv("HYPER_CUDART", "/nonexistent/libcudart.so.13", 1);
 	expect_enodev(_metadata, &o, "no CUDA runtime library found");
+	/* A library, but not a CUDA runtime. */
+	setenv("HYPER_CUDART", "libm.so.6", 1);
+	expect_enodev(_metadata, &o, "lacks cudaGetDeviceCount");
 	if (keep)
 		setenv("HYPER_CUDART", keep, 1);
 	else
