@@ -653,7 +653,7 @@ void hx_cu_released(struct hyper_ctx *ctx)
 	ctx->cu->released = true;
 }
 
-void hx_cu_step_begun(struct hyper_ctx *ctx)
+void hx_cu_kernels_follow(struct hyper_ctx *ctx)
 {
 	ctx->cu->epoch++;
 }

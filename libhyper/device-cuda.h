@@ -42,8 +42,11 @@ unsigned int hx_cu_reap(struct hyper_ctx *ctx, struct hx_cw_done *out,
 int hx_cu_wait(struct hyper_ctx *ctx);
 /* Arena space was released: the next prefetch waits for the compute stream. */
 void hx_cu_released(struct hyper_ctx *ctx);
-/* A step began: kernels may be queued on the compute stream from now on. */
-void hx_cu_step_begun(struct hyper_ctx *ctx);
+/*
+ * Kernels may be queued on the compute stream from now on (a step began
+ * or ended, a rewind): the next transfer that needs the fence records it anew.
+ */
+void hx_cu_kernels_follow(struct hyper_ctx *ctx);
 /* The compute stream waits for @tensor's transfers (prefetch, and store). */
 int hx_cu_stream_wait(struct hyper_ctx *ctx, uint32_t tensor, void *stream,
 		      bool stores);

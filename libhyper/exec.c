@@ -965,7 +965,7 @@ int hyper_step_begin(struct hyper_ctx *ctx)
 	if (ctx->async_err)
 		return fail_async(ctx);
 	if (ctx->cu)
-		hx_cu_step_begun(ctx);
+		hx_cu_kernels_follow(ctx);
 	ctx->in_step = true;
 	return (int)ctx->cur;
 }
@@ -984,6 +984,9 @@ int hyper_step_end(struct hyper_ctx *ctx)
 	ret = issue_ops(ctx, step->after, step->nr_after);
 	if (ret)
 		return ret;
+	/* Kernels queued before the next step may read what it releases. */
+	if (ctx->cu)
+		hx_cu_kernels_follow(ctx);
 	ctx->in_step = false;
 	ctx->cur++;
 	ctx->st.steps++;
@@ -1104,8 +1107,10 @@ int hx_exec_reset(struct hyper_ctx *ctx)
 	if (ctx->has_arena)
 		hx_range_reset(&ctx->arena);
 	/* The last run's kernels may still read the arena. */
-	if (ctx->cu)
+	if (ctx->cu) {
 		hx_cu_released(ctx);
+		hx_cu_kernels_follow(ctx);
+	}
 	ret = hx_early_reset(ctx);
 	if (ret)
 		return ret;

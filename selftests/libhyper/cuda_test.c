@@ -97,13 +97,27 @@ static void slow(void *arg)
 
 /*
  * Step 0 reads w and writes a, slowly; a is stored, w and a dropped, and
- * step 1 reads v, prefetched into the space they held.
+ * step 1 reads v, prefetched into the space they held.  @between: w and a
+ * are dropped by step 1, and read by kernels queued between the steps.
  */
-static int sched_for(uint64_t bytes, struct hyper_schedule **sp)
+static int sched_for(uint64_t bytes, bool between, struct hyper_schedule **sp)
 {
 	char j[2048], err[256];
 	int ret;
 
+	if (between)
+		snprintf(j, sizeof(j), "{" HDR "'tensors':["
+			 "{'id':'w','bytes':%llu,'kind':'weight','home':'pool'},"
+			 "{'id':'a','bytes':%llu,'kind':'activation','home':'pool'},"
+			 "{'id':'v','bytes':%llu,'kind':'weight','home':'pool'}],'steps':["
+			 "{'op':'s0','before':[{'op':'prefetch','tensor':'w'}],'uses':['w'],"
+			 "'defines':['a'],'after':[{'op':'store','tensor':'a'}]},"
+			 "{'op':'s1','before':[{'op':'detach','tensor':'w'},"
+			 "{'op':'detach','tensor':'a'},{'op':'prefetch','tensor':'v'}],"
+			 "'uses':['v'],'after':[{'op':'detach','tensor':'v'}]}]}",
+			 (unsigned long long)bytes, (unsigned long long)bytes,
+			 (unsigned long long)bytes);
+	else
 	snprintf(j, sizeof(j), "{" HDR "'tensors':["
 		 "{'id':'w','bytes':%llu,'kind':'weight','home':'pool'},"
 		 "{'id':'a','bytes':%llu,'kind':'activation','home':'pool'},"
@@ -126,6 +140,8 @@ struct run {
 	uint64_t bytes;
 	void *compute;		/* the compute stream */
 	bool explicit_wait;	/* HYPER_OPEN_TEST_NO_WAIT + stream waits */
+	bool between;		/* w and a read by kernels between the steps */
+	char *seen_a;
 	char *pat_a;		/* pinned: what step 0 writes into a */
 	char *seen_w, *seen_v;	/* pinned: what the steps read */
 	int err;
@@ -149,8 +165,17 @@ static int op(struct hyper_ctx *ctx, unsigned int step, void *arg)
 		if (!e)
 			e = rt.cudaMemcpyAsync(hyper_tensor_ptr(ctx, 1), r->pat_a,
 					       r->bytes, H2D, s);
+		if (!e && !r->between)
+			e = rt.cudaMemcpyAsync(r->seen_w, hyper_tensor_ptr(ctx, 0),
+					       r->bytes, D2H, s);
+	} else if (step == UINT32_MAX) {
+		/* Between the steps: slow again, then read w and a. */
+		e = rt.cudaLaunchHostFunc(s, slow, (void *)(uintptr_t)(rt.fake ? 60000 : 0));
 		if (!e)
 			e = rt.cudaMemcpyAsync(r->seen_w, hyper_tensor_ptr(ctx, 0),
+					       r->bytes, D2H, s);
+		if (!e)
+			e = rt.cudaMemcpyAsync(r->seen_a, hyper_tensor_ptr(ctx, 1),
 					       r->bytes, D2H, s);
 	} else {
 		e = rt.cudaMemcpyAsync(r->seen_v, hyper_tensor_ptr(ctx, 2),
@@ -161,19 +186,41 @@ static int op(struct hyper_ctx *ctx, unsigned int step, void *arg)
 	return e ? -EIO : 0;
 }
 
+/* hyper_run(), or the steps by hand with kernels queued between them. */
+static int run_steps(struct run *r)
+{
+	int ret;
+
+	if (!r->between)
+		return hyper_run(r->ctx, op, r);
+	for (unsigned int i = 0; i < 2; i++) {
+		ret = hyper_step_begin(r->ctx);
+		if (ret >= 0)
+			ret = op(r->ctx, i, r);
+		if (!ret)
+			ret = hyper_step_end(r->ctx);
+		if (!ret && i == 0)
+			ret = op(r->ctx, UINT32_MAX, r);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static void transfer(struct __test_metadata *_metadata, uint64_t bytes,
-		     bool own_arena, bool explicit_wait)
+		     bool own_arena, bool explicit_wait, bool between)
 {
 	struct hyper_open_opts o;
 	struct hyper_schedule *s;
 	struct hyper_stats st;
-	struct run r = { .bytes = bytes, .explicit_wait = explicit_wait };
+	struct run r = { .bytes = bytes, .explicit_wait = explicit_wait,
+			 .between = between };
 	uint64_t slot = (bytes + 4095) & ~4095ULL;
 	void *arena = NULL;
 	int ret;
 
 	ASSERT_EQ(0, load_rt());
-	ASSERT_EQ(0, sched_for(bytes, &s));
+	ASSERT_EQ(0, sched_for(bytes, between, &s));
 	cuda_opts(&o);
 	if (explicit_wait)
 		o.flags |= HYPER_OPEN_TEST_NO_WAIT;
@@ -183,6 +230,8 @@ static void transfer(struct __test_metadata *_metadata, uint64_t bytes,
 	ASSERT_EQ(0, rt.cudaMallocHost((void **)&r.pat_a, bytes));
 	ASSERT_EQ(0, rt.cudaMallocHost((void **)&r.seen_w, bytes));
 	ASSERT_EQ(0, rt.cudaMallocHost((void **)&r.seen_v, bytes));
+	ASSERT_EQ(0, rt.cudaMallocHost((void **)&r.seen_a, bytes));
+	memset(r.seen_a, 0, bytes);
 	fill_pat(r.pat_a, bytes, 7);
 	memset(r.seen_w, 0, bytes);
 	memset(r.seen_v, 0, bytes);
@@ -199,7 +248,7 @@ static void transfer(struct __test_metadata *_metadata, uint64_t bytes,
 	fill_pat(hyper_tensor_pool_ptr(r.ctx, 2), bytes, 9);
 
 	for (int round = 0; round < 2; round++) {
-		ret = hyper_run(r.ctx, op, &r);
+		ret = run_steps(&r);
 		ASSERT_EQ(0, ret) TH_LOG("round %d: %s (CUDA error %d)", round,
 					 hyper_last_error(r.ctx), r.err);
 		ASSERT_EQ(0, rt.cudaStreamSynchronize(r.compute));
@@ -207,6 +256,8 @@ static void transfer(struct __test_metadata *_metadata, uint64_t bytes,
 		/* A use saw its prefetch; v was not overwritten, nor w early. */
 		EXPECT_GT(0, check_pat(r.seen_w, bytes, 5)) TH_LOG("w, round %d", round);
 		EXPECT_GT(0, check_pat(r.seen_v, bytes, 9)) TH_LOG("v, round %d", round);
+		if (between)
+			EXPECT_GT(0, check_pat(r.seen_a, bytes, 7)) TH_LOG("seen a, round %d", round);
 		/* The store of a copied what the step wrote, not before. */
 		EXPECT_GT(0, check_pat(hyper_tensor_pool_ptr(r.ctx, 1), bytes, 7))
 			TH_LOG("a, round %d", round);
@@ -224,6 +275,7 @@ static void transfer(struct __test_metadata *_metadata, uint64_t bytes,
 	rt.cudaFreeHost(r.pat_a);
 	rt.cudaFreeHost(r.seen_w);
 	rt.cudaFreeHost(r.seen_v);
+	rt.cudaFreeHost(r.seen_a);
 	rt.cudaStreamDestroy(r.compute);
 }
 
@@ -236,19 +288,26 @@ TEST(transfers)
 {
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		TH_LOG("%llu bytes", (unsigned long long)sizes[i]);
-		transfer(_metadata, sizes[i], i & 1, false);
+		transfer(_metadata, sizes[i], i & 1, false, false);
 	}
 	if (real_cuda())
 		for (size_t i = 0; i < sizeof(gpu_sizes) / sizeof(gpu_sizes[0]); i++) {
 			TH_LOG("%llu bytes", (unsigned long long)gpu_sizes[i]);
-			transfer(_metadata, gpu_sizes[i], false, false);
+			transfer(_metadata, gpu_sizes[i], false, false, false);
 		}
 }
 
 TEST(wait_tensor_stream)
 {
-	transfer(_metadata, 1 * MiB, false, true);
-	transfer(_metadata, 4 * KiB, true, true);
+	transfer(_metadata, 1 * MiB, false, true, false);
+	transfer(_metadata, 4 * KiB, true, true, false);
+}
+
+/* Kernels queued between two steps are behind the next step's prefetches. */
+TEST(kernels_between_steps)
+{
+	transfer(_metadata, 4 * KiB, false, false, true);
+	transfer(_metadata, 1 * MiB + 64, true, false, true);
 }
 
 /* The pool is pinned in calls of the chunk size, and unpinned at close. */
@@ -262,7 +321,7 @@ TEST(pinned_pool_chunks)
 	ASSERT_EQ(0, load_rt());
 	if (!rt.fake)
 		SKIP(return, "needs the fake runtime's counters");
-	ASSERT_EQ(0, sched_for(5 * MiB + 64, &s));
+	ASSERT_EQ(0, sched_for(5 * MiB + 64, false, &s));
 	cuda_opts(&o);
 	ASSERT_EQ(0, hyper_open(&ctx, &o));
 	hx_cu_test_pin_chunk(ctx, 1 * MiB);
@@ -292,7 +351,7 @@ TEST(pin_refused)
 	ASSERT_EQ(0, load_rt());
 	if (!rt.fake)
 		SKIP(return, "needs the fake runtime's knobs");
-	ASSERT_EQ(0, sched_for(4 * KiB, &s));
+	ASSERT_EQ(0, sched_for(4 * KiB, false, &s));
 	cuda_opts(&o);
 	ASSERT_EQ(0, hyper_open(&ctx, &o));
 	ASSERT_EQ(0, hyper_set_arena(ctx, NULL, 1 * MiB));
@@ -341,7 +400,7 @@ TEST(bad_input)
 	/* Past the allocation's end. */
 	EXPECT_EQ(-EINVAL, hyper_set_arena(ctx, dev, 2 * MiB));
 	EXPECT_EQ(-EINVAL, hyper_set_copy_engine(ctx, NULL));
-	ASSERT_EQ(0, sched_for(4 * KiB, &s));
+	ASSERT_EQ(0, sched_for(4 * KiB, false, &s));
 	ASSERT_EQ(0, hyper_attach(ctx, s));
 	/* A device copy must be GPU memory. */
 	EXPECT_EQ(-EINVAL, hyper_bind_device(ctx, 0, mem));
