@@ -137,9 +137,13 @@ int hyper_open(struct hyper_ctx **ctxp, const struct hyper_open_opts *opts)
 		ctx->be = &hx_backend_shmem;
 		break;
 	default:
-		/* The documented rule: the module when its device exists. */
+		/*
+		 * The documented rule: the module when its device exists; for
+		 * a CUDA device shmem, whose pool CUDA can pin.
+		 */
 		dev = o->device ? o->device : HX_DEFAULT_DEVICE;
-		ctx->be = access(dev, F_OK) ? &hx_backend_shmem : &hx_backend_kmod;
+		ctx->be = o->device_kind == HYPER_DEVICE_CUDA || access(dev, F_OK) ?
+			  &hx_backend_shmem : &hx_backend_kmod;
 		break;
 	}
 	ret = ctx->be->open(ctx, o);

@@ -384,7 +384,9 @@ TEST(bad_input)
 	EXPECT_EQ(-EINVAL, hyper_open(&ctx, &o));
 
 	cuda_opts(&o);
+	o.backend = HYPER_BACKEND_DEFAULT;	/* shmem, whatever /dev/hyper0 */
 	ASSERT_EQ(0, hyper_open(&ctx, &o));
+	EXPECT_EQ(HYPER_BACKEND_SHMEM, hyper_backend(ctx));
 	mem = malloc(1 * MiB);
 	ASSERT_NE(NULL, mem);
 	iov.iov_base = mem;
