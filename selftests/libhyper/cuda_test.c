@@ -100,35 +100,23 @@ static void slow(void *arg)
  * step 1 reads v, prefetched into the space they held.  @between: w and a
  * are dropped by step 1, and read by kernels queued between the steps.
  */
+#define DROP_WA	"{'op':'detach','tensor':'w'},{'op':'detach','tensor':'a'}"
+
 static int sched_for(uint64_t bytes, bool between, struct hyper_schedule **sp)
 {
+	unsigned long long n = bytes;
 	char j[2048], err[256];
 	int ret;
 
-	if (between)
-		snprintf(j, sizeof(j), "{" HDR "'tensors':["
-			 "{'id':'w','bytes':%llu,'kind':'weight','home':'pool'},"
-			 "{'id':'a','bytes':%llu,'kind':'activation','home':'pool'},"
-			 "{'id':'v','bytes':%llu,'kind':'weight','home':'pool'}],'steps':["
-			 "{'op':'s0','before':[{'op':'prefetch','tensor':'w'}],'uses':['w'],"
-			 "'defines':['a'],'after':[{'op':'store','tensor':'a'}]},"
-			 "{'op':'s1','before':[{'op':'detach','tensor':'w'},"
-			 "{'op':'detach','tensor':'a'},{'op':'prefetch','tensor':'v'}],"
-			 "'uses':['v'],'after':[{'op':'detach','tensor':'v'}]}]}",
-			 (unsigned long long)bytes, (unsigned long long)bytes,
-			 (unsigned long long)bytes);
-	else
 	snprintf(j, sizeof(j), "{" HDR "'tensors':["
 		 "{'id':'w','bytes':%llu,'kind':'weight','home':'pool'},"
 		 "{'id':'a','bytes':%llu,'kind':'activation','home':'pool'},"
 		 "{'id':'v','bytes':%llu,'kind':'weight','home':'pool'}],'steps':["
 		 "{'op':'s0','before':[{'op':'prefetch','tensor':'w'}],'uses':['w'],"
-		 "'defines':['a'],'after':[{'op':'store','tensor':'a'},"
-		 "{'op':'detach','tensor':'w'},{'op':'detach','tensor':'a'}]},"
-		 "{'op':'s1','before':[{'op':'prefetch','tensor':'v'}],'uses':['v'],"
+		 "'defines':['a'],'after':[{'op':'store','tensor':'a'}%s]},"
+		 "{'op':'s1','before':[%s{'op':'prefetch','tensor':'v'}],'uses':['v'],"
 		 "'after':[{'op':'detach','tensor':'v'}]}]}",
-		 (unsigned long long)bytes, (unsigned long long)bytes,
-		 (unsigned long long)bytes);
+		 n, n, n, between ? "" : "," DROP_WA, between ? DROP_WA "," : "");
 	ret = parse_sq(j, sp, err, sizeof(err));
 	if (ret)
 		fprintf(stderr, "# schedule: %s\n", err);
