@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device-cuda.h"
 #include "internal.h"
 
 int hyper_attach(struct hyper_ctx *ctx, struct hyper_schedule *sched)
@@ -50,7 +51,11 @@ int hyper_bind_device(struct hyper_ctx *ctx, unsigned int tensor, void *addr)
 	if (ret)
 		return ret;
 	bytes = ctx->sched->tensors[tensor].bytes;
-	if (!addr || hx_buf_find(ctx, a, bytes) < 0)
+	if (ctx->cu && addr) {
+		ret = hx_cu_check_device_ptr(ctx, addr, bytes ?: 1, "the device copy");
+		if (ret)
+			return ret;
+	} else if (!addr || hx_buf_find(ctx, a, bytes) < 0)
 		return hx_err(ctx, -EINVAL,
 			      "tensor \"%s\" (%llu bytes) does not fit in the registered buffers at %p",
 			      ctx->sched->tensors[tensor].id,
@@ -162,6 +167,9 @@ int hyper_prepare(struct hyper_ctx *ctx)
 		if (i < s->nr_tensors && (ret = ctx->be->region_map(ctx, r)))
 			return ret;
 	}
+	/* CUDA: the pool is pinned for the copy engines. */
+	if (ctx->cu && (ret = hx_cu_prepare(ctx)))
+		return ret;
 	ctx->prepared = true;
 	ret = hx_exec_reset(ctx);
 	if (ret)

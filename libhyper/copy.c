@@ -128,6 +128,9 @@ int hyper_set_copy_engine(struct hyper_ctx *ctx, const struct hyper_copy_opts *o
 		return -EINVAL;
 	if (ctx->prepared)
 		return hx_err(ctx, -EBUSY, "set the copy engine before hyper_prepare()");
+	if (ctx->cu)
+		return hx_err(ctx, -EINVAL,
+			      "a CUDA context copies with cudaMemcpyAsync on its own streams: there is no copy engine to choose");
 	ret = check_opts(ctx, o);
 	if (ret)
 		return ret;
@@ -183,7 +186,7 @@ int hx_copy_prepare(struct hyper_ctx *ctx)
 		return ret ? hx_err(ctx, ret, "restarting a copy worker: %s",
 				    hyper_strerror(ret)) : 0;
 	}
-	if (ctx->copy_engine != HYPER_COPY_DEFAULT)
+	if (ctx->copy_engine != HYPER_COPY_DEFAULT || ctx->cu)
 		return 0;
 	if (ctx->be->id != HYPER_BACKEND_SHMEM) {
 		ctx->copy_engine = HYPER_COPY_URING;

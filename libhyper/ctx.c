@@ -12,7 +12,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "device-cuda.h"
 #include "internal.h"
+
+/* Fields come out of reserved[]: the structure keeps its size. */
+_Static_assert(sizeof(struct hyper_open_opts) == 88, "hyper_open_opts ABI");
 
 int hx_err(struct hyper_ctx *ctx, int err, const char *fmt, ...)
 {
@@ -111,7 +115,8 @@ int hyper_open(struct hyper_ctx **ctxp, const struct hyper_open_opts *opts)
 		if (o->reserved[i])
 			return -EINVAL;
 	if (o->flags & ~HYPER_OPEN_FLAGS_MASK || o->backend > HYPER_BACKEND_SHMEM ||
-	    o->chunk_bytes > HX_MAX_CHUNK)
+	    o->chunk_bytes > HX_MAX_CHUNK || o->device_kind > HYPER_DEVICE_CUDA ||
+	    (o->device_kind == HYPER_DEVICE_HOST && o->device_ordinal))
 		return -EINVAL;
 
 	ctx = calloc(1, sizeof(*ctx));
@@ -120,7 +125,9 @@ int hyper_open(struct hyper_ctx **ctxp, const struct hyper_open_opts *opts)
 	ctx->fd = -1;
 	ctx->flags = o->flags;
 	ctx->numa_node = -1;
-	ctx->chunk = o->chunk_bytes ? o->chunk_bytes : HX_DEFAULT_CHUNK;
+	ctx->chunk = o->chunk_bytes ? o->chunk_bytes :
+		     o->device_kind == HYPER_DEVICE_CUDA ? HX_MAX_CHUNK :
+		     HX_DEFAULT_CHUNK;
 
 	switch (o->backend) {
 	case HYPER_BACKEND_KMOD:
@@ -130,16 +137,32 @@ int hyper_open(struct hyper_ctx **ctxp, const struct hyper_open_opts *opts)
 		ctx->be = &hx_backend_shmem;
 		break;
 	default:
-		/* The documented rule: the module when its device exists. */
+		/*
+		 * The documented rule: the module when its device exists; for
+		 * a CUDA device shmem, whose pool CUDA can pin.
+		 */
 		dev = o->device ? o->device : HX_DEFAULT_DEVICE;
-		ctx->be = access(dev, F_OK) ? &hx_backend_shmem : &hx_backend_kmod;
+		ctx->be = o->device_kind == HYPER_DEVICE_CUDA || access(dev, F_OK) ?
+			  &hx_backend_shmem : &hx_backend_kmod;
 		break;
 	}
 	ret = ctx->be->open(ctx, o);
 	if (!ret)
 		ret = open_ring(ctx, o->queue_depth ? o->queue_depth : HX_DEFAULT_QD);
+	if (!ret && o->device_kind == HYPER_DEVICE_CUDA)
+		ret = hx_cu_open(ctx, o);
 	if (ret) {
-		/* The caller gets no context, so there is no last error to read. */
+		/*
+		 * The caller gets no context, so there is no last error to
+		 * read.  The exception: a CUDA runtime or device that is not
+		 * there (-ENODEV) comes back with a context for
+		 * hyper_last_error() and hyper_close() only (hyper_open(3)).
+		 */
+		if (ret == -ENODEV && ctx->cu) {
+			hx_cu_close(ctx);
+			*ctxp = ctx;
+			return ret;
+		}
 		hyper_close(ctx);
 		return ret;
 	}
@@ -154,6 +177,8 @@ void hyper_close(struct hyper_ctx *ctx)
 	hx_exec_fini(ctx);
 	if (ctx->ring_ok)
 		io_uring_queue_exit(&ctx->ring);
+	/* Unpins the pool and frees the arena it allocated. */
+	hx_cu_close(ctx);
 	hx_regions_free_all(ctx);
 	if (ctx->be)
 		ctx->be->close(ctx);
@@ -236,6 +261,9 @@ int hyper_register_buffers(struct hyper_ctx *ctx, const struct iovec *iov,
 
 	if (!ctx)
 		return -EINVAL;
+	if (ctx->cu)
+		return hx_err(ctx, -EINVAL,
+			      "a CUDA context's device memory is its arena: give it to hyper_set_arena(), there is nothing to register");
 	if (ctx->bufs)
 		return hx_err(ctx, -EBUSY, "buffers are already registered");
 	if (!iov || !nr)
@@ -303,6 +331,11 @@ int hyper_set_arena(struct hyper_ctx *ctx, void *base, uint64_t bytes)
 		return -EINVAL;
 	if (ctx->has_arena || ctx->prepared)
 		return hx_err(ctx, -EBUSY, "the arena is already set");
+	if (ctx->cu) {
+		ret = hx_cu_set_arena(ctx, &base, bytes);
+		if (ret)
+			return ret;
+	}
 	if (!base || !bytes || hx_buf_find(ctx, (uintptr_t)base, bytes) < 0)
 		return hx_err(ctx, -EINVAL,
 			      "the arena must lie inside registered buffers");

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "copy-worker.h"
+#include "device-cuda.h"
 #include "internal.h"
 #include "util/clock.h"
 #include "util/units.h"
@@ -70,6 +71,9 @@ static void release_dev(struct hyper_ctx *ctx, struct hx_tensor *t,
 		return;
 	hx_range_free(&ctx->arena, t->arena_off, bytes);
 	ctx->st.arena_bytes -= hx_range_round(&ctx->arena, bytes);
+	/* Kernels queued on the GPU may still read it. */
+	if (ctx->cu)
+		hx_cu_released(ctx);
 	t->arena_held = false;
 	t->dev = 0;
 	emit_resident(ctx);
@@ -170,6 +174,19 @@ static void reap_cw(struct hyper_ctx *ctx)
 	} while (n == 64);
 }
 
+static void reap_cu(struct hyper_ctx *ctx)
+{
+	struct hx_cw_done d[64];
+	unsigned int n;
+
+	do {
+		n = hx_cu_reap(ctx, d, 64);
+		for (unsigned int i = 0; i < n; i++)
+			complete(ctx, d[i].ud, d[i].res, 0, d[i].done_ns);
+		ctx->inflight -= n;
+	} while (n == 64);
+}
+
 static void reap(struct hyper_ctx *ctx)
 {
 	struct io_uring_cqe *cqe;
@@ -180,6 +197,10 @@ static void reap(struct hyper_ctx *ctx)
 
 	if (ctx->cw) {
 		reap_cw(ctx);
+		return;
+	}
+	if (ctx->cu) {
+		reap_cu(ctx);
 		return;
 	}
 
@@ -202,11 +223,16 @@ static void reap(struct hyper_ctx *ctx)
 /* Completions waiting to be reaped / requests waiting to be submitted. */
 static bool cq_ready(struct hyper_ctx *ctx)
 {
+	if (ctx->cu)
+		return hx_cu_ready(ctx);
 	return ctx->cw ? hx_cw_ready(ctx->cw) : io_uring_cq_ready(&ctx->ring);
 }
 
 static bool sq_ready(struct hyper_ctx *ctx)
 {
+	/* CUDA copies are on their streams as soon as they are queued. */
+	if (ctx->cu)
+		return false;
 	return ctx->cw ? hx_cw_staged(ctx->cw) :
 	       ctx->stage || io_uring_sq_ready(&ctx->ring);
 }
@@ -245,6 +271,8 @@ static int wait_one(struct hyper_ctx *ctx)
 	} else if (ctx->cw) {
 		hx_cw_wait(ctx->cw);
 		ret = 0;
+	} else if (ctx->cu) {
+		ret = hx_cu_wait(ctx);
 	} else {
 		do {
 			ret = io_uring_wait_cqe(&ctx->ring, &cqe);
@@ -307,6 +335,38 @@ static int wait_tensor(struct hyper_ctx *ctx, uint32_t ti, bool prefetch_only)
 	return ret;
 }
 
+/*
+ * CUDA: @stream waits on the GPU for @ti's prefetch (and, with @stores,
+ * its store).  A deferred prefetch has no copy queued yet: the host
+ * waits until it is placed and queued, then the stream waits for it.
+ */
+static int stream_wait(struct hyper_ctx *ctx, uint32_t ti, void *stream,
+		       bool stores)
+{
+	int ret;
+
+	if (ctx->t[ti].deferred) {
+		uint64_t t0 = stall_begin(ctx, ti);
+
+		ret = 0;
+		while (ctx->t[ti].deferred && !(ret = issue_deferred(ctx)) &&
+		       ctx->t[ti].deferred && !(ret = wait_one(ctx)))
+			;
+		stall_end(ctx, ti, t0);
+		if (ret)
+			return ret;
+	}
+	if (!busy(&ctx->t[ti]))
+		return 0;
+	return hx_cu_stream_wait(ctx, ti, stream, stores);
+}
+
+/* The compute stream waits for what an operator of this step touches. */
+static int use_on_stream(struct hyper_ctx *ctx, uint32_t ti, bool stores)
+{
+	return stream_wait(ctx, ti, hx_cu_compute_stream(ctx), stores);
+}
+
 static int xf_get(struct hyper_ctx *ctx, uint32_t *idx)
 {
 	if (ctx->xf_free == XF_NONE) {
@@ -336,7 +396,7 @@ static int get_sqe(struct hyper_ctx *ctx, struct io_uring_sqe **sqep)
 		if (ret)
 			return ret;
 	}
-	if (ctx->cw)
+	if (ctx->cw || ctx->cu)
 		return 0;
 	*sqep = io_uring_get_sqe(&ctx->ring);
 	if (!*sqep) {
@@ -431,7 +491,8 @@ static int queue_xfer(struct hyper_ctx *ctx, uint32_t ti, int dir)
 	uint32_t xi;
 	int b, ret;
 
-	b = hx_buf_find(ctx, a, left);
+	/* CUDA: device pointers were checked when bound or set as the arena. */
+	b = ctx->cu ? 0 : hx_buf_find(ctx, a, left);
 	if (b < 0)
 		return hx_err(ctx, -EFAULT, "tensor \"%s\" is outside the registered buffers",
 			      tensor_id(ctx, ti));
@@ -454,7 +515,7 @@ static int queue_xfer(struct hyper_ctx *ctx, uint32_t ti, int dir)
 	while (left) {
 		uint64_t n = left < ctx->chunk ? left : ctx->chunk;
 
-		if (n > ctx->bufs[b].end - a)
+		if (!ctx->cu && n > ctx->bufs[b].end - a)
 			n = ctx->bufs[b].end - a;
 		if (ctx->max_batch > 1) {
 			/* Counted in flight when its batch gets an SQE. */
@@ -466,7 +527,10 @@ static int queue_xfer(struct hyper_ctx *ctx, uint32_t ti, int dir)
 			ret = get_sqe(ctx, &sqe);
 			if (ret)
 				break;
-			if (ctx->cw) {
+			if (ctx->cu) {
+				hx_cu_queue(ctx, dir, ti, (void *)a,
+					    (char *)t->reg->map + off, n, n << 32 | xi);
+			} else if (ctx->cw) {
 				void *pool = (char *)t->reg->map + off;
 
 				if (dir == HX_DIR_PREFETCH)
@@ -485,9 +549,12 @@ static int queue_xfer(struct hyper_ctx *ctx, uint32_t ti, int dir)
 		a += n;
 		off += n;
 		left -= n;
-		if (a == ctx->bufs[b].end)
+		if (!ctx->cu && a == ctx->bufs[b].end)
 			b++;
 	}
+	/* A stream waits for the whole op with one event (hyper_wait_tensor_stream). */
+	if (ctx->cu && !ret)
+		hx_cu_mark(ctx, dir, ti);
 	/*
 	 * A batch completes as one CQE, so an operator would wait for every
 	 * tensor in it: a prefetch's requests form a batch of their own.
@@ -747,8 +814,12 @@ static int issue(struct hyper_ctx *ctx, const struct hyper_cop *c)
 		ctx->st.nr_prefetch++;
 		return queue_xfer(ctx, c->tensor, HX_DIR_PREFETCH);
 	case HYPER_OP_STORE:
-		/* Storing before the device copy arrived would write stale data. */
-		ret = wait_tensor(ctx, c->tensor, true);
+		/*
+		 * Storing before the device copy arrived would write stale
+		 * data; CUDA: the store stream waits for it, the CPU does not.
+		 */
+		ret = ctx->cu ? stream_wait(ctx, c->tensor, hx_cu_store_stream(ctx), false) :
+		      wait_tensor(ctx, c->tensor, true);
 		if (ret)
 			return ret;
 		t->pool_valid = true;
@@ -853,7 +924,14 @@ int hyper_step_begin(struct hyper_ctx *ctx)
 	if (ret)
 		return ret;
 	if (!(ctx->flags & HYPER_OPEN_TEST_NO_WAIT))
-		for (j = 0; j < step->nr_uses; j++) {
+		for (j = 0; j < step->nr_uses && ctx->cu; j++) {
+			/* The GPU waits, not the CPU. */
+			ret = use_on_stream(ctx, step->uses[j], false);
+			if (ret)
+				return broken(ctx, ret);
+		}
+	if (!(ctx->flags & HYPER_OPEN_TEST_NO_WAIT))
+		for (j = 0; j < step->nr_uses && !ctx->cu; j++) {
 			uint64_t stalls = ctx->st.nr_stalls;
 
 			ret = wait_tensor(ctx, step->uses[j], true);
@@ -867,7 +945,8 @@ int hyper_step_begin(struct hyper_ctx *ctx)
 		uint32_t ti = step->defines[j];
 
 		/* The operator must not write what a store still reads. */
-		ret = wait_tensor(ctx, ti, false);
+		ret = ctx->cu ? use_on_stream(ctx, ti, true) :
+		      wait_tensor(ctx, ti, false);
 		if (!ret && !ctx->t[ti].resident) {
 			ret = place(ctx, ti);
 			if (!ret)
@@ -885,6 +964,8 @@ int hyper_step_begin(struct hyper_ctx *ctx)
 		return broken(ctx, ret);
 	if (ctx->async_err)
 		return fail_async(ctx);
+	if (ctx->cu)
+		hx_cu_kernels_follow(ctx);
 	ctx->in_step = true;
 	return (int)ctx->cur;
 }
@@ -903,6 +984,9 @@ int hyper_step_end(struct hyper_ctx *ctx)
 	ret = issue_ops(ctx, step->after, step->nr_after);
 	if (ret)
 		return ret;
+	/* Kernels queued before the next step may read what it releases. */
+	if (ctx->cu)
+		hx_cu_kernels_follow(ctx);
 	ctx->in_step = false;
 	ctx->cur++;
 	ctx->st.steps++;
@@ -940,6 +1024,25 @@ int hyper_wait_tensor(struct hyper_ctx *ctx, unsigned int tensor)
 	if (tensor >= ctx->sched->nr_tensors)
 		return hx_err(ctx, -ERANGE, "no tensor %u", tensor);
 	ret = wait_tensor(ctx, tensor, false);
+	if (ret)
+		return ret;
+	return ctx->async_err ? fail_async(ctx) : 0;
+}
+
+int hyper_wait_tensor_stream(struct hyper_ctx *ctx, unsigned int tensor,
+			     void *stream)
+{
+	int ret;
+
+	ret = check_run(ctx);
+	if (ret)
+		return ret;
+	if (!ctx->cu)
+		return hx_err(ctx, -EOPNOTSUPP,
+			      "hyper_wait_tensor_stream() is for a CUDA context (HYPER_DEVICE_CUDA): use hyper_wait_tensor()");
+	if (tensor >= ctx->sched->nr_tensors)
+		return hx_err(ctx, -ERANGE, "no tensor %u", tensor);
+	ret = stream_wait(ctx, tensor, stream, true);
 	if (ret)
 		return ret;
 	return ctx->async_err ? fail_async(ctx) : 0;
@@ -1003,6 +1106,11 @@ int hx_exec_reset(struct hyper_ctx *ctx)
 	}
 	if (ctx->has_arena)
 		hx_range_reset(&ctx->arena);
+	/* The last run's kernels may still read the arena. */
+	if (ctx->cu) {
+		hx_cu_released(ctx);
+		hx_cu_kernels_follow(ctx);
+	}
 	ret = hx_early_reset(ctx);
 	if (ret)
 		return ret;

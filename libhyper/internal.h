@@ -34,6 +34,7 @@
 #define HX_DIR_STORE		2
 
 struct hyper_ctx;
+struct hx_cu;
 struct hx_cw;
 struct hx_batch;
 
@@ -167,6 +168,7 @@ struct hyper_ctx {
 	uint32_t copy_engine;
 	uint32_t copy_flags;	/* HYPER_COPY_POLL, _NO_HELP for a default engine */
 	struct hx_cw *cw;	/* HYPER_COPY_WORKER's threads */
+	struct hx_cu *cu;	/* HYPER_DEVICE_CUDA: the transport (device-cuda.c) */
 
 	/* late-prefetch adaptation (early.c) */
 	uint32_t early_ahead;	/* steps looked ahead, 0: not (yet) */

@@ -10,7 +10,17 @@ LIBHYPER_VERSION := $(lastword $(shell sed -n \
 LIBHYPER_SRCS	:= $(sort $(wildcard libhyper/*.c))
 LIBHYPER_OBJS	:= $(LIBHYPER_SRCS:%.c=$(O)/obj/%.o) $(UTIL_OBJS)
 LIBHYPER_SAN_OBJS := $(LIBHYPER_SRCS:%.c=$(O)/san/%.o) $(UTIL_SAN_OBJS)
-LIBHYPER_LIBS	:= -luring -ljson-c -lnuma
+LIBHYPER_LIBS	:= -luring -ljson-c -lnuma -ldl
+
+# The CUDA device (device-cuda.c) loads libcudart at run time.  With the
+# toolkit's header, its prototypes check libhyper's own; without, the
+# file declares the few types it uses, and libhyper builds all the same.
+CUDA_HOME	?= /usr/local/cuda
+LIBHYPER_CUDA_H	:= $(wildcard $(CUDA_HOME)/include/cuda_runtime_api.h)
+ifneq ($(LIBHYPER_CUDA_H),)
+$(O)/obj/libhyper/device-cuda.o $(O)/san/libhyper/device-cuda.o: \
+	ALL_CFLAGS += -DHX_HAVE_CUDA_H -isystem $(CUDA_HOME)/include
+endif
 LIBHYPER_SO	:= $(O)/lib/libhyper.so.1
 LIBHYPER_A	:= $(O)/lib/libhyper.a
 LIBHYPER_SAN_A	:= $(O)/san/lib/libhyper.a

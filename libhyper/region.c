@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device-cuda.h"
 #include "internal.h"
 
 int hx_region_new(struct hyper_ctx *ctx, uint64_t bytes, unsigned int flags,
@@ -70,6 +71,7 @@ int hyper_region_free(struct hyper_ctx *ctx, struct hyper_region *reg)
 	if (region_in_use(ctx, reg))
 		return hx_err(ctx, -EBUSY, "region is bound to schedule tensors");
 	*pp = reg->next;
+	hx_cu_unregister(ctx, reg);
 	ctx->be->region_free(ctx, reg);
 	free(reg);
 	return 0;

@@ -36,6 +36,12 @@ enum hyper_backend {
 	HYPER_BACKEND_SHMEM	= 2,	/* memfd pool, READ_FIXED/WRITE_FIXED */
 };
 
+/* hyper_open_opts.device_kind: where the arena is (LIBHYPER_1.3) */
+enum hyper_device {
+	HYPER_DEVICE_HOST	= 0,	/* host memory the caller registers */
+	HYPER_DEVICE_CUDA	= 1,	/* GPU memory; copies on CUDA streams */
+};
+
 /* hyper_open_opts.flags */
 #define HYPER_OPEN_NUMA		(1U << 0)	/* shmem: bind the pool to numa_node */
 /*
@@ -61,7 +67,10 @@ enum hyper_backend {
  * @pool_bytes:		shmem: pool capacity (sparse), 0 for 64 GiB
  * @numa_node:		shmem: NUMA node of the pool, with HYPER_OPEN_NUMA
  * @queue_depth:	io_uring submission queue entries, 0 for 256
- * @chunk_bytes:	largest single transfer request, 0 for 4 MiB
+ * @chunk_bytes:	largest single transfer request, 0 for 4 MiB (HOST)
+ *			or 1 GiB (CUDA: one copy and one event per transfer)
+ * @device_kind:	enum hyper_device: HOST (0) or CUDA (LIBHYPER_1.3)
+ * @device_ordinal:	CUDA: the device, as cudaSetDevice() numbers it
  * @reserved:		must be zero
  */
 struct hyper_open_opts {
@@ -72,7 +81,9 @@ struct hyper_open_opts {
 	int32_t numa_node;
 	uint32_t queue_depth;
 	uint64_t chunk_bytes;
-	uint64_t reserved[6];
+	uint32_t device_kind;
+	int32_t device_ordinal;
+	uint64_t reserved[5];
 };
 
 int hyper_open(struct hyper_ctx **ctxp, const struct hyper_open_opts *opts);
@@ -229,6 +240,15 @@ typedef int (*hyper_op_fn)(struct hyper_ctx *ctx, unsigned int step, void *arg);
 int hyper_run(struct hyper_ctx *ctx, hyper_op_fn fn, void *arg);
 
 int hyper_wait_tensor(struct hyper_ctx *ctx, unsigned int tensor);
+/*
+ * CUDA contexts (LIBHYPER_1.3): @stream is a cudaStream_t.  The caller's
+ * kernels run on the compute stream (the legacy default stream until
+ * set); hyper_wait_tensor_stream() makes @stream wait for the tensor's
+ * transfers without blocking the CPU.
+ */
+int hyper_set_compute_stream(struct hyper_ctx *ctx, void *stream);
+int hyper_wait_tensor_stream(struct hyper_ctx *ctx, unsigned int tensor,
+			     void *stream);
 int hyper_drain(struct hyper_ctx *ctx);
 int hyper_rewind(struct hyper_ctx *ctx);
 

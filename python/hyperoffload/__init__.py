@@ -5,7 +5,7 @@
 ``hyperoffload.torch`` captures, plans and runs PyTorch modules;
 ``hyperoffload.onnx`` imports ONNX graphs.  See Documentation/pytorch.md.
 """
-from .binding import HyperError, LibraryNotFound
+from .binding import CudaUnavailable, HyperError, LibraryNotFound
 
 __version__ = "1.0.0"
-__all__ = ["HyperError", "LibraryNotFound", "__version__"]
+__all__ = ["CudaUnavailable", "HyperError", "LibraryNotFound", "__version__"]

@@ -49,6 +49,14 @@ class LibraryNotFound(HyperError):
     """libhyper.so.1 could not be loaded."""
 
 
+class CudaUnavailable(HyperError):
+    """A CUDA device was asked for and there is none: no CUDA runtime
+    library, no device, or a torch without CUDA; the text says which."""
+
+    def __init__(self, message: str):
+        super().__init__(_errno.ENODEV, message)
+
+
 # ---- the declarations of hyper.h as ctypes objects ------------------------
 
 STRUCTS: Dict[str, type] = {"iovec": iovec}
@@ -180,7 +188,10 @@ class Context:
 
     def __init__(self, backend: str = "auto", *, device: Optional[str] = None,
                  pool_bytes: int = 0, numa_node: Optional[int] = None,
-                 queue_depth: int = 0, chunk_bytes: int = 0, flags: int = 0):
+                 queue_depth: int = 0, chunk_bytes: int = 0, flags: int = 0,
+                 cuda_device: Optional[int] = None):
+        """``cuda_device``: an ordinal for HYPER_DEVICE_CUDA (the arena in
+        GPU memory); None for host memory."""
         if backend not in BACKENDS:
             raise ValueError(f"backend {backend!r}: use one of auto, kmod, shmem")
         self._lib = library()
@@ -199,7 +210,16 @@ class Context:
             opts.numa_node = numa_node
         opts.queue_depth = queue_depth
         opts.chunk_bytes = chunk_bytes
+        if cuda_device is not None:
+            opts.device_kind = CONST["HYPER_DEVICE_CUDA"]
+            opts.device_ordinal = cuda_device
         ret = self._lib.hyper_open(ctypes.byref(self._ptr), ctypes.byref(opts))
+        if ret == -_errno.ENODEV and cuda_device is not None and self._ptr:
+            # hyper_open(3): a context that only says which is missing.
+            msg = _text(self._lib.hyper_last_error(self._ptr))
+            self._lib.hyper_close(self._ptr)
+            self._ptr = ctypes.c_void_p()
+            raise CudaUnavailable(f"hyper_open (CUDA device {cuda_device}): {msg}")
         if ret < 0:
             want = backend if backend != "auto" else "default"
             hint = (" (is hyper.ko loaded and the device present?)"
@@ -269,8 +289,22 @@ class Context:
         self._keep.extend(buffers)
 
     def set_arena(self, mem: "DeviceMemory") -> None:
-        self.check(self._lib.hyper_set_arena(self.handle, mem.address, mem.nbytes),
+        self.set_arena_at(mem.address, mem.nbytes)
+
+    def set_arena_at(self, address: int, nbytes: int) -> None:
+        """The arena at an address (a CUDA context: GPU memory; 0: libhyper allocates)."""
+        self.check(self._lib.hyper_set_arena(self.handle, address or None, nbytes),
                    "hyper_set_arena")
+
+    def set_compute_stream(self, stream: int) -> None:
+        """CUDA: the cudaStream_t the operators run on (0: the legacy default)."""
+        self.check(self._lib.hyper_set_compute_stream(self.handle, stream or None),
+                   "hyper_set_compute_stream")
+
+    def wait_tensor_stream(self, tensor: int, stream: int) -> None:
+        """CUDA: make ``stream`` wait for the tensor's transfers; the CPU does not wait."""
+        self.check(self._lib.hyper_wait_tensor_stream(self.handle, tensor, stream or None),
+                   "hyper_wait_tensor_stream")
 
     # schedules and execution -------------------------------------------------
     def attach(self, sched: "Schedule") -> None:

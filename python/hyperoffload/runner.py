@@ -55,7 +55,7 @@ class Runner:
         self.mem: Optional[DeviceMemory] = None
         self.sched: Optional[Schedule] = None
         self._bound = {}
-        self.ctx = Context(backend, pool_bytes=pool_bytes)
+        self.ctx = self._open(backend, pool_bytes)
         try:
             self._setup(schedule)
         except BaseException:
@@ -64,6 +64,19 @@ class Runner:
         self.stats: Dict[str, int] = {}
 
     # ---- setup -----------------------------------------------------------
+    # The device side: host memory here; _cuda.CudaRunner overrides these.
+    def _open(self, backend: str, pool_bytes: int) -> Context:
+        return Context(backend, pool_bytes=pool_bytes)
+
+    def _device_memory(self, arena: int, bufs: List[Buffer]) -> None:
+        """The arena (self.mem, self.arena) and the bound weights' memory."""
+        self.mem = DeviceMemory(arena, prefault=not bufs)
+        self.ctx.register_buffers([self.mem, *bufs])
+        self.ctx.set_arena(self.mem)
+
+    def _arena_tensor(self) -> torch.Tensor:
+        return torch.frombuffer(self.mem.mmap, dtype=torch.uint8)
+
     def _setup(self, schedule: Schedule) -> None:
         cap, ctx = self.cap, self.ctx
         # The caller's (the Plan's) schedule: hyper_attach takes its own
@@ -93,14 +106,12 @@ class Runner:
         arena = info["arena_bytes"] or (info["peak_device_bytes"] + info["peak_device_bytes"] // 8
                                         + 64 * info["nr_tensors"] + 4096)
         # libhyper's layout places bound tensors too; their room stays untouched.
-        self.mem = DeviceMemory(arena, prefault=not bufs)
-        ctx.register_buffers([self.mem, *bufs])
-        ctx.set_arena(self.mem)
+        self._device_memory(arena, bufs)
         ctx.attach(self.sched)
         for tid, b in zip(self._bound, bufs):
             ctx.bind_device(self.index[tid], b.address)
         ctx.prepare()
-        self.arena = torch.frombuffer(self.mem.mmap, dtype=torch.uint8)
+        self.arena = self._arena_tensor()
         self._typed: Dict[torch.dtype, torch.Tensor] = {}
         self._views: Dict[str, Tuple[int, torch.Tensor]] = {}
         ops = {o.id: o for o in cap.ops}

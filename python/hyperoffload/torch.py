@@ -143,11 +143,16 @@ class Offloaded:
     """A planned module running under libhyper; call it like the module."""
 
     def __init__(self, p: Plan, backend: str = "auto", *, baseline: bool = False,
-                 pool_bytes: int = 0):
+                 pool_bytes: int = 0, device: str = "cpu"):
         self.plan = p
-        self._runner: Optional[Runner] = Runner(
-            p.captured, p.baseline if baseline else p.schedule, backend,
-            baseline_peak=p.baseline_peak_bytes, pool_bytes=pool_bytes)
+        sched = p.baseline if baseline else p.schedule
+        if device != "cpu":
+            from . import _cuda
+            self._runner: Optional[Runner] = _cuda.runner(
+                p.captured, sched, device, p.baseline_peak_bytes, pool_bytes)[0]
+            return
+        self._runner = Runner(p.captured, sched, backend,
+                              baseline_peak=p.baseline_peak_bytes, pool_bytes=pool_bytes)
 
     def __call__(self, *inputs: Any) -> Any:
         if self._runner is None:
@@ -178,12 +183,19 @@ class Offloaded:
 def offload(module: _torch.nn.Module, example_inputs: Sequence[Any], *,
             budget_ratio: Optional[float] = None, budget_bytes: Optional[int] = None,
             backend: str = "auto", profile: Optional[str] = None, runs: int = 3,
-            plan_: Optional[Plan] = None) -> Offloaded:
+            plan_: Optional[Plan] = None, device: str = "cpu") -> Offloaded:
     """Plan ``module`` (or take ``plan_``) and return it ready to run on
-    ``backend`` ("auto": the kmod device if present, else shmem)."""
+    ``backend`` ("auto": the kmod device if present, else shmem).
+
+    ``device="cuda"`` (or "cuda:N"): the module and inputs are on that GPU;
+    the arena is GPU memory and the pool pinned host memory (shmem); raises
+    ``CudaUnavailable`` at once where there is no CUDA device."""
+    if device != "cpu":
+        from . import _cuda
+        _cuda.check_cuda(device)
     p = plan_ or plan(module, example_inputs, budget_ratio=budget_ratio,
                       budget_bytes=budget_bytes, profile=profile, runs=runs)
-    return Offloaded(p, backend)
+    return Offloaded(p, backend, device=device)
 
 
 if __name__ == "__main__":

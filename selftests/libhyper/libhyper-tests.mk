@@ -7,7 +7,7 @@
 LHT_DIR		:= selftests/libhyper
 LHT_NATIVE	:= schedule_test range_test region_test exec_test multi_ctx_test \
 		   early_test arena_test \
-		   layout_test run_test copy_test
+		   layout_test run_test copy_test cuda_test
 LHT_VM		:= region_test exec_test multi_ctx_test layout_test copy_test early_test
 LHT_HDRS	:= $(LHT_DIR)/helpers.h include/hyper/hyper.h tools/hyper-run/pattern.h
 LHT_SAN_BIN	:= $(O)/san/$(LHT_DIR)
@@ -22,6 +22,16 @@ $(LHT_SAN_BIN)/%: $(LHT_DIR)/%.c $(LHT_HDRS) $(LIBHYPER_SAN_A) $(KSFT_STAMP)
 		-o $@ $< $(LIBHYPER_SAN_A) $(LIBHYPER_LIBS) -lpthread
 
 $(LHT_SAN_BIN)/run_test: $(LHT_HYPER_RUN)
+
+# cuda_test runs libhyper's CUDA device against a fake CUDA runtime (a
+# test double: fake_cudart.c), or against the real one on a GPU machine.
+LHT_FAKE_CUDART	:= $(O)/lib/test/libfake_cudart.so
+$(LHT_FAKE_CUDART): $(LHT_DIR)/fake_cudart.c
+	@mkdir -p $(@D)
+	$(CC) $(filter-out -Wmissing-prototypes,$(ALL_CFLAGS)) -shared \
+		-Wl,-z,defs -o $@ $< -lpthread
+$(LHT_SAN_BIN)/cuda_test: $(LHT_FAKE_CUDART)
+$(LHT_SAN_BIN)/cuda_test: LHT_CFLAGS += -DFAKE_CUDART='"$(abspath $(LHT_FAKE_CUDART))"'
 
 # In the VM every test program lives in /tests: name them after the area.
 $(O)/tests/libhyper_%: $(LHT_DIR)/%.c $(LHT_HDRS) $(LIBHYPER_A) $(KSFT_STAMP)
