@@ -223,7 +223,7 @@ int main(int argc, char **argv)
 	double max_wall = 5, max_peak = 70, peak_pct, wall_pct;
 	char a[32], b[32], c[32], d[32], w[64], how[320];
 	const char *json = NULL;
-	struct run base, plan;
+	struct run base = { 0 }, plan = { 0 };
 	bool timing = false, ok = true, stall_ok, wall_ok, peak_ok;
 	int o, ret;
 
@@ -252,8 +252,11 @@ int main(int argc, char **argv)
 	ret = load(argv[optind], &base);
 	if (!ret)
 		ret = load(argv[optind + 1], &plan);
-	if (ret)
+	if (ret) {
+		json_object_put(base.root);
+		json_object_put(plan.root);
 		return ret < 0 ? 2 : 1;
+	}
 
 	/* Device-buffer bytes: the arena each run registered and needed. */
 	peak_pct = 100 * plan.arena / base.arena;
