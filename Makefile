@@ -47,7 +47,7 @@ VMLINUZ		?= /boot/vmlinuz-$(KVER)
 # and make install included, installs nothing: it checks what building
 # needs and prints the exact apt-get line.  Recursive makes and make clean
 # skip this.
-DEPS_INSTALL_GOALS := deps check check-stress demo demo-smoke
+DEPS_INSTALL_GOALS := deps check check-stress demo demo-smoke demo-stress
 ifeq ($(filter clean help uninstall,$(MAKECMDGOALS)),)
 ifneq ($(HYPER_DEPS_CHECKED),1)
 ifneq ($(filter $(DEPS_INSTALL_GOALS),$(MAKECMDGOALS)),)

@@ -6,15 +6,18 @@
 # env (from make): O, VMLINUZ, VM_INITRD, and optionally
 #   BUDGET    plan under this device budget (hyper-plan --budget syntax)
 #   SCHEDULE  run this schedule instead of the plan
-# Both sizes judge correctness: every tensor checked at every use, a valid
-# schedule, the planned peak at most 70% of the baseline's.  The full demo
-# (make demo) also judges its timing targets; the smoke demo (make
-# demo-smoke, make check) reports the timing without judging it, since a
-# busy machine moves it.  The last line is the verdict, and the exit
-# status agrees with it: 0 for "ok", 1 for anything else.  The VM is
-# always killed on the way out.
+#   HYPER_DEMO_JUDGE_TIMING=1  judge the timing targets too (make bench-demo)
+# Both sizes judge what a correct system controls: every tensor checked at
+# every use, a valid schedule, the planned peak at most 70% of the
+# baseline's, and the planned run's measured peak within its plan.  The
+# timing (wall time, stall against the prediction) is printed next to its
+# targets, met or missed, and judged by the benchmarks (make bench-native,
+# make bench-demo), not here: a busy machine moves it.  The last line is
+# the verdict, and the exit status agrees with it: 0 for "ok", 1 for
+# anything else.  The VM is always killed on the way out.
 set -u
 backend=$1 size=$2 out=$3
+judge_timing=${HYPER_DEMO_JUDGE_TIMING:-0}
 bin=${O:-build}/bin
 say() { echo "$*"; }
 fail() { echo "make demo: $*" >&2; exit 1; }
@@ -41,9 +44,11 @@ hyperoffload demo ($size)
             other CPU carries the transfer engine, as a DMA engine would on
             real hardware; every tensor is checked at every use
   judged:   every tensor checked at every use, the schedule valid, the
-            planned peak <= 70% of the baseline's$( [ "$size" = smoke ] || echo ",
+            planned peak <= 70% of the baseline's and the measured peak
+            within the plan$( [ "$judge_timing" = 1 ] && echo ",
             wall time and predicted stall against their targets")
-  reported: $( [ "$size" = smoke ] && echo "wall time and stall, not judged: a busy machine moves them" || echo "the figures in the tables")
+  reported: $( [ "$judge_timing" = 1 ] && echo "the figures in the tables" || echo "wall time and stall next to their targets, met or missed; the
+            benchmarks judge them (make bench-native, make bench-demo)")
 TXT
 
 case $backend in
@@ -105,10 +110,10 @@ esac
 	--timeline "$out/planned-timeline.json" --plot "$out/memory.svg" \
 	--trace "$out/trace.json" || fail "drawing the runs failed"
 echo
-# The VM's wall-time target is 5%, the host's 2% (issue targets); judged
-# by the full demo only.
+# The VM's wall-time target is 5%, the host's 2%; judged by the
+# benchmarks only (make bench-demo, make bench-native).
 [ "$backend" = kmod ] && wall=5 || wall=2
-[ "$size" = smoke ] && timing= || timing=--timing-targets
+[ "$judge_timing" = 1 ] && timing=--timing-targets || timing=
 "$bin/demo-report" $timing --max-wall "$wall" --max-peak 70 \
 	--json "$out/summary.json" "$out/baseline-run.json" \
 	"$out/planned-run.json"
@@ -118,4 +123,4 @@ echo "memory over time (SVG):   $out/memory.svg"
 echo "Chrome trace (Perfetto):  $out/trace.json"
 echo "reports and schedules:    $out/"
 [ $rc -eq 0 ] || fail "not ok: judged items missed (the \"not ok\" lines above)"
-echo "make demo: ok: everything judged was met$( [ -z "$timing" ] && echo "; timing reported, not judged")"
+echo "make demo: ok: everything judged was met$( [ -z "$timing" ] && echo " (correctness, schedule, peak); timing reported next to its targets, judged by make bench-native and make bench-demo")"
