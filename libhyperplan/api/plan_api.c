@@ -68,6 +68,7 @@ static int prepare(struct hyper_plan_graph *g, const struct profile *p,
 				       g->j.g.name, g->j.g.timed_on, p->name);
 		return 0;
 	}
+	g->j.g.mem.failed = false;
 	ret = graph_retime(&g->j.g, p, e);
 	if (ret)
 		return ret;
@@ -83,6 +84,15 @@ static int prepare(struct hyper_plan_graph *g, const struct profile *p,
 int hyper_plan_run(struct hyper_plan_graph *graph,
 		   const struct hyper_plan_opts *opts, struct hyper_plan **planp,
 		   char *err, size_t errlen)
+{
+	struct hp_mem mem = { 0 };
+
+	return hp_plan_run(graph, opts, planp, &mem, err, errlen);
+}
+
+int hp_plan_run(struct hyper_plan_graph *graph,
+		const struct hyper_plan_opts *opts, struct hyper_plan **planp,
+		struct hp_mem *mem, char *err, size_t errlen)
 {
 	static const struct hyper_plan_opts defaults;
 	const struct hyper_plan_opts *o = opts ? opts : &defaults;
@@ -101,9 +111,12 @@ int hyper_plan_run(struct hyper_plan_graph *graph,
 		set_err(err, errlen, &e);
 		return -EINVAL;
 	}
-	p = calloc(1, sizeof(*p));
-	if (!p)
+	p = hp_calloc(mem, 1, sizeof(*p));
+	if (!p) {
+		hp_nomem(&e);
+		set_err(err, errlen, &e);
 		return -ENOMEM;
+	}
 	p->policy = policy_of(o->policy);
 	gl = (struct goal){
 		.max_slow = o->flags & HYPER_PLAN_SLOWDOWN ? o->max_slowdown : 0.01,
@@ -119,7 +132,7 @@ int hyper_plan_run(struct hyper_plan_graph *graph,
 		goto fail;
 	__atomic_add_fetch(&graph->refs, 1, __ATOMIC_ACQ_REL);
 	p->g = graph;
-	job_problem(&graph->j, &pb, &gl);
+	job_problem(&graph->j, &pb, &gl, mem);
 	pb.p = &p->p;
 	if (o->flags & HYPER_PLAN_NO_REORDER)
 		pb.refined = NULL;
@@ -127,15 +140,20 @@ int hyper_plan_run(struct hyper_plan_graph *graph,
 	if (!ret && !p->res.ok)
 		ret = hp_errf(&e, "%s: no schedule meets the goal", policy_name[p->policy]);
 	if (!ret)
-		ret = sched_check(&p->res.s, &e);
-	if (ret)
-		goto fail;
-	if ((o->flags & HYPER_PLAN_BOUND) && !gl.budget) {
+		ret = sched_check(&p->res.s, mem, &e);
+	if (!ret && (o->flags & HYPER_PLAN_BOUND) && !gl.budget) {
 		struct job tmp = graph->j;
 
 		tmp.p = p->p;
-		p->bound = job_bound(&tmp, gl.max_slow);
+		p->bound = job_bound(&tmp, gl.max_slow, mem);
 	}
+	/* whatever failed for memory on the way, the plan is refused */
+	if (!ret && mem->failed)
+		ret = -ENOMEM;
+	if (ret == -ENOMEM)
+		hp_nomem(&e);
+	if (ret)
+		goto fail;
 	*planp = p;
 	return 0;
 fail:
@@ -186,13 +204,14 @@ int hyper_plan_schedule(const struct hyper_plan *plan,
 			size_t errlen)
 {
 	struct hp_err e = { "" };
+	struct hp_mem mem = { 0 };
 	int ret;
 
 	if (err && errlen)
 		err[0] = '\0';
 	if (!plan || !schedp)
 		return -EINVAL;
-	ret = sched_to_hyper(&plan->res.s, plan->g->j.g.name, schedp, &e);
+	ret = sched_to_hyper(&plan->res.s, plan->g->j.g.name, schedp, &mem, &e);
 	if (ret)
 		set_err(err, errlen, &e);
 	return ret;

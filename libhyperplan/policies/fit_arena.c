@@ -31,12 +31,17 @@ static int try_under(int pol, const struct problem *pb, uint64_t b,
 	int ret;
 
 	q.goal.budget = b;
-	if (run_policy(pol, &q, out, &pe) || !out->ok) {
+	ret = run_policy(pol, &q, out, &pe);
+	if (ret == -ENOMEM) {
+		result_free(out);
+		return hp_nomem(e);
+	}
+	if (ret || !out->ok) {
 		result_free(out);
 		return NOTHING;	/* nothing this low */
 	}
 	out->s.budget = want;
-	ret = sched_layout(&out->s, want, e);
+	ret = sched_layout(&out->s, want, pb->mem, e);
 	if (ret) {
 		result_free(out);
 		return ret;	/* -ENOMEM from the layout */
@@ -53,7 +58,7 @@ static int fit_one(int pol, const struct problem *pb, struct result *r,
 
 	if (ret || !r->ok)
 		return ret;
-	ret = sched_layout(&r->s, want, e);
+	ret = sched_layout(&r->s, want, pb->mem, e);
 	over_by = r->s.arena_over;
 	for (int round = 0; !ret && over_by && round < FIT_ROUNDS; round++) {
 		struct result again;
@@ -71,8 +76,10 @@ static int fit_one(int pol, const struct problem *pb, struct result *r,
 				break;	/* close enough to the best */
 		}
 		got = try_under(pol, pb, b, want, &again, e);
-		if (got < 0)
+		if (got < 0) {
+			result_free(r);
 			return got;
+		}
 		if (got == FITS) {
 			fit = b;
 			result_free(r);

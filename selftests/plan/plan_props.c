@@ -62,8 +62,8 @@ static void policies_on(struct __test_metadata *_metadata, struct job *j,
 	uint64_t bound;
 	int pol;
 
-	job_problem(j, &pb, &gl);
-	bound = job_bound(j, SLOW);
+	job_problem(j, &pb, &gl, &j->g.mem);
+	bound = job_bound(j, SLOW, &j->g.mem);
 	for (pol = 0; pol < POL_NR; pol++) {
 		if (run_policy(pol, &pb, &res[pol], &e)) {
 			/* a baseline may find nothing; the planner may not */
@@ -184,7 +184,7 @@ static bool within_budget(struct __test_metadata *_metadata,
 		return false;
 	floor = life_floor(&j.lf, NULL);
 	gl.budget = floor + (j.lf.peak0 - floor) * where;
-	job_problem(&j, &pb, &gl);
+	job_problem(&j, &pb, &gl, &j.g.mem);
 	if (!run_plan(&pb, &r, &e)) {
 		EXPECT_EQ(gl.budget, r.s.budget);
 		EXPECT_LE(r.sim.peak, gl.budget);
@@ -245,7 +245,7 @@ static void no_loss_at_budget(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, case_job(&j, c, p, &e)) TH_LOG("%s", e.msg);
 	floor = life_floor(&j.lf, NULL);
 	gl.budget = floor + (j.lf.peak0 - floor) * where;
-	job_problem(&j, &pb, &gl);
+	job_problem(&j, &pb, &gl, &j.g.mem);
 	for (pol = POL_PLAN; pol <= POL_GREEDY; pol++)
 		run_policy(pol, &pb, &res[pol], &e);
 	for (pol = POL_DISTANCE; pol <= POL_GREEDY; pol++) {
@@ -306,7 +306,7 @@ static void no_loss_fitted(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, case_job(&j, c, p, &e)) TH_LOG("%s", e.msg);
 	floor = life_floor(&j.lf, NULL);
 	gl.budget = budget ? budget : floor + (j.lf.peak0 - floor) * where;
-	job_problem(&j, &pb, &gl);
+	job_problem(&j, &pb, &gl, &j.g.mem);
 	for (pol = POL_PLAN; pol <= POL_GREEDY; pol++)
 		if (run_policy_fit(pol, &pb, &res[pol], &e) == -ENOMEM)
 			ASSERT_TRUE(0) TH_LOG("%s", e.msg);
@@ -376,7 +376,7 @@ TEST(refined_order_keeps_dependencies)
 		ASSERT_EQ(0, case_job(&j, &c, &profile_table[0], &e));
 		if (j.has_ref) {
 			moved++;
-			ASSERT_EQ(0, sched_build(&s, &j.lf_ref, NULL, 0, &e));
+			ASSERT_EQ(0, sched_build(&s, &j.lf_ref, NULL, 0, &(struct hp_mem){ 0 }, &e));
 			text = schedule_text(&s);
 			EXPECT_EQ(0, check_schedule(&j.g, text, &cr))
 				TH_LOG("seed %u: %s", seed, cr.msg);
