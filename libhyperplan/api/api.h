@@ -3,6 +3,8 @@
 #ifndef HP_API_H
 #define HP_API_H
 
+#include <pthread.h>
+
 #include <hyper/plan.h>
 
 #include "job.h"
@@ -12,13 +14,16 @@
  * A graph and, once planned, its orders and lifetimes: those do not
  * depend on the profile or the goal, so they are computed on the first
  * hyper_plan_run() and the graph is frozen from then on.  Plans hold a
- * reference, since their schedules point into it.  Each plan allocates
- * through its own struct hp_mem.
+ * reference, since their schedules point into it.  Plans of one graph
+ * may run at once from several threads: the first to find it unprepared
+ * prepares it under @lock, and from then on plans only read it; each
+ * plan allocates through its own struct hp_mem.
  */
 struct hyper_plan_graph {
 	struct job j;		/* j.p is unused: each plan has its profile */
 	int refs;		/* atomic: the caller's and each plan's */
-	bool prepared;
+	bool prepared;		/* atomic; set under @lock */
+	pthread_mutex_t lock;
 	struct hp_err err;	/* hyper_plan_graph_last_error() */
 };
 

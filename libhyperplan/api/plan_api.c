@@ -56,28 +56,36 @@ static uint32_t public_policy(int pol)
 	}
 }
 
-/* Times the graph for @p and analyses it, once; later plans use @p too. */
+/*
+ * Times the graph for @p and analyses it, once; later plans use @p too.
+ * Plans running at once wait here for the first to prepare the graph;
+ * from then on they only read it.
+ */
 static int prepare(struct hyper_plan_graph *g, const struct profile *p,
 		   struct hp_err *e)
 {
-	int ret;
+	int ret = 0;
 
-	if (__atomic_load_n(&g->prepared, __ATOMIC_ACQUIRE)) {
-		if (strcmp(g->j.g.timed_on, p->name))
-			return hp_errf(e, "graph \"%s\" was timed for %s when first planned; build or load it again to plan it for %s",
-				       g->j.g.name, g->j.g.timed_on, p->name);
-		return 0;
+	if (!__atomic_load_n(&g->prepared, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&g->lock);
+		if (!__atomic_load_n(&g->prepared, __ATOMIC_RELAXED)) {
+			g->j.g.mem.failed = false;
+			ret = graph_retime(&g->j.g, p, e);
+			/* fails with the graph as it was: the caller may fix
+			 * it, or free memory, and plan again */
+			if (!ret)
+				ret = job_prepare(&g->j, false, e);
+			if (!ret)
+				__atomic_store_n(&g->prepared, true,
+						 __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&g->lock);
+		if (ret)
+			return ret;
 	}
-	g->j.g.mem.failed = false;
-	ret = graph_retime(&g->j.g, p, e);
-	if (ret)
-		return ret;
-	/* fails with the graph as it was: the caller may fix it, or free
-	 * memory, and plan again */
-	ret = job_prepare(&g->j, false, e);
-	if (ret)
-		return ret;
-	__atomic_store_n(&g->prepared, true, __ATOMIC_RELEASE);
+	if (strcmp(g->j.g.timed_on, p->name))
+		return hp_errf(e, "graph \"%s\" was timed for %s when first planned; build or load it again to plan it for %s",
+			       g->j.g.name, g->j.g.timed_on, p->name);
 	return 0;
 }
 
