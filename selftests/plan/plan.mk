@@ -6,7 +6,8 @@ PLAN_TESTS	:= plan_props plan_input plan_units plan_api plan_config \
 		   plan_bound plan_oom plan_arena
 PLAN_TEST_BINS	:= $(addprefix $(O)/san/selftests/plan/,$(PLAN_TESTS))
 PLAN_TEST_DEPS	:= selftests/plan/checker.c selftests/plan/checker.h \
-		   selftests/plan/plan_cases.h selftests/plan/plan_chain.h
+		   selftests/plan/plan_cases.h selftests/plan/plan_chain.h \
+		   selftests/plan/plan_random.h
 PLAN_CLI	:= $(O)/san/bin/hyper-plan
 
 $(O)/san/selftests/plan/%: selftests/plan/%.c $(PLAN_TEST_DEPS) \
@@ -34,7 +35,8 @@ $(O)/tsan/%.o: %.c
 	@mkdir -p $(@D)
 	$(CLANG) $(ALL_CFLAGS) $(PLAN_TSAN_CFLAGS) -MMD -MP -c $< -o $@
 
-$(PLAN_THREADS): selftests/plan/plan_threads.c $(PLAN_TSAN_OBJS) $(KSFT_STAMP)
+$(PLAN_THREADS): selftests/plan/plan_threads.c selftests/plan/plan_random.h \
+		$(PLAN_TSAN_OBJS) $(KSFT_STAMP)
 	@mkdir -p $(@D)
 	$(CLANG) $(TEST_CFLAGS) -Wno-format-nonliteral $(PLAN_TSAN_CFLAGS) \
 		$(HPL_INC) -o $@ $< \

@@ -29,6 +29,7 @@
 #include "api.h"
 #include "graph_json.h"
 #include "plan_cases.h"
+#include "plan_random.h"
 #include "profile.h"
 
 #define MIB	(1024ULL * 1024)
@@ -296,22 +297,7 @@ static uint64_t next_index(uint64_t n, uint64_t total)
 static struct hyper_plan_graph *random_graph(struct __test_metadata *_metadata,
 					     const char *path)
 {
-	struct random_params rp = { 48, 5 };
-	struct hyper_plan_graph *g;
-	struct hp_err e;
-	struct graph gr;
-	char err[256];
-	FILE *f = fopen(path, "w");
-
-	ASSERT_NE(NULL, f);
-	ASSERT_EQ(0, graph_init(&gr, "random"));
-	ASSERT_EQ(0, gen_random(&gr, &rp, &e)) TH_LOG("%s", e.msg);
-	graph_write_json(&gr, f);
-	ASSERT_EQ(0, fclose(f));
-	graph_free(&gr);
-	ASSERT_EQ(0, hyper_plan_graph_load(path, &g, err, sizeof(err)))
-		TH_LOG("%s", err);
-	return g;
+	return plan_random(_metadata, path, 48, 5);
 }
 
 static int plan_with(struct hyper_plan_graph *g,
@@ -330,16 +316,6 @@ static int plan_with(struct hyper_plan_graph *g,
 	ret = hyper_plan_prediction(p, pr);
 	hyper_plan_free(p);
 	return ret;
-}
-
-static bool same_plan(const struct hyper_plan_prediction *a,
-		      const struct hyper_plan_prediction *b)
-{
-	return a->peak_device_bytes == b->peak_device_bytes &&
-	       a->bound_bytes == b->bound_bytes &&
-	       a->makespan_ns == b->makespan_ns &&
-	       a->h2d_bytes == b->h2d_bytes && a->d2h_bytes == b->d2h_bytes &&
-	       a->policy == b->policy && a->arena_bytes == b->arena_bytes;
 }
 
 FIXTURE(plan) {
@@ -425,7 +401,7 @@ TEST_F_TIMEOUT(plan, every_allocation_fails_cleanly, 600)
 			continue;
 		ASSERT_EQ(0, plan_with(self->g, &o, 0, &pr, NULL, err,
 				       sizeof(err))) TH_LOG("%s", err);
-		EXPECT_TRUE(same_plan(&ref, &pr))
+		EXPECT_TRUE(plan_same(&ref, &pr))
 			TH_LOG("after allocation %llu failed, the plan differs",
 			       (unsigned long long)n);
 	}

@@ -16,8 +16,7 @@
 
 #include <hyper/plan.h>
 
-#include "graph_json.h"
-#include "model.h"
+#include "plan_random.h"
 
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
@@ -49,24 +48,12 @@ struct task {
 static struct hyper_plan_graph *load_random(struct __test_metadata *_metadata,
 					    uint32_t ops, uint64_t seed)
 {
-	char path[] = "/tmp/hyper-plan-threads-XXXXXX", err[256];
-	struct random_params rp = { ops, seed };
+	char path[64];
 	struct hyper_plan_graph *g;
-	struct hp_err e;
-	struct graph gr;
-	int fd = mkstemp(path);
-	FILE *f;
 
-	ASSERT_GE(fd, 0);
-	f = fdopen(fd, "w");
-	ASSERT_NE(NULL, f);
-	ASSERT_EQ(0, graph_init(&gr, "random"));
-	ASSERT_EQ(0, gen_random(&gr, &rp, &e)) TH_LOG("%s", e.msg);
-	graph_write_json(&gr, f);
-	fclose(f);
-	graph_free(&gr);
-	ASSERT_EQ(0, hyper_plan_graph_load(path, &g, err, sizeof(err)))
-		TH_LOG("%s", err);
+	snprintf(path, sizeof(path), "/tmp/hyper-plan-threads-%d.json",
+		 (int)getpid());
+	g = plan_random(_metadata, path, ops, seed);
 	unlink(path);
 	return g;
 }
@@ -89,19 +76,6 @@ static void *worker(void *arg)
 	pthread_barrier_wait(t->start);
 	plan_one(t);
 	return NULL;
-}
-
-static bool same(const struct hyper_plan_prediction *a,
-		 const struct hyper_plan_prediction *b)
-{
-	return a->peak_device_bytes == b->peak_device_bytes &&
-	       a->baseline_peak_bytes == b->baseline_peak_bytes &&
-	       a->bound_bytes == b->bound_bytes &&
-	       a->stall_ns == b->stall_ns && a->makespan_ns == b->makespan_ns &&
-	       a->compute_ns == b->compute_ns &&
-	       a->h2d_bytes == b->h2d_bytes && a->d2h_bytes == b->d2h_bytes &&
-	       a->policy == b->policy && a->arena_over == b->arena_over &&
-	       a->arena_bytes == b->arena_bytes;
 }
 
 FIXTURE(threads) {};
@@ -158,7 +132,7 @@ TEST_F_TIMEOUT(threads, plans_of_one_graph_run_at_once, 600)
 		hyper_plan_graph_free(g);
 		for (i = 0; i < NR_THREADS; i++) {
 			EXPECT_EQ(0, run[i].ret) TH_LOG("plan %d: %s", i, run[i].err);
-			EXPECT_TRUE(same(&ref[i].pr, &run[i].pr))
+			EXPECT_TRUE(plan_same(&ref[i].pr, &run[i].pr))
 				TH_LOG("round %d, plan %d differs from the same plan made alone",
 				       round, i);
 		}
