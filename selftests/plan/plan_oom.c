@@ -346,7 +346,8 @@ FIXTURE_TEARDOWN(plan)
 FIXTURE_VARIANT(plan) {
 	const char *path;	/* what the run goes through */
 	uint32_t policy, flags;
-	int budget;		/* 0: lowest peak; 1: halfway to no offload */
+	int budget;		/* 0: lowest peak; 1: halfway to no offload;
+				 * 2: just above the floor */
 };
 
 FIXTURE_VARIANT_ADD(plan, search_and_bound) {
@@ -356,6 +357,10 @@ FIXTURE_VARIANT_ADD(plan, search_and_bound) {
 FIXTURE_VARIANT_ADD(plan, search_at_budget) {
 	"the search at a budget, its arena fitted, the baselines fitted",
 	HYPER_PLAN_POLICY_PLAN, 0, 1,
+};
+FIXTURE_VARIANT_ADD(plan, search_near_the_floor) {
+	"the search where no arena fits, and at the lower budgets after",
+	HYPER_PLAN_POLICY_PLAN, 0, 2,
 };
 FIXTURE_VARIANT_ADD(plan, none) {
 	"no offload", HYPER_PLAN_POLICY_NONE, 0, 0,
@@ -374,12 +379,15 @@ FIXTURE_VARIANT_ADD(plan, greedy_at_budget) {
  */
 TEST_F_TIMEOUT(plan, every_allocation_fails_cleanly, 600)
 {
+	uint64_t floor = life_floor(&self->g->j.lf, NULL);
 	struct hyper_plan_opts o = {
 		.profile = "h100-pcie", .policy = variant->policy,
 		.flags = variant->flags,
-		.budget_bytes = variant->budget ?
+		.budget_bytes = variant->budget == 1 ?
 			(self->lowest.peak_device_bytes +
-			 self->lowest.baseline_peak_bytes) / 2 : 0,
+			 self->lowest.baseline_peak_bytes) / 2 :
+			variant->budget == 2 ?
+			floor + (self->g->j.lf.peak0 - floor) / 50 : 0,
 	};
 	struct hyper_plan_prediction ref, pr;
 	uint64_t total, n, tried = 0;
