@@ -61,11 +61,12 @@ void job_free(struct job *j)
 }
 
 void job_problem(const struct job *j, struct problem *pb,
-		 const struct goal *gl)
+		 const struct goal *gl, struct hp_mem *mem)
 {
 	*pb = (struct problem){
 		.p = &j->p, .lf = &j->lf,
 		.refined = j->has_ref ? &j->lf_ref : NULL, .goal = *gl,
+		.mem = mem,
 	};
 }
 
@@ -94,12 +95,12 @@ int job_check_budget(const struct job *j, uint64_t budget, struct hp_err *e)
 	return 0;
 }
 
-uint64_t job_bound(const struct job *j, double max_slow)
+uint64_t job_bound(const struct job *j, double max_slow, struct hp_mem *mem)
 {
-	uint64_t b = lower_bound(&j->lf, &j->p, max_slow);
+	uint64_t b = lower_bound(&j->lf, &j->p, max_slow, mem);
 
-	if (j->has_ref) {
-		uint64_t r = lower_bound(&j->lf_ref, &j->p, max_slow);
+	if (j->has_ref && !mem->failed) {
+		uint64_t r = lower_bound(&j->lf_ref, &j->p, max_slow, mem);
 
 		b = r < b ? r : b;
 	}

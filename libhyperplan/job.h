@@ -23,11 +23,13 @@ struct job {
  */
 int job_prepare(struct job *j, bool no_reorder, struct hp_err *e);
 void job_free(struct job *j);
+/* The problem of @j's orders at @gl, its allocations through @mem. */
 void job_problem(const struct job *j, struct problem *pb,
-		 const struct goal *gl);
+		 const struct goal *gl, struct hp_mem *mem);
 /* Fails naming the operator if @budget is below its working set. */
 int job_check_budget(const struct job *j, uint64_t budget, struct hp_err *e);
-/* The lower bound, valid for schedules of either order. */
-uint64_t job_bound(const struct job *j, double max_slow);
+/* The lower bound, valid for schedules of either order; 0 with @mem
+ * failed when memory runs out. */
+uint64_t job_bound(const struct job *j, double max_slow, struct hp_mem *mem);
 
 #endif

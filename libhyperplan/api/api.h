@@ -3,6 +3,8 @@
 #ifndef HP_API_H
 #define HP_API_H
 
+#include <pthread.h>
+
 #include <hyper/plan.h>
 
 #include "job.h"
@@ -12,12 +14,16 @@
  * A graph and, once planned, its orders and lifetimes: those do not
  * depend on the profile or the goal, so they are computed on the first
  * hyper_plan_run() and the graph is frozen from then on.  Plans hold a
- * reference, since their schedules point into it.
+ * reference, since their schedules point into it.  Plans of one graph
+ * may run at once from several threads: the first to find it unprepared
+ * prepares it under @lock, and from then on plans only read it; each
+ * plan allocates through its own struct hp_mem.
  */
 struct hyper_plan_graph {
 	struct job j;		/* j.p is unused: each plan has its profile */
 	int refs;		/* atomic: the caller's and each plan's */
-	bool prepared;
+	bool prepared;		/* atomic; set under @lock */
+	pthread_mutex_t lock;
 	struct hp_err err;	/* hyper_plan_graph_last_error() */
 };
 
@@ -30,5 +36,14 @@ struct hyper_plan {
 };
 
 void hp_graph_put(struct hyper_plan_graph *g);
+
+/*
+ * hyper_plan_run() with the plan's allocations through @mem (a fresh
+ * one per call; its fail_at is the tests' hook).  The graph's first
+ * preparation allocates through the graph's own.
+ */
+int hp_plan_run(struct hyper_plan_graph *graph,
+		const struct hyper_plan_opts *opts, struct hyper_plan **planp,
+		struct hp_mem *mem, char *err, size_t errlen);
 
 #endif

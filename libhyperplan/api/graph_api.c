@@ -21,6 +21,7 @@ static int graph_alloc(const char *name, struct hyper_plan_graph **graphp)
 		free(g);
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&g->lock, NULL);
 	g->refs = 1;
 	*graphp = g;
 	return 0;
@@ -62,6 +63,7 @@ void hp_graph_put(struct hyper_plan_graph *g)
 	if (!g || __atomic_sub_fetch(&g->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	job_free(&g->j);
+	pthread_mutex_destroy(&g->lock);
 	free(g);
 }
 
@@ -91,7 +93,7 @@ static int editable(struct hyper_plan_graph *g, const void *arg,
 		return -EINVAL;
 	if (!arg || !*(const char *const *)arg)
 		return hp_errf(&g->err, "%s: NULL structure or id", what);
-	if (g->prepared) {
+	if (__atomic_load_n(&g->prepared, __ATOMIC_ACQUIRE)) {
 		hp_errf(&g->err, "%s: the graph was planned already and is frozen; build a new one",
 			what);
 		return -EBUSY;

@@ -56,33 +56,51 @@ static uint32_t public_policy(int pol)
 	}
 }
 
-/* Times the graph for @p and analyses it, once; later plans use @p too. */
+/*
+ * Times the graph for @p and analyses it, once; later plans use @p too.
+ * Plans running at once wait here for the first to prepare the graph;
+ * from then on they only read it.
+ */
 static int prepare(struct hyper_plan_graph *g, const struct profile *p,
 		   struct hp_err *e)
 {
-	int ret;
+	int ret = 0;
 
-	if (__atomic_load_n(&g->prepared, __ATOMIC_ACQUIRE)) {
-		if (strcmp(g->j.g.timed_on, p->name))
-			return hp_errf(e, "graph \"%s\" was timed for %s when first planned; build or load it again to plan it for %s",
-				       g->j.g.name, g->j.g.timed_on, p->name);
-		return 0;
+	if (!__atomic_load_n(&g->prepared, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&g->lock);
+		if (!__atomic_load_n(&g->prepared, __ATOMIC_RELAXED)) {
+			g->j.g.mem.failed = false;
+			ret = graph_retime(&g->j.g, p, e);
+			/* fails with the graph as it was: the caller may fix
+			 * it, or free memory, and plan again */
+			if (!ret)
+				ret = job_prepare(&g->j, false, e);
+			if (!ret)
+				__atomic_store_n(&g->prepared, true,
+						 __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&g->lock);
+		if (ret)
+			return ret;
 	}
-	ret = graph_retime(&g->j.g, p, e);
-	if (ret)
-		return ret;
-	/* fails with the graph as it was: the caller may fix it, or free
-	 * memory, and plan again */
-	ret = job_prepare(&g->j, false, e);
-	if (ret)
-		return ret;
-	__atomic_store_n(&g->prepared, true, __ATOMIC_RELEASE);
+	if (strcmp(g->j.g.timed_on, p->name))
+		return hp_errf(e, "graph \"%s\" was timed for %s when first planned; build or load it again to plan it for %s",
+			       g->j.g.name, g->j.g.timed_on, p->name);
 	return 0;
 }
 
 int hyper_plan_run(struct hyper_plan_graph *graph,
 		   const struct hyper_plan_opts *opts, struct hyper_plan **planp,
 		   char *err, size_t errlen)
+{
+	struct hp_mem mem = { 0 };
+
+	return hp_plan_run(graph, opts, planp, &mem, err, errlen);
+}
+
+int hp_plan_run(struct hyper_plan_graph *graph,
+		const struct hyper_plan_opts *opts, struct hyper_plan **planp,
+		struct hp_mem *mem, char *err, size_t errlen)
 {
 	static const struct hyper_plan_opts defaults;
 	const struct hyper_plan_opts *o = opts ? opts : &defaults;
@@ -101,9 +119,12 @@ int hyper_plan_run(struct hyper_plan_graph *graph,
 		set_err(err, errlen, &e);
 		return -EINVAL;
 	}
-	p = calloc(1, sizeof(*p));
-	if (!p)
+	p = hp_calloc(mem, 1, sizeof(*p));
+	if (!p) {
+		hp_nomem(&e);
+		set_err(err, errlen, &e);
 		return -ENOMEM;
+	}
 	p->policy = policy_of(o->policy);
 	gl = (struct goal){
 		.max_slow = o->flags & HYPER_PLAN_SLOWDOWN ? o->max_slowdown : 0.01,
@@ -119,7 +140,7 @@ int hyper_plan_run(struct hyper_plan_graph *graph,
 		goto fail;
 	__atomic_add_fetch(&graph->refs, 1, __ATOMIC_ACQ_REL);
 	p->g = graph;
-	job_problem(&graph->j, &pb, &gl);
+	job_problem(&graph->j, &pb, &gl, mem);
 	pb.p = &p->p;
 	if (o->flags & HYPER_PLAN_NO_REORDER)
 		pb.refined = NULL;
@@ -127,15 +148,20 @@ int hyper_plan_run(struct hyper_plan_graph *graph,
 	if (!ret && !p->res.ok)
 		ret = hp_errf(&e, "%s: no schedule meets the goal", policy_name[p->policy]);
 	if (!ret)
-		ret = sched_check(&p->res.s, &e);
-	if (ret)
-		goto fail;
-	if ((o->flags & HYPER_PLAN_BOUND) && !gl.budget) {
+		ret = sched_check(&p->res.s, mem, &e);
+	if (!ret && (o->flags & HYPER_PLAN_BOUND) && !gl.budget) {
 		struct job tmp = graph->j;
 
 		tmp.p = p->p;
-		p->bound = job_bound(&tmp, gl.max_slow);
+		p->bound = job_bound(&tmp, gl.max_slow, mem);
 	}
+	/* whatever failed for memory on the way, the plan is refused */
+	if (!ret && mem->failed)
+		ret = -ENOMEM;
+	if (ret == -ENOMEM)
+		hp_nomem(&e);
+	if (ret)
+		goto fail;
 	*planp = p;
 	return 0;
 fail:
@@ -186,13 +212,14 @@ int hyper_plan_schedule(const struct hyper_plan *plan,
 			size_t errlen)
 {
 	struct hp_err e = { "" };
+	struct hp_mem mem = { 0 };
 	int ret;
 
 	if (err && errlen)
 		err[0] = '\0';
 	if (!plan || !schedp)
 		return -EINVAL;
-	ret = sched_to_hyper(&plan->res.s, plan->g->j.g.name, schedp, &e);
+	ret = sched_to_hyper(&plan->res.s, plan->g->j.g.name, schedp, &mem, &e);
 	if (ret)
 		set_err(err, errlen, &e);
 	return ret;

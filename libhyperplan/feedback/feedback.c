@@ -140,15 +140,21 @@ struct xfers {
 	size_t n, cap;
 };
 
-static void xfers_add(struct xfers *x, double bytes, double ns)
+static int xfers_add(struct xfers *x, double bytes, double ns,
+		     struct hp_mem *mem)
 {
-	if (x->n == x->cap) {
-		x->cap = x->cap ? 2 * x->cap : 64;
-		x->bytes = xrealloc(x->bytes, x->cap, sizeof(double));
-		x->ns = xrealloc(x->ns, x->cap, sizeof(double));
-	}
+	size_t c = x->cap;
+
+	/* both grow to the same capacity; a failure leaves x->cap */
+	if (hp_grow(mem, &x->bytes, &c, x->n, sizeof(double)))
+		return -ENOMEM;
+	c = x->cap;
+	if (hp_grow(mem, &x->ns, &c, x->n, sizeof(double)))
+		return -ENOMEM;
+	x->cap = c;
 	x->bytes[x->n] = bytes;
 	x->ns[x->n++] = ns;
+	return 0;
 }
 
 /*
@@ -172,12 +178,15 @@ static double rate(const struct xfers *x, double *tmp)
 	return n ? median(tmp, n) : 0;
 }
 
-/* Applies the link measured by @x[0] (prefetches) and @x[1] (stores). */
-static void fit_link(struct profile *p, const struct xfers *x)
+/*
+ * Applies the link measured by @x[0] (prefetches) and @x[1] (stores);
+ * @tmp has room for the larger of the two.
+ */
+static void fit_link(struct profile *p, const struct xfers *x, double *tmp)
 {
-	size_t n = x[0].n > x[1].n ? x[0].n : x[1].n, i;
-	double *tmp = xcalloc(n + 1, sizeof(*tmp)), bw[2];
+	double bw[2];
 	const struct xfers *l;
+	size_t i;
 	int d;
 
 	for (d = 0; d < 2; d++)
@@ -198,7 +207,6 @@ static void fit_link(struct profile *p, const struct xfers *x)
 		}
 		p->latency_ns = median(tmp, (int)l->n);
 	}
-	free(tmp);
 }
 
 int graph_feedback(struct graph *g, struct profile *p, const char *path,
@@ -206,7 +214,7 @@ int graph_feedback(struct graph *g, struct profile *p, const char *path,
 {
 	json_object *root = read_json(path, e), *ops, *xf, *o;
 	struct xfers l[2] = { 0 };
-	double *sum = NULL;
+	double *sum = NULL, *tmp = NULL;
 	uint32_t *cnt = NULL;
 	int64_t s, t, b, busy = 0;
 	size_t i, n;
@@ -228,8 +236,12 @@ int graph_feedback(struct graph *g, struct profile *p, const char *path,
 	xf = ops ? array_key(root, "transfers", path, e) : NULL;
 	if (!xf)
 		goto out;
-	sum = xcalloc(g->nop + 1, sizeof(*sum));
-	cnt = xcalloc(g->nop + 1, sizeof(*cnt));
+	sum = hp_calloc(&g->mem, (size_t)g->nop + 1, sizeof(*sum));
+	cnt = hp_calloc(&g->mem, (size_t)g->nop + 1, sizeof(*cnt));
+	if (!sum || !cnt) {
+		ret = hp_nomem(e);
+		goto out;
+	}
 	n = json_object_array_length(ops);
 	for (i = 0; i < n; i++) {
 		uint32_t k;
@@ -269,23 +281,33 @@ int graph_feedback(struct graph *g, struct profile *p, const char *path,
 		 * The link's time for it, not its wait behind the ones
 		 * before it: the simulator queues transfers itself.
 		 */
-		if (b)
-			xfers_add(&l[!strcmp(dir, "store")], (double)b,
-				(double)(t - (s > busy ? s : busy)));
+		if (b && xfers_add(&l[!strcmp(dir, "store")], (double)b,
+				   (double)(t - (s > busy ? s : busy)),
+				   &g->mem)) {
+			ret = hp_nomem(e);
+			goto out;
+		}
 		if (t > busy)
 			busy = t;
+	}
+	tmp = hp_calloc(&g->mem, (l[0].n > l[1].n ? l[0].n : l[1].n) + 1,
+			sizeof(*tmp));
+	if (!tmp) {
+		ret = hp_nomem(e);
+		goto out;
 	}
 	/* Accepted: apply. */
 	for (i = 0; i < g->nop; i++) {
 		g->op[i].compute_ns = (uint64_t)llround(sum[i] / cnt[i]);
 		st->ops_timed++;
 	}
-	fit_link(p, l);
+	fit_link(p, l, tmp);
 	st->xfers[0] = l[0].n;
 	st->xfers[1] = l[1].n;
 	snprintf(g->timed_on, sizeof(g->timed_on), "%s", p->name);
 	ret = 0;
 out:
+	free(tmp);
 	free(sum);
 	free(cnt);
 	for (i = 0; i < 2; i++) {

@@ -58,18 +58,26 @@ uint32_t gb_find(struct gb *b, const char *fmt, ...)
 
 void gb_in(struct gb *b, uint32_t t)
 {
-	grow(&b->in, &b->cap_in, b->n_in, sizeof(*b->in));
+	if (hp_grow(&b->g->mem, &b->in, &b->cap_in, b->n_in, sizeof(*b->in))) {
+		b->err = b->err ? b->err : hp_nomem(b->e);
+		return;
+	}
 	b->in[b->n_in++] = t;
 }
 
 void gb_out(struct gb *b, uint32_t t)
 {
-	grow(&b->out, &b->cap_out, b->n_out, sizeof(*b->out));
+	if (hp_grow(&b->g->mem, &b->out, &b->cap_out, b->n_out,
+		    sizeof(*b->out))) {
+		b->err = b->err ? b->err : hp_nomem(b->e);
+		return;
+	}
 	b->out[b->n_out++] = t;
 }
 
-static void add_op(struct gb *b, double flops, double bytes,
-		   const struct gemm *gm, const char *fmt, va_list ap)
+static __attribute__((format(printf, 5, 0)))
+void add_op(struct gb *b, double flops, double bytes,
+	    const struct gemm *gm, const char *fmt, va_list ap)
 {
 	char id[HP_MAX_ID + 1];
 	double ns = ceil(roofline_ns(b->p, flops, bytes));

@@ -141,9 +141,9 @@ int gen_random(struct graph *g, const struct random_params *rp,
 			       1U << 24, rp->ops);
 	q.nw = rp->ops / 8 + 2;
 	q.ns = rp->ops / 64 + 1;
-	q.state_written = xcalloc(q.ns, sizeof(*q.state_written));
-	q.acts = xmalloc(rp->ops * sizeof(*q.acts));
-	ret = add_tensors(&q, e);
+	q.state_written = hp_calloc(&g->mem, q.ns, sizeof(*q.state_written));
+	q.acts = hp_array(&g->mem, rp->ops, sizeof(*q.acts));
+	ret = q.state_written && q.acts ? add_tensors(&q, e) : hp_nomem(e);
 	for (i = 0; i < rp->ops && !ret; i++) {
 		pick_inputs(&q);
 		ret = add_op(&q, i, e);

@@ -90,14 +90,17 @@ int model_list(char ***names, struct hp_err *e)
 	n = scandir(dir, &ents, is_config, alphasort);
 	if (n < 0)
 		return hp_errf(e, "%s: %s", dir, strerror(errno));
-	*names = xcalloc((size_t)n + 1, sizeof(**names));
+	*names = calloc((size_t)n + 1, sizeof(**names));
 	for (i = 0; i < n; i++) {
 		ents[i]->d_name[strlen(ents[i]->d_name) - 5] = 0;
-		(*names)[i] = xstrdup(ents[i]->d_name);
+		if (*names && !((*names)[i] = strdup(ents[i]->d_name))) {
+			model_list_free(*names);
+			*names = NULL;
+		}
 		free(ents[i]);
 	}
 	free(ents);
-	return n;
+	return *names ? n : hp_nomem(e);
 }
 
 void model_list_free(char **names)

@@ -272,6 +272,7 @@ uint32_t graph_add_op(struct graph *g, const char *id, uint64_t compute_ns,
 		memcpy(g->refs + g->nrefs + n_in, out, n_out * sizeof(*out));
 	g->nrefs += n_in + n_out;
 	o->gemm = gemm ? *gemm : (struct gemm){ 0 };
+	o->flops = o->bytes = 0;	/* the caller sets them if it knows */
 	return g->nop++;
 }
 

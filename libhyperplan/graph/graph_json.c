@@ -179,7 +179,14 @@ static int tensor_list(struct graph *g, json_object *arr, const char *path,
 	if (want_type(arr, json_type_array, path, e))
 		return -EINVAL;
 	len = json_object_array_length(arr);
-	*out = xrealloc(*out, len, sizeof(**out));
+	if (len) {
+		void *q = hp_array(&g->mem, len, sizeof(**out));
+
+		if (!q)
+			return hp_nomem(e);
+		free(*out);
+		*out = q;
+	}
 	for (i = 0; i < len; i++) {
 		json_object *v = json_object_array_get_idx(arr, i);
 		uint32_t t;
@@ -359,8 +366,13 @@ static int parse_root(struct graph *g, json_object *root,
 		} else if (!strcmp(key, "name")) {
 			if (want_type(v, json_type_string, "name", e))
 				return -EINVAL;
+			char *name = hp_strdup(&g->mem,
+					       json_object_get_string(v));
+
+			if (!name)
+				return hp_nomem(e);
 			free(g->name);
-			g->name = xstrdup(json_object_get_string(v));
+			g->name = name;
 		} else if (!strcmp(key, "profile")) {
 			if (want_type(v, json_type_string, "profile", e))
 				return -EINVAL;
@@ -426,14 +438,20 @@ static int parse_text(struct graph *g, const char *text,
 int graph_parse_json(struct graph *g, const char *text, struct hp_err *e)
 {
 	struct json_split sp;
-	int ret;
+	int ret = json_split(text, &sp, &g->mem);
 
-	if (!json_split(text, &sp)) {
+	if (ret == -ENOMEM)
+		return hp_nomem(e);
+	if (!ret) {
 		sp.text = text;
 		ret = parse_text(g, sp.skeleton, &sp, e);
 		json_split_free(&sp);
 		if (!ret)
 			return 0;
+		if (g->mem.failed) {
+			graph_reset(g);
+			return hp_nomem(e);
+		}
 		graph_reset(g);	/* keeps g->mem's count and test hook */
 		e->msg[0] = 0;
 	}
@@ -460,7 +478,10 @@ int graph_load_json(struct graph *g, const char *path, struct hp_err *e)
 		return hp_errf(e, "%s: is a directory, not a graph JSON file", path);
 	}
 	do {
-		grow(&buf, &cap, len + 65536, 1);
+		if (hp_grow(&g->mem, &buf, &cap, len + 65536, 1)) {
+			ret = hp_nomem(e);
+			break;
+		}
 		n = fread(buf + len, 1, cap - len - 1, f);
 		nul = memchr(buf + len, 0, n);
 		if (nul) {
@@ -478,9 +499,10 @@ int graph_load_json(struct graph *g, const char *path, struct hp_err *e)
 	if (!ret && ferror(f))
 		ret = hp_errf(e, "%s: read error: %s", path, strerror(errno));
 	fclose(f);
-	buf[len] = 0;
-	if (!ret)
+	if (!ret) {
+		buf[len] = 0;
 		ret = graph_parse_json(g, buf, e);
+	}
 	free(buf);
 	return ret;
 }

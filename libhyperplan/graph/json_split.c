@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,7 +63,7 @@ static size_t value_end(const char *p, size_t i)
 
 /* Elements of the array at p[i] == '['; returns its end, or 0. */
 static size_t elements(const char *p, size_t i, struct json_span **el,
-		       size_t *n)
+		       size_t *n, struct hp_mem *mem)
 {
 	size_t cap = 0, end;
 
@@ -73,7 +74,8 @@ static size_t elements(const char *p, size_t i, struct json_span **el,
 		end = value_end(p, i);
 		if (!end)
 			return 0;
-		grow(el, &cap, *n, sizeof(**el));
+		if (hp_grow(mem, el, &cap, *n, sizeof(**el)))
+			return 0;	/* json_split() sees mem failed */
 		(*el)[(*n)++] = (struct json_span){ i, end - i };
 		i = skip_ws(p, end);
 		if (p[i] == ']')
@@ -94,7 +96,7 @@ static void cut(struct json_split *s, const char *text, size_t *from,
 	*from = hi;
 }
 
-int json_split(const char *text, struct json_split *s)
+int json_split(const char *text, struct json_split *s, struct hp_mem *mem)
 {
 	static const char *const key[2] = { "\"tensors\"", "\"ops\"" };
 	size_t i = skip_ws(text, 0), k, end, from = 0, len = 0, lo[2], hi[2];
@@ -121,7 +123,7 @@ int json_split(const char *text, struct json_split *s)
 		if (w < 2) {
 			s->have[w] = 1;
 			lo[w] = k;
-			end = elements(text, k, &s->el[w], &s->nel[w]);
+			end = elements(text, k, &s->el[w], &s->nel[w], mem);
 			hi[w] = end;
 		} else {
 			end = value_end(text, k);
@@ -142,8 +144,10 @@ int json_split(const char *text, struct json_split *s)
 		order[0] = 1;
 		order[1] = 0;
 	}
-	s->skeleton = xmalloc(strlen(text) - (hi[0] - lo[0]) - (hi[1] - lo[1]) +
-			      5);
+	s->skeleton = hp_malloc(mem, strlen(text) - (hi[0] - lo[0]) -
+				(hi[1] - lo[1]) + 5);
+	if (!s->skeleton)
+		goto out_whole;
 	for (w = 0; w < 2; w++)
 		cut(s, text, &from, lo[order[w]], hi[order[w]], &len);
 	k = strlen(text + from);
@@ -151,7 +155,7 @@ int json_split(const char *text, struct json_split *s)
 	return 0;
 out_whole:
 	json_split_free(s);
-	return -1;
+	return mem->failed ? -ENOMEM : -1;
 }
 
 void json_split_free(struct json_split *s)

@@ -24,8 +24,11 @@ struct json_split {
 	int have[2];			/* whether the root has that key */
 };
 
-/* 0: @s is filled (json_split_free() it); -1: not split, parse whole. */
-int json_split(const char *text, struct json_split *s);
+struct hp_mem;
+
+/* 0: @s is filled (json_split_free() it); -1: not split, parse whole;
+ * -ENOMEM. */
+int json_split(const char *text, struct json_split *s, struct hp_mem *mem);
 void json_split_free(struct json_split *s);
 
 #endif

@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
 #include <stdlib.h>
 
 #include "heap.h"
 #include "util.h"
 
-void heap_push(struct heap *h, double key, uint32_t val)
+int heap_push(struct heap *h, double key, uint32_t val, struct hp_mem *mem)
 {
-	size_t i = h->n++, p;
+	size_t i = h->n, p;
 
-	grow(&h->a, &h->cap, i, sizeof(*h->a));
+	if (hp_grow(mem, &h->a, &h->cap, i, sizeof(*h->a)))
+		return -ENOMEM;
+	h->n++;
 	for (; i && h->a[p = (i - 1) / 2].key > key; i = p)
 		h->a[i] = h->a[p];
 	h->a[i] = (struct heap_item){ key, val };
+	return 0;
 }
 
 int heap_reserve(struct heap *h, size_t n, struct hp_mem *mem)

@@ -18,7 +18,8 @@ struct heap {
 
 struct hp_mem;
 
-void heap_push(struct heap *h, double key, uint32_t val);
+/* 0, or -ENOMEM with @h as it was: no room, and @mem could not add it. */
+int heap_push(struct heap *h, double key, uint32_t val, struct hp_mem *mem);
 /* Room for @n items, so that the first @n pushes allocate nothing. */
 int heap_reserve(struct heap *h, size_t n, struct hp_mem *mem);
 struct heap_item heap_pop(struct heap *h);

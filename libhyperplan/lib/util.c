@@ -89,55 +89,6 @@ int hp_grow(struct hp_mem *m, void *pp, size_t *cap, size_t need, size_t sz)
 	return 0;
 }
 
-static void *oom(size_t n)
-{
-	fprintf(stderr, "hyper-plan: out of memory (%zu bytes)\n", n);
-	exit(1);
-}
-
-void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-
-	return p ? p : oom(n);
-}
-
-void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-
-	return p ? p : oom(n * size);
-}
-
-void *xrealloc(void *p, size_t n, size_t size)
-{
-	if (size && n > SIZE_MAX / size)
-		return oom(SIZE_MAX);
-	n *= size;
-	p = realloc(p, n ? n : 1);
-	return p ? p : oom(n);
-}
-
-char *xstrdup(const char *s)
-{
-	size_t n = strlen(s) + 1;
-
-	return memcpy(xmalloc(n), s, n);
-}
-
-void grow(void *pp, size_t *cap, size_t need, size_t sz)
-{
-	void **p = pp;
-	size_t c = *cap ? *cap : 16;
-
-	if (need < *cap)
-		return;
-	while (c <= need)
-		c *= 2;
-	*p = xrealloc(*p, c, sz);
-	*cap = c;
-}
-
 int parse_u64(const char *s, uint64_t *out)
 {
 	char *end;

@@ -54,17 +54,11 @@ void *hp_calloc(struct hp_mem *m, size_t n, size_t size);
 char *hp_strdup(struct hp_mem *m, const char *s);
 /* Says "out of memory" in @e; returns -ENOMEM. */
 int hp_nomem(struct hp_err *e);
-/* Like grow(), but leaves *p and *cap as they were when it fails. */
+/*
+ * Grows *p (of *cap elements of @sz bytes) so that index @need fits;
+ * leaves *p and *cap as they were when it fails.
+ */
 int hp_grow(struct hp_mem *m, void *pp, size_t *cap, size_t need, size_t sz);
-
-/* Not yet converted to an hp_mem: these exit(1) on out-of-memory. */
-void *xmalloc(size_t n);
-void *xcalloc(size_t n, size_t size);
-void *xrealloc(void *p, size_t n, size_t size);
-char *xstrdup(const char *s);
-
-/* Grow *p (of *cap elements of size sz) so that index @need fits. */
-void grow(void *pp, size_t *cap, size_t need, size_t sz);
 
 int parse_u64(const char *s, uint64_t *out);
 /* Sizes and the clock are the project's (util/units.h, util/clock.h). */

@@ -15,9 +15,11 @@
 
 /* The plan as libhyper's schedule, validated by libhyper; -errno. */
 int sched_to_hyper(const struct sched *s, const char *name,
-		   struct hyper_schedule **out, struct hp_err *e);
-/* 0 if libhyper's validator accepts the plan; else -EINVAL naming why. */
-int sched_check(const struct sched *s, struct hp_err *e);
+		   struct hyper_schedule **out, struct hp_mem *mem,
+		   struct hp_err *e);
+/* 0 if libhyper's validator accepts the plan; -ENOMEM; else -EINVAL
+ * naming why. */
+int sched_check(const struct sched *s, struct hp_mem *mem, struct hp_err *e);
 
 struct series {
 	const char *name;

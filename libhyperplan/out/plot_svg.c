@@ -19,15 +19,27 @@ static const char *const colour[] = {
 	"#d62728", "#7f7f7f", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e",
 };
 
+struct recording {
+	struct series *sr;
+	struct hp_mem *mem;	/* failed: a point was lost */
+};
+
 static void mem_hook(void *ctx, double t, uint64_t bytes)
 {
-	struct series *sr = ctx;
+	struct recording *rec = ctx;
+	struct series *sr = rec->sr;
 
 	if (sr->n >= sr->cap) {
 		size_t cap = sr->cap;
 
-		grow(&sr->t, &cap, sr->n, sizeof(*sr->t));
-		grow(&sr->bytes, &sr->cap, sr->n, sizeof(*sr->bytes));
+		/* both grow to the same capacity; a failure leaves sr->cap */
+		if (hp_grow(rec->mem, &sr->t, &cap, sr->n, sizeof(*sr->t)))
+			return;
+		cap = sr->cap;
+		if (hp_grow(rec->mem, &sr->bytes, &cap, sr->n,
+			    sizeof(*sr->bytes)))
+			return;
+		sr->cap = cap;
 	}
 	sr->t[sr->n] = t;
 	sr->bytes[sr->n++] = bytes;
@@ -36,11 +48,17 @@ static void mem_hook(void *ctx, double t, uint64_t bytes)
 int series_record(struct series *sr, const char *name, const struct sched *s,
 		  const struct profile *p, struct hp_err *e)
 {
-	struct sim_hooks h = { .ctx = sr, .mem = mem_hook };
+	struct hp_mem mem = { 0 };
+	struct recording rec = { sr, &mem };
+	struct sim_hooks h = { .ctx = &rec, .mem = mem_hook };
 	struct sim_result r;
+	int ret;
 
 	*sr = (struct series){ .name = name };
-	return simulate(s, p, &h, &r, e);
+	ret = simulate(s, p, &h, &r, &mem, e);
+	if (!ret && mem.failed)
+		ret = hp_nomem(e);
+	return ret;
 }
 
 void series_free(struct series *sr)

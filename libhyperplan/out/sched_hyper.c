@@ -12,7 +12,8 @@
 #include "output.h"
 
 int sched_to_hyper(const struct sched *s, const char *name,
-		   struct hyper_schedule **out, struct hp_err *e)
+		   struct hyper_schedule **out, struct hp_mem *mem,
+		   struct hp_err *e)
 {
 	const struct graph *g = s->g;
 	struct hyper_schedule_info info = {
@@ -29,9 +30,9 @@ int sched_to_hyper(const struct sched *s, const char *name,
 		.pred_makespan_ns = (uint64_t)s->pred.makespan_ns,
 		.arena_bytes = s->res_off ? s->arena : 0,
 	};
-	struct hyper_tensor_info *ti = calloc(g->nt ? g->nt : 1, sizeof(*ti));
-	struct hyper_step_info *si = calloc(s->n ? s->n : 1, sizeof(*si));
-	struct hyper_cop *cops = calloc(s->ncops ? s->ncops : 1, sizeof(*cops));
+	struct hyper_tensor_info *ti = hp_calloc(mem, g->nt, sizeof(*ti));
+	struct hyper_step_info *si = hp_calloc(mem, s->n, sizeof(*si));
+	struct hyper_cop *cops = hp_calloc(mem, s->ncops, sizeof(*cops));
 	char msg[400];
 	size_t i;
 	int ret;
@@ -74,7 +75,9 @@ int sched_to_hyper(const struct sched *s, const char *name,
 		}
 	}
 	ret = hyper_schedule_new(&info, ti, si, out, msg, sizeof(msg));
-	if (ret)
+	if (ret == -ENOMEM)
+		hp_errf(e, "out of memory handing the plan to libhyper");
+	else if (ret)
 		hp_errf(e, "%s", msg);
 out:
 	free(ti);
@@ -83,14 +86,16 @@ out:
 	return ret;
 }
 
-int sched_check(const struct sched *s, struct hp_err *e)
+int sched_check(const struct sched *s, struct hp_mem *mem, struct hp_err *e)
 {
 	struct hyper_schedule *hs;
 	struct hp_err ve;
-	int ret = sched_to_hyper(s, "", &hs, &ve);
+	int ret = sched_to_hyper(s, "", &hs, mem, &ve);
 
-	if (ret == -ENOMEM)
-		return hp_errf(e, "%s", ve.msg);
+	if (ret == -ENOMEM) {
+		hp_errf(e, "%s", ve.msg);
+		return ret;
+	}
 	if (ret)
 		return hp_errf(e, "internal error: libhyper's validator refuses the plan (%s); please report it with the graph",
 			       ve.msg);

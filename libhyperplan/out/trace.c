@@ -99,12 +99,13 @@ int trace_json(FILE *f, const struct sched *s, const struct profile *p,
 {
 	struct trace tr = { f, s };
 	struct sim_hooks h = { &tr, on_compute, on_xfer, on_mem };
+	struct hp_mem mem = { 0 };
 	struct sim_result r;
 	int ret;
 
 	trace_begin(f);
 	trace_process(f, 1, "hyper-plan simulation");
-	ret = simulate(s, p, &h, &r, e);
+	ret = simulate(s, p, &h, &r, &mem, e);
 	trace_end(f);
 	return ret;
 }

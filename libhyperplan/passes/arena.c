@@ -9,6 +9,8 @@
  * (util/arena.c); the schedule then carries it (Documentation/
  * schedule-format.md, "Arena layout") and libhyper runs it as it is.
  */
+#include <errno.h>
+
 #include <hyper/hyper.h>
 
 #include "sched.h"
@@ -22,6 +24,7 @@ struct res {
 	uint32_t *count;
 	uint64_t now;
 	const struct graph *g;
+	struct hp_mem *mem;	/* failed: an interval could not be added */
 };
 
 static void begin(struct res *r, uint32_t t)
@@ -29,10 +32,16 @@ static void begin(struct res *r, uint32_t t)
 	if (r->open[t])
 		return;
 	if (r->n == r->cap) {
-		r->cap = r->cap ? 2 * r->cap : 64;
-		r->v = xrealloc(r->v, r->cap, sizeof(*r->v));
-		r->tensor = xrealloc(r->tensor, r->cap, sizeof(*r->tensor));
-		r->nth = xrealloc(r->nth, r->cap, sizeof(*r->nth));
+		size_t c = r->cap, c2 = r->cap;
+
+		/* each grows to the same capacity; a failure leaves r->cap */
+		if (hp_grow(r->mem, &r->v, &c, r->n, sizeof(*r->v)) ||
+		    hp_grow(r->mem, &r->tensor, &c2, r->n, sizeof(*r->tensor)))
+			return;
+		c2 = r->cap;
+		if (hp_grow(r->mem, &r->nth, &c2, r->n, sizeof(*r->nth)))
+			return;
+		r->cap = c;
 	}
 	r->v[r->n] = (struct hu_ival){
 		.start = r->now, .end = UINT64_MAX,
@@ -62,9 +71,11 @@ static void slot(struct res *r, const struct sched *s, size_t sl)
 /* The most bytes resident at once, sizes as they are (not rounded). */
 static uint64_t res_peak(const struct res *r)
 {
-	struct hu_ival *v = xcalloc(r->n ? r->n : 1, sizeof(*v));
+	struct hu_ival *v = hp_calloc(r->mem, r->n, sizeof(*v));
 	uint64_t peak;
 
+	if (!v)
+		return 0;
 	for (uint32_t i = 0; i < r->n; i++)
 		v[i] = (struct hu_ival){ r->v[i].start, r->v[i].end,
 					 r->g->t[r->tensor[i]].bytes, 0 };
@@ -73,10 +84,11 @@ static uint64_t res_peak(const struct res *r)
 	return peak;
 }
 
-int sched_layout(struct sched *s, uint64_t limit, struct hp_err *e)
+int sched_layout(struct sched *s, uint64_t limit, struct hp_mem *mem,
+		 struct hp_err *e)
 {
 	const struct graph *g = s->g;
-	struct res r = { .g = g };
+	struct res r = { .g = g, .mem = mem };
 	uint64_t height;
 	int ret;
 
@@ -85,8 +97,11 @@ int sched_layout(struct sched *s, uint64_t limit, struct hp_err *e)
 	s->res_off = NULL;
 	s->res_first = NULL;
 	s->arena = s->arena_over = s->res_peak = 0;
-	r.open = xcalloc(g->nt ? g->nt : 1, sizeof(*r.open));
-	r.count = xcalloc(g->nt ? g->nt : 1, sizeof(*r.count));
+	ret = -ENOMEM;
+	r.open = hp_calloc(mem, g->nt, sizeof(*r.open));
+	r.count = hp_calloc(mem, g->nt, sizeof(*r.count));
+	if (!r.open || !r.count)
+		goto nomem;
 	for (uint32_t t = 0; t < g->nt; t++)
 		if (s->home[t] == HYPER_HOME_DEVICE)
 			begin(&r, t);
@@ -100,12 +115,14 @@ int sched_layout(struct sched *s, uint64_t limit, struct hp_err *e)
 			begin(&r, out[j]);
 		slot(&r, s, 2 * (size_t)k + 1);
 	}
+	if (mem->failed)
+		goto nomem;
 	s->res_peak = res_peak(&r);
+	if (mem->failed)
+		goto nomem;
 	ret = hu_arena_place(r.v, r.n, HU_ARENA_EFFORT, &height);
-	if (ret) {
-		hp_errf(e, "out of memory laying out the device arena");
-		goto out;
-	}
+	if (ret)
+		goto nomem;
 	if (!height)
 		goto out;	/* nothing is ever resident: nothing to place */
 	if (limit && height > limit) {
@@ -114,12 +131,27 @@ int sched_layout(struct sched *s, uint64_t limit, struct hp_err *e)
 		goto out;
 	}
 	s->arena = height;
-	s->res_first = xcalloc((size_t)g->nt + 1, sizeof(*s->res_first));
-	s->res_off = xcalloc(r.n ? r.n : 1, sizeof(*s->res_off));
+	s->res_first = hp_calloc(mem, (size_t)g->nt + 1, sizeof(*s->res_first));
+	s->res_off = hp_calloc(mem, r.n, sizeof(*s->res_off));
+	if (!s->res_first || !s->res_off) {
+		ret = -ENOMEM;
+		goto nomem;
+	}
 	for (uint32_t t = 0; t < g->nt; t++)
 		s->res_first[t + 1] = s->res_first[t] + r.count[t];
 	for (uint32_t i = 0; i < r.n; i++)
 		s->res_off[s->res_first[r.tensor[i]] + r.nth[i]] = r.v[i].off;
+	goto out;
+nomem:
+	/* no layout: as if none had been asked for */
+	free(s->res_off);
+	free(s->res_first);
+	s->res_off = NULL;
+	s->res_first = NULL;
+	s->arena = s->arena_over = s->res_peak = 0;
+	mem->failed = true;
+	hp_errf(e, "out of memory laying out the device arena");
+	ret = -ENOMEM;
 out:
 	free(r.v);
 	free(r.tensor);

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
 #include <string.h>
 
 #include "calendar.h"
@@ -6,15 +7,19 @@
 
 #define EMPTY	1e-6		/* ns: less than this left is a full step */
 
-void cal_init(struct calendar *c, uint32_t n)
+int cal_init(struct calendar *c, uint32_t n, struct hp_mem *mem)
 {
 	c->n = n;
-	c->cap = xmalloc((n ? n : 1) * sizeof(*c->cap));
-	c->fen = xmalloc((n + 1) * sizeof(*c->fen));
-	c->left = xmalloc((n + 1) * sizeof(*c->left));
-	c->right = xmalloc((n + 1) * sizeof(*c->right));
-	c->zeros = xmalloc((n + 1) * sizeof(*c->zeros));
-	c->used = xmalloc(n ? n : 1);
+	c->cap = hp_array(mem, n, sizeof(*c->cap));
+	c->fen = hp_array(mem, (size_t)n + 1, sizeof(*c->fen));
+	c->left = hp_array(mem, (size_t)n + 1, sizeof(*c->left));
+	c->right = hp_array(mem, (size_t)n + 1, sizeof(*c->right));
+	c->zeros = hp_array(mem, (size_t)n + 1, sizeof(*c->zeros));
+	c->used = hp_malloc(mem, n);
+	if (c->cap && c->fen && c->left && c->right && c->zeros && c->used)
+		return 0;
+	cal_free(c);
+	return -ENOMEM;
 }
 
 void cal_free(struct calendar *c)

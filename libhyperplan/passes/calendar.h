@@ -32,7 +32,10 @@ struct calendar {
 	uint8_t *used;		/* some store took time in the step */
 };
 
-void cal_init(struct calendar *c, uint32_t n);
+struct hp_mem;
+
+/* 0, or -ENOMEM with @c freed. */
+int cal_init(struct calendar *c, uint32_t n, struct hp_mem *mem);
 void cal_free(struct calendar *c);
 /* Each step k offers cap0[k] × scale. */
 void cal_reset(struct calendar *c, const double *cap0, double scale);

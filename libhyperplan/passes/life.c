@@ -175,13 +175,15 @@ static int residency(struct life *lf, struct hp_mem *mem)
 	return 0;
 }
 
-uint64_t life_floor(const struct life *lf, uint32_t *at)
+/* The floor of life_floor(), once per order: a plan's check allocates nothing. */
+static int floor_build(struct life *lf, struct hp_mem *mem)
 {
-	int64_t *d = xcalloc(lf->n + 1, sizeof(*d)), run = 0, a, j;
-	uint64_t best = 0;
+	int64_t *d = hp_calloc(mem, (size_t)lf->n + 1, sizeof(*d)), run = 0, a, j;
 	uint32_t t, k;
 	size_t i;
 
+	if (!d)
+		return -ENOMEM;
 	for (t = 0; t < lf->g->nt; t++)
 		for (i = 0; (lf->g->t[t].flags & TF_PIN) &&
 		     i <= nr_accesses(lf, t); i++) {
@@ -193,14 +195,20 @@ uint64_t life_floor(const struct life *lf, uint32_t *at)
 		}
 	for (k = 0; k < lf->n; k++) {
 		run += d[k];
-		if (lf->ws[k] + run > best) {
-			best = lf->ws[k] + run;
-			if (at)
-				*at = k;
+		if (lf->ws[k] + run > lf->floor) {
+			lf->floor = lf->ws[k] + run;
+			lf->floor_step = k;
 		}
 	}
 	free(d);
-	return best;
+	return 0;
+}
+
+uint64_t life_floor(const struct life *lf, uint32_t *at)
+{
+	if (at && lf->floor)
+		*at = lf->floor_step;
+	return lf->floor;
 }
 
 int life_build(struct life *lf, const struct graph *g, const uint32_t *order,
@@ -227,7 +235,8 @@ int life_build(struct life *lf, const struct graph *g, const uint32_t *order,
 			lf->max_ws_step = k;
 		}
 	}
-	if (residency(lf, mem) || first_writes(lf, mem) || dead_gaps(lf, mem))
+	if (residency(lf, mem) || first_writes(lf, mem) || dead_gaps(lf, mem) ||
+	    floor_build(lf, mem))
 		goto fail;
 	return 0;
 fail:

@@ -35,6 +35,8 @@ struct life {
 	uint32_t *dead_t;
 	uint64_t peak0, max_ws;
 	uint32_t max_ws_step;
+	uint64_t floor;		/* life_floor() */
+	uint32_t floor_step;
 };
 
 /* 0, or -ENOMEM with @lf freed. */

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
 #include <string.h>
 
 #include "minseg.h"
 #include "util.h"
 
-void seg_init(struct minseg *s, uint32_t n)
+int seg_init(struct minseg *s, uint32_t n, struct hp_mem *mem)
 {
 	s->size = 1;
 	while (s->size < n)
 		s->size *= 2;
-	s->t = xmalloc(2 * (size_t)s->size * sizeof(*s->t));
+	s->t = hp_array(mem, 2 * (size_t)s->size, sizeof(*s->t));
+	if (!s->t)
+		return -ENOMEM;
 	seg_clear(s);
+	return 0;
 }
 
 void seg_clear(struct minseg *s)

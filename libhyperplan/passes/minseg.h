@@ -12,7 +12,10 @@ struct minseg {
 	uint32_t size;
 };
 
-void seg_init(struct minseg *s, uint32_t n);
+struct hp_mem;
+
+/* 0, or -ENOMEM. */
+int seg_init(struct minseg *s, uint32_t n, struct hp_mem *mem);
 void seg_clear(struct minseg *s);
 void seg_free(struct minseg *s);
 void seg_set(struct minseg *s, uint32_t pos, uint64_t key);

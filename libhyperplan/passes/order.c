@@ -235,13 +235,13 @@ int topo_order(const struct graph *g, const struct deps *d, uint32_t *order,
 	memcpy(indeg, d->indeg, g->nop * sizeof(*indeg));
 	for (i = 0; i < g->nop; i++)
 		if (!indeg[i])
-			heap_push(&ready, i, i);
+			heap_push(&ready, i, i, mem);
 	while (ready.n) {
 		i = heap_pop(&ready).val;
 		order[n++] = i;
 		for (k = d->off[i]; k < d->off[i + 1]; k++)
 			if (!--indeg[d->dst[k]])
-				heap_push(&ready, d->dst[k], d->dst[k]);
+				heap_push(&ready, d->dst[k], d->dst[k], mem);
 	}
 	if (n < g->nop)
 		ret = report_cycle(g, d, indeg, mem, e);

@@ -42,6 +42,7 @@
  * use (start, next use, tensor), less the tries bound to fail.  Those no
  * longer count towards MAX_TRIES.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "plan.h"
@@ -51,7 +52,9 @@
 
 static void add_cand(struct plan_ctx *pc, const struct cand *c)
 {
-	grow(&pc->c, &pc->cap_c, pc->nc, sizeof(*pc->c));
+	/* out of memory: dropped, and plan_init() sees pc->mem failed */
+	if (hp_grow(pc->mem, &pc->c, &pc->cap_c, pc->nc, sizeof(*pc->c)))
+		return;
 	pc->c[pc->nc++] = *c;
 }
 
@@ -115,15 +118,17 @@ static uint32_t raw_class(uint64_t b)
 }
 
 /* Buckets of one class and next use, made from idx sorted by both. */
-static void make_buckets(struct plan_ctx *pc, const uint8_t *cls, size_t m)
+static int make_buckets(struct plan_ctx *pc, const uint8_t *cls, size_t m)
 {
 	uint32_t n = pc->lf->n, b, s;
 	size_t x;
 
 	pc->nb = 0;
-	pc->b_j = xmalloc((m ? m : 1) * sizeof(*pc->b_j));
-	pc->by_b = xmalloc((m + 2) * sizeof(*pc->by_b));
-	pc->cls_b = xmalloc((pc->ncls + 1) * sizeof(*pc->cls_b));
+	pc->b_j = hp_array(pc->mem, m, sizeof(*pc->b_j));
+	pc->by_b = hp_array(pc->mem, m + 2, sizeof(*pc->by_b));
+	pc->cls_b = hp_array(pc->mem, (size_t)pc->ncls + 1, sizeof(*pc->cls_b));
+	if (!pc->b_j || !pc->by_b || !pc->cls_b)
+		return -ENOMEM;
 	for (x = 0, s = 0; x < m; x++) {
 		const struct cand *c = &pc->c[pc->idx[x]];
 
@@ -139,8 +144,10 @@ static void make_buckets(struct plan_ctx *pc, const uint8_t *cls, size_t m)
 		pc->cls_b[s++] = pc->nb;
 	pc->by_b[pc->nb] = m;		/* bucket nb: the gaps to the end */
 	pc->by_b[pc->nb + 1] = pc->nc;
-	pc->at_off = xcalloc(n + 2, sizeof(*pc->at_off));
-	pc->at_j = xmalloc((pc->nb ? pc->nb : 1) * sizeof(*pc->at_j));
+	pc->at_off = hp_calloc(pc->mem, (size_t)n + 2, sizeof(*pc->at_off));
+	pc->at_j = hp_array(pc->mem, pc->nb, sizeof(*pc->at_j));
+	if (!pc->at_off || !pc->at_j)
+		return -ENOMEM;
 	for (b = 0; b < pc->nb; b++)
 		pc->at_off[pc->b_j[b] + 1]++;
 	for (x = 0; x <= n; x++)
@@ -150,21 +157,26 @@ static void make_buckets(struct plan_ctx *pc, const uint8_t *cls, size_t m)
 	for (x = n + 1; x > 0; x--)
 		pc->at_off[x] = pc->at_off[x - 1];
 	pc->at_off[0] = 0;
+	return 0;
 }
 
 /*
  * Candidates by size class and next use (j = n, not used again, in one
  * bucket of its own at the end), each bucket by start.
  */
-static void index_by_use(struct plan_ctx *pc)
+static int index_by_use(struct plan_ctx *pc)
 {
-	uint32_t n = pc->lf->n, *fill = xcalloc(n + 1, sizeof(*fill));
+	struct hp_mem *mem = pc->mem;
+	uint32_t n = pc->lf->n, *fill = hp_calloc(mem, (size_t)n + 1, sizeof(*fill));
 	uint32_t map[NR_RAW_CLS], s;
-	size_t i, x, m, *by_j = xcalloc(n + 2, sizeof(*by_j));
+	size_t i, x, m, *by_j = hp_calloc(mem, (size_t)n + 2, sizeof(*by_j));
 	size_t off[NR_RAW_CLS + 1] = { 0 };
-	uint8_t *cls = xmalloc(pc->nc ? pc->nc : 1);
-	uint32_t *tmp = xmalloc((pc->nc ? pc->nc : 1) * sizeof(*tmp));
+	uint8_t *cls = hp_malloc(mem, pc->nc);
+	uint32_t *tmp = hp_array(mem, pc->nc, sizeof(*tmp));
+	int ret = -ENOMEM;
 
+	if (!fill || !by_j || !cls || !tmp)
+		goto out;
 	for (i = 0; i < pc->nc; i++)
 		by_j[pc->c[i].j + 1]++;
 	for (i = 0; i <= n; i++)
@@ -184,8 +196,10 @@ static void index_by_use(struct plan_ctx *pc)
 		pc->ncls += off[s + 1] > 0;
 		off[s + 1] += off[s];
 	}
-	pc->idx = xmalloc((pc->nc ? pc->nc : 1) * sizeof(*pc->idx));
-	pc->cls_cost = xmalloc((pc->ncls ? pc->ncls : 1) * sizeof(double));
+	pc->idx = hp_array(mem, pc->nc, sizeof(*pc->idx));
+	pc->cls_cost = hp_array(mem, pc->ncls, sizeof(double));
+	if (!pc->idx || !pc->cls_cost)
+		goto out;
 	for (s = 0; s < pc->ncls; s++)
 		pc->cls_cost[s] = 1e300;
 	for (i = 0; i < m; i++) {
@@ -199,16 +213,21 @@ static void index_by_use(struct plan_ctx *pc)
 			pc->cls_cost[cls[tmp[i]]] = cost;
 	}
 	memcpy(pc->idx + m, tmp + m, (pc->nc - m) * sizeof(*tmp));
-	make_buckets(pc, cls, m);
-	pc->cls_lo = xmalloc((pc->ncls ? pc->ncls : 1) * sizeof(*pc->cls_lo));
+	if (make_buckets(pc, cls, m))
+		goto out;
+	pc->cls_lo = hp_array(mem, pc->ncls, sizeof(*pc->cls_lo));
+	if (pc->cls_lo)
+		ret = 0;
+out:
 	free(tmp);
 	free(cls);
 	free(by_j);
 	free(fill);
+	return ret;
 }
 
-void plan_init(struct plan_ctx *pc, const struct life *lf,
-	       const struct profile *p)
+int plan_init(struct plan_ctx *pc, const struct life *lf,
+	      const struct profile *p, struct hp_mem *mem)
 {
 	const struct graph *g = lf->g;
 	uint32_t t, k, n = lf->n;
@@ -216,26 +235,38 @@ void plan_init(struct plan_ctx *pc, const struct life *lf,
 	memset(pc, 0, sizeof(*pc));
 	pc->lf = lf;
 	pc->p = p;
+	pc->mem = mem;
 	pc->min_fetch = 1e300;
-	pc->first_gap = xmalloc((g->nt ? g->nt : 1) * sizeof(*pc->first_gap));
+	pc->first_gap = hp_array(mem, g->nt, sizeof(*pc->first_gap));
+	if (!pc->first_gap)
+		goto fail;
 	for (t = 0; t < g->nt; t++)
 		pc->first_gap[t] = NONE;
-	for (t = 0; t < g->nt; t++)
+	for (t = 0; t < g->nt && !mem->failed; t++)
 		if (!(g->t[t].flags & TF_PIN))
 			tensor_cands(pc, t);
-	index_by_use(pc);
-	pc->cap = xmalloc((n ? n : 1) * sizeof(*pc->cap));
+	if (mem->failed || index_by_use(pc))
+		goto fail;
+	pc->cap = hp_array(mem, n, sizeof(*pc->cap));
+	if (!pc->cap)
+		goto fail;
 	for (k = 0; k < n; k++)
 		pc->cap[k] = g->op[lf->order[k]].compute_ns;
-	cal_init(&pc->h2d, n);
-	cal_init(&pc->d2h, n);
-	pc->ep = xmalloc((pc->nep ? pc->nep : 1) * sizeof(*pc->ep));
-	pc->delta = xmalloc((n + 1) * sizeof(*pc->delta));
-	pc->alive = xmalloc(pc->nc ? pc->nc : 1);
-	pc->cur = xmalloc((pc->nb + 1) * sizeof(*pc->cur));
-	pc->aside_gen = xcalloc(pc->nb + 1, sizeof(*pc->aside_gen));
+	if (cal_init(&pc->h2d, n, mem) || cal_init(&pc->d2h, n, mem))
+		goto fail;
+	pc->ep = hp_array(mem, pc->nep, sizeof(*pc->ep));
+	pc->delta = hp_array(mem, (size_t)n + 1, sizeof(*pc->delta));
+	pc->alive = hp_malloc(mem, pc->nc);
+	pc->cur = hp_array(mem, (size_t)pc->nb + 1, sizeof(*pc->cur));
+	pc->aside_gen = hp_calloc(mem, (size_t)pc->nb + 1, sizeof(*pc->aside_gen));
 	pc->gen = 1;
-	seg_init(&pc->seg, pc->nb ? pc->nb : 1);
+	if (!pc->ep || !pc->delta || !pc->alive || !pc->cur || !pc->aside_gen ||
+	    seg_init(&pc->seg, pc->nb ? pc->nb : 1, mem))
+		goto fail;
+	return 0;
+fail:
+	plan_free(pc);
+	return -ENOMEM;
 }
 
 void plan_free(struct plan_ctx *pc)
@@ -349,9 +380,11 @@ static bool offer_final(struct plan_ctx *pc, struct fit *f)
 static void set_aside(struct plan_ctx *pc, uint32_t b)
 {
 	if (pc->aside_gen[b] != pc->gen) {	/* remember where it was */
+		/* out of memory: pc->mem says so, plan_select() fails */
+		if (hp_grow(pc->mem, &pc->aside, &pc->cap_aside, pc->naside,
+			    sizeof(*pc->aside)))
+			return;
 		pc->aside_gen[b] = pc->gen;
-		grow(&pc->aside, &pc->cap_aside, pc->naside,
-		     sizeof(*pc->aside));
 		pc->aside[pc->naside++] = (uint64_t)b << 32 | pc->cur[b];
 	}
 	pc->cur[b]++;
@@ -453,7 +486,7 @@ static bool fit_step(struct plan_ctx *pc, uint32_t k, uint64_t budget,
 
 	if (!fits && lo < n)
 		class_reach(pc, k, lo);
-	while (!fits && lo < n && f.tries < MAX_TRIES &&
+	while (!fits && lo < n && f.tries < MAX_TRIES && !pc->mem->failed &&
 	       (b = next_bucket(pc)) != NONE) {
 		size_t nev = pc->nev;
 
@@ -499,8 +532,10 @@ int plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
 		absent += pc->delta[k];
 		if (!fit_step(pc, k, budget, &absent)) {
 			*fail_step = k;
-			return -1;
+			return pc->mem->failed ? -ENOMEM : -1;
 		}
+		if (pc->mem->failed)
+			return -ENOMEM;
 	}
 	issue_in_deadline_order(pc);
 	return 0;

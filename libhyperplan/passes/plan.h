@@ -30,6 +30,7 @@ struct epoch_store {
 
 struct plan_ctx {
 	const struct life *lf;
+	struct hp_mem *mem;	/* the plan's: failed says a probe lost data */
 	const struct profile *p;
 	struct cand *c;
 	size_t nc, cap_c;
@@ -71,8 +72,9 @@ enum { TAKEN, RETRY, NEVER };
 int try_take(struct plan_ctx *pc, uint32_t i, uint32_t k, int32_t *s0);
 void issue_in_deadline_order(struct plan_ctx *pc);
 
-void plan_init(struct plan_ctx *pc, const struct life *lf,
-	       const struct profile *p);
+/* 0, or -ENOMEM with @pc freed. */
+int plan_init(struct plan_ctx *pc, const struct life *lf,
+	      const struct profile *p, struct hp_mem *mem);
 void plan_free(struct plan_ctx *pc);
 
 /*
@@ -81,6 +83,7 @@ void plan_free(struct plan_ctx *pc);
  * scale above 1 spends slowdown where the link is the bottleneck).
  * Returns 0 with pc->ev/nev, or -1 with the step that cannot fit.
  */
+/* 0: pc->ev fits @budget; -1: step *fail_step does not; -ENOMEM. */
 int plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
 		uint32_t *fail_step);
 /* Compute time of the steps whose pool→device link time the last

@@ -39,9 +39,11 @@ struct choice {
 	double h2d, d2h;	/* transfer costs */
 };
 
+/* Out of memory drops it and marks pc->mem failed: plan_select() says so. */
 static void record(struct plan_ctx *pc, const struct evict *v)
 {
-	grow(&pc->ev, &pc->cap_ev, pc->nev, sizeof(*pc->ev));
+	if (hp_grow(pc->mem, &pc->ev, &pc->cap_ev, pc->nev, sizeof(*pc->ev)))
+		return;
 	pc->ev[pc->nev++] = *v;
 }
 

@@ -29,6 +29,7 @@ struct refine {
 	uint8_t *alloc;		/* tensor holds device memory */
 	uint8_t *done, *ready;
 	struct heap eager, normal;
+	struct hp_mem *mem;	/* no push allocates: refine_init() reserves */
 };
 
 static int64_t net_alloc(const struct refine *r, uint32_t i)
@@ -50,7 +51,8 @@ static int64_t net_alloc(const struct refine *r, uint32_t i)
 static void make_ready(struct refine *r, uint32_t i)
 {
 	r->ready[i] = 1;
-	heap_push(net_alloc(r, i) <= 0 ? &r->eager : &r->normal, r->pos[i], i);
+	heap_push(net_alloc(r, i) <= 0 ? &r->eager : &r->normal, r->pos[i], i,
+		  r->mem);
 }
 
 static void run(struct refine *r, uint32_t i)
@@ -68,7 +70,7 @@ static void run(struct refine *r, uint32_t i)
 		last = r->xacc[t];
 		if (r->ready[last] && !r->done[last] &&
 		    net_alloc(r, last) <= 0)
-			heap_push(&r->eager, r->pos[last], last);
+			heap_push(&r->eager, r->pos[last], last, r->mem);
 	}
 }
 
@@ -93,6 +95,7 @@ static int refine_init(struct refine *r, const struct graph *g,
 
 	memset(r, 0, sizeof(*r));
 	r->g = g;
+	r->mem = mem;
 	r->pos = hp_array(mem, g->nop, sizeof(*r->pos));
 	r->left = hp_calloc(mem, g->nt, sizeof(*r->left));
 	r->xacc = hp_calloc(mem, g->nt, sizeof(*r->xacc));

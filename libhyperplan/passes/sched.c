@@ -6,6 +6,7 @@
  * where a detach would drop the only copy of data still needed, and one
  * is dropped where the pool copy is already valid.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,13 +30,16 @@ struct emit {
 	size_t n, cap;
 	uint8_t *st;		/* residency state, <hyper/residency.h> */
 	size_t cap_cops;
+	struct hp_mem *mem;
 	struct hp_err *e;
 };
 
+/* Out of memory drops it; sched_build() sees m->mem failed. */
 static void item(struct emit *m, int64_t slot, uint8_t cls, uint32_t key,
 		 uint32_t t)
 {
-	grow(&m->it, &m->cap, m->n, sizeof(*m->it));
+	if (hp_grow(m->mem, &m->it, &m->cap, m->n, sizeof(*m->it)))
+		return;
 	m->it[m->n++] = (struct item){ slot, cls, key, t };
 }
 
@@ -94,18 +98,24 @@ static void by_digit(const struct item *in, struct item *out, size_t n,
  * Bucketing is a radix sort of two passes: one counter per slot would be
  * scattered over megabytes on a big graph, a cache miss per item.
  */
-static void sort_items(struct emit *m, uint32_t nslots)
+static int sort_items(struct emit *m, uint32_t nslots)
 {
 	size_t i, end, hi = 1, cnt[1U << DIGIT_BITS];
-	struct item *out = xmalloc((m->n ? m->n : 1) * sizeof(*out));
+	struct item *out = hp_array(m->mem, m->n, sizeof(*out));
 	struct item *tmp = m->it;
 
+	if (!out)
+		return -ENOMEM;
 	while (hi < (nslots >> DIGIT_BITS) + 1)
 		hi *= 2;
 	by_digit(m->it, out, m->n, 0, cnt, ARRAY_SIZE(cnt));
 	if (hi > ARRAY_SIZE(cnt)) {		/* a third digit's worth */
-		size_t *big = xmalloc(hi * sizeof(*big));
+		size_t *big = hp_array(m->mem, hi, sizeof(*big));
 
+		if (!big) {
+			free(out);
+			return -ENOMEM;
+		}
 		by_digit(out, tmp, m->n, DIGIT_BITS, big, hi);
 		free(big);
 	} else {
@@ -122,6 +132,7 @@ static void sort_items(struct emit *m, uint32_t nslots)
 	}
 	free(out);
 	m->it = tmp;
+	return 0;
 }
 
 static void homes(struct emit *m, const struct evict *ev, size_t nev)
@@ -174,7 +185,8 @@ static int put(struct emit *m, uint32_t slot, uint32_t t, uint8_t kind)
 
 	if (why)
 		return bad(m, slot, kind, why, t);
-	grow(&s->cops, &m->cap_cops, s->ncops, sizeof(*s->cops));
+	if (hp_grow(m->mem, &s->cops, &m->cap_cops, s->ncops, sizeof(*s->cops)))
+		return hp_nomem(m->e);
 	s->cops[s->ncops++] = (struct cop){ t, kind };
 	return 0;
 }
@@ -276,9 +288,10 @@ static int replay(struct emit *m)
 }
 
 int sched_build(struct sched *s, const struct life *lf,
-		const struct evict *ev, size_t nev, struct hp_err *e)
+		const struct evict *ev, size_t nev, struct hp_mem *mem,
+		struct hp_err *e)
 {
-	struct emit m = { .lf = lf, .s = s, .e = e };
+	struct emit m = { .lf = lf, .s = s, .mem = mem, .e = e };
 	const struct graph *g = lf->g;
 	size_t i;
 	int ret;
@@ -287,14 +300,20 @@ int sched_build(struct sched *s, const struct life *lf,
 	s->g = g;
 	s->order = lf->order;
 	s->n = lf->n;
-	s->home = xcalloc(g->nt, 1);
-	s->slot_off = xcalloc(2 * (size_t)s->n + 1, sizeof(*s->slot_off));
-	m.st = xcalloc(g->nt, 1);
+	s->home = hp_calloc(mem, g->nt, 1);
+	s->slot_off = hp_calloc(mem, 2 * (size_t)s->n + 1, sizeof(*s->slot_off));
+	m.st = hp_calloc(mem, g->nt, 1);
+	ret = -ENOMEM;
+	if (!s->home || !s->slot_off || !m.st)
+		goto out;
 	homes(&m, ev, nev);
-	for (i = 0; i < nev; i++)
+	for (i = 0; i < nev && !mem->failed; i++)
 		evict_items(&m, &ev[i]);
-	sort_items(&m, 2 * s->n);
-	ret = replay(&m);
+	if (!mem->failed && !sort_items(&m, 2 * s->n))
+		ret = replay(&m);
+out:
+	if (ret == -ENOMEM)
+		hp_nomem(e);
 	free(m.it);
 	free(m.st);
 	if (ret)

@@ -65,15 +65,21 @@ struct evict {
 	int32_t fetch_step;	/* whose "before" list prefetches (j < n) */
 };
 
-/* Builds the schedule; dead values are freed after their last access. */
+/*
+ * Builds the schedule; dead values are freed after their last access.
+ * 0, -ENOMEM ("out of memory" in @e), or -EINVAL (an internal error).
+ */
 int sched_build(struct sched *s, const struct life *lf,
-		const struct evict *ev, size_t nev, struct hp_err *e);
+		const struct evict *ev, size_t nev, struct hp_mem *mem,
+		struct hp_err *e);
 void sched_free(struct sched *s);
 /*
  * Places every residency in the device arena (passes/arena.c); @limit is
  * the user's budget, which the arena may not exceed (0: none).
+ * 0, or -ENOMEM (said in @e) with no layout.
  */
-int sched_layout(struct sched *s, uint64_t limit, struct hp_err *e);
+int sched_layout(struct sched *s, uint64_t limit, struct hp_mem *mem,
+		 struct hp_err *e);
 
 static inline size_t slot_len(const struct sched *s, size_t slot)
 {

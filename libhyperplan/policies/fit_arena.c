@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "list.h"
@@ -31,12 +32,17 @@ static int try_under(int pol, const struct problem *pb, uint64_t b,
 	int ret;
 
 	q.goal.budget = b;
-	if (run_policy(pol, &q, out, &pe) || !out->ok) {
+	ret = run_policy(pol, &q, out, &pe);
+	if (ret == -ENOMEM) {
+		result_free(out);
+		return hp_nomem(e);
+	}
+	if (ret || !out->ok) {
 		result_free(out);
 		return NOTHING;	/* nothing this low */
 	}
 	out->s.budget = want;
-	ret = sched_layout(&out->s, want, e);
+	ret = sched_layout(&out->s, want, pb->mem, e);
 	if (ret) {
 		result_free(out);
 		return ret;	/* -ENOMEM from the layout */
@@ -53,7 +59,7 @@ static int fit_one(int pol, const struct problem *pb, struct result *r,
 
 	if (ret || !r->ok)
 		return ret;
-	ret = sched_layout(&r->s, want, e);
+	ret = sched_layout(&r->s, want, pb->mem, e);
 	over_by = r->s.arena_over;
 	for (int round = 0; !ret && over_by && round < FIT_ROUNDS; round++) {
 		struct result again;
@@ -71,8 +77,10 @@ static int fit_one(int pol, const struct problem *pb, struct result *r,
 				break;	/* close enough to the best */
 		}
 		got = try_under(pol, pb, b, want, &again, e);
-		if (got < 0)
+		if (got < 0) {
+			result_free(r);
 			return got;
+		}
 		if (got == FITS) {
 			fit = b;
 			result_free(r);
@@ -95,8 +103,8 @@ static int fit_one(int pol, const struct problem *pb, struct result *r,
  * planner re-planned lower, so each baseline is fitted too and the best
  * whose arena fits is kept, by the floor's own rule.
  */
-int run_policy_fit(int pol, const struct problem *pb, struct result *r,
-		   struct hp_err *e)
+static int fit_best(int pol, const struct problem *pb, struct result *r,
+		    struct hp_err *e)
 {
 	static const int base[] = { POL_DISTANCE, POL_GREEDY };
 	int ret = fit_one(pol, pb, r, e);
@@ -132,4 +140,109 @@ int run_policy_fit(int pol, const struct problem *pb, struct result *r,
 		*r = c;
 	}
 	return 0;
+}
+
+/* Budgets a failed plan falls back to: the floor + k/LATTICE of the way to
+ * no offload, and NEAR more between the floor and B, close below B. */
+#define LATTICE		16
+#define NEAR		4
+
+static int cmp_desc(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return (a < b) - (a > b);
+}
+
+/*
+ * More budget must never hurt, and the searches are heuristics that are
+ * not monotone in the budget: one may find nothing, or nothing whose
+ * arena fits, at a budget where a lower one succeeds.  So when the plan at
+ * budget B does not fit, plans at lower budgets are tried, highest first,
+ * and the first whose arena fits is taken: it fits under B too.  If none
+ * fits and B found nothing at all, the highest that found a plan is taken
+ * (its residency fits B; its arena does not, as B's would not).  They are
+ * the graph's lattice (the same for every B) and a few just below B
+ * (floor + (B - floor) * 7/8, 3/4, 1/2, 1/4).
+ */
+static int fit_lower(int pol, const struct problem *pb, struct result *r,
+		     struct hp_err *e)
+{
+	const struct life *lf = pb->lf;
+	uint64_t floor = life_floor(lf, NULL), top = lf->peak0;
+	uint64_t B = pb->goal.budget, x[LATTICE + NEAR];
+	static const unsigned int eighths[NEAR] = { 7, 6, 4, 2 };
+	struct result over = { 0 };	/* the highest found, arena over */
+	size_t n = 0, i;
+	int k, ret;
+
+	if (top < floor)
+		top = floor;
+	for (k = 0; k < LATTICE; k++)
+		x[n++] = floor + (top - floor) * (uint64_t)k / LATTICE;
+	for (k = 0; k < NEAR && B > floor; k++)
+		x[n++] = floor + (B - floor) / 8 * eighths[k];
+	qsort(x, n, sizeof(*x), cmp_desc);
+	for (i = 0; i < n; i++) {
+		struct problem q = *pb;
+		struct hp_err ignored;
+		struct result c;
+
+		if (x[i] >= B || (i && x[i] == x[i - 1]))
+			continue;
+		q.goal.budget = x[i];
+		ret = fit_best(pol, &q, &c, &ignored);
+		r->ms += c.ms;
+		r->probes += c.probes;
+		if (ret == -ENOMEM) {
+			result_free(&c);
+			result_free(&over);
+			return hp_nomem(e);
+		}
+		if (!ret && c.ok && c.s.arena_over && !r->ok && !over.ok) {
+			over = c;
+			continue;
+		}
+		if (ret || !c.ok || c.s.arena_over) {
+			result_free(&c);
+			continue;
+		}
+		result_free(&over);
+		c.ms = r->ms;
+		c.probes = r->probes;
+		snprintf(c.params + strnlen(c.params, sizeof(c.params) - 40),
+			 40, " (at budget %llu)", (unsigned long long)x[i]);
+		result_free(r);
+		*r = c;
+		return 0;
+	}
+	if (over.ok) {
+		over.ms = r->ms;
+		over.probes = r->probes;
+		result_free(r);
+		*r = over;
+	}
+	return 0;
+}
+
+int run_policy_fit(int pol, const struct problem *pb, struct result *r,
+		   struct hp_err *e)
+{
+	int ret = fit_best(pol, pb, r, e);
+
+	if (ret == -ENOMEM || !pb->goal.budget || (!ret && r->ok &&
+						  !r->s.arena_over))
+		return ret;
+	if (ret) {
+		/* nothing at B: the fallback's, or B's own message */
+		result_free(r);
+		memset(r, 0, sizeof(*r));
+	}
+	if (fit_lower(pol, pb, r, e) == -ENOMEM) {
+		result_free(r);
+		return -ENOMEM;
+	}
+	if (r->ok)
+		return 0;
+	return ret ? ret : 0;
 }

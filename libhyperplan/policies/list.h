@@ -24,7 +24,9 @@ int run_policy(int pol, const struct problem *pb, struct result *r,
  * and planned again under a lower residency budget while the arena would
  * exceed the budget (policies/fit_arena.c).  For POL_PLAN with a budget
  * each baseline is fitted as well and the best whose arena fits is kept,
- * so the never-worse floor holds for what is handed out.
+ * so the never-worse floor holds for what is handed out.  When nothing
+ * fits the budget, lower budgets are tried (fit_lower()): a larger budget
+ * never fails where a smaller one succeeds.
  */
 int run_policy_fit(int pol, const struct problem *pb, struct result *r,
 		   struct hp_err *e);

@@ -21,15 +21,19 @@ struct distance_params {
 
 struct distance_ctx {
 	const struct life *lf;
+	struct hp_mem *mem;	/* the plan's */
 	uint32_t *rank;		/* tensors, longest gap first */
 	uint32_t nrank;
 	struct evict *ev;
 	size_t nev, cap_ev;
 };
 
-void distance_init(struct distance_ctx *d, const struct life *lf);
+/* 0, or -ENOMEM (free @d either way). */
+int distance_init(struct distance_ctx *d, const struct life *lf,
+		  struct hp_mem *mem);
 void distance_free(struct distance_ctx *d);
-void distance_evicts(struct distance_ctx *d, const struct distance_params *dp);
+/* 0, or -ENOMEM: d->ev is then incomplete. */
+int distance_evicts(struct distance_ctx *d, const struct distance_params *dp);
 
 /*
  * Greedy "evict the longest access gap first": walks the steps in order
@@ -39,12 +43,14 @@ void distance_evicts(struct distance_ctx *d, const struct distance_params *dp);
  */
 struct greedy_ctx {
 	const struct life *lf;
+	struct hp_mem *mem;	/* the plan's */
 	struct evict *ev;
 	size_t nev, cap_ev;
 };
 
-void greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
-		   uint32_t lookahead);
+/* 0, or -ENOMEM: gc->ev is then incomplete. */
+int greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
+		  uint32_t lookahead);
 void greedy_free(struct greedy_ctx *gc);
 
 #endif

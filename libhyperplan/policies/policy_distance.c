@@ -10,6 +10,7 @@
  * could then reduce nothing without stalling: a generous baseline is the
  * more useful one.
  */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "policy.h"
@@ -71,13 +72,16 @@ static int64_t longest_gap(const struct life *lf, uint32_t t)
 	return best;
 }
 
-void distance_init(struct distance_ctx *d, const struct life *lf)
+int distance_init(struct distance_ctx *d, const struct life *lf,
+		  struct hp_mem *mem)
 {
 	const struct graph *g = lf->g;
-	struct ranked *r = xmalloc((g->nt ? g->nt : 1) * sizeof(*r));
+	struct ranked *r = hp_array(mem, g->nt, sizeof(*r));
 	uint32_t t, n = 0, i, end;
 
-	*d = (struct distance_ctx){ .lf = lf };
+	*d = (struct distance_ctx){ .lf = lf, .mem = mem };
+	if (!r)
+		return -ENOMEM;
 	for (t = 0; t < g->nt; t++) {
 		int64_t gap = g->t[t].flags & TF_PIN ? 0 : longest_gap(lf, t);
 
@@ -86,13 +90,18 @@ void distance_init(struct distance_ctx *d, const struct life *lf)
 						  lf->acc_step[lf->acc_off[t]] };
 	}
 	qsort(r, n, sizeof(*r), cmp_ranked);
-	d->rank = xmalloc((n ? n : 1) * sizeof(*d->rank));
+	d->rank = hp_array(mem, n, sizeof(*d->rank));
+	if (!d->rank) {
+		free(r);
+		return -ENOMEM;
+	}
 	for (i = 0; i < n; i = end) {
 		for (end = i + 1; end < n && r[end].gap == r[i].gap; end++)
 			;
 		spread(r + i, end - i, d->rank, &d->nrank);
 	}
 	free(r);
+	return 0;
 }
 
 void distance_free(struct distance_ctx *d)
@@ -114,7 +123,9 @@ static void gap_evict(struct distance_ctx *d, uint32_t t, int64_t a,
 		fetch = (a >= 0 ? rel : -1) + 1;
 	if (j < n && fetch >= j)
 		return;
-	grow(&d->ev, &d->cap_ev, d->nev, sizeof(*d->ev));
+	/* out of memory: d->mem says so, distance_evicts() fails */
+	if (hp_grow(d->mem, &d->ev, &d->cap_ev, d->nev, sizeof(*d->ev)))
+		return;
 	d->ev[d->nev++] = (struct evict){
 		.t = t, .a = a, .j = j,
 		.store_slot = a >= 0 && initial_value(d->lf, t, a) ? 0 : -1,
@@ -122,7 +133,7 @@ static void gap_evict(struct distance_ctx *d, uint32_t t, int64_t a,
 	};
 }
 
-void distance_evicts(struct distance_ctx *d, const struct distance_params *dp)
+int distance_evicts(struct distance_ctx *d, const struct distance_params *dp)
 {
 	const struct life *lf = d->lf;
 	uint32_t r, t;
@@ -130,7 +141,7 @@ void distance_evicts(struct distance_ctx *d, const struct distance_params *dp)
 	size_t i;
 
 	d->nev = 0;
-	for (r = 0; r < dp->count && r < d->nrank; r++) {
+	for (r = 0; r < dp->count && r < d->nrank && !d->mem->failed; r++) {
 		t = d->rank[r];
 		for (i = 0; i <= nr_accesses(lf, t); i++) {
 			gap_ends(lf, t, i, &a, &j);
@@ -138,4 +149,5 @@ void distance_evicts(struct distance_ctx *d, const struct distance_params *dp)
 				gap_evict(d, t, a, j, dp);
 		}
 	}
+	return d->mem->failed ? -ENOMEM : 0;
 }

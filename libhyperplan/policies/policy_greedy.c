@@ -6,6 +6,7 @@
  * Eviction candidates sit in a heap keyed by next use, refreshed lazily:
  * an entry whose tensor moved on is skipped when it surfaces.
  */
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -65,7 +66,9 @@ static void push_victim(struct greedy *q, uint32_t t)
 	if (q->g->t[t].flags & TF_PIN)
 		return;			/* never leaves the device */
 	/* furthest next use first; equal ones by tensor, lowest first */
-	heap_push(&q->victims, -(double)next_use(q, t) + t / 33554432.0, t);
+	/* out of memory: q->gc->mem says so, greedy_evicts() fails */
+	heap_push(&q->victims, -(double)next_use(q, t) + t / 33554432.0, t,
+		  q->gc->mem);
 }
 
 /* Evicts t before step k; k = n: the schedule starts with it in the pool. */
@@ -75,7 +78,9 @@ static void evict(struct greedy *q, uint32_t t, uint32_t k)
 	size_t i = q->cur[t];
 	int32_t a = i > lf->acc_off[t] ? (int32_t)lf->acc_step[i - 1] : -1;
 
-	grow(&q->gc->ev, &q->gc->cap_ev, q->gc->nev, sizeof(*q->gc->ev));
+	if (hp_grow(q->gc->mem, &q->gc->ev, &q->gc->cap_ev, q->gc->nev,
+		    sizeof(*q->gc->ev)))
+		return;
 	q->gc->ev[q->gc->nev] = (struct evict){
 		.t = t, .a = a, .j = next_use(q, t),
 		.store_slot = a >= 0 && initial_value(lf, t, a) ? 0 : -1,
@@ -96,7 +101,8 @@ static bool make_room(struct greedy *q, uint64_t need, uint32_t k,
 	size_t i;
 
 	q->naside = 0;
-	while (q->mem + need > q->budget && q->victims.n) {
+	while (q->mem + need > q->budget && q->victims.n &&
+	       !q->gc->mem->failed) {
 		struct heap_item top = heap_top(&q->victims);
 		uint32_t t = top.val, next = (uint32_t)ceil(-top.key);
 
@@ -106,14 +112,17 @@ static bool make_room(struct greedy *q, uint64_t need, uint32_t k,
 		if (!resident(q, t) || next_use(q, t) != next)
 			continue;		/* stale entry */
 		if (q->stamp[t] == k + 1) {
-			grow(&q->aside, &q->cap_aside, q->naside, sizeof(top));
+			if (hp_grow(q->gc->mem, &q->aside, &q->cap_aside,
+				    q->naside, sizeof(top)))
+				break;
 			q->aside[q->naside++] = top;
 			continue;
 		}
 		evict(q, t, k);
 	}
 	for (i = 0; i < q->naside; i++)
-		heap_push(&q->victims, q->aside[i].key, q->aside[i].val);
+		heap_push(&q->victims, q->aside[i].key, q->aside[i].val,
+			  q->gc->mem);
 	return q->mem + need <= q->budget;
 }
 
@@ -135,7 +144,9 @@ static void want_step(struct greedy *q, uint32_t s)
 	uint32_t i;
 
 	for (i = 0; i < o->n_in; i++) {
-		grow(&q->win, &q->wcap, q->wtail, sizeof(*q->win));
+		if (hp_grow(q->gc->mem, &q->win, &q->wcap, q->wtail,
+			    sizeof(*q->win)))
+			return;
 		q->win[q->wtail++] = (struct want){ s, op_in(g, o)[i] };
 	}
 }
@@ -203,8 +214,8 @@ static void start(struct greedy *q)
 	make_room(q, 0, lf->n, 0);	/* what does not fit starts in the pool */
 }
 
-void greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
-		   uint32_t lookahead_ops)
+int greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
+		  uint32_t lookahead_ops)
 {
 	const struct life *lf = gc->lf;
 	const struct graph *g = lf->g;
@@ -212,19 +223,22 @@ void greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	uint32_t k;
 
 	gc->nev = 0;
-	q.st = xcalloc(g->nt, 1);
-	q.cur = xmalloc((g->nt ? g->nt : 1) * sizeof(*q.cur));
-	q.open = xmalloc((g->nt ? g->nt : 1) * sizeof(*q.open));
-	q.stamp = xcalloc(g->nt, sizeof(*q.stamp));
+	q.st = hp_calloc(gc->mem, g->nt, 1);
+	q.cur = hp_array(gc->mem, g->nt, sizeof(*q.cur));
+	q.open = hp_array(gc->mem, g->nt, sizeof(*q.open));
+	q.stamp = hp_calloc(gc->mem, g->nt, sizeof(*q.stamp));
+	if (!q.st || !q.cur || !q.open || !q.stamp)
+		goto out;
 	start(&q);
 	for (k = 0; k < lookahead_ops && k < lf->n; k++)
 		want_step(&q, k);
-	for (k = 0; k < lf->n; k++) {
+	for (k = 0; k < lf->n && !gc->mem->failed; k++) {
 		if (k + lookahead_ops < lf->n)
 			want_step(&q, k + lookahead_ops);
 		lookahead(&q, k);
 		run_step(&q, k);
 	}
+out:
 	free(q.st);
 	free(q.cur);
 	free(q.open);
@@ -232,6 +246,7 @@ void greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	free(q.win);
 	free(q.aside);
 	heap_free(&q.victims);
+	return gc->mem->failed ? -ENOMEM : 0;
 }
 
 void greedy_free(struct greedy_ctx *gc)

@@ -5,6 +5,7 @@
  * whose simulation breaks the goal only moves the bisection.  The best
  * probe seen wins, so a non-monotone corner costs quality, not validity.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,12 +48,21 @@ static int probe(const struct problem *pb, const struct life *lf,
 		 struct result *r, struct hp_err *e)
 {
 	struct hp_err ignored;
+	int ret;
 
 	memset(r, 0, sizeof(*r));
-	if (sched_build(&r->s, lf, ev, nev, e))
-		return -1;
+	if (pb->mem->failed)
+		return hp_nomem(e);	/* the evictions given are incomplete */
+	ret = sched_build(&r->s, lf, ev, nev, pb->mem, e);
+	if (ret)
+		return ret;
 	r->s.budget = budget;
-	r->ok = !simulate(&r->s, pb->p, NULL, &r->sim, &ignored);
+	ret = simulate(&r->s, pb->p, NULL, &r->sim, pb->mem, &ignored);
+	if (ret == -ENOMEM) {
+		sched_free(&r->s);
+		return hp_nomem(e);
+	}
+	r->ok = !ret;
 	r->s.pred = (struct prediction){ r->sim.peak, r->sim.stall_ns,
 					 r->sim.makespan_ns };
 	return 0;
@@ -115,9 +125,12 @@ int run_none(const struct problem *pb, struct result *r, struct hp_err *e)
 	struct result c;
 	double t0;
 
+	int ret;
+
 	begin(r, "none", &t0);
-	if (probe(pb, pb->lf, NULL, 0, 0, &c, e))
-		return -1;
+	ret = probe(pb, pb->lf, NULL, 0, 0, &c, e);
+	if (ret)
+		return ret;
 	if (pb->goal.budget && c.sim.peak > pb->goal.budget) {
 		sched_free(&c.s);
 		return finish(pb, r, t0, e);
@@ -138,12 +151,16 @@ static int budget_probe(const struct problem *pb, struct plan_ctx *pc,
 {
 	struct result c;
 	uint32_t fail;
+	int ret = plan_select(pc, pb->goal.budget, scale, &fail);
 
-	*fits = !plan_select(pc, pb->goal.budget, scale, &fail);
+	*fits = !ret;
+	if (ret == -ENOMEM)
+		return hp_nomem(e);
 	if (!*fits)
 		return 0;
-	if (probe(pb, lf, pc->ev, pc->nev, pb->goal.budget, &c, e))
-		return -1;
+	ret = probe(pb, lf, pc->ev, pc->nev, pb->goal.budget, &c, e);
+	if (ret)
+		return ret;
 	*fits = feasible(&pb->goal, &c);
 	if (keep(pb, best, &c))
 		snprintf(best->params, sizeof(best->params),
@@ -165,10 +182,12 @@ static int plan_budget(const struct problem *pb, struct plan_ctx *pc,
 	double lo = 1, hi, mid;
 	bool fits = false;
 	uint32_t i;
+	int ret;
 
 	for (i = 0; i < ARRAY_SIZE(scale) && !fits; i++) {
-		if (budget_probe(pb, pc, lf, which, scale[i], best, &fits, e))
-			return -1;
+		ret = budget_probe(pb, pc, lf, which, scale[i], best, &fits, e);
+		if (ret)
+			return ret;
 		if (!fits)
 			lo = scale[i];
 	}
@@ -177,8 +196,9 @@ static int plan_budget(const struct problem *pb, struct plan_ctx *pc,
 	hi = scale[i - 1] < ANY_WAIT ? scale[i - 1] : 1000;
 	for (i = 0; i < 6; i++) {
 		mid = sqrt(lo * hi);
-		if (budget_probe(pb, pc, lf, which, mid, best, &fits, e))
-			return -1;
+		ret = budget_probe(pb, pc, lf, which, mid, best, &fits, e);
+		if (ret)
+			return ret;
 		if (fits)
 			hi = mid;
 		else
@@ -197,15 +217,20 @@ static int bisect_aim(const struct problem *pb, struct plan_ctx *pc,
 	double tol = lf->peak0 * 0.001 > 1048576 ? lf->peak0 * 0.001 : 1048576;
 	struct result c;
 	uint32_t fail, i;
+	int ret;
 
 	for (i = 0; i < 30 && hi > lo + tol; i++) {
 		b = lo + (hi - lo) / 2;
-		if (plan_select(pc, b, scale, &fail)) {
+		ret = plan_select(pc, b, scale, &fail);
+		if (ret == -ENOMEM)
+			return hp_nomem(e);
+		if (ret) {
 			lo = b;
 			continue;
 		}
-		if (probe(pb, lf, pc->ev, pc->nev, 0, &c, e))
-			return -1;
+		ret = probe(pb, lf, pc->ev, pc->nev, 0, &c, e);
+		if (ret)
+			return ret;
 		if (!feasible(&pb->goal, &c))
 			lo = b;
 		else
@@ -231,11 +256,17 @@ static int plan_peak(const struct problem *pb, struct plan_ctx *pc,
 	uint64_t aim = best->sim.peak;
 	double busy, scale;
 	uint32_t fail;
+	int ret;
 
-	if (bisect_aim(pb, pc, lf, which, 1.0, lf->peak0, best, e))
-		return -1;
-	if (best->sim.peak >= aim || pb->goal.max_slow <= 0 ||
-	    plan_select(pc, best->sim.peak, 1.0, &fail))
+	ret = bisect_aim(pb, pc, lf, which, 1.0, lf->peak0, best, e);
+	if (ret)
+		return ret;
+	if (best->sim.peak >= aim || pb->goal.max_slow <= 0)
+		return 0;
+	ret = plan_select(pc, best->sim.peak, 1.0, &fail);
+	if (ret == -ENOMEM)
+		return hp_nomem(e);
+	if (ret)
 		return 0;
 	busy = plan_saturated_ns(pc);
 	if (busy <= 0)
@@ -252,7 +283,8 @@ static int plan_order(const struct problem *pb, const struct life *lf,
 	struct plan_ctx pc;
 	int ret;
 
-	plan_init(&pc, lf, pb->p);
+	if (plan_init(&pc, lf, pb->p, pb->mem))
+		return hp_nomem(e);
 	ret = pb->goal.budget ? plan_budget(pb, &pc, lf, which, best, e) :
 	      plan_peak(pb, &pc, lf, which, best, e);
 	plan_free(&pc);
@@ -263,17 +295,22 @@ int run_plan(const struct problem *pb, struct result *r, struct hp_err *e)
 {
 	struct result c;
 	double t0;
+	int ret;
 
 	begin(r, "plan", &t0);
 	/* Offloading nothing is a candidate too: never worse than that. */
-	if (probe(pb, pb->lf, NULL, 0, pb->goal.budget, &c, e))
-		return -1;
+	ret = probe(pb, pb->lf, NULL, 0, pb->goal.budget, &c, e);
+	if (ret)
+		return ret;
 	keep(pb, r, &c);
 	snprintf(r->params, sizeof(r->params), "order=initial no-offload");
-	if (plan_order(pb, pb->lf, "initial", r, e))
-		return -1;
-	if (pb->refined && plan_order(pb, pb->refined, "refined", r, e))
-		return -1;
+	ret = plan_order(pb, pb->lf, "initial", r, e);
+	if (!ret && pb->refined)
+		ret = plan_order(pb, pb->refined, "refined", r, e);
+	if (ret) {
+		result_free(r);
+		return ret;
+	}
 	return finish(pb, r, t0, e);
 }
 
@@ -286,13 +323,16 @@ static int distance_bisect(const struct problem *pb, struct distance_ctx *d,
 	uint32_t lo = 0, hi = d->nrank;
 	struct result c;
 	bool ok;
+	int ret;
 
 	while (lo < hi) {
 		dp->count = pb->goal.budget ? lo + (hi - lo) / 2 :
 			    lo + (hi - lo + 1) / 2;
-		distance_evicts(d, dp);
-		if (probe(pb, pb->lf, d->ev, d->nev, 0, &c, e))
-			return -1;
+		if (distance_evicts(d, dp))
+			return hp_nomem(e);
+		ret = probe(pb, pb->lf, d->ev, d->nev, 0, &c, e);
+		if (ret)
+			return ret;
 		ok = feasible(&pb->goal, &c);
 		if (keep(pb, r, &c))
 			snprintf(r->params, sizeof(r->params),
@@ -322,7 +362,11 @@ int run_distance(const struct problem *pb, struct result *r,
 	int ret;
 
 	begin(r, "distance", &t0);
-	distance_init(&d, pb->lf);
+	ret = distance_init(&d, pb->lf, pb->mem);
+	if (ret) {
+		distance_free(&d);
+		return hp_nomem(e);
+	}
 	ret = probe(pb, pb->lf, NULL, 0, 0, &c, e);	/* zero tensors */
 	if (!ret && keep(pb, r, &c))
 		snprintf(r->params, sizeof(r->params), "tensors=0");
@@ -331,6 +375,8 @@ int run_distance(const struct problem *pb, struct result *r,
 		ret = distance_bisect(pb, &d, &dp, r, e);
 	}
 	distance_free(&d);
+	if (ret)
+		result_free(r);
 	return ret ? ret : finish(pb, r, t0, e);
 }
 
@@ -338,7 +384,7 @@ int run_greedy(const struct problem *pb, struct result *r, struct hp_err *e)
 {
 	static const uint32_t ahead[] = { 1, 8, 64, 512 };
 	const struct life *lf = pb->lf;
-	struct greedy_ctx gc = { .lf = lf };
+	struct greedy_ctx gc = { .lf = lf, .mem = pb->mem };
 	double tol = lf->peak0 * 0.001 > 1048576 ? lf->peak0 * 0.001 : 1048576;
 	uint64_t lo, hi, b;
 	struct result c;
@@ -357,7 +403,11 @@ int run_greedy(const struct problem *pb, struct result *r, struct hp_err *e)
 			if (!pb->goal.budget && hi - lo <= tol)
 				break;
 			b = pb->goal.budget ? pb->goal.budget : lo + (hi - lo) / 2;
-			greedy_evicts(&gc, b, ahead[i]);
+			ret = greedy_evicts(&gc, b, ahead[i]);
+			if (ret) {
+				ret = hp_nomem(e);
+				break;
+			}
 			ret = probe(pb, lf, gc.ev, gc.nev, b, &c, e);
 			if (ret)
 				break;
@@ -374,6 +424,8 @@ int run_greedy(const struct problem *pb, struct result *r, struct hp_err *e)
 		}
 	}
 	greedy_free(&gc);
+	if (ret)
+		result_free(r);
 	return ret ? ret : finish(pb, r, t0, e);
 }
 
@@ -398,15 +450,25 @@ int run_plan_best(const struct problem *pb, struct result *r,
 	char params[sizeof(r->params)];
 	struct result c;
 	size_t i;
+	int ret;
 
-	if (run_plan(pb, r, &own) && r->ok)
-		return hp_errf(e, "%s", own.msg);	/* a real failure */
+	ret = run_plan(pb, r, &own);
+	if (ret == -ENOMEM || (ret && r->ok)) {	/* a real failure */
+		result_free(r);
+		hp_errf(e, "%s", own.msg);
+		return ret == -ENOMEM ? ret : -EINVAL;
+	}
 	snprintf(r->from, sizeof(r->from), "plan");
 	for (i = 0; i < ARRAY_SIZE(base); i++) {
 		struct hp_err ignored;
 		unsigned int probes = r->probes;
 
-		if (base[i].run(pb, &c, &ignored))
+		ret = base[i].run(pb, &c, &ignored);
+		if (ret == -ENOMEM) {
+			result_free(r);
+			return hp_nomem(e);
+		}
+		if (ret)
 			continue;	/* that baseline meets nothing */
 		snprintf(params, sizeof(params), "%s", c.params);
 		c.probes += probes;

@@ -20,6 +20,12 @@ struct problem {
 	const struct life *lf;		/* initial order */
 	const struct life *refined;	/* refined order, or NULL if the same */
 	struct goal goal;
+	/*
+	 * The plan's own allocator: plans of one graph run at once, each
+	 * with its own.  Any policy returns -ENOMEM ("out of memory" in its
+	 * hp_err) once it has failed.
+	 */
+	struct hp_mem *mem;
 };
 
 struct result {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
+#include <limits.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,16 +103,20 @@ int profile_load(const char *path, struct profile *p, struct hp_err *e)
 	return ret;
 }
 
-static void mkdir_parents(const char *path)
+static int mkdir_parents(const char *path, struct hp_err *e)
 {
-	char *dir = xstrdup(path), *s;
+	char dir[PATH_MAX], *s;
 
+	if (strlen(path) >= sizeof(dir))
+		return hp_errf(e, "%.64s...: path longer than PATH_MAX (%d)",
+			       path, PATH_MAX);
+	strcpy(dir, path);
 	for (s = dir + 1; (s = strchr(s, '/')); s++) {
 		*s = 0;
 		mkdir(dir, 0755);
 		*s = '/';
 	}
-	free(dir);
+	return 0;
 }
 
 int profile_save(const struct profile *p, const char *path, struct hp_err *e)
@@ -119,7 +124,8 @@ int profile_save(const struct profile *p, const char *path, struct hp_err *e)
 	FILE *f;
 	size_t i;
 
-	mkdir_parents(path);
+	if (mkdir_parents(path, e))
+		return -ENAMETOOLONG;
 	f = fopen(path, "w");
 	if (!f)
 		return hp_errf(e, "%s: %s", path, strerror(errno));

@@ -92,12 +92,13 @@ static double read_bps(const uint64_t *buf, size_t words, unsigned int runs)
 	return median(v, runs);
 }
 
-static void blas_open(struct blas *b)
+/* -ENOMEM with @b to blas_close(); no OpenBLAS is not an error. */
+static int blas_open(struct blas *b)
 {
 	memset(b, 0, sizeof(*b));
 	b->lib = dlopen("libopenblas.so.0", RTLD_NOW);
 	if (!b->lib)
-		return;
+		return 0;
 	b->sgemm = (sgemm_fn)dlsym(b->lib, "cblas_sgemm");
 	b->set_threads = (void (*)(int))dlsym(b->lib, "openblas_set_num_threads");
 	b->get_threads = (int (*)(void))dlsym(b->lib, "openblas_get_num_threads");
@@ -106,13 +107,16 @@ static void blas_open(struct blas *b)
 		b->old_threads = b->get_threads();
 		b->set_threads(1);
 	}
-	b->a = xmalloc(sizeof(float) * GEMM_N * GEMM_N);
-	b->b = xmalloc(sizeof(float) * GEMM_N * GEMM_N);
-	b->c = xmalloc(sizeof(float) * GEMM_N * GEMM_N);
+	b->a = malloc(sizeof(float) * GEMM_N * GEMM_N);
+	b->b = malloc(sizeof(float) * GEMM_N * GEMM_N);
+	b->c = malloc(sizeof(float) * GEMM_N * GEMM_N);
+	if (!b->a || !b->b || !b->c)
+		return -ENOMEM;
 	for (int i = 0; i < GEMM_N * GEMM_N; i++) {
 		b->a[i] = (i % 7) * 0.25f;
 		b->b[i] = (i % 5) * 0.5f;
 	}
+	return 0;
 }
 
 static void blas_close(struct blas *b)
@@ -388,12 +392,20 @@ static int measure_links(struct meas *m)
 static void *executor(void *arg)
 {
 	struct meas *m = arg;
-	char *buf = xmalloc(READ_BYTES);
+	char *buf = malloc(READ_BYTES);
 
+	if (!buf) {
+		m->ret = hp_nomem(m->e);
+		return NULL;
+	}
 	memset(buf, 1, READ_BYTES);
 	m->p->mem_bps = read_bps((const uint64_t *)buf, READ_BYTES / 8, HOST_RUNS);
 	free(buf);
-	blas_open(&m->blas);
+	if (blas_open(&m->blas)) {
+		blas_close(&m->blas);
+		m->ret = hp_nomem(m->e);
+		return NULL;
+	}
 	m->p->flops = gemm_flops(&m->blas, HOST_RUNS);
 	m->blas_found = m->blas.sgemm;
 	m->ret = measure_links(m);

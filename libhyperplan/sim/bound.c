@@ -28,6 +28,7 @@
  * a value held at the start has a pool copy.
  * Documentation/planner.md ("The lower bound") has the whole argument.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,7 @@ struct entry {
 
 struct bnd {
 	const struct life *lf;
+	struct hp_mem *mem;	/* failed: the bound is not computed */
 	const struct profile *p;
 	uint32_t ng, *step;	/* grid instants, ascending */
 	double *t;		/* their no-offload times */
@@ -77,13 +79,18 @@ struct bnd {
 	double slack;
 };
 
-static void grid(struct bnd *b)
+static int grid(struct bnd *b)
 {
 	const struct life *lf = b->lf;
 	double T = lf->t0[lf->n] > 0 ? lf->t0[lf->n] : 1;
-	uint8_t *pick = xcalloc(lf->n + 1, 1);
+	uint8_t *pick = hp_calloc(b->mem, (size_t)lf->n + 1, 1);
 	uint32_t top[GRID_T], k, s;
 
+	b->step = hp_array(b->mem, GRID_T + GRID_S + 2, sizeof(*b->step));
+	if (!pick || !b->step) {
+		free(pick);
+		return -ENOMEM;
+	}
 	for (s = 0; s < GRID_T; s++)
 		top[s] = NONE;
 	for (k = 0; k < lf->n; k++) {
@@ -98,14 +105,16 @@ static void grid(struct bnd *b)
 	for (s = 0; s < GRID_S; s++)
 		pick[(uint64_t)lf->n * s / GRID_S] = 1;
 	pick[0] = pick[lf->n] = 1;
-	b->step = xmalloc((GRID_T + GRID_S + 2) * sizeof(*b->step));
 	for (k = 0; k <= lf->n; k++)
 		if (pick[k])
 			b->step[b->ng++] = k;
 	free(pick);
-	b->t = xmalloc(b->ng * sizeof(*b->t));
+	b->t = hp_array(b->mem, b->ng, sizeof(*b->t));
+	if (!b->t)
+		return -ENOMEM;
 	for (k = 0; k < b->ng; k++)
 		b->t[k] = lf->t0[b->step[k]];
+	return 0;
 }
 
 static uint32_t first_grid_after(const struct bnd *b, int64_t a)
@@ -141,7 +150,7 @@ static bool can_miss(const struct bnd *b, uint32_t x, int64_t j, int64_t rel,
 }
 
 /* One entry per grid instant strictly inside each live gap. */
-static void entries(struct bnd *b)
+static int entries(struct bnd *b)
 {
 	const struct life *lf = b->lf;
 	const struct graph *g = lf->g;
@@ -166,13 +175,16 @@ static void entries(struct bnd *b)
 					b->pinned[x] += g->t[t].bytes;
 					continue;
 				}
-				grow(&b->en, &b->cap_en, b->nen, sizeof(*b->en));
+				if (hp_grow(b->mem, &b->en, &b->cap_en, b->nen,
+					    sizeof(*b->en)))
+					return -ENOMEM;
 				b->en[b->nen++] = (struct entry){
 					x, j < lf->n ? j : NONE, rel,
 					g->t[t].bytes };
 			}
 		}
 	}
+	return 0;
 }
 
 static int cmp_read(const void *pa, const void *pb)
@@ -319,7 +331,9 @@ static void knap_levels(const struct bnd *b, struct knap *k, uint32_t sx,
 	k->nused = 0;
 }
 
-static struct gapv *all_gaps(const struct life *lf, size_t *ng)
+/* Out of memory: NULL, with @mem failed. */
+static struct gapv *all_gaps(const struct life *lf, size_t *ng,
+			     struct hp_mem *mem)
 {
 	const struct graph *g = lf->g;
 	struct gapv *v = NULL;
@@ -327,6 +341,7 @@ static struct gapv *all_gaps(const struct life *lf, size_t *ng)
 	int64_t a, j;
 	uint32_t t;
 
+	*ng = 0;
 	for (t = 0; t < g->nt; t++)
 		for (i = 0; i <= nr_accesses(lf, t); i++) {
 			if (!gap_live(lf, t, i))
@@ -334,7 +349,10 @@ static struct gapv *all_gaps(const struct life *lf, size_t *ng)
 			gap_ends(lf, t, i, &a, &j);
 			if (j <= a + 1)
 				continue;
-			grow(&v, &cap, n, sizeof(*v));
+			if (hp_grow(mem, &v, &cap, n, sizeof(*v))) {
+				free(v);
+				return NULL;
+			}
 			v[n++] = (struct gapv){ (uint32_t)(a + 1), (uint32_t)j,
 				(double)g->t[t].bytes,
 				!!(g->t[t].flags & TF_PIN) };
@@ -343,7 +361,7 @@ static struct gapv *all_gaps(const struct life *lf, size_t *ng)
 	return v;
 }
 
-static void averaged(struct bnd *b, const struct profile *p)
+static int averaged(struct bnd *b, const struct profile *p)
 {
 	const struct life *lf = b->lf;
 	const double *t0 = lf->t0;
@@ -351,10 +369,15 @@ static void averaged(struct bnd *b, const struct profile *p)
 	struct knap k = { 0 };
 	uint32_t x, y, ymax, sx, sy, lo, hi, *near, nn;
 	size_t ngap, i;
-	struct gapv *gv = all_gaps(lf, &ngap);
+	struct gapv *gv = all_gaps(lf, &ngap, b->mem);
+	int ret = -ENOMEM;
 
-	b->coarse = xmalloc(b->ng * sizeof(*b->coarse));
-	b->cg = xmalloc((GRID_A + 2) * sizeof(*b->cg));
+	wsint = NULL;
+	near = NULL;
+	b->coarse = hp_array(b->mem, b->ng, sizeof(*b->coarse));
+	b->cg = hp_array(b->mem, GRID_A + 2, sizeof(*b->cg));
+	if (b->mem->failed)
+		goto out;
 	for (x = 0, y = 0; x < b->ng; x++) {
 		b->coarse[x] = -1;
 		if ((y <= GRID_A && b->t[x] >= T * y / GRID_A) ||
@@ -365,17 +388,19 @@ static void averaged(struct bnd *b, const struct profile *p)
 				y++;
 		}
 	}
-	b->lev = xcalloc((size_t)b->ncg * SPAN_A * NLEV, sizeof(double));
-	wsint = xmalloc((lf->n + 1) * sizeof(*wsint));
+	b->lev = hp_calloc(b->mem, (size_t)b->ncg * SPAN_A * NLEV, sizeof(double));
+	wsint = hp_array(b->mem, (size_t)lf->n + 1, sizeof(*wsint));
+	k.w = hp_calloc(b->mem, NBUCK, sizeof(double));
+	k.v = hp_calloc(b->mem, NBUCK, sizeof(double));
+	k.top = hp_calloc(b->mem, NBUCK, sizeof(double));
+	k.used = hp_array(b->mem, NBUCK, sizeof(*k.used));
+	near = hp_array(b->mem, ngap, sizeof(*near));
+	if (b->mem->failed)
+		goto out;
 	wsint[0] = 0;
 	for (x = 0; x < lf->n; x++)
 		wsint[x + 1] = wsint[x] + (double)lf->ws[x] *
 			       (t0[x + 1] - t0[x]);
-	k.w = xcalloc(NBUCK, sizeof(double));
-	k.v = xcalloc(NBUCK, sizeof(double));
-	k.top = xcalloc(NBUCK, sizeof(double));
-	k.used = xmalloc(NBUCK * sizeof(*k.used));
-	near = xmalloc((ngap ? ngap : 1) * sizeof(*near));
 	for (x = 0; x + 1 < b->ncg; x++) {
 		sx = b->step[b->cg[x]];
 		ymax = x + SPAN_A < b->ncg - 1 ? x + SPAN_A : b->ncg - 1;
@@ -413,6 +438,8 @@ static void averaged(struct bnd *b, const struct profile *p)
 					    NLEV]);
 		}
 	}
+	ret = 0;
+out:
 	free(near);
 	free(k.w);
 	free(k.v);
@@ -420,6 +447,7 @@ static void averaged(struct bnd *b, const struct profile *p)
 	free(k.used);
 	free(wsint);
 	free(gv);
+	return ret;
 }
 
 /* The stall the averaged window from coarse x to y needs at @budget. */
@@ -479,32 +507,37 @@ static double forced_stall(const struct bnd *b, const struct profile *p,
 }
 
 uint64_t lower_bound(const struct life *lf, const struct profile *p,
-		     double max_slow)
+		     double max_slow, struct hp_mem *mem)
 {
-	struct bnd b = { .lf = lf, .p = p };
-	double lo, hi = lf->peak0, mid, *best;
+	struct bnd b = { .lf = lf, .p = p, .mem = mem };
+	double lo, hi = lf->peak0, mid, *best = NULL;
 	double slack = max_slow * lf->t0[lf->n];
 	int it;
 
 	if (!lf->n)
 		return 0;
 	lo = life_floor(lf, NULL);
-	grid(&b);
-	b.pinned = xcalloc(b.ng, sizeof(*b.pinned));
+	if (grid(&b))
+		goto out;
+	b.pinned = hp_calloc(mem, b.ng, sizeof(*b.pinned));
 	b.slack = slack;
-	entries(&b);
+	if (!b.pinned || entries(&b))
+		goto out;
 	/* what cannot leave in time stays at any budget */
 	for (it = 0; it < (int)b.ng; it++)
 		if (stay(&b, (uint32_t)it) > lo)
 			lo = stay(&b, (uint32_t)it);
 	if (hi < lo)
 		hi = lo;
-	b.ah = xcalloc((size_t)b.ng * b.ng, sizeof(double));
-	b.ad = xcalloc((size_t)b.ng * b.ng, sizeof(double));
-	best = xmalloc(b.ng * sizeof(*best));
+	b.ah = hp_calloc(mem, (size_t)b.ng * b.ng, sizeof(double));
+	b.ad = hp_calloc(mem, (size_t)b.ng * b.ng, sizeof(double));
+	best = hp_array(mem, b.ng, sizeof(*best));
+	if (!b.ah || !b.ad || !best)
+		goto out;
 	windows(&b, false);
 	windows(&b, true);
-	averaged(&b, p);
+	if (averaged(&b, p))
+		goto out;
 	if (forced_stall(&b, p, lo, best) > slack) {
 		for (it = 0; it < 40 && hi - lo > 1e-4 * lo; it++) {
 			mid = (lo + hi) / 2;
@@ -516,6 +549,9 @@ uint64_t lower_bound(const struct life *lf, const struct profile *p,
 	} else {
 		hi = lo;
 	}
+out:
+	if (mem->failed)
+		hi = 0;
 	free(best);
 	free(b.ah);
 	free(b.ad);

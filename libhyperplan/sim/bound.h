@@ -10,7 +10,8 @@
 #include "life.h"
 #include "profile.h"
 
+/* 0 with @mem failed when memory runs out (0 is also the empty graph's). */
 uint64_t lower_bound(const struct life *lf, const struct profile *p,
-		     double max_slow);
+		     double max_slow, struct hp_mem *mem);
 
 #endif

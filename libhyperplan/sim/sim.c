@@ -5,6 +5,7 @@
  * a tensor, and given back at a detach, or when the store in flight for a
  * detached tensor completes.
  */
+#include <errno.h>
 #include <string.h>
 
 #include <hyper/residency.h>
@@ -19,6 +20,7 @@ struct sim {
 	const struct sim_hooks *h;
 	struct sim_result *r;
 	struct hp_err *e;
+	struct hp_mem *hm;	/* the plan's allocations */
 	uint8_t *st;		/* residency state, <hyper/residency.h> */
 	double *fetch_done, *store_done;
 	struct heap pend;	/* detached tensors by store completion */
@@ -120,10 +122,12 @@ static int cache_op(struct sim *m, const struct cop *c)
 		stream(m, t, 1);
 		break;
 	default:
-		if (m->store_done[t] > m->now)
-			heap_push(&m->pend, m->store_done[t], t);
-		else
+		if (m->store_done[t] > m->now) {
+			if (heap_push(&m->pend, m->store_done[t], t, m->hm))
+				return hp_nomem(m->e);
+		} else {
 			mem_set(m, m->now, -(int64_t)m->g->t[t].bytes);
+		}
 		break;
 	}
 	m->st[t] = hyper_residency_next(m->st[t], c->kind);
@@ -134,9 +138,13 @@ static int slot(struct sim *m, size_t sl)
 {
 	size_t i;
 
-	for (i = m->s->slot_off[sl]; i < m->s->slot_off[sl + 1]; i++)
-		if (cache_op(m, &m->s->cops[i]))
-			return -1;
+	int ret;
+
+	for (i = m->s->slot_off[sl]; i < m->s->slot_off[sl + 1]; i++) {
+		ret = cache_op(m, &m->s->cops[i]);
+		if (ret)
+			return ret;
+	}
 	return 0;
 }
 
@@ -146,10 +154,13 @@ static int run_step(struct sim *m, uint32_t k)
 	double ready = m->now, start;
 	uint32_t i, t;
 
+	int ret;
+
 	m->step = k;
 	free_done(m);
-	if (slot(m, 2 * k))
-		return -1;
+	ret = slot(m, 2 * k);
+	if (ret)
+		return ret;
 	for (i = 0; i < o->n_in; i++) {
 		t = op_in(m->g, o)[i];
 		if (hyper_residency_check(m->st[t], HYPER_RES_USE))
@@ -174,33 +185,38 @@ static int run_step(struct sim *m, uint32_t k)
 	return slot(m, 2 * k + 1);
 }
 
-static void sim_init(struct sim *m, const struct sched *s)
+static int sim_init(struct sim *m, const struct sched *s)
 {
 	const struct graph *g = s->g;
 	size_t t;
 
-	m->st = xcalloc(g->nt, 1);
-	m->fetch_done = xcalloc(g->nt, sizeof(double));
-	m->store_done = xcalloc(g->nt, sizeof(double));
+	m->st = hp_calloc(m->hm, g->nt, 1);
+	m->fetch_done = hp_calloc(m->hm, g->nt, sizeof(double));
+	m->store_done = hp_calloc(m->hm, g->nt, sizeof(double));
+	/* a tensor waits in pend once at a time: a prefetch waits for it */
+	if (!m->st || !m->fetch_done || !m->store_done ||
+	    heap_reserve(&m->pend, g->nt, m->hm))
+		return hp_nomem(m->e);
 	for (t = 0; t < g->nt; t++) {
 		m->st[t] = hyper_residency_start(s->home[t]);
 		if (m->st[t] & HYPER_RES_DEVICE)
 			mem_set(m, 0, g->t[t].bytes);
 	}
+	return 0;
 }
 
 int simulate(const struct sched *s, const struct profile *p,
 	     const struct sim_hooks *hooks, struct sim_result *r,
-	     struct hp_err *e)
+	     struct hp_mem *mem, struct hp_err *e)
 {
 	struct sim m = { .s = s, .g = s->g, .p = p, .h = hooks, .r = r,
-			 .e = e };
+			 .e = e, .hm = mem };
 	uint32_t k;
-	int ret = 0;
+	int ret;
 
 	memset(r, 0, sizeof(*r));
-	sim_init(&m, s);
-	if (s->budget && m.mem > s->budget)
+	ret = sim_init(&m, s);
+	if (!ret && s->budget && m.mem > s->budget)
 		ret = hp_errf(e, "schedule start: tensors whose home is \"device\" exceed the budget");
 	for (k = 0; k < s->n && !ret; k++)
 		ret = run_step(&m, k);
@@ -210,5 +226,5 @@ int simulate(const struct sched *s, const struct profile *p,
 	free(m.fetch_done);
 	free(m.store_done);
 	heap_free(&m.pend);
-	return ret ? -1 : 0;
+	return ret == -ENOMEM ? ret : ret ? -1 : 0;
 }

@@ -30,9 +30,10 @@ struct sim_result {
 	double h2d_bytes, d2h_bytes;
 };
 
+/* 0; -1: the schedule breaks a rule or its budget (said in @e); -ENOMEM. */
 int simulate(const struct sched *s, const struct profile *p,
 	     const struct sim_hooks *hooks, struct sim_result *r,
-	     struct hp_err *e);
+	     struct hp_mem *mem, struct hp_err *e);
 
 static inline double slowdown(const struct sim_result *r)
 {

@@ -6,7 +6,8 @@ PLAN_TESTS	:= plan_props plan_input plan_units plan_api plan_config \
 		   plan_bound plan_oom plan_arena
 PLAN_TEST_BINS	:= $(addprefix $(O)/san/selftests/plan/,$(PLAN_TESTS))
 PLAN_TEST_DEPS	:= selftests/plan/checker.c selftests/plan/checker.h \
-		   selftests/plan/plan_cases.h selftests/plan/plan_chain.h
+		   selftests/plan/plan_cases.h selftests/plan/plan_chain.h \
+		   selftests/plan/plan_random.h
 PLAN_CLI	:= $(O)/san/bin/hyper-plan
 
 $(O)/san/selftests/plan/%: selftests/plan/%.c $(PLAN_TEST_DEPS) \
@@ -17,6 +18,31 @@ $(O)/san/selftests/plan/%: selftests/plan/%.c $(PLAN_TEST_DEPS) \
 		selftests/plan/checker.c $(HPL_SAN_LIBS)
 
 NATIVE_TESTS += $(PLAN_TEST_BINS)
+
+# plan_threads: plans of one graph at once from several threads, under
+# ThreadSanitizer.  TSan cannot share a program with ASan, so the planner,
+# libhyper and util are built a third time, with clang's -fsanitize=thread
+# (the harness's own printf wrappers take their formats as arguments).
+PLAN_TSAN_CFLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+PLAN_TSAN_SRCS	:= $(HPL_SRCS) $(LIBHYPER_SRCS) $(UTIL_SRCS)
+PLAN_TSAN_OBJS	:= $(PLAN_TSAN_SRCS:%.c=$(O)/tsan/%.o)
+PLAN_THREADS	:= $(O)/tsan/selftests/plan/plan_threads
+
+$(HPL_SRCS:%.c=$(O)/tsan/%.o): ALL_CFLAGS += $(HPL_INC)
+$(O)/tsan/libhyperplan/gen/models.o: \
+	ALL_CFLAGS += -DHP_SRC_CONFIGS='"$(CURDIR)/tools/hyper-plan/configs"'
+$(O)/tsan/%.o: %.c
+	@mkdir -p $(@D)
+	$(CLANG) $(ALL_CFLAGS) $(PLAN_TSAN_CFLAGS) -MMD -MP -c $< -o $@
+
+$(PLAN_THREADS): selftests/plan/plan_threads.c selftests/plan/plan_random.h \
+		$(PLAN_TSAN_OBJS) $(KSFT_STAMP)
+	@mkdir -p $(@D)
+	$(CLANG) $(TEST_CFLAGS) -Wno-format-nonliteral $(PLAN_TSAN_CFLAGS) \
+		$(HPL_INC) -o $@ $< \
+		$(PLAN_TSAN_OBJS) $(LIBHYPER_LIBS) $(HPL_LIBS) -lpthread
+
+NATIVE_TESTS += $(PLAN_THREADS)
 
 # hyper-run's timeline drawn by hyper-timeline, through hyper-plan
 # --timeline: a script over the binaries.
@@ -69,3 +95,6 @@ $(O)/san/selftests/plan/arena_run_test: selftests/plan/arena_run_test.sh selftes
 	chmod +x $@
 
 NATIVE_TESTS += $(O)/san/selftests/plan/arena_run_test
+
+# The TSan objects' header dependencies (the Makefile reads obj/ and san/).
+-include $(shell find $(O)/tsan -name '*.d' 2>/dev/null)

@@ -293,13 +293,13 @@ TEST(bad_plan_is_caught)
 	size_t i;
 
 	ASSERT_EQ(0, hyper_plan_run(g, &o, &p, err, sizeof(err))) TH_LOG("%s", err);
-	ASSERT_EQ(0, sched_check(&p->res.s, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, sched_check(&p->res.s, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
 	for (i = 0; i < p->res.s.ncops; i++)
 		if (p->res.s.cops[i].kind == HYPER_OP_PREFETCH)
 			break;
 	ASSERT_LT(i, p->res.s.ncops);
 	p->res.s.cops[i].kind = HYPER_OP_DETACH;
-	EXPECT_EQ(-EINVAL, sched_check(&p->res.s, &e));
+	EXPECT_EQ(-EINVAL, sched_check(&p->res.s, &(struct hp_mem){ 0 }, &e));
 	EXPECT_NE(NULL, strstr(e.msg, "internal error: libhyper's validator refuses the plan"))
 		TH_LOG("%s", e.msg);
 	TH_LOG("caught: %s", e.msg);

@@ -150,11 +150,11 @@ static int one(struct __test_metadata *_metadata, const struct plan_case *c,
 
 		gl.budget = floor + (j.lf.peak0 - floor) * where;
 	}
-	job_problem(&j, &pb, &gl);
+	job_problem(&j, &pb, &gl, &j.g.mem);
 	if (!run_policy_fit(POL_PLAN, &pb, &r, &e) && r.ok) {
 		laid = layout_ok(_metadata, &j, &r, gl.budget);
 		/* and libhyper takes it as it is */
-		EXPECT_EQ(0, sched_check(&r.s, &e)) TH_LOG("%s", e.msg);
+		EXPECT_EQ(0, sched_check(&r.s, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
 		result_free(&r);
 	}
 	job_free(&j);

@@ -78,8 +78,8 @@ static void try_all(struct __test_metadata *_metadata, const struct life *lf,
 			ev[nev] = c[i].ev;
 			ev[nev++].fetch_step = (int32_t)(c[i].first + pick[i] - 1);
 		}
-		ASSERT_EQ(0, sched_build(&s, lf, ev, nev, &e)) TH_LOG("%s", e.msg);
-		ASSERT_EQ(0, simulate(&s, p, NULL, &r, &e)) TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, sched_build(&s, lf, ev, nev, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, simulate(&s, p, NULL, &r, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
 		sched_free(&s);
 		b->tried++;
 		for (l = 0; l < ARRAY_SIZE(slows); l++)
@@ -96,12 +96,13 @@ static void try_all(struct __test_metadata *_metadata, const struct life *lf,
 static void exhaustive(struct __test_metadata *_metadata, struct graph *g,
 		       const struct profile *p)
 {
-	uint32_t *order = xmalloc(g->nop * sizeof(*order)), k;
+	uint32_t *order = malloc(g->nop * sizeof(*order)), k;
 	struct choice c[32];
 	size_t nc, l, total = 1;
 	struct best b;
 	struct life lf;
 
+	ASSERT_NE(NULL, order);
 	for (k = 0; k < g->nop; k++)
 		order[k] = k;
 	ASSERT_EQ(0, life_build(&lf, g, order, &g->mem));
@@ -113,7 +114,7 @@ static void exhaustive(struct __test_metadata *_metadata, struct graph *g,
 	try_all(_metadata, &lf, p, c, nc, &b);
 	EXPECT_EQ(total, b.tried);
 	for (l = 0; l < ARRAY_SIZE(slows); l++) {
-		uint64_t bound = lower_bound(&lf, p, slows[l]);
+		uint64_t bound = lower_bound(&lf, p, slows[l], &(struct hp_mem){ 0 });
 
 		/* no offload is among the schedules: there is an optimum */
 		ASSERT_NE(UINT64_MAX, b.peak[l]);

@@ -254,10 +254,10 @@ TEST_F_TIMEOUT(slow, every_family_plans_valid_schedules, 600)
 			ASSERT_EQ(0, build(&j.g, shipped[i], train, &m, names,
 					   sizeof(names), &e)) TH_LOG("%s", e.msg);
 			ASSERT_EQ(0, job_prepare(&j, false, &e)) TH_LOG("%s", e.msg);
-			job_problem(&j, &pb, &gl);
+			job_problem(&j, &pb, &gl, &j.g.mem);
 			ASSERT_EQ(0, run_policy(POL_PLAN, &pb, &r, &e))
 				TH_LOG("%s %s: %s", shipped[i], train ? "train" : "infer", e.msg);
-			EXPECT_EQ(0, sched_check(&r.s, &e)) TH_LOG("%s", e.msg);
+			EXPECT_EQ(0, sched_check(&r.s, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
 			EXPECT_LE(r.sim.peak, j.lf.peak0);
 			result_free(&r);
 			job_free(&j);

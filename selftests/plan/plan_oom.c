@@ -4,12 +4,16 @@
  * building makes is failed in turn (the graph's hp_mem test hook), and
  * the call that hit it must return -ENOMEM with a message, leave the
  * graph as it was (the same call then succeeds), and leak nothing.  The
- * harness runs each test in a child that leaves by _exit(), past
- * LeakSanitizer's check at exit: each test asks for it itself.
+ * same for each plan, through its own hp_mem (hp_plan_run()): the search,
+ * every policy, the simulator, the arena, the bound and the hand-over to
+ * libhyper; and for the JSON reader (graph_load_json()).  The harness
+ * runs each test in a child that leaves by _exit(), past LeakSanitizer's
+ * check at exit: each test asks for it itself.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 
@@ -23,7 +27,9 @@
 #include <hyper/plan.h>
 
 #include "api.h"
+#include "graph_json.h"
 #include "plan_cases.h"
+#include "plan_random.h"
 #include "profile.h"
 
 #define MIB	(1024ULL * 1024)
@@ -265,6 +271,196 @@ TEST(a_later_error_is_not_reported_as_nomem)
 	EXPECT_NE(NULL, strstr(hyper_plan_graph_last_error(g), "duplicate id"));
 	hyper_plan_graph_free(g);
 	EXPECT_EQ(0, leaks());
+}
+
+/*
+ * The allocations of a run that made @total, failed in turn: all of them
+ * up to ALL_UP_TO, else the first and last SAMPLE_ENDS and SAMPLE_MID
+ * spread evenly between (each run repeats the work before its failure).
+ */
+#define ALL_UP_TO	300
+#define SAMPLE_ENDS	100
+#define SAMPLE_MID	120
+
+static uint64_t next_index(uint64_t n, uint64_t total)
+{
+	uint64_t stride;
+
+	if (total <= ALL_UP_TO || n < SAMPLE_ENDS || n >= total - SAMPLE_ENDS)
+		return n + 1;
+	stride = (total - 2 * SAMPLE_ENDS) / SAMPLE_MID + 1;
+	n += stride;
+	return n < total - SAMPLE_ENDS ? n : total - SAMPLE_ENDS;
+}
+
+/* A random graph with a refined order, read back through the API. */
+static struct hyper_plan_graph *random_graph(struct __test_metadata *_metadata,
+					     const char *path)
+{
+	return plan_random(_metadata, path, 48, 5);
+}
+
+static int plan_with(struct hyper_plan_graph *g,
+		     const struct hyper_plan_opts *o, uint64_t fail_at,
+		     struct hyper_plan_prediction *pr, uint64_t *nr,
+		     char *err, size_t errlen)
+{
+	struct hp_mem mem = { .fail_at = fail_at };
+	struct hyper_plan *p = (void *)1;
+	int ret = hp_plan_run(g, o, &p, &mem, err, errlen);
+
+	if (nr)
+		*nr = mem.nr;
+	if (ret)
+		return p ? -EFAULT : ret;	/* a failed run hands out nothing */
+	ret = hyper_plan_prediction(p, pr);
+	hyper_plan_free(p);
+	return ret;
+}
+
+FIXTURE(plan) {
+	struct hyper_plan_graph *g;
+	struct hyper_plan_prediction lowest;
+	char path[64];
+};
+
+FIXTURE_SETUP(plan)
+{
+	struct hyper_plan_opts o = { .profile = "h100-pcie" };
+	char err[256];
+
+	snprintf(self->path, sizeof(self->path), "/tmp/hyper-plan-oom-%d.json",
+		 (int)getpid());
+	self->g = random_graph(_metadata, self->path);
+	ASSERT_EQ(0, plan_with(self->g, &o, 0, &self->lowest, NULL, err,
+			       sizeof(err))) TH_LOG("%s", err);
+	ASSERT_TRUE(self->g->j.has_ref);	/* both orders are searched */
+}
+
+FIXTURE_TEARDOWN(plan)
+{
+	hyper_plan_graph_free(self->g);
+	unlink(self->path);
+}
+
+FIXTURE_VARIANT(plan) {
+	const char *path;	/* what the run goes through */
+	uint32_t policy, flags;
+	int budget;		/* 0: lowest peak; 1: halfway to no offload;
+				 * 2: just above the floor */
+};
+
+FIXTURE_VARIANT_ADD(plan, search_and_bound) {
+	"the planner's search, both baselines, the bound",
+	HYPER_PLAN_POLICY_PLAN, HYPER_PLAN_BOUND, 0,
+};
+FIXTURE_VARIANT_ADD(plan, search_at_budget) {
+	"the search at a budget, its arena fitted, the baselines fitted",
+	HYPER_PLAN_POLICY_PLAN, 0, 1,
+};
+FIXTURE_VARIANT_ADD(plan, search_near_the_floor) {
+	"the search where no arena fits, and at the lower budgets after",
+	HYPER_PLAN_POLICY_PLAN, 0, 2,
+};
+FIXTURE_VARIANT_ADD(plan, none) {
+	"no offload", HYPER_PLAN_POLICY_NONE, 0, 0,
+};
+FIXTURE_VARIANT_ADD(plan, distance_at_budget) {
+	"the distance policy at a budget", HYPER_PLAN_POLICY_DISTANCE, 0, 1,
+};
+FIXTURE_VARIANT_ADD(plan, greedy_at_budget) {
+	"the greedy policy at a budget", HYPER_PLAN_POLICY_GREEDY, 0, 1,
+};
+
+/*
+ * Each allocation of a plan fails in turn: -ENOMEM, "out of memory", no
+ * plan handed out, nothing leaked, and the graph as it was: the same plan
+ * comes out again.
+ */
+TEST_F_TIMEOUT(plan, every_allocation_fails_cleanly, 600)
+{
+	uint64_t floor = life_floor(&self->g->j.lf, NULL);
+	struct hyper_plan_opts o = {
+		.profile = "h100-pcie", .policy = variant->policy,
+		.flags = variant->flags,
+		.budget_bytes = variant->budget == 1 ?
+			(self->lowest.peak_device_bytes +
+			 self->lowest.baseline_peak_bytes) / 2 :
+			variant->budget == 2 ?
+			floor + (self->g->j.lf.peak0 - floor) / 50 : 0,
+	};
+	struct hyper_plan_prediction ref, pr;
+	uint64_t total, n, tried = 0;
+	char err[256];
+
+	ASSERT_EQ(0, plan_with(self->g, &o, 0, &ref, &total, err, sizeof(err)))
+		TH_LOG("%s", err);
+	ASSERT_GE(total, 10);
+	for (n = 1; n <= total; n = next_index(n, total), tried++) {
+		EXPECT_EQ(-ENOMEM, plan_with(self->g, &o, n, &pr, NULL, err,
+					     sizeof(err)))
+			TH_LOG("%s: allocation %llu of %llu: %s", variant->path,
+			       (unsigned long long)n, (unsigned long long)total,
+			       err);
+		EXPECT_NE(NULL, strstr(err, "out of memory"))
+			TH_LOG("allocation %llu: \"%s\"", (unsigned long long)n,
+			       err);
+		if (tried % 32 && n < total)
+			continue;
+		ASSERT_EQ(0, plan_with(self->g, &o, 0, &pr, NULL, err,
+				       sizeof(err))) TH_LOG("%s", err);
+		EXPECT_TRUE(plan_same(&ref, &pr))
+			TH_LOG("after allocation %llu failed, the plan differs",
+			       (unsigned long long)n);
+	}
+	EXPECT_EQ(0, leaks());
+	TH_LOG("%s: %llu of %llu allocations failed in turn", variant->path,
+	       (unsigned long long)tried, (unsigned long long)total);
+}
+
+/* The JSON reader: each of its allocations fails in turn. */
+TEST(reading_json_fails_cleanly)
+{
+	uint64_t start, total, n, tried = 0;
+	struct hyper_plan_graph *g;
+	struct hp_err e;
+	struct graph ref, gr;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/tmp/hyper-plan-oom-json-%d.json",
+		 (int)getpid());
+	g = random_graph(_metadata, path);
+	hyper_plan_graph_free(g);
+	ASSERT_EQ(0, graph_init(&ref, "ref"));
+	start = ref.mem.nr;
+	ASSERT_EQ(0, graph_load_json(&ref, path, &e)) TH_LOG("%s", e.msg);
+	total = ref.mem.nr - start;
+	ASSERT_GE(total, 10);
+	for (n = 1; n <= total; n = next_index(n, total), tried++) {
+		int ret;
+
+		ASSERT_EQ(0, graph_init(&gr, "g"));
+		gr.mem.fail_at = gr.mem.nr + n;
+		ret = graph_load_json(&gr, path, &e);
+		EXPECT_NE(0, ret) TH_LOG("allocation %llu", (unsigned long long)n);
+		EXPECT_TRUE(gr.mem.failed);
+		EXPECT_NE(NULL, strstr(e.msg, "out of memory"))
+			TH_LOG("allocation %llu: \"%s\"", (unsigned long long)n,
+			       e.msg);
+		graph_free(&gr);
+	}
+	/* read again whole, it is the same graph */
+	ASSERT_EQ(0, graph_init(&gr, "g"));
+	ASSERT_EQ(0, graph_load_json(&gr, path, &e)) TH_LOG("%s", e.msg);
+	unlink(path);
+	EXPECT_EQ(ref.nt, gr.nt);
+	EXPECT_EQ(ref.nop, gr.nop);
+	EXPECT_EQ(ref.nrefs, gr.nrefs);
+	graph_free(&gr);
+	graph_free(&ref);
+	EXPECT_EQ(0, leaks());
+	TH_LOG("%llu of %llu allocations failed in turn",
+	       (unsigned long long)tried, (unsigned long long)total);
 }
 
 TEST_HARNESS_MAIN

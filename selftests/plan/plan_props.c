@@ -62,8 +62,8 @@ static void policies_on(struct __test_metadata *_metadata, struct job *j,
 	uint64_t bound;
 	int pol;
 
-	job_problem(j, &pb, &gl);
-	bound = job_bound(j, SLOW);
+	job_problem(j, &pb, &gl, &j->g.mem);
+	bound = job_bound(j, SLOW, &j->g.mem);
 	for (pol = 0; pol < POL_NR; pol++) {
 		if (run_policy(pol, &pb, &res[pol], &e)) {
 			/* a baseline may find nothing; the planner may not */
@@ -184,7 +184,7 @@ static bool within_budget(struct __test_metadata *_metadata,
 		return false;
 	floor = life_floor(&j.lf, NULL);
 	gl.budget = floor + (j.lf.peak0 - floor) * where;
-	job_problem(&j, &pb, &gl);
+	job_problem(&j, &pb, &gl, &j.g.mem);
 	if (!run_plan(&pb, &r, &e)) {
 		EXPECT_EQ(gl.budget, r.s.budget);
 		EXPECT_LE(r.sim.peak, gl.budget);
@@ -245,7 +245,7 @@ static void no_loss_at_budget(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, case_job(&j, c, p, &e)) TH_LOG("%s", e.msg);
 	floor = life_floor(&j.lf, NULL);
 	gl.budget = floor + (j.lf.peak0 - floor) * where;
-	job_problem(&j, &pb, &gl);
+	job_problem(&j, &pb, &gl, &j.g.mem);
 	for (pol = POL_PLAN; pol <= POL_GREEDY; pol++)
 		run_policy(pol, &pb, &res[pol], &e);
 	for (pol = POL_DISTANCE; pol <= POL_GREEDY; pol++) {
@@ -306,7 +306,7 @@ static void no_loss_fitted(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, case_job(&j, c, p, &e)) TH_LOG("%s", e.msg);
 	floor = life_floor(&j.lf, NULL);
 	gl.budget = budget ? budget : floor + (j.lf.peak0 - floor) * where;
-	job_problem(&j, &pb, &gl);
+	job_problem(&j, &pb, &gl, &j.g.mem);
 	for (pol = POL_PLAN; pol <= POL_GREEDY; pol++)
 		if (run_policy_fit(pol, &pb, &res[pol], &e) == -ENOMEM)
 			ASSERT_TRUE(0) TH_LOG("%s", e.msg);
@@ -361,6 +361,93 @@ TEST_F_TIMEOUT(fitted, never_loses_at_a_budget_once_fitted, 600)
 }
 
 /* The refined order, even with nothing offloaded, keeps every dependency. */
+/*
+ * More budget never hurts (issue 24): on each graph, budgets from just
+ * above the floor up to no offload, planned as hyper_plan_run() does
+ * (run_policy_fit()).  Once a budget has a plan, every larger one has
+ * one, and once its arena fits, every larger one's fits.  A larger
+ * budget's plan may still be slower than a smaller one's: that is logged,
+ * not yet held (Documentation/planner.md).
+ */
+struct at_budget {
+	uint64_t budget;
+	bool ok, fits;
+	double slow;
+};
+
+static void monotone_on(struct __test_metadata *_metadata,
+			const struct plan_case *c, const struct profile *p,
+			unsigned int *plans)
+{
+	static const double where[] = { 0.01, 0.03, 0.06, 0.1, 0.15, 0.2,
+					0.3, 0.4, 0.55, 0.7, 0.85, 1.0 };
+	struct at_budget at[ARRAY_SIZE(where)];
+	struct job j = { 0 };
+	struct hp_err e;
+	uint64_t floor;
+	size_t a, b;
+
+	ASSERT_EQ(0, case_job(&j, c, p, &e)) TH_LOG("%s", e.msg);
+	floor = life_floor(&j.lf, NULL);
+	for (a = 0; a < ARRAY_SIZE(where); a++) {
+		struct goal gl = { SLOW, floor + (j.lf.peak0 - floor) * where[a] };
+		struct problem pb;
+		struct result r;
+		int ret;
+
+		job_problem(&j, &pb, &gl, &j.g.mem);
+		ret = run_policy_fit(POL_PLAN, &pb, &r, &e);
+		ASSERT_NE(-ENOMEM, ret);
+		at[a] = (struct at_budget){ gl.budget, !ret && r.ok,
+					    !ret && r.ok && !r.s.arena_over,
+					    slowdown(&r.sim) };
+		if (at[a].ok) {
+			EXPECT_LE(r.sim.peak, gl.budget);
+			valid(_metadata, &j, &r);
+			(*plans)++;
+		}
+		result_free(&r);
+	}
+	for (a = 0; a < ARRAY_SIZE(where); a++)
+		for (b = a + 1; b < ARRAY_SIZE(where); b++) {
+			if (at[a].ok)
+				EXPECT_TRUE(at[b].ok)
+					TH_LOG("%s on %s: a plan at %llu bytes, none at %llu",
+					       j.g.name, p->name,
+					       (unsigned long long)at[a].budget,
+					       (unsigned long long)at[b].budget);
+			if (at[a].fits)
+				EXPECT_TRUE(at[b].fits)
+					TH_LOG("%s on %s: the arena fits %llu bytes, not %llu",
+					       j.g.name, p->name,
+					       (unsigned long long)at[a].budget,
+					       (unsigned long long)at[b].budget);
+			if (at[a].fits && at[b].fits && at[b].slow > at[a].slow)
+				TH_LOG("%s on %s: slower at %llu bytes (%.6f) than at %llu (%.6f)",
+				       j.g.name, p->name,
+				       (unsigned long long)at[b].budget,
+				       at[b].slow,
+				       (unsigned long long)at[a].budget,
+				       at[a].slow);
+		}
+	job_free(&j);
+}
+
+TEST_F_TIMEOUT(fitted, more_budget_never_hurts, 600)
+{
+	unsigned int seed, plans = 0;
+
+	for (seed = 1; seed <= 12; seed++) {
+		struct plan_case c = { NULL, NULL, 20 + seed * 23 % 120,
+				       seed + 500 };
+
+		monotone_on(_metadata, &c,
+			    &profile_table[seed % profile_table_len], &plans);
+	}
+	monotone_on(_metadata, &models[1], &profile_table[0], &plans);
+	TH_LOG("%u plans", plans);
+}
+
 TEST(refined_order_keeps_dependencies)
 {
 	unsigned int seed, moved = 0;
@@ -376,7 +463,7 @@ TEST(refined_order_keeps_dependencies)
 		ASSERT_EQ(0, case_job(&j, &c, &profile_table[0], &e));
 		if (j.has_ref) {
 			moved++;
-			ASSERT_EQ(0, sched_build(&s, &j.lf_ref, NULL, 0, &e));
+			ASSERT_EQ(0, sched_build(&s, &j.lf_ref, NULL, 0, &(struct hp_mem){ 0 }, &e));
 			text = schedule_text(&s);
 			EXPECT_EQ(0, check_schedule(&j.g, text, &cr))
 				TH_LOG("seed %u: %s", seed, cr.msg);

@@ -46,7 +46,7 @@ TEST(calendar_runs_do_not_cross)
 	struct calendar c;
 	uint32_t first, last;
 
-	cal_init(&c, 5);
+	cal_init(&c, 5, &(struct hp_mem){ 0 });
 	cal_reset(&c, cap, 1.0);
 	EXPECT_EQ(40, cal_avail(&c, 0, 4));
 	EXPECT_EQ(2, cal_reach(&c, 0, 15));
@@ -109,9 +109,9 @@ TEST(simulator_stalls_only_on_what_is_late)
 	/* the prefetch takes 1.0005 ms and a computes 2 ms: hidden */
 	two_ops(&g, 2000000);
 	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
-	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &e));
+	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &(struct hp_mem){ 0 }, &e));
 	EXPECT_EQ(HYPER_HOME_POOL, s.home[0]);
-	ASSERT_EQ(0, simulate(&s, &gbps, NULL, &r, &e));
+	ASSERT_EQ(0, simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
 	EXPECT_EQ(0, r.stall_ns);
 	EXPECT_EQ(2001000, r.makespan_ns);
 	EXPECT_EQ(1002000, r.peak);
@@ -122,8 +122,8 @@ TEST(simulator_stalls_only_on_what_is_late)
 	/* 1 ms + 0.5 us to fetch, a computes 0.5 ms: b waits the rest */
 	two_ops(&g, 500000);
 	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
-	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &e));
-	ASSERT_EQ(0, simulate(&s, &gbps, NULL, &r, &e));
+	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &(struct hp_mem){ 0 }, &e));
+	ASSERT_EQ(0, simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
 	EXPECT_EQ(500500, r.stall_ns);
 	EXPECT_EQ(1001500, r.makespan_ns);
 	EXPECT_EQ(1e6, r.h2d_bytes);
@@ -146,27 +146,27 @@ TEST(simulator_replays_the_shared_residency_rules)
 
 	two_ops(&g, 2000000);
 	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
-	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &e));
+	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &(struct hp_mem){ 0 }, &e));
 	ASSERT_EQ(HYPER_HOME_POOL, s.home[0]);
 	s.home[0] = HYPER_HOME_NONE;	/* w's prefetch before a: no pool copy */
-	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &e));
+	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
 	EXPECT_STREQ("step 0 (a): prefetch of tensor \"w\" which has no pool copy",
 		     e.msg);
 	s.home[0] = HYPER_HOME_DEVICE;
-	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &e));
+	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
 	EXPECT_STREQ("step 0 (a): prefetch of tensor \"w\" which is already resident",
 		     e.msg);
 	s.home[0] = HYPER_HOME_POOL;
 	ASSERT_EQ(HYPER_OP_PREFETCH, s.cops[0].kind);	/* w's, alone in slot 0 */
 	ASSERT_EQ(1, s.slot_off[1]);
 	s.cops[0].kind = HYPER_OP_DETACH;
-	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &e));
+	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
 	EXPECT_STREQ("step 0 (a): detach of tensor \"w\" which is not resident",
 		     e.msg);
 	s.cops[0].kind = HYPER_OP_PREFETCH;
 	/* the prefetch moves after b, which then reads w from nowhere */
 	s.slot_off[1] = s.slot_off[2] = s.slot_off[3] = 0;
-	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &e));
+	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
 	EXPECT_STREQ("step 1 (b): tensor \"w\" used while not resident", e.msg);
 	sched_free(&s);
 	life_free(&lf);
@@ -193,7 +193,7 @@ TEST(emitter_stores_the_only_copy_and_no_more)
 	graph_add_op(&g, "a", 1000, &w, 1, &x, 1, NULL, NULL);
 	graph_add_op(&g, "b", 1000, (uint32_t[]){ x, w }, 2, NULL, 0, NULL, NULL);
 	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
-	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
 	EXPECT_EQ(HYPER_HOME_DEVICE, s.home[w]);
 	for (k = 0; k < 2 * s.n; k++)
 		for (i = s.slot_off[k]; i < s.slot_off[k + 1]; i++)
@@ -239,13 +239,13 @@ TEST(bound_corners)
 	two_ops(&g, 0);
 	g.op[1].compute_ns = 0;
 	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
-	EXPECT_EQ(lf.peak0, lower_bound(&lf, &gbps, 0.01));
+	EXPECT_EQ(lf.peak0, lower_bound(&lf, &gbps, 0.01, &(struct hp_mem){ 0 }));
 	life_free(&lf);
 	graph_free(&g);
 	/* 2 ms before w is needed, 1.5 ms to fetch it: only b's working set */
 	two_ops(&g, 2000000);
 	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
-	EXPECT_EQ(lf.max_ws, lower_bound(&lf, &gbps, 0.0));
+	EXPECT_EQ(lf.max_ws, lower_bound(&lf, &gbps, 0.0, &(struct hp_mem){ 0 }));
 	life_free(&lf);
 	graph_free(&g);
 }
@@ -272,9 +272,9 @@ TEST(graph_round_trip_plans_the_same)
 	ASSERT_EQ(0, job_prepare(&k, false, &e));
 	EXPECT_EQ(j.g.nop, k.g.nop);
 	EXPECT_EQ(j.g.nt, k.g.nt);
-	job_problem(&j, &pb, &gl);
+	job_problem(&j, &pb, &gl, &j.g.mem);
 	ASSERT_EQ(0, run_plan(&pb, &r1, &e));
-	job_problem(&k, &pb, &gl);
+	job_problem(&k, &pb, &gl, &k.g.mem);
 	ASSERT_EQ(0, run_plan(&pb, &r2, &e));
 	EXPECT_EQ(r1.sim.peak, r2.sim.peak);
 	EXPECT_EQ(r1.sim.makespan_ns, r2.sim.makespan_ns);
@@ -314,8 +314,8 @@ TEST(graph_json_split)
 	FILE *f;
 
 	for (i = 0; i < ARRAY_SIZE(whole); i++)
-		EXPECT_EQ(-1, json_split(whole[i], &sp)) TH_LOG("case %zu", i);
-	ASSERT_EQ(0, json_split(split_ok, &sp));
+		EXPECT_EQ(-1, json_split(whole[i], &sp, &(struct hp_mem){ 0 })) TH_LOG("case %zu", i);
+	ASSERT_EQ(0, json_split(split_ok, &sp, &(struct hp_mem){ 0 }));
 	EXPECT_STREQ(" {\"format\":\"hyper-graph\", \"ops\" : [],"
 		     "\"x-y\":{\"tensors\":[1]},\"tensors\":[]}\n", sp.skeleton);
 	EXPECT_EQ(0, sp.nel[0]);
@@ -329,7 +329,7 @@ TEST(graph_json_split)
 	f = open_memstream(&text, &len);
 	graph_write_json(&j.g, f);
 	fclose(f);
-	ASSERT_EQ(0, json_split(text, &sp));
+	ASSERT_EQ(0, json_split(text, &sp, &(struct hp_mem){ 0 }));
 	EXPECT_EQ(j.g.nt, sp.nel[0]);
 	EXPECT_EQ(j.g.nop, sp.nel[1]);
 	json_split_free(&sp);
@@ -337,7 +337,7 @@ TEST(graph_json_split)
 	ASSERT_NE(NULL, odd);
 	memcpy(odd, text, len + 1);
 	strcpy(strrchr(odd, '}'), "/* c */ }\n");
-	ASSERT_EQ(-1, json_split(odd, &sp));
+	ASSERT_EQ(-1, json_split(odd, &sp, &(struct hp_mem){ 0 }));
 	graph_init(&k.g, "again");
 	ASSERT_EQ(0, graph_parse_json(&k.g, odd, &e)) TH_LOG("%s", e.msg);
 	ASSERT_EQ(j.g.nt, k.g.nt);
@@ -365,7 +365,7 @@ TEST(schedule_json_fields)
 	char *text;
 
 	ASSERT_EQ(0, case_job(&j, &c, &profile_table[0], &e));
-	job_problem(&j, &pb, &gl);
+	job_problem(&j, &pb, &gl, &j.g.mem);
 	ASSERT_EQ(0, run_plan(&pb, &r, &e));
 	text = schedule_text(&r.s);
 	root = json_tokener_parse(text);

@@ -331,7 +331,7 @@ static int bench_one(FILE *js, struct row *w, const struct profile *p,
 	if (!ret)
 		ret = job_prepare(&j, false, e);
 	if (!ret) {
-		job_problem(&j, &pb, &gl);
+		job_problem(&j, &pb, &gl, &j.g.mem);
 		ret = run_all(&pb, res, &w->plan_ms, e);
 	}
 	if (!ret) {
@@ -340,13 +340,13 @@ static int bench_one(FILE *js, struct row *w, const struct profile *p,
 		w->profile = p->name;
 		w->ops = j.g.nop;
 		w->peak0 = j.lf.peak0;
-		w->bound = job_bound(&j, gl.max_slow);
+		w->bound = job_bound(&j, gl.max_slow, &j.g.mem);
 		for (pol = 0; pol < POL_NR; pol++) {
 			w->ok[pol] = res[pol].ok;
 			w->peak[pol] = res[pol].sim.peak;
 		}
 		/* What the planner's schedule needs in device memory. */
-		ret = sched_layout(&res[POL_PLAN].s, 0, e);
+		ret = sched_layout(&res[POL_PLAN].s, 0, &j.g.mem, e);
 		w->arena = res[POL_PLAN].s.arena;
 		w->arena_ratio = res[POL_PLAN].s.res_peak ?
 			(double)w->arena / res[POL_PLAN].s.res_peak : 0;
@@ -390,7 +390,7 @@ static int bench_scale(FILE *js, FILE *md, const struct profile *p,
 		if (!ret)
 			ret = job_prepare(&j, false, e);
 		an[i] = (now_ns() - t0) / 1e6;
-		job_problem(&j, &pb, &gl);
+		job_problem(&j, &pb, &gl, &j.g.mem);
 		if (!ret)
 			ret = run_plan(&pb, &r, e);
 		pl[i] = r.ms;

@@ -38,6 +38,17 @@ static int close_out(FILE *f, const char *path, struct hp_err *e)
 	return fclose(f) ? hp_errf(e, "%s: write error", path) : 0;
 }
 
+static int set_name(struct job *j, const char *name, struct hp_err *e)
+{
+	char *s = hp_strdup(&j->g.mem, name);
+
+	if (!s)
+		return hp_nomem(e);
+	free(j->g.name);
+	j->g.name = s;
+	return 0;
+}
+
 static int load_graph(const struct cli *c, struct job *j, struct hp_err *e)
 {
 	struct gen_params gp = c->gp;
@@ -50,9 +61,7 @@ static int load_graph(const struct cli *c, struct job *j, struct hp_err *e)
 	if (c->model && !strcmp(c->model, "random")) {
 		snprintf(name, sizeof(name), "random ops=%u seed=%llu",
 			 c->rp.ops, (unsigned long long)c->rp.seed);
-		free(j->g.name);
-		j->g.name = xstrdup(name);
-		return gen_random(&j->g, &c->rp, e);
+		return set_name(j, name, e) ? -1 : gen_random(&j->g, &c->rp, e);
 	}
 	if (c->config) {
 		if (model_from_config(c->config, &cfg, names, sizeof(names), e))
@@ -70,9 +79,7 @@ static int load_graph(const struct cli *c, struct job *j, struct hp_err *e)
 	else if (strcmp(c->mode, "infer"))
 		return hp_errf(e, "unknown mode \"%.32s\" (infer, train)", c->mode);
 	gen_graph_name(name, sizeof(name), &gp);
-	free(j->g.name);
-	j->g.name = xstrdup(name);
-	return gen_model(&j->g, &gp, &j->p, e);
+	return set_name(j, name, e) ? -1 : gen_model(&j->g, &gp, &j->p, e);
 }
 
 /* --feedback: the run's measured times replace the model's. */
@@ -169,7 +176,7 @@ static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 	if (job_prepare(j, c->no_reorder, e) ||
 	    (c->budget && job_check_budget(j, c->budget, e)))
 		return -1;
-	job_problem(j, &pb, &gl);
+	job_problem(j, &pb, &gl, &j->g.mem);
 	if (!c->quiet)
 		report_header(rep, j);
 	for (p = 0; p < POL_NR && !ret; p++) {
@@ -180,8 +187,9 @@ static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 		ret = run_policy_fit(p, &pb, &res[p], p == pol ? e : &pe);
 		/* Every schedule printed or written passes libhyper's validator. */
 		if (!ret && res[p].ok)
-			ret = sched_check(&res[p].s, p == pol ? e : &pe);
-		if (ret && p != pol) {
+			ret = sched_check(&res[p].s, &j->g.mem,
+					  p == pol ? e : &pe);
+		if (ret && p != pol && ret != -ENOMEM) {
 			fprintf(stderr, "hyper-plan: %s\n", pe.msg);
 			ret = 0;
 		}
@@ -191,7 +199,9 @@ static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 	if (!ret && !c->quiet && res[pol].ok)
 		report_arena(rep, &res[pol]);
 	if (!ret && (c->bound || all) && !c->budget) {
-		bound = job_bound(j, c->max_slow);
+		bound = job_bound(j, c->max_slow, &j->g.mem);
+		if (j->g.mem.failed)
+			return hp_nomem(e);
 		if (!c->quiet)
 			report_bound(rep, bound, j->lf.peak0, c->max_slow);
 	}

@@ -65,14 +65,16 @@ static json_object *load(const char *path, struct hp_err *e)
 }
 
 /* Arena bytes held over time: what the device buffers really hold. */
-static void to_series(json_object *root, struct series *sr)
+static int to_series(json_object *root, struct series *sr)
 {
 	json_object *mem = get_arr(root, "memory");
 	size_t n = json_object_array_length(mem);
 
 	*sr = (struct series){ .name = get_str(root, "name") };
-	sr->t = xmalloc((n + 1) * sizeof(*sr->t));
-	sr->bytes = xmalloc((n + 1) * sizeof(*sr->bytes));
+	sr->t = calloc(n + 1, sizeof(*sr->t));
+	sr->bytes = calloc(n + 1, sizeof(*sr->bytes));
+	if (!sr->t || !sr->bytes)
+		return -ENOMEM;
 	sr->cap = n + 1;
 	for (size_t i = 0; i < n; i++) {
 		json_object *row = json_object_array_get_idx(mem, i);
@@ -83,6 +85,7 @@ static void to_series(json_object *root, struct series *sr)
 		sr->t[sr->n] = json_object_get_int64(json_object_array_get_idx(row, 0));
 		sr->bytes[sr->n++] = json_object_get_int64(json_object_array_get_idx(row, 2));
 	}
+	return 0;
 }
 
 /* Transfers waiting for a copy worker: issued, not yet being copied. */
@@ -154,7 +157,10 @@ static int render_runs(const char *const *timelines, unsigned int n,
 		root[i] = load(timelines[i], e);
 		if (!root[i])
 			goto out;
-		to_series(root[i], &sr[i]);
+		if (to_series(root[i], &sr[i])) {
+			hp_errf(e, "out of memory");
+			goto out;
+		}
 	}
 	for (i = 0; stalls && i < n; i++)
 		if (stall_report(stdout, root[i])) {
