@@ -73,8 +73,12 @@ static long hyk_ioc_alloc(struct hyk_file *hf, void __user *argp)
 	if (a.size > hf->hdev->pool.size)
 		return -ENOMEM;
 
-	/* The mode cannot change while a region is being made. */
-	down_read(&hf->hdev->mode_sem);
+	/*
+	 * The mode cannot change while a region is being made; a switch
+	 * (memory hotplug) may hold it long, so waiting for it is killable.
+	 */
+	if (down_read_killable(&hf->hdev->mode_sem))
+		return -EINTR;
 	if (hf->hdev->mode != HYK_MODE_DEVICE)
 		r = ERR_PTR(-EBUSY);
 	else if (!hyk_pool_usable(&hf->hdev->pool))

@@ -10,7 +10,11 @@
 
 #include "hyper.h"
 
-static void hyk_region_zero(struct hyk_region *r)
+/*
+ * Zero in chunks, giving the CPU up between them: a multi-TiB region takes
+ * minutes, and a task killed meanwhile stops at the next chunk.
+ */
+static int hyk_region_zero(struct hyk_region *r)
 {
 	struct hyk_pool *pool = &r->hdev->pool;
 	u64 done = 0;
@@ -18,13 +22,17 @@ static void hyk_region_zero(struct hyk_region *r)
 	while (done < r->size) {
 		phys_addr_t phys;
 		void *va;
-		u64 n = hyk_pool_span(pool, r->off + done, &va, &phys);
+		u64 n;
 
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		n = hyk_pool_span(pool, r->off + done, &va, &phys);
 		n = min3(n, r->size - done, (u64)SZ_2M);
 		memset(va, 0, n);
 		done += n;
 		cond_resched();
 	}
+	return 0;
 }
 
 /**
@@ -33,7 +41,8 @@ static void hyk_region_zero(struct hyk_region *r)
  * @size:	bytes, page aligned and non-zero (checked by the caller)
  * @flags:	HYPER_ALLOC_* flags (checked by the caller)
  *
- * Return: a region holding one reference, or ERR_PTR(-ENOMEM).
+ * Return: a region holding one reference, ERR_PTR(-ENOMEM), or
+ * ERR_PTR(-EINTR) when the caller was killed while the region was zeroed.
  */
 struct hyk_region *hyk_region_create(struct hyk_dev *hdev, u64 size,
 				     u32 flags)
@@ -56,7 +65,12 @@ struct hyk_region *hyk_region_create(struct hyk_dev *hdev, u64 size,
 	r->flags = flags;
 	r->owner = task_tgid_nr(current);
 	/* The previous owner's data must never reach the next one. */
-	hyk_region_zero(r);
+	ret = hyk_region_zero(r);
+	if (ret) {
+		hyk_pool_free(&hdev->pool, r->off, size);
+		kfree(r);
+		return ERR_PTR(ret);
+	}
 	atomic_inc(&hdev->pool.nr_regions);
 	spin_lock(&hdev->pool.lock);
 	list_add_tail(&r->node, &hdev->pool.regions);

@@ -71,7 +71,8 @@ struct hyper_pool_info {
  * @mmap_offset:	out: offset to pass to mmap() for this region
  * @reserved:		in: must be zero
  *
- * The region is zero-filled before it is handed out.
+ * The region is zero-filled before it is handed out; a fatal signal
+ * during the zeroing ends the call with -EINTR, and nothing is kept.
  */
 struct hyper_alloc {
 	__u64 size;
