@@ -277,6 +277,41 @@ static int hyk_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/*
+ * msync(MS_SYNC) and fsync(2).  @start and @end are mmap offsets, which
+ * name regions by handle: each region of the range that this file still
+ * holds is written back (hyk_region_flush()).  There is no metadata, so
+ * @datasync changes nothing.
+ */
+static int hyk_fsync(struct file *file, loff_t start, loff_t end,
+		     int datasync)
+{
+	const u64 mask = BIT_ULL(HYK_MMAP_SHIFT) - 1;
+	struct hyk_file *hf = file->private_data;
+	u64 first, last, lo, hi;
+	struct hyk_region *r;
+	unsigned long idx;
+	void *entry;
+
+	if (start < 0 || end < start)
+		return -EINVAL;
+	first = (u64)start >> HYK_MMAP_SHIFT;
+	last = (u64)end >> HYK_MMAP_SHIFT;
+	xa_for_each_range(&hf->regions, idx, entry, first,
+			  min_t(u64, last, HYK_HANDLE_MAX)) {
+		r = hyk_region_lookup(hf, idx);
+		if (!r)
+			continue;
+		lo = idx == first ? (u64)start & mask : 0;
+		hi = idx == last ? ((u64)end & mask) + 1 : r->size;
+		hi = min(hi, r->size);
+		if (lo < hi)
+			hyk_region_flush(r, lo, hi - lo);
+		hyk_region_put(r);
+	}
+	return 0;
+}
+
 static const struct file_operations hyk_fops = {
 	.owner = THIS_MODULE,
 	.open = hyk_open,
@@ -285,6 +320,7 @@ static const struct file_operations hyk_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = hyk_mmap,
 	.uring_cmd = hyk_uring_cmd,
+	.fsync = hyk_fsync,
 	.llseek = noop_llseek,
 };
 

@@ -228,6 +228,7 @@ struct hyk_region *hyk_region_create(struct hyk_dev *hdev, u64 size,
 struct hyk_region *hyk_region_lookup(struct hyk_file *hf, u32 handle);
 void hyk_region_put(struct hyk_region *r);
 void hyk_region_get(struct hyk_region *r);
+void hyk_region_flush(struct hyk_region *r, u64 off, u64 len);
 
 /* chardev.c */
 int hyk_chardev_init(void);

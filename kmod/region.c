@@ -3,6 +3,7 @@
  * Regions: zeroed pieces of a pool, reference counted so that the memory
  * outlives the handle for as long as a mapping or a transfer still uses it.
  */
+#include <linux/libnvdimm.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -107,6 +108,39 @@ void hyk_region_get(struct hyk_region *r)
 void hyk_region_put(struct hyk_region *r)
 {
 	kref_put(&r->ref, hyk_region_release);
+}
+
+/**
+ * hyk_region_flush() - write a region's stores back to its memory
+ * @r:		the region
+ * @off:	first byte, below @r->size
+ * @len:	bytes; @off + @len <= @r->size
+ *
+ * For msync(MS_SYNC) and fsync(2).  A window (legacy pmem, or
+ * soft-reserved memory that may be persistent too) gets the CPU cache
+ * lines of the range written back, so that the data survives a power
+ * loss where the platform makes the memory persistent.  An emulated pool
+ * is ordinary RAM: nothing to do.
+ */
+void hyk_region_flush(struct hyk_region *r, u64 off, u64 len)
+{
+	struct hyk_pool *pool = &r->hdev->pool;
+
+	if (pool->source != HYPER_SOURCE_WINDOW)
+		return;
+	while (len) {
+		phys_addr_t phys;
+		void *va;
+		u64 n = hyk_pool_span(pool, r->off + off, &va, &phys);
+
+		n = min3(n, len, (u64)SZ_2M);
+		arch_wb_cache_pmem(va, n);
+		off += n;
+		len -= n;
+		cond_resched();
+	}
+	/* The write-backs are complete before the caller returns. */
+	wmb();
 }
 
 /**
