@@ -88,9 +88,14 @@ static long hyk_ioc_alloc(struct hyk_file *hf, void __user *argp)
 	up_read(&hf->hdev->mode_sem);
 	if (IS_ERR(r))
 		return PTR_ERR(r);
-	ret = xa_alloc(&hf->regions, &handle, r,
-		       XA_LIMIT(1, HYK_HANDLE_MAX), GFP_KERNEL);
-	if (ret) {
+	/*
+	 * Cyclic: a freed handle is not given out again at once, so that a
+	 * late transfer naming it finds nothing rather than a new region.
+	 */
+	ret = xa_alloc_cyclic(&hf->regions, &handle, r,
+			      XA_LIMIT(1, HYK_HANDLE_MAX), &hf->next_handle,
+			      GFP_KERNEL);
+	if (ret < 0) {
 		hyk_region_put(r);
 		return ret == -EBUSY ? -ENOSPC : ret;
 	}
@@ -258,6 +263,7 @@ static int hyk_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	hf->hdev = container_of(inode->i_cdev, struct hyk_dev, cdev);
 	xa_init_flags(&hf->regions, XA_FLAGS_ALLOC1);
+	hyk_uring_file_init(hf);
 	file->private_data = hf;
 	return 0;
 }
@@ -273,6 +279,7 @@ static int hyk_release(struct inode *inode, struct file *file)
 		hyk_region_put(r);
 	}
 	xa_destroy(&hf->regions);
+	hyk_uring_file_release(hf);
 	kfree(hf);
 	return 0;
 }

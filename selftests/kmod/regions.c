@@ -219,6 +219,25 @@ TEST_F(dev, msync_of_a_region_mapping_succeeds)
 	EXPECT_EQ(0, hyper_free(self->fd, h));
 }
 
+/*
+ * A freed handle is not given out again at once: a transfer still naming
+ * it must find nothing rather than a new, smaller region.
+ */
+TEST_F(dev, freed_handles_are_not_reused_at_once)
+{
+	uint32_t h1, h2, h3;
+
+	ASSERT_EQ(0, hyper_alloc(self->fd, MiB, 0, &h1, NULL));
+	ASSERT_EQ(0, hyper_free(self->fd, h1));
+	ASSERT_EQ(0, hyper_alloc(self->fd, 4096, 0, &h2, NULL));
+	EXPECT_NE(h1, h2);
+	ASSERT_EQ(0, hyper_free(self->fd, h2));
+	ASSERT_EQ(0, hyper_alloc(self->fd, 4096, 0, &h3, NULL));
+	EXPECT_NE(h1, h3);
+	EXPECT_NE(h2, h3);
+	EXPECT_EQ(0, hyper_free(self->fd, h3));
+}
+
 TEST_F(dev, regions_are_zeroed_on_allocation)
 {
 	uint64_t size = 16 * MiB, off;
