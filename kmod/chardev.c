@@ -73,8 +73,12 @@ static long hyk_ioc_alloc(struct hyk_file *hf, void __user *argp)
 	if (a.size > hf->hdev->pool.size)
 		return -ENOMEM;
 
-	/* The mode cannot change while a region is being made. */
-	down_read(&hf->hdev->mode_sem);
+	/*
+	 * The mode cannot change while a region is being made; a switch
+	 * (memory hotplug) may hold it long, so waiting for it is killable.
+	 */
+	if (down_read_killable(&hf->hdev->mode_sem))
+		return -EINTR;
 	if (hf->hdev->mode != HYK_MODE_DEVICE)
 		r = ERR_PTR(-EBUSY);
 	else if (!hyk_pool_usable(&hf->hdev->pool))
@@ -84,9 +88,14 @@ static long hyk_ioc_alloc(struct hyk_file *hf, void __user *argp)
 	up_read(&hf->hdev->mode_sem);
 	if (IS_ERR(r))
 		return PTR_ERR(r);
-	ret = xa_alloc(&hf->regions, &handle, r,
-		       XA_LIMIT(1, HYK_HANDLE_MAX), GFP_KERNEL);
-	if (ret) {
+	/*
+	 * Cyclic: a freed handle is not given out again at once, so that a
+	 * late transfer naming it finds nothing rather than a new region.
+	 */
+	ret = xa_alloc_cyclic(&hf->regions, &handle, r,
+			      XA_LIMIT(1, HYK_HANDLE_MAX), &hf->next_handle,
+			      GFP_KERNEL);
+	if (ret < 0) {
 		hyk_region_put(r);
 		return ret == -EBUSY ? -ENOSPC : ret;
 	}
@@ -254,6 +263,7 @@ static int hyk_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	hf->hdev = container_of(inode->i_cdev, struct hyk_dev, cdev);
 	xa_init_flags(&hf->regions, XA_FLAGS_ALLOC1);
+	hyk_uring_file_init(hf);
 	file->private_data = hf;
 	return 0;
 }
@@ -269,7 +279,43 @@ static int hyk_release(struct inode *inode, struct file *file)
 		hyk_region_put(r);
 	}
 	xa_destroy(&hf->regions);
+	hyk_uring_file_release(hf);
 	kfree(hf);
+	return 0;
+}
+
+/*
+ * msync(MS_SYNC) and fsync(2).  @start and @end are mmap offsets, which
+ * name regions by handle: each region of the range that this file still
+ * holds is written back (hyk_region_flush()).  There is no metadata, so
+ * @datasync changes nothing.
+ */
+static int hyk_fsync(struct file *file, loff_t start, loff_t end,
+		     int datasync)
+{
+	const u64 mask = BIT_ULL(HYK_MMAP_SHIFT) - 1;
+	struct hyk_file *hf = file->private_data;
+	u64 first, last, lo, hi;
+	struct hyk_region *r;
+	unsigned long idx;
+	void *entry;
+
+	if (start < 0 || end < start)
+		return -EINVAL;
+	first = (u64)start >> HYK_MMAP_SHIFT;
+	last = (u64)end >> HYK_MMAP_SHIFT;
+	xa_for_each_range(&hf->regions, idx, entry, first,
+			  min_t(u64, last, HYK_HANDLE_MAX)) {
+		r = hyk_region_lookup(hf, idx);
+		if (!r)
+			continue;
+		lo = idx == first ? (u64)start & mask : 0;
+		hi = idx == last ? ((u64)end & mask) + 1 : r->size;
+		hi = min(hi, r->size);
+		if (lo < hi)
+			hyk_region_flush(r, lo, hi - lo);
+		hyk_region_put(r);
+	}
 	return 0;
 }
 
@@ -281,6 +327,7 @@ static const struct file_operations hyk_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = hyk_mmap,
 	.uring_cmd = hyk_uring_cmd,
+	.fsync = hyk_fsync,
 	.llseek = noop_llseek,
 };
 

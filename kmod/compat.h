@@ -33,6 +33,98 @@ static inline const void *hyk_cmd_payload(const struct io_uring_cmd *cmd)
 }
 
 /*
+ * A bit of io_uring_cmd->flags for the module: the command answered
+ * -EAGAIN and left its copy for io_uring's retry (uring.c).  io_uring sets
+ * the flags from the SQE when it prepares a command, refusing every bit
+ * but IORING_URING_CMD_FIXED, so a new command never has it; for itself,
+ * io_uring uses bit 30 (IORING_URING_CMD_CANCELABLE, 6.7+) and, in 6.1's
+ * own code, none.
+ */
+#define HYK_CMD_PARKED		BIT(29)
+static_assert(!(HYK_CMD_PARKED & IORING_URING_CMD_FIXED));
+#ifdef IORING_URING_CMD_CANCELABLE
+static_assert(!(HYK_CMD_PARKED & IORING_URING_CMD_CANCELABLE));
+#endif
+
+/*
+ * Whether the SQE @cmd points to is still the command's own, that is a
+ * copy io_uring made or a slot of the SQ ring that the submission running
+ * now fetched and has not yet given back to the application (published a
+ * new SQ head).
+ *
+ * io_uring of 6.10 to 6.13 copies a command's SQE only when it goes async
+ * at submission (IOSQE_ASYNC), and on -EAGAIN (where the retry still gets
+ * the slot).  A command it starts after io_uring_enter() returned, one
+ * linked behind another or the last of an unterminated link (from io-wq),
+ * gets the slot itself, which the application may have rewritten.  6.1
+ * copies the SQE of every command it does not start at once; so do 6.14
+ * and later, at preparation.
+ */
+#if KERNEL_VERSION(6, 10, 0) <= LINUX_VERSION_CODE && \
+	KERNEL_VERSION(6, 14, 0) > LINUX_VERSION_CODE
+/*
+ * The SQ head the kernel published: sq.head comes first in struct
+ * io_rings.  The structure is reached without naming it, since sparse
+ * warns about its last member (an array of structures ending in flexible
+ * arrays).
+ */
+static inline unsigned int hyk_sq_head(struct io_ring_ctx *ctx)
+{
+	void *rings = (void *)ctx + offsetof(struct io_ring_ctx, rings);
+
+	return READ_ONCE((*(struct io_uring **)rings)->head);
+}
+
+static inline bool hyk_sqe_is_ours(const struct io_uring_cmd *cmd,
+				   unsigned int issue_flags)
+{
+	struct io_kiocb *req = cmd_to_io_kiocb(cmd);
+	struct io_ring_ctx *ctx = req->ctx;
+	unsigned int mask = ctx->sq_entries - 1;
+	unsigned int head, pos, idx, n;
+	ptrdiff_t slot;
+
+	if ((const void *)cmd->sqe == req->async_data)
+		return true;
+	/*
+	 * An io-wq worker runs without the ring's lock, beside submissions
+	 * that may have fetched the same slot again.  With the lock, the
+	 * fetched and unpublished positions are those of the submission
+	 * running now, if any.
+	 */
+	if (issue_flags & IO_URING_F_UNLOCKED)
+		return false;
+	slot = cmd->sqe - ctx->sq_sqes;
+	if (ctx->flags & IORING_SETUP_SQE128)
+		slot >>= 1;
+	/* What the caller read of the slot is read before the head. */
+	smp_rmb();
+	head = hyk_sq_head(ctx);
+	/* The head is read before the fetch position it was published from. */
+	smp_rmb();
+	pos = READ_ONCE(ctx->cached_sq_head);
+	/*
+	 * Newest first: the command being submitted is the last fetched.
+	 * The application can write the head too: at most one ring's worth.
+	 */
+	for (n = 0; pos != head && n < ctx->sq_entries; pos--, n++) {
+		idx = (pos - 1) & mask;
+		if (!(ctx->flags & IORING_SETUP_NO_SQARRAY))
+			idx = READ_ONCE(ctx->sq_array[idx]);
+		if (idx == slot)
+			return true;
+	}
+	return false;
+}
+#else
+static inline bool hyk_sqe_is_ours(const struct io_uring_cmd *cmd,
+				   unsigned int issue_flags)
+{
+	return true;
+}
+#endif
+
+/*
  * Pin user pages without faulting them in, for io_uring's non-blocking
  * issue.  6.3 removed pin_user_pages_fast_only(); FOLL_NOFAULT is the
  * public way to say the same since.

@@ -199,11 +199,19 @@ struct hyk_region {
  * @hdev:	the device opened
  * @regions:	handle -> struct hyk_region, owned by this file
  * @nr_regions:	entries in @regions
+ * @next_handle: where the cyclic search for a free handle starts
+ * @parked_lock: protects @parked
+ * @parked:	copies of commands that answered -EAGAIN, for their retry
+ *		(struct hyk_cmd_copy, uring.c); a command io_uring canceled
+ *		before its retry leaves its copy here until the file goes
  */
 struct hyk_file {
 	struct hyk_dev *hdev;
 	struct xarray regions;
 	atomic_t nr_regions;
+	u32 next_handle;
+	spinlock_t parked_lock;		/* protects @parked */
+	struct list_head parked;
 };
 
 /* pool.c */
@@ -228,6 +236,7 @@ struct hyk_region *hyk_region_create(struct hyk_dev *hdev, u64 size,
 struct hyk_region *hyk_region_lookup(struct hyk_file *hf, u32 handle);
 void hyk_region_put(struct hyk_region *r);
 void hyk_region_get(struct hyk_region *r);
+void hyk_region_flush(struct hyk_region *r, u64 off, u64 len);
 
 /* chardev.c */
 int hyk_chardev_init(void);
@@ -246,6 +255,8 @@ void hyk_xfer_refused(struct hyk_engine *eng, int ret, u64 start_ns);
 
 /* uring.c */
 int hyk_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
+void hyk_uring_file_init(struct hyk_file *hf);
+void hyk_uring_file_release(struct hyk_file *hf);
 void hyk_xfer_cancel(struct io_uring_cmd *cmd);
 
 /* numa.c */

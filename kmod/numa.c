@@ -171,8 +171,9 @@ static int hyk_to_device(struct hyk_dev *hdev)
  * or when the window went back to device mode but could not be reclaimed
  * (the mode did change then; writing "device" again retries), -EINVAL for
  * a window with no node or not block aligned, -ENODEV while the module
- * is being unloaded, or what memory hotplug returned; otherwise, on error
- * the mode is unchanged.
+ * is being unloaded, -EINTR when the caller was killed while it waited
+ * for a region being made, or what memory hotplug returned; otherwise, on
+ * error the mode is unchanged.
  */
 int hyk_mode_set(struct hyk_dev *hdev, enum hyk_mode mode)
 {
@@ -180,7 +181,9 @@ int hyk_mode_set(struct hyk_dev *hdev, enum hyk_mode mode)
 
 	if (hdev->pool.source != HYPER_SOURCE_WINDOW)
 		return -EOPNOTSUPP;
-	down_write(&hdev->mode_sem);
+	/* An ALLOC zeroing a large region holds the read side for long. */
+	if (down_write_killable(&hdev->mode_sem))
+		return -EINTR;
 	if (mode != hdev->mode)
 		ret = mode == HYK_MODE_SYSTEM_RAM ?
 		      hyk_to_system_ram(hdev) : hyk_to_device(hdev);

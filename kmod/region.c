@@ -3,6 +3,7 @@
  * Regions: zeroed pieces of a pool, reference counted so that the memory
  * outlives the handle for as long as a mapping or a transfer still uses it.
  */
+#include <linux/libnvdimm.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -10,7 +11,11 @@
 
 #include "hyper.h"
 
-static void hyk_region_zero(struct hyk_region *r)
+/*
+ * Zero in chunks, giving the CPU up between them: a multi-TiB region takes
+ * minutes, and a task killed meanwhile stops at the next chunk.
+ */
+static int hyk_region_zero(struct hyk_region *r)
 {
 	struct hyk_pool *pool = &r->hdev->pool;
 	u64 done = 0;
@@ -18,13 +23,17 @@ static void hyk_region_zero(struct hyk_region *r)
 	while (done < r->size) {
 		phys_addr_t phys;
 		void *va;
-		u64 n = hyk_pool_span(pool, r->off + done, &va, &phys);
+		u64 n;
 
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		n = hyk_pool_span(pool, r->off + done, &va, &phys);
 		n = min3(n, r->size - done, (u64)SZ_2M);
 		memset(va, 0, n);
 		done += n;
 		cond_resched();
 	}
+	return 0;
 }
 
 /**
@@ -33,7 +42,8 @@ static void hyk_region_zero(struct hyk_region *r)
  * @size:	bytes, page aligned and non-zero (checked by the caller)
  * @flags:	HYPER_ALLOC_* flags (checked by the caller)
  *
- * Return: a region holding one reference, or ERR_PTR(-ENOMEM).
+ * Return: a region holding one reference, ERR_PTR(-ENOMEM), or
+ * ERR_PTR(-EINTR) when the caller was killed while the region was zeroed.
  */
 struct hyk_region *hyk_region_create(struct hyk_dev *hdev, u64 size,
 				     u32 flags)
@@ -56,7 +66,12 @@ struct hyk_region *hyk_region_create(struct hyk_dev *hdev, u64 size,
 	r->flags = flags;
 	r->owner = task_tgid_nr(current);
 	/* The previous owner's data must never reach the next one. */
-	hyk_region_zero(r);
+	ret = hyk_region_zero(r);
+	if (ret) {
+		hyk_pool_free(&hdev->pool, r->off, size);
+		kfree(r);
+		return ERR_PTR(ret);
+	}
 	atomic_inc(&hdev->pool.nr_regions);
 	spin_lock(&hdev->pool.lock);
 	list_add_tail(&r->node, &hdev->pool.regions);
@@ -93,6 +108,39 @@ void hyk_region_get(struct hyk_region *r)
 void hyk_region_put(struct hyk_region *r)
 {
 	kref_put(&r->ref, hyk_region_release);
+}
+
+/**
+ * hyk_region_flush() - write a region's stores back to its memory
+ * @r:		the region
+ * @off:	first byte, below @r->size
+ * @len:	bytes; @off + @len <= @r->size
+ *
+ * For msync(MS_SYNC) and fsync(2).  A window (legacy pmem, or
+ * soft-reserved memory that may be persistent too) gets the CPU cache
+ * lines of the range written back, so that the data survives a power
+ * loss where the platform makes the memory persistent.  An emulated pool
+ * is ordinary RAM: nothing to do.
+ */
+void hyk_region_flush(struct hyk_region *r, u64 off, u64 len)
+{
+	struct hyk_pool *pool = &r->hdev->pool;
+
+	if (pool->source != HYPER_SOURCE_WINDOW)
+		return;
+	while (len) {
+		phys_addr_t phys;
+		void *va;
+		u64 n = hyk_pool_span(pool, r->off + off, &va, &phys);
+
+		n = min3(n, len, (u64)SZ_2M);
+		arch_wb_cache_pmem(va, n);
+		off += n;
+		len -= n;
+		cond_resched();
+	}
+	/* The write-backs are complete before the caller returns. */
+	wmb();
 }
 
 /**

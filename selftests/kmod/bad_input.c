@@ -265,10 +265,10 @@ TEST_F(dev, second_open_in_same_process_is_separate)
 
 /*
  * HYPER_IOC_ALLOC whose copy back to the caller faults, while another
- * thread frees the new handle and allocates again (getting the same
- * number): the failed ALLOC must take back only its own region.  A
- * write-protected userfaultfd page holds the copy until the other thread
- * is done.
+ * thread frees the new handle and allocates again (getting another number:
+ * handles are not reused at once): the failed ALLOC must take back only
+ * its own region, which is gone already.  A write-protected userfaultfd
+ * page holds the copy until the other thread is done.
  */
 struct race {
 	int fd, uffd;
@@ -301,7 +301,7 @@ TEST(alloc_copy_out_fault_racing_free_and_realloc)
 				  .features = UFFD_FEATURE_PAGEFAULT_FLAG_WP };
 	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
 	struct uffdio_writeprotect wp = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
-	struct hyper_region_info q = { .handle = 1 };
+	struct hyper_region_info q = { 0 };
 	struct race r = { .free_ret = 1, .alloc_ret = 1 };
 	long long used0;
 	pthread_t th;
@@ -329,8 +329,9 @@ TEST(alloc_copy_out_fault_racing_free_and_realloc)
 	pthread_join(th, NULL);
 	EXPECT_EQ(0, r.free_ret);
 	EXPECT_EQ(0, r.alloc_ret);
-	EXPECT_EQ(1, r.handle);
+	EXPECT_NE(1, r.handle);
 	/* The other thread's region survived the failed ALLOC... */
+	q.handle = r.handle;
 	EXPECT_EQ(0, hyper_ioctl(r.fd, HYPER_IOC_QUERY, &q));
 	EXPECT_EQ(8192, q.size);
 	EXPECT_EQ(used0 + 8192, hyper_sysfs_ll(0, "used"));

@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "kselftest_harness.h"
 #include "hyper_test.h"
@@ -121,6 +122,85 @@ TEST_F_TIMEOUT(huge, sizes_past_the_limit_are_refused, TEST_SECS)
 	EXPECT_EQ(-EOVERFLOW, alloc_after_hole(self->fd, 17 * TiB, 0));
 	EXPECT_EQ(-EOVERFLOW, alloc_after_hole(self->fd, 32 * TiB,
 					       HYPER_ALLOC_HUGE_ALIGN));
+}
+
+/* A killed task must be gone this soon, however slow the VM. */
+#define KILL_SECS	30
+
+/* Whether @pid is still running (not yet a zombie), or -errno. */
+static int running(pid_t pid)
+{
+	char path[64], st[256], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (hyper_read_file(path, st, sizeof(st)))
+		return -ENOENT;
+	p = strrchr(st, ')');
+	return p && p[1] == ' ' && p[2] != 'Z';
+}
+
+/* SIGKILL @pid and reap it: its seconds, or -1 after KILL_SECS. */
+static int kill_and_reap(pid_t pid)
+{
+	struct timespec t0, t;
+	int status;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t = t0;
+	kill(pid, SIGKILL);
+	do {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return (int)(t.tv_sec - t0.tv_sec);
+		usleep(100000);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < KILL_SECS);
+	return -1;
+}
+
+/*
+ * Zeroing a 64 GiB region takes minutes here (the window has no RAM
+ * behind it, and takes as long on a real multi-TiB pool), all under
+ * mode_sem.  A SIGKILL ends it within seconds, and the region is given
+ * back; a mode writer waiting for mode_sem meanwhile can be killed too.
+ */
+TEST_F_TIMEOUT(huge, a_large_alloc_dies_at_sigkill, TEST_SECS)
+{
+	struct hyper_pool_info info;
+	pid_t alloc, writer;
+	int secs;
+
+	SKIP_AFTER_HANG();
+	alloc = fork();
+	ASSERT_LE(0, alloc);
+	if (alloc == 0)
+		_exit(-hyper_alloc(self->fd, 64 * 1024 * MiB, 0, NULL, NULL));
+	sleep(2);
+	ASSERT_EQ(1, running(alloc)) {
+		TH_LOG("64 GiB were zeroed in under 2 s: nothing to kill");
+	}
+	writer = fork();
+	ASSERT_LE(0, writer);
+	if (writer == 0)
+		_exit(hyper_sysfs_write(0, "mode", "device") ? 1 : 0);
+	sleep(1);
+	/* It waits for the ALLOC's mode_sem. */
+	EXPECT_EQ(1, running(writer));
+	secs = kill_and_reap(writer);
+	EXPECT_LE(0, secs) {
+		TH_LOG("the mode writer did not die in %d s", KILL_SECS);
+	}
+	secs = kill_and_reap(alloc);
+	EXPECT_LE(0, secs) {
+		TH_LOG("the ALLOC did not die in %d s", KILL_SECS);
+		close(open(HUNG_MARK, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+		return;
+	}
+	TH_LOG("ALLOC gone %d s after SIGKILL", secs);
+	/* Nothing kept: the pool is whole and the mode can change again. */
+	ASSERT_EQ(0, hyper_info(self->fd, &info));
+	EXPECT_EQ(0, info.nr_regions);
+	EXPECT_EQ(info.size, info.free);
+	EXPECT_EQ(0, hyper_sysfs_write(0, "mode", "device"));
 }
 
 /* Small regions of the big pool still work, and the pool is whole after. */

@@ -191,6 +191,53 @@ TEST_F(dev, mmap_inner_range_and_two_views)
 	EXPECT_EQ(0, hyper_free(self->fd, h));
 }
 
+/*
+ * msync(MS_SYNC) on a region mapping reaches the file's ->fsync, which
+ * writes a persistent window's cache lines back and has nothing to do for
+ * other pools: it succeeds on every kind, for the whole mapping and for a
+ * part of it, as fsync(2) of the file does, and the data is still there.
+ */
+TEST_F(dev, msync_of_a_region_mapping_succeeds)
+{
+	uint64_t size = 4 * MiB, off;
+	uint8_t *p;
+	uint32_t h;
+
+	ASSERT_EQ(0, hyper_alloc(self->fd, size, 0, &h, &off));
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, off);
+	ASSERT_NE(MAP_FAILED, p);
+	hyper_fill(p, size, 21);
+	EXPECT_EQ(0, msync(p, size, MS_SYNC)) {
+		TH_LOG("msync(MS_SYNC): %s", strerror(errno));
+	}
+	EXPECT_EQ(0, msync(p + MiB, 2 * 4096, MS_SYNC));
+	EXPECT_EQ(0, msync(p, size, MS_ASYNC));
+	/* fsync(2) writes back every region of the file. */
+	EXPECT_EQ(0, fsync(self->fd));
+	EXPECT_EQ(size, hyper_check(p, size, 21));
+	munmap(p, size);
+	EXPECT_EQ(0, hyper_free(self->fd, h));
+}
+
+/*
+ * A freed handle is not given out again at once: a transfer still naming
+ * it must find nothing rather than a new, smaller region.
+ */
+TEST_F(dev, freed_handles_are_not_reused_at_once)
+{
+	uint32_t h1, h2, h3;
+
+	ASSERT_EQ(0, hyper_alloc(self->fd, MiB, 0, &h1, NULL));
+	ASSERT_EQ(0, hyper_free(self->fd, h1));
+	ASSERT_EQ(0, hyper_alloc(self->fd, 4096, 0, &h2, NULL));
+	EXPECT_NE(h1, h2);
+	ASSERT_EQ(0, hyper_free(self->fd, h2));
+	ASSERT_EQ(0, hyper_alloc(self->fd, 4096, 0, &h3, NULL));
+	EXPECT_NE(h1, h3);
+	EXPECT_NE(h2, h3);
+	EXPECT_EQ(0, hyper_free(self->fd, h3));
+}
+
 TEST_F(dev, regions_are_zeroed_on_allocation)
 {
 	uint64_t size = 16 * MiB, off;

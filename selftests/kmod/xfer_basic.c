@@ -205,6 +205,8 @@ TEST_F(xfer, linked_store_prefetch_chain_keeps_order)
 			sqe->user_data = s;
 			if (s < 3)
 				sqe->flags |= IOSQE_IO_LINK;
+			if (s > 0)
+				sqe->flags |= hyper_link_flags();
 		}
 		ASSERT_EQ(4, io_uring_submit(&self->ring));
 		EXPECT_EQ(0, hyper_reap(&self->ring, 4, (int)len));
@@ -228,6 +230,8 @@ TEST_F(xfer, linked_inline_transfers_keep_the_chain)
 		hyper_prep_xfer(sqe, self->fd, &x, 0);
 		if (s < 3)
 			sqe->flags |= IOSQE_IO_LINK;
+		if (s > 0)
+			sqe->flags |= hyper_link_flags();
 	}
 	ASSERT_EQ(4, io_uring_submit(&self->ring));
 	EXPECT_EQ(0, hyper_reap(&self->ring, 4, 4096));

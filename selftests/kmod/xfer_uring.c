@@ -7,14 +7,19 @@
  *   request goes async, 6.1 too), which userspace may rewrite while the
  *   kernel reads it: the module copies it once and acts on the copy;
  * - a non-blocking first attempt that cannot pin the user pages returns
- *   -EAGAIN, and io_uring retries from an io-wq worker.
+ *   -EAGAIN, and io_uring retries from an io-wq worker;
+ * - a command io_uring starts after io_uring_submit() returned (linked
+ *   behind another, left at the end of an unterminated link, retried from
+ *   io-wq) must run what was submitted, whatever the application wrote
+ *   into its SQ slot or descriptor array since: on 6.10 to 6.13 io_uring
+ *   hands such a command the slot itself, and the module refuses it
+ *   (-EOPNOTSUPP) unless the SQE had IOSQE_ASYNC.
  * Runs in the VM with the module loaded, on every kernel of KVERS.
  */
 #include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
-#include <sys/utsname.h>
 
 #include "kselftest_harness.h"
 #include "hyper_uring.h"
@@ -24,12 +29,7 @@
 /* Whether this kernel has io_uring_cmd_mark_cancelable() (6.7). */
 static bool kernel_cancels(void)
 {
-	struct utsname u;
-	int major = 0, minor = 0;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
-		return false;
-	return major > 6 || (major == 6 && minor >= 7);
+	return hyper_kernel_version() >= 607;
 }
 
 /* The io-wq workers of this process ("iou-wrk-PID"). */
@@ -250,6 +250,209 @@ TEST_F(uring, sqe_rewritten_during_submission)
 TEST_F(uring, sqe_rewritten_across_an_eagain_retry)
 {
 	rewritten(_metadata, self, true);
+}
+
+/*
+ * Late starts.  Each try submits @want, a 4 KiB store of pattern @seed to
+ * region offset 0, then does what an application preparing its next SQE
+ * does: it writes @other (an 8 KiB store to offset 1 MiB + 4 KiB) into the
+ * same SQ slot, or into the same descriptor array.  The region's first
+ * 2 MiB are zero before; after, they hold exactly @want's bytes, or
+ * nothing if the command was refused.
+ */
+#define TRIES		20
+#define CHECK_SPAN	(2 * MiB)
+
+enum late_kind {
+	LATE_LINKED,		/* XFER linked behind a 24 MiB STORE */
+	LATE_LINKED_ASYNC,	/* the same with IOSQE_ASYNC on the XFER */
+	LATE_LONE_LINK,		/* one XFER with IOSQE_IO_LINK */
+	LATE_RETRY,		/* XFER retried from io-wq after -EAGAIN */
+	LATE_BATCH_RETRY,	/* BATCH retried from io-wq, array rewritten */
+};
+
+struct late {
+	struct io_uring ring;
+	uint8_t *chk;		/* CHECK_SPAN bytes, for reading back */
+	int memfd;		/* 12 KiB: @want's bytes, then @other's */
+	int ran, refused, wrong;
+};
+
+/* 1: exactly @seed's 4 KiB at 0; 0: nothing; -1: anything else. */
+static int late_outcome(struct late *l, FIXTURE_DATA(uring) *self,
+			uint64_t seed)
+{
+	if (hyper_xfer_sync(&l->ring, self->fd, self->h, HYPER_DIR_PREFETCH,
+			    l->chk, CHECK_SPAN, 0, -1) != CHECK_SPAN)
+		return -1;
+	if (hyper_first_nonzero(l->chk + 4096, CHECK_SPAN - 4096) !=
+	    CHECK_SPAN - 4096)
+		return -1;
+	if (hyper_first_nonzero(l->chk, 4096) == 4096)
+		return 0;
+	return hyper_check(l->chk, 4096, seed) == 4096 ? 1 : -1;
+}
+
+static int late_try(struct __test_metadata *_metadata,
+		    FIXTURE_DATA(uring) *self, struct late *l,
+		    enum late_kind kind, int i)
+{
+	uint64_t seed = 1000 + i;
+	struct hyper_xfer want = {
+		.len = 4096, .handle = self->h, .dir = HYPER_DIR_STORE,
+	};
+	struct hyper_xfer other = {
+		.len = 8192, .region_off = MiB + 4096, .handle = self->h,
+		.dir = HYPER_DIR_STORE,
+	};
+	struct hyper_xfer big = {
+		.addr = (uintptr_t)self->buf, .len = 24 * MiB,
+		.region_off = 8 * MiB, .handle = self->h,
+		.dir = HYPER_DIR_STORE,
+	};
+	struct hyper_xfer descs[1];
+	struct io_uring_sqe *sqe;
+	int res = 0, n = 1;
+	uint8_t *src;
+
+	/* Clear the span, and lay out the two sources in the memfd. */
+	memset(l->chk, 0, CHECK_SPAN);
+	if (hyper_xfer_sync(&l->ring, self->fd, self->h, HYPER_DIR_STORE,
+			    l->chk, CHECK_SPAN, 0, -1) != CHECK_SPAN)
+		return -1;
+	hyper_fill(l->chk, 4096, seed);
+	memset(l->chk + 4096, 0xa5, 8192);
+	if (pwrite(l->memfd, l->chk, 3 * 4096, 0) != 3 * 4096)
+		return -1;
+	/*
+	 * A fresh shared mapping: the pages are in the page cache but not
+	 * mapped yet, so a non-blocking pin fails and the module answers
+	 * -EAGAIN; io_uring retries from a worker, which may fault.
+	 */
+	src = mmap(NULL, 3 * 4096, PROT_READ, MAP_SHARED, l->memfd, 0);
+	if (src == MAP_FAILED)
+		return -1;
+	want.addr = (uintptr_t)src;
+	other.addr = (uintptr_t)src + 4096;
+	if (kind != LATE_RETRY && kind != LATE_BATCH_RETRY) {
+		/* Not the case under test: fault them in. */
+		for (int k = 0; k < 3; k++)
+			res += src[k * 4096];
+	}
+
+	if (kind == LATE_LINKED || kind == LATE_LINKED_ASYNC) {
+		sqe = io_uring_get_sqe(&l->ring);
+		hyper_prep_xfer(sqe, self->fd, &big, -1);
+		sqe->flags |= IOSQE_IO_LINK;
+		sqe->user_data = 1;
+		n = 2;
+	}
+	sqe = io_uring_get_sqe(&l->ring);
+	if (kind == LATE_BATCH_RETRY) {
+		descs[0] = want;
+		hyper_prep_batch(sqe, self->fd, descs, 1, -1);
+	} else {
+		hyper_prep_xfer(sqe, self->fd, &want, -1);
+	}
+	sqe->user_data = 2;
+	if (kind == LATE_LINKED_ASYNC)
+		sqe->flags |= IOSQE_ASYNC;
+	if (kind == LATE_LONE_LINK)
+		sqe->flags |= IOSQE_IO_LINK;
+	if (io_uring_submit(&l->ring) != n)
+		return -1;
+	/* The application moves on. */
+	if (kind == LATE_BATCH_RETRY)
+		descs[0] = other;
+	else
+		hyper_prep_xfer(sqe, self->fd, &other, -1);
+
+	while (n--) {
+		struct io_uring_cqe *cqe;
+
+		if (io_uring_wait_cqe(&l->ring, &cqe))
+			return -1;
+		if (cqe->user_data == 1) {
+			EXPECT_EQ(24 * MiB, cqe->res);
+		} else {
+			res = cqe->res;
+		}
+		io_uring_cqe_seen(&l->ring, cqe);
+	}
+	munmap(src, 3 * 4096);
+	switch (late_outcome(l, self, seed)) {
+	case 1:
+		if (res == 4096) {
+			l->ran++;
+			return 0;
+		}
+		break;
+	case 0:
+		if (res == -EOPNOTSUPP) {
+			l->refused++;
+			return 0;
+		}
+		break;
+	}
+	TH_LOG("try %d: res %d, and not what was submitted moved", i, res);
+	l->wrong++;
+	return 0;
+}
+
+static void late_start(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(uring) *self, enum late_kind kind)
+{
+	static const char *const names[] = {
+		"linked behind a 24 MiB store", "linked, with IOSQE_ASYNC",
+		"lone IOSQE_IO_LINK", "XFER retried after -EAGAIN",
+		"BATCH retried after -EAGAIN",
+	};
+	bool may_refuse = hyper_link_flags() &&
+			  (kind == LATE_LINKED || kind == LATE_LONE_LINK);
+	struct late l = { 0 };
+
+	ASSERT_EQ(0, hyper_ring_init(&l.ring, 4));
+	l.chk = malloc(CHECK_SPAN);
+	ASSERT_NE(NULL, l.chk);
+	l.memfd = memfd_create("hyper-late", MFD_CLOEXEC);
+	ASSERT_LE(0, l.memfd);
+	ASSERT_EQ(0, ftruncate(l.memfd, 3 * 4096));
+	for (int i = 0; i < TRIES; i++)
+		ASSERT_EQ(0, late_try(_metadata, self, &l, kind, i));
+	TH_LOG("%s: %d ran as submitted, %d refused, %d wrong", names[kind],
+	       l.ran, l.refused, l.wrong);
+	EXPECT_EQ(0, l.wrong);
+	/* Refusal is only for what this kernel cannot make safe. */
+	if (!may_refuse)
+		EXPECT_EQ(TRIES, l.ran);
+	close(l.memfd);
+	free(l.chk);
+	io_uring_queue_exit(&l.ring);
+}
+
+TEST_F(uring, linked_xfer_runs_what_was_submitted)
+{
+	late_start(_metadata, self, LATE_LINKED);
+}
+
+TEST_F(uring, linked_xfer_with_iosqe_async_runs_everywhere)
+{
+	late_start(_metadata, self, LATE_LINKED_ASYNC);
+}
+
+TEST_F(uring, lone_link_xfer_runs_what_was_submitted)
+{
+	late_start(_metadata, self, LATE_LONE_LINK);
+}
+
+TEST_F(uring, xfer_retried_from_io_wq_runs_what_was_submitted)
+{
+	late_start(_metadata, self, LATE_RETRY);
+}
+
+TEST_F(uring, batch_array_is_read_once)
+{
+	late_start(_metadata, self, LATE_BATCH_RETRY);
 }
 
 /*

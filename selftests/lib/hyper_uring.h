@@ -7,8 +7,33 @@
 #define HYPER_URING_H
 
 #include <liburing.h>
+#include <sys/utsname.h>
 
 #include "hyper_test.h"
+
+/* This kernel's version as major * 100 + minor, 0 if unknown. */
+static inline int hyper_kernel_version(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return 0;
+	return major * 100 + minor;
+}
+
+/*
+ * The flags a hyper SQE needs when io_uring starts it after the submission
+ * (linked behind another SQE, drained): IOSQE_ASYNC on 6.10 to 6.13, whose
+ * io_uring would hand it the SQ slot itself, which the module refuses
+ * (Documentation/transfer-engine.md); none elsewhere.
+ */
+static inline unsigned int hyper_link_flags(void)
+{
+	int v = hyper_kernel_version();
+
+	return v >= 610 && v < 614 ? IOSQE_ASYNC : 0;
+}
 
 /* buf_index < 0: a plain user address; otherwise a registered buffer. */
 static inline void hyper_prep_cmd(struct io_uring_sqe *sqe, int fd,

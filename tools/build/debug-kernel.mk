@@ -7,7 +7,7 @@
 # initramfs, and boots one VM per suite.  Not part of `make check`.
 
 DEBUG_KERNEL_DIR	?= $(O)/debug-kernel
-DEBUG_KERNEL_SUITES	?= kmod-pmem kmod-emulated
+DEBUG_KERNEL_SUITES	?= kmod-pmem kmod-emulated fuzz-kmod
 # The instrumented kernel is several times slower under TCG.
 DEBUG_KERNEL_SLOWDOWN	?= 4
 DK_MOD		:= $(DEBUG_KERNEL_DIR)/mod

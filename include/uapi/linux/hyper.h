@@ -67,11 +67,14 @@ struct hyper_pool_info {
  * struct hyper_alloc - HYPER_IOC_ALLOC argument
  * @size:		in: bytes, a non-zero multiple of the page size
  * @flags:		in: HYPER_ALLOC_* flags
- * @handle:		out: region handle, valid for this open file only
+ * @handle:		out: region handle, valid for this open file only;
+ *			handles are given out cyclically, a freed one is not
+ *			reused at once
  * @mmap_offset:	out: offset to pass to mmap() for this region
  * @reserved:		in: must be zero
  *
- * The region is zero-filled before it is handed out.
+ * The region is zero-filled before it is handed out; a fatal signal
+ * during the zeroing ends the call with -EINTR, and nothing is kept.
  */
 struct hyper_alloc {
 	__u64 size;
@@ -133,6 +136,15 @@ struct hyper_region_info {
  * (sqe->uring_cmd_flags = IORING_URING_CMD_FIXED, sqe->buf_index = index;
  * @addr must lie inside that buffer), which is the zero-copy path, or a
  * plain user address that the module pins for the life of the request.
+ *
+ * The payload, and a batch's descriptor array, are read once, when
+ * io_uring first hands the command to the module (also when it retries
+ * the command later from a worker): after io_uring_submit() returned, the
+ * SQ slot and the array may be reused.  On Linux 6.10 to 6.13, a command
+ * io_uring starts later (one after an IOSQE_IO_LINK SQE, IOSQE_IO_DRAIN,
+ * the last of an unterminated link) needs IOSQE_ASYNC: otherwise io_uring
+ * hands the module the SQ slot itself, and the module refuses the command
+ * with -EOPNOTSUPP once the slot went back to the application.
  */
 /* Bytes of an SQE128 command payload (sqe->cmd): 128 - 48 of the header. */
 #define HYPER_URING_CMD_PAYLOAD	80
@@ -182,7 +194,9 @@ struct hyper_xfer {
  * @reserved:	must be zero
  *
  * The descriptors may run in parallel and complete as one CQE whose res is
- * the total of bytes moved, or the first error.  With
+ * the total of bytes moved, or the first error.  The array is copied
+ * when the command is first issued; changing it afterwards changes
+ * nothing.  With
  * IORING_URING_CMD_FIXED every descriptor's @addr must lie inside the one
  * registered buffer named by sqe->buf_index.
  */
