@@ -779,9 +779,9 @@ TEST_F_TIMEOUT(slow, many_experts_plan, 600)
 		snprintf(cfg, sizeof(cfg), "L1.e%u.w2", experts[i] - 1);
 		EXPECT_EQ(64ULL * 256 * 2, bytes_of(&j.g, cfg));
 		ASSERT_EQ(0, job_prepare(&j, false, &e)) TH_LOG("%s", e.msg);
-		job_problem(&j, &pb, &gl);
+		job_problem(&j, &pb, &gl, &j.g.mem);
 		ASSERT_EQ(0, run_policy(POL_PLAN, &pb, &r, &e)) TH_LOG("%s", e.msg);
-		EXPECT_EQ(0, sched_check(&r.s, &e)) TH_LOG("%s", e.msg);
+		EXPECT_EQ(0, sched_check(&r.s, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
 		result_free(&r);
 		job_free(&j);
 	}
@@ -823,9 +823,9 @@ TEST_F_TIMEOUT(slow, deepseek_v2_query_latent_trains, 600)
 	EXPECT_TRUE(op_reads_id(&j.g, "b.L1.dxn.q.dx", "b.L1.dqa"));
 	EXPECT_EQ(256ULL * 64 * 2, bytes_of(&j.g, "L1.shared.w1"));
 	ASSERT_EQ(0, job_prepare(&j, false, &e)) TH_LOG("%s", e.msg);
-	job_problem(&j, &pb, &gl);
+	job_problem(&j, &pb, &gl, &j.g.mem);
 	ASSERT_EQ(0, run_policy(POL_PLAN, &pb, &r, &e)) TH_LOG("%s", e.msg);
-	EXPECT_EQ(0, sched_check(&r.s, &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(0, sched_check(&r.s, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
 	result_free(&r);
 	job_free(&j);
 }
