@@ -22,6 +22,7 @@
 
 #include "kselftest_harness.h"
 #include "hyper_test.h"
+#include "hyper_uring.h"
 
 #define REGION		(1 * MiB)
 #define PAGES		(REGION / 4096)
@@ -366,6 +367,24 @@ TEST_F(pin, region_freed_while_held_is_not_reused)
 	ASSERT_EQ(0, hyper_module_load(hyper_modparams()));
 	self->fd = hyper_dev_open(0);
 	ASSERT_LE(0, self->fd);
+}
+
+/* The module's own transfers take process memory only, not pool memory. */
+TEST_F(pin, transfer_refuses_a_mapping_as_user_buffer)
+{
+	struct io_uring ring;
+	uint32_t h;
+
+	ASSERT_EQ(0, hyper_alloc(self->fd, REGION, 0, &h, NULL));
+	ASSERT_EQ(0, hyper_ring_init(&ring, 4));
+	EXPECT_EQ(-EFAULT, hyper_xfer_sync(&ring, self->fd, h,
+					   HYPER_DIR_PREFETCH, self->map,
+					   4096, 0, -1));
+	EXPECT_EQ(-EFAULT, hyper_xfer_sync(&ring, self->fd, h,
+					   HYPER_DIR_STORE, self->map + 4096,
+					   8192, 0, -1));
+	io_uring_queue_exit(&ring);
+	EXPECT_EQ(0, hyper_free(self->fd, h));
 }
 
 TEST_F(pin, unmapped_pages_fault_back)
