@@ -92,6 +92,7 @@ USERSPACE	:=	# built by `make`
 NATIVE_TESTS	:=	# run on the host by `make check`
 VM_TESTS	:=	# copied to the VM's /tests
 VM_BINS		:=	# copied to the VM's /bin
+VM_KMODS	:=	# kernel modules (path under kernel/, no .ko) for /lib/modules
 VM_TREES	:=	# directories copied over the VM's root as they are
 VM_SUITES	:=	# selftests/vm/suites/*.suite, one VM boot each
 BENCH		:=	# phony targets run by `make bench`
@@ -178,7 +179,8 @@ $(O)/vm/%/initramfs.cpio.gz: selftests/vm/mkinitramfs.sh selftests/vm/init \
 		$(VM_SUITE_FILES) $(VM_TESTS) $(VM_BINS) $(VM_TREES) module-for-%
 	@mkdir -p $(@D)
 	selftests/vm/mkinitramfs.sh $@ selftests/vm/init $(call vm_ko,$*) \
-		-s $(VM_SUITE_FILES) -t $(VM_TESTS) -b $(VM_BINS) -r $(VM_TREES)
+		-s $(VM_SUITE_FILES) -t $(VM_TESTS) -b $(VM_BINS) -r $(VM_TREES) \
+		-m $(foreach m,$(VM_KMODS),$(wildcard /lib/modules/$*/kernel/$(m).ko*))
 
 # The suites every kernel of KVERS but the default one runs (all of them
 # run on KVER): the module's own, transfers and system-ram mode.  See

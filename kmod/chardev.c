@@ -13,6 +13,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "compat.h"
 #include "hyper.h"
 
 /* Region mmap offsets take 63 bits of the file offset. */
@@ -196,22 +197,78 @@ static void hyk_vm_close(struct vm_area_struct *vma)
 	hyk_region_put(vma->vm_private_data);
 }
 
+#define HYK_PGOFF_SHIFT		(HYK_MMAP_SHIFT - PAGE_SHIFT)
+#define HYK_PGOFF_MASK		((1UL << HYK_PGOFF_SHIFT) - 1)
+/* Pages handed to vm_insert_pages() at a time. */
+#define HYK_MAP_BATCH		(PAGE_SIZE / sizeof(struct page *))
+
+/*
+ * mmap() maps every page at once; a page is only missing again after
+ * madvise(MADV_DONTNEED) or the like zapped it.  Hand the core its page.
+ */
+static vm_fault_t hyk_vm_fault(struct vm_fault *vmf)
+{
+	struct hyk_region *r = vmf->vma->vm_private_data;
+	u64 off = (u64)(vmf->pgoff & HYK_PGOFF_MASK) << PAGE_SHIFT;
+	struct page *page;
+
+	if (off >= r->size)
+		return VM_FAULT_SIGBUS;
+	page = hyk_pool_page(&r->hdev->pool, r->off + off);
+	get_page(page);
+	vmf->page = page;
+	return 0;
+}
+
 static const struct vm_operations_struct hyk_vm_ops = {
 	.open = hyk_vm_open,
 	.close = hyk_vm_close,
+	.fault = hyk_vm_fault,
 };
 
-#define HYK_PGOFF_SHIFT		(HYK_MMAP_SHIFT - PAGE_SHIFT)
+/*
+ * Map the pages themselves, not their PFNs: a VM_MIXEDMAP mapping of
+ * normal page table entries, which get_user_pages() and pin_user_pages()
+ * (FOLL_LONGTERM too) accept, so that O_DIRECT, io_uring fixed buffers,
+ * vmsplice() and DMA registrations work on pool memory.
+ */
+static int hyk_map_pages(struct vm_area_struct *vma, struct hyk_region *r,
+			 u64 off)
+{
+	u64 len = vma->vm_end - vma->vm_start;
+	struct page **pages;
+	u64 done = 0;
+	int ret = 0;
+
+	pages = kmalloc_array(HYK_MAP_BATCH, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	while (done < len && !ret) {
+		unsigned long n = min_t(u64, HYK_MAP_BATCH,
+					(len - done) >> PAGE_SHIFT);
+		unsigned long i, left = n;
+
+		for (i = 0; i < n; i++)
+			pages[i] = hyk_pool_page(&r->hdev->pool,
+						 r->off + off + done +
+						 (i << PAGE_SHIFT));
+		ret = vm_insert_pages(vma, vma->vm_start + done, pages, &left);
+		if (!ret && left)
+			ret = -EFAULT;
+		done += (u64)n << PAGE_SHIFT;
+		cond_resched();
+	}
+	kfree(pages);
+	return ret;
+}
 
 static int hyk_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct hyk_file *hf = file->private_data;
 	unsigned long handle = vma->vm_pgoff >> HYK_PGOFF_SHIFT;
-	u64 off = (u64)(vma->vm_pgoff & ((1UL << HYK_PGOFF_SHIFT) - 1)) <<
-		  PAGE_SHIFT;
+	u64 off = (u64)(vma->vm_pgoff & HYK_PGOFF_MASK) << PAGE_SHIFT;
 	u64 len = vma->vm_end - vma->vm_start;
 	struct hyk_region *r;
-	u64 done;
 	int ret;
 
 	/*
@@ -231,19 +288,15 @@ static int hyk_mmap(struct file *file, struct vm_area_struct *vma)
 		goto out_put;
 	}
 
-	for (done = 0; done < len; ) {
-		phys_addr_t phys;
-		void *va;
-		u64 n = hyk_pool_span(&hf->hdev->pool, r->off + off + done,
-				      &va, &phys);
-
-		n = min(n, len - done);
-		ret = remap_pfn_range(vma, vma->vm_start + done,
-				      PHYS_PFN(phys), n, vma->vm_page_prot);
-		if (ret)
-			goto out_put;
-		done += n;
-	}
+	/* A mapping never grows past its region, nor lands in core dumps. */
+	hyk_vm_flags_set(vma, VM_MIXEDMAP | VM_DONTEXPAND | VM_DONTDUMP);
+	/*
+	 * On failure, mmap() zaps what was inserted; a page it still holds
+	 * then keeps the region's range held (hyk_pool_free()).
+	 */
+	ret = hyk_map_pages(vma, r, off);
+	if (ret)
+		goto out_put;
 	/* The mapping keeps the memory alive after HYPER_IOC_FREE or close. */
 	vma->vm_private_data = r;
 	vma->vm_ops = &hyk_vm_ops;

@@ -139,6 +139,40 @@ static inline int hyk_pin_nofault(unsigned long start, int nr,
 #endif
 }
 
+/* 6.3 made vm_flags writable only through helpers that check the lock. */
+static inline void hyk_vm_flags_set(struct vm_area_struct *vma,
+				    vm_flags_t flags)
+{
+#if KERNEL_VERSION(6, 3, 0) <= LINUX_VERSION_CODE
+	vm_flags_set(vma, flags);
+#else
+	vma->vm_flags |= flags;
+#endif
+}
+
+/*
+ * A MEMORY_DEVICE_GENERIC page holds one reference while nobody uses it,
+ * from memmap_init_zone_device() on, on 6.1 and 6.12 alike (only private
+ * and coherent device pages start at 0).  An emulated pool's pages hold
+ * the one split_page() gave them.  So, on both kernels, a pool page with
+ * more is mapped, pinned (FOLL_PIN adds GUP_PIN_COUNTING_BIAS) or held
+ * by get_user_pages() or a pipe.
+ */
+#define HYK_PAGE_IDLE_REFS	1
+
+/*
+ * Page table entries mapping an order-0 page.  6.12 has no
+ * page_mapcount(); 6.1's folio_mapcount() is out of line and not exported.
+ */
+static inline int hyk_page_mapcount(struct page *page)
+{
+#if KERNEL_VERSION(6, 12, 0) <= LINUX_VERSION_CODE
+	return folio_mapcount(page_folio(page));
+#else
+	return page_mapcount(page);
+#endif
+}
+
 /* 6.6 renamed destroy_memory_type() (memory types became refcounted). */
 static inline void hyk_put_memory_type(struct memory_dev_type *memtype)
 {

@@ -4,6 +4,10 @@
  *
  * regions	every live region of the pool, with its owner and place in
  *		the pool, for administrators chasing who holds the memory.
+ * pins		"pinned_pages N" (pool pages referenced beyond the pool and
+ *		its mappings: pins, get_user_pages(), pipe buffers) and
+ *		"held_bytes N" (freed regions kept out of use until those
+ *		references go); reading gives back what is no longer held.
  * hold_pages	fault injection: writing N takes N kernel pages on the
  *		pool's node and holds them (0 gives them back).  With the
  *		window onlined for the kernel in system-ram mode, those pages
@@ -88,6 +92,17 @@ static int regions_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(regions);
 
+static int pins_show(struct seq_file *m, void *v)
+{
+	struct hyk_dev *hdev = m->private;
+	u64 pinned, held;
+
+	hyk_pool_pin_stats(&hdev->pool, &pinned, &held);
+	seq_printf(m, "pinned_pages %llu\nheld_bytes %llu\n", pinned, held);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(pins);
+
 /**
  * hyk_debugfs_add() - create the device's debugfs directory
  * @hdev:	the device
@@ -100,6 +115,7 @@ void hyk_debugfs_add(struct hyk_dev *hdev)
 					   hyk_debugfs_root);
 	debugfs_create_file("regions", 0400, hdev->debugfs, hdev,
 			    &regions_fops);
+	debugfs_create_file("pins", 0400, hdev->debugfs, hdev, &pins_fops);
 	debugfs_create_file_unsafe("hold_pages", 0600, hdev->debugfs, hdev,
 				   &hold_pages_fops);
 }

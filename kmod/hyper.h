@@ -17,6 +17,7 @@
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <uapi/linux/hyper.h>
 
@@ -25,6 +26,13 @@
 #define HYK_HUGE_ALIGN		SZ_2M
 /* An emulated pool is built from chunks of this size, one allocation each. */
 #define HYK_EMU_CHUNK		SZ_2M
+/*
+ * A window gets struct pages (ZONE_DEVICE) in pieces of this size, aligned
+ * to it physically, when a region first uses the piece.  The window must be
+ * aligned to HYK_WINDOW_ALIGN, the subsection memremap_pages() works in.
+ */
+#define HYK_PGMAP_SHIFT		30
+#define HYK_WINDOW_ALIGN	SZ_2M
 
 /*
  * A region's mmap offset is its handle shifted by this much, so each region
@@ -119,9 +127,18 @@ struct hyk_engine {
  * @gp:		allocator of regions; addresses are @gp_base + pool offset
  * @gp_base:	allocator address of pool offset 0
  * @used:	bytes handed out to regions that still exist
- * @nr_regions:	regions that still exist, all openers
+ * @nr_regions:	regions that still exist, all openers, counting freed ones
+ *		whose pages are still pinned (on @held)
  * @lock:	protects @regions
  * @regions:	every region that still exists, for debugfs
+ * @pgmaps:	of a window: granule (physical address >> HYK_PGMAP_SHIFT) ->
+ *		its struct dev_pagemap, for the granules regions have used
+ * @pgmap_lock:	serializes adding to and tearing down @pgmaps
+ * @held_lock:	protects @held
+ * @held:	ranges of freed regions whose pages something outside the
+ *		module still references (a pin, get_user_pages(), a pipe):
+ *		they are not reused until it lets go
+ * @sweep:	retries @held every second while it is not empty
  */
 struct hyk_pool {
 	enum hyper_pool_source source;
@@ -139,6 +156,11 @@ struct hyk_pool {
 	atomic_t nr_regions;
 	spinlock_t lock;		/* protects @regions */
 	struct list_head regions;
+	struct xarray pgmaps;
+	struct mutex pgmap_lock;	/* serializes changes to @pgmaps */
+	struct mutex held_lock;		/* protects @held */
+	struct list_head held;
+	struct delayed_work sweep;
 };
 
 /**
@@ -229,6 +251,11 @@ u64 hyk_pool_span(const struct hyk_pool *pool, u64 off, void **vaddr,
 int hyk_pool_alloc(struct hyk_pool *pool, u64 size, u64 align, u64 *off);
 void hyk_pool_free(struct hyk_pool *pool, u64 off, u64 size);
 u64 hyk_pool_free_bytes(const struct hyk_pool *pool);
+struct page *hyk_pool_page(const struct hyk_pool *pool, u64 off);
+bool hyk_pool_page_is_pool(struct page *page);
+void hyk_pool_sweep(struct hyk_pool *pool);
+void hyk_pool_pin_stats(struct hyk_pool *pool, u64 *pinned_pages,
+			u64 *held_bytes);
 
 /* region.c */
 struct hyk_region *hyk_region_create(struct hyk_dev *hdev, u64 size,

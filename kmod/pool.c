@@ -4,6 +4,17 @@
  * built from pages of one NUMA node.  Either way the pool is a linear
  * offset space [0, size) that regions are carved from with genalloc, and
  * hyk_pool_span() turns an offset into kernel and physical addresses.
+ *
+ * Every pool page has a struct page, so that mappings of regions are page
+ * mappings that get_user_pages() and pin_user_pages() accept: an emulated
+ * pool's own pages, split to order 0, and for a window ZONE_DEVICE pages
+ * (MEMORY_DEVICE_GENERIC, as device-dax makes), made by memremap_pages()
+ * one HYK_PGMAP_SHIFT granule at a time when a region first uses it.
+ *
+ * A freed region whose pages something still references (an io_uring
+ * fixed buffer, an RDMA or CUDA registration, a pipe) is not given back
+ * to the allocator: it goes on the pool's held list, and the module
+ * stays loaded, until the last such reference is dropped.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -12,10 +23,13 @@
 #include <linux/io.h>
 #include <linux/ioport.h>
 #include <linux/memory_hotplug.h>
+#include <linux/memremap.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/numa.h>
 #include <linux/slab.h>
 
+#include "compat.h"
 #include "hyper.h"
 
 #define HYK_EMU_ORDER		get_order(HYK_EMU_CHUNK)
@@ -61,10 +75,54 @@ static const char *hyk_window_origin(u64 start, u64 size)
 	return NULL;
 }
 
-static int hyk_pool_alloc_allocator(struct hyk_pool *pool)
+/*
+ * Pool pages say so: a window's ZONE_DEVICE pages through their pgmap's
+ * owner, an emulated pool's pages (ours, off every list) through
+ * page->private.  Any pool of the module, not only one device's.
+ */
+static const char hyk_page_marker;
+#define HYK_PAGE_MARK	((unsigned long)&hyk_page_marker)
+
+/**
+ * hyk_pool_page_is_pool() - whether a page belongs to some pool of hyper.ko
+ * @page:	any page, pinned by the caller
+ *
+ * Return: true for pool memory, which a transfer may not use as its user
+ * side.
+ */
+bool hyk_pool_page_is_pool(struct page *page)
+{
+	if (is_zone_device_page(page))
+		return page->pgmap->owner == (void *)HYK_PAGE_MARK;
+	return page_private(page) == HYK_PAGE_MARK;
+}
+
+/* A freed region's range that is kept out of use while still referenced. */
+struct hyk_held {
+	struct list_head node;
+	u64 off;
+	u64 size;
+};
+
+static void hyk_pool_sweep_work(struct work_struct *work)
+{
+	hyk_pool_sweep(container_of(to_delayed_work(work), struct hyk_pool,
+				    sweep));
+}
+
+static void hyk_pool_init_common(struct hyk_pool *pool)
 {
 	spin_lock_init(&pool->lock);
 	INIT_LIST_HEAD(&pool->regions);
+	xa_init(&pool->pgmaps);
+	mutex_init(&pool->pgmap_lock);
+	mutex_init(&pool->held_lock);
+	INIT_LIST_HEAD(&pool->held);
+	INIT_DELAYED_WORK(&pool->sweep, hyk_pool_sweep_work);
+}
+
+static int hyk_pool_alloc_allocator(struct hyk_pool *pool)
+{
 	pool->gp = gen_pool_create(PAGE_SHIFT, pool->nid);
 	if (!pool->gp)
 		return -ENOMEM;
@@ -112,9 +170,20 @@ int hyk_pool_claim_window(struct hyk_pool *pool)
  */
 void hyk_pool_release_window(struct hyk_pool *pool)
 {
+	struct dev_pagemap *pgmap;
+	unsigned long g;
+
 	/* A window a failed mode switch could not reclaim is not ours. */
 	if (!pool->res)
 		return;
+	/* No region exists, so no page of the window is referenced. */
+	mutex_lock(&pool->pgmap_lock);
+	xa_for_each(&pool->pgmaps, g, pgmap) {
+		xa_erase(&pool->pgmaps, g);
+		memunmap_pages(pgmap);
+		kfree(pgmap);
+	}
+	mutex_unlock(&pool->pgmap_lock);
 	memunmap(pool->vaddr);
 	release_mem_region(pool->phys_base, pool->size);
 	pool->vaddr = NULL;
@@ -140,8 +209,9 @@ bool hyk_pool_usable(const struct hyk_pool *pool)
  * @size:	bytes, page aligned
  * @origin:	how the window was found ("parameter" when named by the user)
  *
- * The range must be covered by one soft-reserved or legacy-pmem resource
- * and must not be claimed by anyone else.
+ * The range must be covered by one soft-reserved or legacy-pmem resource,
+ * must not be claimed by anyone else, and must be HYK_WINDOW_ALIGN aligned
+ * (struct pages are made in such subsections).
  *
  * Return: 0, or -EINVAL for a malformed or unreserved range, -EBUSY if
  * another driver holds it, -ENOMEM.
@@ -169,7 +239,14 @@ int hyk_pool_init_window(struct hyk_pool *pool, phys_addr_t start,
 		       &start, size);
 		return -EINVAL;
 	}
+	if (!IS_ALIGNED(start, HYK_WINDOW_ALIGN) ||
+	    !IS_ALIGNED(size, HYK_WINDOW_ALIGN)) {
+		pr_err("window %pa+%#llx: start and size must be multiples of 2 MiB, the unit struct pages are made in\n",
+		       &start, size);
+		return -EINVAL;
+	}
 
+	hyk_pool_init_common(pool);
 	pool->source = HYPER_SOURCE_WINDOW;
 	pool->origin = strcmp(origin, "parameter") ? kind : origin;
 	pool->phys_base = start;
@@ -194,10 +271,14 @@ out_release:
 
 static void hyk_pool_free_chunks(struct hyk_pool *pool)
 {
-	unsigned int i;
+	unsigned int i, j;
 
+	/* Each page goes on its own: split_page() made them order 0. */
 	for (i = 0; i < pool->nr_chunks; i++)
-		__free_pages(pool->chunks[i], HYK_EMU_ORDER);
+		for (j = 0; j < 1U << HYK_EMU_ORDER; j++) {
+			set_page_private(pool->chunks[i] + j, 0);
+			__free_page(pool->chunks[i] + j);
+		}
 	kvfree(pool->chunks);
 	pool->chunks = NULL;
 	pool->nr_chunks = 0;
@@ -210,13 +291,15 @@ static void hyk_pool_free_chunks(struct hyk_pool *pool)
  * @nid:	node to take the pages from, NUMA_NO_NODE for the local one
  *
  * For machines with no firmware window: the memory is ordinary RAM, taken
- * in HYK_EMU_CHUNK pieces that never fall back to another node.
+ * in HYK_EMU_CHUNK pieces that never fall back to another node, each split
+ * into order-0 pages so that each can be mapped and pinned on its own.
  *
  * Return: 0, -EINVAL for a bad size or node, -ENOMEM.
  */
 int hyk_pool_init_emulated(struct hyk_pool *pool, u64 size, int nid)
 {
 	u64 nr = size / HYK_EMU_CHUNK;
+	unsigned int i;
 	int ret;
 
 	if (!size || !IS_ALIGNED(size, HYK_EMU_CHUNK) || nr > UINT_MAX) {
@@ -231,6 +314,7 @@ int hyk_pool_init_emulated(struct hyk_pool *pool, u64 size, int nid)
 		return -EINVAL;
 	}
 
+	hyk_pool_init_common(pool);
 	pool->chunks = kvcalloc(nr, sizeof(*pool->chunks), GFP_KERNEL);
 	if (!pool->chunks)
 		return -ENOMEM;
@@ -246,6 +330,9 @@ int hyk_pool_init_emulated(struct hyk_pool *pool, u64 size, int nid)
 			ret = -ENOMEM;
 			goto out_free;
 		}
+		split_page(page, HYK_EMU_ORDER);
+		for (i = 0; i < 1U << HYK_EMU_ORDER; i++)
+			set_page_private(page + i, HYK_PAGE_MARK);
 		pool->chunks[pool->nr_chunks++] = page;
 		cond_resched();
 	}
@@ -269,10 +356,13 @@ out_free:
 
 /**
  * hyk_pool_destroy() - release everything hyk_pool_init_*() took
- * @pool:	pool with no regions left
+ * @pool:	pool with no regions left, held ones included (a held range
+ *		keeps the module loaded)
  */
 void hyk_pool_destroy(struct hyk_pool *pool)
 {
+	cancel_delayed_work_sync(&pool->sweep);
+	WARN_ON(!list_empty(&pool->held));
 	if (pool->gp)
 		gen_pool_destroy(pool->gp);
 	pool->gp = NULL;
@@ -347,11 +437,143 @@ u64 hyk_pool_span(const struct hyk_pool *pool, u64 off, void **vaddr,
 }
 
 /**
+ * hyk_pool_page() - the struct page of a pool offset
+ * @pool:	the pool
+ * @off:	page-aligned offset inside a live region (whose pages exist)
+ *
+ * Return: the page.
+ */
+struct page *hyk_pool_page(const struct hyk_pool *pool, u64 off)
+{
+	if (pool->source == HYPER_SOURCE_WINDOW)
+		return pfn_to_page(PHYS_PFN(pool->phys_base + off));
+	return pool->chunks[off / HYK_EMU_CHUNK] +
+	       ((off % HYK_EMU_CHUNK) >> PAGE_SHIFT);
+}
+
+/* Physical bounds of window granule @g, clipped to the window. */
+static void hyk_granule(const struct hyk_pool *pool, unsigned long g,
+			phys_addr_t *start, phys_addr_t *end)
+{
+	*start = max_t(phys_addr_t, pool->phys_base,
+		       (phys_addr_t)g << HYK_PGMAP_SHIFT);
+	*end = min_t(phys_addr_t, pool->phys_base + pool->size,
+		     (phys_addr_t)(g + 1) << HYK_PGMAP_SHIFT);
+}
+
+static int hyk_pool_add_pgmap(struct hyk_pool *pool, unsigned long g)
+{
+	struct dev_pagemap *pgmap;
+	phys_addr_t start, end;
+	int nid = pool->nid;
+	void *va;
+	int ret;
+
+	pgmap = kzalloc(sizeof(*pgmap), GFP_KERNEL);
+	if (!pgmap)
+		return -ENOMEM;
+	hyk_granule(pool, g, &start, &end);
+	pgmap->type = MEMORY_DEVICE_GENERIC;
+	pgmap->owner = (void *)HYK_PAGE_MARK;
+	pgmap->range.start = start;
+	pgmap->range.end = end - 1;
+	pgmap->nr_range = 1;
+	/* The struct pages live on the window's node if it is online. */
+	if (nid != NUMA_NO_NODE && !node_online(nid))
+		nid = NUMA_NO_NODE;
+	va = memremap_pages(pgmap, nid);
+	if (IS_ERR(va)) {
+		ret = PTR_ERR(va);
+		pr_err("window %pa-%pa: no struct pages (memremap_pages: %d)\n",
+		       &start, &end, ret);
+		goto out_free;
+	}
+	ret = xa_insert(&pool->pgmaps, g, pgmap, GFP_KERNEL);
+	if (ret)
+		goto out_unmap;
+	return 0;
+
+out_unmap:
+	memunmap_pages(pgmap);
+out_free:
+	kfree(pgmap);
+	return ret;
+}
+
+/* Make the struct pages of a window range that a new region takes. */
+static int hyk_pool_add_pages(struct hyk_pool *pool, u64 off, u64 size)
+{
+	phys_addr_t first = pool->phys_base + off;
+	unsigned long g = first >> HYK_PGMAP_SHIFT;
+	unsigned long last = (first + size - 1) >> HYK_PGMAP_SHIFT;
+	int ret = 0;
+
+	if (pool->source != HYPER_SOURCE_WINDOW)
+		return 0;
+	mutex_lock(&pool->pgmap_lock);
+	for (; g <= last && !ret; g++)
+		if (!xa_load(&pool->pgmaps, g))
+			ret = hyk_pool_add_pgmap(pool, g);
+	mutex_unlock(&pool->pgmap_lock);
+	return ret;
+}
+
+/*
+ * Pages of [@off, @off + @size) referenced beyond the pool's own
+ * reference: by pins, get_user_pages(), pipe buffers, and also by page
+ * tables unless @skip_maps.  Granules of a window that have no struct
+ * pages were never mapped: nothing refers to them.  Stops counting at the
+ * first such page if @any.
+ */
+static u64 hyk_pool_extra_refs(struct hyk_pool *pool, u64 off, u64 size,
+			       bool skip_maps, bool any)
+{
+	u64 end = off + size, n = 0;
+
+	while (off < end) {
+		u64 next = end;
+
+		if (pool->source == HYPER_SOURCE_WINDOW) {
+			phys_addr_t gs, ge;
+			unsigned long g = (pool->phys_base + off) >>
+					  HYK_PGMAP_SHIFT;
+
+			hyk_granule(pool, g, &gs, &ge);
+			next = min_t(u64, end, ge - pool->phys_base);
+			if (!xa_load(&pool->pgmaps, g)) {
+				off = next;
+				continue;
+			}
+		}
+		for (; off < next; off += PAGE_SIZE) {
+			struct page *page = hyk_pool_page(pool, off);
+
+			int refs = page_ref_count(page);
+
+			if (skip_maps)
+				refs -= hyk_page_mapcount(page);
+			if (refs > HYK_PAGE_IDLE_REFS) {
+				n++;
+				if (any)
+					return n;
+			}
+			if (IS_ALIGNED(off, SZ_2M))
+				cond_resched();
+		}
+	}
+	return n;
+}
+
+/**
  * hyk_pool_alloc() - take a range of the pool
  * @pool:	the pool
  * @size:	bytes, page aligned, at most HYK_REGION_MAX
  * @align:	PAGE_SIZE or HYK_HUGE_ALIGN
  * @off:	pool offset of the range
+ *
+ * Ranges of freed regions that are no longer pinned are given back first.
+ * In a window, the struct pages of the range are made if they do not
+ * exist yet.
  *
  * Return: 0 or -ENOMEM.
  */
@@ -363,6 +585,7 @@ int hyk_pool_alloc(struct hyk_pool *pool, u64 size, u64 align, u64 *off)
 	/* genalloc's search takes the page count as an unsigned int. */
 	if (size >> PAGE_SHIFT > HYK_REGION_MAX_PAGES)
 		return -ENOMEM;
+	hyk_pool_sweep(pool);
 	if (align > PAGE_SIZE)
 		addr = gen_pool_alloc_algo(pool->gp, size,
 					   gen_pool_first_fit_align, &data);
@@ -371,8 +594,18 @@ int hyk_pool_alloc(struct hyk_pool *pool, u64 size, u64 align, u64 *off)
 	if (!addr)
 		return -ENOMEM;
 	*off = addr - pool->gp_base;
+	if (hyk_pool_add_pages(pool, *off, size)) {
+		gen_pool_free(pool->gp, addr, size);
+		return -ENOMEM;
+	}
 	atomic64_add(size, &pool->used);
 	return 0;
+}
+
+static void hyk_pool_give_back(struct hyk_pool *pool, u64 off, u64 size)
+{
+	gen_pool_free(pool->gp, pool->gp_base + off, size);
+	atomic64_sub(size, &pool->used);
 }
 
 /**
@@ -380,11 +613,91 @@ int hyk_pool_alloc(struct hyk_pool *pool, u64 size, u64 align, u64 *off)
  * @pool:	the pool
  * @off:	its offset
  * @size:	its size
+ *
+ * If something still references its pages (a pin outlives the mapping it
+ * was taken through; a failed mmap() zaps its pages after this), the range is
+ * held, and still counts in @pool->nr_regions and @pool->used, until the
+ * last reference goes: reusing it would let the pin's owner see the next
+ * region's data.  The module stays loaded while any range is held.
  */
 void hyk_pool_free(struct hyk_pool *pool, u64 off, u64 size)
 {
-	gen_pool_free(pool->gp, pool->gp_base + off, size);
-	atomic64_sub(size, &pool->used);
+	struct hyk_held *h;
+
+	if (!hyk_pool_extra_refs(pool, off, size, false, true)) {
+		hyk_pool_give_back(pool, off, size);
+		return;
+	}
+	/* Small, and the memory must not be lost track of. */
+	h = kmalloc(sizeof(*h), GFP_KERNEL | __GFP_NOFAIL);
+	h->off = off;
+	h->size = size;
+	atomic_inc(&pool->nr_regions);
+	mutex_lock(&pool->held_lock);
+	if (list_empty(&pool->held))
+		__module_get(THIS_MODULE);
+	list_add_tail(&h->node, &pool->held);
+	mutex_unlock(&pool->held_lock);
+	schedule_delayed_work(&pool->sweep, HZ);
+}
+
+/**
+ * hyk_pool_sweep() - give back held ranges nothing references any more
+ * @pool:	the pool
+ *
+ * Runs every second while a range is held, and before every allocation.
+ */
+void hyk_pool_sweep(struct hyk_pool *pool)
+{
+	struct hyk_held *h, *next;
+	bool was_held, still_held;
+
+	mutex_lock(&pool->held_lock);
+	was_held = !list_empty(&pool->held);
+	list_for_each_entry_safe(h, next, &pool->held, node) {
+		if (hyk_pool_extra_refs(pool, h->off, h->size, false, true))
+			continue;
+		list_del(&h->node);
+		hyk_pool_give_back(pool, h->off, h->size);
+		atomic_dec(&pool->nr_regions);
+		kfree(h);
+	}
+	still_held = !list_empty(&pool->held);
+	if (still_held)
+		schedule_delayed_work(&pool->sweep, HZ);
+	mutex_unlock(&pool->held_lock);
+	/* Unload waits for this work (hyk_pool_destroy()) before freeing it. */
+	if (was_held && !still_held)
+		module_put(THIS_MODULE);
+}
+
+/**
+ * hyk_pool_pin_stats() - how much of the pool is referenced from outside
+ * @pool:	the pool
+ * @pinned_pages: pool pages with references beyond the pool's and its
+ *		mappings' (pins, get_user_pages(), pipe buffers)
+ * @held_bytes:	bytes of freed regions kept out of use for that reason
+ *
+ * Sweeps first.  Walks every page that has a struct page: for tests and
+ * debugging, not for hot paths.
+ */
+void hyk_pool_pin_stats(struct hyk_pool *pool, u64 *pinned_pages,
+			u64 *held_bytes)
+{
+	struct hyk_held *h;
+	u64 pinned = 0, held = 0;
+
+	hyk_pool_sweep(pool);
+	mutex_lock(&pool->pgmap_lock);
+	if (hyk_pool_usable(pool))
+		pinned = hyk_pool_extra_refs(pool, 0, pool->size, true, false);
+	mutex_unlock(&pool->pgmap_lock);
+	mutex_lock(&pool->held_lock);
+	list_for_each_entry(h, &pool->held, node)
+		held += h->size;
+	mutex_unlock(&pool->held_lock);
+	*pinned_pages = pinned;
+	*held_bytes = held;
 }
 
 /**

@@ -7,7 +7,7 @@ KMOD_TEST_DEPS	:= $(KSFT_STAMP) $(wildcard selftests/lib/*.h) \
 		   include/uapi/linux/hyper.h
 KMOD_TESTS	:= regions bad_input lifecycle xfer_basic xfer_bad xfer_stress \
 		   xfer_uring \
-		   xfer_kill numa_mode huge_window
+		   xfer_kill numa_mode huge_window pin
 
 $(O)/tests/kmod_%: selftests/kmod/%.c $(KMOD_TEST_DEPS)
 	@mkdir -p $(@D)
@@ -26,6 +26,8 @@ VM_TESTS	+= $(patsubst %,$(O)/tests/kmod_%,$(KMOD_TESTS)) \
 		   $(O)/tests/kmod_params_window $(O)/tests/kmod_params_nowindow \
 		   $(O)/tests/kmod_bench_xfer
 VM_BINS		+= /usr/bin/numactl
+# kmod_pin does O_DIRECT on a RAM disk: the VM has no other block device.
+VM_KMODS	+= drivers/block/brd
 VM_SUITES	+= kmod-pmem kmod-softres kmod-emulated kmod-numa kmod-huge
 
 # The benchmark runs in a VM of its own; the JSON lands in $(O)/bench/.

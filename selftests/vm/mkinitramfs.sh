@@ -4,8 +4,10 @@
 # test programs under /tests and tools under /bin, each with the shared
 # libraries ldd finds for it.  -r DIR copies DIR's tree over the root as it
 # is (an interpreter and its library files), with the libraries of its
-# executables and shared objects.
-# usage: mkinitramfs.sh OUT.cpio.gz INIT KO [-s SUITE...] [-t TEST...] [-b BIN...] [-r DIR...]
+# executables and shared objects.  -m puts kernel modules of the VM's
+# kernel in /lib/modules/NAME.ko, uncompressed (busybox insmod and the
+# tests' finit_module() take no .ko.xz).
+# usage: mkinitramfs.sh OUT.cpio.gz INIT KO [-s SUITE...] [-t TEST...] [-b BIN...] [-r DIR...] [-m MOD.ko[.xz]...]
 set -eu
 out=$1 init=$2 ko=$3
 shift 3
@@ -37,7 +39,16 @@ for f in "$@"; do
 	-t) dir=tests; continue ;;
 	-b) dir=bin; continue ;;
 	-r) dir=root; continue ;;
+	-m) dir=kmods; continue ;;
 	esac
+	if [ "$dir" = kmods ]; then
+		name=$(basename "$f")
+		case $name in
+		*.xz) xz -dc "$f" > "$root/lib/modules/${name%.xz}" ;;
+		*) cp -L "$f" "$root/lib/modules/$name" ;;
+		esac
+		continue
+	fi
 	if [ "$dir" = root ]; then
 		cp -a "$f/." "$root/"
 		find "$f" -type f \( -perm -u+x -o -name '*.so*' \) | while read -r x; do
