@@ -101,7 +101,16 @@ static void all_policies(struct __test_metadata *_metadata,
 	policies_on(_metadata, &j, p);
 }
 
-TEST(random_graphs_every_policy)
+/*
+ * Tests that plan many graphs: seconds of CPU, minutes on a loaded shared
+ * machine.  The harness's 30 s alarm is a hang detector, and these would
+ * trip it there, slow but not wrong.
+ */
+FIXTURE(many) {};
+FIXTURE_SETUP(many) {}
+FIXTURE_TEARDOWN(many) {}
+
+TEST_F_TIMEOUT(many, random_graphs_every_policy, 300)
 {
 	unsigned int i, seed;
 
@@ -114,7 +123,7 @@ TEST(random_graphs_every_policy)
 		}
 }
 
-TEST(models_every_policy)
+TEST_F_TIMEOUT(many, models_every_policy, 300)
 {
 	unsigned int i, m;
 
@@ -129,7 +138,7 @@ TEST(models_every_policy)
  * 32), head_dim 256 and tied embeddings (Gemma-7B), parallel blocks
  * (Falcon-40B), a shared expert (Qwen1.5-MoE-A2.7B).
  */
-TEST(configs_every_policy)
+TEST_F_TIMEOUT(many, configs_every_policy, 300)
 {
 	static const char *const cfg[] = {
 		"mistral-7b", "gemma-7b", "falcon-40b", "qwen1.5-moe-a2.7b",
@@ -203,7 +212,7 @@ static bool within_budget(struct __test_metadata *_metadata,
  * cannot leave around it (a value made one step before it is read).
  * Close to the largest working set the planner may say no, but cleanly.
  */
-TEST(given_budgets_are_kept)
+TEST_F_TIMEOUT(many, given_budgets_are_kept, 300)
 {
 	static const double where[] = { 0.9, 0.6, 0.3, 0.05 };
 	unsigned int seed, w, made[ARRAY_SIZE(where)] = { 0 }, tried = 0;
@@ -267,7 +276,7 @@ static void no_loss_at_budget(struct __test_metadata *_metadata,
 	job_free(&j);
 }
 
-TEST(never_loses_at_a_budget)
+TEST_F_TIMEOUT(many, never_loses_at_a_budget, 300)
 {
 	unsigned int seed, m;
 
