@@ -68,21 +68,28 @@ static int print_rates(const struct hc_dev *devs, const struct hc_stats *prev,
 
 /*
  * Samples on a fixed grid (start + k * interval), so that late wake-ups do
- * not drift; each line's rates use the time that really passed.
+ * not drift; each line's rates use the time that really passed.  A wake-up
+ * so late (a busy machine) that the next grid point is less than 0.9 of an
+ * interval away skips that point, so that no line's interval is almost
+ * nothing.
  */
 static int watch(struct hc_dev *devs, int nr, const struct hc_opts *o)
 {
 	struct hc_stats *prev = calloc((size_t)nr + 1, sizeof(*prev));
 	double start = now(), last = start, t;
+	long k = 0;
 	int ret = 0;
 
 	if (!prev) {
 		hc_err(NULL, "%s", strerror(ENOMEM));
 		return HC_EXIT_FAIL;
 	}
-	for (long k = 1; !o->count || k <= o->count; k++) {
+	for (long n = 1; !o->count || n <= o->count; n++) {
 		for (int i = 0; i < nr; i++)
 			prev[i] = devs[i].st;
+		do
+			k++;
+		while (start + (double)k * o->watch - last < 0.9 * o->watch);
 		sleep_until(start + (double)k * o->watch);
 		t = now();
 		for (int i = 0; i < nr; i++) {
