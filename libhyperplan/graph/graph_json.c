@@ -398,33 +398,23 @@ static int parse_root(struct graph *g, json_object *root,
 	return 0;
 }
 
-static int parse_text(struct graph *g, const char *text,
+/*
+ * One text, checked by the shared reader (hp_json_parse()): empty,
+ * truncated, malformed and trailing data are refused in its words, each
+ * starting with @what.  On the split path a failure only asks for the
+ * whole text again (-EAGAIN), which gives the message.
+ */
+static int parse_text(struct graph *g, const char *text, const char *what,
 		      const struct json_split *sp, struct hp_err *e)
 {
-	struct json_tokener *tok = json_tokener_new_ex(64);
-	enum json_tokener_error jerr;
 	json_object *root;
 	int ret;
 
-	if (!tok)
-		return hp_errf(e, "graph: out of memory");
-	root = json_tokener_parse_ex(tok, text, -1);
-	jerr = json_tokener_get_error(tok);
-	if (!root || jerr != json_tokener_success) {
-		ret = sp ? -EAGAIN :
-		      hp_errf(e, "graph: malformed JSON at byte %zu: %s",
-			      json_tokener_get_parse_end(tok),
-			      json_tokener_error_desc(jerr));
-	} else if (text[json_tokener_get_parse_end(tok) +
-			strspn(text + json_tokener_get_parse_end(tok),
-			       " \t\r\n")]) {
-		ret = sp ? -EAGAIN :
-		      hp_errf(e, "graph: trailing data after the JSON value");
-	} else {
-		ret = parse_root(g, root, sp, e);
-	}
+	ret = hp_json_parse(what, text, strlen(text), &root, e);
+	if (ret)
+		return sp && ret != -ENOMEM ? -EAGAIN : ret;
+	ret = parse_root(g, root, sp, e);
 	json_object_put(root);
-	json_tokener_free(tok);
 	return ret;
 }
 
@@ -435,7 +425,8 @@ static int parse_text(struct graph *g, const char *text,
  * graph: the messages, and which of several faults is reported, are the
  * same as without the split.
  */
-int graph_parse_json(struct graph *g, const char *text, struct hp_err *e)
+static int parse_named(struct graph *g, const char *text, const char *what,
+		       struct hp_err *e)
 {
 	struct json_split sp;
 	int ret = json_split(text, &sp, &g->mem);
@@ -444,7 +435,7 @@ int graph_parse_json(struct graph *g, const char *text, struct hp_err *e)
 		return hp_nomem(e);
 	if (!ret) {
 		sp.text = text;
-		ret = parse_text(g, sp.skeleton, &sp, e);
+		ret = parse_text(g, sp.skeleton, what, &sp, e);
 		json_split_free(&sp);
 		if (!ret)
 			return 0;
@@ -455,7 +446,12 @@ int graph_parse_json(struct graph *g, const char *text, struct hp_err *e)
 		graph_reset(g);	/* keeps g->mem's count and test hook */
 		e->msg[0] = 0;
 	}
-	return parse_text(g, text, NULL, e);
+	return parse_text(g, text, what, NULL, e);
+}
+
+int graph_parse_json(struct graph *g, const char *text, struct hp_err *e)
+{
+	return parse_named(g, text, "graph", e);
 }
 
 /*
@@ -501,7 +497,7 @@ int graph_load_json(struct graph *g, const char *path, struct hp_err *e)
 	fclose(f);
 	if (!ret) {
 		buf[len] = 0;
-		ret = graph_parse_json(g, buf, e);
+		ret = parse_named(g, buf, path, e);
 	}
 	free(buf);
 	return ret;

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -59,40 +60,36 @@ static int read_all(const char *path, size_t max, char **text, size_t *len,
 	return ret;
 }
 
-int hp_json_load(const char *path, size_t max, json_object **root,
-		 struct hp_err *e)
+int hp_json_parse(const char *what, const char *text, size_t len,
+		  json_object **root, struct hp_err *e)
 {
 	struct json_tokener *tok;
 	enum json_tokener_error jerr;
-	size_t len = 0, end;
-	char *text;
+	size_t end;
 	int ret;
 
 	*root = NULL;
-	if (read_all(path, max, &text, &len, e))
-		return -EINVAL;
-	if (!text[strspn(text, " \t\r\n")]) {
-		free(text);
-		return hp_errf(e, "%s: empty: no JSON in it", path);
-	}
+	if (!text[strspn(text, " \t\r\n")])
+		return hp_errf(e, "%s: empty: no JSON in it", what);
+	if (len > INT_MAX)
+		return hp_errf(e, "%s: larger than 2 GiB, too large for a JSON text",
+			       what);
 	tok = json_tokener_new();
-	if (!tok) {
-		free(text);
+	if (!tok)
 		return hp_nomem(e);
-	}
 	*root = json_tokener_parse_ex(tok, text, (int)len);
 	jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
 	ret = -EINVAL;
 	if (jerr == json_tokener_continue)
 		hp_errf(e, "%s: truncated JSON: the file ends (after %zu bytes) inside a value",
-			path, len);
+			what, len);
 	else if (jerr != json_tokener_success)
-		hp_errf(e, "%s: malformed JSON at byte %zu: %s", path, end,
+		hp_errf(e, "%s: malformed JSON at byte %zu: %s", what, end,
 			json_tokener_error_desc(jerr));
 	else if (text[end + strspn(text + end, " \t\r\n")])
 		hp_errf(e, "%s: trailing data after the JSON value, at byte %zu",
-			path, end + strspn(text + end, " \t\r\n"));
+			what, end + strspn(text + end, " \t\r\n"));
 	else
 		ret = 0;
 	if (ret) {
@@ -100,6 +97,20 @@ int hp_json_load(const char *path, size_t max, json_object **root,
 		*root = NULL;
 	}
 	json_tokener_free(tok);
+	return ret;
+}
+
+int hp_json_load(const char *path, size_t max, json_object **root,
+		 struct hp_err *e)
+{
+	size_t len = 0;
+	char *text;
+	int ret;
+
+	*root = NULL;
+	if (read_all(path, max, &text, &len, e))
+		return -EINVAL;
+	ret = hp_json_parse(path, text, len, root, e);
 	free(text);
 	return ret;
 }

@@ -75,6 +75,12 @@ double median(double *v, int n);
 struct json_object;
 int hp_json_load(const char *path, size_t max, struct json_object **root,
 		 struct hp_err *e);
+/*
+ * The same checks and words for @text (@len bytes, NUL-terminated) held in
+ * memory; @what (a path, or "graph") starts each message.
+ */
+int hp_json_parse(const char *what, const char *text, size_t len,
+		  struct json_object **root, struct hp_err *e);
 
 /* Writes @s as a JSON string literal, quotes included. */
 void json_str(FILE *f, const char *s);

@@ -153,6 +153,14 @@ static int one(struct __test_metadata *_metadata, const struct plan_case *c,
 	job_problem(&j, &pb, &gl, &j.g.mem);
 	if (!run_policy_fit(POL_PLAN, &pb, &r, &e) && r.ok) {
 		laid = layout_ok(_metadata, &j, &r, gl.budget);
+		/*
+		 * The three peaks of the summary: the timed one (the
+		 * schedule's prediction) counts every residency, and a
+		 * detached tensor until its store ends, so it is never
+		 * below the residency; the arena is never below it either.
+		 */
+		EXPECT_EQ(r.sim.peak, r.s.pred.peak);
+		EXPECT_GE(r.sim.peak, r.s.res_peak) TH_LOG("%s", j.g.name);
 		/* and libhyper takes it as it is */
 		EXPECT_EQ(0, sched_check(&r.s, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
 		result_free(&r);

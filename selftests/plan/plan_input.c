@@ -121,8 +121,10 @@ static const struct bad bad_graphs[] = {
 	{ "bad version",
 	  "{ \"format\": \"hyper-graph\", \"version\": 2, \"tensors\": [], \"ops\": [] }",
 	  { "version 2" } },
+	{ "truncated",
+	  HEAD "\"tensors\": [ { \"id\": \"w\" ", { "truncated JSON", "inside a value" } },
 	{ "malformed",
-	  HEAD "\"tensors\": [ { \"id\": \"w\" ", { "malformed JSON" } },
+	  HEAD "\"tensors\": [ { \"id\": \"w\" } ], \"ops\": x }", { "malformed JSON" } },
 	{ "no operators",
 	  HEAD "\"tensors\": [], \"ops\": [] }", { "no operators" } },
 };
@@ -171,6 +173,53 @@ TEST(reparse_keeps_the_allocator)
 	EXPECT_LT(nr, g.mem.nr);
 	EXPECT_STREQ("test", g.name);
 	graph_free(&g);
+}
+
+/*
+ * An empty, cut, malformed or over-long graph file says so in words,
+ * exactly as a config or a profile does (hp_json_parse()), naming the
+ * file; the same text in memory names "graph".  Never json-c's bare
+ * "continue".
+ */
+TEST(truncated_or_empty_graph_says_so)
+{
+	static const struct {
+		const char *text, *msg;
+	} cases[] = {
+		{ "", "empty: no JSON in it" },
+		{ " \n\t", "empty: no JSON in it" },
+		{ HEAD "\"tensors\": [ { \"id\": \"w\" ",
+		  "truncated JSON: the file ends (after 66 bytes) inside a value" },
+		{ HEAD "\"tensors\": [], \"ops\": [ { \"id\": \"a\" } ] } }",
+		  "trailing data after the JSON value, at byte 83" },
+		{ HEAD "\"tensors\": 4x }", "malformed JSON at byte 53: number expected" },
+	};
+	char path[] = "/tmp/hyper-plan-test-XXXXXX", want[600];
+	struct hp_err e;
+	struct graph g;
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(cases); i++) {
+		size_t len = strlen(cases[i].text);
+		int fd;
+
+		strcpy(path, "/tmp/hyper-plan-test-XXXXXX");
+		fd = mkstemp(path);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ((ssize_t)len, write(fd, cases[i].text, len));
+		close(fd);
+		ASSERT_EQ(0, graph_init(&g, "test"));
+		snprintf(want, sizeof(want), "%s: %s", path, cases[i].msg);
+		EXPECT_NE(0, graph_load_json(&g, path, &e));
+		EXPECT_STREQ(want, e.msg);
+		graph_free(&g);
+		unlink(path);
+
+		ASSERT_EQ(0, graph_init(&g, "test"));
+		snprintf(want, sizeof(want), "graph: %s", cases[i].msg);
+		EXPECT_NE(0, graph_parse_json(&g, cases[i].text, &e));
+		EXPECT_STREQ(want, e.msg);
+		graph_free(&g);
+	}
 }
 
 TEST(bad_graphs_fail_the_cli)

@@ -17,7 +17,7 @@ void report_header(FILE *f, const struct job *j)
 		peak, lf->t0[lf->n] / 1e6, ws,
 		j->g.op[lf->order[lf->max_ws_step]].id);
 	fprintf(f, "%-9s %12s %9s %9s %11s %10s %10s %9s  %s\n", "policy",
-		"peak", "reduction", "slowdown", "stall ms", "in GiB", "out GiB",
+		"timed peak", "reduction", "slowdown", "stall ms", "in GiB", "out GiB",
 		"search ms", "chosen");
 }
 
@@ -39,6 +39,24 @@ void report_row(FILE *f, const struct result *r, uint64_t peak0)
 }
 
 /*
+ * The three peaks, each in words: the rows' timed peak (the simulator's,
+ * the schedule's predicted peak_device_bytes) also counts a detached
+ * tensor until its store ends, as if the next prefetch took fresh bytes;
+ * the peak residency counts prefetch or define to detach; the arena is
+ * what libhyper allocates, and it defers a prefetch whose place a store
+ * still reads, so a run never holds more than the arena.
+ */
+static void report_peaks(FILE *f, const struct result *r, const char *res,
+			 const char *arena)
+{
+	char t[32];
+
+	fmt_bytes(t, sizeof(t), r->sim.peak);
+	fprintf(f, "peaks     timed %s (the policy rows and the schedule's predicted peak: a detached tensor counts until its store ends); residency %s (prefetch or define to detach); arena %s (what the device holds: a prefetch waits for a place a store still reads)\n",
+		t, res, arena);
+}
+
+/*
  * What the device really holds: the planned arena, the peak residency
  * plus what placement loses to holes and alignment.
  */
@@ -57,6 +75,7 @@ void report_arena(FILE *f, const struct result *r)
 			fprintf(f, "; planned under %s of residency so that the arena fits the budget", b);
 		}
 		fputc('\n', f);
+		report_peaks(f, r, p, a);
 		return;
 	}
 	if (!s->arena_over)
@@ -65,6 +84,7 @@ void report_arena(FILE *f, const struct result *r)
 	fmt_bytes(b, sizeof(b), s->budget);
 	fprintf(f, "arena     %12s for a peak residency of %s: arena ÷ peak %.3f exceeds the budget %s, and no lower residency budget made it fit: the schedule carries no offsets (libhyper lays it out itself, in more than the budget)\n",
 		a, p, s->res_peak ? (double)s->arena_over / s->res_peak : 0.0, b);
+	report_peaks(f, r, p, a);
 }
 
 void report_bound(FILE *f, uint64_t bound, uint64_t peak0, double max_slow)
