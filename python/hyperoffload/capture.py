@@ -608,8 +608,10 @@ def capture(module: torch.nn.Module, example_inputs: Sequence[Any], *, runs: int
     """Trace, run on example_inputs, build the graph, and (``verify``) check
     that the captured program gives module(*example_inputs) exactly, state
     included; a difference is a CaptureError naming the first node that
-    differs.  Everything runs on copies of ``module`` (copy_module()):
-    capture changes neither its state nor the RNG's.
+    differs.  Everything runs on copies of ``module`` (copy_module()),
+    which share its parameters, under verify.protect(), which refuses a
+    write into them before it happens: capture changes neither the
+    module's state, refused or not, nor the RNG's.
 
     ``via``: "fx" (torch.fx symbolic tracing, leaves for torch.nn), "export"
     (torch.export, torch 2.1 and later), or "auto": export where torch has
@@ -642,11 +644,15 @@ def capture(module: torch.nn.Module, example_inputs: Sequence[Any], *, runs: int
         initial = {n: whole(b).clone() for n, b in gm.named_buffers()} if verify else {}
         torch.manual_seed(SEED)
         try:
-            traced_out = rec.run(*snap(example_inputs))
+            with _verify.protect(module, mname):   # the copies share its parameters
+                traced_out = rec.run(*snap(example_inputs))
         except _NodeFailed as f:
             raise CaptureError(f"cannot capture {mname}: running it on the example inputs "
                                f"failed at {where(f.node)}: {_first_line(f.error)}") from None
-        ref = _verify.eager(module, example_inputs) if verify else None
+        ref = None
+        if verify:
+            with _verify.protect(module, mname):
+                ref = _verify.eager(module, example_inputs)
         if ref is not None:
             _verify.check_trace(mname, ref, traced_out, gm)
         # The module's own tensors (fx's GraphModule registers the constants it
@@ -657,7 +663,8 @@ def capture(module: torch.nn.Module, example_inputs: Sequence[Any], *, runs: int
         cap.via = via
         _bind_to(cap, module)
         if ref is not None:
-            _verify.check_program(cap, initial, example_inputs, ref)
+            with _verify.protect(module, mname):
+                _verify.check_program(cap, initial, example_inputs, ref)
         return cap
 
 

@@ -17,6 +17,12 @@ same RNG seed:
 
 Equality is bitwise (torch.equal, NaN equal to NaN): the same kernels run
 in the same order.
+
+The copies share the module's parameters (a copy of the weights would
+double the memory), so every run at capture is made under protect(): a
+dispatch mode that refuses a write into a parameter's memory before it
+happens, so a forward that writes a parameter is refused and the module
+is left as it was.
 """
 from __future__ import annotations
 
@@ -24,6 +30,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 from torch.fx.node import map_arg
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from .capture import (SEED, Captured, CaptureError, _leaves, _storage, copy_module,
                       module_tensors, snap, where, whole)
@@ -45,10 +52,77 @@ def _python_state(m: torch.nn.Module) -> Dict[Tuple[str, str], Any]:
             if isinstance(v, _PLAIN)}
 
 
+# Kernels that write their running statistics (arguments 3 and 4, in
+# training) although their schema does not say so (torch 1.13).
+_HIDDEN_WRITES = {"native_batch_norm", "cudnn_batch_norm", "miopen_batch_norm"}
+
+
+class protect(TorchDispatchMode):
+    """While active, an ATen operator that would write into the memory of
+    one of ``module``'s parameters (through the parameter, a view of it,
+    ``.data`` or ``out=``; what the operator's schema marks as written) is
+    refused with a CaptureError before it runs: the parameters shared with
+    capture's copies never change.  ``refused`` keeps the first refusal,
+    in case forward catches the exception; leaving the mode raises it."""
+
+    supports_higher_order_operators = True     # torch 2.x: run them, do not refuse them
+
+    def __init__(self, module: torch.nn.Module, name: str):
+        super().__init__()
+        self.name = name
+        self.refused: Optional[CaptureError] = None
+        first: Dict[int, Tuple[int, str]] = {}     # storage -> its end, first name
+        for n, p in module.named_parameters():
+            ptr, size = _storage(p)
+            if size:
+                first.setdefault(ptr, (ptr + size, n))
+        self.ranges = sorted((a, b, n) for a, (b, n) in first.items())
+
+    def _owner(self, t: Any) -> Optional[str]:
+        """The parameter whose memory t's storage overlaps, if any."""
+        if not isinstance(t, torch.Tensor) or t.is_sparse or t.device.type == "meta":
+            return None
+        try:
+            lo, size = _storage(t)
+        except (RuntimeError, NotImplementedError):     # no storage: not a parameter's
+            return None
+        return next((n for a, b, n in self.ranges if a < lo + size and lo < b), None) \
+            if size else None
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        schema = getattr(func, "_schema", None)
+        if schema is None:      # a higher-order operator (torch 2.x): run, not looked into
+            return func(*args, **kwargs)
+        written: List[Any] = []
+        for i, a in enumerate(schema.arguments):
+            if a.alias_info is not None and a.alias_info.is_write:
+                written.append(kwargs.get(a.name, args[i] if i < len(args) else None))
+        op = func.overloadpacket.__name__
+        if op in _HIDDEN_WRITES and len(args) > 5 and args[5]:
+            written += list(args[3:5])
+        for v in written:
+            for t in (v if isinstance(v, (tuple, list)) else [v]):
+                n = self._owner(t)
+                if n is not None:
+                    self.refused = self.refused or CaptureError(
+                        f"cannot capture {self.name}: forward changes parameter {n!r} in "
+                        f"place ({op}), which is not supported: make it a buffer "
+                        f"(register_buffer) (the module is unchanged)")
+                    raise self.refused
+        return func(*args, **kwargs)
+
+    def __exit__(self, *exc: Any) -> None:
+        super().__exit__(*exc)
+        if self.refused is not None:
+            raise self.refused
+
+
 def eager(module: torch.nn.Module, inputs: Tuple[Any, ...]) -> Reference:
-    """module(*inputs) on a copy, from the capture seed (caller: no_grad).
-    A forward that changes a plain Python attribute is refused: the graph
-    holds the value it had when traced."""
+    """module(*inputs) on a copy, from the capture seed (caller: no_grad,
+    protect()).  A forward that changes a plain Python attribute is
+    refused: the graph holds the value it had when traced."""
     m = copy_module(module)
     ins = snap(inputs)
     before = _python_state(m)
@@ -57,10 +131,10 @@ def eager(module: torch.nn.Module, inputs: Tuple[Any, ...]) -> Reference:
     out = m(*ins)
     after = _python_state(m)
     for n, p, v in versions:
-        if p._version != v:     # parameters are shared with the module, not copied
+        if p._version != v:     # shared with the module: protect() refuses the write
             raise CaptureError(f"cannot capture {type(module).__name__}: forward changes "
-                               f"parameter {n!r} in place, which is not supported (and has "
-                               f"changed it); make it a buffer")
+                               f"parameter {n!r} in place, which is not supported: make it "
+                               f"a buffer (register_buffer)")
     for (mn, k), v in before.items():
         if after.get((mn, k), v) != v:
             name = f"{mn}.{k}" if mn else k
@@ -291,4 +365,5 @@ def check_program(cap: Captured, initial: Dict[str, torch.Tensor], inputs: Tuple
                                f"differs from eager ({_diff(got, ref.inputs[i])})")
 
 
-__all__: List[str] = ["eager", "check_trace", "check_program", "first_difference", "equal"]
+__all__: List[str] = ["protect", "eager", "check_trace", "check_program", "first_difference",
+                       "equal"]

@@ -207,19 +207,58 @@ def test_capture_leaves_rng_alone_and_dropout_matches():
         assert torch.equal(r(x), want)
 
 
-def test_parameter_written_in_forward_refused():
-    class M(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.w = nn.Parameter(torch.ones(4))
+class _WritesWeight(nn.Module):
+    """Writes a parameter in forward, in one of several ways; Dropout and
+    rand_like use the RNG."""
 
-        def forward(self, x):
+    def __init__(self, how):
+        super().__init__()
+        self.how = how
+        self.lin = nn.Linear(4, 4)
+        self.w = nn.Parameter(torch.ones(4))
+        self.drop = nn.Dropout(0.5)
+        self.register_buffer("steps", torch.zeros(()))
+        if how == "hook":           # eager runs it, torch.fx does not see it
+            self.register_forward_pre_hook(lambda m, args: m.lin.weight.data.add_(1))
+
+    def forward(self, x):
+        self.steps.add_(1)
+        h = self.drop(self.lin(x)) + torch.rand_like(x)
+        if self.how == "mul_":
             with torch.no_grad():
                 self.w.mul_(2)
-            return x * self.w
+        elif self.how == "data":
+            self.lin.weight.data.add_(1)
+        elif self.how == "view":
+            with torch.no_grad():
+                self.w.view(2, 2)[0] = 5
+        elif self.how == "out":
+            torch.add(x[0], 1, out=self.w.data)
+        return h * self.w
 
-    with pytest.raises(CaptureError, match="changes parameter 'w' in place"):
-        capture(M(), (torch.randn(2, 4),), runs=1)
+
+@pytest.mark.parametrize("how", ["mul_", "data", "view", "out", "hook"])
+@pytest.mark.parametrize("entry", ["capture", "offload"])
+def test_parameter_written_in_forward_refused_module_unchanged(how, entry):
+    """Refused, and the parameters the verification copies share with the
+    module are left bitwise as they were, as are its buffers and the RNG."""
+    m, x = _WritesWeight(how).train(), torch.randn(2, 4)
+    name = "lin.weight" if how in ("data", "hook") else "w"
+    before = {k: v.clone() for k, v in m.state_dict().items()}
+    versions = {k: p._version for k, p in m.named_parameters()}
+    rng = torch.get_rng_state()
+    with pytest.raises(CaptureError, match=f"changes parameter '{name}' in place") as e:
+        if entry == "capture":
+            capture(m, (x,), runs=1)
+        else:
+            ho.offload(m, (x,), budget_ratio=1.0, backend="shmem", runs=1)
+    assert "\n" not in str(e.value)
+    after = m.state_dict()
+    assert before.keys() == after.keys()
+    for k in before:       # bitwise: same bytes, not only equal values
+        assert before[k].numpy().tobytes() == after[k].numpy().tobytes(), k
+    assert versions == {k: p._version for k, p in m.named_parameters()}
+    assert torch.equal(torch.get_rng_state(), rng)
 
 
 def test_capture_path():
