@@ -252,7 +252,6 @@ int hyk_pool_alloc(struct hyk_pool *pool, u64 size, u64 align, u64 *off);
 void hyk_pool_free(struct hyk_pool *pool, u64 off, u64 size);
 u64 hyk_pool_free_bytes(const struct hyk_pool *pool);
 struct page *hyk_pool_page(const struct hyk_pool *pool, u64 off);
-bool hyk_pool_page_is_pool(struct page *page);
 void hyk_pool_sweep(struct hyk_pool *pool);
 void hyk_pool_pin_stats(struct hyk_pool *pool, u64 *pinned_pages,
 			u64 *held_bytes);

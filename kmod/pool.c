@@ -75,28 +75,6 @@ static const char *hyk_window_origin(u64 start, u64 size)
 	return NULL;
 }
 
-/*
- * Pool pages say so: a window's ZONE_DEVICE pages through their pgmap's
- * owner, an emulated pool's pages (ours, off every list) through
- * page->private.  Any pool of the module, not only one device's.
- */
-static const char hyk_page_marker;
-#define HYK_PAGE_MARK	((unsigned long)&hyk_page_marker)
-
-/**
- * hyk_pool_page_is_pool() - whether a page belongs to some pool of hyper.ko
- * @page:	any page, pinned by the caller
- *
- * Return: true for pool memory, which a transfer may not use as its user
- * side.
- */
-bool hyk_pool_page_is_pool(struct page *page)
-{
-	if (is_zone_device_page(page))
-		return page->pgmap->owner == (void *)HYK_PAGE_MARK;
-	return page_private(page) == HYK_PAGE_MARK;
-}
-
 /* A freed region's range that is kept out of use while still referenced. */
 struct hyk_held {
 	struct list_head node;
@@ -275,10 +253,8 @@ static void hyk_pool_free_chunks(struct hyk_pool *pool)
 
 	/* Each page goes on its own: split_page() made them order 0. */
 	for (i = 0; i < pool->nr_chunks; i++)
-		for (j = 0; j < 1U << HYK_EMU_ORDER; j++) {
-			set_page_private(pool->chunks[i] + j, 0);
+		for (j = 0; j < 1U << HYK_EMU_ORDER; j++)
 			__free_page(pool->chunks[i] + j);
-		}
 	kvfree(pool->chunks);
 	pool->chunks = NULL;
 	pool->nr_chunks = 0;
@@ -299,7 +275,6 @@ static void hyk_pool_free_chunks(struct hyk_pool *pool)
 int hyk_pool_init_emulated(struct hyk_pool *pool, u64 size, int nid)
 {
 	u64 nr = size / HYK_EMU_CHUNK;
-	unsigned int i;
 	int ret;
 
 	if (!size || !IS_ALIGNED(size, HYK_EMU_CHUNK) || nr > UINT_MAX) {
@@ -331,8 +306,6 @@ int hyk_pool_init_emulated(struct hyk_pool *pool, u64 size, int nid)
 			goto out_free;
 		}
 		split_page(page, HYK_EMU_ORDER);
-		for (i = 0; i < 1U << HYK_EMU_ORDER; i++)
-			set_page_private(page + i, HYK_PAGE_MARK);
 		pool->chunks[pool->nr_chunks++] = page;
 		cond_resched();
 	}
@@ -474,7 +447,6 @@ static int hyk_pool_add_pgmap(struct hyk_pool *pool, unsigned long g)
 		return -ENOMEM;
 	hyk_granule(pool, g, &start, &end);
 	pgmap->type = MEMORY_DEVICE_GENERIC;
-	pgmap->owner = (void *)HYK_PAGE_MARK;
 	pgmap->range.start = start;
 	pgmap->range.end = end - 1;
 	pgmap->nr_range = 1;

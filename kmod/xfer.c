@@ -203,18 +203,6 @@ static int hyk_seg_pin(struct hyk_seg *seg, bool nonblock)
 		ret = nonblock ? -EAGAIN : -EFAULT;
 		goto out_free;
 	}
-	/*
-	 * The user side of a transfer is process memory: a mapping of a
-	 * region is refused, as when mappings were PFN mappings (pool to
-	 * pool copies go through the mappings themselves).
-	 */
-	for (i = 0; i < nr; i++) {
-		if (hyk_pool_page_is_pool(seg->pages[i])) {
-			unpin_user_pages(seg->pages, nr);
-			ret = -EFAULT;
-			goto out_free;
-		}
-	}
 	seg->nr_pages = nr;
 	for (i = 0; i < nr; i++)
 		bvec_set_page(&seg->bvec[i], seg->pages[i], PAGE_SIZE, 0);

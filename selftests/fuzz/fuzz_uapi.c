@@ -396,8 +396,20 @@ static void make_desc(struct worker *w, struct hyper_xfer *x, bool fixed)
 	x->addr = (uintptr_t)(base + below(&w->r, BUF_SIZE - len + 1));
 	x->handle = rg ? rg->handle : pick_handle(w);
 	x->dir = chance(&w->r, 50) ? HYPER_DIR_PREFETCH : HYPER_DIR_STORE;
-	if (w->nr_maps && chance(&w->r, 3))
-		x->addr = (uintptr_t)w->maps[below(&w->r, w->nr_maps)].addr;
+	/*
+	 * A mapping of a region as the user side: the bytes must lie inside
+	 * it, as for the plain buffers.  Past its end is whatever the process
+	 * mapped next (its io_uring rings, say), which a prefetch would
+	 * overwrite as asked.
+	 */
+	if (w->nr_maps && chance(&w->r, 3)) {
+		struct map *m = &w->maps[below(&w->r, w->nr_maps)];
+
+		if (x->len > m->len)
+			x->len = 1 + below(&w->r, m->len);
+		x->addr = (uintptr_t)(m->addr +
+				      below(&w->r, m->len - x->len + 1));
+	}
 	if (!chance(&w->r, 8))
 		return;
 	switch (below(&w->r, 8)) {

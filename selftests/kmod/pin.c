@@ -369,22 +369,50 @@ TEST_F(pin, region_freed_while_held_is_not_reused)
 	ASSERT_LE(0, self->fd);
 }
 
-/* The module's own transfers take process memory only, not pool memory. */
-TEST_F(pin, transfer_refuses_a_mapping_as_user_buffer)
+/*
+ * A mapping of a region is process memory like any other as a transfer's
+ * user side: a pool to pool copy through it is exact, writes no byte
+ * outside the range it names, and leaves nothing pinned.
+ */
+TEST_F(pin, transfer_takes_a_mapping_as_user_buffer)
 {
+	const uint64_t at = 3 * 4096 + 100, len = 2 * 4096 + 5;
+	uint8_t *src = malloc(REGION), *back = malloc(len);
 	struct io_uring ring;
 	uint32_t h;
 
+	ASSERT_NE(NULL, src);
+	ASSERT_NE(NULL, back);
+	hyper_fill(src, REGION, 5);
+	hyper_fill(self->map, REGION, 9);
 	ASSERT_EQ(0, hyper_alloc(self->fd, REGION, 0, &h, NULL));
 	ASSERT_EQ(0, hyper_ring_init(&ring, 4));
-	EXPECT_EQ(-EFAULT, hyper_xfer_sync(&ring, self->fd, h,
-					   HYPER_DIR_PREFETCH, self->map,
-					   4096, 0, -1));
-	EXPECT_EQ(-EFAULT, hyper_xfer_sync(&ring, self->fd, h,
-					   HYPER_DIR_STORE, self->map + 4096,
-					   8192, 0, -1));
+	ASSERT_EQ(REGION, hyper_xfer_sync(&ring, self->fd, h,
+					  HYPER_DIR_STORE, src, REGION, 0, -1));
+
+	/* Region h's [4096, 4096 + len) into the mapping, at an odd offset. */
+	EXPECT_EQ(len, hyper_xfer_sync(&ring, self->fd, h, HYPER_DIR_PREFETCH,
+				       self->map + at, len, 4096, -1));
+	EXPECT_EQ(0, memcmp(self->map + at, src + 4096, len));
+	EXPECT_EQ(at, hyper_check(self->map, at, 9));
+	for (uint64_t i = at + len; i < REGION; i++)
+		if (self->map[i] != hyper_pattern(9, i)) {
+			EXPECT_EQ(at + len, i);
+			break;
+		}
+
+	/* And from the mapping back into region h, read back elsewhere. */
+	EXPECT_EQ(len, hyper_xfer_sync(&ring, self->fd, h, HYPER_DIR_STORE,
+				       self->map + 5000, len, 8192, -1));
+	EXPECT_EQ(len, hyper_xfer_sync(&ring, self->fd, h, HYPER_DIR_PREFETCH,
+				       back, len, 8192, -1));
+	EXPECT_EQ(0, memcmp(back, self->map + 5000, len));
+	EXPECT_EQ(0, pinned_pages_settled());
+
 	io_uring_queue_exit(&ring);
 	EXPECT_EQ(0, hyper_free(self->fd, h));
+	free(src);
+	free(back);
 }
 
 TEST_F(pin, unmapped_pages_fault_back)
