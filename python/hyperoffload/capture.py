@@ -72,6 +72,7 @@ class TensorSpec:
     live_in: bool = False
     live_out: bool = False
     source: Tuple[Any, ...] = ()    # ("weight", tensor) | ("input", i) | ("node", name, leaf)
+    device: torch.device = torch.device("cpu")   # where the module's run holds it
 
 
 @dataclass
@@ -401,7 +402,8 @@ def _choose_kernel(node, gm, args, kwargs, value: torch.Tensor) -> Optional[Call
     if node.op == "call_method":
         args = list(args)
     for f in _out_candidates(node):
-        out = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype)
+        out = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype,
+                                  device=value.device)
         ptr = out.data_ptr()
         try:
             import warnings
@@ -441,10 +443,17 @@ def _gemm(node: torch.fx.Node, args: Sequence[Any], value: torch.Tensor
 
 
 def _median_ns(fn: Callable[[], Any], runs: int) -> int:
+    """The median time of ``runs`` calls of fn.  CUDA kernels run
+    asynchronously: where CUDA is in use, each call is timed from an idle
+    device to its kernels' end, not to their launch."""
+    sync = torch.cuda.synchronize if torch.cuda.is_available() and \
+        torch.cuda.is_initialized() else (lambda: None)
     times = []
     for _ in range(runs):
+        sync()
         t0 = time.perf_counter_ns()
         fn()
+        sync()
         times.append(time.perf_counter_ns() - t0)
     return int(statistics.median(times))
 
@@ -715,7 +724,7 @@ def _build(gm, rec: "_Recorder", example_inputs, runs, name, owned) -> Captured:
     def new_tensor(tid: str, t: torch.Tensor, kind: str, source) -> str:
         ptr, nbytes = _storage(t)
         tensors[tid] = TensorSpec(tid, nbytes, kind, t.dtype, tuple(t.shape), tuple(t.stride()),
-                                  t.storage_offset(), source=source)
+                                  t.storage_offset(), source=source, device=t.device)
         by_storage[ptr] = tid
         return tid
 

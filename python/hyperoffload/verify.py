@@ -264,7 +264,7 @@ def check_program(cap: Captured, initial: Dict[str, torch.Tensor], inputs: Tuple
         flat = store.get(tid)
         if flat is None:
             n = spec.nbytes // torch.empty((), dtype=spec.dtype).element_size()
-            flat = store[tid] = torch.zeros(n, dtype=spec.dtype)
+            flat = store[tid] = torch.zeros(n, dtype=spec.dtype, device=spec.device)
         return _as(spec, flat, 0)
 
     state = set(cap.state)
