@@ -642,7 +642,27 @@ def capture(module: torch.nn.Module, example_inputs: Sequence[Any], *, runs: int
             return cap
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
-    example_inputs = tuple(example_inputs)
+    # Each path leaves the module's buffers as they were, whatever it did:
+    # runs are guarded (verify.protect), and anything else is undone here.
+    saved = [(b, b.detach().clone()) for b in _unique(module.buffers())]
+    try:
+        return _capture(module, tuple(example_inputs), runs, name, verify, via)
+    finally:
+        with torch.no_grad():
+            for b, v in saved:
+                if not torch.equal(b, v):
+                    b.copy_(v)
+
+
+def _unique(tensors: Any) -> List[torch.Tensor]:
+    seen: Dict[int, torch.Tensor] = {}
+    for t in tensors:
+        seen.setdefault(id(t), t)
+    return list(seen.values())
+
+
+def _capture(module: torch.nn.Module, example_inputs: Tuple[Any, ...], runs: int,
+             name: Optional[str], verify: bool, via: str) -> Captured:
     mname = type(module).__name__
     work = copy_module(module)
     gm = export(work, example_inputs) if via == "export" else trace(work)

@@ -22,7 +22,10 @@ The copies share the module's parameters (a copy of the weights would
 double the memory), so every run at capture is made under protect(): a
 dispatch mode that refuses a write into a parameter's memory before it
 happens, so a forward that writes a parameter is refused and the module
-is left as it was.
+is left as it was.  The module's own buffers are guarded the same way:
+capture writes only its copies' buffers, so a write into the module's
+is a capture path gone wrong (seen with torch.export's graphs, whose
+buffer writes capture may miss), refused before it lands.
 """
 from __future__ import annotations
 
@@ -59,11 +62,12 @@ _HIDDEN_WRITES = {"native_batch_norm", "cudnn_batch_norm", "miopen_batch_norm"}
 
 class protect(TorchDispatchMode):
     """While active, an ATen operator that would write into the memory of
-    one of ``module``'s parameters (through the parameter, a view of it,
-    ``.data`` or ``out=``; what the operator's schema marks as written) is
-    refused with a CaptureError before it runs: the parameters shared with
-    capture's copies never change.  ``refused`` keeps the first refusal,
-    in case forward catches the exception; leaving the mode raises it."""
+    one of ``module``'s parameters or buffers (through the tensor, a view
+    of it, ``.data`` or ``out=``; what the operator's schema marks as
+    written) is refused with a CaptureError before it runs: the module's
+    tensors never change at capture (its copies' buffers do).  ``refused``
+    keeps the first refusal, in case forward catches the exception;
+    leaving the mode raises it."""
 
     supports_higher_order_operators = True     # torch 2.x: run them, do not refuse them
 
@@ -72,10 +76,14 @@ class protect(TorchDispatchMode):
         self.name = name
         self.refused: Optional[CaptureError] = None
         first: Dict[int, Tuple[int, str]] = {}     # storage -> its end, first name
-        for n, p in module.named_parameters():
-            ptr, size = _storage(p)
-            if size:
-                first.setdefault(ptr, (ptr + size, n))
+        self.buffers = set()
+        for kind, named in (("p", module.named_parameters()), ("b", module.named_buffers())):
+            for n, p in named:
+                ptr, size = _storage(p)
+                if size and ptr not in first:
+                    first[ptr] = (ptr + size, n)
+                    if kind == "b":
+                        self.buffers.add(n)
         self.ranges = sorted((a, b, n) for a, (b, n) in first.items())
 
     def _owner(self, t: Any) -> Optional[str]:
@@ -105,6 +113,12 @@ class protect(TorchDispatchMode):
         for v in written:
             for t in (v if isinstance(v, (tuple, list)) else [v]):
                 n = self._owner(t)
+                if n in self.buffers:
+                    self.refused = self.refused or CaptureError(
+                        f"cannot capture {self.name}: capture would write buffer {n!r} of the "
+                        f"module itself ({op}), not its copy's (a capture bug: the module is "
+                        f"unchanged; report it with the model)")
+                    raise self.refused
                 if n is not None:
                     self.refused = self.refused or CaptureError(
                         f"cannot capture {self.name}: forward changes parameter {n!r} in "

@@ -283,6 +283,54 @@ def test_capture_path():
             capture(M(), (torch.randn(2, 8),), runs=1, via="export")
 
 
+def test_module_buffers_guarded_at_capture(monkeypatch):
+    """No capture path may write the module's own buffers (only its copies'):
+    a path that tries (here a stand-in for torch.export whose graph writes
+    the module's buffer) is refused before the write lands, "auto" falls
+    back to torch.fx, and the module is bitwise as it was.  On torch 2.11
+    the export path wrote BufferUpdate's running mean this way (GPU run,
+    Documentation/bench-gpu.md)."""
+    import hyperoffload.capture as hc
+    from hyperoffload.verify import protect
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(8, 8)
+            self.register_buffer("mean", torch.zeros(8))
+
+        def forward(self, x):
+            h = self.lin(x)
+            self.mean.mul_(0.9).add_(h.mean(0), alpha=0.1)
+            return h - self.mean
+
+    m = M()
+    with pytest.raises(CaptureError, match="would write buffer 'mean' of the module itself"):
+        with torch.no_grad(), protect(m, "M"):
+            m.mean.add_(1)
+    assert torch.equal(m.mean, torch.zeros(8))
+
+    real_trace = hc.trace
+
+    def bad_export(work, inputs):
+        with torch.no_grad():
+            m.mean.add_(1)          # the module's buffer, not the copy's
+        return real_trace(work)
+
+    before = {k: v.clone() for k, v in m.state_dict().items()}
+    monkeypatch.setattr(torch, "export", object(), raising=False)
+    monkeypatch.setattr(hc, "export", bad_export)
+    with pytest.raises(CaptureError, match="would write buffer 'mean'"):
+        with protect(m, "M"):
+            hc.capture(m, (torch.randn(2, 8),), runs=1, via="export")
+    for k, v in m.state_dict().items():
+        assert torch.equal(v, before[k]), k
+    cap = hc.capture(m, (torch.randn(2, 8),), runs=1)
+    assert cap.via == "fx" and cap.notes[0].startswith("torch.export not used")
+    for k, v in m.state_dict().items():
+        assert torch.equal(v, before[k]), k
+
+
 def test_first_differing_node_named():
     class M(nn.Module):
         def __init__(self):
