@@ -69,7 +69,7 @@ class Attention(nn.Module):
             cos, sin = rope[0][start:start + n], rope[1][start:start + n]
             q = q * cos + _rotate_half(q) * sin
             k = k * cos + _rotate_half(k) * sin
-        pos = torch.arange(start, start + n)
+        pos = torch.arange(start, start + n, device=x.device)
         k_cache = cache[0].index_copy(2, pos, k)
         v_cache = cache[1].index_copy(2, pos, v)
         end = start + n
@@ -80,8 +80,8 @@ class Attention(nn.Module):
             values = values.repeat_interleave(h // kvh, dim=1)
         scores = torch.matmul(q, keys.transpose(2, 3)) / math.sqrt(d)
         if n > 1 or cfg.sliding_window is not None:
-            i = torch.arange(start, end).unsqueeze(1)
-            j = torch.arange(first, end).unsqueeze(0)
+            i = torch.arange(start, end, device=x.device).unsqueeze(1)
+            j = torch.arange(first, end, device=x.device).unsqueeze(0)
             allowed = j <= i
             if cfg.sliding_window is not None:
                 allowed = allowed & (j > i - cfg.sliding_window)
@@ -178,16 +178,22 @@ class Decoder(nn.Module):
     def _pass(self, ids: torch.Tensor, start: int, n: int, caches: List):
         x = self.embed_tokens(ids)
         if self.cfg.model_type == "gpt2":
-            x = x + self.embed_positions(torch.arange(start, start + n))
+            x = x + self.embed_positions(torch.arange(start, start + n, device=ids.device))
+        if not caches:
+            # The caches take the activations' dtype and device (module.to(),
+            # or an offloader that moves each layer's weights when it runs).
+            cfg = self.cfg
+            shape = (self.batch, cfg.num_key_value_heads, self.max_len, cfg.head_dim)
+            caches.extend((torch.zeros(shape, dtype=x.dtype, device=x.device),
+                           torch.zeros(shape, dtype=x.dtype, device=x.device))
+                          for _ in range(cfg.num_hidden_layers))
         rope = (None, None) if self.cfg.model_type == "gpt2" else (self.rope_cos, self.rope_sin)
         for i, layer in enumerate(self.layers):
             x, caches[i] = layer(x, start, n, caches[i], rope)
         return self.lm_head(self.norm(x[:, -1:]))
 
     def forward(self, input_ids: torch.Tensor):
-        cfg, b = self.cfg, self.batch
-        shape = (b, cfg.num_key_value_heads, self.max_len, cfg.head_dim)
-        caches = [(torch.zeros(shape), torch.zeros(shape)) for _ in range(cfg.num_hidden_layers)]
+        caches: List[Tuple[torch.Tensor, torch.Tensor]] = []
         logits = self._pass(input_ids, 0, self.prompt_len, caches)
         tokens = []
         for step in range(self.decode_steps):

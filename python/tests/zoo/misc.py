@@ -163,8 +163,8 @@ class Sizes(nn.Module):
     def forward(self, x):
         B, S, C = x.shape
         q, k, v = self.proj(x).split(C, dim=-1)
-        pos = torch.arange(S)
-        bias = torch.zeros(B, S, C) + self.table[:S] + pos[None, :, None]
+        pos = torch.arange(S, device=x.device)
+        bias = torch.zeros(B, S, C, device=x.device) + self.table[:S] + pos[None, :, None]
         att = torch.softmax(q @ k.transpose(1, 2), -1) @ v
         h = att + bias
         for lin in self.out:

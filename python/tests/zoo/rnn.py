@@ -45,7 +45,7 @@ class GRUCellLM(nn.Module):
 
     def forward(self, ids):
         x = self.embed(ids)
-        hs = [torch.zeros(ids.size(0), c.hidden_size) for c in self.cells]
+        hs = [torch.zeros(ids.size(0), c.hidden_size, device=x.device) for c in self.cells]
         logits = []
         for t in range(self.steps):
             inp = x[:, t]

@@ -193,8 +193,9 @@ class T5Attention(nn.Module):
         return ret + torch.where(small, rel, large)
 
     def position_bias(self, q_len, k_len):
-        ctx = torch.arange(q_len, dtype=torch.long)[:, None]
-        mem = torch.arange(k_len, dtype=torch.long)[None, :]
+        dev = self.rel_bias.weight.device
+        ctx = torch.arange(q_len, dtype=torch.long, device=dev)[:, None]
+        mem = torch.arange(k_len, dtype=torch.long, device=dev)[None, :]
         values = self.rel_bias(self.bucket(mem - ctx))
         return values.permute([2, 0, 1]).unsqueeze(0)
 
@@ -254,8 +255,8 @@ class T5(nn.Module):
             h, bias, _ = blk(h, bias, None)
         enc = self.enc_norm(h)
         T = decoder_input_ids.size(1)
-        causal = torch.triu(torch.full((T, T), float("-inf")), diagonal=1)
-        d, bias, enc_bias = self.shared(decoder_input_ids), None, torch.zeros(1)
+        causal = torch.triu(torch.full((T, T), float("-inf"), device=enc.device), diagonal=1)
+        d, bias, enc_bias = self.shared(decoder_input_ids), None, torch.zeros(1, device=enc.device)
         for blk in self.decoder:
             d, bias, enc_bias = blk(d, bias, causal, enc, enc_bias)
         return self.lm_head(self.dec_norm(d) * (32 ** -0.5))
