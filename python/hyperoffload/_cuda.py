@@ -9,18 +9,30 @@ current stream, which libhyper makes wait for their prefetches on the GPU
 synchronisation per operator.  The measured peak is
 ``torch.cuda.max_memory_allocated()`` over the call.
 
-Not run on a GPU yet: see Documentation/pytorch.md.
+Run on an H200 (Documentation/bench-gpu.md).  While it is open, the
+weights the schedule streams from the pool leave
+the GPU: the module's parameters point at their pinned pool copies (host
+memory), and close() copies them back to the GPU.  That is where the peak
+goes down; a weight the schedule keeps resident stays where it is.
 """
 from __future__ import annotations
 
+import json
+import os
+import tempfile
 import time
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
 from .binding import Buffer, Context, CudaUnavailable, Schedule
 from .capture import Captured
-from .runner import Runner
+from .runner import Runner, _pool_view
+
+
+def _whole_storage(t: torch.Tensor) -> Tuple[int, int]:
+    s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+    return s.data_ptr(), s.nbytes()
 
 
 def cuda_ordinal(device: str) -> Optional[int]:
@@ -52,6 +64,75 @@ def check_cuda(device: str) -> torch.device:
     return torch.device("cuda", n)
 
 
+_PROFILES: Dict[int, str] = {}     # device index -> its profile file, measured once
+
+
+def _copy_s(dst: torch.Tensor, src: torch.Tensor, runs: int = 3) -> float:
+    """The fastest of ``runs`` copies, timed with CUDA events, in seconds."""
+    best = float("inf")
+    for _ in range(runs):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        dst.copy_(src, non_blocking=True)
+        b.record()
+        b.synchronize()
+        best = min(best, a.elapsed_time(b) / 1e3)
+    return best
+
+
+def measure_profile(dev: torch.device) -> Dict[str, Any]:
+    """This GPU's profile (Documentation/profiles.md's keys), for the
+    planner: the link is a pinned-memory cudaMemcpyAsync each way (what
+    libhyper's copy streams do over the registered pool), memory bandwidth
+    a device-to-device copy, compute a bf16 matrix product.  Under a
+    second."""
+    n = 64 << 20
+    with torch.cuda.device(dev):
+        host = torch.empty(n, dtype=torch.uint8).pin_memory()
+        gpu = torch.empty(n, dtype=torch.uint8, device=dev)
+        gpu2 = torch.empty(n, dtype=torch.uint8, device=dev)
+        gpu.copy_(host)                      # warm-up
+        h2d = n / _copy_s(gpu, host)
+        d2h = n / _copy_s(host, gpu)
+        mem = 2 * n / _copy_s(gpu2, gpu)
+        small = 4096
+        lat = _copy_s(gpu[:small], host[:small], 5) - small / h2d
+        k = 4096
+        a = torch.randn(k, k, device=dev, dtype=torch.bfloat16)
+        a @ a
+        t0 = torch.cuda.Event(enable_timing=True)
+        t1 = torch.cuda.Event(enable_timing=True)
+        t0.record()
+        for _ in range(5):
+            a @ a
+        t1.record()
+        t1.synchronize()
+        flops = 5 * 2 * k ** 3 / (t0.elapsed_time(t1) / 1e3)
+        props = torch.cuda.get_device_properties(dev)
+    return {"name": "this-gpu", "desc": f"{props.name} (cuda:{dev.index}), measured by "
+            f"hyperoffload: pinned copies, a device copy, a bf16 matrix product",
+            "device_bytes": int(props.total_memory), "mem_bytes_per_s": int(mem),
+            "flops": int(flops), "h2d_bytes_per_s": int(h2d), "d2h_bytes_per_s": int(d2h),
+            "latency_ns": max(1, int(lat * 1e9))}
+
+
+def profile_file(dev: torch.device) -> str:
+    """The profile file of ``dev``, measured once per process."""
+    if dev.index not in _PROFILES:
+        prof = measure_profile(dev)
+        path = os.path.join(tempfile.mkdtemp(prefix="hyperoffload-"),
+                            f"cuda{dev.index}.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(prof, f, indent=2)
+        _PROFILES[dev.index] = path
+    return _PROFILES[dev.index]
+
+
+def captured_device(cap: Captured) -> Optional[torch.device]:
+    """The CUDA device a captured module runs on, or None (CPU)."""
+    return next((s.device for s in cap.tensors.values() if s.device.type == "cuda"), None)
+
+
 class _Arena:
     """The arena: one torch CUDA tensor (what DeviceMemory is on the host)."""
 
@@ -81,8 +162,32 @@ class CudaRunner(Runner):
     def __init__(self, cap: Captured, schedule: Schedule, dev: torch.device,
                  baseline_peak: int = 0, pool_bytes: int = 0):
         self.dev = dev
+        self._released: List[torch.nn.Parameter] = []
+        for tid, spec in cap.tensors.items():
+            if spec.device != dev:
+                raise ValueError(f"tensor {tid!r} ({spec.source[0] if spec.source else spec.kind}) "
+                                 f"is on {spec.device}, not {dev}: with device={str(dev)!r} the "
+                                 f"module, its inputs and every tensor it makes must be on that "
+                                 f"GPU (give torch.arange/zeros/... device=x.device)")
         super().__init__(cap, schedule, "shmem", baseline_peak=baseline_peak,
                          pool_bytes=pool_bytes)
+        try:
+            self._release_weights()
+        except BaseException:
+            self.close()
+            raise
+
+    def _release_weights(self) -> None:
+        self._released = release_weights(self, self.dev)
+
+    def _restore_weights(self) -> None:
+        restore_weights(self._released, self.dev)
+        self._released = []
+
+    def close(self) -> None:
+        if self._released and self.ctx is not None:
+            self._restore_weights()
+        super().close()
 
     def _open(self, backend: str, pool_bytes: int) -> Context:
         # Only the shmem pool can be pinned (hyper_open(3)).
@@ -121,6 +226,44 @@ class CudaRunner(Runner):
             self.stats["libhyper_peak_device_bytes"] = self.stats["peak_device_bytes"]
             self.stats["peak_device_bytes"] = torch.cuda.max_memory_allocated()
         return out
+
+
+def release_weights(r: Runner, dev: torch.device) -> List[torch.nn.Parameter]:
+    """Point the module's parameters on ``dev`` that the schedule streams
+    from the pool (home "pool", never written, not bound) at their pool
+    copies, so that their device memory is freed while runner ``r`` is
+    open; returns them.  Only a parameter that is its storage's only
+    tensor is moved: a view of a larger storage (an RNN's flat weights)
+    frees nothing alone."""
+    streamed = {}
+    for tid, spec in r.cap.tensors.items():
+        if spec.source and spec.source[0] == "weight" and r.homes[tid] == "pool" \
+                and tid not in r._state and tid not in r._bound:
+            streamed[_whole_storage(spec.source[1])[0]] = tid
+    seen = set()
+    out: List[torch.nn.Parameter] = []
+    mods = [m for m in (r.cap.module, r.cap.gm) if m is not None]
+    for p in (p for m in mods for p in m.parameters()):
+        if id(p) in seen or p.device != dev:
+            continue
+        seen.add(id(p))
+        ptr, nbytes = _whole_storage(p)
+        tid = streamed.get(ptr)
+        if tid is None or nbytes != r.cap.tensors[tid].nbytes or \
+                p.numel() * p.element_size() != nbytes:
+            continue
+        flat = _pool_view(r.ctx.tensor_pool_ptr(r.index[tid]), nbytes).view(p.dtype)
+        p.data = flat.as_strided(p.shape, p.stride(), p.storage_offset())
+        out.append(p)
+    return out
+
+
+def restore_weights(released: List[torch.nn.Parameter], dev: torch.device) -> None:
+    """Copy parameters release_weights() moved back to ``dev`` (before the
+    pool is unmapped)."""
+    with torch.no_grad():
+        for p in released:
+            p.data = p.data.to(dev, copy=True)
 
 
 def runner(cap: Captured, schedule: Schedule, device: str, baseline_peak: int = 0,

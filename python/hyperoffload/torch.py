@@ -126,6 +126,11 @@ def plan_captured(cap: Captured, *, budget_ratio: Optional[float] = None,
                   budget_bytes: Optional[int] = None, profile: Optional[str] = None) -> Plan:
     """Plan an already captured module (see plan()); capture once, plan often."""
     _check_budget(budget_ratio, budget_bytes)
+    if profile is None:
+        from . import _cuda
+        dev = _cuda.captured_device(cap)
+        if dev is not None:       # the GPU's own link and compute, not the host's
+            profile = _cuda.profile_file(dev)
     graph = cap.graph()
     baseline = _planner.plan(graph, policy="none", profile=profile)
     try:

@@ -95,6 +95,37 @@ def test_context_calls(cudart):
             host.set_compute_stream(0)
 
 
+def test_release_weights_on_the_host():
+    """What the CUDA runner does to the weights it streams (release_weights,
+    restore_weights), run on the host: exactly the pool-home weights move
+    to their pool copies, equal; restoring gives them their own memory."""
+    from hyperoffload.runner import Runner
+
+    torch.manual_seed(0)
+    m = Mlp().eval()
+    x = torch.randn(4, 64)
+    before = {k: v.clone() for k, v in m.state_dict().items()}
+    with ho.plan(m, (x,), budget_ratio=0.7, runs=1) as p, \
+            Runner(p.captured, p.schedule, "shmem") as r:
+        cap = p.captured
+        pool = {cap.weight_names[t] for t, s in cap.tensors.items()
+                if s.source[0] == "weight" and r.homes[t] == "pool"}
+        assert pool, "the plan streams no weight: the test needs one that does"
+        rel = _cuda.release_weights(r, torch.device("cpu"))
+        params = dict(m.named_parameters())
+        assert {n for n, q in params.items() if any(q is t for t in rel)} == pool
+        for n in pool:
+            t = next(t for t, nm in cap.weight_names.items() if nm == n)
+            assert params[n].data_ptr() == r.ctx.tensor_pool_ptr(r.index[t])
+            assert torch.equal(params[n], before[n])
+        _cuda.restore_weights(rel, torch.device("cpu"))
+        for n in pool:
+            t = next(t for t, nm in cap.weight_names.items() if nm == n)
+            assert params[n].data_ptr() != r.ctx.tensor_pool_ptr(r.index[t])
+    for k, v in m.state_dict().items():
+        assert torch.equal(v, before[k]), k
+
+
 @pytest.mark.skipif(not HAVE_CUDA, reason="needs a CUDA device")
 def test_offload_cuda_equal():
     torch.manual_seed(0)
@@ -102,7 +133,7 @@ def test_offload_cuda_equal():
     x = torch.randn(4, 64, device="cuda")
     with torch.no_grad():
         want = m(x)
-    with ho.offload(m, (x,), budget_ratio=0.5, device="cuda") as off:
+    with ho.offload(m, (x,), budget_ratio=0.7, device="cuda") as off:
         got = off(x)
         assert got.device == want.device
         assert torch.equal(got, want)
@@ -152,3 +183,53 @@ def test_bench_targets():
     assert not ok and "ImportError" in line
     table = b.table(_results((90, 80, 74), (1.0, 1.01, 1.02)))
     assert table.count("\n| hyperoffload ") == 3 and "accelerate cpu_offload" in table
+
+
+def _to(x, dev):
+    if isinstance(x, torch.Tensor):
+        return x.to(dev)
+    if isinstance(x, (tuple, list)):
+        return type(x)(_to(i, dev) for i in x)
+    if isinstance(x, dict):
+        return {k: _to(v, dev) for k, v in x.items()}
+    return x
+
+
+def _zoo():
+    from zoo import ZOO
+    return ZOO
+
+
+@pytest.mark.skipif(not HAVE_CUDA, reason="needs a CUDA device")
+@pytest.mark.parametrize("ratio", [1.0, 0.5])
+@pytest.mark.parametrize("name", sorted(_zoo()))
+def test_zoo_cuda(name, ratio):
+    """The capture zoo on the GPU: outputs and the module's state equal an
+    eager copy run on the same GPU, call after call (torch.equal).  While
+    the runner is open, the weights it streams live in the pool (host
+    memory); at close they are back on the GPU, unchanged."""
+    import copy
+    from test_zoo import plan, same
+
+    def state_diff(a, b):
+        sa, sb = a.state_dict(), b.state_dict()
+        return next((k for k in sa if not torch.equal(sa[k].cpu(), sb[k].cpu())), None)
+
+    module, x, other = _zoo()[name]()
+    module, x, other = module.to("cuda"), _to(x, "cuda"), _to(other, "cuda")
+    eager = copy.deepcopy(module)
+    with plan(module, x, ratio) as p, ho.offload(module, x, plan_=p, device="cuda") as r:
+        for call, inputs in enumerate((x, x, other)):
+            with torch.no_grad():
+                want = eager(*inputs)
+            got = r(*inputs)
+            assert same(want, got), f"call {call}: outputs differ from eager on the GPU"
+            diff = state_diff(module, eager)
+            assert diff is None, f"call {call}: state {diff!r} differs from eager"
+        assert r.stats["peak_device_bytes"] > 0
+    assert all(t.device == eager_dev(eager) for t in module.state_dict().values())
+    assert state_diff(module, eager) is None
+
+
+def eager_dev(m):
+    return next(m.parameters()).device
