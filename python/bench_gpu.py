@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""GPU benchmark (tools/gpu/check.sh): a Llama-style model of about 1 B
-parameters in bf16 with seeded weights (hyperoffload.models "llama-1b"),
+"""GPU benchmark (tools/gpu/check.sh): a Llama-style model of 1.1 B
+parameters in bf16 with seeded weights (hyperoffload.models "llama-1b"
+at 22 layers),
 a 2048-token prompt at batch 4 and 32 decode steps.  Each phase runs
 all-resident, under hyperoffload at budget ratios 0.9, 0.7 and 0.5, and
 under HF accelerate's cpu_offload.  Reports peak device bytes
@@ -26,6 +27,8 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 RATIOS = (0.9, 0.7, 0.5)
+CAPTURE_RUNS = 1             # timed runs per operator at capture (GPU times are steady)
+LAYERS = 22                  # 1.1 B parameters (TinyLlama-1.1B's shape)
 PREFILL_PEAK_CUT = 0.26      # at least this much lower peak ...
 PREFILL_TIME_MAX = 1.02      # ... at no more than this much time
 ACCEL_TIME_MAX = 0.6         # at accelerate's peak, this fraction of its time
@@ -107,14 +110,31 @@ def table(res: Dict[str, Any]) -> str:
 # ---- measurements (CUDA) ---------------------------------------------------
 
 def _model(prompt: int, decode: int, batch: int):
+    import contextlib
+
     import torch
     from hyperoffload.models import build, config_path, load_config  # noqa: F401
 
     with open(config_path("llama-1b")) as f:
         cfg = json.load(f)
     cfg["max_position_embeddings"] = max(cfg["max_position_embeddings"], prompt + decode)
-    m, (ids,) = build(cfg, prompt_len=prompt, decode_steps=decode, batch=batch, seed=0)
+    # llama-1b's shape with TinyLlama-1.1B's 22 layers: 1.1 B parameters.
+    cfg["num_hidden_layers"] = LAYERS
+    # Built on the GPU (torch 2.x: torch.device is a context manager): a
+    # 1 B-parameter initialisation on the host takes most of a minute.
+    where = torch.device("cuda") if hasattr(torch.device, "__enter__") else \
+        contextlib.nullcontext()
+    with where:
+        m, (ids,) = build(cfg, prompt_len=prompt, decode_steps=decode, batch=batch, seed=0)
     return m.to(torch.bfloat16), ids
+
+
+_T0 = time.perf_counter()
+
+
+def log(what: str) -> None:
+    """Progress on stderr, with the seconds since the start."""
+    print("# %7.1f s  %s" % (time.perf_counter() - _T0, what), file=sys.stderr, flush=True)
 
 
 def _timed(fn, x):
@@ -140,40 +160,66 @@ def _same(a: Any, b: Any) -> bool:
 
 def phase(name: str, prompt: int, decode: int, batch: int, ratios, accel: bool
           ) -> Dict[str, Any]:
+
     import torch
     import hyperoffload.torch as ho
+    from hyperoffload.capture import capture
 
     res: Dict[str, Any] = {"phase": name, "hyperoffload": []}
+    log(f"{name}: building the model")
     m, ids = _model(prompt, decode, batch)
-    m = m.to("cuda")
-    ids = ids.to("cuda")
+    m, ids = m.to("cuda"), ids.to("cuda")
+    res["parameters"] = sum(p.numel() for p in m.parameters())
     with torch.no_grad():
         _timed(m, ids)                              # warm-up
         want, t, peak = _timed(m, ids)
     res["resident"] = {"time_s": t, "peak_bytes": peak}
+    log(f"{name}: all-resident {t:.3f} s, peak {peak / 1e9:.2f} GB; capturing")
+    t0 = time.perf_counter()
+    try:
+        cap = capture(m, (ids,), runs=CAPTURE_RUNS)  # once: each ratio plans it
+    except Exception as e:                          # reported, and a target fails
+        cap, err = None, "capture: " + str(e).splitlines()[0]
+    res["capture_s"] = time.perf_counter() - t0
+    log(f"{name}: captured in {res['capture_s']:.1f} s")
     for r in ratios:
+        if cap is None:
+            res["hyperoffload"].append({"ratio": r, "error": err, "equal": False,
+                                        "time_s": float("inf"), "peak_bytes": float("inf")})
+            continue
         try:
-            with ho.offload(m, (ids,), budget_ratio=r, device="cuda") as off:
+            t0 = time.perf_counter()
+            p = ho.plan_captured(cap, budget_ratio=r)
+            plan_s = time.perf_counter() - t0
+            with p, ho.offload(m, (ids,), plan_=p, device="cuda") as off:
                 off(ids)                            # warm-up
                 got, t, peak = _timed(off, ids)
                 st = off.stats
+                pred = p.predicted
             res["hyperoffload"].append({"ratio": r, "time_s": t, "peak_bytes": peak,
                                         "stall_s": st.get("stall_ns", 0) / 1e9,
+                                        "predicted_peak_bytes": pred["peak_device_bytes"],
+                                        "predicted_stall_s": pred["stall_ns"] / 1e9,
+                                        "arena_bytes": p.arena_bytes, "plan_s": plan_s,
+                                        "bytes_prefetched": st.get("bytes_prefetched", 0),
                                         "equal": _same(got, want)})
         except Exception as e:                      # reported, and a target fails
             res["hyperoffload"].append({"ratio": r, "error": str(e).splitlines()[0],
                                         "equal": False, "time_s": float("inf"),
                                         "peak_bytes": float("inf")})
+        log(f"{name}: ratio {r}: {res['hyperoffload'][-1]}")
+    del cap
     if accel:
         try:
             from accelerate import cpu_offload
 
-            m2, _ = _model(prompt, decode, batch)
+            m2 = m.to("cpu")            # off the GPU: only what accelerate moves counts
             cpu_offload(m2, execution_device=torch.device("cuda"))
             with torch.no_grad():
                 _timed(m2, ids)
                 got, t, peak = _timed(m2, ids)
             res["accelerate"] = {"time_s": t, "peak_bytes": peak, "equal": _same(got, want)}
+            del m2
         except Exception as e:
             res["accelerate"] = {"error": str(e).splitlines()[0] if str(e) else repr(e)}
     del m
@@ -235,9 +281,18 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 1
     res: Dict[str, Any] = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
                            "prompt": a.prompt, "batch": a.batch, "decode_steps": a.decode}
+
+    def save() -> None:          # after each phase: a run cut short keeps what it measured
+        if a.json:
+            with open(a.json, "w") as f:
+                f.write(json.dumps(res, indent=1, default=str) + "\n")
+
     res["bandwidth"] = bandwidth()
+    save()
     res["prefill"] = phase("prefill", a.prompt, 1, a.batch, RATIOS, not a.no_accelerate)
+    save()
     full = phase("prefill+decode", a.prompt, a.decode, a.batch, RATIOS, not a.no_accelerate)
+    res["prefill+decode"] = full
     # Decode figures: the full run less its prefill, per generated token.
     dec: Dict[str, Any] = {"hyperoffload": []}
     toks = a.batch * (a.decode - 1)

@@ -11,8 +11,12 @@
 #   3. the Python CUDA tests (python/tests/test_cuda.py) under pytest;
 #   4. the benchmark, python/bench_gpu.py: JSON and the Markdown table
 #      under $OUT (or build/gpu-out), its targets as ok / not ok lines.
+#   The Python zoo of the capture tests runs on CUDA in step 3 too
+#   (test_zoo_cuda: outputs and state equal eager on the same GPU).
 # --self-test (make check, no GPU): steps 1 and 2 against the fake CUDA
 # runtime the bundle carries; 3 and 4 are left out.
+# GPU_CHECK_STEPS chooses steps (default "unit python zoo bench"; the
+# bundle is always checked), BENCH_GPU_ARGS adds bench_gpu.py options.
 # usage: [GPU_BUNDLE=dir] [OUT=dir] tools/gpu/check.sh [--self-test]
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -20,13 +24,15 @@ cd "$(dirname "$0")/../.." || exit 1
 self_test=0
 [ "${1:-}" = --self-test ] && self_test=1
 b=${GPU_BUNDLE:-build/gpu-bundle}
-out=${OUT:-build/gpu-out}
-mkdir -p "$out"
+odir=${OUT:-build/gpu-out}
+mkdir -p "$odir"
 py=${PYTHON:-python3}
+steps=" ${GPU_CHECK_STEPS:-unit python zoo bench} "
+want() { case "$steps" in *" $1 "*) return 0 ;; esac; return 1; }
 
 # No bundle here: build one if this machine can (it has make and a compiler).
 if [ ! -x "$b/bin/cuda_test" ] && command -v make > /dev/null && command -v cc > /dev/null; then
-	make -s gpu-bundle > "$out/bundle.log" 2>&1 || tail -n 20 "$out/bundle.log"
+	make -s gpu-bundle > "$odir/bundle.log" 2>&1 || tail -n 20 "$odir/bundle.log"
 fi
 LD_LIBRARY_PATH=$(cd "$b" 2> /dev/null && pwd)/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export LD_LIBRARY_PATH
@@ -82,33 +88,49 @@ if [ -z "${HYPER_CUDART:-}" ]; then
 fi
 echo "# CUDA runtime: ${HYPER_CUDART:-none found}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/# /'
-check "cuda_test on the GPU: 4 KiB to 1 GiB, ordering, pinned pool, bad input" \
+want unit && check "cuda_test on the GPU: 4 KiB to 1 GiB, ordering, pinned pool, bad input" \
 	env HYPER_TEST_REAL_CUDA=1 timeout 90 "$b/bin/cuda_test"
 
 export PYTHONPATH=$PWD/python HYPEROFFLOAD_LIBHYPER=$PWD/$b/lib/libhyper.so.1 \
 	HYPEROFFLOAD_LIBHYPERPLAN=$PWD/$b/lib/libhyperplan.so.1
-if "$py" -c 'import pytest' 2> /dev/null; then
-	check "Python on CUDA: python/tests/test_cuda.py" \
-		timeout 90 "$py" -m pytest -q -p no:cacheprovider python/tests/test_cuda.py
-else
+pytest_cuda() {
+	timeout "$1" "$py" -m pytest -q -p no:cacheprovider -k "$2" python/tests/test_cuda.py \
+		> "$odir/pytest-$3.log" 2>&1
+	rc=$?
+	tail -n 30 "$odir/pytest-$3.log" | sed 's/^/# /'
+	return $rc
+}
+if ! "$py" -c 'import pytest' 2> /dev/null; then
 	check "Python on CUDA: pytest is installed" false
+else
+	if want python; then
+		check "Python on CUDA: python/tests/test_cuda.py" pytest_cuda 90 "not zoo" python
+		tail -n 1 "$odir/pytest-python.log" | sed 's/^/# /'
+	fi
+	if want zoo; then
+		check "Python on CUDA: the capture zoo, equal to eager on the GPU" \
+			pytest_cuda 150 zoo zoo
+		tail -n 1 "$odir/pytest-zoo.log" | sed 's/^/# /'
+	fi
 fi
+want bench || { finish; exit; }
 
-"$py" python/bench_gpu.py --json "$out/bench-gpu.json" --table "$out/bench-gpu.md" \
-	> "$out/bench-targets.tap" 2> "$out/bench.log" &
+# shellcheck disable=SC2086
+"$py" python/bench_gpu.py ${BENCH_GPU_ARGS:-} --json "$odir/bench-gpu.json" --table "$odir/bench-gpu.md" \
+	> "$odir/bench-targets.tap" 2> "$odir/bench.log" &
 pid=$!
-( sleep 270; kill "$pid" 2> /dev/null ) &
+( sleep "${BENCH_GPU_TIMEOUT:-270}"; kill "$pid" 2> /dev/null ) &
 watchdog=$!
 wait "$pid"
 rc=$?
 kill "$watchdog" 2> /dev/null
-sed 's/^/# /' "$out/bench.log" | tail -n 40
+sed 's/^/# /' "$odir/bench.log" | tail -n 40
 # The benchmark's targets, numbered after the checks above.
 while read -r st rest; do
 	case "$st $rest" in
 	"ok "*) tap_n=$((tap_n + 1)); tap_pass=$((tap_pass + 1)); echo "ok $tap_n bench: ${rest#* }" ;;
 	"not ok "*) tap_n=$((tap_n + 1)); tap_fail=$((tap_fail + 1)); r=${rest#ok }; echo "not ok $tap_n bench: ${r#* }" ;;
 	esac
-done < "$out/bench-targets.tap"
-[ $rc -eq 0 ] || [ -s "$out/bench-targets.tap" ] || check "bench: python/bench_gpu.py ran (status $rc)" false
+done < "$odir/bench-targets.tap"
+[ $rc -eq 0 ] || [ -s "$odir/bench-targets.tap" ] || check "bench: python/bench_gpu.py ran (status $rc)" false
 finish
