@@ -393,15 +393,70 @@ def _out_candidates(node: torch.fx.Node) -> List[Callable[..., Any]]:
     for ns in (torch, torch._C._nn, torch.special):
         f = getattr(ns, name, None)
         if callable(f) and f not in cands:
-            cands.append(f)
+            # torch.nn.functional's inplace=False is not the ATen function's.
+            cands.append(_no_inplace_kwarg(f) if "inplace" in node.kwargs else f)
+    return cands
+
+
+def _no_inplace_kwarg(f: Callable[..., Any]) -> Callable[..., Any]:
+    def run(*args: Any, inplace: bool = False, **kwargs: Any) -> Any:
+        if inplace:
+            raise TypeError("inplace=True has no out= form")
+        return f(*args, **kwargs)
+    run.__name__ = getattr(f, "__name__", "kernel")
+    return run
+
+
+def _in_place(name: str, apply: Callable[..., Any]) -> Callable[..., Any]:
+    """For an operator without an out= form whose result has its first
+    argument's shape and dtype: that argument copied into ``out``, then
+    ``apply(out, rest, kwargs)`` (its in-place form) on the copy, so that
+    the result is never held twice (a 2048-token attention's masked_fill
+    is 1 GB).  Chosen only where it equals the plain call bit for bit."""
+    def run(x: Any, *rest: Any, out: torch.Tensor, **kw: Any) -> None:
+        if not isinstance(x, torch.Tensor) or x.shape != out.shape or x.dtype != out.dtype:
+            raise TypeError(f"{name}: no in-place form into out for this input")
+        out.copy_(x)
+        apply(out, rest, kw)
+    run.__name__ = f"{name}_into_out"
+    return run
+
+
+def _reshape_into(x: Any, *rest: Any, out: torch.Tensor, **kw: Any) -> None:
+    """reshape/flatten/contiguous that copy: the input's elements, in order,
+    into a contiguous ``out`` (what they do into new memory)."""
+    if not isinstance(x, torch.Tensor) or not out.is_contiguous() or x.numel() != out.numel():
+        raise TypeError("no copy into out for this reshape")
+    out.view(x.shape).copy_(x)
+
+
+_RESHAPES = ("reshape", "flatten", "contiguous")
+
+
+def _into_candidates(node: torch.fx.Node) -> List[Callable[..., Any]]:
+    """Forms that write the result into out= for operators that have none."""
+    name = target_name(node)
+    cands: List[Callable[..., Any]] = []
+    if name in _RESHAPES:
+        cands.append(_reshape_into)
+    if callable(getattr(torch.Tensor, name + "_", None)):
+        cands.append(_in_place(name, lambda o, r, k: getattr(o, name + "_")(*r, **k)))
+    for ns in (torch._C._nn, torch):
+        f = getattr(ns, name + "_", None)
+        if callable(f):
+            cands.append(_in_place(name, lambda o, r, k, f=f: f(o, *r, **k)))
+            break
     return cands
 
 
 def _choose_kernel(node, gm, args, kwargs, value: torch.Tensor) -> Optional[Callable]:
-    """An out= form that writes in place and equals the plain call bit for bit."""
+    """An out= form that writes in place and equals the plain call bit for
+    bit (NaN equal to NaN): the operator's own, else a copy into out= and
+    its in-place form."""
+    from .verify import equal
     if node.op == "call_method":
         args = list(args)
-    for f in _out_candidates(node):
+    for f in _out_candidates(node) + _into_candidates(node):
         out = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype,
                                   device=value.device)
         ptr = out.data_ptr()
@@ -414,7 +469,7 @@ def _choose_kernel(node, gm, args, kwargs, value: torch.Tensor) -> Optional[Call
             continue
         if out.data_ptr() == ptr and out.shape == value.shape and \
                 out.stride() == value.stride() and out.is_contiguous() == \
-                value.is_contiguous() and torch.equal(out, value):
+                value.is_contiguous() and equal(out, value):
             return f
     return None
 

@@ -472,3 +472,34 @@ def test_wrong_shape_example_inputs_one_line():
                        r"The size of tensor a \(8\) must match") as e:
         capture(M(), (torch.randn(4, 8), torch.randn(4, 3)), runs=1)
     assert "\n" not in str(e.value) and "Original traceback" not in str(e.value)
+
+
+def test_results_written_into_the_arena_without_an_out_form():
+    """masked_fill, a reshape that copies and F.silu have no out= form (or
+    none that takes functional's inplace=False): each writes its result
+    into the arena (a copy of its input, then its in-place form; the
+    input's elements copied in order) instead of computing it elsewhere
+    and copying it in, so the result is never held twice; equal to eager."""
+    import torch.nn.functional as F
+    from hyperoffload.capture import target_name
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(8, 8)
+
+        def forward(self, x, mask):
+            s = (x @ x.transpose(-1, -2)).masked_fill(mask, float("-inf"))
+            h = torch.softmax(s, -1) @ self.lin(x)
+            return h.transpose(1, 2).reshape(x.shape[0], -1), F.silu(h)
+
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(2, 4, 8, generator=g)
+    mask = (torch.rand(2, 4, 4, generator=g) > 0.5) & ~torch.eye(4, dtype=torch.bool)
+    cap = capture(M(), (x, mask), runs=1)
+    kernels = {target_name(op.node): op.kernel for op in cap.ops}
+    for name in ("masked_fill", "reshape", "silu"):
+        assert kernels[name] is not None, f"{name}: computed elsewhere and copied in"
+    assert cap.copied_outputs == 0
+    check(M(), x, mask)
+    check(M(), x, mask, ratio=0.9)
