@@ -45,7 +45,7 @@ import re
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Generator, List, Optional, Sequence, Set, Tuple
 
 import torch
 import torch.fx
@@ -565,34 +565,40 @@ class _NodeFailed(Exception):
         self.node, self.error = node, error
 
 
-_INPLACE_METHODS = (operator.setitem, operator.iadd, operator.isub, operator.imul,
-                    operator.itruediv)
+class _BuildFailed(Exception):
+    """A CaptureError of _build(), raised from inside the recorder's run."""
 
-
-def _may_write(n: torch.fx.Node, gm: torch.fx.GraphModule) -> bool:
-    """The in-place forms we know of (a hint: writes are found by versions)."""
-    if n.target in _INPLACE_METHODS or n.kwargs.get("inplace") is True:
-        return True
-    if n.op == "call_module":
-        return bool(getattr(gm.get_submodule(n.target), "inplace", False))
-    name = target_name(n)
-    return name.endswith("_") and not name.endswith("__")
+    def __init__(self, error: CaptureError):
+        super().__init__()
+        self.error = error
 
 
 class _Recorder(torch.fx.Interpreter):
-    """Runs the graph, keeping every node's value (``values``, live
-    objects), the storages each node wrote (``written``), found by the
-    tensors' version counters, and a copy of a value from before a known
-    in-place form changed it (``snaps``: what an ``out=`` kernel is
-    checked against)."""
+    """Runs the graph node by node, each under ``guard()`` (verify.protect),
+    and hands each node to ``build`` (a _build() generator) as soon as it
+    has run, with its value in ``values`` and the storages it wrote in
+    ``written`` (found by the tensors' version counters).  A value is
+    dropped once its last user is built, so capture holds about what an
+    eager run holds, not every intermediate (a 2048-token prefill and 32
+    decode steps of a 1 B model held 137 GB on a GPU); a storage no live
+    value uses any more is forgotten (``forget``), so that a later tensor
+    at the same address is not taken for it.  Inputs' and ``pinned``
+    storages (the module's tensors) are never forgotten."""
 
-    def __init__(self, gm: torch.fx.GraphModule):
+    def __init__(self, gm: torch.fx.GraphModule, guard: Callable[[], Any],
+                 pinned: Set[int]):
         super().__init__(gm)
         self.values: Dict[str, Any] = {}
-        self.snaps: Dict[str, Any] = {}
         self.written: Dict[str, List[int]] = {}
-        self.tid_of: Dict[int, str] = {}
-        self._made: Dict[int, str] = {}    # storage -> node whose value owns it
+        self.guard = guard
+        self.build: Any = None
+        self.forget: Callable[[int], None] = lambda ptr: None
+        self.pinned = set(pinned)
+        self._refs: Dict[int, int] = {}    # storage -> live values that use it
+        self._last: Dict[str, str] = {}    # node -> its last user
+        for n in gm.graph.nodes:
+            for a in n.all_input_nodes:
+                self._last[a.name] = n.name
         # Buffers: some kernels (batch_norm's running statistics) write them
         # without bumping their version, so their values are compared too.
         self._buffers = {_storage(b)[0] for b in gm.buffers()}
@@ -605,25 +611,63 @@ class _Recorder(torch.fx.Interpreter):
                                         if isinstance(a, torch.Tensor) else None)
             if n.op == "call_module":
                 watch += [t for _, t in module_tensors(self.module.get_submodule(n.target))]
-            if _may_write(n, self.module):
-                for t in watch:
-                    owner = self._made.get(_storage(t)[0])
-                    if owner is not None and owner not in self.snaps:
-                        self.snaps[owner] = snap(self.values[owner])
         before = [t._version for t in watch]
         kept = [whole(t).clone() if _storage(t)[0] in self._buffers else None for t in watch]
         try:
-            v = super().run_node(n)
+            with self.guard():
+                v = super().run_node(n)
         except Exception as e:
             raise _NodeFailed(n, e) from None
         self.values[n.name] = v
         for t in _leaves(v):
-            self._made.setdefault(_storage(t)[0], n.name)
+            ptr = _storage(t)[0]
+            self._refs[ptr] = self._refs.get(ptr, 0) + 1
+            if n.op in ("placeholder", "get_attr"):
+                self.pinned.add(ptr)
         changed = [_storage(t)[0] for t, b, k in zip(watch, before, kept)
                    if t._version != b or (k is not None and not torch.equal(k, whole(t)))]
         if changed:
             self.written[n.name] = list(dict.fromkeys(changed))
+        if self.build is not None:
+            # Building times and tries kernels: neither the run's RNG nor a
+            # leaf module's buffers (BatchNorm's statistics) may see it.
+            rng = _rng_state()
+            kept_bufs = [(b, b.clone()) for b in self.module.get_submodule(n.target).buffers()] \
+                if n.op == "call_module" else []
+            try:
+                self.build.send(n)
+            except CaptureError as e:     # carried past fx's message rewriting
+                raise _BuildFailed(e) from None
+            for b, c in kept_bufs:
+                b.copy_(c)
+            _set_rng_state(rng)
+        for a in n.all_input_nodes:
+            if self._last.get(a.name) == n.name:
+                self._drop(a.name)
+        if not n.users and n.op != "output":
+            self._drop(n.name)
         return v
+
+    def _drop(self, name: str) -> None:
+        for t in _leaves(self.values.pop(name, None)):
+            ptr = _storage(t)[0]
+            self._refs[ptr] -= 1
+            if not self._refs[ptr]:
+                del self._refs[ptr]
+                if ptr not in self.pinned:
+                    self.forget(ptr)
+
+
+def _rng_state() -> Tuple[torch.Tensor, Any]:
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and \
+        torch.cuda.is_initialized() else None
+    return torch.get_rng_state(), cuda
+
+
+def _set_rng_state(state: Tuple[torch.Tensor, Any]) -> None:
+    torch.set_rng_state(state[0])
+    if state[1] is not None:
+        torch.cuda.set_rng_state_all(state[1])
 
 
 def where(node: torch.fx.Node) -> str:
@@ -724,26 +768,36 @@ def _capture(module: torch.nn.Module, example_inputs: Tuple[Any, ...], runs: int
     _check_inputs(module, gm, example_inputs)
     from . import verify as _verify
     with torch.random.fork_rng(devices=[]), torch.no_grad():
-        rec = _Recorder(gm)
+        # The module's own tensors (fx's GraphModule registers the constants it
+        # folded as buffers too: those are data, not weights).
+        holder = work if via == "fx" else gm
+        owned = {_storage(t)[0] for t in list(holder.parameters()) + list(holder.buffers())}
+        module_ptrs = {_storage(t)[0] for t in list(gm.parameters()) + list(gm.buffers())}
+        # Each node runs under protect(): the copies share the module's parameters.
+        rec = _Recorder(gm, lambda: _verify.protect(module, mname), owned | module_ptrs)
+        build = _build(gm, rec, example_inputs, runs, name or mname, owned)
+        next(build)
+        rec.build = build
         initial = {n: whole(b).clone() for n, b in gm.named_buffers()} if verify else {}
         torch.manual_seed(SEED)
         try:
-            with _verify.protect(module, mname):   # the copies share its parameters
-                traced_out = rec.run(*snap(example_inputs))
+            traced_out = rec.run(*snap(example_inputs))
         except _NodeFailed as f:
             raise CaptureError(f"cannot capture {mname}: running it on the example inputs "
                                f"failed at {where(f.node)}: {_first_line(f.error)}") from None
+        except _BuildFailed as b:
+            raise b.error from None
+        try:
+            build.send(None)
+            raise AssertionError("_build() did not finish")
+        except StopIteration as done:
+            cap = done.value
         ref = None
         if verify:
             with _verify.protect(module, mname):
                 ref = _verify.eager(module, example_inputs)
         if ref is not None:
             _verify.check_trace(mname, ref, traced_out, gm)
-        # The module's own tensors (fx's GraphModule registers the constants it
-        # folded as buffers too: those are data, not weights).
-        holder = work if via == "fx" else gm
-        owned = {_storage(t)[0] for t in list(holder.parameters()) + list(holder.buffers())}
-        cap = _build(gm, rec, example_inputs, runs, name or mname, owned)
         cap.via = via
         _bind_to(cap, module)
         if ref is not None:
@@ -785,7 +839,11 @@ def _data_dependent(n: torch.fx.Node, args: Any, kwargs: Any) -> bool:
     return name == "where" and len(args) == 1 and not kwargs
 
 
-def _build(gm, rec: "_Recorder", example_inputs, runs, name, owned) -> Captured:
+def _build(gm, rec: "_Recorder", example_inputs, runs, name, owned
+           ) -> Generator[None, Optional[torch.fx.Node], Captured]:
+    """The Captured, built node by node as the recorder runs them: send
+    each node once it has run (its value still in ``rec.values``, its
+    arguments' too), then None; the generator returns the Captured."""
     values = rec.values
     tensors: Dict[str, TensorSpec] = {}
     ops: List[OpSpec] = []
@@ -848,7 +906,11 @@ def _build(gm, rec: "_Recorder", example_inputs, runs, name, owned) -> Captured:
     def fail(n: torch.fx.Node, why: str) -> CaptureError:
         return CaptureError(f"cannot capture {name}: {where(n)} {why}")
 
-    for n in gm.graph.nodes:
+    rec.forget = lambda ptr: by_storage.pop(ptr, None)
+    while True:
+        n = yield
+        if n is None:
+            break
         v = values.get(n.name)
         if n.op == "placeholder":
             idx = len(inputs)
@@ -948,7 +1010,7 @@ def _build(gm, rec: "_Recorder", example_inputs, runs, name, owned) -> Captured:
         op = OpSpec(n.name, n, deps, outs + [w for w in written if w not in outs],
                     fresh=fresh, module_tensors=mod_tensors, mutates=False)
         if isinstance(v, torch.Tensor) and not written and n.op != "call_module":
-            op.kernel = _choose_kernel(n, gm, args, kwargs, rec.snaps.get(n.name, v))
+            op.kernel = _choose_kernel(n, gm, args, kwargs, v)
         if op.kernel:
             cap.uses_out_kernels += 1
         else:
@@ -959,7 +1021,6 @@ def _build(gm, rec: "_Recorder", example_inputs, runs, name, owned) -> Captured:
         ops.append(op)
     if not ops:
         raise CaptureError(f"{name}: the traced graph has no operator")
-    rec.tid_of = by_storage
     cap.state = [t for op in ops for t in op.outputs if tensors[t].source[0] == "weight"]
     cap.state = list(dict.fromkeys(cap.state))
     cap.written_inputs = [(t, tensors[t].source[1]) for t in dict.fromkeys(

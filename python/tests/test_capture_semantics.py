@@ -503,3 +503,32 @@ def test_results_written_into_the_arena_without_an_out_form():
     assert cap.copied_outputs == 0
     check(M(), x, mask)
     check(M(), x, mask, ratio=0.9)
+
+
+def test_capture_memory_does_not_grow_with_the_graph():
+    """Capture drops each intermediate once its last user is built: a chain
+    of 30 operators on a 32 MB tensor holds a few of them at a time, not
+    all 30 (on an H200, a 2048-token prefill and 32 decode steps of a 1 B
+    model held 137 GB at capture before).  Peak RSS of a fresh process."""
+    import subprocess
+    import sys
+
+    code = """
+import resource, torch, torch.nn as nn
+from hyperoffload.capture import capture
+
+class Chain(nn.Module):
+    def forward(self, x):
+        for _ in range(30):
+            x = torch.sin(x) * 1.01
+        return x
+
+x = torch.randn(8 << 20)
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+capture(Chain(), (x,), runs=1)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base)
+"""
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True).stdout
+    grew_mb = int(out.split()[-1]) // 1024
+    assert grew_mb < 20 * 32, f"capture grew by {grew_mb} MB: 30 results of 32 MB kept"
