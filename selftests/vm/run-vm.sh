@@ -24,7 +24,8 @@
 # TIMEOUT here and every test's timeout inside; HYPER_TIMEOUT_SCALE in the
 # environment sets it instead.  When one fires, LOG says which test ran.
 #
-# The pieces of a run are in vm-lib.sh.
+# A suite with a "#@NODES=N" line runs on N guests sharing one pool
+# (run-2vm.sh).  The pieces both runners use are in vm-lib.sh.
 #
 # usage: run-vm.sh KERNEL INITRD SUITEFILE LOG
 # VM_APPEND in the environment adds kernel parameters (KEY=VALUE ones reach
@@ -36,6 +37,10 @@ suite=$(basename "$suitefile" .suite)
 . "$(dirname "$0")/vm-lib.sh"
 
 vm_settings "$suitefile"
+# A suite of several nodes on one pool ("#@NODES=2") boots them all.
+if [ "$NODES" -gt 1 ]; then
+	exec "$(dirname "$0")/run-2vm.sh" "$@"
+fi
 vm_label "$kernel"
 name=vm:$klabel:$suite
 tmp=$(mktemp -d)
