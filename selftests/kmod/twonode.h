@@ -78,9 +78,12 @@ static inline int tn_hyperctl(char *err, size_t len, ...)
 		got += n;
 	err[got] = 0;
 	close(pfd[0]);
-	if (got)
-		fprintf(stderr, "# hyperctl:%s%s%s: %s", argc > 1 ? " " : "",
-			argc > 1 ? argv[1] : "", argc > 2 ? " ..." : "", err);
+	if (got) {
+		fprintf(stderr, "#");
+		for (int i = 0; i < argc; i++)
+			fprintf(stderr, " %s", i ? argv[i] : "hyperctl");
+		fprintf(stderr, ": %s", err);
+	}
 	if (waitpid(pid, &st, 0) < 0)
 		return -errno;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);

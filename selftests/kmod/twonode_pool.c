@@ -88,15 +88,20 @@ TEST_F_TIMEOUT(pool, format_then_join, TN_TEST_SECS)
 /* Node 1 leaves, comes back as node 0, is refused, and is node 1 again. */
 TEST_F_TIMEOUT(pool, node_id_taken_is_refused, TN_TEST_SECS)
 {
+	const char *lease = strstr(hyper_modparams(), "lease_ms=");
+	char params[96];
 	int rc;
 
 	if (!tn_has_node_id())
 		SKIP(return, TN_NO_NODE_ID);
 
+	/* The suite's parameters, but for the node id. */
+	snprintf(params, sizeof(params), "node_id=0 %.*s", lease ?
+		 (int)strcspn(lease, " ") : 0, lease ? lease : "");
 	if (self->m.node == 1) {
 		EXPECT_EQ(0, tn_hyperctl(self->err, ERR_LEN, "pool", "leave", NULL));
 		ASSERT_EQ(0, hyper_module_unload());
-		ASSERT_EQ(0, hyper_module_load("node_id=0"));
+		ASSERT_EQ(0, hyper_module_load(params));
 		rc = tn_hyperctl(self->err, ERR_LEN, "pool", "join", NULL);
 		EXPECT_REFUSED(rc, self->err, "taken");
 		ASSERT_EQ(0, hyper_module_unload());

@@ -52,7 +52,8 @@ mark_gone() {
 		conv=notrunc status=none
 }
 
-# Kills a guest that asks for it; returns when every QEMU has exited.
+# Kills a guest that asks for it; returns when every QEMU has exited.  The
+# stderr of a guest's runner (the shell's "Killed") is in nN/runner.err.
 killer() {
 	while sleep 0.5; do
 		left=0
@@ -88,7 +89,7 @@ boot_all() {
 				-object "memory-backend-file,id=mbox,size=$MBOX_SIZE,mem-path=$mbox,share=on" \
 				-device ivshmem-plain,memdev=mbox
 			mark_gone "$n"
-		) &
+		) 2> "$tmp/n$n/runner.err" &
 		n=$((n + 1))
 	done
 	killer
@@ -119,9 +120,10 @@ while [ "$n" -lt "$nodes" ]; do
 	vm_finish "$tmp/n$n" "$log.node$n" "$name:node$n" \
 		"VM node $n of suite $suite on ${kver:-$klabel}" "$killed"
 	grep -q "^not ok $name:node$n:completed\$" "$log.node$n" && failed="$failed $n"
+	sed "s/^/# node $n runner: /" "$tmp/n$n/runner.err" >> "$log.node$n"
 	# The guest's test blocks and the runner's checks, not its console.
 	awk '/^HYPER-TEST-BEGIN /{b=1} b{print} /^HYPER-TEST-END /{b=0}
-	     /^# (timeout|rerun|the VM|VM node|HYPER-VM-ERROR|dmesg)/ && !b{print}' \
+	     /^# (timeout|rerun|the VM|VM node|node [0-9]+ runner|HYPER-VM-ERROR|dmesg)/ && !b{print}' \
 		"$log.node$n" >> "$log"
 	n=$((n + 1))
 done
