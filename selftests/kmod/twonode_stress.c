@@ -138,7 +138,7 @@ TEST_F_TIMEOUT(stress, concurrent_alloc_free, TN_TEST_SECS)
 
 	while (done < ops && !bad) {
 		struct held *r;
-		uint64_t off;
+		uint64_t off, nz;
 		int j;
 
 		if (nheld == MAX_HELD || (nheld && rnd(&st) % 2)) {
@@ -168,8 +168,9 @@ TEST_F_TIMEOUT(stress, concurrent_alloc_free, TN_TEST_SECS)
 				    MAP_SHARED, fd, off);
 			ASSERT_NE(MAP_FAILED, r->p);
 			/* Zero-filled when handed out: no one else wrote it. */
-			EXPECT_EQ(r->size, hyper_first_nonzero((uint8_t *)r->p,
-							       r->size));
+			nz = hyper_first_nonzero((uint8_t *)r->p, r->size);
+			EXPECT_EQ(r->size, nz);
+			bad += nz != r->size;
 			tn_fill(r->p, r->size, m.node, r->seq);
 			nheld++;
 			allocs++;
