@@ -21,8 +21,11 @@
 #define TN_NO_NODE_ID		"module lacks node_id (" TN_NODE_ID_PARAM "): this hyper.ko has no pool format, so the node protocol cannot run"
 #define TN_HYPERCTL		"/bin/hyperctl"
 
-/* Each test's limit (the harness scales it); barriers wait less. */
-#define TN_TEST_SECS		900
+/*
+ * Each test's limit (the harness scales it): below the suite's 600 s per
+ * program, so that the harness names the test; barriers wait less.
+ */
+#define TN_TEST_SECS		500
 
 /* Barriers wait at most this long, times the VM's timeout scale. */
 static inline int tn_secs(void)

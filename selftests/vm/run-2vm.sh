@@ -21,9 +21,11 @@
 # a crash, no shutdown) at the suite's request; that guest has completed
 # when it got that far.
 #
-# LOG gets every guest's test blocks, named vm:KERNEL:SUITE:nodeN:TEST,
-# then the pair's own block vm:KERNEL:SUITE:completed (every guest
-# completed); each guest's whole console is kept as LOG.nodeN.  A guest
+# Each guest's console and test blocks, named vm:KERNEL:SUITE:nodeN:TEST,
+# with its completed and dmesg-clean checks, are LOG.nodeN; LOG is both,
+# one after the other (so that a scan of LOG, like the debug kernel's,
+# sees every guest's dmesg), then the pair's own block
+# vm:KERNEL:SUITE:completed: every guest completed.  A guest
 # that died of the TCG int3 race (vm-lib.sh) has all guests booted once
 # more, on fresh files.
 #
@@ -121,10 +123,7 @@ while [ "$n" -lt "$nodes" ]; do
 		"VM node $n of suite $suite on ${kver:-$klabel}" "$killed"
 	grep -q "^not ok $name:node$n:completed\$" "$log.node$n" && failed="$failed $n"
 	sed "s/^/# node $n runner: /" "$tmp/n$n/runner.err" >> "$log.node$n"
-	# The guest's test blocks and the runner's checks, not its console.
-	awk '/^HYPER-TEST-BEGIN /{b=1} b{print} /^HYPER-TEST-END /{b=0}
-	     /^# (timeout|rerun|the VM|VM node|node [0-9]+ runner|HYPER-VM-ERROR|dmesg)/ && !b{print}' \
-		"$log.node$n" >> "$log"
+	cat "$log.node$n" >> "$log"
 	n=$((n + 1))
 done
 [ -n "$rerun_note" ] && echo "$rerun_note" >> "$log"
