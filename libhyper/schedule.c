@@ -1040,6 +1040,13 @@ out_close:
 	return ret;
 }
 
+struct hyper_schedule *hyper_schedule_get(struct hyper_schedule *sched)
+{
+	if (sched)
+		__atomic_add_fetch(&sched->refs, 1, __ATOMIC_RELAXED);
+	return sched;
+}
+
 void hyper_schedule_free(struct hyper_schedule *sched)
 {
 	if (sched && __atomic_sub_fetch(&sched->refs, 1, __ATOMIC_ACQ_REL) == 0)

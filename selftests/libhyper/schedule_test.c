@@ -123,6 +123,27 @@ TEST(empty)
 	hyper_schedule_free(s);
 }
 
+/*
+ * hyper_schedule_get() is another reference to the same schedule: it
+ * stays readable after the first owner frees its own (ASan would see a
+ * use after free), and the last free releases it (or LeakSanitizer
+ * complains).
+ */
+TEST(get_another_reference)
+{
+	struct hyper_schedule_info info;
+	struct hyper_schedule *s, *again;
+
+	ASSERT_EQ(0, parse_sq("{" HDR "'tensors':[],'steps':[]}", &s, NULL, 0));
+	again = hyper_schedule_get(s);
+	EXPECT_EQ(s, again);
+	hyper_schedule_free(s);
+	ASSERT_EQ(0, hyper_schedule_info(again, &info));
+	EXPECT_EQ(0, info.nr_steps);
+	hyper_schedule_free(again);
+	EXPECT_EQ(NULL, hyper_schedule_get(NULL));
+}
+
 TEST(extension_keys)
 {
 	struct hyper_step_info si;
