@@ -67,6 +67,16 @@ char *hp_strdup(struct hp_mem *m, const char *s)
 	return p ? memcpy(p, s, n) : NULL;
 }
 
+void *hyper_plan__mem_realloc(void *ctx, void *p, size_t n)
+{
+	struct hp_mem *m = ctx;
+	void *q = mem_fails(m) ? NULL : realloc(p, n ? n : 1);
+
+	if (!q)
+		m->failed = true;
+	return q;
+}
+
 int hp_grow(struct hp_mem *m, void *pp, size_t *cap, size_t need, size_t sz)
 {
 	void **p = pp, *q;

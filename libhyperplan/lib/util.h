@@ -59,6 +59,8 @@ int hp_nomem(struct hp_err *e);
  * leaves *p and *cap as they were when it fails.
  */
 int hp_grow(struct hp_mem *m, void *pp, size_t *cap, size_t need, size_t sz);
+/* realloc() through @ctx, a struct hp_mem: for util/'s builders. */
+void *hyper_plan__mem_realloc(void *ctx, void *p, size_t n);
 
 int parse_u64(const char *s, uint64_t *out);
 /* Sizes and the clock are the project's (util/units.h, util/clock.h). */
