@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "util/json.h"
 #include "util/units.h"
 
 #ifndef ARRAY_SIZE
@@ -83,8 +84,5 @@ int hp_json_load(const char *path, size_t max, struct json_object **root,
  */
 int hp_json_parse(const char *what, const char *text, size_t len,
 		  struct json_object **root, struct hp_err *e);
-
-/* Writes @s as a JSON string literal, quotes included. */
-void json_str(FILE *f, const char *s);
 
 #endif

@@ -293,14 +293,13 @@ BAD(graph_hash_format, "{" HDR "'graph':{'hash':'md5:abc'}," ONE_W "'steps':[]}"
 BAD(graph_hash_mismatch,
     "{" HDR "'graph':{'name':'g','hash':'fnv1a64:0123456789abcdef'}," ONE_W "'steps':[]}",
     -EBADMSG, "graph.hash: fnv1a64:0123456789abcdef, but the tensors and steps hash to fnv1a64:2e2b216aeb7fe542: the schedule was changed after planning");
-BAD(empty_input, "", -EBADMSG,
-    "malformed JSON: unexpected end of input after 0 bytes");
+BAD(empty_input, "", -EBADMSG, "empty: no JSON in it");
 BAD(truncated, "{" HDR "'tensors':[", -EBADMSG,
-    "malformed JSON: unexpected end of input after 50 bytes");
+    "truncated JSON: it ends (after 50 bytes) inside a value");
 BAD(syntax, "{" HDR "'tensors':[,]}", -EBADMSG,
     "malformed JSON at line 1, column 51: *");
 BAD(trailing_data, "{" HDR "'tensors':[],'steps':[]} {}", -EBADMSG,
-    "malformed JSON at line 1, column 65: *");
+    "trailing data after the JSON value, at line 1, column 65");
 BAD(root_not_object, "[1,2]", -EBADMSG,
     "schedule: expected an object, got array");
 BAD(missing_format, "{'version':1,'tensors':[],'steps':[]}", -EBADMSG,
