@@ -775,7 +775,7 @@ static int parse_json(const char *buf, size_t len, struct json_object **rootp,
 		      struct hs_err *e)
 {
 	char msg[200];
-	int ret = hu_json_parse(buf, len, rootp, msg, sizeof(msg));
+	int ret = hu_json_parse(buf, len, 0, rootp, msg, sizeof(msg));
 
 	if (ret)
 		hs_errf(e, "%s", msg);

@@ -126,8 +126,8 @@ static size_t skip_space(const char *text, size_t at, size_t len)
 	return at;
 }
 
-int hu_json_parse(const char *text, size_t len, struct json_object **root,
-		  char *msg, size_t msglen)
+int hu_json_parse(const char *text, size_t len, int lenient,
+		  struct json_object **root, char *msg, size_t msglen)
 {
 	struct json_tokener *tok;
 	enum json_tokener_error jerr;
@@ -156,8 +156,8 @@ int hu_json_parse(const char *text, size_t len, struct json_object **root,
 		snprintf(msg, msglen, "out of memory");
 		return -ENOMEM;
 	}
-	/* strict, and data after the value is ours to name */
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
+	/* data after the value is ours to name */
+	json_tokener_set_flags(tok, (lenient ? 0 : JSON_TOKENER_STRICT) |
 				    JSON_TOKENER_ALLOW_TRAILING_CHARS);
 	*root = json_tokener_parse_ex(tok, text, (int)len);
 	jerr = json_tokener_get_error(tok);

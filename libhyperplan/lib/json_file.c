@@ -60,12 +60,13 @@ static int read_all(const char *path, size_t max, char **text, size_t *len,
 	return ret;
 }
 
-/* The shared parser and its words (util/json.c), after @what. */
+/* The shared parser and its words (util/json.c), after @what; comments
+ * allowed, as json-c allows them by default. */
 int hp_json_parse(const char *what, const char *text, size_t len,
 		  json_object **root, struct hp_err *e)
 {
 	char msg[300];
-	int ret = hu_json_parse(text, len, root, msg, sizeof(msg));
+	int ret = hu_json_parse(text, len, 1, root, msg, sizeof(msg));
 
 	if (ret == -ENOMEM)
 		return hp_nomem(e);
