@@ -106,6 +106,39 @@ static int run_search(struct hyper_plan__pipe *pp, struct hp_err *e)
 	return ret;
 }
 
+static int run_emit(struct hyper_plan__pipe *pp, struct hp_err *e)
+{
+	struct result *r = pp->r;
+	int ret = sched_build(&r->s, pp->lf, pp->ev, pp->nev, pipe_mem(pp), e);
+
+	if (!ret)
+		r->s.budget = pp->budget;
+	return ret;
+}
+
+/* A simulation that breaks the budget is a probe that failed, not an error. */
+static int run_simulate(struct hyper_plan__pipe *pp, struct hp_err *e)
+{
+	struct result *r = pp->r;
+	struct hp_err ignored;
+	int ret = simulate(&r->s, pp->pb->p, NULL, &r->sim, pipe_mem(pp),
+			   &ignored);
+
+	if (ret == -ENOMEM) {
+		sched_free(&r->s);
+		return hp_nomem(e);
+	}
+	r->ok = !ret;
+	r->s.pred = (struct prediction){ r->sim.peak, r->sim.stall_ns,
+					 r->sim.makespan_ns };
+	return 0;
+}
+
+static int run_layout(struct hyper_plan__pipe *pp, struct hp_err *e)
+{
+	return sched_layout(&pp->r->s, pp->budget, pipe_mem(pp), e);
+}
+
 /* The schedule handed out is the one validated: built once. */
 static int run_validate(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
@@ -162,24 +195,24 @@ const struct hyper_plan__pass hyper_plan__passes[HP_PASS_NR] = {
 	},
 	[HP_PASS_SELECT] = {
 		"select", "passes/plan.c, passes/plan_take.c, policies/policy_*.c",
-		"the policy's offload decisions for one knob value",
+		"the policy's offload decisions for one knob value: the search loop's own call",
 		HP_F_LIFE | HP_F_GOAL, HP_F_EVICTS, true, NULL, NULL,
 	},
 	[HP_PASS_EMIT] = {
 		"emit", "passes/sched.c",
 		"cache operators of each step, by one emitter for every policy",
-		HP_F_LIFE | HP_F_EVICTS, HP_F_SCHED, true, NULL, NULL,
+		HP_F_LIFE | HP_F_EVICTS, HP_F_SCHED, true, run_emit, NULL,
 	},
 	[HP_PASS_SIMULATE] = {
 		"simulate", "sim/sim.c",
 		"replays the schedule on the profile: timed peak, stall, makespan",
 		HP_F_SCHED | HP_F_TIMED | HP_F_PROFILE, HP_F_SIM, true,
-		NULL, NULL,
+		run_simulate, NULL,
 	},
 	[HP_PASS_LAYOUT] = {
 		"layout", "passes/arena.c, util/residency.c, util/arena.c",
 		"residency intervals placed in the arena, fitted to the budget",
-		HP_F_SCHED, HP_F_ARENA, true, NULL, NULL,
+		HP_F_SCHED, HP_F_ARENA, true, run_layout, NULL,
 	},
 	[HP_PASS_VALIDATE] = {
 		"validate", "out/sched_hyper.c",
@@ -228,14 +261,18 @@ static int missing(const struct hyper_plan__pass *p, uint32_t have,
 static int run_one(struct hyper_plan__pipe *pp,
 		   const struct hyper_plan__pass *p, struct hp_err *e)
 {
-	double t0;
+	double t0 = 0;
 	int ret;
 
 	if (p->skip && p->skip(pp))
 		return 0;
 	if (p->requires & ~pp->have)
 		return missing(p, pp->have, e);
-	t0 = now_ns();
+	if (!p->run)
+		return hp_errf(e, "internal error: pass \"%s\" is the search loop's own call",
+			       p->name);
+	if (pp->verbose)
+		t0 = now_ns();
 	ret = p->run(pp, e);
 	if (pp->verbose)
 		fprintf(pp->verbose, "hyper-plan: %s%-11s %10.3f ms%s\n",
@@ -255,7 +292,7 @@ int hyper_plan__pipeline_run(struct hyper_plan__pipe *pp, int first, int last,
 	for (int i = first; i <= last && !ret; i++) {
 		const struct hyper_plan__pass *p = &hyper_plan__passes[i];
 
-		if (!p->in_loop) {
+		if (!p->in_loop || pp->in_loop) {
 			ret = run_one(pp, p, e);
 		} else if (!looped) {
 			looped = true;
@@ -269,6 +306,37 @@ int hyper_plan__pipeline_run(struct hyper_plan__pipe *pp, int first, int last,
 		pp->have &= ~HP_F_DEPS;
 	}
 	return ret;
+}
+
+/* What the search loop holds when it calls its passes. */
+#define HP_IN_LOOP	(HP_F_GRAPH | HP_F_PROFILE | HP_F_TIMED | HP_F_LIFE | \
+			 HP_F_GOAL)
+
+int hyper_plan__probe(const struct problem *pb, const struct life *lf,
+		      const struct evict *ev, size_t nev, uint64_t budget,
+		      struct result *r, struct hp_err *e)
+{
+	struct hyper_plan__pipe pp = {
+		.pb = pb, .r = r, .mem = pb->mem, .in_loop = true, .lf = lf,
+		.ev = ev, .nev = nev, .budget = budget,
+		.have = HP_IN_LOOP | HP_F_EVICTS,
+	};
+
+	memset(r, 0, sizeof(*r));
+	if (pb->mem->failed)
+		return hp_nomem(e);	/* the evictions given are incomplete */
+	return hyper_plan__pipeline_run(&pp, HP_PASS_EMIT, HP_PASS_SIMULATE, e);
+}
+
+int hyper_plan__layout(const struct problem *pb, struct result *r,
+		       uint64_t limit, struct hp_err *e)
+{
+	struct hyper_plan__pipe pp = {
+		.pb = pb, .r = r, .mem = pb->mem, .in_loop = true,
+		.budget = limit, .have = HP_IN_LOOP | HP_F_SCHED,
+	};
+
+	return hyper_plan__pipeline_run(&pp, HP_PASS_LAYOUT, HP_PASS_LAYOUT, e);
 }
 
 int hyper_plan__pipeline_check(const struct hyper_plan__pass *t, size_t n,

@@ -4,8 +4,10 @@
  * and what it ensures, and one driver that runs them in order, checking
  * both (in the spirit of torch.fx's PassManager).  The search loop is not
  * a pass: it sits between "goal" and "validate", and runs the passes
- * marked in_loop (select, emit, simulate, layout) once per probe or per
- * fitted plan (policies/search.c, policies/fit_arena.c).
+ * marked in_loop once per probe or per fitted plan (policies/search.c,
+ * policies/fit_arena.c): select is its own call (the policy's knob),
+ * emit and simulate go through the driver (hyper_plan__probe()), and so
+ * does layout (hyper_plan__layout()).
  * Documentation/planner.md's "The passes" follows this table;
  * `hyper-plan --passes` prints it.
  */
@@ -60,6 +62,12 @@ struct hyper_plan__pipe {
 	FILE *verbose;			/* each pass as it runs, timed */
 	uint32_t have;			/* facts so far */
 	struct deps d;			/* deps to reorder */
+	/* the search loop's passes, on one probe or kept plan */
+	bool in_loop;			/* run the in_loop passes */
+	const struct life *lf;		/* the order probed */
+	const struct evict *ev;		/* select's decisions */
+	size_t nev;
+	uint64_t budget;		/* emit: the schedule's; layout: the arena's */
 };
 
 struct hyper_plan__pass {
@@ -85,6 +93,18 @@ extern const struct hyper_plan__pass hyper_plan__search_loop;
  */
 int hyper_plan__pipeline_run(struct hyper_plan__pipe *pp, int first,
 			     int last, struct hp_err *e);
+
+/*
+ * The search loop's passes emit and simulate, on @ev (select's, @nev of
+ * them) in order @lf, simulated within @budget (0: none), into @r; @r->ok
+ * is false if the simulation breaks the budget.  0, or -ENOMEM.
+ */
+int hyper_plan__probe(const struct problem *pb, const struct life *lf,
+		      const struct evict *ev, size_t nev, uint64_t budget,
+		      struct result *r, struct hp_err *e);
+/* The layout pass on a kept plan @r, its arena within @limit (0: any). */
+int hyper_plan__layout(const struct problem *pb, struct result *r,
+		       uint64_t limit, struct hp_err *e);
 
 /*
  * Checks @n passes of @t statically: each one's requires are among

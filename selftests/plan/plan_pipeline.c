@@ -135,6 +135,54 @@ TEST(plan_runs_the_plan_passes)
 	hyper_plan_graph_free(g);
 }
 
+/*
+ * The search loop's passes go through the driver: a probe emits and
+ * simulates, a kept plan is laid out; select is the loop's own call and
+ * the driver refuses to run it.
+ */
+TEST(search_loop_runs_its_passes_through_the_driver)
+{
+	struct hyper_plan_graph *g = plan_chain(_metadata, 6, 0);
+	struct hyper_plan__pipe pp;
+	struct hp_err e = { "" };
+	struct hp_mem mem = { 0 };
+	struct problem pb;
+	struct result r;
+	struct profile p;
+	struct goal gl = { .max_slow = 0.01 };
+
+	ASSERT_EQ(0, profile_get("h100-pcie", &p, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__prepare(&g->j, &p, false, &e)) TH_LOG("%s", e.msg);
+	job_problem(&g->j, &pb, &gl, &mem);
+	pb.p = &p;
+	/* no offload: nothing selected, every tensor resident */
+	ASSERT_EQ(0, hyper_plan__probe(&pb, pb.lf, NULL, 0, 0, &r, &e)) TH_LOG("%s", e.msg);
+	EXPECT_TRUE(r.ok);
+	EXPECT_EQ(g->j.lf.peak0, r.sim.peak);
+	EXPECT_EQ(r.sim.peak, r.s.pred.peak);
+	EXPECT_EQ(0, r.s.arena);
+	ASSERT_EQ(0, hyper_plan__layout(&pb, &r, 0, &e)) TH_LOG("%s", e.msg);
+	EXPECT_GE(r.s.arena, r.s.res_peak);
+	EXPECT_EQ(g->j.lf.peak0, r.s.res_peak);
+	/* a budget below the peak breaks the simulation: a failed probe */
+	result_free(&r);
+	ASSERT_EQ(0, hyper_plan__probe(&pb, pb.lf, NULL, 0, g->j.lf.peak0 / 2,
+				       &r, &e));
+	EXPECT_FALSE(r.ok);
+	result_free(&r);
+
+	pp = (struct hyper_plan__pipe){
+		.j = &g->j, .pb = &pb, .r = &r, .in_loop = true,
+		.have = g->j.have | HP_F_GOAL,
+	};
+	EXPECT_EQ(-EINVAL, hyper_plan__pipeline_run(&pp, HP_PASS_SELECT,
+						    HP_PASS_SELECT, &e));
+	EXPECT_STREQ("internal error: pass \"select\" is the search loop's own call",
+		     e.msg);
+	EXPECT_FALSE(mem.failed);
+	hyper_plan_graph_free(g);
+}
+
 static char *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "r");
