@@ -28,7 +28,7 @@ TEST(build_plan_hand_over)
 	struct hyper_plan_graph *g = plan_chain(_metadata, 24, 0);
 	struct hyper_schedule_info info;
 	struct hyper_plan_prediction pr;
-	struct hyper_schedule *s;
+	struct hyper_schedule *s, *again;
 	struct hyper_plan *p;
 	char err[256], path[] = "/tmp/hyper-plan-api-XXXXXX";
 	int fd;
@@ -57,14 +57,10 @@ TEST(build_plan_hand_over)
 	 * Built once: the schedule handed out is the one validated when the
 	 * plan was made, each call another reference to it.
 	 */
-	{
-		struct hyper_schedule *again;
-
-		ASSERT_EQ(0, hyper_plan_schedule(p, &again, err, sizeof(err)));
-		EXPECT_EQ(s, again);
-		EXPECT_EQ(p->hs, again);
-		hyper_schedule_free(again);
-	}
+	ASSERT_EQ(0, hyper_plan_schedule(p, &again, err, sizeof(err)));
+	EXPECT_EQ(s, again);
+	EXPECT_EQ(p->hs, again);
+	hyper_schedule_free(again);
 	hyper_schedule_free(s);
 
 	fd = mkstemp(path);
