@@ -48,11 +48,12 @@ const char *hu_json_got(char *buf, size_t len, struct json_object *v);
 /*
  * Parses @text (@len bytes) as exactly one JSON value into *@root:
  * strictly (a schedule), or, with @lenient, as json-c reads by default
- * (comments allowed: a graph, a config, a profile).  Fails with @msg saying why, in the same words for every
- * reader: "empty: no JSON in it", "truncated JSON: it ends (after N
- * bytes) inside a value", "malformed JSON at line L, column C: WHY" (a
- * NUL byte included), "trailing data after the JSON value, at line L,
- * column C", "larger than 2 GiB, too large for a JSON text".
+ * (comments allowed: a graph, a config, a profile).  Fails with @msg
+ * saying why, in the same words for every reader: "empty: no JSON in
+ * it", "truncated JSON: it ends (after N bytes) inside a value",
+ * "malformed JSON at line L, column C: WHY" (a NUL byte included),
+ * "trailing data after the JSON value, at line L, column C", "larger
+ * than 2 GiB, too large for a JSON text".
  * Returns 0, -EBADMSG, -EFBIG or -ENOMEM.
  */
 int hu_json_parse(const char *text, size_t len, int lenient,
