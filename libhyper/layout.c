@@ -14,7 +14,8 @@
  * needs is reported as hyper_schedule_info.arena_bytes.
  *
  * Time is a counter over the schedule's events (cache ops and defines in
- * order): the intervals live together exactly when the validator's
+ * order; the builder is util/residency.c, the planner's too): the
+ * intervals live together exactly when the validator's
  * replay counts both tensors resident, so the tallest moment of the
  * layout is the validated peak (each size rounded to HS_DEV_ALIGN).  A
  * detached tensor's space is free, in the layout, from its detach on; at
@@ -26,68 +27,10 @@
 
 #include "schedule.h"
 #include "util/arena.h"
+#include "util/residency.h"
 
 /* Above this many intervals libhyper does not lay a schedule out itself. */
 #define HS_LAYOUT_MAX	(1U << 16)
-
-struct lay {
-	const struct hyper_schedule *s;
-	struct hs_ival *v;
-	uint32_t n, cap;
-	uint32_t *open;		/* tensor -> interval index + 1 */
-	uint32_t *count;	/* tensor -> residencies so far */
-	uint64_t now;
-	uint32_t step;
-};
-
-static uint64_t round_up(uint64_t v, uint64_t a)
-{
-	return (v + a - 1) & ~(a - 1);
-}
-
-static int begin(struct lay *l, uint32_t t)
-{
-	if (l->open[t])
-		return 0;
-	if (l->n == l->cap) {
-		uint32_t cap = l->cap ? 2 * l->cap : 64;
-		struct hs_ival *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
-	l->v[l->n] = (struct hs_ival){
-		.start = l->now, .end = UINT64_MAX, .tensor = t,
-		.nth = l->count[t]++, .step = l->step,
-		.bytes = round_up(l->s->tensors[t].bytes, HS_DEV_ALIGN),
-	};
-	l->open[t] = ++l->n;
-	return 0;
-}
-
-static void end(struct lay *l, uint32_t t)
-{
-	if (l->open[t])
-		l->v[l->open[t] - 1].end = l->now;
-	l->open[t] = 0;
-}
-
-static int ops(struct lay *l, const struct hyper_cop *c, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++, l->now++) {
-		int ret = 0;
-
-		if (c[i].op == HYPER_OP_PREFETCH)
-			ret = begin(l, c[i].tensor);
-		else if (c[i].op == HYPER_OP_DETACH)
-			end(l, c[i].tensor);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
 
 /**
  * hs_intervals() - the residency intervals of a validated schedule
@@ -97,49 +40,40 @@ static int ops(struct lay *l, const struct hyper_cop *c, uint32_t n)
  *
  * Return: 0 or -ENOMEM.
  */
-int hs_intervals(const struct hyper_schedule *s, struct hs_ival **vp,
+int hs_intervals(const struct hyper_schedule *s, struct hu_resid **vp,
 		 uint32_t *np)
 {
-	struct lay l = { .s = s, .step = UINT32_MAX };
-	int ret = 0;
+	struct hu_res r;
 
-	*vp = NULL;
-	*np = 0;
-	l.open = calloc(s->nr_tensors ?: 1, sizeof(*l.open));
-	l.count = calloc(s->nr_tensors ?: 1, sizeof(*l.count));
-	if (!l.open || !l.count) {
-		ret = -ENOMEM;
-		goto out;
+	if (hu_res_init(&r, s->nr_tensors, HS_DEV_ALIGN, NULL, NULL)) {
+		hu_res_free(&r);
+		*vp = NULL;
+		*np = 0;
+		return -ENOMEM;
 	}
-	for (uint32_t t = 0; t < s->nr_tensors && !ret; t++)
+	for (uint32_t t = 0; t < s->nr_tensors; t++)
 		if (s->tensors[t].home == HYPER_HOME_DEVICE)
-			ret = begin(&l, t);
-	l.now++;
-	for (uint32_t i = 0; i < s->nr_steps && !ret; i++) {
+			hu_res_begin(&r, t, s->tensors[t].bytes);
+	hu_res_tick(&r);
+	for (uint32_t i = 0; i < s->nr_steps; i++) {
 		const struct hs_step *st = &s->steps[i];
 
-		l.step = i;
-		ret = ops(&l, st->before, st->nr_before);
-		for (uint32_t j = 0; j < st->nr_defines && !ret; j++, l.now++)
-			ret = begin(&l, st->defines[j]);
-		if (!ret)
-			ret = ops(&l, st->after, st->nr_after);
+		r.step = i;
+		for (uint32_t j = 0; j < st->nr_before; j++)
+			hu_res_op(&r, st->before[j].op, st->before[j].tensor,
+				  s->tensors[st->before[j].tensor].bytes);
+		for (uint32_t j = 0; j < st->nr_defines; j++, hu_res_tick(&r))
+			hu_res_begin(&r, st->defines[j],
+				     s->tensors[st->defines[j]].bytes);
+		for (uint32_t j = 0; j < st->nr_after; j++)
+			hu_res_op(&r, st->after[j].op, st->after[j].tensor,
+				  s->tensors[st->after[j].tensor].bytes);
 	}
-	if (ret) {
-		free(l.v);
-		l.v = NULL;
-		l.n = 0;
-	}
-	*vp = l.v;
-	*np = l.n;
-out:
-	free(l.count);
-	free(l.open);
-	return ret;
+	return hu_res_finish(&r, vp, np);
 }
 
 /* libhyper's own layout, for a schedule that carries none. */
-static int place(const struct hs_ival *v, uint32_t n, uint64_t *off,
+static int place(const struct hu_resid *v, uint32_t n, uint64_t *off,
 		 uint64_t *height)
 {
 	struct hu_ival *h = malloc(n * sizeof(*h));
@@ -172,7 +106,7 @@ int hs_layout(struct hyper_schedule *s, struct hs_err *e)
 {
 	bool own = s->flags & HYPER_SCHED_ARENA;
 	uint64_t *off = NULL;
-	struct hs_ival *v;
+	struct hu_resid *v;
 	uint32_t n, at = 0;
 	int ret;
 

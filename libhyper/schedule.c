@@ -20,6 +20,7 @@
 #include <hyper/graph_id.h>
 
 #include "schedule.h"
+#include "util/json.h"
 
 /* Large enough for any schedule a planner writes, small enough to refuse junk. */
 #define HS_FILE_MAX	(1ULL << 30)
@@ -40,54 +41,13 @@ void hs_errf(struct hs_err *e, const char *fmt, ...)
 
 /*
  * Names from the input go into messages: keep them printable and short,
- * since the text may end up on a terminal or in a JSON report.
+ * since the text may end up on a terminal or in a JSON report (the one
+ * escaper, util/json.c).
  */
 #define QBUF	100
 static const char *quote(char *out, const char *s)
 {
-	size_t o = 0;
-
-	for (; *s && o < QBUF - 8; s++) {
-		unsigned char c = *s;
-
-		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
-			out[o++] = c;
-		else
-			o += snprintf(out + o, QBUF - o, "\\x%02x", c);
-	}
-	if (*s)
-		strcpy(out + o, "...");
-	else
-		out[o] = '\0';
-	return out;
-}
-
-static const char *type_name(struct json_object *v)
-{
-	switch (json_object_get_type(v)) {
-	case json_type_null:	return "null";
-	case json_type_boolean:	return "boolean";
-	case json_type_double:	return "non-integer number";
-	case json_type_int:	return "integer";
-	case json_type_object:	return "object";
-	case json_type_array:	return "array";
-	case json_type_string:	return "string";
-	}
-	return "?";
-}
-
-static const char *a_type(struct json_object *v)
-{
-	switch (json_object_get_type(v)) {
-	case json_type_null:	return "null";
-	case json_type_boolean:	return "a boolean";
-	case json_type_double:	return "a non-integer number";
-	case json_type_int:	return "an integer";
-	case json_type_object:	return "an object";
-	case json_type_array:	return "an array";
-	case json_type_string:	return "a string";
-	}
-	return "?";
+	return hu_json_escape(out, QBUF, s, 1);
 }
 
 static int want(struct json_object *v, enum json_type t, const char *what,
@@ -95,59 +55,19 @@ static int want(struct json_object *v, enum json_type t, const char *what,
 {
 	if (json_object_is_type(v, t))
 		return 0;
-	hs_errf(e, "%s: expected %s, got %s", path, what, type_name(v));
+	hs_errf(e, "%s: expected %s, got %s", path, what,
+		hu_json_type_name(json_object_get_type(v)));
 	return -EBADMSG;
 }
 
-/*
- * json-c clamps integers that do not fit in 64 bits to INT64_MIN or
- * UINT64_MAX without a trace, so both clamped values are treated as out
- * of range: no field accepts them.
- */
-static int get_u64(struct json_object *v, uint64_t min, uint64_t max,
-		   uint64_t *out)
-{
-	int64_t i;
-	uint64_t u;
-
-	if (!json_object_is_type(v, json_type_int))
-		return -EBADMSG;
-	i = json_object_get_int64(v);
-	if (i < 0)
-		return -ERANGE;
-	u = json_object_get_uint64(v);
-	if (u == UINT64_MAX || u < min || u > max)
-		return -ERANGE;
-	*out = u;
-	return 0;
-}
-
-/* What a bad integer actually was, for messages. */
-static const char *int_desc(char *buf, size_t len, struct json_object *v)
-{
-	if (!json_object_is_type(v, json_type_int))
-		snprintf(buf, len, "%s", a_type(v));
-	else if (json_object_get_int64(v) == INT64_MIN ||
-		 (json_object_get_int64(v) >= 0 &&
-		  json_object_get_uint64(v) == UINT64_MAX))
-		snprintf(buf, len, "a value beyond 64 bits");
-	else if (json_object_get_int64(v) < 0)
-		snprintf(buf, len, "%" PRId64, json_object_get_int64(v));
-	else
-		snprintf(buf, len, "%" PRIu64, json_object_get_uint64(v));
-	return buf;
-}
-
+/* The integers' one rule and words (util/json.c). */
 static int get_int_field(struct json_object *v, uint64_t min, uint64_t max,
-			 const char *range, uint64_t *out, const char *path,
-			 struct hs_err *e)
+			 uint64_t *out, const char *path, struct hs_err *e)
 {
-	char got[40];
-
-	if (!get_u64(v, min, max, out))
+	if (!hu_json_u64(v, min, max, out))
 		return 0;
-	hs_errf(e, "%s: must be an integer in %s (got %s)", path, range,
-		int_desc(got, sizeof(got), v));
+	if (e && e->buf && e->len)
+		hu_json_int_error(e->buf, e->len, path, NULL, min, max, v);
 	return -EBADMSG;
 }
 
@@ -305,7 +225,7 @@ static int parse_offsets(struct hs_tensor *t, uint32_t i, struct json_object *v,
 	for (uint32_t k = 0; k < n; k++) {
 		snprintf(path, sizeof(path), "tensors[%u].arena_offsets[%u]", i, k);
 		ret = get_int_field(json_object_array_get_idx(v, k), 0,
-				    HS_BYTES_MAX, "0..2^48", &t->plan_off[k],
+				    HS_BYTES_MAX, &t->plan_off[k],
 				    path, e);
 		if (ret)
 			return ret;
@@ -321,7 +241,7 @@ static int parse_tensor(struct hyper_schedule *s, uint32_t i,
 	};
 	struct hs_tensor *t = &s->tensors[i];
 	struct json_object *v;
-	char path[48], q[QBUF], got[40];
+	char path[48], q[QBUF];
 	const char *str;
 	int ret, k, dup;
 
@@ -356,9 +276,13 @@ static int parse_tensor(struct hyper_schedule *s, uint32_t i,
 
 	if (!(v = need(o, "bytes", path, e)))
 		return -EBADMSG;
-	if (get_u64(v, 1, HS_BYTES_MAX, &t->bytes)) {
-		hs_errf(e, "tensor %u (\"%s\"): bytes must be an integer in 1..2^48 (got %s)",
-			i, quote(q, t->id), int_desc(got, sizeof(got), v));
+	if (hu_json_u64(v, 1, HS_BYTES_MAX, &t->bytes)) {
+		char who[160];
+
+		snprintf(who, sizeof(who), "tensor %u (\"%s\")", i, quote(q, t->id));
+		if (e && e->buf && e->len)
+			hu_json_int_error(e->buf, e->len, who, "bytes", 1,
+					  HS_BYTES_MAX, v);
 		return -EBADMSG;
 	}
 
@@ -529,7 +453,7 @@ static void parse_gemm(struct hs_step *st, struct json_object *o)
 		return;
 	for (int d = 0; d < 3; d++)
 		if (!json_object_object_get_ex(g, dims[d], &v) ||
-		    get_u64(v, 1, UINT32_MAX, &st->gemm[d]))
+		    hu_json_u64(v, 1, UINT32_MAX, &st->gemm[d]))
 			return;
 	st->flags |= HYPER_STEP_GEMM;
 }
@@ -563,8 +487,7 @@ static int parse_step(struct hyper_schedule *s, uint32_t i,
 
 	if (json_object_object_get_ex(o, "compute_ns", &v)) {
 		snprintf(path, sizeof(path), "steps[%u].compute_ns", i);
-		ret = get_int_field(v, 0, INT64_MAX, "0..2^63-1",
-				    &st->compute_ns, path, e);
+		ret = get_int_field(v, 0, INT64_MAX, &st->compute_ns, path, e);
 		if (ret)
 			return ret;
 		if (__builtin_add_overflow(s->total_compute_ns, st->compute_ns,
@@ -613,7 +536,7 @@ static int parse_predicted(struct hyper_schedule *s, struct json_object *o,
 		if (!json_object_object_get_ex(o, keys[k], &v))
 			continue;
 		snprintf(path, sizeof(path), "predicted.%s", keys[k]);
-		ret = get_int_field(v, 0, INT64_MAX, "0..2^63-1", dst[k], path, e);
+		ret = get_int_field(v, 0, INT64_MAX, dst[k], path, e);
 		if (ret)
 			return ret;
 		s->flags |= flags[k];
@@ -744,7 +667,7 @@ static int parse_header(struct hyper_schedule *s, struct json_object *root,
 				quote(q, json_object_get_string(v)));
 		else
 			hs_errf(e, "format: expected \"hyper-schedule\", got %s",
-				a_type(v));
+				hu_json_a_type(v));
 		return -EBADMSG;
 	}
 	/* Before any other key: a newer version may have keys we do not know. */
@@ -757,7 +680,7 @@ static int parse_header(struct hyper_schedule *s, struct json_object *root,
 		char got[40];
 
 		hs_errf(e, "unsupported schedule version %s (this libhyper reads %d)",
-			int_desc(got, sizeof(got), v), HYPER_SCHEDULE_VERSION);
+			hu_json_got(got, sizeof(got), v), HYPER_SCHEDULE_VERSION);
 		return -EPROTONOSUPPORT;
 	}
 	s->version = HYPER_SCHEDULE_VERSION;
@@ -793,15 +716,14 @@ static int parse_root(struct hyper_schedule *s, struct json_object *root,
 	if (!s->name)
 		return -ENOMEM;
 	if (json_object_object_get_ex(root, "device_budget_bytes", &v)) {
-		ret = get_int_field(v, 1, INT64_MAX, "1..2^63-1", &s->budget,
+		ret = get_int_field(v, 1, INT64_MAX, &s->budget,
 				    "device_budget_bytes", e);
 		if (ret)
 			return ret;
 		s->flags |= HYPER_SCHED_BUDGET;
 	}
 	if (json_object_object_get_ex(root, "arena_bytes", &v)) {
-		ret = get_int_field(v, 1, HS_BYTES_MAX, "1..2^48",
-				    &s->arena_bytes, "arena_bytes", e);
+		ret = get_int_field(v, 1, HS_BYTES_MAX, &s->arena_bytes, "arena_bytes", e);
 		if (ret)
 			return ret;
 		s->flags |= HYPER_SCHED_ARENA;
@@ -849,70 +771,15 @@ static int parse_root(struct hyper_schedule *s, struct json_object *root,
 	return hs_check_graph_hash(s, e);
 }
 
-static void line_col(const char *buf, size_t off, unsigned *line, unsigned *col)
-{
-	*line = 1;
-	*col = 1;
-	for (size_t i = 0; i < off; i++) {
-		if (buf[i] == '\n') {
-			(*line)++;
-			*col = 1;
-		} else {
-			(*col)++;
-		}
-	}
-}
-
 static int parse_json(const char *buf, size_t len, struct json_object **rootp,
 		      struct hs_err *e)
 {
-	struct json_tokener *tok;
-	enum json_tokener_error jerr;
-	struct json_object *root;
-	const char *nul;
-	unsigned line, col;
-	size_t end;
+	char msg[200];
+	int ret = hu_json_parse(buf, len, 0, rootp, msg, sizeof(msg));
 
-	/* JSON text cannot hold a raw NUL, and json-c would stop at one. */
-	nul = memchr(buf, '\0', len);
-	if (nul) {
-		line_col(buf, nul - buf, &line, &col);
-		hs_errf(e, "malformed JSON at line %u, column %u: NUL byte", line, col);
-		return -EBADMSG;
-	}
-	if (len > INT32_MAX) {
-		hs_errf(e, "schedule text too large (%zu bytes)", len);
-		return -EFBIG;
-	}
-	tok = json_tokener_new();
-	if (!tok)
-		return -ENOMEM;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	root = json_tokener_parse_ex(tok, buf, (int)len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-
-	if (jerr == json_tokener_success) {
-		while (end < len && strchr(" \t\r\n", buf[end]))
-			end++;
-		if (end == len) {
-			*rootp = root;
-			return 0;
-		}
-		json_object_put(root);
-		line_col(buf, end, &line, &col);
-		hs_errf(e, "malformed JSON at line %u, column %u: data after the schedule",
-			line, col);
-	} else if (jerr == json_tokener_continue) {
-		json_object_put(root);
-		hs_errf(e, "malformed JSON: unexpected end of input after %zu bytes", len);
-	} else {
-		line_col(buf, end, &line, &col);
-		hs_errf(e, "malformed JSON at line %u, column %u: %s", line, col,
-			json_tokener_error_desc(jerr));
-	}
-	return -EBADMSG;
+	if (ret)
+		hs_errf(e, "%s", msg);
+	return ret;
 }
 
 void hs_destroy(struct hyper_schedule *s)
@@ -1038,6 +905,13 @@ int hyper_schedule_load(const char *path, struct hyper_schedule **schedp,
 out_close:
 	close(fd);
 	return ret;
+}
+
+struct hyper_schedule *hyper_schedule_get(struct hyper_schedule *sched)
+{
+	if (sched)
+		__atomic_add_fetch(&sched->refs, 1, __ATOMIC_RELAXED);
+	return sched;
 }
 
 void hyper_schedule_free(struct hyper_schedule *sched)

@@ -13,6 +13,8 @@
 
 #include <hyper/hyper.h>
 
+#include "util/residency.h"
+
 #define HS_ID_MAX	127
 #define HS_BYTES_MAX	(1ULL << 48)
 
@@ -94,20 +96,11 @@ int hs_hash_insert(struct hyper_schedule *s, uint32_t idx);
 void hs_destroy(struct hyper_schedule *s);
 int hs_validate(struct hyper_schedule *s, struct hs_err *e);
 
-/* One residency interval: [start, end) on the layout's event counter. */
-struct hs_ival {
-	uint64_t start, end;
-	uint64_t bytes;		/* rounded to HS_DEV_ALIGN */
-	uint32_t tensor;
-	uint32_t nth;		/* the tensor's residency number, from 0 */
-	uint32_t step;		/* where it begins; UINT32_MAX: at the start */
-};
-
 /* A validated schedule's residencies, in the order they begin. */
-int hs_intervals(const struct hyper_schedule *s, struct hs_ival **vp,
+int hs_intervals(const struct hyper_schedule *s, struct hu_resid **vp,
 		 uint32_t *np);
 /* The schedule's own offsets (HYPER_SCHED_ARENA) against its residencies. */
-int hs_check_offsets(const struct hyper_schedule *s, const struct hs_ival *v,
+int hs_check_offsets(const struct hyper_schedule *s, const struct hu_resid *v,
 		     uint32_t n, struct hs_err *e);
 int hs_layout(struct hyper_schedule *s, struct hs_err *e);
 int hs_set_graph_hash(struct hyper_schedule *s, const char *h, struct hs_err *e);

@@ -149,7 +149,7 @@ int hs_validate(struct hyper_schedule *s, struct hs_err *e)
 
 /* The residency an interval is, for messages: its tensor and offset. */
 static void ival_desc(char *buf, size_t len, const struct hyper_schedule *s,
-		      const struct hs_ival *v)
+		      const struct hu_resid *v)
 {
 	const struct hs_tensor *t = &s->tensors[v->tensor];
 
@@ -168,7 +168,7 @@ static void where_desc(char *buf, size_t len, const struct hyper_schedule *s,
 }
 
 /* Each residency's count, alignment and range. */
-static int check_each(const struct hyper_schedule *s, const struct hs_ival *v,
+static int check_each(const struct hyper_schedule *s, const struct hu_resid *v,
 		      uint32_t n, struct hs_err *e)
 {
 	uint32_t *count = calloc(s->nr_tensors ?: 1, sizeof(*count));
@@ -230,7 +230,7 @@ static uint32_t active_pos(const struct active *a, uint32_t na, uint64_t off)
 
 static int cmp_end(const void *a, const void *b)
 {
-	const struct hs_ival *const *x = a, *const *y = b;
+	const struct hu_resid *const *x = a, *const *y = b;
 
 	return (*x)->end < (*y)->end ? -1 : (*x)->end > (*y)->end;
 }
@@ -241,10 +241,10 @@ static int cmp_end(const void *a, const void *b)
  * need only be checked against its two neighbours.
  */
 static int check_overlap(const struct hyper_schedule *s,
-			 const struct hs_ival *v, uint32_t n, struct hs_err *e)
+			 const struct hu_resid *v, uint32_t n, struct hs_err *e)
 {
 	struct active *a = malloc((n ?: 1) * sizeof(*a));
-	const struct hs_ival **ends = malloc((n ?: 1) * sizeof(*ends));
+	const struct hu_resid **ends = malloc((n ?: 1) * sizeof(*ends));
 	uint32_t na = 0, ne = 0;
 	int ret = 0;
 
@@ -263,7 +263,7 @@ static int check_overlap(const struct hyper_schedule *s,
 
 		/* Those that ended before this one begins leave first. */
 		for (; ne < n && ends[ne]->end <= v[i].start; ne++) {
-			const struct hs_ival *d = ends[ne];
+			const struct hu_resid *d = ends[ne];
 			uint64_t doff = s->tensors[d->tensor].plan_off[d->nth];
 
 			p = active_pos(a, na, doff);
@@ -313,7 +313,7 @@ out:
  *
  * Return: 0, -EBADMSG or -ENOMEM.
  */
-int hs_check_offsets(const struct hyper_schedule *s, const struct hs_ival *v,
+int hs_check_offsets(const struct hyper_schedule *s, const struct hu_resid *v,
 		     uint32_t n, struct hs_err *e)
 {
 	int ret;

@@ -4,48 +4,33 @@
 #include "bound.h"
 #include "job.h"
 #include "order.h"
+#include "pipeline.h"
 
 int job_prepare(struct job *j, bool no_reorder, struct hp_err *e)
 {
-	struct graph *g = &j->g;
-	struct deps d;
-	int ret;
+	return hyper_plan__prepare(j, NULL, no_reorder, e);
+}
 
-	if (!g->nop)
-		return hp_errf(e, "graph: no operators");
-	ret = graph_deps(g, &d, &g->mem, e);
-	if (ret)
-		return ret;
-	j->order = hp_array(&g->mem, g->nop, sizeof(*j->order));
-	ret = j->order ? topo_order(g, &d, j->order, &g->mem, e) : hp_nomem(e);
-	if (!ret && !no_reorder) {
-		j->refined = hp_array(&g->mem, g->nop, sizeof(*j->refined));
-		if (!j->refined)
-			ret = hp_nomem(e);
-		else
-			memcpy(j->refined, j->order, g->nop * sizeof(*j->order));
-		if (!ret && refine_order(g, &d, j->refined, &g->mem))
-			ret = hp_nomem(e);
-		if (!ret)
-			j->has_ref = memcmp(j->refined, j->order,
-					    g->nop * sizeof(*j->order)) != 0;
-	}
-	deps_free(&d);
-	if (!ret && life_build(&j->lf, g, j->order, &g->mem))
-		ret = hp_nomem(e);
-	if (!ret && j->has_ref &&
-	    life_build(&j->lf_ref, g, j->refined, &g->mem)) {
-		life_free(&j->lf);
-		ret = hp_nomem(e);
-	}
+int hyper_plan__prepare(struct job *j, const struct profile *time_on,
+			bool no_reorder, struct hp_err *e)
+{
+	struct hyper_plan__pipe pp = {
+		.j = j, .time_on = time_on, .no_reorder = no_reorder,
+		.verbose = j->verbose,
+		.have = HP_F_GRAPH | HP_F_PROFILE | (time_on ? 0 : HP_F_TIMED),
+	};
+	int ret = hyper_plan__pipeline_run(&pp, HP_PASS_RETIME, HP_PASS_LIFE, e);
+
 	if (ret) {
 		/* as it was: the caller may fix the graph and prepare again */
 		free(j->order);
 		free(j->refined);
 		j->order = j->refined = NULL;
 		j->has_ref = false;
+		return ret;
 	}
-	return ret;
+	j->have = pp.have;
+	return 0;
 }
 
 void job_free(struct job *j)

@@ -14,6 +14,8 @@ struct job {
 	uint32_t *order, *refined;
 	struct life lf, lf_ref;
 	bool has_ref;		/* the refined order differs */
+	uint32_t have;		/* HP_F_* facts the passes ensured */
+	FILE *verbose;		/* each pass as it runs, or NULL */
 };
 
 /*
@@ -22,6 +24,13 @@ struct job {
  * runs out.
  */
 int job_prepare(struct job *j, bool no_reorder, struct hp_err *e);
+/*
+ * job_prepare() on a graph timed on @time_on first (NULL: timed already,
+ * as a generated graph is): the pipeline's passes retime to life
+ * (passes/pipeline.c).
+ */
+int hyper_plan__prepare(struct job *j, const struct profile *time_on,
+			bool no_reorder, struct hp_err *e);
 void job_free(struct job *j);
 /* The problem of @j's orders at @gl, its allocations through @mem. */
 void job_problem(const struct job *j, struct problem *pb,

@@ -211,6 +211,8 @@ int hyper_schedule_new(const struct hyper_schedule_info *info,
 int hyper_schedule_load(const char *path, struct hyper_schedule **schedp,
 			char *err, size_t errlen);
 void hyper_schedule_free(struct hyper_schedule *sched);
+/* Another reference to @sched (returned), for hyper_schedule_free(). */
+struct hyper_schedule *hyper_schedule_get(struct hyper_schedule *sched);
 int hyper_schedule_info(const struct hyper_schedule *sched,
 			struct hyper_schedule_info *info);
 int hyper_schedule_tensor(const struct hyper_schedule *sched, unsigned int idx,

@@ -31,6 +31,7 @@ struct hyper_plan {
 	struct hyper_plan_graph *g;
 	struct profile p;
 	struct result res;
+	struct hyper_schedule *hs;	/* res.s as libhyper validated it */
 	int policy;		/* POL_* of res */
 	uint64_t bound;
 };

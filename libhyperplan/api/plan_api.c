@@ -6,7 +6,7 @@
 
 #include "api.h"
 #include "output.h"
-#include "retime.h"
+#include "pipeline.h"
 
 static void set_err(char *err, size_t errlen, const struct hp_err *e)
 {
@@ -70,11 +70,9 @@ static int prepare(struct hyper_plan_graph *g, const struct profile *p,
 		pthread_mutex_lock(&g->lock);
 		if (!__atomic_load_n(&g->prepared, __ATOMIC_RELAXED)) {
 			g->j.g.mem.failed = false;
-			ret = graph_retime(&g->j.g, p, e);
 			/* fails with the graph as it was: the caller may fix
 			 * it, or free memory, and plan again */
-			if (!ret)
-				ret = job_prepare(&g->j, false, e);
+			ret = hyper_plan__prepare(&g->j, p, false, e);
 			if (!ret)
 				__atomic_store_n(&g->prepared, true,
 						 __ATOMIC_RELEASE);
@@ -106,6 +104,7 @@ int hp_plan_run(struct hyper_plan_graph *graph,
 	const struct hyper_plan_opts *o = opts ? opts : &defaults;
 	struct hp_err e = { "" };
 	struct hyper_plan *p;
+	struct hyper_plan__pipe pp;
 	struct problem pb;
 	struct goal gl;
 	int ret;
@@ -134,8 +133,6 @@ int hp_plan_run(struct hyper_plan_graph *graph,
 	      profile_get(o->profile ? o->profile : "supernode-npu", &p->p, &e);
 	if (!ret)
 		ret = prepare(graph, &p->p, &e);
-	if (!ret && gl.budget)
-		ret = job_check_budget(&graph->j, gl.budget, &e);
 	if (ret)
 		goto fail;
 	__atomic_add_fetch(&graph->refs, 1, __ATOMIC_ACQ_REL);
@@ -144,17 +141,15 @@ int hp_plan_run(struct hyper_plan_graph *graph,
 	pb.p = &p->p;
 	if (o->flags & HYPER_PLAN_NO_REORDER)
 		pb.refined = NULL;
-	ret = run_policy_fit(p->policy, &pb, &p->res, &e);
-	if (!ret && !p->res.ok)
-		ret = hp_errf(&e, "%s: no schedule meets the goal", policy_name[p->policy]);
-	if (!ret)
-		ret = sched_check(&p->res.s, mem, &e);
-	if (!ret && (o->flags & HYPER_PLAN_BOUND) && !gl.budget) {
-		struct job tmp = graph->j;
-
-		tmp.p = p->p;
-		p->bound = job_bound(&tmp, gl.max_slow, mem);
-	}
+	pp = (struct hyper_plan__pipe){
+		.j = &graph->j, .pol = p->policy, .pb = &pb, .r = &p->res,
+		.name = graph->j.g.name, .hs = &p->hs, .mem = mem,
+		.want_bound = o->flags & HYPER_PLAN_BOUND,
+		.have = graph->j.have,
+	};
+	/* goal, the search loop, validate, bound: passes/pipeline.c */
+	ret = hyper_plan__pipeline_run(&pp, HP_PASS_GOAL, HP_PASS_BOUND, &e);
+	p->bound = pp.bound;
 	/* whatever failed for memory on the way, the plan is refused */
 	if (!ret && mem->failed)
 		ret = -ENOMEM;
@@ -174,6 +169,7 @@ void hyper_plan_free(struct hyper_plan *plan)
 {
 	if (!plan)
 		return;
+	hyper_schedule_free(plan->hs);
 	result_free(&plan->res);
 	hp_graph_put(plan->g);
 	free(plan);
@@ -207,22 +203,17 @@ int hyper_plan_prediction(const struct hyper_plan *plan,
 	return 0;
 }
 
+/* The schedule validated when the plan was made (built once). */
 int hyper_plan_schedule(const struct hyper_plan *plan,
 			struct hyper_schedule **schedp, char *err,
 			size_t errlen)
 {
-	struct hp_err e = { "" };
-	struct hp_mem mem = { 0 };
-	int ret;
-
 	if (err && errlen)
 		err[0] = '\0';
 	if (!plan || !schedp)
 		return -EINVAL;
-	ret = sched_to_hyper(&plan->res.s, plan->g->j.g.name, schedp, &mem, &e);
-	if (ret)
-		set_err(err, errlen, &e);
-	return ret;
+	*schedp = hyper_schedule_get(plan->hs);
+	return 0;
 }
 
 int hyper_plan_write_json(const struct hyper_plan *plan, const char *path,

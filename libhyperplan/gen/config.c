@@ -208,7 +208,7 @@ static int set_key(struct model *m, const struct key *k, json_object *v,
 		   const char *file, struct hp_err *e)
 {
 	char *dst = (char *)m + k->off;
-	int64_t n;
+	uint64_t n;
 
 	if (k->kind == K_BOOL || k->kind == K_NOT) {
 		if (!json_object_is_type(v, json_type_boolean))
@@ -221,11 +221,16 @@ static int set_key(struct model *m, const struct key *k, json_object *v,
 		*(uint32_t *)dst = 0;
 		return 0;
 	}
-	n = json_object_get_int64(v);
-	if (!json_object_is_type(v, json_type_int) || n < 0 || n > k->max)
-		return hp_errf(e, "%s: %s must be an integer in 0..%u%s", file,
-			       k->name, k->max,
-			       k->kind == K_U32_NULL ? ", or null" : "");
+	if (hu_json_u64(v, 0, k->max, &n)) {
+		char what[80];
+
+		snprintf(what, sizeof(what), "%s%s", k->name,
+			 k->kind == K_U32_NULL ? " (or null)" : "");
+		if (e)
+			hu_json_int_error(e->msg, sizeof(e->msg), file, what,
+					  0, k->max, v);
+		return -EINVAL;
+	}
 	*(uint32_t *)dst = (uint32_t)n;
 	return 0;
 }

@@ -11,6 +11,7 @@
 
 #include "graph_json.h"
 #include "json_split.h"
+#include "util/json.h"
 
 #define GRAPH_FORMAT	"hyper-graph"
 #define GRAPH_VERSION	1
@@ -27,28 +28,29 @@ static bool is_ext(const char *key)
 	return !strncmp(key, "x-", 2);
 }
 
+/* The shared rules and words (util/json.c), into @e. */
 static int want_type(json_object *v, json_type type, const char *path,
 		     struct hp_err *e)
 {
 	if (json_object_is_type(v, type))
 		return 0;
-	return hp_errf(e, "%s: expected %s, got %s", path,
-		       json_type_to_name(type),
-		       json_type_to_name(json_object_get_type(v)));
+	if (e)
+		hu_json_type_error(e->msg, sizeof(e->msg), path, type, v);
+	return -EINVAL;
 }
 
 /* Integers only: 1.5 or "12" are as wrong as a negative size. */
 static int get_u64(json_object *v, uint64_t min, uint64_t max,
 		   const char *path, const char *what, struct hp_err *e)
 {
-	int64_t x = json_object_get_int64(v);
+	uint64_t u;
 
-	if (json_object_is_type(v, json_type_int) && x >= 0 &&
-	    (uint64_t)x >= min && (uint64_t)x <= max)
+	if (!hu_json_u64(v, min, max, &u))
 		return 0;
-	return hp_errf(e, "%s: %s must be an integer in %llu..%llu (got %s)",
-		       path, what, (unsigned long long)min,
-		       (unsigned long long)max, json_object_to_json_string(v));
+	if (e)
+		hu_json_int_error(e->msg, sizeof(e->msg), path, what, min, max,
+				  v);
+	return -EINVAL;
 }
 
 static int get_flag(json_object *v, uint8_t bit, uint8_t *flags,
@@ -511,7 +513,7 @@ static void write_refs(const struct graph *g, FILE *f, const char *key,
 	fprintf(f, ", \"%s\": [", key);
 	for (i = 0; i < n; i++) {
 		fputs(i ? ", " : "", f);
-		json_str(f, g->t[r[i]].id);
+		hu_json_write_str(f, g->t[r[i]].id);
 	}
 	fputc(']', f);
 }
@@ -521,7 +523,7 @@ static void write_tensor(const struct tensor *t, FILE *f)
 	uint8_t def = tkind_default_flags(t->kind);
 
 	fputs("  { \"id\": ", f);
-	json_str(f, t->id);
+	hu_json_write_str(f, t->id);
 	fprintf(f, ", \"bytes\": %llu, \"kind\": \"%s\"",
 		(unsigned long long)t->bytes, hyper_kind_name(t->kind));
 	if ((t->flags ^ def) & TF_LIVE_IN)
@@ -541,10 +543,10 @@ void graph_write_json(const struct graph *g, FILE *f)
 
 	fprintf(f, "{ \"format\": \"%s\", \"version\": %d, \"name\": ",
 		GRAPH_FORMAT, GRAPH_VERSION);
-	json_str(f, g->name);
+	hu_json_write_str(f, g->name);
 	if (g->timed_on[0]) {
 		fputs(", \"profile\": ", f);
-		json_str(f, g->timed_on);
+		hu_json_write_str(f, g->timed_on);
 	}
 	fputs(",\n \"tensors\": [\n", f);
 	for (i = 0; i < g->nt; i++) {
@@ -556,7 +558,7 @@ void graph_write_json(const struct graph *g, FILE *f)
 		const struct op *o = &g->op[i];
 
 		fputs("  { \"id\": ", f);
-		json_str(f, o->id);
+		hu_json_write_str(f, o->id);
 		fprintf(f, ", \"compute_ns\": %llu",
 			(unsigned long long)o->compute_ns);
 		write_refs(g, f, "inputs", op_in(g, o), o->n_in);

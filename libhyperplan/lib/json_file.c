@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "util.h"
+#include "util/json.h"
 
 static int read_all(const char *path, size_t max, char **text, size_t *len,
 		    struct hp_err *e)
@@ -60,44 +60,17 @@ static int read_all(const char *path, size_t max, char **text, size_t *len,
 	return ret;
 }
 
+/* The shared parser and its words (util/json.c), after @what; comments
+ * allowed, as json-c allows them by default. */
 int hp_json_parse(const char *what, const char *text, size_t len,
 		  json_object **root, struct hp_err *e)
 {
-	struct json_tokener *tok;
-	enum json_tokener_error jerr;
-	size_t end;
-	int ret;
+	char msg[300];
+	int ret = hu_json_parse(text, len, 1, root, msg, sizeof(msg));
 
-	*root = NULL;
-	if (!text[strspn(text, " \t\r\n")])
-		return hp_errf(e, "%s: empty: no JSON in it", what);
-	if (len > INT_MAX)
-		return hp_errf(e, "%s: larger than 2 GiB, too large for a JSON text",
-			       what);
-	tok = json_tokener_new();
-	if (!tok)
+	if (ret == -ENOMEM)
 		return hp_nomem(e);
-	*root = json_tokener_parse_ex(tok, text, (int)len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	ret = -EINVAL;
-	if (jerr == json_tokener_continue)
-		hp_errf(e, "%s: truncated JSON: the file ends (after %zu bytes) inside a value",
-			what, len);
-	else if (jerr != json_tokener_success)
-		hp_errf(e, "%s: malformed JSON at byte %zu: %s", what, end,
-			json_tokener_error_desc(jerr));
-	else if (text[end + strspn(text + end, " \t\r\n")])
-		hp_errf(e, "%s: trailing data after the JSON value, at byte %zu",
-			what, end + strspn(text + end, " \t\r\n"));
-	else
-		ret = 0;
-	if (ret) {
-		json_object_put(*root);
-		*root = NULL;
-	}
-	json_tokener_free(tok);
-	return ret;
+	return ret ? hp_errf(e, "%s: %s", what, msg) : 0;
 }
 
 int hp_json_load(const char *path, size_t max, json_object **root,

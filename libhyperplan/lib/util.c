@@ -67,6 +67,16 @@ char *hp_strdup(struct hp_mem *m, const char *s)
 	return p ? memcpy(p, s, n) : NULL;
 }
 
+void *hyper_plan__mem_realloc(void *ctx, void *p, size_t n)
+{
+	struct hp_mem *m = ctx;
+	void *q = mem_fails(m) ? NULL : realloc(p, n ? n : 1);
+
+	if (!q)
+		m->failed = true;
+	return q;
+}
+
 int hp_grow(struct hp_mem *m, void *pp, size_t *cap, size_t need, size_t sz)
 {
 	void **p = pp, *q;
@@ -121,20 +131,4 @@ double median(double *v, int n)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
 	return v[n / 2];
-}
-
-void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "util/json.h"
 #include "util/units.h"
 
 #ifndef ARRAY_SIZE
@@ -59,6 +60,8 @@ int hp_nomem(struct hp_err *e);
  * leaves *p and *cap as they were when it fails.
  */
 int hp_grow(struct hp_mem *m, void *pp, size_t *cap, size_t need, size_t sz);
+/* realloc() through @ctx, a struct hp_mem: for util/'s builders. */
+void *hyper_plan__mem_realloc(void *ctx, void *p, size_t n);
 
 int parse_u64(const char *s, uint64_t *out);
 /* Sizes and the clock are the project's (util/units.h, util/clock.h). */
@@ -81,8 +84,5 @@ int hp_json_load(const char *path, size_t max, struct json_object **root,
  */
 int hp_json_parse(const char *what, const char *text, size_t len,
 		  struct json_object **root, struct hp_err *e);
-
-/* Writes @s as a JSON string literal, quotes included. */
-void json_str(FILE *f, const char *s);
 
 #endif

@@ -20,6 +20,13 @@ int sched_to_hyper(const struct sched *s, const char *name,
 /* 0 if libhyper's validator accepts the plan; -ENOMEM; else -EINVAL
  * naming why. */
 int sched_check(const struct sched *s, struct hp_mem *mem, struct hp_err *e);
+/*
+ * sched_check() that keeps what it validated: the schedule named @name in
+ * *@out (NULL: freed), so that the one handed out is the one validated.
+ */
+int hyper_plan__sched_validate(const struct sched *s, const char *name,
+			       struct hyper_schedule **out,
+			       struct hp_mem *mem, struct hp_err *e);
 
 struct series {
 	const char *name;

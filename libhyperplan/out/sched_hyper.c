@@ -86,12 +86,16 @@ out:
 	return ret;
 }
 
-int sched_check(const struct sched *s, struct hp_mem *mem, struct hp_err *e)
+int hyper_plan__sched_validate(const struct sched *s, const char *name,
+			       struct hyper_schedule **out,
+			       struct hp_mem *mem, struct hp_err *e)
 {
 	struct hyper_schedule *hs;
 	struct hp_err ve;
-	int ret = sched_to_hyper(s, "", &hs, mem, &ve);
+	int ret = sched_to_hyper(s, name, &hs, mem, &ve);
 
+	if (out)
+		*out = NULL;
 	if (ret == -ENOMEM) {
 		hp_errf(e, "%s", ve.msg);
 		return ret;
@@ -99,6 +103,14 @@ int sched_check(const struct sched *s, struct hp_mem *mem, struct hp_err *e)
 	if (ret)
 		return hp_errf(e, "internal error: libhyper's validator refuses the plan (%s); please report it with the graph",
 			       ve.msg);
-	hyper_schedule_free(hs);
+	if (out)
+		*out = hs;
+	else
+		hyper_schedule_free(hs);
 	return 0;
+}
+
+int sched_check(const struct sched *s, struct hp_mem *mem, struct hp_err *e)
+{
+	return hyper_plan__sched_validate(s, "", NULL, mem, e);
 }

@@ -2,7 +2,7 @@
 /*
  * Writes a schedule as format v1 JSON.  Written with stdio rather than a
  * json-c tree: a million-step schedule would otherwise cost gigabytes.
- * Ids go through json_str(), so any id the graph accepted is escaped.
+ * Ids go through hu_json_write_str() (util/json.c), so any id the graph accepted is escaped.
  */
 #include <hyper/graph_id.h>
 
@@ -21,7 +21,7 @@ static void write_cops(const struct sched *s, FILE *f, size_t slot,
 		fprintf(f, "%s{ \"op\": \"%s\", \"tensor\": ",
 			i > s->slot_off[slot] ? ", " : " ",
 			hyper_cache_op_name(s->cops[i].kind));
-		json_str(f, s->g->t[s->cops[i].t].id);
+		hu_json_write_str(f, s->g->t[s->cops[i].t].id);
 		fputs(" }", f);
 	}
 	fputs(" ]", f);
@@ -37,7 +37,7 @@ static void write_ids(const struct graph *g, FILE *f, const char *key,
 	fprintf(f, ",\n   \"%s\": [", key);
 	for (i = 0; i < n; i++) {
 		fputs(i ? ", " : " ", f);
-		json_str(f, g->t[t[i]].id);
+		hu_json_write_str(f, g->t[t[i]].id);
 	}
 	fputs(" ]", f);
 }
@@ -48,7 +48,7 @@ static void write_step(const struct sched *s, FILE *f, uint32_t k)
 	const struct op *o = &g->op[s->order[k]];
 
 	fputs("  { \"op\": ", f);
-	json_str(f, o->id);
+	hu_json_write_str(f, o->id);
 	fprintf(f, ", \"compute_ns\": %llu", (unsigned long long)o->compute_ns);
 	if (o->gemm.m)
 		fprintf(f, ", \"x-gemm\": { \"m\": %u, \"n\": %u, \"k\": %u }",
@@ -79,7 +79,7 @@ static void write_graph(const struct sched *s, FILE *f)
 
 	graph_identity(s->g, hash);
 	fputs(",\n \"graph\": { \"name\": ", f);
-	json_str(f, s->g->name ? s->g->name : "");
+	hu_json_write_str(f, s->g->name ? s->g->name : "");
 	fprintf(f, ", \"hash\": \"%s\" }", hash);
 }
 
@@ -91,7 +91,7 @@ void sched_write_json(const struct sched *s, FILE *f, const char *name,
 	uint32_t k;
 
 	fputs("{\n \"format\": \"hyper-schedule\",\n \"version\": 1,\n \"name\": ", f);
-	json_str(f, name);
+	hu_json_write_str(f, name);
 	write_graph(s, f);
 	if (s->budget)
 		fprintf(f, ",\n \"device_budget_bytes\": %llu",
@@ -102,7 +102,7 @@ void sched_write_json(const struct sched *s, FILE *f, const char *name,
 	fputs(",\n \"tensors\": [\n", f);
 	for (t = 0; t < g->nt; t++) {
 		fputs("  { \"id\": ", f);
-		json_str(f, g->t[t].id);
+		hu_json_write_str(f, g->t[t].id);
 		fprintf(f, ", \"bytes\": %llu, \"kind\": \"%s\", \"home\": \"%s\"",
 			(unsigned long long)g->t[t].bytes,
 			hyper_kind_name(g->t[t].kind), hyper_home_name(s->home[t]));

@@ -18,6 +18,7 @@
 
 #include "list.h"
 #include "output.h"
+#include "pipeline.h"
 
 #define FIT_ROUNDS	5
 
@@ -42,7 +43,7 @@ static int try_under(int pol, const struct problem *pb, uint64_t b,
 		return NOTHING;	/* nothing this low */
 	}
 	out->s.budget = want;
-	ret = sched_layout(&out->s, want, pb->mem, e);
+	ret = hyper_plan__layout(pb, out, want, e);
 	if (ret) {
 		result_free(out);
 		return ret;	/* -ENOMEM from the layout */
@@ -59,7 +60,7 @@ static int fit_one(int pol, const struct problem *pb, struct result *r,
 
 	if (ret || !r->ok)
 		return ret;
-	ret = sched_layout(&r->s, want, pb->mem, e);
+	ret = hyper_plan__layout(pb, r, want, e);
 	over_by = r->s.arena_over;
 	for (int round = 0; !ret && over_by && round < FIT_ROUNDS; round++) {
 		struct result again;

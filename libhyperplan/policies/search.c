@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pipeline.h"
 #include "plan.h"
 #include "policy.h"
 #include "search.h"
@@ -42,30 +43,15 @@ bool result_better(const struct goal *gl, const struct result *a,
 	return feasible(gl, a) && better(gl, a, b);
 }
 
-/* Emits and simulates one probe; ok is false if the simulation fails. */
+/*
+ * Emits and simulates one probe: the pipeline's passes (passes/pipeline.c);
+ * ok is false if the simulation fails.
+ */
 static int probe(const struct problem *pb, const struct life *lf,
 		 const struct evict *ev, size_t nev, uint64_t budget,
 		 struct result *r, struct hp_err *e)
 {
-	struct hp_err ignored;
-	int ret;
-
-	memset(r, 0, sizeof(*r));
-	if (pb->mem->failed)
-		return hp_nomem(e);	/* the evictions given are incomplete */
-	ret = sched_build(&r->s, lf, ev, nev, pb->mem, e);
-	if (ret)
-		return ret;
-	r->s.budget = budget;
-	ret = simulate(&r->s, pb->p, NULL, &r->sim, pb->mem, &ignored);
-	if (ret == -ENOMEM) {
-		sched_free(&r->s);
-		return hp_nomem(e);
-	}
-	r->ok = !ret;
-	r->s.pred = (struct prediction){ r->sim.peak, r->sim.stall_ns,
-					 r->sim.makespan_ns };
-	return 0;
+	return hyper_plan__probe(pb, lf, ev, nev, budget, r, e);
 }
 
 /*

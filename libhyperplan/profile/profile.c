@@ -130,9 +130,9 @@ int profile_save(const struct profile *p, const char *path, struct hp_err *e)
 	if (!f)
 		return hp_errf(e, "%s: %s", path, strerror(errno));
 	fprintf(f, "{\n  \"name\": ");
-	json_str(f, p->name);
+	hu_json_write_str(f, p->name);
 	fprintf(f, ",\n  \"desc\": ");
-	json_str(f, p->desc);
+	hu_json_write_str(f, p->desc);
 	for (i = 0; i < ARRAY_SIZE(profile_keys); i++)
 		fprintf(f, ",\n  \"%s\": %.6g", profile_keys[i].key,
 			*field((struct profile *)p, i));

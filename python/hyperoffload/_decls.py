@@ -75,6 +75,7 @@ DECLS = {'callbacks': [('hyper_op_fn', 'int', ['struct hyper_ctx*', 'unsigned in
                 'int',
                 ['char*', 'struct hyper_schedule**', 'char*', 'size_t']),
                ('hyper_schedule_free', 'void', ['struct hyper_schedule*']),
+               ('hyper_schedule_get', 'struct hyper_schedule*', ['struct hyper_schedule*']),
                ('hyper_schedule_info',
                 'int',
                 ['struct hyper_schedule*', 'struct hyper_schedule_info*']),

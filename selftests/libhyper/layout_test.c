@@ -8,6 +8,7 @@
  *
  * usage: layout_test [--backend shmem|kmod]
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 #include "kselftest_harness.h"
 #include "helpers.h"
+#include "util/residency.h"
 
 #define NT	24
 #define STEPS	40
@@ -166,6 +168,77 @@ TEST(random_schedules_run_in_exactly_the_layout)
 	}
 	EXPECT_LT(40, laid_out);
 	munmap(dev, dev_len);
+}
+
+/*
+ * The residency builder libhyper and the planner share (util/residency.c):
+ * each event is one tick, a prefetch or define begins a residency unless
+ * one is open, a detach ends it, a store does neither.
+ */
+TEST(residency_builder_counts_events)
+{
+	struct hu_res r;
+	struct hu_resid *v;
+	uint32_t n;
+
+	ASSERT_EQ(0, hu_res_init(&r, 3, 64, NULL, NULL));
+	hu_res_begin(&r, 0, 100);		/* home device, at 0 */
+	hu_res_tick(&r);
+	r.step = 0;
+	hu_res_op(&r, HYPER_OP_PREFETCH, 1, 4096);	/* 1 */
+	hu_res_begin(&r, 2, 1);				/* a define, 2 */
+	hu_res_tick(&r);
+	hu_res_op(&r, HYPER_OP_DETACH, 0, 100);		/* 3 */
+	r.step = 1;
+	hu_res_op(&r, HYPER_OP_DETACH, 1, 4096);	/* 4 */
+	hu_res_op(&r, HYPER_OP_STORE, 2, 1);		/* 5: nothing */
+	hu_res_begin(&r, 2, 1);				/* resident already */
+	hu_res_op(&r, HYPER_OP_PREFETCH, 0, 100);	/* 6: a again */
+	ASSERT_EQ(0, hu_res_finish(&r, &v, &n));
+	ASSERT_EQ(4, n);
+	EXPECT_EQ(0, v[0].tensor);
+	EXPECT_EQ(0, v[0].start);
+	EXPECT_EQ(3, v[0].end);
+	EXPECT_EQ(128, v[0].bytes);
+	EXPECT_EQ(UINT32_MAX, v[0].step);
+	EXPECT_EQ(1, v[1].tensor);
+	EXPECT_EQ(1, v[1].start);
+	EXPECT_EQ(4, v[1].end);
+	EXPECT_EQ(0, v[1].step);
+	EXPECT_EQ(2, v[2].tensor);
+	EXPECT_EQ(2, v[2].start);
+	EXPECT_EQ(UINT64_MAX, v[2].end);
+	EXPECT_EQ(64, v[2].bytes);
+	EXPECT_EQ(0, v[3].tensor);
+	EXPECT_EQ(1, v[3].nth);
+	EXPECT_EQ(6, v[3].start);
+	EXPECT_EQ(1, v[3].step);
+	free(v);
+}
+
+static void *fail_third(void *ctx, void *p, size_t n)
+{
+	int *calls = ctx;
+
+	return ++*calls == 3 ? NULL : realloc(p, n);
+}
+
+/* An allocation that fails is -ENOMEM at the end, nothing handed over. */
+TEST(residency_builder_out_of_memory)
+{
+	struct hu_res r;
+	struct hu_resid *v;
+	uint32_t n;
+	int calls = 0;
+
+	ASSERT_EQ(0, hu_res_init(&r, 2, 64, fail_third, &calls));
+	hu_res_begin(&r, 0, 1);		/* the third allocation */
+	hu_res_begin(&r, 1, 1);
+	hu_res_end(&r, 0);
+	EXPECT_EQ(-ENOMEM, hu_res_finish(&r, &v, &n));
+	EXPECT_EQ(NULL, v);
+	EXPECT_EQ(0, n);
+	EXPECT_EQ(3, calls);
 }
 
 TEST(no_layout_for_an_empty_schedule)

@@ -12,7 +12,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 echo "TAP version 13"
-echo "1..10"
+echo "1..12"
 model="-m llama2-7b --scale 16 --dtype fp32 --seq 8 --decode 2 --layers 2 -p gh200"
 "$plan" $model --policy none -q -o "$dir/base.json"
 peak=$(py 'print(json.load(open(sys.argv[1]))["predicted"]["peak_device_bytes"])' "$dir/base.json")
@@ -21,6 +21,12 @@ budget=$((peak * 6 / 10))
 check "hyper-plan's summary gives arena ÷ peak" 'grep -q "arena ÷ peak [0-9.]* (offsets in the schedule)" "$dir/summary"'
 check "hyper-plan's summary says what each peak counts, the timed one being the schedule's prediction" \
 	'grep -q "^peaks     timed [0-9.]* [KMG]*i*B (the policy rows and the schedule.s predicted peak: a detached tensor counts until its store ends); residency [0-9.]* [KMG]*i*B (prefetch or define to detach); arena [0-9.]* [KMG]*i*B (what the device holds" "$dir/summary"'
+"$plan" --passes > "$dir/passes"
+check "hyper-plan --passes lists twelve passes and the search loop, which is not one" \
+	'[ "$(grep -c "^| [0-9][0-9]* | " "$dir/passes")" -eq 12 ] && grep -q "^|  | \*\*search loop\*\* | .* | not a pass" "$dir/passes"'
+"$plan" $model --budget "$budget" -q -v -o "$dir/v.json" 2> "$dir/verbose"
+check "hyper-plan -v times each pass it runs, in the table's order" \
+	'[ "$(sed -n "s/^hyper-plan: \(pass \)*\([a-z ]*[a-z]\) *[0-9.]* ms$/\2/p" "$dir/verbose" | tr "\n" ,)" = "deps,order,reorder,life,goal,search loop,validate," ]'
 arena=$(py 'print(json.load(open(sys.argv[1])).get("arena_bytes", 0))' "$dir/s.json")
 check "the schedule carries its arena ($arena bytes), within the budget ($budget)" \
 	'[ "$arena" -gt 0 ] && [ "$arena" -le "$budget" ]'

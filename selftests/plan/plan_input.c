@@ -96,6 +96,16 @@ static const struct bad bad_graphs[] = {
 	{ "absurd size",
 	  HEAD "\"tensors\": [ { \"id\": \"huge\", \"bytes\": 1125899906842624, \"kind\": \"weight\" } ], \"ops\": [ { \"id\": \"a\" } ] }",
 	  { "\"huge\"", "bytes" } },
+	/* the integers' one rule and words, libhyper's (util/json.c) */
+	{ "size past 64 bits",
+	  HEAD "\"tensors\": [ { \"id\": \"big\", \"bytes\": 18446744073709551616, \"kind\": \"weight\" } ], \"ops\": [ { \"id\": \"a\" } ] }",
+	  { "tensor 0 (\"big\"): bytes must be an integer in 1..2^48 (got a value beyond 64 bits)" } },
+	{ "size as a string",
+	  HEAD "\"tensors\": [ { \"id\": \"s\", \"bytes\": \"12\", \"kind\": \"weight\" } ], \"ops\": [ { \"id\": \"a\" } ] }",
+	  { "tensor 0 (\"s\"): bytes must be an integer in 1..2^48 (got a string)" } },
+	{ "tensors not an array",
+	  HEAD "\"tensors\": { }, \"ops\": [ { \"id\": \"a\" } ] }",
+	  { "tensors: expected an array, got object" } },
 	{ "zero size",
 	  HEAD "\"tensors\": [ { \"id\": \"nil\", \"bytes\": 0, \"kind\": \"kv\" } ], \"ops\": [ { \"id\": \"a\" } ] }",
 	  { "\"nil\"", "bytes" } },
@@ -189,10 +199,10 @@ TEST(truncated_or_empty_graph_says_so)
 		{ "", "empty: no JSON in it" },
 		{ " \n\t", "empty: no JSON in it" },
 		{ HEAD "\"tensors\": [ { \"id\": \"w\" ",
-		  "truncated JSON: the file ends (after 66 bytes) inside a value" },
+		  "truncated JSON: it ends (after 66 bytes) inside a value" },
 		{ HEAD "\"tensors\": [], \"ops\": [ { \"id\": \"a\" } ] } }",
-		  "trailing data after the JSON value, at byte 83" },
-		{ HEAD "\"tensors\": 4x }", "malformed JSON at byte 53: number expected" },
+		  "trailing data after the JSON value, at line 1, column 84" },
+		{ HEAD "\"tensors\": 4x }", "malformed JSON at line 1, column 54: number expected" },
 	};
 	char path[] = "/tmp/hyper-plan-test-XXXXXX", want[600];
 	struct hp_err e;

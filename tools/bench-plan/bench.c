@@ -123,7 +123,7 @@ static void json_policy(FILE *f, const struct result *r, uint64_t peak0,
 		(unsigned long long)r->sim.peak, 1 - (double)r->sim.peak / peak0,
 		slowdown(&r->sim), r->sim.stall_ns, r->sim.h2d_bytes,
 		r->sim.d2h_bytes, ms);
-	json_str(f, r->params);
+	hu_json_write_str(f, r->params);
 	fputs(" }", f);
 }
 
@@ -303,7 +303,7 @@ static void json_row(FILE *js, const struct row *w, const struct job *j,
 
 	fprintf(js, "%s\n  { \"model\": \"%s\", \"mode\": \"%s\", \"profile\": \"%s\", \"graph\": ",
 		first ? "" : ",", w->model, w->mode, w->profile);
-	json_str(js, j->g.name);
+	hu_json_write_str(js, j->g.name);
 	fprintf(js, ", \"ops\": %zu, \"tensors\": %zu, \"peak_none\": %llu, \"bound\": %llu, \"bound_reduction\": %.5f, \"arena\": %llu, \"arena_per_peak\": %.4f",
 		j->g.nop, j->g.nt, (unsigned long long)w->peak0,
 		(unsigned long long)w->bound, red(w->bound, w->peak0),

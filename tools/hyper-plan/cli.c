@@ -13,7 +13,7 @@ enum {
 	O_KEEP, O_OPS, O_PFILE, O_EMIT, O_PLOT, O_TRACE, O_COMPARE, O_BOUND,
 	O_NOREORDER, O_MEASURE, O_LMODELS, O_LPROFILES, O_BENCH, O_QUICK,
 	O_SCALE, O_DTYPE, O_TIMELINE, O_CONFIG, O_FEEDBACK, O_COPY, O_COPY_CPU,
-	O_COMPUTE_CPU, O_ALONE,
+	O_COMPUTE_CPU, O_ALONE, O_PASSES,
 };
 
 static const struct option opts[] = {
@@ -52,6 +52,7 @@ static const struct option opts[] = {
 	{ "alone", no_argument, NULL, O_ALONE },
 	{ "list-models", no_argument, NULL, O_LMODELS },
 	{ "list-profiles", no_argument, NULL, O_LPROFILES },
+	{ "passes", no_argument, NULL, O_PASSES },
 	{ "bench", required_argument, NULL, O_BENCH },
 	{ "quick", no_argument, NULL, O_QUICK },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -68,11 +69,11 @@ void cli_usage(FILE *f)
 	      "                  [--budget SIZE | --slowdown PCT] [--policy POLICY]\n"
 	      "                  [-o SCHEDULE.json] [--compare] [--bound]\n"
 	      "                  [--plot FILE.svg] [--trace FILE.json] [--emit-graph FILE]\n"
-	      "                  [-v (the config keys ignored)] [-q]\n"
+	      "                  [-v (the config keys ignored, each pass timed)] [-q]\n"
 	      "       hyper-plan --measure-profile [-o FILE] [--copy ENGINE] [--copy-cpu N]\n"
 	      "                  [--compute-cpu N] [--alone]\n"
 	      "       hyper-plan --timeline RUN.json... [--plot FILE.svg] [--trace FILE.json]\n"
-	      "       hyper-plan --list-models | --list-profiles\n"
+	      "       hyper-plan --list-models | --list-profiles | --passes\n"
 	      "       hyper-plan --bench DIR [--quick]\n"
 	      "generator: --mode infer|train --batch N --seq N --decode N --kv-block N\n"
 	      "           --layers N --scale N --dtype bf16|fp32 --seed N --keep-activations;\n"
@@ -220,6 +221,7 @@ static int option(struct cli *c, int o, const char *arg)
 	case O_ALONE: c->alone = true; return 0;
 	case O_LMODELS: c->action = ACT_LIST_MODELS; return 0;
 	case O_LPROFILES: c->action = ACT_LIST_PROFILES; return 0;
+	case O_PASSES: c->action = ACT_PASSES; return 0;
 	case O_BENCH: c->action = ACT_BENCH; c->bench_dir = arg; return 0;
 	case O_QUICK: c->quick = true; return 0;
 	case O_TIMELINE:

@@ -8,6 +8,7 @@
 #define RENDER_MAX	6
 
 enum action { ACT_PLAN, ACT_MEASURE, ACT_LIST_MODELS, ACT_LIST_PROFILES,
+	      ACT_PASSES,
 	      ACT_BENCH, ACT_RENDER, ACT_HELP };
 
 struct cli {

@@ -13,8 +13,8 @@
 #include "feedback.h"
 #include "graph_json.h"
 #include "output.h"
+#include "pipeline.h"
 #include "report.h"
-#include "retime.h"
 
 static int die(const struct hp_err *e)
 {
@@ -55,9 +55,17 @@ static int load_graph(const struct cli *c, struct job *j, struct hp_err *e)
 	char name[200], names[MODEL_NAMES_LEN];
 	struct model cfg;
 
-	if (c->graph)
+	if (c->graph) {
+		struct hyper_plan__pipe pp = {
+			.j = j, .time_on = &j->p, .verbose = j->verbose,
+			.have = HP_PIPELINE_INPUTS,
+		};
+
+		/* the pipeline's first pass, before --feedback's times */
 		return graph_load_json(&j->g, c->graph, e) ||
-		       graph_retime(&j->g, &j->p, e) ? -1 : 0;
+		       hyper_plan__pipeline_run(&pp, HP_PASS_RETIME,
+						HP_PASS_RETIME, e) ? -1 : 0;
+	}
 	if (c->model && !strcmp(c->model, "random")) {
 		snprintf(name, sizeof(name), "random ops=%u seed=%llu",
 			 c->rp.ops, (unsigned long long)c->rp.seed);
@@ -160,6 +168,7 @@ static int write_file(const char *path, const struct job *j,
 	return close_out(f, path, e) || ret ? -1 : 0;
 }
 
+/* The pipeline (passes/pipeline.c), each policy through its plan passes. */
 static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 {
 	struct result res[POL_NR] = { 0 };
@@ -167,28 +176,35 @@ static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 	FILE *rep = c->output && !strcmp(c->output, "-") ? stderr : stdout;
 	int pol = policy_parse(c->policy), p, ret = 0;
 	bool all = c->compare || c->plot;
-	uint64_t bound = 0;
+	struct hyper_plan__pipe pp;
 	struct problem pb;
 
 	if (pol < 0)
 		return hp_errf(e, "unknown policy \"%.32s\" (plan, none, distance, greedy)",
 			       c->policy);
-	if (job_prepare(j, c->no_reorder, e) ||
-	    (c->budget && job_check_budget(j, c->budget, e)))
+	if (job_prepare(j, c->no_reorder, e))
 		return -1;
 	job_problem(j, &pb, &gl, &j->g.mem);
+	pp = (struct hyper_plan__pipe){
+		.j = j, .pb = &pb, .want_bound = c->bound || all,
+		.verbose = j->verbose, .have = j->have,
+	};
+	if (hyper_plan__pipeline_run(&pp, HP_PASS_GOAL, HP_PASS_GOAL, e))
+		return -1;
 	if (!c->quiet)
 		report_header(rep, j);
 	for (p = 0; p < POL_NR && !ret; p++) {
+		struct hyper_plan__pipe one = pp;
 		struct hp_err pe;
 
 		if (p != pol && !all)
 			continue;
-		ret = run_policy_fit(p, &pb, &res[p], p == pol ? e : &pe);
+		one.pol = p;
+		one.r = &res[p];
 		/* Every schedule printed or written passes libhyper's validator. */
-		if (!ret && res[p].ok)
-			ret = sched_check(&res[p].s, &j->g.mem,
-					  p == pol ? e : &pe);
+		ret = hyper_plan__pipeline_run(&one, HP_PASS_SELECT,
+					       HP_PASS_VALIDATE,
+					       p == pol ? e : &pe);
 		if (ret && p != pol && ret != -ENOMEM) {
 			fprintf(stderr, "hyper-plan: %s\n", pe.msg);
 			ret = 0;
@@ -198,15 +214,13 @@ static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 	}
 	if (!ret && !c->quiet && res[pol].ok)
 		report_arena(rep, &res[pol]);
-	if (!ret && (c->bound || all) && !c->budget) {
-		bound = job_bound(j, c->max_slow, &j->g.mem);
-		if (j->g.mem.failed)
-			return hp_nomem(e);
-		if (!c->quiet)
-			report_bound(rep, bound, j->lf.peak0, c->max_slow);
+	if (!ret) {
+		ret = hyper_plan__pipeline_run(&pp, HP_PASS_BOUND, HP_PASS_BOUND, e);
+		if (!ret && (pp.have & HP_F_BOUND) && !c->quiet)
+			report_bound(rep, pp.bound, j->lf.peak0, c->max_slow);
 	}
 	if (!ret)
-		ret = outputs(c, j, res, pol, bound, e);
+		ret = outputs(c, j, res, pol, pp.bound, e);
 	for (p = 0; p < POL_NR; p++)
 		result_free(&res[p]);
 	return ret;
@@ -360,6 +374,9 @@ int main(int argc, char **argv)
 	case ACT_LIST_PROFILES:
 		list_profiles();
 		return 0;
+	case ACT_PASSES:
+		hyper_plan__pipeline_print(stdout);
+		return 0;
 	case ACT_MEASURE:
 		return measure(&c, &e) ? die(&e) : 0;
 	case ACT_BENCH:
@@ -368,6 +385,7 @@ int main(int argc, char **argv)
 	default:
 		break;
 	}
+	j.verbose = c.verbose ? stderr : NULL;
 	ret = graph_init(&j.g, c.graph ? c.graph : c.model ? c.model : c.config);
 	if (ret)
 		ret = hp_nomem(&e);

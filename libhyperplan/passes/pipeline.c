@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The pipeline (pipeline.h): the table of passes and the driver.  Each
+ * pass's run function is a thin call into its stage; what the stage does
+ * is documented where it lives.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "list.h"
+#include "output.h"
+#include "pipeline.h"
+#include "retime.h"
+
+static const char *const fact_name[HP_F_NR] = {
+	"graph", "profile", "timed", "deps", "order", "refined", "life",
+	"goal", "evicts", "sched", "sim", "arena", "chosen", "valid", "bound",
+};
+
+static struct hp_mem *pipe_mem(struct hyper_plan__pipe *pp)
+{
+	return pp->mem ? pp->mem : &pp->j->g.mem;
+}
+
+static int run_retime(struct hyper_plan__pipe *pp, struct hp_err *e)
+{
+	return graph_retime(&pp->j->g, pp->time_on, e);
+}
+
+static bool skip_retime(const struct hyper_plan__pipe *pp)
+{
+	return !pp->time_on;
+}
+
+static int run_deps(struct hyper_plan__pipe *pp, struct hp_err *e)
+{
+	struct graph *g = &pp->j->g;
+
+	if (!g->nop)
+		return hp_errf(e, "graph: no operators");
+	return graph_deps(g, &pp->d, &g->mem, e);
+}
+
+static int run_order(struct hyper_plan__pipe *pp, struct hp_err *e)
+{
+	struct job *j = pp->j;
+
+	j->order = hp_array(&j->g.mem, j->g.nop, sizeof(*j->order));
+	if (!j->order)
+		return hp_nomem(e);
+	return topo_order(&j->g, &pp->d, j->order, &j->g.mem, e);
+}
+
+static int run_reorder(struct hyper_plan__pipe *pp, struct hp_err *e)
+{
+	struct job *j = pp->j;
+	size_t n = j->g.nop * sizeof(*j->order);
+
+	j->refined = hp_array(&j->g.mem, j->g.nop, sizeof(*j->refined));
+	if (!j->refined)
+		return hp_nomem(e);
+	memcpy(j->refined, j->order, n);
+	if (refine_order(&j->g, &pp->d, j->refined, &j->g.mem))
+		return hp_nomem(e);
+	j->has_ref = memcmp(j->refined, j->order, n) != 0;
+	return 0;
+}
+
+static bool skip_reorder(const struct hyper_plan__pipe *pp)
+{
+	return pp->no_reorder;
+}
+
+static int run_life(struct hyper_plan__pipe *pp, struct hp_err *e)
+{
+	struct job *j = pp->j;
+
+	if (life_build(&j->lf, &j->g, j->order, &j->g.mem))
+		return hp_nomem(e);
+	if (j->has_ref && life_build(&j->lf_ref, &j->g, j->refined, &j->g.mem)) {
+		life_free(&j->lf);
+		return hp_nomem(e);
+	}
+	return 0;
+}
+
+static int run_goal(struct hyper_plan__pipe *pp, struct hp_err *e)
+{
+	uint64_t budget = pp->pb->goal.budget;
+
+	return budget ? job_check_budget(pp->j, budget, e) : 0;
+}
+
+/*
+ * The search loop: the policy's knobs searched, each probe selected,
+ * emitted and simulated, the kept plan laid out in the arena and fitted
+ * to the budget (policies/fit_arena.c).
+ */
+static int run_search(struct hyper_plan__pipe *pp, struct hp_err *e)
+{
+	int ret = run_policy_fit(pp->pol, pp->pb, pp->r, e);
+
+	if (!ret && !pp->r->ok)
+		ret = hp_errf(e, "%s: no schedule meets the goal",
+			      policy_name[pp->pol]);
+	return ret;
+}
+
+static int run_emit(struct hyper_plan__pipe *pp, struct hp_err *e)
+{
+	struct result *r = pp->r;
+	int ret = sched_build(&r->s, pp->lf, pp->ev, pp->nev, pipe_mem(pp), e);
+
+	if (!ret)
+		r->s.budget = pp->budget;
+	return ret;
+}
+
+/* A simulation that breaks the budget is a probe that failed, not an error. */
+static int run_simulate(struct hyper_plan__pipe *pp, struct hp_err *e)
+{
+	struct result *r = pp->r;
+	struct hp_err ignored;
+	int ret = simulate(&r->s, pp->pb->p, NULL, &r->sim, pipe_mem(pp),
+			   &ignored);
+
+	if (ret == -ENOMEM) {
+		sched_free(&r->s);
+		return hp_nomem(e);
+	}
+	r->ok = !ret;
+	r->s.pred = (struct prediction){ r->sim.peak, r->sim.stall_ns,
+					 r->sim.makespan_ns };
+	return 0;
+}
+
+static int run_layout(struct hyper_plan__pipe *pp, struct hp_err *e)
+{
+	return sched_layout(&pp->r->s, pp->budget, pipe_mem(pp), e);
+}
+
+/* The schedule handed out is the one validated: built once. */
+static int run_validate(struct hyper_plan__pipe *pp, struct hp_err *e)
+{
+	return hyper_plan__sched_validate(&pp->r->s, pp->name ? pp->name : "",
+					  pp->hs, pipe_mem(pp), e);
+}
+
+static int run_bound(struct hyper_plan__pipe *pp, struct hp_err *e)
+{
+	struct job tmp = *pp->j;
+	struct hp_mem *mem = pipe_mem(pp);
+
+	tmp.p = *pp->pb->p;
+	pp->bound = job_bound(&tmp, pp->pb->goal.max_slow, mem);
+	return mem->failed ? hp_nomem(e) : 0;
+}
+
+static bool skip_bound(const struct hyper_plan__pipe *pp)
+{
+	return !pp->want_bound || pp->pb->goal.budget;
+}
+
+const struct hyper_plan__pass hyper_plan__passes[HP_PASS_NR] = {
+	[HP_PASS_RETIME] = {
+		"retime", "profile/retime.c",
+		"times each operator on the profile (graph files; generated graphs are timed as they are built)",
+		HP_F_GRAPH | HP_F_PROFILE, HP_F_TIMED, false,
+		run_retime, skip_retime,
+	},
+	[HP_PASS_DEPS] = {
+		"deps", "passes/order.c",
+		"dependencies by versions of each tensor; a cycle is named",
+		HP_F_GRAPH, HP_F_DEPS, false, run_deps, NULL,
+	},
+	[HP_PASS_ORDER] = {
+		"order", "passes/order.c", "stable topological sort: the initial order",
+		HP_F_DEPS, HP_F_ORDER, false, run_order, NULL,
+	},
+	[HP_PASS_REORDER] = {
+		"reorder", "passes/reorder.c",
+		"runs memory-releasing operators earlier (not with --no-reorder)",
+		HP_F_DEPS | HP_F_ORDER, HP_F_REFINED, false,
+		run_reorder, skip_reorder,
+	},
+	[HP_PASS_LIFE] = {
+		"life", "passes/life.c",
+		"gaps, working sets, no-offload residency and timeline of each order",
+		HP_F_ORDER | HP_F_TIMED, HP_F_LIFE, false, run_life, NULL,
+	},
+	[HP_PASS_GOAL] = {
+		"goal", "job.c",
+		"a budget is refused below the working set or the floor",
+		HP_F_LIFE, HP_F_GOAL, false, run_goal, NULL,
+	},
+	[HP_PASS_SELECT] = {
+		"select", "passes/plan.c, passes/plan_take.c, policies/policy_*.c",
+		"the policy's offload decisions for one knob value: the search loop's own call",
+		HP_F_LIFE | HP_F_GOAL, HP_F_EVICTS, true, NULL, NULL,
+	},
+	[HP_PASS_EMIT] = {
+		"emit", "passes/sched.c",
+		"cache operators of each step, by one emitter for every policy",
+		HP_F_LIFE | HP_F_EVICTS, HP_F_SCHED, true, run_emit, NULL,
+	},
+	[HP_PASS_SIMULATE] = {
+		"simulate", "sim/sim.c",
+		"replays the schedule on the profile: timed peak, stall, makespan",
+		HP_F_SCHED | HP_F_TIMED | HP_F_PROFILE, HP_F_SIM, true,
+		run_simulate, NULL,
+	},
+	[HP_PASS_LAYOUT] = {
+		"layout", "passes/arena.c, util/residency.c, util/arena.c",
+		"residency intervals placed in the arena, fitted to the budget",
+		HP_F_SCHED, HP_F_ARENA, true, run_layout, NULL,
+	},
+	[HP_PASS_VALIDATE] = {
+		"validate", "out/sched_hyper.c",
+		"libhyper's validator builds the schedule handed out, once",
+		HP_F_CHOSEN | HP_F_ARENA, HP_F_VALID, false, run_validate, NULL,
+	},
+	[HP_PASS_BOUND] = {
+		"bound", "sim/bound.c",
+		"the lower bound on the peak at the slowdown (no budget; --bound)",
+		HP_F_LIFE | HP_F_TIMED | HP_F_PROFILE, HP_F_BOUND, false,
+		run_bound, skip_bound,
+	},
+};
+
+const struct hyper_plan__pass hyper_plan__search_loop = {
+	"search loop", "policies/search.c, policies/fit_arena.c",
+	"not a pass: searches the policy's knobs, running select, emit and simulate per probe and layout per kept plan; keeps the best",
+	HP_F_LIFE | HP_F_GOAL | HP_F_TIMED | HP_F_PROFILE,
+	HP_F_EVICTS | HP_F_SCHED | HP_F_SIM | HP_F_ARENA | HP_F_CHOSEN, false,
+	run_search, NULL,
+};
+
+void hyper_plan__pipeline_facts(char *buf, size_t len, uint32_t f)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < HP_F_NR; i++)
+		if (f & (1U << i) && at < len)
+			at += snprintf(buf + at, len - at, "%s%s",
+				       at ? ", " : "", fact_name[i]);
+	if (!at)
+		snprintf(buf, len, "-");
+}
+
+static int missing(const struct hyper_plan__pass *p, uint32_t have,
+		   struct hp_err *e)
+{
+	char m[200];
+
+	hyper_plan__pipeline_facts(m, sizeof(m), p->requires & ~have);
+	return hp_errf(e, "internal error: pass \"%s\" requires %s, which no pass before it ensures",
+		       p->name, m);
+}
+
+static int run_one(struct hyper_plan__pipe *pp,
+		   const struct hyper_plan__pass *p, struct hp_err *e)
+{
+	double t0 = 0;
+	int ret;
+
+	if (p->skip && p->skip(pp))
+		return 0;
+	if (p->requires & ~pp->have)
+		return missing(p, pp->have, e);
+	if (!p->run)
+		return hp_errf(e, "internal error: pass \"%s\" is the search loop's own call",
+			       p->name);
+	if (pp->verbose)
+		t0 = now_ns();
+	ret = p->run(pp, e);
+	if (pp->verbose)
+		fprintf(pp->verbose, "hyper-plan: %s%-11s %10.3f ms%s\n",
+			p == &hyper_plan__search_loop ? "" : "pass ", p->name,
+			(now_ns() - t0) / 1e6, ret ? " (failed)" : "");
+	if (!ret)
+		pp->have |= p->ensures;
+	return ret;
+}
+
+int hyper_plan__pipeline_run(struct hyper_plan__pipe *pp, int first, int last,
+			     struct hp_err *e)
+{
+	bool looped = false;
+	int ret = 0;
+
+	for (int i = first; i <= last && !ret; i++) {
+		const struct hyper_plan__pass *p = &hyper_plan__passes[i];
+
+		if (!p->in_loop || pp->in_loop) {
+			ret = run_one(pp, p, e);
+		} else if (!looped) {
+			looped = true;
+			ret = run_one(pp, &hyper_plan__search_loop, e);
+		}
+	}
+	if (pp->d.off || pp->d.dst || pp->d.via || pp->d.indeg) {
+		/* the dependencies serve the orders only */
+		deps_free(&pp->d);
+		memset(&pp->d, 0, sizeof(pp->d));
+		pp->have &= ~HP_F_DEPS;
+	}
+	return ret;
+}
+
+/* What the search loop holds when it calls its passes. */
+#define HP_IN_LOOP	(HP_F_GRAPH | HP_F_PROFILE | HP_F_TIMED | HP_F_LIFE | \
+			 HP_F_GOAL)
+
+int hyper_plan__probe(const struct problem *pb, const struct life *lf,
+		      const struct evict *ev, size_t nev, uint64_t budget,
+		      struct result *r, struct hp_err *e)
+{
+	struct hyper_plan__pipe pp = {
+		.pb = pb, .r = r, .mem = pb->mem, .in_loop = true, .lf = lf,
+		.ev = ev, .nev = nev, .budget = budget,
+		.have = HP_IN_LOOP | HP_F_EVICTS,
+	};
+
+	memset(r, 0, sizeof(*r));
+	if (pb->mem->failed)
+		return hp_nomem(e);	/* the evictions given are incomplete */
+	return hyper_plan__pipeline_run(&pp, HP_PASS_EMIT, HP_PASS_SIMULATE, e);
+}
+
+int hyper_plan__layout(const struct problem *pb, struct result *r,
+		       uint64_t limit, struct hp_err *e)
+{
+	struct hyper_plan__pipe pp = {
+		.pb = pb, .r = r, .mem = pb->mem, .in_loop = true,
+		.budget = limit, .have = HP_IN_LOOP | HP_F_SCHED,
+	};
+
+	return hyper_plan__pipeline_run(&pp, HP_PASS_LAYOUT, HP_PASS_LAYOUT, e);
+}
+
+int hyper_plan__pipeline_check(const struct hyper_plan__pass *t, size_t n,
+			       uint32_t inputs, struct hp_err *e)
+{
+	const struct hyper_plan__pass *loop = &hyper_plan__search_loop;
+	uint32_t have = inputs, in_loop = 0;
+	bool looped = false, inside = false;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct hyper_plan__pass *p = &t[i];
+
+		if (p->in_loop && !looped) {
+			if (loop->requires & ~have)
+				return missing(loop, have, e);
+			looped = inside = true;
+			in_loop = have;
+		}
+		if (p->in_loop && inside) {
+			if (p->requires & ~in_loop)
+				return missing(p, in_loop, e);
+			in_loop |= p->ensures;
+			continue;
+		}
+		if (p->in_loop)
+			return hp_errf(e, "internal error: pass \"%s\" is in the search loop, which ended before it",
+				       p->name);
+		if (inside) {
+			/* leaving the loop: what it ensures is its passes' */
+			if (loop->ensures & ~(in_loop | HP_F_CHOSEN))
+				return hp_errf(e, "internal error: the search loop ensures what none of its passes does");
+			have |= loop->ensures;
+			inside = false;
+		}
+		if (p->requires & ~have)
+			return missing(p, have, e);
+		have |= p->ensures;
+	}
+	return 0;
+}
+
+static void row(FILE *f, const char *num, const char *name,
+		const struct hyper_plan__pass *p)
+{
+	char r[200], en[200];
+
+	hyper_plan__pipeline_facts(r, sizeof(r), p->requires);
+	hyper_plan__pipeline_facts(en, sizeof(en), p->ensures);
+	fprintf(f, "| %s | %s | %s | %s | %s | `%s` |\n", num, name, r, en,
+		p->what, p->src);
+}
+
+void hyper_plan__pipeline_print(FILE *f)
+{
+	bool looped = false;
+	char num[16], name[64];
+
+	fprintf(f, "| # | pass | requires | ensures | what | source |\n");
+	fprintf(f, "|---|------|----------|---------|------|--------|\n");
+	for (int i = 0; i < HP_PASS_NR; i++) {
+		const struct hyper_plan__pass *p = &hyper_plan__passes[i];
+
+		if (p->in_loop && !looped) {
+			looped = true;
+			row(f, "", "**search loop**", &hyper_plan__search_loop);
+		}
+		snprintf(num, sizeof(num), "%d", i + 1);
+		snprintf(name, sizeof(name), "%s`%s`", p->in_loop ? "↳ " : "",
+			 p->name);
+		row(f, num, name, p);
+	}
+}

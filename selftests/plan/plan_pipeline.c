@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pipeline's one table (libhyperplan/passes/pipeline.c): every pass's
+ * requires are ensured before it, a table out of order is refused, the
+ * driver refuses a pass whose requires do not hold, preparing a graph
+ * ensures what the table says, and Documentation/planner.md carries the
+ * table as it is and follows it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+
+#include "api.h"
+#include "pipeline.h"
+#include "plan_chain.h"
+
+TEST(table_holds)
+{
+	struct hp_err e = { "" };
+
+	EXPECT_EQ(0, hyper_plan__pipeline_check(hyper_plan__passes, HP_PASS_NR,
+						HP_PIPELINE_INPUTS, &e))
+		TH_LOG("%s", e.msg);
+	/* without a profile nothing is timed, and life needs the times */
+	EXPECT_EQ(-EINVAL, hyper_plan__pipeline_check(hyper_plan__passes,
+						      HP_PASS_NR, HP_F_GRAPH, &e));
+	EXPECT_NE(NULL, strstr(e.msg, "pass \"retime\" requires profile"))
+		TH_LOG("%s", e.msg);
+}
+
+TEST(table_out_of_order_is_refused)
+{
+	struct hyper_plan__pass t[HP_PASS_NR];
+	struct hp_err e = { "" };
+
+	memcpy(t, hyper_plan__passes, sizeof(t));
+	t[HP_PASS_DEPS] = hyper_plan__passes[HP_PASS_ORDER];
+	t[HP_PASS_ORDER] = hyper_plan__passes[HP_PASS_DEPS];
+	EXPECT_EQ(-EINVAL, hyper_plan__pipeline_check(t, HP_PASS_NR,
+						      HP_PIPELINE_INPUTS, &e));
+	EXPECT_STREQ("internal error: pass \"order\" requires deps, which no pass before it ensures",
+		     e.msg);
+
+	/* validate before the search loop: nothing chosen yet */
+	memcpy(t, hyper_plan__passes, sizeof(t));
+	t[HP_PASS_GOAL] = hyper_plan__passes[HP_PASS_VALIDATE];
+	t[HP_PASS_VALIDATE] = hyper_plan__passes[HP_PASS_GOAL];
+	EXPECT_EQ(-EINVAL, hyper_plan__pipeline_check(t, HP_PASS_NR,
+						      HP_PIPELINE_INPUTS, &e));
+	EXPECT_NE(NULL, strstr(e.msg, "pass \"validate\" requires arena, chosen"))
+		TH_LOG("%s", e.msg);
+
+	/* the loop left before layout: it would claim an arena */
+	memcpy(t, hyper_plan__passes, sizeof(t));
+	t[HP_PASS_LAYOUT] = hyper_plan__passes[HP_PASS_VALIDATE];
+	t[HP_PASS_VALIDATE] = hyper_plan__passes[HP_PASS_LAYOUT];
+	EXPECT_EQ(-EINVAL, hyper_plan__pipeline_check(t, HP_PASS_NR,
+						      HP_PIPELINE_INPUTS, &e));
+	EXPECT_STREQ("internal error: the search loop ensures what none of its passes does",
+		     e.msg);
+
+	/* a probe pass after the loop has ended */
+	memcpy(t, hyper_plan__passes, sizeof(t));
+	t[HP_PASS_BOUND] = hyper_plan__passes[HP_PASS_SIMULATE];
+	EXPECT_EQ(-EINVAL, hyper_plan__pipeline_check(t, HP_PASS_NR,
+						      HP_PIPELINE_INPUTS, &e));
+	EXPECT_NE(NULL, strstr(e.msg, "pass \"simulate\" is in the search loop, which ended"))
+		TH_LOG("%s", e.msg);
+}
+
+/* The driver checks each pass's requires as it reaches it. */
+TEST(driver_refuses_a_pass_before_its_requires)
+{
+	struct hyper_plan_graph *g = plan_chain(_metadata, 4, 0);
+	struct hyper_plan__pipe pp = {
+		.j = &g->j, .have = HP_F_GRAPH | HP_F_PROFILE,
+	};
+	struct hp_err e = { "" };
+
+	EXPECT_EQ(-EINVAL, hyper_plan__pipeline_run(&pp, HP_PASS_LIFE,
+						    HP_PASS_LIFE, &e));
+	EXPECT_STREQ("internal error: pass \"life\" requires timed, order, which no pass before it ensures",
+		     e.msg);
+	EXPECT_EQ(NULL, g->j.lf.order);
+	hyper_plan_graph_free(g);
+}
+
+/* Preparing a graph runs passes 1 to 5 and ensures what they say. */
+TEST(prepare_ensures_the_graph_facts)
+{
+	static const uint32_t want = HP_F_GRAPH | HP_F_PROFILE | HP_F_TIMED |
+				     HP_F_ORDER | HP_F_LIFE;
+	struct hyper_plan_graph *g = plan_chain(_metadata, 6, 0);
+	struct hp_err e = { "" };
+	struct profile p;
+	char out[4096] = "";
+	FILE *f = fmemopen(out, sizeof(out) - 1, "w");
+
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(0, profile_get("h100-pcie", &p, &e)) TH_LOG("%s", e.msg);
+	g->j.verbose = f;
+	ASSERT_EQ(0, hyper_plan__prepare(&g->j, &p, true, &e)) TH_LOG("%s", e.msg);
+	fclose(f);
+	/* no reorder asked: no refined order, and the deps freed */
+	EXPECT_EQ(want, g->j.have);
+	EXPECT_STREQ("h100-pcie", g->j.g.timed_on);
+	EXPECT_NE(NULL, g->j.lf.order);
+	EXPECT_EQ(NULL, g->j.refined);
+	EXPECT_NE(NULL, strstr(out, "pass retime"));
+	EXPECT_NE(NULL, strstr(out, "pass life"));
+	EXPECT_EQ(NULL, strstr(out, "pass reorder")) TH_LOG("%s", out);
+	hyper_plan_graph_free(g);
+
+	g = plan_chain(_metadata, 6, 0);
+	ASSERT_EQ(0, job_prepare(&g->j, false, &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(want | HP_F_REFINED, g->j.have);
+	EXPECT_NE(NULL, g->j.refined);
+	hyper_plan_graph_free(g);
+}
+
+/* A plan goes through goal, the search loop and validate, in order. */
+TEST(plan_runs_the_plan_passes)
+{
+	struct hyper_plan_graph *g = plan_chain(_metadata, 8, 0);
+	struct hyper_plan_opts o = { .flags = HYPER_PLAN_BOUND };
+	struct hyper_plan *p;
+	char err[256];
+
+	ASSERT_EQ(0, hyper_plan_run(g, &o, &p, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_NE(NULL, p->hs);
+	EXPECT_GT(p->bound, 0);
+	hyper_plan_free(p);
+	hyper_plan_graph_free(g);
+}
+
+/*
+ * The search loop's passes go through the driver: a probe emits and
+ * simulates, a kept plan is laid out; select is the loop's own call and
+ * the driver refuses to run it.
+ */
+TEST(search_loop_runs_its_passes_through_the_driver)
+{
+	struct hyper_plan_graph *g = plan_chain(_metadata, 6, 0);
+	struct hyper_plan__pipe pp;
+	struct hp_err e = { "" };
+	struct hp_mem mem = { 0 };
+	struct problem pb;
+	struct result r;
+	struct profile p;
+	struct goal gl = { .max_slow = 0.01 };
+
+	ASSERT_EQ(0, profile_get("h100-pcie", &p, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__prepare(&g->j, &p, false, &e)) TH_LOG("%s", e.msg);
+	job_problem(&g->j, &pb, &gl, &mem);
+	pb.p = &p;
+	/* no offload: nothing selected, every tensor resident */
+	ASSERT_EQ(0, hyper_plan__probe(&pb, pb.lf, NULL, 0, 0, &r, &e)) TH_LOG("%s", e.msg);
+	EXPECT_TRUE(r.ok);
+	EXPECT_EQ(g->j.lf.peak0, r.sim.peak);
+	EXPECT_EQ(r.sim.peak, r.s.pred.peak);
+	EXPECT_EQ(0, r.s.arena);
+	ASSERT_EQ(0, hyper_plan__layout(&pb, &r, 0, &e)) TH_LOG("%s", e.msg);
+	EXPECT_GE(r.s.arena, r.s.res_peak);
+	EXPECT_EQ(g->j.lf.peak0, r.s.res_peak);
+	/* a budget below the peak breaks the simulation: a failed probe */
+	result_free(&r);
+	ASSERT_EQ(0, hyper_plan__probe(&pb, pb.lf, NULL, 0, g->j.lf.peak0 / 2,
+				       &r, &e));
+	EXPECT_FALSE(r.ok);
+	result_free(&r);
+
+	pp = (struct hyper_plan__pipe){
+		.j = &g->j, .pb = &pb, .r = &r, .in_loop = true,
+		.have = g->j.have | HP_F_GOAL,
+	};
+	EXPECT_EQ(-EINVAL, hyper_plan__pipeline_run(&pp, HP_PASS_SELECT,
+						    HP_PASS_SELECT, &e));
+	EXPECT_STREQ("internal error: pass \"select\" is the search loop's own call",
+		     e.msg);
+	EXPECT_FALSE(mem.failed);
+	hyper_plan_graph_free(g);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t cap = 0, n = 0, got;
+
+	if (!f)
+		return NULL;
+	do {
+		if (n + 4096 > cap) {
+			char *nb = realloc(buf, cap = 2 * cap + 8192);
+
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = nb;
+		}
+		got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+	} while (got);
+	fclose(f);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/*
+ * planner.md carries the table as hyper-plan --passes prints it, and its
+ * sections follow it: "### N. `name`", the search loop before pass 7.
+ */
+TEST(planner_md_follows_the_table)
+{
+	char *doc, *table = NULL, *at;
+	size_t len, tlen = 0;
+	FILE *f;
+
+	doc = slurp(HP_SRCDIR "/Documentation/planner.md", &len);
+	ASSERT_NE(NULL, doc);
+	f = open_memstream(&table, &tlen);
+	ASSERT_NE(NULL, f);
+	hyper_plan__pipeline_print(f);
+	fclose(f);
+	EXPECT_NE(NULL, strstr(doc, table))
+		TH_LOG("Documentation/planner.md lacks the table as hyper-plan --passes prints it:\n%s",
+		       table);
+	at = strstr(doc, "\n## The passes\n");
+	ASSERT_NE(NULL, at);
+	for (int i = 0; i < HP_PASS_NR; i++) {
+		char head[64];
+		char *next;
+
+		if (i == HP_PASS_SELECT) {
+			next = strstr(at, "\n### The search loop (");
+			EXPECT_NE(NULL, next) TH_LOG("no search loop section before pass 7");
+			at = next ? next : at;
+		}
+		snprintf(head, sizeof(head), "%d. `%s`", i + 1,
+			 hyper_plan__passes[i].name);
+		next = strstr(at, head);
+		EXPECT_NE(NULL, next) TH_LOG("no section \"%s\" after the one before it", head);
+		at = next ? next : at;
+	}
+	free(table);
+	free(doc);
+}
+
+TEST_HARNESS_MAIN

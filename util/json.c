@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* JSON rules and words shared by libhyper and the planner (json.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <string.h>
+
+#include "util/json.h"
+
+const char *hu_json_type_name(enum json_type t)
+{
+	switch (t) {
+	case json_type_null:	return "null";
+	case json_type_boolean:	return "boolean";
+	case json_type_double:	return "non-integer number";
+	case json_type_int:	return "integer";
+	case json_type_object:	return "object";
+	case json_type_array:	return "array";
+	case json_type_string:	return "string";
+	}
+	return "?";
+}
+
+static const char *a_type(enum json_type t)
+{
+	switch (t) {
+	case json_type_null:	return "null";
+	case json_type_boolean:	return "a boolean";
+	case json_type_double:	return "a non-integer number";
+	case json_type_int:	return "an integer";
+	case json_type_object:	return "an object";
+	case json_type_array:	return "an array";
+	case json_type_string:	return "a string";
+	}
+	return "?";
+}
+
+const char *hu_json_a_type(struct json_object *v)
+{
+	return a_type(json_object_get_type(v));
+}
+
+int hu_json_u64(struct json_object *v, uint64_t min, uint64_t max,
+		uint64_t *out)
+{
+	uint64_t u;
+
+	if (!json_object_is_type(v, json_type_int))
+		return -EBADMSG;
+	if (json_object_get_int64(v) < 0)
+		return -ERANGE;
+	u = json_object_get_uint64(v);
+	if (u == UINT64_MAX || u < min || u > max)
+		return -ERANGE;
+	*out = u;
+	return 0;
+}
+
+const char *hu_json_got(char *buf, size_t len, struct json_object *v)
+{
+	int64_t i = json_object_get_int64(v);
+
+	if (!json_object_is_type(v, json_type_int))
+		snprintf(buf, len, "%s", hu_json_a_type(v));
+	else if (i == INT64_MIN ||
+		 (i >= 0 && json_object_get_uint64(v) == UINT64_MAX))
+		snprintf(buf, len, "a value beyond 64 bits");
+	else if (i < 0)
+		snprintf(buf, len, "%" PRId64, i);
+	else
+		snprintf(buf, len, "%" PRIu64, json_object_get_uint64(v));
+	return buf;
+}
+
+/* 2^N or 2^N-1 from 2^32-1 on, as people write such bounds; else decimal. */
+static const char *bound(char *buf, size_t len, uint64_t x)
+{
+	if (x >= 1ULL << 32 && !(x & (x - 1)))
+		snprintf(buf, len, "2^%d", __builtin_ctzll(x));
+	else if (x >= (1ULL << 32) - 1 && !(x & (x + 1)))
+		snprintf(buf, len, "2^%d-1", x == UINT64_MAX ? 64 :
+			 __builtin_ctzll(x + 1));
+	else
+		snprintf(buf, len, "%" PRIu64, x);
+	return buf;
+}
+
+void hu_json_int_error(char *msg, size_t len, const char *path,
+		       const char *what, uint64_t min, uint64_t max,
+		       struct json_object *v)
+{
+	char lo[32], hi[32], got[40];
+
+	snprintf(msg, len, "%s: %s%smust be an integer in %s..%s (got %s)",
+		 path, what ? what : "", what ? " " : "",
+		 bound(lo, sizeof(lo), min), bound(hi, sizeof(hi), max),
+		 hu_json_got(got, sizeof(got), v));
+}
+
+void hu_json_type_error(char *msg, size_t len, const char *path,
+			enum json_type want, struct json_object *v)
+{
+	snprintf(msg, len, "%s: expected %s, got %s", path, a_type(want),
+		 hu_json_type_name(json_object_get_type(v)));
+}
+
+static void line_col(const char *buf, size_t off, unsigned int *line,
+		     unsigned int *col)
+{
+	*line = 1;
+	*col = 1;
+	for (size_t i = 0; i < off; i++) {
+		if (buf[i] == '\n') {
+			(*line)++;
+			*col = 1;
+		} else {
+			(*col)++;
+		}
+	}
+}
+
+static size_t skip_space(const char *text, size_t at, size_t len)
+{
+	while (at < len && strchr(" \t\r\n", text[at]) && text[at])
+		at++;
+	return at;
+}
+
+int hu_json_parse(const char *text, size_t len, int lenient,
+		  struct json_object **root, char *msg, size_t msglen)
+{
+	struct json_tokener *tok;
+	enum json_tokener_error jerr;
+	const char *nul = memchr(text, '\0', len);
+	unsigned int line, col;
+	size_t end;
+
+	*root = NULL;
+	if (skip_space(text, 0, len) == len) {
+		snprintf(msg, msglen, "empty: no JSON in it");
+		return -EBADMSG;
+	}
+	/* JSON text cannot hold a raw NUL, and json-c would stop at one. */
+	if (nul) {
+		line_col(text, (size_t)(nul - text), &line, &col);
+		snprintf(msg, msglen, "malformed JSON at line %u, column %u: NUL byte",
+			 line, col);
+		return -EBADMSG;
+	}
+	if (len > INT_MAX) {
+		snprintf(msg, msglen, "larger than 2 GiB, too large for a JSON text");
+		return -EFBIG;
+	}
+	tok = json_tokener_new();
+	if (!tok) {
+		snprintf(msg, msglen, "out of memory");
+		return -ENOMEM;
+	}
+	/* data after the value is ours to name */
+	json_tokener_set_flags(tok, (lenient ? 0 : JSON_TOKENER_STRICT) |
+				    JSON_TOKENER_ALLOW_TRAILING_CHARS);
+	*root = json_tokener_parse_ex(tok, text, (int)len);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	if (jerr == json_tokener_success && skip_space(text, end, len) == len)
+		return 0;
+	json_object_put(*root);
+	*root = NULL;
+	if (jerr == json_tokener_success) {
+		line_col(text, skip_space(text, end, len), &line, &col);
+		snprintf(msg, msglen, "trailing data after the JSON value, at line %u, column %u",
+			 line, col);
+	} else if (jerr == json_tokener_continue) {
+		snprintf(msg, msglen, "truncated JSON: it ends (after %zu bytes) inside a value",
+			 len);
+	} else {
+		line_col(text, end, &line, &col);
+		snprintf(msg, msglen, "malformed JSON at line %u, column %u: %s",
+			 line, col, json_tokener_error_desc(jerr));
+	}
+	return -EBADMSG;
+}
+
+/* The one escaping rule: @c as it goes inside a JSON string literal. */
+static int esc_one(unsigned char c, char out[8], int ascii)
+{
+	if (c == '"' || c == '\\')
+		return snprintf(out, 8, "\\%c", c);
+	if (c < 0x20 || c == 0x7f || (ascii && c >= 0x80))
+		return snprintf(out, 8, "\\u%04x", c);
+	out[0] = (char)c;
+	out[1] = '\0';
+	return 1;
+}
+
+const char *hu_json_escape(char *buf, size_t len, const char *s, int ascii)
+{
+	size_t o = 0;
+
+	if (len < 4) {
+		if (len)
+			buf[0] = '\0';
+		return buf;
+	}
+	for (; *s; s++) {
+		char one[8];
+		int n = esc_one((unsigned char)*s, one, ascii);
+
+		if (o + (size_t)n > len - 4) {
+			memcpy(buf + o, "...", 3);	/* cut: say so */
+			o += 3;
+			break;
+		}
+		memcpy(buf + o, one, (size_t)n);
+		o += (size_t)n;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+void hu_json_write_str(FILE *f, const char *s)
+{
+	char one[8];
+
+	fputc('"', f);
+	for (; *s; s++) {
+		esc_one((unsigned char)*s, one, 0);
+		fputs(one, f);
+	}
+	fputc('"', f);
+}

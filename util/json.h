@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Reading JSON with json-c: one set of rules and one set of words for
+ * libhyper's schedules and the planner's graphs, configs and profiles,
+ * and the one escaper of strings written into JSON or into messages.
+ * Internal: linked into each library and tool, never exported.
+ */
+#ifndef HYPER_UTIL_JSON_H
+#define HYPER_UTIL_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+/* @v's type with its article: "an object", "a string", "null". */
+const char *hu_json_a_type(struct json_object *v);
+/* @t's name without one: "object", "non-integer number". */
+const char *hu_json_type_name(enum json_type t);
+
+/*
+ * An integer in @min..@max into *@out.  json-c clamps an integer past 64
+ * bits to INT64_MIN or UINT64_MAX without a trace: both read as out of
+ * range, as negative ones do.  0, -EBADMSG (not an integer: 1.5, "12",
+ * true) or -ERANGE.
+ */
+int hu_json_u64(struct json_object *v, uint64_t min, uint64_t max,
+		uint64_t *out);
+
+/*
+ * The words for a value that is not what it must be, into @msg:
+ * "PATH: expected AN-OBJECT, got STRING" (hu_json_type_error()) and
+ * "PATH: WHAT must be an integer in MIN..MAX (got GOT)", where a bound
+ * that is a power of two from 2^32 (or one less, from 2^32-1) reads
+ * 2^N (2^N-1), GOT
+ * is the integer, "a value beyond 64 bits" or the type ("a string"),
+ * and @what (NULL: none) names the field when @path does not.
+ */
+void hu_json_type_error(char *msg, size_t len, const char *path,
+			enum json_type want, struct json_object *v);
+void hu_json_int_error(char *msg, size_t len, const char *path,
+		       const char *what, uint64_t min, uint64_t max,
+		       struct json_object *v);
+/* What @v is, as hu_json_int_error() says it (GOT). */
+const char *hu_json_got(char *buf, size_t len, struct json_object *v);
+
+/*
+ * Parses @text (@len bytes) as exactly one JSON value into *@root:
+ * strictly (a schedule), or, with @lenient, as json-c reads by default
+ * (comments allowed: a graph, a config, a profile).  Fails with @msg
+ * saying why, in the same words for every reader: "empty: no JSON in
+ * it", "truncated JSON: it ends (after N bytes) inside a value",
+ * "malformed JSON at line L, column C: WHY" (a NUL byte included),
+ * "trailing data after the JSON value, at line L, column C", "larger
+ * than 2 GiB, too large for a JSON text".
+ * Returns 0, -EBADMSG, -EFBIG or -ENOMEM.
+ */
+int hu_json_parse(const char *text, size_t len, int lenient,
+		  struct json_object **root, char *msg, size_t msglen);
+
+/*
+ * Escapes @s as the inside of a JSON string literal: \" \\ and \u00XX
+ * for control characters and DEL; with @ascii, each byte from 0x80 too
+ * (for messages, whose input need not be UTF-8).  Into @buf (@len bytes,
+ * at least 4), cut to fit with "..." after the cut; returns @buf.
+ */
+const char *hu_json_escape(char *buf, size_t len, const char *s, int ascii);
+/* @s as a JSON string literal, quotes included, to @f (UTF-8 as is). */
+void hu_json_write_str(FILE *f, const char *s);
+
+#endif /* HYPER_UTIL_JSON_H */

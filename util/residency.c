@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The residency-interval builder (residency.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hyper/hyper.h>
+
+#include "util/residency.h"
+
+static void *lib_realloc(void *ctx, void *p, size_t n)
+{
+	(void)ctx;
+	return realloc(p, n);
+}
+
+static void *zalloc(struct hu_res *r, size_t n, size_t size)
+{
+	void *p;
+
+	if (n > SIZE_MAX / size)
+		return NULL;
+	p = r->realloc(r->ctx, NULL, n * size);
+	return p ? memset(p, 0, n * size) : NULL;
+}
+
+int hu_res_init(struct hu_res *r, uint32_t nr_tensors, uint64_t align,
+		void *(*realloc_fn)(void *ctx, void *p, size_t n), void *ctx)
+{
+	*r = (struct hu_res){
+		.nr_tensors = nr_tensors, .align = align ? align : 1,
+		.step = UINT32_MAX, .realloc = realloc_fn ? realloc_fn : lib_realloc,
+		.ctx = ctx,
+	};
+	r->open = zalloc(r, nr_tensors ? nr_tensors : 1, sizeof(*r->open));
+	if (r->open)
+		r->count = zalloc(r, nr_tensors ? nr_tensors : 1,
+				  sizeof(*r->count));
+	if (!r->count)
+		r->err = -ENOMEM;
+	return r->err;
+}
+
+void hu_res_begin(struct hu_res *r, uint32_t t, uint64_t bytes)
+{
+	if (r->err || r->open[t])
+		return;
+	if (r->n == r->cap) {
+		uint32_t cap = r->cap ? 2 * r->cap : 64;
+		struct hu_resid *v = NULL;
+
+		/* size_t holds 2^32 intervals' bytes on 64-bit */
+		if (r->cap <= UINT32_MAX / 2)
+			v = r->realloc(r->ctx, r->v, (size_t)cap * sizeof(*v));
+		if (!v) {
+			r->err = -ENOMEM;
+			return;
+		}
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->n] = (struct hu_resid){
+		.start = r->now, .end = UINT64_MAX, .tensor = t,
+		.nth = r->count[t]++, .step = r->step,
+		.bytes = (bytes + r->align - 1) & ~(r->align - 1),
+	};
+	r->open[t] = ++r->n;
+}
+
+void hu_res_end(struct hu_res *r, uint32_t t)
+{
+	if (r->err)
+		return;
+	if (r->open[t])
+		r->v[r->open[t] - 1].end = r->now;
+	r->open[t] = 0;
+}
+
+void hu_res_op(struct hu_res *r, uint32_t op, uint32_t t, uint64_t bytes)
+{
+	if (op == HYPER_OP_PREFETCH)
+		hu_res_begin(r, t, bytes);
+	else if (op == HYPER_OP_DETACH)
+		hu_res_end(r, t);
+	hu_res_tick(r);
+}
+
+int hu_res_finish(struct hu_res *r, struct hu_resid **vp, uint32_t *np)
+{
+	int ret = r->err;
+
+	*vp = NULL;
+	*np = 0;
+	if (!ret) {
+		*vp = r->v;
+		*np = r->n;
+		r->v = NULL;
+	}
+	hu_res_free(r);
+	return ret;
+}
+
+void hu_res_free(struct hu_res *r)
+{
+	free(r->v);
+	free(r->open);
+	free(r->count);
+	r->v = NULL;
+	r->open = r->count = NULL;
+	r->n = r->cap = 0;
+}
