@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A shared pool's attributes read into one structure: pool/ of the device
+ * (node_id, state, uuid, lease_ms, nodes) and the device's used, free,
+ * node_used and node_free.  Read one after the other: not one snapshot.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hyperctl.h"
+
+static int num(const struct hc_pool *p, const char *attr, int64_t *val,
+	       const char **bad)
+{
+	int ret = hc_read_attr_s64(p->id, attr, val);
+
+	if (ret)
+		*bad = attr;
+	return ret;
+}
+
+static int unum(const struct hc_pool *p, const char *attr, uint64_t *val,
+		const char **bad)
+{
+	int64_t v;
+	int ret = num(p, attr, &v, bad);
+
+	if (!ret)
+		*val = (uint64_t)v;
+	return ret;
+}
+
+static int text(const struct hc_pool *p, const char *attr, char *buf,
+		size_t len, const char **bad)
+{
+	int ret = hc_read_attr(p->id, attr, buf, len);
+
+	if (ret)
+		*bad = attr;
+	return ret;
+}
+
+/* pool/nodes: "ID STATE LEASE_AGE_MS BYTES GEN" a line, used slots only. */
+static int read_nodes(struct hc_pool *p)
+{
+	char buf[4096], *line, *save = NULL;
+	int ret = text(p, "pool/nodes", buf, sizeof(buf), &p->bad_attr);
+
+	if (ret)
+		return ret;
+	p->nr_nodes = 0;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		struct hc_pool_node *n = &p->nodes[p->nr_nodes];
+		unsigned long long bytes, gen;
+		long long age;
+		char extra;
+
+		if (p->nr_nodes == HC_POOL_MAX_NODES ||
+		    sscanf(line, "%d %15s %lld %llu %llu %c", &n->id, n->state,
+			   &age, &bytes, &gen, &extra) != 5 ||
+		    n->id < 0 || n->id >= HC_POOL_MAX_NODES) {
+			p->bad_attr = "pool/nodes";
+			return -EINVAL;
+		}
+		n->lease_age_ms = age;
+		n->bytes = bytes;
+		n->gen = gen;
+		p->nr_nodes++;
+	}
+	return 0;
+}
+
+/**
+ * hc_pool_read() - read a device's shared-pool attributes
+ * @id:		N of hyperN
+ * @p:		filled in; @p->bad_attr names the attribute a failure was on
+ *
+ * Return: 0, or the -errno of the first attribute that could not be read
+ * (-ENOENT for a module without shared pools).
+ */
+int hc_pool_read(int id, struct hc_pool *p)
+{
+	const char **bad = &p->bad_attr;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	p->id = id;
+	hc_devname(id, p->name);
+	ret = num(p, "pool/node_id", &p->node_id, bad) ?:
+	      text(p, "pool/state", p->state, sizeof(p->state), bad) ?:
+	      text(p, "pool/uuid", p->uuid, sizeof(p->uuid), bad) ?:
+	      num(p, "pool/lease_ms", &p->lease_ms, bad) ?:
+	      unum(p, "size", &p->size, bad) ?:
+	      unum(p, "used", &p->used, bad) ?:
+	      unum(p, "free", &p->free, bad) ?:
+	      unum(p, "node_used", &p->node_used, bad) ?:
+	      unum(p, "node_free", &p->node_free, bad);
+	return ret ?: read_nodes(p);
+}
