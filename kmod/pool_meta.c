@@ -87,8 +87,10 @@ struct hyk_pm_seen {
  * @nr_chunks:	chunks of the pool
  * @meta_chunks: leading chunks that hold the metadata
  * @op_lock:	serializes format, join, leave, fence and chunk takes; also
- *		protects @held, @pool_free and @pool->gp's chunks
- * @joined:	this node has a slot (written under @op_lock)
+ *		protects @pool->gp's chunks, and the writes of @joined,
+ *		@held and @pool_free, which hyk_pm_free_bytes() reads
+ *		without it
+ * @joined:	this node has a slot
  * @held:	bytes of chunks this node took, all in @pool->gp
  * @pool_free:	free chunk bytes at the last look at the chunk table
  * @beat_lock:	protects the fields below, this node's record
@@ -517,19 +519,21 @@ static u64 hyk_pm_change(struct hyk_pmeta *pm, u64 applied, u16 match,
 static void hyk_pm_count(struct hyk_pmeta *pm, u64 *free_bytes,
 			 u64 held[HYK_POOL_MAX_NODES])
 {
+	u64 free_now = 0;
 	u32 i;
 
-	*free_bytes = 0;
 	if (held)
 		memset(held, 0, HYK_POOL_MAX_NODES * sizeof(*held));
 	for (i = 0; i < pm->nr_chunks; i++) {
 		u16 o = hyk_pm_owner(pm->pool, i);
 
 		if (o == HYK_PM_OWNER_FREE)
-			*free_bytes += HYK_PM_CHUNK;
+			free_now += HYK_PM_CHUNK;
 		else if (held && o <= HYK_POOL_MAX_NODES)
 			held[o - 1] += HYK_PM_CHUNK;
 	}
+	/* @pm->pool_free is read without a lock. */
+	WRITE_ONCE(*free_bytes, free_now);
 }
 
 /* Give every chunk of @node back to the pool; under the lock. */
@@ -575,7 +579,7 @@ static int hyk_pm_grow(struct hyk_pmeta *pm, u64 size)
 			      first, need);
 		goto out_unlock;
 	}
-	pm->held += need * HYK_PM_CHUNK;
+	WRITE_ONCE(pm->held, pm->held + need * HYK_PM_CHUNK);
 out_unlock:
 	hyk_pm_count(pm, &pm->pool_free, NULL);
 	hyk_pm_unlock(pm);
@@ -602,8 +606,8 @@ static unsigned long hyk_pm_carve(struct hyk_pool *pool, u64 size, u64 align)
  * Takes more chunks from the pool when this node's do not have the room.
  *
  * Return: 0, -ENODEV when this node has not joined the pool or was
- * fenced, -ENOMEM, or what taking the metadata lock returned (-EINTR,
- * -ETIMEDOUT).
+ * fenced, -ENOMEM, -EINTR when killed while waiting, or what taking the
+ * metadata lock returned (-EINTR, -ETIMEDOUT).
  */
 int hyk_pm_alloc(struct hyk_pool *pool, u64 size, u64 align,
 		 unsigned long *addr)
@@ -611,7 +615,9 @@ int hyk_pm_alloc(struct hyk_pool *pool, u64 size, u64 align,
 	struct hyk_pmeta *pm = pool->pm;
 	int ret = 0;
 
-	mutex_lock(&pm->op_lock);
+	/* A join or a fence may hold it for a lease. */
+	if (mutex_lock_killable(&pm->op_lock))
+		return -EINTR;
 	if (!pm->joined || READ_ONCE(pm->fenced)) {
 		pr_info_ratelimited("ALLOC refused: node %u %s\n", pm->node,
 				    pm->joined ? "was fenced: hyperctl pool leave, then join" :
@@ -642,13 +648,12 @@ out:
 u64 hyk_pm_free_bytes(struct hyk_pool *pool)
 {
 	struct hyk_pmeta *pm = pool->pm;
-	u64 used = atomic64_read(&pool->used), n = 0;
+	u64 used = atomic64_read(&pool->used), held = READ_ONCE(pm->held);
 
-	mutex_lock(&pm->op_lock);
-	if (pm->joined && !READ_ONCE(pm->fenced))
-		n = (pm->held > used ? pm->held - used : 0) + pm->pool_free;
-	mutex_unlock(&pm->op_lock);
-	return n;
+	/* Unlocked: a join or fence may hold @op_lock for a lease. */
+	if (!READ_ONCE(pm->joined) || READ_ONCE(pm->fenced))
+		return 0;
+	return (held > used ? held - used : 0) + READ_ONCE(pm->pool_free);
 }
 
 /*
@@ -786,7 +791,8 @@ int hyk_pm_format(struct hyk_pool *pool, bool force)
 	pm->gen = 0;
 	pm->seq = 0;
 	mutex_unlock(&pm->beat_lock);
-	pm->pool_free = (u64)(pm->nr_chunks - pm->meta_chunks) * HYK_PM_CHUNK;
+	WRITE_ONCE(pm->pool_free,
+		   (u64)(pm->nr_chunks - pm->meta_chunks) * HYK_PM_CHUNK);
 	pr_info("node %u formatted the pool %pUb: %u chunks of 2 MiB, %u of them metadata\n",
 		pm->node, sb.uuid, pm->nr_chunks, pm->meta_chunks);
 	ret = 0;
@@ -872,8 +878,8 @@ int hyk_pm_join(struct hyk_pool *pool)
 	hyk_pm_count(pm, &pm->pool_free, NULL);
 	hyk_pm_unlock(pm);
 
-	pm->joined = true;
-	pm->held = 0;
+	WRITE_ONCE(pm->held, 0);
+	WRITE_ONCE(pm->joined, true);
 	mutex_lock(&pm->beat_lock);
 	pm->beating = true;
 	hyk_pm_observe(pm);
@@ -945,8 +951,8 @@ int hyk_pm_leave(struct hyk_pool *pool)
 	hyk_pm_stop_beat(pm, HYK_PM_SLOT_LEFT);
 	pr_info("node %u left the pool: %llu bytes of chunks given back\n",
 		pm->node, READ_ONCE(pm->fenced) ? 0 : pm->held);
-	pm->held = 0;
-	pm->joined = false;
+	WRITE_ONCE(pm->joined, false);
+	WRITE_ONCE(pm->held, 0);
 	WRITE_ONCE(pm->fenced, false);
 out:
 	mutex_unlock(&pm->op_lock);
@@ -1232,12 +1238,12 @@ int hyk_pm_init(struct hyk_dev *hdev)
 		       node_id, HYK_POOL_MAX_NODES - 1);
 		return -EINVAL;
 	}
-	if (nr > U16_MAX || DIV_ROUND_UP(hyk_pm_meta_bytes(nr), HYK_PM_CHUNK) >=
+	/* An emulated pool's metadata must fit its first (contiguous) chunk. */
+	if (nr > U32_MAX || DIV_ROUND_UP(hyk_pm_meta_bytes(nr), HYK_PM_CHUNK) >=
 	    nr || (pool->source != HYPER_SOURCE_WINDOW &&
 		   hyk_pm_meta_bytes(nr) > HYK_EMU_CHUNK)) {
-		pr_err("hyper%d: a pool of %llu MiB cannot be shared: want more than %u MiB, at most %llu GiB\n",
-		       hdev->id, pool->size >> 20, 2 * (HYK_PM_CHUNK >> 20),
-		       (u64)U16_MAX * HYK_PM_CHUNK >> 30);
+		pr_err("hyper%d: a pool of %llu MiB cannot be shared: want more than %u MiB (an emulated one at most 2 TiB)\n",
+		       hdev->id, pool->size >> 20, 2 * (HYK_PM_CHUNK >> 20));
 		return -EINVAL;
 	}
 	pm = kzalloc(sizeof(*pm), GFP_KERNEL);
