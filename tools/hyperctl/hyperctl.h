@@ -134,6 +134,10 @@ struct hc_dev {
 };
 
 int hc_dev_read(int id, struct hc_dev *dev);
+int hc_attr_text(int id, const char *attr, char *buf, size_t len,
+		 const char **bad);
+int hc_attr_s64(int id, const char *attr, int64_t *val, const char **bad);
+int hc_attr_u64(int id, const char *attr, uint64_t *val, const char **bad);
 int hc_stats_read(int id, struct hc_stats *st, const char **bad_attr);
 int hc_stats_latency_bound(const struct hc_stats *st, double q, uint64_t *ns);
 uint64_t hc_counter_delta(uint64_t prev, uint64_t cur);

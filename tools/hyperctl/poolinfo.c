@@ -10,42 +10,12 @@
 
 #include "hyperctl.h"
 
-static int num(const struct hc_pool *p, const char *attr, int64_t *val,
-	       const char **bad)
-{
-	int ret = hc_read_attr_s64(p->id, attr, val);
-
-	if (ret)
-		*bad = attr;
-	return ret;
-}
-
-static int unum(const struct hc_pool *p, const char *attr, uint64_t *val,
-		const char **bad)
-{
-	int64_t v;
-	int ret = num(p, attr, &v, bad);
-
-	if (!ret)
-		*val = (uint64_t)v;
-	return ret;
-}
-
-static int text(const struct hc_pool *p, const char *attr, char *buf,
-		size_t len, const char **bad)
-{
-	int ret = hc_read_attr(p->id, attr, buf, len);
-
-	if (ret)
-		*bad = attr;
-	return ret;
-}
-
 /* pool/nodes: "ID STATE LEASE_AGE_MS BYTES GEN" a line, used slots only. */
 static int read_nodes(struct hc_pool *p)
 {
 	char buf[4096], *line, *save = NULL;
-	int ret = text(p, "pool/nodes", buf, sizeof(buf), &p->bad_attr);
+	int ret = hc_attr_text(p->id, "pool/nodes", buf, sizeof(buf),
+			       &p->bad_attr);
 
 	if (ret)
 		return ret;
@@ -88,14 +58,14 @@ int hc_pool_read(int id, struct hc_pool *p)
 	memset(p, 0, sizeof(*p));
 	p->id = id;
 	hc_devname(id, p->name);
-	ret = num(p, "pool/node_id", &p->node_id, bad) ?:
-	      text(p, "pool/state", p->state, sizeof(p->state), bad) ?:
-	      text(p, "pool/uuid", p->uuid, sizeof(p->uuid), bad) ?:
-	      num(p, "pool/lease_ms", &p->lease_ms, bad) ?:
-	      unum(p, "size", &p->size, bad) ?:
-	      unum(p, "used", &p->used, bad) ?:
-	      unum(p, "free", &p->free, bad) ?:
-	      unum(p, "node_used", &p->node_used, bad) ?:
-	      unum(p, "node_free", &p->node_free, bad);
+	ret = hc_attr_s64(id, "pool/node_id", &p->node_id, bad) ?:
+	      hc_attr_text(id, "pool/state", p->state, sizeof(p->state), bad) ?:
+	      hc_attr_text(id, "pool/uuid", p->uuid, sizeof(p->uuid), bad) ?:
+	      hc_attr_s64(id, "pool/lease_ms", &p->lease_ms, bad) ?:
+	      hc_attr_u64(id, "size", &p->size, bad) ?:
+	      hc_attr_u64(id, "used", &p->used, bad) ?:
+	      hc_attr_u64(id, "free", &p->free, bad) ?:
+	      hc_attr_u64(id, "node_used", &p->node_used, bad) ?:
+	      hc_attr_u64(id, "node_free", &p->node_free, bad);
 	return ret ?: read_nodes(p);
 }
