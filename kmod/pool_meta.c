@@ -101,6 +101,7 @@ struct hyk_pm_seen {
  * @seq:	records this node wrote in its slot
  * @beat:	writes the heartbeat every HYK_PM_BEAT_MS
  * @seen:	other nodes' heartbeats, for their lease ages
+ * @uuid:	the pool's UUID when this node joined
  */
 struct hyk_pmeta {
 	struct hyk_pool *pool;
@@ -119,6 +120,7 @@ struct hyk_pmeta {
 	u64 seq;
 	struct delayed_work beat;
 	struct hyk_pm_seen seen[HYK_POOL_MAX_NODES];
+	u8 uuid[16];
 };
 
 static u32 hyk_pm_crc(const void *p, size_t len)
@@ -330,12 +332,21 @@ static void hyk_pm_beat_work(struct work_struct *work)
 {
 	struct hyk_pmeta *pm = container_of(to_delayed_work(work),
 					    struct hyk_pmeta, beat);
+	struct hyk_pm_super sb;
 	struct hyk_pm_fence f;
 	struct hyk_pm_node rec;
 
 	mutex_lock(&pm->beat_lock);
 	if (!pm->beating)
 		goto out;
+	/* A format --force under a joined node took its chunks away. */
+	if (hyk_pm_read_super(pm, &sb) || memcmp(sb.uuid, pm->uuid, 16)) {
+		WRITE_ONCE(pm->fenced, true);
+		pm->beating = false;
+		pr_err("the pool under node %u was formatted again: its allocations are refused; free its regions, then hyperctl pool leave and hyperctl pool join\n",
+		       pm->node);
+		goto out;
+	}
 	if (!hyk_pm_read_slot(pm->pool, pm->node, &rec, &f) &&
 	    le64_to_cpu(f.gen) == pm->gen) {
 		WRITE_ONCE(pm->fenced, true);
@@ -880,6 +891,7 @@ int hyk_pm_join(struct hyk_pool *pool)
 
 	WRITE_ONCE(pm->held, 0);
 	WRITE_ONCE(pm->joined, true);
+	memcpy(pm->uuid, sb.uuid, sizeof(pm->uuid));
 	mutex_lock(&pm->beat_lock);
 	pm->beating = true;
 	hyk_pm_observe(pm);
