@@ -211,6 +211,60 @@ TEST_F(pool, format_join_alloc_leave)
 }
 
 /*
+ * Many regions of mixed sizes, from several threads' worth of handles:
+ * every one lies in chunks past the metadata, none overlaps another, the
+ * node holds whole chunks covering them, and leave gives them all back.
+ */
+TEST_F(pool, regions_carve_this_nodes_chunks)
+{
+	enum { NR = 60 };
+	uint64_t off[NR], size[NR];
+	uint32_t h[NR];
+	unsigned long long sum = 0, held;
+	char st[32];
+	long long age;
+	int fd, i, j;
+
+	ASSERT_EQ(0, load_node(5, 10000));
+	ASSERT_EQ(0, cmd("format", "force"));
+	ASSERT_EQ(0, cmd("join", "1"));
+	fd = hyper_dev_open(0);
+	ASSERT_LE(0, fd);
+	for (i = 0; i < NR; i++) {
+		uint64_t sz = (uint64_t)(1 + (i * 7) % 23) * 256 * 1024;
+
+		ASSERT_EQ(0, hyper_alloc(fd, sz, i % 5 ? 0 : HYPER_ALLOC_HUGE_ALIGN,
+					 &h[i], NULL));
+		ASSERT_EQ(0, hyper_debugfs_region(0, getpid(), h[i], &off[i],
+						  &size[i]));
+		EXPECT_LE(META, off[i]);
+		sum += sz;
+		/* Free some as we go, so that later ones reuse the space. */
+		if (i % 3 == 2) {
+			EXPECT_EQ(0, hyper_free(fd, h[i - 1]));
+			sum -= size[i - 1];
+			size[i - 1] = 0;
+		}
+	}
+	for (i = 0; i < NR; i++)
+		for (j = i + 1; j < NR; j++)
+			if (size[i] && size[j])
+				EXPECT_TRUE(off[i] + size[i] <= off[j] ||
+					    off[j] + size[j] <= off[i]) {
+					TH_LOG("regions %d and %d overlap", i, j);
+				}
+	EXPECT_EQ(sum, ull("node_used"));
+	ASSERT_EQ(0, node_line(5, st, sizeof(st), &age, &held));
+	EXPECT_EQ(0, held % (2 * MiB));
+	EXPECT_LE(sum, held);
+	EXPECT_EQ(held - sum, ull("node_free"));
+	EXPECT_EQ(META + held, ull("used"));
+	close(fd);
+	ASSERT_EQ(0, cmd("leave", "1"));
+	EXPECT_EQ(META, ull("used"));
+}
+
+/*
  * Node 1 crashes (is unloaded without leaving) holding chunks; node 2
  * sees it joined, refuses to fence it within its lease, sees it dead
  * after it, and fences it: exactly its chunks come back.  Node 2 then
