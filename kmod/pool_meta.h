@@ -4,12 +4,17 @@
  * (Documentation/supernode.md).  Every structure here lives in pool
  * memory that other hosts read, possibly without cache coherence: it is
  * little-endian, laid out in 64-byte lines, and each line has one writer.
+ * Then this node's view of it, which pool_meta.c, pool_mem.c and
+ * pool_lock.c share.
  */
 #ifndef _HYK_POOL_META_H
 #define _HYK_POOL_META_H
 
 #include <linux/build_bug.h>
+#include <linux/crc32.h>
 #include <linux/types.h>
+
+#include "hyper.h"
 
 #define HYK_PM_MAGIC		0x4c4f4f5052505948ULL	/* "HYPRPOOL" */
 #define HYK_PM_VERSION		1
@@ -150,5 +155,120 @@ struct hyk_pm_log {
 static_assert(sizeof(struct hyk_pm_super) <= HYK_PM_NODES_OFF);
 static_assert(sizeof(struct hyk_pm_slot) == HYK_PM_SLOT_SIZE);
 static_assert(sizeof(struct hyk_pm_log) <= 4096);
+
+#define HYK_PM_BEAT_MS		200
+#define HYK_PM_LEASE_MIN	1000
+#define HYK_PM_LEASE_MAX	3600000
+
+/* What this node saw last of another node's heartbeat, and when. */
+struct hyk_pm_seen {
+	u64 gen;
+	u64 heartbeat;
+	unsigned long at;
+	bool valid;
+};
+
+/**
+ * struct hyk_pmeta - this node's view of a shared pool
+ * @pool:	the pool
+ * @node:	this node's id
+ * @nr_chunks:	chunks of the pool
+ * @meta_chunks: leading chunks that hold the metadata
+ * @op_lock:	serializes format, join, leave, fence and chunk takes; also
+ *		protects @pool->gp's chunks, and the writes of @joined,
+ *		@held and @pool_free, which hyk_pm_free_bytes() reads
+ *		without it
+ * @joined:	this node has a slot
+ * @held:	bytes of chunks this node took, all in @pool->gp
+ * @pool_free:	free chunk bytes at the last look at the chunk table
+ * @beat_lock:	protects the fields below, this node's record
+ * @beating:	the heartbeat runs
+ * @fenced:	another node fenced this one
+ * @gen:	this node's incarnation in its slot
+ * @heartbeat:	this node's heartbeat count
+ * @seq:	records this node wrote in its slot
+ * @beat:	writes the heartbeat every HYK_PM_BEAT_MS
+ * @seen:	other nodes' heartbeats, for their lease ages
+ * @uuid:	the pool's UUID when this node joined
+ */
+struct hyk_pmeta {
+	struct hyk_pool *pool;
+	unsigned int node;
+	u32 nr_chunks;
+	u32 meta_chunks;
+	struct mutex op_lock;		/* see above */
+	bool joined;
+	u64 held;
+	u64 pool_free;
+	struct mutex beat_lock;		/* see above */
+	bool beating;
+	bool fenced;
+	u64 gen;
+	u64 heartbeat;
+	u64 seq;
+	struct delayed_work beat;
+	struct hyk_pm_seen seen[HYK_POOL_MAX_NODES];
+	u8 uuid[16];
+};
+
+static inline u32 hyk_pm_crc(const void *p, size_t len)
+{
+	return __crc32c_le(~0U, p, len);
+}
+
+static inline void *hyk_pm_va(struct hyk_pool *pool, u64 off)
+{
+	phys_addr_t phys;
+	void *va;
+
+	hyk_pool_span(pool, off, &va, &phys);
+	return va;
+}
+
+static inline struct hyk_pm_slot *hyk_pm_slot(struct hyk_pool *pool,
+					      unsigned int n)
+{
+	return hyk_pm_va(pool, HYK_PM_NODES_OFF + n * HYK_PM_SLOT_SIZE);
+}
+
+static inline __le16 *hyk_pm_entry(struct hyk_pool *pool, u32 i)
+{
+	return hyk_pm_va(pool, HYK_PM_TABLE_OFF + 2ULL * i);
+}
+
+static inline u16 hyk_pm_owner(struct hyk_pool *pool, u32 i)
+{
+	return le16_to_cpu(READ_ONCE(*hyk_pm_entry(pool, i)));
+}
+
+/* Whether a node's record and the fence record in its slot say fenced. */
+static inline bool hyk_pm_is_fenced(const struct hyk_pm_node *rec,
+				    const struct hyk_pm_fence *f)
+{
+	return rec->gen && f->gen == rec->gen;
+}
+
+/* pool_mem.c: metadata memory, without coherence or atomics */
+void hyk_pm_publish(void *p, size_t len);
+void hyk_pm_fresh(void *p, size_t len);
+void hyk_pm_range(struct hyk_pool *pool, u64 off, u64 len, bool wb);
+u64 hyk_pm_word(struct hyk_pm_word *w);
+void hyk_pm_set_word(struct hyk_pm_word *w, u64 v);
+int hyk_pm_read_super(struct hyk_pmeta *pm, struct hyk_pm_super *sb);
+int hyk_pm_read_rec(void *src, void *dst, size_t len, size_t crc_off);
+int hyk_pm_read_node(struct hyk_pool *pool, unsigned int n,
+		     struct hyk_pm_node *rec);
+int hyk_pm_read_slot(struct hyk_pool *pool, unsigned int n,
+		     struct hyk_pm_node *rec, struct hyk_pm_fence *f);
+
+/* pool_lock.c: the metadata lock and the chunk table */
+int hyk_pm_lock(struct hyk_pmeta *pm);
+void hyk_pm_unlock(struct hyk_pmeta *pm);
+u64 hyk_pm_replay(struct hyk_pmeta *pm);
+u64 hyk_pm_change(struct hyk_pmeta *pm, u64 applied, u16 match, u16 owner,
+		  u32 first, u32 count);
+void hyk_pm_count(struct hyk_pmeta *pm, u64 *free_bytes,
+		  u64 held[HYK_POOL_MAX_NODES]);
+u64 hyk_pm_release_all(struct hyk_pmeta *pm, u64 applied, unsigned int node);
 
 #endif /* _HYK_POOL_META_H */
