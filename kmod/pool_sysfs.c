@@ -104,35 +104,33 @@ static ssize_t format_store(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_WO(format);
 
-static ssize_t join_store(struct device *dev, struct device_attribute *attr,
-			  const char *buf, size_t len)
+/* join and leave: "1" runs @fn on the pool. */
+static ssize_t hyk_pm_run(struct device *dev, const char *buf, size_t len,
+			  const char *cmd, int (*fn)(struct hyk_pool *pool))
 {
-	int ret = hyk_pm_need(dev, "join");
+	int ret = hyk_pm_need(dev, cmd);
 
 	if (ret)
 		return ret;
 	if (!sysfs_streq(buf, "1")) {
-		dev_warn_ratelimited(dev, "pool/join: write 1\n");
+		dev_warn_ratelimited(dev, "pool/%s: write 1\n", cmd);
 		return -EINVAL;
 	}
-	ret = hyk_pm_join(to_pool(dev));
+	ret = fn(to_pool(dev));
 	return ret ?: len;
+}
+
+static ssize_t join_store(struct device *dev, struct device_attribute *attr,
+			  const char *buf, size_t len)
+{
+	return hyk_pm_run(dev, buf, len, "join", hyk_pm_join);
 }
 static DEVICE_ATTR_WO(join);
 
 static ssize_t leave_store(struct device *dev, struct device_attribute *attr,
 			   const char *buf, size_t len)
 {
-	int ret = hyk_pm_need(dev, "leave");
-
-	if (ret)
-		return ret;
-	if (!sysfs_streq(buf, "1")) {
-		dev_warn_ratelimited(dev, "pool/leave: write 1\n");
-		return -EINVAL;
-	}
-	ret = hyk_pm_leave(to_pool(dev));
-	return ret ?: len;
+	return hyk_pm_run(dev, buf, len, "leave", hyk_pm_leave);
 }
 static DEVICE_ATTR_WO(leave);
 

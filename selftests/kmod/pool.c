@@ -153,6 +153,8 @@ TEST_F(pool, format_join_alloc_leave)
 	REFUSED("leave", "1", -ENOTCONN, "leave refused: node 1 has not joined");
 	REFUSED("fence", "2", -ENOTCONN, "fence refused: node 1 has not joined");
 	EXPECT_EQ(-EINVAL, cmd("format", "yes"));
+	EXPECT_EQ(-EINVAL, cmd("join", "2"));
+	EXPECT_EQ(-EINVAL, cmd("leave", "0"));
 
 	ASSERT_EQ(0, cmd("format", "1"));
 	EXPECT_STREQ("formatted", state());
