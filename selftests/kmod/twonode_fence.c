@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A node killed while it holds regions, and the survivor fences it.
+ *
+ * Node 1 leaves a process behind that holds three stamped regions, and
+ * publishes the bytes of its regions (sysfs node_used); the suite then
+ * has the runner kill node 1's QEMU (HYPER-2VM-KILL), with no leave and
+ * no close.  Node 0, which holds regions of its own:
+ * - sees in the node table (pool/nodes) that node 1 holds whole 2 MiB
+ *   chunks, at least its regions' bytes, and the pool's used (every
+ *   node's chunks and the metadata's) at least both nodes' chunks;
+ * - cannot fence node 1 while node 1's lease is live, nor fence itself;
+ * - once node 1's QEMU is gone, fences it as soon as the lease has
+ *   expired (every refusal before that names the lease);
+ * - sees exactly node 1's chunks come back: the pool's used drops by
+ *   what the node table said node 1 held, node 1 holds nothing and is
+ *   fenced, its own chunks and regions are unchanged, its data intact.
+ */
+#include <sys/mman.h>
+
+#include "kselftest_harness.h"
+#include "twonode.h"
+
+#define ERR_LEN		1024
+#define NREG		3
+#define REG_SIZE	(4 * MiB)
+
+FIXTURE(fence) {
+	struct hyper_mbox m;
+	char err[ERR_LEN];
+};
+
+FIXTURE_SETUP(fence)
+{
+	/* Each test skips when the module lacks node_id. */
+	memset(&self->m, 0, sizeof(self->m));
+	if (tn_has_node_id())
+		ASSERT_EQ(0, hyper_mbox_open(&self->m));
+}
+
+FIXTURE_TEARDOWN(fence)
+{
+	hyper_mbox_close(&self->m);
+}
+
+/* Allocates and stamps NREG regions; 0 or -errno. */
+static int hold(int fd, int node, uint64_t **p)
+{
+	uint64_t off;
+	int ret;
+
+	for (int i = 0; i < NREG; i++) {
+		ret = hyper_alloc(fd, REG_SIZE, 0, NULL, &off);
+		if (ret)
+			return ret;
+		p[i] = mmap(NULL, REG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+			    fd, off);
+		if (p[i] == MAP_FAILED)
+			return -errno;
+		tn_fill(p[i], REG_SIZE, node, 100 + i);
+	}
+	return 0;
+}
+
+/*
+ * Node 1: a child holds the regions until the runner kills the guest;
+ * the test itself only meets node 0 and ends.
+ */
+static void victim(struct __test_metadata *_metadata,
+		   FIXTURE_DATA(fence) *self)
+{
+	int ready[2], fd;
+	uint64_t *p[NREG];
+	long long used;
+	char c = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(ready));
+	fflush(NULL);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(ready[0]);
+		fd = hyper_dev_open(0);
+		c = fd >= 0 && !hold(fd, 1, p);
+		if (write(ready[1], &c, 1) != 1 || !c)
+			_exit(1);
+		close(ready[1]);
+		/* Held until QEMU dies: never closed, never freed. */
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(1, c) TH_LOG("node 1 could not take its regions");
+	close(ready[0]);
+	used = hyper_sysfs_ll(0, "node_used");
+	EXPECT_LE((long long)(NREG * REG_SIZE), used);
+	hyper_mbox_put(&self->m, 1, used < 0 ? 0 : (uint64_t)used);
+	EXPECT_EQ(0, hyper_mbox_barrier(&self->m, "fence-held", tn_secs()));
+	EXPECT_EQ(0, hyper_mbox_barrier(&self->m, "fence-live-checked", tn_secs()));
+}
+
+/* The node table's bytes of a node; -1 with the cause logged if absent. */
+static long long chunk_bytes(struct __test_metadata *_metadata, int id,
+			     char *state, size_t len)
+{
+	long long bytes;
+	int ret = tn_pool_node(id, state, len, &bytes);
+
+	EXPECT_EQ(0, ret) TH_LOG("pool/nodes has no line for node %d", id);
+	return ret ? -1 : bytes;
+}
+
+static void survivor(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(fence) *self)
+{
+	long long used0, used1, regions0, regions1, b0, b1;
+	uint64_t *p[NREG];
+	int fd, rc, refusals = 0;
+	bool fenced = false;
+	struct timespec t0, t;
+	char st[32];
+
+	fd = hyper_dev_open(0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, hold(fd, 0, p));
+	EXPECT_EQ(0, hyper_mbox_barrier(&self->m, "fence-held", tn_secs()));
+
+	regions1 = (long long)hyper_mbox_get(&self->m, 1, 1);
+	used0 = hyper_sysfs_ll(0, "used");
+	regions0 = hyper_sysfs_ll(0, "node_used");
+	b0 = chunk_bytes(_metadata, 0, st, sizeof(st));
+	EXPECT_STREQ("joined", st);
+	b1 = chunk_bytes(_metadata, 1, st, sizeof(st));
+	EXPECT_STREQ("joined", st);
+	EXPECT_LE((long long)(NREG * REG_SIZE), regions0);
+	EXPECT_LE((long long)(NREG * REG_SIZE), regions1);
+	EXPECT_LE(regions0, b0);
+	EXPECT_LE(regions1, b1) TH_LOG("node 1's chunks hold less than its regions");
+	EXPECT_EQ(0, b1 % (2 * MiB));
+	EXPECT_LE(b0 + b1, used0)
+		TH_LOG("pool used %lld, node 0 holds %lld, node 1 %lld",
+		       used0, b0, b1);
+	rc = tn_hyperctl(self->err, ERR_LEN, "pool", "fence", "1", NULL);
+	EXPECT_NE(0, rc) TH_LOG("fenced node 1 while its lease was live");
+	EXPECT_EQ(1, tn_lines(self->err));
+	EXPECT_TRUE(tn_says(self->err, "lease")) TH_LOG("%s", self->err);
+	rc = tn_hyperctl(self->err, ERR_LEN, "pool", "fence", "0", NULL);
+	EXPECT_NE(0, rc) TH_LOG("node 0 fenced itself");
+	EXPECT_EQ(1, tn_lines(self->err));
+	EXPECT_TRUE(tn_says(self->err, "itself") ||
+		    tn_says(self->err, "yourself")) TH_LOG("%s", self->err);
+	EXPECT_EQ(0, hyper_mbox_barrier(&self->m, "fence-live-checked", tn_secs()));
+
+	/* The runner kills node 1's QEMU now. */
+	ASSERT_EQ(0, hyper_mbox_wait_gone(&self->m, 1, tn_secs()));
+	EXPECT_EQ(used0, hyper_sysfs_ll(0, "used"))
+		TH_LOG("a dead node's space came back before it was fenced");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		rc = tn_hyperctl(self->err, ERR_LEN, "pool", "fence", "1", NULL);
+		if (!rc) {
+			fenced = true;
+			break;
+		}
+		refusals++;
+		EXPECT_EQ(1, tn_lines(self->err));
+		EXPECT_TRUE(tn_says(self->err, "lease")) TH_LOG("%s", self->err);
+		if (!tn_says(self->err, "lease"))
+			break;
+		sleep(1);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < tn_secs());
+	ASSERT_TRUE(fenced) TH_LOG("node 1's lease never expired");
+	ksft_print_msg("node 1 fenced after %d refusals for its live lease; it held %lld bytes of chunks\n",
+		       refusals, b1);
+
+	used1 = hyper_sysfs_ll(0, "used");
+	EXPECT_EQ(used0 - b1, used1)
+		TH_LOG("fence gave back %lld bytes; node 1 held %lld",
+		       used0 - used1, b1);
+	EXPECT_EQ(0, chunk_bytes(_metadata, 1, st, sizeof(st)));
+	EXPECT_STREQ("fenced", st);
+	EXPECT_EQ(b0, chunk_bytes(_metadata, 0, st, sizeof(st)));
+	EXPECT_STREQ("joined", st);
+	EXPECT_EQ(regions0, hyper_sysfs_ll(0, "node_used"));
+	for (int i = 0; i < NREG; i++) {
+		EXPECT_EQ(REG_SIZE / 8, tn_check(p[i], REG_SIZE, 0, 100 + i));
+		tn_report(p[i], REG_SIZE, 0, 100 + i);
+	}
+	/* Fencing it again, done or refused, gives back nothing more. */
+	tn_hyperctl(self->err, ERR_LEN, "pool", "fence", "1", NULL);
+	EXPECT_EQ(used1, hyper_sysfs_ll(0, "used"));
+	EXPECT_EQ(0, tn_hyperctl(self->err, ERR_LEN, "pool", "status", NULL));
+	for (int i = 0; i < NREG; i++) {
+		memset(p[i], 0, REG_SIZE);
+		munmap(p[i], REG_SIZE);
+	}
+	close(fd);
+}
+
+TEST_F_TIMEOUT(fence, killed_node_is_fenced, TN_TEST_SECS)
+{
+	if (!tn_has_node_id())
+		SKIP(return, TN_NO_NODE_ID);
+
+	if (self->m.node == 1)
+		victim(_metadata, self);
+	else
+		survivor(_metadata, self);
+}
+
+TEST_HARNESS_MAIN
