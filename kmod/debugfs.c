@@ -8,6 +8,9 @@
  *		its mappings: pins, get_user_pages(), pipe buffers) and
  *		"held_bytes N" (freed regions kept out of use until those
  *		references go); reading gives back what is no longer held.
+ * superblock	of a pool shared with other nodes (node_id set): the first
+ *		4 KiB of the pool as they are in this CPU's cache, for tests
+ *		that build a corrupt or foreign superblock from a real one.
  * hold_pages	fault injection: writing N takes N kernel pages on the
  *		pool's node and holds them (0 gives them back).  With the
  *		window onlined for the kernel in system-ram mode, those pages
@@ -116,6 +119,12 @@ void hyk_debugfs_add(struct hyk_dev *hdev)
 	debugfs_create_file("regions", 0400, hdev->debugfs, hdev,
 			    &regions_fops);
 	debugfs_create_file("pins", 0400, hdev->debugfs, hdev, &pins_fops);
+	if (hdev->pool.pm) {
+		hdev->superblock.data = hyk_pm_superblock(&hdev->pool);
+		hdev->superblock.size = SZ_4K;
+		debugfs_create_blob("superblock", 0400, hdev->debugfs,
+				    &hdev->superblock);
+	}
 	debugfs_create_file_unsafe("hold_pages", 0600, hdev->debugfs, hdev,
 				   &hold_pages_fops);
 }

@@ -8,6 +8,7 @@
 #include <linux/atomic.h>
 #include <linux/bits.h>
 #include <linux/cdev.h>
+#include <linux/debugfs.h>
 #include <linux/device.h>
 #include <linux/kref.h>
 #include <linux/list.h>
@@ -49,8 +50,12 @@
 static_assert(BIT_ULL(HYK_MMAP_SHIFT) >= HYK_REGION_MAX);
 #define HYK_HANDLE_MAX		((1U << (63 - HYK_MMAP_SHIFT)) - 1)
 
+/* Nodes that can share one pool: node_id is below this. */
+#define HYK_POOL_MAX_NODES	32
+
 struct dma_chan;
 struct gen_pool;
+struct hyk_pmeta;
 struct io_uring_cmd;
 struct page;
 struct resource;
@@ -139,6 +144,8 @@ struct hyk_engine {
  *		module still references (a pin, get_user_pages(), a pipe):
  *		they are not reused until it lets go
  * @sweep:	retries @held every second while it is not empty
+ * @pm:		of a pool shared with other nodes (node_id set), its
+ *		metadata and this node's place in it; NULL when standalone
  */
 struct hyk_pool {
 	enum hyper_pool_source source;
@@ -161,6 +168,7 @@ struct hyk_pool {
 	struct mutex held_lock;		/* protects @held */
 	struct list_head held;
 	struct delayed_work sweep;
+	struct hyk_pmeta *pm;
 };
 
 /**
@@ -170,6 +178,7 @@ struct hyk_pool {
  * @dev:	the class device; its drvdata is this structure
  * @cdev:	the character device
  * @debugfs:	its directory under /sys/kernel/debug/hyper/
+ * @superblock:	its debugfs superblock file, of a shared pool
  * @mode_sem:	held for writing while @mode changes, for reading while
  *		regions are made (which only device mode allows)
  * @mode:	device or system-ram
@@ -184,6 +193,7 @@ struct hyk_dev {
 	struct device *dev;
 	struct cdev cdev;
 	struct dentry *debugfs;
+	struct debugfs_blob_wrapper superblock;
 	struct rw_semaphore mode_sem;
 	enum hyk_mode mode;
 	struct resource *ram_res;
@@ -250,11 +260,49 @@ u64 hyk_pool_span(const struct hyk_pool *pool, u64 off, void **vaddr,
 		  phys_addr_t *phys);
 int hyk_pool_alloc(struct hyk_pool *pool, u64 size, u64 align, u64 *off);
 void hyk_pool_free(struct hyk_pool *pool, u64 off, u64 size);
-u64 hyk_pool_free_bytes(const struct hyk_pool *pool);
+u64 hyk_pool_free_bytes(struct hyk_pool *pool);
 struct page *hyk_pool_page(const struct hyk_pool *pool, u64 off);
 void hyk_pool_sweep(struct hyk_pool *pool);
 void hyk_pool_pin_stats(struct hyk_pool *pool, u64 *pinned_pages,
 			u64 *held_bytes);
+
+/* pool_meta.c */
+int hyk_pm_init(struct hyk_dev *hdev);
+void hyk_pm_destroy(struct hyk_pool *pool);
+int hyk_pm_alloc(struct hyk_pool *pool, u64 size, u64 align,
+		 unsigned long *addr);
+u64 hyk_pm_free_bytes(struct hyk_pool *pool);
+int hyk_pm_format(struct hyk_pool *pool, bool force);
+int hyk_pm_join(struct hyk_pool *pool);
+int hyk_pm_leave(struct hyk_pool *pool);
+int hyk_pm_fence(struct hyk_pool *pool, unsigned int victim, bool force);
+
+/**
+ * struct hyk_pm_report - a node's place in the pool, for sysfs
+ * @state:	NULL for a slot never used, else "joined", "left",
+ *		"dead", "fenced" or "torn"
+ * @lease_age_ms: since its heartbeat was last seen to move, -1 unknown
+ * @held:	bytes of chunks it owns
+ * @gen:	its incarnation
+ */
+struct hyk_pm_report {
+	const char *state;
+	s64 lease_age_ms;
+	u64 held;
+	u64 gen;
+};
+
+const char *hyk_pm_state(struct hyk_pool *pool);
+int hyk_pm_node_id(void);
+unsigned int hyk_pm_lease_ms(void);
+int hyk_pm_uuid(struct hyk_pool *pool, u8 uuid[16]);
+void hyk_pm_reports(struct hyk_pool *pool,
+		    struct hyk_pm_report rep[HYK_POOL_MAX_NODES]);
+void hyk_pm_usage(struct hyk_pool *pool, u64 *pool_used, u64 *node_held);
+void *hyk_pm_superblock(struct hyk_pool *pool);
+
+/* pool_sysfs.c */
+extern const struct attribute_group hyk_pm_group;
 
 /* region.c */
 struct hyk_region *hyk_region_create(struct hyk_dev *hdev, u64 size,

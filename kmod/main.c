@@ -75,6 +75,9 @@ static int hyk_dev_create(phys_addr_t start, u64 size, const char *origin)
 		ret = hyk_pool_init_window(&hdev->pool, start, size, origin);
 	if (ret)
 		goto out_ida;
+	ret = hyk_pm_init(hdev);
+	if (ret)
+		goto out_pool;
 	ret = hyk_engine_init(hdev);
 	if (ret)
 		goto out_pool;

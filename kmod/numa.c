@@ -167,7 +167,8 @@ static int hyk_to_device(struct hyk_dev *hdev)
  * @mode:	the mode wanted
  *
  * Return: 0 (also when already in @mode), -EOPNOTSUPP for an emulated
- * pool, -EBUSY while regions exist, while the memory cannot be offlined,
+ * pool or one shared with other nodes, -EBUSY while regions exist, while
+ * the memory cannot be offlined,
  * or when the window went back to device mode but could not be reclaimed
  * (the mode did change then; writing "device" again retries), -EINVAL for
  * a window with no node or not block aligned, -ENODEV while the module
@@ -181,6 +182,11 @@ int hyk_mode_set(struct hyk_dev *hdev, enum hyk_mode mode)
 
 	if (hdev->pool.source != HYPER_SOURCE_WINDOW)
 		return -EOPNOTSUPP;
+	/* Onlining a pool other nodes share would hand their memory out. */
+	if (hdev->pool.pm) {
+		dev_warn(hdev->dev, "mode refused: the pool is shared with other nodes (node_id is set)\n");
+		return -EOPNOTSUPP;
+	}
 	/* An ALLOC zeroing a large region holds the read side for long. */
 	if (down_write_killable(&hdev->mode_sem))
 		return -EINTR;

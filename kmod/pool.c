@@ -334,6 +334,7 @@ out_free:
  */
 void hyk_pool_destroy(struct hyk_pool *pool)
 {
+	hyk_pm_destroy(pool);
 	cancel_delayed_work_sync(&pool->sweep);
 	WARN_ON(!list_empty(&pool->held));
 	if (pool->gp)
@@ -547,7 +548,10 @@ static u64 hyk_pool_extra_refs(struct hyk_pool *pool, u64 off, u64 size,
  * In a window, the struct pages of the range are made if they do not
  * exist yet.
  *
- * Return: 0 or -ENOMEM.
+ * In a pool shared with other nodes the range comes from this node's
+ * chunks (hyk_pm_alloc()).
+ *
+ * Return: 0, -ENOMEM, or hyk_pm_alloc()'s error.
  */
 int hyk_pool_alloc(struct hyk_pool *pool, u64 size, u64 align, u64 *off)
 {
@@ -558,11 +562,17 @@ int hyk_pool_alloc(struct hyk_pool *pool, u64 size, u64 align, u64 *off)
 	if (size >> PAGE_SHIFT > HYK_REGION_MAX_PAGES)
 		return -ENOMEM;
 	hyk_pool_sweep(pool);
-	if (align > PAGE_SIZE)
+	if (pool->pm) {
+		int ret = hyk_pm_alloc(pool, size, align, &addr);
+
+		if (ret)
+			return ret;
+	} else if (align > PAGE_SIZE) {
 		addr = gen_pool_alloc_algo(pool->gp, size,
 					   gen_pool_first_fit_align, &data);
-	else
+	} else {
 		addr = gen_pool_alloc(pool->gp, size);
+	}
 	if (!addr)
 		return -ENOMEM;
 	*off = addr - pool->gp_base;
@@ -677,9 +687,12 @@ void hyk_pool_pin_stats(struct hyk_pool *pool, u64 *pinned_pages,
  * @pool:	the pool
  *
  * Return: free bytes; fragmentation may keep a request this large from
- * succeeding.
+ * succeeding.  In a pool shared with other nodes: what this node could
+ * still take (hyk_pm_free_bytes()).
  */
-u64 hyk_pool_free_bytes(const struct hyk_pool *pool)
+u64 hyk_pool_free_bytes(struct hyk_pool *pool)
 {
+	if (pool->pm)
+		return hyk_pm_free_bytes(pool);
 	return pool->size - atomic64_read(&pool->used);
 }

@@ -46,19 +46,60 @@ static ssize_t size_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(size);
 
+/*
+ * The whole pool's bytes in use and this node's: the same when the pool is
+ * this node's alone; when shared, the pool's count whole chunks any node
+ * (or the metadata) holds, this node's count its regions and its chunks.
+ */
+static void hyk_usage(struct hyk_pool *pool, u64 *used, u64 *node_used,
+		      u64 *node_held)
+{
+	*node_used = atomic64_read(&pool->used);
+	if (!pool->pm) {
+		*used = *node_used;
+		*node_held = pool->size;
+		return;
+	}
+	hyk_pm_usage(pool, used, node_held);
+}
+
 static ssize_t used_show(struct device *dev, struct device_attribute *attr,
 			 char *buf)
 {
-	return sysfs_emit(buf, "%lld\n", atomic64_read(&to_pool(dev)->used));
+	u64 used, node_used, node_held;
+
+	hyk_usage(to_pool(dev), &used, &node_used, &node_held);
+	return sysfs_emit(buf, "%llu\n", used);
 }
 static DEVICE_ATTR_RO(used);
 
 static ssize_t free_show(struct device *dev, struct device_attribute *attr,
 			 char *buf)
 {
-	return sysfs_emit(buf, "%llu\n", hyk_pool_free_bytes(to_pool(dev)));
+	u64 used, node_used, node_held;
+
+	hyk_usage(to_pool(dev), &used, &node_used, &node_held);
+	return sysfs_emit(buf, "%llu\n", to_pool(dev)->size - used);
 }
 static DEVICE_ATTR_RO(free);
+
+static ssize_t node_used_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&to_pool(dev)->used));
+}
+static DEVICE_ATTR_RO(node_used);
+
+static ssize_t node_free_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	u64 used, node_used, node_held;
+
+	hyk_usage(to_pool(dev), &used, &node_used, &node_held);
+	return sysfs_emit(buf, "%llu\n",
+			  node_held > node_used ? node_held - node_used : 0);
+}
+static DEVICE_ATTR_RO(node_free);
 
 static ssize_t nr_regions_show(struct device *dev,
 			       struct device_attribute *attr, char *buf)
@@ -117,6 +158,8 @@ static struct attribute *hyk_pool_attrs[] = {
 	&dev_attr_size.attr,
 	&dev_attr_used.attr,
 	&dev_attr_free.attr,
+	&dev_attr_node_used.attr,
+	&dev_attr_node_free.attr,
 	&dev_attr_nr_regions.attr,
 	&dev_attr_numa_node.attr,
 	&dev_attr_mode.attr,
@@ -132,5 +175,6 @@ const struct attribute_group *hyk_dev_groups[] = {
 	&hyk_pool_group,
 	&hyk_engine_group,
 	&hyk_stats_group,
+	&hyk_pm_group,
 	NULL,
 };

@@ -121,17 +121,17 @@ TEST_F(tree, usage_errors_exit_2)
 TEST_F(tree, help_for_every_command)
 {
 	static const char *const cmds[] = {
-		"list", "status", "stats", "set", "mode", "reset-stats",
+		"list", "status", "stats", "set", "mode", "reset-stats", "pool",
 	};
 	char want[64];
 	struct hctl r;
 
 	ASSERT_EQ(0, hctl_run(&r, "--help", NULL));
 	EXPECT_EQ(0, r.status);
-	for (unsigned int i = 0; i < 6; i++)
+	for (unsigned int i = 0; i < 7; i++)
 		EXPECT_NE(NULL, strstr(r.out, cmds[i]));
 	hctl_free(&r);
-	for (unsigned int i = 0; i < 6; i++) {
+	for (unsigned int i = 0; i < 7; i++) {
 		snprintf(want, sizeof(want), "usage: hyperctl %s", cmds[i]);
 		ASSERT_EQ(0, hctl_run(&r, cmds[i], "--help", NULL));
 		EXPECT_EQ(0, r.status);
@@ -775,6 +775,161 @@ TEST_F(tree, reset_stats_writes_every_device)
 	EXPECT_STREQ("hyperctl: hyper0: reset_stats: Is a directory\n", r.err);
 	EXPECT_STREQ("1", attr(self->root, 10, "reset_stats", buf));
 	hctl_free(&r);
+}
+
+/* hyper0 as node 1 of a shared pool, with node 4 dead and node 2 fenced. */
+static void fake_pool(const char *root)
+{
+	put_attr(root, 0, "pool/node_id", "1\n");
+	put_attr(root, 0, "pool/state", "joined\n");
+	put_attr(root, 0, "pool/uuid", "27f72164-ba2a-4060-a108-19f1b6525d6e\n");
+	put_attr(root, 0, "pool/lease_ms", "10000\n");
+	put_attr(root, 0, "pool/nodes",
+		 "1 joined 0 4194304 2\n2 fenced -1 0 1\n4 dead 12500 6291456 1\n");
+	put_attr(root, 0, "node_used", "2097152\n");
+	put_attr(root, 0, "node_free", "2097152\n");
+	put_attr(root, 0, "used", "12582912\n");
+	put_attr(root, 0, "free", "792723456\n");
+	for (const char *const *c = (const char *const[]){ "format", "join", "leave", "fence", NULL };
+	     *c; c++) {
+		char a[32];
+
+		snprintf(a, sizeof(a), "pool/%s", *c);
+		put_attr(root, 0, a, "");
+	}
+}
+
+TEST_F(tree, pool_status_json_is_the_tree)
+{
+	struct json_object *o, *nodes, *n;
+	struct hctl r;
+
+	fake_pool(self->root);
+	ASSERT_EQ(0, hctl_run(&r, "pool", "status", "--json", "hyper0", NULL));
+	EXPECT_EQ(0, r.status);
+	ASSERT_NE(NULL, r.json);
+	o = hctl_dev(r.json, "hyper0");
+	ASSERT_NE(NULL, o);
+	EXPECT_EQ(1, hctl_int(o, "node_id"));
+	EXPECT_STREQ("joined", hctl_str(o, "state"));
+	EXPECT_STREQ("27f72164-ba2a-4060-a108-19f1b6525d6e", hctl_str(o, "uuid"));
+	EXPECT_EQ(10000, hctl_int(o, "lease_ms"));
+	EXPECT_EQ(805306368, hctl_int(o, "size"));
+	EXPECT_EQ(12582912, hctl_int(o, "used"));
+	EXPECT_EQ(792723456, hctl_int(o, "free"));
+	EXPECT_EQ(2097152, hctl_int(o, "node_used"));
+	EXPECT_EQ(2097152, hctl_int(o, "node_free"));
+	ASSERT_TRUE(json_object_object_get_ex(o, "nodes", &nodes));
+	ASSERT_EQ(3, json_object_array_length(nodes));
+	n = json_object_array_get_idx(nodes, 2);
+	EXPECT_EQ(4, hctl_int(n, "id"));
+	EXPECT_STREQ("dead", hctl_str(n, "state"));
+	EXPECT_EQ(12500, hctl_int(n, "lease_age_ms"));
+	EXPECT_EQ(6291456, hctl_int(n, "bytes"));
+	/* An unknown lease age is left out, not invented. */
+	n = json_object_array_get_idx(nodes, 1);
+	EXPECT_STREQ("fenced", hctl_str(n, "state"));
+	EXPECT_FALSE(hctl_has(n, "lease_age_ms"));
+	hctl_free(&r);
+
+	ASSERT_EQ(0, hctl_run(&r, "pool", "status", "-H", "0", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "hyper0: node 1, joined, pool 27f72164"));
+	EXPECT_NE(NULL, strstr(r.out, "12500 ms"));
+	EXPECT_NE(NULL, strstr(r.out, "fenced"));
+	hctl_free(&r);
+
+	/* A bad line of pool/nodes is an error, not a guess. */
+	put_attr(self->root, 0, "pool/nodes", "1 joined zero 0 1\n");
+	ASSERT_EQ(0, hctl_run(&r, "pool", "status", "hyper0", NULL));
+	EXPECT_EQ(1, r.status);
+	EXPECT_STREQ("hyperctl: hyper0: pool/nodes: Invalid argument\n", r.err);
+	hctl_free(&r);
+
+	/* A module without shared pools says so. */
+	ASSERT_EQ(0, hctl_run(&r, "pool", "status", "hyper10", NULL));
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.err, "no shared pools"));
+	hctl_free(&r);
+}
+
+TEST_F(tree, pool_commands_write_their_attribute)
+{
+	char buf[256];
+	struct hctl r;
+
+	fake_pool(self->root);
+	ASSERT_EQ(0, hctl_run(&r, "pool", "format", "hyper0", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("1", attr(self->root, 0, "pool/format", buf));
+	hctl_free(&r);
+	ASSERT_EQ(0, hctl_run(&r, "pool", "format", "--force", "hyper0", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("force", attr(self->root, 0, "pool/format", buf));
+	hctl_free(&r);
+	ASSERT_EQ(0, hctl_run(&r, "pool", "join", "0", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("1", attr(self->root, 0, "pool/join", buf));
+	hctl_free(&r);
+	ASSERT_EQ(0, hctl_run(&r, "pool", "leave", "hyper0", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("1", attr(self->root, 0, "pool/leave", buf));
+	hctl_free(&r);
+	ASSERT_EQ(0, hctl_run(&r, "pool", "fence", "4", "hyper0", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("4", attr(self->root, 0, "pool/fence", buf));
+	hctl_free(&r);
+	ASSERT_EQ(0, hctl_run(&r, "pool", "fence", "--force", "4", "hyper0", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("4 force", attr(self->root, 0, "pool/fence", buf));
+	hctl_free(&r);
+
+	/* Fencing this node itself is refused before anything is written. */
+	put_attr(self->root, 0, "pool/fence", "");
+	ASSERT_EQ(0, hctl_run(&r, "pool", "fence", "1", "hyper0", NULL));
+	EXPECT_EQ(1, r.status);
+	EXPECT_STREQ("hyperctl: hyper0: pool fence: this node cannot fence itself: hyperctl pool leave\n",
+		     r.err);
+	EXPECT_STREQ("", attr(self->root, 0, "pool/fence", buf));
+	hctl_free(&r);
+
+	/* A device without pool/: one line, and the other is not written. */
+	ASSERT_EQ(0, hctl_run(&r, "pool", "join", NULL));
+	EXPECT_EQ(1, r.status);
+	EXPECT_STREQ("hyperctl: hyper10: pool join: this hyper.ko has no shared pools (no pool/ in sysfs)\n",
+		     r.err);
+	hctl_free(&r);
+}
+
+TEST_F(tree, pool_usage_errors_exit_2)
+{
+	static const char *const bad[][5] = {
+		{ "pool", NULL },
+		{ "pool", "grow", NULL },
+		{ "pool", "leave", "--force", NULL },
+		{ "pool", "join", "-H", NULL },
+		{ "pool", "status", "-H", "--json", NULL },
+		{ "pool", "fence", NULL },
+		{ "pool", "fence", "32", NULL },
+		{ "pool", "fence", "-1", NULL },
+		{ "pool", "fence", "two", NULL },
+		{ "pool", "join", "hyper0", "extra", NULL },
+	};
+	char buf[256];
+	struct hctl r;
+
+	fake_pool(self->root);
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ASSERT_EQ(0, hctl_runv(&r, (char *const *)bad[i]));
+		EXPECT_EQ(2, r.status) {
+			TH_LOG("case %u: %s", i, r.err);
+		}
+		EXPECT_EQ(1, count_lines(r.err));
+		EXPECT_STREQ("", r.out);
+		hctl_free(&r);
+	}
+	EXPECT_STREQ("", attr(self->root, 0, "pool/join", buf));
+	EXPECT_STREQ("", attr(self->root, 0, "pool/fence", buf));
 }
 
 TEST_HARNESS_MAIN

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # hyperctl tests.  Natively: units_test links hyperctl's objects (not
 # main.c), cli_test runs the sanitized hyperctl against fake sysfs trees.
-# In the VM: vm_test drives the real module through /bin/hyperctl
-# (suite hyperctl); mode_test does the same for the mode switch (suite
-# hyperctl-mode).
+# In the VM: vm_test drives the real module through /bin/hyperctl, and
+# pool_test its shared-pool commands (suite hyperctl); mode_test does the
+# same for the mode switch (suite hyperctl-mode).
 #
 # Fragments under tools/ are read after this one, so the hyperctl paths
 # are spelled out here rather than taken from tools/hyperctl/hyperctl.mk.
@@ -34,5 +34,6 @@ $(O)/tests/hyperctl_%: $(HCT_DIR)/%.c $(HCT_HDRS) $(wildcard selftests/lib/*.h) 
 	$(CC) $(TEST_CFLAGS) -o $@ $< -static -ljson-c -luring -lpthread -lm
 
 NATIVE_TESTS	+= $(HCT_SAN_BIN)/units_test $(HCT_SAN_BIN)/cli_test
-VM_TESTS	+= $(O)/tests/hyperctl_vm_test $(O)/tests/hyperctl_mode_test
+VM_TESTS	+= $(O)/tests/hyperctl_vm_test $(O)/tests/hyperctl_mode_test \
+		   $(O)/tests/hyperctl_pool_test
 VM_SUITES	+= hyperctl hyperctl-mode

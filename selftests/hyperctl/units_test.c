@@ -174,4 +174,42 @@ TEST(knobs)
 	EXPECT_FALSE(hc_knob_find("queue_depth", 11)->bytes);
 }
 
+/* Each refusal of a pool command is its own line, naming what to do. */
+TEST(pool_refusals)
+{
+	static const struct {
+		const char *cmd;
+		int err;
+		const char *want;
+	} cases[] = {
+		{ "format", -ENODEV, "loaded without node_id" },
+		{ "format", -EEXIST, "formatted already (--force" },
+		{ "format", -EBUSY, "a node is joined: it must leave first" },
+		{ "join", -ENODATA, "not formatted: hyperctl pool format" },
+		{ "join", -EPROTO, "another format version" },
+		{ "join", -EBADMSG, "superblock is corrupt" },
+		{ "join", -EMEDIUMTYPE, "another pool size" },
+		{ "join", -EADDRINUSE, "taken by a live node" },
+		{ "join", -EALREADY, "joined already" },
+		{ "join", -EBUSY, "was fenced" },
+		{ "join", -ETIMEDOUT, "metadata lock" },
+		{ "leave", -ENOTCONN, "has not joined the pool: hyperctl pool join" },
+		{ "leave", -EBUSY, "regions of this node still exist" },
+		{ "fence", -EBUSY, "node 4's lease is live" },
+		{ "fence", -ENOENT, "node 4 is not joined and holds nothing" },
+		{ "fence", -EAGAIN, "node 4's record is being written" },
+		{ "fence", -EINVAL, "cannot fence itself" },
+		{ "leave", -EIO, "Input/output error" },
+	};
+
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *why = hc_pool_why(cases[i].cmd, cases[i].err, 4);
+
+		EXPECT_NE(NULL, strstr(why, cases[i].want)) {
+			TH_LOG("%s %d: %s", cases[i].cmd, cases[i].err, why);
+		}
+		EXPECT_EQ(NULL, strchr(why, '\n'));
+	}
+}
+
 TEST_HARNESS_MAIN

@@ -7,7 +7,7 @@ KMOD_TEST_DEPS	:= $(KSFT_STAMP) $(wildcard selftests/lib/*.h) \
 		   include/uapi/linux/hyper.h
 KMOD_TESTS	:= regions bad_input lifecycle xfer_basic xfer_bad xfer_stress \
 		   xfer_uring \
-		   xfer_kill numa_mode huge_window pin
+		   xfer_kill numa_mode huge_window pin pool
 
 $(O)/tests/kmod_%: selftests/kmod/%.c $(KMOD_TEST_DEPS)
 	@mkdir -p $(@D)

@@ -26,6 +26,8 @@ int hc_parse_opts(int argc, char **argv, const struct hc_cmd_spec *spec,
 		{ "count", required_argument, NULL, 'c' },
 		{ "no-online", no_argument,   NULL, 'O' },
 		{ "no-movable", no_argument,  NULL, 'M' },
+		{ "force", no_argument,	      NULL, 'F' },
+		{ "json", no_argument,	      NULL, 'J' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, nargs;
@@ -65,6 +67,16 @@ int hc_parse_opts(int argc, char **argv, const struct hc_cmd_spec *spec,
 				o->no_online = true;
 			else
 				o->no_movable = true;
+			break;
+		case 'F':
+			if (!(spec->opts & HC_OPT_FORCE))
+				goto bad_opt;
+			o->force = true;
+			break;
+		case 'J':
+			if (!(spec->opts & HC_OPT_JSON))
+				goto bad_opt;
+			o->json = true;
 			break;
 		default:
 			goto bad_opt;

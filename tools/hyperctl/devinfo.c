@@ -20,8 +20,9 @@ const char *const hc_counter_names[HC_NR_COUNTERS] = {
 	[HC_ERRORS]		= "errors",
 };
 
-static int text(int id, const char *attr, char *buf, size_t len,
-		const char **bad)
+/* Read an attribute; on failure *bad names it (for the error message). */
+int hc_attr_text(int id, const char *attr, char *buf, size_t len,
+		 const char **bad)
 {
 	int ret = hc_read_attr(id, attr, buf, len);
 
@@ -30,7 +31,7 @@ static int text(int id, const char *attr, char *buf, size_t len,
 	return ret;
 }
 
-static int num(int id, const char *attr, int64_t *val, const char **bad)
+int hc_attr_s64(int id, const char *attr, int64_t *val, const char **bad)
 {
 	int ret = hc_read_attr_s64(id, attr, val);
 
@@ -39,10 +40,10 @@ static int num(int id, const char *attr, int64_t *val, const char **bad)
 	return ret;
 }
 
-static int unum(int id, const char *attr, uint64_t *val, const char **bad)
+int hc_attr_u64(int id, const char *attr, uint64_t *val, const char **bad)
 {
 	int64_t v;
-	int ret = num(id, attr, &v, bad);
+	int ret = hc_attr_s64(id, attr, &v, bad);
 
 	if (!ret)
 		*val = (uint64_t)v;
@@ -55,7 +56,7 @@ static int read_latency(int id, struct hc_stats *st, const char **bad)
 	char buf[4096], *line, *save = NULL;
 	int ret;
 
-	ret = text(id, "stats/latency_hist", buf, sizeof(buf), bad);
+	ret = hc_attr_text(id, "stats/latency_hist", buf, sizeof(buf), bad);
 	if (ret)
 		return ret;
 	st->nr_lat = 0;
@@ -89,7 +90,7 @@ int hc_stats_read(int id, struct hc_stats *st, const char **bad)
 			return ret;
 		}
 	}
-	ret = num(id, "stats/inflight", &st->inflight, bad);
+	ret = hc_attr_s64(id, "stats/inflight", &st->inflight, bad);
 	return ret ? ret : read_latency(id, st, bad);
 }
 
@@ -143,17 +144,17 @@ int hc_dev_read(int id, struct hc_dev *dev)
 	dev->id = id;
 	hc_devname(id, dev->name);
 
-	ret = text(id, "source", dev->source, sizeof(dev->source), bad) ?:
-	      text(id, "origin", dev->origin, sizeof(dev->origin), bad) ?:
-	      text(id, "copy_engine", dev->copy_engine,
-		   sizeof(dev->copy_engine), bad) ?:
-	      unum(id, "size", &dev->size, bad) ?:
-	      unum(id, "used", &dev->used, bad) ?:
-	      unum(id, "free", &dev->free, bad) ?:
-	      num(id, "nr_regions", &dev->nr_regions, bad) ?:
-	      num(id, "numa_node", &dev->numa_node, bad);
+	ret = hc_attr_text(id, "source", dev->source, sizeof(dev->source), bad) ?:
+	      hc_attr_text(id, "origin", dev->origin, sizeof(dev->origin), bad) ?:
+	      hc_attr_text(id, "copy_engine", dev->copy_engine,
+			   sizeof(dev->copy_engine), bad) ?:
+	      hc_attr_u64(id, "size", &dev->size, bad) ?:
+	      hc_attr_u64(id, "used", &dev->used, bad) ?:
+	      hc_attr_u64(id, "free", &dev->free, bad) ?:
+	      hc_attr_s64(id, "nr_regions", &dev->nr_regions, bad) ?:
+	      hc_attr_s64(id, "numa_node", &dev->numa_node, bad);
 	for (int i = 0; !ret && i < HC_NR_KNOBS; i++)
-		ret = unum(id, hc_knobs[i].name, &dev->knob[i], bad);
+		ret = hc_attr_u64(id, hc_knobs[i].name, &dev->knob[i], bad);
 	if (!ret)
 		ret = hc_stats_read(id, &dev->st, bad);
 	if (ret)

@@ -155,6 +155,49 @@ int hc_human_status(FILE *f, const struct hc_dev *devs, int nr)
 	return 0;
 }
 
+/* A block per device: the pool, this node, then a table of the nodes. */
+int hc_human_pool(FILE *f, const struct hc_pool *p, int nr)
+{
+	static const char *const hdr[] = {
+		">NODE", "STATE", ">LEASE_AGE", ">HELD", ">GEN",
+	};
+	int ret = 0;
+
+	for (int i = 0; !ret && i < nr; i++) {
+		char a[SZ], b[SZ], c[SZ], d[SZ];
+		struct hc_table *t;
+
+		fprintf(f, "%s: node %" PRId64 ", %s%s%s\n", p[i].name,
+			p[i].node_id, p[i].state, p[i].uuid[0] ? ", pool " : "",
+			p[i].uuid);
+		fprintf(f, "  pool:      %s used, %s free of %s\n",
+			hu_fmt_size(p[i].used, a, SZ), hu_fmt_size(p[i].free, b, SZ),
+			hu_fmt_size(p[i].size, c, SZ));
+		fprintf(f, "  this node: %s used, %s free in its chunks; lease %" PRId64 " ms\n",
+			hu_fmt_size(p[i].node_used, d, SZ),
+			hu_fmt_size(p[i].node_free, a, SZ), p[i].lease_ms);
+		if (!p[i].nr_nodes)
+			continue;
+		t = hc_table_new(5, hdr);
+		if (!t)
+			return -ENOMEM;
+		for (int k = 0; !ret && k < p[i].nr_nodes; k++) {
+			const struct hc_pool_node *n = &p[i].nodes[k];
+			char id[SZ], age[SZ] = "-", held[SZ], gen[SZ];
+
+			if (n->lease_age_ms >= 0)
+				snprintf(age, SZ, "%" PRId64 " ms", n->lease_age_ms);
+			const char *row[] = {
+				fmt_s64(n->id, id), n->state, age,
+				hu_fmt_size(n->bytes, held, SZ), fmt_u64(n->gen, gen),
+			};
+			ret = hc_table_add(t, row);
+		}
+		ret = print_table(f, t, ret);
+	}
+	return ret;
+}
+
 int hc_human_stats(FILE *f, const struct hc_dev *devs, int nr)
 {
 	static const char *const hdr[] = {

@@ -134,10 +134,41 @@ struct hc_dev {
 };
 
 int hc_dev_read(int id, struct hc_dev *dev);
+int hc_attr_text(int id, const char *attr, char *buf, size_t len,
+		 const char **bad);
+int hc_attr_s64(int id, const char *attr, int64_t *val, const char **bad);
+int hc_attr_u64(int id, const char *attr, uint64_t *val, const char **bad);
 int hc_stats_read(int id, struct hc_stats *st, const char **bad_attr);
 int hc_stats_latency_bound(const struct hc_stats *st, double q, uint64_t *ns);
 uint64_t hc_counter_delta(uint64_t prev, uint64_t cur);
 uint64_t hc_rate(uint64_t prev, uint64_t cur, double secs);
+
+/* pool.c: a pool shared by several nodes, from class/hyper/hyperN/pool/ */
+#define HC_POOL_MAX_NODES	32
+
+struct hc_pool_node {
+	int id;
+	char state[16];		/* joined, dead, left, fenced, torn */
+	int64_t lease_age_ms;	/* -1: unknown */
+	uint64_t bytes;		/* of chunks it holds */
+	uint64_t gen;		/* its incarnation in the slot */
+};
+
+struct hc_pool {
+	int id;
+	char name[HC_NAME_LEN];
+	const char *bad_attr;		/* the attribute a read failed on */
+	int64_t node_id;		/* -1: standalone */
+	char state[24];
+	char uuid[40];			/* "" when not formatted */
+	int64_t lease_ms;
+	uint64_t size, used, free, node_used, node_free;
+	int nr_nodes;
+	struct hc_pool_node nodes[HC_POOL_MAX_NODES];
+};
+
+int hc_pool_read(int id, struct hc_pool *p);
+const char *hc_pool_why(const char *cmd, int err, int node);
 
 /* json.c: the JSON every subcommand prints */
 struct json_object *hc_json_list(const struct hc_dev *dev);
@@ -145,6 +176,7 @@ struct json_object *hc_json_status(const struct hc_dev *dev);
 struct json_object *hc_json_stats(const struct hc_dev *dev);
 struct json_object *hc_json_rates(const struct hc_dev *dev,
 				  const struct hc_stats *prev, double secs);
+struct json_object *hc_json_pool(const struct hc_pool *p);
 int hc_json_print(struct json_object *obj, bool pretty);
 
 /* table.c: a plain text table; a header starting with '>' is right-aligned */
@@ -159,6 +191,7 @@ void hc_table_free(struct hc_table *t);
 int hc_human_status(FILE *f, const struct hc_dev *devs, int nr);
 int hc_human_list(FILE *f, const struct hc_dev *devs, int nr);
 int hc_human_stats(FILE *f, const struct hc_dev *devs, int nr);
+int hc_human_pool(FILE *f, const struct hc_pool *p, int nr);
 int hc_human_rates(FILE *f, const struct hc_dev *devs,
 		   const struct hc_stats *prev, int nr, double secs);
 
@@ -169,11 +202,14 @@ int cmd_stats(int argc, char **argv);
 int cmd_set(int argc, char **argv);
 int cmd_mode(int argc, char **argv);
 int cmd_reset_stats(int argc, char **argv);
+int cmd_pool(int argc, char **argv);
 
 /* common.c: what several subcommands share */
 #define HC_OPT_HUMAN	1	/* -H, --human */
 #define HC_OPT_WATCH	2	/* -w, --watch SECONDS; -c, --count N */
 #define HC_OPT_ONLINE	4	/* --no-online, --no-movable */
+#define HC_OPT_FORCE	8	/* --force */
+#define HC_OPT_JSON	16	/* --json (the default output, said outright) */
 
 struct hc_cmd_spec {
 	const char *usage;	/* the --help text */
@@ -188,6 +224,8 @@ struct hc_opts {
 	long count;		/* 0: until interrupted */
 	bool no_online;		/* leave hot-added memory blocks offline */
 	bool no_movable;	/* online them for the kernel, not movable */
+	bool force;		/* --force */
+	bool json;		/* --json */
 	int optind;		/* the first operand */
 };
 

@@ -137,6 +137,42 @@ struct json_object *hc_json_rates(const struct hc_dev *dev,
 	return o;
 }
 
+/*
+ * A shared pool: the pool's whole counts (size, used, free), this node's
+ * (node_used, node_free), and one object per node in the node table.
+ */
+struct json_object *hc_json_pool(const struct hc_pool *p)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *nodes = json_object_new_array();
+
+	add_str(o, "dev", p->name);
+	add_int(o, "node_id", p->node_id);
+	add_str(o, "state", p->state);
+	if (p->uuid[0])
+		add_str(o, "uuid", p->uuid);
+	add_int(o, "lease_ms", p->lease_ms);
+	add_uint(o, "size", p->size);
+	add_uint(o, "used", p->used);
+	add_uint(o, "free", p->free);
+	add_uint(o, "node_used", p->node_used);
+	add_uint(o, "node_free", p->node_free);
+	for (int i = 0; i < p->nr_nodes; i++) {
+		const struct hc_pool_node *n = &p->nodes[i];
+		struct json_object *no = json_object_new_object();
+
+		add_int(no, "id", n->id);
+		add_str(no, "state", n->state);
+		if (n->lease_age_ms >= 0)
+			add_int(no, "lease_age_ms", n->lease_age_ms);
+		add_uint(no, "bytes", n->bytes);
+		add_uint(no, "gen", n->gen);
+		json_object_array_add(nodes, no);
+	}
+	json_object_object_add(o, "nodes", nodes);
+	return o;
+}
+
 /* Prints and releases obj; -EIO if standard output failed. */
 int hc_json_print(struct json_object *obj, bool pretty)
 {

@@ -25,6 +25,7 @@ static const struct {
 	{ "set",	 cmd_set,	  "write tunables: workers, chunk_size, queue_depth, inline_bytes" },
 	{ "mode",	 cmd_mode,	  "switch a window between device and system-ram" },
 	{ "reset-stats", cmd_reset_stats, "zero the transfer counters" },
+	{ "pool",	 cmd_pool,	  "a pool shared by nodes: format, join, leave, status, fence" },
 };
 
 #define NR_COMMANDS	(int)(sizeof(commands) / sizeof(commands[0]))

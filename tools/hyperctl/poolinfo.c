@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A shared pool's attributes read into one structure: pool/ of the device
+ * (node_id, state, uuid, lease_ms, nodes) and the device's used, free,
+ * node_used and node_free.  Read one after the other: not one snapshot.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hyperctl.h"
+
+/* pool/nodes: "ID STATE LEASE_AGE_MS BYTES GEN" a line, used slots only. */
+static int read_nodes(struct hc_pool *p)
+{
+	char buf[4096], *line, *save = NULL;
+	int ret = hc_attr_text(p->id, "pool/nodes", buf, sizeof(buf),
+			       &p->bad_attr);
+
+	if (ret)
+		return ret;
+	p->nr_nodes = 0;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		struct hc_pool_node *n = &p->nodes[p->nr_nodes];
+		unsigned long long bytes, gen;
+		long long age;
+		char extra;
+
+		if (p->nr_nodes == HC_POOL_MAX_NODES ||
+		    sscanf(line, "%d %15s %lld %llu %llu %c", &n->id, n->state,
+			   &age, &bytes, &gen, &extra) != 5 ||
+		    n->id < 0 || n->id >= HC_POOL_MAX_NODES) {
+			p->bad_attr = "pool/nodes";
+			return -EINVAL;
+		}
+		n->lease_age_ms = age;
+		n->bytes = bytes;
+		n->gen = gen;
+		p->nr_nodes++;
+	}
+	return 0;
+}
+
+/**
+ * hc_pool_read() - read a device's shared-pool attributes
+ * @id:		N of hyperN
+ * @p:		filled in; @p->bad_attr names the attribute a failure was on
+ *
+ * Return: 0, or the -errno of the first attribute that could not be read
+ * (-ENOENT for a module without shared pools).
+ */
+int hc_pool_read(int id, struct hc_pool *p)
+{
+	const char **bad = &p->bad_attr;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	p->id = id;
+	hc_devname(id, p->name);
+	ret = hc_attr_s64(id, "pool/node_id", &p->node_id, bad) ?:
+	      hc_attr_text(id, "pool/state", p->state, sizeof(p->state), bad) ?:
+	      hc_attr_text(id, "pool/uuid", p->uuid, sizeof(p->uuid), bad) ?:
+	      hc_attr_s64(id, "pool/lease_ms", &p->lease_ms, bad) ?:
+	      hc_attr_u64(id, "size", &p->size, bad) ?:
+	      hc_attr_u64(id, "used", &p->used, bad) ?:
+	      hc_attr_u64(id, "free", &p->free, bad) ?:
+	      hc_attr_u64(id, "node_used", &p->node_used, bad) ?:
+	      hc_attr_u64(id, "node_free", &p->node_free, bad);
+	return ret ?: read_nodes(p);
+}
