@@ -5,7 +5,7 @@
 
 FUZZ_KMOD	:= $(O)/tests/fuzz_uapi
 
-$(FUZZ_KMOD): selftests/fuzz/fuzz_uapi.c $(KMOD_TEST_DEPS)
+$(FUZZ_KMOD): selftests/fuzz/fuzz_uapi.c selftests/kmod/twonode.h $(KMOD_TEST_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(KMOD_TEST_LIBS)
 

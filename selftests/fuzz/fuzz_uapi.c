@@ -20,7 +20,22 @@
  * on a hyper resource left in /proc/iomem.  The VM test bed fails the run
  * on any BUG/WARNING/Oops in dmesg.
  *
- * usage: fuzz_uapi [-d SECONDS] [-s SEED] [-w WORKERS]
+ * On a module joined to a shared pool (node_id >= 0, Documentation/
+ * supernode.md) the pool's used counts the metadata and every node's
+ * chunks, so the checks read this node's share (node_used): the idle pool
+ * of a mode round and the clean end.  Such a pool is never onlined:
+ * every switch to system-ram must be refused (EOPNOTSUPP).  The run also
+ * holds stamped regions (selftests/kmod/twonode.h) from start to end and
+ * checks every word of them: another node fuzzing the same pool at once
+ * must not touch them.  At the end it checks the whole pool's accounting
+ * (used is the metadata plus the chunks every node holds in pool/nodes),
+ * leaves the pool (its chunks go back) and unloads.  With -m it meets the
+ * other nodes of the two-node test bed (selftests/vm/run-2vm.sh) at
+ * mailbox barriers: before it starts (stamps held) and when every node
+ * is idle, so that the whole-pool check sees no node allocating; without
+ * -m the other nodes must be idle.
+ *
+ * usage: fuzz_uapi [-d SECONDS] [-s SEED] [-w WORKERS] [-m]
  * HYPER_FUZZ_DURATION and HYPER_FUZZ_SEED set the same from the
  * environment (make fuzz-kmod DURATION= SEED=).  A seed gives every
  * process the same sequence of operations again; the interleaving of the
@@ -37,6 +52,7 @@
 #include <time.h>
 
 #include "hyper_uring.h"
+#include "../kmod/twonode.h"
 
 #define PAGE		4096ULL
 #define BUF_SIZE	(4 * MiB)
@@ -47,6 +63,11 @@
 #define VERIFY_SIZE	(256 * 1024)
 /* Only a lost request or a wedged kernel waits this long. */
 #define SETTLE_SECS	120
+/* The shared pool's chunk and metadata (Documentation/supernode.md). */
+#define POOL_CHUNK	(2 * MiB)
+#define POOL_TABLE_OFF	16384ULL
+#define POOL_MAX_NODES	32
+#define NR_STAMPS	3
 
 enum op {
 	OP_ALLOC, OP_FREE, OP_QUERY, OP_INFO, OP_IOCTL_JUNK, OP_MMAP,
@@ -64,7 +85,7 @@ static const char *const op_names[NR_OPS] = {
 
 static const int err_classes[] = {
 	0, EINVAL, ENOENT, EFAULT, ENOMEM, EBADF, EBUSY, EAGAIN, E2BIG,
-	EOVERFLOW, ENOTTY, EINTR, ECANCELED, EACCES, ENOSPC,
+	EOVERFLOW, ENOTTY, EINTR, ECANCELED, EACCES, ENOSPC, EOPNOTSUPP,
 };
 
 #define NR_CLASSES	(sizeof(err_classes) / sizeof(err_classes[0]) + 1)
@@ -82,6 +103,13 @@ struct shared {
 
 static struct shared *sh;
 static int nr_workers = 4;
+/* This node's id in a shared pool; -1 standalone. */
+static int node_id = -1;
+/* The two-node bed's mailbox, with -m. */
+static struct hyper_mbox mbox;
+static bool meet;
+/* What the run itself holds throughout (the stamps): regions and bytes. */
+static long long kept_regions, kept_bytes;
 
 /* splitmix64: one stream per process, from the run's seed. */
 struct rng {
@@ -129,12 +157,24 @@ static void sleep_ms(unsigned int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Waits (bounded) until the module's accounting of device 0 is idle. */
+/*
+ * This node's bytes in use: the pool's used standalone, its node_used
+ * (its regions) in a shared pool, whose used counts every node's chunks.
+ */
+static const char *used_attr(void)
+{
+	return node_id >= 0 ? "node_used" : "used";
+}
+
+/*
+ * Waits (bounded) until the module's accounting of device 0 is idle: no
+ * region, byte or request but what the run keeps throughout.
+ */
 static bool settled(void)
 {
 	for (int i = 0; i < SETTLE_SECS * 10; i++) {
-		if (!hyper_sysfs_ll(0, "nr_regions") &&
-		    !hyper_sysfs_ll(0, "used") &&
+		if (hyper_sysfs_ll(0, "nr_regions") == kept_regions &&
+		    hyper_sysfs_ll(0, used_attr()) == kept_bytes &&
 		    !hyper_sysfs_ll(0, "stats/inflight"))
 			return true;
 		sleep_ms(100);
@@ -777,6 +817,21 @@ static int to_device(void)
 	return ret;
 }
 
+/*
+ * A shared pool is never onlined, idle or busy: System RAM of this node
+ * would hand out the other nodes' memory.  Goes back if it went through.
+ */
+static void shared_mode_refused(enum op op, int ret)
+{
+	if (ret == -EOPNOTSUPP)
+		return;
+	printf("# mode system-ram on a shared pool returned %d, not -EOPNOTSUPP\n",
+	       ret);
+	atomic_fetch_add(&sh->rule_errors, 1);
+	if (!ret)
+		count(op, to_device());
+}
+
 /* One round trip with the workers idle, using the memory in between. */
 static void mode_round(struct rng *r)
 {
@@ -794,7 +849,9 @@ static void mode_round(struct rng *r)
 	}
 	ret = hyper_sysfs_write(0, "mode", "system-ram");
 	count(OP_MODE_IDLE, ret);
-	if (!ret) {
+	if (node_id >= 0) {
+		shared_mode_refused(OP_MODE_IDLE, ret);
+	} else if (!ret) {
 		if (chance(r, 80) && !write_blocks("online_movable") &&
 		    numa_available() >= 0) {
 			size_t len = (1 + below(r, 64)) * MiB;
@@ -836,12 +893,15 @@ static int mode_main(uint64_t seed)
 			int ret = hyper_sysfs_write(0, "mode", "system-ram");
 
 			count(OP_MODE_BUSY, ret);
-			if (!ret)
+			if (node_id >= 0)
+				shared_mode_refused(OP_MODE_BUSY, ret);
+			else if (!ret)
 				count(OP_MODE_BUSY, to_device());
 		}
 		op_sysfs(&r);
 	}
-	return to_device() ? 1 : 0;
+	/* A shared pool's mode never changed: every switch was refused. */
+	return node_id < 0 && to_device() ? 1 : 0;
 }
 
 static unsigned long long vmstat(const char *name)
@@ -913,6 +973,152 @@ static int tap(int n, bool ok, const char *what)
 	return !ok;
 }
 
+/*
+ * The module's node id in a shared pool, or -1 when it is standalone or
+ * has no pool format; -EPERM (with the cause) when it has an id but has
+ * not joined, where every ALLOC is refused.
+ */
+static int pool_node(void)
+{
+	char buf[32];
+	int id;
+
+	if (hyper_read_file(TN_NODE_ID_PARAM, buf, sizeof(buf)))
+		return -1;
+	id = atoi(buf);
+	if (id < 0)
+		return -1;
+	buf[0] = 0;
+	if (hyper_sysfs_read(0, "pool/state", buf, sizeof(buf)) ||
+	    strcmp(buf, "joined")) {
+		printf("Bail out! node_id is %d but the pool is not joined (pool/state %s): hyperctl pool join\n",
+		       id, buf);
+		return -EPERM;
+	}
+	return id;
+}
+
+/* Meets the other nodes at barrier @name (with -m); false if it failed. */
+static bool barrier(const char *name)
+{
+	if (!meet)
+		return true;
+	if (!hyper_mbox_barrier(&mbox, name, tn_secs()))
+		return true;
+	printf("# barrier %s: the other nodes did not come\n", name);
+	return false;
+}
+
+struct stamp {
+	uint64_t *p;
+	uint64_t size;
+	uint32_t handle;
+};
+
+/* Regions of a few sizes, each word stamped with the node (twonode.h). */
+static int stamps_take(int fd, struct stamp *st)
+{
+	static const uint64_t sizes[NR_STAMPS] = {
+		4 * MiB, POOL_CHUNK + PAGE, 16 * PAGE,
+	};
+	uint64_t off;
+	int ret;
+
+	for (int i = 0; i < NR_STAMPS; i++) {
+		st[i].size = sizes[i];
+		ret = hyper_alloc(fd, sizes[i], 0, &st[i].handle, &off);
+		if (ret)
+			return ret;
+		st[i].p = mmap(NULL, sizes[i], PROT_READ | PROT_WRITE,
+			       MAP_SHARED, fd, off);
+		if (st[i].p == MAP_FAILED) {
+			st[i].p = NULL;
+			return -errno;
+		}
+		tn_fill(st[i].p, sizes[i], node_id, i);
+		kept_regions++;
+		kept_bytes += sizes[i];
+	}
+	return 0;
+}
+
+/* Checks every word of the stamps, then lets go of them. */
+static bool stamps_intact(int fd, struct stamp *st)
+{
+	bool ok = true;
+
+	for (int i = 0; i < NR_STAMPS; i++) {
+		if (!st[i].p) {
+			ok = false;
+			continue;
+		}
+		if (tn_check(st[i].p, st[i].size, node_id, i) != st[i].size / 8) {
+			tn_report(st[i].p, st[i].size, node_id, i);
+			ok = false;
+		}
+		munmap(st[i].p, st[i].size);
+		if (hyper_free(fd, st[i].handle))
+			ok = false;
+	}
+	close(fd);
+	kept_regions = 0;
+	kept_bytes = 0;
+	return ok;
+}
+
+/*
+ * The whole pool, every node idle: used is exactly the metadata chunks
+ * (ceil((16384 + 2 x chunks) / 2 MiB), supernode.md) plus the chunks
+ * each node holds in the node table, whole chunks each; this node's
+ * regions (none now) fit in its chunks.
+ */
+static bool pool_accounted(long long *mine)
+{
+	long long size = hyper_sysfs_ll(0, "size");
+	long long used = hyper_sysfs_ll(0, "used");
+	long long chunks = size / POOL_CHUNK, meta, held = 0, b = 0;
+	bool whole = true;
+	char st[32];
+
+	meta = (POOL_TABLE_OFF + 2 * chunks + POOL_CHUNK - 1) / POOL_CHUNK *
+	       POOL_CHUNK;
+	*mine = -1;
+	for (int id = 0; id < POOL_MAX_NODES; id++) {
+		if (tn_pool_node(id, st, sizeof(st), &b))
+			continue;
+		printf("# node %d: %s, %lld bytes of chunks\n", id, st, b);
+		whole &= b >= 0 && b % POOL_CHUNK == 0;
+		held += b;
+		if (id == node_id)
+			*mine = b;
+	}
+	if (used != meta + held || !whole || *mine < 0 ||
+	    hyper_sysfs_ll(0, "node_used") > *mine)
+		printf("# pool: used %lld, metadata %lld, nodes hold %lld, this node %lld\n",
+		       used, meta, held, *mine);
+	return used == meta + held && whole && *mine >= 0 &&
+	       hyper_sysfs_ll(0, "node_used") <= *mine;
+}
+
+/* Leaves the pool: its line says left and holds nothing; used drops. */
+static bool pool_leave(long long mine)
+{
+	long long used = hyper_sysfs_ll(0, "used"), b = -1;
+	char st[32] = "";
+	int ret = hyper_write_file(HYPER_SYSFS "/hyper0/pool/leave", "1");
+
+	if (!ret)
+		ret = tn_pool_node(node_id, st, sizeof(st), &b);
+	if (ret || strcmp(st, "left") || b ||
+	    hyper_sysfs_ll(0, "used") > used - mine) {
+		printf("# leave: %d, node %d %s holding %lld; used %lld, was %lld with %lld of this node's\n",
+		       ret, node_id, st, b, hyper_sysfs_ll(0, "used"), used,
+		       mine);
+		return false;
+	}
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	const char *env_d = getenv("HYPER_FUZZ_DURATION");
@@ -920,16 +1126,19 @@ int main(int argc, char **argv)
 	unsigned long duration = env_d && *env_d ? strtoul(env_d, NULL, 10) : 60;
 	uint64_t seed = env_s && *env_s ? strtoull(env_s, NULL, 0) : 0;
 	pid_t pids[MAX_WORKERS + 1];
-	int opt, fails = 0, bad_exit = 0;
-	bool clean;
+	int opt, n = 0, fails = 0, bad_exit = 0, sfd = -1;
+	struct stamp stamps[NR_STAMPS] = { 0 };
+	long long mine = 0;
+	bool clean, ok, met = true;
 
-	while ((opt = getopt(argc, argv, "d:s:w:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:s:w:m")) != -1) {
 		switch (opt) {
 		case 'd': duration = strtoul(optarg, NULL, 10); break;
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 'w': nr_workers = atoi(optarg); break;
+		case 'm': meet = true; break;
 		default:
-			fprintf(stderr, "usage: %s [-d SECONDS] [-s SEED] [-w WORKERS]\n",
+			fprintf(stderr, "usage: %s [-d SECONDS] [-s SEED] [-w WORKERS] [-m]\n",
 				argv[0]);
 			return 2;
 		}
@@ -943,20 +1152,41 @@ int main(int argc, char **argv)
 		seed = (uint64_t)ts.tv_sec * 1000000007ULL ^ ts.tv_nsec ^ getpid();
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("TAP version 13\n1..6\n");
-	printf("# seed %llu (HYPER_FUZZ_SEED=%llu or make fuzz-kmod SEED=%llu repeats it), %lu s, %d workers\n",
-	       (unsigned long long)seed, (unsigned long long)seed,
-	       (unsigned long long)seed, duration, nr_workers);
+	printf("TAP version 13\n");
 	if (hyper_module_ensure()) {
 		printf("Bail out! cannot load the module\n");
 		return 1;
 	}
+	node_id = pool_node();
+	if (node_id < -1)
+		return 1;
+	if (meet && hyper_mbox_open(&mbox)) {
+		printf("Bail out! -m: no two-node mailbox (run by selftests/vm/run-2vm.sh)\n");
+		return 1;
+	}
+	printf("1..%d\n", node_id >= 0 ? 9 : 6);
+	printf("# seed %llu (HYPER_FUZZ_SEED=%llu or make fuzz-kmod SEED=%llu repeats it), %lu s, %d workers\n",
+	       (unsigned long long)seed, (unsigned long long)seed,
+	       (unsigned long long)seed, duration, nr_workers);
+	if (node_id >= 0)
+		printf("# node %d of a shared pool: this node's share is node_used; mode switches must be refused\n",
+		       node_id);
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
 		return 1;
 	memset(sh, 0, sizeof(*sh));
 	signal(SIGPIPE, SIG_IGN);
+	if (node_id >= 0) {
+		int ret;
+
+		sfd = hyper_dev_open(0);
+		ret = sfd < 0 ? sfd : stamps_take(sfd, stamps);
+		if (ret)
+			printf("# stamped regions: %s\n", strerror(-ret));
+		/* Every node holds its stamps before any node fuzzes. */
+		met = barrier("fuzz-stamped");
+	}
 
 	for (int i = 0; i <= nr_workers; i++) {
 		pids[i] = fork();
@@ -977,20 +1207,37 @@ int main(int argc, char **argv)
 		}
 	}
 	print_counts();
-	fails += tap(1, !bad_exit && sh->ops, "every fuzzing process ran and ended");
-	fails += tap(2, !sh->data_errors && !sh->rule_errors,
+	fails += tap(++n, met && !bad_exit && sh->ops,
+		     "every fuzzing process ran and ended");
+	fails += tap(++n, !sh->data_errors && !sh->rule_errors,
+		     node_id >= 0 ?
+		     "data round-trips; read-only opens changed nothing; mode switches refused" :
 		     "data round-trips; read-only opens changed nothing");
+	if (node_id >= 0)
+		fails += tap(++n, sfd >= 0 && stamps_intact(sfd, stamps),
+			     "this node's stamped regions kept every word while the pool was fuzzed");
 	clean = settled();
 	if (!clean)
-		printf("# left: %lld regions, %lld bytes, %lld in flight\n",
-		       hyper_sysfs_ll(0, "nr_regions"), hyper_sysfs_ll(0, "used"),
-		       hyper_sysfs_ll(0, "stats/inflight"));
-	fails += tap(3, clean, "no region, byte or request left behind");
-	fails += tap(4, pins_balanced(), "pinned pages balanced");
-	fails += tap(5, rmmod_works(), "rmmod works afterwards");
-	fails += tap(6, hyper_iomem_count("hyper") == 0,
+		printf("# left: %lld regions, %lld bytes (%s), %lld in flight\n",
+		       hyper_sysfs_ll(0, "nr_regions"), hyper_sysfs_ll(0, used_attr()),
+		       used_attr(), hyper_sysfs_ll(0, "stats/inflight"));
+	fails += tap(++n, clean, "no region, byte or request left behind");
+	fails += tap(++n, pins_balanced(), "pinned pages balanced");
+	if (node_id >= 0) {
+		/* No node allocates from here to the check's end. */
+		ok = barrier("fuzz-idle");
+		fails += tap(++n, ok && pool_accounted(&mine),
+			     "the pool's used is its metadata plus every node's chunks");
+		ok = barrier("fuzz-accounted");
+		fails += tap(++n, ok && pool_leave(mine),
+			     "this node leaves the pool and its chunks go back");
+	}
+	fails += tap(++n, rmmod_works(), "rmmod works afterwards");
+	fails += tap(++n, hyper_iomem_count("hyper") == 0,
 		     "no hyper resource left in /proc/iomem");
-	/* The module goes back for whatever the suite runs next. */
+	if (meet)
+		hyper_mbox_close(&mbox);
+	/* The module goes back for whatever the suite runs next (not joined). */
 	hyper_module_load(hyper_modparams());
 	return fails ? 1 : 0;
 }
