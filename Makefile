@@ -204,6 +204,8 @@ vm-suite:
 	$(MAKE) EXTRA_VM_SUITES=$(SUITE) $(VM_INITRD)
 	@mkdir -p $(O)/results
 	@$(call vm_run,$(KVER),$(SUITE))
+	@awk -f selftests/totals.awk $(O)/results/vm-$(KVER)-$(basename $(notdir $(SUITE))).log | \
+		tail -n 1 | grep -q ' 0 failed$$' || { echo "vm-suite: $(SUITE) failed"; exit 1; }
 
 check: all $(NATIVE_TESTS) $(foreach k,$(KVERS),$(call vm_initrd,$(k)))
 	@rm -rf $(O)/results && mkdir -p $(O)/results
