@@ -49,9 +49,10 @@ library_and_headers() {
 	grep -x "Version: $libver" "$dest/usr/lib/pkgconfig/libhyper.pc"
 }
 
-# -m NAME reads the configs installed beside the program, not the sources.
+# -m NAME reads the configs installed beside the program, not the sources
+# (make names those to the programs of the build tree: not to this one).
 installed_models() {
-	"$dest/usr/bin/hyper-plan" --list-models |
+	env -u HYPER_PLAN_CONFIGS "$dest/usr/bin/hyper-plan" --list-models |
 		grep -x "llama2-7b  *llama-family model from $dest/usr/share/hyper-plan/configs/llama2-7b.json"
 }
 
