@@ -66,6 +66,7 @@ NATIVE_TESTS += $(O)/san/selftests/plan/feedback_test
 
 # libhyperplan's exported interface, over the release shared libraries.
 $(O)/san/selftests/plan/plan_abi_test: selftests/plan/plan_abi_test.sh \
+		selftests/plan/plan_exports.sh $(HPL_A) \
 		$(HPL_SO) $(O)/lib/libhyperplan.so $(O)/lib/libhyper.so \
 		$(HPL_MAN) include/hyper/plan.h include/hyper/vocab.h \
 		include/hyper/residency.h \
