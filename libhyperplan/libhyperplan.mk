@@ -43,12 +43,7 @@ $(O)/lib/libhyperplan.so: $(HPL_SO)
 	ln -sf libhyperplan.so.1 $@
 
 $(HPL_A): $(HPL_OBJS)
-	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
-
 $(HPL_SAN_A): $(HPL_SAN_OBJS)
-	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
 
 $(O)/lib/pkgconfig/libhyperplan.pc: libhyperplan/libhyperplan.pc.in \
 		libhyperplan/libhyperplan.mk
@@ -79,10 +74,10 @@ HPT_INC		:= $(HPL_INC) -iquote $(HPT_DIR) $(addprefix -iquote,$(sort $(dir $(HPT
 $(HPT_OBJS) $(HPT_SAN_OBJS): ALL_CFLAGS += $(HPT_INC)
 
 $(HPT_A): $(HPT_OBJS)
-	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
-
 $(HPT_SAN_A): $(HPT_SAN_OBJS)
+
+# The library's archives and the tools', each from its objects.
+$(HPL_A) $(HPL_SAN_A) $(HPT_A) $(HPT_SAN_A):
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
