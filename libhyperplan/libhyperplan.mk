@@ -4,16 +4,20 @@
 # (they use its internals too, and run in the VM without an rpath), a
 # sanitized archive for the tests, pkg-config file and man pages.
 #
-# Sources sit in one folder per pipeline stage; each stage includes the
-# headers of the stages before it by name, hence one -I per folder.
+# Sources sit in one folder per pipeline stage.  A header is included by
+# its path under libhyperplan/ ("passes/sched.h"): the library's root is
+# the one folder on the include path, as -iquote, so that no stage's
+# header can hide a system one (<sched.h>).  Every non-static name of the
+# library is hyper_plan_* (public) or hyper_plan__* (internal), so that
+# the installed libhyperplan.a exports nothing else (plan_abi_test).
+#
+# What only the tools use (model generators, --feedback, the SVG and
+# trace pictures) is not in the library: tools/hyper-plan/lib/ builds
+# libhyperplan-tools.a, a static archive that is never installed.
 
 # As libhyper's: the symbol map's newest node (HYPERPLAN_1.0 is 1.0.0).
 HPL_VERSION	:= $(lastword $(shell sed -n \
 		   's/^HYPERPLAN_\([0-9]*\.[0-9]*\) {.*/\1/p' libhyperplan/libhyperplan.map)).0
-HPL_DIRS	:= libhyperplan $(sort $(dir $(wildcard libhyperplan/*/*.c)))
-# -iquote: the stages' headers by "name" only, so that passes/sched.h
-# never hides the system's <sched.h> (which <pthread.h> includes).
-HPL_INC		:= $(addprefix -iquote,$(HPL_DIRS))
 HPL_SRCS	:= $(sort $(wildcard libhyperplan/*.c libhyperplan/*/*.c))
 HPL_OBJS	:= $(HPL_SRCS:%.c=$(O)/obj/%.o)
 HPL_SAN_OBJS	:= $(HPL_SRCS:%.c=$(O)/san/%.o)
@@ -24,11 +28,10 @@ HPL_SAN_A	:= $(O)/san/lib/libhyperplan.a
 HPL_MAN		:= $(sort $(wildcard libhyperplan/man/*.3))
 
 # Every user of the planner's internals (the library, its tools, its
-# tests) compiles with the stage folders on the include path.
+# tests) compiles with the library's root on the include path.
+# Bare-name includes still in the tree until plstruct-apply.sh qualifies them:
+HPL_INC		:= -iquote libhyperplan $(addprefix -iquote,$(sort $(dir $(HPL_SRCS))))
 $(HPL_OBJS) $(HPL_SAN_OBJS): ALL_CFLAGS += $(HPL_INC)
-# -m NAME reads the shipped configs; from the build tree, in the sources.
-$(O)/obj/libhyperplan/gen/models.o $(O)/san/libhyperplan/gen/models.o: \
-	ALL_CFLAGS += -DHP_SRC_CONFIGS='"$(CURDIR)/tools/hyper-plan/configs"'
 
 $(HPL_SO): $(HPL_OBJS) $(UTIL_OBJS) libhyperplan/libhyperplan.map $(O)/lib/libhyper.so
 	@mkdir -p $(@D)
@@ -40,12 +43,7 @@ $(O)/lib/libhyperplan.so: $(HPL_SO)
 	ln -sf libhyperplan.so.1 $@
 
 $(HPL_A): $(HPL_OBJS)
-	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
-
 $(HPL_SAN_A): $(HPL_SAN_OBJS)
-	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
 
 $(O)/lib/pkgconfig/libhyperplan.pc: libhyperplan/libhyperplan.pc.in \
 		libhyperplan/libhyperplan.mk
@@ -60,6 +58,32 @@ USERSPACE += $(HPL_SO) $(O)/lib/libhyperplan.so $(HPL_A) \
 # system libraries both need.
 HPL_STATIC_LIBS	:= $(HPL_A) $(LIBHYPER_A) $(LIBHYPER_LIBS) $(HPL_LIBS)
 HPL_SAN_LIBS	:= $(HPL_SAN_A) $(LIBHYPER_SAN_A) $(LIBHYPER_LIBS) $(HPL_LIBS)
+
+# The tools' archive (hyper-plan, bench-plan, hyper-timeline and the
+# planner's tests): defined here, before the tools' and tests' fragments
+# that name it in their prerequisites.  Its headers are included by their
+# path under tools/hyper-plan/lib/ ("gen/model.h").
+HPT_DIR		:= tools/hyper-plan/lib
+HPT_SRCS	:= $(sort $(wildcard $(HPT_DIR)/*/*.c))
+HPT_OBJS	:= $(HPT_SRCS:%.c=$(O)/obj/%.o)
+HPT_SAN_OBJS	:= $(HPT_SRCS:%.c=$(O)/san/%.o)
+HPT_A		:= $(O)/obj/$(HPT_DIR)/libhyperplan-tools.a
+HPT_SAN_A	:= $(O)/san/$(HPT_DIR)/libhyperplan-tools.a
+# Bare-name includes still in the tree until plstruct-apply.sh qualifies them:
+HPT_INC		:= $(HPL_INC) -iquote $(HPT_DIR) $(addprefix -iquote,$(sort $(dir $(HPT_SRCS))))
+$(HPT_OBJS) $(HPT_SAN_OBJS): ALL_CFLAGS += $(HPT_INC)
+
+$(HPT_A): $(HPT_OBJS)
+$(HPT_SAN_A): $(HPT_SAN_OBJS)
+
+# The library's archives and the tools', each from its objects.
+$(HPL_A) $(HPL_SAN_A) $(HPT_A) $(HPT_SAN_A):
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+# A tool: the tools' archive first, then the library's.
+HPT_STATIC_LIBS	:= $(HPT_A) $(HPL_STATIC_LIBS)
+HPT_SAN_LIBS	:= $(HPT_SAN_A) $(HPL_SAN_LIBS)
 
 # Installed as libhyper is (libhyper/libhyper.mk): stripped, debug info
 # by build ID, ldconfig unless staged.

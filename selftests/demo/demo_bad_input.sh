@@ -4,6 +4,10 @@
 # behind.  TAP output.  usage: demo_bad_input.sh BUILD_DIR
 set -u
 O=$1
+# hyper-plan -m of the build tree reads the sources' configs (it has no
+# path compiled in; installed, it reads share/hyper-plan/configs).
+: "${HYPER_PLAN_CONFIGS:=$PWD/tools/hyper-plan/configs}"
+export HYPER_PLAN_CONFIGS
 export O VMLINUZ=/boot/vmlinuz-none VM_INITRD=$O/vm/initramfs.cpio.gz
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

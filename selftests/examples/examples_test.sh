@@ -6,6 +6,10 @@
 # usage: examples_test.sh SRCDIR OBJDIR "DOC..."
 set -u
 src=$1 obj=$2 docs=$3
+# hyper-plan -m of the build tree reads the sources' configs (it has no
+# path compiled in; installed, it reads share/hyper-plan/configs).
+: "${HYPER_PLAN_CONFIGS:=$src/tools/hyper-plan/configs}"
+export HYPER_PLAN_CONFIGS
 . "$src/selftests/packaging/tap.sh"
 dir=$(mktemp -d /tmp/hyper-examples.XXXXXX)
 trap 'rm -rf "$dir"' EXIT

@@ -14,6 +14,10 @@
 set -u
 O=${O:-build}
 bin=$O/bin
+# hyper-plan -m of the build tree reads the sources' configs (it has no
+# path compiled in; installed, it reads share/hyper-plan/configs).
+: "${HYPER_PLAN_CONFIGS:=$PWD/tools/hyper-plan/configs}"
+export HYPER_PLAN_CONFIGS
 out=$O/bench
 mkdir -p "$out"
 status=0

@@ -6,6 +6,7 @@
 set -u
 src=$1 obj=$2 kver=$3
 . "$(dirname "$0")/tap.sh"
+. "$src/selftests/plan/plan_exports.sh"
 
 dest=$(mktemp -d /tmp/hyper-install.XXXXXX)
 trap 'rm -rf "$dest"' EXIT
@@ -49,10 +50,16 @@ library_and_headers() {
 	grep -x "Version: $libver" "$dest/usr/lib/pkgconfig/libhyper.pc"
 }
 
-# -m NAME reads the configs installed beside the program, not the sources.
+# -m NAME reads the configs installed beside the program, not the sources
+# (make names those to the programs of the build tree: not to this one).
 installed_models() {
-	"$dest/usr/bin/hyper-plan" --list-models |
+	env -u HYPER_PLAN_CONFIGS "$dest/usr/bin/hyper-plan" --list-models |
 		grep -x "llama2-7b  *llama-family model from $dest/usr/share/hyper-plan/configs/llama2-7b.json"
+}
+
+# The planner's library as installed: hyper_plan_* alone, no tree path.
+planner_exports() {
+	plan_exports "$dest/usr/lib/libhyperplan.so.1" "$dest/usr/lib/libhyperplan.a" "$src"
 }
 
 # Stripped, and its debug info where gdb finds it by build ID.
@@ -97,6 +104,7 @@ for f in usr/lib/libhyper.so.$libver usr/bin/hyper-run usr/bin/hyper-plan \
 	check "$f stripped, debug info by build ID" stripped_with_debug "$f"
 done
 check "hyper-plan -m reads share/hyper-plan/configs" installed_models
+check "installed libhyperplan: hyper_plan_* only, no tree path" planner_exports
 check "library version from the symbol map, release version from VERSION" versions
 check "ldconfig after install and uninstall, unless DESTDIR" ldconfig_unless_staged
 check "make uninstall leaves nothing" nothing_left

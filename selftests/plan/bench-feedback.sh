@@ -17,6 +17,10 @@
 # whatever else runs, which shows what CPU share costs on a shared host.
 set -u
 O=${O:-build}
+# hyper-plan -m of the build tree reads the sources' configs (it has no
+# path compiled in; installed, it reads share/hyper-plan/configs).
+: "${HYPER_PLAN_CONFIGS:=$PWD/tools/hyper-plan/configs}"
+export HYPER_PLAN_CONFIGS
 bin=$O/bin
 out=$O/bench/feedback
 mkdir -p "$out"

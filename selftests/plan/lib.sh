@@ -6,6 +6,10 @@
 # usage: . lib.sh HYPER_PLAN HYPER_RUN
 # shellcheck shell=sh disable=SC2034,SC2086
 plan=$1 run=$2
+# hyper-plan -m of the build tree reads the sources' configs (it has no
+# path compiled in; installed, it reads share/hyper-plan/configs).
+: "${HYPER_PLAN_CONFIGS:=$(cd "$(dirname "$0")/../../tools/hyper-plan/configs" && pwd)}"
+export HYPER_PLAN_CONFIGS
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 n=0 fail=0

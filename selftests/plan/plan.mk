@@ -11,11 +11,11 @@ PLAN_TEST_DEPS	:= selftests/plan/checker.c selftests/plan/checker.h \
 PLAN_CLI	:= $(O)/san/bin/hyper-plan
 
 $(O)/san/selftests/plan/%: selftests/plan/%.c $(PLAN_TEST_DEPS) \
-		$(HPL_SAN_A) $(LIBHYPER_SAN_A) $(PLAN_CLI) $(KSFT_STAMP)
+		$(HPT_SAN_A) $(HPL_SAN_A) $(LIBHYPER_SAN_A) $(PLAN_CLI) $(KSFT_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) $(SAN_CFLAGS) $(HPL_INC) \
+	$(CC) $(TEST_CFLAGS) $(SAN_CFLAGS) $(HPT_INC) \
 		-DHP_PLAN_BIN=\"$(abspath $(PLAN_CLI))\" -DHP_SRCDIR=\"$(CURDIR)\" -o $@ $< \
-		selftests/plan/checker.c $(HPL_SAN_LIBS)
+		selftests/plan/checker.c $(HPT_SAN_LIBS)
 
 NATIVE_TESTS += $(PLAN_TEST_BINS)
 
@@ -24,13 +24,12 @@ NATIVE_TESTS += $(PLAN_TEST_BINS)
 # libhyper and util are built a third time, with clang's -fsanitize=thread
 # (the harness's own printf wrappers take their formats as arguments).
 PLAN_TSAN_CFLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
-PLAN_TSAN_SRCS	:= $(HPL_SRCS) $(LIBHYPER_SRCS) $(UTIL_SRCS)
+PLAN_TSAN_SRCS	:= $(HPL_SRCS) $(HPT_SRCS) $(LIBHYPER_SRCS) $(UTIL_SRCS)
 PLAN_TSAN_OBJS	:= $(PLAN_TSAN_SRCS:%.c=$(O)/tsan/%.o)
 PLAN_THREADS	:= $(O)/tsan/selftests/plan/plan_threads
 
 $(HPL_SRCS:%.c=$(O)/tsan/%.o): ALL_CFLAGS += $(HPL_INC)
-$(O)/tsan/libhyperplan/gen/models.o: \
-	ALL_CFLAGS += -DHP_SRC_CONFIGS='"$(CURDIR)/tools/hyper-plan/configs"'
+$(HPT_SRCS:%.c=$(O)/tsan/%.o): ALL_CFLAGS += $(HPT_INC)
 $(O)/tsan/%.o: %.c
 	@mkdir -p $(@D)
 	$(CLANG) $(ALL_CFLAGS) $(PLAN_TSAN_CFLAGS) -MMD -MP -c $< -o $@
@@ -39,7 +38,7 @@ $(PLAN_THREADS): selftests/plan/plan_threads.c selftests/plan/plan_random.h \
 		$(PLAN_TSAN_OBJS) $(KSFT_STAMP)
 	@mkdir -p $(@D)
 	$(CLANG) $(TEST_CFLAGS) -Wno-format-nonliteral $(PLAN_TSAN_CFLAGS) \
-		$(HPL_INC) -o $@ $< \
+		$(HPT_INC) -o $@ $< \
 		$(PLAN_TSAN_OBJS) $(LIBHYPER_LIBS) $(HPL_LIBS) -lpthread
 
 NATIVE_TESTS += $(PLAN_THREADS)
@@ -67,6 +66,7 @@ NATIVE_TESTS += $(O)/san/selftests/plan/feedback_test
 
 # libhyperplan's exported interface, over the release shared libraries.
 $(O)/san/selftests/plan/plan_abi_test: selftests/plan/plan_abi_test.sh \
+		selftests/plan/plan_exports.sh $(HPL_A) \
 		$(HPL_SO) $(O)/lib/libhyperplan.so $(O)/lib/libhyper.so \
 		$(HPL_MAN) include/hyper/plan.h include/hyper/vocab.h \
 		include/hyper/residency.h \

@@ -8,6 +8,7 @@
 set -u
 src=$1 lib=$2
 . "$src/selftests/packaging/tap.sh"
+. "$src/selftests/plan/plan_exports.sh"
 
 tmp=$(mktemp -d /tmp/hyper-plan-abi.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -77,11 +78,38 @@ C
 	"$tmp/p" | grep -x 'peak [0-9]* of [0-9]*'
 }
 
+# Its archive too, and nothing of the build tree (issue 24 section 3).
+exports_prefixed() {
+	plan_exports "$lib/libhyperplan.so.1" "$lib/libhyperplan.a" "$src"
+}
+
+# A library ends no process, and reads no configs (the tools do).
+library_leaves_the_tools_theirs() {
+	! grep -rn 'exit(' "$src/libhyperplan" &&
+	! grep -rn 'HYPER_PLAN_CONFIGS\|proc/self' "$src/libhyperplan"
+}
+
+# Includes name the header's folder: only the library's root is on the
+# include path, so that passes/sched.h cannot hide <sched.h>.
+includes_qualified() {
+	bad=$(grep -rn '^#[[:space:]]*include[[:space:]]*"[^"/]*"' "$src/libhyperplan" |
+		while IFS= read -r l; do
+			h=${l#*\"} h=${h%%\"*}
+			[ -f "$src/libhyperplan/$h" ] || echo "$l"
+		done)
+	[ -z "$bad" ] || { echo "bare includes: $bad"; return 1; }
+	grep -qx 'HPL_INC[[:space:]]*:= -iquote libhyperplan' "$src/libhyperplan/libhyperplan.mk" ||
+		{ echo "HPL_INC: more than the library's root"; return 1; }
+}
+
 from_python() {
 	/usr/bin/python3 "$src/selftests/plan/plan_ctypes.py" "$lib"
 }
 
 check "exported symbols: versioned, hyper_plan_* only, a man page each" symbols_documented
+check "libhyperplan.so and .a: hyper_plan_* only, no tools' code, no tree path" exports_prefixed
+check "no exit() and no config lookup in libhyperplan" library_leaves_the_tools_theirs
+check "libhyperplan's includes name their folder, one root on the path" includes_qualified
 check "<hyper/plan.h> compiles alone as C99 and C++" header_alone
 check "a program linked with libhyperplan.so.1 plans a graph" links_shared
 check "Python's ctypes plans a graph and hands it to libhyper" from_python

@@ -3,8 +3,19 @@
 #ifndef PLAN_CASES_H
 #define PLAN_CASES_H
 
+#include <stdlib.h>
+
 #include "job.h"
 #include "model.h"
+
+/*
+ * -m NAME reads $HYPER_PLAN_CONFIGS (make sets it to the sources'
+ * configs); a test run by hand reads the same ones.
+ */
+static inline void plan_configs_from_sources(void)
+{
+	setenv("HYPER_PLAN_CONFIGS", HP_SRCDIR "/tools/hyper-plan/configs", 0);
+}
 
 struct plan_case {
 	const char *model;	/* NULL: a random graph */
@@ -28,6 +39,7 @@ static inline int case_job(struct job *j, const struct plan_case *c,
 	if (!c->model) {
 		ret = gen_random(&j->g, &rp, e);
 	} else {
+		plan_configs_from_sources();
 		if (model_load(c->model, &m, names, sizeof(names), e))
 			return -1;
 		gen_defaults(&gp, &m);

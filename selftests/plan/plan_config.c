@@ -23,6 +23,7 @@
 #include "output.h"
 #include "graph_json.h"
 #include "profile.h"
+#include "plan_cases.h"
 #include "published.h"
 #include "retime.h"
 
@@ -42,6 +43,12 @@ static const char *const shipped[] = {
  * Tests that draw whole models or run the CLI many times: a loaded host
  * makes them slow, never wrong, so they get 600 s, not the harness's 30.
  */
+/* -m NAME reads the sources' configs, when run by hand too. */
+static void __attribute__((constructor)) configs_from_sources(void)
+{
+	plan_configs_from_sources();
+}
+
 FIXTURE(slow) {};
 FIXTURE_SETUP(slow) {}
 FIXTURE_TEARDOWN(slow) {}
@@ -179,6 +186,25 @@ TEST(model_dir_follows_the_environment)
 	unsetenv("HYPER_PLAN_CONFIGS");
 	unlink(path);
 	rmdir(dir);
+}
+
+/*
+ * Without $HYPER_PLAN_CONFIGS a program outside an installed tree (this
+ * test's, in the build tree) finds no configs: no path of the sources is
+ * compiled in.  The message says what to set.
+ */
+TEST(no_configs_outside_an_install_says_what_to_set)
+{
+	char got[600], names[600];
+	struct model m;
+	struct hp_err e;
+
+	unsetenv("HYPER_PLAN_CONFIGS");
+	ASSERT_NE(0, model_dir(got, sizeof(got), &e));
+	EXPECT_NE(NULL, strstr(e.msg, "share/hyper-plan/configs is not a folder; set HYPER_PLAN_CONFIGS"))
+		TH_LOG("%s", e.msg);
+	EXPECT_NE(0, model_load("llama2-7b", &m, names, sizeof(names), &e));
+	EXPECT_NE(NULL, strstr(e.msg, "set HYPER_PLAN_CONFIGS")) TH_LOG("%s", e.msg);
 }
 
 /*

@@ -5,11 +5,11 @@ BP_SRCS		:= $(sort $(wildcard tools/bench-plan/*.c))
 BP_OBJS		:= $(BP_SRCS:%.c=$(O)/obj/%.o)
 BP_BIN		:= $(O)/bin/bench-plan
 
-$(BP_OBJS): ALL_CFLAGS += $(HPL_INC)
+$(BP_OBJS): ALL_CFLAGS += $(HPT_INC)
 
-$(BP_BIN): $(BP_OBJS) $(HPL_A) $(LIBHYPER_A)
+$(BP_BIN): $(BP_OBJS) $(HPT_A) $(HPL_A) $(LIBHYPER_A)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $(BP_OBJS) $(HPL_STATIC_LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $(BP_OBJS) $(HPT_STATIC_LIBS)
 
 USERSPACE += $(BP_BIN)
 

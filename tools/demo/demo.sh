@@ -19,6 +19,10 @@ set -u
 backend=$1 size=$2 out=$3
 judge_timing=${HYPER_DEMO_JUDGE_TIMING:-0}
 bin=${O:-build}/bin
+# hyper-plan -m of the build tree reads the sources' configs (it has no
+# path compiled in; installed, it reads share/hyper-plan/configs).
+: "${HYPER_PLAN_CONFIGS:=$(cd "$(dirname "$0")/../hyper-plan/configs" && pwd)}"
+export HYPER_PLAN_CONFIGS
 say() { echo "$*"; }
 fail() { echo "make demo: $*" >&2; exit 1; }
 

@@ -9,15 +9,15 @@ HP_SAN_OBJS	:= $(HP_SRCS:%.c=$(O)/san/%.o)
 HP_BIN		:= $(O)/bin/hyper-plan
 HP_SAN_BIN	:= $(O)/san/bin/hyper-plan
 
-$(HP_OBJS) $(HP_SAN_OBJS): ALL_CFLAGS += $(HPL_INC)
+$(HP_OBJS) $(HP_SAN_OBJS): ALL_CFLAGS += $(HPT_INC)
 
-$(HP_BIN): $(HP_OBJS) $(HPL_A) $(LIBHYPER_A)
+$(HP_BIN): $(HP_OBJS) $(HPT_A) $(HPL_A) $(LIBHYPER_A)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $(HP_OBJS) $(HPL_STATIC_LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $(HP_OBJS) $(HPT_STATIC_LIBS)
 
-$(HP_SAN_BIN): $(HP_SAN_OBJS) $(HPL_SAN_A) $(LIBHYPER_SAN_A)
+$(HP_SAN_BIN): $(HP_SAN_OBJS) $(HPT_SAN_A) $(HPL_SAN_A) $(LIBHYPER_SAN_A)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN_CFLAGS) -o $@ $(HP_SAN_OBJS) $(HPL_SAN_LIBS)
+	$(CC) $(ALL_CFLAGS) $(SAN_CFLAGS) -o $@ $(HP_SAN_OBJS) $(HPT_SAN_LIBS)
 
 USERSPACE += $(HP_BIN)
 
@@ -47,3 +47,9 @@ uninstall-hyper-plan:
 	rm -f $(DESTDIR)$(PREFIX)/share/man/man1/hyper-plan.1
 	rm -rf $(DESTDIR)$(PREFIX)/share/hyper-plan
 UNINSTALL_TARGETS += uninstall-hyper-plan
+
+# -m NAME from the build tree: what make runs (tests, the demo, bench-plan)
+# reads the sources' configs, named here; the programs have no build-tree
+# path compiled in (tools/hyper-plan/lib/gen/models.c).
+HYPER_PLAN_CONFIGS ?= $(CURDIR)/$(HP_DIR)/configs
+export HYPER_PLAN_CONFIGS

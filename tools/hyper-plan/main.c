@@ -13,6 +13,7 @@
 #include "feedback.h"
 #include "graph_json.h"
 #include "output.h"
+#include "picture.h"
 #include "pipeline.h"
 #include "report.h"
 

@@ -6,15 +6,15 @@ HT_SRCS		:= $(sort $(wildcard tools/hyper-timeline/*.c))
 HT_OBJS		:= $(HT_SRCS:%.c=$(O)/obj/%.o)
 HT_SAN_OBJS	:= $(HT_SRCS:%.c=$(O)/san/%.o)
 
-$(HT_OBJS) $(HT_SAN_OBJS): ALL_CFLAGS += $(HPL_INC)
+$(HT_OBJS) $(HT_SAN_OBJS): ALL_CFLAGS += $(HPT_INC)
 
-$(O)/bin/hyper-timeline: $(HT_OBJS) $(HPL_A) $(LIBHYPER_A)
+$(O)/bin/hyper-timeline: $(HT_OBJS) $(HPT_A) $(HPL_A) $(LIBHYPER_A)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $(HT_OBJS) $(HPL_STATIC_LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $(HT_OBJS) $(HPT_STATIC_LIBS)
 
-$(O)/san/bin/hyper-timeline: $(HT_SAN_OBJS) $(HPL_SAN_A) $(LIBHYPER_SAN_A)
+$(O)/san/bin/hyper-timeline: $(HT_SAN_OBJS) $(HPT_SAN_A) $(HPL_SAN_A) $(LIBHYPER_SAN_A)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN_CFLAGS) -o $@ $(HT_SAN_OBJS) $(HPL_SAN_LIBS)
+	$(CC) $(ALL_CFLAGS) $(SAN_CFLAGS) -o $@ $(HT_SAN_OBJS) $(HPT_SAN_LIBS)
 
 USERSPACE += $(O)/bin/hyper-timeline
 

@@ -12,7 +12,7 @@
 
 #include <json-c/json.h>
 
-#include "output.h"
+#include "picture.h"
 #include "stalls.h"
 
 #define RENDER_MAX	6

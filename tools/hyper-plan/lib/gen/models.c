@@ -15,10 +15,6 @@
 
 #include "model.h"
 
-#ifndef HP_SRC_CONFIGS
-#error "HP_SRC_CONFIGS: the source tree's tools/hyper-plan/configs"
-#endif
-
 static bool is_dir(const char *path)
 {
 	struct stat st;
@@ -29,7 +25,7 @@ static bool is_dir(const char *path)
 int model_dir(char *buf, size_t len, struct hp_err *e)
 {
 	const char *env = getenv("HYPER_PLAN_CONFIGS");
-	char exe[PATH_MAX], rel[PATH_MAX + 32], *slash;
+	char exe[PATH_MAX], rel[PATH_MAX + 32] = "", real[PATH_MAX], *slash;
 	ssize_t n;
 
 	if (env && *env) {
@@ -48,17 +44,17 @@ int model_dir(char *buf, size_t len, struct hp_err *e)
 			*slash = 0;
 			snprintf(rel, sizeof(rel), "%s/../share/hyper-plan/configs",
 				 exe);
-			if (realpath(rel, exe) && is_dir(exe) &&
-			    (size_t)snprintf(buf, len, "%s", exe) < len)
+			if (realpath(rel, real) && is_dir(real) &&
+			    (size_t)snprintf(buf, len, "%s", real) < len)
 				return 0;
 		}
 	}
-	/* The build tree: the sources it was built from. */
-	snprintf(buf, len, "%s", HP_SRC_CONFIGS);
-	if (is_dir(buf))
-		return 0;
-	return hp_errf(e, "no model configs: neither share/hyper-plan/configs next to the program nor %s exists (set HYPER_PLAN_CONFIGS to the folder)",
-		       HP_SRC_CONFIGS);
+	/*
+	 * No path of the build tree is compiled in: make tells the programs
+	 * it runs from there where the sources' configs are.
+	 */
+	return hp_errf(e, "no model configs: %s is not a folder; set HYPER_PLAN_CONFIGS to a folder of NAME.json configs, such as the sources' tools/hyper-plan/configs",
+		       *rel ? rel : "share/hyper-plan/configs beside the program");
 }
 
 /* A model's name is its config's file name: no path in it. */

@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "output.h"
+#include "picture.h"
 
 #define W	960
 #define H	540

@@ -4,7 +4,7 @@
  * compute thread and per transfer on its link's thread, and a counter
  * ("C") of device memory.  Timestamps are in microseconds.
  */
-#include "output.h"
+#include "picture.h"
 
 struct trace {
 	FILE *f;

@@ -63,9 +63,9 @@ int model_from_config(const char *path, struct model *m, char *names,
 
 /*
  * The built-in models are hyper-plan's shipped configs, NAME.json in the
- * first folder of: $HYPER_PLAN_CONFIGS; share/hyper-plan/configs beside
- * the running program's bin/ (installed); the source tree's
- * tools/hyper-plan/configs (the build tree).  model_dir() names it.
+ * first folder of: $HYPER_PLAN_CONFIGS (what make sets for the programs of
+ * the build tree it runs); share/hyper-plan/configs beside the running
+ * program's bin/ (installed).  model_dir() names it.
  */
 int model_dir(char *buf, size_t len, struct hp_err *e);
 /* -m NAME: NAME.json read as model_from_config() does. */
