@@ -23,7 +23,9 @@
  *    long run where few are live at once (decode);
  *  - by offset: every placed interval kept in offset order, in blocks
  *    that know the time they cover, read bottom up until a first fit is
- *    found: O(placed), no sort, for runs where most overlap (training).
+ *    found: O(placed), no sort, for runs where most overlap (training);
+ * and in a long run, the intervals that span a good part of it (KV
+ * blocks) by offset and the rest by time, the two merged by offset.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -70,8 +72,8 @@ struct placer {
 	struct span *cand;
 	uint32_t nr_cand;
 	uint64_t base;		/* stacked whole-span intervals */
-	/* the offset order, used instead when most placed intervals overlap */
-	bool ordered;
+	/* the offset order, for intervals at least long_len long (ents) */
+	uint64_t long_len;
 	struct oent *ents;	/* block b's entries at ents[b * OBLK] */
 	struct oblk *blk;
 	uint32_t *bord;		/* the blocks, bottom first */
@@ -318,52 +320,52 @@ static void ord_insert(struct placer *p, const struct oent *x)
 		p->blk[id].max_end = x->end;
 }
 
-/* The fit by the offset order: no sort, and a first fit stops early. */
-static bool fit_ordered(const struct placer *p, const struct hu_ival *v,
-			struct scan *s)
+/*
+ * The scan of one fit: the placed spans that share time with @v, bottom
+ * up, those found by time (sorted here) merged with those kept in offset
+ * order (read in order, less the blocks that share no time with @v).
+ * Spans of positive size at one offset share no time with each other,
+ * so the order between them does not change the fit: both ways, and any
+ * mix of them, give the same offset.  True when a first fit is found.
+ */
+static bool fit_scan(struct placer *p, const struct hu_ival *v,
+		     struct scan *s)
 {
+	uint32_t j = 0, k;
+
+	p->nr_cand = 0;
+	collect(p, 1, 0, p->leaves, starts_before(p, v->end), v->start);
+	k = p->nr_cand;
+	sort_spans(p->cand, k);
 	for (uint32_t b = 0; b < p->nblk; b++) {
 		const struct oblk *bk = &p->blk[p->bord[b]];
 		const struct oent *e = &p->ents[(size_t)p->bord[b] * OBLK];
 
 		if (bk->max_end <= v->start || bk->min_start >= v->end)
 			continue;
-		for (uint32_t j = 0; j < bk->n; j++)
-			if (e[j].start < v->end && e[j].end > v->start &&
-			    scan_span(s, e[j].lo, e[j].hi))
+		for (uint32_t x = 0; x < bk->n; x++) {
+			if (e[x].start >= v->end || e[x].end <= v->start)
+				continue;
+			for (; j < k && p->cand[j].lo < e[x].lo; j++)
+				if (scan_span(s, p->cand[j].lo, p->cand[j].hi))
+					return true;
+			if (scan_span(s, e[x].lo, e[x].hi))
 				return true;
+		}
 	}
-	return false;
-}
-
-/* The fit by time: the spans that share it, sorted. */
-static bool fit_by_time(struct placer *p, const struct hu_ival *v,
-			struct scan *s)
-{
-	uint32_t k;
-
-	p->nr_cand = 0;
-	collect(p, 1, 0, p->leaves, starts_before(p, v->end), v->start);
-	k = p->nr_cand;
-	sort_spans(p->cand, k);
-	for (uint32_t j = 0; j < k; j++)
+	for (; j < k; j++)
 		if (scan_span(s, p->cand[j].lo, p->cand[j].hi))
 			return true;
 	return false;
 }
 
-/*
- * One interval: the lowest hole that fits, or the tightest with @best.
- * Both ways read the same spans in the same offset order (spans of
- * positive size at one offset share no time, so their order does not
- * matter), and so give the same offset.
- */
+/* One interval: the lowest hole that fits, or the tightest with @best. */
 static uint64_t fit(struct placer *p, uint32_t i, bool best)
 {
 	const struct hu_ival *v = &p->v[i];
 	struct scan s = { p->base, v->bytes, UINT64_MAX, UINT64_MAX, best };
 
-	if (p->ordered ? fit_ordered(p, v, &s) : fit_by_time(p, v, &s))
+	if (fit_scan(p, v, &s))
 		return s.cur;
 	return s.pick != UINT64_MAX ? s.pick : s.cur;
 }
@@ -373,14 +375,13 @@ static uint64_t attempt(struct placer *p, const struct key *keys, uint32_t nk,
 {
 	uint64_t height = p->base;
 
-	if (!p->ordered)
-		memset(p->tree, 0, 2 * (size_t)p->leaves * sizeof(*p->tree));
+	memset(p->tree, 0, 2 * (size_t)p->leaves * sizeof(*p->tree));
 	p->nblk = 0;
 	for (uint32_t j = 0; j < nk; j++) {
 		uint32_t i = keys[j].i;
 		uint64_t off = fit(p, i, best);
 
-		if (p->ordered) {
+		if (p->ents && len(&p->v[i]) >= p->long_len) {
 			p->off[i] = off;
 			ord_insert(p, &(struct oent){ off, off + p->v[i].bytes,
 						      p->v[i].start,
@@ -469,28 +470,45 @@ static size_t count_below(const uint64_t *a, size_t m, uint64_t x, bool eq)
 /*
  * Which way the fits go.  By time, a fit collects and sorts the placed
  * intervals it shares time with, O(k log k) for k of them; by offset, it
- * reads every placed interval (less the blocks that share no time with
- * it), O(placed).  A long run of decode steps has few intervals live at a
- * time among very many (by time); a training step keeps most activations
- * live from the forward pass to the backward (by offset).  The estimate:
- * k is about half the intervals each one overlaps (half are placed), the
- * placed about half of all.  Both give the same offsets.  Return: 0, or
- * -ENOMEM.
+ * reads every placed interval kept in offset order (less the blocks that
+ * share no time with it), O(placed).  A training step keeps most
+ * activations live from the forward pass to the backward: every interval
+ * by offset.  Elsewhere (a long run of decode steps: few live at a time
+ * among very many) the intervals at least a quarter of the run long,
+ * which a fit meets often (KV blocks), are kept by offset, where reading
+ * them costs at most about four times what sorting them would have, and
+ * the rest by time.  The estimate: k is about half the intervals each
+ * one overlaps (half are placed), the placed about half of all.  Every
+ * way gives the same offsets.  Return: 0, or -ENOMEM.
  */
 static int choose_way(struct placer *p, const bool *whole,
 		      enum hu_arena_way way)
 {
-	uint64_t *st, *en;
+	uint64_t *st, *en, t0 = UINT64_MAX, t1 = 0;
 	double pairs = 0, k;
 	size_t m = 0, nb;
 
-	if (way == HU_ARENA_BY_TIME)
+	for (uint32_t i = 0; i < p->n; i++) {
+		if (whole[i])
+			continue;
+		m++;
+		if (p->v[i].start < t0)
+			t0 = p->v[i].start;
+		if (p->v[i].start > t1)
+			t1 = p->v[i].start;
+		if (p->v[i].end != UINT64_MAX && p->v[i].end > t1)
+			t1 = p->v[i].end;
+	}
+	p->long_len = m ? (t1 - t0) / 4 + 1 : 0;
+	if (way == HU_ARENA_BY_TIME || !m)
 		return 0;
 	if (way == HU_ARENA_BY_OFFSET) {
-		for (uint32_t i = 0; i < p->n; i++)
-			m += !whole[i];
+		p->long_len = 0;
 		goto ordered;
 	}
+	if (way == HU_ARENA_SPLIT)
+		goto ordered;
+	m = 0;
 	st = malloc(p->n * sizeof(*st));
 	en = st ? malloc(p->n * sizeof(*en)) : NULL;
 	if (!en) {
@@ -510,19 +528,16 @@ static int choose_way(struct placer *p, const bool *whole,
 				 (double)count_below(en, m, p->v[i].start, true) - 1;
 	free(en);
 	free(st);
-	k = m ? pairs / m / 2 : 0;
+	k = pairs / m / 2;
 	/* 4 k log2(k) against the placed: about what each costs */
-	if (!m || 4 * k * (64 - __builtin_clzll((uint64_t)k + 2)) < m / 2.0)
-		return 0;
+	if (4 * k * (64 - __builtin_clzll((uint64_t)k + 2)) >= m / 2.0)
+		p->long_len = 0;
 ordered:
 	nb = 2 * (size_t)m / OBLK + 2;
 	p->blk = malloc(nb * sizeof(*p->blk));
 	p->bord = malloc(nb * sizeof(*p->bord));
 	p->ents = malloc(nb * OBLK * sizeof(*p->ents));
-	if (!p->blk || !p->bord || !p->ents)
-		return -ENOMEM;
-	p->ordered = true;
-	return 0;
+	return p->blk && p->bord && p->ents ? 0 : -ENOMEM;
 }
 
 /* Pseudo-random in [0, 1): deterministic (an LCG), no global state. */

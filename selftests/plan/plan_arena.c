@@ -292,8 +292,9 @@ TEST(arena_over_the_budget_is_reported)
 }
 
 /*
- * The placer's two ways of finding what a fit must avoid (by time, by
- * offset) give the same offsets, on interval sets shaped like decode
+ * The placer's ways of finding what a fit must avoid (by time, by
+ * offset, the long intervals by offset and the rest by time) give the
+ * same offsets, on interval sets shaped like decode
  * (many short, few live at once) and like training (most live from the
  * forward pass to the backward), and every layout is valid: no two
  * intervals that share time share a byte, and the height is the top of
@@ -324,22 +325,24 @@ static uint64_t arena_set(struct hu_ival *v, uint32_t n, unsigned int seed,
 TEST(arena_ways_agree_and_are_valid)
 {
 	static const enum hu_arena_way ways[] = {
-		HU_ARENA_BY_TIME, HU_ARENA_BY_OFFSET, HU_ARENA_AUTO };
+		HU_ARENA_BY_TIME, HU_ARENA_BY_OFFSET, HU_ARENA_SPLIT,
+		HU_ARENA_AUTO };
+	const int nw = ARRAY_SIZE(ways);
 	unsigned int cases = 0;
 
 	for (unsigned int seed = 1; seed <= 24; seed++) {
 		uint32_t n = seed % 4 == 0 ? 1500 : 1 + seed * 37 % 400;
-		struct hu_ival *v[3];
-		uint64_t h[3], top = 0, peak;
+		struct hu_ival *v[ARRAY_SIZE(ways)];
+		uint64_t h[ARRAY_SIZE(ways)], top = 0, peak;
 
-		for (int w = 0; w < 3; w++) {
+		for (int w = 0; w < nw; w++) {
 			v[w] = calloc(n, sizeof(*v[w]));
 			ASSERT_NE(NULL, v[w]);
 			arena_set(v[w], n, seed, seed % 2);
 			ASSERT_EQ(0, hu_arena_place_way(v[w], n, seed % 3 ? 4000 : 0,
 							ways[w], &h[w]));
 		}
-		for (int w = 1; w < 3; w++) {
+		for (int w = 1; w < nw; w++) {
 			EXPECT_EQ(h[0], h[w]) TH_LOG("seed %u way %d", seed, w);
 			for (uint32_t i = 0; i < n; i++) {
 				ASSERT_EQ(v[0][i].off, v[w][i].off)
@@ -367,7 +370,7 @@ TEST(arena_ways_agree_and_are_valid)
 		EXPECT_EQ(top, h[0]);
 		EXPECT_LE(peak, h[0]);
 		cases++;
-		for (int w = 0; w < 3; w++)
+		for (int w = 0; w < nw; w++)
 			free(v[w]);
 	}
 	EXPECT_EQ(24, cases);
