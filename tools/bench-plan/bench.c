@@ -215,61 +215,53 @@ static void judge_row(struct verdict *v, const struct row *w)
 		}
 }
 
+/* One target's line, "ok" or "not ok" then @fmt, on stdout and in @md;
+ * returns whether it is met. */
+static bool target(FILE *md, bool met, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static bool target(FILE *md, bool met, const char *fmt, ...)
+{
+	char line[5200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	printf("%s %s\n", met ? "ok" : "not ok", line);
+	fprintf(md, "    %s %s\n", met ? "ok" : "not ok", line);
+	return met;
+}
+
 /* Prints the verdicts; returns whether every target was met. */
 static bool verdicts(FILE *md, const struct verdict *v)
 {
-	char line[5200];
 	bool near = v->near >= NEAR_SHARE * v->rows, ok = true;
 
 	fputs("\nTargets:\n\n", md);
-	if (!v->rows)
-		goto params;
-	snprintf(line, sizeof(line), "%s 1 - never below a baseline: %u of %u rows lose%s\n",
-		 v->lose ? "not ok" : "ok", v->lose, v->rows, v->lose_rows);
-	ok &= !v->lose;
-	fputs(line, stdout);
-	fprintf(md, "    %s", line);
-	snprintf(line, sizeof(line), "%s 2 - within %.0f%% of the bound: %u of %u rows (%.1f%%, target %.0f%%); short:%s\n",
-		 near ? "ok" : "not ok", 100 * (1 - NEAR_BOUND), v->near,
-		 v->rows, v->rows ? 100.0 * v->near / v->rows : 0,
-		 100 * NEAR_SHARE, v->short_rows);
-	ok &= near;
-	fputs(line, stdout);
-	fprintf(md, "    %s", line);
-	snprintf(line, sizeof(line), "%s 3 - no policy below the lower bound: %u%s\n",
-		 v->beat ? "not ok" : "ok", v->beat, v->beat_rows);
-	ok &= !v->beat;
-	fputs(line, stdout);
-	fprintf(md, "    %s", line);
-	snprintf(line, sizeof(line), "%s 4 - arena within %.2fx the peak residency: %u of %u rows above%s\n",
-		 v->loose ? "not ok" : "ok", ARENA_SLACK, v->loose, v->rows,
-		 v->loose_rows);
-	ok &= !v->loose;
-	fputs(line, stdout);
-	fprintf(md, "    %s", line);
-params:
-	if (v->params) {
-		snprintf(line, sizeof(line), "%s 6 - parameter counts within %.0f%% of the published: %u of %u off%s\n",
-			 v->params_off ? "not ok" : "ok", 100 * PARAMS_SLACK,
-			 v->params_off, v->params, v->params_rows);
-		ok &= !v->params_off;
-		fputs(line, stdout);
-		fprintf(md, "    %s", line);
+	if (v->rows) {
+		ok &= target(md, !v->lose, "1 - never below a baseline: %u of %u rows lose%s",
+			     v->lose, v->rows, v->lose_rows);
+		ok &= target(md, near, "2 - within %.0f%% of the bound: %u of %u rows (%.1f%%, target %.0f%%); short:%s",
+			     100 * (1 - NEAR_BOUND), v->near, v->rows,
+			     100.0 * v->near / v->rows, 100 * NEAR_SHARE,
+			     v->short_rows);
+		ok &= target(md, !v->beat, "3 - no policy below the lower bound: %u%s",
+			     v->beat, v->beat_rows);
+		ok &= target(md, !v->loose, "4 - arena within %.2fx the peak residency: %u of %u rows above%s",
+			     ARENA_SLACK, v->loose, v->rows, v->loose_rows);
 	}
+	if (v->params)
+		ok &= target(md, !v->params_off, "6 - parameter counts within %.0f%% of the published: %u of %u off%s",
+			     100 * PARAMS_SLACK, v->params_off, v->params,
+			     v->params_rows);
 	if (!v->timed)		/* --params, --models: no time table */
 		return ok;
-	snprintf(line, sizeof(line), "%s 5 - planning time, whole path in CPU s (1 s per 100k operators, 0.3 s at 100k, 2 s at 1M):%s\n",
-		 v->slow ? "not ok" : "ok", v->slow ? v->slow_rows : " met");
-	ok &= !v->slow;
-	fputs(line, stdout);
-	fprintf(md, "    %s", line);
-	if (!v->big)		/* --quick: no 1M row */
-		return ok;
-	snprintf(line, sizeof(line), "%s 7 - planning memory (1 GB peak RSS at 1M operators):%s\n",
-		 v->fat ? "not ok" : "ok", v->fat ? v->fat_rows : " met");
-	ok &= !v->fat;
-	fputs(line, stdout);
-	fprintf(md, "    %s", line);
+	ok &= target(md, !v->slow, "5 - planning time, whole path in CPU s (1 s per 100k operators, 0.3 s at 100k, 2 s at 1M):%s",
+		     v->slow ? v->slow_rows : " met");
+	if (v->big)		/* --quick has no 1M row */
+		ok &= target(md, !v->fat, "7 - planning memory (1 GB peak RSS at 1M operators):%s",
+			     v->fat ? v->fat_rows : " met");
 	return ok;
 }
 
