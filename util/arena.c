@@ -49,7 +49,7 @@ struct span {
  * time its entries cover: a fit reads them bottom up, skipping the blocks
  * that share no time with it.
  */
-#define OBLK	256
+#define OBLK	64
 
 struct oent {
 	uint64_t lo, hi, start, end;
