@@ -528,7 +528,7 @@ static int choose_way(struct placer *p, const bool *whole,
 				 (double)count_below(en, m, p->v[i].start, true) - 1;
 	free(en);
 	free(st);
-	k = pairs / m / 2;
+	k = pairs > 0 ? pairs / m / 2 : 0;
 	/* 4 k log2(k) against the placed: about what each costs */
 	if (4 * k * (64 - __builtin_clzll((uint64_t)k + 2)) >= m / 2.0)
 		p->long_len = 0;

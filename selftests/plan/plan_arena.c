@@ -313,7 +313,7 @@ static uint64_t arena_set(struct hu_ival *v, uint32_t n, unsigned int seed,
 		} else {
 			l = dense && rand_r(&seed) % 3 ? span / 2 +
 				rand_r(&seed) % (span / 2) :
-				1 + rand_r(&seed) % 20;
+				rand_r(&seed) % 50 ? 1 + rand_r(&seed) % 20 : 0;
 			v[i] = (struct hu_ival){ a, a + l, 0, 0 };
 		}
 		/* a few sizes, as layers repeat: many ties */
