@@ -540,7 +540,7 @@ static int bench_scale(FILE *js, FILE *md, const struct profile *p,
 		median(out, REPS), median(bo, REPS), median(wall, REPS),
 		median(cpu, REPS) / 1000, per, rss / 1024.0);
 	v->timed = true;
-	fprintf(stderr, "bench-plan: %s %s%s, %zu ops: %.2f CPU s (median), %.0f MB\n",
+	fprintf(stderr, "bench-plan: %s %s%s, %zu ops: %.2f CPU s (median), %.0f MiB\n",
 		sc->model, sc->c.mode, sc->compare ? " --compare" : "", nops,
 		median(cpu, REPS) / 1000, rss / 1024.0);
 	/* 1 s per 100k on every graph, 0.3 s at 100k, 2 s at 1M */
@@ -555,7 +555,7 @@ static int bench_scale(FILE *js, FILE *md, const struct profile *p,
 		v->big = true;
 		if ((double)rss * 1024 > RSS_1M) {
 			v->fat = true;
-			note(v->fat_rows, sizeof(v->fat_rows), " %s %s %zu ops %.0f MB;",
+			note(v->fat_rows, sizeof(v->fat_rows), " %s %s %zu ops %.0f MiB;",
 			     sc->model, sc->c.mode, nops, rss / 1024.0);
 		}
 	}
@@ -743,7 +743,7 @@ static int bench_run(const char *dir, const struct bopts *o,
 		      "schedule; bound = the lower bound (--compare).  Wall ms by part, then\n"
 		      "the whole in wall ms and CPU s (median of three, each in a child\n"
 		      "process) and the child's peak RSS.\n"
-		      "\n| graph | operators | analysis ms | search ms | arena ms | check and write ms | bound ms | wall ms | CPU s | CPU s per 100k | peak RSS MB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+		      "\n| graph | operators | analysis ms | search ms | arena ms | check and write ms | bound ms | wall ms | CPU s | CPU s per 100k | peak RSS MiB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
 		      md);
 		ret = bench_scaling(js, md, &prof[0], o->quick, &v, e);
 	}
