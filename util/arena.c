@@ -58,6 +58,7 @@ struct oent {
 struct oblk {
 	uint32_t n;
 	uint64_t min_start, max_end;
+	uint64_t when;		/* which 64ths of the run its entries touch */
 };
 
 struct placer {
@@ -74,6 +75,7 @@ struct placer {
 	uint64_t base;		/* stacked whole-span intervals */
 	/* the offset order, for intervals at least long_len long (ents) */
 	uint64_t long_len;
+	uint64_t t0, t1;	/* the run, for the 64ths */
 	struct oent *ents;	/* block b's entries at ents[b * OBLK] */
 	struct oblk *blk;
 	uint32_t *bord;		/* the blocks, bottom first */
@@ -250,6 +252,28 @@ static inline bool scan_span(struct scan *s, uint64_t lo, uint64_t hi)
 	return false;
 }
 
+/*
+ * The 64ths of the run that [start, end) touches, as bits: two intervals
+ * that share time share a bit (an empty one is given the 64th it sits in).
+ */
+static uint64_t when(const struct placer *p, uint64_t start, uint64_t end)
+{
+	uint64_t span = p->t1 - p->t0 + 1, a, b;
+
+	if (!span)		/* a run of all 2^64 instants */
+		return ~0ULL;
+	start = start < p->t0 ? 0 : start - p->t0;
+	end = end > p->t1 ? p->t1 - p->t0 + 1 : end - p->t0;
+	end = end > start ? end - 1 : start;
+	if (start >= span)
+		start = span - 1;
+	if (end >= span)
+		end = span - 1;
+	a = (uint64_t)((unsigned __int128)start * 64 / span);
+	b = (uint64_t)((unsigned __int128)end * 64 / span);
+	return (~0ULL >> (63 - (b - a))) << a;
+}
+
 /* Inserts a placed interval into the offset order. */
 static void ord_insert(struct placer *p, const struct oent *x)
 {
@@ -257,7 +281,7 @@ static void ord_insert(struct placer *p, const struct oent *x)
 	struct oent *e;
 
 	if (!p->nblk) {
-		p->blk[0] = (struct oblk){ 0, UINT64_MAX, 0 };
+		p->blk[0] = (struct oblk){ 0, UINT64_MAX, 0, 0 };
 		p->bord[0] = 0;
 		p->nblk = 1;
 	}
@@ -286,7 +310,9 @@ static void ord_insert(struct placer *p, const struct oent *x)
 			e = &p->ents[(size_t)(k ? nid : id) * OBLK];
 			bk->min_start = UINT64_MAX;
 			bk->max_end = 0;
+			bk->when = 0;
 			for (uint32_t j = 0; j < bk->n; j++) {
+				bk->when |= when(p, e[j].start, e[j].end);
 				if (e[j].start < bk->min_start)
 					bk->min_start = e[j].start;
 				if (e[j].end > bk->max_end)
@@ -314,6 +340,7 @@ static void ord_insert(struct placer *p, const struct oent *x)
 	memmove(&e[pos + 1], &e[pos], (n - pos) * sizeof(*e));
 	e[pos] = *x;
 	p->blk[id].n = n + 1;
+	p->blk[id].when |= when(p, x->start, x->end);
 	if (x->start < p->blk[id].min_start)
 		p->blk[id].min_start = x->start;
 	if (x->end > p->blk[id].max_end)
@@ -331,6 +358,7 @@ static void ord_insert(struct placer *p, const struct oent *x)
 static bool fit_scan(struct placer *p, const struct hu_ival *v,
 		     struct scan *s)
 {
+	uint64_t w = p->nblk ? when(p, v->start, v->end) : 0;
 	uint32_t j = 0, k;
 
 	p->nr_cand = 0;
@@ -341,7 +369,8 @@ static bool fit_scan(struct placer *p, const struct hu_ival *v,
 		const struct oblk *bk = &p->blk[p->bord[b]];
 		const struct oent *e = &p->ents[(size_t)p->bord[b] * OBLK];
 
-		if (bk->max_end <= v->start || bk->min_start >= v->end)
+		if (bk->max_end <= v->start || bk->min_start >= v->end ||
+		    !(bk->when & w))
 			continue;
 		for (uint32_t x = 0; x < bk->n; x++) {
 			if (e[x].start >= v->end || e[x].end <= v->start)
@@ -500,6 +529,8 @@ static int choose_way(struct placer *p, const bool *whole,
 			t1 = p->v[i].end;
 	}
 	p->long_len = m ? (t1 - t0) / 4 + 1 : 0;
+	p->t0 = m ? t0 : 0;
+	p->t1 = m ? t1 : 0;
 	if (way == HU_ARENA_BY_TIME || !m)
 		return 0;
 	if (way == HU_ARENA_BY_OFFSET) {
