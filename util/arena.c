@@ -46,8 +46,8 @@ struct span {
 /*
  * The placed intervals in offset order, in blocks of at most OBLK sorted
  * entries (a block splits in two when full), each block with the span of
- * time its entries cover: a fit reads them bottom up, skipping the blocks
- * that share no time with it.
+ * time its entries cover and the 64ths of the run they touch: a fit reads
+ * them bottom up, skipping the blocks that share no time with it.
  */
 #define OBLK	64
 
