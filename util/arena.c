@@ -14,9 +14,18 @@
  * Intervals live over the whole span (tensors resident from start to end)
  * overlap everything and are stacked at the bottom first: the search
  * never sees them, which keeps each query short when most weights stay
- * resident.  The others are found by a max-end segment tree over the
- * intervals sorted by start, so a placement costs O(n (log n + k log k))
- * where k is how many intervals overlap one in time.
+ * resident.  For the others a fit needs, bottom up, the placed intervals
+ * that share time with it, found one of two ways (the same offsets
+ * either way, chosen by which costs less on these intervals):
+ *  - by time: a max-end segment tree over the intervals sorted by start,
+ *    holding only the placed, then a sort by offset: O(log n + k log k)
+ *    where k is how many placed intervals overlap the one placed, for a
+ *    long run where few are live at once (decode);
+ *  - by offset: every placed interval kept in offset order, in blocks
+ *    that know the time they cover, read bottom up until a first fit is
+ *    found: O(placed), no sort, for runs where most overlap (training);
+ * and in a long run, the intervals that span a good part of it (KV
+ * blocks) by offset and the rest by time, the two merged by offset.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -34,18 +43,43 @@ struct span {
 	uint64_t lo, hi;
 };
 
+/*
+ * The placed intervals in offset order, in blocks of at most OBLK sorted
+ * entries (a block splits in two when full), each block with the span of
+ * time its entries cover and the 64ths of the run they touch: a fit reads
+ * them bottom up, skipping the blocks that share no time with it.
+ */
+#define OBLK	64
+
+struct oent {
+	uint64_t lo, hi, start, end;
+};
+
+struct oblk {
+	uint32_t n;
+	uint64_t min_start, max_end;
+	uint64_t when;		/* which 64ths of the run its entries touch */
+};
+
 struct placer {
 	struct hu_ival *v;
 	uint32_t n;
 	uint32_t *by_start;	/* interval indices sorted by start */
-	uint64_t *tree;		/* max end over by_start ranges */
+	uint32_t *rank;		/* interval index -> its place in by_start */
+	uint64_t *tree;		/* max end of the placed, over by_start ranges */
+	struct span *at;	/* by_start position -> its offsets, if placed */
 	uint32_t leaves;
 	uint64_t *off;		/* this attempt's offsets */
-	bool *placed;
 	struct span *cand;
-	uint32_t *hits;
-	uint32_t nr_hits;
+	uint32_t nr_cand;
 	uint64_t base;		/* stacked whole-span intervals */
+	/* the offset order, for intervals at least long_len long (ents) */
+	uint64_t long_len;
+	uint64_t t0, t1;	/* the run, for the 64ths */
+	struct oent *ents;	/* block b's entries at ents[b * OBLK] */
+	struct oblk *blk;
+	uint32_t *bord;		/* the blocks, bottom first */
+	uint32_t nblk;
 };
 
 static int cmp_key(const void *a, const void *b)
@@ -58,11 +92,52 @@ static int cmp_key(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-static int cmp_span(const void *a, const void *b)
+/*
+ * The spans of one fit by offset, in place: an insertion sort for short
+ * runs and a quicksort around a median of three for the rest, the smaller
+ * side first.  Inline, where qsort() would call a comparison (and copy
+ * through a buffer) for each of the O(k log k) steps.  Spans of positive
+ * size that share an offset do not overlap in time, so the fit reads the
+ * same whichever of them comes first.
+ */
+static void sort_spans(struct span *a, uint32_t n)
 {
-	const struct span *x = a, *y = b;
+	while (n > 16) {
+		uint32_t mid = n / 2, i = 0, j = n - 1;
+		uint64_t x = a[0].lo, y = a[mid].lo, z = a[n - 1].lo, pivot;
+		struct span t;
 
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
+		pivot = x < y ? (y < z ? y : (x < z ? z : x)) :
+				(x < z ? x : (y < z ? z : y));
+		for (;;) {
+			while (a[i].lo < pivot)
+				i++;
+			while (a[j].lo > pivot)
+				j--;
+			if (i >= j)
+				break;
+			t = a[i];
+			a[i++] = a[j];
+			a[j--] = t;
+		}
+		/* [0, j] and [j + 1, n): recurse into the smaller */
+		if (j + 1 < n - j - 1) {
+			sort_spans(a, j + 1);
+			a += j + 1;
+			n -= j + 1;
+		} else {
+			sort_spans(a + j + 1, n - j - 1);
+			n = j + 1;
+		}
+	}
+	for (uint32_t i = 1; i < n; i++) {
+		struct span t = a[i];
+		uint32_t j = i;
+
+		for (; j && a[j - 1].lo > t.lo; j--)
+			a[j] = a[j - 1];
+		a[j] = t;
+	}
 }
 
 static uint64_t len(const struct hu_ival *v)
@@ -100,18 +175,38 @@ static void make_key(struct key *k, const struct hu_ival *v, uint32_t i,
 	}
 }
 
-/* Every interval in by_start[0..limit) whose end is past @start. */
+/*
+ * The offsets of every placed interval in by_start[0..limit) whose end is
+ * past @start: those that share time with one starting at @start and
+ * ending where by_start[limit] starts.  The tree holds only the placed
+ * (0 for the others), so no branch is walked for an interval that does
+ * not count.
+ */
 static void collect(struct placer *p, uint32_t node, uint32_t lo,
 		    uint32_t width, uint32_t limit, uint64_t start)
 {
-	if (lo >= limit || p->tree[node] <= start)
-		return;
-	if (width == 1) {
-		p->hits[p->nr_hits++] = p->by_start[lo];
-		return;
+	while (lo < limit && p->tree[node] > start) {
+		if (width == 1) {
+			p->cand[p->nr_cand++] = p->at[lo];
+			return;
+		}
+		width /= 2;
+		collect(p, 2 * node, lo, width, limit, start);
+		node = 2 * node + 1;
+		lo += width;
 	}
-	collect(p, 2 * node, lo, width / 2, limit, start);
-	collect(p, 2 * node + 1, lo + width / 2, width / 2, limit, start);
+}
+
+/* Interval @i is placed at @off: it counts in the next fits. */
+static void mark_placed(struct placer *p, uint32_t i, uint64_t off)
+{
+	uint32_t node = p->leaves + p->rank[i];
+	uint64_t end = p->v[i].end;
+
+	p->off[i] = off;
+	p->at[p->rank[i]] = (struct span){ off, off + p->v[i].bytes };
+	for (; node && p->tree[node] < end; node /= 2)
+		p->tree[node] = end;
 }
 
 /* How many intervals start before @t. */
@@ -130,38 +225,178 @@ static uint32_t starts_before(const struct placer *p, uint64_t t)
 	return lo;
 }
 
+/*
+ * A fit reads the spans that share time with its interval from the bottom
+ * up: a hole is where the next span starts above the highest end so far.
+ */
+struct scan {
+	uint64_t cur, bytes, pick, pick_gap;
+	bool best;
+};
+
+/* One more span; true when the first fit is found (at s->cur). */
+static inline bool scan_span(struct scan *s, uint64_t lo, uint64_t hi)
+{
+	if (lo >= s->cur + s->bytes) {
+		uint64_t gap = lo - s->cur;
+
+		if (!s->best)
+			return true;
+		if (gap < s->pick_gap) {
+			s->pick = s->cur;
+			s->pick_gap = gap;
+		}
+	}
+	if (hi > s->cur)
+		s->cur = hi;
+	return false;
+}
+
+/*
+ * The 64ths of the run that [start, end) touches, as bits: two intervals
+ * that share time share a bit (an empty one is given the 64th it sits in).
+ */
+static uint64_t when(const struct placer *p, uint64_t start, uint64_t end)
+{
+	uint64_t span = p->t1 - p->t0 + 1, a, b;
+
+	if (!span)		/* a run of all 2^64 instants */
+		return ~0ULL;
+	start = start < p->t0 ? 0 : start - p->t0;
+	end = end > p->t1 ? p->t1 - p->t0 + 1 : end - p->t0;
+	end = end > start ? end - 1 : start;
+	if (start >= span)
+		start = span - 1;
+	if (end >= span)
+		end = span - 1;
+	a = (uint64_t)((unsigned __int128)start * 64 / span);
+	b = (uint64_t)((unsigned __int128)end * 64 / span);
+	return (~0ULL >> (63 - (b - a))) << a;
+}
+
+/* Inserts a placed interval into the offset order. */
+static void ord_insert(struct placer *p, const struct oent *x)
+{
+	uint32_t lo = 0, hi = p->nblk, b, id, n, pos;
+	struct oent *e;
+
+	if (!p->nblk) {
+		p->blk[0] = (struct oblk){ 0, UINT64_MAX, 0, 0 };
+		p->bord[0] = 0;
+		p->nblk = 1;
+	}
+	/* the last block starting at or below x, else the first */
+	while (p->blk[p->bord[0]].n && lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (p->ents[(size_t)p->bord[mid] * OBLK].lo <= x->lo)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	b = lo ? lo - 1 : 0;
+	id = p->bord[b];
+	if (p->blk[id].n == OBLK) {
+		uint32_t nid = p->nblk, half = OBLK / 2;
+		struct oblk *bk;
+
+		memcpy(&p->ents[(size_t)nid * OBLK],
+		       &p->ents[(size_t)id * OBLK + half],
+		       (OBLK - half) * sizeof(*p->ents));
+		p->blk[id].n = half;
+		p->blk[nid].n = OBLK - half;
+		for (uint32_t k = 0; k < 2; k++) {
+			bk = &p->blk[k ? nid : id];
+			e = &p->ents[(size_t)(k ? nid : id) * OBLK];
+			bk->min_start = UINT64_MAX;
+			bk->max_end = 0;
+			bk->when = 0;
+			for (uint32_t j = 0; j < bk->n; j++) {
+				bk->when |= when(p, e[j].start, e[j].end);
+				if (e[j].start < bk->min_start)
+					bk->min_start = e[j].start;
+				if (e[j].end > bk->max_end)
+					bk->max_end = e[j].end;
+			}
+		}
+		memmove(&p->bord[b + 2], &p->bord[b + 1],
+			(p->nblk - b - 1) * sizeof(*p->bord));
+		p->bord[b + 1] = nid;
+		p->nblk++;
+		if (x->lo >= p->ents[(size_t)nid * OBLK].lo)
+			id = nid;
+	}
+	e = &p->ents[(size_t)id * OBLK];
+	n = p->blk[id].n;
+	for (lo = 0, hi = n; lo < hi;) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (e[mid].lo <= x->lo)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	pos = lo;
+	memmove(&e[pos + 1], &e[pos], (n - pos) * sizeof(*e));
+	e[pos] = *x;
+	p->blk[id].n = n + 1;
+	p->blk[id].when |= when(p, x->start, x->end);
+	if (x->start < p->blk[id].min_start)
+		p->blk[id].min_start = x->start;
+	if (x->end > p->blk[id].max_end)
+		p->blk[id].max_end = x->end;
+}
+
+/*
+ * The scan of one fit: the placed spans that share time with @v, bottom
+ * up, those found by time (sorted here) merged with those kept in offset
+ * order (read in order, less the blocks that share no time with @v).
+ * Spans of positive size at one offset share no time with each other,
+ * so the order between them does not change the fit: both ways, and any
+ * mix of them, give the same offset.  True when a first fit is found.
+ */
+static bool fit_scan(struct placer *p, const struct hu_ival *v,
+		     struct scan *s)
+{
+	uint64_t w = p->nblk ? when(p, v->start, v->end) : 0;
+	uint32_t j = 0, k;
+
+	p->nr_cand = 0;
+	collect(p, 1, 0, p->leaves, starts_before(p, v->end), v->start);
+	k = p->nr_cand;
+	sort_spans(p->cand, k);
+	for (uint32_t b = 0; b < p->nblk; b++) {
+		const struct oblk *bk = &p->blk[p->bord[b]];
+		const struct oent *e = &p->ents[(size_t)p->bord[b] * OBLK];
+
+		if (bk->max_end <= v->start || bk->min_start >= v->end ||
+		    !(bk->when & w))
+			continue;
+		for (uint32_t x = 0; x < bk->n; x++) {
+			if (e[x].start >= v->end || e[x].end <= v->start)
+				continue;
+			for (; j < k && p->cand[j].lo < e[x].lo; j++)
+				if (scan_span(s, p->cand[j].lo, p->cand[j].hi))
+					return true;
+			if (scan_span(s, e[x].lo, e[x].hi))
+				return true;
+		}
+	}
+	for (; j < k; j++)
+		if (scan_span(s, p->cand[j].lo, p->cand[j].hi))
+			return true;
+	return false;
+}
+
 /* One interval: the lowest hole that fits, or the tightest with @best. */
 static uint64_t fit(struct placer *p, uint32_t i, bool best)
 {
 	const struct hu_ival *v = &p->v[i];
-	uint64_t cur = p->base, pick = UINT64_MAX, pick_gap = UINT64_MAX;
-	uint32_t k = 0;
+	struct scan s = { p->base, v->bytes, UINT64_MAX, UINT64_MAX, best };
 
-	p->nr_hits = 0;
-	collect(p, 1, 0, p->leaves, starts_before(p, v->end), v->start);
-	for (uint32_t j = 0; j < p->nr_hits; j++) {
-		uint32_t h = p->hits[j];
-
-		if (p->placed[h])
-			p->cand[k++] = (struct span){ p->off[h],
-						      p->off[h] + p->v[h].bytes };
-	}
-	qsort(p->cand, k, sizeof(*p->cand), cmp_span);
-	for (uint32_t j = 0; j < k; j++) {
-		if (p->cand[j].lo >= cur + v->bytes) {
-			uint64_t gap = p->cand[j].lo - cur;
-
-			if (!best)
-				return cur;
-			if (gap < pick_gap) {
-				pick = cur;
-				pick_gap = gap;
-			}
-		}
-		if (p->cand[j].hi > cur)
-			cur = p->cand[j].hi;
-	}
-	return pick != UINT64_MAX ? pick : cur;
+	if (fit_scan(p, v, &s))
+		return s.cur;
+	return s.pick != UINT64_MAX ? s.pick : s.cur;
 }
 
 static uint64_t attempt(struct placer *p, const struct key *keys, uint32_t nk,
@@ -169,13 +404,20 @@ static uint64_t attempt(struct placer *p, const struct key *keys, uint32_t nk,
 {
 	uint64_t height = p->base;
 
-	memset(p->placed, 0, p->n * sizeof(*p->placed));
+	memset(p->tree, 0, 2 * (size_t)p->leaves * sizeof(*p->tree));
+	p->nblk = 0;
 	for (uint32_t j = 0; j < nk; j++) {
 		uint32_t i = keys[j].i;
 		uint64_t off = fit(p, i, best);
 
-		p->off[i] = off;
-		p->placed[i] = true;
+		if (p->ents && len(&p->v[i]) >= p->long_len) {
+			p->off[i] = off;
+			ord_insert(p, &(struct oent){ off, off + p->v[i].bytes,
+						      p->v[i].start,
+						      p->v[i].end });
+		} else {
+			mark_placed(p, i, off);
+		}
 		if (off + p->v[i].bytes > height)
 			height = off + p->v[i].bytes;
 	}
@@ -221,19 +463,112 @@ static int setup(struct placer *p, struct key *keys)
 	for (uint32_t i = 0; i < n; i++)
 		keys[i] = (struct key){ { p->v[i].start }, i };
 	qsort(keys, n, sizeof(*keys), cmp_start);
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n; i++) {
 		p->by_start[i] = keys[i].i;
+		p->rank[keys[i].i] = i;
+	}
 	for (p->leaves = 1; p->leaves < n; p->leaves *= 2)
 		;
 	p->tree = calloc(2 * (size_t)p->leaves, sizeof(*p->tree));
-	if (!p->tree)
+	return p->tree ? 0 : -ENOMEM;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* How many of the @m values in sorted @a are below @x (or at most @x). */
+static size_t count_below(const uint64_t *a, size_t m, uint64_t x, bool eq)
+{
+	size_t lo = 0, hi = m;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a[mid] < x || (eq && a[mid] == x))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Which way the fits go.  By time, a fit collects and sorts the placed
+ * intervals it shares time with, O(k log k) for k of them; by offset, it
+ * reads every placed interval kept in offset order (less the blocks that
+ * share no time with it), O(placed).  A training step keeps most
+ * activations live from the forward pass to the backward: every interval
+ * by offset.  Elsewhere (a long run of decode steps: few live at a time
+ * among very many) the intervals at least a quarter of the run long,
+ * which a fit meets often (KV blocks), are kept by offset, where reading
+ * them costs at most about four times what sorting them would have, and
+ * the rest by time.  The estimate: k is about half the intervals each
+ * one overlaps (half are placed), the placed about half of all.  Every
+ * way gives the same offsets.  Return: 0, or -ENOMEM.
+ */
+static int choose_way(struct placer *p, const bool *whole,
+		      enum hu_arena_way way)
+{
+	uint64_t *st, *en, t0 = UINT64_MAX, t1 = 0;
+	double pairs = 0, k;
+	size_t m = 0, nb;
+
+	for (uint32_t i = 0; i < p->n; i++) {
+		if (whole[i])
+			continue;
+		m++;
+		if (p->v[i].start < t0)
+			t0 = p->v[i].start;
+		if (p->v[i].start > t1)
+			t1 = p->v[i].start;
+		if (p->v[i].end != UINT64_MAX && p->v[i].end > t1)
+			t1 = p->v[i].end;
+	}
+	p->long_len = m ? (t1 - t0) / 4 + 1 : 0;
+	p->t0 = m ? t0 : 0;
+	p->t1 = m ? t1 : 0;
+	if (way == HU_ARENA_BY_TIME || !m)
+		return 0;
+	if (way == HU_ARENA_BY_OFFSET) {
+		p->long_len = 0;
+		goto ordered;
+	}
+	if (way == HU_ARENA_SPLIT)
+		goto ordered;
+	m = 0;
+	st = malloc(p->n * sizeof(*st));
+	en = st ? malloc(p->n * sizeof(*en)) : NULL;
+	if (!en) {
+		free(st);
 		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++)
-		p->tree[p->leaves + i] = p->v[p->by_start[i]].end;
-	for (uint32_t i = p->leaves - 1; i >= 1; i--)
-		p->tree[i] = p->tree[2 * i] > p->tree[2 * i + 1] ?
-			     p->tree[2 * i] : p->tree[2 * i + 1];
-	return 0;
+	}
+	for (uint32_t i = 0; i < p->n; i++)
+		if (!whole[i]) {
+			st[m] = p->v[i].start;
+			en[m++] = p->v[i].end;
+		}
+	qsort(st, m, sizeof(*st), cmp_u64);
+	qsort(en, m, sizeof(*en), cmp_u64);
+	for (uint32_t i = 0; i < p->n; i++)
+		if (!whole[i])
+			pairs += (double)count_below(st, m, p->v[i].end, false) -
+				 (double)count_below(en, m, p->v[i].start, true) - 1;
+	free(en);
+	free(st);
+	k = pairs > 0 ? pairs / m / 2 : 0;
+	/* 4 k log2(k) against the placed: about what each costs */
+	if (4 * k * (64 - __builtin_clzll((uint64_t)k + 2)) >= m / 2.0)
+		p->long_len = 0;
+ordered:
+	nb = 2 * (size_t)m / OBLK + 2;
+	p->blk = malloc(nb * sizeof(*p->blk));
+	p->bord = malloc(nb * sizeof(*p->bord));
+	p->ents = malloc(nb * OBLK * sizeof(*p->ents));
+	return p->blk && p->bord && p->ents ? 0 : -ENOMEM;
 }
 
 /* Pseudo-random in [0, 1): deterministic (an LCG), no global state. */
@@ -249,6 +584,21 @@ static uint64_t sat(double x)
 }
 
 /*
+ * Whether @keys come in the order @seq recorded.  The search's first round
+ * scales nothing, so it is the greedy by area again unless rounding the
+ * areas to doubles reorders them: when it does not, its height is known.
+ */
+static bool same_seq(const struct key *keys, uint32_t nk, const uint32_t *seq)
+{
+	if (!seq)
+		return false;
+	for (uint32_t j = 0; j < nk; j++)
+		if (keys[j].i != seq[j])
+			return false;
+	return true;
+}
+
+/*
  * The search: the greedy by area (the best single order on offload
  * schedules, where long-lived large tensors must go low) with each
  * interval's key scaled by a factor, a few factors redrawn per round, a
@@ -257,7 +607,8 @@ static uint64_t sat(double x)
  * SEARCH_ROUNDS rounds (small schedules gain nothing from more).
  */
 static void search(struct placer *p, struct key *keys, bool *whole,
-		   uint64_t floor, uint64_t effort, uint64_t *best)
+		   const uint32_t *area_seq, uint64_t area_h, uint64_t floor,
+		   uint64_t effort, uint64_t *best)
 {
 	double *f = malloc(p->n * sizeof(*f)), *g = malloc(p->n * sizeof(*g));
 	uint64_t state = 0x853c49e6748fea9bULL, cur = UINT64_MAX;
@@ -284,7 +635,8 @@ static void search(struct placer *p, struct key *keys, bool *whole,
 					       (double)len(&p->v[i]) * g[i]),
 					  ~p->v[i].bytes, p->v[i].start }, i };
 		qsort(keys, nk, sizeof(*keys), cmp_key);
-		h = attempt(p, keys, nk, false);
+		h = !spent && same_seq(keys, nk, area_seq) ? area_h :
+		    attempt(p, keys, nk, false);
 		spent += nk ? nk : 1;
 		if (h > cur)
 			continue;
@@ -304,8 +656,16 @@ out:
 int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t effort,
 		   uint64_t *height)
 {
+	return hu_arena_place_way(v, n, effort, HU_ARENA_AUTO, height);
+}
+
+int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
+		       enum hu_arena_way way, uint64_t *height)
+{
 	struct placer p = { .v = v, .n = n };
 	uint64_t t0 = UINT64_MAX, t1 = 0, floor, best = UINT64_MAX;
+	uint64_t area_h = UINT64_MAX;
+	uint32_t *area_seq = NULL;
 	struct key *keys;
 	bool *whole;
 	uint32_t nk;
@@ -323,12 +683,12 @@ int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t effort,
 	keys = malloc(n * sizeof(*keys));
 	whole = malloc(n * sizeof(*whole));
 	p.by_start = malloc(n * sizeof(*p.by_start));
+	p.rank = malloc(n * sizeof(*p.rank));
 	p.off = malloc(n * sizeof(*p.off));
-	p.placed = malloc(n * sizeof(*p.placed));
 	p.cand = malloc(n * sizeof(*p.cand));
-	p.hits = malloc(n * sizeof(*p.hits));
-	if (!keys || !whole || !p.by_start || !p.off || !p.placed || !p.cand ||
-	    !p.hits || setup(&p, keys))
+	p.at = malloc(n * sizeof(*p.at));
+	if (!keys || !whole || !p.by_start || !p.rank || !p.off || !p.cand ||
+	    !p.at || setup(&p, keys))
 		goto out;
 	/* Whole-span intervals at the bottom, in index order. */
 	for (uint32_t i = 0; i < n; i++) {
@@ -339,6 +699,8 @@ int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t effort,
 		}
 	}
 	floor = hu_arena_live_peak(v, n);
+	if (choose_way(&p, whole, way))
+		goto out;
 	for (int order = 0; order < NR_ORDERS && best > floor; order++) {
 		nk = 0;
 		for (uint32_t i = 0; i < n; i++)
@@ -348,6 +710,13 @@ int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t effort,
 		for (int b = 0; b < 2 && best > floor; b++) {
 			uint64_t h = attempt(&p, keys, nk, b);
 
+			if (order == 2 && !b) {
+				/* the search's first round, if it runs */
+				area_seq = malloc(n * sizeof(*area_seq));
+				for (uint32_t j = 0; area_seq && j < nk; j++)
+					area_seq[j] = keys[j].i;
+				area_h = h;
+			}
 			if (h < best) {
 				best = h;
 				for (uint32_t j = 0; j < nk; j++)
@@ -355,14 +724,18 @@ int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t effort,
 			}
 		}
 	}
-	search(&p, keys, whole, floor, effort, &best);
+	search(&p, keys, whole, area_seq, area_h, floor, effort, &best);
 	*height = best;
 	ret = 0;
 out:
-	free(p.hits);
+	free(area_seq);
+	free(p.ents);
+	free(p.bord);
+	free(p.blk);
+	free(p.at);
 	free(p.cand);
-	free(p.placed);
 	free(p.off);
+	free(p.rank);
 	free(p.tree);
 	free(p.by_start);
 	free(whole);

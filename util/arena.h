@@ -40,4 +40,22 @@ uint64_t hu_arena_live_peak(const struct hu_ival *v, uint32_t n);
 int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t effort,
 		   uint64_t *height);
 
+/*
+ * How each fit finds the intervals it must avoid: by time (collect those
+ * that share time with it, sort them by offset: cheap when few are live at
+ * once), by offset (read all placed bottom up: cheap when most overlap),
+ * or split (the long intervals by offset, the others by time).  The
+ * offsets are the same every way; hu_arena_place() picks from how much
+ * the intervals overlap.  The others are for tests.
+ */
+enum hu_arena_way {
+	HU_ARENA_AUTO,
+	HU_ARENA_BY_TIME,
+	HU_ARENA_BY_OFFSET,
+	HU_ARENA_SPLIT,
+};
+
+int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
+		       enum hu_arena_way way, uint64_t *height);
+
 #endif /* HYPER_UTIL_ARENA_H */

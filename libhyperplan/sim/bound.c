@@ -55,13 +55,6 @@
 #define NBUCK	6000
 #define BUCK_LO	(-10.0)		/* log(bytes) of bucket 0 */
 
-struct entry {
-	uint32_t g;		/* grid instant */
-	uint32_t read;		/* next read; NONE: not read again */
-	int64_t release;	/* step after the last write; -1: clean */
-	double bytes;
-};
-
 struct bnd {
 	const struct life *lf;
 	struct hp_mem *mem;	/* failed: the bound is not computed */
@@ -70,8 +63,6 @@ struct bnd {
 	double *t;		/* their no-offload times */
 	double *ah, *ad;	/* [a * ng + b]: bytes that must stay, per window */
 	double *pinned;		/* bytes pinned, or unable to leave in time */
-	struct entry *en;
-	size_t nen, cap_en;
 	/* averaged windows */
 	int32_t *coarse;	/* grid instant → its index in cg[], or -1 */
 	uint32_t *cg, ncg;	/* coarse instants, as grid indices */
@@ -149,13 +140,20 @@ static bool can_miss(const struct bnd *b, uint32_t x, int64_t j, int64_t rel,
 	return rel < 0 || d2h_ns(b->p, bytes) <= at - t0[rel] + b->slack;
 }
 
-/* One entry per grid instant strictly inside each live gap. */
-static int entries(struct bnd *b)
+/*
+ * Each live gap at each grid instant x strictly inside it: pinned there if
+ * it cannot leave, else its bytes must move inside any window from x that
+ * reaches its read (ah) or that starts before its release (ad).  Counted
+ * where that window first does: ah[x][first instant at or after the
+ * read], ad[last instant at or before the release][x]; windows() adds
+ * them up along the window.
+ */
+static void entries(struct bnd *b)
 {
 	const struct life *lf = b->lf;
 	const struct graph *g = lf->g;
+	uint32_t t, x, ng = b->ng, in_read, in_rel;
 	int64_t a, j, rel;
-	uint32_t t, x;
 	size_t i, cnt, base;
 
 	for (t = 0; t < g->nt; t++) {
@@ -168,41 +166,26 @@ static int entries(struct bnd *b)
 			gap_ends(lf, t, i, &a, &j);
 			if (!gap_live(lf, t, i))
 				continue;
+			/* the windows that hold the read, or the release */
+			in_read = j < lf->n ? first_grid_after(b, j - 1) : ng;
+			in_rel = rel < 0 ? 0 : first_grid_after(b, rel);
 			for (x = first_grid_after(b, a);
-			     x < b->ng && b->step[x] < j; x++) {
+			     x < ng && b->step[x] < j; x++) {
+				double bytes = (double)g->t[t].bytes;
+
 				if ((g->t[t].flags & TF_PIN) ||
 				    !can_miss(b, x, j, rel, g->t[t].bytes)) {
-					b->pinned[x] += g->t[t].bytes;
+					b->pinned[x] += bytes;
 					continue;
 				}
-				if (hp_grow(b->mem, &b->en, &b->cap_en, b->nen,
-					    sizeof(*b->en)))
-					return -ENOMEM;
-				b->en[b->nen++] = (struct entry){
-					x, j < lf->n ? j : NONE, rel,
-					g->t[t].bytes };
+				if (in_read < ng)
+					b->ah[(size_t)x * ng + in_read] += bytes;
+				if (in_rel && x)
+					b->ad[(size_t)(in_rel <= x ? in_rel - 1 :
+						       x - 1) * ng + x] += bytes;
 			}
 		}
 	}
-	return 0;
-}
-
-static int cmp_read(const void *pa, const void *pb)
-{
-	const struct entry *a = pa, *b = pb;
-
-	if (a->g != b->g)
-		return a->g < b->g ? -1 : 1;
-	return (a->read > b->read) - (a->read < b->read);
-}
-
-static int cmp_release(const void *pa, const void *pb)
-{
-	const struct entry *a = pa, *b = pb;
-
-	if (a->g != b->g)
-		return a->g < b->g ? -1 : 1;
-	return (a->release < b->release) - (a->release > b->release);
 }
 
 /* What stays at instant g whatever the window: its operator's working set
@@ -213,40 +196,28 @@ static double stay(const struct bnd *b, uint32_t g)
 	       (b->step[g] < b->lf->n ? b->lf->ws[b->step[g]] : 0);
 }
 
-/* Does entry x have to move inside the window from its instant to o? */
-static bool inside(const struct bnd *b, const struct entry *x, uint32_t o,
-		   bool store)
-{
-	return store ? x->release >= (int64_t)b->step[o] :
-	       x->read <= b->step[o];
-}
-
 /*
  * ah[g][h]: what must stay at g if nothing read by instant h may leave;
  * ad[f][g]: what must stay at g if nothing written after instant f may
- * have left (its store could only run inside the window).  Entries of g
- * sorted by read (or release), the window grows one instant at a time.
+ * have left (its store could only run inside the window).  The window
+ * grows one instant at a time, adding what entries() counted where it
+ * first must move.  The bytes are whole numbers far below 2^53, so these
+ * sums are exact whatever their order.
  */
 static void windows(struct bnd *b, bool store)
 {
 	double *cell = store ? b->ad : b->ah, near;
 	uint32_t g, d, o, ng = b->ng;
-	size_t i = 0, e;
+	size_t c;
 
-	if (b->nen)	/* every tensor may have to stay */
-		qsort(b->en, b->nen, sizeof(*b->en),
-		      store ? cmp_release : cmp_read);
 	for (g = 0; g < ng; g++) {
 		near = 0;
-		for (e = i; e < b->nen && b->en[e].g == g; e++)
-			;
 		for (d = 1; d <= (store ? g : ng - 1 - g); d++) {
 			o = store ? g - d : g + d;
-			for (; i < e && inside(b, &b->en[i], o, store); i++)
-				near += b->en[i].bytes;
-			cell[store ? o * ng + g : g * ng + o] = stay(b, g) + near;
+			c = store ? (size_t)o * ng + g : (size_t)g * ng + o;
+			near += cell[c];
+			cell[c] = stay(b, g) + near;
 		}
-		i = e;
 	}
 }
 
@@ -521,19 +492,18 @@ uint64_t lower_bound(const struct life *lf, const struct profile *p,
 		goto out;
 	b.pinned = hp_calloc(mem, b.ng, sizeof(*b.pinned));
 	b.slack = slack;
-	if (!b.pinned || entries(&b))
+	b.ah = hp_calloc(mem, (size_t)b.ng * b.ng, sizeof(double));
+	b.ad = hp_calloc(mem, (size_t)b.ng * b.ng, sizeof(double));
+	best = hp_array(mem, b.ng, sizeof(*best));
+	if (!b.pinned || !b.ah || !b.ad || !best)
 		goto out;
+	entries(&b);
 	/* what cannot leave in time stays at any budget */
 	for (it = 0; it < (int)b.ng; it++)
 		if (stay(&b, (uint32_t)it) > lo)
 			lo = stay(&b, (uint32_t)it);
 	if (hi < lo)
 		hi = lo;
-	b.ah = hp_calloc(mem, (size_t)b.ng * b.ng, sizeof(double));
-	b.ad = hp_calloc(mem, (size_t)b.ng * b.ng, sizeof(double));
-	best = hp_array(mem, b.ng, sizeof(*best));
-	if (!b.ah || !b.ad || !best)
-		goto out;
 	windows(&b, false);
 	windows(&b, true);
 	if (averaged(&b, p))
@@ -556,7 +526,6 @@ out:
 	free(b.ah);
 	free(b.ad);
 	free(b.pinned);
-	free(b.en);
 	free(b.step);
 	free(b.t);
 	free(b.coarse);

@@ -22,6 +22,7 @@
 #include "output.h"
 #include "plan_cases.h"
 #include "plan_chain.h"
+#include "util/arena.h"
 
 #define SLOW	0.01
 
@@ -309,6 +310,91 @@ TEST(arena_over_the_budget_is_reported)
 	EXPECT_FALSE(si.flags & HYPER_SCHED_ARENA);
 	hyper_schedule_free(s);
 	hyper_plan_free(p);
+}
+
+/*
+ * The placer's ways of finding what a fit must avoid (by time, by
+ * offset, the long intervals by offset and the rest by time) give the
+ * same offsets, on interval sets shaped like decode
+ * (many short, few live at once) and like training (most live from the
+ * forward pass to the backward), and every layout is valid: no two
+ * intervals that share time share a byte, and the height is the top of
+ * the highest and at least the live peak.
+ */
+static uint64_t arena_set(struct hu_ival *v, uint32_t n, unsigned int seed,
+			  bool dense)
+{
+	uint64_t span = dense ? 4 * n : 40 * n;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t a = rand_r(&seed) % span, l;
+
+		if (rand_r(&seed) % 10 == 0) {
+			v[i] = (struct hu_ival){ 0, span + 1, 64, 0 };
+		} else {
+			l = dense && rand_r(&seed) % 3 ? span / 2 +
+				rand_r(&seed) % (span / 2) :
+				rand_r(&seed) % 50 ? 1 + rand_r(&seed) % 20 : 0;
+			v[i] = (struct hu_ival){ a, a + l, 0, 0 };
+		}
+		/* a few sizes, as layers repeat: many ties */
+		v[i].bytes = 64 * (1 + rand_r(&seed) % (rand_r(&seed) % 2 ? 4 : 300));
+	}
+	return span;
+}
+
+TEST(arena_ways_agree_and_are_valid)
+{
+	static const enum hu_arena_way ways[] = {
+		HU_ARENA_BY_TIME, HU_ARENA_BY_OFFSET, HU_ARENA_SPLIT,
+		HU_ARENA_AUTO };
+	const int nw = ARRAY_SIZE(ways);
+	unsigned int cases = 0;
+
+	for (unsigned int seed = 1; seed <= 24; seed++) {
+		uint32_t n = seed % 4 == 0 ? 1500 : 1 + seed * 37 % 400;
+		struct hu_ival *v[ARRAY_SIZE(ways)];
+		uint64_t h[ARRAY_SIZE(ways)], top = 0, peak;
+
+		for (int w = 0; w < nw; w++) {
+			v[w] = calloc(n, sizeof(*v[w]));
+			ASSERT_NE(NULL, v[w]);
+			arena_set(v[w], n, seed, seed % 2);
+			ASSERT_EQ(0, hu_arena_place_way(v[w], n, seed % 3 ? 4000 : 0,
+							ways[w], &h[w]));
+		}
+		for (int w = 1; w < nw; w++) {
+			EXPECT_EQ(h[0], h[w]) TH_LOG("seed %u way %d", seed, w);
+			for (uint32_t i = 0; i < n; i++) {
+				ASSERT_EQ(v[0][i].off, v[w][i].off)
+					TH_LOG("seed %u way %d interval %u",
+					       seed, w, i);
+			}
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			const struct hu_ival *a = &v[0][i];
+
+			if (a->off + a->bytes > top)
+				top = a->off + a->bytes;
+			for (uint32_t j = i + 1; j < n; j++) {
+				const struct hu_ival *b = &v[0][j];
+
+				if (a->start < b->end && b->start < a->end) {
+					ASSERT_TRUE(a->off + a->bytes <= b->off ||
+						    b->off + b->bytes <= a->off)
+						TH_LOG("seed %u: %u and %u overlap",
+						       seed, i, j);
+				}
+			}
+		}
+		peak = hu_arena_live_peak(v[0], n);
+		EXPECT_EQ(top, h[0]);
+		EXPECT_LE(peak, h[0]);
+		cases++;
+		for (int w = 0; w < nw; w++)
+			free(v[w]);
+	}
+	EXPECT_EQ(24, cases);
 }
 
 TEST_HARNESS_MAIN
