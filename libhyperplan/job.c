@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <string.h>
 
-#include "bound.h"
+#include "sim/bound.h"
 #include "job.h"
-#include "order.h"
-#include "pipeline.h"
+#include "passes/order.h"
+#include "passes/pipeline.h"
 
-int job_prepare(struct job *j, bool no_reorder, struct hp_err *e)
+int hyper_plan__job_prepare(struct job *j, bool no_reorder, struct hp_err *e)
 {
 	return hyper_plan__prepare(j, NULL, no_reorder, e);
 }
@@ -33,19 +33,19 @@ int hyper_plan__prepare(struct job *j, const struct profile *time_on,
 	return 0;
 }
 
-void job_free(struct job *j)
+void hyper_plan__job_free(struct job *j)
 {
-	life_free(&j->lf);
+	hyper_plan__life_free(&j->lf);
 	if (j->has_ref)
-		life_free(&j->lf_ref);
+		hyper_plan__life_free(&j->lf_ref);
 	free(j->order);
 	free(j->refined);
-	graph_free(&j->g);
+	hyper_plan__graph_free(&j->g);
 	j->order = j->refined = NULL;
 	j->has_ref = false;
 }
 
-void job_problem(const struct job *j, struct problem *pb,
+void hyper_plan__job_problem(const struct job *j, struct problem *pb,
 		 const struct goal *gl, struct hp_mem *mem)
 {
 	*pb = (struct problem){
@@ -55,24 +55,24 @@ void job_problem(const struct job *j, struct problem *pb,
 	};
 }
 
-int job_check_budget(const struct job *j, uint64_t budget, struct hp_err *e)
+int hyper_plan__job_check_budget(const struct job *j, uint64_t budget, struct hp_err *e)
 {
 	const struct life *lf = &j->lf;
 	uint32_t at = 0;
-	uint64_t floor = life_floor(lf, &at);
+	uint64_t floor = hyper_plan__life_floor(lf, &at);
 	char b[32], w[32];
 
-	fmt_bytes(b, sizeof(b), budget);
+	hyper_plan__fmt_bytes(b, sizeof(b), budget);
 	if (budget < lf->max_ws) {
-		fmt_bytes(w, sizeof(w), lf->max_ws);
-		return hp_errf(e, "budget %s (%llu bytes) is below the working set of op \"%s\": %s (%llu bytes) must be resident while it runs",
+		hyper_plan__fmt_bytes(w, sizeof(w), lf->max_ws);
+		return hyper_plan__errf(e, "budget %s (%llu bytes) is below the working set of op \"%s\": %s (%llu bytes) must be resident while it runs",
 			       b, (unsigned long long)budget,
 			       j->g.op[lf->order[lf->max_ws_step]].id, w,
 			       (unsigned long long)lf->max_ws);
 	}
 	if (budget < floor) {
-		fmt_bytes(w, sizeof(w), floor);
-		return hp_errf(e, "budget %s (%llu bytes) is below what op \"%s\" needs: its working set and the pinned tensors live around it, %s (%llu bytes)",
+		hyper_plan__fmt_bytes(w, sizeof(w), floor);
+		return hyper_plan__errf(e, "budget %s (%llu bytes) is below what op \"%s\" needs: its working set and the pinned tensors live around it, %s (%llu bytes)",
 			       b, (unsigned long long)budget,
 			       j->g.op[lf->order[at]].id, w,
 			       (unsigned long long)floor);
@@ -80,12 +80,12 @@ int job_check_budget(const struct job *j, uint64_t budget, struct hp_err *e)
 	return 0;
 }
 
-uint64_t job_bound(const struct job *j, double max_slow, struct hp_mem *mem)
+uint64_t hyper_plan__job_bound(const struct job *j, double max_slow, struct hp_mem *mem)
 {
-	uint64_t b = lower_bound(&j->lf, &j->p, max_slow, mem);
+	uint64_t b = hyper_plan__lower_bound(&j->lf, &j->p, max_slow, mem);
 
 	if (j->has_ref && !mem->failed) {
-		uint64_t r = lower_bound(&j->lf_ref, &j->p, max_slow, mem);
+		uint64_t r = hyper_plan__lower_bound(&j->lf_ref, &j->p, max_slow, mem);
 
 		b = r < b ? r : b;
 	}

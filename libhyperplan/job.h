@@ -6,7 +6,7 @@
 #ifndef HP_JOB_H
 #define HP_JOB_H
 
-#include "search.h"
+#include "policies/search.h"
 
 struct job {
 	struct graph g;
@@ -23,22 +23,22 @@ struct job {
  * Fails with @j as it was: -ENOMEM ("out of memory" in @e) when @j->g.mem
  * runs out.
  */
-int job_prepare(struct job *j, bool no_reorder, struct hp_err *e);
+int hyper_plan__job_prepare(struct job *j, bool no_reorder, struct hp_err *e);
 /*
- * job_prepare() on a graph timed on @time_on first (NULL: timed already,
+ * hyper_plan__job_prepare() on a graph timed on @time_on first (NULL: timed already,
  * as a generated graph is): the pipeline's passes retime to life
  * (passes/pipeline.c).
  */
 int hyper_plan__prepare(struct job *j, const struct profile *time_on,
 			bool no_reorder, struct hp_err *e);
-void job_free(struct job *j);
+void hyper_plan__job_free(struct job *j);
 /* The problem of @j's orders at @gl, its allocations through @mem. */
-void job_problem(const struct job *j, struct problem *pb,
+void hyper_plan__job_problem(const struct job *j, struct problem *pb,
 		 const struct goal *gl, struct hp_mem *mem);
 /* Fails naming the operator if @budget is below its working set. */
-int job_check_budget(const struct job *j, uint64_t budget, struct hp_err *e);
+int hyper_plan__job_check_budget(const struct job *j, uint64_t budget, struct hp_err *e);
 /* The lower bound, valid for schedules of either order; 0 with @mem
  * failed when memory runs out. */
-uint64_t job_bound(const struct job *j, double max_slow, struct hp_mem *mem);
+uint64_t hyper_plan__job_bound(const struct job *j, double max_slow, struct hp_mem *mem);
 
 #endif

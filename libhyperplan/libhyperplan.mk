@@ -29,8 +29,7 @@ HPL_MAN		:= $(sort $(wildcard libhyperplan/man/*.3))
 
 # Every user of the planner's internals (the library, its tools, its
 # tests) compiles with the library's root on the include path.
-# Bare-name includes still in the tree until plstruct-apply.sh qualifies them:
-HPL_INC		:= -iquote libhyperplan $(addprefix -iquote,$(sort $(dir $(HPL_SRCS))))
+HPL_INC		:= -iquote libhyperplan
 $(HPL_OBJS) $(HPL_SAN_OBJS): ALL_CFLAGS += $(HPL_INC)
 
 $(HPL_SO): $(HPL_OBJS) $(UTIL_OBJS) libhyperplan/libhyperplan.map $(O)/lib/libhyper.so
@@ -69,8 +68,7 @@ HPT_OBJS	:= $(HPT_SRCS:%.c=$(O)/obj/%.o)
 HPT_SAN_OBJS	:= $(HPT_SRCS:%.c=$(O)/san/%.o)
 HPT_A		:= $(O)/obj/$(HPT_DIR)/libhyperplan-tools.a
 HPT_SAN_A	:= $(O)/san/$(HPT_DIR)/libhyperplan-tools.a
-# Bare-name includes still in the tree until plstruct-apply.sh qualifies them:
-HPT_INC		:= $(HPL_INC) -iquote $(HPT_DIR) $(addprefix -iquote,$(sort $(dir $(HPT_SRCS))))
+HPT_INC		:= $(HPL_INC) -iquote $(HPT_DIR)
 $(HPT_OBJS) $(HPT_SAN_OBJS): ALL_CFLAGS += $(HPT_INC)
 
 $(HPT_A): $(HPT_OBJS)

@@ -8,7 +8,7 @@
 #include <hyper/plan.h>
 
 #include "job.h"
-#include "list.h"
+#include "policies/list.h"
 
 /*
  * A graph and, once planned, its orders and lifetimes: those do not
@@ -36,14 +36,14 @@ struct hyper_plan {
 	uint64_t bound;
 };
 
-void hp_graph_put(struct hyper_plan_graph *g);
+void hyper_plan__graph_put(struct hyper_plan_graph *g);
 
 /*
  * hyper_plan_run() with the plan's allocations through @mem (a fresh
  * one per call; its fail_at is the tests' hook).  The graph's first
  * preparation allocates through the graph's own.
  */
-int hp_plan_run(struct hyper_plan_graph *graph,
+int hyper_plan__plan_run(struct hyper_plan_graph *graph,
 		const struct hyper_plan_opts *opts, struct hyper_plan **planp,
 		struct hp_mem *mem, char *err, size_t errlen);
 

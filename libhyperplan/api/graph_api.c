@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "api.h"
-#include "graph_json.h"
+#include "api/api.h"
+#include "graph/graph_json.h"
 
 static int graph_alloc(const char *name, struct hyper_plan_graph **graphp)
 {
@@ -16,8 +16,8 @@ static int graph_alloc(const char *name, struct hyper_plan_graph **graphp)
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
-	if (graph_init(&g->j.g, name ? name : "")) {
-		graph_free(&g->j.g);
+	if (hyper_plan__graph_init(&g->j.g, name ? name : "")) {
+		hyper_plan__graph_free(&g->j.g);
 		free(g);
 		return -ENOMEM;
 	}
@@ -45,7 +45,7 @@ int hyper_plan_graph_load(const char *path, struct hyper_plan_graph **graphp,
 	ret = graph_alloc(path, graphp);
 	if (ret)
 		return ret;
-	ret = graph_load_json(&(*graphp)->j.g, path, &e);
+	ret = hyper_plan__graph_load_json(&(*graphp)->j.g, path, &e);
 	if (ret) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s", e.msg);
@@ -58,18 +58,18 @@ int hyper_plan_graph_load(const char *path, struct hyper_plan_graph **graphp,
 	return 0;
 }
 
-void hp_graph_put(struct hyper_plan_graph *g)
+void hyper_plan__graph_put(struct hyper_plan_graph *g)
 {
 	if (!g || __atomic_sub_fetch(&g->refs, 1, __ATOMIC_ACQ_REL))
 		return;
-	job_free(&g->j);
+	hyper_plan__job_free(&g->j);
 	pthread_mutex_destroy(&g->lock);
 	free(g);
 }
 
 void hyper_plan_graph_free(struct hyper_plan_graph *graph)
 {
-	hp_graph_put(graph);
+	hyper_plan__graph_put(graph);
 }
 
 /* -ENOMEM when the call failed for memory, else -EINVAL. */
@@ -92,9 +92,9 @@ static int editable(struct hyper_plan_graph *g, const void *arg,
 	if (!g)
 		return -EINVAL;
 	if (!arg || !*(const char *const *)arg)
-		return hp_errf(&g->err, "%s: NULL structure or id", what);
+		return hyper_plan__errf(&g->err, "%s: NULL structure or id", what);
 	if (__atomic_load_n(&g->prepared, __ATOMIC_ACQUIRE)) {
-		hp_errf(&g->err, "%s: the graph was planned already and is frozen; build a new one",
+		hyper_plan__errf(&g->err, "%s: the graph was planned already and is frozen; build a new one",
 			what);
 		return -EBUSY;
 	}
@@ -114,16 +114,16 @@ int hyper_plan_graph_add_tensor(struct hyper_plan_graph *graph,
 	    (t->flags & ~(HYPER_PLAN_LIVE_IN | HYPER_PLAN_LIVE_OUT |
 			  HYPER_PLAN_PIN | HYPER_PLAN_LIVE_IN_SET |
 			  HYPER_PLAN_LIVE_OUT_SET | HYPER_PLAN_EXPLICIT)))
-		return hp_errf(&graph->err, "tensor \"%.127s\": kind %u unknown (enum hyper_tensor_kind), or unknown flags or non-zero reserved fields",
+		return hyper_plan__errf(&graph->err, "tensor \"%.127s\": kind %u unknown (enum hyper_tensor_kind), or unknown flags or non-zero reserved fields",
 			       t->id, t->kind);
 	/* The planner's TF_* bits are the API's: both are documented there. */
 	given = (t->flags & (HYPER_PLAN_EXPLICIT | HYPER_PLAN_LIVE_IN_SET) ?
 		 TF_LIVE_IN : 0) |
 		(t->flags & (HYPER_PLAN_EXPLICIT | HYPER_PLAN_LIVE_OUT_SET) ?
 		 TF_LIVE_OUT : 0);
-	flags = (tkind_default_flags(t->kind) & ~given) |
+	flags = (hyper_plan__tkind_default_flags(t->kind) & ~given) |
 		(t->flags & given) | (t->flags & TF_PIN);
-	idx = graph_add_tensor(&graph->j.g, t->id, t->bytes, t->kind,
+	idx = hyper_plan__graph_add_tensor(&graph->j.g, t->id, t->bytes, t->kind,
 			       (uint8_t)flags, &graph->err);
 	return idx == NONE ? add_failed(graph) : (int)idx;
 }
@@ -141,13 +141,13 @@ int hyper_plan_graph_add_op(struct hyper_plan_graph *graph,
 	    !(op->flops >= 0 && op->flops < 1e30) ||
 	    !(op->bytes >= 0 && op->bytes < 1e30) ||
 	    (op->nr_inputs && !op->inputs) || (op->nr_outputs && !op->outputs))
-		return hp_errf(&graph->err, "op \"%.127s\": a list with a count but no array, flops or bytes out of 0..1e30, or non-zero reserved fields",
+		return hyper_plan__errf(&graph->err, "op \"%.127s\": a list with a count but no array, flops or bytes out of 0..1e30, or non-zero reserved fields",
 			       op->id);
 	if (!op->gemm_m != !op->gemm_n || !op->gemm_m != !op->gemm_k)
-		return hp_errf(&graph->err, "op \"%.127s\": give all of gemm_m, gemm_n, gemm_k or none",
+		return hyper_plan__errf(&graph->err, "op \"%.127s\": give all of gemm_m, gemm_n, gemm_k or none",
 			       op->id);
 	gm = (struct gemm){ op->gemm_m, op->gemm_n, op->gemm_k };
-	idx = graph_add_op(&graph->j.g, op->id, op->compute_ns, op->inputs,
+	idx = hyper_plan__graph_add_op(&graph->j.g, op->id, op->compute_ns, op->inputs,
 			   op->nr_inputs, op->outputs, op->nr_outputs, &gm,
 			   &graph->err);
 	if (idx == NONE)

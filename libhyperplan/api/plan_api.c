@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "api.h"
-#include "output.h"
-#include "pipeline.h"
+#include "api/api.h"
+#include "out/output.h"
+#include "passes/pipeline.h"
 
 static void set_err(char *err, size_t errlen, const struct hp_err *e)
 {
@@ -18,18 +18,18 @@ static int check_opts(const struct hyper_plan_opts *o, struct hp_err *e)
 {
 	for (size_t i = 0; i < sizeof(o->reserved) / sizeof(o->reserved[0]); i++)
 		if (o->reserved[i])
-			return hp_errf(e, "hyper_plan_opts: reserved fields must be zero");
+			return hyper_plan__errf(e, "hyper_plan_opts: reserved fields must be zero");
 	if (o->flags & ~HYPER_PLAN_FLAGS_MASK)
-		return hp_errf(e, "hyper_plan_opts: unknown flags 0x%x",
+		return hyper_plan__errf(e, "hyper_plan_opts: unknown flags 0x%x",
 			       o->flags & ~HYPER_PLAN_FLAGS_MASK);
 	if (o->policy > HYPER_PLAN_POLICY_GREEDY)
-		return hp_errf(e, "hyper_plan_opts: unknown policy %u (enum hyper_plan_policy)",
+		return hyper_plan__errf(e, "hyper_plan_opts: unknown policy %u (enum hyper_plan_policy)",
 			       o->policy);
 	if ((o->flags & HYPER_PLAN_SLOWDOWN) &&
 	    !(o->max_slowdown >= 0 && o->max_slowdown <= 10))
-		return hp_errf(e, "hyper_plan_opts: max_slowdown must be a fraction in 0..10 (0.01 is 1%%)");
+		return hyper_plan__errf(e, "hyper_plan_opts: max_slowdown must be a fraction in 0..10 (0.01 is 1%%)");
 	if (o->profile && o->profile_file)
-		return hp_errf(e, "hyper_plan_opts: give profile or profile_file, not both");
+		return hyper_plan__errf(e, "hyper_plan_opts: give profile or profile_file, not both");
 	return 0;
 }
 
@@ -82,7 +82,7 @@ static int prepare(struct hyper_plan_graph *g, const struct profile *p,
 			return ret;
 	}
 	if (strcmp(g->j.g.timed_on, p->name))
-		return hp_errf(e, "graph \"%s\" was timed for %s when first planned; build or load it again to plan it for %s",
+		return hyper_plan__errf(e, "graph \"%s\" was timed for %s when first planned; build or load it again to plan it for %s",
 			       g->j.g.name, g->j.g.timed_on, p->name);
 	return 0;
 }
@@ -93,10 +93,10 @@ int hyper_plan_run(struct hyper_plan_graph *graph,
 {
 	struct hp_mem mem = { 0 };
 
-	return hp_plan_run(graph, opts, planp, &mem, err, errlen);
+	return hyper_plan__plan_run(graph, opts, planp, &mem, err, errlen);
 }
 
-int hp_plan_run(struct hyper_plan_graph *graph,
+int hyper_plan__plan_run(struct hyper_plan_graph *graph,
 		const struct hyper_plan_opts *opts, struct hyper_plan **planp,
 		struct hp_mem *mem, char *err, size_t errlen)
 {
@@ -118,9 +118,9 @@ int hp_plan_run(struct hyper_plan_graph *graph,
 		set_err(err, errlen, &e);
 		return -EINVAL;
 	}
-	p = hp_calloc(mem, 1, sizeof(*p));
+	p = hyper_plan__calloc(mem, 1, sizeof(*p));
 	if (!p) {
-		hp_nomem(&e);
+		hyper_plan__nomem(&e);
 		set_err(err, errlen, &e);
 		return -ENOMEM;
 	}
@@ -129,15 +129,15 @@ int hp_plan_run(struct hyper_plan_graph *graph,
 		.max_slow = o->flags & HYPER_PLAN_SLOWDOWN ? o->max_slowdown : 0.01,
 		.budget = o->budget_bytes,
 	};
-	ret = o->profile_file ? profile_load(o->profile_file, &p->p, &e) :
-	      profile_get(o->profile ? o->profile : "supernode-npu", &p->p, &e);
+	ret = o->profile_file ? hyper_plan__profile_load(o->profile_file, &p->p, &e) :
+	      hyper_plan__profile_get(o->profile ? o->profile : "supernode-npu", &p->p, &e);
 	if (!ret)
 		ret = prepare(graph, &p->p, &e);
 	if (ret)
 		goto fail;
 	__atomic_add_fetch(&graph->refs, 1, __ATOMIC_ACQ_REL);
 	p->g = graph;
-	job_problem(&graph->j, &pb, &gl, mem);
+	hyper_plan__job_problem(&graph->j, &pb, &gl, mem);
 	pb.p = &p->p;
 	if (o->flags & HYPER_PLAN_NO_REORDER)
 		pb.refined = NULL;
@@ -154,7 +154,7 @@ int hp_plan_run(struct hyper_plan_graph *graph,
 	if (!ret && mem->failed)
 		ret = -ENOMEM;
 	if (ret == -ENOMEM)
-		hp_nomem(&e);
+		hyper_plan__nomem(&e);
 	if (ret)
 		goto fail;
 	*planp = p;
@@ -170,8 +170,8 @@ void hyper_plan_free(struct hyper_plan *plan)
 	if (!plan)
 		return;
 	hyper_schedule_free(plan->hs);
-	result_free(&plan->res);
-	hp_graph_put(plan->g);
+	hyper_plan__result_free(&plan->res);
+	hyper_plan__graph_put(plan->g);
 	free(plan);
 }
 
@@ -194,7 +194,7 @@ int hyper_plan_prediction(const struct hyper_plan *plan,
 		.d2h_bytes = (uint64_t)r->d2h_bytes,
 		.slowdown = slowdown(r),
 		.policy = public_policy(plan->res.from[0] ?
-					policy_parse(plan->res.from) :
+					hyper_plan__policy_parse(plan->res.from) :
 					plan->policy),
 		.arena_over = plan->res.s.arena_over != 0,
 		.arena_bytes = plan->res.s.arena_over ? plan->res.s.arena_over :
@@ -231,15 +231,15 @@ int hyper_plan_write_json(const struct hyper_plan *plan, const char *path,
 	f = fopen(path, "w");
 	if (!f) {
 		ret = -errno;
-		hp_errf(&e, "%s: %s", path, strerror(errno));
+		hyper_plan__errf(&e, "%s: %s", path, strerror(errno));
 		set_err(err, errlen, &e);
 		return ret;
 	}
-	plan_note(note, sizeof(note), plan->res.policy, &plan->p,
+	hyper_plan__plan_note(note, sizeof(note), plan->res.policy, &plan->p,
 		  plan->res.params);
-	sched_write_json(&plan->res.s, f, plan->g->j.g.name, note);
+	hyper_plan__sched_write_json(&plan->res.s, f, plan->g->j.g.name, note);
 	if (ferror(f) | fclose(f)) {
-		hp_errf(&e, "%s: write error", path);
+		hyper_plan__errf(&e, "%s: write error", path);
 		set_err(err, errlen, &e);
 		return -EIO;
 	}

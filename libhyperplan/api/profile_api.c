@@ -6,7 +6,7 @@
 
 #include <hyper/plan.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 int hyper_plan_profile_measure(const struct hyper_plan_measure_opts *opts,
 			       struct hyper_plan_profile *prof, char *err,
@@ -18,10 +18,10 @@ int hyper_plan_profile_measure(const struct hyper_plan_measure_opts *opts,
 	int ret;
 
 	if (!prof) {
-		hp_errf(&e, "hyper_plan_profile_measure: prof is NULL: pass a struct hyper_plan_profile to fill");
+		hyper_plan__errf(&e, "hyper_plan_profile_measure: prof is NULL: pass a struct hyper_plan_profile to fill");
 		ret = -EINVAL;
 	} else {
-		ret = profile_measure(opts, &p, &engine, &e);
+		ret = hyper_plan__profile_measure(opts, &p, &engine, &e);
 	}
 	if (ret) {
 		if (err && errlen)

@@ -4,10 +4,10 @@
 
 #include <hyper/graph_id.h>
 
-#include "graph.h"
+#include "graph/graph.h"
 
 /* The kind named @s (schedule-format spelling), or -1. */
-int tkind_parse(const char *s)
+int hyper_plan__tkind_parse(const char *s)
 {
 	uint32_t k = hyper_vocab_parse(hyper_kind_name, s);
 
@@ -16,7 +16,7 @@ int tkind_parse(const char *s)
 
 /* Weights and optimizer state exist before the graph and outlive it; the
  * KV cache outlives it (later tokens read it); the rest is transient. */
-uint8_t tkind_default_flags(enum hyper_tensor_kind k)
+uint8_t hyper_plan__tkind_default_flags(enum hyper_tensor_kind k)
 {
 	switch (k) {
 	case HYPER_KIND_WEIGHT:
@@ -47,10 +47,10 @@ static const char *arena_dup(struct str_arena *a, struct hp_mem *mem,
 	char *b;
 
 	if (!a->block || a->used + n > a->size) {
-		if (hp_grow(mem, &a->blocks, &a->capblocks, a->nblocks,
+		if (hyper_plan__grow(mem, &a->blocks, &a->capblocks, a->nblocks,
 			    sizeof(char *)))
 			return NULL;
-		b = hp_malloc(mem, size);
+		b = hyper_plan__malloc(mem, size);
 		if (!b)
 			return NULL;
 		a->size = size;
@@ -63,12 +63,12 @@ static const char *arena_dup(struct str_arena *a, struct hp_mem *mem,
 	return a->block + a->used - n;
 }
 
-int graph_init(struct graph *g, const char *name)
+int hyper_plan__graph_init(struct graph *g, const char *name)
 {
 	memset(g, 0, sizeof(*g));
-	idmap_init(&g->tmap, tensor_name, g, &g->mem);
-	idmap_init(&g->omap, op_name, g, &g->mem);
-	g->name = hp_strdup(&g->mem, name ? name : "");
+	hyper_plan__idmap_init(&g->tmap, tensor_name, g, &g->mem);
+	hyper_plan__idmap_init(&g->omap, op_name, g, &g->mem);
+	g->name = hyper_plan__strdup(&g->mem, name ? name : "");
 	return g->name ? 0 : -ENOMEM;
 }
 
@@ -76,19 +76,19 @@ int graph_init(struct graph *g, const char *name)
 static uint32_t no_mem(const struct graph *g, const char *what, size_t idx,
 		       const char *id, struct hp_err *e)
 {
-	hp_errf(e, "%s %zu (\"%s\"): out of memory", what, idx, id);
+	hyper_plan__errf(e, "%s %zu (\"%s\"): out of memory", what, idx, id);
 	return NONE;
 }
 
-void graph_free(struct graph *g)
+void hyper_plan__graph_free(struct graph *g)
 {
 	size_t i;
 
 	for (i = 0; i < g->strs.nblocks; i++)
 		free(g->strs.blocks[i]);
 	free(g->strs.blocks);
-	idmap_free(&g->tmap);
-	idmap_free(&g->omap);
+	hyper_plan__idmap_free(&g->tmap);
+	hyper_plan__idmap_free(&g->omap);
 	free(g->t);
 	free(g->op);
 	free(g->refs);
@@ -96,16 +96,16 @@ void graph_free(struct graph *g)
 	memset(g, 0, sizeof(*g));
 }
 
-void graph_reset(struct graph *g)
+void hyper_plan__graph_reset(struct graph *g)
 {
 	struct hp_mem mem = g->mem;
 	char *name = g->name;
 
 	g->name = NULL;
-	graph_free(g);
+	hyper_plan__graph_free(g);
 	g->mem = mem;
-	idmap_init(&g->tmap, tensor_name, g, &g->mem);
-	idmap_init(&g->omap, op_name, g, &g->mem);
+	hyper_plan__idmap_init(&g->tmap, tensor_name, g, &g->mem);
+	hyper_plan__idmap_init(&g->omap, op_name, g, &g->mem);
 	g->name = name;
 }
 
@@ -144,18 +144,18 @@ static int check_id(const char *what, size_t idx, const char *id,
 	size_t n = strlen(id), i, k;
 
 	if (n < 1 || n > HP_MAX_ID)
-		return hp_errf(e, "%s %zu: id must be 1..%d bytes (got %zu)",
+		return hyper_plan__errf(e, "%s %zu: id must be 1..%d bytes (got %zu)",
 			       what, idx, HP_MAX_ID, n);
 	for (i = 0; i < n; i += k) {
 		k = utf8_seq((const unsigned char *)id + i);
 		if (!k)
-			return hp_errf(e, "%s %zu: id is not valid UTF-8 (byte %zu)",
+			return hyper_plan__errf(e, "%s %zu: id is not valid UTF-8 (byte %zu)",
 				       what, idx, i);
 	}
 	return 0;
 }
 
-uint32_t graph_add_tensor(struct graph *g, const char *id, uint64_t bytes,
+uint32_t hyper_plan__graph_add_tensor(struct graph *g, const char *id, uint64_t bytes,
 			  enum hyper_tensor_kind kind, uint8_t flags, struct hp_err *e)
 {
 	struct tensor *t;
@@ -165,31 +165,31 @@ uint32_t graph_add_tensor(struct graph *g, const char *id, uint64_t bytes,
 	if (check_id("tensor", g->nt, id, e))
 		return NONE;
 	if (bytes < 1 || bytes > HP_MAX_BYTES) {
-		hp_errf(e, "tensor %zu (\"%s\"): bytes must be an integer in 1..2^48 (got %llu)",
+		hyper_plan__errf(e, "tensor %zu (\"%s\"): bytes must be an integer in 1..2^48 (got %llu)",
 			g->nt, id, (unsigned long long)bytes);
 		return NONE;
 	}
 	if (g->nt >= NONE - 1) {
-		hp_errf(e, "tensor \"%s\": too many tensors", id);
+		hyper_plan__errf(e, "tensor \"%s\": too many tensors", id);
 		return NONE;
 	}
 	/* Every residency sum is then exact, in integers and in doubles. */
 	if (g->total_bytes + bytes > HP_MAX_TOTAL) {
-		hp_errf(e, "tensor %zu (\"%s\"): the tensors' sizes add up to more than 2^60 bytes",
+		hyper_plan__errf(e, "tensor %zu (\"%s\"): the tensors' sizes add up to more than 2^60 bytes",
 			g->nt, id);
 		return NONE;
 	}
-	if (hp_grow(&g->mem, &g->t, &g->cap_t, g->nt, sizeof(*g->t)))
+	if (hyper_plan__grow(&g->mem, &g->t, &g->cap_t, g->nt, sizeof(*g->t)))
 		return no_mem(g, "tensor", g->nt, id, e);
 	t = &g->t[g->nt];
 	t->id = arena_dup(&g->strs, &g->mem, id);
 	if (!t->id)
 		return no_mem(g, "tensor", g->nt, id, e);
-	ret = idmap_add(&g->tmap, t->id, g->nt, &dup);
+	ret = hyper_plan__idmap_add(&g->tmap, t->id, g->nt, &dup);
 	if (ret == -ENOMEM)
 		return no_mem(g, "tensor", g->nt, id, e);
 	if (ret) {
-		hp_errf(e, "tensor %zu: duplicate id \"%s\" (first defined as tensor %u)",
+		hyper_plan__errf(e, "tensor %zu: duplicate id \"%s\" (first defined as tensor %u)",
 			g->nt, id, dup);
 		return NONE;
 	}
@@ -200,9 +200,9 @@ uint32_t graph_add_tensor(struct graph *g, const char *id, uint64_t bytes,
 	return g->nt++;
 }
 
-uint32_t graph_tensor(const struct graph *g, const char *id)
+uint32_t hyper_plan__graph_tensor(const struct graph *g, const char *id)
 {
-	return idmap_find(&g->tmap, id);
+	return hyper_plan__idmap_find(&g->tmap, id);
 }
 
 static int check_refs(const struct graph *g, const char *id,
@@ -213,17 +213,17 @@ static int check_refs(const struct graph *g, const char *id,
 
 	for (i = 0; i < n; i++) {
 		if (r[i] >= g->nt)
-			return hp_errf(e, "op %zu (\"%s\"): bad tensor index in %s",
+			return hyper_plan__errf(e, "op %zu (\"%s\"): bad tensor index in %s",
 				       g->nop, id, list);
 		for (j = 0; j < i; j++)
 			if (r[j] == r[i])
-				return hp_errf(e, "op %zu (\"%s\"): tensor \"%s\" listed twice in %s",
+				return hyper_plan__errf(e, "op %zu (\"%s\"): tensor \"%s\" listed twice in %s",
 					       g->nop, id, g->t[r[i]].id, list);
 	}
 	return 0;
 }
 
-uint32_t graph_add_op(struct graph *g, const char *id, uint64_t compute_ns,
+uint32_t hyper_plan__graph_add_op(struct graph *g, const char *id, uint64_t compute_ns,
 		      const uint32_t *in, uint32_t n_in,
 		      const uint32_t *out, uint32_t n_out,
 		      const struct gemm *gemm, struct hp_err *e)
@@ -235,7 +235,7 @@ uint32_t graph_add_op(struct graph *g, const char *id, uint64_t compute_ns,
 	if (check_id("op", g->nop, id, e))
 		return NONE;
 	if (compute_ns > HP_MAX_OP_NS) {
-		hp_errf(e, "op %zu (\"%s\"): compute_ns must be in 0..%llu (one hour), got %llu",
+		hyper_plan__errf(e, "op %zu (\"%s\"): compute_ns must be in 0..%llu (one hour), got %llu",
 			g->nop, id, HP_MAX_OP_NS, (unsigned long long)compute_ns);
 		return NONE;
 	}
@@ -243,22 +243,22 @@ uint32_t graph_add_op(struct graph *g, const char *id, uint64_t compute_ns,
 	    check_refs(g, id, out, n_out, "outputs", e))
 		return NONE;
 	if (g->nop >= NONE - 1) {
-		hp_errf(e, "op \"%s\": too many operators", id);
+		hyper_plan__errf(e, "op \"%s\": too many operators", id);
 		return NONE;
 	}
-	if (hp_grow(&g->mem, &g->op, &g->cap_op, g->nop, sizeof(*g->op)) ||
-	    hp_grow(&g->mem, &g->refs, &g->cap_refs, g->nrefs + n_in + n_out,
+	if (hyper_plan__grow(&g->mem, &g->op, &g->cap_op, g->nop, sizeof(*g->op)) ||
+	    hyper_plan__grow(&g->mem, &g->refs, &g->cap_refs, g->nrefs + n_in + n_out,
 		    sizeof(*g->refs)))
 		return no_mem(g, "op", g->nop, id, e);
 	o = &g->op[g->nop];
 	o->id = arena_dup(&g->strs, &g->mem, id);
 	if (!o->id)
 		return no_mem(g, "op", g->nop, id, e);
-	ret = idmap_add(&g->omap, o->id, g->nop, &dup);
+	ret = hyper_plan__idmap_add(&g->omap, o->id, g->nop, &dup);
 	if (ret == -ENOMEM)
 		return no_mem(g, "op", g->nop, id, e);
 	if (ret) {
-		hp_errf(e, "op %zu: duplicate id \"%s\" (first defined as op %u)",
+		hyper_plan__errf(e, "op %zu: duplicate id \"%s\" (first defined as op %u)",
 			g->nop, id, dup);
 		return NONE;
 	}
@@ -276,7 +276,7 @@ uint32_t graph_add_op(struct graph *g, const char *id, uint64_t compute_ns,
 	return g->nop++;
 }
 
-bool op_reads(const struct graph *g, const struct op *o, uint32_t t)
+bool hyper_plan__op_reads(const struct graph *g, const struct op *o, uint32_t t)
 {
 	uint32_t k;
 
@@ -286,7 +286,7 @@ bool op_reads(const struct graph *g, const struct op *o, uint32_t t)
 	return false;
 }
 
-uint64_t op_working_set(const struct graph *g, const struct op *o)
+uint64_t hyper_plan__op_working_set(const struct graph *g, const struct op *o)
 {
 	uint64_t sum = 0;
 	uint32_t t, k;
@@ -297,7 +297,7 @@ uint64_t op_working_set(const struct graph *g, const struct op *o)
 }
 
 /* @g's identity as schedules and timelines carry it (include/hyper/graph_id.h). */
-void graph_identity(const struct graph *g, char *hash)
+void hyper_plan__graph_identity(const struct graph *g, char *hash)
 {
 	uint64_t ts = 0, ss = 0;
 	size_t i;

@@ -12,8 +12,8 @@
 
 #include <hyper/plan.h>
 
-#include "idmap.h"
-#include "util.h"
+#include "graph/idmap.h"
+#include "lib/util.h"
 
 /* Tensor kinds are enum hyper_tensor_kind, from the shared vocabulary. */
 
@@ -69,25 +69,25 @@ struct graph {
 };
 
 
-/* 0, or -ENOMEM (g->name is then NULL; graph_free() still applies). */
-int graph_init(struct graph *g, const char *name);
-void graph_free(struct graph *g);
+/* 0, or -ENOMEM (g->name is then NULL; hyper_plan__graph_free() still applies). */
+int hyper_plan__graph_init(struct graph *g, const char *name);
+void hyper_plan__graph_free(struct graph *g);
 /*
- * Empties @g as graph_init() would, keeping its name and its allocator
+ * Empties @g as hyper_plan__graph_init() would, keeping its name and its allocator
  * (g->mem: the allocation count and the fail_at test hook).
  */
-void graph_reset(struct graph *g);
-int tkind_parse(const char *s);
-void graph_identity(const struct graph *g, char *hash);
-uint8_t tkind_default_flags(enum hyper_tensor_kind k);
+void hyper_plan__graph_reset(struct graph *g);
+int hyper_plan__tkind_parse(const char *s);
+void hyper_plan__graph_identity(const struct graph *g, char *hash);
+uint8_t hyper_plan__tkind_default_flags(enum hyper_tensor_kind k);
 
-uint32_t graph_add_tensor(struct graph *g, const char *id, uint64_t bytes,
+uint32_t hyper_plan__graph_add_tensor(struct graph *g, const char *id, uint64_t bytes,
 			  enum hyper_tensor_kind kind, uint8_t flags, struct hp_err *e);
-uint32_t graph_add_op(struct graph *g, const char *id, uint64_t compute_ns,
+uint32_t hyper_plan__graph_add_op(struct graph *g, const char *id, uint64_t compute_ns,
 		      const uint32_t *in, uint32_t n_in,
 		      const uint32_t *out, uint32_t n_out,
 		      const struct gemm *gemm, struct hp_err *e);
-uint32_t graph_tensor(const struct graph *g, const char *id);
+uint32_t hyper_plan__graph_tensor(const struct graph *g, const char *id);
 
 static inline const uint32_t *op_in(const struct graph *g, const struct op *o)
 {
@@ -99,7 +99,7 @@ static inline const uint32_t *op_out(const struct graph *g, const struct op *o)
 	return g->refs + o->ref + o->n_in;
 }
 
-bool op_reads(const struct graph *g, const struct op *o, uint32_t t);
+bool hyper_plan__op_reads(const struct graph *g, const struct op *o, uint32_t t);
 
 /*
  * Each distinct tensor @o touches, as @t: its inputs, then the outputs
@@ -108,9 +108,9 @@ bool op_reads(const struct graph *g, const struct op *o, uint32_t t);
 #define for_each_op_tensor(g, o, t, k)					\
 	for ((k) = 0; (k) < (o)->n_in + (o)->n_out &&			\
 	     ((t) = (g)->refs[(o)->ref + (k)], 1); (k)++)		\
-		if ((k) < (o)->n_in || !op_reads((g), (o), (t)))
+		if ((k) < (o)->n_in || !hyper_plan__op_reads((g), (o), (t)))
 
 /* Bytes an operator needs resident: its inputs and outputs, once each. */
-uint64_t op_working_set(const struct graph *g, const struct op *o);
+uint64_t hyper_plan__op_working_set(const struct graph *g, const struct op *o);
 
 #endif

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "graph_json.h"
-#include "json_split.h"
+#include "graph/graph_json.h"
+#include "graph/json_split.h"
 #include "util/json.h"
 
 #define GRAPH_FORMAT	"hyper-graph"
@@ -79,16 +79,16 @@ static int tensor_keys(json_object *o, const char *path,
 			if (want_type(v, json_type_string, path, e))
 				return -EINVAL;
 			if (has_nul(v))
-				return hp_errf(e, "%s: id contains an escaped NUL (\\u0000)", path);
+				return hyper_plan__errf(e, "%s: id contains an escaped NUL (\\u0000)", path);
 			ti->id = json_object_get_string(v);
 		} else if (!strcmp(key, "bytes")) {
 			ti->bytes = v;
 		} else if (!strcmp(key, "kind")) {
 			if (want_type(v, json_type_string, path, e))
 				return -EINVAL;
-			ti->kind = tkind_parse(json_object_get_string(v));
+			ti->kind = hyper_plan__tkind_parse(json_object_get_string(v));
 			if (ti->kind < 0)
-				return hp_errf(e, "%s: unknown kind \"%s\" (weight, activation, kv, gradient, optimizer)",
+				return hyper_plan__errf(e, "%s: unknown kind \"%s\" (weight, activation, kv, gradient, optimizer)",
 					       path, json_object_get_string(v));
 		} else if (!strcmp(key, "live_in")) {
 			ti->live_in = v;
@@ -97,7 +97,7 @@ static int tensor_keys(json_object *o, const char *path,
 		} else if (!strcmp(key, "pin")) {
 			ti->pin = v;
 		} else if (!is_ext(key)) {
-			return hp_errf(e, "%s: unknown key \"%s\"", path, key);
+			return hyper_plan__errf(e, "%s: unknown key \"%s\"", path, key);
 		}
 	}
 	return 0;
@@ -115,21 +115,21 @@ static int parse_tensor(struct graph *g, json_object *o, size_t i,
 	    tensor_keys(o, path, &ti, e))
 		return -EINVAL;
 	if (!ti.id)
-		return hp_errf(e, "%s: missing \"id\"", path);
+		return hyper_plan__errf(e, "%s: missing \"id\"", path);
 	snprintf(path, sizeof(path), "tensor %zu (\"%.*s\")", i, HP_MAX_ID,
 		 ti.id);
 	if (ti.kind < 0)
-		return hp_errf(e, "%s: missing \"kind\"", path);
+		return hyper_plan__errf(e, "%s: missing \"kind\"", path);
 	if (!ti.bytes)
-		return hp_errf(e, "%s: missing \"bytes\"", path);
+		return hyper_plan__errf(e, "%s: missing \"bytes\"", path);
 	if (get_u64(ti.bytes, 1, HP_MAX_BYTES, path, "bytes", e))
 		return -EINVAL;
-	flags = tkind_default_flags(ti.kind);
+	flags = hyper_plan__tkind_default_flags(ti.kind);
 	if ((ti.live_in && get_flag(ti.live_in, TF_LIVE_IN, &flags, path, e)) ||
 	    (ti.live_out && get_flag(ti.live_out, TF_LIVE_OUT, &flags, path, e)) ||
 	    (ti.pin && get_flag(ti.pin, TF_PIN, &flags, path, e)))
 		return -EINVAL;
-	return graph_add_tensor(g, ti.id, json_object_get_int64(ti.bytes),
+	return hyper_plan__graph_add_tensor(g, ti.id, json_object_get_int64(ti.bytes),
 				ti.kind, flags, e) == NONE ?
 	       -EINVAL : 0;
 }
@@ -147,7 +147,7 @@ static int op_keys(json_object *o, const char *path, struct op_in *oi,
 			if (want_type(v, json_type_string, path, e))
 				return -EINVAL;
 			if (has_nul(v))
-				return hp_errf(e, "%s: id contains an escaped NUL (\\u0000)", path);
+				return hyper_plan__errf(e, "%s: id contains an escaped NUL (\\u0000)", path);
 			oi->id = json_object_get_string(v);
 		} else if (!strcmp(key, "compute_ns")) {
 			oi->compute = v;
@@ -162,7 +162,7 @@ static int op_keys(json_object *o, const char *path, struct op_in *oi,
 		} else if (!strcmp(key, "bytes")) {
 			oi->bytes = v;
 		} else if (!is_ext(key)) {
-			return hp_errf(e, "%s: unknown key \"%s\"", path, key);
+			return hyper_plan__errf(e, "%s: unknown key \"%s\"", path, key);
 		}
 	}
 	return 0;
@@ -182,10 +182,10 @@ static int tensor_list(struct graph *g, json_object *arr, const char *path,
 		return -EINVAL;
 	len = json_object_array_length(arr);
 	if (len) {
-		void *q = hp_array(&g->mem, len, sizeof(**out));
+		void *q = hyper_plan__array(&g->mem, len, sizeof(**out));
 
 		if (!q)
-			return hp_nomem(e);
+			return hyper_plan__nomem(e);
 		free(*out);
 		*out = q;
 	}
@@ -194,11 +194,11 @@ static int tensor_list(struct graph *g, json_object *arr, const char *path,
 		uint32_t t;
 
 		if (!json_object_is_type(v, json_type_string))
-			return hp_errf(e, "%s: %s[%zu] must be a tensor id string",
+			return hyper_plan__errf(e, "%s: %s[%zu] must be a tensor id string",
 				       path, list, i);
-		t = graph_tensor(g, json_object_get_string(v));
+		t = hyper_plan__graph_tensor(g, json_object_get_string(v));
 		if (t == NONE)
-			return hp_errf(e, "%s: unknown tensor \"%.*s\" in %s",
+			return hyper_plan__errf(e, "%s: unknown tensor \"%.*s\" in %s",
 				       path, HP_MAX_ID, json_object_get_string(v),
 				       list);
 		(*out)[(*n)++] = t;
@@ -219,7 +219,7 @@ static int parse_gemm(json_object *o, const char *path, struct gemm *gm,
 		json_object *v;
 
 		if (!json_object_object_get_ex(o, name[i], &v))
-			return hp_errf(e, "%s: gemm needs \"%s\"", path, name[i]);
+			return hyper_plan__errf(e, "%s: gemm needs \"%s\"", path, name[i]);
 		if (get_u64(v, 0, UINT32_MAX, path, name[i], e))
 			return -EINVAL;
 		*dim[i] = json_object_get_int64(v);
@@ -235,7 +235,7 @@ static int get_cost(json_object *v, const char *path, const char *what,
 
 	if ((!json_object_is_type(v, json_type_int) &&
 	     !json_object_is_type(v, json_type_double)) || !(d >= 0 && d < 1e30))
-		return hp_errf(e, "%s: %s must be a number in 0..1e30", path, what);
+		return hyper_plan__errf(e, "%s: %s must be a number in 0..1e30", path, what);
 	*out = d;
 	return 0;
 }
@@ -254,7 +254,7 @@ static int parse_op(struct graph *g, json_object *o, size_t i,
 	if (want_type(o, json_type_object, path, e) || op_keys(o, path, &oi, e))
 		return -EINVAL;
 	if (!oi.id)
-		return hp_errf(e, "%s: missing \"id\"", path);
+		return hyper_plan__errf(e, "%s: missing \"id\"", path);
 	snprintf(path, sizeof(path), "op %zu (\"%.*s\")", i, HP_MAX_ID, oi.id);
 	if (oi.compute) {
 		if (get_u64(oi.compute, 0, HP_MAX_OP_NS, path,
@@ -270,7 +270,7 @@ static int parse_op(struct graph *g, json_object *o, size_t i,
 	if (tensor_list(g, oi.inputs, path, "inputs", in, &n_in, e) ||
 	    tensor_list(g, oi.outputs, path, "outputs", out, &n_out, e))
 		return -EINVAL;
-	if (graph_add_op(g, oi.id, ns, *in, n_in, *out, n_out, &gm, e) == NONE)
+	if (hyper_plan__graph_add_op(g, oi.id, ns, *in, n_in, *out, n_out, &gm, e) == NONE)
 		return -EINVAL;
 	g->op[g->nop - 1].flops = flops;
 	g->op[g->nop - 1].bytes = bytes;
@@ -295,12 +295,12 @@ static json_object *parse_span(struct json_tokener *tok, const char *text,
 
 /*
  * The elements come from @arr, or, when the text was split
- * (graph_parse_json()), from @sp: then each is parsed, used and freed in
+ * (hyper_plan__graph_parse_json()), from @sp: then each is parsed, used and freed in
  * turn.  An element that does not parse alone makes the whole text parse
  * again in one piece, for json-c's own message.
  */
 static int parse_array(struct graph *g, json_object *arr, const char *name,
-		       const struct json_split *sp, struct hp_err *e)
+		       const struct hyper_plan__json_split *sp, struct hp_err *e)
 {
 	int w = name[0] == 't' ? 0 : 1, ret = 0;
 	uint32_t *in = NULL, *out = NULL;
@@ -308,14 +308,14 @@ static int parse_array(struct graph *g, json_object *arr, const char *name,
 	size_t i, n;
 
 	if (!arr)
-		return hp_errf(e, "graph: missing \"%s\"", name);
+		return hyper_plan__errf(e, "graph: missing \"%s\"", name);
 	if (want_type(arr, json_type_array, name, e))
 		return -EINVAL;
 	n = sp ? sp->nel[w] : json_object_array_length(arr);
 	if (sp) {
 		tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
 		if (!tok)
-			return hp_errf(e, "graph: out of memory");
+			return hyper_plan__errf(e, "graph: out of memory");
 	}
 	for (i = 0; i < n && !ret; i++) {
 		json_object *o = sp ? parse_span(tok, sp->text, &sp->el[w][i]) :
@@ -341,19 +341,19 @@ static int check_header(json_object *fmt, json_object *ver, struct hp_err *e)
 {
 	if (!fmt || !json_object_is_type(fmt, json_type_string) ||
 	    strcmp(json_object_get_string(fmt), GRAPH_FORMAT))
-		return hp_errf(e, "graph: \"format\" must be \"%s\"",
+		return hyper_plan__errf(e, "graph: \"format\" must be \"%s\"",
 			       GRAPH_FORMAT);
 	if (!ver || !json_object_is_type(ver, json_type_int))
-		return hp_errf(e, "graph: \"version\" must be the integer %d",
+		return hyper_plan__errf(e, "graph: \"version\" must be the integer %d",
 			       GRAPH_VERSION);
 	if (json_object_get_int64(ver) != GRAPH_VERSION)
-		return hp_errf(e, "unsupported graph version %s (hyper-plan reads %d)",
+		return hyper_plan__errf(e, "unsupported graph version %s (hyper-plan reads %d)",
 			       json_object_to_json_string(ver), GRAPH_VERSION);
 	return 0;
 }
 
 static int parse_root(struct graph *g, json_object *root,
-		      const struct json_split *sp, struct hp_err *e)
+		      const struct hyper_plan__json_split *sp, struct hp_err *e)
 {
 	json_object *fmt = NULL, *ver = NULL, *tensors = NULL, *ops = NULL;
 	int ret;
@@ -368,11 +368,11 @@ static int parse_root(struct graph *g, json_object *root,
 		} else if (!strcmp(key, "name")) {
 			if (want_type(v, json_type_string, "name", e))
 				return -EINVAL;
-			char *name = hp_strdup(&g->mem,
+			char *name = hyper_plan__strdup(&g->mem,
 					       json_object_get_string(v));
 
 			if (!name)
-				return hp_nomem(e);
+				return hyper_plan__nomem(e);
 			free(g->name);
 			g->name = name;
 		} else if (!strcmp(key, "profile")) {
@@ -385,7 +385,7 @@ static int parse_root(struct graph *g, json_object *root,
 		} else if (!strcmp(key, "ops")) {
 			ops = v;
 		} else if (!is_ext(key)) {
-			return hp_errf(e, "graph: unknown key \"%s\"", key);
+			return hyper_plan__errf(e, "graph: unknown key \"%s\"", key);
 		}
 	}
 	if (check_header(fmt, ver, e))
@@ -396,23 +396,23 @@ static int parse_root(struct graph *g, json_object *root,
 	if (ret)
 		return ret == -EAGAIN ? ret : -EINVAL;
 	if (!g->nop)
-		return hp_errf(e, "graph: no operators");
+		return hyper_plan__errf(e, "graph: no operators");
 	return 0;
 }
 
 /*
- * One text, checked by the shared reader (hp_json_parse()): empty,
+ * One text, checked by the shared reader (hyper_plan__json_parse()): empty,
  * truncated, malformed and trailing data are refused in its words, each
  * starting with @what.  On the split path a failure only asks for the
  * whole text again (-EAGAIN), which gives the message.
  */
 static int parse_text(struct graph *g, const char *text, const char *what,
-		      const struct json_split *sp, struct hp_err *e)
+		      const struct hyper_plan__json_split *sp, struct hp_err *e)
 {
 	json_object *root;
 	int ret;
 
-	ret = hp_json_parse(what, text, strlen(text), &root, e);
+	ret = hyper_plan__json_parse(what, text, strlen(text), &root, e);
 	if (ret)
 		return sp && ret != -ENOMEM ? -EAGAIN : ret;
 	ret = parse_root(g, root, sp, e);
@@ -430,28 +430,28 @@ static int parse_text(struct graph *g, const char *text, const char *what,
 static int parse_named(struct graph *g, const char *text, const char *what,
 		       struct hp_err *e)
 {
-	struct json_split sp;
-	int ret = json_split(text, &sp, &g->mem);
+	struct hyper_plan__json_split sp;
+	int ret = hyper_plan__json_split(text, &sp, &g->mem);
 
 	if (ret == -ENOMEM)
-		return hp_nomem(e);
+		return hyper_plan__nomem(e);
 	if (!ret) {
 		sp.text = text;
 		ret = parse_text(g, sp.skeleton, what, &sp, e);
-		json_split_free(&sp);
+		hyper_plan__json_split_free(&sp);
 		if (!ret)
 			return 0;
 		if (g->mem.failed) {
-			graph_reset(g);
-			return hp_nomem(e);
+			hyper_plan__graph_reset(g);
+			return hyper_plan__nomem(e);
 		}
-		graph_reset(g);	/* keeps g->mem's count and test hook */
+		hyper_plan__graph_reset(g);	/* keeps g->mem's count and test hook */
 		e->msg[0] = 0;
 	}
 	return parse_text(g, text, what, NULL, e);
 }
 
-int graph_parse_json(struct graph *g, const char *text, struct hp_err *e)
+int hyper_plan__graph_parse_json(struct graph *g, const char *text, struct hp_err *e)
 {
 	return parse_named(g, text, "graph", e);
 }
@@ -461,7 +461,7 @@ int graph_parse_json(struct graph *g, const char *text, struct hp_err *e)
  * a NUL byte (JSON text has none: /dev/zero stops at byte 0), or more than
  * GRAPH_MAX_FILE bytes (/dev/urandom and other endless inputs).
  */
-int graph_load_json(struct graph *g, const char *path, struct hp_err *e)
+int hyper_plan__graph_load_json(struct graph *g, const char *path, struct hp_err *e)
 {
 	FILE *f = fopen(path, "rb");
 	char *buf = NULL, *nul;
@@ -470,32 +470,32 @@ int graph_load_json(struct graph *g, const char *path, struct hp_err *e)
 	int ret = 0;
 
 	if (!f)
-		return hp_errf(e, "%s: %s", path, strerror(errno));
+		return hyper_plan__errf(e, "%s: %s", path, strerror(errno));
 	if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
 		fclose(f);
-		return hp_errf(e, "%s: is a directory, not a graph JSON file", path);
+		return hyper_plan__errf(e, "%s: is a directory, not a graph JSON file", path);
 	}
 	do {
-		if (hp_grow(&g->mem, &buf, &cap, len + 65536, 1)) {
-			ret = hp_nomem(e);
+		if (hyper_plan__grow(&g->mem, &buf, &cap, len + 65536, 1)) {
+			ret = hyper_plan__nomem(e);
 			break;
 		}
 		n = fread(buf + len, 1, cap - len - 1, f);
 		nul = memchr(buf + len, 0, n);
 		if (nul) {
-			ret = hp_errf(e, "%s: NUL byte at offset %zu: not a JSON text",
+			ret = hyper_plan__errf(e, "%s: NUL byte at offset %zu: not a JSON text",
 				      path, (size_t)(nul - buf));
 			break;
 		}
 		len += n;
 		if (len > GRAPH_MAX_FILE) {
-			ret = hp_errf(e, "%s: larger than %llu MiB, the limit for a graph file",
+			ret = hyper_plan__errf(e, "%s: larger than %llu MiB, the limit for a graph file",
 				      path, GRAPH_MAX_FILE >> 20);
 			break;
 		}
 	} while (n);
 	if (!ret && ferror(f))
-		ret = hp_errf(e, "%s: read error: %s", path, strerror(errno));
+		ret = hyper_plan__errf(e, "%s: read error: %s", path, strerror(errno));
 	fclose(f);
 	if (!ret) {
 		buf[len] = 0;
@@ -520,7 +520,7 @@ static void write_refs(const struct graph *g, FILE *f, const char *key,
 
 static void write_tensor(const struct tensor *t, FILE *f)
 {
-	uint8_t def = tkind_default_flags(t->kind);
+	uint8_t def = hyper_plan__tkind_default_flags(t->kind);
 
 	fputs("  { \"id\": ", f);
 	hu_json_write_str(f, t->id);
@@ -537,7 +537,7 @@ static void write_tensor(const struct tensor *t, FILE *f)
 	fputs(" }", f);
 }
 
-void graph_write_json(const struct graph *g, FILE *f)
+void hyper_plan__graph_write_json(const struct graph *g, FILE *f)
 {
 	size_t i;
 

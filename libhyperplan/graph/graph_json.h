@@ -4,17 +4,17 @@
 
 #include <stdio.h>
 
-#include "graph.h"
+#include "graph/graph.h"
 
 /* Parse graph format v1 into an initialised, empty graph. */
-int graph_parse_json(struct graph *g, const char *text, struct hp_err *e);
+int hyper_plan__graph_parse_json(struct graph *g, const char *text, struct hp_err *e);
 /*
  * The largest graph file read: a 1M-operator graph takes about a quarter
  * of it.  Documented in Documentation/graph-format.md.
  */
 #define GRAPH_MAX_FILE	(2048ULL << 20)
 
-int graph_load_json(struct graph *g, const char *path, struct hp_err *e);
-void graph_write_json(const struct graph *g, FILE *f);
+int hyper_plan__graph_load_json(struct graph *g, const char *path, struct hp_err *e);
+void hyper_plan__graph_write_json(const struct graph *g, FILE *f);
 
 #endif

@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "idmap.h"
-#include "util.h"
+#include "graph/idmap.h"
+#include "lib/util.h"
 
 static uint32_t hash(const char *s)
 {
@@ -14,7 +14,7 @@ static uint32_t hash(const char *s)
 	return h;
 }
 
-void idmap_init(struct idmap *m, idmap_name_fn name_of, const void *owner,
+void hyper_plan__idmap_init(struct idmap *m, idmap_name_fn name_of, const void *owner,
 		struct hp_mem *mem)
 {
 	memset(m, 0, sizeof(*m));
@@ -23,7 +23,7 @@ void idmap_init(struct idmap *m, idmap_name_fn name_of, const void *owner,
 	m->mem = mem;
 }
 
-void idmap_free(struct idmap *m)
+void hyper_plan__idmap_free(struct idmap *m)
 {
 	free(m->slot);
 	free(m->hash);
@@ -44,7 +44,7 @@ static uint32_t probe(const struct idmap *m, const char *name, uint32_t h)
 	return i;
 }
 
-uint32_t idmap_find(const struct idmap *m, const char *name)
+uint32_t hyper_plan__idmap_find(const struct idmap *m, const char *name)
 {
 	return m->cap ? m->slot[probe(m, name, hash(name))] - 1 : NONE;
 }
@@ -53,8 +53,8 @@ static int rehash(struct idmap *m)
 {
 	uint32_t *old = m->slot, *oldh = m->hash, oldcap = m->cap, i, j;
 	uint32_t cap = oldcap ? oldcap * 2 : 1024;
-	uint32_t *slot = hp_malloc(m->mem, cap * sizeof(*slot));
-	uint32_t *hs = slot ? hp_malloc(m->mem, cap * sizeof(*hs)) : NULL;
+	uint32_t *slot = hyper_plan__malloc(m->mem, cap * sizeof(*slot));
+	uint32_t *hs = slot ? hyper_plan__malloc(m->mem, cap * sizeof(*hs)) : NULL;
 
 	if (!hs) {
 		free(slot);
@@ -78,7 +78,7 @@ static int rehash(struct idmap *m)
 	return 0;
 }
 
-int idmap_add(struct idmap *m, const char *name, uint32_t idx, uint32_t *dup)
+int hyper_plan__idmap_add(struct idmap *m, const char *name, uint32_t idx, uint32_t *dup)
 {
 	uint32_t h = hash(name), i;
 

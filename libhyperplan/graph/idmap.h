@@ -22,14 +22,14 @@ struct idmap {
 
 struct hp_mem;
 
-void idmap_init(struct idmap *m, idmap_name_fn name_of, const void *owner,
+void hyper_plan__idmap_init(struct idmap *m, idmap_name_fn name_of, const void *owner,
 		struct hp_mem *mem);
-void idmap_free(struct idmap *m);
-uint32_t idmap_find(const struct idmap *m, const char *name);
+void hyper_plan__idmap_free(struct idmap *m);
+uint32_t hyper_plan__idmap_find(const struct idmap *m, const char *name);
 /*
  * 0 once @idx is added; -EEXIST, with the index already holding @name in
  * *@dup; -ENOMEM, with the map unchanged.
  */
-int idmap_add(struct idmap *m, const char *name, uint32_t idx, uint32_t *dup);
+int hyper_plan__idmap_add(struct idmap *m, const char *name, uint32_t idx, uint32_t *dup);
 
 #endif

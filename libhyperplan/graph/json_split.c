@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_split.h"
-#include "util.h"
+#include "graph/json_split.h"
+#include "lib/util.h"
 
 static size_t skip_ws(const char *p, size_t i)
 {
@@ -74,8 +74,8 @@ static size_t elements(const char *p, size_t i, struct json_span **el,
 		end = value_end(p, i);
 		if (!end)
 			return 0;
-		if (hp_grow(mem, el, &cap, *n, sizeof(**el)))
-			return 0;	/* json_split() sees mem failed */
+		if (hyper_plan__grow(mem, el, &cap, *n, sizeof(**el)))
+			return 0;	/* hyper_plan__json_split() sees mem failed */
 		(*el)[(*n)++] = (struct json_span){ i, end - i };
 		i = skip_ws(p, end);
 		if (p[i] == ']')
@@ -86,7 +86,7 @@ static size_t elements(const char *p, size_t i, struct json_span **el,
 	}
 }
 
-static void cut(struct json_split *s, const char *text, size_t *from,
+static void cut(struct hyper_plan__json_split *s, const char *text, size_t *from,
 		size_t lo, size_t hi, size_t *len)
 {
 	memcpy(s->skeleton + *len, text + *from, lo - *from);
@@ -96,7 +96,7 @@ static void cut(struct json_split *s, const char *text, size_t *from,
 	*from = hi;
 }
 
-int json_split(const char *text, struct json_split *s, struct hp_mem *mem)
+int hyper_plan__json_split(const char *text, struct hyper_plan__json_split *s, struct hp_mem *mem)
 {
 	static const char *const key[2] = { "\"tensors\"", "\"ops\"" };
 	size_t i = skip_ws(text, 0), k, end, from = 0, len = 0, lo[2], hi[2];
@@ -144,7 +144,7 @@ int json_split(const char *text, struct json_split *s, struct hp_mem *mem)
 		order[0] = 1;
 		order[1] = 0;
 	}
-	s->skeleton = hp_malloc(mem, strlen(text) - (hi[0] - lo[0]) -
+	s->skeleton = hyper_plan__malloc(mem, strlen(text) - (hi[0] - lo[0]) -
 				(hi[1] - lo[1]) + 5);
 	if (!s->skeleton)
 		goto out_whole;
@@ -154,11 +154,11 @@ int json_split(const char *text, struct json_split *s, struct hp_mem *mem)
 	memcpy(s->skeleton + len, text + from, k + 1);
 	return 0;
 out_whole:
-	json_split_free(s);
+	hyper_plan__json_split_free(s);
 	return mem->failed ? -ENOMEM : -1;
 }
 
-void json_split_free(struct json_split *s)
+void hyper_plan__json_split_free(struct hyper_plan__json_split *s)
 {
 	free(s->skeleton);
 	free(s->el[0]);

@@ -16,7 +16,7 @@ struct json_span {
 	size_t at, len;
 };
 
-struct json_split {
+struct hyper_plan__json_split {
 	const char *text;		/* what the spans are in */
 	char *skeleton;			/* the text, both arrays emptied */
 	struct json_span *el[2];	/* elements of "tensors", "ops" */
@@ -26,9 +26,9 @@ struct json_split {
 
 struct hp_mem;
 
-/* 0: @s is filled (json_split_free() it); -1: not split, parse whole;
+/* 0: @s is filled (hyper_plan__json_split_free() it); -1: not split, parse whole;
  * -ENOMEM. */
-int json_split(const char *text, struct json_split *s, struct hp_mem *mem);
-void json_split_free(struct json_split *s);
+int hyper_plan__json_split(const char *text, struct hyper_plan__json_split *s, struct hp_mem *mem);
+void hyper_plan__json_split_free(struct hyper_plan__json_split *s);
 
 #endif

@@ -2,14 +2,14 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "heap.h"
-#include "util.h"
+#include "lib/heap.h"
+#include "lib/util.h"
 
-int heap_push(struct heap *h, double key, uint32_t val, struct hp_mem *mem)
+int hyper_plan__heap_push(struct heap *h, double key, uint32_t val, struct hp_mem *mem)
 {
 	size_t i = h->n, p;
 
-	if (hp_grow(mem, &h->a, &h->cap, i, sizeof(*h->a)))
+	if (hyper_plan__grow(mem, &h->a, &h->cap, i, sizeof(*h->a)))
 		return -ENOMEM;
 	h->n++;
 	for (; i && h->a[p = (i - 1) / 2].key > key; i = p)
@@ -18,12 +18,12 @@ int heap_push(struct heap *h, double key, uint32_t val, struct hp_mem *mem)
 	return 0;
 }
 
-int heap_reserve(struct heap *h, size_t n, struct hp_mem *mem)
+int hyper_plan__heap_reserve(struct heap *h, size_t n, struct hp_mem *mem)
 {
-	return n ? hp_grow(mem, &h->a, &h->cap, n - 1, sizeof(*h->a)) : 0;
+	return n ? hyper_plan__grow(mem, &h->a, &h->cap, n - 1, sizeof(*h->a)) : 0;
 }
 
-struct heap_item heap_pop(struct heap *h)
+struct heap_item hyper_plan__heap_pop(struct heap *h)
 {
 	struct heap_item top = h->a[0], last = h->a[--h->n];
 	size_t i = 0, c;
@@ -41,7 +41,7 @@ struct heap_item heap_pop(struct heap *h)
 	return top;
 }
 
-void heap_free(struct heap *h)
+void hyper_plan__heap_free(struct heap *h)
 {
 	free(h->a);
 	h->a = NULL;

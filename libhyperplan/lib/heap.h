@@ -19,14 +19,14 @@ struct heap {
 struct hp_mem;
 
 /* 0, or -ENOMEM with @h as it was: no room, and @mem could not add it. */
-int heap_push(struct heap *h, double key, uint32_t val, struct hp_mem *mem);
+int hyper_plan__heap_push(struct heap *h, double key, uint32_t val, struct hp_mem *mem);
 /* Room for @n items, so that the first @n pushes allocate nothing. */
-int heap_reserve(struct heap *h, size_t n, struct hp_mem *mem);
-struct heap_item heap_pop(struct heap *h);
+int hyper_plan__heap_reserve(struct heap *h, size_t n, struct hp_mem *mem);
+struct heap_item hyper_plan__heap_pop(struct heap *h);
 static inline struct heap_item heap_top(const struct heap *h)
 {
 	return h->a[0];
 }
-void heap_free(struct heap *h);
+void hyper_plan__heap_free(struct heap *h);
 
 #endif

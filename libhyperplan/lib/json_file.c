@@ -11,7 +11,7 @@
 
 #include <json-c/json.h>
 
-#include "util.h"
+#include "lib/util.h"
 #include "util/json.h"
 
 static int read_all(const char *path, size_t max, char **text, size_t *len,
@@ -24,27 +24,27 @@ static int read_all(const char *path, size_t max, char **text, size_t *len,
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);	/* a FIFO must not block */
 	if (fd < 0)
-		return hp_errf(e, "%s: %s", path, strerror(errno));
+		return hyper_plan__errf(e, "%s: %s", path, strerror(errno));
 	/* a small file: not a directory, a pipe or /dev/zero */
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
 		close(fd);
 		return max >= (1 << 20) ?
-		       hp_errf(e, "%s: not a regular file of at most %zu MiB",
+		       hyper_plan__errf(e, "%s: not a regular file of at most %zu MiB",
 			       path, max >> 20) :
-		       hp_errf(e, "%s: not a regular file of at most %zu KiB",
+		       hyper_plan__errf(e, "%s: not a regular file of at most %zu KiB",
 			       path, max >> 10);
 	}
 	*text = malloc((size_t)st.st_size + 1);
 	if (!*text) {
 		close(fd);
-		return hp_nomem(e);
+		return hyper_plan__nomem(e);
 	}
 	while (got < (size_t)st.st_size) {
 		n = read(fd, *text + got, (size_t)st.st_size - got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			ret = hp_errf(e, "%s: %s", path,
+			ret = hyper_plan__errf(e, "%s: %s", path,
 				      n ? strerror(errno) : "shrank while read");
 			break;
 		}
@@ -62,18 +62,18 @@ static int read_all(const char *path, size_t max, char **text, size_t *len,
 
 /* The shared parser and its words (util/json.c), after @what; comments
  * allowed, as json-c allows them by default. */
-int hp_json_parse(const char *what, const char *text, size_t len,
+int hyper_plan__json_parse(const char *what, const char *text, size_t len,
 		  json_object **root, struct hp_err *e)
 {
 	char msg[300];
 	int ret = hu_json_parse(text, len, 1, root, msg, sizeof(msg));
 
 	if (ret == -ENOMEM)
-		return hp_nomem(e);
-	return ret ? hp_errf(e, "%s: %s", what, msg) : 0;
+		return hyper_plan__nomem(e);
+	return ret ? hyper_plan__errf(e, "%s: %s", what, msg) : 0;
 }
 
-int hp_json_load(const char *path, size_t max, json_object **root,
+int hyper_plan__json_load(const char *path, size_t max, json_object **root,
 		 struct hp_err *e)
 {
 	size_t len = 0;
@@ -83,7 +83,7 @@ int hp_json_load(const char *path, size_t max, json_object **root,
 	*root = NULL;
 	if (read_all(path, max, &text, &len, e))
 		return -EINVAL;
-	ret = hp_json_parse(path, text, len, root, e);
+	ret = hyper_plan__json_parse(path, text, len, root, e);
 	free(text);
 	return ret;
 }

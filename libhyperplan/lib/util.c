@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "lib/util.h"
 #include "util/clock.h"
 #include "util/units.h"
 
-int hp_errf(struct hp_err *e, const char *fmt, ...)
+int hyper_plan__errf(struct hp_err *e, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -20,9 +20,9 @@ int hp_errf(struct hp_err *e, const char *fmt, ...)
 	return -EINVAL;
 }
 
-int hp_nomem(struct hp_err *e)
+int hyper_plan__nomem(struct hp_err *e)
 {
-	hp_errf(e, "out of memory");
+	hyper_plan__errf(e, "out of memory");
 	return -ENOMEM;
 }
 
@@ -34,7 +34,7 @@ static bool mem_fails(struct hp_mem *m)
 	return true;
 }
 
-void *hp_malloc(struct hp_mem *m, size_t n)
+void *hyper_plan__malloc(struct hp_mem *m, size_t n)
 {
 	void *p = mem_fails(m) ? NULL : malloc(n ? n : 1);
 
@@ -43,26 +43,26 @@ void *hp_malloc(struct hp_mem *m, size_t n)
 	return p;
 }
 
-void *hp_array(struct hp_mem *m, size_t n, size_t size)
+void *hyper_plan__array(struct hp_mem *m, size_t n, size_t size)
 {
 	if (size && n > SIZE_MAX / size) {
 		m->failed = true;
 		return NULL;
 	}
-	return hp_malloc(m, n * size);
+	return hyper_plan__malloc(m, n * size);
 }
 
-void *hp_calloc(struct hp_mem *m, size_t n, size_t size)
+void *hyper_plan__calloc(struct hp_mem *m, size_t n, size_t size)
 {
-	void *p = hp_array(m, n, size);
+	void *p = hyper_plan__array(m, n, size);
 
 	return p ? memset(p, 0, n * size) : NULL;
 }
 
-char *hp_strdup(struct hp_mem *m, const char *s)
+char *hyper_plan__strdup(struct hp_mem *m, const char *s)
 {
 	size_t n = strlen(s) + 1;
-	char *p = hp_malloc(m, n);
+	char *p = hyper_plan__malloc(m, n);
 
 	return p ? memcpy(p, s, n) : NULL;
 }
@@ -77,7 +77,7 @@ void *hyper_plan__mem_realloc(void *ctx, void *p, size_t n)
 	return q;
 }
 
-int hp_grow(struct hp_mem *m, void *pp, size_t *cap, size_t need, size_t sz)
+int hyper_plan__grow(struct hp_mem *m, void *pp, size_t *cap, size_t need, size_t sz)
 {
 	void **p = pp, *q;
 	size_t c = *cap ? *cap : 16;
@@ -99,7 +99,7 @@ int hp_grow(struct hp_mem *m, void *pp, size_t *cap, size_t need, size_t sz)
 	return 0;
 }
 
-int parse_u64(const char *s, uint64_t *out)
+int hyper_plan__parse_u64(const char *s, uint64_t *out)
 {
 	char *end;
 
@@ -110,12 +110,12 @@ int parse_u64(const char *s, uint64_t *out)
 	return errno || *end ? -EINVAL : 0;
 }
 
-void fmt_bytes(char *buf, size_t len, double bytes)
+void hyper_plan__fmt_bytes(char *buf, size_t len, double bytes)
 {
 	hu_fmt_bytes(buf, len, bytes > 0 ? (uint64_t)(bytes + 0.5) : 0, 2);
 }
 
-double now_ns(void)
+double hyper_plan__now_ns(void)
 {
 	return (double)hu_now_ns();
 }
@@ -127,7 +127,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-double median(double *v, int n)
+double hyper_plan__median(double *v, int n)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
 	return v[n / 2];

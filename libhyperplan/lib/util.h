@@ -33,12 +33,12 @@ struct hp_err {
 	char msg[512];
 };
 
-int hp_errf(struct hp_err *e, const char *fmt, ...)
+int hyper_plan__errf(struct hp_err *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
  * A library must not exit: what can run out of memory allocates through
- * the job's hp_mem, which returns NULL (hp_grow(): -ENOMEM) and remembers
+ * the job's hp_mem, which returns NULL (hyper_plan__grow(): -ENOMEM) and remembers
  * the failure, so that the API entry returns -ENOMEM.  @fail_at is the
  * tests' hook: the fail_at-th allocation through it fails (1-based).
  */
@@ -48,27 +48,27 @@ struct hp_mem {
 	bool failed;
 };
 
-void *hp_malloc(struct hp_mem *m, size_t n);
-/* @n elements of @size bytes: hp_array() leaves them uninitialised. */
-void *hp_array(struct hp_mem *m, size_t n, size_t size);
-void *hp_calloc(struct hp_mem *m, size_t n, size_t size);
-char *hp_strdup(struct hp_mem *m, const char *s);
+void *hyper_plan__malloc(struct hp_mem *m, size_t n);
+/* @n elements of @size bytes: hyper_plan__array() leaves them uninitialised. */
+void *hyper_plan__array(struct hp_mem *m, size_t n, size_t size);
+void *hyper_plan__calloc(struct hp_mem *m, size_t n, size_t size);
+char *hyper_plan__strdup(struct hp_mem *m, const char *s);
 /* Says "out of memory" in @e; returns -ENOMEM. */
-int hp_nomem(struct hp_err *e);
+int hyper_plan__nomem(struct hp_err *e);
 /*
  * Grows *p (of *cap elements of @sz bytes) so that index @need fits;
  * leaves *p and *cap as they were when it fails.
  */
-int hp_grow(struct hp_mem *m, void *pp, size_t *cap, size_t need, size_t sz);
+int hyper_plan__grow(struct hp_mem *m, void *pp, size_t *cap, size_t need, size_t sz);
 /* realloc() through @ctx, a struct hp_mem: for util/'s builders. */
 void *hyper_plan__mem_realloc(void *ctx, void *p, size_t n);
 
-int parse_u64(const char *s, uint64_t *out);
+int hyper_plan__parse_u64(const char *s, uint64_t *out);
 /* Sizes and the clock are the project's (util/units.h, util/clock.h). */
-void fmt_bytes(char *buf, size_t len, double bytes);
-double now_ns(void);
+void hyper_plan__fmt_bytes(char *buf, size_t len, double bytes);
+double hyper_plan__now_ns(void);
 /* Sorts @v and returns its middle element. */
-double median(double *v, int n);
+double hyper_plan__median(double *v, int n);
 
 /*
  * Reads @path (a regular file of at most @max bytes) as one JSON value
@@ -76,13 +76,13 @@ double median(double *v, int n);
  * malformed JSON and trailing data each fail saying so in words.
  */
 struct json_object;
-int hp_json_load(const char *path, size_t max, struct json_object **root,
+int hyper_plan__json_load(const char *path, size_t max, struct json_object **root,
 		 struct hp_err *e);
 /*
  * The same checks and words for @text (@len bytes, NUL-terminated) held in
  * memory; @what (a path, or "graph") starts each message.
  */
-int hp_json_parse(const char *what, const char *text, size_t len,
+int hyper_plan__json_parse(const char *what, const char *text, size_t len,
 		  struct json_object **root, struct hp_err *e);
 
 #endif

@@ -9,9 +9,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "output.h"
+#include "out/output.h"
 
-int sched_to_hyper(const struct sched *s, const char *name,
+int hyper_plan__sched_to_hyper(const struct sched *s, const char *name,
 		   struct hyper_schedule **out, struct hp_mem *mem,
 		   struct hp_err *e)
 {
@@ -30,16 +30,16 @@ int sched_to_hyper(const struct sched *s, const char *name,
 		.pred_makespan_ns = (uint64_t)s->pred.makespan_ns,
 		.arena_bytes = s->res_off ? s->arena : 0,
 	};
-	struct hyper_tensor_info *ti = hp_calloc(mem, g->nt, sizeof(*ti));
-	struct hyper_step_info *si = hp_calloc(mem, s->n, sizeof(*si));
-	struct hyper_cop *cops = hp_calloc(mem, s->ncops, sizeof(*cops));
+	struct hyper_tensor_info *ti = hyper_plan__calloc(mem, g->nt, sizeof(*ti));
+	struct hyper_step_info *si = hyper_plan__calloc(mem, s->n, sizeof(*si));
+	struct hyper_cop *cops = hyper_plan__calloc(mem, s->ncops, sizeof(*cops));
 	char msg[400];
 	size_t i;
 	int ret;
 
 	*out = NULL;
 	if (!ti || !si || !cops) {
-		hp_errf(e, "out of memory handing the plan to libhyper");
+		hyper_plan__errf(e, "out of memory handing the plan to libhyper");
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -76,9 +76,9 @@ int sched_to_hyper(const struct sched *s, const char *name,
 	}
 	ret = hyper_schedule_new(&info, ti, si, out, msg, sizeof(msg));
 	if (ret == -ENOMEM)
-		hp_errf(e, "out of memory handing the plan to libhyper");
+		hyper_plan__errf(e, "out of memory handing the plan to libhyper");
 	else if (ret)
-		hp_errf(e, "%s", msg);
+		hyper_plan__errf(e, "%s", msg);
 out:
 	free(ti);
 	free(si);
@@ -92,16 +92,16 @@ int hyper_plan__sched_validate(const struct sched *s, const char *name,
 {
 	struct hyper_schedule *hs;
 	struct hp_err ve;
-	int ret = sched_to_hyper(s, name, &hs, mem, &ve);
+	int ret = hyper_plan__sched_to_hyper(s, name, &hs, mem, &ve);
 
 	if (out)
 		*out = NULL;
 	if (ret == -ENOMEM) {
-		hp_errf(e, "%s", ve.msg);
+		hyper_plan__errf(e, "%s", ve.msg);
 		return ret;
 	}
 	if (ret)
-		return hp_errf(e, "internal error: libhyper's validator refuses the plan (%s); please report it with the graph",
+		return hyper_plan__errf(e, "internal error: libhyper's validator refuses the plan (%s); please report it with the graph",
 			       ve.msg);
 	if (out)
 		*out = hs;
@@ -110,7 +110,7 @@ int hyper_plan__sched_validate(const struct sched *s, const char *name,
 	return 0;
 }
 
-int sched_check(const struct sched *s, struct hp_mem *mem, struct hp_err *e)
+int hyper_plan__sched_check(const struct sched *s, struct hp_mem *mem, struct hp_err *e)
 {
 	return hyper_plan__sched_validate(s, "", NULL, mem, e);
 }

@@ -6,8 +6,8 @@
  */
 #include <hyper/graph_id.h>
 
-#include "profile.h"
-#include "sched.h"
+#include "profile/profile.h"
+#include "passes/sched.h"
 
 static void write_cops(const struct sched *s, FILE *f, size_t slot,
 		       const char *key)
@@ -77,13 +77,13 @@ static void write_graph(const struct sched *s, FILE *f)
 {
 	char hash[HYPER_GRAPH_HASH_LEN];
 
-	graph_identity(s->g, hash);
+	hyper_plan__graph_identity(s->g, hash);
 	fputs(",\n \"graph\": { \"name\": ", f);
 	hu_json_write_str(f, s->g->name ? s->g->name : "");
 	fprintf(f, ", \"hash\": \"%s\" }", hash);
 }
 
-void sched_write_json(const struct sched *s, FILE *f, const char *name,
+void hyper_plan__sched_write_json(const struct sched *s, FILE *f, const char *name,
 		      const char *extra_json)
 {
 	const struct graph *g = s->g;
@@ -123,7 +123,7 @@ void sched_write_json(const struct sched *s, FILE *f, const char *name,
 }
 
 /* The planner's note in the schedule: which policy, profile and knobs. */
-void plan_note(char *buf, size_t len, const char *policy,
+void hyper_plan__plan_note(char *buf, size_t len, const char *policy,
 	       const struct profile *p, const char *params)
 {
 	snprintf(buf, len,

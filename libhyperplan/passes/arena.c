@@ -14,7 +14,7 @@
 
 #include <hyper/hyper.h>
 
-#include "sched.h"
+#include "passes/sched.h"
 #include "util/arena.h"
 #include "util/residency.h"
 
@@ -22,7 +22,7 @@
 static uint64_t res_peak(const struct graph *g, const struct hu_resid *v,
 			 uint32_t n, struct hp_mem *mem)
 {
-	struct hu_ival *h = hp_calloc(mem, n, sizeof(*h));
+	struct hu_ival *h = hyper_plan__calloc(mem, n, sizeof(*h));
 	uint64_t peak;
 
 	if (!h)
@@ -67,7 +67,7 @@ static int residencies(const struct sched *s, struct hu_resid **vp,
 	return hu_res_finish(&r, vp, np);
 }
 
-int sched_layout(struct sched *s, uint64_t limit, struct hp_mem *mem,
+int hyper_plan__sched_layout(struct sched *s, uint64_t limit, struct hp_mem *mem,
 		 struct hp_err *e)
 {
 	const struct graph *g = s->g;
@@ -85,7 +85,7 @@ int sched_layout(struct sched *s, uint64_t limit, struct hp_mem *mem,
 	if (residencies(s, &v, &n, mem))
 		goto nomem;
 	s->res_peak = res_peak(g, v, n, mem);
-	h = mem->failed ? NULL : hp_calloc(mem, n, sizeof(*h));
+	h = mem->failed ? NULL : hyper_plan__calloc(mem, n, sizeof(*h));
 	if (!h)
 		goto nomem;
 	for (uint32_t i = 0; i < n; i++)
@@ -101,8 +101,8 @@ int sched_layout(struct sched *s, uint64_t limit, struct hp_mem *mem,
 		goto out;
 	}
 	s->arena = height;
-	s->res_first = hp_calloc(mem, (size_t)g->nt + 1, sizeof(*s->res_first));
-	s->res_off = hp_calloc(mem, n, sizeof(*s->res_off));
+	s->res_first = hyper_plan__calloc(mem, (size_t)g->nt + 1, sizeof(*s->res_first));
+	s->res_off = hyper_plan__calloc(mem, n, sizeof(*s->res_off));
 	if (!s->res_first || !s->res_off)
 		goto nomem;
 	for (uint32_t i = 0; i < n; i++)
@@ -121,7 +121,7 @@ nomem:
 	s->res_first = NULL;
 	s->arena = s->arena_over = s->res_peak = 0;
 	mem->failed = true;
-	hp_errf(e, "out of memory laying out the device arena");
+	hyper_plan__errf(e, "out of memory laying out the device arena");
 	ret = -ENOMEM;
 out:
 	free(h);

@@ -2,27 +2,27 @@
 #include <errno.h>
 #include <string.h>
 
-#include "calendar.h"
-#include "util.h"
+#include "passes/calendar.h"
+#include "lib/util.h"
 
 #define EMPTY	1e-6		/* ns: less than this left is a full step */
 
-int cal_init(struct calendar *c, uint32_t n, struct hp_mem *mem)
+int hyper_plan__cal_init(struct calendar *c, uint32_t n, struct hp_mem *mem)
 {
 	c->n = n;
-	c->cap = hp_array(mem, n, sizeof(*c->cap));
-	c->fen = hp_array(mem, (size_t)n + 1, sizeof(*c->fen));
-	c->left = hp_array(mem, (size_t)n + 1, sizeof(*c->left));
-	c->right = hp_array(mem, (size_t)n + 1, sizeof(*c->right));
-	c->zeros = hp_array(mem, (size_t)n + 1, sizeof(*c->zeros));
-	c->used = hp_malloc(mem, n);
+	c->cap = hyper_plan__array(mem, n, sizeof(*c->cap));
+	c->fen = hyper_plan__array(mem, (size_t)n + 1, sizeof(*c->fen));
+	c->left = hyper_plan__array(mem, (size_t)n + 1, sizeof(*c->left));
+	c->right = hyper_plan__array(mem, (size_t)n + 1, sizeof(*c->right));
+	c->zeros = hyper_plan__array(mem, (size_t)n + 1, sizeof(*c->zeros));
+	c->used = hyper_plan__malloc(mem, n);
 	if (c->cap && c->fen && c->left && c->right && c->zeros && c->used)
 		return 0;
-	cal_free(c);
+	hyper_plan__cal_free(c);
 	return -ENOMEM;
 }
 
-void cal_free(struct calendar *c)
+void hyper_plan__cal_free(struct calendar *c)
 {
 	free(c->cap);
 	free(c->fen);
@@ -33,7 +33,7 @@ void cal_free(struct calendar *c)
 	memset(c, 0, sizeof(*c));
 }
 
-void cal_reset(struct calendar *c, const double *cap0, double scale)
+void hyper_plan__cal_reset(struct calendar *c, const double *cap0, double scale)
 {
 	uint32_t i, up;
 
@@ -68,12 +68,12 @@ static double prefix(const struct calendar *c, uint32_t k)
 	return s;
 }
 
-double cal_avail(const struct calendar *c, uint32_t lo, uint32_t hi)
+double hyper_plan__cal_avail(const struct calendar *c, uint32_t lo, uint32_t hi)
 {
 	return lo > hi ? 0 : prefix(c, hi + 1) - prefix(c, lo);
 }
 
-uint32_t cal_reach(const struct calendar *c, uint32_t lo, double amount)
+uint32_t hyper_plan__cal_reach(const struct calendar *c, uint32_t lo, double amount)
 {
 	double want = prefix(c, lo) + amount;
 	uint32_t pos = 0, step = 1;
@@ -103,13 +103,13 @@ static bool crossed(const struct calendar *c, uint32_t a, uint32_t b)
 	return b - a - 1 != c->zeros[b] - c->zeros[a + 1];
 }
 
-int cal_find_run(struct calendar *c, uint32_t lo, uint32_t hi, double amount,
+int hyper_plan__cal_find_run(struct calendar *c, uint32_t lo, uint32_t hi, double amount,
 		 uint32_t *first, uint32_t *last)
 {
 	uint32_t x = lo < c->n ? find(c->right, lo) : c->n, prev = NONE;
 	double acc = 0;
 
-	if (cal_avail(c, lo, hi) < amount)
+	if (hyper_plan__cal_avail(c, lo, hi) < amount)
 		return -1;
 	for (; x <= hi && x < c->n; prev = x, x = find(c->right, x + 1)) {
 		if (prev == NONE || c->used[x] || crossed(c, prev, x)) {
@@ -139,7 +139,7 @@ static void take(struct calendar *c, uint32_t k, double got)
 	}
 }
 
-uint32_t cal_take_latest(struct calendar *c, uint32_t lo, uint32_t hi,
+uint32_t hyper_plan__cal_take_latest(struct calendar *c, uint32_t lo, uint32_t hi,
 			 double amount)
 {
 	uint32_t k, first = hi;
@@ -160,7 +160,7 @@ uint32_t cal_take_latest(struct calendar *c, uint32_t lo, uint32_t hi,
 	return first;
 }
 
-void cal_take_run(struct calendar *c, uint32_t first, uint32_t last,
+void hyper_plan__cal_take_run(struct calendar *c, uint32_t first, uint32_t last,
 		  double amount)
 {
 	uint32_t k;

@@ -5,11 +5,11 @@
  * it runs behind compute).  Sums come from a Fenwick tree; walks skip full
  * steps with union-find.
  *
- * Two ways to take time.  cal_take_latest() takes it latest first before
+ * Two ways to take time.  hyper_plan__cal_take_latest() takes it latest first before
  * a deadline, wherever it is left: a preemptive ("fluid") schedule, which
  * a queue still serves on time provided that transfers are issued in
- * deadline order (plan_take.c sees to that).  cal_find_run() and
- * cal_take_run() take a run of consecutive steps, earliest first, that no
+ * deadline order (plan_take.c sees to that).  hyper_plan__cal_find_run() and
+ * hyper_plan__cal_take_run() take a run of consecutive steps, earliest first, that no
  * other run crosses, for transfers whose release cannot move earlier (a
  * store cannot start before its value is written): a queue serves those
  * as planned only if their runs do not interleave.  A run takes a step's
@@ -35,22 +35,22 @@ struct calendar {
 struct hp_mem;
 
 /* 0, or -ENOMEM with @c freed. */
-int cal_init(struct calendar *c, uint32_t n, struct hp_mem *mem);
-void cal_free(struct calendar *c);
+int hyper_plan__cal_init(struct calendar *c, uint32_t n, struct hp_mem *mem);
+void hyper_plan__cal_free(struct calendar *c);
 /* Each step k offers cap0[k] × scale. */
-void cal_reset(struct calendar *c, const double *cap0, double scale);
-double cal_avail(const struct calendar *c, uint32_t lo, uint32_t hi);
+void hyper_plan__cal_reset(struct calendar *c, const double *cap0, double scale);
+double hyper_plan__cal_avail(const struct calendar *c, uint32_t lo, uint32_t hi);
 /* The first step hi with at least @amount in [lo, hi]; n if none. */
-uint32_t cal_reach(const struct calendar *c, uint32_t lo, double amount);
+uint32_t hyper_plan__cal_reach(const struct calendar *c, uint32_t lo, double amount);
 /* Takes @amount from [lo, hi], latest first, across anything already
  * taken; returns the first step used. */
-uint32_t cal_take_latest(struct calendar *c, uint32_t lo, uint32_t hi,
+uint32_t hyper_plan__cal_take_latest(struct calendar *c, uint32_t lo, uint32_t hi,
 			 double amount);
 /* The earliest run in [lo, hi] holding @amount: 0 with its first and
  * last steps, or -1. */
-int cal_find_run(struct calendar *c, uint32_t lo, uint32_t hi, double amount,
+int hyper_plan__cal_find_run(struct calendar *c, uint32_t lo, uint32_t hi, double amount,
 		 uint32_t *first, uint32_t *last);
-void cal_take_run(struct calendar *c, uint32_t first, uint32_t last,
+void hyper_plan__cal_take_run(struct calendar *c, uint32_t first, uint32_t last,
 		  double amount);
 
 #endif

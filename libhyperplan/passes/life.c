@@ -2,16 +2,16 @@
 #include <errno.h>
 #include <string.h>
 
-#include "life.h"
+#include "passes/life.h"
 
 static int accesses(struct life *lf, struct hp_mem *mem)
 {
 	const struct graph *g = lf->g;
-	size_t *fill = hp_calloc(mem, g->nt, sizeof(*fill)), tot;
+	size_t *fill = hyper_plan__calloc(mem, g->nt, sizeof(*fill)), tot;
 	uint32_t k, t, x;
 	int ret = -ENOMEM;
 
-	lf->acc_off = hp_calloc(mem, g->nt + 1, sizeof(*lf->acc_off));
+	lf->acc_off = hyper_plan__calloc(mem, g->nt + 1, sizeof(*lf->acc_off));
 	if (!fill || !lf->acc_off)
 		goto out;
 	for (k = 0; k < lf->n; k++)
@@ -20,8 +20,8 @@ static int accesses(struct life *lf, struct hp_mem *mem)
 	for (t = 0; t < g->nt; t++)
 		lf->acc_off[t + 1] += lf->acc_off[t];
 	tot = lf->acc_off[g->nt];
-	lf->acc_step = hp_array(mem, tot, sizeof(*lf->acc_step));
-	lf->acc_rw = hp_malloc(mem, tot);
+	lf->acc_step = hyper_plan__array(mem, tot, sizeof(*lf->acc_step));
+	lf->acc_rw = hyper_plan__malloc(mem, tot);
 	if (!lf->acc_step || !lf->acc_rw)
 		goto out;
 	for (k = 0; k < lf->n; k++) {
@@ -45,7 +45,7 @@ out:
 	return ret;
 }
 
-void gap_ends(const struct life *lf, uint32_t t, size_t i, int64_t *a,
+void hyper_plan__gap_ends(const struct life *lf, uint32_t t, size_t i, int64_t *a,
 	      int64_t *j)
 {
 	size_t base = lf->acc_off[t], cnt = nr_accesses(lf, t);
@@ -55,12 +55,12 @@ void gap_ends(const struct life *lf, uint32_t t, size_t i, int64_t *a,
 }
 
 /* O(1): accesses are in step order, so the first write is the earliest. */
-bool initial_value(const struct life *lf, uint32_t t, int64_t a)
+bool hyper_plan__initial_value(const struct life *lf, uint32_t t, int64_t a)
 {
 	return (lf->g->t[t].flags & TF_LIVE_IN) && (int64_t)lf->first_w[t] > a;
 }
 
-bool gap_live(const struct life *lf, uint32_t t, size_t i)
+bool hyper_plan__gap_live(const struct life *lf, uint32_t t, size_t i)
 {
 	size_t base = lf->acc_off[t], cnt = nr_accesses(lf, t);
 	uint8_t flags = lf->g->t[t].flags;
@@ -79,7 +79,7 @@ static int first_writes(struct life *lf, struct hp_mem *mem)
 	uint32_t t;
 	size_t i;
 
-	lf->first_w = hp_array(mem, lf->g->nt, sizeof(*lf->first_w));
+	lf->first_w = hyper_plan__array(mem, lf->g->nt, sizeof(*lf->first_w));
 	if (!lf->first_w)
 		return -ENOMEM;
 	for (t = 0; t < lf->g->nt; t++) {
@@ -102,17 +102,17 @@ static int dead_gaps(struct life *lf, struct hp_mem *mem)
 	int64_t a, j;
 	int ret = -ENOMEM;
 
-	lf->dead_off = hp_calloc(mem, lf->n + 1, sizeof(*lf->dead_off));
+	lf->dead_off = hyper_plan__calloc(mem, lf->n + 1, sizeof(*lf->dead_off));
 	lf->dead_t = NULL;
-	fill = hp_calloc(mem, lf->n + 1, sizeof(*fill));
+	fill = hyper_plan__calloc(mem, lf->n + 1, sizeof(*fill));
 	if (!lf->dead_off || !fill)
 		goto out;
 	for (pass = 0; pass < 2; pass++) {
 		for (t = 0; t < g->nt; t++) {
 			cnt = nr_accesses(lf, t);
 			for (i = 1; i <= cnt; i++) {
-				gap_ends(lf, t, i, &a, &j);
-				if (gap_live(lf, t, i) || a < 0 || a >= lf->n)
+				hyper_plan__gap_ends(lf, t, i, &a, &j);
+				if (hyper_plan__gap_live(lf, t, i) || a < 0 || a >= lf->n)
 					continue;
 				if (pass)
 					lf->dead_t[lf->dead_off[a] + fill[a]++] = t;
@@ -124,7 +124,7 @@ static int dead_gaps(struct life *lf, struct hp_mem *mem)
 			break;
 		for (i = 0; i < lf->n; i++)
 			lf->dead_off[i + 1] += lf->dead_off[i];
-		lf->dead_t = hp_array(mem, lf->dead_off[lf->n],
+		lf->dead_t = hyper_plan__array(mem, lf->dead_off[lf->n],
 				      sizeof(*lf->dead_t));
 		if (!lf->dead_t)
 			goto out;
@@ -139,11 +139,11 @@ out:
 static int residency(struct life *lf, struct hp_mem *mem)
 {
 	const struct graph *g = lf->g;
-	int64_t *d = hp_calloc(mem, lf->n + 1, sizeof(*d)), run = 0, a, j;
+	int64_t *d = hyper_plan__calloc(mem, lf->n + 1, sizeof(*d)), run = 0, a, j;
 	uint32_t t, k;
 	size_t i, cnt;
 
-	lf->base = hp_array(mem, lf->n, sizeof(*lf->base));
+	lf->base = hyper_plan__array(mem, lf->n, sizeof(*lf->base));
 	if (!d || !lf->base) {
 		free(d);
 		return -ENOMEM;
@@ -153,12 +153,12 @@ static int residency(struct life *lf, struct hp_mem *mem)
 
 		cnt = nr_accesses(lf, t);
 		for (i = 0; i <= cnt; i++) {
-			gap_ends(lf, t, i, &a, &j);
+			hyper_plan__gap_ends(lf, t, i, &a, &j);
 			if (i < cnt) {
 				d[j] += b;
 				d[j + 1] -= b;
 			}
-			if (gap_live(lf, t, i) && a + 1 < j) {
+			if (hyper_plan__gap_live(lf, t, i) && a + 1 < j) {
 				d[a + 1] += b;
 				d[j] -= b;
 			}
@@ -175,10 +175,10 @@ static int residency(struct life *lf, struct hp_mem *mem)
 	return 0;
 }
 
-/* The floor of life_floor(), once per order: a plan's check allocates nothing. */
+/* The floor of hyper_plan__life_floor(), once per order: a plan's check allocates nothing. */
 static int floor_build(struct life *lf, struct hp_mem *mem)
 {
-	int64_t *d = hp_calloc(mem, (size_t)lf->n + 1, sizeof(*d)), run = 0, a, j;
+	int64_t *d = hyper_plan__calloc(mem, (size_t)lf->n + 1, sizeof(*d)), run = 0, a, j;
 	uint32_t t, k;
 	size_t i;
 
@@ -187,8 +187,8 @@ static int floor_build(struct life *lf, struct hp_mem *mem)
 	for (t = 0; t < lf->g->nt; t++)
 		for (i = 0; (lf->g->t[t].flags & TF_PIN) &&
 		     i <= nr_accesses(lf, t); i++) {
-			gap_ends(lf, t, i, &a, &j);
-			if (gap_live(lf, t, i) && a + 1 < j) {
+			hyper_plan__gap_ends(lf, t, i, &a, &j);
+			if (hyper_plan__gap_live(lf, t, i) && a + 1 < j) {
 				d[a + 1] += lf->g->t[t].bytes;
 				d[j] -= lf->g->t[t].bytes;
 			}
@@ -204,14 +204,14 @@ static int floor_build(struct life *lf, struct hp_mem *mem)
 	return 0;
 }
 
-uint64_t life_floor(const struct life *lf, uint32_t *at)
+uint64_t hyper_plan__life_floor(const struct life *lf, uint32_t *at)
 {
 	if (at && lf->floor)
 		*at = lf->floor_step;
 	return lf->floor;
 }
 
-int life_build(struct life *lf, const struct graph *g, const uint32_t *order,
+int hyper_plan__life_build(struct life *lf, const struct graph *g, const uint32_t *order,
 	       struct hp_mem *mem)
 {
 	uint32_t k;
@@ -220,8 +220,8 @@ int life_build(struct life *lf, const struct graph *g, const uint32_t *order,
 	lf->g = g;
 	lf->order = order;
 	lf->n = g->nop;
-	lf->t0 = hp_array(mem, lf->n + 1, sizeof(*lf->t0));
-	lf->ws = hp_array(mem, lf->n, sizeof(*lf->ws));
+	lf->t0 = hyper_plan__array(mem, lf->n + 1, sizeof(*lf->t0));
+	lf->ws = hyper_plan__array(mem, lf->n, sizeof(*lf->ws));
 	if (!lf->t0 || !lf->ws || accesses(lf, mem))
 		goto fail;
 	lf->t0[0] = 0;
@@ -229,7 +229,7 @@ int life_build(struct life *lf, const struct graph *g, const uint32_t *order,
 		const struct op *o = &g->op[order[k]];
 
 		lf->t0[k + 1] = lf->t0[k] + o->compute_ns;
-		lf->ws[k] = op_working_set(g, o);
+		lf->ws[k] = hyper_plan__op_working_set(g, o);
 		if (lf->ws[k] > lf->max_ws) {
 			lf->max_ws = lf->ws[k];
 			lf->max_ws_step = k;
@@ -240,11 +240,11 @@ int life_build(struct life *lf, const struct graph *g, const uint32_t *order,
 		goto fail;
 	return 0;
 fail:
-	life_free(lf);
+	hyper_plan__life_free(lf);
 	return -ENOMEM;
 }
 
-void life_free(struct life *lf)
+void hyper_plan__life_free(struct life *lf)
 {
 	free(lf->acc_off);
 	free(lf->acc_step);

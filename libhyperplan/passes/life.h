@@ -11,7 +11,7 @@
 #ifndef HP_LIFE_H
 #define HP_LIFE_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 #define ACC_R	1
 #define ACC_W	2
@@ -30,22 +30,22 @@ struct life {
 	/* Dead gaps, by the step that ends them (their values are freed
 	 * after it): tensors [dead_off[k], dead_off[k+1]) of dead_t, in
 	 * tensor order.  The same for every schedule of this order, so
-	 * sched_build() does not redo it on every probe. */
+	 * hyper_plan__sched_build() does not redo it on every probe. */
 	size_t *dead_off;
 	uint32_t *dead_t;
 	uint64_t peak0, max_ws;
 	uint32_t max_ws_step;
-	uint64_t floor;		/* life_floor() */
+	uint64_t floor;		/* hyper_plan__life_floor() */
 	uint32_t floor_step;
 };
 
 /* 0, or -ENOMEM with @lf freed. */
-int life_build(struct life *lf, const struct graph *g, const uint32_t *order,
+int hyper_plan__life_build(struct life *lf, const struct graph *g, const uint32_t *order,
 	       struct hp_mem *mem);
 /* No budget holds below this: a step's working set plus the pinned
  * tensors live around it; *at (if given) is that step. */
-uint64_t life_floor(const struct life *lf, uint32_t *at);
-void life_free(struct life *lf);
+uint64_t hyper_plan__life_floor(const struct life *lf, uint32_t *at);
+void hyper_plan__life_free(struct life *lf);
 
 /*
  * Gap i of tensor t runs from access i-1 to access i (i = 0: from the
@@ -62,10 +62,10 @@ static inline size_t nr_accesses(const struct life *lf, uint32_t t)
  * start) is its live_in one: baselines write such values back to the
  * pool as soon as the schedule starts, since nothing can change them.
  */
-bool initial_value(const struct life *lf, uint32_t t, int64_t a);
+bool hyper_plan__initial_value(const struct life *lf, uint32_t t, int64_t a);
 
-void gap_ends(const struct life *lf, uint32_t t, size_t i, int64_t *a,
+void hyper_plan__gap_ends(const struct life *lf, uint32_t t, size_t i, int64_t *a,
 	      int64_t *j);
-bool gap_live(const struct life *lf, uint32_t t, size_t i);
+bool hyper_plan__gap_live(const struct life *lf, uint32_t t, size_t i);
 
 #endif

@@ -2,33 +2,33 @@
 #include <errno.h>
 #include <string.h>
 
-#include "minseg.h"
-#include "util.h"
+#include "passes/minseg.h"
+#include "lib/util.h"
 
-int seg_init(struct minseg *s, uint32_t n, struct hp_mem *mem)
+int hyper_plan__seg_init(struct minseg *s, uint32_t n, struct hp_mem *mem)
 {
 	s->size = 1;
 	while (s->size < n)
 		s->size *= 2;
-	s->t = hp_array(mem, 2 * (size_t)s->size, sizeof(*s->t));
+	s->t = hyper_plan__array(mem, 2 * (size_t)s->size, sizeof(*s->t));
 	if (!s->t)
 		return -ENOMEM;
-	seg_clear(s);
+	hyper_plan__seg_clear(s);
 	return 0;
 }
 
-void seg_clear(struct minseg *s)
+void hyper_plan__seg_clear(struct minseg *s)
 {
 	memset(s->t, 0xff, 2 * (size_t)s->size * sizeof(*s->t));
 }
 
-void seg_free(struct minseg *s)
+void hyper_plan__seg_free(struct minseg *s)
 {
 	free(s->t);
 	s->t = NULL;
 }
 
-void seg_set(struct minseg *s, uint32_t pos, uint64_t key)
+void hyper_plan__seg_set(struct minseg *s, uint32_t pos, uint64_t key)
 {
 	size_t i = s->size + (size_t)pos;
 
@@ -43,7 +43,7 @@ void seg_set(struct minseg *s, uint32_t pos, uint64_t key)
 	}
 }
 
-uint64_t seg_min(const struct minseg *s, uint32_t lo, uint32_t hi)
+uint64_t hyper_plan__seg_min(const struct minseg *s, uint32_t lo, uint32_t hi)
 {
 	size_t l = s->size + (size_t)lo, r = s->size + (size_t)hi + 1;
 	uint64_t best = SEG_NONE;

@@ -15,11 +15,11 @@ struct minseg {
 struct hp_mem;
 
 /* 0, or -ENOMEM. */
-int seg_init(struct minseg *s, uint32_t n, struct hp_mem *mem);
-void seg_clear(struct minseg *s);
-void seg_free(struct minseg *s);
-void seg_set(struct minseg *s, uint32_t pos, uint64_t key);
+int hyper_plan__seg_init(struct minseg *s, uint32_t n, struct hp_mem *mem);
+void hyper_plan__seg_clear(struct minseg *s);
+void hyper_plan__seg_free(struct minseg *s);
+void hyper_plan__seg_set(struct minseg *s, uint32_t pos, uint64_t key);
 /* The smallest key in [lo, hi], or SEG_NONE. */
-uint64_t seg_min(const struct minseg *s, uint32_t lo, uint32_t hi);
+uint64_t hyper_plan__seg_min(const struct minseg *s, uint32_t lo, uint32_t hi);
 
 #endif

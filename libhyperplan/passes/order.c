@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "heap.h"
-#include "order.h"
+#include "lib/heap.h"
+#include "passes/order.h"
 
 struct edge {
 	uint32_t src, dst, via;
@@ -20,7 +20,7 @@ static void edge_add(struct edges *E, uint32_t s, uint32_t d, uint32_t t)
 {
 	if (s == d || E->ret)
 		return;
-	E->ret = hp_grow(E->mem, &E->a, &E->cap, E->n, sizeof(*E->a));
+	E->ret = hyper_plan__grow(E->mem, &E->a, &E->cap, E->n, sizeof(*E->a));
 	if (!E->ret)
 		E->a[E->n++] = (struct edge){ s, d, t };
 }
@@ -29,7 +29,7 @@ static void edge_add(struct edges *E, uint32_t s, uint32_t d, uint32_t t)
 static int writers(const struct graph *g, size_t **woff, uint32_t **w,
 		   struct hp_mem *mem)
 {
-	size_t *off = hp_calloc(mem, g->nt + 1, sizeof(*off)), i;
+	size_t *off = hyper_plan__calloc(mem, g->nt + 1, sizeof(*off)), i;
 	uint32_t j, *fill;
 
 	*woff = off;
@@ -41,8 +41,8 @@ static int writers(const struct graph *g, size_t **woff, uint32_t **w,
 			off[op_out(g, &g->op[i])[j] + 1]++;
 	for (i = 0; i < g->nt; i++)
 		off[i + 1] += off[i];
-	*w = hp_array(mem, off[g->nt], sizeof(**w));
-	fill = hp_calloc(mem, g->nt, sizeof(*fill));
+	*w = hyper_plan__array(mem, off[g->nt], sizeof(**w));
+	fill = hyper_plan__calloc(mem, g->nt, sizeof(*fill));
 	if (!*w || !fill) {
 		free(fill);
 		return -ENOMEM;
@@ -83,7 +83,7 @@ static int read_edges(const struct graph *g, uint32_t b, uint32_t t,
 		edge_add(E, w[v - 1], b, t);
 	} else if (!(g->t[t].flags & TF_LIVE_IN)) {
 		if (!nw || w[0] == b)
-			return hp_errf(e, "op %u (\"%s\") reads tensor \"%s\", which no operator writes first and which is not live_in",
+			return hyper_plan__errf(e, "op %u (\"%s\") reads tensor \"%s\", which no operator writes first and which is not live_in",
 				       b, g->op[b].id, g->t[t].id);
 		edge_add(E, w[0], b, t);	/* forward reference */
 		v = 1;
@@ -93,14 +93,14 @@ static int read_edges(const struct graph *g, uint32_t b, uint32_t t,
 	return 0;
 }
 
-/* -ENOMEM leaves what it allocated in @d, for deps_free(). */
+/* -ENOMEM leaves what it allocated in @d, for hyper_plan__deps_free(). */
 static int build_csr(const struct graph *g, struct edges *E, struct deps *d,
 		     struct hp_mem *mem)
 {
 	size_t i, *fill;
 
-	d->off = hp_calloc(mem, g->nop + 1, sizeof(*d->off));
-	d->indeg = hp_calloc(mem, g->nop, sizeof(*d->indeg));
+	d->off = hyper_plan__calloc(mem, g->nop + 1, sizeof(*d->off));
+	d->indeg = hyper_plan__calloc(mem, g->nop, sizeof(*d->indeg));
 	if (!d->off || !d->indeg)
 		return -ENOMEM;
 	for (i = 0; i < E->n; i++) {
@@ -109,9 +109,9 @@ static int build_csr(const struct graph *g, struct edges *E, struct deps *d,
 	}
 	for (i = 0; i < g->nop; i++)
 		d->off[i + 1] += d->off[i];
-	d->dst = hp_array(mem, E->n, sizeof(*d->dst));
-	d->via = hp_array(mem, E->n, sizeof(*d->via));
-	fill = hp_calloc(mem, g->nop, sizeof(*fill));
+	d->dst = hyper_plan__array(mem, E->n, sizeof(*d->dst));
+	d->via = hyper_plan__array(mem, E->n, sizeof(*d->via));
+	fill = hyper_plan__calloc(mem, g->nop, sizeof(*fill));
 	if (!d->dst || !d->via || !fill) {
 		free(fill);
 		return -ENOMEM;
@@ -126,7 +126,7 @@ static int build_csr(const struct graph *g, struct edges *E, struct deps *d,
 	return 0;
 }
 
-int graph_deps(const struct graph *g, struct deps *d, struct hp_mem *mem,
+int hyper_plan__graph_deps(const struct graph *g, struct deps *d, struct hp_mem *mem,
 	       struct hp_err *e)
 {
 	struct edges E = { .mem = mem };
@@ -153,13 +153,13 @@ int graph_deps(const struct graph *g, struct deps *d, struct hp_mem *mem,
 	free(woff);
 	free(w);
 	if (ret == -ENOMEM) {
-		deps_free(d);
-		return hp_nomem(e);
+		hyper_plan__deps_free(d);
+		return hyper_plan__nomem(e);
 	}
 	return ret;
 }
 
-void deps_free(struct deps *d)
+void hyper_plan__deps_free(struct deps *d)
 {
 	free(d->off);
 	free(d->dst);
@@ -174,16 +174,16 @@ static int report_cycle(const struct graph *g, const struct deps *d,
 			const uint32_t *indeg, struct hp_mem *mem,
 			struct hp_err *e)
 {
-	uint32_t *pred = hp_array(mem, g->nop, sizeof(*pred));
-	uint32_t *via = hp_array(mem, g->nop, sizeof(*via));
-	uint32_t *seen = hp_calloc(mem, g->nop, sizeof(*seen));
+	uint32_t *pred = hyper_plan__array(mem, g->nop, sizeof(*pred));
+	uint32_t *via = hyper_plan__array(mem, g->nop, sizeof(*via));
+	uint32_t *seen = hyper_plan__calloc(mem, g->nop, sizeof(*seen));
 	uint32_t i, x = NONE, step = 0, start;
 	char msg[400];
 	size_t k, len = 0;
 	int ret = -EINVAL;
 
 	if (!pred || !via || !seen) {
-		ret = hp_nomem(e);
+		ret = hyper_plan__nomem(e);
 		goto out;
 	}
 	for (i = 0; i < g->nop; i++)
@@ -209,7 +209,7 @@ static int report_cycle(const struct graph *g, const struct deps *d,
 		if (len >= sizeof(msg))
 			break;
 	}
-	hp_errf(e, "graph: cycle between operators: %s\"%.40s\"%s", msg,
+	hyper_plan__errf(e, "graph: cycle between operators: %s\"%.40s\"%s", msg,
 		g->op[x].id, x == start ? "" : " ...");
 out:
 	free(pred);
@@ -218,35 +218,35 @@ out:
 	return ret;
 }
 
-int topo_order(const struct graph *g, const struct deps *d, uint32_t *order,
+int hyper_plan__topo_order(const struct graph *g, const struct deps *d, uint32_t *order,
 	       struct hp_mem *mem, struct hp_err *e)
 {
-	uint32_t *indeg = hp_array(mem, g->nop, sizeof(*indeg));
+	uint32_t *indeg = hyper_plan__array(mem, g->nop, sizeof(*indeg));
 	struct heap ready = { 0 };
 	size_t n = 0, k;
 	uint32_t i;
 	int ret = 0;
 
 	/* each op is ready once */
-	if (!indeg || heap_reserve(&ready, g->nop, mem)) {
-		ret = hp_nomem(e);
+	if (!indeg || hyper_plan__heap_reserve(&ready, g->nop, mem)) {
+		ret = hyper_plan__nomem(e);
 		goto out;
 	}
 	memcpy(indeg, d->indeg, g->nop * sizeof(*indeg));
 	for (i = 0; i < g->nop; i++)
 		if (!indeg[i])
-			heap_push(&ready, i, i, mem);
+			hyper_plan__heap_push(&ready, i, i, mem);
 	while (ready.n) {
-		i = heap_pop(&ready).val;
+		i = hyper_plan__heap_pop(&ready).val;
 		order[n++] = i;
 		for (k = d->off[i]; k < d->off[i + 1]; k++)
 			if (!--indeg[d->dst[k]])
-				heap_push(&ready, d->dst[k], d->dst[k], mem);
+				hyper_plan__heap_push(&ready, d->dst[k], d->dst[k], mem);
 	}
 	if (n < g->nop)
 		ret = report_cycle(g, d, indeg, mem, e);
 out:
-	heap_free(&ready);
+	hyper_plan__heap_free(&ready);
 	free(indeg);
 	return ret;
 }

@@ -9,7 +9,7 @@
 #ifndef HP_ORDER_H
 #define HP_ORDER_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 struct deps {
 	size_t *off;		/* successors of op i: dst[off[i]..off[i+1]) */
@@ -18,19 +18,19 @@ struct deps {
 	uint32_t *indeg;
 };
 
-/* -ENOMEM ("out of memory" in @e) when @mem runs out, as topo_order(). */
-int graph_deps(const struct graph *g, struct deps *d, struct hp_mem *mem,
+/* -ENOMEM ("out of memory" in @e) when @mem runs out, as hyper_plan__topo_order(). */
+int hyper_plan__graph_deps(const struct graph *g, struct deps *d, struct hp_mem *mem,
 	       struct hp_err *e);
-void deps_free(struct deps *d);
+void hyper_plan__deps_free(struct deps *d);
 
 /* The listed order when it is valid; otherwise forward references are
  * resolved.  Fails naming the operators of a cycle. */
-int topo_order(const struct graph *g, const struct deps *d, uint32_t *order,
+int hyper_plan__topo_order(const struct graph *g, const struct deps *d, uint32_t *order,
 	       struct hp_mem *mem, struct hp_err *e);
 
 /* Memory-aware refinement: see reorder.c.  0, or -ENOMEM with @order as
  * it was. */
-int refine_order(const struct graph *g, const struct deps *d,
+int hyper_plan__refine_order(const struct graph *g, const struct deps *d,
 		 uint32_t *order, struct hp_mem *mem);
 
 #endif

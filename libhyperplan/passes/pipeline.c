@@ -7,10 +7,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "list.h"
-#include "output.h"
-#include "pipeline.h"
-#include "retime.h"
+#include "policies/list.h"
+#include "out/output.h"
+#include "passes/pipeline.h"
+#include "profile/retime.h"
 
 static const char *const fact_name[HP_F_NR] = {
 	"graph", "profile", "timed", "deps", "order", "refined", "life",
@@ -24,7 +24,7 @@ static struct hp_mem *pipe_mem(struct hyper_plan__pipe *pp)
 
 static int run_retime(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
-	return graph_retime(&pp->j->g, pp->time_on, e);
+	return hyper_plan__graph_retime(&pp->j->g, pp->time_on, e);
 }
 
 static bool skip_retime(const struct hyper_plan__pipe *pp)
@@ -37,18 +37,18 @@ static int run_deps(struct hyper_plan__pipe *pp, struct hp_err *e)
 	struct graph *g = &pp->j->g;
 
 	if (!g->nop)
-		return hp_errf(e, "graph: no operators");
-	return graph_deps(g, &pp->d, &g->mem, e);
+		return hyper_plan__errf(e, "graph: no operators");
+	return hyper_plan__graph_deps(g, &pp->d, &g->mem, e);
 }
 
 static int run_order(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
 	struct job *j = pp->j;
 
-	j->order = hp_array(&j->g.mem, j->g.nop, sizeof(*j->order));
+	j->order = hyper_plan__array(&j->g.mem, j->g.nop, sizeof(*j->order));
 	if (!j->order)
-		return hp_nomem(e);
-	return topo_order(&j->g, &pp->d, j->order, &j->g.mem, e);
+		return hyper_plan__nomem(e);
+	return hyper_plan__topo_order(&j->g, &pp->d, j->order, &j->g.mem, e);
 }
 
 static int run_reorder(struct hyper_plan__pipe *pp, struct hp_err *e)
@@ -56,12 +56,12 @@ static int run_reorder(struct hyper_plan__pipe *pp, struct hp_err *e)
 	struct job *j = pp->j;
 	size_t n = j->g.nop * sizeof(*j->order);
 
-	j->refined = hp_array(&j->g.mem, j->g.nop, sizeof(*j->refined));
+	j->refined = hyper_plan__array(&j->g.mem, j->g.nop, sizeof(*j->refined));
 	if (!j->refined)
-		return hp_nomem(e);
+		return hyper_plan__nomem(e);
 	memcpy(j->refined, j->order, n);
-	if (refine_order(&j->g, &pp->d, j->refined, &j->g.mem))
-		return hp_nomem(e);
+	if (hyper_plan__refine_order(&j->g, &pp->d, j->refined, &j->g.mem))
+		return hyper_plan__nomem(e);
 	j->has_ref = memcmp(j->refined, j->order, n) != 0;
 	return 0;
 }
@@ -75,11 +75,11 @@ static int run_life(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
 	struct job *j = pp->j;
 
-	if (life_build(&j->lf, &j->g, j->order, &j->g.mem))
-		return hp_nomem(e);
-	if (j->has_ref && life_build(&j->lf_ref, &j->g, j->refined, &j->g.mem)) {
-		life_free(&j->lf);
-		return hp_nomem(e);
+	if (hyper_plan__life_build(&j->lf, &j->g, j->order, &j->g.mem))
+		return hyper_plan__nomem(e);
+	if (j->has_ref && hyper_plan__life_build(&j->lf_ref, &j->g, j->refined, &j->g.mem)) {
+		hyper_plan__life_free(&j->lf);
+		return hyper_plan__nomem(e);
 	}
 	return 0;
 }
@@ -88,7 +88,7 @@ static int run_goal(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
 	uint64_t budget = pp->pb->goal.budget;
 
-	return budget ? job_check_budget(pp->j, budget, e) : 0;
+	return budget ? hyper_plan__job_check_budget(pp->j, budget, e) : 0;
 }
 
 /*
@@ -98,18 +98,18 @@ static int run_goal(struct hyper_plan__pipe *pp, struct hp_err *e)
  */
 static int run_search(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
-	int ret = run_policy_fit(pp->pol, pp->pb, pp->r, e);
+	int ret = hyper_plan__run_policy_fit(pp->pol, pp->pb, pp->r, e);
 
 	if (!ret && !pp->r->ok)
-		ret = hp_errf(e, "%s: no schedule meets the goal",
-			      policy_name[pp->pol]);
+		ret = hyper_plan__errf(e, "%s: no schedule meets the goal",
+			      hyper_plan__policy_name[pp->pol]);
 	return ret;
 }
 
 static int run_emit(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
 	struct result *r = pp->r;
-	int ret = sched_build(&r->s, pp->lf, pp->ev, pp->nev, pipe_mem(pp), e);
+	int ret = hyper_plan__sched_build(&r->s, pp->lf, pp->ev, pp->nev, pipe_mem(pp), e);
 
 	if (!ret)
 		r->s.budget = pp->budget;
@@ -121,12 +121,12 @@ static int run_simulate(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
 	struct result *r = pp->r;
 	struct hp_err ignored;
-	int ret = simulate(&r->s, pp->pb->p, NULL, &r->sim, pipe_mem(pp),
+	int ret = hyper_plan__simulate(&r->s, pp->pb->p, NULL, &r->sim, pipe_mem(pp),
 			   &ignored);
 
 	if (ret == -ENOMEM) {
-		sched_free(&r->s);
-		return hp_nomem(e);
+		hyper_plan__sched_free(&r->s);
+		return hyper_plan__nomem(e);
 	}
 	r->ok = !ret;
 	r->s.pred = (struct prediction){ r->sim.peak, r->sim.stall_ns,
@@ -136,7 +136,7 @@ static int run_simulate(struct hyper_plan__pipe *pp, struct hp_err *e)
 
 static int run_layout(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
-	return sched_layout(&pp->r->s, pp->budget, pipe_mem(pp), e);
+	return hyper_plan__sched_layout(&pp->r->s, pp->budget, pipe_mem(pp), e);
 }
 
 /* The schedule handed out is the one validated: built once. */
@@ -152,8 +152,8 @@ static int run_bound(struct hyper_plan__pipe *pp, struct hp_err *e)
 	struct hp_mem *mem = pipe_mem(pp);
 
 	tmp.p = *pp->pb->p;
-	pp->bound = job_bound(&tmp, pp->pb->goal.max_slow, mem);
-	return mem->failed ? hp_nomem(e) : 0;
+	pp->bound = hyper_plan__job_bound(&tmp, pp->pb->goal.max_slow, mem);
+	return mem->failed ? hyper_plan__nomem(e) : 0;
 }
 
 static bool skip_bound(const struct hyper_plan__pipe *pp)
@@ -254,7 +254,7 @@ static int missing(const struct hyper_plan__pass *p, uint32_t have,
 	char m[200];
 
 	hyper_plan__pipeline_facts(m, sizeof(m), p->requires & ~have);
-	return hp_errf(e, "internal error: pass \"%s\" requires %s, which no pass before it ensures",
+	return hyper_plan__errf(e, "internal error: pass \"%s\" requires %s, which no pass before it ensures",
 		       p->name, m);
 }
 
@@ -269,15 +269,15 @@ static int run_one(struct hyper_plan__pipe *pp,
 	if (p->requires & ~pp->have)
 		return missing(p, pp->have, e);
 	if (!p->run)
-		return hp_errf(e, "internal error: pass \"%s\" is the search loop's own call",
+		return hyper_plan__errf(e, "internal error: pass \"%s\" is the search loop's own call",
 			       p->name);
 	if (pp->verbose)
-		t0 = now_ns();
+		t0 = hyper_plan__now_ns();
 	ret = p->run(pp, e);
 	if (pp->verbose)
 		fprintf(pp->verbose, "hyper-plan: %s%-11s %10.3f ms%s\n",
 			p == &hyper_plan__search_loop ? "" : "pass ", p->name,
-			(now_ns() - t0) / 1e6, ret ? " (failed)" : "");
+			(hyper_plan__now_ns() - t0) / 1e6, ret ? " (failed)" : "");
 	if (!ret)
 		pp->have |= p->ensures;
 	return ret;
@@ -301,7 +301,7 @@ int hyper_plan__pipeline_run(struct hyper_plan__pipe *pp, int first, int last,
 	}
 	if (pp->d.off || pp->d.dst || pp->d.via || pp->d.indeg) {
 		/* the dependencies serve the orders only */
-		deps_free(&pp->d);
+		hyper_plan__deps_free(&pp->d);
 		memset(&pp->d, 0, sizeof(pp->d));
 		pp->have &= ~HP_F_DEPS;
 	}
@@ -324,7 +324,7 @@ int hyper_plan__probe(const struct problem *pb, const struct life *lf,
 
 	memset(r, 0, sizeof(*r));
 	if (pb->mem->failed)
-		return hp_nomem(e);	/* the evictions given are incomplete */
+		return hyper_plan__nomem(e);	/* the evictions given are incomplete */
 	return hyper_plan__pipeline_run(&pp, HP_PASS_EMIT, HP_PASS_SIMULATE, e);
 }
 
@@ -362,12 +362,12 @@ int hyper_plan__pipeline_check(const struct hyper_plan__pass *t, size_t n,
 			continue;
 		}
 		if (p->in_loop)
-			return hp_errf(e, "internal error: pass \"%s\" is in the search loop, which ended before it",
+			return hyper_plan__errf(e, "internal error: pass \"%s\" is in the search loop, which ended before it",
 				       p->name);
 		if (inside) {
 			/* leaving the loop: what it ensures is its passes' */
 			if (loop->ensures & ~(in_loop | HP_F_CHOSEN))
-				return hp_errf(e, "internal error: the search loop ensures what none of its passes does");
+				return hyper_plan__errf(e, "internal error: the search loop ensures what none of its passes does");
 			have |= loop->ensures;
 			inside = false;
 		}

@@ -15,7 +15,7 @@
 #define HP_PIPELINE_H
 
 #include "job.h"
-#include "order.h"
+#include "passes/order.h"
 
 /* The facts passes require and ensure. */
 enum {

@@ -45,15 +45,15 @@
 #include <errno.h>
 #include <string.h>
 
-#include "plan.h"
+#include "passes/plan.h"
 
 /* Candidates tried (and set aside) for one step before it is given up. */
 #define MAX_TRIES	65536
 
 static void add_cand(struct plan_ctx *pc, const struct cand *c)
 {
-	/* out of memory: dropped, and plan_init() sees pc->mem failed */
-	if (hp_grow(pc->mem, &pc->c, &pc->cap_c, pc->nc, sizeof(*pc->c)))
+	/* out of memory: dropped, and hyper_plan__plan_init() sees pc->mem failed */
+	if (hyper_plan__grow(pc->mem, &pc->c, &pc->cap_c, pc->nc, sizeof(*pc->c)))
 		return;
 	pc->c[pc->nc++] = *c;
 }
@@ -80,8 +80,8 @@ static void tensor_cands(struct plan_ctx *pc, uint32_t t)
 			w = lf->acc_step[base + i - 1];
 			writes++;
 		}
-		gap_ends(lf, t, i, &a, &j);
-		if (!gap_live(lf, t, i) || a + 1 > j - 1)
+		hyper_plan__gap_ends(lf, t, i, &a, &j);
+		if (!hyper_plan__gap_live(lf, t, i) || a + 1 > j - 1)
 			continue;
 		if (a < 0)
 			pc->first_gap[t] = pc->nc;
@@ -124,9 +124,9 @@ static int make_buckets(struct plan_ctx *pc, const uint8_t *cls, size_t m)
 	size_t x;
 
 	pc->nb = 0;
-	pc->b_j = hp_array(pc->mem, m, sizeof(*pc->b_j));
-	pc->by_b = hp_array(pc->mem, m + 2, sizeof(*pc->by_b));
-	pc->cls_b = hp_array(pc->mem, (size_t)pc->ncls + 1, sizeof(*pc->cls_b));
+	pc->b_j = hyper_plan__array(pc->mem, m, sizeof(*pc->b_j));
+	pc->by_b = hyper_plan__array(pc->mem, m + 2, sizeof(*pc->by_b));
+	pc->cls_b = hyper_plan__array(pc->mem, (size_t)pc->ncls + 1, sizeof(*pc->cls_b));
 	if (!pc->b_j || !pc->by_b || !pc->cls_b)
 		return -ENOMEM;
 	for (x = 0, s = 0; x < m; x++) {
@@ -144,8 +144,8 @@ static int make_buckets(struct plan_ctx *pc, const uint8_t *cls, size_t m)
 		pc->cls_b[s++] = pc->nb;
 	pc->by_b[pc->nb] = m;		/* bucket nb: the gaps to the end */
 	pc->by_b[pc->nb + 1] = pc->nc;
-	pc->at_off = hp_calloc(pc->mem, (size_t)n + 2, sizeof(*pc->at_off));
-	pc->at_j = hp_array(pc->mem, pc->nb, sizeof(*pc->at_j));
+	pc->at_off = hyper_plan__calloc(pc->mem, (size_t)n + 2, sizeof(*pc->at_off));
+	pc->at_j = hyper_plan__array(pc->mem, pc->nb, sizeof(*pc->at_j));
 	if (!pc->at_off || !pc->at_j)
 		return -ENOMEM;
 	for (b = 0; b < pc->nb; b++)
@@ -167,12 +167,12 @@ static int make_buckets(struct plan_ctx *pc, const uint8_t *cls, size_t m)
 static int index_by_use(struct plan_ctx *pc)
 {
 	struct hp_mem *mem = pc->mem;
-	uint32_t n = pc->lf->n, *fill = hp_calloc(mem, (size_t)n + 1, sizeof(*fill));
+	uint32_t n = pc->lf->n, *fill = hyper_plan__calloc(mem, (size_t)n + 1, sizeof(*fill));
 	uint32_t map[NR_RAW_CLS], s;
-	size_t i, x, m, *by_j = hp_calloc(mem, (size_t)n + 2, sizeof(*by_j));
+	size_t i, x, m, *by_j = hyper_plan__calloc(mem, (size_t)n + 2, sizeof(*by_j));
 	size_t off[NR_RAW_CLS + 1] = { 0 };
-	uint8_t *cls = hp_malloc(mem, pc->nc);
-	uint32_t *tmp = hp_array(mem, pc->nc, sizeof(*tmp));
+	uint8_t *cls = hyper_plan__malloc(mem, pc->nc);
+	uint32_t *tmp = hyper_plan__array(mem, pc->nc, sizeof(*tmp));
 	int ret = -ENOMEM;
 
 	if (!fill || !by_j || !cls || !tmp)
@@ -196,8 +196,8 @@ static int index_by_use(struct plan_ctx *pc)
 		pc->ncls += off[s + 1] > 0;
 		off[s + 1] += off[s];
 	}
-	pc->idx = hp_array(mem, pc->nc, sizeof(*pc->idx));
-	pc->cls_cost = hp_array(mem, pc->ncls, sizeof(double));
+	pc->idx = hyper_plan__array(mem, pc->nc, sizeof(*pc->idx));
+	pc->cls_cost = hyper_plan__array(mem, pc->ncls, sizeof(double));
 	if (!pc->idx || !pc->cls_cost)
 		goto out;
 	for (s = 0; s < pc->ncls; s++)
@@ -215,7 +215,7 @@ static int index_by_use(struct plan_ctx *pc)
 	memcpy(pc->idx + m, tmp + m, (pc->nc - m) * sizeof(*tmp));
 	if (make_buckets(pc, cls, m))
 		goto out;
-	pc->cls_lo = hp_array(mem, pc->ncls, sizeof(*pc->cls_lo));
+	pc->cls_lo = hyper_plan__array(mem, pc->ncls, sizeof(*pc->cls_lo));
 	if (pc->cls_lo)
 		ret = 0;
 out:
@@ -226,7 +226,7 @@ out:
 	return ret;
 }
 
-int plan_init(struct plan_ctx *pc, const struct life *lf,
+int hyper_plan__plan_init(struct plan_ctx *pc, const struct life *lf,
 	      const struct profile *p, struct hp_mem *mem)
 {
 	const struct graph *g = lf->g;
@@ -237,7 +237,7 @@ int plan_init(struct plan_ctx *pc, const struct life *lf,
 	pc->p = p;
 	pc->mem = mem;
 	pc->min_fetch = 1e300;
-	pc->first_gap = hp_array(mem, g->nt, sizeof(*pc->first_gap));
+	pc->first_gap = hyper_plan__array(mem, g->nt, sizeof(*pc->first_gap));
 	if (!pc->first_gap)
 		goto fail;
 	for (t = 0; t < g->nt; t++)
@@ -247,29 +247,29 @@ int plan_init(struct plan_ctx *pc, const struct life *lf,
 			tensor_cands(pc, t);
 	if (mem->failed || index_by_use(pc))
 		goto fail;
-	pc->cap = hp_array(mem, n, sizeof(*pc->cap));
+	pc->cap = hyper_plan__array(mem, n, sizeof(*pc->cap));
 	if (!pc->cap)
 		goto fail;
 	for (k = 0; k < n; k++)
 		pc->cap[k] = g->op[lf->order[k]].compute_ns;
-	if (cal_init(&pc->h2d, n, mem) || cal_init(&pc->d2h, n, mem))
+	if (hyper_plan__cal_init(&pc->h2d, n, mem) || hyper_plan__cal_init(&pc->d2h, n, mem))
 		goto fail;
-	pc->ep = hp_array(mem, pc->nep, sizeof(*pc->ep));
-	pc->delta = hp_array(mem, (size_t)n + 1, sizeof(*pc->delta));
-	pc->alive = hp_malloc(mem, pc->nc);
-	pc->cur = hp_array(mem, (size_t)pc->nb + 1, sizeof(*pc->cur));
-	pc->aside_gen = hp_calloc(mem, (size_t)pc->nb + 1, sizeof(*pc->aside_gen));
+	pc->ep = hyper_plan__array(mem, pc->nep, sizeof(*pc->ep));
+	pc->delta = hyper_plan__array(mem, (size_t)n + 1, sizeof(*pc->delta));
+	pc->alive = hyper_plan__malloc(mem, pc->nc);
+	pc->cur = hyper_plan__array(mem, (size_t)pc->nb + 1, sizeof(*pc->cur));
+	pc->aside_gen = hyper_plan__calloc(mem, (size_t)pc->nb + 1, sizeof(*pc->aside_gen));
 	pc->gen = 1;
 	if (!pc->ep || !pc->delta || !pc->alive || !pc->cur || !pc->aside_gen ||
-	    seg_init(&pc->seg, pc->nb ? pc->nb : 1, mem))
+	    hyper_plan__seg_init(&pc->seg, pc->nb ? pc->nb : 1, mem))
 		goto fail;
 	return 0;
 fail:
-	plan_free(pc);
+	hyper_plan__plan_free(pc);
 	return -ENOMEM;
 }
 
-void plan_free(struct plan_ctx *pc)
+void hyper_plan__plan_free(struct plan_ctx *pc)
 {
 	free(pc->c);
 	free(pc->by_b);
@@ -282,11 +282,11 @@ void plan_free(struct plan_ctx *pc)
 	free(pc->idx);
 	free(pc->cur);
 	free(pc->aside_gen);
-	seg_free(&pc->seg);
+	hyper_plan__seg_free(&pc->seg);
 	free(pc->aside);
 	free(pc->cap);
-	cal_free(&pc->h2d);
-	cal_free(&pc->d2h);
+	hyper_plan__cal_free(&pc->h2d);
+	hyper_plan__cal_free(&pc->d2h);
 	free(pc->ep);
 	free(pc->delta);
 	free(pc->first_gap);
@@ -301,8 +301,8 @@ static void reset(struct plan_ctx *pc, double scale)
 	size_t i;
 
 	pc->scale = scale;
-	cal_reset(&pc->h2d, pc->cap, scale);
-	cal_reset(&pc->d2h, pc->cap, scale);
+	hyper_plan__cal_reset(&pc->h2d, pc->cap, scale);
+	hyper_plan__cal_reset(&pc->d2h, pc->cap, scale);
 	for (i = 0; i < pc->nep; i++)
 		pc->ep[i] = (struct epoch_store){ -1, 0, false };
 	memset(pc->delta, 0, (n + 1) * sizeof(*pc->delta));
@@ -310,7 +310,7 @@ static void reset(struct plan_ctx *pc, double scale)
 		pc->alive[i] = !pc->c[i].small || scale >= ANY_WAIT;
 	for (i = 0; i <= pc->nb; i++)
 		pc->cur[i] = pc->by_b[i];
-	seg_clear(&pc->seg);
+	hyper_plan__seg_clear(&pc->seg);
 	pc->nev = 0;
 }
 
@@ -330,7 +330,7 @@ static bool offer(struct plan_ctx *pc, struct fit *f, uint32_t i)
 
 	if (pc->c[i].small && pc->scale < ANY_WAIT)
 		return false;
-	r = try_take(pc, i, f->k, &s0);
+	r = hyper_plan__try_take(pc, i, f->k, &s0);
 	if (r == TAKEN) {
 		pc->alive[i] = 0;
 		*f->absent += b;
@@ -352,7 +352,7 @@ static void refresh(struct plan_ctx *pc, uint32_t b)
 
 	while (*x < pc->by_b[b + 1] && !pc->alive[pc->idx[*x]])
 		(*x)++;
-	seg_set(&pc->seg, b, *x < pc->by_b[b + 1] ?
+	hyper_plan__seg_set(&pc->seg, b, *x < pc->by_b[b + 1] ?
 		(uint64_t)(pc->c[pc->idx[*x]].a + 1) << 32 | pc->b_j[b] :
 		SEG_NONE);
 }
@@ -380,8 +380,8 @@ static bool offer_final(struct plan_ctx *pc, struct fit *f)
 static void set_aside(struct plan_ctx *pc, uint32_t b)
 {
 	if (pc->aside_gen[b] != pc->gen) {	/* remember where it was */
-		/* out of memory: pc->mem says so, plan_select() fails */
-		if (hp_grow(pc->mem, &pc->aside, &pc->cap_aside, pc->naside,
+		/* out of memory: pc->mem says so, hyper_plan__plan_select() fails */
+		if (hyper_plan__grow(pc->mem, &pc->aside, &pc->cap_aside, pc->naside,
 			    sizeof(*pc->aside)))
 			return;
 		pc->aside_gen[b] = pc->gen;
@@ -413,7 +413,7 @@ static uint32_t first_use(struct plan_ctx *pc, uint32_t k)
 {
 	if (pc->scale >= ANY_WAIT)
 		return k + 1;
-	return cal_reach(&pc->h2d, k + 1, pc->min_fetch) + 1;
+	return hyper_plan__cal_reach(&pc->h2d, k + 1, pc->min_fetch) + 1;
 }
 
 /* The first of buckets lo .. hi - 1 used at step j or later. */
@@ -445,7 +445,7 @@ static void class_reach(struct plan_ctx *pc, uint32_t k, uint32_t lo)
 
 		from = lo;
 		if (pc->scale < ANY_WAIT)
-			from = cal_reach(&pc->h2d, k + 1, cost) + 1;
+			from = hyper_plan__cal_reach(&pc->h2d, k + 1, cost) + 1;
 		pc->cls_lo[s] = bucket_from(pc, pc->cls_b[s], pc->cls_b[s + 1],
 					    from > lo ? from : lo);
 	}
@@ -460,7 +460,7 @@ static uint32_t next_bucket(const struct plan_ctx *pc)
 	for (s = 0; s < pc->ncls; s++) {
 		if (pc->cls_lo[s] >= pc->cls_b[s + 1])
 			continue;
-		key = seg_min(&pc->seg, pc->cls_lo[s], pc->cls_b[s + 1] - 1);
+		key = hyper_plan__seg_min(&pc->seg, pc->cls_lo[s], pc->cls_b[s + 1] - 1);
 		if (key == SEG_NONE || key > best)
 			continue;
 		b = bucket_from(pc, pc->cls_lo[s], pc->cls_b[s + 1],
@@ -506,7 +506,7 @@ static bool fit_step(struct plan_ctx *pc, uint32_t k, uint64_t budget,
 	return fits;
 }
 
-double plan_saturated_ns(const struct plan_ctx *pc)
+double hyper_plan__plan_saturated_ns(const struct plan_ctx *pc)
 {
 	double t = 0;
 	uint32_t k;
@@ -517,7 +517,7 @@ double plan_saturated_ns(const struct plan_ctx *pc)
 	return t;
 }
 
-int plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
+int hyper_plan__plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
 		uint32_t *fail_step)
 {
 	int64_t absent = 0;
@@ -537,6 +537,6 @@ int plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
 		if (pc->mem->failed)
 			return -ENOMEM;
 	}
-	issue_in_deadline_order(pc);
+	hyper_plan__issue_in_deadline_order(pc);
 	return 0;
 }

@@ -6,10 +6,10 @@
 #ifndef HP_PLAN_H
 #define HP_PLAN_H
 
-#include "calendar.h"
-#include "minseg.h"
-#include "profile.h"
-#include "sched.h"
+#include "passes/calendar.h"
+#include "passes/minseg.h"
+#include "profile/profile.h"
+#include "passes/sched.h"
 
 struct cand {
 	uint32_t t;
@@ -69,13 +69,13 @@ struct plan_ctx {
 
 /* plan_take.c */
 enum { TAKEN, RETRY, NEVER };
-int try_take(struct plan_ctx *pc, uint32_t i, uint32_t k, int32_t *s0);
-void issue_in_deadline_order(struct plan_ctx *pc);
+int hyper_plan__try_take(struct plan_ctx *pc, uint32_t i, uint32_t k, int32_t *s0);
+void hyper_plan__issue_in_deadline_order(struct plan_ctx *pc);
 
 /* 0, or -ENOMEM with @pc freed. */
-int plan_init(struct plan_ctx *pc, const struct life *lf,
+int hyper_plan__plan_init(struct plan_ctx *pc, const struct life *lf,
 	      const struct profile *p, struct hp_mem *mem);
-void plan_free(struct plan_ctx *pc);
+void hyper_plan__plan_free(struct plan_ctx *pc);
 
 /*
  * Chooses gaps so that every step fits @budget, with transfers hidden in
@@ -84,10 +84,10 @@ void plan_free(struct plan_ctx *pc);
  * Returns 0 with pc->ev/nev, or -1 with the step that cannot fit.
  */
 /* 0: pc->ev fits @budget; -1: step *fail_step does not; -ENOMEM. */
-int plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
+int hyper_plan__plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
 		uint32_t *fail_step);
 /* Compute time of the steps whose pool→device link time the last
  * selection used up: where a faster link would have been spent. */
-double plan_saturated_ns(const struct plan_ctx *pc);
+double hyper_plan__plan_saturated_ns(const struct plan_ctx *pc);
 
 #endif

@@ -13,7 +13,7 @@
  */
 #include <stdlib.h>
 
-#include "plan.h"
+#include "passes/plan.h"
 
 /* The last step that starts no later than @t. */
 static uint32_t step_at(const struct life *lf, double t)
@@ -39,10 +39,10 @@ struct choice {
 	double h2d, d2h;	/* transfer costs */
 };
 
-/* Out of memory drops it and marks pc->mem failed: plan_select() says so. */
+/* Out of memory drops it and marks pc->mem failed: hyper_plan__plan_select() says so. */
 static void record(struct plan_ctx *pc, const struct evict *v)
 {
-	if (hp_grow(pc->mem, &pc->ev, &pc->cap_ev, pc->nev, sizeof(*pc->ev)))
+	if (hyper_plan__grow(pc->mem, &pc->ev, &pc->cap_ev, pc->nev, sizeof(*pc->ev)))
 		return;
 	pc->ev[pc->nev++] = *v;
 }
@@ -57,7 +57,7 @@ static uint32_t reserve_fetch(struct plan_ctx *pc, uint32_t lo, uint32_t j,
 {
 	uint32_t at;
 
-	cal_take_latest(&pc->h2d, lo, j - 1, cost);
+	hyper_plan__cal_take_latest(&pc->h2d, lo, j - 1, cost);
 	at = step_at(pc->lf, pc->lf->t0[j] - cost / pc->scale);
 	return at > lo ? at : lo;
 }
@@ -77,7 +77,7 @@ static int value_check(struct plan_ctx *pc, const struct cand *c,
 		return es->last < (int32_t)k ? TAKEN : NEVER;
 	ch->how = POOL_HOME;
 	if (c->w < 0 && fg != NONE && pc->alive[fg] &&
-	    cal_avail(&pc->h2d, 0, pc->c[fg].j - 1) >= ch->h2d)
+	    hyper_plan__cal_avail(&pc->h2d, 0, pc->c[fg].j - 1) >= ch->h2d)
 		return TAKEN;
 	ch->how = NEW_STORE;
 	if (pc->scale >= ANY_WAIT) {
@@ -86,7 +86,7 @@ static int value_check(struct plan_ctx *pc, const struct cand *c,
 		return TAKEN;
 	}
 	if (!k || (uint32_t)(c->w + 1) > k - 1 ||
-	    cal_find_run(&pc->d2h, c->w + 1, k - 1, ch->d2h,
+	    hyper_plan__cal_find_run(&pc->d2h, c->w + 1, k - 1, ch->d2h,
 			 &ch->first, &ch->last))
 		return NEVER;
 	return TAKEN;
@@ -110,7 +110,7 @@ static int32_t new_store(struct plan_ctx *pc, const struct cand *c,
 	struct epoch_store *es = &pc->ep[c->epoch];
 
 	if (pc->scale < ANY_WAIT)
-		cal_take_run(&pc->d2h, ch->first, ch->last, ch->d2h);
+		hyper_plan__cal_take_run(&pc->d2h, ch->first, ch->last, ch->d2h);
 	es->last = ch->last - (pc->scale >= ANY_WAIT);
 	es->issue = ch->first ? 2 * ch->first - 1 : 0;
 	if (es->issue > 2 * c->a + 1)
@@ -118,7 +118,7 @@ static int32_t new_store(struct plan_ctx *pc, const struct cand *c,
 	return es->issue;
 }
 
-int try_take(struct plan_ctx *pc, uint32_t i, uint32_t k, int32_t *s0)
+int hyper_plan__try_take(struct plan_ctx *pc, uint32_t i, uint32_t k, int32_t *s0)
 {
 	const struct cand *c = &pc->c[i];
 	uint32_t n = pc->lf->n, fetch = n;
@@ -131,7 +131,7 @@ int try_take(struct plan_ctx *pc, uint32_t i, uint32_t k, int32_t *s0)
 	/* a last resort may even fetch it where it is used, and wait */
 	if (c->j < (int32_t)n && pc->scale < ANY_WAIT &&
 	    (c->j < (int32_t)k + 2 ||
-	     cal_avail(&pc->h2d, k + 1, c->j - 1) < ch.h2d))
+	     hyper_plan__cal_avail(&pc->h2d, k + 1, c->j - 1) < ch.h2d))
 		return RETRY;
 	r = value_check(pc, c, k, &ch);
 	if (r != TAKEN)
@@ -168,7 +168,7 @@ static int cmp_due(const void *pa, const void *pb)
  * the sweep reserved suffices.  None is issued before its tensor is free
  * to leave (the step after the gap starts).
  */
-void issue_in_deadline_order(struct plan_ctx *pc)
+void hyper_plan__issue_in_deadline_order(struct plan_ctx *pc)
 {
 	const struct life *lf = pc->lf;
 	double next = 1e300, end, start;

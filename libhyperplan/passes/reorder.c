@@ -18,8 +18,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "heap.h"
-#include "order.h"
+#include "lib/heap.h"
+#include "passes/order.h"
 
 struct refine {
 	const struct graph *g;
@@ -51,7 +51,7 @@ static int64_t net_alloc(const struct refine *r, uint32_t i)
 static void make_ready(struct refine *r, uint32_t i)
 {
 	r->ready[i] = 1;
-	heap_push(net_alloc(r, i) <= 0 ? &r->eager : &r->normal, r->pos[i], i,
+	hyper_plan__heap_push(net_alloc(r, i) <= 0 ? &r->eager : &r->normal, r->pos[i], i,
 		  r->mem);
 }
 
@@ -70,7 +70,7 @@ static void run(struct refine *r, uint32_t i)
 		last = r->xacc[t];
 		if (r->ready[last] && !r->done[last] &&
 		    net_alloc(r, last) <= 0)
-			heap_push(&r->eager, r->pos[last], last, r->mem);
+			hyper_plan__heap_push(&r->eager, r->pos[last], last, r->mem);
 	}
 }
 
@@ -81,7 +81,7 @@ static uint32_t next(struct refine *r)
 
 	for (;;) {
 		h = r->eager.n ? &r->eager : &r->normal;
-		i = heap_pop(h).val;
+		i = hyper_plan__heap_pop(h).val;
 		if (!r->done[i])
 			return i;
 	}
@@ -96,17 +96,17 @@ static int refine_init(struct refine *r, const struct graph *g,
 	memset(r, 0, sizeof(*r));
 	r->g = g;
 	r->mem = mem;
-	r->pos = hp_array(mem, g->nop, sizeof(*r->pos));
-	r->left = hp_calloc(mem, g->nt, sizeof(*r->left));
-	r->xacc = hp_calloc(mem, g->nt, sizeof(*r->xacc));
-	r->alloc = hp_calloc(mem, g->nt, 1);
-	r->done = hp_calloc(mem, g->nop, 1);
-	r->ready = hp_calloc(mem, g->nop, 1);
+	r->pos = hyper_plan__array(mem, g->nop, sizeof(*r->pos));
+	r->left = hyper_plan__calloc(mem, g->nt, sizeof(*r->left));
+	r->xacc = hyper_plan__calloc(mem, g->nt, sizeof(*r->xacc));
+	r->alloc = hyper_plan__calloc(mem, g->nt, 1);
+	r->done = hyper_plan__calloc(mem, g->nop, 1);
+	r->ready = hyper_plan__calloc(mem, g->nop, 1);
 	/* An op is pushed once when ready, and onto eager at most once more
 	 * per tensor it accesses (run()): no push needs to allocate. */
 	if (!r->pos || !r->left || !r->xacc || !r->alloc || !r->done ||
-	    !r->ready || heap_reserve(&r->normal, g->nop, mem) ||
-	    heap_reserve(&r->eager, g->nop + g->nrefs, mem))
+	    !r->ready || hyper_plan__heap_reserve(&r->normal, g->nop, mem) ||
+	    hyper_plan__heap_reserve(&r->eager, g->nop + g->nrefs, mem))
 		return -ENOMEM;
 	for (i = 0; i < g->nop; i++)
 		r->pos[order[i]] = i;
@@ -128,14 +128,14 @@ static void refine_free(struct refine *r)
 	free(r->alloc);
 	free(r->done);
 	free(r->ready);
-	heap_free(&r->eager);
-	heap_free(&r->normal);
+	hyper_plan__heap_free(&r->eager);
+	hyper_plan__heap_free(&r->normal);
 }
 
-int refine_order(const struct graph *g, const struct deps *d,
+int hyper_plan__refine_order(const struct graph *g, const struct deps *d,
 		 uint32_t *order, struct hp_mem *mem)
 {
-	uint32_t *indeg = hp_array(mem, g->nop, sizeof(*indeg));
+	uint32_t *indeg = hyper_plan__array(mem, g->nop, sizeof(*indeg));
 	struct refine r;
 	size_t n, k;
 	uint32_t i;

@@ -12,7 +12,7 @@
 
 #include <hyper/residency.h>
 
-#include "sched.h"
+#include "passes/sched.h"
 
 enum { CL_STORE, CL_DETACH_LIVE, CL_DETACH_DEAD, CL_PREFETCH };
 
@@ -34,11 +34,11 @@ struct emit {
 	struct hp_err *e;
 };
 
-/* Out of memory drops it; sched_build() sees m->mem failed. */
+/* Out of memory drops it; hyper_plan__sched_build() sees m->mem failed. */
 static void item(struct emit *m, int64_t slot, uint8_t cls, uint32_t key,
 		 uint32_t t)
 {
-	if (hp_grow(m->mem, &m->it, &m->cap, m->n, sizeof(*m->it)))
+	if (hyper_plan__grow(m->mem, &m->it, &m->cap, m->n, sizeof(*m->it)))
 		return;
 	m->it[m->n++] = (struct item){ slot, cls, key, t };
 }
@@ -101,7 +101,7 @@ static void by_digit(const struct item *in, struct item *out, size_t n,
 static int sort_items(struct emit *m, uint32_t nslots)
 {
 	size_t i, end, hi = 1, cnt[1U << DIGIT_BITS];
-	struct item *out = hp_array(m->mem, m->n, sizeof(*out));
+	struct item *out = hyper_plan__array(m->mem, m->n, sizeof(*out));
 	struct item *tmp = m->it;
 
 	if (!out)
@@ -110,7 +110,7 @@ static int sort_items(struct emit *m, uint32_t nslots)
 		hi *= 2;
 	by_digit(m->it, out, m->n, 0, cnt, ARRAY_SIZE(cnt));
 	if (hi > ARRAY_SIZE(cnt)) {		/* a third digit's worth */
-		size_t *big = hp_array(m->mem, hi, sizeof(*big));
+		size_t *big = hyper_plan__array(m->mem, hi, sizeof(*big));
 
 		if (!big) {
 			free(out);
@@ -147,7 +147,7 @@ static void homes(struct emit *m, const struct evict *ev, size_t nev)
 			m->s->home[t] = g->t[t].flags & TF_LIVE_IN ? HYPER_HOME_POOL :
 					HYPER_HOME_NONE;
 		else
-			m->s->home[t] = gap_live(lf, t, 0) ? HYPER_HOME_DEVICE :
+			m->s->home[t] = hyper_plan__gap_live(lf, t, 0) ? HYPER_HOME_DEVICE :
 					HYPER_HOME_NONE;
 	}
 	for (i = 0; i < nev; i++)
@@ -171,7 +171,7 @@ static int bad(struct emit *m, uint32_t slot, uint32_t event, int why,
 {
 	uint32_t k = slot / 2;
 
-	return hp_errf(m->e, "internal: step %u (%s): %s of tensor \"%s\" %s", k,
+	return hyper_plan__errf(m->e, "internal: step %u (%s): %s of tensor \"%s\" %s", k,
 		       m->lf->g->op[m->lf->order[k]].id,
 		       hyper_residency_event_name(event), m->lf->g->t[t].id,
 		       hyper_residency_reason(why));
@@ -185,8 +185,8 @@ static int put(struct emit *m, uint32_t slot, uint32_t t, uint8_t kind)
 
 	if (why)
 		return bad(m, slot, kind, why, t);
-	if (hp_grow(m->mem, &s->cops, &m->cap_cops, s->ncops, sizeof(*s->cops)))
-		return hp_nomem(m->e);
+	if (hyper_plan__grow(m->mem, &s->cops, &m->cap_cops, s->ncops, sizeof(*s->cops)))
+		return hyper_plan__nomem(m->e);
 	s->cops[s->ncops++] = (struct cop){ t, kind };
 	return 0;
 }
@@ -244,7 +244,7 @@ static int check_uses(struct emit *m, uint32_t k)
 /*
  * Dead gaps: free the value after the access that last needed it.  They
  * sort between the live detaches and the prefetches of their slot, in
- * tensor order (item_before()); life_build() keeps them in that order.
+ * tensor order (item_before()); hyper_plan__life_build() keeps them in that order.
  */
 static int dead(struct emit *m, uint32_t slot)
 {
@@ -287,7 +287,7 @@ static int replay(struct emit *m)
 	return ret;
 }
 
-int sched_build(struct sched *s, const struct life *lf,
+int hyper_plan__sched_build(struct sched *s, const struct life *lf,
 		const struct evict *ev, size_t nev, struct hp_mem *mem,
 		struct hp_err *e)
 {
@@ -300,9 +300,9 @@ int sched_build(struct sched *s, const struct life *lf,
 	s->g = g;
 	s->order = lf->order;
 	s->n = lf->n;
-	s->home = hp_calloc(mem, g->nt, 1);
-	s->slot_off = hp_calloc(mem, 2 * (size_t)s->n + 1, sizeof(*s->slot_off));
-	m.st = hp_calloc(mem, g->nt, 1);
+	s->home = hyper_plan__calloc(mem, g->nt, 1);
+	s->slot_off = hyper_plan__calloc(mem, 2 * (size_t)s->n + 1, sizeof(*s->slot_off));
+	m.st = hyper_plan__calloc(mem, g->nt, 1);
 	ret = -ENOMEM;
 	if (!s->home || !s->slot_off || !m.st)
 		goto out;
@@ -313,15 +313,15 @@ int sched_build(struct sched *s, const struct life *lf,
 		ret = replay(&m);
 out:
 	if (ret == -ENOMEM)
-		hp_nomem(e);
+		hyper_plan__nomem(e);
 	free(m.it);
 	free(m.st);
 	if (ret)
-		sched_free(s);
+		hyper_plan__sched_free(s);
 	return ret;
 }
 
-void sched_free(struct sched *s)
+void hyper_plan__sched_free(struct sched *s)
 {
 	free(s->home);
 	free(s->slot_off);

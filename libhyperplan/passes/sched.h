@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#include "life.h"
+#include "passes/life.h"
 
 /* Cache ops and homes are libhyper's (<hyper/vocab.h>). */
 
@@ -36,7 +36,7 @@ struct sched {
 	uint64_t budget;	/* 0: none */
 	struct prediction pred;
 	/*
-	 * sched_layout(): the arena offset of each residency, grouped by
+	 * hyper_plan__sched_layout(): the arena offset of each residency, grouped by
 	 * tensor (res_first[t] is tensor t's first, res_first[nt] the count)
 	 * in the order they begin, and the arena they need.  res_off is NULL
 	 * when the arena would exceed the user's budget: the schedule then
@@ -48,7 +48,7 @@ struct sched {
 	uint64_t arena;
 	uint64_t arena_over;
 	uint64_t res_peak;
-	/* run_policy_fit(): the residency budget that made the arena fit */
+	/* hyper_plan__run_policy_fit(): the residency budget that made the arena fit */
 	uint64_t planned_under;
 };
 
@@ -69,16 +69,16 @@ struct evict {
  * Builds the schedule; dead values are freed after their last access.
  * 0, -ENOMEM ("out of memory" in @e), or -EINVAL (an internal error).
  */
-int sched_build(struct sched *s, const struct life *lf,
+int hyper_plan__sched_build(struct sched *s, const struct life *lf,
 		const struct evict *ev, size_t nev, struct hp_mem *mem,
 		struct hp_err *e);
-void sched_free(struct sched *s);
+void hyper_plan__sched_free(struct sched *s);
 /*
  * Places every residency in the device arena (passes/arena.c); @limit is
  * the user's budget, which the arena may not exceed (0: none).
  * 0, or -ENOMEM (said in @e) with no layout.
  */
-int sched_layout(struct sched *s, uint64_t limit, struct hp_mem *mem,
+int hyper_plan__sched_layout(struct sched *s, uint64_t limit, struct hp_mem *mem,
 		 struct hp_err *e);
 
 static inline size_t slot_len(const struct sched *s, size_t slot)
@@ -88,9 +88,9 @@ static inline size_t slot_len(const struct sched *s, size_t slot)
 
 struct profile;
 /* The planner's "x-planner" note: which policy, profile and knobs. */
-void plan_note(char *buf, size_t len, const char *policy,
+void hyper_plan__plan_note(char *buf, size_t len, const char *policy,
 	       const struct profile *p, const char *params);
-void sched_write_json(const struct sched *s, FILE *f, const char *name,
+void hyper_plan__sched_write_json(const struct sched *s, FILE *f, const char *name,
 		      const char *extra_json);
 
 #endif

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "list.h"
-#include "output.h"
-#include "pipeline.h"
+#include "policies/list.h"
+#include "out/output.h"
+#include "passes/pipeline.h"
 
 #define FIT_ROUNDS	5
 
@@ -33,19 +33,19 @@ static int try_under(int pol, const struct problem *pb, uint64_t b,
 	int ret;
 
 	q.goal.budget = b;
-	ret = run_policy(pol, &q, out, &pe);
+	ret = hyper_plan__run_policy(pol, &q, out, &pe);
 	if (ret == -ENOMEM) {
-		result_free(out);
-		return hp_nomem(e);
+		hyper_plan__result_free(out);
+		return hyper_plan__nomem(e);
 	}
 	if (ret || !out->ok) {
-		result_free(out);
+		hyper_plan__result_free(out);
 		return NOTHING;	/* nothing this low */
 	}
 	out->s.budget = want;
 	ret = hyper_plan__layout(pb, out, want, e);
 	if (ret) {
-		result_free(out);
+		hyper_plan__result_free(out);
 		return ret;	/* -ENOMEM from the layout */
 	}
 	out->s.planned_under = b;
@@ -56,7 +56,7 @@ static int fit_one(int pol, const struct problem *pb, struct result *r,
 		   struct hp_err *e)
 {
 	uint64_t want = pb->goal.budget, fit = 0, over = want, over_by;
-	int ret = run_policy(pol, pb, r, e);
+	int ret = hyper_plan__run_policy(pol, pb, r, e);
 
 	if (ret || !r->ok)
 		return ret;
@@ -79,12 +79,12 @@ static int fit_one(int pol, const struct problem *pb, struct result *r,
 		}
 		got = try_under(pol, pb, b, want, &again, e);
 		if (got < 0) {
-			result_free(r);
+			hyper_plan__result_free(r);
 			return got;
 		}
 		if (got == FITS) {
 			fit = b;
-			result_free(r);
+			hyper_plan__result_free(r);
 			*r = again;
 			continue;
 		}
@@ -92,14 +92,14 @@ static int fit_one(int pol, const struct problem *pb, struct result *r,
 			break;		/* lower still would find nothing either */
 		if (got == TOO_BIG)
 			over_by = again.s.arena_over;
-		result_free(&again);
+		hyper_plan__result_free(&again);
 		over = b;
 	}
 	return ret;
 }
 
 /*
- * The planner's floor (run_plan_best()) compares residency; the arena is
+ * The planner's floor (hyper_plan__run_plan_best()) compares residency; the arena is
  * what must fit.  A baseline whose arena fits the budget may beat the
  * planner re-planned lower, so each baseline is fitted too and the best
  * whose arena fits is kept, by the floor's own rule.
@@ -119,25 +119,25 @@ static int fit_best(int pol, const struct problem *pb, struct result *r,
 
 		ret = fit_one(base[i], pb, &c, &ignored);
 		if (ret == -ENOMEM) {
-			result_free(&c);
-			hp_errf(e, "%s", ignored.msg);
+			hyper_plan__result_free(&c);
+			hyper_plan__errf(e, "%s", ignored.msg);
 			return -ENOMEM;
 		}
 		r->ms += c.ms;
 		r->probes += c.probes;
 		if (ret || !c.ok || c.s.arena_over ||
-		    !(r->s.arena_over || result_better(&pb->goal, &c, r))) {
-			result_free(&c);
+		    !(r->s.arena_over || hyper_plan__result_better(&pb->goal, &c, r))) {
+			hyper_plan__result_free(&c);
 			continue;
 		}
 		snprintf(params, sizeof(params), "%s", c.params);
 		memcpy(c.policy, r->policy, sizeof(c.policy));
-		snprintf(c.from, sizeof(c.from), "%s", policy_name[base[i]]);
+		snprintf(c.from, sizeof(c.from), "%s", hyper_plan__policy_name[base[i]]);
 		snprintf(c.params, sizeof(c.params), "%s's schedule: %.120s",
-			 policy_name[base[i]], params);
+			 hyper_plan__policy_name[base[i]], params);
 		c.ms = r->ms;
 		c.probes = r->probes;
-		result_free(r);
+		hyper_plan__result_free(r);
 		*r = c;
 	}
 	return 0;
@@ -170,7 +170,7 @@ static int fit_lower(int pol, const struct problem *pb, struct result *r,
 		     struct hp_err *e)
 {
 	const struct life *lf = pb->lf;
-	uint64_t floor = life_floor(lf, NULL), top = lf->peak0;
+	uint64_t floor = hyper_plan__life_floor(lf, NULL), top = lf->peak0;
 	uint64_t B = pb->goal.budget, x[LATTICE + NEAR];
 	static const unsigned int eighths[NEAR] = { 7, 6, 4, 2 };
 	struct result over = { 0 };	/* the highest found, arena over */
@@ -196,37 +196,37 @@ static int fit_lower(int pol, const struct problem *pb, struct result *r,
 		r->ms += c.ms;
 		r->probes += c.probes;
 		if (ret == -ENOMEM) {
-			result_free(&c);
-			result_free(&over);
-			return hp_nomem(e);
+			hyper_plan__result_free(&c);
+			hyper_plan__result_free(&over);
+			return hyper_plan__nomem(e);
 		}
 		if (!ret && c.ok && c.s.arena_over && !r->ok && !over.ok) {
 			over = c;
 			continue;
 		}
 		if (ret || !c.ok || c.s.arena_over) {
-			result_free(&c);
+			hyper_plan__result_free(&c);
 			continue;
 		}
-		result_free(&over);
+		hyper_plan__result_free(&over);
 		c.ms = r->ms;
 		c.probes = r->probes;
 		snprintf(c.params + strnlen(c.params, sizeof(c.params) - 40),
 			 40, " (at budget %llu)", (unsigned long long)x[i]);
-		result_free(r);
+		hyper_plan__result_free(r);
 		*r = c;
 		return 0;
 	}
 	if (over.ok) {
 		over.ms = r->ms;
 		over.probes = r->probes;
-		result_free(r);
+		hyper_plan__result_free(r);
 		*r = over;
 	}
 	return 0;
 }
 
-int run_policy_fit(int pol, const struct problem *pb, struct result *r,
+int hyper_plan__run_policy_fit(int pol, const struct problem *pb, struct result *r,
 		   struct hp_err *e)
 {
 	int ret = fit_best(pol, pb, r, e);
@@ -236,11 +236,11 @@ int run_policy_fit(int pol, const struct problem *pb, struct result *r,
 		return ret;
 	if (ret) {
 		/* nothing at B: the fallback's, or B's own message */
-		result_free(r);
+		hyper_plan__result_free(r);
 		memset(r, 0, sizeof(*r));
 	}
 	if (fit_lower(pol, pb, r, e) == -ENOMEM) {
-		result_free(r);
+		hyper_plan__result_free(r);
 		return -ENOMEM;
 	}
 	if (r->ok)

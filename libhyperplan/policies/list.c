@@ -1,30 +1,30 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <string.h>
 
-#include "list.h"
+#include "policies/list.h"
 
-const char *const policy_name[POL_NR] = {
+const char *const hyper_plan__policy_name[POL_NR] = {
 	[POL_NONE] = "none", [POL_PLAN] = "plan",
 	[POL_DISTANCE] = "distance", [POL_GREEDY] = "greedy",
 };
 
-int policy_parse(const char *s)
+int hyper_plan__policy_parse(const char *s)
 {
 	int i;
 
 	for (i = 0; i < POL_NR; i++)
-		if (!strcmp(s, policy_name[i]))
+		if (!strcmp(s, hyper_plan__policy_name[i]))
 			return i;
 	return -1;
 }
 
-int run_policy(int pol, const struct problem *pb, struct result *r,
+int hyper_plan__run_policy(int pol, const struct problem *pb, struct result *r,
 	       struct hp_err *e)
 {
 	switch (pol) {
-	case POL_NONE: return run_none(pb, r, e);
-	case POL_PLAN: return run_plan_best(pb, r, e);
-	case POL_DISTANCE: return run_distance(pb, r, e);
-	default: return run_greedy(pb, r, e);
+	case POL_NONE: return hyper_plan__run_none(pb, r, e);
+	case POL_PLAN: return hyper_plan__run_plan_best(pb, r, e);
+	case POL_DISTANCE: return hyper_plan__run_distance(pb, r, e);
+	default: return hyper_plan__run_greedy(pb, r, e);
 	}
 }

@@ -6,21 +6,21 @@
 #ifndef HP_POLICY_LIST_H
 #define HP_POLICY_LIST_H
 
-#include "search.h"
+#include "policies/search.h"
 
 enum { POL_NONE, POL_PLAN, POL_DISTANCE, POL_GREEDY, POL_NR };
 
-extern const char *const policy_name[POL_NR];
-int policy_parse(const char *s);
+extern const char *const hyper_plan__policy_name[POL_NR];
+int hyper_plan__policy_parse(const char *s);
 
 /*
  * Runs one policy's search; a baseline that finds nothing is not fatal.
- * POL_PLAN is run_plan_best(): never worse than the baselines.
+ * POL_PLAN is hyper_plan__run_plan_best(): never worse than the baselines.
  */
-int run_policy(int pol, const struct problem *pb, struct result *r,
+int hyper_plan__run_policy(int pol, const struct problem *pb, struct result *r,
 	       struct hp_err *e);
 /*
- * run_policy(), its plan laid out in the device arena (sched_layout()),
+ * hyper_plan__run_policy(), its plan laid out in the device arena (hyper_plan__sched_layout()),
  * and planned again under a lower residency budget while the arena would
  * exceed the budget (policies/fit_arena.c).  For POL_PLAN with a budget
  * each baseline is fitted as well and the best whose arena fits is kept,
@@ -28,7 +28,7 @@ int run_policy(int pol, const struct problem *pb, struct result *r,
  * fits the budget, lower budgets are tried (fit_lower()): a larger budget
  * never fails where a smaller one succeeds.
  */
-int run_policy_fit(int pol, const struct problem *pb, struct result *r,
+int hyper_plan__run_policy_fit(int pol, const struct problem *pb, struct result *r,
 		   struct hp_err *e);
 
 #endif

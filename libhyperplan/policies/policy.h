@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The baselines.  Each turns its parameters into offload decisions for
- * sched_build(), so that every policy goes through the same emitter and
+ * hyper_plan__sched_build(), so that every policy goes through the same emitter and
  * the same simulator as the planner.
  */
 #ifndef HP_POLICY_H
 #define HP_POLICY_H
 
-#include "sched.h"
+#include "passes/sched.h"
 
 /*
  * A MindSpore-style distance heuristic: the @count tensors with the
@@ -29,11 +29,11 @@ struct distance_ctx {
 };
 
 /* 0, or -ENOMEM (free @d either way). */
-int distance_init(struct distance_ctx *d, const struct life *lf,
+int hyper_plan__distance_init(struct distance_ctx *d, const struct life *lf,
 		  struct hp_mem *mem);
-void distance_free(struct distance_ctx *d);
+void hyper_plan__distance_free(struct distance_ctx *d);
 /* 0, or -ENOMEM: d->ev is then incomplete. */
-int distance_evicts(struct distance_ctx *d, const struct distance_params *dp);
+int hyper_plan__distance_evicts(struct distance_ctx *d, const struct distance_params *dp);
 
 /*
  * Greedy "evict the longest access gap first": walks the steps in order
@@ -49,8 +49,8 @@ struct greedy_ctx {
 };
 
 /* 0, or -ENOMEM: gc->ev is then incomplete. */
-int greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
+int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 		  uint32_t lookahead);
-void greedy_free(struct greedy_ctx *gc);
+void hyper_plan__greedy_free(struct greedy_ctx *gc);
 
 #endif

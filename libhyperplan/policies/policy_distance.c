@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "policy.h"
+#include "policies/policy.h"
 
 struct ranked {
 	uint32_t t;
@@ -65,18 +65,18 @@ static int64_t longest_gap(const struct life *lf, uint32_t t)
 	int64_t a, j, best = 0;
 
 	for (i = 0; i <= cnt; i++) {
-		gap_ends(lf, t, i, &a, &j);
-		if (gap_live(lf, t, i) && j - a > best)
+		hyper_plan__gap_ends(lf, t, i, &a, &j);
+		if (hyper_plan__gap_live(lf, t, i) && j - a > best)
 			best = j - a;
 	}
 	return best;
 }
 
-int distance_init(struct distance_ctx *d, const struct life *lf,
+int hyper_plan__distance_init(struct distance_ctx *d, const struct life *lf,
 		  struct hp_mem *mem)
 {
 	const struct graph *g = lf->g;
-	struct ranked *r = hp_array(mem, g->nt, sizeof(*r));
+	struct ranked *r = hyper_plan__array(mem, g->nt, sizeof(*r));
 	uint32_t t, n = 0, i, end;
 
 	*d = (struct distance_ctx){ .lf = lf, .mem = mem };
@@ -90,7 +90,7 @@ int distance_init(struct distance_ctx *d, const struct life *lf,
 						  lf->acc_step[lf->acc_off[t]] };
 	}
 	qsort(r, n, sizeof(*r), cmp_ranked);
-	d->rank = hp_array(mem, n, sizeof(*d->rank));
+	d->rank = hyper_plan__array(mem, n, sizeof(*d->rank));
 	if (!d->rank) {
 		free(r);
 		return -ENOMEM;
@@ -104,7 +104,7 @@ int distance_init(struct distance_ctx *d, const struct life *lf,
 	return 0;
 }
 
-void distance_free(struct distance_ctx *d)
+void hyper_plan__distance_free(struct distance_ctx *d)
 {
 	free(d->rank);
 	free(d->ev);
@@ -123,17 +123,17 @@ static void gap_evict(struct distance_ctx *d, uint32_t t, int64_t a,
 		fetch = (a >= 0 ? rel : -1) + 1;
 	if (j < n && fetch >= j)
 		return;
-	/* out of memory: d->mem says so, distance_evicts() fails */
-	if (hp_grow(d->mem, &d->ev, &d->cap_ev, d->nev, sizeof(*d->ev)))
+	/* out of memory: d->mem says so, hyper_plan__distance_evicts() fails */
+	if (hyper_plan__grow(d->mem, &d->ev, &d->cap_ev, d->nev, sizeof(*d->ev)))
 		return;
 	d->ev[d->nev++] = (struct evict){
 		.t = t, .a = a, .j = j,
-		.store_slot = a >= 0 && initial_value(d->lf, t, a) ? 0 : -1,
+		.store_slot = a >= 0 && hyper_plan__initial_value(d->lf, t, a) ? 0 : -1,
 		.detach_slot = a >= 0 ? 2 * rel + 1 : -1, .fetch_step = fetch,
 	};
 }
 
-int distance_evicts(struct distance_ctx *d, const struct distance_params *dp)
+int hyper_plan__distance_evicts(struct distance_ctx *d, const struct distance_params *dp)
 {
 	const struct life *lf = d->lf;
 	uint32_t r, t;
@@ -144,8 +144,8 @@ int distance_evicts(struct distance_ctx *d, const struct distance_params *dp)
 	for (r = 0; r < dp->count && r < d->nrank && !d->mem->failed; r++) {
 		t = d->rank[r];
 		for (i = 0; i <= nr_accesses(lf, t); i++) {
-			gap_ends(lf, t, i, &a, &j);
-			if (gap_live(lf, t, i) && a + 1 < j)
+			hyper_plan__gap_ends(lf, t, i, &a, &j);
+			if (hyper_plan__gap_live(lf, t, i) && a + 1 < j)
 				gap_evict(d, t, a, j, dp);
 		}
 	}

@@ -12,8 +12,8 @@
 
 #include <hyper/residency.h>
 
-#include "heap.h"
-#include "policy.h"
+#include "lib/heap.h"
+#include "policies/policy.h"
 
 struct want {
 	uint32_t step, t;
@@ -66,8 +66,8 @@ static void push_victim(struct greedy *q, uint32_t t)
 	if (q->g->t[t].flags & TF_PIN)
 		return;			/* never leaves the device */
 	/* furthest next use first; equal ones by tensor, lowest first */
-	/* out of memory: q->gc->mem says so, greedy_evicts() fails */
-	heap_push(&q->victims, -(double)next_use(q, t) + t / 33554432.0, t,
+	/* out of memory: q->gc->mem says so, hyper_plan__greedy_evicts() fails */
+	hyper_plan__heap_push(&q->victims, -(double)next_use(q, t) + t / 33554432.0, t,
 		  q->gc->mem);
 }
 
@@ -78,12 +78,12 @@ static void evict(struct greedy *q, uint32_t t, uint32_t k)
 	size_t i = q->cur[t];
 	int32_t a = i > lf->acc_off[t] ? (int32_t)lf->acc_step[i - 1] : -1;
 
-	if (hp_grow(q->gc->mem, &q->gc->ev, &q->gc->cap_ev, q->gc->nev,
+	if (hyper_plan__grow(q->gc->mem, &q->gc->ev, &q->gc->cap_ev, q->gc->nev,
 		    sizeof(*q->gc->ev)))
 		return;
 	q->gc->ev[q->gc->nev] = (struct evict){
 		.t = t, .a = a, .j = next_use(q, t),
-		.store_slot = a >= 0 && initial_value(lf, t, a) ? 0 : -1,
+		.store_slot = a >= 0 && hyper_plan__initial_value(lf, t, a) ? 0 : -1,
 		.detach_slot = k < lf->n ? 2 * (int32_t)k : -1,
 		.fetch_step = lf->n,
 	};
@@ -108,11 +108,11 @@ static bool make_room(struct greedy *q, uint64_t need, uint32_t k,
 
 		if (next <= after)
 			break;
-		heap_pop(&q->victims);
+		hyper_plan__heap_pop(&q->victims);
 		if (!resident(q, t) || next_use(q, t) != next)
 			continue;		/* stale entry */
 		if (q->stamp[t] == k + 1) {
-			if (hp_grow(q->gc->mem, &q->aside, &q->cap_aside,
+			if (hyper_plan__grow(q->gc->mem, &q->aside, &q->cap_aside,
 				    q->naside, sizeof(top)))
 				break;
 			q->aside[q->naside++] = top;
@@ -121,7 +121,7 @@ static bool make_room(struct greedy *q, uint64_t need, uint32_t k,
 		evict(q, t, k);
 	}
 	for (i = 0; i < q->naside; i++)
-		heap_push(&q->victims, q->aside[i].key, q->aside[i].val,
+		hyper_plan__heap_push(&q->victims, q->aside[i].key, q->aside[i].val,
 			  q->gc->mem);
 	return q->mem + need <= q->budget;
 }
@@ -144,7 +144,7 @@ static void want_step(struct greedy *q, uint32_t s)
 	uint32_t i;
 
 	for (i = 0; i < o->n_in; i++) {
-		if (hp_grow(q->gc->mem, &q->win, &q->wcap, q->wtail,
+		if (hyper_plan__grow(q->gc->mem, &q->win, &q->wcap, q->wtail,
 			    sizeof(*q->win)))
 			return;
 		q->win[q->wtail++] = (struct want){ s, op_in(g, o)[i] };
@@ -188,7 +188,7 @@ static void run_step(struct greedy *q, uint32_t k)
 		size_t i = q->cur[t] - q->lf->acc_off[t] + 1;
 
 		q->cur[t]++;
-		if (gap_live(q->lf, t, i)) {
+		if (hyper_plan__gap_live(q->lf, t, i)) {
 			push_victim(q, t);
 		} else {
 			move(q, t, HYPER_RES_DETACH);	/* dead: the emitter frees it */
@@ -204,7 +204,7 @@ static void start(struct greedy *q)
 	for (t = 0; t < q->g->nt; t++) {
 		q->cur[t] = lf->acc_off[t];
 		q->open[t] = NONE;
-		if (gap_live(lf, t, 0)) {
+		if (hyper_plan__gap_live(lf, t, 0)) {
 			/* on the device until make_room() sends it home */
 			q->st[t] = hyper_residency_start(HYPER_HOME_DEVICE);
 			q->mem += q->g->t[t].bytes;
@@ -214,7 +214,7 @@ static void start(struct greedy *q)
 	make_room(q, 0, lf->n, 0);	/* what does not fit starts in the pool */
 }
 
-int greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
+int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 		  uint32_t lookahead_ops)
 {
 	const struct life *lf = gc->lf;
@@ -223,10 +223,10 @@ int greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	uint32_t k;
 
 	gc->nev = 0;
-	q.st = hp_calloc(gc->mem, g->nt, 1);
-	q.cur = hp_array(gc->mem, g->nt, sizeof(*q.cur));
-	q.open = hp_array(gc->mem, g->nt, sizeof(*q.open));
-	q.stamp = hp_calloc(gc->mem, g->nt, sizeof(*q.stamp));
+	q.st = hyper_plan__calloc(gc->mem, g->nt, 1);
+	q.cur = hyper_plan__array(gc->mem, g->nt, sizeof(*q.cur));
+	q.open = hyper_plan__array(gc->mem, g->nt, sizeof(*q.open));
+	q.stamp = hyper_plan__calloc(gc->mem, g->nt, sizeof(*q.stamp));
 	if (!q.st || !q.cur || !q.open || !q.stamp)
 		goto out;
 	start(&q);
@@ -245,11 +245,11 @@ out:
 	free(q.stamp);
 	free(q.win);
 	free(q.aside);
-	heap_free(&q.victims);
+	hyper_plan__heap_free(&q.victims);
 	return gc->mem->failed ? -ENOMEM : 0;
 }
 
-void greedy_free(struct greedy_ctx *gc)
+void hyper_plan__greedy_free(struct greedy_ctx *gc)
 {
 	free(gc->ev);
 	memset(gc, 0, sizeof(*gc));

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline.h"
-#include "plan.h"
-#include "policy.h"
-#include "search.h"
+#include "passes/pipeline.h"
+#include "passes/plan.h"
+#include "policies/policy.h"
+#include "policies/search.h"
 
 static bool feasible(const struct goal *gl, const struct result *r)
 {
@@ -37,7 +37,7 @@ static bool better(const struct goal *gl, const struct result *a,
 	       (a->sim.peak == b->sim.peak && sa < sb);
 }
 
-bool result_better(const struct goal *gl, const struct result *a,
+bool hyper_plan__result_better(const struct goal *gl, const struct result *a,
 		   const struct result *b)
 {
 	return feasible(gl, a) && better(gl, a, b);
@@ -68,17 +68,17 @@ static bool keep(const struct problem *pb, struct result *best,
 	if (win) {
 		cand->probes = best->probes;
 		memcpy(cand->policy, best->policy, sizeof(cand->policy));
-		sched_free(&best->s);
+		hyper_plan__sched_free(&best->s);
 		*best = *cand;
 	} else {
-		sched_free(&cand->s);
+		hyper_plan__sched_free(&cand->s);
 	}
 	return win;
 }
 
-void result_free(struct result *r)
+void hyper_plan__result_free(struct result *r)
 {
-	sched_free(&r->s);
+	hyper_plan__sched_free(&r->s);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -86,7 +86,7 @@ static void begin(struct result *r, const char *policy, double *t0)
 {
 	memset(r, 0, sizeof(*r));
 	snprintf(r->policy, sizeof(r->policy), "%s", policy);
-	*t0 = now_ns();
+	*t0 = hyper_plan__now_ns();
 }
 
 /*
@@ -97,16 +97,16 @@ static void begin(struct result *r, const char *policy, double *t0)
 static int finish(const struct problem *pb, struct result *r, double t0,
 		  struct hp_err *e)
 {
-	r->ms = (now_ns() - t0) / 1e6;
+	r->ms = (hyper_plan__now_ns() - t0) / 1e6;
 	if (r->ok) {
 		if (!r->s.budget)
 			r->s.budget = r->sim.peak;
 		return 0;
 	}
-	return hp_errf(e, "%s: no schedule meets the goal", r->policy);
+	return hyper_plan__errf(e, "%s: no schedule meets the goal", r->policy);
 }
 
-int run_none(const struct problem *pb, struct result *r, struct hp_err *e)
+int hyper_plan__run_none(const struct problem *pb, struct result *r, struct hp_err *e)
 {
 	struct result c;
 	double t0;
@@ -118,7 +118,7 @@ int run_none(const struct problem *pb, struct result *r, struct hp_err *e)
 	if (ret)
 		return ret;
 	if (pb->goal.budget && c.sim.peak > pb->goal.budget) {
-		sched_free(&c.s);
+		hyper_plan__sched_free(&c.s);
 		return finish(pb, r, t0, e);
 	}
 	c.probes = 1;
@@ -137,11 +137,11 @@ static int budget_probe(const struct problem *pb, struct plan_ctx *pc,
 {
 	struct result c;
 	uint32_t fail;
-	int ret = plan_select(pc, pb->goal.budget, scale, &fail);
+	int ret = hyper_plan__plan_select(pc, pb->goal.budget, scale, &fail);
 
 	*fits = !ret;
 	if (ret == -ENOMEM)
-		return hp_nomem(e);
+		return hyper_plan__nomem(e);
 	if (!*fits)
 		return 0;
 	ret = probe(pb, lf, pc->ev, pc->nev, pb->goal.budget, &c, e);
@@ -207,9 +207,9 @@ static int bisect_aim(const struct problem *pb, struct plan_ctx *pc,
 
 	for (i = 0; i < 30 && hi > lo + tol; i++) {
 		b = lo + (hi - lo) / 2;
-		ret = plan_select(pc, b, scale, &fail);
+		ret = hyper_plan__plan_select(pc, b, scale, &fail);
 		if (ret == -ENOMEM)
-			return hp_nomem(e);
+			return hyper_plan__nomem(e);
 		if (ret) {
 			lo = b;
 			continue;
@@ -249,12 +249,12 @@ static int plan_peak(const struct problem *pb, struct plan_ctx *pc,
 		return ret;
 	if (best->sim.peak >= aim || pb->goal.max_slow <= 0)
 		return 0;
-	ret = plan_select(pc, best->sim.peak, 1.0, &fail);
+	ret = hyper_plan__plan_select(pc, best->sim.peak, 1.0, &fail);
 	if (ret == -ENOMEM)
-		return hp_nomem(e);
+		return hyper_plan__nomem(e);
 	if (ret)
 		return 0;
-	busy = plan_saturated_ns(pc);
+	busy = hyper_plan__plan_saturated_ns(pc);
 	if (busy <= 0)
 		return 0;
 	scale = 1 + 0.9 * pb->goal.max_slow * lf->t0[lf->n] / busy;
@@ -269,15 +269,15 @@ static int plan_order(const struct problem *pb, const struct life *lf,
 	struct plan_ctx pc;
 	int ret;
 
-	if (plan_init(&pc, lf, pb->p, pb->mem))
-		return hp_nomem(e);
+	if (hyper_plan__plan_init(&pc, lf, pb->p, pb->mem))
+		return hyper_plan__nomem(e);
 	ret = pb->goal.budget ? plan_budget(pb, &pc, lf, which, best, e) :
 	      plan_peak(pb, &pc, lf, which, best, e);
-	plan_free(&pc);
+	hyper_plan__plan_free(&pc);
 	return ret;
 }
 
-int run_plan(const struct problem *pb, struct result *r, struct hp_err *e)
+int hyper_plan__run_plan(const struct problem *pb, struct result *r, struct hp_err *e)
 {
 	struct result c;
 	double t0;
@@ -294,7 +294,7 @@ int run_plan(const struct problem *pb, struct result *r, struct hp_err *e)
 	if (!ret && pb->refined)
 		ret = plan_order(pb, pb->refined, "refined", r, e);
 	if (ret) {
-		result_free(r);
+		hyper_plan__result_free(r);
 		return ret;
 	}
 	return finish(pb, r, t0, e);
@@ -314,8 +314,8 @@ static int distance_bisect(const struct problem *pb, struct distance_ctx *d,
 	while (lo < hi) {
 		dp->count = pb->goal.budget ? lo + (hi - lo) / 2 :
 			    lo + (hi - lo + 1) / 2;
-		if (distance_evicts(d, dp))
-			return hp_nomem(e);
+		if (hyper_plan__distance_evicts(d, dp))
+			return hyper_plan__nomem(e);
 		ret = probe(pb, pb->lf, d->ev, d->nev, 0, &c, e);
 		if (ret)
 			return ret;
@@ -336,7 +336,7 @@ static int distance_bisect(const struct problem *pb, struct distance_ctx *d,
 	return 0;
 }
 
-int run_distance(const struct problem *pb, struct result *r,
+int hyper_plan__run_distance(const struct problem *pb, struct result *r,
 		 struct hp_err *e)
 {
 	static const uint32_t dist[] = { 1, 2, 4, 8, 16, 32, 64, 128 };
@@ -348,10 +348,10 @@ int run_distance(const struct problem *pb, struct result *r,
 	int ret;
 
 	begin(r, "distance", &t0);
-	ret = distance_init(&d, pb->lf, pb->mem);
+	ret = hyper_plan__distance_init(&d, pb->lf, pb->mem);
 	if (ret) {
-		distance_free(&d);
-		return hp_nomem(e);
+		hyper_plan__distance_free(&d);
+		return hyper_plan__nomem(e);
 	}
 	ret = probe(pb, pb->lf, NULL, 0, 0, &c, e);	/* zero tensors */
 	if (!ret && keep(pb, r, &c))
@@ -360,13 +360,13 @@ int run_distance(const struct problem *pb, struct result *r,
 		dp.prefetch = dist[i];
 		ret = distance_bisect(pb, &d, &dp, r, e);
 	}
-	distance_free(&d);
+	hyper_plan__distance_free(&d);
 	if (ret)
-		result_free(r);
+		hyper_plan__result_free(r);
 	return ret ? ret : finish(pb, r, t0, e);
 }
 
-int run_greedy(const struct problem *pb, struct result *r, struct hp_err *e)
+int hyper_plan__run_greedy(const struct problem *pb, struct result *r, struct hp_err *e)
 {
 	static const uint32_t ahead[] = { 1, 8, 64, 512 };
 	const struct life *lf = pb->lf;
@@ -389,9 +389,9 @@ int run_greedy(const struct problem *pb, struct result *r, struct hp_err *e)
 			if (!pb->goal.budget && hi - lo <= tol)
 				break;
 			b = pb->goal.budget ? pb->goal.budget : lo + (hi - lo) / 2;
-			ret = greedy_evicts(&gc, b, ahead[i]);
+			ret = hyper_plan__greedy_evicts(&gc, b, ahead[i]);
 			if (ret) {
-				ret = hp_nomem(e);
+				ret = hyper_plan__nomem(e);
 				break;
 			}
 			ret = probe(pb, lf, gc.ev, gc.nev, b, &c, e);
@@ -409,9 +409,9 @@ int run_greedy(const struct problem *pb, struct result *r, struct hp_err *e)
 				break;
 		}
 	}
-	greedy_free(&gc);
+	hyper_plan__greedy_free(&gc);
 	if (ret)
-		result_free(r);
+		hyper_plan__result_free(r);
 	return ret ? ret : finish(pb, r, t0, e);
 }
 
@@ -423,25 +423,25 @@ int run_greedy(const struct problem *pb, struct result *r, struct hp_err *e)
  * lose (short graphs whose every gap is latency-bound, orders the
  * distance heuristic happens to suit).  @r->from names the winner.
  */
-int run_plan_best(const struct problem *pb, struct result *r,
+int hyper_plan__run_plan_best(const struct problem *pb, struct result *r,
 		  struct hp_err *e)
 {
 	static const struct {
 		const char *name;
 		int (*run)(const struct problem *, struct result *,
 			   struct hp_err *);
-	} base[] = { { "distance", run_distance }, { "greedy", run_greedy } };
-	double t0 = now_ns();
+	} base[] = { { "distance", hyper_plan__run_distance }, { "greedy", hyper_plan__run_greedy } };
+	double t0 = hyper_plan__now_ns();
 	struct hp_err own = { "" };
 	char params[sizeof(r->params)];
 	struct result c;
 	size_t i;
 	int ret;
 
-	ret = run_plan(pb, r, &own);
+	ret = hyper_plan__run_plan(pb, r, &own);
 	if (ret == -ENOMEM || (ret && r->ok)) {	/* a real failure */
-		result_free(r);
-		hp_errf(e, "%s", own.msg);
+		hyper_plan__result_free(r);
+		hyper_plan__errf(e, "%s", own.msg);
 		return ret == -ENOMEM ? ret : -EINVAL;
 	}
 	snprintf(r->from, sizeof(r->from), "plan");
@@ -451,8 +451,8 @@ int run_plan_best(const struct problem *pb, struct result *r,
 
 		ret = base[i].run(pb, &c, &ignored);
 		if (ret == -ENOMEM) {
-			result_free(r);
-			return hp_nomem(e);
+			hyper_plan__result_free(r);
+			return hyper_plan__nomem(e);
 		}
 		if (ret)
 			continue;	/* that baseline meets nothing */
@@ -464,9 +464,9 @@ int run_plan_best(const struct problem *pb, struct result *r,
 				 base[i].name, params);
 		}
 	}
-	r->ms = (now_ns() - t0) / 1e6;
+	r->ms = (hyper_plan__now_ns() - t0) / 1e6;
 	if (!r->ok)
-		return hp_errf(e, "%s", own.msg[0] ? own.msg :
+		return hyper_plan__errf(e, "%s", own.msg[0] ? own.msg :
 			       "plan: no schedule meets the goal");
 	if (!r->s.budget)
 		r->s.budget = r->sim.peak;

@@ -8,7 +8,7 @@
 #ifndef HP_SEARCH_H
 #define HP_SEARCH_H
 
-#include "sim.h"
+#include "sim/sim.h"
 
 struct goal {
 	double max_slow;	/* 0.01: 1% */
@@ -30,7 +30,7 @@ struct problem {
 
 struct result {
 	char policy[16];
-	char from[16];		/* run_plan_best(): whose schedule won */
+	char from[16];		/* hyper_plan__run_plan_best(): whose schedule won */
 	char params[160];
 	bool ok;
 	struct sched s;
@@ -39,17 +39,17 @@ struct result {
 	unsigned int probes;
 };
 
-int run_none(const struct problem *pb, struct result *r, struct hp_err *e);
-int run_plan(const struct problem *pb, struct result *r, struct hp_err *e);
-/* run_plan(), then the baselines: the best of them (never worse). */
-int run_plan_best(const struct problem *pb, struct result *r,
+int hyper_plan__run_none(const struct problem *pb, struct result *r, struct hp_err *e);
+int hyper_plan__run_plan(const struct problem *pb, struct result *r, struct hp_err *e);
+/* hyper_plan__run_plan(), then the baselines: the best of them (never worse). */
+int hyper_plan__run_plan_best(const struct problem *pb, struct result *r,
 		  struct hp_err *e);
-int run_distance(const struct problem *pb, struct result *r,
+int hyper_plan__run_distance(const struct problem *pb, struct result *r,
 		 struct hp_err *e);
-int run_greedy(const struct problem *pb, struct result *r, struct hp_err *e);
-void result_free(struct result *r);
+int hyper_plan__run_greedy(const struct problem *pb, struct result *r, struct hp_err *e);
+void hyper_plan__result_free(struct result *r);
 /* Whether @a meets @gl and beats @b: the rule every search keeps by. */
-bool result_better(const struct goal *gl, const struct result *a,
+bool hyper_plan__result_better(const struct goal *gl, const struct result *a,
 		   const struct result *b);
 
 #endif

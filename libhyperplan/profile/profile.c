@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 static const struct {
 	const char *key;
@@ -26,7 +26,7 @@ static double *field(struct profile *p, size_t i)
 	return (double *)((char *)p + profile_keys[i].off);
 }
 
-const char *profile_default_path(char *buf, size_t len)
+const char *hyper_plan__profile_default_path(char *buf, size_t len)
 {
 	const char *env = getenv("HYPER_PLAN_PROFILE");
 	const char *xdg = getenv("XDG_CONFIG_HOME");
@@ -52,7 +52,7 @@ static int check_profile(const struct profile *p, const char *path,
 
 		if (!(v >= 0 && v < 1e18) ||
 		    (!v && strcmp(profile_keys[i].key, "latency_ns")))
-			return hp_errf(e, "%s: profile \"%s\": %s must be a positive number",
+			return hyper_plan__errf(e, "%s: profile \"%s\": %s must be a positive number",
 				       path, p->name, profile_keys[i].key);
 	}
 	return 0;
@@ -73,32 +73,32 @@ static int profile_from_json(json_object *o, const char *path,
 			size_t n = key[0] == 'n' ? sizeof(p->name) : sizeof(p->desc);
 
 			if (!json_object_is_type(v, json_type_string))
-				return hp_errf(e, "%s: \"%s\" must be a string", path, key);
+				return hyper_plan__errf(e, "%s: \"%s\" must be a string", path, key);
 			snprintf(dst, n, "%s", json_object_get_string(v));
 		} else if (i < ARRAY_SIZE(profile_keys)) {
 			if (!json_object_is_type(v, json_type_int) &&
 			    !json_object_is_type(v, json_type_double))
-				return hp_errf(e, "%s: \"%s\" must be a number", path, key);
+				return hyper_plan__errf(e, "%s: \"%s\" must be a number", path, key);
 			*field(p, i) = json_object_get_double(v);
 		} else if (strncmp(key, "x-", 2)) {
-			return hp_errf(e, "%s: unknown key \"%s\"", path, key);
+			return hyper_plan__errf(e, "%s: unknown key \"%s\"", path, key);
 		}
 	}
 	if (!p->name[0])
-		return hp_errf(e, "%s: profile has no \"name\"", path);
+		return hyper_plan__errf(e, "%s: profile has no \"name\"", path);
 	return check_profile(p, path, e);
 }
 
-int profile_load(const char *path, struct profile *p, struct hp_err *e)
+int hyper_plan__profile_load(const char *path, struct profile *p, struct hp_err *e)
 {
 	json_object *o;
 	int ret;
 
-	if (hp_json_load(path, 1 << 20, &o, e))
+	if (hyper_plan__json_load(path, 1 << 20, &o, e))
 		return -EINVAL;
 	ret = json_object_is_type(o, json_type_object) ?
 	      profile_from_json(o, path, p, e) :
-	      hp_errf(e, "%s: a profile is a JSON object", path);
+	      hyper_plan__errf(e, "%s: a profile is a JSON object", path);
 	json_object_put(o);
 	return ret;
 }
@@ -108,7 +108,7 @@ static int mkdir_parents(const char *path, struct hp_err *e)
 	char dir[PATH_MAX], *s;
 
 	if (strlen(path) >= sizeof(dir))
-		return hp_errf(e, "%.64s...: path longer than PATH_MAX (%d)",
+		return hyper_plan__errf(e, "%.64s...: path longer than PATH_MAX (%d)",
 			       path, PATH_MAX);
 	strcpy(dir, path);
 	for (s = dir + 1; (s = strchr(s, '/')); s++) {
@@ -119,7 +119,7 @@ static int mkdir_parents(const char *path, struct hp_err *e)
 	return 0;
 }
 
-int profile_save(const struct profile *p, const char *path, struct hp_err *e)
+int hyper_plan__profile_save(const struct profile *p, const char *path, struct hp_err *e)
 {
 	FILE *f;
 	size_t i;
@@ -128,7 +128,7 @@ int profile_save(const struct profile *p, const char *path, struct hp_err *e)
 		return -ENAMETOOLONG;
 	f = fopen(path, "w");
 	if (!f)
-		return hp_errf(e, "%s: %s", path, strerror(errno));
+		return hyper_plan__errf(e, "%s: %s", path, strerror(errno));
 	fprintf(f, "{\n  \"name\": ");
 	hu_json_write_str(f, p->name);
 	fprintf(f, ",\n  \"desc\": ");
@@ -142,7 +142,7 @@ int profile_save(const struct profile *p, const char *path, struct hp_err *e)
 			p->h2d_alone_bps, p->d2h_alone_bps, p->latency_alone_ns);
 	fprintf(f, "\n}\n");
 	if (fclose(f))
-		return hp_errf(e, "%s: write error", path);
+		return hyper_plan__errf(e, "%s: write error", path);
 	return 0;
 }
 
@@ -150,15 +150,15 @@ static int this_machine(struct profile *p, struct hp_err *e)
 {
 	char path[512];
 
-	profile_default_path(path, sizeof(path));
+	hyper_plan__profile_default_path(path, sizeof(path));
 	if (!access(path, R_OK))
-		return profile_load(path, p, e);
+		return hyper_plan__profile_load(path, p, e);
 	fprintf(stderr, "hyper-plan: no saved %s profile (%s); measuring now, save one with --measure-profile\n",
 		THIS_MACHINE, path);
-	return profile_measure(NULL, p, NULL, e);
+	return hyper_plan__profile_measure(NULL, p, NULL, e);
 }
 
-int profile_get(const char *name, struct profile *p, struct hp_err *e)
+int hyper_plan__profile_get(const char *name, struct profile *p, struct hp_err *e)
 {
 	char known[256] = "";
 	size_t len = 0;
@@ -166,14 +166,14 @@ int profile_get(const char *name, struct profile *p, struct hp_err *e)
 
 	if (!strcmp(name, THIS_MACHINE))
 		return this_machine(p, e);
-	for (i = 0; i < profile_table_len; i++) {
-		if (!strcmp(name, profile_table[i].name)) {
-			*p = profile_table[i];
+	for (i = 0; i < hyper_plan__profile_table_len; i++) {
+		if (!strcmp(name, hyper_plan__profile_table[i].name)) {
+			*p = hyper_plan__profile_table[i];
 			return 0;
 		}
 		len += snprintf(known + len, sizeof(known) - len, "%s, ",
-				profile_table[i].name);
+				hyper_plan__profile_table[i].name);
 	}
-	return hp_errf(e, "unknown profile \"%.64s\" (known: %s%s)", name,
+	return hyper_plan__errf(e, "unknown profile \"%.64s\" (known: %s%s)", name,
 		       known, THIS_MACHINE);
 }

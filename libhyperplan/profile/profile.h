@@ -11,7 +11,7 @@
 
 #include <hyper/plan.h>
 
-#include "util.h"
+#include "lib/util.h"
 
 struct profile {
 	char name[32];
@@ -34,18 +34,18 @@ struct profile {
 
 #define THIS_MACHINE	"this-machine"
 
-extern const struct profile profile_table[];
-extern const unsigned int profile_table_len;
+extern const struct profile hyper_plan__profile_table[];
+extern const unsigned int hyper_plan__profile_table_len;
 
 /*
  * Finds @name in the table; "this-machine" is read from
  * $HYPER_PLAN_PROFILE or ~/.config/hyper-plan/this-machine.json, and
  * measured on the spot when neither exists.
  */
-int profile_get(const char *name, struct profile *p, struct hp_err *e);
-int profile_load(const char *path, struct profile *p, struct hp_err *e);
-int profile_save(const struct profile *p, const char *path, struct hp_err *e);
-const char *profile_default_path(char *buf, size_t len);
+int hyper_plan__profile_get(const char *name, struct profile *p, struct hp_err *e);
+int hyper_plan__profile_load(const char *path, struct profile *p, struct hp_err *e);
+int hyper_plan__profile_save(const struct profile *p, const char *path, struct hp_err *e);
+const char *hyper_plan__profile_default_path(char *buf, size_t len);
 
 /*
  * Measures this machine (profile_measure.c), in a second or so natively:
@@ -53,7 +53,7 @@ const char *profile_default_path(char *buf, size_t len);
  * NULL for defaults; @engine gets the engine measured.  0 or -errno with
  * a message in @e.
  */
-int profile_measure(const struct hyper_plan_measure_opts *opts,
+int hyper_plan__profile_measure(const struct hyper_plan_measure_opts *opts,
 		    struct profile *p, uint32_t *engine, struct hp_err *e);
 
 static inline double roofline_ns(const struct profile *p, double flops,

@@ -29,7 +29,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 #define READ_BYTES	(64UL << 20)
 #define SMALL_BYTES	4096UL
@@ -81,15 +81,15 @@ static double read_bps(const uint64_t *buf, size_t words, unsigned int runs)
 	size_t i;
 
 	for (unsigned int r = 0; r < runs; r++) {
-		t = now_ns();
+		t = hyper_plan__now_ns();
 		sum = 0;
 		for (i = 0; i < words; i++)
 			sum += buf[i];
 		sink = sum;
-		v[r] = words * 8.0 / (now_ns() - t) * 1e9;
+		v[r] = words * 8.0 / (hyper_plan__now_ns() - t) * 1e9;
 	}
 	(void)sink;
-	return median(v, runs);
+	return hyper_plan__median(v, runs);
 }
 
 /* -ENOMEM with @b to blas_close(); no OpenBLAS is not an error. */
@@ -143,11 +143,11 @@ static double gemm_flops(const struct blas *b, unsigned int runs)
 	if (!b->sgemm)
 		return 1e9;	/* said in the profile's desc */
 	for (unsigned int r = 0; r < runs; r++) {
-		t = now_ns();
+		t = hyper_plan__now_ns();
 		gemm(b, GEMM_N);
-		v[r] = 2.0 * GEMM_N * GEMM_N * GEMM_N / (now_ns() - t) * 1e9;
+		v[r] = 2.0 * GEMM_N * GEMM_N * GEMM_N / (hyper_plan__now_ns() - t) * 1e9;
 	}
-	return median(v, runs);
+	return hyper_plan__median(v, runs);
 }
 
 /*
@@ -156,14 +156,14 @@ static double gemm_flops(const struct blas *b, unsigned int runs)
  */
 static void compute_until(const struct meas *m, double until)
 {
-	double left = until - now_ns();
+	double left = until - hyper_plan__now_ns();
 	int n = GEMM_N;
 
 	if (!m->blas.sgemm || left <= 0)
 		return;
 	while (n > 32 && 2.0 * n * n * n / m->p->flops * 1e9 > left / 4)
 		n /= 2;
-	while (now_ns() < until)
+	while (hyper_plan__now_ns() < until)
 		gemm(&m->blas, n);
 }
 
@@ -204,13 +204,13 @@ static int link_schedule(uint64_t bytes, struct hyper_schedule **s,
 		     "{\"op\":\"d2h\",\"after\":[{\"op\":\"store\",\"tensor\":\"out\"}]}]}",
 		     (unsigned long long)bytes, SMALL_BYTES, (unsigned long long)bytes);
 	if (hyper_schedule_parse(json, (size_t)n, s, err, sizeof(err)))
-		return hp_errf(e, "measuring the link: %s", err), -EINVAL;
+		return hyper_plan__errf(e, "measuring the link: %s", err), -EINVAL;
 	return 0;
 }
 
 static int hx_fail(struct link *l, int ret, const char *what, struct hp_err *e)
 {
-	hp_errf(e, "measuring the link: %s: %s", what,
+	hyper_plan__errf(e, "measuring the link: %s: %s", what,
 		l->ctx ? hyper_last_error(l->ctx) : hyper_strerror(ret));
 	return ret;
 }
@@ -231,14 +231,14 @@ static int link_open(const struct meas *m, struct link *l, struct hp_err *e)
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (l->dev == MAP_FAILED) {
 		l->dev = NULL;
-		return hp_errf(e, "measuring the link: cannot map %zu bytes of \"device\" memory for link_bytes %llu: %s; give a smaller link_bytes",
+		return hyper_plan__errf(e, "measuring the link: cannot map %zu bytes of \"device\" memory for link_bytes %llu: %s; give a smaller link_bytes",
 			       l->dev_bytes, (unsigned long long)m->link,
 			       strerror(errno)), -ENOMEM;
 	}
 	memset(l->dev, 0, l->dev_bytes);
 	ret = hyper_open(&l->ctx, &oo);
 	if (ret)
-		return hp_errf(e, "measuring the link: cannot open libhyper's shmem backend (its pool is a memfd, its copies io_uring or a copy thread): %s; allow memfd_create and io_uring here, or plan with a profile file (--profile-file)",
+		return hyper_plan__errf(e, "measuring the link: cannot open libhyper's shmem backend (its pool is a memfd, its copies io_uring or a copy thread): %s; allow memfd_create and io_uring here, or plan with a profile file (--profile-file)",
 			       hyper_strerror(ret)), ret;
 	if (m->o->copy && (ret = hyper_set_copy_engine(l->ctx, m->o->copy)))
 		return hx_fail(l, ret, "the copy engine (hyper_copy_opts)", e);
@@ -294,34 +294,34 @@ static int one_pass(const struct meas *m, struct link *l, double c_h2d,
 	ret = hyper_rewind(l->ctx);
 	if (ret)
 		return ret;
-	t0 = now_ns();
+	t0 = hyper_plan__now_ns();
 	ret = hyper_step_begin(l->ctx);
 	if (ret < 0)
 		return ret;
 	compute_until(m, t0 + c_h2d);
 	if ((ret = hyper_step_end(l->ctx)) || (ret = hyper_step_begin(l->ctx)) < 0)
 		return ret;
-	s->h2d_ns = now_ns() - t0;
+	s->h2d_ns = hyper_plan__now_ns() - t0;
 	if ((ret = hyper_step_end(l->ctx)))
 		return ret;
 
-	t0 = now_ns();
+	t0 = hyper_plan__now_ns();
 	if ((ret = step(l)) || (ret = hyper_step_begin(l->ctx)) < 0)
 		return ret;
-	s->small_ns = now_ns() - t0;
+	s->small_ns = hyper_plan__now_ns() - t0;
 	if ((ret = hyper_step_end(l->ctx)))
 		return ret;
 
 	ret = hyper_step_begin(l->ctx);
 	if (ret < 0)
 		return ret;
-	t0 = now_ns();
+	t0 = hyper_plan__now_ns();
 	if ((ret = hyper_step_end(l->ctx)))
 		return ret;
 	compute_until(m, t0 + c_d2h);
 	if ((ret = hyper_drain(l->ctx)))
 		return ret;
-	s->d2h_ns = now_ns() - t0;
+	s->d2h_ns = hyper_plan__now_ns() - t0;
 	return 0;
 }
 
@@ -347,12 +347,12 @@ static int measure_link(const struct meas *m, struct link *l, bool compute,
 		d2h[r] = s.d2h_ns;
 		small[r] = s.small_ns;
 	}
-	f->h2d_ns = median(h2d, m->runs);
-	f->d2h_ns = median(d2h, m->runs);
+	f->h2d_ns = hyper_plan__median(h2d, m->runs);
+	f->d2h_ns = hyper_plan__median(d2h, m->runs);
 	f->h2d_bps = m->link / f->h2d_ns * 1e9;
 	f->d2h_bps = m->link / f->d2h_ns * 1e9;
 	/* What a page costs beyond its bytes at the link's rate. */
-	f->latency_ns = median(small, m->runs) - SMALL_BYTES / f->h2d_bps * 1e9;
+	f->latency_ns = hyper_plan__median(small, m->runs) - SMALL_BYTES / f->h2d_bps * 1e9;
 	if (f->latency_ns < 0)
 		f->latency_ns = 0;
 	return 0;
@@ -395,7 +395,7 @@ static void *executor(void *arg)
 	char *buf = malloc(READ_BYTES);
 
 	if (!buf) {
-		m->ret = hp_nomem(m->e);
+		m->ret = hyper_plan__nomem(m->e);
 		return NULL;
 	}
 	memset(buf, 1, READ_BYTES);
@@ -403,7 +403,7 @@ static void *executor(void *arg)
 	free(buf);
 	if (blas_open(&m->blas)) {
 		blas_close(&m->blas);
-		m->ret = hp_nomem(m->e);
+		m->ret = hyper_plan__nomem(m->e);
 		return NULL;
 	}
 	m->p->flops = gemm_flops(&m->blas, HOST_RUNS);
@@ -423,25 +423,25 @@ static int check_opts(const struct hyper_plan_measure_opts *o, cpu_set_t *set,
 
 	for (size_t i = 0; i < ARRAY_SIZE(o->reserved); i++)
 		if (o->reserved[i])
-			return hp_errf(e, "hyper_plan_measure_opts: reserved fields must be zero"), -EINVAL;
+			return hyper_plan__errf(e, "hyper_plan_measure_opts: reserved fields must be zero"), -EINVAL;
 	if (o->reserved0)
-		return hp_errf(e, "hyper_plan_measure_opts: reserved fields must be zero"), -EINVAL;
+		return hyper_plan__errf(e, "hyper_plan_measure_opts: reserved fields must be zero"), -EINVAL;
 	if (o->flags & ~HYPER_PLAN_MEASURE_FLAGS_MASK)
-		return hp_errf(e, "hyper_plan_measure_opts: unknown flags 0x%x",
+		return hyper_plan__errf(e, "hyper_plan_measure_opts: unknown flags 0x%x",
 			       o->flags & ~HYPER_PLAN_MEASURE_FLAGS_MASK), -EINVAL;
 	if (o->link_bytes && (o->link_bytes < SMALL_BYTES ||
 			      o->link_bytes > MAX_LINK_BYTES ||
 			      o->link_bytes % SMALL_BYTES))
-		return hp_errf(e, "hyper_plan_measure_opts: link_bytes %llu: give a multiple of 4 KiB from 4 KiB to 1 GiB, or 0 for 16 MiB",
+		return hyper_plan__errf(e, "hyper_plan_measure_opts: link_bytes %llu: give a multiple of 4 KiB from 4 KiB to 1 GiB, or 0 for 16 MiB",
 			       (unsigned long long)o->link_bytes), -EINVAL;
 	if (o->runs > MAX_RUNS)
-		return hp_errf(e, "hyper_plan_measure_opts: runs %u: give 1 to %d, or 0 for %d",
+		return hyper_plan__errf(e, "hyper_plan_measure_opts: runs %u: give 1 to %d, or 0 for %d",
 			       o->runs, MAX_RUNS, DEF_RUNS), -EINVAL;
 	if (o->nr_compute_cpus && !o->compute_cpus)
-		return hp_errf(e, "hyper_plan_measure_opts: %u compute CPUs given, but no array of them",
+		return hyper_plan__errf(e, "hyper_plan_measure_opts: %u compute CPUs given, but no array of them",
 			       o->nr_compute_cpus), -EINVAL;
 	if (!o->nr_compute_cpus && o->compute_cpus)
-		return hp_errf(e, "hyper_plan_measure_opts: compute_cpus given with nr_compute_cpus 0: set how many"), -EINVAL;
+		return hyper_plan__errf(e, "hyper_plan_measure_opts: compute_cpus given with nr_compute_cpus 0: set how many"), -EINVAL;
 	CPU_ZERO(set);
 	if (sched_getaffinity(0, sizeof(allowed), &allowed))
 		CPU_ZERO(&allowed);
@@ -449,14 +449,14 @@ static int check_opts(const struct hyper_plan_measure_opts *o, cpu_set_t *set,
 		int cpu = o->compute_cpus[i];
 
 		if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed))
-			return hp_errf(e, "hyper_plan_measure_opts: compute CPU %d is not one this process may run on (this machine has CPUs 0 to %ld)",
+			return hyper_plan__errf(e, "hyper_plan_measure_opts: compute CPU %d is not one this process may run on (this machine has CPUs 0 to %ld)",
 				       cpu, ncpu - 1), -EINVAL;
 		CPU_SET(cpu, set);
 	}
 	return 0;
 }
 
-int profile_measure(const struct hyper_plan_measure_opts *opts,
+int hyper_plan__profile_measure(const struct hyper_plan_measure_opts *opts,
 		    struct profile *p, uint32_t *engine, struct hp_err *e)
 {
 	static const struct hyper_plan_measure_opts defaults;
@@ -480,13 +480,13 @@ int profile_measure(const struct hyper_plan_measure_opts *opts,
 	 * be: the caller's thread keeps its affinity.
 	 */
 	if (pthread_attr_init(&attr))
-		return hp_errf(e, "measuring: pthread_attr_init failed"), -ENOMEM;
+		return hyper_plan__errf(e, "measuring: pthread_attr_init failed"), -ENOMEM;
 	if (o->nr_compute_cpus)
 		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 	ret = pthread_create(&tid, &attr, executor, &m);
 	pthread_attr_destroy(&attr);
 	if (ret)
-		return hp_errf(e, "measuring: cannot start a thread: %s", strerror(ret)), -ret;
+		return hyper_plan__errf(e, "measuring: cannot start a thread: %s", strerror(ret)), -ret;
 	pthread_join(tid, NULL);
 	if (m.ret)
 		return m.ret < 0 ? m.ret : -EIO;

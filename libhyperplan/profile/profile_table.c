@@ -4,9 +4,9 @@
  * figure here only if the hardware it describes is measured again.
  * Units: bytes, bytes/s, FLOP/s, ns.  Documented in profiles.md.
  */
-#include "profile.h"
+#include "profile/profile.h"
 
-const struct profile profile_table[] = {
+const struct profile hyper_plan__profile_table[] = {
 	{
 		.name = "supernode-npu",
 		.desc = "one die of a CloudMatrix384-class NPU, UB pool link",
@@ -39,4 +39,4 @@ const struct profile profile_table[] = {
 	},
 };
 
-const unsigned int profile_table_len = ARRAY_SIZE(profile_table);
+const unsigned int hyper_plan__profile_table_len = ARRAY_SIZE(hyper_plan__profile_table);

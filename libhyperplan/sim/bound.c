@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bound.h"
+#include "sim/bound.h"
 
 /*
  * Instants: the most loaded step of each of GRID_T slices of time, and
@@ -74,10 +74,10 @@ static int grid(struct bnd *b)
 {
 	const struct life *lf = b->lf;
 	double T = lf->t0[lf->n] > 0 ? lf->t0[lf->n] : 1;
-	uint8_t *pick = hp_calloc(b->mem, (size_t)lf->n + 1, 1);
+	uint8_t *pick = hyper_plan__calloc(b->mem, (size_t)lf->n + 1, 1);
 	uint32_t top[GRID_T], k, s;
 
-	b->step = hp_array(b->mem, GRID_T + GRID_S + 2, sizeof(*b->step));
+	b->step = hyper_plan__array(b->mem, GRID_T + GRID_S + 2, sizeof(*b->step));
 	if (!pick || !b->step) {
 		free(pick);
 		return -ENOMEM;
@@ -100,7 +100,7 @@ static int grid(struct bnd *b)
 		if (pick[k])
 			b->step[b->ng++] = k;
 	free(pick);
-	b->t = hp_array(b->mem, b->ng, sizeof(*b->t));
+	b->t = hyper_plan__array(b->mem, b->ng, sizeof(*b->t));
 	if (!b->t)
 		return -ENOMEM;
 	for (k = 0; k < b->ng; k++)
@@ -163,8 +163,8 @@ static void entries(struct bnd *b)
 		for (i = 0; i <= cnt; i++) {
 			if (i && (lf->acc_rw[base + i - 1] & ACC_W))
 				rel = lf->acc_step[base + i - 1] + 1;
-			gap_ends(lf, t, i, &a, &j);
-			if (!gap_live(lf, t, i))
+			hyper_plan__gap_ends(lf, t, i, &a, &j);
+			if (!hyper_plan__gap_live(lf, t, i))
 				continue;
 			/* the windows that hold the read, or the release */
 			in_read = j < lf->n ? first_grid_after(b, j - 1) : ng;
@@ -315,12 +315,12 @@ static struct gapv *all_gaps(const struct life *lf, size_t *ng,
 	*ng = 0;
 	for (t = 0; t < g->nt; t++)
 		for (i = 0; i <= nr_accesses(lf, t); i++) {
-			if (!gap_live(lf, t, i))
+			if (!hyper_plan__gap_live(lf, t, i))
 				continue;
-			gap_ends(lf, t, i, &a, &j);
+			hyper_plan__gap_ends(lf, t, i, &a, &j);
 			if (j <= a + 1)
 				continue;
-			if (hp_grow(mem, &v, &cap, n, sizeof(*v))) {
+			if (hyper_plan__grow(mem, &v, &cap, n, sizeof(*v))) {
 				free(v);
 				return NULL;
 			}
@@ -345,8 +345,8 @@ static int averaged(struct bnd *b, const struct profile *p)
 
 	wsint = NULL;
 	near = NULL;
-	b->coarse = hp_array(b->mem, b->ng, sizeof(*b->coarse));
-	b->cg = hp_array(b->mem, GRID_A + 2, sizeof(*b->cg));
+	b->coarse = hyper_plan__array(b->mem, b->ng, sizeof(*b->coarse));
+	b->cg = hyper_plan__array(b->mem, GRID_A + 2, sizeof(*b->cg));
 	if (b->mem->failed)
 		goto out;
 	for (x = 0, y = 0; x < b->ng; x++) {
@@ -359,13 +359,13 @@ static int averaged(struct bnd *b, const struct profile *p)
 				y++;
 		}
 	}
-	b->lev = hp_calloc(b->mem, (size_t)b->ncg * SPAN_A * NLEV, sizeof(double));
-	wsint = hp_array(b->mem, (size_t)lf->n + 1, sizeof(*wsint));
-	k.w = hp_calloc(b->mem, NBUCK, sizeof(double));
-	k.v = hp_calloc(b->mem, NBUCK, sizeof(double));
-	k.top = hp_calloc(b->mem, NBUCK, sizeof(double));
-	k.used = hp_array(b->mem, NBUCK, sizeof(*k.used));
-	near = hp_array(b->mem, ngap, sizeof(*near));
+	b->lev = hyper_plan__calloc(b->mem, (size_t)b->ncg * SPAN_A * NLEV, sizeof(double));
+	wsint = hyper_plan__array(b->mem, (size_t)lf->n + 1, sizeof(*wsint));
+	k.w = hyper_plan__calloc(b->mem, NBUCK, sizeof(double));
+	k.v = hyper_plan__calloc(b->mem, NBUCK, sizeof(double));
+	k.top = hyper_plan__calloc(b->mem, NBUCK, sizeof(double));
+	k.used = hyper_plan__array(b->mem, NBUCK, sizeof(*k.used));
+	near = hyper_plan__array(b->mem, ngap, sizeof(*near));
 	if (b->mem->failed)
 		goto out;
 	wsint[0] = 0;
@@ -477,7 +477,7 @@ static double forced_stall(const struct bnd *b, const struct profile *p,
 	return best[b->ng - 1];
 }
 
-uint64_t lower_bound(const struct life *lf, const struct profile *p,
+uint64_t hyper_plan__lower_bound(const struct life *lf, const struct profile *p,
 		     double max_slow, struct hp_mem *mem)
 {
 	struct bnd b = { .lf = lf, .p = p, .mem = mem };
@@ -487,14 +487,14 @@ uint64_t lower_bound(const struct life *lf, const struct profile *p,
 
 	if (!lf->n)
 		return 0;
-	lo = life_floor(lf, NULL);
+	lo = hyper_plan__life_floor(lf, NULL);
 	if (grid(&b))
 		goto out;
-	b.pinned = hp_calloc(mem, b.ng, sizeof(*b.pinned));
+	b.pinned = hyper_plan__calloc(mem, b.ng, sizeof(*b.pinned));
 	b.slack = slack;
-	b.ah = hp_calloc(mem, (size_t)b.ng * b.ng, sizeof(double));
-	b.ad = hp_calloc(mem, (size_t)b.ng * b.ng, sizeof(double));
-	best = hp_array(mem, b.ng, sizeof(*best));
+	b.ah = hyper_plan__calloc(mem, (size_t)b.ng * b.ng, sizeof(double));
+	b.ad = hyper_plan__calloc(mem, (size_t)b.ng * b.ng, sizeof(double));
+	best = hyper_plan__array(mem, b.ng, sizeof(*best));
 	if (!b.pinned || !b.ah || !b.ad || !best)
 		goto out;
 	entries(&b);

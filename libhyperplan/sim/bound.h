@@ -7,11 +7,11 @@
 #ifndef HP_BOUND_H
 #define HP_BOUND_H
 
-#include "life.h"
-#include "profile.h"
+#include "passes/life.h"
+#include "profile/profile.h"
 
 /* 0 with @mem failed when memory runs out (0 is also the empty graph's). */
-uint64_t lower_bound(const struct life *lf, const struct profile *p,
+uint64_t hyper_plan__lower_bound(const struct life *lf, const struct profile *p,
 		     double max_slow, struct hp_mem *mem);
 
 #endif

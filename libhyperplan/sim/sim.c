@@ -10,8 +10,8 @@
 
 #include <hyper/residency.h>
 
-#include "heap.h"
-#include "sim.h"
+#include "lib/heap.h"
+#include "sim/sim.h"
 
 struct sim {
 	const struct sched *s;
@@ -41,7 +41,7 @@ static void mem_set(struct sim *m, double at, int64_t delta)
 static void free_done(struct sim *m)
 {
 	while (m->pend.n && heap_top(&m->pend).key <= m->now) {
-		struct heap_item x = heap_pop(&m->pend);
+		struct heap_item x = hyper_plan__heap_pop(&m->pend);
 
 		mem_set(m, x.key, -(int64_t)m->g->t[x.val].bytes);
 	}
@@ -62,9 +62,9 @@ static int fail(struct sim *m, uint32_t t, uint32_t event, int why)
 	const char *op = m->g->op[m->s->order[m->step]].id;
 
 	if (event == HYPER_RES_USE)
-		return hp_errf(m->e, "step %u (%s): tensor \"%s\" used while not resident",
+		return hyper_plan__errf(m->e, "step %u (%s): tensor \"%s\" used while not resident",
 			       m->step, op, m->g->t[t].id);
-	return hp_errf(m->e, "step %u (%s): %s of tensor \"%s\" %s", m->step,
+	return hyper_plan__errf(m->e, "step %u (%s): %s of tensor \"%s\" %s", m->step,
 		       op, hyper_residency_event_name(event), m->g->t[t].id,
 		       hyper_residency_reason(why));
 }
@@ -76,7 +76,7 @@ static int alloc(struct sim *m, uint32_t t)
 	while (budget && m->mem + b > budget && m->pend.n)
 		wait_until(m, heap_top(&m->pend).key);
 	if (budget && m->mem + b > budget)
-		return hp_errf(m->e, "step %u (%s): device residency would exceed the budget (tensor \"%s\")",
+		return hyper_plan__errf(m->e, "step %u (%s): device residency would exceed the budget (tensor \"%s\")",
 			       m->step, m->g->op[m->s->order[m->step]].id,
 			       m->g->t[t].id);
 	mem_set(m, m->now, b);
@@ -123,8 +123,8 @@ static int cache_op(struct sim *m, const struct cop *c)
 		break;
 	default:
 		if (m->store_done[t] > m->now) {
-			if (heap_push(&m->pend, m->store_done[t], t, m->hm))
-				return hp_nomem(m->e);
+			if (hyper_plan__heap_push(&m->pend, m->store_done[t], t, m->hm))
+				return hyper_plan__nomem(m->e);
 		} else {
 			mem_set(m, m->now, -(int64_t)m->g->t[t].bytes);
 		}
@@ -190,13 +190,13 @@ static int sim_init(struct sim *m, const struct sched *s)
 	const struct graph *g = s->g;
 	size_t t;
 
-	m->st = hp_calloc(m->hm, g->nt, 1);
-	m->fetch_done = hp_calloc(m->hm, g->nt, sizeof(double));
-	m->store_done = hp_calloc(m->hm, g->nt, sizeof(double));
+	m->st = hyper_plan__calloc(m->hm, g->nt, 1);
+	m->fetch_done = hyper_plan__calloc(m->hm, g->nt, sizeof(double));
+	m->store_done = hyper_plan__calloc(m->hm, g->nt, sizeof(double));
 	/* a tensor waits in pend once at a time: a prefetch waits for it */
 	if (!m->st || !m->fetch_done || !m->store_done ||
-	    heap_reserve(&m->pend, g->nt, m->hm))
-		return hp_nomem(m->e);
+	    hyper_plan__heap_reserve(&m->pend, g->nt, m->hm))
+		return hyper_plan__nomem(m->e);
 	for (t = 0; t < g->nt; t++) {
 		m->st[t] = hyper_residency_start(s->home[t]);
 		if (m->st[t] & HYPER_RES_DEVICE)
@@ -205,7 +205,7 @@ static int sim_init(struct sim *m, const struct sched *s)
 	return 0;
 }
 
-int simulate(const struct sched *s, const struct profile *p,
+int hyper_plan__simulate(const struct sched *s, const struct profile *p,
 	     const struct sim_hooks *hooks, struct sim_result *r,
 	     struct hp_mem *mem, struct hp_err *e)
 {
@@ -217,7 +217,7 @@ int simulate(const struct sched *s, const struct profile *p,
 	memset(r, 0, sizeof(*r));
 	ret = sim_init(&m, s);
 	if (!ret && s->budget && m.mem > s->budget)
-		ret = hp_errf(e, "schedule start: tensors whose home is \"device\" exceed the budget");
+		ret = hyper_plan__errf(e, "schedule start: tensors whose home is \"device\" exceed the budget");
 	for (k = 0; k < s->n && !ret; k++)
 		ret = run_step(&m, k);
 	m.now = m.now > m.h2d_free ? m.now : m.h2d_free;
@@ -225,6 +225,6 @@ int simulate(const struct sched *s, const struct profile *p,
 	free(m.st);
 	free(m.fetch_done);
 	free(m.store_done);
-	heap_free(&m.pend);
+	hyper_plan__heap_free(&m.pend);
 	return ret == -ENOMEM ? ret : ret ? -1 : 0;
 }

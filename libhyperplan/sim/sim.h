@@ -11,8 +11,8 @@
 #ifndef HP_SIM_H
 #define HP_SIM_H
 
-#include "profile.h"
-#include "sched.h"
+#include "profile/profile.h"
+#include "passes/sched.h"
 
 struct sim_hooks {
 	void *ctx;
@@ -31,7 +31,7 @@ struct sim_result {
 };
 
 /* 0; -1: the schedule breaks a rule or its budget (said in @e); -ENOMEM. */
-int simulate(const struct sched *s, const struct profile *p,
+int hyper_plan__simulate(const struct sched *s, const struct profile *p,
 	     const struct sim_hooks *hooks, struct sim_result *r,
 	     struct hp_mem *mem, struct hp_err *e);
 

@@ -73,7 +73,7 @@ static int tensors(struct replay *p)
 		o = json_object_array_get_idx(arr, i);
 		id = get_str(o, "id");
 		home = get_str(o, "home");
-		t = id ? graph_tensor(p->g, id) : NONE;
+		t = id ? hyper_plan__graph_tensor(p->g, id) : NONE;
 		if (t == NONE || !home)
 			return failf(p, "tensor %zu: bad id or home", i);
 		if ((uint64_t)get_int(o, "bytes", 0) != p->g->t[t].bytes)
@@ -89,7 +89,7 @@ static int tensors(struct replay *p)
 static uint32_t tensor_at(struct replay *p, json_object *id)
 {
 	return id && json_object_is_type(id, json_type_string) ?
-	       graph_tensor(p->g, json_object_get_string(id)) : NONE;
+	       hyper_plan__graph_tensor(p->g, json_object_get_string(id)) : NONE;
 }
 
 static int over(struct replay *p, uint32_t k, const char *what)
@@ -236,7 +236,7 @@ static int steps(struct replay *p)
 		const char *id = get_str(st, "op");
 		const struct op *op;
 
-		o = id ? idmap_find(&p->g->omap, id) : NONE;
+		o = id ? hyper_plan__idmap_find(&p->g->omap, id) : NONE;
 		if (o == NONE || seen[o]) {
 			ret = failf(p, "step %u: unknown or repeated op", k);
 			break;
@@ -337,7 +337,7 @@ char *schedule_text(const struct sched *s)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	sched_write_json(s, f, "test", NULL);
+	hyper_plan__sched_write_json(s, f, "test", NULL);
 	fclose(f);
 	return buf;
 }

@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "graph.h"
-#include "sched.h"
+#include "graph/graph.h"
+#include "passes/sched.h"
 
 struct check_result {
 	uint64_t peak;		/* order-based residency, as the validator counts */

@@ -15,10 +15,10 @@
 
 #include <hyper/plan.h>
 
-#include "api.h"
-#include "graph_json.h"
-#include "model.h"
-#include "output.h"
+#include "api/api.h"
+#include "graph/graph_json.h"
+#include "gen/model.h"
+#include "out/output.h"
 #include "plan_chain.h"
 
 TEST(build_plan_hand_over)
@@ -272,11 +272,11 @@ TEST(load_json)
 
 	ASSERT_GE(fd, 0);
 	f = fdopen(fd, "w");
-	graph_init(&gr, "random");
+	hyper_plan__graph_init(&gr, "random");
 	ASSERT_EQ(0, gen_random(&gr, &rp, &e));
-	graph_write_json(&gr, f);
+	hyper_plan__graph_write_json(&gr, f);
 	fclose(f);
-	graph_free(&gr);
+	hyper_plan__graph_free(&gr);
 	ASSERT_EQ(0, hyper_plan_graph_load(path, &g, err, sizeof(err))) TH_LOG("%s", err);
 	unlink(path);
 	ASSERT_EQ(0, hyper_plan_run(g, &o, &p, err, sizeof(err))) TH_LOG("%s", err);
@@ -301,13 +301,13 @@ TEST(bad_plan_is_caught)
 	size_t i;
 
 	ASSERT_EQ(0, hyper_plan_run(g, &o, &p, err, sizeof(err))) TH_LOG("%s", err);
-	ASSERT_EQ(0, sched_check(&p->res.s, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__sched_check(&p->res.s, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
 	for (i = 0; i < p->res.s.ncops; i++)
 		if (p->res.s.cops[i].kind == HYPER_OP_PREFETCH)
 			break;
 	ASSERT_LT(i, p->res.s.ncops);
 	p->res.s.cops[i].kind = HYPER_OP_DETACH;
-	EXPECT_EQ(-EINVAL, sched_check(&p->res.s, &(struct hp_mem){ 0 }, &e));
+	EXPECT_EQ(-EINVAL, hyper_plan__sched_check(&p->res.s, &(struct hp_mem){ 0 }, &e));
 	EXPECT_NE(NULL, strstr(e.msg, "internal error: libhyper's validator refuses the plan"))
 		TH_LOG("%s", e.msg);
 	TH_LOG("caught: %s", e.msg);

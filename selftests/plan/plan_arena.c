@@ -17,9 +17,9 @@
 
 #include <hyper/plan.h>
 
-#include "api.h"
-#include "list.h"
-#include "output.h"
+#include "api/api.h"
+#include "policies/list.h"
+#include "out/output.h"
 #include "plan_cases.h"
 #include "plan_chain.h"
 #include "util/arena.h"
@@ -147,12 +147,12 @@ static int one(struct __test_metadata *_metadata, const struct plan_case *c,
 	if (case_job(&j, c, p, &e))
 		return 0;
 	if (where > 0) {
-		uint64_t floor = life_floor(&j.lf, NULL);
+		uint64_t floor = hyper_plan__life_floor(&j.lf, NULL);
 
 		gl.budget = floor + (j.lf.peak0 - floor) * where;
 	}
-	job_problem(&j, &pb, &gl, &j.g.mem);
-	if (!run_policy_fit(POL_PLAN, &pb, &r, &e) && r.ok) {
+	hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+	if (!hyper_plan__run_policy_fit(POL_PLAN, &pb, &r, &e) && r.ok) {
 		laid = layout_ok(_metadata, &j, &r, gl.budget);
 		/*
 		 * The three peaks of the summary: the timed one (the
@@ -173,7 +173,7 @@ static int one(struct __test_metadata *_metadata, const struct plan_case *c,
 			struct sim_result sr;
 
 			in_arena.budget = r.s.arena;
-			EXPECT_EQ(0, simulate(&in_arena, pb.p, NULL, &sr,
+			EXPECT_EQ(0, hyper_plan__simulate(&in_arena, pb.p, NULL, &sr,
 					      &j.g.mem, &e))
 				TH_LOG("%s: %s", j.g.name, e.msg);
 			EXPECT_LE(sr.peak, r.s.arena) TH_LOG("%s", j.g.name);
@@ -184,10 +184,10 @@ static int one(struct __test_metadata *_metadata, const struct plan_case *c,
 				       (unsigned long long)sr.peak);
 		}
 		/* and libhyper takes it as it is */
-		EXPECT_EQ(0, sched_check(&r.s, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
-		result_free(&r);
+		EXPECT_EQ(0, hyper_plan__sched_check(&r.s, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
+		hyper_plan__result_free(&r);
 	}
-	job_free(&j);
+	hyper_plan__job_free(&j);
 	return laid;
 }
 
@@ -206,7 +206,7 @@ TEST_F_TIMEOUT(many, random_graphs_layout_never_overlaps, 300)
 			struct plan_case c = { NULL, NULL, 20 + seed * 17 % 200,
 					       seed + 300 };
 
-			laid += one(_metadata, &c, &profile_table[seed % 3],
+			laid += one(_metadata, &c, &hyper_plan__profile_table[seed % 3],
 				    where[w]);
 		}
 	/* Most plans carry a layout: a placer that gave up would fail here. */
@@ -222,8 +222,8 @@ TEST_F_TIMEOUT(many, models_layout_never_overlaps, 300)
 	};
 
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
-		EXPECT_EQ(1, one(_metadata, &models[m], &profile_table[0], 0));
-		one(_metadata, &models[m], &profile_table[0], 0.5);
+		EXPECT_EQ(1, one(_metadata, &models[m], &hyper_plan__profile_table[0], 0));
+		one(_metadata, &models[m], &hyper_plan__profile_table[0], 0.5);
 	}
 }
 

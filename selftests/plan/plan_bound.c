@@ -15,9 +15,9 @@
 
 #include "kselftest_harness.h"
 
-#include "bound.h"
-#include "sched.h"
-#include "sim.h"
+#include "sim/bound.h"
+#include "passes/sched.h"
+#include "sim/sim.h"
 
 #define MAX_SCHEDS	40000
 
@@ -43,9 +43,9 @@ static size_t choices(const struct life *lf, struct choice *c, size_t max)
 
 	for (t = 0; t < g->nt; t++)
 		for (i = 0; i <= nr_accesses(lf, t); i++) {
-			if (!gap_live(lf, t, i) || (g->t[t].flags & TF_PIN))
+			if (!hyper_plan__gap_live(lf, t, i) || (g->t[t].flags & TF_PIN))
 				continue;
-			gap_ends(lf, t, i, &a, &j);
+			hyper_plan__gap_ends(lf, t, i, &a, &j);
 			if (n == max)
 				return max + 1;
 			c[n].ev = (struct evict){ .t = t, .a = (int32_t)a,
@@ -78,9 +78,9 @@ static void try_all(struct __test_metadata *_metadata, const struct life *lf,
 			ev[nev] = c[i].ev;
 			ev[nev++].fetch_step = (int32_t)(c[i].first + pick[i] - 1);
 		}
-		ASSERT_EQ(0, sched_build(&s, lf, ev, nev, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
-		ASSERT_EQ(0, simulate(&s, p, NULL, &r, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
-		sched_free(&s);
+		ASSERT_EQ(0, hyper_plan__sched_build(&s, lf, ev, nev, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, hyper_plan__simulate(&s, p, NULL, &r, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
+		hyper_plan__sched_free(&s);
 		b->tried++;
 		for (l = 0; l < ARRAY_SIZE(slows); l++)
 			if (slowdown(&r) <= slows[l] + 1e-9 && r.peak < b->peak[l])
@@ -105,7 +105,7 @@ static void exhaustive(struct __test_metadata *_metadata, struct graph *g,
 	ASSERT_NE(NULL, order);
 	for (k = 0; k < g->nop; k++)
 		order[k] = k;
-	ASSERT_EQ(0, life_build(&lf, g, order, &g->mem));
+	ASSERT_EQ(0, hyper_plan__life_build(&lf, g, order, &g->mem));
 	nc = choices(&lf, c, ARRAY_SIZE(c));
 	ASSERT_LE(nc, ARRAY_SIZE(c));
 	for (l = 0; l < nc; l++)
@@ -114,7 +114,7 @@ static void exhaustive(struct __test_metadata *_metadata, struct graph *g,
 	try_all(_metadata, &lf, p, c, nc, &b);
 	EXPECT_EQ(total, b.tried);
 	for (l = 0; l < ARRAY_SIZE(slows); l++) {
-		uint64_t bound = lower_bound(&lf, p, slows[l], &(struct hp_mem){ 0 });
+		uint64_t bound = hyper_plan__lower_bound(&lf, p, slows[l], &(struct hp_mem){ 0 });
 
 		/* no offload is among the schedules: there is an optimum */
 		ASSERT_NE(UINT64_MAX, b.peak[l]);
@@ -128,7 +128,7 @@ static void exhaustive(struct __test_metadata *_metadata, struct graph *g,
 		       (unsigned long long)b.peak[l],
 		       (unsigned long long)lf.peak0);
 	}
-	life_free(&lf);
+	hyper_plan__life_free(&lf);
 	free(order);
 }
 
@@ -160,16 +160,16 @@ static void decode_graph(struct graph *g, const uint64_t *bytes, uint32_t nw,
 	uint32_t w[8], k, l;
 	char id[32];
 
-	graph_init(g, "decode");
+	hyper_plan__graph_init(g, "decode");
 	for (l = 0; l < nw; l++) {
 		snprintf(id, sizeof(id), "w%u", l);
-		w[l] = graph_add_tensor(g, id, bytes[l], HYPER_KIND_WEIGHT,
+		w[l] = hyper_plan__graph_add_tensor(g, id, bytes[l], HYPER_KIND_WEIGHT,
 					TF_LIVE_IN | TF_LIVE_OUT, NULL);
 	}
 	for (k = 0; k < tokens; k++)
 		for (l = 0; l < nw; l++) {
 			snprintf(id, sizeof(id), "t%u.l%u", k, l);
-			graph_add_op(g, id, ns, &w[l], 1, NULL, 0, NULL, NULL);
+			hyper_plan__graph_add_op(g, id, ns, &w[l], 1, NULL, 0, NULL, NULL);
 		}
 }
 
@@ -191,7 +191,7 @@ TEST(bound_below_optimum_decode)
 			for (p = 0; p < ARRAY_SIZE(prof); p++) {
 				decode_graph(&g, sizes[s], 3, 2, ns[c]);
 				exhaustive(_metadata, &g, prof[p]);
-				graph_free(&g);
+				hyper_plan__graph_free(&g);
 			}
 }
 
@@ -204,19 +204,19 @@ static void train_graph(struct graph *g, uint64_t act, uint64_t ns)
 {
 	uint32_t w0, w1, a, h, gr;
 
-	graph_init(g, "train");
-	w0 = graph_add_tensor(g, "w0", 2000000, HYPER_KIND_WEIGHT,
+	hyper_plan__graph_init(g, "train");
+	w0 = hyper_plan__graph_add_tensor(g, "w0", 2000000, HYPER_KIND_WEIGHT,
 			      TF_LIVE_IN | TF_LIVE_OUT, NULL);
-	w1 = graph_add_tensor(g, "w1", 1000000, HYPER_KIND_WEIGHT,
+	w1 = hyper_plan__graph_add_tensor(g, "w1", 1000000, HYPER_KIND_WEIGHT,
 			      TF_LIVE_IN | TF_LIVE_OUT, NULL);
-	a = graph_add_tensor(g, "a", act, HYPER_KIND_ACTIVATION, 0, NULL);
-	h = graph_add_tensor(g, "h", 10000, HYPER_KIND_ACTIVATION, 0, NULL);
-	gr = graph_add_tensor(g, "g", 10000, HYPER_KIND_GRADIENT, TF_LIVE_OUT,
+	a = hyper_plan__graph_add_tensor(g, "a", act, HYPER_KIND_ACTIVATION, 0, NULL);
+	h = hyper_plan__graph_add_tensor(g, "h", 10000, HYPER_KIND_ACTIVATION, 0, NULL);
+	gr = hyper_plan__graph_add_tensor(g, "g", 10000, HYPER_KIND_GRADIENT, TF_LIVE_OUT,
 			      NULL);
-	graph_add_op(g, "f0", ns, &w0, 1, &a, 1, NULL, NULL);
-	graph_add_op(g, "f1", ns, (uint32_t[]){ a, w1 }, 2, &h, 1, NULL, NULL);
-	graph_add_op(g, "b1", ns, (uint32_t[]){ h, w1 }, 2, &h, 1, NULL, NULL);
-	graph_add_op(g, "b0", ns, (uint32_t[]){ a, h, w0 }, 3, &gr, 1, NULL,
+	hyper_plan__graph_add_op(g, "f0", ns, &w0, 1, &a, 1, NULL, NULL);
+	hyper_plan__graph_add_op(g, "f1", ns, (uint32_t[]){ a, w1 }, 2, &h, 1, NULL, NULL);
+	hyper_plan__graph_add_op(g, "b1", ns, (uint32_t[]){ h, w1 }, 2, &h, 1, NULL, NULL);
+	hyper_plan__graph_add_op(g, "b0", ns, (uint32_t[]){ a, h, w0 }, 3, &gr, 1, NULL,
 		     NULL);
 }
 
@@ -234,7 +234,7 @@ TEST(bound_below_optimum_store)
 			for (p = 0; p < ARRAY_SIZE(prof); p++) {
 				train_graph(&g, act[a], ns[c]);
 				exhaustive(_metadata, &g, prof[p]);
-				graph_free(&g);
+				hyper_plan__graph_free(&g);
 			}
 }
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "job.h"
-#include "model.h"
+#include "gen/model.h"
 
 /*
  * -m NAME reads $HYPER_PLAN_CONFIGS (make sets it to the sources'
@@ -34,7 +34,7 @@ static inline int case_job(struct job *j, const struct plan_case *c,
 	struct model m;
 	int ret;
 
-	graph_init(&j->g, c->model ? c->model : "random");
+	hyper_plan__graph_init(&j->g, c->model ? c->model : "random");
 	j->p = *p;
 	if (!c->model) {
 		ret = gen_random(&j->g, &rp, e);
@@ -52,7 +52,7 @@ static inline int case_job(struct job *j, const struct plan_case *c,
 		gp.seed = c->seed;
 		ret = gen_model(&j->g, &gp, p, e);
 	}
-	return ret ? ret : job_prepare(j, false, e);
+	return ret ? ret : hyper_plan__job_prepare(j, false, e);
 }
 
 #endif

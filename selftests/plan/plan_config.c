@@ -18,14 +18,14 @@
 #include "kselftest_harness.h"
 
 #include "job.h"
-#include "list.h"
-#include "model.h"
-#include "output.h"
-#include "graph_json.h"
-#include "profile.h"
+#include "policies/list.h"
+#include "gen/model.h"
+#include "out/output.h"
+#include "graph/graph_json.h"
+#include "profile/profile.h"
 #include "plan_cases.h"
-#include "published.h"
-#include "retime.h"
+#include "gen/published.h"
+#include "profile/retime.h"
 
 #define CONFIGS	HP_SRCDIR "/tools/hyper-plan/configs/"
 
@@ -73,8 +73,8 @@ static int build(struct graph *g, const char *config, bool train,
 	if (model_from_config(path, m, names, len, e))
 		return -1;
 	small(&gp, m, train);
-	graph_init(g, config);
-	return gen_model(g, &gp, &profile_table[0], e);
+	hyper_plan__graph_init(g, config);
+	return gen_model(g, &gp, &hyper_plan__profile_table[0], e);
 }
 
 /*
@@ -121,11 +121,11 @@ TEST_F_TIMEOUT(slow, built_in_models_are_their_published_shapes, 600)
 				     m.parallel + m.gelu) TH_LOG("%s", want->name);
 
 			small(&gp, &m, train);
-			graph_init(&b, "loaded");
-			ASSERT_EQ(0, gen_model(&b, &gp, &profile_table[0], &e));
+			hyper_plan__graph_init(&b, "loaded");
+			ASSERT_EQ(0, gen_model(&b, &gp, &hyper_plan__profile_table[0], &e));
 			small(&gp, want, train);
-			graph_init(&a, "published");
-			ASSERT_EQ(0, gen_model(&a, &gp, &profile_table[0], &e));
+			hyper_plan__graph_init(&a, "published");
+			ASSERT_EQ(0, gen_model(&a, &gp, &hyper_plan__profile_table[0], &e));
 			ASSERT_EQ(a.nt, b.nt);
 			ASSERT_EQ(a.nop, b.nop);
 			for (size_t t = 0; t < a.nt; t++) {
@@ -134,8 +134,8 @@ TEST_F_TIMEOUT(slow, built_in_models_are_their_published_shapes, 600)
 			}
 			for (size_t o = 0; o < a.nop; o++)
 				EXPECT_EQ(a.op[o].compute_ns, b.op[o].compute_ns);
-			graph_free(&a);
-			graph_free(&b);
+			hyper_plan__graph_free(&a);
+			hyper_plan__graph_free(&b);
 		}
 }
 
@@ -276,30 +276,30 @@ TEST_F_TIMEOUT(slow, every_family_plans_valid_schedules, 600)
 			struct model m;
 			char names[600];
 
-			j.p = profile_table[i % profile_table_len];
+			j.p = hyper_plan__profile_table[i % hyper_plan__profile_table_len];
 			ASSERT_EQ(0, build(&j.g, shipped[i], train, &m, names,
 					   sizeof(names), &e)) TH_LOG("%s", e.msg);
-			ASSERT_EQ(0, job_prepare(&j, false, &e)) TH_LOG("%s", e.msg);
-			job_problem(&j, &pb, &gl, &j.g.mem);
-			ASSERT_EQ(0, run_policy(POL_PLAN, &pb, &r, &e))
+			ASSERT_EQ(0, hyper_plan__job_prepare(&j, false, &e)) TH_LOG("%s", e.msg);
+			hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+			ASSERT_EQ(0, hyper_plan__run_policy(POL_PLAN, &pb, &r, &e))
 				TH_LOG("%s %s: %s", shipped[i], train ? "train" : "infer", e.msg);
-			EXPECT_EQ(0, sched_check(&r.s, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
+			EXPECT_EQ(0, hyper_plan__sched_check(&r.s, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
 			EXPECT_LE(r.sim.peak, j.lf.peak0);
-			result_free(&r);
-			job_free(&j);
+			hyper_plan__result_free(&r);
+			hyper_plan__job_free(&j);
 		}
 }
 
 static uint64_t bytes_of(const struct graph *g, const char *id)
 {
-	uint32_t t = graph_tensor(g, id);
+	uint32_t t = hyper_plan__graph_tensor(g, id);
 
 	return t == NONE ? 0 : g->t[t].bytes;
 }
 
 static bool op_reads_id(const struct graph *g, const char *op, const char *t)
 {
-	uint32_t o = idmap_find(&g->omap, op), k;
+	uint32_t o = hyper_plan__idmap_find(&g->omap, op), k;
 
 	if (o == NONE)
 		return false;
@@ -321,7 +321,7 @@ TEST_F_TIMEOUT(slow, each_variant_shows_in_the_graph, 600)
 	EXPECT_EQ(3072ULL * 4096 * 2, bytes_of(&g, "L0.wq"));
 	EXPECT_EQ(0, bytes_of(&g, "lm_head.w"));
 	EXPECT_TRUE(op_reads_id(&g, "p.lm_head", "embed.w"));
-	graph_free(&g);
+	hyper_plan__graph_free(&g);
 	/*
 	 * falcon-7b: no gate, no second norm, the MLP reads the attention's
 	 * norm (a LayerNorm: scale and bias); one KV head (multi_query)
@@ -333,20 +333,20 @@ TEST_F_TIMEOUT(slow, each_variant_shows_in_the_graph, 600)
 	EXPECT_EQ(4544ULL * 64 * 2, bytes_of(&g, "L0.wk"));
 	EXPECT_TRUE(op_reads_id(&g, "f.L0.g_proj", "f.L0.xn"));
 	EXPECT_NE(0, bytes_of(&g, "embed.w.grad"));
-	graph_free(&g);
+	hyper_plan__graph_free(&g);
 	/* falcon-40b (new_decoder_architecture): the MLP's norm of its own */
 	ASSERT_EQ(0, build(&g, "falcon-40b", true, &m, names, sizeof(names), &e));
 	EXPECT_EQ(2ULL * 8192 * 2, bytes_of(&g, "L0.ffn_norm.w"));
 	EXPECT_TRUE(op_reads_id(&g, "f.L0.g_proj", "f.L0.xn2"));
 	EXPECT_TRUE(op_reads_id(&g, "f.L0.ffn_norm", "f.embed"));
 	EXPECT_NE(0, bytes_of(&g, "L0.ffn_norm.w.grad"));
-	graph_free(&g);
+	hyper_plan__graph_free(&g);
 	/* qwen2: biases of q, k and v; none of the output projection */
 	ASSERT_EQ(0, build(&g, "qwen2.5-7b", false, &m, names, sizeof(names), &e));
 	EXPECT_EQ(3585ULL * 3584 * 2, bytes_of(&g, "L0.wq"));
 	EXPECT_EQ(3585ULL * 512 * 2, bytes_of(&g, "L0.wv"));
 	EXPECT_EQ(3584ULL * 3584 * 2, bytes_of(&g, "L0.wo"));
-	graph_free(&g);
+	hyper_plan__graph_free(&g);
 	/* gpt2: learned positions, biases everywhere, LayerNorms, tied */
 	ASSERT_EQ(0, build(&g, "gpt2", true, &m, names, sizeof(names), &e));
 	EXPECT_EQ(1024ULL * 768 * 2, bytes_of(&g, "pos_embed.w"));
@@ -359,7 +359,7 @@ TEST_F_TIMEOUT(slow, each_variant_shows_in_the_graph, 600)
 	/* a gradient and the optimizer's state cover the bias too */
 	EXPECT_EQ(769ULL * 768 * 2, bytes_of(&g, "L0.wq.grad"));
 	EXPECT_EQ(769ULL * 768 * 4, bytes_of(&g, "L0.wq.m"));
-	graph_free(&g);
+	hyper_plan__graph_free(&g);
 	/* gemma2: a norm before and after each block (one tensor each) */
 	ASSERT_EQ(0, build(&g, "gemma2-9b", true, &m, names, sizeof(names), &e));
 	EXPECT_EQ(2ULL * 3584 * 2, bytes_of(&g, "L0.attn_norm.w"));
@@ -369,7 +369,7 @@ TEST_F_TIMEOUT(slow, each_variant_shows_in_the_graph, 600)
 	EXPECT_EQ(2ULL * 3584 * 2, bytes_of(&g, "L0.ffn_norm.w.grad"));
 	EXPECT_EQ(3584ULL * 4096 * 2, bytes_of(&g, "L0.wq"));
 	EXPECT_EQ(0, m.window);
-	graph_free(&g);
+	hyper_plan__graph_free(&g);
 	/* olmoe: 64 experts, top 8, norms of q and of k */
 	ASSERT_EQ(0, build(&g, "olmoe-1b-7b", true, &m, names, sizeof(names), &e));
 	EXPECT_EQ(2048ULL * 2, bytes_of(&g, "L0.q_norm.w"));
@@ -378,13 +378,13 @@ TEST_F_TIMEOUT(slow, each_variant_shows_in_the_graph, 600)
 	EXPECT_EQ(2048ULL * 1024 * 2, bytes_of(&g, "L1.e63.w2"));
 	EXPECT_EQ(64U, m.experts);
 	EXPECT_EQ(8U, m.top_k);
-	graph_free(&g);
+	hyper_plan__graph_free(&g);
 	/* qwen MoE: 1408-wide experts and a 5632-wide shared expert */
 	ASSERT_EQ(0, build(&g, "qwen1.5-moe-a2.7b", true, &m, names, sizeof(names), &e));
 	EXPECT_EQ(2048ULL * 1408 * 2, bytes_of(&g, "L0.e0.w1"));
 	EXPECT_EQ(2048ULL * 5632 * 2, bytes_of(&g, "L0.shared.w3"));
 	EXPECT_NE(0, bytes_of(&g, "L0.shared.w3.grad"));
-	graph_free(&g);
+	hyper_plan__graph_free(&g);
 }
 
 /* A window of 64 tokens: decode at position 200 reads blocks 4..6 only. */
@@ -412,13 +412,13 @@ TEST(sliding_window_reads_only_its_span)
 	gp.seq = 200;
 	gp.decode = 2;
 	gp.kv_block = 32;
-	graph_init(&g, "w");
-	ASSERT_EQ(0, gen_model(&g, &gp, &profile_table[0], &e)) TH_LOG("%s", e.msg);
+	hyper_plan__graph_init(&g, "w");
+	ASSERT_EQ(0, gen_model(&g, &gp, &hyper_plan__profile_table[0], &e)) TH_LOG("%s", e.msg);
 	/* d1 is position 200: it reaches back to 137, block 4 */
 	EXPECT_FALSE(op_reads_id(&g, "d1.L0.attn", "L0.kv3"));
 	EXPECT_TRUE(op_reads_id(&g, "d1.L0.attn", "L0.kv4"));
 	EXPECT_TRUE(op_reads_id(&g, "d1.L0.attn", "L0.kv6"));
-	graph_free(&g);
+	hyper_plan__graph_free(&g);
 }
 
 /* Runs hyper-plan --config on @json; its output in @out. */
@@ -516,7 +516,7 @@ TEST_F_TIMEOUT(slow, bad_configs_exact_messages, 600)
  */
 TEST(graphs_are_retimed_for_the_profile)
 {
-	const struct profile *p0 = &profile_table[0], *p1 = &profile_table[1];
+	const struct profile *p0 = &hyper_plan__profile_table[0], *p1 = &hyper_plan__profile_table[1];
 	struct graph a, b, c;
 	struct gen_params gp;
 	struct model m;
@@ -528,31 +528,31 @@ TEST(graphs_are_retimed_for_the_profile)
 	ASSERT_EQ(0, build(&a, "mistral-7b", false, &m, names, sizeof(names), &e));
 	EXPECT_STREQ(p0->name, a.timed_on);
 	f = open_memstream(&text, &len);
-	graph_write_json(&a, f);
+	hyper_plan__graph_write_json(&a, f);
 	fclose(f);
-	graph_init(&b, "read");
-	ASSERT_EQ(0, graph_parse_json(&b, text, &e)) TH_LOG("%s", e.msg);
+	hyper_plan__graph_init(&b, "read");
+	ASSERT_EQ(0, hyper_plan__graph_parse_json(&b, text, &e)) TH_LOG("%s", e.msg);
 	EXPECT_STREQ(p0->name, b.timed_on);
-	ASSERT_EQ(0, graph_retime(&b, p1, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__graph_retime(&b, p1, &e)) TH_LOG("%s", e.msg);
 	small(&gp, &m, false);
-	graph_init(&c, "direct");
+	hyper_plan__graph_init(&c, "direct");
 	ASSERT_EQ(0, gen_model(&c, &gp, p1, &e));
 	ASSERT_EQ(c.nop, b.nop);
 	for (i = 0; i < c.nop; i++)
 		EXPECT_EQ(c.op[i].compute_ns, b.op[i].compute_ns);
 	EXPECT_STREQ(p1->name, b.timed_on);
-	graph_free(&b);
-	graph_free(&c);
+	hyper_plan__graph_free(&b);
+	hyper_plan__graph_free(&c);
 
 	/* only compute_ns: kept on its own profile, refused on another */
 	for (i = 0; i < a.nop; i++)
 		a.op[i].flops = a.op[i].bytes = 0;
-	EXPECT_EQ(0, graph_retime(&a, p0, &e));
-	EXPECT_NE(0, graph_retime(&a, p1, &e));
+	EXPECT_EQ(0, hyper_plan__graph_retime(&a, p0, &e));
+	EXPECT_NE(0, hyper_plan__graph_retime(&a, p1, &e));
 	snprintf(want, sizeof(want), "graph \"mistral-7b\": %zu of its %zu operators carry only compute_ns, measured on %s: plan it with -p %s, or give them flops and bytes (graph-format.md)",
 		 a.nop, a.nop, p0->name, p0->name);
 	EXPECT_STREQ(want, e.msg);
-	graph_free(&a);
+	hyper_plan__graph_free(&a);
 	free(text);
 }
 
@@ -572,16 +572,16 @@ static int params_of(const char *name, uint64_t *params, struct model *m,
 	gp.seq = 16;
 	gp.decode = 0;
 	gp.kv_block = 16;
-	graph_init(&g, name);
-	if (gen_model(&g, &gp, &profile_table[0], e)) {
-		graph_free(&g);
+	hyper_plan__graph_init(&g, name);
+	if (gen_model(&g, &gp, &hyper_plan__profile_table[0], e)) {
+		hyper_plan__graph_free(&g);
 		return -1;
 	}
 	*params = 0;
 	for (t = 0; t < g.nt; t++)
 		if (g.t[t].kind == HYPER_KIND_WEIGHT)
 			*params += g.t[t].bytes / 2;
-	graph_free(&g);
+	hyper_plan__graph_free(&g);
 	return 0;
 }
 
@@ -676,13 +676,13 @@ TEST_F_TIMEOUT(slow, deepseek_v2_latent_attention_is_drawn, 600)
 	EXPECT_EQ(0, bytes_of(&g, "L0.router.w"));
 	EXPECT_EQ(2048ULL * 64 * 2, bytes_of(&g, "L1.router.w"));
 	EXPECT_EQ(2048ULL * 2816 * 2, bytes_of(&g, "L1.shared.w1"));
-	graph_free(&g);
+	hyper_plan__graph_free(&g);
 	ASSERT_EQ(0, build(&g, "deepseek-v2-lite", true, &m, names,
 			   sizeof(names), &e)) TH_LOG("%s", e.msg);
 	EXPECT_EQ(512ULL * 16 * 256 * 4, bytes_of(&g, "L1.wkv_b.v"));
 	EXPECT_EQ(512ULL * 2, bytes_of(&g, "L0.kv_a_norm.w.grad"));
 	EXPECT_TRUE(op_reads_id(&g, "b.L1.dxn.kv.dx", "b.L1.dckv"));
-	graph_free(&g);
+	hyper_plan__graph_free(&g);
 }
 
 /* Writes @text to a temporary file named in @path (64 bytes). */
@@ -752,7 +752,7 @@ TEST(truncated_or_empty_json_says_so)
 		snprintf(want, sizeof(want), "%s: %s", path, cases[i].msg);
 		EXPECT_NE(0, model_from_config(path, &m, names, sizeof(names), &e));
 		EXPECT_STREQ(want, e.msg);
-		EXPECT_NE(0, profile_load(path, &p, &e));
+		EXPECT_NE(0, hyper_plan__profile_load(path, &p, &e));
 		EXPECT_STREQ(want, e.msg);
 		unlink(path);
 	}
@@ -762,7 +762,7 @@ TEST(truncated_or_empty_json_says_so)
 	strcat(path, "/f");
 	ASSERT_EQ(0, mkfifo(path, 0600));
 	snprintf(want, sizeof(want), "%s: not a regular file of at most 1 MiB", path);
-	EXPECT_NE(0, profile_load(path, &p, &e));
+	EXPECT_NE(0, hyper_plan__profile_load(path, &p, &e));
 	EXPECT_STREQ(want, e.msg);
 	unlink(path);
 	*strrchr(path, '/') = 0;
@@ -798,18 +798,18 @@ TEST_F_TIMEOUT(slow, many_experts_plan, 600)
 		gen_defaults(&gp, &m);
 		gp.mode = GEN_TRAIN;
 		gp.seq = 256;
-		j.p = profile_table[0];
-		graph_init(&j.g, "many");
+		j.p = hyper_plan__profile_table[0];
+		hyper_plan__graph_init(&j.g, "many");
 		ASSERT_EQ(0, gen_model(&j.g, &gp, &j.p, &e)) TH_LOG("%s", e.msg);
 		/* every expert has weights; the last one too */
 		snprintf(cfg, sizeof(cfg), "L1.e%u.w2", experts[i] - 1);
 		EXPECT_EQ(64ULL * 256 * 2, bytes_of(&j.g, cfg));
-		ASSERT_EQ(0, job_prepare(&j, false, &e)) TH_LOG("%s", e.msg);
-		job_problem(&j, &pb, &gl, &j.g.mem);
-		ASSERT_EQ(0, run_policy(POL_PLAN, &pb, &r, &e)) TH_LOG("%s", e.msg);
-		EXPECT_EQ(0, sched_check(&r.s, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
-		result_free(&r);
-		job_free(&j);
+		ASSERT_EQ(0, hyper_plan__job_prepare(&j, false, &e)) TH_LOG("%s", e.msg);
+		hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+		ASSERT_EQ(0, hyper_plan__run_policy(POL_PLAN, &pb, &r, &e)) TH_LOG("%s", e.msg);
+		EXPECT_EQ(0, hyper_plan__sched_check(&r.s, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
+		hyper_plan__result_free(&r);
+		hyper_plan__job_free(&j);
 	}
 }
 
@@ -839,8 +839,8 @@ TEST_F_TIMEOUT(slow, deepseek_v2_query_latent_trains, 600)
 	gen_defaults(&gp, &m);
 	gp.mode = GEN_TRAIN;
 	gp.seq = 128;
-	j.p = profile_table[0];
-	graph_init(&j.g, "q-latent");
+	j.p = hyper_plan__profile_table[0];
+	hyper_plan__graph_init(&j.g, "q-latent");
 	ASSERT_EQ(0, gen_model(&j.g, &gp, &j.p, &e)) TH_LOG("%s", e.msg);
 	EXPECT_EQ(256ULL * 96 * 2, bytes_of(&j.g, "L0.wq_a"));
 	EXPECT_EQ(96ULL * 4 * 48 * 2, bytes_of(&j.g, "L0.wq_b"));
@@ -848,12 +848,12 @@ TEST_F_TIMEOUT(slow, deepseek_v2_query_latent_trains, 600)
 	EXPECT_EQ(0, bytes_of(&j.g, "L0.wq"));
 	EXPECT_TRUE(op_reads_id(&j.g, "b.L1.dxn.q.dx", "b.L1.dqa"));
 	EXPECT_EQ(256ULL * 64 * 2, bytes_of(&j.g, "L1.shared.w1"));
-	ASSERT_EQ(0, job_prepare(&j, false, &e)) TH_LOG("%s", e.msg);
-	job_problem(&j, &pb, &gl, &j.g.mem);
-	ASSERT_EQ(0, run_policy(POL_PLAN, &pb, &r, &e)) TH_LOG("%s", e.msg);
-	EXPECT_EQ(0, sched_check(&r.s, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
-	result_free(&r);
-	job_free(&j);
+	ASSERT_EQ(0, hyper_plan__job_prepare(&j, false, &e)) TH_LOG("%s", e.msg);
+	hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+	ASSERT_EQ(0, hyper_plan__run_policy(POL_PLAN, &pb, &r, &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(0, hyper_plan__sched_check(&r.s, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
+	hyper_plan__result_free(&r);
+	hyper_plan__job_free(&j);
 }
 
 /* Runs @cmd through sh; its stdout and stderr in @out. */

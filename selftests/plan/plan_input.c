@@ -12,7 +12,7 @@
 
 #include "kselftest_harness.h"
 
-#include "graph_json.h"
+#include "graph/graph_json.h"
 #include "job.h"
 
 #define HEAD	"{ \"format\": \"hyper-graph\", \"version\": 1, "
@@ -24,11 +24,11 @@ static const char *graph_error(const char *json, struct hp_err *e)
 	int ret;
 
 	e->msg[0] = 0;
-	graph_init(&j.g, "test");
-	ret = graph_parse_json(&j.g, json, e);
+	hyper_plan__graph_init(&j.g, "test");
+	ret = hyper_plan__graph_parse_json(&j.g, json, e);
 	if (!ret)
-		ret = job_prepare(&j, false, e);
-	job_free(&j);
+		ret = hyper_plan__job_prepare(&j, false, e);
+	hyper_plan__job_free(&j);
 	return ret ? e->msg : "";
 }
 
@@ -174,20 +174,20 @@ TEST(reparse_keeps_the_allocator)
 	struct graph g;
 	uint64_t nr;
 
-	ASSERT_EQ(0, graph_init(&g, "test"));
+	ASSERT_EQ(0, hyper_plan__graph_init(&g, "test"));
 	g.mem.fail_at = far;
 	nr = g.mem.nr;
-	ASSERT_NE(0, graph_parse_json(&g, bad_graphs[1].json, &e));
+	ASSERT_NE(0, hyper_plan__graph_parse_json(&g, bad_graphs[1].json, &e));
 	EXPECT_NE(NULL, strstr(e.msg, "unknown tensor")) TH_LOG("%s", e.msg);
 	EXPECT_EQ(far, g.mem.fail_at);
 	EXPECT_LT(nr, g.mem.nr);
 	EXPECT_STREQ("test", g.name);
-	graph_free(&g);
+	hyper_plan__graph_free(&g);
 }
 
 /*
  * An empty, cut, malformed or over-long graph file says so in words,
- * exactly as a config or a profile does (hp_json_parse()), naming the
+ * exactly as a config or a profile does (hyper_plan__json_parse()), naming the
  * file; the same text in memory names "graph".  Never json-c's bare
  * "continue".
  */
@@ -217,18 +217,18 @@ TEST(truncated_or_empty_graph_says_so)
 		ASSERT_LE(0, fd);
 		ASSERT_EQ((ssize_t)len, write(fd, cases[i].text, len));
 		close(fd);
-		ASSERT_EQ(0, graph_init(&g, "test"));
+		ASSERT_EQ(0, hyper_plan__graph_init(&g, "test"));
 		snprintf(want, sizeof(want), "%s: %s", path, cases[i].msg);
-		EXPECT_NE(0, graph_load_json(&g, path, &e));
+		EXPECT_NE(0, hyper_plan__graph_load_json(&g, path, &e));
 		EXPECT_STREQ(want, e.msg);
-		graph_free(&g);
+		hyper_plan__graph_free(&g);
 		unlink(path);
 
-		ASSERT_EQ(0, graph_init(&g, "test"));
+		ASSERT_EQ(0, hyper_plan__graph_init(&g, "test"));
 		snprintf(want, sizeof(want), "graph: %s", cases[i].msg);
-		EXPECT_NE(0, graph_parse_json(&g, cases[i].text, &e));
+		EXPECT_NE(0, hyper_plan__graph_parse_json(&g, cases[i].text, &e));
 		EXPECT_STREQ(want, e.msg);
-		graph_free(&g);
+		hyper_plan__graph_free(&g);
 	}
 }
 

@@ -4,9 +4,9 @@
  * building makes is failed in turn (the graph's hp_mem test hook), and
  * the call that hit it must return -ENOMEM with a message, leave the
  * graph as it was (the same call then succeeds), and leak nothing.  The
- * same for each plan, through its own hp_mem (hp_plan_run()): the search,
+ * same for each plan, through its own hp_mem (hyper_plan__plan_run()): the search,
  * every policy, the simulator, the arena, the bound and the hand-over to
- * libhyper; and for the JSON reader (graph_load_json()).  The harness
+ * libhyper; and for the JSON reader (hyper_plan__graph_load_json()).  The harness
  * runs each test in a child that leaves by _exit(), past LeakSanitizer's
  * check at exit: each test asks for it itself.
  */
@@ -26,11 +26,11 @@
 
 #include <hyper/plan.h>
 
-#include "api.h"
-#include "graph_json.h"
+#include "api/api.h"
+#include "graph/graph_json.h"
 #include "plan_cases.h"
 #include "plan_random.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 #define MIB	(1024ULL * 1024)
 /* 2 * LAYERS + 1 tensors: past the id map's first rehash at 512. */
@@ -201,9 +201,9 @@ TEST(preparing_fails_cleanly)
 
 static void unprepare(struct job *j)
 {
-	life_free(&j->lf);
+	hyper_plan__life_free(&j->lf);
 	if (j->has_ref)
-		life_free(&j->lf_ref);
+		hyper_plan__life_free(&j->lf_ref);
 	free(j->order);
 	free(j->refined);
 	j->order = j->refined = NULL;
@@ -219,29 +219,29 @@ TEST(preparing_a_refined_order_fails_cleanly)
 	struct hp_err e;
 	struct job j;
 
-	ASSERT_EQ(0, case_job(&j, &c, &profile_table[0], &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[0], &e)) TH_LOG("%s", e.msg);
 	ASSERT_TRUE(j.has_ref);
 	order = j.order;
 	refined = j.refined;
 	peak0 = j.lf_ref.peak0;
 	j.order = j.refined = NULL;
-	life_free(&j.lf);
-	life_free(&j.lf_ref);
+	hyper_plan__life_free(&j.lf);
+	hyper_plan__life_free(&j.lf_ref);
 	j.has_ref = false;
 	start = j.g.mem.nr;
-	ASSERT_EQ(0, job_prepare(&j, false, &e));
+	ASSERT_EQ(0, hyper_plan__job_prepare(&j, false, &e));
 	total = j.g.mem.nr - start;
 	unprepare(&j);
 	for (n = 1; n <= total; n++) {
 		j.g.mem.fail_at = j.g.mem.nr + n;
-		EXPECT_EQ(-ENOMEM, job_prepare(&j, false, &e))
+		EXPECT_EQ(-ENOMEM, hyper_plan__job_prepare(&j, false, &e))
 			TH_LOG("allocation %llu", (unsigned long long)n);
 		EXPECT_STREQ("out of memory", e.msg);
 		EXPECT_EQ(NULL, j.order);
 		EXPECT_EQ(NULL, j.refined);
 		EXPECT_FALSE(j.has_ref);
 		/* as it was: the same orders and analysis come out again */
-		ASSERT_EQ(0, job_prepare(&j, false, &e));
+		ASSERT_EQ(0, hyper_plan__job_prepare(&j, false, &e));
 		ASSERT_TRUE(j.has_ref);
 		EXPECT_EQ(0, memcmp(order, j.order, j.g.nop * sizeof(*order)));
 		EXPECT_EQ(0, memcmp(refined, j.refined, j.g.nop * sizeof(*order)));
@@ -250,7 +250,7 @@ TEST(preparing_a_refined_order_fails_cleanly)
 	}
 	free(order);
 	free(refined);
-	job_free(&j);
+	hyper_plan__job_free(&j);
 	EXPECT_EQ(0, leaks());
 	TH_LOG("%llu allocations failed in turn", (unsigned long long)total);
 }
@@ -307,7 +307,7 @@ static int plan_with(struct hyper_plan_graph *g,
 {
 	struct hp_mem mem = { .fail_at = fail_at };
 	struct hyper_plan *p = (void *)1;
-	int ret = hp_plan_run(g, o, &p, &mem, err, errlen);
+	int ret = hyper_plan__plan_run(g, o, &p, &mem, err, errlen);
 
 	if (nr)
 		*nr = mem.nr;
@@ -379,7 +379,7 @@ FIXTURE_VARIANT_ADD(plan, greedy_at_budget) {
  */
 TEST_F_TIMEOUT(plan, every_allocation_fails_cleanly, 600)
 {
-	uint64_t floor = life_floor(&self->g->j.lf, NULL);
+	uint64_t floor = hyper_plan__life_floor(&self->g->j.lf, NULL);
 	struct hyper_plan_opts o = {
 		.profile = "h100-pcie", .policy = variant->policy,
 		.flags = variant->flags,
@@ -431,33 +431,33 @@ TEST(reading_json_fails_cleanly)
 		 (int)getpid());
 	g = random_graph(_metadata, path);
 	hyper_plan_graph_free(g);
-	ASSERT_EQ(0, graph_init(&ref, "ref"));
+	ASSERT_EQ(0, hyper_plan__graph_init(&ref, "ref"));
 	start = ref.mem.nr;
-	ASSERT_EQ(0, graph_load_json(&ref, path, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__graph_load_json(&ref, path, &e)) TH_LOG("%s", e.msg);
 	total = ref.mem.nr - start;
 	ASSERT_GE(total, 10);
 	for (n = 1; n <= total; n = next_index(n, total), tried++) {
 		int ret;
 
-		ASSERT_EQ(0, graph_init(&gr, "g"));
+		ASSERT_EQ(0, hyper_plan__graph_init(&gr, "g"));
 		gr.mem.fail_at = gr.mem.nr + n;
-		ret = graph_load_json(&gr, path, &e);
+		ret = hyper_plan__graph_load_json(&gr, path, &e);
 		EXPECT_NE(0, ret) TH_LOG("allocation %llu", (unsigned long long)n);
 		EXPECT_TRUE(gr.mem.failed);
 		EXPECT_NE(NULL, strstr(e.msg, "out of memory"))
 			TH_LOG("allocation %llu: \"%s\"", (unsigned long long)n,
 			       e.msg);
-		graph_free(&gr);
+		hyper_plan__graph_free(&gr);
 	}
 	/* read again whole, it is the same graph */
-	ASSERT_EQ(0, graph_init(&gr, "g"));
-	ASSERT_EQ(0, graph_load_json(&gr, path, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__graph_init(&gr, "g"));
+	ASSERT_EQ(0, hyper_plan__graph_load_json(&gr, path, &e)) TH_LOG("%s", e.msg);
 	unlink(path);
 	EXPECT_EQ(ref.nt, gr.nt);
 	EXPECT_EQ(ref.nop, gr.nop);
 	EXPECT_EQ(ref.nrefs, gr.nrefs);
-	graph_free(&gr);
-	graph_free(&ref);
+	hyper_plan__graph_free(&gr);
+	hyper_plan__graph_free(&ref);
 	EXPECT_EQ(0, leaks());
 	TH_LOG("%llu of %llu allocations failed in turn",
 	       (unsigned long long)tried, (unsigned long long)total);

@@ -12,8 +12,8 @@
 
 #include "kselftest_harness.h"
 
-#include "api.h"
-#include "pipeline.h"
+#include "api/api.h"
+#include "passes/pipeline.h"
 #include "plan_chain.h"
 
 TEST(table_holds)
@@ -99,7 +99,7 @@ TEST(prepare_ensures_the_graph_facts)
 	FILE *f = fmemopen(out, sizeof(out) - 1, "w");
 
 	ASSERT_NE(NULL, f);
-	ASSERT_EQ(0, profile_get("h100-pcie", &p, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__profile_get("h100-pcie", &p, &e)) TH_LOG("%s", e.msg);
 	g->j.verbose = f;
 	ASSERT_EQ(0, hyper_plan__prepare(&g->j, &p, true, &e)) TH_LOG("%s", e.msg);
 	fclose(f);
@@ -114,7 +114,7 @@ TEST(prepare_ensures_the_graph_facts)
 	hyper_plan_graph_free(g);
 
 	g = plan_chain(_metadata, 6, 0);
-	ASSERT_EQ(0, job_prepare(&g->j, false, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__job_prepare(&g->j, false, &e)) TH_LOG("%s", e.msg);
 	EXPECT_EQ(want | HP_F_REFINED, g->j.have);
 	EXPECT_NE(NULL, g->j.refined);
 	hyper_plan_graph_free(g);
@@ -151,9 +151,9 @@ TEST(search_loop_runs_its_passes_through_the_driver)
 	struct profile p;
 	struct goal gl = { .max_slow = 0.01 };
 
-	ASSERT_EQ(0, profile_get("h100-pcie", &p, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__profile_get("h100-pcie", &p, &e)) TH_LOG("%s", e.msg);
 	ASSERT_EQ(0, hyper_plan__prepare(&g->j, &p, false, &e)) TH_LOG("%s", e.msg);
-	job_problem(&g->j, &pb, &gl, &mem);
+	hyper_plan__job_problem(&g->j, &pb, &gl, &mem);
 	pb.p = &p;
 	/* no offload: nothing selected, every tensor resident */
 	ASSERT_EQ(0, hyper_plan__probe(&pb, pb.lf, NULL, 0, 0, &r, &e)) TH_LOG("%s", e.msg);
@@ -165,11 +165,11 @@ TEST(search_loop_runs_its_passes_through_the_driver)
 	EXPECT_GE(r.s.arena, r.s.res_peak);
 	EXPECT_EQ(g->j.lf.peak0, r.s.res_peak);
 	/* a budget below the peak breaks the simulation: a failed probe */
-	result_free(&r);
+	hyper_plan__result_free(&r);
 	ASSERT_EQ(0, hyper_plan__probe(&pb, pb.lf, NULL, 0, g->j.lf.peak0 / 2,
 				       &r, &e));
 	EXPECT_FALSE(r.ok);
-	result_free(&r);
+	hyper_plan__result_free(&r);
 
 	pp = (struct hyper_plan__pipe){
 		.j = &g->j, .pb = &pb, .r = &r, .in_loop = true,

@@ -18,7 +18,7 @@
 
 #include "checker.h"
 #include "plan_cases.h"
-#include "list.h"
+#include "policies/list.h"
 
 #define SLOW	0.01
 
@@ -62,19 +62,19 @@ static void policies_on(struct __test_metadata *_metadata, struct job *j,
 	uint64_t bound;
 	int pol;
 
-	job_problem(j, &pb, &gl, &j->g.mem);
-	bound = job_bound(j, SLOW, &j->g.mem);
+	hyper_plan__job_problem(j, &pb, &gl, &j->g.mem);
+	bound = hyper_plan__job_bound(j, SLOW, &j->g.mem);
 	for (pol = 0; pol < POL_NR; pol++) {
-		if (run_policy(pol, &pb, &res[pol], &e)) {
+		if (hyper_plan__run_policy(pol, &pb, &res[pol], &e)) {
 			/* a baseline may find nothing; the planner may not */
 			EXPECT_TRUE(pol == POL_DISTANCE || pol == POL_GREEDY)
-				TH_LOG("%s: %s", policy_name[pol], e.msg);
+				TH_LOG("%s: %s", hyper_plan__policy_name[pol], e.msg);
 			continue;
 		}
 		valid(_metadata, j, &res[pol]);
 		EXPECT_LE(slowdown(&res[pol].sim), SLOW + 1e-9);
 		EXPECT_LE(bound, res[pol].sim.peak)
-			TH_LOG("%s beats the bound on %s (%s)", policy_name[pol],
+			TH_LOG("%s beats the bound on %s (%s)", hyper_plan__policy_name[pol],
 			       j->g.name, p->name);
 	}
 	/* never worse than no offload, which is one of its candidates */
@@ -84,11 +84,11 @@ static void policies_on(struct __test_metadata *_metadata, struct job *j,
 		if (res[pol].ok)
 			EXPECT_LE(res[POL_PLAN].sim.peak, res[pol].sim.peak)
 				TH_LOG("plan loses to %s on %s (%s)",
-				       policy_name[pol], j->g.name, p->name);
+				       hyper_plan__policy_name[pol], j->g.name, p->name);
 	EXPECT_EQ(j->lf.peak0, res[POL_NONE].sim.peak);
 	for (pol = 0; pol < POL_NR; pol++)
-		result_free(&res[pol]);
-	job_free(j);
+		hyper_plan__result_free(&res[pol]);
+	hyper_plan__job_free(j);
 }
 
 static void all_policies(struct __test_metadata *_metadata,
@@ -115,11 +115,11 @@ TEST_F_TIMEOUT(many, random_graphs_every_policy, 300)
 	unsigned int i, seed;
 
 	for (seed = 1; seed <= 24; seed++)
-		for (i = 0; i < profile_table_len; i++) {
+		for (i = 0; i < hyper_plan__profile_table_len; i++) {
 			struct plan_case c = { NULL, NULL, 20 + seed * 17 % 240,
 					       seed };
 
-			all_policies(_metadata, &c, &profile_table[i]);
+			all_policies(_metadata, &c, &hyper_plan__profile_table[i]);
 		}
 }
 
@@ -128,8 +128,8 @@ TEST_F_TIMEOUT(many, models_every_policy, 300)
 	unsigned int i, m;
 
 	for (m = 0; m < ARRAY_SIZE(models); m++)
-		for (i = 0; i < profile_table_len; i++)
-			all_policies(_metadata, &models[m], &profile_table[i]);
+		for (i = 0; i < hyper_plan__profile_table_len; i++)
+			all_policies(_metadata, &models[m], &hyper_plan__profile_table[i]);
 }
 
 /*
@@ -150,7 +150,7 @@ TEST_F_TIMEOUT(many, configs_every_policy, 300)
 	unsigned int c, i;
 
 	for (c = 0; c < ARRAY_SIZE(cfg); c++)
-		for (i = 0; i < profile_table_len; i++) {
+		for (i = 0; i < hyper_plan__profile_table_len; i++) {
 			struct job j = { 0 };
 
 			snprintf(path, sizeof(path),
@@ -167,12 +167,12 @@ TEST_F_TIMEOUT(many, configs_every_policy, 300)
 			gp.seq = 96;
 			gp.decode = 4;
 			gp.kv_block = 16;
-			graph_init(&j.g, cfg[c]);
-			j.p = profile_table[i];
-			ASSERT_EQ(0, gen_model(&j.g, &gp, &profile_table[i], &e))
+			hyper_plan__graph_init(&j.g, cfg[c]);
+			j.p = hyper_plan__profile_table[i];
+			ASSERT_EQ(0, gen_model(&j.g, &gp, &hyper_plan__profile_table[i], &e))
 				TH_LOG("%s", e.msg);
-			ASSERT_EQ(0, job_prepare(&j, false, &e)) TH_LOG("%s", e.msg);
-			policies_on(_metadata, &j, &profile_table[i]);
+			ASSERT_EQ(0, hyper_plan__job_prepare(&j, false, &e)) TH_LOG("%s", e.msg);
+			policies_on(_metadata, &j, &hyper_plan__profile_table[i]);
 		}
 }
 
@@ -191,19 +191,19 @@ static bool within_budget(struct __test_metadata *_metadata,
 
 	if (case_job(&j, c, p, &e))
 		return false;
-	floor = life_floor(&j.lf, NULL);
+	floor = hyper_plan__life_floor(&j.lf, NULL);
 	gl.budget = floor + (j.lf.peak0 - floor) * where;
-	job_problem(&j, &pb, &gl, &j.g.mem);
-	if (!run_plan(&pb, &r, &e)) {
+	hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+	if (!hyper_plan__run_plan(&pb, &r, &e)) {
 		EXPECT_EQ(gl.budget, r.s.budget);
 		EXPECT_LE(r.sim.peak, gl.budget);
 		valid(_metadata, &j, &r);
-		result_free(&r);
+		hyper_plan__result_free(&r);
 		made = true;
 	} else {
 		EXPECT_NE(NULL, strstr(e.msg, "no schedule")) TH_LOG("%s", e.msg);
 	}
-	job_free(&j);
+	hyper_plan__job_free(&j);
 	return made;
 }
 
@@ -223,12 +223,12 @@ TEST_F_TIMEOUT(many, given_budgets_are_kept, 300)
 					       seed + 100 };
 
 			made[w] += within_budget(_metadata, &c,
-						 &profile_table[seed % 3],
+						 &hyper_plan__profile_table[seed % 3],
 						 where[w]);
 		}
 	for (w = 0; w < ARRAY_SIZE(where); w++)
 		made[w] += within_budget(_metadata, &models[1],
-					 &profile_table[0], where[w]);
+					 &hyper_plan__profile_table[0], where[w]);
 	tried++;
 	EXPECT_EQ(tried, made[0]);
 	EXPECT_EQ(tried, made[1]);
@@ -252,28 +252,28 @@ static void no_loss_at_budget(struct __test_metadata *_metadata,
 	int pol;
 
 	ASSERT_EQ(0, case_job(&j, c, p, &e)) TH_LOG("%s", e.msg);
-	floor = life_floor(&j.lf, NULL);
+	floor = hyper_plan__life_floor(&j.lf, NULL);
 	gl.budget = floor + (j.lf.peak0 - floor) * where;
-	job_problem(&j, &pb, &gl, &j.g.mem);
+	hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
 	for (pol = POL_PLAN; pol <= POL_GREEDY; pol++)
-		run_policy(pol, &pb, &res[pol], &e);
+		hyper_plan__run_policy(pol, &pb, &res[pol], &e);
 	for (pol = POL_DISTANCE; pol <= POL_GREEDY; pol++) {
 		if (!res[pol].ok)
 			continue;
 		ASSERT_TRUE(res[POL_PLAN].ok)
-			TH_LOG("%s fits %s, the planner does not", policy_name[pol],
+			TH_LOG("%s fits %s, the planner does not", hyper_plan__policy_name[pol],
 			       j.g.name);
 		EXPECT_LE(slowdown(&res[POL_PLAN].sim),
 			  slowdown(&res[pol].sim) + 1e-12)
-			TH_LOG("plan slower than %s on %s (%s)", policy_name[pol],
+			TH_LOG("plan slower than %s on %s (%s)", hyper_plan__policy_name[pol],
 			       j.g.name, p->name);
 		EXPECT_LE(res[POL_PLAN].sim.peak, gl.budget);
 	}
 	if (res[POL_PLAN].ok)
 		valid(_metadata, &j, &res[POL_PLAN]);
 	for (pol = 0; pol < POL_NR; pol++)
-		result_free(&res[pol]);
-	job_free(&j);
+		hyper_plan__result_free(&res[pol]);
+	hyper_plan__job_free(&j);
 }
 
 TEST_F_TIMEOUT(many, never_loses_at_a_budget, 300)
@@ -281,22 +281,22 @@ TEST_F_TIMEOUT(many, never_loses_at_a_budget, 300)
 	unsigned int seed, m;
 
 	for (seed = 1; seed <= 12; seed++)
-		for (m = 0; m < profile_table_len; m++) {
+		for (m = 0; m < hyper_plan__profile_table_len; m++) {
 			struct plan_case c = { NULL, NULL, 25 + seed * 19 % 220,
 					       seed + 300 };
 
-			no_loss_at_budget(_metadata, &c, &profile_table[m],
+			no_loss_at_budget(_metadata, &c, &hyper_plan__profile_table[m],
 					  0.2 + 0.05 * (seed % 8));
 		}
 	for (m = 0; m < ARRAY_SIZE(models); m++)
 		no_loss_at_budget(_metadata, &models[m],
-				  &profile_table[m % profile_table_len], 0.5);
+				  &hyper_plan__profile_table[m % hyper_plan__profile_table_len], 0.5);
 }
 
 /*
  * And after fitting the arena: the device holds the arena, not just the
  * peak residency, so what is compared is each policy laid out under the
- * budget (run_policy_fit(), re-planned lower while its arena is over).
+ * budget (hyper_plan__run_policy_fit(), re-planned lower while its arena is over).
  * Wherever a fitted baseline's arena fits, the fitted planner's does too,
  * with no more slowdown.
  */
@@ -313,34 +313,34 @@ static void no_loss_fitted(struct __test_metadata *_metadata,
 	int pol;
 
 	ASSERT_EQ(0, case_job(&j, c, p, &e)) TH_LOG("%s", e.msg);
-	floor = life_floor(&j.lf, NULL);
+	floor = hyper_plan__life_floor(&j.lf, NULL);
 	gl.budget = budget ? budget : floor + (j.lf.peak0 - floor) * where;
-	job_problem(&j, &pb, &gl, &j.g.mem);
+	hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
 	for (pol = POL_PLAN; pol <= POL_GREEDY; pol++)
-		if (run_policy_fit(pol, &pb, &res[pol], &e) == -ENOMEM)
+		if (hyper_plan__run_policy_fit(pol, &pb, &res[pol], &e) == -ENOMEM)
 			ASSERT_TRUE(0) TH_LOG("%s", e.msg);
 	for (pol = POL_DISTANCE; pol <= POL_GREEDY; pol++) {
 		if (!res[pol].ok || res[pol].s.arena_over)
 			continue;
 		ASSERT_TRUE(res[POL_PLAN].ok)
-			TH_LOG("%s fits %s, the planner does not", policy_name[pol],
+			TH_LOG("%s fits %s, the planner does not", hyper_plan__policy_name[pol],
 			       j.g.name);
 		EXPECT_EQ(0, res[POL_PLAN].s.arena_over)
 			TH_LOG("%s's arena fits %s at %llu, the planner's does not",
-			       policy_name[pol], j.g.name,
+			       hyper_plan__policy_name[pol], j.g.name,
 			       (unsigned long long)gl.budget);
 		EXPECT_LE(slowdown(&res[POL_PLAN].sim),
 			  slowdown(&res[pol].sim) + 1e-12)
 			TH_LOG("fitted plan slower than fitted %s on %s (%s) at %llu",
-			       policy_name[pol], j.g.name, p->name,
+			       hyper_plan__policy_name[pol], j.g.name, p->name,
 			       (unsigned long long)gl.budget);
 		EXPECT_LE(res[POL_PLAN].s.arena, gl.budget);
 	}
 	if (res[POL_PLAN].ok)
 		valid(_metadata, &j, &res[POL_PLAN]);
 	for (pol = 0; pol < POL_NR; pol++)
-		result_free(&res[pol]);
-	job_free(&j);
+		hyper_plan__result_free(&res[pol]);
+	hyper_plan__job_free(&j);
 }
 
 /*
@@ -358,13 +358,13 @@ TEST_F_TIMEOUT(fitted, never_loses_at_a_budget_once_fitted, 600)
 	static const struct plan_case seen = { NULL, NULL, 300, 15 };
 	unsigned int seed;
 
-	no_loss_fitted(_metadata, &seen, &profile_table[0], 0, 55827ULL << 10);
+	no_loss_fitted(_metadata, &seen, &hyper_plan__profile_table[0], 0, 55827ULL << 10);
 	for (seed = 1; seed <= 12; seed++) {
 		struct plan_case c = { NULL, NULL, 40 + seed * 23 % 260,
 				       seed + 500 };
 
 		no_loss_fitted(_metadata, &c,
-			       &profile_table[seed % profile_table_len],
+			       &hyper_plan__profile_table[seed % hyper_plan__profile_table_len],
 			       0.15 + 0.07 * (seed % 9), 0);
 	}
 }
@@ -373,7 +373,7 @@ TEST_F_TIMEOUT(fitted, never_loses_at_a_budget_once_fitted, 600)
 /*
  * More budget never hurts (issue 24): on each graph, budgets from just
  * above the floor up to no offload, planned as hyper_plan_run() does
- * (run_policy_fit()).  Once a budget has a plan, every larger one has
+ * (hyper_plan__run_policy_fit()).  Once a budget has a plan, every larger one has
  * one, and once its arena fits, every larger one's fits.  A larger
  * budget's plan may still be slower than a smaller one's: that is logged,
  * not yet held (Documentation/planner.md).
@@ -397,15 +397,15 @@ static void monotone_on(struct __test_metadata *_metadata,
 	size_t a, b;
 
 	ASSERT_EQ(0, case_job(&j, c, p, &e)) TH_LOG("%s", e.msg);
-	floor = life_floor(&j.lf, NULL);
+	floor = hyper_plan__life_floor(&j.lf, NULL);
 	for (a = 0; a < ARRAY_SIZE(where); a++) {
 		struct goal gl = { SLOW, floor + (j.lf.peak0 - floor) * where[a] };
 		struct problem pb;
 		struct result r;
 		int ret;
 
-		job_problem(&j, &pb, &gl, &j.g.mem);
-		ret = run_policy_fit(POL_PLAN, &pb, &r, &e);
+		hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+		ret = hyper_plan__run_policy_fit(POL_PLAN, &pb, &r, &e);
 		ASSERT_NE(-ENOMEM, ret);
 		at[a] = (struct at_budget){ gl.budget, !ret && r.ok,
 					    !ret && r.ok && !r.s.arena_over,
@@ -415,7 +415,7 @@ static void monotone_on(struct __test_metadata *_metadata,
 			valid(_metadata, &j, &r);
 			(*plans)++;
 		}
-		result_free(&r);
+		hyper_plan__result_free(&r);
 	}
 	for (a = 0; a < ARRAY_SIZE(where); a++)
 		for (b = a + 1; b < ARRAY_SIZE(where); b++) {
@@ -439,7 +439,7 @@ static void monotone_on(struct __test_metadata *_metadata,
 				       (unsigned long long)at[a].budget,
 				       at[a].slow);
 		}
-	job_free(&j);
+	hyper_plan__job_free(&j);
 }
 
 TEST_F_TIMEOUT(fitted, more_budget_never_hurts, 600)
@@ -451,9 +451,9 @@ TEST_F_TIMEOUT(fitted, more_budget_never_hurts, 600)
 				       seed + 500 };
 
 		monotone_on(_metadata, &c,
-			    &profile_table[seed % profile_table_len], &plans);
+			    &hyper_plan__profile_table[seed % hyper_plan__profile_table_len], &plans);
 	}
-	monotone_on(_metadata, &models[1], &profile_table[0], &plans);
+	monotone_on(_metadata, &models[1], &hyper_plan__profile_table[0], &plans);
 	TH_LOG("%u plans", plans);
 }
 
@@ -469,17 +469,17 @@ TEST(refined_order_keeps_dependencies)
 		struct sched s;
 		char *text;
 
-		ASSERT_EQ(0, case_job(&j, &c, &profile_table[0], &e));
+		ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[0], &e));
 		if (j.has_ref) {
 			moved++;
-			ASSERT_EQ(0, sched_build(&s, &j.lf_ref, NULL, 0, &(struct hp_mem){ 0 }, &e));
+			ASSERT_EQ(0, hyper_plan__sched_build(&s, &j.lf_ref, NULL, 0, &(struct hp_mem){ 0 }, &e));
 			text = schedule_text(&s);
 			EXPECT_EQ(0, check_schedule(&j.g, text, &cr))
 				TH_LOG("seed %u: %s", seed, cr.msg);
 			free(text);
-			sched_free(&s);
+			hyper_plan__sched_free(&s);
 		}
-		job_free(&j);
+		hyper_plan__job_free(&j);
 	}
 	/* the test means something only if the pass moved operators */
 	EXPECT_LT(0, moved);

@@ -14,8 +14,8 @@
 
 #include "kselftest_harness.h"
 
-#include "graph_json.h"
-#include "model.h"
+#include "graph/graph_json.h"
+#include "gen/model.h"
 
 static inline struct hyper_plan_graph *
 plan_random(struct __test_metadata *_metadata, const char *path,
@@ -29,11 +29,11 @@ plan_random(struct __test_metadata *_metadata, const char *path,
 	FILE *f = fopen(path, "w");
 
 	ASSERT_NE(NULL, f);
-	ASSERT_EQ(0, graph_init(&gr, "random"));
+	ASSERT_EQ(0, hyper_plan__graph_init(&gr, "random"));
 	ASSERT_EQ(0, gen_random(&gr, &rp, &e)) TH_LOG("%s", e.msg);
-	graph_write_json(&gr, f);
+	hyper_plan__graph_write_json(&gr, f);
 	ASSERT_EQ(0, fclose(f));
-	graph_free(&gr);
+	hyper_plan__graph_free(&gr);
 	ASSERT_EQ(0, hyper_plan_graph_load(path, &g, err, sizeof(err)))
 		TH_LOG("%s", err);
 	return g;

@@ -13,13 +13,13 @@
 
 #include "kselftest_harness.h"
 
-#include "bound.h"
-#include "calendar.h"
+#include "sim/bound.h"
+#include "passes/calendar.h"
 #include "checker.h"
-#include "graph_json.h"
-#include "json_split.h"
+#include "graph/graph_json.h"
+#include "graph/json_split.h"
 #include "plan_cases.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 TEST(byte_units)
 {
@@ -46,34 +46,34 @@ TEST(calendar_runs_do_not_cross)
 	struct calendar c;
 	uint32_t first, last;
 
-	cal_init(&c, 5, &(struct hp_mem){ 0 });
-	cal_reset(&c, cap, 1.0);
-	EXPECT_EQ(40, cal_avail(&c, 0, 4));
-	EXPECT_EQ(2, cal_reach(&c, 0, 15));
+	hyper_plan__cal_init(&c, 5, &(struct hp_mem){ 0 });
+	hyper_plan__cal_reset(&c, cap, 1.0);
+	EXPECT_EQ(40, hyper_plan__cal_avail(&c, 0, 4));
+	EXPECT_EQ(2, hyper_plan__cal_reach(&c, 0, 15));
 	/* across step 1, which never had time, a run continues */
-	ASSERT_EQ(0, cal_find_run(&c, 0, 4, 18, &first, &last));
+	ASSERT_EQ(0, hyper_plan__cal_find_run(&c, 0, 4, 18, &first, &last));
 	EXPECT_EQ(0, first);
 	EXPECT_EQ(2, last);
-	cal_take_run(&c, first, last, 18);
-	EXPECT_EQ(22, cal_avail(&c, 0, 4));
+	hyper_plan__cal_take_run(&c, first, last, 18);
+	EXPECT_EQ(22, hyper_plan__cal_avail(&c, 0, 4));
 	/* a run may begin in a step another one took part of */
-	ASSERT_EQ(0, cal_find_run(&c, 0, 4, 6, &first, &last));
+	ASSERT_EQ(0, hyper_plan__cal_find_run(&c, 0, 4, 6, &first, &last));
 	EXPECT_EQ(2, first);
 	EXPECT_EQ(3, last);
 	/* too long for what is left after lo */
-	EXPECT_NE(0, cal_find_run(&c, 3, 4, 21, &first, &last));
+	EXPECT_NE(0, hyper_plan__cal_find_run(&c, 3, 4, 21, &first, &last));
 	/* a run never crosses a step another one took whole */
-	cal_reset(&c, cap, 1.0);
-	cal_take_run(&c, 2, 2, 10);
-	ASSERT_EQ(0, cal_find_run(&c, 0, 4, 15, &first, &last));
+	hyper_plan__cal_reset(&c, cap, 1.0);
+	hyper_plan__cal_take_run(&c, 2, 2, 10);
+	ASSERT_EQ(0, hyper_plan__cal_find_run(&c, 0, 4, 15, &first, &last));
 	EXPECT_EQ(3, first);
 	EXPECT_EQ(4, last);
 	/* latest first, wherever the time is: 10 from step 4, 5 from 3 */
-	cal_reset(&c, cap, 2.0);
-	EXPECT_EQ(4, cal_take_latest(&c, 0, 4, 15));
-	EXPECT_EQ(3, cal_take_latest(&c, 0, 4, 15));
-	EXPECT_EQ(50, cal_avail(&c, 0, 4));
-	cal_free(&c);
+	hyper_plan__cal_reset(&c, cap, 2.0);
+	EXPECT_EQ(4, hyper_plan__cal_take_latest(&c, 0, 4, 15));
+	EXPECT_EQ(3, hyper_plan__cal_take_latest(&c, 0, 4, 15));
+	EXPECT_EQ(50, hyper_plan__cal_avail(&c, 0, 4));
+	hyper_plan__cal_free(&c);
 }
 
 /* w (1 MB, in the pool) is read by op b after op a computes 2 ms. */
@@ -81,13 +81,13 @@ static void two_ops(struct graph *g, uint64_t ns_a)
 {
 	uint32_t w, x, y;
 
-	graph_init(g, "two");
-	w = graph_add_tensor(g, "w", 1000000, HYPER_KIND_WEIGHT,
+	hyper_plan__graph_init(g, "two");
+	w = hyper_plan__graph_add_tensor(g, "w", 1000000, HYPER_KIND_WEIGHT,
 			     TF_LIVE_IN | TF_LIVE_OUT, NULL);
-	x = graph_add_tensor(g, "x", 1000, HYPER_KIND_ACTIVATION, 0, NULL);
-	y = graph_add_tensor(g, "y", 1000, HYPER_KIND_ACTIVATION, TF_LIVE_OUT, NULL);
-	graph_add_op(g, "a", ns_a, NULL, 0, &x, 1, NULL, NULL);
-	graph_add_op(g, "b", 1000, (uint32_t[]){ x, w }, 2, &y, 1, NULL, NULL);
+	x = hyper_plan__graph_add_tensor(g, "x", 1000, HYPER_KIND_ACTIVATION, 0, NULL);
+	y = hyper_plan__graph_add_tensor(g, "y", 1000, HYPER_KIND_ACTIVATION, TF_LIVE_OUT, NULL);
+	hyper_plan__graph_add_op(g, "a", ns_a, NULL, 0, &x, 1, NULL, NULL);
+	hyper_plan__graph_add_op(g, "b", 1000, (uint32_t[]){ x, w }, 2, &y, 1, NULL, NULL);
 }
 
 static const struct profile gbps = {
@@ -108,28 +108,28 @@ TEST(simulator_stalls_only_on_what_is_late)
 
 	/* the prefetch takes 1.0005 ms and a computes 2 ms: hidden */
 	two_ops(&g, 2000000);
-	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
-	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &(struct hp_mem){ 0 }, &e));
+	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
+	ASSERT_EQ(0, hyper_plan__sched_build(&s, &lf, &ev, 1, &(struct hp_mem){ 0 }, &e));
 	EXPECT_EQ(HYPER_HOME_POOL, s.home[0]);
-	ASSERT_EQ(0, simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
+	ASSERT_EQ(0, hyper_plan__simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
 	EXPECT_EQ(0, r.stall_ns);
 	EXPECT_EQ(2001000, r.makespan_ns);
 	EXPECT_EQ(1002000, r.peak);
-	sched_free(&s);
-	life_free(&lf);
-	graph_free(&g);
+	hyper_plan__sched_free(&s);
+	hyper_plan__life_free(&lf);
+	hyper_plan__graph_free(&g);
 
 	/* 1 ms + 0.5 us to fetch, a computes 0.5 ms: b waits the rest */
 	two_ops(&g, 500000);
-	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
-	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &(struct hp_mem){ 0 }, &e));
-	ASSERT_EQ(0, simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
+	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
+	ASSERT_EQ(0, hyper_plan__sched_build(&s, &lf, &ev, 1, &(struct hp_mem){ 0 }, &e));
+	ASSERT_EQ(0, hyper_plan__simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
 	EXPECT_EQ(500500, r.stall_ns);
 	EXPECT_EQ(1001500, r.makespan_ns);
 	EXPECT_EQ(1e6, r.h2d_bytes);
-	sched_free(&s);
-	life_free(&lf);
-	graph_free(&g);
+	hyper_plan__sched_free(&s);
+	hyper_plan__life_free(&lf);
+	hyper_plan__graph_free(&g);
 }
 
 /* The simulator refuses by <hyper/residency.h>'s rules, in its words. */
@@ -145,32 +145,32 @@ TEST(simulator_replays_the_shared_residency_rules)
 	struct life lf;
 
 	two_ops(&g, 2000000);
-	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
-	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &(struct hp_mem){ 0 }, &e));
+	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
+	ASSERT_EQ(0, hyper_plan__sched_build(&s, &lf, &ev, 1, &(struct hp_mem){ 0 }, &e));
 	ASSERT_EQ(HYPER_HOME_POOL, s.home[0]);
 	s.home[0] = HYPER_HOME_NONE;	/* w's prefetch before a: no pool copy */
-	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
+	EXPECT_NE(0, hyper_plan__simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
 	EXPECT_STREQ("step 0 (a): prefetch of tensor \"w\" which has no pool copy",
 		     e.msg);
 	s.home[0] = HYPER_HOME_DEVICE;
-	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
+	EXPECT_NE(0, hyper_plan__simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
 	EXPECT_STREQ("step 0 (a): prefetch of tensor \"w\" which is already resident",
 		     e.msg);
 	s.home[0] = HYPER_HOME_POOL;
 	ASSERT_EQ(HYPER_OP_PREFETCH, s.cops[0].kind);	/* w's, alone in slot 0 */
 	ASSERT_EQ(1, s.slot_off[1]);
 	s.cops[0].kind = HYPER_OP_DETACH;
-	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
+	EXPECT_NE(0, hyper_plan__simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
 	EXPECT_STREQ("step 0 (a): detach of tensor \"w\" which is not resident",
 		     e.msg);
 	s.cops[0].kind = HYPER_OP_PREFETCH;
 	/* the prefetch moves after b, which then reads w from nowhere */
 	s.slot_off[1] = s.slot_off[2] = s.slot_off[3] = 0;
-	EXPECT_NE(0, simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
+	EXPECT_NE(0, hyper_plan__simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
 	EXPECT_STREQ("step 1 (b): tensor \"w\" used while not resident", e.msg);
-	sched_free(&s);
-	life_free(&lf);
-	graph_free(&g);
+	hyper_plan__sched_free(&s);
+	hyper_plan__life_free(&lf);
+	hyper_plan__graph_free(&g);
 }
 
 TEST(emitter_stores_the_only_copy_and_no_more)
@@ -186,14 +186,14 @@ TEST(emitter_stores_the_only_copy_and_no_more)
 	struct life lf;
 	uint32_t w, x;
 
-	graph_init(&g, "store");
-	w = graph_add_tensor(&g, "w", 1000000, HYPER_KIND_WEIGHT,
+	hyper_plan__graph_init(&g, "store");
+	w = hyper_plan__graph_add_tensor(&g, "w", 1000000, HYPER_KIND_WEIGHT,
 			     TF_LIVE_IN | TF_LIVE_OUT, NULL);
-	x = graph_add_tensor(&g, "x", 1000, HYPER_KIND_ACTIVATION, 0, NULL);
-	graph_add_op(&g, "a", 1000, &w, 1, &x, 1, NULL, NULL);
-	graph_add_op(&g, "b", 1000, (uint32_t[]){ x, w }, 2, NULL, 0, NULL, NULL);
-	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
-	ASSERT_EQ(0, sched_build(&s, &lf, &ev, 1, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
+	x = hyper_plan__graph_add_tensor(&g, "x", 1000, HYPER_KIND_ACTIVATION, 0, NULL);
+	hyper_plan__graph_add_op(&g, "a", 1000, &w, 1, &x, 1, NULL, NULL);
+	hyper_plan__graph_add_op(&g, "b", 1000, (uint32_t[]){ x, w }, 2, NULL, 0, NULL, NULL);
+	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
+	ASSERT_EQ(0, hyper_plan__sched_build(&s, &lf, &ev, 1, &(struct hp_mem){ 0 }, &e)) TH_LOG("%s", e.msg);
 	EXPECT_EQ(HYPER_HOME_DEVICE, s.home[w]);
 	for (k = 0; k < 2 * s.n; k++)
 		for (i = s.slot_off[k]; i < s.slot_off[k + 1]; i++)
@@ -201,9 +201,9 @@ TEST(emitter_stores_the_only_copy_and_no_more)
 	EXPECT_EQ(1, stores);
 	/* x dies after b: freed there */
 	EXPECT_EQ(HYPER_OP_DETACH, s.cops[s.slot_off[3]].kind);
-	sched_free(&s);
-	life_free(&lf);
-	graph_free(&g);
+	hyper_plan__sched_free(&s);
+	hyper_plan__life_free(&lf);
+	hyper_plan__graph_free(&g);
 }
 
 /* Refinement runs each layer's optimizer update once its gradient exists. */
@@ -214,7 +214,7 @@ TEST(refinement_moves_the_optimizer_into_the_backward_pass)
 	struct hp_err e;
 	uint32_t k, opt = NONE, last_bwd = 0;
 
-	ASSERT_EQ(0, case_job(&j, &c, &profile_table[0], &e));
+	ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[0], &e));
 	ASSERT_TRUE(j.has_ref);
 	EXPECT_LT(j.lf_ref.peak0, j.lf.peak0);
 	for (k = 0; k < j.lf_ref.n; k++) {
@@ -226,7 +226,7 @@ TEST(refinement_moves_the_optimizer_into_the_backward_pass)
 			last_bwd = k;
 	}
 	EXPECT_LT(opt, last_bwd);
-	job_free(&j);
+	hyper_plan__job_free(&j);
 }
 
 TEST(bound_corners)
@@ -238,16 +238,16 @@ TEST(bound_corners)
 	/* no compute: nothing can move, the bound is the peak */
 	two_ops(&g, 0);
 	g.op[1].compute_ns = 0;
-	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
-	EXPECT_EQ(lf.peak0, lower_bound(&lf, &gbps, 0.01, &(struct hp_mem){ 0 }));
-	life_free(&lf);
-	graph_free(&g);
+	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
+	EXPECT_EQ(lf.peak0, hyper_plan__lower_bound(&lf, &gbps, 0.01, &(struct hp_mem){ 0 }));
+	hyper_plan__life_free(&lf);
+	hyper_plan__graph_free(&g);
 	/* 2 ms before w is needed, 1.5 ms to fetch it: only b's working set */
 	two_ops(&g, 2000000);
-	ASSERT_EQ(0, life_build(&lf, &g, order, &g.mem));
-	EXPECT_EQ(lf.max_ws, lower_bound(&lf, &gbps, 0.0, &(struct hp_mem){ 0 }));
-	life_free(&lf);
-	graph_free(&g);
+	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
+	EXPECT_EQ(lf.max_ws, hyper_plan__lower_bound(&lf, &gbps, 0.0, &(struct hp_mem){ 0 }));
+	hyper_plan__life_free(&lf);
+	hyper_plan__graph_free(&g);
 }
 
 TEST(graph_round_trip_plans_the_same)
@@ -262,27 +262,27 @@ TEST(graph_round_trip_plans_the_same)
 	size_t len = 0;
 	FILE *f;
 
-	ASSERT_EQ(0, case_job(&j, &c, &profile_table[2], &e));
+	ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[2], &e));
 	f = open_memstream(&text, &len);
-	graph_write_json(&j.g, f);
+	hyper_plan__graph_write_json(&j.g, f);
 	fclose(f);
-	graph_init(&k.g, "again");
+	hyper_plan__graph_init(&k.g, "again");
 	k.p = j.p;
-	ASSERT_EQ(0, graph_parse_json(&k.g, text, &e)) TH_LOG("%s", e.msg);
-	ASSERT_EQ(0, job_prepare(&k, false, &e));
+	ASSERT_EQ(0, hyper_plan__graph_parse_json(&k.g, text, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__job_prepare(&k, false, &e));
 	EXPECT_EQ(j.g.nop, k.g.nop);
 	EXPECT_EQ(j.g.nt, k.g.nt);
-	job_problem(&j, &pb, &gl, &j.g.mem);
-	ASSERT_EQ(0, run_plan(&pb, &r1, &e));
-	job_problem(&k, &pb, &gl, &k.g.mem);
-	ASSERT_EQ(0, run_plan(&pb, &r2, &e));
+	hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+	ASSERT_EQ(0, hyper_plan__run_plan(&pb, &r1, &e));
+	hyper_plan__job_problem(&k, &pb, &gl, &k.g.mem);
+	ASSERT_EQ(0, hyper_plan__run_plan(&pb, &r2, &e));
 	EXPECT_EQ(r1.sim.peak, r2.sim.peak);
 	EXPECT_EQ(r1.sim.makespan_ns, r2.sim.makespan_ns);
-	result_free(&r1);
-	result_free(&r2);
+	hyper_plan__result_free(&r1);
+	hyper_plan__result_free(&r2);
 	free(text);
-	job_free(&j);
-	job_free(&k);
+	hyper_plan__job_free(&j);
+	hyper_plan__job_free(&k);
 }
 
 /* The schedule carries its budget, prediction and GEMM shapes. */
@@ -307,39 +307,39 @@ TEST(graph_json_split)
 		"\"x-y\":{\"tensors\":[1]},\"tensors\":[ ]}\n";
 	struct plan_case c = { "llama2-7b", "infer", 0, 2 };
 	struct job j = { 0 }, k = { 0 };
-	struct json_split sp;
+	struct hyper_plan__json_split sp;
 	struct hp_err e;
 	char *text = NULL, *odd;
 	size_t len = 0, i;
 	FILE *f;
 
 	for (i = 0; i < ARRAY_SIZE(whole); i++)
-		EXPECT_EQ(-1, json_split(whole[i], &sp, &(struct hp_mem){ 0 })) TH_LOG("case %zu", i);
-	ASSERT_EQ(0, json_split(split_ok, &sp, &(struct hp_mem){ 0 }));
+		EXPECT_EQ(-1, hyper_plan__json_split(whole[i], &sp, &(struct hp_mem){ 0 })) TH_LOG("case %zu", i);
+	ASSERT_EQ(0, hyper_plan__json_split(split_ok, &sp, &(struct hp_mem){ 0 }));
 	EXPECT_STREQ(" {\"format\":\"hyper-graph\", \"ops\" : [],"
 		     "\"x-y\":{\"tensors\":[1]},\"tensors\":[]}\n", sp.skeleton);
 	EXPECT_EQ(0, sp.nel[0]);
 	ASSERT_EQ(2, sp.nel[1]);
 	EXPECT_EQ(0, strncmp(split_ok + sp.el[1][0].at, "{\"id\"", 5));
 	EXPECT_EQ(2, sp.el[1][1].len);
-	json_split_free(&sp);
+	hyper_plan__json_split_free(&sp);
 
 	/* A real graph: split, and the same graph once a comment forbids it. */
-	ASSERT_EQ(0, case_job(&j, &c, &profile_table[0], &e));
+	ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[0], &e));
 	f = open_memstream(&text, &len);
-	graph_write_json(&j.g, f);
+	hyper_plan__graph_write_json(&j.g, f);
 	fclose(f);
-	ASSERT_EQ(0, json_split(text, &sp, &(struct hp_mem){ 0 }));
+	ASSERT_EQ(0, hyper_plan__json_split(text, &sp, &(struct hp_mem){ 0 }));
 	EXPECT_EQ(j.g.nt, sp.nel[0]);
 	EXPECT_EQ(j.g.nop, sp.nel[1]);
-	json_split_free(&sp);
+	hyper_plan__json_split_free(&sp);
 	odd = malloc(len + 16);
 	ASSERT_NE(NULL, odd);
 	memcpy(odd, text, len + 1);
 	strcpy(strrchr(odd, '}'), "/* c */ }\n");
-	ASSERT_EQ(-1, json_split(odd, &sp, &(struct hp_mem){ 0 }));
-	graph_init(&k.g, "again");
-	ASSERT_EQ(0, graph_parse_json(&k.g, odd, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(-1, hyper_plan__json_split(odd, &sp, &(struct hp_mem){ 0 }));
+	hyper_plan__graph_init(&k.g, "again");
+	ASSERT_EQ(0, hyper_plan__graph_parse_json(&k.g, odd, &e)) TH_LOG("%s", e.msg);
 	ASSERT_EQ(j.g.nt, k.g.nt);
 	ASSERT_EQ(j.g.nop, k.g.nop);
 	for (i = 0; i < j.g.nop; i++)
@@ -348,8 +348,8 @@ TEST(graph_json_split)
 		EXPECT_EQ(j.g.t[i].bytes, k.g.t[i].bytes);
 	free(odd);
 	free(text);
-	job_free(&j);
-	job_free(&k);
+	hyper_plan__job_free(&j);
+	hyper_plan__job_free(&k);
 }
 
 TEST(schedule_json_fields)
@@ -364,9 +364,9 @@ TEST(schedule_json_fields)
 	size_t k, gemms = 0;
 	char *text;
 
-	ASSERT_EQ(0, case_job(&j, &c, &profile_table[0], &e));
-	job_problem(&j, &pb, &gl, &j.g.mem);
-	ASSERT_EQ(0, run_plan(&pb, &r, &e));
+	ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[0], &e));
+	hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+	ASSERT_EQ(0, hyper_plan__run_plan(&pb, &r, &e));
 	text = schedule_text(&r.s);
 	root = json_tokener_parse(text);
 	ASSERT_NE(NULL, root);
@@ -387,8 +387,8 @@ TEST(schedule_json_fields)
 	EXPECT_EQ((2 * 7 + 1) * 5, gemms);
 	json_object_put(root);
 	free(text);
-	result_free(&r);
-	job_free(&j);
+	hyper_plan__result_free(&r);
+	hyper_plan__job_free(&j);
 }
 
 TEST_HARNESS_MAIN

@@ -16,11 +16,11 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
-#include "model.h"
+#include "gen/model.h"
 #include "job.h"
-#include "list.h"
-#include "output.h"
-#include "published.h"
+#include "policies/list.h"
+#include "out/output.h"
+#include "gen/published.h"
 
 #define REPS	3
 
@@ -116,8 +116,8 @@ static int make_job(struct job *j, const struct profile *p,
 	if (c->kv_block)
 		gp.kv_block = c->kv_block;
 	gen_graph_name(name, sizeof(name), &gp);
-	if (graph_init(&j->g, name))
-		return hp_nomem(e);
+	if (hyper_plan__graph_init(&j->g, name))
+		return hyper_plan__nomem(e);
 	j->p = *p;
 	return gen_model(&j->g, &gp, p, e);
 }
@@ -200,7 +200,7 @@ static void judge_row(struct verdict *v, const struct row *w)
 		if (w->ok[p] && w->peak[p] < w->peak[POL_PLAN]) {
 			v->lose++;
 			note(v->lose_rows, sizeof(v->lose_rows), " %s/%s/%s < %s;",
-			     w->model, w->mode, w->profile, policy_name[p]);
+			     w->model, w->mode, w->profile, hyper_plan__policy_name[p]);
 		}
 	if (w->arena_ratio > ARENA_SLACK) {
 		v->loose++;
@@ -211,7 +211,7 @@ static void judge_row(struct verdict *v, const struct row *w)
 		if (w->ok[p] && w->peak[p] < w->bound) {
 			v->beat++;
 			note(v->beat_rows, sizeof(v->beat_rows), " %s/%s/%s by %s;",
-			     w->model, w->mode, w->profile, policy_name[p]);
+			     w->model, w->mode, w->profile, hyper_plan__policy_name[p]);
 		}
 }
 
@@ -286,7 +286,7 @@ static int run_all(const struct problem *pb, struct result *res,
 		struct hp_err pe;
 
 		/* a baseline may find nothing; the planner must */
-		if (run_policy(pol, pb, &res[pol], &pe) &&
+		if (hyper_plan__run_policy(pol, pb, &res[pol], &pe) &&
 		    (pol == POL_PLAN || pol == POL_NONE)) {
 			*e = pe;
 			return -1;
@@ -296,12 +296,12 @@ static int run_all(const struct problem *pb, struct result *res,
 	for (i = 1; i < REPS; i++) {
 		struct result again;
 
-		if (run_policy(POL_PLAN, pb, &again, e))
+		if (hyper_plan__run_policy(POL_PLAN, pb, &again, e))
 			return -1;
 		ms[i] = again.ms;
-		result_free(&again);
+		hyper_plan__result_free(&again);
 	}
-	*plan_ms = median(ms, REPS);
+	*plan_ms = hyper_plan__median(ms, REPS);
 	return 0;
 }
 
@@ -318,7 +318,7 @@ static void json_row(FILE *js, const struct row *w, const struct job *j,
 		(unsigned long long)w->bound, red(w->bound, w->peak0),
 		(unsigned long long)w->arena, w->arena_ratio);
 	for (pol = POL_PLAN; pol < POL_NR; pol++) {
-		fprintf(js, ", \"%s\": ", policy_name[pol]);
+		fprintf(js, ", \"%s\": ", hyper_plan__policy_name[pol]);
 		json_policy(js, &res[pol], w->peak0,
 			    pol == POL_PLAN ? w->plan_ms : res[pol].ms);
 	}
@@ -338,9 +338,9 @@ static int bench_one(FILE *js, struct row *w, const struct profile *p,
 
 	ret = make_job(&j, p, c, model, e);
 	if (!ret)
-		ret = job_prepare(&j, false, e);
+		ret = hyper_plan__job_prepare(&j, false, e);
 	if (!ret) {
-		job_problem(&j, &pb, &gl, &j.g.mem);
+		hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
 		ret = run_all(&pb, res, &w->plan_ms, e);
 	}
 	if (!ret) {
@@ -349,13 +349,13 @@ static int bench_one(FILE *js, struct row *w, const struct profile *p,
 		w->profile = p->name;
 		w->ops = j.g.nop;
 		w->peak0 = j.lf.peak0;
-		w->bound = job_bound(&j, gl.max_slow, &j.g.mem);
+		w->bound = hyper_plan__job_bound(&j, gl.max_slow, &j.g.mem);
 		for (pol = 0; pol < POL_NR; pol++) {
 			w->ok[pol] = res[pol].ok;
 			w->peak[pol] = res[pol].sim.peak;
 		}
 		/* What the planner's schedule needs in device memory. */
-		ret = sched_layout(&res[POL_PLAN].s, 0, &j.g.mem, e);
+		ret = hyper_plan__sched_layout(&res[POL_PLAN].s, 0, &j.g.mem, e);
 		w->arena = res[POL_PLAN].s.arena;
 		w->arena_ratio = res[POL_PLAN].s.res_peak ?
 			(double)w->arena / res[POL_PLAN].s.res_peak : 0;
@@ -363,8 +363,8 @@ static int bench_one(FILE *js, struct row *w, const struct profile *p,
 	if (!ret)
 		json_row(js, w, &j, res, first);
 	for (pol = 0; pol < POL_NR; pol++)
-		result_free(&res[pol]);
-	job_free(&j);
+		hyper_plan__result_free(&res[pol]);
+	hyper_plan__job_free(&j);
 	return ret;
 }
 
@@ -417,49 +417,49 @@ static int scale_path(const struct profile *p, const struct scale_cfg *sc,
 
 	ret = make_job(&j, p, &sc->c, sc->model, e);
 	c0 = cpu_ms();
-	t0 = now_ns();
+	t0 = hyper_plan__now_ns();
 	if (!ret)
-		ret = job_prepare(&j, false, e);
-	r->analysis_ms = (now_ns() - t0) / 1e6;
+		ret = hyper_plan__job_prepare(&j, false, e);
+	r->analysis_ms = (hyper_plan__now_ns() - t0) / 1e6;
 	for (pol = 0; pol < POL_NR && !ret; pol++) {
 		if (pol != POL_PLAN && !sc->compare)
 			continue;
-		job_problem(&j, &pb, &gl, &j.g.mem);
-		t = now_ns();
-		ret = run_policy_fit(pol, &pb, &res[pol], e);
+		hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+		t = hyper_plan__now_ns();
+		ret = hyper_plan__run_policy_fit(pol, &pb, &res[pol], e);
 		if (!ret && !res[pol].ok)
-			ret = hp_errf(e, "%s: no schedule", policy_name[pol]);
+			ret = hyper_plan__errf(e, "%s: no schedule", hyper_plan__policy_name[pol]);
 		r->search_ms += res[pol].ms;
-		r->arena_ms += (now_ns() - t) / 1e6 - res[pol].ms;
-		t = now_ns();
+		r->arena_ms += (hyper_plan__now_ns() - t) / 1e6 - res[pol].ms;
+		t = hyper_plan__now_ns();
 		if (!ret)
-			ret = sched_check(&res[pol].s, &j.g.mem, e);
-		r->out_ms += (now_ns() - t) / 1e6;
+			ret = hyper_plan__sched_check(&res[pol].s, &j.g.mem, e);
+		r->out_ms += (hyper_plan__now_ns() - t) / 1e6;
 	}
 	if (!ret && sc->compare) {
-		t = now_ns();
-		job_bound(&j, gl.max_slow, &j.g.mem);
+		t = hyper_plan__now_ns();
+		hyper_plan__job_bound(&j, gl.max_slow, &j.g.mem);
 		if (j.g.mem.failed)
-			ret = hp_nomem(e);
-		r->bound_ms = (now_ns() - t) / 1e6;
+			ret = hyper_plan__nomem(e);
+		r->bound_ms = (hyper_plan__now_ns() - t) / 1e6;
 	}
 	if (!ret) {
-		t = now_ns();
+		t = hyper_plan__now_ns();
 		f = fopen("/dev/null", "w");
 		if (!f)
-			ret = hp_errf(e, "/dev/null: %s", strerror(errno));
+			ret = hyper_plan__errf(e, "/dev/null: %s", strerror(errno));
 		else
-			sched_write_json(&res[POL_PLAN].s, f, j.g.name, "bench");
+			hyper_plan__sched_write_json(&res[POL_PLAN].s, f, j.g.name, "bench");
 		if (f && fclose(f))
-			ret = hp_errf(e, "/dev/null: write error");
-		r->out_ms += (now_ns() - t) / 1e6;
+			ret = hyper_plan__errf(e, "/dev/null: write error");
+		r->out_ms += (hyper_plan__now_ns() - t) / 1e6;
 	}
 	r->cpu_ms = cpu_ms() - c0;
-	r->wall_ms = (now_ns() - t0) / 1e6;
+	r->wall_ms = (hyper_plan__now_ns() - t0) / 1e6;
 	r->ops = j.g.nop;
 	for (pol = 0; pol < POL_NR; pol++)
-		result_free(&res[pol]);
-	job_free(&j);
+		hyper_plan__result_free(&res[pol]);
+	hyper_plan__job_free(&j);
 	return ret;
 }
 
@@ -472,13 +472,13 @@ static int scale_child(const struct profile *p, const struct scale_cfg *sc,
 	pid_t pid;
 
 	if (pipe(fd))
-		return hp_errf(e, "pipe: %s", strerror(errno));
+		return hyper_plan__errf(e, "pipe: %s", strerror(errno));
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
 		close(fd[0]);
 		close(fd[1]);
-		return hp_errf(e, "fork: %s", strerror(errno));
+		return hyper_plan__errf(e, "fork: %s", strerror(errno));
 	}
 	if (!pid) {
 		struct scale_run c = { 0 };
@@ -495,10 +495,10 @@ static int scale_child(const struct profile *p, const struct scale_cfg *sc,
 	close(fd[0]);
 	if (wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) ||
 	    WEXITSTATUS(st))
-		return hp_errf(e, "%s %s: the child failed%s%s", sc->model,
+		return hyper_plan__errf(e, "%s %s: the child failed%s%s", sc->model,
 			       sc->c.mode, r->ok ? "" : ": ", r->err);
 	if (!r->ok)
-		return hp_errf(e, "%s %s: %s", sc->model, sc->c.mode, r->err);
+		return hyper_plan__errf(e, "%s %s: %s", sc->model, sc->c.mode, r->err);
 	*rss_kb = ru.ru_maxrss;
 	return 0;
 }
@@ -527,29 +527,29 @@ static int bench_scale(FILE *js, FILE *md, const struct profile *p,
 		nops = r.ops;
 		rss = kb > rss ? kb : rss;
 	}
-	per = median(cpu, REPS) / 1000 * 100000 / (nops ? nops : 1);
+	per = hyper_plan__median(cpu, REPS) / 1000 * 100000 / (nops ? nops : 1);
 	fprintf(js, "%s\n  { \"model\": \"%s\", \"mode\": \"%s\", \"compare\": %s, \"ops\": %zu, \"analysis_ms\": %.1f, \"search_ms\": %.1f, \"arena_ms\": %.1f, \"check_and_write_ms\": %.1f, \"bound_ms\": %.1f, \"wall_ms\": %.1f, \"cpu_ms\": %.1f, \"cpu_s_per_100k\": %.3f, \"peak_rss_kb\": %ld }",
 		first ? "" : ",", sc->model, sc->c.mode,
-		sc->compare ? "true" : "false", nops, median(an, REPS),
-		median(se, REPS), median(ar, REPS), median(out, REPS),
-		median(bo, REPS), median(wall, REPS), median(cpu, REPS), per,
+		sc->compare ? "true" : "false", nops, hyper_plan__median(an, REPS),
+		hyper_plan__median(se, REPS), hyper_plan__median(ar, REPS), hyper_plan__median(out, REPS),
+		hyper_plan__median(bo, REPS), hyper_plan__median(wall, REPS), hyper_plan__median(cpu, REPS), per,
 		rss);
 	fprintf(md, "| %s %s%s | %zu | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.0f |\n",
 		sc->model, sc->c.mode, sc->compare ? " --compare" : "", nops,
-		median(an, REPS), median(se, REPS), median(ar, REPS),
-		median(out, REPS), median(bo, REPS), median(wall, REPS),
-		median(cpu, REPS) / 1000, per, rss / 1024.0);
+		hyper_plan__median(an, REPS), hyper_plan__median(se, REPS), hyper_plan__median(ar, REPS),
+		hyper_plan__median(out, REPS), hyper_plan__median(bo, REPS), hyper_plan__median(wall, REPS),
+		hyper_plan__median(cpu, REPS) / 1000, per, rss / 1024.0);
 	v->timed = true;
 	fprintf(stderr, "bench-plan: %s %s%s, %zu ops: %.2f CPU s (median), %.0f MiB\n",
 		sc->model, sc->c.mode, sc->compare ? " --compare" : "", nops,
-		median(cpu, REPS) / 1000, rss / 1024.0);
+		hyper_plan__median(cpu, REPS) / 1000, rss / 1024.0);
 	/* 1 s per 100k on every graph, 0.3 s at 100k, 2 s at 1M */
 	if (per > S_PER_100K ||
-	    (nops >= 100000 && nops < 1000000 && median(cpu, REPS) > MS_100K) ||
-	    (nops >= 1000000 && median(cpu, REPS) > MS_1M)) {
+	    (nops >= 100000 && nops < 1000000 && hyper_plan__median(cpu, REPS) > MS_100K) ||
+	    (nops >= 1000000 && hyper_plan__median(cpu, REPS) > MS_1M)) {
 		v->slow = true;
 		note(v->slow_rows, sizeof(v->slow_rows), " %s %s %zu ops %.2f s;",
-		     sc->model, sc->c.mode, nops, median(cpu, REPS) / 1000);
+		     sc->model, sc->c.mode, nops, hyper_plan__median(cpu, REPS) / 1000);
 	}
 	if (nops >= 1000000) {
 		v->big = true;
@@ -615,16 +615,16 @@ static int bench_params(FILE *js, FILE *md, struct verdict *v,
 		gp.seq = 16;
 		gp.decode = 0;
 		gp.kv_block = 16;
-		if (graph_init(&g, p->config))
-			return hp_nomem(e);
-		if (gen_model(&g, &gp, &profile_table[0], e)) {
-			graph_free(&g);
+		if (hyper_plan__graph_init(&g, p->config))
+			return hyper_plan__nomem(e);
+		if (gen_model(&g, &gp, &hyper_plan__profile_table[0], e)) {
+			hyper_plan__graph_free(&g);
 			return -1;
 		}
 		for (t = 0; t < g.nt; t++)
 			if (g.t[t].kind == HYPER_KIND_WEIGHT)
 				params += g.t[t].bytes / gp.dtype_bytes;
-		graph_free(&g);
+		hyper_plan__graph_free(&g);
 		ratio = (double)(params + p->twice) / p->params;
 		v->params++;
 		if (ratio < 1 - PARAMS_SLACK || ratio > 1 + PARAMS_SLACK) {
@@ -652,7 +652,7 @@ static FILE *open_in(const char *dir, const char *name, struct hp_err *e)
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	f = fopen(path, "w");
 	if (!f)
-		hp_errf(e, "%s: %s", path, strerror(errno));
+		hyper_plan__errf(e, "%s: %s", path, strerror(errno));
 	return f;
 }
 
@@ -715,9 +715,9 @@ static int bench_run(const char *dir, const struct bopts *o,
 	unsigned int i;
 	int n = 0, ret;
 
-	for (i = 0; i < profile_table_len; i++)
-		prof[n++] = profile_table[i];
-	ret = profile_measure(NULL, &prof[n++], NULL, e);
+	for (i = 0; i < hyper_plan__profile_table_len; i++)
+		prof[n++] = hyper_plan__profile_table[i];
+	ret = hyper_plan__profile_measure(NULL, &prof[n++], NULL, e);
 	if (ret)
 		return ret;
 	js = open_in(dir, "plan.json", e);
@@ -751,7 +751,7 @@ static int bench_run(const char *dir, const struct bopts *o,
 		ret = 1;
 	fputs("\n ]\n}\n", js);
 	if (fclose(js) | fclose(md))
-		ret = ret ? ret : hp_errf(e, "%s: write error", dir);
+		ret = ret ? ret : hyper_plan__errf(e, "%s: write error", dir);
 	return ret;
 }
 

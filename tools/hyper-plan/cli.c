@@ -6,7 +6,7 @@
 #include <hyper/hyper.h>
 
 #include "cli.h"
-#include "list.h"
+#include "policies/list.h"
 
 enum {
 	O_MODE = 256, O_BATCH, O_SEQ, O_DECODE, O_KVB, O_LAYERS, O_SEED,
@@ -99,7 +99,7 @@ static int number(const char *opt, const char *arg, uint64_t max,
 {
 	char what[64];
 
-	if (!parse_u64(arg, v) && *v <= max)
+	if (!hyper_plan__parse_u64(arg, v) && *v <= max)
 		return 0;
 	snprintf(what, sizeof(what), "an integer in 0..%llu",
 		 (unsigned long long)max);
@@ -159,7 +159,7 @@ static int option(struct cli *c, int o, const char *arg)
 	case O_KVB: return set_u32("--kv-block", arg, &c->gp.kv_block);
 	case O_LAYERS:
 		/* 0 is the generator's "all layers": not something to type. */
-		if (!parse_u64(arg, &v) && v >= 1 && v <= 1024) {
+		if (!hyper_plan__parse_u64(arg, &v) && v >= 1 && v <= 1024) {
 			c->gp.layers = (uint32_t)v;
 			return 0;
 		}
@@ -188,7 +188,7 @@ static int option(struct cli *c, int o, const char *arg)
 	case 'b': return size(arg, &c->budget);
 	case 's': return percent(arg, &c->max_slow);
 	case 'P':
-		if (policy_parse(arg) < 0)
+		if (hyper_plan__policy_parse(arg) < 0)
 			return bad_value("--policy", arg, "a policy",
 					 "use plan, none, distance or greedy");
 		c->policy = arg;

@@ -2,7 +2,7 @@
 #ifndef HP_CLI_H
 #define HP_CLI_H
 
-#include "model.h"
+#include "gen/model.h"
 
 /* --timeline files handed to hyper-timeline */
 #define RENDER_MAX	6

@@ -10,11 +10,11 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "feedback.h"
-#include "graph_json.h"
-#include "output.h"
-#include "picture.h"
-#include "pipeline.h"
+#include "feedback/feedback.h"
+#include "graph/graph_json.h"
+#include "out/output.h"
+#include "picture/picture.h"
+#include "passes/pipeline.h"
 #include "report.h"
 
 static int die(const struct hp_err *e)
@@ -28,23 +28,23 @@ static FILE *open_out(const char *path, struct hp_err *e)
 	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
 
 	if (!f)
-		hp_errf(e, "%s: %s", path, strerror(errno));
+		hyper_plan__errf(e, "%s: %s", path, strerror(errno));
 	return f;
 }
 
 static int close_out(FILE *f, const char *path, struct hp_err *e)
 {
 	if (f == stdout)
-		return fflush(f) ? hp_errf(e, "%s: write error", path) : 0;
-	return fclose(f) ? hp_errf(e, "%s: write error", path) : 0;
+		return fflush(f) ? hyper_plan__errf(e, "%s: write error", path) : 0;
+	return fclose(f) ? hyper_plan__errf(e, "%s: write error", path) : 0;
 }
 
 static int set_name(struct job *j, const char *name, struct hp_err *e)
 {
-	char *s = hp_strdup(&j->g.mem, name);
+	char *s = hyper_plan__strdup(&j->g.mem, name);
 
 	if (!s)
-		return hp_nomem(e);
+		return hyper_plan__nomem(e);
 	free(j->g.name);
 	j->g.name = s;
 	return 0;
@@ -63,7 +63,7 @@ static int load_graph(const struct cli *c, struct job *j, struct hp_err *e)
 		};
 
 		/* the pipeline's first pass, before --feedback's times */
-		return graph_load_json(&j->g, c->graph, e) ||
+		return hyper_plan__graph_load_json(&j->g, c->graph, e) ||
 		       hyper_plan__pipeline_run(&pp, HP_PASS_RETIME,
 						HP_PASS_RETIME, e) ? -1 : 0;
 	}
@@ -86,7 +86,7 @@ static int load_graph(const struct cli *c, struct job *j, struct hp_err *e)
 	if (!strcmp(c->mode, "train"))
 		gp.mode = GEN_TRAIN;
 	else if (strcmp(c->mode, "infer"))
-		return hp_errf(e, "unknown mode \"%.32s\" (infer, train)", c->mode);
+		return hyper_plan__errf(e, "unknown mode \"%.32s\" (infer, train)", c->mode);
 	gen_graph_name(name, sizeof(name), &gp);
 	return set_name(j, name, e) ? -1 : gen_model(&j->g, &gp, &j->p, e);
 }
@@ -133,7 +133,7 @@ static int write_plot(FILE *f, const struct job *j, const struct result *res,
 
 	for (p = POL_PLAN; ; p = (p + 1) % POL_NR) {
 		if (res[p].ok && !ret)
-			ret = series_record(&sr[n++], policy_name[p], &res[p].s,
+			ret = series_record(&sr[n++], hyper_plan__policy_name[p], &res[p].s,
 					    &j->p, e);
 		if (p == POL_NONE)
 			break;
@@ -160,11 +160,11 @@ static int write_file(const char *path, const struct job *j,
 	if (pol == -2) {
 		ret = write_plot(f, j, res, bound, e);
 	} else if (pol == -1) {
-		ret = trace_json(f, &res[policy_parse(c->policy)].s, &j->p, e);
+		ret = trace_json(f, &res[hyper_plan__policy_parse(c->policy)].s, &j->p, e);
 	} else {
-		plan_note(extra, sizeof(extra), policy_name[pol], &j->p,
+		hyper_plan__plan_note(extra, sizeof(extra), hyper_plan__policy_name[pol], &j->p,
 			  res[pol].params);
-		sched_write_json(&res[pol].s, f, j->g.name, extra);
+		hyper_plan__sched_write_json(&res[pol].s, f, j->g.name, extra);
 	}
 	return close_out(f, path, e) || ret ? -1 : 0;
 }
@@ -175,17 +175,17 @@ static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 	struct result res[POL_NR] = { 0 };
 	struct goal gl = { c->max_slow, c->budget };
 	FILE *rep = c->output && !strcmp(c->output, "-") ? stderr : stdout;
-	int pol = policy_parse(c->policy), p, ret = 0;
+	int pol = hyper_plan__policy_parse(c->policy), p, ret = 0;
 	bool all = c->compare || c->plot;
 	struct hyper_plan__pipe pp;
 	struct problem pb;
 
 	if (pol < 0)
-		return hp_errf(e, "unknown policy \"%.32s\" (plan, none, distance, greedy)",
+		return hyper_plan__errf(e, "unknown policy \"%.32s\" (plan, none, distance, greedy)",
 			       c->policy);
-	if (job_prepare(j, c->no_reorder, e))
+	if (hyper_plan__job_prepare(j, c->no_reorder, e))
 		return -1;
-	job_problem(j, &pb, &gl, &j->g.mem);
+	hyper_plan__job_problem(j, &pb, &gl, &j->g.mem);
 	pp = (struct hyper_plan__pipe){
 		.j = j, .pb = &pb, .want_bound = c->bound || all,
 		.verbose = j->verbose, .have = j->have,
@@ -223,7 +223,7 @@ static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 	if (!ret)
 		ret = outputs(c, j, res, pol, pp.bound, e);
 	for (p = 0; p < POL_NR; p++)
-		result_free(&res[p]);
+		hyper_plan__result_free(&res[p]);
 	return ret;
 }
 
@@ -253,18 +253,18 @@ static int measure(const struct cli *c, struct hp_err *e)
 	}
 	if (c->alone)
 		mo.flags |= HYPER_PLAN_MEASURE_ALONE;
-	if (profile_measure(&mo, &p, &engine, e))
+	if (hyper_plan__profile_measure(&mo, &p, &engine, e))
 		return -1;
 	if (c->output && !strcmp(c->output, "-")) {
 		snprintf(path, sizeof(path), "/dev/stdout");
-		return profile_save(&p, path, e);
+		return hyper_plan__profile_save(&p, path, e);
 	}
 	/* Not one snprintf: the default path is built in the same buffer. */
 	if (c->output)
 		snprintf(path, sizeof(path), "%s", c->output);
 	else
-		profile_default_path(path, sizeof(path));
-	if (profile_save(&p, path, e))
+		hyper_plan__profile_default_path(path, sizeof(path));
+	if (hyper_plan__profile_save(&p, path, e))
 		return -1;
 	printf("%s: memory %.1f GiB, %.1f GB/s; SGEMM %.1f GFLOP/s; link (%s engine) %.1f / %.1f GB/s, %.0f ns %s; alone %.1f / %.1f GB/s, %.0f ns; saved to %s\n",
 	       p.name, p.device_bytes / GIB, p.mem_bps / 1e9, p.flops / 1e9,
@@ -301,8 +301,8 @@ static void list_profiles(void)
 {
 	unsigned int i;
 
-	for (i = 0; i < profile_table_len; i++)
-		printf("%-14s %s\n", profile_table[i].name, profile_table[i].desc);
+	for (i = 0; i < hyper_plan__profile_table_len; i++)
+		printf("%-14s %s\n", hyper_plan__profile_table[i].name, hyper_plan__profile_table[i].desc);
 	printf("%-14s measured with --measure-profile\n", THIS_MACHINE);
 }
 
@@ -319,11 +319,11 @@ static int run_sibling(const struct cli *c, struct hp_err *e)
 	unsigned int a = 1, i;
 
 	if (n < 0)
-		return hp_errf(e, "/proc/self/exe: %s", strerror(errno));
+		return hyper_plan__errf(e, "/proc/self/exe: %s", strerror(errno));
 	self[n] = 0;
 	slash = strrchr(self, '/');
 	if (!slash || (size_t)(slash + 1 - self) + strlen(tool) >= sizeof(self))
-		return hp_errf(e, "cannot locate %s next to %s", tool, self);
+		return hyper_plan__errf(e, "cannot locate %s next to %s", tool, self);
 	strcpy(slash + 1, tool);
 	argv[0] = self;
 	if (c->action == ACT_BENCH) {
@@ -345,7 +345,7 @@ static int run_sibling(const struct cli *c, struct hp_err *e)
 	argv[a] = NULL;
 	fflush(NULL);
 	execv(self, argv);
-	return hp_errf(e, "%s: %s (it is installed with hyper-plan)", self,
+	return hyper_plan__errf(e, "%s: %s (it is installed with hyper-plan)", self,
 		       strerror(errno));
 }
 
@@ -387,12 +387,12 @@ int main(int argc, char **argv)
 		break;
 	}
 	j.verbose = c.verbose ? stderr : NULL;
-	ret = graph_init(&j.g, c.graph ? c.graph : c.model ? c.model : c.config);
+	ret = hyper_plan__graph_init(&j.g, c.graph ? c.graph : c.model ? c.model : c.config);
 	if (ret)
-		ret = hp_nomem(&e);
+		ret = hyper_plan__nomem(&e);
 	else
-		ret = c.profile_file ? profile_load(c.profile_file, &j.p, &e) :
-		      profile_get(c.profile, &j.p, &e);
+		ret = c.profile_file ? hyper_plan__profile_load(c.profile_file, &j.p, &e) :
+		      hyper_plan__profile_get(c.profile, &j.p, &e);
 	if (!ret)
 		ret = load_graph(&c, &j, &e);
 	if (!ret && c.feedback)
@@ -402,12 +402,12 @@ int main(int argc, char **argv)
 
 		ret = f ? 0 : -1;
 		if (f) {
-			graph_write_json(&j.g, f);
+			hyper_plan__graph_write_json(&j.g, f);
 			ret = close_out(f, c.emit_graph, &e);
 		}
 	}
 	if (!ret)
 		ret = plan(&c, &j, &e);
-	job_free(&j);
+	hyper_plan__job_free(&j);
 	return ret ? die(&e) : 0;
 }

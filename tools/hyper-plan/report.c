@@ -8,8 +8,8 @@ void report_header(FILE *f, const struct job *j)
 	const struct life *lf = &j->lf;
 	char peak[32], ws[32];
 
-	fmt_bytes(peak, sizeof(peak), lf->peak0);
-	fmt_bytes(ws, sizeof(ws), lf->max_ws);
+	hyper_plan__fmt_bytes(peak, sizeof(peak), lf->peak0);
+	hyper_plan__fmt_bytes(ws, sizeof(ws), lf->max_ws);
 	fprintf(f, "graph \"%s\": %zu ops, %zu tensors; profile %s%s\n",
 		j->g.name, j->g.nop, j->g.nt, j->p.name,
 		j->has_ref ? "; order refined" : "");
@@ -30,7 +30,7 @@ void report_row(FILE *f, const struct result *r, uint64_t peak0)
 			r->policy, "-");
 		return;
 	}
-	fmt_bytes(peak, sizeof(peak), r->sim.peak);
+	hyper_plan__fmt_bytes(peak, sizeof(peak), r->sim.peak);
 	fprintf(f, "%-9s %12s %8.2f%% %8.2f%% %11.3f %10.2f %10.2f %9.1f  %s\n",
 		r->policy, peak, 100.0 * (1 - (double)r->sim.peak / peak0),
 		100 * slowdown(&r->sim), r->sim.stall_ns / 1e6,
@@ -51,7 +51,7 @@ static void report_peaks(FILE *f, const struct result *r, const char *res,
 {
 	char t[32];
 
-	fmt_bytes(t, sizeof(t), r->sim.peak);
+	hyper_plan__fmt_bytes(t, sizeof(t), r->sim.peak);
 	fprintf(f, "peaks     timed %s (the policy rows and the schedule's predicted peak: a detached tensor counts until its store ends); residency %s (prefetch or define to detach); arena %s (what the device holds: a prefetch waits for a place a store still reads)\n",
 		t, res, arena);
 }
@@ -65,13 +65,13 @@ void report_arena(FILE *f, const struct result *r)
 	const struct sched *s = &r->s;
 	char a[32], p[32], b[32];
 
-	fmt_bytes(p, sizeof(p), s->res_peak);
+	hyper_plan__fmt_bytes(p, sizeof(p), s->res_peak);
 	if (s->res_off) {
-		fmt_bytes(a, sizeof(a), s->arena);
+		hyper_plan__fmt_bytes(a, sizeof(a), s->arena);
 		fprintf(f, "arena     %12s for a peak residency of %s: arena ÷ peak %.3f (offsets in the schedule)",
 			a, p, s->res_peak ? (double)s->arena / s->res_peak : 0.0);
 		if (s->planned_under) {
-			fmt_bytes(b, sizeof(b), s->planned_under);
+			hyper_plan__fmt_bytes(b, sizeof(b), s->planned_under);
 			fprintf(f, "; planned under %s of residency so that the arena fits the budget", b);
 		}
 		fputc('\n', f);
@@ -80,8 +80,8 @@ void report_arena(FILE *f, const struct result *r)
 	}
 	if (!s->arena_over)
 		return;		/* nothing resident */
-	fmt_bytes(a, sizeof(a), s->arena_over);
-	fmt_bytes(b, sizeof(b), s->budget);
+	hyper_plan__fmt_bytes(a, sizeof(a), s->arena_over);
+	hyper_plan__fmt_bytes(b, sizeof(b), s->budget);
 	fprintf(f, "arena     %12s for a peak residency of %s: arena ÷ peak %.3f exceeds the budget %s, and no lower residency budget made it fit: the schedule carries no offsets (libhyper lays it out itself, in more than the budget)\n",
 		a, p, s->res_peak ? (double)s->arena_over / s->res_peak : 0.0, b);
 	report_peaks(f, r, p, a);
@@ -91,7 +91,7 @@ void report_bound(FILE *f, uint64_t bound, uint64_t peak0, double max_slow)
 {
 	char b[32];
 
-	fmt_bytes(b, sizeof(b), bound);
+	hyper_plan__fmt_bytes(b, sizeof(b), bound);
 	fprintf(f, "%-9s %12s %8.2f%%  (no schedule of either order does better at <= %.2f%% slowdown)\n",
 		"bound", b, 100.0 * (1 - (double)bound / peak0), 100 * max_slow);
 }

@@ -3,7 +3,7 @@
 #define HP_REPORT_H
 
 #include "job.h"
-#include "list.h"
+#include "policies/list.h"
 
 void report_header(FILE *f, const struct job *j);
 void report_row(FILE *f, const struct result *r, uint64_t peak0);

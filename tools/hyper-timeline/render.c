@@ -12,7 +12,7 @@
 
 #include <json-c/json.h>
 
-#include "picture.h"
+#include "picture/picture.h"
 #include "stalls.h"
 
 #define RENDER_MAX	6
@@ -47,7 +47,7 @@ static json_object *load(const char *path, struct hp_err *e)
 	json_object *root = json_object_from_file(path), *v;
 
 	if (!root) {
-		hp_errf(e, "%s: not readable JSON (%s)", path,
+		hyper_plan__errf(e, "%s: not readable JSON (%s)", path,
 			json_util_get_last_err());
 		return NULL;
 	}
@@ -56,7 +56,7 @@ static json_object *load(const char *path, struct hp_err *e)
 	    get_i64(root, "version") != 1 || !get_arr(root, "memory") ||
 	    !get_arr(root, "ops") || !get_arr(root, "transfers") ||
 	    !get_arr(root, "stalls")) {
-		hp_errf(e, "%s: not a hyper-timeline version 1 file (hyper-run --timeline writes them)",
+		hyper_plan__errf(e, "%s: not a hyper-timeline version 1 file (hyper-run --timeline writes them)",
 			path);
 		json_object_put(root);
 		return NULL;
@@ -152,37 +152,37 @@ static int render_runs(const char *const *timelines, unsigned int n,
 	FILE *f;
 
 	if (!n || n > RENDER_MAX)
-		return hp_errf(e, "give 1 to %d timelines", RENDER_MAX);
+		return hyper_plan__errf(e, "give 1 to %d timelines", RENDER_MAX);
 	for (i = 0; i < n; i++) {
 		root[i] = load(timelines[i], e);
 		if (!root[i])
 			goto out;
 		if (to_series(root[i], &sr[i])) {
-			hp_errf(e, "out of memory");
+			hyper_plan__errf(e, "out of memory");
 			goto out;
 		}
 	}
 	for (i = 0; stalls && i < n; i++)
 		if (stall_report(stdout, root[i])) {
-			hp_errf(e, "out of memory");
+			hyper_plan__errf(e, "out of memory");
 			goto out;
 		}
 	if (plot) {
 		f = fopen(plot, "w");
 		if (!f) {
-			hp_errf(e, "%s: %s", plot, strerror(errno));
+			hyper_plan__errf(e, "%s: %s", plot, strerror(errno));
 			goto out;
 		}
 		plot_svg(f, "device memory held over time, measured", sr, n, 0);
 		if (fclose(f)) {
-			hp_errf(e, "%s: write error", plot);
+			hyper_plan__errf(e, "%s: write error", plot);
 			goto out;
 		}
 	}
 	if (trace) {
 		f = fopen(trace, "w");
 		if (!f) {
-			hp_errf(e, "%s: %s", trace, strerror(errno));
+			hyper_plan__errf(e, "%s: %s", trace, strerror(errno));
 			goto out;
 		}
 		trace_begin(f);
@@ -190,7 +190,7 @@ static int render_runs(const char *const *timelines, unsigned int n,
 			trace_run(f, i + 1, root[i], &sr[i]);
 		trace_end(f);
 		if (fclose(f)) {
-			hp_errf(e, "%s: write error", trace);
+			hyper_plan__errf(e, "%s: write error", trace);
 			goto out;
 		}
 	}

@@ -16,7 +16,7 @@
 #include <hyper/graph_id.h>
 #include <hyper/vocab.h>
 
-#include "feedback.h"
+#include "feedback/feedback.h"
 
 /* The whole file, or why not: a cut-off file is told from a bad one. */
 static json_object *read_json(const char *path, struct hp_err *e)
@@ -29,13 +29,13 @@ static json_object *read_json(const char *path, struct hp_err *e)
 	FILE *f = fopen(path, "r");
 
 	if (!f) {
-		hp_errf(e, "%s: %s", path, strerror(errno));
+		hyper_plan__errf(e, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	tok = json_tokener_new();
 	if (!tok) {
 		fclose(f);
-		hp_errf(e, "%s: out of memory", path);
+		hyper_plan__errf(e, "%s: out of memory", path);
 		return NULL;
 	}
 	while (!root && (n = fread(buf, 1, sizeof(buf), f)) > 0) {
@@ -47,10 +47,10 @@ static json_object *read_json(const char *path, struct hp_err *e)
 	if (!root && jerr == json_tokener_success)
 		jerr = json_tokener_continue;	/* an empty file */
 	if (!root && jerr == json_tokener_continue)
-		hp_errf(e, "%s: truncated: the JSON ends early (a run cut short? run hyper-run --timeline again)",
+		hyper_plan__errf(e, "%s: truncated: the JSON ends early (a run cut short? run hyper-run --timeline again)",
 			path);
 	else if (!root)
-		hp_errf(e, "%s: not JSON: %s", path,
+		hyper_plan__errf(e, "%s: not JSON: %s", path,
 			json_tokener_error_desc(jerr));
 	json_tokener_free(tok);
 	fclose(f);
@@ -78,23 +78,23 @@ static int span(json_object *o, const char *path, const char *arr, size_t i,
 	int k;
 
 	if (!name)
-		return hp_errf(e, "%s: %s[%zu] has no \"%s\": not a hyper-run timeline",
+		return hyper_plan__errf(e, "%s: %s[%zu] has no \"%s\": not a hyper-run timeline",
 			       path, arr, i, key);
 	for (k = 0; k < 3; k++) {
 		if (!v[k])
 			continue;
 		if (!json_object_object_get_ex(o, keys[k], &x) ||
 		    !json_object_is_type(x, json_type_int))
-			return hp_errf(e, "%s: %s[%zu] (\"%s\") has no integer \"%s\"",
+			return hyper_plan__errf(e, "%s: %s[%zu] (\"%s\") has no integer \"%s\"",
 				       path, arr, i, name, keys[k]);
 		*v[k] = json_object_get_int64(x);
 		if (*v[k] < 0)
-			return hp_errf(e, "%s: %s[%zu] (\"%s\"): negative %s %lld",
+			return hyper_plan__errf(e, "%s: %s[%zu] (\"%s\"): negative %s %lld",
 				       path, arr, i, name, keys[k],
 				       (long long)*v[k]);
 	}
 	if (*end < *start)
-		return hp_errf(e, "%s: %s[%zu] (\"%s\"): negative duration: end_ns %lld before start_ns %lld",
+		return hyper_plan__errf(e, "%s: %s[%zu] (\"%s\"): negative duration: end_ns %lld before start_ns %lld",
 			       path, arr, i, name, (long long)*end,
 			       (long long)*start);
 	return 0;
@@ -107,7 +107,7 @@ static json_object *array_key(json_object *root, const char *key,
 
 	if (!json_object_object_get_ex(root, key, &a) ||
 	    !json_object_is_type(a, json_type_array)) {
-		hp_errf(e, "%s: no \"%s\" array: not a hyper-run timeline",
+		hyper_plan__errf(e, "%s: no \"%s\" array: not a hyper-run timeline",
 			path, key);
 		return NULL;
 	}
@@ -126,9 +126,9 @@ static int check_graph(json_object *root, const struct graph *g,
 		return 0;
 	theirs = str_key(gr, "hash");
 	name = str_key(gr, "name");
-	graph_identity(g, mine);
+	hyper_plan__graph_identity(g, mine);
 	if (theirs && strcmp(theirs, mine))
-		return hp_errf(e, "%s: a run of another graph: \"%s\" (%s), not \"%s\" (%s); feed back a run of a schedule planned for this graph",
+		return hyper_plan__errf(e, "%s: a run of another graph: \"%s\" (%s), not \"%s\" (%s); feed back a run of a schedule planned for this graph",
 			       path, name ? name : "", theirs,
 			       g->name ? g->name : "", mine);
 	return 0;
@@ -146,10 +146,10 @@ static int xfers_add(struct xfers *x, double bytes, double ns,
 	size_t c = x->cap;
 
 	/* both grow to the same capacity; a failure leaves x->cap */
-	if (hp_grow(mem, &x->bytes, &c, x->n, sizeof(double)))
+	if (hyper_plan__grow(mem, &x->bytes, &c, x->n, sizeof(double)))
 		return -ENOMEM;
 	c = x->cap;
-	if (hp_grow(mem, &x->ns, &c, x->n, sizeof(double)))
+	if (hyper_plan__grow(mem, &x->ns, &c, x->n, sizeof(double)))
 		return -ENOMEM;
 	x->cap = c;
 	x->bytes[x->n] = bytes;
@@ -175,7 +175,7 @@ static double rate(const struct xfers *x, double *tmp)
 		for (i = 0; i < x->n; i++)
 			if (x->ns[i] > 0)
 				tmp[n++] = x->bytes[i] / x->ns[i] * 1e9;
-	return n ? median(tmp, n) : 0;
+	return n ? hyper_plan__median(tmp, n) : 0;
 }
 
 /*
@@ -205,7 +205,7 @@ static void fit_link(struct profile *p, const struct xfers *x, double *tmp)
 			if (tmp[i] < 0)
 				tmp[i] = 0;
 		}
-		p->latency_ns = median(tmp, (int)l->n);
+		p->latency_ns = hyper_plan__median(tmp, (int)l->n);
 	}
 }
 
@@ -226,7 +226,7 @@ int graph_feedback(struct graph *g, struct profile *p, const char *path,
 	if (!json_object_is_type(root, json_type_object) ||
 	    !str_key(root, "format") ||
 	    strcmp(str_key(root, "format"), "hyper-timeline")) {
-		hp_errf(e, "%s: not a hyper-timeline (write one with hyper-run --timeline)",
+		hyper_plan__errf(e, "%s: not a hyper-timeline (write one with hyper-run --timeline)",
 			path);
 		goto out;
 	}
@@ -236,10 +236,10 @@ int graph_feedback(struct graph *g, struct profile *p, const char *path,
 	xf = ops ? array_key(root, "transfers", path, e) : NULL;
 	if (!xf)
 		goto out;
-	sum = hp_calloc(&g->mem, (size_t)g->nop + 1, sizeof(*sum));
-	cnt = hp_calloc(&g->mem, (size_t)g->nop + 1, sizeof(*cnt));
+	sum = hyper_plan__calloc(&g->mem, (size_t)g->nop + 1, sizeof(*sum));
+	cnt = hyper_plan__calloc(&g->mem, (size_t)g->nop + 1, sizeof(*cnt));
 	if (!sum || !cnt) {
-		ret = hp_nomem(e);
+		ret = hyper_plan__nomem(e);
 		goto out;
 	}
 	n = json_object_array_length(ops);
@@ -249,9 +249,9 @@ int graph_feedback(struct graph *g, struct profile *p, const char *path,
 		o = json_object_array_get_idx(ops, i);
 		if (span(o, path, "ops", i, "op", &s, &t, NULL, e))
 			goto out;
-		k = idmap_find(&g->omap, str_key(o, "op"));
+		k = hyper_plan__idmap_find(&g->omap, str_key(o, "op"));
 		if (k >= g->nop) {
-			hp_errf(e, "%s: ops[%zu]: operator \"%s\" is not in graph \"%s\": a run of another graph",
+			hyper_plan__errf(e, "%s: ops[%zu]: operator \"%s\" is not in graph \"%s\": a run of another graph",
 				path, i, str_key(o, "op"), g->name ? g->name : "");
 			goto out;
 		}
@@ -260,7 +260,7 @@ int graph_feedback(struct graph *g, struct profile *p, const char *path,
 	}
 	for (i = 0; i < g->nop; i++)
 		if (!cnt[i]) {
-			hp_errf(e, "%s: no time for operator \"%s\": a run cut short, or of another graph",
+			hyper_plan__errf(e, "%s: no time for operator \"%s\": a run cut short, or of another graph",
 				path, g->op[i].id);
 			goto out;
 		}
@@ -273,7 +273,7 @@ int graph_feedback(struct graph *g, struct profile *p, const char *path,
 			goto out;
 		dir = str_key(o, "dir");
 		if (!dir || (strcmp(dir, "prefetch") && strcmp(dir, "store"))) {
-			hp_errf(e, "%s: transfers[%zu]: \"dir\" is not \"prefetch\" or \"store\"",
+			hyper_plan__errf(e, "%s: transfers[%zu]: \"dir\" is not \"prefetch\" or \"store\"",
 				path, i);
 			goto out;
 		}
@@ -284,16 +284,16 @@ int graph_feedback(struct graph *g, struct profile *p, const char *path,
 		if (b && xfers_add(&l[!strcmp(dir, "store")], (double)b,
 				   (double)(t - (s > busy ? s : busy)),
 				   &g->mem)) {
-			ret = hp_nomem(e);
+			ret = hyper_plan__nomem(e);
 			goto out;
 		}
 		if (t > busy)
 			busy = t;
 	}
-	tmp = hp_calloc(&g->mem, (l[0].n > l[1].n ? l[0].n : l[1].n) + 1,
+	tmp = hyper_plan__calloc(&g->mem, (l[0].n > l[1].n ? l[0].n : l[1].n) + 1,
 			sizeof(*tmp));
 	if (!tmp) {
-		ret = hp_nomem(e);
+		ret = hyper_plan__nomem(e);
 		goto out;
 	}
 	/* Accepted: apply. */

@@ -6,8 +6,8 @@
 #ifndef HP_FEEDBACK_H
 #define HP_FEEDBACK_H
 
-#include "graph.h"
-#include "profile.h"
+#include "graph/graph.h"
+#include "profile/profile.h"
 
 struct feedback_stats {
 	size_t ops_timed;	/* operators whose compute_ns was replaced */

@@ -15,7 +15,7 @@
 
 #include <json-c/json.h>
 
-#include "model.h"
+#include "gen/model.h"
 
 struct family {
 	const char *type;
@@ -212,7 +212,7 @@ static int set_key(struct model *m, const struct key *k, json_object *v,
 
 	if (k->kind == K_BOOL || k->kind == K_NOT) {
 		if (!json_object_is_type(v, json_type_boolean))
-			return hp_errf(e, "%s: %s must be true or false", file, k->name);
+			return hyper_plan__errf(e, "%s: %s must be true or false", file, k->name);
 		*(bool *)dst = json_object_get_boolean(v) ^ (k->kind == K_NOT);
 		return 0;
 	}
@@ -252,7 +252,7 @@ static const struct family *family_of(json_object *root, const char *file,
 		len += snprintf(known + len, sizeof(known) - len, "%s%s",
 				i ? ", " : "", families[i].type);
 	}
-	hp_errf(e, "%s: unknown model_type \"%.40s\" (known: %s)", file, s, known);
+	hyper_plan__errf(e, "%s: unknown model_type \"%.40s\" (known: %s)", file, s, known);
 	return NULL;
 }
 
@@ -295,7 +295,7 @@ static int special(struct model *m, struct rd *r, const char *key,
 		if (!json_object_is_type(v, json_type_string) ||
 		    (strcmp(a, "silu") && strcmp(a, "swish") &&
 		     strncmp(a, "gelu", 4)))
-			return hp_errf(e, "%s: %s must be \"silu\" or \"gelu\" (or a gelu variant)",
+			return hyper_plan__errf(e, "%s: %s must be \"silu\" or \"gelu\" (or a gelu variant)",
 				       r->file, key);
 		m->gelu = !strncmp(a, "gelu", 4);
 		return 0;
@@ -310,7 +310,7 @@ static int special(struct model *m, struct rd *r, const char *key,
 	    !strcmp(key, "new_decoder_architecture") || !strcmp(key, "bias") ||
 	    !strcmp(key, "attention_bias")) {
 		if (!is_bool)
-			return hp_errf(e, "%s: %s must be true or false", r->file,
+			return hyper_plan__errf(e, "%s: %s must be true or false", r->file,
 				       key);
 		if (!strcmp(key, "use_sliding_window")) {
 			r->window_off = !b;
@@ -324,7 +324,7 @@ static int special(struct model *m, struct rd *r, const char *key,
 			m->qkv_bias = m->o_bias = m->mlp_bias = b;
 		} else {
 			if (b && !strcmp(r->f->type, "deepseek_v2"))
-				return hp_errf(e, "%s: attention_bias true is not modelled for deepseek_v2: it would change the latent projections' weights",
+				return hyper_plan__errf(e, "%s: attention_bias true is not modelled for deepseek_v2: it would change the latent projections' weights",
 					       r->file);
 			m->qkv_bias = m->o_bias = b;
 		}
@@ -333,7 +333,7 @@ static int special(struct model *m, struct rd *r, const char *key,
 	if (!strcmp(key, "max_window_layers") && !strncmp(r->f->type, "qwen2", 5)) {
 		if (!json_object_is_type(v, json_type_int) ||
 		    json_object_get_int64(v) < 0)
-			return hp_errf(e, "%s: max_window_layers must be an integer of at least 0",
+			return hyper_plan__errf(e, "%s: max_window_layers must be an integer of at least 0",
 				       r->file);
 		r->window_layers = json_object_get_int64(v);
 		return 0;
@@ -344,7 +344,7 @@ static int special(struct model *m, struct rd *r, const char *key,
 		if (json_object_is_type(v, json_type_null))
 			n = 0;
 		else if (!json_object_is_type(v, json_type_int) || n < 0 || n > 64)
-			return hp_errf(e, "%s: n_shared_experts must be an integer in 0..64, or null",
+			return hyper_plan__errf(e, "%s: n_shared_experts must be an integer in 0..64, or null",
 				       r->file);
 		r->n_shared = (uint32_t)n;
 		return 0;
@@ -378,7 +378,7 @@ static int read_keys(struct model *m, struct rd *r, json_object *root,
 				break;
 		if (i < ARRAY_SIZE(fixed)) {
 			if (!has_value(v, fixed[i].ok))
-				return hp_errf(e, "%s: %s = %.40s is not modelled: it would change %s (only %s plans)",
+				return hyper_plan__errf(e, "%s: %s = %.40s is not modelled: it would change %s (only %s plans)",
 					       file, key, json_object_to_json_string(v),
 					       fixed[i].changes, want_text[fixed[i].ok]);
 			note(r, key, NULL);
@@ -395,7 +395,7 @@ static int read_keys(struct model *m, struct rd *r, json_object *root,
 			    (!keys[i].only || !strcmp(keys[i].only, r->f->type)))
 				break;
 		if (i == ARRAY_SIZE(keys))
-			return hp_errf(e, "%s: unknown key \"%.60s\" for model_type %s: it may change the graph (Documentation/planner.md lists the keys read and those ignored)",
+			return hyper_plan__errf(e, "%s: unknown key \"%.60s\" for model_type %s: it may change the graph (Documentation/planner.md lists the keys read and those ignored)",
 				       file, key, r->f->type);
 		if (set_key(m, &keys[i], v, file, e))
 			return -EINVAL;
@@ -444,31 +444,31 @@ static int check_shape(const struct model *m, const char *file,
 {
 	if (!m->hidden || !m->layers || !m->heads || !m->kv_heads ||
 	    !m->ffn || !m->vocab)
-		return hp_errf(e, "%s: hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads, intermediate_size and vocab_size must be above 0",
+		return hyper_plan__errf(e, "%s: hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads, intermediate_size and vocab_size must be above 0",
 			       file);
 	if (!m->head_dim && !m->kv_lora && m->hidden % m->heads)
-		return hp_errf(e, "%s: num_attention_heads (%u) does not divide hidden_size (%u); give head_dim",
+		return hyper_plan__errf(e, "%s: num_attention_heads (%u) does not divide hidden_size (%u); give head_dim",
 			       file, m->heads, m->hidden);
 	if (m->heads % m->kv_heads)
-		return hp_errf(e, "%s: num_key_value_heads (%u) does not divide num_attention_heads (%u)",
+		return hyper_plan__errf(e, "%s: num_key_value_heads (%u) does not divide num_attention_heads (%u)",
 			       file, m->kv_heads, m->heads);
 	if (m->experts == 1 || (m->experts && (!m->top_k || m->top_k > m->experts)))
-		return hp_errf(e, "%s: num_experts_per_tok (%u) must be in 1..num_local_experts (%u), and experts at least 2",
+		return hyper_plan__errf(e, "%s: num_experts_per_tok (%u) must be in 1..num_local_experts (%u), and experts at least 2",
 			       file, m->top_k, m->experts);
 	if (m->experts && m->first_dense >= m->layers)
-		return hp_errf(e, "%s: first_k_dense_replace (%u) leaves no MoE layer of %u",
+		return hyper_plan__errf(e, "%s: first_k_dense_replace (%u) leaves no MoE layer of %u",
 			       file, m->first_dense, m->layers);
 	if (m->kv_lora && (!m->qk_nope || !m->qk_rope || !m->v_head))
-		return hp_errf(e, "%s: kv_lora_rank needs qk_nope_head_dim, qk_rope_head_dim and v_head_dim above 0",
+		return hyper_plan__errf(e, "%s: kv_lora_rank needs qk_nope_head_dim, qk_rope_head_dim and v_head_dim above 0",
 			       file);
 	if (m->kv_lora && (m->parallel || m->sandwich || m->qk_norm))
-		return hp_errf(e, "%s: latent attention (kv_lora_rank) with parallel blocks, sandwich or q/k norms is not modelled",
+		return hyper_plan__errf(e, "%s: latent attention (kv_lora_rank) with parallel blocks, sandwich or q/k norms is not modelled",
 			       file);
 	if (m->sandwich && (m->experts || m->parallel))
-		return hp_errf(e, "%s: gemma2's sandwich norms with experts or parallel blocks are not modelled",
+		return hyper_plan__errf(e, "%s: gemma2's sandwich norms with experts or parallel blocks are not modelled",
 			       file);
 	if (m->max_pos && m->window)
-		return hp_errf(e, "%s: a sliding window with learned positions (n_positions) is not modelled",
+		return hyper_plan__errf(e, "%s: a sliding window with learned positions (n_positions) is not modelled",
 			       file);
 	return 0;
 }
@@ -500,12 +500,12 @@ int model_from_config(const char *path, struct model *m, char *names,
 	int ret = -EINVAL;
 
 	if (len < 64)
-		return hp_errf(e, "%s: a name buffer of %zu bytes is too small",
+		return hyper_plan__errf(e, "%s: a name buffer of %zu bytes is too small",
 			       path, len);
-	if (hp_json_load(path, 1 << 20, &root, e))
+	if (hyper_plan__json_load(path, 1 << 20, &root, e))
 		return -EINVAL;
 	if (!json_object_is_type(root, json_type_object)) {
-		hp_errf(e, "%s: not a JSON object", path);
+		hyper_plan__errf(e, "%s: not a JSON object", path);
 		goto out;
 	}
 	r.f = family_of(root, path, e);
@@ -528,7 +528,7 @@ int model_from_config(const char *path, struct model *m, char *names,
 		if (r.window_layers >= m->layers) {
 			m->window = 0;
 		} else if (r.window_layers) {
-			hp_errf(e, "%s: max_window_layers = %lld with use_sliding_window is not modelled: it would change attention, windowed on layers %lld.. only (0 windows every layer)",
+			hyper_plan__errf(e, "%s: max_window_layers = %lld with use_sliding_window is not modelled: it would change attention, windowed on layers %lld.. only (0 windows every layer)",
 				path, (long long)r.window_layers,
 				(long long)r.window_layers);
 			goto out;

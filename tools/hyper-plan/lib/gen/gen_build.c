@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
-#include "gen_build.h"
+#include "gen/gen_build.h"
 
 void gb_init(struct gb *b, struct graph *g, const struct profile *p,
 	     struct hp_err *e)
@@ -32,7 +32,7 @@ uint32_t gb_tensor(struct gb *b, enum hyper_tensor_kind kind, uint64_t bytes,
 	va_start(ap, fmt);
 	vsnprintf(id, sizeof(id), fmt, ap);
 	va_end(ap);
-	t = graph_add_tensor(b->g, id, bytes, kind, flags, b->e);
+	t = hyper_plan__graph_add_tensor(b->g, id, bytes, kind, flags, b->e);
 	if (t == NONE) {
 		b->err = -EINVAL;
 		return 0;
@@ -50,16 +50,16 @@ uint32_t gb_find(struct gb *b, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(id, sizeof(id), fmt, ap);
 	va_end(ap);
-	t = b->err ? 0 : graph_tensor(b->g, id);
+	t = b->err ? 0 : hyper_plan__graph_tensor(b->g, id);
 	if (t == NONE)
-		b->err = hp_errf(b->e, "generator: no tensor \"%s\"", id);
+		b->err = hyper_plan__errf(b->e, "generator: no tensor \"%s\"", id);
 	return t == NONE ? 0 : t;
 }
 
 void gb_in(struct gb *b, uint32_t t)
 {
-	if (hp_grow(&b->g->mem, &b->in, &b->cap_in, b->n_in, sizeof(*b->in))) {
-		b->err = b->err ? b->err : hp_nomem(b->e);
+	if (hyper_plan__grow(&b->g->mem, &b->in, &b->cap_in, b->n_in, sizeof(*b->in))) {
+		b->err = b->err ? b->err : hyper_plan__nomem(b->e);
 		return;
 	}
 	b->in[b->n_in++] = t;
@@ -67,9 +67,9 @@ void gb_in(struct gb *b, uint32_t t)
 
 void gb_out(struct gb *b, uint32_t t)
 {
-	if (hp_grow(&b->g->mem, &b->out, &b->cap_out, b->n_out,
+	if (hyper_plan__grow(&b->g->mem, &b->out, &b->cap_out, b->n_out,
 		    sizeof(*b->out))) {
-		b->err = b->err ? b->err : hp_nomem(b->e);
+		b->err = b->err ? b->err : hyper_plan__nomem(b->e);
 		return;
 	}
 	b->out[b->n_out++] = t;
@@ -84,10 +84,10 @@ void add_op(struct gb *b, double flops, double bytes,
 
 	vsnprintf(id, sizeof(id), fmt, ap);
 	if (!b->err && ns > HP_MAX_OP_NS)
-		b->err = hp_errf(b->e, "generator: op \"%s\" would take %.0f s; batch or sequence too large",
+		b->err = hyper_plan__errf(b->e, "generator: op \"%s\" would take %.0f s; batch or sequence too large",
 				 id, ns / 1e9);
 	if (!b->err &&
-	    graph_add_op(b->g, id, (uint64_t)ns, b->in, b->n_in, b->out,
+	    hyper_plan__graph_add_op(b->g, id, (uint64_t)ns, b->in, b->n_in, b->out,
 			 b->n_out, gm, b->e) == NONE)
 		b->err = -EINVAL;
 	if (!b->err) {		/* kept, so that another profile re-times it */

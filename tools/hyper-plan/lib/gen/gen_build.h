@@ -7,8 +7,8 @@
 #ifndef HP_GEN_BUILD_H
 #define HP_GEN_BUILD_H
 
-#include "graph.h"
-#include "profile.h"
+#include "graph/graph.h"
+#include "profile/profile.h"
 
 #define BF16	2ULL
 #define FP32	4ULL

@@ -5,7 +5,7 @@
  * step's embedding, and every layer's KV cache is a row of block tensors
  * that attention reads and extends, so the steps chain the way they run.
  */
-#include "gen_llama.h"
+#include "gen/gen_llama.h"
 
 static void make_kv(struct gb *b, const struct shape *s, uint32_t blocks,
 		    uint32_t kv_block)
@@ -15,7 +15,7 @@ static void make_kv(struct gb *b, const struct shape *s, uint32_t blocks,
 
 	for (l = 0; l < s->L; l++)
 		for (k = 0; k < blocks; k++)
-			gb_tensor(b, HYPER_KIND_KV, bytes, tkind_default_flags(HYPER_KIND_KV),
+			gb_tensor(b, HYPER_KIND_KV, bytes, hyper_plan__tkind_default_flags(HYPER_KIND_KV),
 				  "L%u.kv%u", l, k);
 }
 

@@ -5,7 +5,7 @@
  * every earlier position of every sequence.  Every tensor has the element
  * size of --dtype (bf16 unless asked).
  */
-#include "gen_llama.h"
+#include "gen/gen_llama.h"
 
 int shape_init(struct shape *s, const struct gen_params *gp,
 	       struct hp_err *e)
@@ -15,23 +15,23 @@ int shape_init(struct shape *s, const struct gen_params *gp,
 	uint32_t ctx = gp->mode == GEN_TRAIN ? gp->seq : gp->seq + gp->decode;
 
 	if (m->top_k > ROUTE_MAX_K || m->top_k > m->experts)
-		return hp_errf(e, "model %s: top-%u routing of %u experts: at most top-%u, and no more than the experts",
+		return hyper_plan__errf(e, "model %s: top-%u routing of %u experts: at most top-%u, and no more than the experts",
 			       m->name, m->top_k, m->experts, ROUTE_MAX_K);
 	if (!gp->batch || gp->batch > 65536)
-		return hp_errf(e, "batch must be in 1..65536 (got %u)", gp->batch);
+		return hyper_plan__errf(e, "batch must be in 1..65536 (got %u)", gp->batch);
 	if (!gp->seq || gp->seq > (1U << 20))
-		return hp_errf(e, "sequence length must be in 1..%u (got %u)",
+		return hyper_plan__errf(e, "sequence length must be in 1..%u (got %u)",
 			       1U << 20, gp->seq);
 	if (gp->decode > (1U << 20))
-		return hp_errf(e, "decode steps must be in 0..%u (got %u)",
+		return hyper_plan__errf(e, "decode steps must be in 0..%u (got %u)",
 			       1U << 20, gp->decode);
 	if (!gp->kv_block || gp->kv_block > (1U << 20))
-		return hp_errf(e, "kv block must be in 1..%u tokens (got %u)",
+		return hyper_plan__errf(e, "kv block must be in 1..%u tokens (got %u)",
 			       1U << 20, gp->kv_block);
 	if (gp->layers > 1024)
-		return hp_errf(e, "layers must be in 1..1024 (got %u)", gp->layers);
+		return hyper_plan__errf(e, "layers must be in 1..1024 (got %u)", gp->layers);
 	if (m->max_pos && ctx > m->max_pos)
-		return hp_errf(e, "model %s learned %u positions (n_positions): a context of %u tokens does not fit; shorten --seq or --decode",
+		return hyper_plan__errf(e, "model %s learned %u positions (n_positions): a context of %u tokens does not fit; shorten --seq or --decode",
 			       m->name, m->max_pos, ctx);
 	/*
 	 * A scaled model keeps the head size and divides the number of heads,
@@ -42,7 +42,7 @@ int shape_init(struct shape *s, const struct gen_params *gp,
 	    m->vocab % gp->scale || m->hidden % gp->scale ||
 	    m->expert_ffn % gp->scale || m->shared_ffn % gp->scale ||
 	    m->kv_lora % gp->scale || m->q_lora % gp->scale)
-		return hp_errf(e, "model %s cannot be scaled by 1/%u: it must divide its %u heads, %u hidden, %u-wide feed-forward and %u-token vocabulary",
+		return hyper_plan__errf(e, "model %s cannot be scaled by 1/%u: it must divide its %u heads, %u hidden, %u-wide feed-forward and %u-token vocabulary",
 			       m->name, gp->scale, m->heads, m->hidden, m->ffn,
 			       m->vocab);
 	*s = (struct shape){
@@ -84,7 +84,7 @@ static void linear_w(struct gb *b, uint64_t in, uint64_t out, bool bias,
 		     uint32_t l, const char *pfx, const char *name)
 {
 	gb_tensor(b, HYPER_KIND_WEIGHT, (in + bias) * out * b->dt,
-		  tkind_default_flags(HYPER_KIND_WEIGHT), "L%u.%s%s", l, pfx,
+		  hyper_plan__tkind_default_flags(HYPER_KIND_WEIGHT), "L%u.%s%s", l, pfx,
 		  name);
 }
 
@@ -93,7 +93,7 @@ static void norm_w(struct gb *b, const struct shape *s, uint64_t n,
 		   uint32_t l, const char *name)
 {
 	gb_tensor(b, HYPER_KIND_WEIGHT, (1 + s->m->ln_bias) * n * b->dt,
-		  tkind_default_flags(HYPER_KIND_WEIGHT), "L%u.%s.w", l, name);
+		  hyper_plan__tkind_default_flags(HYPER_KIND_WEIGHT), "L%u.%s.w", l, name);
 }
 
 /* An MLP's weights "L3.<pfx>w1" (gate or up), "w3" (up, gated), "w2". */
@@ -114,7 +114,7 @@ static void mlp_weights(struct gb *b, const struct shape *s, uint32_t l,
  */
 static void mla_weights(struct gb *b, const struct shape *s, uint32_t l)
 {
-	const uint8_t f = tkind_default_flags(HYPER_KIND_WEIGHT);
+	const uint8_t f = hyper_plan__tkind_default_flags(HYPER_KIND_WEIGHT);
 	uint64_t h = s->h;
 
 	if (s->ql) {
@@ -133,7 +133,7 @@ static void mla_weights(struct gb *b, const struct shape *s, uint32_t l)
 
 static void layer_weights(struct gb *b, const struct shape *s, uint32_t l)
 {
-	const uint8_t f = tkind_default_flags(HYPER_KIND_WEIGHT);
+	const uint8_t f = hyper_plan__tkind_default_flags(HYPER_KIND_WEIGHT);
 	const struct model *m = s->m;
 	uint64_t h = s->h;
 	char pfx[16];
@@ -173,7 +173,7 @@ static void layer_weights(struct gb *b, const struct shape *s, uint32_t l)
 
 void make_weights(struct gb *b, const struct shape *s)
 {
-	const uint8_t f = tkind_default_flags(HYPER_KIND_WEIGHT);
+	const uint8_t f = hyper_plan__tkind_default_flags(HYPER_KIND_WEIGHT);
 	uint32_t l;
 
 	gb_tensor(b, HYPER_KIND_WEIGHT, (uint64_t)s->V * s->h * b->dt, f, "embed.w");
@@ -526,14 +526,14 @@ static uint32_t layer(struct gb *b, const struct shape *s,
 int gen_moe_arrays(struct gb *b, const struct shape *s, uint32_t **count,
 		   uint32_t **ids)
 {
-	*count = hp_calloc(&b->g->mem, s->E, sizeof(**count));
-	*ids = hp_calloc(&b->g->mem, s->E + 1, sizeof(**ids));
+	*count = hyper_plan__calloc(&b->g->mem, s->E, sizeof(**count));
+	*ids = hyper_plan__calloc(&b->g->mem, s->E + 1, sizeof(**ids));
 	if (*count && *ids)
 		return 0;
 	free(*count);
 	free(*ids);
 	if (!b->err)
-		b->err = hp_nomem(b->e);
+		b->err = hyper_plan__nomem(b->e);
 	return b->err;
 }
 

@@ -9,8 +9,8 @@
 #ifndef HP_GEN_LLAMA_H
 #define HP_GEN_LLAMA_H
 
-#include "gen_build.h"
-#include "model.h"
+#include "gen/gen_build.h"
+#include "gen/model.h"
 
 struct shape {
 	const struct model *m;

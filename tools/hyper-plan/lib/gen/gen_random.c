@@ -7,7 +7,7 @@
  */
 #include <math.h>
 
-#include "model.h"
+#include "gen/model.h"
 
 struct rng {
 	uint64_t s;
@@ -93,14 +93,14 @@ static int add_op(struct rgen *q, uint32_t i, struct hp_err *e)
 	uint32_t a;
 
 	snprintf(id, sizeof(id), "a%u", i);
-	a = graph_add_tensor(q->g, id, loguni(&q->r, 16384, 8 << 20),
+	a = hyper_plan__graph_add_tensor(q->g, id, loguni(&q->r, 16384, 8 << 20),
 			     HYPER_KIND_ACTIVATION, flags, e);
 	if (a == NONE)
 		return -1;
 	q->out[q->n_out++] = a;
 	q->acts[q->nacts++] = a;
 	snprintf(id, sizeof(id), "op%u", i);
-	return graph_add_op(q->g, id, ns, q->in, q->n_in, q->out, q->n_out,
+	return hyper_plan__graph_add_op(q->g, id, ns, q->in, q->n_in, q->out, q->n_out,
 			    NULL, e) == NONE ? -1 : 0;
 }
 
@@ -110,19 +110,19 @@ static int add_tensors(struct rgen *q, struct hp_err *e)
 	uint32_t i;
 
 	for (i = 0; i < q->nw; i++) {
-		uint8_t f = tkind_default_flags(HYPER_KIND_WEIGHT);
+		uint8_t f = hyper_plan__tkind_default_flags(HYPER_KIND_WEIGHT);
 
 		snprintf(id, sizeof(id), "w%u", i);
 		if (unit(&q->r) < 0.05)
 			f |= TF_PIN;
-		if (graph_add_tensor(q->g, id, loguni(&q->r, 65536, 16 << 20),
+		if (hyper_plan__graph_add_tensor(q->g, id, loguni(&q->r, 65536, 16 << 20),
 				     HYPER_KIND_WEIGHT, f, e) == NONE)
 			return -1;
 	}
 	for (i = 0; i < q->ns; i++) {
 		snprintf(id, sizeof(id), "s%u", i);
-		if (graph_add_tensor(q->g, id, loguni(&q->r, 65536, 4 << 20),
-				     HYPER_KIND_KV, tkind_default_flags(HYPER_KIND_KV), e) ==
+		if (hyper_plan__graph_add_tensor(q->g, id, loguni(&q->r, 65536, 4 << 20),
+				     HYPER_KIND_KV, hyper_plan__tkind_default_flags(HYPER_KIND_KV), e) ==
 		    NONE)
 			return -1;
 	}
@@ -137,13 +137,13 @@ int gen_random(struct graph *g, const struct random_params *rp,
 	int ret;
 
 	if (rp->ops < 1 || rp->ops > (1U << 24))
-		return hp_errf(e, "random graph: ops must be in 1..%u (got %u)",
+		return hyper_plan__errf(e, "random graph: ops must be in 1..%u (got %u)",
 			       1U << 24, rp->ops);
 	q.nw = rp->ops / 8 + 2;
 	q.ns = rp->ops / 64 + 1;
-	q.state_written = hp_calloc(&g->mem, q.ns, sizeof(*q.state_written));
-	q.acts = hp_array(&g->mem, rp->ops, sizeof(*q.acts));
-	ret = q.state_written && q.acts ? add_tensors(&q, e) : hp_nomem(e);
+	q.state_written = hyper_plan__calloc(&g->mem, q.ns, sizeof(*q.state_written));
+	q.acts = hyper_plan__array(&g->mem, rp->ops, sizeof(*q.acts));
+	ret = q.state_written && q.acts ? add_tensors(&q, e) : hyper_plan__nomem(e);
 	for (i = 0; i < rp->ops && !ret; i++) {
 		pick_inputs(&q);
 		ret = add_op(&q, i, e);

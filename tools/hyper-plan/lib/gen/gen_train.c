@@ -9,7 +9,7 @@
  */
 #include <stdarg.h>
 
-#include "gen_llama.h"
+#include "gen/gen_llama.h"
 
 static uint32_t grad(struct gb *b, uint64_t bytes, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -59,7 +59,7 @@ static uint32_t norm_bwd(struct gb *b, uint32_t T, uint32_t h, uint32_t dy,
 	uint32_t g;
 
 	snprintf(gname, sizeof(gname), "%s.grad", w);
-	g = graph_tensor(b->g, gname);
+	g = hyper_plan__graph_tensor(b->g, gname);
 	gb_in(b, dy);
 	gb_in(b, x);
 	gb_in(b, gb_find(b, "%s", w));
@@ -426,7 +426,7 @@ static void embed_bwd(struct gb *b, const struct shape *s, uint32_t T,
 /* Mixed-precision Adam on one weight: 30 bytes and ~12 FLOP a parameter. */
 static void adam(struct gb *b, uint32_t w)
 {
-	const uint8_t f = tkind_default_flags(HYPER_KIND_OPTIMIZER);
+	const uint8_t f = hyper_plan__tkind_default_flags(HYPER_KIND_OPTIMIZER);
 	const char *id = b->g->t[w].id;
 	uint64_t params = b->g->t[w].bytes / b->dt;
 	const char *st[] = { "master", "m", "v" };
@@ -434,7 +434,7 @@ static void adam(struct gb *b, uint32_t w)
 	char gname[HP_MAX_ID + 1];
 
 	snprintf(gname, sizeof(gname), "%s.grad", id);
-	g = graph_tensor(b->g, gname);
+	g = hyper_plan__graph_tensor(b->g, gname);
 	if (g == NONE)		/* an expert no token was routed to */
 		return;
 	for (i = 0; i < 3; i++)

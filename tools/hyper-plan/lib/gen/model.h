@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "graph.h"
-#include "profile.h"
+#include "graph/graph.h"
+#include "profile/profile.h"
 
 /*
  * A decoder LLM's shape.  The fields after top_k default to 0 (false), a

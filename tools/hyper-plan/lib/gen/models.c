@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "model.h"
+#include "gen/model.h"
 
 static bool is_dir(const char *path)
 {
@@ -30,7 +30,7 @@ int model_dir(char *buf, size_t len, struct hp_err *e)
 
 	if (env && *env) {
 		if (!is_dir(env))
-			return hp_errf(e, "HYPER_PLAN_CONFIGS=%s: not a directory",
+			return hyper_plan__errf(e, "HYPER_PLAN_CONFIGS=%s: not a directory",
 				       env);
 		snprintf(buf, len, "%s", env);
 		return 0;
@@ -53,7 +53,7 @@ int model_dir(char *buf, size_t len, struct hp_err *e)
 	 * No path of the build tree is compiled in: make tells the programs
 	 * it runs from there where the sources' configs are.
 	 */
-	return hp_errf(e, "no model configs: %s is not a folder; set HYPER_PLAN_CONFIGS to a folder of NAME.json configs, such as the sources' tools/hyper-plan/configs",
+	return hyper_plan__errf(e, "no model configs: %s is not a folder; set HYPER_PLAN_CONFIGS to a folder of NAME.json configs, such as the sources' tools/hyper-plan/configs",
 		       *rel ? rel : "share/hyper-plan/configs beside the program");
 }
 
@@ -85,7 +85,7 @@ int model_list(char ***names, struct hp_err *e)
 		return -1;
 	n = scandir(dir, &ents, is_config, alphasort);
 	if (n < 0)
-		return hp_errf(e, "%s: %s", dir, strerror(errno));
+		return hyper_plan__errf(e, "%s: %s", dir, strerror(errno));
 	*names = calloc((size_t)n + 1, sizeof(**names));
 	for (i = 0; i < n; i++) {
 		ents[i]->d_name[strlen(ents[i]->d_name) - 5] = 0;
@@ -96,7 +96,7 @@ int model_list(char ***names, struct hp_err *e)
 		free(ents[i]);
 	}
 	free(ents);
-	return *names ? n : hp_nomem(e);
+	return *names ? n : hyper_plan__nomem(e);
 }
 
 void model_list_free(char **names)
@@ -125,6 +125,6 @@ int model_load(const char *name, struct model *m, char *names, size_t len,
 	for (i = 0; i < n && k < sizeof(known); i++)
 		k += snprintf(known + k, sizeof(known) - k, "%s, ", list[i]);
 	model_list_free(list);
-	return hp_errf(e, "unknown model \"%.64s\" (known: %srandom; configs in %s)",
+	return hyper_plan__errf(e, "unknown model \"%.64s\" (known: %srandom; configs in %s)",
 		       name, known, dir);
 }

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "model.h"
+#include "gen/model.h"
 
 /* Defaults of what gen_graph_name() names only when it differs. */
 #define GEN_KV_BLOCK	256

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "sim.h"
+#include "sim/sim.h"
 
 struct series {
 	const char *name;

@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "picture.h"
+#include "picture/picture.h"
 
 #define W	960
 #define H	540
@@ -33,10 +33,10 @@ static void mem_hook(void *ctx, double t, uint64_t bytes)
 		size_t cap = sr->cap;
 
 		/* both grow to the same capacity; a failure leaves sr->cap */
-		if (hp_grow(rec->mem, &sr->t, &cap, sr->n, sizeof(*sr->t)))
+		if (hyper_plan__grow(rec->mem, &sr->t, &cap, sr->n, sizeof(*sr->t)))
 			return;
 		cap = sr->cap;
-		if (hp_grow(rec->mem, &sr->bytes, &cap, sr->n,
+		if (hyper_plan__grow(rec->mem, &sr->bytes, &cap, sr->n,
 			    sizeof(*sr->bytes)))
 			return;
 		sr->cap = cap;
@@ -55,9 +55,9 @@ int series_record(struct series *sr, const char *name, const struct sched *s,
 	int ret;
 
 	*sr = (struct series){ .name = name };
-	ret = simulate(s, p, &h, &r, &mem, e);
+	ret = hyper_plan__simulate(s, p, &h, &r, &mem, e);
 	if (!ret && mem.failed)
-		ret = hp_nomem(e);
+		ret = hyper_plan__nomem(e);
 	return ret;
 }
 

@@ -4,7 +4,7 @@
  * compute thread and per transfer on its link's thread, and a counter
  * ("C") of device memory.  Timestamps are in microseconds.
  */
-#include "picture.h"
+#include "picture/picture.h"
 
 struct trace {
 	FILE *f;
@@ -105,7 +105,7 @@ int trace_json(FILE *f, const struct sched *s, const struct profile *p,
 
 	trace_begin(f);
 	trace_process(f, 1, "hyper-plan simulation");
-	ret = simulate(s, p, &h, &r, &mem, e);
+	ret = hyper_plan__simulate(s, p, &h, &r, &mem, e);
 	trace_end(f);
 	return ret;
 }
