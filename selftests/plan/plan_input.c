@@ -14,6 +14,13 @@
 
 #include "graph/graph_json.h"
 #include "job.h"
+#include "plan_cases.h"
+
+/* hyper-plan -m reads $HYPER_PLAN_CONFIGS: make sets it; by hand, the sources'. */
+static void __attribute__((constructor)) configs_from_sources(void)
+{
+	plan_configs_from_sources();
+}
 
 #define HEAD	"{ \"format\": \"hyper-graph\", \"version\": 1, "
 
