@@ -626,6 +626,17 @@ TEST_F_TIMEOUT(slow, public_configs_hold_their_published_parameter_counts, 600)
 		{ "gpt2", 124439808ULL },
 		/* 64 experts of 3·2048·1024, q and k norms */
 		{ "olmoe-1b-7b", 6919161856ULL },
+		/*
+		 * L·(4·h·4096 + 3·h·24576 + 2h) + V·h + h: 16 heads of 256,
+		 * GeGLU, tied embeddings
+		 */
+		{ "gemma-7b", 8537680896ULL },
+		/*
+		 * L·(4h² + 3h + 60·3·h·1408 + 3·h·5632 + h + 60h + 2h) +
+		 * 2·V·h + h: q, k, v biases; 60 experts, a shared expert and
+		 * its gate, the router; untied head
+		 */
+		{ "qwen1.5-moe-a2.7b", 14315784192ULL },
 	};
 	unsigned int i, k;
 

@@ -33,6 +33,8 @@ static const struct published published_models[] = {
 	{ "deepseek-v2-lite", "deepseek-ai/DeepSeek-V2-Lite", 15.7e9, 0 },
 	{ "gpt2", "openai-community/gpt2", 124439808, 0 },
 	{ "olmoe-1b-7b", "allenai/OLMoE-1B-7B-0924", 6.92e9, 0 },
+	{ "gemma-7b", "google/gemma-7b", 8.54e9, 0 },
+	{ "qwen1.5-moe-a2.7b", "Qwen/Qwen1.5-MoE-A2.7B", 14.3e9, 0 },
 };
 
 #endif
