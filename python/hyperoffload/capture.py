@@ -767,7 +767,11 @@ def _capture(module: torch.nn.Module, example_inputs: Tuple[Any, ...], runs: int
     gm = export(work, example_inputs) if via == "export" else trace(work)
     _check_inputs(module, gm, example_inputs)
     from . import verify as _verify
-    with torch.random.fork_rng(devices=[]), torch.no_grad():
+    # The caller's RNG streams are left as they were: the host's, and each
+    # GPU's once CUDA is in use (capture seeds them for its reference runs).
+    gpus = list(range(torch.cuda.device_count())) if torch.cuda.is_available() and \
+        torch.cuda.is_initialized() else []
+    with torch.random.fork_rng(devices=gpus), torch.no_grad():
         # The module's own tensors (fx's GraphModule registers the constants it
         # folded as buffers too: those are data, not weights).
         holder = work if via == "fx" else gm

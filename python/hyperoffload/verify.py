@@ -35,8 +35,8 @@ import torch
 from torch.fx.node import map_arg
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .capture import (SEED, Captured, CaptureError, _leaves, _storage, copy_module,
-                      module_tensors, snap, where, whole)
+from .capture import (SEED, Captured, CaptureError, _leaves, _rng_state, _set_rng_state,
+                      _storage, copy_module, module_tensors, snap, where, whole)
 
 
 class Reference:
@@ -241,7 +241,7 @@ class _Reference:
         self.interp.args_iter = iter(snap(inputs))
         self.env = self.interp.env
         self.tensors = dict(module_tensors(gm))
-        self.rng = torch.get_rng_state()
+        self.rng = _rng_state()
         self.left = {n: len(n.users) for n in gm.graph.nodes}
         self.by_name = {n.name: n for n in gm.graph.nodes}
         self.dead: List[Any] = []
@@ -252,9 +252,9 @@ class _Reference:
         for a in self.dead:
             del self.env[a]
         n = self.by_name[name]
-        torch.set_rng_state(self.rng)
+        _set_rng_state(self.rng)
         self.env[n] = self.interp.run_node(n)
-        self.rng = torch.get_rng_state()
+        self.rng = _rng_state()
         self.dead = []
         for a in n.all_input_nodes:
             self.left[a] -= 1
@@ -320,7 +320,7 @@ def check_program(cap: Captured, initial: Dict[str, torch.Tensor], inputs: Tuple
         return t.as_strided(spec.shape, spec.stride, spec.offset)
 
     torch.manual_seed(SEED)
-    rng = torch.get_rng_state()
+    rng = _rng_state()
     refg.rng = rng
     for node in cap.gm.graph.nodes:
         if node.op == "output":
@@ -329,12 +329,12 @@ def check_program(cap: Captured, initial: Dict[str, torch.Tensor], inputs: Tuple
         if node.name not in ops:
             continue
         i, op = ops[node.name]
-        torch.set_rng_state(rng)
+        _set_rng_state(rng)
         try:
             run_step(cap, op, _compile(cap, op), view)
         except Exception as e:
             raise fail(op.node, f"running it failed: {type(e).__name__}: {e}") from None
-        rng = torch.get_rng_state()
+        rng = _rng_state()
         want = _leaves(refg.value(node.name))
         for k, t in zip(op.fresh, op.outputs):
             if not equal(view(t), want[k]):
