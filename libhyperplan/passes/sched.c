@@ -52,14 +52,6 @@ static bool item_before(const struct item *a, const struct item *b)
 	return a->t < b->t;
 }
 
-static int cmp_item(const void *pa, const void *pb)
-{
-	const struct item *a = pa, *b = pb;
-
-	return item_before(a, b) ? -1 : item_before(b, a);
-}
-
-/* Most slots hold a few items: qsort's setup would cost more. */
 static void insertion_sort(struct item *a, size_t n)
 {
 	struct item x;
@@ -71,6 +63,52 @@ static void insertion_sort(struct item *a, size_t n)
 			a[j] = a[j - 1];
 		a[j] = x;
 	}
+}
+
+static const struct item *median3(const struct item *x, const struct item *y,
+				  const struct item *z)
+{
+	if (item_before(x, y))
+		return item_before(y, z) ? y : item_before(x, z) ? z : x;
+	return item_before(x, z) ? x : item_before(y, z) ? z : y;
+}
+
+/*
+ * The items of one slot (no two equal): an insertion sort for a few, a
+ * quicksort around a median of three for more, the smaller side first.
+ * Inline, where qsort() would call a comparison and copy through a
+ * buffer at each step: a slot that prefetches a layer's KV blocks, or a
+ * baseline's probe that moves thousands of tensors at one step, holds
+ * thousands of items.
+ */
+static void sort_slot(struct item *a, size_t n)
+{
+	while (n > 16) {
+		struct item pivot = *median3(&a[0], &a[n / 2], &a[n - 1]), t;
+		size_t i = 0, j = n - 1;
+
+		for (;;) {
+			while (item_before(&a[i], &pivot))
+				i++;
+			while (item_before(&pivot, &a[j]))
+				j--;
+			if (i >= j)
+				break;
+			t = a[i];
+			a[i++] = a[j];
+			a[j--] = t;
+		}
+		/* [0, j] and [j + 1, n): recurse into the smaller */
+		if (j + 1 < n - j - 1) {
+			sort_slot(a, j + 1);
+			a += j + 1;
+			n -= j + 1;
+		} else {
+			sort_slot(a + j + 1, n - j - 1);
+			n = j + 1;
+		}
+	}
+	insertion_sort(a, n);
 }
 
 #define DIGIT_BITS	11
@@ -125,10 +163,8 @@ static int sort_items(struct emit *m, uint32_t nslots)
 		for (end = i + 1; end < m->n && tmp[end].slot == tmp[i].slot;
 		     end++)
 			;
-		if (end - i > 16)
-			qsort(tmp + i, end - i, sizeof(*tmp), cmp_item);
-		else if (end - i > 1)
-			insertion_sort(tmp + i, end - i);
+		if (end - i > 1)
+			sort_slot(tmp + i, end - i);
 	}
 	free(out);
 	m->it = tmp;
