@@ -56,8 +56,9 @@ static int probe(const struct problem *pb, const struct life *lf,
 
 /*
  * The same for a search that reads nothing of a probe that misses the
- * goal but that it missed (the baselines: keep() and feasible() alone):
- * its simulation stops as soon as the goal is out of reach.
+ * goal but that it missed (keep() and feasible(); a peak only once
+ * feasible): its simulation stops as soon as the goal is out of reach.
+ * Every search here but "none", which hands out what it simulated.
  */
 static int probe_goal(const struct problem *pb, const struct life *lf,
 		      const struct evict *ev, size_t nev, uint64_t budget,
@@ -156,7 +157,7 @@ static int budget_probe(const struct problem *pb, struct plan_ctx *pc,
 		return hyper_plan__nomem(e);
 	if (!*fits)
 		return 0;
-	ret = probe(pb, lf, pc->ev, pc->nev, pb->goal.budget, &c, e);
+	ret = probe_goal(pb, lf, pc->ev, pc->nev, pb->goal.budget, &c, e);
 	if (ret)
 		return ret;
 	*fits = feasible(&pb->goal, &c);
@@ -226,7 +227,7 @@ static int bisect_aim(const struct problem *pb, struct plan_ctx *pc,
 			lo = b;
 			continue;
 		}
-		ret = probe(pb, lf, pc->ev, pc->nev, 0, &c, e);
+		ret = probe_goal(pb, lf, pc->ev, pc->nev, 0, &c, e);
 		if (ret)
 			return ret;
 		if (!feasible(&pb->goal, &c))
@@ -297,7 +298,7 @@ int hyper_plan__run_plan(const struct problem *pb, struct result *r, struct hp_e
 
 	begin(r, "plan", &t0);
 	/* Offloading nothing is a candidate too: never worse than that. */
-	ret = probe(pb, pb->lf, NULL, 0, pb->goal.budget, &c, e);
+	ret = probe_goal(pb, pb->lf, NULL, 0, pb->goal.budget, &c, e);
 	if (ret)
 		return ret;
 	keep(pb, r, &c);
