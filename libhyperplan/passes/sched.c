@@ -171,21 +171,12 @@ static int sort_items(struct emit *m, uint32_t nslots)
 	return 0;
 }
 
+/* The order's homes (struct life), and the pool for what @ev keeps there. */
 static void homes(struct emit *m, const struct evict *ev, size_t nev)
 {
-	const struct life *lf = m->lf;
-	const struct graph *g = lf->g;
-	uint32_t t;
 	size_t i;
 
-	for (t = 0; t < g->nt; t++) {
-		if (!nr_accesses(lf, t))
-			m->s->home[t] = g->t[t].flags & TF_LIVE_IN ? HYPER_HOME_POOL :
-					HYPER_HOME_NONE;
-		else
-			m->s->home[t] = hyper_plan__gap_live(lf, t, 0) ? HYPER_HOME_DEVICE :
-					HYPER_HOME_NONE;
-	}
+	memcpy(m->s->home, m->lf->home0, m->lf->g->nt);
 	for (i = 0; i < nev; i++)
 		if (ev[i].a < 0 && ev[i].detach_slot < 0)
 			m->s->home[ev[i].t] = HYPER_HOME_POOL;
