@@ -38,7 +38,8 @@ struct emit {
 static void item(struct emit *m, int64_t slot, uint8_t cls, uint32_t key,
 		 uint32_t t)
 {
-	if (hyper_plan__grow(m->mem, &m->it, &m->cap, m->n, sizeof(*m->it)))
+	if (m->n == m->cap &&
+	    hyper_plan__grow(m->mem, &m->it, &m->cap, m->n, sizeof(*m->it)))
 		return;
 	m->it[m->n++] = (struct item){ slot, cls, key, t };
 }
@@ -212,7 +213,9 @@ static int put(struct emit *m, uint32_t slot, uint32_t t, uint8_t kind)
 
 	if (why)
 		return bad(m, slot, kind, why, t);
-	if (hyper_plan__grow(m->mem, &s->cops, &m->cap_cops, s->ncops, sizeof(*s->cops)))
+	if (s->ncops == m->cap_cops &&
+	    hyper_plan__grow(m->mem, &s->cops, &m->cap_cops, s->ncops,
+			     sizeof(*s->cops)))
 		return hyper_plan__nomem(m->e);
 	s->cops[s->ncops++] = (struct cop){ t, kind };
 	return 0;
@@ -334,6 +337,11 @@ int hyper_plan__sched_build(struct sched *s, const struct life *lf,
 	if (!s->home || !s->slot_off || !m.st)
 		goto out;
 	homes(&m, ev, nev);
+	/* at most three items an eviction: one allocation, no copies */
+	m.cap = 3 * nev;
+	m.it = nev ? hyper_plan__array(mem, m.cap, sizeof(*m.it)) : NULL;
+	if (nev && !m.it)
+		goto out;
 	for (i = 0; i < nev && !mem->failed; i++)
 		evict_items(&m, &ev[i]);
 	if (!mem->failed && !sort_items(&m, 2 * s->n))
