@@ -13,6 +13,7 @@
 #include <hyper/residency.h>
 
 #include "passes/sched.h"
+#include "util/sort.h"
 
 enum { CL_STORE, CL_DETACH_LIVE, CL_DETACH_DEAD, CL_PREFETCH };
 
@@ -53,64 +54,12 @@ static bool item_before(const struct item *a, const struct item *b)
 	return a->t < b->t;
 }
 
-static void insertion_sort(struct item *a, size_t n)
-{
-	struct item x;
-	size_t i, j;
-
-	for (i = 1; i < n; i++) {
-		x = a[i];
-		for (j = i; j && item_before(&x, &a[j - 1]); j--)
-			a[j] = a[j - 1];
-		a[j] = x;
-	}
-}
-
-static const struct item *median3(const struct item *x, const struct item *y,
-				  const struct item *z)
-{
-	if (item_before(x, y))
-		return item_before(y, z) ? y : item_before(x, z) ? z : x;
-	return item_before(x, z) ? x : item_before(y, z) ? z : y;
-}
-
 /*
- * The items of one slot (no two equal): an insertion sort for a few, a
- * quicksort around a median of three for more, the smaller side first.
- * Inline, where qsort() would call a comparison and copy through a
- * buffer at each step: a slot that prefetches a layer's KV blocks, or a
- * baseline's probe that moves thousands of tensors at one step, holds
- * thousands of items.
+ * The items of one slot (no two equal), util/sort.h: a slot that
+ * prefetches a layer's KV blocks, or a baseline's probe that moves
+ * thousands of tensors at one step, holds thousands of items.
  */
-static void sort_slot(struct item *a, size_t n)
-{
-	while (n > 16) {
-		struct item pivot = *median3(&a[0], &a[n / 2], &a[n - 1]), t;
-		size_t i = 0, j = n - 1;
-
-		for (;;) {
-			while (item_before(&a[i], &pivot))
-				i++;
-			while (item_before(&pivot, &a[j]))
-				j--;
-			if (i >= j)
-				break;
-			t = a[i];
-			a[i++] = a[j];
-			a[j--] = t;
-		}
-		/* [0, j] and [j + 1, n): recurse into the smaller */
-		if (j + 1 < n - j - 1) {
-			sort_slot(a, j + 1);
-			a += j + 1;
-			n -= j + 1;
-		} else {
-			sort_slot(a + j + 1, n - j - 1);
-			n = j + 1;
-		}
-	}
-	insertion_sort(a, n);
-}
+HU_DEFINE_SORT(sort_slot, struct item, item_before)
 
 #define DIGIT_BITS	11
 
