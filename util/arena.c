@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "sort.h"
 
 struct key {
 	uint64_t k[3];
@@ -93,52 +94,16 @@ static int cmp_key(const void *a, const void *b)
 }
 
 /*
- * The spans of one fit by offset, in place: an insertion sort for short
- * runs and a quicksort around a median of three for the rest, the smaller
- * side first.  Inline, where qsort() would call a comparison (and copy
- * through a buffer) for each of the O(k log k) steps.  Spans of positive
- * size that share an offset do not overlap in time, so the fit reads the
- * same whichever of them comes first.
+ * The spans of one fit by offset (util/sort.h).  Spans of positive size
+ * that share an offset do not overlap in time, so the fit reads the same
+ * whichever of them comes first.
  */
-static void sort_spans(struct span *a, uint32_t n)
+static inline bool span_before(const struct span *x, const struct span *y)
 {
-	while (n > 16) {
-		uint32_t mid = n / 2, i = 0, j = n - 1;
-		uint64_t x = a[0].lo, y = a[mid].lo, z = a[n - 1].lo, pivot;
-		struct span t;
-
-		pivot = x < y ? (y < z ? y : (x < z ? z : x)) :
-				(x < z ? x : (y < z ? z : y));
-		for (;;) {
-			while (a[i].lo < pivot)
-				i++;
-			while (a[j].lo > pivot)
-				j--;
-			if (i >= j)
-				break;
-			t = a[i];
-			a[i++] = a[j];
-			a[j--] = t;
-		}
-		/* [0, j] and [j + 1, n): recurse into the smaller */
-		if (j + 1 < n - j - 1) {
-			sort_spans(a, j + 1);
-			a += j + 1;
-			n -= j + 1;
-		} else {
-			sort_spans(a + j + 1, n - j - 1);
-			n = j + 1;
-		}
-	}
-	for (uint32_t i = 1; i < n; i++) {
-		struct span t = a[i];
-		uint32_t j = i;
-
-		for (; j && a[j - 1].lo > t.lo; j--)
-			a[j] = a[j - 1];
-		a[j] = t;
-	}
+	return x->lo < y->lo;
 }
+
+HU_DEFINE_SORT(sort_spans, struct span, span_before)
 
 static uint64_t len(const struct hu_ival *v)
 {

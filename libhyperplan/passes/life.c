@@ -211,6 +211,27 @@ uint64_t hyper_plan__life_floor(const struct life *lf, uint32_t *at)
 	return lf->floor;
 }
 
+/* Device if the value at the start is needed, pool if only the pool
+ * needs it, none otherwise. */
+static int homes(struct life *lf, struct hp_mem *mem)
+{
+	const struct graph *g = lf->g;
+	uint32_t t;
+
+	lf->home0 = hyper_plan__array(mem, g->nt, sizeof(*lf->home0));
+	if (!lf->home0)
+		return -ENOMEM;
+	for (t = 0; t < g->nt; t++) {
+		if (!nr_accesses(lf, t))
+			lf->home0[t] = g->t[t].flags & TF_LIVE_IN ?
+				       HYPER_HOME_POOL : HYPER_HOME_NONE;
+		else
+			lf->home0[t] = hyper_plan__gap_live(lf, t, 0) ?
+				       HYPER_HOME_DEVICE : HYPER_HOME_NONE;
+	}
+	return 0;
+}
+
 int hyper_plan__life_build(struct life *lf, const struct graph *g, const uint32_t *order,
 	       struct hp_mem *mem)
 {
@@ -236,7 +257,7 @@ int hyper_plan__life_build(struct life *lf, const struct graph *g, const uint32_
 		}
 	}
 	if (residency(lf, mem) || first_writes(lf, mem) || dead_gaps(lf, mem) ||
-	    floor_build(lf, mem))
+	    homes(lf, mem) || floor_build(lf, mem))
 		goto fail;
 	return 0;
 fail:
@@ -255,5 +276,6 @@ void hyper_plan__life_free(struct life *lf)
 	free(lf->first_w);
 	free(lf->dead_off);
 	free(lf->dead_t);
+	free(lf->home0);
 	memset(lf, 0, sizeof(*lf));
 }

@@ -33,6 +33,9 @@ struct life {
 	 * hyper_plan__sched_build() does not redo it on every probe. */
 	size_t *dead_off;
 	uint32_t *dead_t;
+	/* Each tensor's home when nothing is offloaded (HYPER_HOME_*), the
+	 * start hyper_plan__sched_build() gives each probe's evictions. */
+	uint8_t *home0;
 	uint64_t peak0, max_ws;
 	uint32_t max_ws_step;
 	uint64_t floor;		/* hyper_plan__life_floor() */

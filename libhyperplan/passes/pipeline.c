@@ -5,6 +5,7 @@
  * is documented where it lives.
  */
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "policies/list.h"
@@ -121,8 +122,15 @@ static int run_simulate(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
 	struct result *r = pp->r;
 	struct hp_err ignored;
-	int ret = hyper_plan__simulate(&r->s, pp->pb->p, NULL, &r->sim, pipe_mem(pp),
-			   &ignored);
+	struct sim_hooks stop = {
+		/* a budget goal asks for the peak alone (search.c, feasible()) */
+		.give_up = true,
+		.max_slow = pp->pb->goal.budget ? HUGE_VAL : pp->pb->goal.max_slow,
+		.max_peak = pp->pb->goal.budget,
+	};
+	int ret = hyper_plan__simulate(&r->s, pp->pb->p,
+				       pp->give_up ? &stop : NULL, &r->sim,
+				       pipe_mem(pp), &ignored);
 
 	if (ret == -ENOMEM) {
 		hyper_plan__sched_free(&r->s);
@@ -314,11 +322,11 @@ int hyper_plan__pipeline_run(struct hyper_plan__pipe *pp, int first, int last,
 
 int hyper_plan__probe(const struct problem *pb, const struct life *lf,
 		      const struct evict *ev, size_t nev, uint64_t budget,
-		      struct result *r, struct hp_err *e)
+		      bool give_up, struct result *r, struct hp_err *e)
 {
 	struct hyper_plan__pipe pp = {
 		.pb = pb, .r = r, .mem = pb->mem, .in_loop = true, .lf = lf,
-		.ev = ev, .nev = nev, .budget = budget,
+		.ev = ev, .nev = nev, .budget = budget, .give_up = give_up,
 		.have = HP_IN_LOOP | HP_F_EVICTS,
 	};
 

@@ -68,6 +68,7 @@ struct hyper_plan__pipe {
 	const struct evict *ev;		/* select's decisions */
 	size_t nev;
 	uint64_t budget;		/* emit: the schedule's; layout: the arena's */
+	bool give_up;			/* simulate: stop once pb's goal is out of reach */
 };
 
 struct hyper_plan__pass {
@@ -97,11 +98,14 @@ int hyper_plan__pipeline_run(struct hyper_plan__pipe *pp, int first,
 /*
  * The search loop's passes emit and simulate, on @ev (select's, @nev of
  * them) in order @lf, simulated within @budget (0: none), into @r; @r->ok
- * is false if the simulation breaks the budget.  0, or -ENOMEM.
+ * is false if the simulation breaks the budget.  With @give_up, the
+ * simulation stops as soon as @pb's goal is out of reach (@r->ok false,
+ * its figures partial): for a search that only asks whether the probe
+ * meets the goal.  0, or -ENOMEM.
  */
 int hyper_plan__probe(const struct problem *pb, const struct life *lf,
 		      const struct evict *ev, size_t nev, uint64_t budget,
-		      struct result *r, struct hp_err *e);
+		      bool give_up, struct result *r, struct hp_err *e);
 /* The layout pass on a kept plan @r, its arena within @limit (0: any). */
 int hyper_plan__layout(const struct problem *pb, struct result *r,
 		       uint64_t limit, struct hp_err *e);

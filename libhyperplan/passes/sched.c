@@ -13,6 +13,7 @@
 #include <hyper/residency.h>
 
 #include "passes/sched.h"
+#include "util/sort.h"
 
 enum { CL_STORE, CL_DETACH_LIVE, CL_DETACH_DEAD, CL_PREFETCH };
 
@@ -38,7 +39,8 @@ struct emit {
 static void item(struct emit *m, int64_t slot, uint8_t cls, uint32_t key,
 		 uint32_t t)
 {
-	if (hyper_plan__grow(m->mem, &m->it, &m->cap, m->n, sizeof(*m->it)))
+	if (m->n == m->cap &&
+	    hyper_plan__grow(m->mem, &m->it, &m->cap, m->n, sizeof(*m->it)))
 		return;
 	m->it[m->n++] = (struct item){ slot, cls, key, t };
 }
@@ -52,26 +54,12 @@ static bool item_before(const struct item *a, const struct item *b)
 	return a->t < b->t;
 }
 
-static int cmp_item(const void *pa, const void *pb)
-{
-	const struct item *a = pa, *b = pb;
-
-	return item_before(a, b) ? -1 : item_before(b, a);
-}
-
-/* Most slots hold a few items: qsort's setup would cost more. */
-static void insertion_sort(struct item *a, size_t n)
-{
-	struct item x;
-	size_t i, j;
-
-	for (i = 1; i < n; i++) {
-		x = a[i];
-		for (j = i; j && item_before(&x, &a[j - 1]); j--)
-			a[j] = a[j - 1];
-		a[j] = x;
-	}
-}
+/*
+ * The items of one slot (no two equal), util/sort.h: a slot that
+ * prefetches a layer's KV blocks, or a baseline's probe that moves
+ * thousands of tensors at one step, holds thousands of items.
+ */
+HU_DEFINE_SORT(sort_slot, struct item, item_before)
 
 #define DIGIT_BITS	11
 
@@ -125,31 +113,20 @@ static int sort_items(struct emit *m, uint32_t nslots)
 		for (end = i + 1; end < m->n && tmp[end].slot == tmp[i].slot;
 		     end++)
 			;
-		if (end - i > 16)
-			qsort(tmp + i, end - i, sizeof(*tmp), cmp_item);
-		else if (end - i > 1)
-			insertion_sort(tmp + i, end - i);
+		if (end - i > 1)
+			sort_slot(tmp + i, end - i);
 	}
 	free(out);
 	m->it = tmp;
 	return 0;
 }
 
+/* The order's homes (struct life), and the pool for what @ev keeps there. */
 static void homes(struct emit *m, const struct evict *ev, size_t nev)
 {
-	const struct life *lf = m->lf;
-	const struct graph *g = lf->g;
-	uint32_t t;
 	size_t i;
 
-	for (t = 0; t < g->nt; t++) {
-		if (!nr_accesses(lf, t))
-			m->s->home[t] = g->t[t].flags & TF_LIVE_IN ? HYPER_HOME_POOL :
-					HYPER_HOME_NONE;
-		else
-			m->s->home[t] = hyper_plan__gap_live(lf, t, 0) ? HYPER_HOME_DEVICE :
-					HYPER_HOME_NONE;
-	}
+	memcpy(m->s->home, m->lf->home0, m->lf->g->nt);
 	for (i = 0; i < nev; i++)
 		if (ev[i].a < 0 && ev[i].detach_slot < 0)
 			m->s->home[ev[i].t] = HYPER_HOME_POOL;
@@ -185,7 +162,9 @@ static int put(struct emit *m, uint32_t slot, uint32_t t, uint8_t kind)
 
 	if (why)
 		return bad(m, slot, kind, why, t);
-	if (hyper_plan__grow(m->mem, &s->cops, &m->cap_cops, s->ncops, sizeof(*s->cops)))
+	if (s->ncops == m->cap_cops &&
+	    hyper_plan__grow(m->mem, &s->cops, &m->cap_cops, s->ncops,
+			     sizeof(*s->cops)))
 		return hyper_plan__nomem(m->e);
 	s->cops[s->ncops++] = (struct cop){ t, kind };
 	return 0;
@@ -307,6 +286,11 @@ int hyper_plan__sched_build(struct sched *s, const struct life *lf,
 	if (!s->home || !s->slot_off || !m.st)
 		goto out;
 	homes(&m, ev, nev);
+	/* at most three items an eviction: one allocation, no copies */
+	m.cap = 3 * nev;
+	m.it = nev ? hyper_plan__array(mem, m.cap, sizeof(*m.it)) : NULL;
+	if (nev && !m.it)
+		goto out;
 	for (i = 0; i < nev && !mem->failed; i++)
 		evict_items(&m, &ev[i]);
 	if (!mem->failed && !sort_items(&m, 2 * s->n))

@@ -51,7 +51,20 @@ static int probe(const struct problem *pb, const struct life *lf,
 		 const struct evict *ev, size_t nev, uint64_t budget,
 		 struct result *r, struct hp_err *e)
 {
-	return hyper_plan__probe(pb, lf, ev, nev, budget, r, e);
+	return hyper_plan__probe(pb, lf, ev, nev, budget, false, r, e);
+}
+
+/*
+ * The same for a search that reads nothing of a probe that misses the
+ * goal but that it missed (keep() and feasible(); a peak only once
+ * feasible): its simulation stops as soon as the goal is out of reach.
+ * Every search here but "none", which hands out what it simulated.
+ */
+static int probe_goal(const struct problem *pb, const struct life *lf,
+		      const struct evict *ev, size_t nev, uint64_t budget,
+		      struct result *r, struct hp_err *e)
+{
+	return hyper_plan__probe(pb, lf, ev, nev, budget, true, r, e);
 }
 
 /*
@@ -144,7 +157,7 @@ static int budget_probe(const struct problem *pb, struct plan_ctx *pc,
 		return hyper_plan__nomem(e);
 	if (!*fits)
 		return 0;
-	ret = probe(pb, lf, pc->ev, pc->nev, pb->goal.budget, &c, e);
+	ret = probe_goal(pb, lf, pc->ev, pc->nev, pb->goal.budget, &c, e);
 	if (ret)
 		return ret;
 	*fits = feasible(&pb->goal, &c);
@@ -214,7 +227,7 @@ static int bisect_aim(const struct problem *pb, struct plan_ctx *pc,
 			lo = b;
 			continue;
 		}
-		ret = probe(pb, lf, pc->ev, pc->nev, 0, &c, e);
+		ret = probe_goal(pb, lf, pc->ev, pc->nev, 0, &c, e);
 		if (ret)
 			return ret;
 		if (!feasible(&pb->goal, &c))
@@ -285,7 +298,7 @@ int hyper_plan__run_plan(const struct problem *pb, struct result *r, struct hp_e
 
 	begin(r, "plan", &t0);
 	/* Offloading nothing is a candidate too: never worse than that. */
-	ret = probe(pb, pb->lf, NULL, 0, pb->goal.budget, &c, e);
+	ret = probe_goal(pb, pb->lf, NULL, 0, pb->goal.budget, &c, e);
 	if (ret)
 		return ret;
 	keep(pb, r, &c);
@@ -316,7 +329,7 @@ static int distance_bisect(const struct problem *pb, struct distance_ctx *d,
 			    lo + (hi - lo + 1) / 2;
 		if (hyper_plan__distance_evicts(d, dp))
 			return hyper_plan__nomem(e);
-		ret = probe(pb, pb->lf, d->ev, d->nev, 0, &c, e);
+		ret = probe_goal(pb, pb->lf, d->ev, d->nev, 0, &c, e);
 		if (ret)
 			return ret;
 		ok = feasible(&pb->goal, &c);
@@ -353,7 +366,7 @@ int hyper_plan__run_distance(const struct problem *pb, struct result *r,
 		hyper_plan__distance_free(&d);
 		return hyper_plan__nomem(e);
 	}
-	ret = probe(pb, pb->lf, NULL, 0, 0, &c, e);	/* zero tensors */
+	ret = probe_goal(pb, pb->lf, NULL, 0, 0, &c, e);	/* zero tensors */
 	if (!ret && keep(pb, r, &c))
 		snprintf(r->params, sizeof(r->params), "tensors=0");
 	for (i = 0; i < ARRAY_SIZE(dist) && !ret; i++) {
@@ -379,7 +392,7 @@ int hyper_plan__run_greedy(const struct problem *pb, struct result *r, struct hp
 	int ret = 0;
 
 	begin(r, "greedy", &t0);
-	ret = probe(pb, lf, NULL, 0, 0, &c, e);		/* room for everything */
+	ret = probe_goal(pb, lf, NULL, 0, 0, &c, e);	/* room for everything */
 	if (!ret && keep(pb, r, &c))
 		snprintf(r->params, sizeof(r->params), "budget=no-offload peak");
 	for (i = 0; i < ARRAY_SIZE(ahead) && !ret; i++) {
@@ -394,7 +407,7 @@ int hyper_plan__run_greedy(const struct problem *pb, struct result *r, struct hp
 				ret = hyper_plan__nomem(e);
 				break;
 			}
-			ret = probe(pb, lf, gc.ev, gc.nev, b, &c, e);
+			ret = probe_goal(pb, lf, gc.ev, gc.nev, b, &c, e);
 			if (ret)
 				break;
 			if (!feasible(&pb->goal, &c))

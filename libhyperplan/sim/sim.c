@@ -25,6 +25,7 @@ struct sim {
 	double *fetch_done, *store_done;
 	struct heap pend;	/* detached tensors by store completion */
 	double now, h2d_free, d2h_free;
+	double compute_all;	/* give_up: the whole run's compute */
 	uint64_t mem;
 	uint32_t step;
 };
@@ -185,10 +186,32 @@ static int run_step(struct sim *m, uint32_t k)
 	return slot(m, 2 * k + 1);
 }
 
+/*
+ * Whether the goal of @m->h is out of reach already.  The run ends no
+ * earlier than the compute stream's clock and either link's, and its
+ * compute is summed in the order run_step() sums it, so the slowdown
+ * tested here is never above the one the run would end with.
+ */
+static bool out_of_reach(const struct sim *m)
+{
+	struct sim_result end = { .compute_ns = m->compute_all };
+
+	if (m->h->max_peak && m->r->peak > m->h->max_peak)
+		return true;
+	end.makespan_ns = m->now > m->h2d_free ? m->now : m->h2d_free;
+	if (m->d2h_free > end.makespan_ns)
+		end.makespan_ns = m->d2h_free;
+	return slowdown(&end) > m->h->max_slow + 1e-12;
+}
+
 static int sim_init(struct sim *m, const struct sched *s)
 {
 	const struct graph *g = s->g;
 	size_t t;
+
+	if (m->h && m->h->give_up)
+		for (t = 0; t < s->n; t++)
+			m->compute_all += g->op[s->order[t]].compute_ns;
 
 	m->st = hyper_plan__calloc(m->hm, g->nt, 1);
 	m->fetch_done = hyper_plan__calloc(m->hm, g->nt, sizeof(double));
@@ -218,13 +241,19 @@ int hyper_plan__simulate(const struct sched *s, const struct profile *p,
 	ret = sim_init(&m, s);
 	if (!ret && s->budget && m.mem > s->budget)
 		ret = hyper_plan__errf(e, "schedule start: tensors whose home is \"device\" exceed the budget");
-	for (k = 0; k < s->n && !ret; k++)
+	for (k = 0; k < s->n && !ret; k++) {
 		ret = run_step(&m, k);
+		if (!ret && hooks && hooks->give_up && out_of_reach(&m)) {
+			hyper_plan__errf(e, "step %u (%s): the goal is out of reach, simulation stopped",
+					 k, m.g->op[s->order[k]].id);
+			ret = 1;
+		}
+	}
 	m.now = m.now > m.h2d_free ? m.now : m.h2d_free;
 	r->makespan_ns = m.now > m.d2h_free ? m.now : m.d2h_free;
 	free(m.st);
 	free(m.fetch_done);
 	free(m.store_done);
 	hyper_plan__heap_free(&m.pend);
-	return ret == -ENOMEM ? ret : ret ? -1 : 0;
+	return ret == -ENOMEM || ret == 1 ? ret : ret ? -1 : 0;
 }

@@ -20,6 +20,16 @@ struct sim_hooks {
 	void (*xfer)(void *ctx, uint32_t t, int store, double start,
 		     double end);
 	void (*mem)(void *ctx, double time, uint64_t bytes);
+	/*
+	 * give_up: stop as soon as the run cannot end within @max_slow of
+	 * slowdown (slowdown() below, the search's rule with its 1e-12), or
+	 * its peak passes @max_peak (0: no such limit).  A search that only
+	 * asks whether a probe meets its goal needs no more: the makespan
+	 * and the peak only grow.  The result is then partial.
+	 */
+	bool give_up;
+	double max_slow;
+	uint64_t max_peak;
 };
 
 struct sim_result {
@@ -30,7 +40,10 @@ struct sim_result {
 	double h2d_bytes, d2h_bytes;
 };
 
-/* 0; -1: the schedule breaks a rule or its budget (said in @e); -ENOMEM. */
+/*
+ * 0; 1: given up (@hooks->give_up), the goal out of reach, said in @e;
+ * -1: the schedule breaks a rule or its budget (said in @e); -ENOMEM.
+ */
 int hyper_plan__simulate(const struct sched *s, const struct profile *p,
 	     const struct sim_hooks *hooks, struct sim_result *r,
 	     struct hp_mem *mem, struct hp_err *e);

@@ -156,7 +156,7 @@ TEST(search_loop_runs_its_passes_through_the_driver)
 	hyper_plan__job_problem(&g->j, &pb, &gl, &mem);
 	pb.p = &p;
 	/* no offload: nothing selected, every tensor resident */
-	ASSERT_EQ(0, hyper_plan__probe(&pb, pb.lf, NULL, 0, 0, &r, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__probe(&pb, pb.lf, NULL, 0, 0, false, &r, &e)) TH_LOG("%s", e.msg);
 	EXPECT_TRUE(r.ok);
 	EXPECT_EQ(g->j.lf.peak0, r.sim.peak);
 	EXPECT_EQ(r.sim.peak, r.s.pred.peak);
@@ -167,7 +167,7 @@ TEST(search_loop_runs_its_passes_through_the_driver)
 	/* a budget below the peak breaks the simulation: a failed probe */
 	hyper_plan__result_free(&r);
 	ASSERT_EQ(0, hyper_plan__probe(&pb, pb.lf, NULL, 0, g->j.lf.peak0 / 2,
-				       &r, &e));
+				       false, &r, &e));
 	EXPECT_FALSE(r.ok);
 	hyper_plan__result_free(&r);
 

@@ -132,6 +132,52 @@ TEST(simulator_stalls_only_on_what_is_late)
 	hyper_plan__graph_free(&g);
 }
 
+/*
+ * A search that asks only whether a probe meets its goal has the
+ * simulator stop once it cannot: here b waits for w's fetch, 1 ms for
+ * 0.5015 ms of compute, a slowdown of 99.7% known at the end of a.
+ */
+TEST(simulator_gives_up_only_on_a_goal_out_of_reach)
+{
+	uint32_t order[] = { 0, 1 };
+	struct evict ev = { .t = 0, .a = -1, .j = 1, .store_slot = -1,
+			    .detach_slot = -1, .fetch_step = 0 };
+	struct sim_hooks stop = { .give_up = true, .max_slow = 0.99 };
+	struct sim_result all, r;
+	struct hp_err e;
+	struct graph g;
+	struct sched s;
+	struct life lf;
+
+	two_ops(&g, 500000);
+	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
+	ASSERT_EQ(0, hyper_plan__sched_build(&s, &lf, &ev, 1, &(struct hp_mem){ 0 }, &e));
+	ASSERT_EQ(0, hyper_plan__simulate(&s, &gbps, NULL, &all, &(struct hp_mem){ 0 }, &e));
+	EXPECT_EQ(1002000, all.peak);
+	EXPECT_GT(all.makespan_ns / all.compute_ns - 1, 0.99);
+	EXPECT_LT(all.makespan_ns / all.compute_ns - 1, 1.0);
+	/* out of reach after a: the fetch ends 1.0005 ms in */
+	EXPECT_EQ(1, hyper_plan__simulate(&s, &gbps, &stop, &r, &(struct hp_mem){ 0 }, &e));
+	EXPECT_STREQ("step 0 (a): the goal is out of reach, simulation stopped",
+		     e.msg);
+	EXPECT_EQ(500000, r.compute_ns);	/* b never ran */
+	/* within reach: the whole run, the same figures */
+	stop.max_slow = 1.0;
+	ASSERT_EQ(0, hyper_plan__simulate(&s, &gbps, &stop, &r, &(struct hp_mem){ 0 }, &e));
+	EXPECT_EQ(0, memcmp(&all, &r, sizeof(r)));
+	/* the peak passes its limit when b defines y */
+	stop.max_peak = all.peak - 1;
+	EXPECT_EQ(1, hyper_plan__simulate(&s, &gbps, &stop, &r, &(struct hp_mem){ 0 }, &e));
+	EXPECT_STREQ("step 1 (b): the goal is out of reach, simulation stopped",
+		     e.msg);
+	stop.max_peak = all.peak;
+	ASSERT_EQ(0, hyper_plan__simulate(&s, &gbps, &stop, &r, &(struct hp_mem){ 0 }, &e));
+	EXPECT_EQ(0, memcmp(&all, &r, sizeof(r)));
+	hyper_plan__sched_free(&s);
+	hyper_plan__life_free(&lf);
+	hyper_plan__graph_free(&g);
+}
+
 /* The simulator refuses by <hyper/residency.h>'s rules, in its words. */
 TEST(simulator_replays_the_shared_residency_rules)
 {

@@ -98,7 +98,8 @@ int trace_json(FILE *f, const struct sched *s, const struct profile *p,
 	       struct hp_err *e)
 {
 	struct trace tr = { f, s };
-	struct sim_hooks h = { &tr, on_compute, on_xfer, on_mem };
+	struct sim_hooks h = { .ctx = &tr, .compute = on_compute, .xfer = on_xfer,
+				.mem = on_mem };
 	struct hp_mem mem = { 0 };
 	struct sim_result r;
 	int ret;
