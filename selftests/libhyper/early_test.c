@@ -375,6 +375,7 @@ TEST(rewind_drops_deferred_prefetch)
 	struct hyper_stats st;
 	char err[256];
 	struct iovec iov;
+	bool deferred;
 
 	ASSERT_EQ(0, parse_sq(js, &s, err, sizeof(err))) TH_LOG("%s", err);
 	open_arena(_metadata, 0, s, NULL, &ctx, &iov);
@@ -387,10 +388,17 @@ TEST(rewind_drops_deferred_prefetch)
 	ASSERT_EQ(1, hyper_step_begin(ctx)) TH_LOG("%s", hyper_last_error(ctx));
 	if (ctx->cw)	/* paused worker: kv's store holds w's place */
 		ASSERT_TRUE(ctx->t[1].deferred);
+	/*
+	 * Without a copy worker to pause (the kmod backend) the store may
+	 * finish first: then w's prefetch was issued, not deferred, and
+	 * rewind waits for it, which counts its bytes.
+	 */
+	deferred = ctx->t[1].deferred;
 	hyper_reset_stats(ctx);
 	ASSERT_EQ(0, hyper_rewind(ctx)) TH_LOG("%s", hyper_last_error(ctx));
 	ASSERT_EQ(0, hyper_get_stats(ctx, &st));
-	EXPECT_EQ(0, st.bytes_prefetched);
+	if (deferred)
+		EXPECT_EQ(0, st.bytes_prefetched);
 	EXPECT_EQ(0, st.resident_bytes);
 	EXPECT_EQ(0, ctx->nr_defer);
 	EXPECT_FALSE(ctx->t[1].deferred);
