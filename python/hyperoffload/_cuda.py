@@ -26,13 +26,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import torch
 
 from .binding import Buffer, Context, CudaUnavailable, Schedule
-from .capture import Captured
+from .capture import Captured, _storage
 from .runner import Runner, _pool_view
-
-
-def _whole_storage(t: torch.Tensor) -> Tuple[int, int]:
-    s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
-    return s.data_ptr(), s.nbytes()
 
 
 def cuda_ordinal(device: str) -> Optional[int]:
@@ -239,7 +234,7 @@ def release_weights(r: Runner, dev: torch.device) -> List[torch.nn.Parameter]:
     for tid, spec in r.cap.tensors.items():
         if spec.source and spec.source[0] == "weight" and r.homes[tid] == "pool" \
                 and tid not in r._state and tid not in r._bound:
-            streamed[_whole_storage(spec.source[1])[0]] = tid
+            streamed[_storage(spec.source[1])[0]] = tid
     seen = set()
     out: List[torch.nn.Parameter] = []
     mods = [m for m in (r.cap.module, r.cap.gm) if m is not None]
@@ -247,7 +242,7 @@ def release_weights(r: Runner, dev: torch.device) -> List[torch.nn.Parameter]:
         if id(p) in seen or p.device != dev:
             continue
         seen.add(id(p))
-        ptr, nbytes = _whole_storage(p)
+        ptr, nbytes = _storage(p)
         tid = streamed.get(ptr)
         if tid is None or nbytes != r.cap.tensors[tid].nbytes or \
                 p.numel() * p.element_size() != nbytes:

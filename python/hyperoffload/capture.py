@@ -743,7 +743,7 @@ def capture(module: torch.nn.Module, example_inputs: Sequence[Any], *, runs: int
         example_inputs = (example_inputs,)
     # Each path leaves the module's buffers as they were, whatever it did:
     # runs are guarded (verify.protect), and anything else is undone here.
-    saved = [(b, b.detach().clone()) for b in _unique(module.buffers())]
+    saved = [(b, b.detach().clone()) for b in module.buffers()]   # each once
     try:
         return _capture(module, tuple(example_inputs), runs, name, verify, via)
     finally:
@@ -751,13 +751,6 @@ def capture(module: torch.nn.Module, example_inputs: Sequence[Any], *, runs: int
             for b, v in saved:
                 if not torch.equal(b, v):
                     b.copy_(v)
-
-
-def _unique(tensors: Any) -> List[torch.Tensor]:
-    seen: Dict[int, torch.Tensor] = {}
-    for t in tensors:
-        seen.setdefault(id(t), t)
-    return list(seen.values())
 
 
 def _capture(module: torch.nn.Module, example_inputs: Tuple[Any, ...], runs: int,
