@@ -115,10 +115,94 @@ struct hyper_region_info {
 	__u64 reserved[2];
 };
 
+/*
+ * Shared objects (Documentation/supernode.md, "Shared objects"): named,
+ * reference-counted pool memory that every node of a formatted pool can
+ * open.  They exist only on a module that joined a pool (node_id >= 0);
+ * elsewhere every HYPER_IOC_OBJ_* is -ENODEV.
+ *
+ * A node creates an object (HYPER_IOC_OBJ_CREATE) and gets a writable
+ * region handle of this open file: it writes it by mmap or by
+ * HYPER_DIR_STORE, as any region.  A store into an object flushes what it
+ * wrote from this CPU's caches before it completes.  HYPER_IOC_OBJ_PUBLISH
+ * flushes what mappings may have written, then writes the record that
+ * makes the object visible, last; until then no other node and no other
+ * open file can see it, and an object whose publish did not finish (its
+ * node died) is never visible.  After publish the object never changes:
+ * the creator's handle is read-only too.
+ *
+ * HYPER_IOC_OBJ_OPEN (any node, any open file with FMODE_READ) returns a
+ * read-only region handle: HYPER_DIR_PREFETCH and mmap(PROT_READ) work, a
+ * store is -EACCES, a writable mmap or mprotect is -EACCES.  Stale cache
+ * lines of the object are dropped before the handle is returned.
+ *
+ * Every handle of an object holds one reference of its node; the count of
+ * each node lives in the pool and only that node writes it.
+ * HYPER_IOC_FREE of the handle (or closing the file) drops it.
+ * HYPER_IOC_OBJ_DELETE removes the name at once; the memory returns to
+ * the pool when the last reference on any node is gone.  Fencing a node
+ * drops its references and frees the objects it had not published.
+ */
+#define HYPER_OBJ_NAME_LEN	64	/* with the NUL: 1..63 of [A-Za-z0-9._-] */
+
+/**
+ * struct hyper_obj - HYPER_IOC_OBJ_CREATE, _OPEN and _DELETE argument
+ * @name:	in: NUL-terminated name, 1..63 characters of [A-Za-z0-9._-],
+ *		bytes after the NUL zero
+ * @size:	CREATE in: bytes, a non-zero multiple of the page size;
+ *		OPEN out: the object's size; DELETE: must be zero
+ * @flags:	in: must be zero
+ * @handle:	CREATE, OPEN out: region handle of this open file
+ * @mmap_offset: CREATE, OPEN out: offset to pass to mmap()
+ * @node:	CREATE, OPEN out: the node that created the object
+ * @reserved0:	must be zero
+ * @reserved:	must be zero
+ *
+ * Errors: CREATE -EEXIST (the name is taken, published or not), -ENOSPC
+ * (no room in the pool), -ENFILE (the object table is full); OPEN -ENOENT
+ * (no published object of that name); DELETE -ENOENT; all -EINVAL for a
+ * bad name or a non-zero reserved field, -ENODEV when the module has not
+ * joined a pool, -EBADF for CREATE/DELETE on a file not open for writing
+ * and OPEN on one not open for reading.
+ */
+struct hyper_obj {
+	char  name[HYPER_OBJ_NAME_LEN];
+	__u64 size;
+	__u32 flags;
+	__u32 handle;
+	__u64 mmap_offset;
+	__u32 node;
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
+/**
+ * struct hyper_obj_publish - HYPER_IOC_OBJ_PUBLISH argument
+ * @handle:	in: handle that HYPER_IOC_OBJ_CREATE returned on this file
+ * @flags:	in: must be zero
+ * @reserved:	must be zero
+ *
+ * Errors: -EINVAL (not an object this file created), -EALREADY (already
+ * published), -EBUSY (a writable mapping of it exists: munmap it first).
+ */
+struct hyper_obj_publish {
+	__u32 handle;
+	__u32 flags;
+	__u64 reserved[1];
+};
+
+/* HYPER_IOC_QUERY out flags, beside the HYPER_ALLOC_* ones */
+#define HYPER_REGION_OBJECT	(1U << 16)	/* the region is a shared object */
+#define HYPER_REGION_RDONLY	(1U << 17)	/* opened, or published: no store */
+
 #define HYPER_IOC_INFO	_IOR(HYPER_IOC_MAGIC, 0x80, struct hyper_pool_info)
 #define HYPER_IOC_ALLOC	_IOWR(HYPER_IOC_MAGIC, 0x81, struct hyper_alloc)
 #define HYPER_IOC_FREE	_IOW(HYPER_IOC_MAGIC, 0x82, struct hyper_free)
 #define HYPER_IOC_QUERY	_IOWR(HYPER_IOC_MAGIC, 0x83, struct hyper_region_info)
+#define HYPER_IOC_OBJ_CREATE	_IOWR(HYPER_IOC_MAGIC, 0x84, struct hyper_obj)
+#define HYPER_IOC_OBJ_PUBLISH	_IOW(HYPER_IOC_MAGIC, 0x85, struct hyper_obj_publish)
+#define HYPER_IOC_OBJ_OPEN	_IOWR(HYPER_IOC_MAGIC, 0x86, struct hyper_obj)
+#define HYPER_IOC_OBJ_DELETE	_IOW(HYPER_IOC_MAGIC, 0x87, struct hyper_obj)
 
 /*
  * Transfers: IORING_OP_URING_CMD on /dev/hyperN.  The ring must be set up
