@@ -387,7 +387,9 @@ def _out_candidates(node: torch.fx.Node) -> List[Callable[..., Any]]:
         cands.append(node.target)
         ops = {operator.add: torch.add, operator.mul: torch.mul, operator.sub: torch.sub,
                operator.truediv: torch.div, operator.matmul: torch.matmul,
-               operator.neg: torch.neg}
+               operator.neg: torch.neg, operator.and_: torch.bitwise_and,
+               operator.or_: torch.bitwise_or, operator.xor: torch.bitwise_xor,
+               operator.invert: torch.bitwise_not}
         if node.target in ops:
             cands.append(ops[node.target])
     for ns in (torch, torch._C._nn, torch.special):
@@ -433,12 +435,48 @@ def _reshape_into(x: Any, *rest: Any, out: torch.Tensor, **kw: Any) -> None:
 _RESHAPES = ("reshape", "flatten", "contiguous")
 
 
+_FILLS = {"zeros_like": 0, "ones_like": 1}
+
+
+def _fill_into(name: str) -> Callable[..., Any]:
+    """zeros_like/ones_like written into ``out``; kept, as every such form,
+    only where it equals the plain call (shape, dtype and bits)."""
+    def run(x: Any, *, out: torch.Tensor, dtype: Any = None, **kw: Any) -> None:
+        if not isinstance(x, torch.Tensor) or x.shape != out.shape or \
+                kw.get("layout") not in (None, torch.strided) or kw.get("requires_grad"):
+            raise TypeError(f"{name}: no fill into out for this call")
+        out.fill_(_FILLS[name])
+    run.__name__ = f"{name}_into_out"
+    return run
+
+
+def _repeat_interleave_into(x: Any, repeats: Any, dim: Optional[int] = None, *,
+                            out: torch.Tensor, output_size: Optional[int] = None) -> None:
+    """repeat_interleave by a whole number along one dimension (grouped-query
+    attention's key/value heads): each slice of ``x`` written ``repeats``
+    times in a row into ``out``, through a broadcast view, so the result is
+    never computed elsewhere and copied in."""
+    if not isinstance(x, torch.Tensor) or not isinstance(repeats, int) or dim is None \
+            or repeats < 1 or not out.is_contiguous():
+        raise TypeError("no copy into out for this repeat_interleave")
+    d = dim % x.dim()
+    shape = list(x.shape)
+    grouped = shape[:d + 1] + [repeats] + shape[d + 1:]
+    if out.numel() != x.numel() * repeats:
+        raise TypeError("repeat_interleave: out has another size")
+    out.view(grouped).copy_(x.unsqueeze(d + 1).expand(grouped))
+
+
 def _into_candidates(node: torch.fx.Node) -> List[Callable[..., Any]]:
     """Forms that write the result into out= for operators that have none."""
     name = target_name(node)
     cands: List[Callable[..., Any]] = []
     if name in _RESHAPES:
         cands.append(_reshape_into)
+    if name == "repeat_interleave":
+        cands.append(_repeat_interleave_into)
+    if name in _FILLS:
+        cands.append(_fill_into(name))
     if callable(getattr(torch.Tensor, name + "_", None)):
         cands.append(_in_place(name, lambda o, r, k: getattr(o, name + "_")(*r, **k)))
     for ns in (torch._C._nn, torch):
@@ -472,6 +510,32 @@ def _choose_kernel(node, gm, args, kwargs, value: torch.Tensor) -> Optional[Call
                 value.is_contiguous() and equal(out, value):
             return f
     return None
+
+
+def _embedding_into(idx: Any, *, out: torch.Tensor, weight: torch.Tensor) -> None:
+    """nn.Embedding's lookup (no max_norm: that one renormalises the weight in
+    place) as ATen's index_select out= form: the rows written into ``out``."""
+    if not isinstance(idx, torch.Tensor) or not out.is_contiguous():
+        raise TypeError("no embedding into out for this input")
+    torch.index_select(weight, 0, idx.reshape(-1), out=out.view(-1, weight.shape[-1]))
+
+
+def _choose_leaf_kernel(mod: torch.nn.Module, mod_tensors: Sequence[Tuple[str, str, Any]],
+                        args: Sequence[Any], kwargs: Dict[str, Any], value: torch.Tensor
+                        ) -> Optional[Callable[..., Any]]:
+    """An out= form for a torch.nn leaf module, called with the module's own
+    tensors as keyword arguments (where libhyper holds them): kept only where
+    it equals the module's call bit for bit."""
+    from .verify import equal
+    if type(mod) is not torch.nn.Embedding or mod.max_norm is not None or kwargs or \
+            [(n, g) for n, _, g in mod_tensors] != [("weight", None)]:
+        return None
+    out = torch.empty_like(value, memory_format=torch.contiguous_format)
+    try:
+        _embedding_into(*args, out=out, weight=mod.weight.detach())
+    except Exception:
+        return None
+    return _embedding_into if equal(out, value) else None
 
 
 def _gemm(node: torch.fx.Node, args: Sequence[Any], value: torch.Tensor
@@ -1008,6 +1072,9 @@ def _build(gm, rec: "_Recorder", example_inputs, runs, name, owned
                     fresh=fresh, module_tensors=mod_tensors, mutates=False)
         if isinstance(v, torch.Tensor) and not written and n.op != "call_module":
             op.kernel = _choose_kernel(n, gm, args, kwargs, v)
+        elif isinstance(v, torch.Tensor) and not written:
+            op.kernel = _choose_leaf_kernel(gm.get_submodule(n.target), mod_tensors,
+                                            args, kwargs, v)
         if op.kernel:
             cap.uses_out_kernels += 1
         else:

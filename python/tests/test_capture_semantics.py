@@ -505,6 +505,63 @@ def test_results_written_into_the_arena_without_an_out_form():
     check(M(), x, mask, ratio=0.9)
 
 
+def test_gqa_repeat_and_masks_written_into_the_arena():
+    """Grouped-query attention's repeat_interleave of the key/value heads
+    and a mixture-of-experts mask's ``&`` (operator.and_), zeros_like and
+    ones_like write their results into the arena (a broadcast copy; ATen's
+    bitwise_and out=; a fill)
+    instead of computing them elsewhere; equal to eager."""
+    from hyperoffload.capture import target_name
+
+    class M(nn.Module):
+        def forward(self, k, a, b):
+            r = k.repeat_interleave(3, dim=1)
+            r2 = torch.repeat_interleave(k, 2, dim=-1)
+            m = (a > 0) & (b > 0)
+            z = torch.zeros_like(a) + torch.ones_like(b, dtype=torch.float64)
+            return r.sum(-1), r2 * 2, m | (a < -1), z
+
+    g = torch.Generator().manual_seed(3)
+    args = (torch.randn(2, 2, 4, 5, generator=g), torch.randn(4, 6, generator=g),
+            torch.randn(4, 6, generator=g))
+    cap = capture(M(), args, runs=1)
+    kernels = {op.id: (target_name(op.node), op.kernel) for op in cap.ops}
+    for name, (target, kernel) in kernels.items():
+        if target in ("repeat_interleave", "and_", "or_", "zeros_like", "ones_like"):
+            assert kernel is not None, f"{name} ({target}): computed elsewhere and copied in"
+    assert sum(t in ("repeat_interleave", "and_", "or_", "zeros_like", "ones_like")
+               for t, _ in kernels.values()) == 6
+    check(M(), *args)
+    check(M(), *args, ratio=0.9)
+
+
+def test_embedding_leaf_written_into_the_arena():
+    """An nn.Embedding leaf looks its rows up straight into the arena
+    (index_select's out= form, the weight where libhyper holds it), equal
+    to eager with the weights resident and streamed.  One with max_norm
+    renormalises its weight in place: refused, as before."""
+    class M(nn.Module):
+        def __init__(self, max_norm=None):
+            super().__init__()
+            self.emb = nn.Embedding(50, 8, max_norm=max_norm)
+            self.lin = nn.Linear(8, 8)
+
+        def forward(self, ids):
+            return self.lin(self.emb(ids))
+
+    ids = torch.randint(0, 50, (2, 7), generator=torch.Generator().manual_seed(5))
+    torch.manual_seed(0)
+    cap = capture(M(), (ids,), runs=1)
+    assert [op.kernel is not None for op in cap.ops if op.module_tensors and
+            "emb" in op.id] == [True]
+    torch.manual_seed(0)
+    check(M(), ids)
+    torch.manual_seed(0)
+    check(M(), ids, ratio=0.9)
+    with pytest.raises(CaptureError, match="embedding_renorm_"):
+        capture(M(max_norm=1.0), (ids,), runs=1)
+
+
 def test_capture_memory_does_not_grow_with_the_graph():
     """Capture drops each intermediate once its last user is built: a chain
     of 30 operators on a 32 MB tensor holds a few of them at a time, not
