@@ -65,10 +65,11 @@ static int copy_cops(const struct hyper_schedule *s, uint32_t si,
 				si, what, j, src[j].op);
 			return -EINVAL;
 		}
-	if (check_refs(s, si, what, &src->tensor, n, sizeof(*src), e))
-		return -EINVAL;
+	/* An empty list may be NULL: &src->tensor of it would be undefined. */
 	if (!n)
 		return 0;
+	if (check_refs(s, si, what, &src->tensor, n, sizeof(*src), e))
+		return -EINVAL;
 	*dst = malloc(n * sizeof(**dst));
 	if (!*dst)
 		return -ENOMEM;

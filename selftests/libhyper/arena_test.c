@@ -232,6 +232,26 @@ TEST(no_offsets_keeps_libhypers_layout)
 	hyper_schedule_free(s);
 }
 
+/* A step with no cache ops may leave its lists NULL (UBSan, -fno-sanitize-recover). */
+TEST(steps_without_cache_ops)
+{
+	static const uint32_t u0[] = { 0 };
+	struct hyper_schedule_info info = { .nr_tensors = 1, .nr_steps = 2 };
+	struct hyper_tensor_info t = { .id = "a", .bytes = 4096,
+				       .kind = HYPER_KIND_ACTIVATION,
+				       .home = HYPER_HOME_NONE };
+	struct hyper_step_info st[2] = {
+		{ .op = "s0", .defines = u0, .nr_defines = 1 },
+		{ .op = "s1", .uses = u0, .nr_uses = 1 },
+	};
+	struct hyper_schedule *s = NULL;
+	char err[512];
+
+	ASSERT_EQ(0, hyper_schedule_new(&info, &t, st, &s, err, sizeof(err)))
+		TH_LOG("%s", err);
+	hyper_schedule_free(s);
+}
+
 /*
  * What hyper_schedule_info/_tensor/_step give back goes into
  * hyper_schedule_new() as it is: libhyper's own layout's offsets come
