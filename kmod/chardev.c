@@ -6,6 +6,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/ctype.h>
 #include <linux/fs.h>
 #include <linux/kdev_t.h>
 #include <linux/mm.h>
@@ -55,6 +56,46 @@ static long hyk_ioc_info(struct hyk_file *hf, void __user *argp)
 	return copy_to_user(argp, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
+/*
+ * Gives region @r a handle of this file; the file owns the caller's
+ * reference from then on, or it is dropped on failure.
+ */
+static int hyk_file_add(struct hyk_file *hf, struct hyk_region *r,
+			u32 *handle)
+{
+	int ret;
+
+	/*
+	 * Cyclic: a freed handle is not given out again at once, so that a
+	 * late transfer naming it finds nothing rather than a new region.
+	 */
+	ret = xa_alloc_cyclic(&hf->regions, handle, r,
+			      XA_LIMIT(1, HYK_HANDLE_MAX), &hf->next_handle,
+			      GFP_KERNEL);
+	if (ret < 0) {
+		hyk_region_put(r);
+		return ret == -EBUSY ? -ENOSPC : ret;
+	}
+	r->handle = *handle;
+	atomic_inc(&hf->nr_regions);
+	return 0;
+}
+
+/* Takes back a handle the caller never learnt (copy_to_user() failed). */
+static void hyk_file_unadd(struct hyk_file *hf, struct hyk_region *r,
+			   u32 handle)
+{
+	/*
+	 * Nothing may be left.  But another thread may have freed it
+	 * meanwhile, and even reused the number: take it out only if it is
+	 * still this region.
+	 */
+	if (xa_cmpxchg(&hf->regions, handle, r, NULL, 0) == r) {
+		atomic_dec(&hf->nr_regions);
+		hyk_region_put(r);
+	}
+}
+
 static long hyk_ioc_alloc(struct hyk_file *hf, void __user *argp)
 {
 	struct hyper_alloc a;
@@ -89,32 +130,13 @@ static long hyk_ioc_alloc(struct hyk_file *hf, void __user *argp)
 	up_read(&hf->hdev->mode_sem);
 	if (IS_ERR(r))
 		return PTR_ERR(r);
-	/*
-	 * Cyclic: a freed handle is not given out again at once, so that a
-	 * late transfer naming it finds nothing rather than a new region.
-	 */
-	ret = xa_alloc_cyclic(&hf->regions, &handle, r,
-			      XA_LIMIT(1, HYK_HANDLE_MAX), &hf->next_handle,
-			      GFP_KERNEL);
-	if (ret < 0) {
-		hyk_region_put(r);
-		return ret == -EBUSY ? -ENOSPC : ret;
-	}
-	r->handle = handle;
-	atomic_inc(&hf->nr_regions);
-
+	ret = hyk_file_add(hf, r, &handle);
+	if (ret)
+		return ret;
 	a.handle = handle;
 	a.mmap_offset = (u64)handle << HYK_MMAP_SHIFT;
 	if (copy_to_user(argp, &a, sizeof(a))) {
-		/*
-		 * The caller never learnt the handle: nothing may be left.  But
-		 * another thread may have freed it meanwhile, and even reused
-		 * the number: take it out only if it is still this region.
-		 */
-		if (xa_cmpxchg(&hf->regions, handle, r, NULL, 0) == r) {
-			atomic_dec(&hf->nr_regions);
-			hyk_region_put(r);
-		}
+		hyk_file_unadd(hf, r, handle);
 		return -EFAULT;
 	}
 	return 0;
@@ -153,11 +175,143 @@ static long hyk_ioc_query(struct hyk_file *hf, void __user *argp)
 	if (!r)
 		return -ENOENT;
 	q.flags = r->flags;
+	if (r->obj)
+		q.flags |= HYPER_REGION_OBJECT |
+			   (READ_ONCE(r->obj->rdonly) ? HYPER_REGION_RDONLY : 0);
 	q.size = r->size;
 	/* Not r->handle: it is set only after the region is published. */
 	q.mmap_offset = (u64)q.handle << HYK_MMAP_SHIFT;
 	hyk_region_put(r);
 	return copy_to_user(argp, &q, sizeof(q)) ? -EFAULT : 0;
+}
+
+static const char *hyk_obj_cmd(unsigned int cmd)
+{
+	switch (cmd) {
+	case HYPER_IOC_OBJ_CREATE:
+		return "OBJ_CREATE";
+	case HYPER_IOC_OBJ_OPEN:
+		return "OBJ_OPEN";
+	default:
+		return "OBJ_DELETE";
+	}
+}
+
+/* 1 to 63 characters of [A-Za-z0-9._-], then NULs to the end. */
+static bool hyk_obj_name_ok(const char *name)
+{
+	size_t n = strnlen(name, HYPER_OBJ_NAME_LEN), i;
+
+	if (!n || n == HYPER_OBJ_NAME_LEN)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!isalnum(name[i]) && !strchr("._-", name[i]))
+			return false;
+	return !memchr_inv(name + n, 0, HYPER_OBJ_NAME_LEN - n);
+}
+
+/* Checks the user's fields of a struct hyper_obj: 0 or -EINVAL. */
+static int hyk_obj_args(struct hyk_file *hf, unsigned int cmd,
+			const struct hyper_obj *o)
+{
+	const char *what = hyk_obj_cmd(cmd);
+	u64 pool_size = hf->hdev->pool.size;
+
+	if (!hyk_obj_name_ok(o->name)) {
+		pr_info_ratelimited("%s refused: an object's name is 1 to %d characters of [A-Za-z0-9._-], NUL-terminated and zero-padded: rename it\n",
+				    what, HYPER_OBJ_NAME_LEN - 1);
+		return -EINVAL;
+	}
+	if (o->flags || o->reserved0 ||
+	    !hyk_zeroed(o->reserved, ARRAY_SIZE(o->reserved))) {
+		pr_info_ratelimited("%s refused: flags and reserved fields must be zero: clear them\n",
+				    what);
+		return -EINVAL;
+	}
+	if (cmd == HYPER_IOC_OBJ_CREATE &&
+	    (!o->size || !PAGE_ALIGNED(o->size) || o->size > pool_size ||
+	     o->size > HYK_REGION_MAX)) {
+		pr_info_ratelimited("OBJ_CREATE refused: size %llu is not a non-zero multiple of %lu up to the pool's %llu bytes: fix the size\n",
+				    o->size, PAGE_SIZE,
+				    min_t(u64, pool_size, HYK_REGION_MAX));
+		return -EINVAL;
+	}
+	if (cmd == HYPER_IOC_OBJ_DELETE && o->size) {
+		pr_info_ratelimited("OBJ_DELETE refused: size must be zero: clear it\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* HYPER_IOC_OBJ_CREATE, _OPEN and _DELETE. */
+static long hyk_ioc_obj(struct hyk_file *hf, unsigned int cmd,
+			void __user *argp)
+{
+	struct hyk_dev *hdev = hf->hdev;
+	struct hyk_region *r;
+	struct hyper_obj o;
+	u32 handle;
+	int ret;
+
+	if (copy_from_user(&o, argp, sizeof(o)))
+		return -EFAULT;
+	ret = hyk_obj_args(hf, cmd, &o);
+	if (ret)
+		return ret;
+	if (cmd == HYPER_IOC_OBJ_DELETE)
+		return hyk_obj_delete(hdev, o.name);
+
+	/* As ALLOC: objects are pool memory, which only device mode lends. */
+	if (down_read_killable(&hdev->mode_sem))
+		return -EINTR;
+	if (hdev->mode != HYK_MODE_DEVICE)
+		ret = -EBUSY;
+	else if (!hyk_pool_usable(&hdev->pool))
+		ret = -EIO;
+	else if (cmd == HYPER_IOC_OBJ_CREATE)
+		ret = hyk_obj_create(hdev, o.name, o.size, &r);
+	else
+		ret = hyk_obj_open(hdev, o.name, &r);
+	up_read(&hdev->mode_sem);
+	if (ret)
+		return ret;
+	ret = hyk_file_add(hf, r, &handle);
+	if (ret)
+		return ret;
+	o.size = r->size;
+	o.handle = handle;
+	o.mmap_offset = (u64)handle << HYK_MMAP_SHIFT;
+	o.node = r->obj->node;
+	if (copy_to_user(argp, &o, sizeof(o))) {
+		hyk_file_unadd(hf, r, handle);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static long hyk_ioc_obj_publish(struct hyk_file *hf, void __user *argp)
+{
+	struct hyper_obj_publish p;
+	struct hyk_region *r;
+	int ret;
+
+	if (copy_from_user(&p, argp, sizeof(p)))
+		return -EFAULT;
+	if (p.flags || !hyk_zeroed(p.reserved, ARRAY_SIZE(p.reserved))) {
+		pr_info_ratelimited("OBJ_PUBLISH refused: flags and reserved fields must be zero: clear them\n");
+		return -EINVAL;
+	}
+	r = hyk_region_lookup(hf, p.handle);
+	if (!r || !r->obj) {
+		pr_info_ratelimited("OBJ_PUBLISH refused: handle %u is not an object this file created: pass OBJ_CREATE's handle\n",
+				    p.handle);
+		if (r)
+			hyk_region_put(r);
+		return -EINVAL;
+	}
+	ret = hyk_obj_publish(r);
+	hyk_region_put(r);
+	return ret;
 }
 
 static long hyk_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -182,6 +336,19 @@ static long hyk_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return hyk_ioc_free(hf, argp);
 	case HYPER_IOC_QUERY:
 		return hyk_ioc_query(hf, argp);
+	case HYPER_IOC_OBJ_CREATE:
+	case HYPER_IOC_OBJ_DELETE:
+		if (!(file->f_mode & FMODE_WRITE))
+			return -EBADF;
+		return hyk_ioc_obj(hf, cmd, argp);
+	case HYPER_IOC_OBJ_PUBLISH:
+		if (!(file->f_mode & FMODE_WRITE))
+			return -EBADF;
+		return hyk_ioc_obj_publish(hf, argp);
+	case HYPER_IOC_OBJ_OPEN:
+		if (!(file->f_mode & FMODE_READ))
+			return -EBADF;
+		return hyk_ioc_obj(hf, cmd, argp);
 	default:
 		return -ENOTTY;
 	}
@@ -189,12 +356,20 @@ static long hyk_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 static void hyk_vm_open(struct vm_area_struct *vma)
 {
-	hyk_region_get(vma->vm_private_data);
+	struct hyk_region *r = vma->vm_private_data;
+
+	hyk_region_get(r);
+	if (r->obj)
+		hyk_obj_vma_open(r, vma);
 }
 
 static void hyk_vm_close(struct vm_area_struct *vma)
 {
-	hyk_region_put(vma->vm_private_data);
+	struct hyk_region *r = vma->vm_private_data;
+
+	if (r->obj)
+		hyk_obj_vma_close(r, vma);
+	hyk_region_put(r);
 }
 
 #define HYK_PGOFF_SHIFT		(HYK_MMAP_SHIFT - PAGE_SHIFT)
@@ -297,6 +472,12 @@ static int hyk_mmap(struct file *file, struct vm_area_struct *vma)
 	ret = hyk_map_pages(vma, r, off);
 	if (ret)
 		goto out_put;
+	/* A shared object's handle may be read-only. */
+	if (r->obj) {
+		ret = hyk_obj_mmap(r, vma);
+		if (ret)
+			goto out_put;
+	}
 	/* The mapping keeps the memory alive after HYPER_IOC_FREE or close. */
 	vma->vm_private_data = r;
 	vma->vm_ops = &hyk_vm_ops;

@@ -150,6 +150,16 @@ static inline void hyk_vm_flags_set(struct vm_area_struct *vma,
 #endif
 }
 
+static inline void hyk_vm_flags_clear(struct vm_area_struct *vma,
+				      vm_flags_t flags)
+{
+#if KERNEL_VERSION(6, 3, 0) <= LINUX_VERSION_CODE
+	vm_flags_clear(vma, flags);
+#else
+	vma->vm_flags &= ~flags;
+#endif
+}
+
 /*
  * A MEMORY_DEVICE_GENERIC page holds one reference while nobody uses it,
  * from memmap_init_zone_device() on, on 6.1 and 6.12 alike (only private

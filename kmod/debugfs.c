@@ -11,6 +11,11 @@
  * superblock	of a pool shared with other nodes (node_id set): the first
  *		4 KiB of the pool as they are in this CPU's cache, for tests
  *		that build a corrupt or foreign superblock from a real one.
+ * obj_stall	fault injection, of a pool shared with other nodes: writing
+ *		1 makes the next HYPER_IOC_OBJ_PUBLISH stop half way, its
+ *		data written back and its record written torn (a bad crc),
+ *		and wait until 0 is written or its caller is killed; reads
+ *		2 while a PUBLISH waits.  Tests kill a node there.
  * hold_pages	fault injection: writing N takes N kernel pages on the
  *		pool's node and holds them (0 gives them back).  With the
  *		window onlined for the kernel in system-ram mode, those pages
@@ -79,6 +84,23 @@ static int hold_pages_set(void *data, u64 val)
 DEFINE_DEBUGFS_ATTRIBUTE(hold_pages_fops, hold_pages_get, hold_pages_set,
 			 "%llu\n");
 
+static int obj_stall_get(void *data, u64 *val)
+{
+	struct hyk_dev *hdev = data;
+
+	*val = hyk_obj_stall_get(&hdev->pool);
+	return 0;
+}
+
+static int obj_stall_set(void *data, u64 val)
+{
+	struct hyk_dev *hdev = data;
+
+	return hyk_obj_stall_set(&hdev->pool, val > 1 ? -1 : (int)val);
+}
+DEFINE_DEBUGFS_ATTRIBUTE(obj_stall_fops, obj_stall_get, obj_stall_set,
+			 "%llu\n");
+
 static int regions_show(struct seq_file *m, void *v)
 {
 	struct hyk_dev *hdev = m->private;
@@ -124,6 +146,8 @@ void hyk_debugfs_add(struct hyk_dev *hdev)
 		hdev->superblock.size = SZ_4K;
 		debugfs_create_blob("superblock", 0400, hdev->debugfs,
 				    &hdev->superblock);
+		debugfs_create_file_unsafe("obj_stall", 0600, hdev->debugfs,
+					   hdev, &obj_stall_fops);
 	}
 	debugfs_create_file_unsafe("hold_pages", 0600, hdev->debugfs, hdev,
 				   &hold_pages_fops);

@@ -213,6 +213,8 @@ struct hyk_dev {
  * @size:	bytes
  * @flags:	HYPER_ALLOC_* flags it was made with
  * @handle:	its handle in the owner's table
+ * @obj:	of a shared object's handle, the object; NULL for a region
+ *		that owns its memory
  */
 struct hyk_region {
 	struct kref ref;
@@ -224,6 +226,35 @@ struct hyk_region {
 	u64 size;
 	u32 flags;
 	u32 handle;
+	struct hyk_obj *obj;
+};
+
+/**
+ * struct hyk_obj - what a handle of a shared object knows of it
+ * @slot:	its entry in the pool's object table
+ * @node:	the node that created it
+ * @opened:	the handle came from HYPER_IOC_OBJ_OPEN, not CREATE
+ * @lock:	protects the fields below (held briefly: mmap() takes it)
+ * @rdonly:	opened, or published: no store, no writable mapping
+ * @publishing:	a PUBLISH of it runs; @rdonly is set meanwhile
+ * @wmaps:	mappings that may write (VM_MAYWRITE)
+ * @wmapped:	it was ever mapped writable: PUBLISH flushes it all
+ * @stores:	stores into it in flight, which PUBLISH waits for
+ *
+ * A handle holds one of its node's references to the object, which the
+ * region's release drops; its memory belongs to the object, not to the
+ * region.
+ */
+struct hyk_obj {
+	u32 slot;
+	u32 node;
+	bool opened;
+	struct mutex lock;		/* see above */
+	bool rdonly;
+	bool publishing;
+	unsigned int wmaps;
+	bool wmapped;
+	atomic_t stores;
 };
 
 /**
@@ -263,6 +294,7 @@ void hyk_pool_free(struct hyk_pool *pool, u64 off, u64 size);
 u64 hyk_pool_free_bytes(struct hyk_pool *pool);
 struct page *hyk_pool_page(const struct hyk_pool *pool, u64 off);
 void hyk_pool_sweep(struct hyk_pool *pool);
+int hyk_pool_add_pages(struct hyk_pool *pool, u64 off, u64 size);
 void hyk_pool_pin_stats(struct hyk_pool *pool, u64 *pinned_pages,
 			u64 *held_bytes);
 
@@ -301,6 +333,24 @@ void hyk_pm_reports(struct hyk_pool *pool,
 void hyk_pm_usage(struct hyk_pool *pool, u64 *pool_used, u64 *node_held);
 void *hyk_pm_superblock(struct hyk_pool *pool);
 
+/* pool_obj.c; hyk_obj_list() writes at most this much */
+#define HYK_OBJ_LIST_MAX	(256 * 160)
+int hyk_obj_create(struct hyk_dev *hdev, const char *name, u64 size,
+		   struct hyk_region **rp);
+int hyk_obj_publish(struct hyk_region *r);
+int hyk_obj_open(struct hyk_dev *hdev, const char *name,
+		 struct hyk_region **rp);
+int hyk_obj_delete(struct hyk_dev *hdev, const char *name);
+void hyk_obj_drop(struct hyk_region *r);
+int hyk_obj_mmap(struct hyk_region *r, struct vm_area_struct *vma);
+void hyk_obj_vma_open(struct hyk_region *r, struct vm_area_struct *vma);
+void hyk_obj_vma_close(struct hyk_region *r, struct vm_area_struct *vma);
+int hyk_obj_store_begin(struct hyk_region *r);
+void hyk_obj_store_end(struct hyk_region *r);
+ssize_t hyk_obj_list(struct hyk_pool *pool, char *buf, size_t len);
+int hyk_obj_stall_get(struct hyk_pool *pool);
+int hyk_obj_stall_set(struct hyk_pool *pool, int val);
+
 /* pool_sysfs.c */
 extern const struct attribute_group hyk_pm_group;
 
@@ -311,6 +361,8 @@ struct hyk_region *hyk_region_lookup(struct hyk_file *hf, u32 handle);
 void hyk_region_put(struct hyk_region *r);
 void hyk_region_get(struct hyk_region *r);
 void hyk_region_flush(struct hyk_region *r, u64 off, u64 len);
+struct hyk_region *hyk_region_wrap(struct hyk_dev *hdev, u64 off, u64 size,
+				   struct hyk_obj *obj, bool zero);
 
 /* chardev.c */
 int hyk_chardev_init(void);

@@ -473,8 +473,17 @@ out_free:
 	return ret;
 }
 
-/* Make the struct pages of a window range that a new region takes. */
-static int hyk_pool_add_pages(struct hyk_pool *pool, u64 off, u64 size)
+/**
+ * hyk_pool_add_pages() - make the struct pages of a window range
+ * @pool:	the pool
+ * @off:	pool offset of a range a new region takes
+ * @size:	its bytes
+ *
+ * Nothing to do in an emulated pool, whose pages always exist.
+ *
+ * Return: 0 or -errno.
+ */
+int hyk_pool_add_pages(struct hyk_pool *pool, u64 off, u64 size)
 {
 	phys_addr_t first = pool->phys_base + off;
 	unsigned long g = first >> HYK_PGMAP_SHIFT;

@@ -118,7 +118,8 @@ static void hyk_pm_apply(struct hyk_pool *pool, const struct hyk_pm_intent *in)
 
 static bool hyk_pm_owner_ok(u32 owner)
 {
-	return owner <= HYK_POOL_MAX_NODES || owner == HYK_PM_OWNER_META;
+	return owner <= HYK_POOL_MAX_NODES || owner == HYK_PM_OWNER_OBJ ||
+	       owner == HYK_PM_OWNER_META;
 }
 
 /**

@@ -72,7 +72,7 @@ MODULE_PARM_DESC(lease_ms,
 
 static u64 hyk_pm_meta_bytes(u32 nr_chunks)
 {
-	return HYK_PM_TABLE_OFF + 2ULL * nr_chunks;
+	return hyk_pm_objs_off(nr_chunks) + HYK_PM_OBJ_BYTES;
 }
 
 /* Write this node's record; under @beat_lock. */
@@ -394,6 +394,7 @@ int hyk_pm_format(struct hyk_pool *pool, bool force)
 			   cpu_to_le16(i < pm->meta_chunks ? HYK_PM_OWNER_META :
 				       HYK_PM_OWNER_FREE));
 	hyk_pm_range(pool, HYK_PM_TABLE_OFF, 2ULL * pm->nr_chunks, true);
+	hyk_obj_format(pm);
 
 	sb.magic = cpu_to_le64(HYK_PM_MAGIC);
 	sb.version = cpu_to_le32(HYK_PM_VERSION);
@@ -445,7 +446,7 @@ int hyk_pm_join(struct hyk_pool *pool)
 	struct hyk_pm_super sb;
 	struct hyk_pm_fence f;
 	struct hyk_pm_node rec;
-	u64 applied;
+	u64 applied, refs;
 	int ret;
 
 	mutex_lock(&pm->op_lock);
@@ -498,7 +499,8 @@ int hyk_pm_join(struct hyk_pool *pool)
 	}
 	/* What an earlier life of this node held is nobody's now. */
 	applied = hyk_pm_replay(pm);
-	hyk_pm_release_all(pm, applied, pm->node);
+	applied = hyk_pm_release_all(pm, applied, pm->node);
+	hyk_obj_forget(pm, applied, pm->node, &refs);
 	hyk_pm_count(pm, &pm->pool_free, NULL);
 	hyk_pm_unlock(pm);
 
@@ -547,6 +549,8 @@ int hyk_pm_leave(struct hyk_pool *pool)
 	u64 applied;
 	int ret;
 
+	/* The last references' frees, before the node goes. */
+	flush_work(&pm->reap);
 	mutex_lock(&pm->op_lock);
 	ret = -ENOTCONN;
 	if (!pm->joined) {
@@ -602,7 +606,7 @@ out:
 int hyk_pm_fence(struct hyk_pool *pool, unsigned int victim, bool force)
 {
 	struct hyk_pmeta *pm = pool->pm;
-	u64 held[HYK_POOL_MAX_NODES], pool_free, applied, age;
+	u64 held[HYK_POOL_MAX_NODES], pool_free, applied, age, refs, before;
 	struct hyk_pm_slot *s = hyk_pm_slot(pool, victim);
 	struct hyk_pm_fence f;
 	struct hyk_pm_node rec;
@@ -665,13 +669,15 @@ int hyk_pm_fence(struct hyk_pool *pool, unsigned int victim, bool force)
 		goto out;
 	applied = hyk_pm_replay(pm);
 	hyk_pm_count(pm, &pool_free, held);
-	hyk_pm_release_all(pm, applied, victim);
+	applied = hyk_pm_release_all(pm, applied, victim);
+	hyk_pm_count(pm, &before, NULL);
+	hyk_obj_forget(pm, applied, victim, &refs);
 	hyk_pm_set_word(&s->ticket, 0);
 	hyk_pm_set_word(&s->choosing, 0);
 	hyk_pm_count(pm, &pm->pool_free, NULL);
 	hyk_pm_unlock(pm);
-	pr_info("node %u fenced node %u: %llu bytes given back to the pool\n",
-		pm->node, victim, held[victim]);
+	pr_info("node %u fenced node %u: %llu bytes of its chunks and %llu of objects given back to the pool, %llu references to objects dropped\n",
+		pm->node, victim, held[victim], pm->pool_free - before, refs);
 out:
 	mutex_unlock(&pm->op_lock);
 	return ret;
@@ -867,7 +873,7 @@ int hyk_pm_init(struct hyk_dev *hdev)
 	if (nr > U32_MAX || DIV_ROUND_UP(hyk_pm_meta_bytes(nr), HYK_PM_CHUNK) >=
 	    nr || (pool->source != HYPER_SOURCE_WINDOW &&
 		   hyk_pm_meta_bytes(nr) > HYK_EMU_CHUNK)) {
-		pr_err("hyper%d: a pool of %llu MiB cannot be shared: want more than %u MiB (an emulated one at most 2 TiB)\n",
+		pr_err("hyper%d: a pool of %llu MiB cannot be shared: want more than %u MiB (an emulated one below 1.8 TiB)\n",
 		       hdev->id, pool->size >> 20, 2 * (HYK_PM_CHUNK >> 20));
 		return -EINVAL;
 	}
@@ -878,6 +884,7 @@ int hyk_pm_init(struct hyk_dev *hdev)
 	pm->node = node_id;
 	pm->nr_chunks = nr;
 	pm->meta_chunks = DIV_ROUND_UP(hyk_pm_meta_bytes(nr), HYK_PM_CHUNK);
+	hyk_obj_init(pm);
 	mutex_init(&pm->op_lock);
 	mutex_init(&pm->beat_lock);
 	INIT_DELAYED_WORK(&pm->beat, hyk_pm_beat_work);
@@ -908,6 +915,8 @@ void hyk_pm_destroy(struct hyk_pool *pool)
 	pm->beating = false;
 	mutex_unlock(&pm->beat_lock);
 	cancel_delayed_work_sync(&pm->beat);
+	cancel_work_sync(&pm->reap);
+	mutex_destroy(&pm->obj_lock);
 	mutex_destroy(&pm->op_lock);
 	mutex_destroy(&pm->beat_lock);
 	kfree(pm);

@@ -17,7 +17,7 @@
 #include "hyper.h"
 
 #define HYK_PM_MAGIC		0x4c4f4f5052505948ULL	/* "HYPRPOOL" */
-#define HYK_PM_VERSION		1
+#define HYK_PM_VERSION		2	/* 2: the object table */
 #define HYK_PM_LINE		64
 #define HYK_PM_CHUNK		SZ_2M
 
@@ -29,9 +29,27 @@
 				 HYK_POOL_MAX_NODES * HYK_PM_SLOT_SIZE)
 #define HYK_PM_TABLE_OFF	(HYK_PM_LOG_OFF + 4096)
 
-/* Chunk owners in the chunk table: 0 free, 1 + node id, or metadata. */
+/* Chunk owners in the chunk table: 0 free, 1 + node id, objects, metadata. */
 #define HYK_PM_OWNER_FREE	0
+#define HYK_PM_OWNER_OBJ	0xfffe
 #define HYK_PM_OWNER_META	0xffff
+
+/*
+ * The object table, after the chunk table at the next 4 KiB: a record
+ * per object, then each node's reference counts, one word per object, in
+ * lines of that node alone.
+ */
+#define HYK_PM_OBJS		256
+#define HYK_PM_OBJ_SIZE		128
+#define HYK_PM_REFS_OFF		(HYK_PM_OBJS * HYK_PM_OBJ_SIZE)
+#define HYK_PM_OBJ_BYTES	(HYK_PM_REFS_OFF + \
+				 HYK_POOL_MAX_NODES * HYK_PM_OBJS * 8)
+
+/* Where the object table starts in a pool of @nr_chunks chunks. */
+static inline u64 hyk_pm_objs_off(u32 nr_chunks)
+{
+	return ALIGN(HYK_PM_TABLE_OFF + 2ULL * nr_chunks, SZ_4K);
+}
 
 /* What a node's own record says of it. */
 enum hyk_pm_node_state {
@@ -152,6 +170,38 @@ struct hyk_pm_log {
 	struct hyk_pm_word applied;
 };
 
+/* What an object's record says of it. */
+enum hyk_pm_obj_state {
+	HYK_PM_OBJ_EMPTY,
+	HYK_PM_OBJ_CREATING,
+	HYK_PM_OBJ_PUBLISHED,
+	HYK_PM_OBJ_DELETING,
+};
+
+/**
+ * struct hyk_pm_obj - an object's record, written under the metadata lock
+ * @name:	NUL-padded name
+ * @size:	bytes, as created
+ * @seq:	writes of this record, for readers to see progress
+ * @first:	first chunk of its contiguous run
+ * @count:	chunks of the run, owned by HYK_PM_OWNER_OBJ
+ * @node:	the node that created it
+ * @state:	enum hyk_pm_obj_state
+ * @crc:	crc32c of the fields above
+ */
+struct hyk_pm_obj {
+	char name[HYPER_OBJ_NAME_LEN];
+	__le64 size;
+	__le64 seq;
+	__le32 first;
+	__le32 count;
+	__le32 node;
+	__le32 state;
+	__le32 crc;
+} __aligned(HYK_PM_LINE);
+
+static_assert(sizeof(struct hyk_pm_obj) == HYK_PM_OBJ_SIZE);
+static_assert(HYK_PM_OBJS * 8 % HYK_PM_LINE == 0);
 static_assert(sizeof(struct hyk_pm_super) <= HYK_PM_NODES_OFF);
 static_assert(sizeof(struct hyk_pm_slot) == HYK_PM_SLOT_SIZE);
 static_assert(sizeof(struct hyk_pm_log) <= 4096);
@@ -190,6 +240,12 @@ struct hyk_pm_seen {
  * @beat:	writes the heartbeat every HYK_PM_BEAT_MS
  * @seen:	other nodes' heartbeats, for their lease ages
  * @uuid:	the pool's UUID when this node joined
+ * @objs_off:	pool offset of the object table
+ * @obj_lock:	protects @refs and the writes of this node's reference words
+ * @refs:	this node's references to each object of the table, its handles
+ * @reap:	frees objects whose last reference this node dropped
+ * @stall_wait:	where a PUBLISH stopped by the obj_stall knob waits
+ * @stall:	the knob: 0 off, 1 armed, 2 a PUBLISH waits (debugfs)
  */
 struct hyk_pmeta {
 	struct hyk_pool *pool;
@@ -209,6 +265,12 @@ struct hyk_pmeta {
 	struct delayed_work beat;
 	struct hyk_pm_seen seen[HYK_POOL_MAX_NODES];
 	u8 uuid[16];
+	u64 objs_off;
+	struct mutex obj_lock;		/* see above */
+	u32 refs[HYK_PM_OBJS];
+	struct work_struct reap;
+	wait_queue_head_t stall_wait;
+	atomic_t stall;
 };
 
 static inline u32 hyk_pm_crc(const void *p, size_t len)
@@ -270,5 +332,11 @@ u64 hyk_pm_change(struct hyk_pmeta *pm, u64 applied, u16 match, u16 owner,
 void hyk_pm_count(struct hyk_pmeta *pm, u64 *free_bytes,
 		  u64 held[HYK_POOL_MAX_NODES]);
 u64 hyk_pm_release_all(struct hyk_pmeta *pm, u64 applied, unsigned int node);
+
+/* pool_obj.c: the object table */
+void hyk_obj_init(struct hyk_pmeta *pm);
+void hyk_obj_format(struct hyk_pmeta *pm);
+u64 hyk_obj_forget(struct hyk_pmeta *pm, u64 applied, unsigned int node,
+		   u64 *refs);
 
 #endif /* _HYK_POOL_META_H */

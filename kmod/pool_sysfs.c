@@ -6,6 +6,7 @@
  */
 #include <linux/device.h>
 #include <linux/kstrtox.h>
+#include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
@@ -86,6 +87,39 @@ static ssize_t nodes_show(struct device *dev, struct device_attribute *attr,
 	return len;
 }
 static DEVICE_ATTR_RO(nodes);
+
+/*
+ * objects: one line per object, "NAME STATE SIZE NODE REFS".  Binary, as
+ * a full table is more than a page; each read formats it afresh.
+ */
+static ssize_t objects_read(struct file *file, struct kobject *kobj,
+			    struct bin_attribute *attr, char *buf, loff_t off,
+			    size_t count)
+{
+	struct device *dev = kobj_to_dev(kobj);
+	size_t size = HYK_OBJ_LIST_MAX;
+	ssize_t len;
+	char *text;
+
+	text = kvmalloc(size, GFP_KERNEL);
+	if (!text)
+		return -ENOMEM;
+	len = hyk_obj_list(to_pool(dev), text, size);
+	if (off >= len) {
+		len = 0;
+	} else {
+		len = min_t(size_t, count, len - off);
+		memcpy(buf, text + off, len);
+	}
+	kvfree(text);
+	return len;
+}
+static BIN_ATTR_RO(objects, 0);
+
+static struct bin_attribute *hyk_pm_bin_attrs[] = {
+	&bin_attr_objects,
+	NULL,
+};
 
 static ssize_t format_store(struct device *dev, struct device_attribute *attr,
 			    const char *buf, size_t len)
@@ -184,4 +218,5 @@ static struct attribute *hyk_pm_attrs[] = {
 const struct attribute_group hyk_pm_group = {
 	.name = "pool",
 	.attrs = hyk_pm_attrs,
+	.bin_attrs = hyk_pm_bin_attrs,
 };

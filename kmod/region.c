@@ -79,6 +79,51 @@ struct hyk_region *hyk_region_create(struct hyk_dev *hdev, u64 size,
 	return r;
 }
 
+/**
+ * hyk_region_wrap() - a region over memory that a shared object owns
+ * @hdev:	the device
+ * @off:	pool offset of the object's memory
+ * @size:	its bytes
+ * @obj:	the object, which the region frees on its release
+ * @zero:	zero the memory (a new object)
+ *
+ * The region holds a reference to the object instead of owning memory:
+ * its release drops the reference (hyk_obj_drop()).  On failure the
+ * caller still owns @obj.
+ *
+ * Return: the region holding one reference, ERR_PTR(-ENOMEM), or
+ * ERR_PTR(-EINTR) when the caller was killed while it was zeroed.
+ */
+struct hyk_region *hyk_region_wrap(struct hyk_dev *hdev, u64 off, u64 size,
+				   struct hyk_obj *obj, bool zero)
+{
+	struct hyk_region *r;
+	int ret;
+
+	ret = hyk_pool_add_pages(&hdev->pool, off, size);
+	if (ret)
+		return ERR_PTR(ret);
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&r->ref);
+	r->hdev = hdev;
+	r->off = off;
+	r->size = size;
+	r->owner = task_tgid_nr(current);
+	ret = zero ? hyk_region_zero(r) : 0;
+	if (ret) {
+		kfree(r);
+		return ERR_PTR(ret);
+	}
+	r->obj = obj;
+	atomic_inc(&hdev->pool.nr_regions);
+	spin_lock(&hdev->pool.lock);
+	list_add_tail(&r->node, &hdev->pool.regions);
+	spin_unlock(&hdev->pool.lock);
+	return r;
+}
+
 static void hyk_region_release(struct kref *ref)
 {
 	struct hyk_region *r = container_of(ref, struct hyk_region, ref);
@@ -87,7 +132,10 @@ static void hyk_region_release(struct kref *ref)
 	spin_lock(&pool->lock);
 	list_del(&r->node);
 	spin_unlock(&pool->lock);
-	hyk_pool_free(pool, r->off, r->size);
+	if (r->obj)
+		hyk_obj_drop(r);
+	else
+		hyk_pool_free(pool, r->off, r->size);
 	atomic_dec(&pool->nr_regions);
 	kfree_rcu(r, rcu);
 }

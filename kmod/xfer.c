@@ -19,6 +19,7 @@
 #include <linux/cpumask.h>
 #include <linux/fs.h>
 #include <linux/io_uring.h>
+#include <linux/libnvdimm.h>
 #include <linux/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -172,9 +173,15 @@ static int hyk_copy_range(struct hyk_dev *hdev, struct io_uring_cmd *cmd,
 			copied = copy_to_iter(va, n, &iter);
 		else
 			copied = copy_from_iter(va, n, &iter);
+		/* A store into a shared object is final: it leaves the cache. */
+		if (seg->r->obj && seg->dir == HYPER_DIR_STORE)
+			arch_wb_cache_pmem(va, copied);
 		if (copied != n)
 			return -EFAULT;
 	}
+	if (seg->r->obj && seg->dir == HYPER_DIR_STORE)
+		/* The write-backs complete before the store does. */
+		wmb();
 	return 0;
 }
 
@@ -229,8 +236,11 @@ static void hyk_seg_release(struct hyk_seg *seg)
 		kvfree(seg->bvec);
 		seg->pages = NULL;
 	}
-	if (seg->r)
+	if (seg->r) {
+		if (seg->r->obj && seg->dir == HYPER_DIR_STORE)
+			hyk_obj_store_end(seg->r);
 		hyk_region_put(seg->r);
+	}
 	seg->r = NULL;
 }
 
@@ -271,6 +281,12 @@ static int hyk_seg_prepare(struct hyk_file *hf, struct io_uring_cmd *cmd,
 		ret = -EINVAL;
 		goto out_put;
 	}
+	/* Published or opened shared objects are read-only. */
+	if (seg->r->obj && x->dir == HYPER_DIR_STORE) {
+		ret = hyk_obj_store_begin(seg->r);
+		if (ret)
+			goto out_put;
+	}
 	seg->pool_off = seg->r->off + x->region_off;
 	seg->addr = x->addr;
 	seg->len = x->len;
@@ -283,9 +299,12 @@ static int hyk_seg_prepare(struct hyk_file *hf, struct io_uring_cmd *cmd,
 	else
 		ret = hyk_seg_pin(seg, nonblock);
 	if (ret)
-		goto out_put;
+		goto out_end;
 	return 0;
 
+out_end:
+	if (seg->r->obj && seg->dir == HYPER_DIR_STORE)
+		hyk_obj_store_end(seg->r);
 out_put:
 	hyk_region_put(seg->r);
 	seg->r = NULL;

@@ -362,7 +362,10 @@ static void op_info(struct worker *w)
 
 static void op_ioctl_junk(struct worker *w)
 {
-	static const unsigned long nr[] = { 0x80, 0x81, 0x82, 0x83, 0x84, 0x90 };
+	/* The ioctls, the shared objects' (0x84-0x87) too, and one past. */
+	static const unsigned long nr[] = {
+		0x80, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x90,
+	};
 	uint8_t arg[256];
 	unsigned long cmd;
 	void *p = arg;
@@ -372,7 +375,7 @@ static void op_ioctl_junk(struct worker *w)
 	/* Small sizes only: a random ALLOC must not take the whole pool. */
 	((struct hyper_alloc *)arg)->size &= 0xffffff000ULL;
 	cmd = _IOC(below(&w->r, 4), chance(&w->r, 80) ? 'h' : below(&w->r, 256),
-		   nr[below(&w->r, 6)],
+		   nr[below(&w->r, sizeof(nr) / sizeof(nr[0]))],
 		   chance(&w->r, 50) ? 8 * (1 + below(&w->r, 6)) : below(&w->r, 256));
 	if (chance(&w->r, 10))
 		p = chance(&w->r, 50) ? NULL : (void *)(uintptr_t)rnd(&w->r);

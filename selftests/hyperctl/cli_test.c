@@ -853,6 +853,78 @@ TEST_F(tree, pool_status_json_is_the_tree)
 	hctl_free(&r);
 }
 
+TEST_F(tree, pool_objects_json_is_the_tree)
+{
+	struct json_object *o, *objs, *n;
+	struct hctl r;
+
+	fake_pool(self->root);
+	put_attr(self->root, 0, "pool/objects",
+		 "llama.weights published 134217728 1 3\nkv.7 creating 4194304 4 1\n");
+	ASSERT_EQ(0, hctl_run(&r, "pool", "objects", "hyper0", NULL));
+	EXPECT_EQ(0, r.status) TH_LOG("%s", r.err);
+	ASSERT_NE(NULL, r.json);
+	o = hctl_dev(r.json, "hyper0");
+	ASSERT_NE(NULL, o);
+	ASSERT_TRUE(json_object_object_get_ex(o, "objects", &objs));
+	ASSERT_EQ(2, json_object_array_length(objs));
+	n = json_object_array_get_idx(objs, 0);
+	EXPECT_STREQ("llama.weights", hctl_str(n, "name"));
+	EXPECT_STREQ("published", hctl_str(n, "state"));
+	EXPECT_EQ(134217728, hctl_int(n, "bytes"));
+	EXPECT_EQ(1, hctl_int(n, "node"));
+	EXPECT_EQ(3, hctl_int(n, "refs"));
+	n = json_object_array_get_idx(objs, 1);
+	EXPECT_STREQ("creating", hctl_str(n, "state"));
+	EXPECT_EQ(4, hctl_int(n, "node"));
+	hctl_free(&r);
+
+	ASSERT_EQ(0, hctl_run(&r, "pool", "objects", "-H", "0", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "hyper0: 2 shared objects"));
+	EXPECT_NE(NULL, strstr(r.out, "llama.weights"));
+	EXPECT_NE(NULL, strstr(r.out, "creating"));
+	hctl_free(&r);
+
+	/* None: an empty list, not an error. */
+	put_attr(self->root, 0, "pool/objects", "");
+	ASSERT_EQ(0, hctl_run(&r, "pool", "objects", "hyper0", NULL));
+	EXPECT_EQ(0, r.status);
+	o = hctl_dev(r.json, "hyper0");
+	ASSERT_NE(NULL, o);
+	ASSERT_TRUE(json_object_object_get_ex(o, "objects", &objs));
+	EXPECT_EQ(0, json_object_array_length(objs));
+	hctl_free(&r);
+
+	/* A bad line is an error, not a guess. */
+	put_attr(self->root, 0, "pool/objects", "w published big 1 3\n");
+	ASSERT_EQ(0, hctl_run(&r, "pool", "objects", "hyper0", NULL));
+	EXPECT_EQ(1, r.status);
+	EXPECT_STREQ("hyperctl: hyper0: pool/objects: Invalid argument\n", r.err);
+	hctl_free(&r);
+
+	/* A module without shared objects says so. */
+	ASSERT_EQ(0, hctl_run(&r, "pool", "objects", "hyper10", NULL));
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.err, "no shared objects"));
+	hctl_free(&r);
+	ASSERT_EQ(0, hctl_run(&r, "pool", "join", "-H", "hyper0", NULL));
+	EXPECT_EQ(2, r.status);
+	hctl_free(&r);
+	/* delete: a valid name and exactly one device, said before any ioctl. */
+	ASSERT_EQ(0, hctl_run(&r, "pool", "delete", "a/b", "hyper0", NULL));
+	EXPECT_EQ(2, r.status);
+	EXPECT_NE(NULL, strstr(r.err, "NAME 'a/b': want 1 to 63 characters"));
+	hctl_free(&r);
+	ASSERT_EQ(0, hctl_run(&r, "pool", "delete", "w", NULL));
+	EXPECT_EQ(2, r.status);
+	EXPECT_NE(NULL, strstr(r.err, "delete needs NAME and DEV"));
+	hctl_free(&r);
+	ASSERT_EQ(0, hctl_run(&r, "pool", "delete", "--force", "w", "hyper0", NULL));
+	EXPECT_EQ(2, r.status);
+	hctl_free(&r);
+}
+
 TEST_F(tree, pool_commands_write_their_attribute)
 {
 	char buf[256];

@@ -7,6 +7,8 @@
  * The suite (hyperctl.suite) boots with two windows; the module is loaded
  * again as node 1 here, and with the suite's parameters after each test.
  */
+#include <sys/ioctl.h>
+
 #include "kselftest_harness.h"
 #include "hyper_test.h"
 #include "hctl_run.h"
@@ -42,6 +44,8 @@ FIXTURE_TEARDOWN(pool)
 TEST_F(pool, admin_guide_sequence)
 {
 	struct json_object *o, *nodes, *n;
+	struct hyper_obj_publish pub = { 0 };
+	struct hyper_obj obj;
 	uint32_t handle;
 	struct hctl r;
 	int fd;
@@ -89,6 +93,44 @@ TEST_F(pool, admin_guide_sequence)
 	hctl_free(&r);
 	RUN(&r, 0, "", "pool", "status", "-H", "hyper0");
 	EXPECT_NE(NULL, strstr(r.out, "hyper0: node 1, joined, pool "));
+	hctl_free(&r);
+
+	/* hyperctl pool objects hyper0: one published object. */
+	memset(&obj, 0, sizeof(obj));
+	strcpy(obj.name, "admin.weights");
+	obj.size = 2 * MiB;
+	ASSERT_EQ(0, ioctl(fd, HYPER_IOC_OBJ_CREATE, &obj));
+	pub.handle = obj.handle;
+	ASSERT_EQ(0, ioctl(fd, HYPER_IOC_OBJ_PUBLISH, &pub));
+	RUN(&r, 0, "", "pool", "objects", "hyper0");
+	o = hctl_dev(r.json, "hyper0");
+	ASSERT_NE(NULL, o);
+	ASSERT_TRUE(json_object_object_get_ex(o, "objects", &nodes));
+	ASSERT_EQ(1, json_object_array_length(nodes));
+	n = json_object_array_get_idx(nodes, 0);
+	EXPECT_STREQ("admin.weights", hctl_str(n, "name"));
+	EXPECT_STREQ("published", hctl_str(n, "state"));
+	EXPECT_EQ(2 * MiB, hctl_int(n, "bytes"));
+	EXPECT_EQ(1, hctl_int(n, "node"));
+	EXPECT_EQ(1, hctl_int(n, "refs"));
+	hctl_free(&r);
+	RUN(&r, 0, "", "pool", "objects", "-H", "hyper0");
+	EXPECT_NE(NULL, strstr(r.out, "hyper0: 1 shared objects"));
+	EXPECT_NE(NULL, strstr(r.out, "admin.weights")) TH_LOG("%s", r.out);
+	hctl_free(&r);
+	EXPECT_EQ(0, hyper_free(fd, obj.handle));
+
+	/* hyperctl pool delete admin.weights hyper0 */
+	RUN(&r, 0, "", "pool", "delete", "admin.weights", "hyper0");
+	hctl_free(&r);
+	RUN(&r, 1, "hyperctl: hyper0: pool delete: no published object admin.weights: hyperctl pool objects lists them\n",
+	    "pool", "delete", "admin.weights", "hyper0");
+	hctl_free(&r);
+	RUN(&r, 0, "", "pool", "objects", "hyper0");
+	o = hctl_dev(r.json, "hyper0");
+	ASSERT_NE(NULL, o);
+	ASSERT_TRUE(json_object_object_get_ex(o, "objects", &nodes));
+	EXPECT_EQ(0, json_object_array_length(nodes));
 	hctl_free(&r);
 
 	/* Refusals, one line each. */

@@ -7,7 +7,8 @@ KMOD_TEST_DEPS	:= $(KSFT_STAMP) $(wildcard selftests/lib/*.h) \
 		   include/uapi/linux/hyper.h
 KMOD_TESTS	:= regions bad_input lifecycle xfer_basic xfer_bad xfer_stress \
 		   xfer_uring \
-		   xfer_kill numa_mode huge_window pin pool
+		   xfer_kill numa_mode huge_window pin pool objects
+$(O)/tests/kmod_objects: selftests/kmod/obj_test.h
 
 $(O)/tests/kmod_%: selftests/kmod/%.c $(KMOD_TEST_DEPS)
 	@mkdir -p $(@D)

@@ -416,7 +416,7 @@ TEST_F(pool, corrupt_foreign_and_garbage_superblocks)
 
 	/* Another format version. */
 	memcpy(bad, sb, SB_SIZE);
-	bad[SB_VERSION] = 2;
+	bad[SB_VERSION]++;
 	ASSERT_EQ(0, write_pool_start(bad));
 	ASSERT_EQ(0, load_node(1, 10000));
 	EXPECT_STREQ("other-version", state());

@@ -3,8 +3,9 @@
 # twonode): they run in the two guests; kmod.mk's pattern rule builds the
 # ones made once, the rules here the ones made per setup.
 
-TWONODE_TESTS	:= twonode_sync twonode_pool twonode_fence
-$(patsubst %,$(O)/tests/kmod_%,$(TWONODE_TESTS)): selftests/kmod/twonode.h
+TWONODE_TESTS	:= twonode_sync twonode_pool twonode_fence twonode_objects
+$(patsubst %,$(O)/tests/kmod_%,$(TWONODE_TESTS)): selftests/kmod/twonode.h \
+		selftests/kmod/obj_test.h
 
 # twonode_share.c and twonode_stress.c are built once per setup: both
 # modules standalone on one window or joined to one pool, each module on

@@ -15,15 +15,27 @@
  * - sees exactly node 1's chunks come back: the pool's used drops by
  *   what the node table said node 1 held, node 1 holds nothing and is
  *   fenced, its own chunks and regions are unchanged, its data intact.
+ * Shared objects too (Documentation/supernode.md, "Shared objects"):
+ * node 1 holds two references to node 0's published object, and is
+ * killed in the middle of publishing one of its own (debugfs obj_stall
+ * stops it with its record torn).  Node 0 never sees that object, not
+ * before the fence and not after; the fence gives its chunks back with
+ * node 1's and drops exactly node 1's references, and node 0's delete
+ * then frees its object.
  */
 #include <sys/mman.h>
 
 #include "kselftest_harness.h"
 #include "twonode.h"
+#include "obj_test.h"
 
 #define ERR_LEN		1024
 #define NREG		3
 #define REG_SIZE	(4 * MiB)
+#define OBJ		"fence.weights"
+#define TORN		"fence.torn"
+#define OBJ_SIZE	(2 * MiB)
+#define OBJ_REFS	2	/* node 1's references to OBJ */
 
 FIXTURE(fence) {
 	struct hyper_mbox m;
@@ -63,6 +75,34 @@ static int hold(int fd, int node, uint64_t **p)
 }
 
 /*
+ * Node 1's child: OBJ_REFS references to node 0's object, then an object
+ * of its own whose publish stops half way, which never returns.  Writes
+ * 1 to @ready just before the publish.
+ */
+static void hold_objects(int fd, int ready)
+{
+	struct hyper_obj o = { 0 };
+	uint8_t *buf = malloc(OBJ_SIZE);
+	char c = 1;
+
+	for (int i = 0; i < OBJ_REFS; i++)
+		if (obj_open(fd, OBJ, &o))
+			c = 0;
+	if (!buf || hyper_write_file(OBJ_STALL, "1") ||
+	    obj_create(fd, TORN, OBJ_SIZE, &o))
+		c = 0;
+	if (c) {
+		hyper_fill(buf, OBJ_SIZE, 5);
+		c = !obj_xfer(fd, o.handle, 0, buf, OBJ_SIZE, true);
+	}
+	if (write(ready, &c, 1) != 1 || !c)
+		_exit(1);
+	close(ready);
+	obj_publish(fd, o.handle);
+	_exit(1);
+}
+
+/*
  * Node 1: a child holds the regions until the runner kills the guest;
  * the test itself only meets node 0 and ends.
  */
@@ -75,6 +115,7 @@ static void victim(struct __test_metadata *_metadata,
 	char c = 0;
 	pid_t pid;
 
+	EXPECT_EQ(0, hyper_mbox_barrier(&self->m, "fence-obj", tn_secs()));
 	ASSERT_EQ(0, pipe(ready));
 	fflush(NULL);
 	pid = fork();
@@ -83,17 +124,21 @@ static void victim(struct __test_metadata *_metadata,
 		close(ready[0]);
 		fd = hyper_dev_open(0);
 		c = fd >= 0 && !hold(fd, 1, p);
-		if (write(ready[1], &c, 1) != 1 || !c)
+		if (!c) {
+			if (write(ready[1], &c, 1) != 1)
+				_exit(2);
 			_exit(1);
-		close(ready[1]);
+		}
 		/* Held until QEMU dies: never closed, never freed. */
-		for (;;)
-			pause();
+		hold_objects(fd, ready[1]);
 	}
 	close(ready[1]);
 	ASSERT_EQ(1, read(ready[0], &c, 1));
-	ASSERT_EQ(1, c) TH_LOG("node 1 could not take its regions");
+	ASSERT_EQ(1, c) TH_LOG("node 1 could not take its regions and objects");
 	close(ready[0]);
+	ASSERT_TRUE(hyper_poll(obj_stall() == 2, tn_secs()))
+		TH_LOG("node 1's publish did not stop half way");
+	hyper_mbox_put(&self->m, 2, OBJ_SIZE);
 	used = hyper_sysfs_ll(0, "node_used");
 	EXPECT_LE((long long)(NREG * REG_SIZE), used);
 	hyper_mbox_put(&self->m, 1, used < 0 ? 0 : (uint64_t)used);
@@ -115,7 +160,8 @@ static long long chunk_bytes(struct __test_metadata *_metadata, int id,
 static void survivor(struct __test_metadata *_metadata,
 		     FIXTURE_DATA(fence) *self)
 {
-	long long used0, used1, regions0, regions1, b0, b1;
+	long long used0, used1, regions0, regions1, b0, b1, torn, refs = -1;
+	struct hyper_obj w = { 0 };
 	uint64_t *p[NREG];
 	int fd, rc, refusals = 0;
 	bool fenced = false;
@@ -125,9 +171,18 @@ static void survivor(struct __test_metadata *_metadata,
 	fd = hyper_dev_open(0);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, hold(fd, 0, p));
+	ASSERT_EQ(0, obj_create(fd, OBJ, OBJ_SIZE, &w));
+	ASSERT_EQ(0, obj_publish(fd, w.handle));
+	EXPECT_EQ(0, hyper_mbox_barrier(&self->m, "fence-obj", tn_secs()));
 	EXPECT_EQ(0, hyper_mbox_barrier(&self->m, "fence-held", tn_secs()));
 
 	regions1 = (long long)hyper_mbox_get(&self->m, 1, 1);
+	torn = (long long)hyper_mbox_get(&self->m, 1, 2);
+	EXPECT_EQ(OBJ_SIZE, torn);
+	ASSERT_EQ(0, obj_line(OBJ, NULL, 0, NULL, NULL, &refs));
+	EXPECT_EQ(1 + OBJ_REFS, refs);
+	/* Half published: not listed (its record is torn), not openable. */
+	EXPECT_EQ(-ENOENT, obj_line(TORN, NULL, 0, NULL, NULL, NULL));
 	used0 = hyper_sysfs_ll(0, "used");
 	regions0 = hyper_sysfs_ll(0, "node_used");
 	b0 = chunk_bytes(_metadata, 0, st, sizeof(st));
@@ -177,9 +232,14 @@ static void survivor(struct __test_metadata *_metadata,
 		       refusals, b1);
 
 	used1 = hyper_sysfs_ll(0, "used");
-	EXPECT_EQ(used0 - b1, used1)
-		TH_LOG("fence gave back %lld bytes; node 1 held %lld",
-		       used0 - used1, b1);
+	EXPECT_EQ(used0 - b1 - torn, used1)
+		TH_LOG("fence gave back %lld bytes; node 1 held %lld and its torn object %lld",
+		       used0 - used1, b1, torn);
+	EXPECT_EQ(-ENOENT, obj_line(TORN, NULL, 0, NULL, NULL, NULL));
+	EXPECT_EQ(-ENOENT, obj_open(fd, TORN, NULL));
+	EXPECT_EQ(0, obj_line(OBJ, NULL, 0, NULL, NULL, &refs));
+	EXPECT_EQ(1, refs) TH_LOG("the fence dropped %lld references, node 1 held %d",
+				  1 + OBJ_REFS - refs, OBJ_REFS);
 	EXPECT_EQ(0, chunk_bytes(_metadata, 1, st, sizeof(st)));
 	EXPECT_STREQ("fenced", st);
 	EXPECT_EQ(b0, chunk_bytes(_metadata, 0, st, sizeof(st)));
@@ -192,6 +252,13 @@ static void survivor(struct __test_metadata *_metadata,
 	/* Fencing it again, done or refused, gives back nothing more. */
 	tn_hyperctl(self->err, ERR_LEN, "pool", "fence", "1", NULL);
 	EXPECT_EQ(used1, hyper_sysfs_ll(0, "used"));
+	/* Node 0's object goes with its last reference, node 0's. */
+	EXPECT_EQ(0, obj_delete(fd, OBJ));
+	EXPECT_EQ(used1, hyper_sysfs_ll(0, "used"));
+	EXPECT_EQ(0, hyper_free(fd, w.handle));
+	EXPECT_TRUE(hyper_poll(hyper_sysfs_ll(0, "used") == used1 - OBJ_SIZE,
+			       tn_secs()));
+	used1 -= OBJ_SIZE;
 	EXPECT_EQ(0, tn_hyperctl(self->err, ERR_LEN, "pool", "status", NULL));
 	for (int i = 0; i < NREG; i++) {
 		memset(p[i], 0, REG_SIZE);

@@ -5,10 +5,16 @@
  * and fence write one attribute each; the module refuses with an errno,
  * which becomes one line here saying why and what to do.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <linux/hyper.h>
 
 #include "hyperctl.h"
 
@@ -31,8 +37,14 @@ static const struct hc_cmd_spec spec = {
 	"  fence [--force] NODE [DEV] give a dead node's chunks back; --force\n"
 	"                             even within its lease: only for a node that\n"
 	"                             is surely down\n"
+	"  objects [-H] [--json] [DEV]\n"
+	"                             the shared objects: name, state, size, the\n"
+	"                             node that created it, references\n"
+	"  delete NAME DEV            remove a published shared object's name; its\n"
+	"                             memory goes when no node holds it any more\n"
 	"\n"
-	"DEV: hyperN, N or all; default all.  status prints JSON unless -H.\n"
+	"DEV: hyperN, N or all; default all.  status and objects print JSON\n"
+	"unless -H.\n"
 	"\n"
 	"  -h, --help    this text\n",
 	.opts = HC_OPT_HUMAN | HC_OPT_FORCE | HC_OPT_JSON,
@@ -175,42 +187,173 @@ static int cmd_fence(const struct hc_opts *o, int argc, char **argv,
 	return pool_write(list, "fence", val, node);
 }
 
-static int cmd_pool_status(const struct hc_opts *o, struct hc_devlist *list)
+/* What status and objects read per device, and how they print it. */
+struct pool_view {
+	size_t size;			/* one device's record */
+	int (*read)(int id, void *rec, const char **bad);
+	int (*human)(FILE *f, const void *recs, int nr);
+	struct json_object *(*json)(const void *rec);
+	const char *none;		/* for -ENOENT: the module lacks it */
+};
+
+static int status_read(int id, void *rec, const char **bad)
+{
+	struct hc_pool *p = rec;
+	int ret = hc_pool_read(id, p);
+
+	*bad = p->bad_attr;
+	return ret;
+}
+
+static int status_human(FILE *f, const void *recs, int nr)
+{
+	return hc_human_pool(f, recs, nr);
+}
+
+static struct json_object *status_json(const void *rec)
+{
+	return hc_json_pool(rec);
+}
+
+static int objects_read(int id, void *rec, const char **bad)
+{
+	return hc_pool_objects_read(id, rec, bad);
+}
+
+static int objects_human(FILE *f, const void *recs, int nr)
+{
+	return hc_human_pool_objects(f, recs, nr);
+}
+
+static struct json_object *objects_json(const void *rec)
+{
+	return hc_json_pool_objects(rec);
+}
+
+static const struct pool_view status_view = {
+	.size = sizeof(struct hc_pool),
+	.read = status_read,
+	.human = status_human,
+	.json = status_json,
+	.none = "this hyper.ko has no shared pools (no pool/ in sysfs)",
+};
+
+static const struct pool_view objects_view = {
+	.size = sizeof(struct hc_pool_objects),
+	.read = objects_read,
+	.human = objects_human,
+	.json = objects_json,
+	.none = "this hyper.ko has no shared objects (no pool/objects in sysfs)",
+};
+
+/* pool status and pool objects: every device read, then printed. */
+static int cmd_pool_view(const struct hc_opts *o, struct hc_devlist *list,
+			 const struct pool_view *v)
 {
 	struct json_object *arr;
-	struct hc_pool *p;
+	char *recs;
 	int ret;
 
 	if (o->human && o->json)
 		return hc_usage(&spec, "-H and --json exclude each other");
-	p = calloc((size_t)list->nr + 1, sizeof(*p));
-	if (!p) {
+	recs = calloc((size_t)list->nr + 1, v->size);
+	if (!recs) {
 		hc_err(NULL, "%s", strerror(ENOMEM));
 		return HC_EXIT_FAIL;
 	}
 	for (int i = 0; i < list->nr; i++) {
-		ret = hc_pool_read(list->ids[i], &p[i]);
+		const char *bad = "pool";
+		char name[HC_NAME_LEN];
+
+		ret = v->read(list->ids[i], recs + i * v->size, &bad);
 		if (ret) {
-			hc_err(p[i].name, "%s: %s", p[i].bad_attr,
-			       ret == -ENOENT ?
-			       "this hyper.ko has no shared pools (no pool/ in sysfs)" :
-			       strerror(-ret));
-			free(p);
+			hc_err(hc_devname(list->ids[i], name), "%s: %s", bad,
+			       ret == -ENOENT ? v->none : strerror(-ret));
+			free(recs);
 			return HC_EXIT_FAIL;
 		}
 	}
 	if (o->human) {
-		ret = hc_human_pool(stdout, p, list->nr);
+		ret = v->human(stdout, recs, list->nr);
 		if (!ret && fflush(stdout))
 			ret = -EIO;
 	} else {
 		arr = json_object_new_array();
 		for (int i = 0; i < list->nr; i++)
-			json_object_array_add(arr, hc_json_pool(&p[i]));
+			json_object_array_add(arr, v->json(recs + i * v->size));
 		ret = hc_json_print(arr, true);
 	}
-	free(p);
+	free(recs);
 	return hc_output_status(ret);
+}
+
+/* 1 to 63 characters of [A-Za-z0-9._-], as the module wants. */
+static bool obj_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!n || n >= HC_OBJ_NAME_LEN)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("._-", name[i]))
+			return false;
+	return true;
+}
+
+static const char *delete_why(int err, const char *name)
+{
+	static char buf[160];
+
+	switch (err) {
+	case -ENOENT:
+		snprintf(buf, sizeof(buf), "no published object %s: hyperctl pool objects lists them",
+			 name);
+		return buf;
+	case -ENODEV:
+		return "this node has not joined a shared pool (or was fenced): hyperctl pool status";
+	case -ETIMEDOUT:
+		return hc_pool_why("delete", err, -1);
+	}
+	return strerror(-err);
+}
+
+static int cmd_delete(const struct hc_opts *o, int argc, char **argv,
+		      struct hc_devlist *list)
+{
+	char path[64], name[HC_NAME_LEN];
+	struct hyper_obj obj;
+	const char *oname;
+	int fd, ret;
+
+	if (argc - o->optind < 3)
+		return hc_usage(&spec, "delete needs NAME and DEV");
+	if (argc - o->optind > 3)
+		return hc_usage(&spec, "unexpected operand '%s'", argv[o->optind + 3]);
+	oname = argv[o->optind + 1];
+	if (!obj_name_ok(oname))
+		return hc_usage(&spec, "NAME '%s': want 1 to %d characters of [A-Za-z0-9._-]",
+				oname, HC_OBJ_NAME_LEN - 1);
+	ret = hc_select_or_fail(argv[o->optind + 2], list, true);
+	if (ret)
+		return ret;
+	if (list->nr != 1)
+		return hc_usage(&spec, "delete takes one device, not %d", list->nr);
+	hc_devname(list->ids[0], name);
+	snprintf(path, sizeof(path), "/dev/%s", name);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		hc_err(name, "pool delete: %s: %s", path, strerror(errno));
+		return HC_EXIT_FAIL;
+	}
+	memset(&obj, 0, sizeof(obj));
+	memcpy(obj.name, oname, strlen(oname));
+	ret = ioctl(fd, HYPER_IOC_OBJ_DELETE, &obj) ? -errno : 0;
+	close(fd);
+	if (ret) {
+		hc_err(name, "pool delete: %s", delete_why(ret, oname));
+		return HC_EXIT_FAIL;
+	}
+	return HC_EXIT_OK;
 }
 
 int cmd_pool(int argc, char **argv)
@@ -224,26 +367,36 @@ int cmd_pool(int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 	sub = argv[o.optind];
-	if (strcmp(sub, "fence") && argc - o.optind > 2)
+	if (strcmp(sub, "fence") && strcmp(sub, "delete") &&
+	    argc - o.optind > 2)
 		return hc_usage(&spec, "unexpected operand '%s'", argv[o.optind + 2]);
 	if (o.force && strcmp(sub, "format") && strcmp(sub, "fence"))
 		return hc_usage(&spec, "--force applies to format and fence only");
-	if ((o.human || o.json) && strcmp(sub, "status"))
-		return hc_usage(&spec, "%s applies to status only",
+	if ((o.human || o.json) && strcmp(sub, "status") &&
+	    strcmp(sub, "objects"))
+		return hc_usage(&spec, "%s applies to status and objects only",
 				o.human ? "-H" : "--json");
+	if (!strcmp(sub, "delete")) {
+		ret = cmd_delete(&o, argc, argv, &list);
+		hc_devs_free(&list);
+		return ret;
+	}
 	if (!strcmp(sub, "fence")) {
 		ret = cmd_fence(&o, argc, argv, &list);
 		hc_devs_free(&list);
 		return ret;
 	}
 	if (strcmp(sub, "format") && strcmp(sub, "join") &&
-	    strcmp(sub, "leave") && strcmp(sub, "status"))
+	    strcmp(sub, "leave") && strcmp(sub, "status") &&
+	    strcmp(sub, "objects"))
 		return hc_usage(&spec, "unknown pool command '%s'", sub);
 	ret = hc_select_or_fail(argv[o.optind + 1], &list, true);
 	if (ret)
 		return ret;
 	if (!strcmp(sub, "status"))
-		ret = cmd_pool_status(&o, &list);
+		ret = cmd_pool_view(&o, &list, &status_view);
+	else if (!strcmp(sub, "objects"))
+		ret = cmd_pool_view(&o, &list, &objects_view);
 	else if (!strcmp(sub, "format"))
 		ret = pool_write(&list, "format", o.force ? "force" : "1", -1);
 	else

@@ -198,6 +198,37 @@ int hc_human_pool(FILE *f, const struct hc_pool *p, int nr)
 	return ret;
 }
 
+int hc_human_pool_objects(FILE *f, const struct hc_pool_objects *p, int nr)
+{
+	static const char *const hdr[] = {
+		"NAME", "STATE", ">SIZE", ">NODE", ">REFS",
+	};
+	int ret = 0;
+
+	for (int i = 0; !ret && i < nr; i++) {
+		struct hc_table *t;
+
+		fprintf(f, "%s: %d shared objects\n", p[i].name, p[i].nr);
+		if (!p[i].nr)
+			continue;
+		t = hc_table_new(5, hdr);
+		if (!t)
+			return -ENOMEM;
+		for (int k = 0; !ret && k < p[i].nr; k++) {
+			const struct hc_pool_object *o = &p[i].obj[k];
+			char size[SZ], node[SZ], refs[SZ];
+			const char *row[] = {
+				o->name, o->state, hu_fmt_size(o->bytes, size, SZ),
+				fmt_s64(o->node, node), fmt_u64(o->refs, refs),
+			};
+
+			ret = hc_table_add(t, row);
+		}
+		ret = print_table(f, t, ret);
+	}
+	return ret;
+}
+
 int hc_human_stats(FILE *f, const struct hc_dev *devs, int nr)
 {
 	static const char *const hdr[] = {

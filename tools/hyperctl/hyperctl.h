@@ -170,6 +170,26 @@ struct hc_pool {
 int hc_pool_read(int id, struct hc_pool *p);
 const char *hc_pool_why(const char *cmd, int err, int node);
 
+/* A shared object, a line of pool/objects: "NAME STATE SIZE NODE REFS". */
+#define HC_POOL_MAX_OBJECTS	256
+#define HC_OBJ_NAME_LEN		64	/* with the NUL */
+
+struct hc_pool_object {
+	char name[HC_OBJ_NAME_LEN];
+	char state[16];			/* creating, published, deleting */
+	uint64_t bytes;
+	int node;			/* the node that created it */
+	uint64_t refs;			/* references, every node's */
+};
+
+struct hc_pool_objects {
+	char name[HC_NAME_LEN];
+	int nr;
+	struct hc_pool_object obj[HC_POOL_MAX_OBJECTS];
+};
+
+int hc_pool_objects_read(int id, struct hc_pool_objects *p, const char **bad);
+
 /* json.c: the JSON every subcommand prints */
 struct json_object *hc_json_list(const struct hc_dev *dev);
 struct json_object *hc_json_status(const struct hc_dev *dev);
@@ -177,6 +197,7 @@ struct json_object *hc_json_stats(const struct hc_dev *dev);
 struct json_object *hc_json_rates(const struct hc_dev *dev,
 				  const struct hc_stats *prev, double secs);
 struct json_object *hc_json_pool(const struct hc_pool *p);
+struct json_object *hc_json_pool_objects(const struct hc_pool_objects *p);
 int hc_json_print(struct json_object *obj, bool pretty);
 
 /* table.c: a plain text table; a header starting with '>' is right-aligned */
@@ -192,6 +213,7 @@ int hc_human_status(FILE *f, const struct hc_dev *devs, int nr);
 int hc_human_list(FILE *f, const struct hc_dev *devs, int nr);
 int hc_human_stats(FILE *f, const struct hc_dev *devs, int nr);
 int hc_human_pool(FILE *f, const struct hc_pool *p, int nr);
+int hc_human_pool_objects(FILE *f, const struct hc_pool_objects *p, int nr);
 int hc_human_rates(FILE *f, const struct hc_dev *devs,
 		   const struct hc_stats *prev, int nr, double secs);
 

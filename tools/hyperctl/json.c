@@ -173,6 +173,28 @@ struct json_object *hc_json_pool(const struct hc_pool *p)
 	return o;
 }
 
+/* A device's shared objects: {"dev", "objects": [...]}. */
+struct json_object *hc_json_pool_objects(const struct hc_pool_objects *p)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *objs = json_object_new_array();
+
+	add_str(o, "dev", p->name);
+	for (int i = 0; i < p->nr; i++) {
+		const struct hc_pool_object *ob = &p->obj[i];
+		struct json_object *jo = json_object_new_object();
+
+		add_str(jo, "name", ob->name);
+		add_str(jo, "state", ob->state);
+		add_uint(jo, "bytes", ob->bytes);
+		add_int(jo, "node", ob->node);
+		add_uint(jo, "refs", ob->refs);
+		json_object_array_add(objs, jo);
+	}
+	json_object_object_add(o, "objects", objs);
+	return o;
+}
+
 /* Prints and releases obj; -EIO if standard output failed. */
 int hc_json_print(struct json_object *obj, bool pretty)
 {

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hyperctl.h"
@@ -68,4 +69,45 @@ int hc_pool_read(int id, struct hc_pool *p)
 	      hc_attr_u64(id, "node_used", &p->node_used, bad) ?:
 	      hc_attr_u64(id, "node_free", &p->node_free, bad);
 	return ret ?: read_nodes(p);
+}
+
+/**
+ * hc_pool_objects_read() - a device's shared objects (pool/objects)
+ * @id:		N of hyperN
+ * @p:		filled in
+ * @bad:	on failure, the attribute it was on
+ *
+ * Return: 0, -ENOENT for a module without shared objects, -EINVAL for a
+ * line that is not "NAME STATE SIZE NODE REFS", or the read's -errno.
+ */
+int hc_pool_objects_read(int id, struct hc_pool_objects *p, const char **bad)
+{
+	size_t len = (size_t)HC_POOL_MAX_OBJECTS * 160 + 1;
+	char *buf = malloc(len), *line, *save = NULL;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	hc_devname(id, p->name);
+	if (!buf)
+		return -ENOMEM;
+	ret = hc_attr_text(id, "pool/objects", buf, len, bad);
+	for (line = ret ? NULL : strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		struct hc_pool_object *o = &p->obj[p->nr];
+		unsigned long long bytes, refs;
+		char extra;
+
+		if (p->nr == HC_POOL_MAX_OBJECTS ||
+		    sscanf(line, "%63s %15s %llu %d %llu %c", o->name, o->state,
+			   &bytes, &o->node, &refs, &extra) != 5) {
+			*bad = "pool/objects";
+			ret = -EINVAL;
+			break;
+		}
+		o->bytes = bytes;
+		o->refs = refs;
+		p->nr++;
+	}
+	free(buf);
+	return ret;
 }
