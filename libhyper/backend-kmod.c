@@ -26,6 +26,9 @@ static int kmod_open(struct hyper_ctx *ctx, const struct hyper_open_opts *o)
 	if (o->flags & HYPER_OPEN_NUMA)
 		return hx_err(ctx, -EINVAL,
 			      "the kmod pool's NUMA node is the module's to choose");
+	if (o->objects_dir)
+		return hx_err(ctx, -EINVAL,
+			      "objects_dir is for the shmem backend: kmod's shared objects live in the pool");
 	ctx->fd = open(dev, O_RDWR | O_CLOEXEC);
 	if (ctx->fd < 0)
 		return hx_err(ctx, -errno, "%s: %s%s", dev, strerror(errno),
@@ -86,7 +89,9 @@ static void kmod_region_free(struct hyper_ctx *ctx, struct hyper_region *reg)
 
 static int kmod_region_map(struct hyper_ctx *ctx, struct hyper_region *reg)
 {
-	void *p = mmap(NULL, kmod_len(ctx, reg), PROT_READ | PROT_WRITE,
+	/* The module refuses a writable mapping of a read-only object. */
+	void *p = mmap(NULL, kmod_len(ctx, reg),
+		       reg->rdonly ? PROT_READ : PROT_READ | PROT_WRITE,
 		       MAP_SHARED, ctx->fd, reg->mmap_off);
 
 	if (p == MAP_FAILED)
@@ -152,6 +157,102 @@ static void kmod_prep_batch(struct hyper_ctx *ctx, struct io_uring_sqe *sqe,
 		prep_cmd(sqe, HYPER_URING_CMD_BATCH, b->buf_index, &p, sizeof(p));
 }
 
+static void kmod_prep_plain(struct hyper_ctx *ctx, struct io_uring_sqe *sqe,
+			    int dir, void *addr, uint32_t len,
+			    const struct hyper_region *reg, uint64_t off)
+{
+	struct hyper_xfer x;
+
+	kmod_fill_desc(&x, dir, addr, len, reg, off);
+	prep_cmd(sqe, HYPER_URING_CMD_XFER, 0, &x, sizeof(x));
+	/* A plain user address: the module pins it for the request. */
+	sqe->uring_cmd_flags = 0;
+	sqe->buf_index = 0;
+}
+
+/* The module's objects (Documentation/supernode.md, "Shared objects"). */
+static int obj_ioctl(struct hyper_ctx *ctx, unsigned long cmd, const char *what,
+		     const char *name, void *arg)
+{
+	int err;
+
+	if (!ioctl(ctx->fd, cmd, arg))
+		return 0;
+	err = errno;
+	return hx_err(ctx, -err, "%s shared object \"%s\": %s%s", what, name,
+		      strerror(err),
+		      err == ENODEV ? " (this node has not joined a pool: hyperctl pool format, then hyperctl pool join)" :
+		      err == EEXIST ? " (the name is taken, published or not: delete it, or choose another name)" :
+		      err == ENOENT ? " (not published yet, or deleted)" :
+		      err == ENOSPC ? " (no room in the pool)" :
+		      err == ENFILE ? " (the pool's object table is full: delete objects)" : "");
+}
+
+static int kmod_obj_create(struct hyper_ctx *ctx, struct hyper_region *reg)
+{
+	struct hyper_obj o;
+	int ret;
+
+	memset(&o, 0, sizeof(o));
+	strcpy(o.name, reg->name);
+	o.size = kmod_len(ctx, reg);
+	ret = obj_ioctl(ctx, HYPER_IOC_OBJ_CREATE, "creating", reg->name, &o);
+	if (ret)
+		return ret;
+	reg->handle = o.handle;
+	reg->mmap_off = o.mmap_offset;
+	return 0;
+}
+
+static int kmod_obj_publish(struct hyper_ctx *ctx, struct hyper_region *reg)
+{
+	struct hyper_obj_publish p;
+	bool mapped = reg->map;
+	int ret;
+
+	/* The module publishes no object with a writable mapping. */
+	if (mapped) {
+		munmap(reg->map, kmod_len(ctx, reg));
+		reg->map = NULL;
+	}
+	memset(&p, 0, sizeof(p));
+	p.handle = reg->handle;
+	ret = obj_ioctl(ctx, HYPER_IOC_OBJ_PUBLISH, "publishing", reg->name, &p);
+	reg->rdonly = !ret;
+	/* Mapped again, read-only now (hyper_region_map() tells where). */
+	if (mapped) {
+		int r = kmod_region_map(ctx, reg);
+
+		ret = ret ? ret : r;
+	}
+	return ret;
+}
+
+static int kmod_obj_open(struct hyper_ctx *ctx, struct hyper_region *reg)
+{
+	struct hyper_obj o;
+	int ret;
+
+	memset(&o, 0, sizeof(o));
+	strcpy(o.name, reg->name);
+	ret = obj_ioctl(ctx, HYPER_IOC_OBJ_OPEN, "opening", reg->name, &o);
+	if (ret)
+		return ret;
+	reg->size = o.size;
+	reg->handle = o.handle;
+	reg->mmap_off = o.mmap_offset;
+	return 0;
+}
+
+static int kmod_obj_delete(struct hyper_ctx *ctx, const char *name)
+{
+	struct hyper_obj o;
+
+	memset(&o, 0, sizeof(o));
+	strcpy(o.name, name);
+	return obj_ioctl(ctx, HYPER_IOC_OBJ_DELETE, "deleting", name, &o);
+}
+
 const struct hx_backend hx_backend_kmod = {
 	.name = "kmod",
 	.id = HYPER_BACKEND_KMOD,
@@ -165,4 +266,9 @@ const struct hx_backend hx_backend_kmod = {
 	.prep_xfer = kmod_prep_xfer,
 	.fill_desc = kmod_fill_desc,
 	.prep_batch = kmod_prep_batch,
+	.prep_plain = kmod_prep_plain,
+	.obj_create = kmod_obj_create,
+	.obj_publish = kmod_obj_publish,
+	.obj_open = kmod_obj_open,
+	.obj_delete = kmod_obj_delete,
 };

@@ -70,14 +70,6 @@ int hyper_bind_device(struct hyper_ctx *ctx, unsigned int tensor, void *addr)
 	return 0;
 }
 
-static bool own_region(const struct hyper_ctx *ctx, const struct hyper_region *reg)
-{
-	for (const struct hyper_region *r = ctx->regions; r; r = r->next)
-		if (r == reg)
-			return true;
-	return false;
-}
-
 int hyper_bind_pool(struct hyper_ctx *ctx, unsigned int tensor,
 		    struct hyper_region *reg, uint64_t offset)
 {
@@ -87,7 +79,7 @@ int hyper_bind_pool(struct hyper_ctx *ctx, unsigned int tensor,
 	ret = check_bind(ctx, tensor);
 	if (ret)
 		return ret;
-	if (!reg || !own_region(ctx, reg) || reg->internal)
+	if (!reg || !hx_region_mine(ctx, reg))
 		return hx_err(ctx, -EINVAL, "not a region of this context");
 	bytes = ctx->sched->tensors[tensor].bytes;
 	if (__builtin_add_overflow(offset, bytes, &end) || end > reg->size)
@@ -155,6 +147,10 @@ int hyper_prepare(struct hyper_ctx *ctx)
 			      "the schedule places its tensors in an arena of %llu bytes (arena_bytes), the arena set is %llu: give hyper_set_arena() at least that",
 			      (unsigned long long)s->arena_bytes,
 			      (unsigned long long)ctx->arena.size);
+	/* No store into a shared object bound read-only (object.c). */
+	ret = hx_object_check(ctx);
+	if (ret)
+		return ret;
 	ret = place_pool(ctx);
 	if (ret)
 		return ret;
@@ -167,6 +163,8 @@ int hyper_prepare(struct hyper_ctx *ctx)
 		if (i < s->nr_tensors && (ret = ctx->be->region_map(ctx, r)))
 			return ret;
 	}
+	/* HYPER_BIND_OBJECT_COPY: the private copies from their objects. */
+	hx_object_fill(ctx);
 	/* CUDA: the pool is pinned for the copy engines. */
 	if (ctx->cu && (ret = hx_cu_prepare(ctx)))
 		return ret;

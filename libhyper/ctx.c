@@ -123,6 +123,7 @@ int hyper_open(struct hyper_ctx **ctxp, const struct hyper_open_opts *opts)
 	if (!ctx)
 		return -ENOMEM;
 	ctx->fd = -1;
+	ctx->objdir_fd = -1;
 	ctx->flags = o->flags;
 	ctx->numa_node = -1;
 	ctx->chunk = o->chunk_bytes ? o->chunk_bytes :

@@ -462,7 +462,8 @@ int hx_cu_prepare(struct hyper_ctx *ctx)
 	if (ret)
 		return ret;
 	for (struct hyper_region *r = ctx->regions; r; r = r->next) {
-		if (!r->map || pinned(cu, r))
+		/* Shared objects are never a CUDA context's pool (object.c). */
+		if (!r->map || r->object || pinned(cu, r))
 			continue;
 		ret = pin(ctx, r, r->map, r->size);
 		if (ret)

@@ -48,6 +48,13 @@ struct hyper_region {
 	uint64_t off;
 	uint32_t handle;
 	uint64_t mmap_off;
+	/* shared objects (object.c) */
+	bool object;
+	bool published;		/* visible to other nodes */
+	bool rdonly;		/* published or opened: no store, PROT_READ */
+	bool dir_ok;		/* its tensor directory was checked */
+	int ofd;		/* shmem: the object's file, else -1 */
+	char name[HYPER_OBJECT_NAME_MAX + 1];
 };
 
 struct hx_backend {
@@ -67,6 +74,15 @@ struct hx_backend {
 			  const struct hyper_region *reg, uint64_t off);
 	void (*prep_batch)(struct hyper_ctx *ctx, struct io_uring_sqe *sqe,
 			   const struct hx_batch *b);
+	/* hyper_region_read/_write: a plain (unregistered) user buffer */
+	void (*prep_plain)(struct hyper_ctx *ctx, struct io_uring_sqe *sqe,
+			   int dir, void *addr, uint32_t len,
+			   const struct hyper_region *reg, uint64_t off);
+	/* shared objects: reg->name is set; size in reg->size (open: out) */
+	int (*obj_create)(struct hyper_ctx *ctx, struct hyper_region *reg);
+	int (*obj_publish)(struct hyper_ctx *ctx, struct hyper_region *reg);
+	int (*obj_open)(struct hyper_ctx *ctx, struct hyper_region *reg);
+	int (*obj_delete)(struct hyper_ctx *ctx, const char *name);
 };
 
 /* Requests of one step staged as one HYPER_URING_CMD_BATCH (kmod). */
@@ -106,6 +122,9 @@ struct hx_tensor {
 	uint32_t res_next;	/* residencies placed so far, for the layout */
 	bool early;		/* its next scheduled prefetch was issued ahead */
 	bool deferred;		/* prefetch issued, waiting for its place (exec.c) */
+	/* HYPER_BIND_OBJECT_COPY: its pool copy is filled from here at prepare */
+	struct hyper_region *copy_from;
+	uint64_t copy_off;
 };
 
 /* One cache op in flight, possibly split into several requests. */
@@ -136,6 +155,8 @@ struct hyper_ctx {
 	int numa_node;		/* shmem, -1 if unbound */
 	uint64_t page_size;	/* kmod: region granule */
 	struct hyper_region *regions;
+	char *objects_dir;	/* shmem: where shared objects are files */
+	int objdir_fd;		/* shmem: that directory, opened at first use */
 
 	/* device memory */
 	struct hx_buf *bufs;
@@ -187,8 +208,14 @@ __attribute__((format(printf, 3, 4)))
 int hx_err(struct hyper_ctx *ctx, int err, const char *fmt, ...);
 int hx_ring_ready(struct hyper_ctx *ctx, const struct io_uring_params *p);
 
+int hx_region_add(struct hyper_ctx *ctx, struct hyper_region *reg,
+		  int (*make)(struct hyper_ctx *ctx, struct hyper_region *reg),
+		  struct hyper_region **regp);
 int hx_region_new(struct hyper_ctx *ctx, uint64_t bytes, unsigned int flags,
 		  bool internal, struct hyper_region **regp);
+bool hx_region_mine(const struct hyper_ctx *ctx, const struct hyper_region *reg);
+int hx_object_check(struct hyper_ctx *ctx);
+void hx_object_fill(struct hyper_ctx *ctx);
 void hx_regions_free_all(struct hyper_ctx *ctx);
 int hx_buf_find(const struct hyper_ctx *ctx, uintptr_t addr, uint64_t len);
 int hx_exec_reset(struct hyper_ctx *ctx);

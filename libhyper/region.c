@@ -11,19 +11,13 @@
 #include "device-cuda.h"
 #include "internal.h"
 
-int hx_region_new(struct hyper_ctx *ctx, uint64_t bytes, unsigned int flags,
-		  bool internal, struct hyper_region **regp)
+/* @make gives @reg (calloc'd, filled in) its memory; the context keeps it. */
+int hx_region_add(struct hyper_ctx *ctx, struct hyper_region *reg,
+		  int (*make)(struct hyper_ctx *ctx, struct hyper_region *reg),
+		  struct hyper_region **regp)
 {
-	struct hyper_region *reg;
-	int ret;
+	int ret = make(ctx, reg);
 
-	reg = calloc(1, sizeof(*reg));
-	if (!reg)
-		return -ENOMEM;
-	reg->size = bytes;
-	reg->flags = flags;
-	reg->internal = internal;
-	ret = ctx->be->region_alloc(ctx, reg);
 	if (ret) {
 		free(reg);
 		return ret;
@@ -32,6 +26,30 @@ int hx_region_new(struct hyper_ctx *ctx, uint64_t bytes, unsigned int flags,
 	ctx->regions = reg;
 	*regp = reg;
 	return 0;
+}
+
+int hx_region_new(struct hyper_ctx *ctx, uint64_t bytes, unsigned int flags,
+		  bool internal, struct hyper_region **regp)
+{
+	struct hyper_region *reg;
+
+	reg = calloc(1, sizeof(*reg));
+	if (!reg)
+		return -ENOMEM;
+	reg->size = bytes;
+	reg->flags = flags;
+	reg->internal = internal;
+	reg->ofd = -1;
+	return hx_region_add(ctx, reg, ctx->be->region_alloc, regp);
+}
+
+/* @reg is one of the caller's regions of @ctx (not libhyper's own). */
+bool hx_region_mine(const struct hyper_ctx *ctx, const struct hyper_region *reg)
+{
+	for (const struct hyper_region *r = ctx->regions; r; r = r->next)
+		if (r == reg)
+			return !r->internal;
+	return false;
 }
 
 int hyper_region_alloc(struct hyper_ctx *ctx, uint64_t bytes, unsigned int flags,
@@ -53,7 +71,7 @@ static bool region_in_use(const struct hyper_ctx *ctx,
 	if (!ctx->t)
 		return false;
 	for (uint32_t i = 0; i < ctx->sched->nr_tensors; i++)
-		if (ctx->t[i].reg == reg)
+		if (ctx->t[i].reg == reg || ctx->t[i].copy_from == reg)
 			return true;
 	return false;
 }

@@ -71,6 +71,9 @@ enum hyper_device {
  *			or 1 GiB (CUDA: one copy and one event per transfer)
  * @device_kind:	enum hyper_device: HOST (0) or CUDA (LIBHYPER_1.3)
  * @device_ordinal:	CUDA: the device, as cudaSetDevice() numbers it
+ * @objects_dir:	shmem: the directory of shared objects (LIBHYPER_1.5);
+ *			NULL for $HYPER_OBJECTS_DIR, else
+ *			/dev/shm/hyperoffload-objects-<uid>; kmod: must be NULL
  * @reserved:		must be zero
  */
 struct hyper_open_opts {
@@ -83,7 +86,8 @@ struct hyper_open_opts {
 	uint64_t chunk_bytes;
 	uint32_t device_kind;
 	int32_t device_ordinal;
-	uint64_t reserved[5];
+	const char *objects_dir;
+	uint64_t reserved[4];
 };
 
 int hyper_open(struct hyper_ctx **ctxp, const struct hyper_open_opts *opts);
@@ -104,6 +108,56 @@ int hyper_region_free(struct hyper_ctx *ctx, struct hyper_region *reg);
 int hyper_region_map(struct hyper_ctx *ctx, struct hyper_region *reg,
 		     void **addrp);
 uint64_t hyper_region_size(const struct hyper_region *reg);
+
+/*
+ * One synchronous transfer between a region and a caller's buffer
+ * through the context's transfer engine (LIBHYPER_1.5): read is a
+ * PREFETCH, write a STORE.  The buffer need not be registered.
+ */
+int hyper_region_read(struct hyper_ctx *ctx, struct hyper_region *reg,
+		      uint64_t off, void *buf, uint64_t len);
+int hyper_region_write(struct hyper_ctx *ctx, struct hyper_region *reg,
+		       uint64_t off, const void *buf, uint64_t len);
+
+/* ---- shared objects (LIBHYPER_1.5) ------------------------------------ */
+
+/*
+ * Named pool memory other nodes (processes, with shmem) can open: created
+ * writable, published once, read-only from then on.  See libhyper(7) and
+ * Documentation/supernode.md.  Names are 1 to HYPER_OBJECT_NAME_MAX
+ * characters of A-Z a-z 0-9 . _ - (not "." or "..").
+ */
+#define HYPER_OBJECT_NAME_MAX	63
+
+int hyper_object_create(struct hyper_ctx *ctx, const char *name, uint64_t bytes,
+			struct hyper_region **regp);
+int hyper_object_publish(struct hyper_ctx *ctx, struct hyper_region *reg);
+int hyper_object_open(struct hyper_ctx *ctx, const char *name,
+		      struct hyper_region **regp);
+int hyper_object_delete(struct hyper_ctx *ctx, const char *name);
+
+/*
+ * Tensors in an object: a directory at its start names each one (id, a
+ * free-form description such as a dtype and shape, kind, bytes, offset).
+ */
+struct hyper_object_entry {
+	const char *id;
+	const char *desc;		/* "" when none */
+	uint64_t offset;		/* from the object's start */
+	uint64_t bytes;
+	uint32_t kind;			/* enum hyper_tensor_kind, 0: none given */
+	uint32_t reserved0;
+	uint64_t reserved[2];
+};
+
+/* Pack @n caller buffers (@data[i] holds ents[i].bytes) as a published object. */
+int hyper_object_pack(struct hyper_ctx *ctx, const char *name,
+		      const struct hyper_object_entry *ents,
+		      const void *const *data, unsigned int n,
+		      struct hyper_region **regp);
+/* Entry @idx of @obj's directory; -ENOENT past the last. */
+int hyper_object_entry(struct hyper_ctx *ctx, struct hyper_region *obj,
+		       unsigned int idx, struct hyper_object_entry *e);
 
 /* ---- device memory ---------------------------------------------------- */
 
@@ -231,6 +285,21 @@ int hyper_bind_device(struct hyper_ctx *ctx, unsigned int tensor, void *addr);
 int hyper_bind_pool(struct hyper_ctx *ctx, unsigned int tensor,
 		    struct hyper_region *reg, uint64_t offset);
 int hyper_prepare(struct hyper_ctx *ctx);
+
+/*
+ * A schedule's tensors and shared objects (LIBHYPER_1.5).  Export: after
+ * hyper_prepare(), every tensor whose kind bit (1u << HYPER_KIND_*) is in
+ * @kinds and that has a pool copy, from it, as a new published object.
+ * Bind: after hyper_attach(), every tensor named in @obj's directory takes
+ * its pool copy from it, read-only in place, or copied into a private
+ * pool copy at hyper_prepare() with HYPER_BIND_OBJECT_COPY.
+ */
+#define HYPER_BIND_OBJECT_COPY	(1U << 0)
+
+int hyper_object_export(struct hyper_ctx *ctx, const char *name, uint32_t kinds,
+			struct hyper_region **regp);
+int hyper_bind_object(struct hyper_ctx *ctx, struct hyper_region *obj,
+		      unsigned int flags);
 
 void *hyper_tensor_ptr(const struct hyper_ctx *ctx, unsigned int tensor);
 void *hyper_tensor_pool_ptr(const struct hyper_ctx *ctx, unsigned int tensor);

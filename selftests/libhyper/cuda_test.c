@@ -418,6 +418,55 @@ TEST(bad_input)
 	free(mem);
 }
 
+/* A CUDA context copies only from the pool it pinned: objects are copied in. */
+TEST(shared_objects)
+{
+	char dir[] = "/tmp/hyper-cuobj-XXXXXX", pat[4 * KiB];
+	struct hyper_object_entry e = { .id = "w", .bytes = sizeof(pat) };
+	const void *data[1] = { pat };
+	struct hyper_open_opts o;
+	struct hyper_region *obj;
+	struct hyper_schedule *s;
+	struct hyper_ctx *ctx;
+	void *dev;
+
+	ASSERT_EQ(0, load_rt());
+	ASSERT_NE(NULL, mkdtemp(dir));
+	cuda_opts(&o);
+	o.objects_dir = dir;
+	fill_pat(pat, sizeof(pat), 4);
+	ASSERT_EQ(0, sched_for(4 * KiB, false, &s));
+	ASSERT_EQ(0, rt.cudaMalloc(&dev, 1 * MiB));
+	for (int copy = 0; copy < 2; copy++) {
+		ASSERT_EQ(0, hyper_open(&ctx, &o));
+		if (!copy)
+			ASSERT_EQ(0, hyper_object_pack(ctx, "cu-w", &e, data, 1, NULL))
+				TH_LOG("%s", hyper_last_error(ctx));
+		ASSERT_EQ(0, hyper_object_open(ctx, "cu-w", &obj));
+		ASSERT_EQ(0, hyper_object_entry(ctx, obj, 0, &e));
+		ASSERT_EQ(0, hyper_attach(ctx, s));
+		ASSERT_EQ(0, hyper_set_arena(ctx, dev, 1 * MiB));
+		if (!copy) {
+			EXPECT_EQ(-EOPNOTSUPP, hyper_bind_object(ctx, obj, 0));
+			EXPECT_NE(NULL, strstr(hyper_last_error(ctx), "bind it with HYPER_BIND_OBJECT_COPY"));
+			/* Nor one tensor at a time. */
+			ASSERT_EQ(0, hyper_bind_pool(ctx, 0, obj, e.offset));
+			EXPECT_EQ(-EOPNOTSUPP, hyper_prepare(ctx));
+			EXPECT_STREQ("tensor \"w\" is bound to shared object \"cu-w\": a CUDA context copies only from the pool it pinned; bind the object with HYPER_BIND_OBJECT_COPY",
+				     hyper_last_error(ctx));
+		} else {
+			EXPECT_EQ(1, hyper_bind_object(ctx, obj, HYPER_BIND_OBJECT_COPY));
+			ASSERT_EQ(0, hyper_prepare(ctx)) TH_LOG("%s", hyper_last_error(ctx));
+			EXPECT_EQ(-1, check_pat(hyper_tensor_pool_ptr(ctx, 0), sizeof(pat), 4));
+			EXPECT_EQ(0, hyper_object_delete(ctx, "cu-w"));
+		}
+		hyper_close(ctx);
+	}
+	hyper_schedule_free(s);
+	rt.cudaFree(dev);
+	EXPECT_EQ(0, rmdir(dir));
+}
+
 static void expect_enodev(struct __test_metadata *_metadata, const struct hyper_open_opts *o,
 			  const char *says)
 {
