@@ -101,6 +101,7 @@ TensorInfo = STRUCTS["hyper_tensor_info"]
 StepInfo = STRUCTS["hyper_step_info"]
 Stats = STRUCTS["hyper_stats"]
 Event = STRUCTS["hyper_event"]
+ObjectEntry = STRUCTS["hyper_object_entry"]
 
 BACKENDS = {"auto": CONST["HYPER_BACKEND_DEFAULT"], "default": CONST["HYPER_BACKEND_DEFAULT"],
             "kmod": CONST["HYPER_BACKEND_KMOD"], "shmem": CONST["HYPER_BACKEND_SHMEM"]}
@@ -189,9 +190,10 @@ class Context:
     def __init__(self, backend: str = "auto", *, device: Optional[str] = None,
                  pool_bytes: int = 0, numa_node: Optional[int] = None,
                  queue_depth: int = 0, chunk_bytes: int = 0, flags: int = 0,
-                 cuda_device: Optional[int] = None):
+                 cuda_device: Optional[int] = None, objects_dir: Optional[str] = None):
         """``cuda_device``: an ordinal for HYPER_DEVICE_CUDA (the arena in
-        GPU memory); None for host memory."""
+        GPU memory); None for host memory.  ``objects_dir``: shmem's shared
+        objects directory (None: $HYPER_OBJECTS_DIR or the default)."""
         if backend not in BACKENDS:
             raise ValueError(f"backend {backend!r}: use one of auto, kmod, shmem")
         self._lib = library()
@@ -213,6 +215,9 @@ class Context:
         if cuda_device is not None:
             opts.device_kind = CONST["HYPER_DEVICE_CUDA"]
             opts.device_ordinal = cuda_device
+        if objects_dir is not None:
+            self._objects_dir = objects_dir.encode()
+            opts.objects_dir = self._objects_dir
         ret = self._lib.hyper_open(ctypes.byref(self._ptr), ctypes.byref(opts))
         if ret == -_errno.ENODEV and cuda_device is not None and self._ptr:
             # hyper_open(3): a context that only says which is missing.
@@ -277,9 +282,80 @@ class Context:
         flags = CONST["HYPER_REGION_HUGE_ALIGN"] if huge_align else 0
         self.check(self._lib.hyper_region_alloc(self.handle, nbytes, flags, ctypes.byref(ptr)),
                    "hyper_region_alloc")
+        return self._new_region(ptr)
+
+    # shared objects (hyper_object_create(3)) --------------------------------
+    def _new_region(self, ptr: ctypes.c_void_p) -> "Region":
         reg = Region(self, ptr)
         self._regions.append(reg)
         return reg
+
+    def object_create(self, name: str, nbytes: int) -> "Region":
+        """A new, unpublished shared object: a writable region."""
+        ptr = ctypes.c_void_p()
+        self.check(self._lib.hyper_object_create(self.handle, name.encode(), nbytes,
+                                                 ctypes.byref(ptr)), "hyper_object_create")
+        return self._new_region(ptr)
+
+    def object_publish(self, region: "Region") -> None:
+        self.check(self._lib.hyper_object_publish(self.handle, region.handle),
+                   "hyper_object_publish")
+
+    def object_open(self, name: str) -> "Region":
+        """A published shared object, read-only."""
+        ptr = ctypes.c_void_p()
+        self.check(self._lib.hyper_object_open(self.handle, name.encode(), ctypes.byref(ptr)),
+                   "hyper_object_open")
+        return self._new_region(ptr)
+
+    def object_delete(self, name: str) -> None:
+        self.check(self._lib.hyper_object_delete(self.handle, name.encode()),
+                   "hyper_object_delete")
+
+    def object_pack(self, name: str, entries: List[Dict[str, Any]]) -> None:
+        """Publish ``entries`` (each: id, desc, kind, address, bytes) as one
+        object with its directory (hyper_object_pack)."""
+        n = len(entries)
+        ents = (ObjectEntry * max(n, 1))()
+        data = (ctypes.c_void_p * max(n, 1))()
+        keep = []
+        for i, e in enumerate(entries):
+            keep += [e["id"].encode(), e.get("desc", "").encode()]
+            ents[i].id, ents[i].desc = keep[-2], keep[-1]
+            ents[i].bytes = e["bytes"]
+            ents[i].kind = CONST[f"HYPER_KIND_{e['kind'].upper()}"] if e.get("kind") else 0
+            data[i] = e["address"]
+        self.check(self._lib.hyper_object_pack(self.handle, name.encode(), ents, data, n, None),
+                   "hyper_object_pack")
+
+    def object_entries(self, region: "Region") -> List[Dict[str, Any]]:
+        """The directory of a published object: id, desc, offset, bytes, kind."""
+        kinds = {v: k[len("HYPER_KIND_"):].lower()
+                 for k, v in DECLS["enums"]["hyper_tensor_kind"].items()}
+        out = []
+        e = ObjectEntry()
+        while True:
+            ret = self._lib.hyper_object_entry(self.handle, region.handle, len(out),
+                                               ctypes.byref(e))
+            if ret == -_errno.ENOENT:
+                return out
+            self.check(ret, "hyper_object_entry")
+            out.append({"id": _text(e.id), "desc": _text(e.desc), "offset": e.offset,
+                        "bytes": e.bytes, "kind": kinds.get(e.kind, "")})
+
+    def object_export(self, name: str, kinds: List[str]) -> None:
+        """The attached schedule's pool copies of these kinds as an object."""
+        mask = 0
+        for k in kinds:
+            mask |= 1 << CONST.get(f"HYPER_KIND_{k.upper()}", 0)
+        self.check(self._lib.hyper_object_export(self.handle, name.encode(), mask, None),
+                   "hyper_object_export")
+
+    def bind_object(self, region: "Region", copy: bool = False) -> int:
+        """Pool copies from an object's tensors; returns how many were bound."""
+        flags = CONST["HYPER_BIND_OBJECT_COPY"] if copy else 0
+        return self.check(self._lib.hyper_bind_object(self.handle, region.handle, flags),
+                          "hyper_bind_object")
 
     # device memory -----------------------------------------------------------
     def register_buffers(self, buffers: List["DeviceMemory"]) -> None:
@@ -426,6 +502,16 @@ class Region:
         self._ctx.check(self._ctx._lib.hyper_region_map(self._ctx.handle, self.handle,
                                                         ctypes.byref(addr)), "hyper_region_map")
         return addr.value or 0
+
+    def read(self, offset: int, address: int, nbytes: int) -> None:
+        """hyper_region_read: ``nbytes`` at ``offset`` into memory at ``address``."""
+        self._ctx.check(self._ctx._lib.hyper_region_read(self._ctx.handle, self.handle, offset,
+                                                         address, nbytes), "hyper_region_read")
+
+    def write(self, offset: int, address: int, nbytes: int) -> None:
+        """hyper_region_write: ``nbytes`` from ``address`` at ``offset``."""
+        self._ctx.check(self._ctx._lib.hyper_region_write(self._ctx.handle, self.handle, offset,
+                                                          address, nbytes), "hyper_region_write")
 
     def free(self) -> None:
         if self._ptr and self._ctx._ptr:

@@ -28,7 +28,7 @@ import torch
 import torch.fx
 from torch.fx.node import map_arg
 
-from .binding import Buffer, Context, DeviceMemory, HyperError, Schedule
+from .binding import CONST, Buffer, Context, DeviceMemory, HyperError, Schedule
 from .capture import Captured, OpSpec, TensorSpec, _call, _leaves, rebuild
 
 
@@ -49,9 +49,15 @@ class Runner:
     """One libhyper context running one schedule of a captured graph."""
 
     def __init__(self, cap: Captured, schedule: Schedule, backend: str = "auto",
-                 baseline_peak: int = 0, pool_bytes: int = 0):
+                 baseline_peak: int = 0, pool_bytes: int = 0, weights: Optional[str] = None):
+        """``weights``: the name of a shared object holding the module's
+        weights (shared.publish_weights): pool copies are the object's,
+        read-only in place, and the rest are copied from it, not from the
+        module."""
         self.cap = cap
         self.baseline_peak = baseline_peak
+        self.weights = weights
+        self._wsrc: Dict[str, torch.Tensor] = {}
         self.mem: Optional[DeviceMemory] = None
         self.sched: Optional[Schedule] = None
         self._bound = {}
@@ -98,7 +104,18 @@ class Runner:
         self._bound: Dict[str, torch.Tensor] = {}
         self._state = set(cap.state)
         bufs: List[Buffer] = []
-        for tid in _bindable(cap, self.sched, info, self.index, self.homes, self._state):
+        obj = None
+        if self.weights is not None:
+            # Weights from a shared object: read-only, so none is state,
+            # and none is bound in place (its room in the arena is used).
+            if cap.state:
+                raise InputError(f"the module writes its buffers ({', '.join(cap.state)}): "
+                                 f"weights from a shared object are read-only; run it "
+                                 f"without weights=")
+            from .shared import object_weights
+            obj, self._wsrc, offsets = object_weights(ctx, self.weights, cap)
+        for tid in ([] if obj is not None else
+                    _bindable(cap, self.sched, info, self.index, self.homes, self._state)):
             t = cap.tensors[tid].source[1]
             self._bound[tid] = t
             bufs.append(Buffer(t.storage().data_ptr(), cap.tensors[tid].nbytes, t))
@@ -110,6 +127,21 @@ class Runner:
         ctx.attach(self.sched)
         for tid, b in zip(self._bound, bufs):
             ctx.bind_device(self.index[tid], b.address)
+        # A weight's pool copy is the object's bytes, read-only in place,
+        # unless the schedule stores it (a weight it starts on the device
+        # and offloads later): that one gets a private pool copy, which the
+        # store fills with the same bytes.
+        in_pool = set()
+        if obj is not None:
+            stored = {t for s in range(info["nr_steps"]) for when in ("before", "after")
+                      for op, t in self.sched.step(s)[when] if op == "store"}
+            for tid in self._wsrc:
+                i = self.index[tid]
+                if self.sched.tensor(i)["flags"] & CONST["HYPER_TENSOR_NEEDS_POOL"] and \
+                        i not in stored:
+                    ctx.bind_pool(i, obj, offsets[tid])
+                    in_pool.add(tid)
+        self.shared_weight_bytes = sum(cap.tensors[t].nbytes for t in in_pool)
         ctx.prepare()
         self.arena = self._arena_tensor()
         self._typed: Dict[torch.dtype, torch.Tensor] = {}
@@ -121,8 +153,10 @@ class Runner:
             self.steps.append((op, [self.index[t] for t in op.inputs], _compile(cap, op)))
         with torch.no_grad():
             for tid, spec in cap.tensors.items():
-                if spec.source[0] == "weight" and self.homes[tid] == "pool":
-                    self._fill(tid, self._pool_tensor(tid), spec.source[1])
+                if spec.source[0] == "weight" and self.homes[tid] == "pool" and \
+                        tid not in in_pool:
+                    self._fill(tid, self._pool_tensor(tid),
+                               self._wsrc.get(tid, spec.source[1]))
         self.output = next(n for n in cap.gm.graph.nodes if n.op == "output")
 
     def close(self) -> None:
@@ -221,6 +255,7 @@ class Runner:
             "peak_resident_bytes": st["peak_resident_bytes"],
             "out_kernels": self.cap.uses_out_kernels,
             "copied_outputs": self.cap.copied_outputs,
+            "shared_weight_bytes": self.shared_weight_bytes,
         }
         return out
 
@@ -231,7 +266,9 @@ class Runner:
                 x = inputs[src[1]]
             elif src[0] == "weight" and tid not in self._bound and \
                     (self.homes[tid] == "device" or tid in self._state):
-                x = src[1]   # state (written by forward) is read afresh at every call
+                # state (written by forward) is read afresh at every call;
+                # a shared object's weights from the object
+                x = self._wsrc.get(tid, src[1])
             else:
                 continue
             home = self.homes[tid]

@@ -9,6 +9,13 @@
     r.stats       # peak_device_bytes, baseline_peak_bytes, bytes_prefetched,
                   # bytes_stored, stall_ns, wall_ns, steps
 
+Shared objects (weights stored once in the pool, a KV cache handed from
+one node to another; Documentation/pytorch.md):
+
+    ho.publish_weights(p, "w")                 # once, on any node
+    r = ho.offload(module, example_inputs, weights="w")   # any node
+    ho.publish_tensors("kv", {"kv": kv}); ho.load_tensors("kv", like={"kv": kv})
+
 CLI: ``python3 -m hyperoffload.torch run PY_FILE:FACTORY --budget-ratio 0.7``.
 """
 from __future__ import annotations
@@ -22,9 +29,11 @@ from .capture import Captured, CaptureError, capture
 from .runner import InputError, Runner
 from ._planner import PlanError
 from .binding import HyperError, LibraryNotFound, Schedule
+from .shared import ObjectMismatch, delete_object, load_tensors, publish_tensors, publish_weights
 
 __all__ = ["plan", "plan_captured", "offload", "Plan", "Offloaded", "CaptureError", "PlanError", "InputError",
-           "HyperError", "LibraryNotFound"]
+           "HyperError", "LibraryNotFound", "publish_weights", "publish_tensors", "load_tensors",
+           "delete_object", "ObjectMismatch"]
 
 
 def _device_bytes(pred: Dict[str, Any]) -> int:
@@ -148,16 +157,19 @@ class Offloaded:
     """A planned module running under libhyper; call it like the module."""
 
     def __init__(self, p: Plan, backend: str = "auto", *, baseline: bool = False,
-                 pool_bytes: int = 0, device: str = "cpu"):
+                 pool_bytes: int = 0, device: str = "cpu", weights: Optional[str] = None):
         self.plan = p
         sched = p.baseline if baseline else p.schedule
+        if device != "cpu" and weights is not None:
+            raise ValueError("weights from a shared object run on the host (device='cpu'): "
+                             "a CUDA context cannot pin a read-only object")
         if device != "cpu":
             from . import _cuda
             self._runner: Optional[Runner] = _cuda.runner(
                 p.captured, sched, device, p.baseline_peak_bytes, pool_bytes)[0]
             return
-        self._runner = Runner(p.captured, sched, backend,
-                              baseline_peak=p.baseline_peak_bytes, pool_bytes=pool_bytes)
+        self._runner = Runner(p.captured, sched, backend, baseline_peak=p.baseline_peak_bytes,
+                              pool_bytes=pool_bytes, weights=weights)
 
     def __call__(self, *inputs: Any) -> Any:
         if self._runner is None:
@@ -188,19 +200,25 @@ class Offloaded:
 def offload(module: _torch.nn.Module, example_inputs: Sequence[Any], *,
             budget_ratio: Optional[float] = None, budget_bytes: Optional[int] = None,
             backend: str = "auto", profile: Optional[str] = None, runs: int = 3,
-            plan_: Optional[Plan] = None, device: str = "cpu") -> Offloaded:
+            plan_: Optional[Plan] = None, device: str = "cpu",
+            weights: Optional[str] = None) -> Offloaded:
     """Plan ``module`` (or take ``plan_``) and return it ready to run on
     ``backend`` ("auto": the kmod device if present, else shmem).
 
     ``device="cuda"`` (or "cuda:N"): the module and inputs are on that GPU;
     the arena is GPU memory and the pool pinned host memory (shmem); raises
-    ``CudaUnavailable`` at once where there is no CUDA device."""
+    ``CudaUnavailable`` at once where there is no CUDA device.
+
+    ``weights="name"``: the weights come from that shared object (see
+    publish_weights), read-only, one copy for every node; the module's own
+    tensors are not read.  An object of another module is refused
+    (ObjectMismatch)."""
     if device != "cpu":
         from . import _cuda
         _cuda.check_cuda(device)
     p = plan_ or plan(module, example_inputs, budget_ratio=budget_ratio,
                       budget_bytes=budget_bytes, profile=profile, runs=runs)
-    return Offloaded(p, backend, device=device)
+    return Offloaded(p, backend, device=device, weights=weights)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from typing import Any, Dict, Tuple, Union
 import torch
 
 from .config import ConfigError, ModelConfig, load_config
-from .decoder import Decoder
+from .decoder import Decode, Decoder, Prefill
 
 CONFIG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs")
 
@@ -35,4 +35,5 @@ def build(config: Union[str, Dict[str, Any]], prompt_len: int = 8, decode_steps:
     return model, (ids,)
 
 
-__all__ = ["build", "config_path", "load_config", "ConfigError", "ModelConfig", "Decoder"]
+__all__ = ["build", "config_path", "load_config", "ConfigError", "ModelConfig", "Decoder",
+           "Prefill", "Decode"]

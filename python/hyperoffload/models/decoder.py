@@ -202,3 +202,39 @@ class Decoder(nn.Module):
             if step + 1 < self.decode_steps:
                 logits = self._pass(nxt, self.prompt_len + step, 1, caches)
         return torch.cat(tokens, dim=1), logits
+
+
+class Prefill(nn.Module):
+    """A Decoder's prompt alone, for a KV cache handed to another node:
+    returns (last logits, the KV cache as one tensor [layers, 2 (key,
+    value), batch, kv heads, max_len, head_dim])."""
+
+    def __init__(self, decoder: Decoder):
+        super().__init__()
+        self.decoder = decoder
+
+    def forward(self, input_ids: torch.Tensor):
+        d = self.decoder
+        caches: List[Tuple[torch.Tensor, torch.Tensor]] = []
+        logits = d._pass(input_ids, 0, d.prompt_len, caches)
+        return logits, torch.stack([torch.stack(c) for c in caches])
+
+
+class Decode(nn.Module):
+    """A Decoder's decode steps from a Prefill's KV cache: ``forward(token,
+    kv_cache)`` with ``token`` the argmax of the prompt's logits returns
+    what Decoder.forward returns (the same tokens and last logits)."""
+
+    def __init__(self, decoder: Decoder):
+        super().__init__()
+        self.decoder = decoder
+
+    def forward(self, token: torch.Tensor, kv_cache: torch.Tensor):
+        d = self.decoder
+        caches = [(kv_cache[i, 0], kv_cache[i, 1]) for i in range(d.cfg.num_hidden_layers)]
+        tokens, logits, nxt = [token], None, token
+        for step in range(d.decode_steps - 1):
+            logits = d._pass(nxt, d.prompt_len + step, 1, caches)
+            nxt = logits[:, -1].argmax(-1, keepdim=True)
+            tokens.append(nxt)
+        return torch.cat(tokens, dim=1), logits
