@@ -106,10 +106,13 @@ static int obj_region(struct hyper_ctx *ctx, const char *name, uint64_t bytes,
 int hyper_object_create(struct hyper_ctx *ctx, const char *name, uint64_t bytes,
 			struct hyper_region **regp)
 {
-	if (ctx && name && !bytes)
+	if (!ctx || !regp)
+		return -EINVAL;
+	*regp = NULL;
+	if (name && !bytes)
 		return hx_err(ctx, -EINVAL, "shared object \"%.80s\": size must not be zero",
 			      name);
-	if (ctx && name && bytes > HS_BYTES_MAX)
+	if (name && bytes > HS_BYTES_MAX)
 		return hx_err(ctx, -EINVAL,
 			      "shared object \"%.80s\": %llu bytes is more than a pool holds",
 			      name, (unsigned long long)bytes);
