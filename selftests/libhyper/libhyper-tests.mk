@@ -8,7 +8,8 @@ LHT_DIR		:= selftests/libhyper
 LHT_NATIVE	:= schedule_test range_test region_test exec_test multi_ctx_test \
 		   early_test arena_test \
 		   layout_test run_test copy_test cuda_test object_test
-LHT_VM		:= region_test exec_test multi_ctx_test layout_test copy_test early_test
+LHT_VM		:= region_test exec_test multi_ctx_test layout_test copy_test early_test \
+		   object_test
 LHT_HDRS	:= $(LHT_DIR)/helpers.h include/hyper/hyper.h tools/hyper-run/pattern.h
 LHT_SAN_BIN	:= $(O)/san/$(LHT_DIR)
 LHT_CFLAGS	= $(TEST_CFLAGS) -Ilibhyper -Itools/hyper-run
