@@ -18,3 +18,14 @@ $(O)/san/selftests/demo/demo_report_test: selftests/demo/demo_report_test.sh \
 	chmod +x $@
 
 NATIVE_TESTS	+= $(O)/san/selftests/demo/demo_report_test
+
+# make demo-supernode's pieces (hyper-run --until/--from, its objects) on
+# shmem, with the sanitized hyper-run.
+$(O)/san/selftests/demo/handoff_test: selftests/demo/handoff_test.sh \
+		$(O)/san/bin/hyper-run $(O)/bin/hyper-plan
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\ncd %s && exec %s %s\n' $(CURDIR) $(abspath $<) \
+		$(abspath $(O)) > $@
+	chmod +x $@
+
+NATIVE_TESTS	+= $(O)/san/selftests/demo/handoff_test

@@ -3,6 +3,7 @@
 #define HYPER_RUN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <hyper/hyper.h>
@@ -31,6 +32,13 @@ struct run_opts {
 	bool quiet;
 	bool validate;			/* load and validate only */
 	const char *graph_of;		/* a schedule whose graph this one must be for */
+	const char *until;		/* run the steps before this one (index or op) */
+	const char *from;		/* run this step and the rest */
+	const char *publish_weights;	/* export the weights to this object, run from it */
+	const char *weights_object;	/* bind the weights read-only to this object */
+	const char *export_kv;		/* after the run, export the handed-over KV */
+	const char *kv_object;		/* the handed-over KV, copied from this object */
+	const char *at_end;		/* shell command run before anything is freed */
 };
 
 /* Scratch matrices and counters of the "gemm" compute mode. */
@@ -48,6 +56,14 @@ struct tensor_model {
 	uint32_t next_gen;
 };
 
+/* What an object brought or took: for the report. */
+struct object_use {
+	const char *name;		/* NULL: none */
+	uint64_t bytes;			/* the object's size */
+	uint64_t tensor_bytes;		/* the bytes of the tensors in it */
+	uint32_t tensors;
+};
+
 struct run_result {
 	bool ok;
 	char error[768];
@@ -60,6 +76,10 @@ struct run_result {
 	uint64_t gemms, weight_gemms;	/* "gemm" mode: SGEMMs, and on weights */
 	double gemm_flops;
 	struct hyper_stats st;
+	uint32_t first_step, end_step;	/* the part of the schedule run */
+	uint32_t nr_steps;		/* of the whole schedule */
+	uint32_t handed;		/* KV tensors handed over at the split */
+	struct object_use weights, kv;
 };
 
 void compute(enum compute_mode mode, uint64_t deadline, void *const *bufs,
@@ -71,6 +91,45 @@ int gemm_init(struct gemm_ws *ws);
 void gemm_fini(struct gemm_ws *ws);
 int gemm_run(struct gemm_ws *ws, uint64_t m, uint64_t n, uint64_t k,
 	     const float *weight);
+
+/*
+ * A part of a schedule (split.c): the steps [first, end) of the whole,
+ * the same tensor table, with what the steps before it left as the homes
+ * and cache ops of its ends.  A KV tensor holding data at the split that
+ * the steps after it read is "handed over": the first part stores it,
+ * the second starts with it in the pool.
+ */
+struct part {
+	uint32_t first, end;
+	struct tensor_model *model;	/* the runner's model at first, per tensor */
+	uint8_t *state;			/* residency at first (HYPER_RES_*) */
+	bool *handed;
+	uint32_t nr_handed;
+};
+
+int part_step(const struct hyper_schedule *s, const char *opt, const char *arg,
+	      uint32_t *step, char *err, size_t len);
+int part_init(struct part *p, const struct hyper_schedule *s, uint32_t split,
+	      char *err, size_t len);
+void part_fini(struct part *p);
+int part_schedule(const struct part *p, const struct hyper_schedule *s,
+		  struct hyper_schedule **partp, char *err, size_t len);
+uint32_t part_pool_gen(const struct part *p, uint32_t t);
+void model_define(struct tensor_model *m);
+void model_cops(struct tensor_model *model, const struct hyper_cop *ops,
+		uint32_t n);
+
+struct hyper_region;
+int objects_bind_weights(struct hyper_ctx *ctx, const struct hyper_schedule *s,
+			 const char *name, bool *from, struct hyper_region **regp,
+			 struct object_use *u, char *err, size_t len);
+int objects_bind_kv(struct hyper_ctx *ctx, const struct hyper_schedule *s,
+		    const char *name, const bool *handed, bool *from,
+		    struct hyper_region **regp, struct object_use *u, char *err,
+		    size_t len);
+int objects_export(struct hyper_ctx *ctx, const struct hyper_schedule *s,
+		   const char *name, uint32_t kind, const bool *want,
+		   struct object_use *u, char *err, size_t len);
 
 struct timeline;
 struct timeline *timeline_new(const struct hyper_schedule *s);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #include "hyper-run.h"
 #include "pattern.h"
@@ -28,7 +29,12 @@
 
 struct runner {
 	const struct run_opts *o;
-	struct hyper_schedule *s;
+	struct hyper_schedule *s;	/* what runs: the whole, or a part */
+	struct hyper_schedule *whole;	/* as loaded */
+	struct part part;		/* --until, --from; else the whole */
+	bool *from_object;		/* pool copy from an object: not filled */
+	struct hyper_region *weights, *kv;
+	bool publishing;		/* --publish-weights' first pass */
 	struct hyper_schedule_info info;
 	struct hyper_ctx *ctx;
 	struct tensor_model *m;
@@ -80,37 +86,52 @@ static int lib_fail(struct runner *rn, const char *what, int err)
 		    hyper_last_error(rn->ctx));
 }
 
-/* Follow cache ops: a prefetch brings the pool's generation, a store takes the device's. */
-static void model_ops(struct runner *rn, const struct hyper_cop *ops, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++) {
-		struct tensor_model *m = &rn->m[ops[i].tensor];
-
-		if (ops[i].op == HYPER_OP_PREFETCH)
-			m->dev_gen = m->pool_gen;
-		else if (ops[i].op == HYPER_OP_STORE)
-			m->pool_gen = m->dev_gen;
-	}
-}
-
-/* Home contents: pool copies keep what stores left there across iterations. */
-static int fill_homes(struct runner *rn, bool first)
+/*
+ * The model at the start: each tensor's first generation is 1; a pool
+ * copy at home holds generation 0.  The second part of a split schedule
+ * starts where the steps before it left the model, its pool copies at
+ * home holding what they held at the split.
+ */
+static void model_start(struct runner *rn)
 {
 	struct hyper_tensor_info ti;
 
 	for (uint32_t t = 0; t < rn->info.nr_tensors; t++) {
 		struct tensor_model *m = &rn->m[t];
 
-		hyper_schedule_tensor(rn->s, t, &ti);
-		if (first) {
+		if (!rn->part.first) {
 			m->next_gen = 1;
 			m->pool_gen = m->dev_gen = 0;
+			continue;
 		}
+		*m = rn->part.model[t];
+		hyper_schedule_tensor(rn->s, t, &ti);
+		if (ti.home == HYPER_HOME_POOL)
+			m->pool_gen = part_pool_gen(&rn->part, t);
+	}
+}
+
+/*
+ * Home contents: pool copies keep what stores left there across
+ * iterations; one that an object gave is not written.
+ */
+static int fill_homes(struct runner *rn, bool first)
+{
+	struct hyper_tensor_info ti;
+
+	if (first)
+		model_start(rn);
+	for (uint32_t t = 0; t < rn->info.nr_tensors; t++) {
+		struct tensor_model *m = &rn->m[t];
+
+		hyper_schedule_tensor(rn->s, t, &ti);
 		if (ti.home == HYPER_HOME_POOL && first) {
-			fill_pat_stride(hyper_tensor_pool_ptr(rn->ctx, t), ti.bytes,
-					seed_of(t, 0), rn->o->verify_stride);
+			if (!rn->from_object[t])
+				fill_pat_stride(hyper_tensor_pool_ptr(rn->ctx, t),
+						ti.bytes, seed_of(t, m->pool_gen),
+						rn->o->verify_stride);
 		} else if (ti.home == HYPER_HOME_DEVICE) {
-			m->dev_gen = m->next_gen++;
+			model_define(m);
 			fill_pat_stride(hyper_tensor_ptr(rn->ctx, t), ti.bytes,
 					seed_of(t, m->dev_gen), rn->o->verify_stride);
 		}
@@ -119,6 +140,13 @@ static int fill_homes(struct runner *rn, bool first)
 		int t = hyper_schedule_find(rn->s, rn->o->corrupt);
 		unsigned char *p;
 
+		if (t >= 0 && rn->weights && rn->from_object[t]) {
+			/* --publish-weights flipped it before publishing. */
+			if (rn->o->publish_weights)
+				return 0;
+			return fail(rn, "--inject corrupt:%s: that tensor's pool copy is the object %s, which is read-only",
+				    rn->o->corrupt, rn->o->weights_object);
+		}
 		if (t < 0 || !(p = hyper_tensor_pool_ptr(rn->ctx, t)))
 			return fail(rn, "--inject corrupt:%s: no pool copy of that tensor",
 				    rn->o->corrupt);
@@ -152,7 +180,8 @@ static int run_step(struct runner *rn)
 		return step == -ENODATA ? 1 : lib_fail(rn, "hyper_step_begin", step);
 	t0 = hu_now_ns();
 	hyper_schedule_step(rn->s, step, &si);
-	model_ops(rn, si.before, si.nr_before);
+	model_cops(rn->m, si.before, si.nr_before);
+	step += rn->part.first;	/* in messages: the whole schedule's index */
 
 	for (uint32_t j = 0; j < si.nr_uses; j++) {
 		uint32_t t = si.uses[j];
@@ -177,7 +206,7 @@ static int run_step(struct runner *rn)
 		uint32_t t = si.defines[j];
 		struct tensor_model *m = &rn->m[t];
 
-		m->dev_gen = m->next_gen++;
+		model_define(m);
 		fill_pat_stride(hyper_tensor_ptr(rn->ctx, t), tensor_bytes(rn, t),
 				seed_of(t, m->dev_gen), rn->o->verify_stride);
 	}
@@ -203,9 +232,59 @@ static int run_step(struct runner *rn)
 	ret = hyper_step_end(rn->ctx);
 	if (ret)
 		return lib_fail(rn, "hyper_step_end", ret);
-	model_ops(rn, si.after, si.nr_after);
+	model_cops(rn->m, si.after, si.nr_after);
 	rn->r.steps++;
 	return 0;
+}
+
+/*
+ * After hyper_attach(), before hyper_prepare(): the weights' pool copies
+ * from their object, read-only; the KV handed over, copied from its.
+ */
+static int bind_objects(struct runner *rn)
+{
+	const struct run_opts *o = rn->o;
+	char err[sizeof(rn->r.error)];
+
+	rn->from_object = calloc(rn->info.nr_tensors ?: 1, sizeof(*rn->from_object));
+	if (!rn->from_object)
+		return fail(rn, "out of memory");
+	if (o->weights_object && !rn->publishing &&
+	    objects_bind_weights(rn->ctx, rn->s, o->weights_object,
+				 rn->from_object, &rn->weights, &rn->r.weights,
+				 err, sizeof(err)))
+		return fail(rn, "--weights-object: %s", err);
+	if (o->kv_object && !rn->publishing &&
+	    objects_bind_kv(rn->ctx, rn->s, o->kv_object, rn->part.handed,
+			    rn->from_object, &rn->kv, &rn->r.kv, err, sizeof(err)))
+		return fail(rn, "--kv-object: %s", err);
+	return 0;
+}
+
+/* What setup() made, in reverse; the report's figures stay. */
+static void teardown(struct runner *rn)
+{
+	if (rn->ctx) {
+		hyper_drain(rn->ctx);
+		if (rn->weights)
+			hyper_region_free(rn->ctx, rn->weights);
+		if (rn->kv)
+			hyper_region_free(rn->ctx, rn->kv);
+		hyper_close(rn->ctx);
+	}
+	rn->ctx = NULL;
+	rn->weights = rn->kv = NULL;
+	if (rn->dev)
+		munmap(rn->dev, rn->r.device_bytes);
+	rn->dev = NULL;
+	free(rn->m);
+	free(rn->bufs);
+	free(rn->lens);
+	free(rn->from_object);
+	rn->m = NULL;
+	rn->bufs = NULL;
+	rn->lens = NULL;
+	rn->from_object = NULL;
 }
 
 static int setup(struct runner *rn)
@@ -268,13 +347,15 @@ static int setup(struct runner *rn)
 		return lib_fail(rn, "hyper_set_arena", ret);
 	if ((ret = hyper_attach(rn->ctx, rn->s)))
 		return lib_fail(rn, "hyper_attach", ret);
-	if (o->timeline) {
+	if (bind_objects(rn))
+		return -1;
+	if (o->timeline && !rn->publishing) {
 		rn->tl = timeline_new(rn->s);
 		if (!rn->tl)
 			return fail(rn, "out of memory");
 		hyper_set_event_fn(rn->ctx, timeline_event, rn->tl);
 	}
-	if (o->compute == COMPUTE_GEMM)
+	if (o->compute == COMPUTE_GEMM && !rn->publishing)
 		gemm_init(&rn->gemm);
 	if ((ret = hyper_prepare(rn->ctx)))
 		return lib_fail(rn, "hyper_prepare", ret);
@@ -414,7 +495,49 @@ static void usage(FILE *f)
 "      --graph-of OTHER.json         refuse the schedule unless it was planned for the\n"
 "                                    same graph as OTHER.json; warn if either cannot say\n"
 "  -q, --quiet                       no summary on stderr\n"
+"      --until STEP                  run only the steps before STEP (an index or an op,\n"
+"                                    e.g. d1.embed), ending with every KV tensor that the\n"
+"                                    steps from STEP on read stored to its pool copy\n"
+"      --from STEP                   run only STEP and the steps after it, starting\n"
+"                                    where the steps before left every copy\n"
+"      --export-kv NAME              with --until: after the run, publish those KV\n"
+"                                    tensors as the shared object NAME\n"
+"      --kv-object NAME              with --from: the KV handed over, copied from the\n"
+"                                    shared object NAME, not written by hyper-run\n"
+"      --publish-weights NAME        publish the weights' pool copies as the shared\n"
+"                                    object NAME, then run from it\n"
+"      --weights-object NAME         the weights' pool copies are the shared object\n"
+"                                    NAME, read-only\n"
+"      --at-end CMD                  after the run, before anything is freed, run CMD\n"
+"                                    with sh -c; its failure fails the run\n"
 "exit status: 0 ok, 1 the run failed (data or runtime error), 2 usage or schedule error\n");
+}
+
+/* Long options without a short one. */
+enum {
+	OPT_UNTIL = 256, OPT_FROM, OPT_PUBLISH_WEIGHTS, OPT_WEIGHTS_OBJECT,
+	OPT_EXPORT_KV, OPT_KV_OBJECT, OPT_AT_END,
+};
+
+/* Options that need or exclude each other: one line saying which. */
+static int check_combination(const struct run_opts *o)
+{
+	const char *why = NULL;
+
+	if (o->until && o->from)
+		why = "--until and --from: give one; a node runs one part of a split schedule";
+	else if (o->export_kv && !o->until)
+		why = "--export-kv needs --until STEP: the KV is handed over at the end of the first part";
+	else if (o->kv_object && !o->from)
+		why = "--kv-object needs --from STEP: the KV handed over starts the second part";
+	else if (o->publish_weights && o->weights_object)
+		why = "--publish-weights and --weights-object: give one; --publish-weights runs from the object it publishes";
+	else if ((o->until || o->from) && o->iterations != 1)
+		why = "--iterations with --until or --from: a part of a schedule runs once";
+	if (!why)
+		return 0;
+	fprintf(stderr, "hyper-run: %s\n", why);
+	return try_help();
 }
 
 static int parse_args(int argc, char **argv, struct run_opts *o)
@@ -446,6 +569,13 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		{ "validate", no_argument, NULL, 'A' },
 		{ "graph-of", required_argument, NULL, 'G' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "until", required_argument, NULL, OPT_UNTIL },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "publish-weights", required_argument, NULL, OPT_PUBLISH_WEIGHTS },
+		{ "weights-object", required_argument, NULL, OPT_WEIGHTS_OBJECT },
+		{ "export-kv", required_argument, NULL, OPT_EXPORT_KV },
+		{ "kv-object", required_argument, NULL, OPT_KV_OBJECT },
+		{ "at-end", required_argument, NULL, OPT_AT_END },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -618,6 +748,27 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		case 'q':
 			o->quiet = true;
 			break;
+		case OPT_UNTIL:
+			o->until = optarg;
+			break;
+		case OPT_FROM:
+			o->from = optarg;
+			break;
+		case OPT_PUBLISH_WEIGHTS:
+			o->publish_weights = optarg;
+			break;
+		case OPT_WEIGHTS_OBJECT:
+			o->weights_object = optarg;
+			break;
+		case OPT_EXPORT_KV:
+			o->export_kv = optarg;
+			break;
+		case OPT_KV_OBJECT:
+			o->kv_object = optarg;
+			break;
+		case OPT_AT_END:
+			o->at_end = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -635,9 +786,87 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		return try_help();
 	}
 	o->schedule = argv[optind];
+	if (check_combination(o))
+		return -1;
 	/* The library wants a count; the tool's default is one worker. */
 	if (o->copy.engine == HYPER_COPY_WORKER && !o->copy.nr_workers)
 		o->copy.nr_workers = 1;
+	return 0;
+}
+
+/*
+ * --until STEP: the steps before it; --from STEP: it and the rest.  The
+ * part is a schedule of its own (split.c); without either, the whole.
+ */
+static int split(struct runner *rn)
+{
+	const struct run_opts *o = rn->o;
+	const char *opt = o->until ? "--until" : "--from";
+	char err[sizeof(rn->r.error)];
+	uint32_t at;
+
+	if (!o->until && !o->from) {
+		rn->s = hyper_schedule_get(rn->whole);
+		return 0;
+	}
+	if (part_step(rn->whole, opt, o->until ? o->until : o->from, &at, err,
+		      sizeof(err)) ||
+	    part_init(&rn->part, rn->whole, at, err, sizeof(err)))
+		return fail(rn, "%s", err);
+	rn->part.first = o->until ? 0 : at;
+	rn->part.end = o->until ? at : rn->info.nr_steps;
+	if (part_schedule(&rn->part, rn->whole, &rn->s, err, sizeof(err)))
+		return fail(rn, "%s %s: %s", opt, o->until ? o->until : o->from,
+			    err);
+	rn->r.first_step = rn->part.first;
+	rn->r.end_step = rn->part.end;
+	rn->r.handed = rn->part.nr_handed;
+	hyper_schedule_info(rn->s, &rn->info);
+	return 0;
+}
+
+/*
+ * --publish-weights: a first pass that fills the pool copies of the
+ * weights (as a run would), exports them as the object and lets go of
+ * everything; the run then binds them, as any other node would.
+ */
+static int publish(struct runner *rn)
+{
+	char err[sizeof(rn->r.error)];
+	int ret = setup(rn);
+
+	if (!ret && objects_export(rn->ctx, rn->s, rn->o->publish_weights,
+				   HYPER_KIND_WEIGHT, NULL, &rn->r.weights,
+				   err, sizeof(err)))
+		ret = fail(rn, "--publish-weights: %s", err);
+	teardown(rn);
+	return ret;
+}
+
+/*
+ * After the run, while everything is still held: --export-kv, then
+ * --at-end's command (which may look at what the run holds).
+ */
+static int finish(struct runner *rn)
+{
+	const struct run_opts *o = rn->o;
+	char err[sizeof(rn->r.error)];
+	int ret;
+
+	if (o->export_kv &&
+	    objects_export(rn->ctx, rn->s, o->export_kv, HYPER_KIND_KV,
+			   rn->part.handed, &rn->r.kv, err, sizeof(err)))
+		return fail(rn, "--export-kv: %s", err);
+	if (!o->at_end)
+		return 0;
+	fflush(NULL);
+	ret = system(o->at_end);
+	if (ret == -1)
+		return fail(rn, "--at-end: cannot run a shell: %s", strerror(errno));
+	if (!WIFEXITED(ret) || WEXITSTATUS(ret))
+		return fail(rn, "--at-end: \"%s\" failed (%s %d)", o->at_end,
+			    WIFEXITED(ret) ? "exit status" : "signal",
+			    WIFEXITED(ret) ? WEXITSTATUS(ret) : WTERMSIG(ret));
 	return 0;
 }
 
@@ -686,15 +915,22 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	rn.o = &o;
 	rn.r.ok = true;
-	ret = hyper_schedule_load(o.schedule, &rn.s, err, sizeof(err));
+	ret = hyper_schedule_load(o.schedule, &rn.whole, err, sizeof(err));
 	if (ret) {
 		/* libhyper's message names the file already. */
 		fprintf(stderr, "hyper-run: %s\n", err);
 		return EXIT_USAGE;
 	}
-	hyper_schedule_info(rn.s, &rn.info);
+	hyper_schedule_info(rn.whole, &rn.info);
+	rn.r.nr_steps = rn.r.end_step = rn.info.nr_steps;
 	if (o.graph_of && !same_graph(&o, &rn.info)) {
-		hyper_schedule_free(rn.s);
+		hyper_schedule_free(rn.whole);
+		return EXIT_USAGE;
+	}
+	if (split(&rn)) {
+		fprintf(stderr, "hyper-run: %s\n", rn.r.error);
+		part_fini(&rn.part);
+		hyper_schedule_free(rn.whole);
 		return EXIT_USAGE;
 	}
 	if (o.validate) {
@@ -703,11 +939,28 @@ int main(int argc, char **argv)
 		       (unsigned long long)rn.info.peak_device_bytes,
 		       (unsigned long long)rn.info.arena_bytes,
 		       rn.info.graph_hash ? rn.info.graph_hash : "not named");
+		if (o.until || o.from)
+			printf("%s: steps %u..%u of %u, %u KV tensors handed over at step %u\n",
+			       o.schedule, rn.part.first, rn.part.end - 1,
+			       rn.r.nr_steps, rn.part.nr_handed,
+			       o.until ? rn.part.end : rn.part.first);
+		part_fini(&rn.part);
 		hyper_schedule_free(rn.s);
+		hyper_schedule_free(rn.whole);
 		return 0;
 	}
 
-	status = setup(&rn) || run(&rn) ? EXIT_RUN : 0;
+	status = 0;
+	if (o.publish_weights) {
+		rn.publishing = true;
+		status = publish(&rn);
+		rn.publishing = false;
+		o.weights_object = o.publish_weights;
+	}
+	if (!status)
+		status = setup(&rn) || run(&rn) || finish(&rn) ? EXIT_RUN : 0;
+	else
+		status = EXIT_RUN;
 	if (rn.ctx)
 		hyper_get_stats(rn.ctx, &rn.r.st);
 	rn.r.gemms = rn.gemm.gemms;
@@ -729,13 +982,10 @@ int main(int argc, char **argv)
 			rn.r.st.bytes_stored / 1048576.0,
 			rn.r.st.peak_resident_bytes / 1048576.0, rn.r.wall_ns / 1e6);
 
-	hyper_close(rn.ctx);
+	teardown(&rn);
+	part_fini(&rn.part);
 	hyper_schedule_free(rn.s);
-	if (rn.dev)
-		munmap(rn.dev, rn.r.device_bytes);
-	free(rn.m);
-	free(rn.bufs);
-	free(rn.lens);
+	hyper_schedule_free(rn.whole);
 	gemm_fini(&rn.gemm);
 	timeline_free(rn.tl);
 	return status;

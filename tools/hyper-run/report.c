@@ -30,6 +30,21 @@ static uint64_t uses_scheduled(const struct hyper_schedule *s,
 	return n * iterations;
 }
 
+static void add_object(struct json_object *root, const char *key,
+		       const struct object_use *u)
+{
+	struct json_object *x;
+
+	if (!u->name)
+		return;
+	x = json_object_new_object();
+	json_object_object_add(x, "name", json_object_new_string(u->name));
+	add_u64(x, "bytes", u->bytes);
+	add_u64(x, "tensors", u->tensors);
+	add_u64(x, "tensor_bytes", u->tensor_bytes);
+	json_object_object_add(root, key, x);
+}
+
 int write_report(const struct run_opts *o, const struct hyper_schedule *s,
 		 const char *backend, const struct run_result *r)
 {
@@ -68,6 +83,16 @@ int write_report(const struct run_opts *o, const struct hyper_schedule *s,
 			add_u64(x, "makespan_ns", info.pred_makespan_ns);
 		json_object_object_add(root, "predicted", x);
 	}
+	if (o->until || o->from) {
+		x = json_object_new_object();
+		add_u64(x, "first_step", r->first_step);
+		add_u64(x, "end_step", r->end_step);
+		add_u64(x, "of_steps", r->nr_steps);
+		add_u64(x, "kv_handed_over", r->handed);
+		json_object_object_add(root, "part", x);
+	}
+	add_object(root, "weights_object", &r->weights);
+	add_object(root, "kv_object", &r->kv);
 	add_u64(root, "iterations", o->iterations);
 	add_u64(root, "steps", r->steps);
 	add_u64(root, "wall_ns", r->wall_ns);
