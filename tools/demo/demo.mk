@@ -53,3 +53,16 @@ check-demo-smoke: $(DEMO_DEPS)
 	@awk -f selftests/totals.awk $(O)/results/demo-smoke.log | sed '$$d'
 
 CHECK_RUNS	+= check-demo-smoke
+
+# make demo-supernode [SIZE=full|smoke]: the demo's model on two nodes in
+# front of one pool (tools/demo/demo-supernode.sh, two QEMU guests): one
+# copy of its weights in the pool for both, and the KV cache of a prompt
+# handed from node 0 to node 1.  Figures in $(O)/demo-supernode/.
+SIZE		?= full
+EXTRA_VM_SUITES	+= tools/demo/demo-supernode.suite
+VM_BINS		+= tools/demo/demo-supernode-run.sh
+
+.PHONY: demo-supernode
+demo-supernode: all $(VM_INITRD)
+	@O=$(O) VMLINUZ=$(VMLINUZ) VM_INITRD=$(VM_INITRD) \
+		tools/demo/demo-supernode.sh $(SIZE) $(O)/demo-supernode

@@ -1,0 +1,113 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# make demo-supernode: two nodes in front of one pool run the demo's
+# model with one copy of its weights in the pool, then hand the KV cache
+# of a prompt from node 0 to node 1, which decodes from it.
+#
+# usage: demo-supernode.sh full|smoke OUTDIR
+# env (from make): O, VMLINUZ, VM_INITRD
+# The two guests (selftests/vm/run-2vm.sh) run
+# tools/demo/demo-supernode-run.sh; this script reads their figures off
+# the consoles, prints them, and judges: both nodes finished every step
+# with every tensor checked at every use, the KV handed over decoded and
+# one of another split caught, and the pool held less with one shared
+# copy of the weights than with two private ones.  The last line is the
+# verdict, and the exit status agrees with it: 0 for "ok", 1 for anything
+# else.  Figures and logs are kept in OUTDIR.
+set -u
+size=$1 out=$2
+bin=${O:-build}/bin
+fail() { echo "make demo-supernode: $*" >&2; exit 1; }
+
+case $size in
+full|smoke) ;;
+*) fail "SIZE must be full or smoke, not '$size'" ;;
+esac
+for b in hyper-plan hyper-run; do
+	[ -x "$bin/$b" ] || fail "missing $bin/$b; run make first"
+done
+[ -r "${VMLINUZ:-}" ] || fail "no VM kernel ${VMLINUZ:-}; install linux-image-amd64"
+[ -r "${VM_INITRD:-}" ] || fail "no VM initramfs ${VM_INITRD:-}; run make first"
+rm -rf "$out"
+mkdir -p "$out" || fail "cannot create $out"
+
+cat <<TXT
+hyperoffload supernode demo ($size)
+  nodes:    two QEMU (TCG) guests, hyper.ko with node_id 0 and 1, whose pool
+            window is one shared host file (selftests/vm/run-2vm.sh)
+  model:    the demo's: Llama-2 7B's layer structure at 1/8 width, fp32,
+            $( [ "$size" = smoke ] && echo 4 || echo 8) of 32 layers, prompt 16 + 4 decode steps, planned
+            under half its unplanned peak (the same schedule on both nodes)
+  runs:     both nodes with private weights at once, then both from one
+            shared copy (node 0 publishes it), then node 0 runs the prompt
+            and hands its KV cache to node 1, which decodes; every tensor
+            is checked at every use, SGEMM compute
+  judged:   every run passes its checks, the KV cache of another split is
+            caught, and the pool holds less with one shared copy
+  booting:  $(basename "$VMLINUZ"), two guests
+TXT
+
+VM_APPEND="HYPER_DEMO_SIZE=$size" selftests/vm/run-vm.sh "$VMLINUZ" \
+	"$VM_INITRD" tools/demo/demo-supernode.suite "$out/vm.log"
+
+# "demo-sn: KEY VALUE..." of node N
+get() { sed -n "s/^demo-sn: $2 //p" "$out/vm.log.node$1" 2>/dev/null | tail -n 1; }
+for n in 0 1; do
+	[ -f "$out/vm.log.node$n" ] || fail "node $n left no console; see $out/vm.log"
+	grep -q '^demo-sn: status ' "$out/vm.log.node$n" ||
+		fail "node $n did not finish the demo; see $out/vm.log.node$n"
+	grep '^demo: ' "$out/vm.log.node$n" | sed 's/^/  vm> /'
+done
+for n in 0 1; do
+	why=$(get "$n" "failed:")
+	[ -n "$why" ] && fail "not ok: $why"
+	[ "$(get "$n" status)" = 0 ] || fail "not ok: node $n: see $out/vm.log.node$n"
+done
+
+p0=$(get 0 "private node_used") p1=$(get 1 "private node_used")
+s0=$(get 0 "shared node_used") s1=$(get 1 "shared node_used")
+pu=$(get 0 "private used") su=$(get 0 "shared used")
+ob=$(get 0 weights_object_bytes) wb=$(get 0 weights_tensor_bytes)
+wt=$(get 0 weights_object_tensors)
+for v in "$p0" "$p1" "$s0" "$s1" "$pu" "$su" "$ob" "$wb" "$wt"; do
+	case $v in
+	''|*[!0-9]*) fail "a figure is missing from the consoles; see $out/vm.log.node0 and .node1" ;;
+	esac
+done
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+{
+	echo
+	echo "pool bytes used, MiB     node 0   node 1   weights object   pool (chunks, both nodes)"
+	printf "two private copies     %7s  %7s  %15s   %s\n" "$(mib "$p0")" \
+		"$(mib "$p1")" "-" "$(mib "$pu")"
+	printf "one shared copy        %7s  %7s  %15s   %s\n" "$(mib "$s0")" \
+		"$(mib "$s1")" "$(mib "$ob")" "$(mib "$su")"
+	printf "saved                  %7s  %7s  %15s   %s\n" \
+		"$(mib $((p0 - s0)))" "$(mib $((p1 - s1)))" "-$(mib "$ob")" \
+		"$(mib $((pu - su)))"
+	echo "  node N: this node's regions (sysfs node_used); pool: the chunks every node"
+	echo "  and the metadata hold (sysfs used), both read while both runs held everything"
+	echo "  weights in the pool: $wt tensors, $(mib "$wb") MiB (the plan keeps the others on the device)"
+	echo
+	echo "KV handoff:"
+	echo "  node 0 ran the prompt (steps 0..$(( $(get 0 prompt_steps) - 1 ))) and exported $(get 0 kv_handed_over) KV tensors ($(mib "$(get 0 kv_object_bytes)") MiB object)"
+	echo "  node 1 decoded steps $(get 1 decode_first_step).. ($(get 1 decode_steps) steps) from it: $(get 1 decode_uses_checked) of $(get 1 decode_uses_scheduled) uses checked"
+	echo "  the same object at another split fails node 1's checks: $(get 1 wrong_kv_caught)"
+} | tee "$out/figures.txt"
+cat > "$out/summary.json" <<JSON
+{ "size": "$size",
+  "private": { "node0_used": $p0, "node1_used": $p1, "pool_used": $pu },
+  "shared": { "node0_used": $s0, "node1_used": $s1, "pool_used": $su,
+              "weights_object_bytes": $ob },
+  "weights": { "tensors": $wt, "bytes": $wb },
+  "kv": { "tensors": $(get 0 kv_handed_over), "object_bytes": $(get 0 kv_object_bytes),
+          "decode_uses_checked": $(get 1 decode_uses_checked),
+          "decode_uses_scheduled": $(get 1 decode_uses_scheduled) } }
+JSON
+echo
+echo "figures and consoles: $out/"
+[ "$(get 1 decode_uses_checked)" = "$(get 1 decode_uses_scheduled)" ] ||
+	fail "not ok: node 1 did not check every use of its decode"
+[ "$su" -lt "$pu" ] && [ $((s0 + s1 + ob)) -lt $((p0 + p1)) ] ||
+	fail "not ok: the pool held no less with one shared copy of the weights"
+echo "make demo-supernode: ok: one copy of the weights served both nodes, saving $(mib $((pu - su))) MiB of the pool; node 1 decoded from node 0's KV cache, every tensor checked at every use"
