@@ -160,6 +160,6 @@ expect_fail "weights flipped before publishing fail the run from them" \
 	--publish-weights wbad --inject corrupt:"$wbad" "$s"
 expect_fail "and fail another run that binds them" \
 	"tensor \"$wbad\" byte .* is not generation 0" --weights-object wbad "$s"
-expect_fail "a name taken is refused" "exporting to object w" \
+expect_fail "a name taken is refused" "publishing object w: .*exists" \
 	--publish-weights w "$s"
 exit $fail

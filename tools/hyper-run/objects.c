@@ -15,8 +15,6 @@
 
 #include "hyper-run.h"
 
-#ifdef HYPER_BIND_OBJECT_COPY
-
 static int lib_err(const struct hyper_ctx *ctx, char *err, size_t len,
 		   const char *what, const char *name, int ret)
 {
@@ -90,6 +88,7 @@ static int bind(struct hyper_ctx *ctx, const struct hyper_schedule *s,
 {
 	int ret;
 
+	memset(u, 0, sizeof(*u));
 	ret = hyper_object_open(ctx, name, regp);
 	if (ret) {
 		*regp = NULL;
@@ -128,65 +127,70 @@ int objects_bind_kv(struct hyper_ctx *ctx, const struct hyper_schedule *s,
 }
 
 /*
- * A new object of the tensors of @kind from their pool copies: all those
- * with a pool copy, or exactly @want when that is given.
+ * A new object of the tensors of @kind that are at home in the pool, or
+ * of exactly @want when that is given, from their pool copies.  Not
+ * hyper_object_export(), which takes every tensor with a pool copy: a
+ * weight the schedule offloads after its first use has one, which holds
+ * nothing yet, and a KV block the steps after a split never read.
  */
 int objects_export(struct hyper_ctx *ctx, const struct hyper_schedule *s,
 		   const char *name, uint32_t kind, const bool *want,
 		   struct object_use *u, char *err, size_t len)
 {
 	struct hyper_schedule_info info;
+	struct hyper_object_entry *ents;
+	struct hyper_tensor_info ti;
 	struct hyper_region *obj;
-	bool *seen;
+	const void **data;
+	unsigned int n = 0;
 	int ret;
 
-	ret = hyper_object_export(ctx, name, 1u << kind, &obj);
-	if (ret)
-		return lib_err(ctx, err, len, "exporting to object", name, ret);
+	memset(u, 0, sizeof(*u));
 	hyper_schedule_info(s, &info);
-	seen = calloc(info.nr_tensors ?: 1, sizeof(*seen));
-	if (!seen) {
-		hyper_region_free(ctx, obj);
+	ents = calloc(info.nr_tensors ?: 1, sizeof(*ents));
+	data = calloc(info.nr_tensors ?: 1, sizeof(*data));
+	if (!ents || !data) {
 		snprintf(err, len, "out of memory");
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto out;
 	}
-	ret = check_directory(ctx, s, obj, name, kind, want, seen, u, err, len);
-	free(seen);
+	for (uint32_t t = 0; t < info.nr_tensors; t++) {
+		hyper_schedule_tensor(s, t, &ti);
+		if (ti.kind != kind ||
+		    (want ? !want[t] : ti.home != HYPER_HOME_POOL))
+			continue;
+		data[n] = hyper_tensor_pool_ptr(ctx, t);
+		if (!data[n]) {
+			snprintf(err, len, "object %s: tensor \"%s\" has no pool copy",
+				 name, ti.id);
+			ret = -ENOENT;
+			goto out;
+		}
+		ents[n].id = ti.id;
+		ents[n].desc = "";
+		ents[n].bytes = ti.bytes;
+		ents[n].kind = kind;
+		u->tensor_bytes += ti.bytes;
+		n++;
+	}
+	if (!n) {
+		snprintf(err, len, "object %s: the schedule has no %s tensor %s",
+			 name, hyper_kind_name(kind),
+			 want ? "to hand over at this split" : "at home in the pool");
+		ret = -ENOENT;
+		goto out;
+	}
+	ret = hyper_object_pack(ctx, name, ents, data, n, &obj);
+	if (ret) {
+		lib_err(ctx, err, len, "publishing object", name, ret);
+		goto out;
+	}
+	u->name = name;
+	u->tensors = n;
+	u->bytes = hyper_region_size(obj);
 	hyper_region_free(ctx, obj);
+out:
+	free(ents);
+	free(data);
 	return ret;
 }
-
-#else /* a libhyper without shared objects */
-
-static int no_objects(const char *name, char *err, size_t len)
-{
-	snprintf(err, len, "object %s: this hyper-run was built against a libhyper without shared objects (LIBHYPER_1.5); rebuild it",
-		 name);
-	return -EOPNOTSUPP;
-}
-
-int objects_bind_weights(struct hyper_ctx *ctx, const struct hyper_schedule *s,
-			 const char *name, bool *from, struct hyper_region **regp,
-			 struct object_use *u, char *err, size_t len)
-{
-	*regp = NULL;
-	return no_objects(name, err, len);
-}
-
-int objects_bind_kv(struct hyper_ctx *ctx, const struct hyper_schedule *s,
-		    const char *name, const bool *handed, bool *from,
-		    struct hyper_region **regp, struct object_use *u, char *err,
-		    size_t len)
-{
-	*regp = NULL;
-	return no_objects(name, err, len);
-}
-
-int objects_export(struct hyper_ctx *ctx, const struct hyper_schedule *s,
-		   const char *name, uint32_t kind, const bool *want,
-		   struct object_use *u, char *err, size_t len)
-{
-	return no_objects(name, err, len);
-}
-
-#endif
