@@ -54,6 +54,7 @@ run() {
 }
 # The pool's usage while both nodes hold what their runs took.
 measure() {
+	# shellcheck disable=SC2016 # expanded by hyper-run's sh -c, then
 	printf 'kmod_twonode_sync barrier %s-held && echo "demo-sn: %s node_used $(cat %s/node_used)" && echo "demo-sn: %s used $(cat %s/used)" && kmod_twonode_sync barrier %s-read' \
 		"$1" "$1" "$dev" "$1" "$dev" "$1"
 }
@@ -67,10 +68,12 @@ model="-m llama2-7b --scale 8 --layers $layers --dtype fp32 --seq 16 --decode 4"
 mkdir -p "$out" || die "cannot create $out"
 
 # 1. The same schedule on both nodes.
+# shellcheck disable=SC2086
 hyper-plan $model --policy none -o "$out/baseline.json" > "$out/plan.txt" 2>&1 ||
 	die "planning the baseline failed: $(tail -n 1 "$out/plan.txt")"
 peak=$(hyper-run --validate "$out/baseline.json" | sed -n 's/.* peak \([0-9]*\) bytes.*/\1/p')
 [ -n "$peak" ] || die "the baseline schedule has no peak"
+# shellcheck disable=SC2086
 hyper-plan $model --budget $((peak / 2)) -o "$out/schedule.json" \
 	> "$out/plan.txt" 2>&1 ||
 	die "planning failed: $(tail -n 1 "$out/plan.txt")"
@@ -146,5 +149,5 @@ if [ "$node" = 1 ]; then
 	fig "wrong_kv_caught $(tail -n 1 "$out/wrong-split.err" | sed 's/^hyper-run: //')"
 	say "a KV cache of another split fails the checks, as it must"
 fi
-meet done
+meet finished
 fig "status 0"

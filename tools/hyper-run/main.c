@@ -264,12 +264,9 @@ static int bind_objects(struct runner *rn)
 /* What setup() made, in reverse; the report's figures stay. */
 static void teardown(struct runner *rn)
 {
+	/* A bound object's region goes with the context (hyper_bind_object(3)). */
 	if (rn->ctx) {
 		hyper_drain(rn->ctx);
-		if (rn->weights)
-			hyper_region_free(rn->ctx, rn->weights);
-		if (rn->kv)
-			hyper_region_free(rn->ctx, rn->kv);
 		hyper_close(rn->ctx);
 	}
 	rn->ctx = NULL;
