@@ -11,10 +11,12 @@
 #  2. Two private copies: both run the schedule at once, each with its
 #     own pool copies of the weights, and read the pool's usage while
 #     both still hold everything (hyper-run --at-end).  Both leave and
-#     join again, which gives their chunks back.
+#     join again, which gives their chunks back (a node keeps its chunks
+#     after its regions are freed, until it leaves).
 #  3. One shared copy: node 0 publishes the weights' pool copies as the
 #     object demo-weights (hyper-run --publish-weights, itself a checked
-#     run from it); both run from it at once, and read the usage again.
+#     run from it) and gives its chunks back again; both run from it at
+#     once, and read the usage again.
 #  4. The KV handoff: node 0 runs the prompt (the steps before d1.embed)
 #     and exports its KV cache as the object demo-kv; node 1 decodes (the
 #     steps from d1.embed on) from it and from the shared weights.  Node
@@ -58,6 +60,14 @@ measure() {
 	printf 'kmod_twonode_sync barrier %s-held && echo "demo-sn: %s node_used $(cat %s/node_used)" && echo "demo-sn: %s used $(cat %s/used)" && kmod_twonode_sync barrier %s-read' \
 		"$1" "$1" "$dev" "$1" "$dev" "$1"
 }
+# Leave and join again: the chunks this node keeps after its regions
+# are freed go back to the pool.
+rejoin() {
+	hyperctl pool leave > "$out/leave.txt" 2>&1 ||
+		die "hyperctl pool leave: $(tail -n 1 "$out/leave.txt")"
+	hyperctl pool join > "$out/join.txt" 2>&1 ||
+		die "hyperctl pool join: $(tail -n 1 "$out/join.txt")"
+}
 field() { sed -n "s/.*\"$2\": *\([0-9]*\).*/\1/p" "$out/$1.json" | head -n 1; }
 
 case $size in
@@ -99,11 +109,7 @@ meet joined
 run private --at-end "$(measure private)" ||
 	die "the run with private weights failed: $(tail -n 1 "$out/private.err")"
 say "ran with private weights: every use checked"
-hyperctl pool leave > "$out/leave.txt" 2>&1 ||
-	die "hyperctl pool leave: $(tail -n 1 "$out/leave.txt")"
-meet left
-hyperctl pool join > "$out/join.txt" 2>&1 ||
-	die "hyperctl pool join: $(tail -n 1 "$out/join.txt")"
+rejoin
 meet rejoined
 
 # 3. One shared copy.
@@ -114,6 +120,9 @@ if [ "$node" = 0 ]; then
 	fig "weights_object_tensors $(field publish tensors)"
 	fig "weights_tensor_bytes $(field publish tensor_bytes)"
 	say "published the weights' pool copies as the object $weights, ran from it"
+	# Its run took chunks for private copies first: give them back (the
+	# object's chunks are the pool's, not this node's).
+	rejoin
 fi
 meet published
 run shared --weights-object "$weights" --at-end "$(measure shared)" ||

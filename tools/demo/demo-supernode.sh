@@ -10,8 +10,8 @@
 # tools/demo/demo-supernode-run.sh; this script reads their figures off
 # the consoles, prints them, and judges: both nodes finished every step
 # with every tensor checked at every use, the KV handed over decoded and
-# one of another split caught, and the pool held less with one shared
-# copy of the weights than with two private ones.  The last line is the
+# one of another split caught, each node's regions smaller by exactly the
+# weights' bytes with the shared copy, and the pool holding less.  The last line is the
 # verdict, and the exit status agrees with it: 0 for "ok", 1 for anything
 # else.  Figures and logs are kept in OUTDIR.
 set -u
@@ -43,7 +43,8 @@ hyperoffload supernode demo ($size)
             and hands its KV cache to node 1, which decodes; every tensor
             is checked at every use, SGEMM compute
   judged:   every run passes its checks, the KV cache of another split is
-            caught, and the pool holds less with one shared copy
+            caught, each node holds exactly the weights' bytes less with
+            the shared copy, and the pool holds less
   booting:  $(basename "$VMLINUZ"), two guests
 TXT
 
@@ -100,6 +101,9 @@ judge "$([ "$dc" = "$ds" ] && [ "$dc" -gt 0 ] && echo 0 || echo 1)" \
 	"node 1 decoded from node 0's KV cache, $dc of $ds uses checked"
 judge "$([ -n "$(get 1 wrong_kv_caught)" ] && echo 0 || echo 1)" \
 	"a KV cache of another split fails node 1's checks"
+judge "$([ $((p0 - s0)) = "$wb" ] && [ $((p1 - s1)) = "$wb" ] && echo 0 || echo 1)" \
+	"each node's regions hold exactly the weights' $wb bytes less with the shared copy" \
+	"node 0 $((p0 - s0)), node 1 $((p1 - s1)) bytes less"
 judge "$([ "$su" -lt "$pu" ] && echo 0 || echo 1)" \
 	"the pool holds less with one shared copy of the weights than with two private ones" \
 	"$su bytes against $pu"
