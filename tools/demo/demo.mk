@@ -66,3 +66,17 @@ VM_BINS		+= tools/demo/demo-supernode-run.sh
 demo-supernode: all $(VM_INITRD)
 	@O=$(O) VMLINUZ=$(VMLINUZ) VM_INITRD=$(VM_INITRD) \
 		tools/demo/demo-supernode.sh $(SIZE) $(O)/demo-supernode
+
+# In `make check`: its smoke size (4 layers; about 2 minutes of two TCG
+# guests), each judged item counted as a test case.
+.PHONY: check-demo-supernode-smoke
+check-demo-supernode-smoke: all $(VM_INITRD)
+	@echo "== demo-supernode-smoke"
+	@{ echo "HYPER-TEST-BEGIN demo-supernode-smoke"; \
+	   O=$(O) VMLINUZ=$(VMLINUZ) VM_INITRD=$(VM_INITRD) \
+		tools/demo/demo-supernode.sh smoke $(O)/demo-supernode-smoke 2>&1; \
+	   echo "HYPER-TEST-END demo-supernode-smoke status=$$?"; } \
+		> $(O)/results/demo-supernode-smoke.log
+	@awk -f selftests/totals.awk $(O)/results/demo-supernode-smoke.log | sed '$$d'
+
+CHECK_RUNS	+= check-demo-supernode-smoke
