@@ -32,7 +32,7 @@ case_() {
 }
 
 echo "TAP version 13"
-echo "1..12"
+echo "1..14"
 echo '{"format":"hyper-schedule","version":1,"tensors":[],"steps":[{"op":"x","uses":["w"]}]}' \
 	> "$dir/bad.json"
 case_ "a corrupted schedule is refused before anything runs" \
@@ -89,6 +89,29 @@ else
 	sed 's/^/# /' "$dir/out" "$dir/err"
 	fail=1
 fi
+
+# make demo-supernode's script: the same, its lines "make demo-supernode: ".
+case_sn() {
+	name=$1 want=$2
+	shift 2
+	n=$((n + 1))
+	timeout 120 "$@" > "$dir/out" 2> "$dir/err"
+	rc=$?
+	if [ $rc -eq 1 ] && [ "$(grep -c '^make demo-supernode: ' "$dir/err")" -eq 1 ] &&
+	   grep -q "$want" "$dir/err"; then
+		echo "ok $n $name"
+	else
+		echo "not ok $n $name (exit $rc)"
+		sed 's/^/# /' "$dir/err"
+		fail=1
+	fi
+}
+case_sn "demo-supernode: an unknown SIZE is named" \
+	"SIZE must be full or smoke, not 'huge'" \
+	tools/demo/demo-supernode.sh huge "$dir/s1"
+case_sn "demo-supernode: a missing VM kernel is named" \
+	"no VM kernel /boot/vmlinuz-none" \
+	tools/demo/demo-supernode.sh smoke "$dir/s2"
 
 n=$((n + 1))
 # Every refusal above comes before the VM: none of them booted one (the
