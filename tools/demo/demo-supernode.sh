@@ -83,6 +83,10 @@ for n in 0 1; do
 	judge "$([ "$st" = 0 ] && echo 0 || echo 1)" \
 		"node $n: every run passed, every tensor checked at every use" "$why"
 done
+bad=$(grep '^not ok vm:' "$out/vm.log" | sed 's/^not ok //' | tr '\n' ' ')
+judge "$([ -z "$bad" ] && grep -q '^ok vm:.*:dmesg-clean$' "$out/vm.log" && echo 0 || echo 1)" \
+	"both guests completed, their kernel logs clean (no BUG, WARNING, Oops)" \
+	"${bad:-no dmesg-clean check in $out/vm.log}"
 [ $missed -eq 0 ] || { pu=0 su=0; verdict; }
 
 p0=$(get 0 "private node_used") p1=$(get 1 "private node_used")
