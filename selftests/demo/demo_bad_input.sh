@@ -14,14 +14,15 @@ trap 'rm -rf "$dir"' EXIT
 n=0 fail=0
 
 # Runs demo.sh with the rest of the arguments; $1 names the case, $2 is
-# the text the one line must hold.
+# the text the one line must hold, after "$prefix: ".
+prefix='make demo'
 case_() {
 	name=$1 want=$2
 	shift 2
 	n=$((n + 1))
 	timeout 120 "$@" > "$dir/out" 2> "$dir/err"
 	rc=$?
-	lines=$(grep -c '^make demo: ' "$dir/err")
+	lines=$(grep -c "^$prefix: " "$dir/err")
 	if [ $rc -eq 1 ] && [ "$lines" -eq 1 ] && grep -q "$want" "$dir/err"; then
 		echo "ok $n $name"
 	else
@@ -91,25 +92,11 @@ else
 fi
 
 # make demo-supernode's script: the same, its lines "make demo-supernode: ".
-case_sn() {
-	name=$1 want=$2
-	shift 2
-	n=$((n + 1))
-	timeout 120 "$@" > "$dir/out" 2> "$dir/err"
-	rc=$?
-	if [ $rc -eq 1 ] && [ "$(grep -c '^make demo-supernode: ' "$dir/err")" -eq 1 ] &&
-	   grep -q "$want" "$dir/err"; then
-		echo "ok $n $name"
-	else
-		echo "not ok $n $name (exit $rc)"
-		sed 's/^/# /' "$dir/err"
-		fail=1
-	fi
-}
-case_sn "demo-supernode: an unknown SIZE is named" \
+prefix='make demo-supernode'
+case_ "demo-supernode: an unknown SIZE is named" \
 	"SIZE must be full or smoke, not 'huge'" \
 	tools/demo/demo-supernode.sh huge "$dir/s1"
-case_sn "demo-supernode: a missing VM kernel is named" \
+case_ "demo-supernode: a missing VM kernel is named" \
 	"no VM kernel /boot/vmlinuz-none" \
 	tools/demo/demo-supernode.sh smoke "$dir/s2"
 
