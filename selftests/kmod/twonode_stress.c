@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Concurrent ALLOC/FREE on two nodes of one pool: each node runs at least
- * HYPER_TWONODE_OPS (10^4) ALLOCs and FREEs at the same time as the other,
+ * Concurrent ALLOC/FREE on every node of one pool (two in twonode.suite,
+ * three in threenode.suite): each node runs HYPER_TWONODE_OPS (default
+ * 10^4) ALLOCs and FREEs at the same time as the others,
  * holding up to 64 regions of 4 KiB to 64 KiB.  Every region gets its
  * node, its sequence number and each word's index stamped into every
  * word; each FREE first checks the whole region, as do periodic sweeps.
  * A byte claimed twice is overwritten by the later ALLOC's zeroing or
  * stamp, and the earlier holder's check sees it.
  *
- * After both nodes have finished, each checks every region it still
+ * After every node has finished, each checks every region it still
  * holds, then each publishes where its regions lie in physical memory
- * (debugfs and phys_base) and checks that none overlaps the other node's:
- * no byte claimed twice, seen from both sides.  Every region is zeroed
+ * (debugfs and phys_base) and checks that none overlaps another node's:
+ * no byte claimed twice, seen from every side.  Every region is zeroed
  * before its FREE, so the pool is left as zeroed as it was found.
  *
  * Built twice.  kmod_twonode_stress: both nodes joined to one pool (the
@@ -202,17 +203,21 @@ TEST_F_TIMEOUT(stress, concurrent_alloc_free, TN_TEST_SECS)
 	EXPECT_EQ(ops, done);
 	EXPECT_EQ(0, bad);
 
-	/* Both nodes are done: what each still holds is only its own. */
+	/* Every node is done: what each still holds is only its own. */
 	EXPECT_EQ(0, hyper_mbox_barrier(&m, "stress-done", tn_secs()));
 	for (int j = 0; j < nheld; j++)
 		EXPECT_TRUE(intact(&held[j], m.node));
 	EXPECT_EQ(0, publish_regions(&m));
 	EXPECT_EQ(0, hyper_mbox_barrier(&m, "stress-published", tn_secs()));
-	EXPECT_EQ(ops, hyper_mbox_get(&m, !m.node, 0))
-		TH_LOG("the other node ran fewer operations");
 	EXPECT_EQ(nheld, hyper_mbox_data(&m, m.node)[0])
 		TH_LOG("debugfs does not list exactly the regions this node holds");
-	EXPECT_EQ(0, overlaps(&m, m.node, !m.node));
+	for (int n = 0; n < m.nodes; n++) {
+		if (n == m.node)
+			continue;
+		EXPECT_EQ(ops, hyper_mbox_get(&m, n, 0))
+			TH_LOG("node %d ran fewer operations", n);
+		EXPECT_EQ(0, overlaps(&m, m.node, n));
+	}
 	EXPECT_EQ(0, hyper_mbox_barrier(&m, "stress-compared", tn_secs()));
 
 	for (int j = 0; j < nheld; j++) {

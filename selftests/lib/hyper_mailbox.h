@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The mailbox of the two-node test bed (selftests/vm/run-2vm.sh): a small
- * shared file on the host that every guest maps as an ivshmem-plain PCI
+ * The mailbox of the multi-node test bed (selftests/vm/run-2vm.sh, two
+ * to HYPER_MBOX_NODES guests): a small shared file on the host that every
+ * guest maps as an ivshmem-plain PCI
  * device's BAR 2, so that the guests can meet at barriers and pass a few
  * numbers, without touching the pool under test.
  *
@@ -18,6 +19,9 @@
  * every other node's seq is at least s.  A node can be at most one barrier
  * ahead of another, so names[s % 2] of a node at s stays put until the
  * slower node has passed s: names that differ are a suite out of step.
+ * A node that is about to be killed on purpose (HYPER-2VM-KILL) first
+ * sets its "left" flag (hyper_mbox_leave()): the barriers of the others
+ * no longer wait for it, so that the survivors can go on meeting.
  */
 #ifndef HYPER_MAILBOX_H
 #define HYPER_MAILBOX_H
@@ -44,7 +48,7 @@
 
 struct hyper_mbox_slot {
 	uint32_t seq;
-	uint32_t pad;
+	uint32_t left;	/* 1: left the bed, no barrier waits for it */
 	char names[2][HYPER_MBOX_NAME];
 	uint64_t vals[HYPER_MBOX_VALS];
 };
@@ -222,7 +226,22 @@ static inline uint64_t hyper_mbox_get(struct hyper_mbox *m, int node, int idx)
 }
 
 /*
- * Meets every other node at the barrier @name.  Waits at most @secs
+ * Leaves the bed: the other nodes' barriers stop waiting for this one.
+ * For a node about to be killed (HYPER-2VM-KILL); it meets no one after.
+ */
+static inline void hyper_mbox_leave(struct hyper_mbox *m)
+{
+	__atomic_store_n(&hyper_mbox_slot(m, m->node)->left, 1, __ATOMIC_RELEASE);
+}
+
+/* Whether @node has left the bed (hyper_mbox_leave()). */
+static inline int hyper_mbox_left(struct hyper_mbox *m, int node)
+{
+	return __atomic_load_n(&hyper_mbox_slot(m, node)->left, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Meets every other node that has not left the bed at the barrier @name.  Waits at most @secs
  * seconds (a safety net, far above what a slow machine needs).  0, or
  * -EPIPE when a node's QEMU exited before it got there, -EPROTO when a
  * node waits at a barrier of another name, -ETIMEDOUT; the cause printed.
@@ -241,7 +260,11 @@ static inline int hyper_mbox_barrier(struct hyper_mbox *m, const char *name,
 		struct hyper_mbox_slot *o = hyper_mbox_slot(m, n);
 		uint32_t os;
 
+		if (n != m->node && hyper_mbox_left(m, n))
+			continue;
 		while ((os = __atomic_load_n(&o->seq, __ATOMIC_ACQUIRE)) < s) {
+			if (hyper_mbox_left(m, n))
+				break;
 			if (hyper_mbox_gone(m, n) &&
 			    __atomic_load_n(&o->seq, __ATOMIC_ACQUIRE) < s) {
 				fprintf(stderr, "mailbox: node %d is gone before barrier %u '%s'\n",
@@ -256,7 +279,7 @@ static inline int hyper_mbox_barrier(struct hyper_mbox *m, const char *name,
 			}
 			usleep(2000);
 		}
-		if (os == s && strncmp(o->names[s % 2], name, HYPER_MBOX_NAME)) {
+		if (os == s && !hyper_mbox_left(m, n) && strncmp(o->names[s % 2], name, HYPER_MBOX_NAME)) {
 			fprintf(stderr, "mailbox: barrier %u: node %d is at '%.*s', node %d at '%s'\n",
 				s, n, HYPER_MBOX_NAME, o->names[s % 2], m->node,
 				name);
