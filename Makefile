@@ -188,7 +188,7 @@ $(O)/vm/%/initramfs.cpio.gz: selftests/vm/mkinitramfs.sh selftests/vm/init \
 # run on KVER): the module's own, transfers and system-ram mode.  See
 # Documentation/testing.md for why not all.
 VM_SUITES_OTHER_KERNELS ?= kmod-pmem kmod-emulated kmod-numa hyperctl-mode \
-			   kmod-huge fuzz-kmod twonode
+			   kmod-huge fuzz-kmod twonode threenode
 vm_suites_for	= $(if $(filter $(KVER),$(1)),$(VM_SUITES),\
 		  $(filter $(VM_SUITES_OTHER_KERNELS),$(VM_SUITES)))
 

@@ -12,6 +12,7 @@
 #define TWONODE_H
 
 #include <stdarg.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include "hyper_mailbox.h"
@@ -178,6 +179,59 @@ static inline void tn_report(const uint64_t *p, uint64_t size, int node,
 		!w ? "zero" : (int)(w >> 56) - 1 != node ?
 		"another node's stamp" : "another region's stamp",
 		(unsigned long long)tn_stamp(node, seq, i));
+}
+
+/*
+ * Takes @nr regions of @size bytes and stamps them with @node and
+ * sequence numbers @seq0 on (tn_fill); 0 or -errno.
+ */
+static inline int tn_hold(int fd, int node, uint64_t seq0, uint64_t **p,
+			  int nr, uint64_t size)
+{
+	uint64_t off;
+	int ret;
+
+	for (int i = 0; i < nr; i++) {
+		ret = hyper_alloc(fd, size, 0, NULL, &off);
+		if (ret)
+			return ret;
+		p[i] = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			    fd, off);
+		if (p[i] == MAP_FAILED)
+			return -errno;
+		tn_fill(p[i], size, node, seq0 + i);
+	}
+	return 0;
+}
+
+/*
+ * Fences node @victim once its lease has expired: every refusal before
+ * that must be one line naming the lease.  Returns the refusals, or -1
+ * when a refusal names something else or the lease never expired (the
+ * cause printed).
+ */
+static inline int tn_fence_after_lease(int victim, char *err, size_t len)
+{
+	struct timespec t0, t;
+	char id[16];
+	int refusals = 0;
+
+	snprintf(id, sizeof(id), "%d", victim);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		if (!tn_hyperctl(err, len, "pool", "fence", id, NULL))
+			return refusals;
+		refusals++;
+		if (tn_lines(err) != 1 || !tn_says(err, "lease")) {
+			fprintf(stderr, "# fence %d refused, not for the lease: %s",
+				victim, err);
+			return -1;
+		}
+		sleep(1);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < tn_secs());
+	fprintf(stderr, "# node %d's lease never expired\n", victim);
+	return -1;
 }
 
 #endif /* TWONODE_H */
