@@ -55,25 +55,6 @@ FIXTURE_TEARDOWN(fence)
 	hyper_mbox_close(&self->m);
 }
 
-/* Allocates and stamps NREG regions; 0 or -errno. */
-static int hold(int fd, int node, uint64_t **p)
-{
-	uint64_t off;
-	int ret;
-
-	for (int i = 0; i < NREG; i++) {
-		ret = hyper_alloc(fd, REG_SIZE, 0, NULL, &off);
-		if (ret)
-			return ret;
-		p[i] = mmap(NULL, REG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-			    fd, off);
-		if (p[i] == MAP_FAILED)
-			return -errno;
-		tn_fill(p[i], REG_SIZE, node, 100 + i);
-	}
-	return 0;
-}
-
 /*
  * Node 1's child: OBJ_REFS references to node 0's object, then an object
  * of its own whose publish stops half way, which never returns.  Writes
@@ -123,7 +104,7 @@ static void victim(struct __test_metadata *_metadata,
 	if (!pid) {
 		close(ready[0]);
 		fd = hyper_dev_open(0);
-		c = fd >= 0 && !hold(fd, 1, p);
+		c = fd >= 0 && !tn_hold(fd, 1, 100, p, NREG, REG_SIZE);
 		if (!c) {
 			if (write(ready[1], &c, 1) != 1)
 				_exit(2);
@@ -163,14 +144,12 @@ static void survivor(struct __test_metadata *_metadata,
 	long long used0, used1, regions0, regions1, b0, b1, torn, refs = -1;
 	struct hyper_obj w = { 0 };
 	uint64_t *p[NREG];
-	int fd, rc, refusals = 0;
-	bool fenced = false;
-	struct timespec t0, t;
+	int fd, rc, refusals;
 	char st[32];
 
 	fd = hyper_dev_open(0);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, hold(fd, 0, p));
+	ASSERT_EQ(0, tn_hold(fd, 0, 100, p, NREG, REG_SIZE));
 	ASSERT_EQ(0, obj_create(fd, OBJ, OBJ_SIZE, &w));
 	ASSERT_EQ(0, obj_publish(fd, w.handle));
 	EXPECT_EQ(0, hyper_mbox_barrier(&self->m, "fence-obj", tn_secs()));
@@ -212,22 +191,8 @@ static void survivor(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, hyper_mbox_wait_gone(&self->m, 1, tn_secs()));
 	EXPECT_EQ(used0, hyper_sysfs_ll(0, "used"))
 		TH_LOG("a dead node's space came back before it was fenced");
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		rc = tn_hyperctl(self->err, ERR_LEN, "pool", "fence", "1", NULL);
-		if (!rc) {
-			fenced = true;
-			break;
-		}
-		refusals++;
-		EXPECT_EQ(1, tn_lines(self->err));
-		EXPECT_TRUE(tn_says(self->err, "lease")) TH_LOG("%s", self->err);
-		if (!tn_says(self->err, "lease"))
-			break;
-		sleep(1);
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (t.tv_sec - t0.tv_sec < tn_secs());
-	ASSERT_TRUE(fenced) TH_LOG("node 1's lease never expired");
+	refusals = tn_fence_after_lease(1, self->err, ERR_LEN);
+	ASSERT_LE(0, refusals) TH_LOG("node 1 was not fenced once its lease expired");
 	ksft_print_msg("node 1 fenced after %d refusals for its live lease; it held %lld bytes of chunks\n",
 		       refusals, b1);
 
