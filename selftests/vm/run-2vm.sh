@@ -19,12 +19,13 @@
 # so that no guest waits at a barrier for a dead one.  A guest whose
 # console prints the line HYPER-2VM-KILL is killed (SIGKILL to its QEMU:
 # a crash, no shutdown) at the suite's request; that guest has completed
-# when it got that far.
+# when it got that far.  When the others go on meeting after the kill, it
+# leaves the bed first (hyper_mbox_leave(), kmod_twonode_sync leave).
 #
 # Each guest's console and test blocks, named vm:KERNEL:SUITE:nodeN:TEST,
-# with its completed and dmesg-clean checks, are LOG.nodeN; LOG is both,
-# one after the other (so that a scan of LOG, like the debug kernel's,
-# sees every guest's dmesg), then the pair's own block
+# with its completed and dmesg-clean checks, are LOG.nodeN; LOG is all of
+# them, one after the other (so that a scan of LOG, like the debug
+# kernel's, sees every guest's dmesg), then the bed's own block
 # vm:KERNEL:SUITE:completed: every guest completed.  A guest
 # that died of the TCG int3 race (vm-lib.sh) has all guests booted once
 # more, on fresh files.
@@ -40,6 +41,14 @@ vm_settings "$suitefile"
 vm_label "$kernel"
 name=vm:$klabel:$suite
 nodes=${NODES:-2}
+# The mailbox has a slot for 8 (HYPER_MBOX_NODES in hyper_mailbox.h).
+case $nodes in
+[2-8]) ;;
+*)
+	echo "run-2vm.sh: $suitefile says #@NODES=$nodes: the bed takes 2 to 8 guests" >&2
+	exit 2
+	;;
+esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mbox=$tmp/mbox
