@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers of the two-node tests (selftests/vm/suites/twonode.suite, run by
- * selftests/vm/run-2vm.sh): two guests whose pool window is one host
- * file, each running the same program as node HYPER_NODE, meeting at the
- * mailbox's barriers.
+ * Helpers of the multi-node tests (selftests/vm/suites/twonode.suite and
+ * threenode.suite, run by selftests/vm/run-2vm.sh): guests whose pool
+ * window is one host file, each running the same program as node
+ * HYPER_NODE, meeting at the mailbox's barriers.
  *
  * The tests of the pool's node protocol run exactly when the module has
  * the node_id parameter, and say why they skip otherwise.
