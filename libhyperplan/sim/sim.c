@@ -288,7 +288,7 @@ int hyper_plan__sim_fetch_floor(const struct life *lf, const struct profile *p,
 				h2d_ns(p, lf->g->t[ev[i].t].bytes);
 	for (k = 0; k < lf->n; k++)
 		if (busy[k] > 0)
-			end = (end > lf->t0[k] ? end : lf->t0[k]) + busy[k];
+			end = hyper_plan__sim_floor_step(end, lf->t0[k], busy[k]);
 	free(busy);
 	*floor_ns = end;
 	return 0;

@@ -464,10 +464,13 @@ TEST_F_TIMEOUT(fitted, more_budget_never_hurts, 600)
  * (hyper_plan__sim_fetch_floor()), by which the search skips emitting
  * and simulating a probe out of reach: never above the simulated
  * makespan, so a probe it skips is one the simulation would have found
- * too slow.  Distance and greedy evictions, from none to every tensor.
+ * too slow.  Distance and greedy evictions, from none to every tensor;
+ * the greedy walk that stops once its floor is out of reach stops only
+ * on such a probe, and otherwise makes the same evictions.
  */
 static void floor_holds(struct __test_metadata *_metadata, struct job *j,
-			double slow, unsigned int *beyond, unsigned int *within)
+			double slow, unsigned int *beyond, unsigned int *within,
+			unsigned int *greedy_stops)
 {
 	static const uint32_t dist[] = { 1, 4, 32 };
 	const struct life *lf = &j->lf;
@@ -479,12 +482,14 @@ static void floor_holds(struct __test_metadata *_metadata, struct job *j,
 	struct hp_err e;
 	struct sched s;
 	double floor;
+	bool stopped;
 
 	ASSERT_EQ(0, hyper_plan__distance_init(&d, lf, &mem));
 	for (unsigned int i = 0; i < ARRAY_SIZE(dist) * 5; i++) {
 		const struct evict *ev;
 		size_t nev;
 
+		stopped = false;
 		if (i < ARRAY_SIZE(dist) * 4) {
 			dp.prefetch = dist[i % ARRAY_SIZE(dist)];
 			dp.count = d.nrank >> (i / ARRAY_SIZE(dist) * 2);
@@ -495,7 +500,17 @@ static void floor_holds(struct __test_metadata *_metadata, struct job *j,
 			uint64_t b = lf->max_ws + (lf->peak0 - lf->max_ws) /
 				     (2 + i % ARRAY_SIZE(dist));
 
+			/* the walk that stops once out of reach, then whole */
+			gc.p = &j->p;
+			gc.max_slow = slow;
 			ASSERT_EQ(0, hyper_plan__greedy_evicts(&gc, b, dist[i % ARRAY_SIZE(dist)]));
+			stopped = gc.beyond;
+			nev = gc.nev;
+			gc.p = NULL;
+			ASSERT_EQ(0, hyper_plan__greedy_evicts(&gc, b, dist[i % ARRAY_SIZE(dist)]));
+			EXPECT_FALSE(gc.beyond);
+			if (!stopped)	/* a walk not stopped is the same walk */
+				EXPECT_EQ(nev, gc.nev);
 			ev = gc.ev;
 			nev = gc.nev;
 		}
@@ -514,6 +529,11 @@ static void floor_holds(struct __test_metadata *_metadata, struct job *j,
 		} else if (nev) {
 			(*within)++;
 		}
+		/* a greedy walk stopped early was out of reach too */
+		if (stopped) {
+			EXPECT_GT(slowdown(&r), slow + 1e-12);
+			(*greedy_stops)++;
+		}
 		hyper_plan__sched_free(&s);
 	}
 	hyper_plan__distance_free(&d);
@@ -522,7 +542,7 @@ static void floor_holds(struct __test_metadata *_metadata, struct job *j,
 
 TEST_F_TIMEOUT(many, fetch_floor_never_above_the_run, 300)
 {
-	unsigned int seed, i, beyond = 0, within = 0;
+	unsigned int seed, i, beyond = 0, within = 0, stops = 0;
 	struct hp_err e;
 
 	for (seed = 1; seed <= 12; seed++)
@@ -533,7 +553,7 @@ TEST_F_TIMEOUT(many, fetch_floor_never_above_the_run, 300)
 
 			ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[i], &e))
 				TH_LOG("%s", e.msg);
-			floor_holds(_metadata, &j, SLOW, &beyond, &within);
+			floor_holds(_metadata, &j, SLOW, &beyond, &within, &stops);
 			hyper_plan__job_free(&j);
 		}
 	for (i = 0; i < ARRAY_SIZE(models); i++) {
@@ -541,13 +561,15 @@ TEST_F_TIMEOUT(many, fetch_floor_never_above_the_run, 300)
 
 		ASSERT_EQ(0, case_job(&j, &models[i], &hyper_plan__profile_table[i % hyper_plan__profile_table_len], &e))
 			TH_LOG("%s", e.msg);
-		floor_holds(_metadata, &j, SLOW, &beyond, &within);
+		floor_holds(_metadata, &j, SLOW, &beyond, &within, &stops);
 		hyper_plan__job_free(&j);
 	}
 	/* both answers were met, or the test proves little */
-	TH_LOG("%u probes beyond the goal by their floor, %u not", beyond, within);
+	TH_LOG("%u probes beyond the goal by their floor, %u not; %u greedy walks stopped",
+	       beyond, within, stops);
 	EXPECT_LT(0, beyond);
 	EXPECT_LT(0, within);
+	EXPECT_LT(0, stops);
 }
 
 TEST(refined_order_keeps_dependencies)
