@@ -10,6 +10,8 @@
 int hyper_plan__cal_init(struct calendar *c, uint32_t n, struct hp_mem *mem)
 {
 	c->n = n;
+	for (c->top = 1; c->top * 2 <= n; c->top *= 2)
+		;
 	c->cap = hyper_plan__array(mem, n, sizeof(*c->cap));
 	c->fen = hyper_plan__array(mem, (size_t)n + 1, sizeof(*c->fen));
 	c->left = hyper_plan__array(mem, (size_t)n + 1, sizeof(*c->left));
@@ -73,19 +75,26 @@ double hyper_plan__cal_avail(const struct calendar *c, uint32_t lo, uint32_t hi)
 	return lo > hi ? 0 : prefix(c, hi + 1) - prefix(c, lo);
 }
 
-uint32_t hyper_plan__cal_reach(const struct calendar *c, uint32_t lo, double amount)
+double hyper_plan__cal_before(const struct calendar *c, uint32_t lo)
 {
-	double want = prefix(c, lo) + amount;
-	uint32_t pos = 0, step = 1;
+	return prefix(c, lo);
+}
 
-	while (step * 2 <= c->n)
-		step *= 2;
-	for (; step; step /= 2)		/* Fenwick descent */
+uint32_t hyper_plan__cal_reach_sum(const struct calendar *c, double want)
+{
+	uint32_t pos = 0, step;
+
+	for (step = c->top; step; step /= 2)	/* Fenwick descent */
 		if (pos + step <= c->n && c->fen[pos + step] < want) {
 			pos += step;
 			want -= c->fen[pos];
 		}
 	return pos < c->n ? pos : c->n;
+}
+
+uint32_t hyper_plan__cal_reach(const struct calendar *c, uint32_t lo, double amount)
+{
+	return hyper_plan__cal_reach_sum(c, prefix(c, lo) + amount);
 }
 
 static uint32_t find(uint32_t *up, uint32_t x)

@@ -24,6 +24,7 @@
 
 struct calendar {
 	uint32_t n;
+	uint32_t top;		/* the Fenwick descent's first stride */
 	double *cap;		/* time left in each step */
 	double *fen;		/* Fenwick tree over cap, 1-based */
 	uint32_t *left;		/* union-find: 1 + nearest step at or before with time left */
@@ -42,6 +43,13 @@ void hyper_plan__cal_reset(struct calendar *c, const double *cap0, double scale)
 double hyper_plan__cal_avail(const struct calendar *c, uint32_t lo, uint32_t hi);
 /* The first step hi with at least @amount in [lo, hi]; n if none. */
 uint32_t hyper_plan__cal_reach(const struct calendar *c, uint32_t lo, double amount);
+/*
+ * The same in two halves, for many amounts from one @lo: the time
+ * offered before step @lo, then the first step hi whose [0, hi] holds
+ * @want (that sum plus the amount).  The same sums, the same steps.
+ */
+double hyper_plan__cal_before(const struct calendar *c, uint32_t lo);
+uint32_t hyper_plan__cal_reach_sum(const struct calendar *c, double want);
 /* Takes @amount from [lo, hi], latest first, across anything already
  * taken; returns the first step used. */
 uint32_t hyper_plan__cal_take_latest(struct calendar *c, uint32_t lo, uint32_t hi,

@@ -67,8 +67,29 @@ static inline size_t nr_accesses(const struct life *lf, uint32_t t)
  */
 bool hyper_plan__initial_value(const struct life *lf, uint32_t t, int64_t a);
 
-void hyper_plan__gap_ends(const struct life *lf, uint32_t t, size_t i, int64_t *a,
-	      int64_t *j);
-bool hyper_plan__gap_live(const struct life *lf, uint32_t t, size_t i);
+/* Inline: the policies and the sweep ask for every gap of every probe. */
+static inline void hyper_plan__gap_ends(const struct life *lf, uint32_t t,
+					size_t i, int64_t *a, int64_t *j)
+{
+	size_t base = lf->acc_off[t], cnt = nr_accesses(lf, t);
+
+	*a = i ? (int64_t)lf->acc_step[base + i - 1] : -1;
+	*j = i < cnt ? (int64_t)lf->acc_step[base + i] : (int64_t)lf->n;
+}
+
+static inline bool hyper_plan__gap_live(const struct life *lf, uint32_t t,
+					size_t i)
+{
+	size_t base = lf->acc_off[t], cnt = nr_accesses(lf, t);
+	uint8_t flags = lf->g->t[t].flags;
+
+	if (!cnt)
+		return false;	/* never touched: it stays in the pool */
+	if (i == cnt)
+		return flags & TF_LIVE_OUT;
+	if (!(lf->acc_rw[base + i] & ACC_R))
+		return false;
+	return i || (flags & TF_LIVE_IN);
+}
 
 #endif

@@ -330,9 +330,25 @@ int hyper_plan__probe(const struct problem *pb, const struct life *lf,
 		.have = HP_IN_LOOP | HP_F_EVICTS,
 	};
 
+	double floor_ns;
+
 	memset(r, 0, sizeof(*r));
 	if (pb->mem->failed)
 		return hyper_plan__nomem(e);	/* the evictions given are incomplete */
+	/*
+	 * A probe that only asks whether it meets a slowdown goal is first
+	 * held against the floor its prefetches alone put on the makespan
+	 * (sim.h): one beyond the goal is a probe the simulation would give
+	 * up on, so it is neither emitted nor simulated.
+	 */
+	if (give_up && !pb->goal.budget) {
+		if (hyper_plan__sim_fetch_floor(lf, pb->p, ev, nev, pb->mem,
+						&floor_ns))
+			return hyper_plan__nomem(e);
+		if (hyper_plan__sim_beyond(floor_ns, lf->t0[lf->n],
+					   pb->goal.max_slow))
+			return 0;	/* r->ok false: the goal is out of reach */
+	}
 	return hyper_plan__pipeline_run(&pp, HP_PASS_EMIT, HP_PASS_SIMULATE, e);
 }
 

@@ -438,14 +438,17 @@ static uint32_t bucket_from(const struct plan_ctx *pc, uint32_t lo,
  */
 static void class_reach(struct plan_ctx *pc, uint32_t k, uint32_t lo)
 {
+	double before = pc->scale < ANY_WAIT ?
+			hyper_plan__cal_before(&pc->h2d, k + 1) : 0;
 	uint32_t s, from;
 
 	for (s = 0; s < pc->ncls; s++) {
 		double cost = pc->cls_cost[s] > 1 ? pc->cls_cost[s] - 1 : 0;
 
 		from = lo;
-		if (pc->scale < ANY_WAIT)
-			from = hyper_plan__cal_reach(&pc->h2d, k + 1, cost) + 1;
+		if (pc->scale < ANY_WAIT)	/* cal_reach(k + 1, cost) */
+			from = hyper_plan__cal_reach_sum(&pc->h2d,
+							 before + cost) + 1;
 		pc->cls_lo[s] = bucket_from(pc, pc->cls_b[s], pc->cls_b[s + 1],
 					    from > lo ? from : lo);
 	}

@@ -44,6 +44,16 @@ int hyper_plan__distance_evicts(struct distance_ctx *d, const struct distance_pa
 struct greedy_ctx {
 	const struct life *lf;
 	struct hp_mem *mem;	/* the plan's */
+	/*
+	 * With @p, the walk stops once the prefetches taken so far put a
+	 * floor on the makespan beyond a slowdown of @max_slow
+	 * (hyper_plan__sim_fetch_floor(), hyper_plan__sim_beyond()):
+	 * @beyond then says so and @ev is incomplete, a probe that would
+	 * miss that goal.
+	 */
+	const struct profile *p;
+	double max_slow;
+	bool beyond;
 	struct evict *ev;
 	size_t nev, cap_ev;
 };

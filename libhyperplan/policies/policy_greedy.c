@@ -14,6 +14,7 @@
 
 #include "lib/heap.h"
 #include "policies/policy.h"
+#include "sim/sim.h"
 
 struct want {
 	uint32_t step, t;
@@ -33,6 +34,7 @@ struct greedy {
 	size_t whead, wtail, wcap;
 	struct heap_item *aside;
 	size_t naside, cap_aside;
+	double fetch_ns;	/* gc->p: the link time of this step's fetches */
 };
 
 static uint32_t next_use(const struct greedy *q, uint32_t t)
@@ -132,6 +134,8 @@ static void fetch(struct greedy *q, uint32_t t, uint32_t k)
 {
 	q->stamp[t] = k + 1;
 	q->gc->ev[q->open[t]].fetch_step = k;
+	if (q->gc->p)
+		q->fetch_ns += h2d_ns(q->gc->p, q->g->t[t].bytes);
 	q->open[t] = NONE;
 	move(q, t, HYPER_RES_PREFETCH);
 	push_victim(q, t);
@@ -220,9 +224,11 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	const struct life *lf = gc->lf;
 	const struct graph *g = lf->g;
 	struct greedy q = { .gc = gc, .lf = lf, .g = g, .budget = budget };
+	double floor_ns = 0;
 	uint32_t k;
 
 	gc->nev = 0;
+	gc->beyond = false;
 	q.st = hyper_plan__calloc(gc->mem, g->nt, 1);
 	q.cur = hyper_plan__array(gc->mem, g->nt, sizeof(*q.cur));
 	q.open = hyper_plan__array(gc->mem, g->nt, sizeof(*q.open));
@@ -237,6 +243,16 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 			want_step(&q, k + lookahead_ops);
 		lookahead(&q, k);
 		run_step(&q, k);
+		if (q.fetch_ns > 0) {	/* sim_fetch_floor()'s queue, step by step */
+			floor_ns = hyper_plan__sim_floor_step(floor_ns, lf->t0[k],
+							      q.fetch_ns);
+			q.fetch_ns = 0;
+			if (hyper_plan__sim_beyond(floor_ns, lf->t0[lf->n],
+						   gc->max_slow)) {
+				gc->beyond = true;
+				break;
+			}
+		}
 	}
 out:
 	free(q.st);

@@ -383,7 +383,10 @@ int hyper_plan__run_greedy(const struct problem *pb, struct result *r, struct hp
 {
 	static const uint32_t ahead[] = { 1, 8, 64, 512 };
 	const struct life *lf = pb->lf;
-	struct greedy_ctx gc = { .lf = lf, .mem = pb->mem };
+	/* a slowdown goal: a walk whose prefetches miss it stops early */
+	struct greedy_ctx gc = { .lf = lf, .mem = pb->mem,
+				 .p = pb->goal.budget ? NULL : pb->p,
+				 .max_slow = pb->goal.max_slow };
 	double tol = lf->peak0 * 0.001 > 1048576 ? lf->peak0 * 0.001 : 1048576;
 	uint64_t lo, hi, b;
 	struct result c;
@@ -407,7 +410,10 @@ int hyper_plan__run_greedy(const struct problem *pb, struct result *r, struct hp
 				ret = hyper_plan__nomem(e);
 				break;
 			}
-			ret = probe_goal(pb, lf, gc.ev, gc.nev, b, &c, e);
+			if (gc.beyond)	/* a probe out of reach: not emitted */
+				memset(&c, 0, sizeof(c));
+			else
+				ret = probe_goal(pb, lf, gc.ev, gc.nev, b, &c, e);
 			if (ret)
 				break;
 			if (!feasible(&pb->goal, &c))

@@ -6,6 +6,7 @@
  * detached tensor completes.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <hyper/residency.h>
@@ -257,3 +258,52 @@ int hyper_plan__simulate(const struct sched *s, const struct profile *p,
 	hyper_plan__heap_free(&m.pend);
 	return ret == -ENOMEM || ret == 1 ? ret : ret ? -1 : 0;
 }
+
+/*
+ * The pool->device link serves prefetches one at a time, in the order
+ * they are issued, and a prefetch in step k's "before" list is issued
+ * no earlier than the step starts, which is no earlier than t0[k] (the
+ * compute clock only gains stall).  So the link is busy at least until
+ * the end of the same queue with every prefetch issued at t0 of its
+ * step: a floor on the run's makespan that the evictions alone give,
+ * before anything is emitted.
+ */
+int hyper_plan__sim_fetch_floor(const struct life *lf, const struct profile *p,
+				const struct evict *ev, size_t nev,
+				struct hp_mem *mem, double *floor_ns)
+{
+	double *busy, end = 0;
+	uint32_t k;
+	size_t i;
+
+	*floor_ns = 0;
+	if (!nev)
+		return 0;
+	busy = hyper_plan__calloc(mem, lf->n, sizeof(*busy));
+	if (!busy)
+		return -ENOMEM;
+	for (i = 0; i < nev; i++)
+		if (ev[i].j < (int32_t)lf->n)	/* fetched back: a prefetch */
+			busy[ev[i].fetch_step] +=
+				h2d_ns(p, lf->g->t[ev[i].t].bytes);
+	for (k = 0; k < lf->n; k++)
+		if (busy[k] > 0)
+			end = hyper_plan__sim_floor_step(end, lf->t0[k], busy[k]);
+	free(busy);
+	*floor_ns = end;
+	return 0;
+}
+
+bool hyper_plan__sim_beyond(double floor_ns, double compute_ns,
+			    double max_slow)
+{
+	/*
+	 * The floor sums in another order than the run's clocks: rounding
+	 * may put it a few ulps per transfer above the makespan, which 1e-6
+	 * covers many times over; only a floor clearly beyond the goal says
+	 * the run would miss it.
+	 */
+	return compute_ns > 0 &&
+	       floor_ns * (1 - 1e-6) > (1 + max_slow + 1e-9) * compute_ns;
+}
+

@@ -48,6 +48,32 @@ int hyper_plan__simulate(const struct sched *s, const struct profile *p,
 	     const struct sim_hooks *hooks, struct sim_result *r,
 	     struct hp_mem *mem, struct hp_err *e);
 
+/*
+ * A floor on the makespan of any run of @ev (@nev evictions in order
+ * @lf) on @p, from the pool->device link alone: each prefetch issued
+ * no earlier than its step would start without offload.  In *@floor_ns;
+ * 0, or -ENOMEM.
+ */
+int hyper_plan__sim_fetch_floor(const struct life *lf, const struct profile *p,
+				const struct evict *ev, size_t nev,
+				struct hp_mem *mem, double *floor_ns);
+/*
+ * One step of that floor: the link busy until @floor_ns takes @busy_ns
+ * of prefetches issued at @t0_ns, a step's start without offload.
+ */
+static inline double hyper_plan__sim_floor_step(double floor_ns,
+						double t0_ns, double busy_ns)
+{
+	return (floor_ns > t0_ns ? floor_ns : t0_ns) + busy_ns;
+}
+/*
+ * Whether a makespan of at least @floor_ns, on @compute_ns of compute,
+ * is surely a slowdown above @max_slow by slowdown()'s rule with its
+ * 1e-12: a probe whose floor is beyond its goal need not be emitted.
+ */
+bool hyper_plan__sim_beyond(double floor_ns, double compute_ns,
+			    double max_slow);
+
 static inline double slowdown(const struct sim_result *r)
 {
 	return r->compute_ns > 0 ? r->makespan_ns / r->compute_ns - 1 : 0;

@@ -19,6 +19,8 @@
 #include "checker.h"
 #include "plan_cases.h"
 #include "policies/list.h"
+#include "policies/policy.h"
+#include "sim/sim.h"
 
 #define SLOW	0.01
 
@@ -455,6 +457,119 @@ TEST_F_TIMEOUT(fitted, more_budget_never_hurts, 600)
 	}
 	monotone_on(_metadata, &models[1], &hyper_plan__profile_table[0], &plans);
 	TH_LOG("%u plans", plans);
+}
+
+/*
+ * The floor a probe's prefetches put on its makespan
+ * (hyper_plan__sim_fetch_floor()), by which the search skips emitting
+ * and simulating a probe out of reach: never above the simulated
+ * makespan, so a probe it skips is one the simulation would have found
+ * too slow.  Distance and greedy evictions, from none to every tensor;
+ * the greedy walk that stops once its floor is out of reach stops only
+ * on such a probe, and otherwise makes the same evictions.
+ */
+static void floor_holds(struct __test_metadata *_metadata, struct job *j,
+			double slow, unsigned int *beyond, unsigned int *within,
+			unsigned int *greedy_stops)
+{
+	static const uint32_t dist[] = { 1, 4, 32 };
+	const struct life *lf = &j->lf;
+	struct hp_mem mem = { 0 };
+	struct distance_ctx d;
+	struct greedy_ctx gc = { .lf = lf, .mem = &mem };
+	struct distance_params dp = { 0 };
+	struct sim_result r;
+	struct hp_err e;
+	struct sched s;
+	double floor;
+	bool stopped;
+
+	ASSERT_EQ(0, hyper_plan__distance_init(&d, lf, &mem));
+	for (unsigned int i = 0; i < ARRAY_SIZE(dist) * 5; i++) {
+		const struct evict *ev;
+		size_t nev;
+
+		stopped = false;
+		if (i < ARRAY_SIZE(dist) * 4) {
+			dp.prefetch = dist[i % ARRAY_SIZE(dist)];
+			dp.count = d.nrank >> (i / ARRAY_SIZE(dist) * 2);
+			ASSERT_EQ(0, hyper_plan__distance_evicts(&d, &dp));
+			ev = d.ev;
+			nev = d.nev;
+		} else {
+			uint64_t b = lf->max_ws + (lf->peak0 - lf->max_ws) /
+				     (2 + i % ARRAY_SIZE(dist));
+
+			/* the walk that stops once out of reach, then whole */
+			gc.p = &j->p;
+			gc.max_slow = slow;
+			ASSERT_EQ(0, hyper_plan__greedy_evicts(&gc, b, dist[i % ARRAY_SIZE(dist)]));
+			stopped = gc.beyond;
+			nev = gc.nev;
+			gc.p = NULL;
+			ASSERT_EQ(0, hyper_plan__greedy_evicts(&gc, b, dist[i % ARRAY_SIZE(dist)]));
+			EXPECT_FALSE(gc.beyond);
+			if (!stopped)	/* a walk not stopped is the same walk */
+				EXPECT_EQ(nev, gc.nev);
+			ev = gc.ev;
+			nev = gc.nev;
+		}
+		ASSERT_EQ(0, hyper_plan__sim_fetch_floor(lf, &j->p, ev, nev,
+							 &mem, &floor));
+		ASSERT_EQ(0, hyper_plan__sched_build(&s, lf, ev, nev, &mem, &e))
+			TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, hyper_plan__simulate(&s, &j->p, NULL, &r, &mem, &e))
+			TH_LOG("%s", e.msg);
+		EXPECT_LE(floor * (1 - 1e-9), r.makespan_ns)
+			TH_LOG("%s on %s: %zu evictions", j->g.name, j->p.name, nev);
+		EXPECT_EQ(lf->t0[lf->n], r.compute_ns);
+		if (hyper_plan__sim_beyond(floor, lf->t0[lf->n], slow)) {
+			EXPECT_GT(slowdown(&r), slow + 1e-12);
+			(*beyond)++;
+		} else if (nev) {
+			(*within)++;
+		}
+		/* a greedy walk stopped early was out of reach too */
+		if (stopped) {
+			EXPECT_GT(slowdown(&r), slow + 1e-12);
+			(*greedy_stops)++;
+		}
+		hyper_plan__sched_free(&s);
+	}
+	hyper_plan__distance_free(&d);
+	hyper_plan__greedy_free(&gc);
+}
+
+TEST_F_TIMEOUT(many, fetch_floor_never_above_the_run, 300)
+{
+	unsigned int seed, i, beyond = 0, within = 0, stops = 0;
+	struct hp_err e;
+
+	for (seed = 1; seed <= 12; seed++)
+		for (i = 0; i < hyper_plan__profile_table_len; i++) {
+			struct plan_case c = { NULL, NULL, 20 + seed * 29 % 260,
+					       seed + 700 };
+			struct job j = { 0 };
+
+			ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[i], &e))
+				TH_LOG("%s", e.msg);
+			floor_holds(_metadata, &j, SLOW, &beyond, &within, &stops);
+			hyper_plan__job_free(&j);
+		}
+	for (i = 0; i < ARRAY_SIZE(models); i++) {
+		struct job j = { 0 };
+
+		ASSERT_EQ(0, case_job(&j, &models[i], &hyper_plan__profile_table[i % hyper_plan__profile_table_len], &e))
+			TH_LOG("%s", e.msg);
+		floor_holds(_metadata, &j, SLOW, &beyond, &within, &stops);
+		hyper_plan__job_free(&j);
+	}
+	/* both answers were met, or the test proves little */
+	TH_LOG("%u probes beyond the goal by their floor, %u not; %u greedy walks stopped",
+	       beyond, within, stops);
+	EXPECT_LT(0, beyond);
+	EXPECT_LT(0, within);
+	EXPECT_LT(0, stops);
 }
 
 TEST(refined_order_keeps_dependencies)

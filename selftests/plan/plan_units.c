@@ -73,6 +73,16 @@ TEST(calendar_runs_do_not_cross)
 	EXPECT_EQ(4, hyper_plan__cal_take_latest(&c, 0, 4, 15));
 	EXPECT_EQ(3, hyper_plan__cal_take_latest(&c, 0, 4, 15));
 	EXPECT_EQ(50, hyper_plan__cal_avail(&c, 0, 4));
+	/* reach in two halves (the sweep's, per size class) is the same */
+	EXPECT_EQ(20, hyper_plan__cal_before(&c, 1));
+	for (uint32_t lo = 0; lo <= 5; lo++)
+		for (double a = 0; a <= 60; a += 2.5)
+			EXPECT_EQ(hyper_plan__cal_reach(&c, lo, a),
+				  hyper_plan__cal_reach_sum(&c, hyper_plan__cal_before(&c, lo) + a));
+	EXPECT_EQ(5, hyper_plan__cal_reach_sum(&c, 51));	/* none: n */
+	/* the steps hold 20, 0, 20, 10 and 0 now */
+	EXPECT_EQ(2, hyper_plan__cal_reach_sum(&c, 40));
+	EXPECT_EQ(3, hyper_plan__cal_reach_sum(&c, 45));
 	hyper_plan__cal_free(&c);
 }
 
