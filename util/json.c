@@ -224,9 +224,18 @@ void hu_json_write_str(FILE *f, const char *s)
 	char one[8];
 
 	fputc('"', f);
-	for (; *s; s++) {
-		esc_one((unsigned char)*s, one, 0);
-		fputs(one, f);
+	while (*s) {
+		/* a run that needs no escape goes out in one write */
+		const char *run = s;
+
+		while (*s && esc_one((unsigned char)*s, one, 0) == 1)
+			s++;
+		if (s > run)
+			fwrite(run, 1, (size_t)(s - run), f);
+		if (*s) {
+			esc_one((unsigned char)*s++, one, 0);
+			fputs(one, f);
+		}
 	}
 	fputc('"', f);
 }

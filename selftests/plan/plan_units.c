@@ -20,6 +20,7 @@
 #include "graph/json_split.h"
 #include "plan_cases.h"
 #include "sim/sim.h"
+#include "util/json.h"
 
 TEST(byte_units)
 {
@@ -445,6 +446,31 @@ TEST(schedule_json_fields)
 	free(text);
 	hyper_plan__result_free(&r);
 	hyper_plan__job_free(&j);
+}
+
+/* Strings written into JSON (runs of plain bytes at once) read back the same. */
+TEST(json_strings_round_trip)
+{
+	static const char *const cases[] = {
+		"", "plain", "\"", "a\"b\\c", "\n\t\x01x\x7f", "end\\",
+		"layers.0.attn \"q\" \xc3\xa9\x1f", "\\\\\"\"",
+	};
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		struct json_object *o;
+
+		ASSERT_NE(NULL, f);
+		hu_json_write_str(f, cases[i]);
+		ASSERT_EQ(0, fclose(f));
+		o = json_tokener_parse(buf);
+		ASSERT_NE(NULL, o) TH_LOG("case %u: %s", i, buf);
+		ASSERT_TRUE(json_object_is_type(o, json_type_string));
+		EXPECT_STREQ(cases[i], json_object_get_string(o)) TH_LOG("case %u: %s", i, buf);
+		json_object_put(o);
+		free(buf);
+	}
 }
 
 TEST_HARNESS_MAIN
