@@ -345,9 +345,11 @@ static uint64_t arena_set(struct hu_ival *v, uint32_t n, unsigned int seed,
 
 TEST(arena_ways_agree_and_are_valid)
 {
+	/* the first is the reference: every placement whole, no shortcut */
 	static const enum hu_arena_way ways[] = {
-		HU_ARENA_BY_TIME, HU_ARENA_BY_OFFSET, HU_ARENA_SPLIT,
-		HU_ARENA_AUTO };
+		HU_ARENA_BY_TIME | HU_ARENA_WHOLE, HU_ARENA_BY_TIME,
+		HU_ARENA_BY_OFFSET, HU_ARENA_SPLIT, HU_ARENA_AUTO,
+		HU_ARENA_BY_OFFSET | HU_ARENA_WHOLE };
 	const int nw = ARRAY_SIZE(ways);
 	unsigned int cases = 0;
 
