@@ -86,15 +86,19 @@ struct placer {
 	uint32_t nblk;
 };
 
-static int cmp_key(const void *a, const void *b)
+/*
+ * Keys by their three words, then by interval: no two are equal, so the
+ * sort's order is the one order they have (util/sort.h).
+ */
+static inline bool key_before(const struct key *x, const struct key *y)
 {
-	const struct key *x = a, *y = b;
-
 	for (int i = 0; i < 3; i++)
 		if (x->k[i] != y->k[i])
-			return x->k[i] < y->k[i] ? -1 : 1;
-	return x->i < y->i ? -1 : x->i > y->i;
+			return x->k[i] < y->k[i];
+	return x->i < y->i;
 }
+
+HU_DEFINE_SORT(sort_keys, struct key, key_before)
 
 /*
  * The spans of one fit by offset (util/sort.h).  Spans of positive size
@@ -448,13 +452,6 @@ static uint64_t attempt(struct placer *p, const struct key *keys, uint32_t nk,
 	return height;
 }
 
-static int cmp_start(const void *a, const void *b)
-{
-	const struct key *x = a, *y = b;
-
-	return x->k[0] < y->k[0] ? -1 : x->k[0] > y->k[0];
-}
-
 uint64_t hu_arena_live_peak(const struct hu_ival *v, uint32_t n)
 {
 	struct key *ev = malloc(2 * (size_t)(n ?: 1) * sizeof(*ev));
@@ -467,7 +464,7 @@ uint64_t hu_arena_live_peak(const struct hu_ival *v, uint32_t n)
 		ev[2 * i] = (struct key){ { v[i].start, 1, v[i].bytes }, i };
 		ev[2 * i + 1] = (struct key){ { v[i].end, 0, v[i].bytes }, i };
 	}
-	qsort(ev, 2 * (size_t)n, sizeof(*ev), cmp_key);
+	sort_keys(ev, 2 * (size_t)n);
 	for (size_t i = 0; i < 2 * (size_t)n; i++) {
 		if (ev[i].k[1])
 			live += ev[i].k[2];
@@ -484,9 +481,10 @@ static int setup(struct placer *p, struct key *keys)
 {
 	uint32_t n = p->n;
 
+	/* by start, then by index */
 	for (uint32_t i = 0; i < n; i++)
 		keys[i] = (struct key){ { p->v[i].start }, i };
-	qsort(keys, n, sizeof(*keys), cmp_start);
+	sort_keys(keys, n);
 	for (uint32_t i = 0; i < n; i++) {
 		p->by_start[i] = keys[i].i;
 		p->rank[keys[i].i] = i;
@@ -497,12 +495,12 @@ static int setup(struct placer *p, struct key *keys)
 	return p->tree ? 0 : -ENOMEM;
 }
 
-static int cmp_u64(const void *a, const void *b)
+static inline bool u64_before(const uint64_t *x, const uint64_t *y)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
+	return *x < *y;
 }
+
+HU_DEFINE_SORT(sort_u64, uint64_t, u64_before)
 
 /* How many of the @m values in sorted @a are below @x (or at most @x). */
 static size_t count_below(const uint64_t *a, size_t m, uint64_t x, bool eq)
@@ -575,8 +573,8 @@ static int choose_way(struct placer *p, const bool *whole,
 			st[m] = p->v[i].start;
 			en[m++] = p->v[i].end;
 		}
-	qsort(st, m, sizeof(*st), cmp_u64);
-	qsort(en, m, sizeof(*en), cmp_u64);
+	sort_u64(st, m);
+	sort_u64(en, m);
 	for (uint32_t i = 0; i < p->n; i++)
 		if (!whole[i])
 			pairs += (double)count_below(st, m, p->v[i].end, false) -
@@ -658,7 +656,7 @@ static void search(struct placer *p, struct key *keys, bool *whole,
 					{ ~sat((double)p->v[i].bytes *
 					       (double)len(&p->v[i]) * g[i]),
 					  ~p->v[i].bytes, p->v[i].start }, i };
-		qsort(keys, nk, sizeof(*keys), cmp_key);
+		sort_keys(keys, nk);
 		/*
 		 * A round taller than the last kept is dropped, and the last
 		 * round matters only if it is lower than the best.
@@ -741,7 +739,7 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 		for (uint32_t i = 0; i < n; i++)
 			if (!whole[i])
 				make_key(&keys[nk++], &v[i], i, order);
-		qsort(keys, nk, sizeof(*keys), cmp_key);
+		sort_keys(keys, nk);
 		for (int b = 0; b < 2 && best > floor; b++) {
 			/*
 			 * Only a lower one is kept, but the search's first
