@@ -24,8 +24,9 @@
  *  - by offset: every placed interval kept in offset order, in blocks
  *    that know the time they cover, read bottom up until a first fit is
  *    found: O(placed), no sort, for runs where most overlap (training);
- * and in a long run, the intervals that span a good part of it (KV
- * blocks) by offset and the rest by time, the two merged by offset.
+ * and in a long run, the intervals at least a 64th of it long (KV
+ * blocks, prefetched weights) by offset and the rest by time, the two
+ * merged by offset.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -525,13 +526,17 @@ static size_t count_below(const uint64_t *a, size_t m, uint64_t x, bool eq)
  * share no time with it), O(placed).  A training step keeps most
  * activations live from the forward pass to the backward: every interval
  * by offset.  Elsewhere (a long run of decode steps: few live at a time
- * among very many) the intervals at least a quarter of the run long,
- * which a fit meets often (KV blocks), are kept by offset, where reading
- * them costs at most about four times what sorting them would have, and
- * the rest by time.  The estimate: k is about half the intervals each
+ * among very many) the intervals at least a 64th of the run long, which
+ * a fit meets often (KV blocks, and under a budget the weights
+ * prefetched a few layers ahead), are kept by offset, where the blocks'
+ * 64ths skip most of those a fit does not meet, and the rest by time
+ * (a quarter of the run took twice as long on a 100k-operator decode
+ * plan under a budget: 400 intervals to sort a fit).  The estimate: k is about half the intervals each
  * one overlaps (half are placed), the placed about half of all.  Every
  * way gives the same offsets.  Return: 0, or -ENOMEM.
  */
+#define LONG_DIV	64
+
 static int choose_way(struct placer *p, const bool *whole,
 		      enum hu_arena_way way)
 {
@@ -550,7 +555,7 @@ static int choose_way(struct placer *p, const bool *whole,
 		if (p->v[i].end != UINT64_MAX && p->v[i].end > t1)
 			t1 = p->v[i].end;
 	}
-	p->long_len = m ? (t1 - t0) / 4 + 1 : 0;
+	p->long_len = m ? (t1 - t0) / LONG_DIV + 1 : 0;
 	p->t0 = m ? t0 : 0;
 	p->t1 = m ? t1 : 0;
 	if (way == HU_ARENA_BY_TIME || !m)
