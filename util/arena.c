@@ -24,8 +24,9 @@
  *  - by offset: every placed interval kept in offset order, in blocks
  *    that know the time they cover, read bottom up until a first fit is
  *    found: O(placed), no sort, for runs where most overlap (training);
- * and in a long run, the intervals that span a good part of it (KV
- * blocks) by offset and the rest by time, the two merged by offset.
+ * and in a long run, the intervals at least a 64th of it long (KV
+ * blocks, prefetched weights) by offset and the rest by time, the two
+ * merged by offset.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -59,7 +60,10 @@ struct oent {
 struct oblk {
 	uint32_t n;
 	uint64_t min_start, max_end;
+	uint64_t max_start, min_end;	/* all share time with [max_start, min_end) */
 	uint64_t when;		/* which 64ths of the run its entries touch */
+	uint64_t top;		/* the highest end of its entries' offsets */
+	uint64_t gap;		/* the widest hole between its entries, bottom up */
 };
 
 struct placer {
@@ -83,15 +87,19 @@ struct placer {
 	uint32_t nblk;
 };
 
-static int cmp_key(const void *a, const void *b)
+/*
+ * Keys by their three words, then by interval: no two are equal, so the
+ * sort's order is the one order they have (util/sort.h).
+ */
+static inline bool key_before(const struct key *x, const struct key *y)
 {
-	const struct key *x = a, *y = b;
-
 	for (int i = 0; i < 3; i++)
 		if (x->k[i] != y->k[i])
-			return x->k[i] < y->k[i] ? -1 : 1;
-	return x->i < y->i ? -1 : x->i > y->i;
+			return x->k[i] < y->k[i];
+	return x->i < y->i;
 }
+
+HU_DEFINE_SORT(sort_keys, struct key, key_before)
 
 /*
  * The spans of one fit by offset (util/sort.h).  Spans of positive size
@@ -239,6 +247,27 @@ static uint64_t when(const struct placer *p, uint64_t start, uint64_t end)
 	return (~0ULL >> (63 - (b - a))) << a;
 }
 
+/*
+ * The highest offset block @id's entries reach, and the widest hole a scan
+ * of all of them finds past its first entry: where an entry starts above
+ * every end below it.
+ */
+static void blk_span(struct placer *p, uint32_t id)
+{
+	const struct oent *e = &p->ents[(size_t)id * OBLK];
+	struct oblk *bk = &p->blk[id];
+	uint64_t top = 0, gap = 0;
+
+	for (uint32_t j = 0; j < bk->n; j++) {
+		if (j && e[j].lo > top && e[j].lo - top > gap)
+			gap = e[j].lo - top;
+		if (e[j].hi > top)
+			top = e[j].hi;
+	}
+	bk->top = top;
+	bk->gap = gap;
+}
+
 /* Inserts a placed interval into the offset order. */
 static void ord_insert(struct placer *p, const struct oent *x)
 {
@@ -246,7 +275,8 @@ static void ord_insert(struct placer *p, const struct oent *x)
 	struct oent *e;
 
 	if (!p->nblk) {
-		p->blk[0] = (struct oblk){ 0, UINT64_MAX, 0, 0 };
+		p->blk[0] = (struct oblk){ .min_start = UINT64_MAX,
+					   .min_end = UINT64_MAX };
 		p->bord[0] = 0;
 		p->nblk = 1;
 	}
@@ -273,16 +303,21 @@ static void ord_insert(struct placer *p, const struct oent *x)
 		for (uint32_t k = 0; k < 2; k++) {
 			bk = &p->blk[k ? nid : id];
 			e = &p->ents[(size_t)(k ? nid : id) * OBLK];
-			bk->min_start = UINT64_MAX;
-			bk->max_end = 0;
+			bk->min_start = bk->min_end = UINT64_MAX;
+			bk->max_start = bk->max_end = 0;
 			bk->when = 0;
 			for (uint32_t j = 0; j < bk->n; j++) {
 				bk->when |= when(p, e[j].start, e[j].end);
 				if (e[j].start < bk->min_start)
 					bk->min_start = e[j].start;
+				if (e[j].start > bk->max_start)
+					bk->max_start = e[j].start;
 				if (e[j].end > bk->max_end)
 					bk->max_end = e[j].end;
+				if (e[j].end < bk->min_end)
+					bk->min_end = e[j].end;
 			}
+			blk_span(p, k ? nid : id);
 		}
 		memmove(&p->bord[b + 2], &p->bord[b + 1],
 			(p->nblk - b - 1) * sizeof(*p->bord));
@@ -310,6 +345,11 @@ static void ord_insert(struct placer *p, const struct oent *x)
 		p->blk[id].min_start = x->start;
 	if (x->end > p->blk[id].max_end)
 		p->blk[id].max_end = x->end;
+	if (x->start > p->blk[id].max_start)
+		p->blk[id].max_start = x->start;
+	if (x->end < p->blk[id].min_end)
+		p->blk[id].min_end = x->end;
+	blk_span(p, id);
 }
 
 /*
@@ -337,6 +377,22 @@ static bool fit_scan(struct placer *p, const struct hu_ival *v,
 		if (bk->max_end <= v->start || bk->min_start >= v->end ||
 		    !(bk->when & w))
 			continue;
+		/*
+		 * A block whose entries all share time with @v, with no hole
+		 * as wide as @v inside it nor below its first entry, only
+		 * raises the scan to its top (less any span found by time
+		 * that comes inside it).
+		 */
+		for (; j < k && p->cand[j].lo < e[0].lo; j++)
+			if (scan_span(s, p->cand[j].lo, p->cand[j].hi))
+				return true;
+		if (bk->max_start < v->end && bk->min_end > v->start &&
+		    bk->gap < s->bytes && e[0].lo < s->cur + s->bytes &&
+		    (j == k || p->cand[j].lo >= e[bk->n - 1].lo)) {
+			if (bk->top > s->cur)
+				s->cur = bk->top;
+			continue;
+		}
 		for (uint32_t x = 0; x < bk->n; x++) {
 			if (e[x].start >= v->end || e[x].end <= v->start)
 				continue;
@@ -364,8 +420,14 @@ static uint64_t fit(struct placer *p, uint32_t i, bool best)
 	return s.pick != UINT64_MAX ? s.pick : s.cur;
 }
 
+/*
+ * One greedy placement of @keys in order.  Its height only grows as it
+ * goes, so it stops, returning UINT64_MAX, once the height reaches
+ * @limit: the caller keeps a placement only if it is lower than some
+ * height it already has, and one that tall would not be kept.
+ */
 static uint64_t attempt(struct placer *p, const struct key *keys, uint32_t nk,
-			bool best)
+			bool best, uint64_t limit)
 {
 	uint64_t height = p->base;
 
@@ -385,15 +447,10 @@ static uint64_t attempt(struct placer *p, const struct key *keys, uint32_t nk,
 		}
 		if (off + p->v[i].bytes > height)
 			height = off + p->v[i].bytes;
+		if (height >= limit)
+			return UINT64_MAX;
 	}
 	return height;
-}
-
-static int cmp_start(const void *a, const void *b)
-{
-	const struct key *x = a, *y = b;
-
-	return x->k[0] < y->k[0] ? -1 : x->k[0] > y->k[0];
 }
 
 uint64_t hu_arena_live_peak(const struct hu_ival *v, uint32_t n)
@@ -408,7 +465,7 @@ uint64_t hu_arena_live_peak(const struct hu_ival *v, uint32_t n)
 		ev[2 * i] = (struct key){ { v[i].start, 1, v[i].bytes }, i };
 		ev[2 * i + 1] = (struct key){ { v[i].end, 0, v[i].bytes }, i };
 	}
-	qsort(ev, 2 * (size_t)n, sizeof(*ev), cmp_key);
+	sort_keys(ev, 2 * (size_t)n);
 	for (size_t i = 0; i < 2 * (size_t)n; i++) {
 		if (ev[i].k[1])
 			live += ev[i].k[2];
@@ -425,9 +482,10 @@ static int setup(struct placer *p, struct key *keys)
 {
 	uint32_t n = p->n;
 
+	/* by start, then by index */
 	for (uint32_t i = 0; i < n; i++)
 		keys[i] = (struct key){ { p->v[i].start }, i };
-	qsort(keys, n, sizeof(*keys), cmp_start);
+	sort_keys(keys, n);
 	for (uint32_t i = 0; i < n; i++) {
 		p->by_start[i] = keys[i].i;
 		p->rank[keys[i].i] = i;
@@ -438,12 +496,12 @@ static int setup(struct placer *p, struct key *keys)
 	return p->tree ? 0 : -ENOMEM;
 }
 
-static int cmp_u64(const void *a, const void *b)
+static inline bool u64_before(const uint64_t *x, const uint64_t *y)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
+	return *x < *y;
 }
+
+HU_DEFINE_SORT(sort_u64, uint64_t, u64_before)
 
 /* How many of the @m values in sorted @a are below @x (or at most @x). */
 static size_t count_below(const uint64_t *a, size_t m, uint64_t x, bool eq)
@@ -468,13 +526,17 @@ static size_t count_below(const uint64_t *a, size_t m, uint64_t x, bool eq)
  * share no time with it), O(placed).  A training step keeps most
  * activations live from the forward pass to the backward: every interval
  * by offset.  Elsewhere (a long run of decode steps: few live at a time
- * among very many) the intervals at least a quarter of the run long,
- * which a fit meets often (KV blocks), are kept by offset, where reading
- * them costs at most about four times what sorting them would have, and
- * the rest by time.  The estimate: k is about half the intervals each
+ * among very many) the intervals at least a 64th of the run long, which
+ * a fit meets often (KV blocks, and under a budget the weights
+ * prefetched a few layers ahead), are kept by offset, where the blocks'
+ * 64ths skip most of those a fit does not meet, and the rest by time
+ * (a quarter of the run took twice as long on a 100k-operator decode
+ * plan under a budget: 400 intervals to sort a fit).  The estimate: k is about half the intervals each
  * one overlaps (half are placed), the placed about half of all.  Every
  * way gives the same offsets.  Return: 0, or -ENOMEM.
  */
+#define LONG_DIV	64
+
 static int choose_way(struct placer *p, const bool *whole,
 		      enum hu_arena_way way)
 {
@@ -493,7 +555,7 @@ static int choose_way(struct placer *p, const bool *whole,
 		if (p->v[i].end != UINT64_MAX && p->v[i].end > t1)
 			t1 = p->v[i].end;
 	}
-	p->long_len = m ? (t1 - t0) / 4 + 1 : 0;
+	p->long_len = m ? (t1 - t0) / LONG_DIV + 1 : 0;
 	p->t0 = m ? t0 : 0;
 	p->t1 = m ? t1 : 0;
 	if (way == HU_ARENA_BY_TIME || !m)
@@ -516,8 +578,8 @@ static int choose_way(struct placer *p, const bool *whole,
 			st[m] = p->v[i].start;
 			en[m++] = p->v[i].end;
 		}
-	qsort(st, m, sizeof(*st), cmp_u64);
-	qsort(en, m, sizeof(*en), cmp_u64);
+	sort_u64(st, m);
+	sort_u64(en, m);
 	for (uint32_t i = 0; i < p->n; i++)
 		if (!whole[i])
 			pairs += (double)count_below(st, m, p->v[i].end, false) -
@@ -573,7 +635,7 @@ static bool same_seq(const struct key *keys, uint32_t nk, const uint32_t *seq)
  */
 static void search(struct placer *p, struct key *keys, bool *whole,
 		   const uint32_t *area_seq, uint64_t area_h, uint64_t floor,
-		   uint64_t effort, uint64_t *best)
+		   uint64_t effort, bool prune, uint64_t *best)
 {
 	double *f = malloc(p->n * sizeof(*f)), *g = malloc(p->n * sizeof(*g));
 	uint64_t state = 0x853c49e6748fea9bULL, cur = UINT64_MAX;
@@ -585,7 +647,7 @@ static void search(struct placer *p, struct key *keys, bool *whole,
 		f[i] = 1.0;
 	for (uint64_t spent = 0, round = 0; *best > floor && spent < effort &&
 	     round < SEARCH_ROUNDS; round++) {
-		uint64_t h;
+		uint64_t h, limit = UINT64_MAX;
 
 		memcpy(g, f, p->n * sizeof(*g));
 		if (spent)
@@ -599,9 +661,18 @@ static void search(struct placer *p, struct key *keys, bool *whole,
 					{ ~sat((double)p->v[i].bytes *
 					       (double)len(&p->v[i]) * g[i]),
 					  ~p->v[i].bytes, p->v[i].start }, i };
-		qsort(keys, nk, sizeof(*keys), cmp_key);
+		sort_keys(keys, nk);
+		/*
+		 * A round taller than the last kept is dropped, and the last
+		 * round matters only if it is lower than the best.
+		 */
+		if (prune && (spent + (nk ? nk : 1) >= effort ||
+			      round + 1 == SEARCH_ROUNDS))
+			limit = *best;
+		else if (prune && cur != UINT64_MAX)
+			limit = cur + 1;
 		h = !spent && same_seq(keys, nk, area_seq) ? area_h :
-		    attempt(p, keys, nk, false);
+		    attempt(p, keys, nk, false, limit);
 		spent += nk ? nk : 1;
 		if (h > cur)
 			continue;
@@ -628,6 +699,7 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 		       enum hu_arena_way way, uint64_t *height)
 {
 	struct placer p = { .v = v, .n = n };
+	bool prune = !(way & HU_ARENA_WHOLE);
 	uint64_t t0 = UINT64_MAX, t1 = 0, floor, best = UINT64_MAX;
 	uint64_t area_h = UINT64_MAX;
 	uint32_t *area_seq = NULL;
@@ -664,6 +736,7 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 		}
 	}
 	floor = hu_arena_live_peak(v, n);
+	way &= ~HU_ARENA_WHOLE;
 	if (choose_way(&p, whole, way))
 		goto out;
 	for (int order = 0; order < NR_ORDERS && best > floor; order++) {
@@ -671,9 +744,17 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 		for (uint32_t i = 0; i < n; i++)
 			if (!whole[i])
 				make_key(&keys[nk++], &v[i], i, order);
-		qsort(keys, nk, sizeof(*keys), cmp_key);
+		sort_keys(keys, nk);
 		for (int b = 0; b < 2 && best > floor; b++) {
-			uint64_t h = attempt(&p, keys, nk, b);
+			/*
+			 * Only a lower one is kept, but the search's first
+			 * round needs the greedy by area's height itself if
+			 * more rounds follow it.
+			 */
+			bool whole_run = !prune || (order == 2 && !b &&
+						    (nk ? nk : 1) < effort);
+			uint64_t h = attempt(&p, keys, nk, b,
+					     whole_run ? UINT64_MAX : best);
 
 			if (order == 2 && !b) {
 				/* the search's first round, if it runs */
@@ -689,7 +770,7 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 			}
 		}
 	}
-	search(&p, keys, whole, area_seq, area_h, floor, effort, &best);
+	search(&p, keys, whole, area_seq, area_h, floor, effort, prune, &best);
 	*height = best;
 	ret = 0;
 out:

@@ -53,6 +53,12 @@ enum hu_arena_way {
 	HU_ARENA_BY_TIME,
 	HU_ARENA_BY_OFFSET,
 	HU_ARENA_SPLIT,
+	/*
+	 * Or'ed into a way: every placement tried runs to its end, where
+	 * one is otherwise given up as soon as it is taller than one it
+	 * could replace.  The same offsets; for tests.
+	 */
+	HU_ARENA_WHOLE = 0x100,
 };
 
 int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include "plan_cases.h"
 #include "plan_chain.h"
 #include "util/arena.h"
+#include "util/sort.h"
 
 #define SLOW	0.01
 
@@ -345,9 +347,11 @@ static uint64_t arena_set(struct hu_ival *v, uint32_t n, unsigned int seed,
 
 TEST(arena_ways_agree_and_are_valid)
 {
+	/* the first is the reference: every placement whole, no shortcut */
 	static const enum hu_arena_way ways[] = {
-		HU_ARENA_BY_TIME, HU_ARENA_BY_OFFSET, HU_ARENA_SPLIT,
-		HU_ARENA_AUTO };
+		HU_ARENA_BY_TIME | HU_ARENA_WHOLE, HU_ARENA_BY_TIME,
+		HU_ARENA_BY_OFFSET, HU_ARENA_SPLIT, HU_ARENA_AUTO,
+		HU_ARENA_BY_OFFSET | HU_ARENA_WHOLE };
 	const int nw = ARRAY_SIZE(ways);
 	unsigned int cases = 0;
 
@@ -395,6 +399,58 @@ TEST(arena_ways_agree_and_are_valid)
 			free(v[w]);
 	}
 	EXPECT_EQ(24, cases);
+}
+
+/*
+ * util/sort.h, which sorts the placer's keys and spans: the quicksort
+ * with its heap sort fallback gives what qsort() gives, on values with
+ * many ties, and so does the fallback alone (no rounds left) and mixed
+ * (a round or two of quicksort first).
+ */
+static inline bool u64_before(const uint64_t *x, const uint64_t *y)
+{
+	return *x < *y;
+}
+
+HU_DEFINE_SORT(sort_u64, uint64_t, u64_before)
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+TEST(sort_matches_qsort_with_its_heap_fallback)
+{
+	unsigned int seed = 7;
+
+	for (size_t n = 0; n < 2000; n += 1 + n / 3) {
+		uint64_t *in = calloc(n + 1, sizeof(*in));
+		uint64_t *want = calloc(n + 1, sizeof(*want));
+		uint64_t *got = calloc(n + 1, sizeof(*got));
+
+		ASSERT_NE(NULL, in);
+		ASSERT_NE(NULL, want);
+		ASSERT_NE(NULL, got);
+		for (size_t i = 0; i < n; i++)
+			in[i] = want[i] = rand_r(&seed) % (n / 4 + 1);
+		qsort(want, n, sizeof(*want), cmp_u64);
+		for (unsigned int depth = 0; depth < 4; depth++) {
+			memcpy(got, in, n * sizeof(*got));
+			if (depth == 3)
+				sort_u64(got, n);
+			else
+				sort_u64_intro(got, n, depth);
+			for (size_t i = 0; i < n; i++) {
+				ASSERT_EQ(want[i], got[i])
+					TH_LOG("n %zu depth %u at %zu", n, depth, i);
+			}
+		}
+		free(got);
+		free(want);
+		free(in);
+	}
 }
 
 TEST_HARNESS_MAIN
