@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -317,6 +318,42 @@ TEST_F(obj, bad_input)
 		EXPECT_EQ(0, hyper_object_delete(self->ctx, "nodir"));
 	}
 	EXPECT_EQ(0, hyper_region_free(self->ctx, pool));
+}
+
+/* shmem: a directory others may write, or a link to one, is refused. */
+TEST(objects_dir_checked)
+{
+	char dir[64] = "/tmp/hyper-objdir-XXXXXX", link[80];
+	struct hyper_open_opts o;
+	struct hyper_region *r;
+	struct hyper_ctx *ctx;
+	int ret;
+
+	if (test_backend != HYPER_BACKEND_SHMEM)
+		SKIP(return, "objects_dir is the shmem backend's");
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(link, sizeof(link), "%s.link", dir);
+	ASSERT_EQ(0, symlink(dir, link));
+	test_opts(&o);
+	o.objects_dir = link;
+	ASSERT_EQ(0, hyper_open(&ctx, &o));
+	ret = hyper_object_create(ctx, "w", 4096, &r);
+	EXPECT_TRUE(ret == -ENOTDIR || ret == -ELOOP)
+		TH_LOG("%d", ret);
+	EXPECT_EQ(NULL, r);
+	EXPECT_NE(NULL, strstr(hyper_last_error(ctx), "a symbolic link, which is refused"))
+		TH_LOG("%s", hyper_last_error(ctx));
+	hyper_close(ctx);
+
+	ASSERT_EQ(0, chmod(dir, 0777));
+	o.objects_dir = dir;
+	ASSERT_EQ(0, hyper_open(&ctx, &o));
+	EXPECT_EQ(-EPERM, hyper_object_open(ctx, "w", &r));
+	EXPECT_NE(NULL, strstr(hyper_last_error(ctx), "others may write it"))
+		TH_LOG("%s", hyper_last_error(ctx));
+	hyper_close(ctx);
+	EXPECT_EQ(0, unlink(link));
+	EXPECT_EQ(0, rmdir(dir));
 }
 
 TEST_F(obj, pack_and_entries)
