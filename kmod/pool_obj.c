@@ -655,11 +655,12 @@ void hyk_obj_drop(struct hyk_region *r)
 /**
  * hyk_obj_mmap() - check a new mapping of an object's handle
  * @r:		the region
- * @vma:	the mapping, its pages inserted
+ * @vma:	the mapping, before its pages are inserted
  *
  * A read-only handle maps only PROT_READ, and no mapping that is not
  * writable now may become so (VM_MAYWRITE goes).  Writable mappings of an
- * unpublished object are counted: PUBLISH waits for none.
+ * unpublished object are counted: PUBLISH waits for none.  If the pages
+ * cannot be inserted, hyk_obj_vma_close() undoes the count.
  *
  * Return: 0 or -EACCES.
  */
