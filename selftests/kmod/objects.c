@@ -163,6 +163,29 @@ TEST_F_TIMEOUT(objects, standalone_refuses_and_fields_are_checked, 300)
 	close(rd);
 }
 
+/*
+ * Nor does get_user_pages() write through a read-only mapping: neither
+ * process_vm_writev() (FOLL_WRITE, as an O_DIRECT read into it) nor
+ * /proc/self/mem (FOLL_FORCE too).
+ */
+static void gup_cannot_write(struct __test_metadata *_metadata, uint8_t *map)
+{
+	uint8_t junk[64], before[64];
+	struct iovec local = { .iov_base = junk, .iov_len = sizeof(junk) };
+	struct iovec remote = { .iov_base = map, .iov_len = sizeof(junk) };
+	int mem;
+
+	memset(junk, 0x5a, sizeof(junk));
+	memcpy(before, map, sizeof(before));
+	EXPECT_EQ(-1, process_vm_writev(getpid(), &local, 1, &remote, 1, 0));
+	EXPECT_EQ(EFAULT, errno);
+	mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, mem);
+	EXPECT_EQ(-1, pwrite(mem, junk, sizeof(junk), (uintptr_t)map));
+	close(mem);
+	EXPECT_EQ(0, memcmp(before, map, sizeof(before)));
+}
+
 TEST_F_TIMEOUT(objects, create_publish_open_delete, 300)
 {
 	uint8_t *buf, *w, *r;
@@ -233,6 +256,7 @@ TEST_F_TIMEOUT(objects, create_publish_open_delete, 300)
 	EXPECT_EQ(OBJ_SIZE, hyper_check(r, OBJ_SIZE, 23));
 	EXPECT_EQ(-1, mprotect(r, OBJ_SIZE, PROT_READ | PROT_WRITE));
 	EXPECT_EQ(EACCES, errno);
+	gup_cannot_write(_metadata, r);
 	REFUSED(mmap(NULL, OBJ_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd2,
 		     o.mmap_offset) == MAP_FAILED ? -errno : 0, -EACCES,
 		"mmap refused: handle");
