@@ -466,17 +466,23 @@ static int hyk_mmap(struct file *file, struct vm_area_struct *vma)
 	/* A mapping never grows past its region, nor lands in core dumps. */
 	hyk_vm_flags_set(vma, VM_MIXEDMAP | VM_DONTEXPAND | VM_DONTDUMP);
 	/*
-	 * On failure, mmap() zaps what was inserted; a page it still holds
-	 * then keeps the region's range held (hyk_pool_free()).
+	 * A shared object's handle may be read-only: refused before a page
+	 * is inserted, which another thread could write through at once.
 	 */
-	ret = hyk_map_pages(vma, r, off);
-	if (ret)
-		goto out_put;
-	/* A shared object's handle may be read-only. */
 	if (r->obj) {
 		ret = hyk_obj_mmap(r, vma);
 		if (ret)
 			goto out_put;
+	}
+	/*
+	 * On failure, mmap() zaps what was inserted; a page it still holds
+	 * then keeps the region's range held (hyk_pool_free()).
+	 */
+	ret = hyk_map_pages(vma, r, off);
+	if (ret) {
+		if (r->obj)
+			hyk_obj_vma_close(r, vma);
+		goto out_put;
 	}
 	/* The mapping keeps the memory alive after HYPER_IOC_FREE or close. */
 	vma->vm_private_data = r;

@@ -294,6 +294,10 @@ void hyk_pool_free(struct hyk_pool *pool, u64 off, u64 size);
 u64 hyk_pool_free_bytes(struct hyk_pool *pool);
 struct page *hyk_pool_page(const struct hyk_pool *pool, u64 off);
 void hyk_pool_sweep(struct hyk_pool *pool);
+bool hyk_pool_referenced(struct hyk_pool *pool, u64 off, u64 size,
+			 bool skip_maps);
+void hyk_pool_hold(struct hyk_pool *pool, u64 off, u64 size,
+		   struct hyk_obj *obj);
 int hyk_pool_add_pages(struct hyk_pool *pool, u64 off, u64 size);
 void hyk_pool_pin_stats(struct hyk_pool *pool, u64 *pinned_pages,
 			u64 *held_bytes);
@@ -342,6 +346,7 @@ int hyk_obj_open(struct hyk_dev *hdev, const char *name,
 		 struct hyk_region **rp);
 int hyk_obj_delete(struct hyk_dev *hdev, const char *name);
 void hyk_obj_drop(struct hyk_region *r);
+void hyk_obj_put(struct hyk_pmeta *pm, struct hyk_obj *obj);
 int hyk_obj_mmap(struct hyk_region *r, struct vm_area_struct *vma);
 void hyk_obj_vma_open(struct hyk_region *r, struct vm_area_struct *vma);
 void hyk_obj_vma_close(struct hyk_region *r, struct vm_area_struct *vma);

@@ -75,11 +75,15 @@ static const char *hyk_window_origin(u64 start, u64 size)
 	return NULL;
 }
 
-/* A freed region's range that is kept out of use while still referenced. */
+/*
+ * A freed region's range that is kept out of use while still referenced;
+ * of a shared object's handle, the object, whose reference it keeps.
+ */
 struct hyk_held {
 	struct list_head node;
 	u64 off;
 	u64 size;
+	struct hyk_obj *obj;
 };
 
 static void hyk_pool_sweep_work(struct work_struct *work)
@@ -613,16 +617,52 @@ static void hyk_pool_give_back(struct hyk_pool *pool, u64 off, u64 size)
  */
 void hyk_pool_free(struct hyk_pool *pool, u64 off, u64 size)
 {
-	struct hyk_held *h;
-
 	if (!hyk_pool_extra_refs(pool, off, size, false, true)) {
 		hyk_pool_give_back(pool, off, size);
 		return;
 	}
+	hyk_pool_hold(pool, off, size, NULL);
+}
+
+/**
+ * hyk_pool_referenced() - whether something outside holds pool pages
+ * @pool:	the pool
+ * @off:	pool offset of a range
+ * @size:	its bytes
+ * @skip_maps:	page tables do not count
+ *
+ * Return: true if a page of the range has a reference beyond the pool's
+ * (and its mappings', with @skip_maps): a pin, get_user_pages(), a pipe.
+ */
+bool hyk_pool_referenced(struct hyk_pool *pool, u64 off, u64 size,
+			 bool skip_maps)
+{
+	return hyk_pool_extra_refs(pool, off, size, skip_maps, true);
+}
+
+/**
+ * hyk_pool_hold() - keep a range out of use until nothing references it
+ * @pool:	the pool
+ * @off:	its offset
+ * @size:	its size
+ * @obj:	of a shared object's handle, the object, whose reference the
+ *		range keeps until nothing but page tables (its other handles'
+ *		mappings) refers to it (hyk_obj_put()); NULL for a region's
+ *		range, which goes back to the allocator when nothing does
+ *
+ * The range counts in @pool->nr_regions meanwhile (and a region's in
+ * @pool->used).  The module stays loaded while any range is held.
+ */
+void hyk_pool_hold(struct hyk_pool *pool, u64 off, u64 size,
+		   struct hyk_obj *obj)
+{
+	struct hyk_held *h;
+
 	/* Small, and the memory must not be lost track of. */
 	h = kmalloc(sizeof(*h), GFP_KERNEL | __GFP_NOFAIL);
 	h->off = off;
 	h->size = size;
+	h->obj = obj;
 	atomic_inc(&pool->nr_regions);
 	mutex_lock(&pool->held_lock);
 	if (list_empty(&pool->held))
@@ -646,10 +686,14 @@ void hyk_pool_sweep(struct hyk_pool *pool)
 	mutex_lock(&pool->held_lock);
 	was_held = !list_empty(&pool->held);
 	list_for_each_entry_safe(h, next, &pool->held, node) {
-		if (hyk_pool_extra_refs(pool, h->off, h->size, false, true))
+		/* An object's pages may be mapped by its other handles. */
+		if (hyk_pool_extra_refs(pool, h->off, h->size, h->obj, true))
 			continue;
 		list_del(&h->node);
-		hyk_pool_give_back(pool, h->off, h->size);
+		if (h->obj)
+			hyk_obj_put(pool->pm, h->obj);
+		else
+			hyk_pool_give_back(pool, h->off, h->size);
 		atomic_dec(&pool->nr_regions);
 		kfree(h);
 	}

@@ -433,7 +433,8 @@ out_free:
  * written torn and the call waits until the knob is cleared.
  *
  * Return: 0, -EINVAL for a handle that OBJ_OPEN gave, -EALREADY, -EBUSY
- * while a writable mapping exists or another PUBLISH of it runs, -ENODEV
+ * while a writable mapping exists, pages are still pinned through one,
+ * or another PUBLISH of it runs, -ENODEV
  * when the node was fenced or its record is gone, -EINTR, -ETIMEDOUT.
  */
 int hyk_obj_publish(struct hyk_region *r)
@@ -482,6 +483,13 @@ int hyk_obj_publish(struct hyk_region *r)
 	/* Pairs with hyk_obj_store_begin(): it sees @rdonly or we its count. */
 	smp_mb();
 	wait_var_event(&obj->stores, !atomic_read(&obj->stores));
+	/* A pin taken through a writable mapping could write on. */
+	if (obj->wmapped && hyk_pool_referenced(pool, r->off, r->size, true)) {
+		pr_info_ratelimited("OBJ_PUBLISH refused: pages of handle %u are still pinned or spliced through a writable mapping (O_DIRECT, io_uring fixed buffers, vmsplice): release them first\n",
+				    r->handle);
+		ret = -EBUSY;
+		goto out_writable;
+	}
 	/* Stores wrote theirs back; mappings did not. */
 	if (obj->wmapped)
 		hyk_obj_cache(pool, r->off, r->size, true);
@@ -643,23 +651,46 @@ out_free:
 
 /**
  * hyk_obj_drop() - a handle's region is released: drop its reference
- * @r:		the region, whose @obj is freed here
+ * @r:		the region, whose @obj is freed here, or held (hyk_pool_hold())
+ *		while its pages are still referenced
  */
 void hyk_obj_drop(struct hyk_region *r)
 {
-	hyk_obj_unref(r->hdev->pool.pm, r->obj->slot);
-	hyk_obj_free(r->obj);
+	struct hyk_pool *pool = &r->hdev->pool;
+
+	/*
+	 * A pin that outlived the handle's mappings (O_DIRECT, vmsplice, a
+	 * fixed buffer) keeps the reference, so that the chunks are not
+	 * reused while its owner may still read or write them.  Page tables
+	 * do not count: other handles of the object may map it.
+	 */
+	if (hyk_pool_referenced(pool, r->off, r->size, true))
+		hyk_pool_hold(pool, r->off, r->size, r->obj);
+	else
+		hyk_obj_put(pool->pm, r->obj);
 	r->obj = NULL;
+}
+
+/**
+ * hyk_obj_put() - drop the reference of a handle that is gone
+ * @pm:		this node's view of the pool
+ * @obj:	the handle's object, freed here
+ */
+void hyk_obj_put(struct hyk_pmeta *pm, struct hyk_obj *obj)
+{
+	hyk_obj_unref(pm, obj->slot);
+	hyk_obj_free(obj);
 }
 
 /**
  * hyk_obj_mmap() - check a new mapping of an object's handle
  * @r:		the region
- * @vma:	the mapping, its pages inserted
+ * @vma:	the mapping, before its pages are inserted
  *
  * A read-only handle maps only PROT_READ, and no mapping that is not
  * writable now may become so (VM_MAYWRITE goes).  Writable mappings of an
- * unpublished object are counted: PUBLISH waits for none.
+ * unpublished object are counted: PUBLISH waits for none.  If the pages
+ * cannot be inserted, hyk_obj_vma_close() undoes the count.
  *
  * Return: 0 or -EACCES.
  */

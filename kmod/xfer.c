@@ -29,6 +29,7 @@
 
 #include "compat.h"
 #include "hyper.h"
+#include "pool_meta.h"
 #include "xfer_dma.h"
 
 #define CREATE_TRACE_POINTS
@@ -157,9 +158,14 @@ static int hyk_copy_range(struct hyk_dev *hdev, struct io_uring_cmd *cmd,
 	ret = hyk_seg_iter(cmd, fixed, seg, off, len, &iter);
 	if (ret)
 		return ret;
-	if (hdev->engine.dma)
-		return hyk_dma_copy(hdev, seg->pool_off + off, &iter,
-				    seg->dir == HYPER_DIR_PREFETCH);
+	if (hdev->engine.dma) {
+		ret = hyk_dma_copy(hdev, seg->pool_off + off, &iter,
+				   seg->dir == HYPER_DIR_PREFETCH);
+		/* An engine may leave what it wrote in a cache too (DSA, DDIO). */
+		if (seg->r->obj && seg->dir == HYPER_DIR_STORE)
+			hyk_pm_range(pool, seg->pool_off + off, len, true);
+		return ret;
+	}
 
 	for (done = 0; done < len; done += n) {
 		phys_addr_t phys;

@@ -234,11 +234,13 @@ static int objdir(struct hyper_ctx *ctx)
 		return hx_err(ctx, -errno,
 			      "shared objects directory %s: %s (set HYPER_OBJECTS_DIR or hyper_open_opts.objects_dir to a directory of yours)",
 			      d, strerror(errno));
-	fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Not through a link: another user may have planted it. */
+	fd = open(d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return hx_err(ctx, -errno,
-			      "shared objects directory %s: %s (set HYPER_OBJECTS_DIR or hyper_open_opts.objects_dir to a directory of yours)",
-			      d, strerror(errno));
+			      "shared objects directory %s: %s%s (set HYPER_OBJECTS_DIR or hyper_open_opts.objects_dir to a directory of yours)",
+			      d, strerror(errno),
+			      errno == ELOOP || errno == ENOTDIR ? ", or a symbolic link, which is refused: give the directory itself" : "");
 	if (fstat(fd, &st) || st.st_uid != geteuid() || st.st_mode & 022) {
 		close(fd);
 		return hx_err(ctx, -EPERM,

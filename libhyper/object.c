@@ -247,11 +247,21 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* Sorts @ids; the first one given twice, or NULL. */
+static const char *dup_id(const char **ids, uint32_t n)
+{
+	qsort(ids, n, sizeof(*ids), cmp_str);
+	for (uint32_t i = 1; i < n; i++)
+		if (!strcmp(ids[i - 1], ids[i]))
+			return ids[i];
+	return NULL;
+}
+
 /* Ids 1..HS_ID_MAX characters, unique; descriptions short. */
 static int check_entries(struct hyper_ctx *ctx, const struct hyper_object_entry *ents,
 			 const void *const *data, unsigned int n)
 {
-	const char **ids;
+	const char **ids, *dup;
 	int ret = 0;
 
 	if (!n || n > HX_OD_MAX_ENTRIES)
@@ -285,10 +295,9 @@ static int check_entries(struct hyper_ctx *ctx, const struct hyper_object_entry 
 		return -ENOMEM;
 	for (unsigned int i = 0; i < n; i++)
 		ids[i] = ents[i].id;
-	qsort(ids, n, sizeof(*ids), cmp_str);
-	for (unsigned int i = 1; i < n && !ret; i++)
-		if (!strcmp(ids[i - 1], ids[i]))
-			ret = hx_err(ctx, -EINVAL, "tensor \"%s\" is given twice", ids[i]);
+	dup = dup_id(ids, n);
+	if (dup)
+		ret = hx_err(ctx, -EINVAL, "tensor \"%s\" is given twice", dup);
 	free(ids);
 	return ret;
 }
@@ -379,6 +388,26 @@ int hyper_object_pack(struct hyper_ctx *ctx, const char *name,
 	return ret ? ret : pack(ctx, name, ents, data, n, regp);
 }
 
+/* No tensor twice in a directory: a bind by id would be ambiguous. */
+static int unique_ids(struct hyper_ctx *ctx, const struct hyper_region *obj,
+		      const char *base, const struct hx_od_ent *oe, uint32_t n)
+{
+	const char **ids = malloc((n ?: 1) * sizeof(*ids)), *dup;
+	int ret = 0;
+
+	if (!ids)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		ids[i] = base + oe[i].id_off;
+	dup = dup_id(ids, n);
+	if (dup)
+		ret = hx_err(ctx, -EBADMSG,
+			     "shared object \"%s\": its tensor directory is corrupt (tensor \"%s\" is in it twice)",
+			     obj->name, dup);
+	free(ids);
+	return ret;
+}
+
 /* @obj's directory, checked once (a published object never changes). */
 static int dir_get(struct hyper_ctx *ctx, struct hyper_region *obj,
 		   const struct hx_od_hdr **hp)
@@ -430,6 +459,9 @@ static int dir_get(struct hyper_ctx *ctx, struct hyper_region *obj,
 		    end > obj->size)
 			goto bad;
 	}
+	ret = unique_ids(ctx, obj, base, oe, h->nr);
+	if (ret)
+		return ret;
 	obj->dir_ok = true;
 	return 0;
 bad:

@@ -3,16 +3,18 @@
  * Shared objects on one node (Documentation/supernode.md, "Shared
  * objects"): create, store, map, publish, open read-only, delete while
  * held, the table full and the pool full, a publish stopped half way by
- * debugfs obj_stall, and every refusal by its errno and its one line in
- * the log.  A standalone module answers -ENODEV, bad fields -EINVAL.
+ * debugfs obj_stall, a pipe's pages that outlive the handle, and every
+ * refusal by its errno and its one line in the log.  A standalone module answers -ENODEV, bad fields -EINVAL.
  * The two-node side is twonode_objects.c.
  *
  * Needs a window (the module is reloaded with node_id and the pool
  * formatted): run in a suite with one, whose HYPER_MODPARAMS load it
  * standalone.  The suite's module is loaded again after every test.
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -161,6 +163,29 @@ TEST_F_TIMEOUT(objects, standalone_refuses_and_fields_are_checked, 300)
 	close(rd);
 }
 
+/*
+ * Nor does get_user_pages() write through a read-only mapping: neither
+ * process_vm_writev() (FOLL_WRITE, as an O_DIRECT read into it) nor
+ * /proc/self/mem (FOLL_FORCE too).
+ */
+static void gup_cannot_write(struct __test_metadata *_metadata, uint8_t *map)
+{
+	uint8_t junk[64], before[64];
+	struct iovec local = { .iov_base = junk, .iov_len = sizeof(junk) };
+	struct iovec remote = { .iov_base = map, .iov_len = sizeof(junk) };
+	int mem;
+
+	memset(junk, 0x5a, sizeof(junk));
+	memcpy(before, map, sizeof(before));
+	EXPECT_EQ(-1, process_vm_writev(getpid(), &local, 1, &remote, 1, 0));
+	EXPECT_EQ(EFAULT, errno);
+	mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, mem);
+	EXPECT_EQ(-1, pwrite(mem, junk, sizeof(junk), (uintptr_t)map));
+	close(mem);
+	EXPECT_EQ(0, memcmp(before, map, sizeof(before)));
+}
+
 TEST_F_TIMEOUT(objects, create_publish_open_delete, 300)
 {
 	uint8_t *buf, *w, *r;
@@ -231,6 +256,7 @@ TEST_F_TIMEOUT(objects, create_publish_open_delete, 300)
 	EXPECT_EQ(OBJ_SIZE, hyper_check(r, OBJ_SIZE, 23));
 	EXPECT_EQ(-1, mprotect(r, OBJ_SIZE, PROT_READ | PROT_WRITE));
 	EXPECT_EQ(EACCES, errno);
+	gup_cannot_write(_metadata, r);
 	REFUSED(mmap(NULL, OBJ_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd2,
 		     o.mmap_offset) == MAP_FAILED ? -errno : 0, -EACCES,
 		"mmap refused: handle");
@@ -373,6 +399,57 @@ TEST_F_TIMEOUT(objects, publish_stopped_half_way, 300)
 	EXPECT_STREQ("published", st);
 	EXPECT_EQ(0, obj_delete(self->fd, "late"));
 	EXPECT_TRUE(hyper_poll(used() == used0, 60));
+}
+
+#define SPLICED		(64 * 1024)	/* what a default pipe holds */
+
+/*
+ * Pages spliced into a pipe through a writable mapping: PUBLISH refuses
+ * (such a reference could write on), and freeing the handle leaves the
+ * object and its chunks held until the pipe lets go.
+ */
+TEST_F_TIMEOUT(objects, pipe_pages_hold_the_object, 300)
+{
+	struct iovec iov = { .iov_len = SPLICED };
+	long long used0, refs = -1;
+	struct hyper_obj c = { 0 };
+	char st[32] = "";
+	uint8_t *w;
+	int p[2];
+
+	ASSERT_EQ(0, join_pool());
+	self->fd = hyper_dev_open(0);
+	ASSERT_LE(0, self->fd);
+	used0 = used();
+	ASSERT_EQ(0, obj_create(self->fd, "spliced", CHUNK, &c));
+	w = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+		 c.mmap_offset);
+	ASSERT_NE(MAP_FAILED, w);
+	hyper_fill(w, CHUNK, 31);
+	ASSERT_EQ(0, pipe(p));
+	iov.iov_base = w;
+	ASSERT_EQ(SPLICED, vmsplice(p[1], &iov, 1, 0))
+		TH_LOG("vmsplice: %s", strerror(errno));
+	EXPECT_EQ(0, munmap(w, CHUNK));
+	REFUSED(obj_publish(self->fd, c.handle), -EBUSY,
+		"OBJ_PUBLISH refused: pages of handle");
+	EXPECT_EQ(HYPER_REGION_OBJECT, obj_query_flags(self->fd, c.handle));
+
+	/* Freed: the pipe keeps the chunk and the reference. */
+	EXPECT_EQ(0, hyper_free(self->fd, c.handle));
+	usleep(300000);
+	EXPECT_EQ(used0 + CHUNK, used());
+	ASSERT_EQ(0, obj_line("spliced", st, sizeof(st), NULL, NULL, &refs));
+	EXPECT_STREQ("creating", st);
+	EXPECT_EQ(1, refs);
+	EXPECT_EQ(-EBUSY, hyper_sysfs_write(0, "pool/leave", "1"));
+
+	/* The pipe lets go: the object goes. */
+	close(p[0]);
+	close(p[1]);
+	EXPECT_TRUE(hyper_poll(used() == used0, 60))
+		TH_LOG("used %lld, %lld before", used(), used0);
+	EXPECT_EQ(-ENOENT, obj_line("spliced", NULL, 0, NULL, NULL, NULL));
 }
 
 TEST_HARNESS_MAIN

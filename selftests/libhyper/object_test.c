@@ -16,8 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <hyper/graph_id.h>
 
 #include "kselftest_harness.h"
 #include "helpers.h"
@@ -319,6 +322,42 @@ TEST_F(obj, bad_input)
 	EXPECT_EQ(0, hyper_region_free(self->ctx, pool));
 }
 
+/* shmem: a directory others may write, or a link to one, is refused. */
+TEST(objects_dir_checked)
+{
+	char dir[64] = "/tmp/hyper-objdir-XXXXXX", link[80];
+	struct hyper_open_opts o;
+	struct hyper_region *r;
+	struct hyper_ctx *ctx;
+	int ret;
+
+	if (test_backend != HYPER_BACKEND_SHMEM)
+		SKIP(return, "objects_dir is the shmem backend's");
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(link, sizeof(link), "%s.link", dir);
+	ASSERT_EQ(0, symlink(dir, link));
+	test_opts(&o);
+	o.objects_dir = link;
+	ASSERT_EQ(0, hyper_open(&ctx, &o));
+	ret = hyper_object_create(ctx, "w", 4096, &r);
+	EXPECT_TRUE(ret == -ENOTDIR || ret == -ELOOP)
+		TH_LOG("%d", ret);
+	EXPECT_EQ(NULL, r);
+	EXPECT_NE(NULL, strstr(hyper_last_error(ctx), "a symbolic link, which is refused"))
+		TH_LOG("%s", hyper_last_error(ctx));
+	hyper_close(ctx);
+
+	ASSERT_EQ(0, chmod(dir, 0777));
+	o.objects_dir = dir;
+	ASSERT_EQ(0, hyper_open(&ctx, &o));
+	EXPECT_EQ(-EPERM, hyper_object_open(ctx, "w", &r));
+	EXPECT_NE(NULL, strstr(hyper_last_error(ctx), "others may write it"))
+		TH_LOG("%s", hyper_last_error(ctx));
+	hyper_close(ctx);
+	EXPECT_EQ(0, unlink(link));
+	EXPECT_EQ(0, rmdir(dir));
+}
+
 TEST_F(obj, pack_and_entries)
 {
 	unsigned char a[100], b[7000];
@@ -363,6 +402,88 @@ TEST_F(obj, pack_and_entries)
 	EXPECT_EQ(-EINVAL, hyper_object_pack(self->ctx, "none", in, data, 0, NULL));
 	EXPECT_EQ(-ENOENT, hyper_object_open(self->ctx, "dup", &o));
 	EXPECT_EQ(0, hyper_object_delete(self->ctx, "packed"));
+}
+
+/* @img with its directory's checksum made right again. */
+static void rehash(unsigned char *img)
+{
+	uint64_t dir_bytes, h;
+
+	memcpy(&dir_bytes, img + 16, sizeof(dir_bytes));
+	memset(img + 24, 0, sizeof(h));
+	h = hyper_fnv1a(HYPER_FNV_OFFSET, img, dir_bytes);
+	memcpy(img + 24, &h, sizeof(h));
+}
+
+/*
+ * Objects whose directories were edited after packing: a wrong checksum,
+ * and (with the checksum made right) a tensor past the end, an id without
+ * its NUL, a count past the directory, and one id twice: each refused.
+ */
+TEST_F(obj, corrupt_directory)
+{
+	unsigned char a[100], b[7000], *p, *img, *w;
+	struct hyper_object_entry in[2] = {
+		{ .id = "layer.0.k", .desc = "float32[25]", .bytes = sizeof(a) },
+		{ .id = "layer.0.v", .bytes = sizeof(b) },
+	}, e;
+	const void *data[2] = { a, b };
+	struct hyper_region *r, *c, *o;
+	uint64_t size, v64;
+	uint32_t v32;
+
+	fill_pat(a, sizeof(a), 3);
+	fill_pat(b, sizeof(b), 4);
+	ASSERT_EQ(0, hyper_object_pack(self->ctx, "good", in, data, 2, &r));
+	ASSERT_EQ(0, hyper_region_map(self->ctx, r, (void **)&p));
+	size = hyper_region_size(r);
+	img = malloc(size);
+	ASSERT_NE(NULL, img);
+	for (int i = 0; i < 5; i++) {
+		memcpy(img, p, size);
+		switch (i) {
+		case 0:		/* the checksum */
+			img[24] ^= 1;
+			break;
+		case 1:		/* entry 1's bytes wrap around */
+			v64 = ~0ULL;
+			memcpy(img + 64 + 40 + 8, &v64, sizeof(v64));
+			break;
+		case 2:		/* entry 0's id runs into its description */
+			memcpy(&v32, img + 64 + 24, sizeof(v32));
+			v32++;
+			memcpy(img + 64 + 24, &v32, sizeof(v32));
+			break;
+		case 3:		/* more entries than the directory holds */
+			v32 = 1U << 20;
+			memcpy(img + 12, &v32, sizeof(v32));
+			break;
+		case 4:		/* entry 1 names entry 0's tensor */
+			memcpy(img + 64 + 40 + 20, img + 64 + 20, 8);
+			break;
+		}
+		if (i)
+			rehash(img);
+		ASSERT_EQ(0, hyper_object_create(self->ctx, "edited", size, &c));
+		ASSERT_EQ(0, hyper_region_map(self->ctx, c, (void **)&w));
+		memcpy(w, img, size);
+		ASSERT_EQ(0, hyper_object_publish(self->ctx, c));
+		ASSERT_EQ(0, hyper_object_open(self->ctx, "edited", &o));
+		EXPECT_EQ(-EBADMSG, hyper_object_entry(self->ctx, o, 0, &e))
+			TH_LOG("case %d", i);
+		EXPECT_NE(NULL, strstr(hyper_last_error(self->ctx),
+				       "its tensor directory is corrupt"))
+			TH_LOG("case %d: %s", i, hyper_last_error(self->ctx));
+		EXPECT_EQ(0, hyper_region_free(self->ctx, o));
+		EXPECT_EQ(0, hyper_region_free(self->ctx, c));
+		EXPECT_EQ(0, hyper_object_delete(self->ctx, "edited"));
+	}
+	/* The unedited one reads. */
+	EXPECT_EQ(0, hyper_object_entry(self->ctx, r, 1, &e));
+	EXPECT_STREQ("layer.0.v", e.id);
+	free(img);
+	EXPECT_EQ(0, hyper_region_free(self->ctx, r));
+	EXPECT_EQ(0, hyper_object_delete(self->ctx, "good"));
 }
 
 /* ---- schedules ------------------------------------------------------- */

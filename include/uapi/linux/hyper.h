@@ -183,7 +183,8 @@ struct hyper_obj {
  * @reserved:	must be zero
  *
  * Errors: -EINVAL (not an object this file created), -EALREADY (already
- * published), -EBUSY (a writable mapping of it exists: munmap it first).
+ * published), -EBUSY (a writable mapping of it exists: munmap it first;
+ * or pages are still pinned or spliced through one: release them).
  */
 struct hyper_obj_publish {
 	__u32 handle;
