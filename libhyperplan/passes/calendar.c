@@ -58,6 +58,7 @@ void hyper_plan__cal_reset(struct calendar *c, const double *cap0, double scale)
 			c->fen[up] += c->fen[i];
 	}
 	c->right[c->n] = c->n;
+	c->low = c->n;
 	memset(c->used, 0, c->n);
 }
 
@@ -140,6 +141,8 @@ static void take(struct calendar *c, uint32_t k, double got)
 
 	c->cap[k] -= got;
 	c->used[k] = 1;
+	if (k < c->low)
+		c->low = k;
 	for (i = k + 1; i <= c->n; i += i & -i)
 		c->fen[i] -= got;
 	if (c->cap[k] <= EMPTY) {

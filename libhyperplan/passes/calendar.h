@@ -31,6 +31,7 @@ struct calendar {
 	uint32_t *right;	/* union-find: nearest step at or after with time left */
 	uint32_t *zeros;	/* steps with no time at all, before each step */
 	uint8_t *used;		/* some store took time in the step */
+	uint32_t low;		/* the first step taken from since its user set it */
 };
 
 struct hp_mem;

@@ -36,11 +36,17 @@
  * start, and a range-minimum tree over the buckets finds, class by
  * class, the earliest start among those used late enough for the class's
  * cheapest prefetch to fit: the many that cannot are never walked.  The
- * link's free time only shrinks within a step (the reach is looked up
- * again after each take), so a bucket left out stays out of reach, and
- * the candidates are tried in the same order as with one bucket per next
- * use (start, next use, tensor), less the tries bound to fail.  Those no
- * longer count towards MAX_TRIES.
+ * link's free time only shrinks within a step, so a bucket left out
+ * stays out of reach, and the candidates are tried in the same order as
+ * with one bucket per next use (start, next use, tensor), less the tries
+ * bound to fail.  Those no longer count towards MAX_TRIES.
+ *
+ * A class's reach is looked up only when the class may hold the next
+ * candidate: until then it is bounded by the reach of the cheapest
+ * prefetch of all (at the step's start) or by its reach before the
+ * takes since, which only moved it later, and a take moves only the
+ * reaches past the first step it took time from.  Most classes lose to
+ * another's earlier start without a look-up.
  */
 #include <errno.h>
 #include <string.h>
@@ -216,7 +222,9 @@ static int index_by_use(struct plan_ctx *pc)
 	if (make_buckets(pc, cls, m))
 		goto out;
 	pc->cls_lo = hyper_plan__array(mem, pc->ncls, sizeof(*pc->cls_lo));
-	if (pc->cls_lo)
+	pc->cls_from = hyper_plan__array(mem, pc->ncls, sizeof(*pc->cls_from));
+	pc->cls_stale = hyper_plan__calloc(mem, pc->ncls, 1);
+	if (pc->cls_lo && pc->cls_from && pc->cls_stale)
 		ret = 0;
 out:
 	free(tmp);
@@ -277,6 +285,8 @@ void hyper_plan__plan_free(struct plan_ctx *pc)
 	free(pc->cls_b);
 	free(pc->cls_cost);
 	free(pc->cls_lo);
+	free(pc->cls_from);
+	free(pc->cls_stale);
 	free(pc->at_j);
 	free(pc->at_off);
 	free(pc->idx);
@@ -436,29 +446,70 @@ static uint32_t bucket_from(const struct plan_ctx *pc, uint32_t lo,
  * class's cheapest prefetch to fit after step k (a nanosecond short,
  * against rounding: a bucket kept in by it only costs a try).
  */
+static void reach_of(struct plan_ctx *pc, uint32_t s, uint32_t lo)
+{
+	double cost = pc->cls_cost[s] > 1 ? pc->cls_cost[s] - 1 : 0;
+	uint32_t from = lo;
+
+	if (pc->scale < ANY_WAIT)	/* cal_reach(k + 1, cost) */
+		from = hyper_plan__cal_reach_sum(&pc->h2d, pc->before + cost) + 1;
+	pc->cls_from[s] = from;
+	pc->cls_lo[s] = bucket_from(pc, pc->cls_b[s], pc->cls_b[s + 1],
+				    from > lo ? from : lo);
+	pc->cls_stale[s] = 0;
+}
+
+/*
+ * Every class's reach, at the start of step k: first the buckets used
+ * from lo on, which holds the reach (the cheapest prefetch of all needs
+ * that long), the class stale until next_bucket() needs it.
+ */
 static void class_reach(struct plan_ctx *pc, uint32_t k, uint32_t lo)
 {
-	double before = pc->scale < ANY_WAIT ?
-			hyper_plan__cal_before(&pc->h2d, k + 1) : 0;
-	uint32_t s, from;
+	bool stale = pc->scale < ANY_WAIT;
+	uint32_t s;
 
+	pc->before = stale ? hyper_plan__cal_before(&pc->h2d, k + 1) : 0;
+	pc->h2d.low = pc->h2d.n;
 	for (s = 0; s < pc->ncls; s++) {
-		double cost = pc->cls_cost[s] > 1 ? pc->cls_cost[s] - 1 : 0;
-
-		from = lo;
-		if (pc->scale < ANY_WAIT)	/* cal_reach(k + 1, cost) */
-			from = hyper_plan__cal_reach_sum(&pc->h2d,
-							 before + cost) + 1;
-		pc->cls_lo[s] = bucket_from(pc, pc->cls_b[s], pc->cls_b[s + 1],
-					    from > lo ? from : lo);
+		pc->cls_from[s] = lo;
+		pc->cls_lo[s] = bucket_from(pc, pc->cls_b[s], pc->cls_b[s + 1], lo);
+		pc->cls_stale[s] = stale;
 	}
 }
 
-/* The bucket whose first candidate is next: start, use, tensor. */
-static uint32_t next_bucket(const struct plan_ctx *pc)
+/*
+ * After a take, the classes whose reach it may have moved: those whose
+ * reach lies past the first step it took time from (the steps up to a
+ * reach keep their sums, so the reach stays), or all of them when it
+ * took time before step k + 1 (a pool copy for the tensor's start gap),
+ * which moves the time before.  They are looked up again only when they
+ * could hold the next candidate (next_bucket()).
+ */
+static void reach_moved(struct plan_ctx *pc, uint32_t k)
+{
+	uint32_t s, low = pc->h2d.low;
+
+	if (pc->scale >= ANY_WAIT)
+		return;			/* no reach: every class from lo */
+	pc->h2d.low = pc->h2d.n;
+	if (low <= k)
+		pc->before = hyper_plan__cal_before(&pc->h2d, k + 1);
+	for (s = 0; s < pc->ncls; s++)
+		if (low <= k || low < pc->cls_from[s])
+			pc->cls_stale[s] = 1;
+}
+
+/*
+ * The bucket whose first candidate is next: start, use, tensor.  A stale
+ * class's reach only moved later, so the first candidate from its old
+ * reach is no later than from its new one: a class that loses from
+ * there loses anyway, and is looked up again only if it may win.
+ */
+static uint32_t next_bucket(struct plan_ctx *pc, uint32_t lo)
 {
 	uint64_t best = SEG_NONE, key;
-	uint32_t s, b, bt = 0, t, pick = NONE;
+	uint32_t s, b, bt = 0, t, pick = NONE, was;
 
 	for (s = 0; s < pc->ncls; s++) {
 		if (pc->cls_lo[s] >= pc->cls_b[s + 1])
@@ -466,6 +517,17 @@ static uint32_t next_bucket(const struct plan_ctx *pc)
 		key = hyper_plan__seg_min(&pc->seg, pc->cls_lo[s], pc->cls_b[s + 1] - 1);
 		if (key == SEG_NONE || key > best)
 			continue;
+		if (pc->cls_stale[s]) {
+			was = pc->cls_lo[s];
+			reach_of(pc, s, lo);
+			if (pc->cls_lo[s] >= pc->cls_b[s + 1])
+				continue;
+			if (pc->cls_lo[s] != was)
+				key = hyper_plan__seg_min(&pc->seg, pc->cls_lo[s],
+							  pc->cls_b[s + 1] - 1);
+			if (key == SEG_NONE || key > best)
+				continue;
+		}
 		b = bucket_from(pc, pc->cls_lo[s], pc->cls_b[s + 1],
 				(uint32_t)key);
 		t = pc->c[pc->idx[pc->cur[b]]].t;
@@ -490,7 +552,7 @@ static bool fit_step(struct plan_ctx *pc, uint32_t k, uint64_t budget,
 	if (!fits && lo < n)
 		class_reach(pc, k, lo);
 	while (!fits && lo < n && f.tries < MAX_TRIES && !pc->mem->failed &&
-	       (b = next_bucket(pc)) != NONE) {
+	       (b = next_bucket(pc, lo)) != NONE) {
 		size_t nev = pc->nev;
 
 		i = pc->idx[pc->cur[b]];
@@ -499,7 +561,7 @@ static bool fit_step(struct plan_ctx *pc, uint32_t k, uint64_t budget,
 		else
 			fits = offer(pc, &f, i);
 		if (pc->nev != nev && !fits)	/* it took link time */
-			class_reach(pc, k, lo);
+			reach_moved(pc, k);
 		if (pc->alive[i])
 			set_aside(pc, b);	/* may fit further back */
 		else

@@ -43,6 +43,9 @@ struct plan_ctx {
 	uint32_t *cls_b;	/* class s: buckets cls_b[s] .. cls_b[s+1]) */
 	double *cls_cost;	/* class s: its cheapest prefetch */
 	uint32_t *cls_lo;	/* class s: first step its prefetch reaches */
+	uint32_t *cls_from;	/* class s: that step before lo and buckets */
+	uint8_t *cls_stale;	/* class s: a take may have moved its reach */
+	double before;		/* link time offered before the step after k */
 	uint32_t *at_j;		/* buckets used at j: at_j[at_off[j] .. [j+1]) */
 	uint32_t *at_off;
 	size_t *by_b;		/* bucket b's candidates: */

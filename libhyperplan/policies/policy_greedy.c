@@ -4,7 +4,12 @@
  * as libhyper's validator does; the simulator then adds the time a
  * detached tensor waits for its store.
  * Eviction candidates sit in a heap keyed by next use, refreshed lazily:
- * an entry whose tensor moved on is skipped when it surfaces.
+ * an entry whose tensor moved on is skipped when it surfaces.  A tensor
+ * whose next use moved waits in a list, once however often it moved,
+ * until an eviction needs the heap: a step that fits pushes nothing.
+ * The heap then holds, for every resident tensor, an entry with its
+ * current next use, as if each access had pushed one; the stale entries
+ * it lacks are those that would have been skipped.
  */
 #include <errno.h>
 #include <math.h>
@@ -30,6 +35,9 @@ struct greedy {
 	uint32_t *open;		/* its evict record awaiting a prefetch */
 	uint32_t *stamp;	/* k + 1: in step k's working set, or fetched in k */
 	struct heap victims;	/* (-next use, t): furthest next use first */
+	uint32_t *pend;		/* tensors whose next use moved, not in victims yet */
+	size_t npend;
+	uint8_t *pending;	/* in pend */
 	struct want *win;	/* reads within the lookahead, by step */
 	size_t whead, wtail, wcap;
 	struct heap_item *aside;
@@ -63,14 +71,33 @@ static bool resident(const struct greedy *q, uint32_t t)
 	return q->st[t] & HYPER_RES_DEVICE;
 }
 
+/* t's next use moved: its entry waits until flush_victims() */
 static void push_victim(struct greedy *q, uint32_t t)
 {
-	if (q->g->t[t].flags & TF_PIN)
-		return;			/* never leaves the device */
-	/* furthest next use first; equal ones by tensor, lowest first */
-	/* out of memory: q->gc->mem says so, hyper_plan__greedy_evicts() fails */
-	hyper_plan__heap_push(&q->victims, -(double)next_use(q, t) + t / 33554432.0, t,
-		  q->gc->mem);
+	if ((q->g->t[t].flags & TF_PIN) || q->pending[t])
+		return;			/* never leaves the device, or waits */
+	q->pending[t] = 1;
+	q->pend[q->npend++] = t;	/* at most one per tensor: sized nt */
+}
+
+/* The waiting tensors still resident go into the heap, keyed by next use. */
+static void flush_victims(struct greedy *q)
+{
+	size_t x;
+
+	for (x = 0; x < q->npend; x++) {
+		uint32_t t = q->pend[x];
+
+		q->pending[t] = 0;
+		if (!resident(q, t))
+			continue;	/* would surface stale */
+		/* furthest next use first; equal ones by tensor, lowest first */
+		/* out of memory: q->gc->mem says so, hyper_plan__greedy_evicts() fails */
+		hyper_plan__heap_push(&q->victims,
+				      -(double)next_use(q, t) + t / 33554432.0, t,
+				      q->gc->mem);
+	}
+	q->npend = 0;
 }
 
 /* Evicts t before step k; k = n: the schedule starts with it in the pool. */
@@ -103,6 +130,8 @@ static bool make_room(struct greedy *q, uint64_t need, uint32_t k,
 	size_t i;
 
 	q->naside = 0;
+	if (q->mem + need > q->budget)
+		flush_victims(q);
 	while (q->mem + need > q->budget && q->victims.n &&
 	       !q->gc->mem->failed) {
 		struct heap_item top = heap_top(&q->victims);
@@ -233,7 +262,9 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	q.cur = hyper_plan__array(gc->mem, g->nt, sizeof(*q.cur));
 	q.open = hyper_plan__array(gc->mem, g->nt, sizeof(*q.open));
 	q.stamp = hyper_plan__calloc(gc->mem, g->nt, sizeof(*q.stamp));
-	if (!q.st || !q.cur || !q.open || !q.stamp)
+	q.pend = hyper_plan__array(gc->mem, g->nt, sizeof(*q.pend));
+	q.pending = hyper_plan__calloc(gc->mem, g->nt, 1);
+	if (!q.st || !q.cur || !q.open || !q.stamp || !q.pend || !q.pending)
 		goto out;
 	start(&q);
 	for (k = 0; k < lookahead_ops && k < lf->n; k++)
@@ -259,6 +290,8 @@ out:
 	free(q.cur);
 	free(q.open);
 	free(q.stamp);
+	free(q.pend);
+	free(q.pending);
 	free(q.win);
 	free(q.aside);
 	hyper_plan__heap_free(&q.victims);
