@@ -24,6 +24,9 @@
  *  - by offset: every placed interval kept in offset order, in blocks
  *    that know the time they cover, read bottom up until a first fit is
  *    found: O(placed), no sort, for runs where most overlap (training);
+ *    a block is passed over whole when the entries that live at one
+ *    instant inside the fit (one of 64 pins across the run) reach its
+ *    top with no hole the fit would take;
  * and in a long run, the intervals at least a 64th of it long (KV
  * blocks, prefetched weights) by offset and the rest by time, the two
  * merged by offset.
@@ -66,6 +69,19 @@ struct oblk {
 	uint64_t gap;		/* the widest hole between its entries, bottom up */
 };
 
+/*
+ * Block b's entries live at pin i (instant t0 + i * pin_step, one of 64
+ * across the run), kept in pins[b * NPIN + i] as they are inserted: the
+ * lowest offset of one, the highest end, and a bound on the widest hole
+ * between them (an entry inserted among them only narrows holes).
+ */
+#define NPIN	64
+
+struct opin {
+	uint64_t lo, top, gap;
+	bool any;
+};
+
 struct placer {
 	struct hu_ival *v;
 	uint32_t n;
@@ -81,8 +97,10 @@ struct placer {
 	/* the offset order, for intervals at least long_len long (ents) */
 	uint64_t long_len;
 	uint64_t t0, t1;	/* the run, for the 64ths */
+	uint64_t pin_step;	/* the 64 pins: t0 + i * pin_step; 0: none */
 	struct oent *ents;	/* block b's entries at ents[b * OBLK] */
 	struct oblk *blk;
+	struct opin *pins;	/* block b's pins at pins[b * NPIN] */
 	uint32_t *bord;		/* the blocks, bottom first */
 	uint32_t nblk;
 };
@@ -268,6 +286,62 @@ static void blk_span(struct placer *p, uint32_t id)
 	bk->gap = gap;
 }
 
+/*
+ * The pins [*@a, *@b] that [@start, @end) holds: false when none.  An
+ * entry that holds a pin inside a fit shares time with it.
+ */
+static bool pins_in(const struct placer *p, uint64_t start, uint64_t end,
+		    uint64_t *a, uint64_t *b)
+{
+	if (!p->pin_step || end <= p->t0)
+		return false;
+	*a = start > p->t0 ? (start - p->t0 - 1) / p->pin_step + 1 : 0;
+	*b = (end - 1 - p->t0) / p->pin_step;
+	if (*b > NPIN - 1)
+		*b = NPIN - 1;
+	return *a <= *b;
+}
+
+/*
+ * Entry @x joins block @id's pins that it holds.  Its hole below it, if
+ * it comes first, or above the others, if it comes last, is exact; in
+ * between it only narrows a hole, so the widest stays a bound.
+ */
+static void pin_add(struct placer *p, uint32_t id, const struct oent *x)
+{
+	uint64_t a, b;
+
+	if (!pins_in(p, x->start, x->end, &a, &b))
+		return;
+	for (uint64_t i = a; i <= b; i++) {
+		struct opin *pn = &p->pins[(size_t)id * NPIN + i];
+
+		if (!pn->any) {
+			*pn = (struct opin){ x->lo, x->hi, 0, true };
+			continue;
+		}
+		if (x->lo < pn->lo) {
+			if (pn->lo > x->hi && pn->lo - x->hi > pn->gap)
+				pn->gap = pn->lo - x->hi;
+			pn->lo = x->lo;
+		} else if (x->lo > pn->top && x->lo - pn->top > pn->gap) {
+			pn->gap = x->lo - pn->top;
+		}
+		if (x->hi > pn->top)
+			pn->top = x->hi;
+	}
+}
+
+/* Block @id's pins from its entries, bottom up. */
+static void blk_pins(struct placer *p, uint32_t id)
+{
+	const struct oent *e = &p->ents[(size_t)id * OBLK];
+
+	memset(&p->pins[(size_t)id * NPIN], 0, NPIN * sizeof(*p->pins));
+	for (uint32_t j = 0; j < p->blk[id].n; j++)
+		pin_add(p, id, &e[j]);
+}
+
 /* Inserts a placed interval into the offset order. */
 static void ord_insert(struct placer *p, const struct oent *x)
 {
@@ -277,6 +351,7 @@ static void ord_insert(struct placer *p, const struct oent *x)
 	if (!p->nblk) {
 		p->blk[0] = (struct oblk){ .min_start = UINT64_MAX,
 					   .min_end = UINT64_MAX };
+		blk_pins(p, 0);
 		p->bord[0] = 0;
 		p->nblk = 1;
 	}
@@ -318,6 +393,7 @@ static void ord_insert(struct placer *p, const struct oent *x)
 					bk->min_end = e[j].end;
 			}
 			blk_span(p, k ? nid : id);
+			blk_pins(p, k ? nid : id);
 		}
 		memmove(&p->bord[b + 2], &p->bord[b + 1],
 			(p->nblk - b - 1) * sizeof(*p->bord));
@@ -350,6 +426,7 @@ static void ord_insert(struct placer *p, const struct oent *x)
 	if (x->end < p->blk[id].min_end)
 		p->blk[id].min_end = x->end;
 	blk_span(p, id);
+	pin_add(p, id, x);
 }
 
 /*
@@ -364,7 +441,13 @@ static bool fit_scan(struct placer *p, const struct hu_ival *v,
 		     struct scan *s)
 {
 	uint64_t w = p->nblk ? when(p, v->start, v->end) : 0;
+	const struct opin *pin = NULL, *pn;
 	uint32_t j = 0, k;
+	uint64_t a, z;
+
+	/* the pin in the middle of those @v holds */
+	if (p->nblk && pins_in(p, v->start, v->end, &a, &z))
+		pin = &p->pins[a + (z - a) / 2];
 
 	p->nr_cand = 0;
 	collect(p, 1, 0, p->leaves, starts_before(p, v->end), v->start);
@@ -388,6 +471,19 @@ static bool fit_scan(struct placer *p, const struct hu_ival *v,
 				return true;
 		if (bk->max_start < v->end && bk->min_end > v->start &&
 		    bk->gap < s->bytes && e[0].lo < s->cur + s->bytes &&
+		    (j == k || p->cand[j].lo >= e[bk->n - 1].lo)) {
+			if (bk->top > s->cur)
+				s->cur = bk->top;
+			continue;
+		}
+		/*
+		 * Or whose entries live at a pin inside @v (they share time
+		 * with it, and any other that does only fills) reach its top
+		 * with no hole as wide as @v between them nor below them.
+		 */
+		pn = pin ? &pin[(size_t)p->bord[b] * NPIN] : NULL;
+		if (pn && pn->any && pn->top == bk->top &&
+		    pn->gap < s->bytes && pn->lo < s->cur + s->bytes &&
 		    (j == k || p->cand[j].lo >= e[bk->n - 1].lo)) {
 			if (bk->top > s->cur)
 				s->cur = bk->top;
@@ -558,6 +654,7 @@ static int choose_way(struct placer *p, const bool *whole,
 	p->long_len = m ? (t1 - t0) / LONG_DIV + 1 : 0;
 	p->t0 = m ? t0 : 0;
 	p->t1 = m ? t1 : 0;
+	p->pin_step = m && t1 - t0 < UINT64_MAX ? (t1 - t0) / 64 + 1 : 0;
 	if (way == HU_ARENA_BY_TIME || !m)
 		return 0;
 	if (way == HU_ARENA_BY_OFFSET) {
@@ -595,7 +692,8 @@ ordered:
 	p->blk = malloc(nb * sizeof(*p->blk));
 	p->bord = malloc(nb * sizeof(*p->bord));
 	p->ents = malloc(nb * OBLK * sizeof(*p->ents));
-	return p->blk && p->bord && p->ents ? 0 : -ENOMEM;
+	p->pins = malloc(nb * NPIN * sizeof(*p->pins));
+	return p->blk && p->bord && p->ents && p->pins ? 0 : -ENOMEM;
 }
 
 /* Pseudo-random in [0, 1): deterministic (an LCG), no global state. */
@@ -775,6 +873,7 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 	ret = 0;
 out:
 	free(area_seq);
+	free(p.pins);
 	free(p.ents);
 	free(p.bord);
 	free(p.blk);

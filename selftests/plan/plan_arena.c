@@ -318,21 +318,27 @@ TEST(arena_over_the_budget_is_reported)
  * The placer's ways of finding what a fit must avoid (by time, by
  * offset, the long intervals by offset and the rest by time) give the
  * same offsets, on interval sets shaped like decode
- * (many short, few live at once) and like training (most live from the
- * forward pass to the backward), and every layout is valid: no two
+ * (many short, few live at once), like training (most live from the
+ * forward pass to the backward), and like a training step's nested
+ * activations (one made at t freed at the mirror of t, where a fit by
+ * offset passes over whole blocks by their pins), and every layout is
+ * valid: no two
  * intervals that share time share a byte, and the height is the top of
  * the highest and at least the live peak.
  */
 static uint64_t arena_set(struct hu_ival *v, uint32_t n, unsigned int seed,
-			  bool dense)
+			  bool dense, bool nested)
 {
-	uint64_t span = dense ? 4 * n : 40 * n;
+	uint64_t span = dense || nested ? 4 * n : 40 * n;
 
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t a = rand_r(&seed) % span, l;
 
 		if (rand_r(&seed) % 10 == 0) {
 			v[i] = (struct hu_ival){ 0, span + 1, 64, 0 };
+		} else if (nested && rand_r(&seed) % 4) {
+			a %= span / 2;
+			v[i] = (struct hu_ival){ a, span - a, 0, 0 };
 		} else {
 			l = dense && rand_r(&seed) % 3 ? span / 2 +
 				rand_r(&seed) % (span / 2) :
@@ -355,7 +361,7 @@ TEST(arena_ways_agree_and_are_valid)
 	const int nw = ARRAY_SIZE(ways);
 	unsigned int cases = 0;
 
-	for (unsigned int seed = 1; seed <= 24; seed++) {
+	for (unsigned int seed = 1; seed <= 32; seed++) {
 		uint32_t n = seed % 4 == 0 ? 1500 : 1 + seed * 37 % 400;
 		struct hu_ival *v[ARRAY_SIZE(ways)];
 		uint64_t h[ARRAY_SIZE(ways)], top = 0, peak;
@@ -363,7 +369,7 @@ TEST(arena_ways_agree_and_are_valid)
 		for (int w = 0; w < nw; w++) {
 			v[w] = calloc(n, sizeof(*v[w]));
 			ASSERT_NE(NULL, v[w]);
-			arena_set(v[w], n, seed, seed % 2);
+			arena_set(v[w], n, seed, seed % 2, seed > 24);
 			ASSERT_EQ(0, hu_arena_place_way(v[w], n, seed % 3 ? 4000 : 0,
 							ways[w], &h[w]));
 		}
@@ -398,7 +404,7 @@ TEST(arena_ways_agree_and_are_valid)
 		for (int w = 0; w < nw; w++)
 			free(v[w]);
 	}
-	EXPECT_EQ(24, cases);
+	EXPECT_EQ(32, cases);
 }
 
 /*
