@@ -60,9 +60,6 @@ FIXTURE_TEARDOWN(obj3)
 	hyper_mbox_close(&self->m);
 }
 
-#define MEET(name) \
-	EXPECT_EQ(0, hyper_mbox_barrier(&self->m, name, tn_secs()))
-
 /* REFS of the object in sysfs and in hyperctl's JSON, both @want. */
 #define EXPECT_REFS(want) do {						\
 	long long r_ = -1;						\
@@ -108,38 +105,28 @@ static void regions_done(struct __test_metadata *_metadata,
 	}
 }
 
-static long long node_bytes(struct __test_metadata *_metadata, int id,
-			    char *state, size_t len)
-{
-	long long bytes = -1;
-
-	EXPECT_EQ(0, tn_pool_node(id, state, len, &bytes))
-		TH_LOG("pool/nodes has no line for node %d", id);
-	return bytes;
-}
-
 static void owner(struct __test_metadata *_metadata, FIXTURE_DATA(obj3) *self)
 {
 	struct hyper_obj c = { 0 };
 	long long b0, used;
 	char st[32] = "";
 
-	b0 = node_bytes(_metadata, 0, st, sizeof(st));
+	b0 = tn_node_bytes(_metadata, 0, st, sizeof(st));
 	ASSERT_EQ(0, obj_create(self->fd, NAME, OBJ_SIZE, &c));
 	hyper_fill(self->buf, OBJ_SIZE, SEED);
 	ASSERT_EQ(0, obj_xfer(self->fd, c.handle, 0, self->buf, OBJ_SIZE, true));
 	ASSERT_EQ(0, obj_publish(self->fd, c.handle));
 	EXPECT_EQ(0, hyper_free(self->fd, c.handle));
 	EXPECT_REFS(0);
-	MEET("obj3-published");
-	MEET("obj3-opened");
+	TN_MEET("obj3-published");
+	TN_MEET("obj3-opened");
 	EXPECT_REFS(2);
-	MEET("obj3-held");
-	MEET("obj3-live-checked");
+	TN_MEET("obj3-held");
+	TN_MEET("obj3-live-checked");
 	/* Node 2 is killed; node 1 fences it. */
-	MEET("obj3-fenced");
+	TN_MEET("obj3-fenced");
 	EXPECT_REFS(1);
-	EXPECT_EQ(b0, node_bytes(_metadata, 0, st, sizeof(st)));
+	EXPECT_EQ(b0, tn_node_bytes(_metadata, 0, st, sizeof(st)));
 	EXPECT_STREQ("joined", st);
 	regions_done(_metadata, self, false);
 
@@ -152,14 +139,14 @@ static void owner(struct __test_metadata *_metadata, FIXTURE_DATA(obj3) *self)
 	EXPECT_EQ(used, hyper_sysfs_ll(0, "used"))
 		TH_LOG("the object's chunks went while node 1 held it");
 	hyper_mbox_put(&self->m, V_USED, (uint64_t)used);
-	MEET("obj3-deleted");
-	MEET("obj3-released");
+	TN_MEET("obj3-deleted");
+	TN_MEET("obj3-released");
 	EXPECT_TRUE(hyper_poll(hyper_sysfs_ll(0, "used") == used - OBJ_SIZE,
 			       tn_secs()))
 		TH_LOG("used %lld, %lld before node 1 let go",
 		       hyper_sysfs_ll(0, "used"), used);
 	EXPECT_EQ(-ENOENT, obj_line(NAME, NULL, 0, NULL, NULL, NULL));
-	MEET("obj3-done");
+	TN_MEET("obj3-done");
 	regions_done(_metadata, self, true);
 }
 
@@ -171,15 +158,15 @@ static void fencer(struct __test_metadata *_metadata, FIXTURE_DATA(obj3) *self)
 	char st[32] = "";
 	int rc;
 
-	MEET("obj3-published");
+	TN_MEET("obj3-published");
 	ASSERT_EQ(0, open_and_check(self->fd, self->buf, &o, &r))
 		TH_LOG("node 1 does not read the published pattern");
-	MEET("obj3-opened");
-	MEET("obj3-held");
+	TN_MEET("obj3-opened");
+	TN_MEET("obj3-held");
 
 	used0 = hyper_sysfs_ll(0, "used");
-	b1 = node_bytes(_metadata, 1, st, sizeof(st));
-	b2 = node_bytes(_metadata, 2, st, sizeof(st));
+	b1 = tn_node_bytes(_metadata, 1, st, sizeof(st));
+	b2 = tn_node_bytes(_metadata, 2, st, sizeof(st));
 	EXPECT_STREQ("joined", st);
 	regions2 = (long long)hyper_mbox_get(&self->m, 2, V_NODE_USED);
 	EXPECT_LE((long long)(NREG * REG_SIZE), regions2);
@@ -189,7 +176,7 @@ static void fencer(struct __test_metadata *_metadata, FIXTURE_DATA(obj3) *self)
 	rc = tn_hyperctl(self->err, ERR_LEN, "pool", "fence", "2", NULL);
 	EXPECT_NE(0, rc) TH_LOG("fenced node 2 while its lease was live");
 	EXPECT_TRUE(tn_says(self->err, "lease")) TH_LOG("%s", self->err);
-	MEET("obj3-live-checked");
+	TN_MEET("obj3-live-checked");
 
 	/* The runner kills node 2's QEMU now. */
 	ASSERT_EQ(0, hyper_mbox_wait_gone(&self->m, 2, tn_secs()));
@@ -203,24 +190,24 @@ static void fencer(struct __test_metadata *_metadata, FIXTURE_DATA(obj3) *self)
 	EXPECT_EQ(used0 - b2, used1)
 		TH_LOG("the fence gave back %lld bytes; node 2 held %lld",
 		       used0 - used1, b2);
-	EXPECT_EQ(0, node_bytes(_metadata, 2, st, sizeof(st)));
+	EXPECT_EQ(0, tn_node_bytes(_metadata, 2, st, sizeof(st)));
 	EXPECT_STREQ("fenced", st);
-	EXPECT_EQ(b1, node_bytes(_metadata, 1, st, sizeof(st)));
+	EXPECT_EQ(b1, tn_node_bytes(_metadata, 1, st, sizeof(st)));
 	EXPECT_STREQ("joined", st);
 	EXPECT_REFS(1);
 	EXPECT_EQ(OBJ_SIZE, hyper_check(r, OBJ_SIZE, SEED));
 	regions_done(_metadata, self, false);
-	MEET("obj3-fenced");
+	TN_MEET("obj3-fenced");
 
-	MEET("obj3-deleted");
+	TN_MEET("obj3-deleted");
 	EXPECT_EQ(-ENOENT, obj_open(self->fd, NAME, NULL));
 	EXPECT_EQ(OBJ_SIZE, hyper_check(r, OBJ_SIZE, SEED));
 	EXPECT_EQ((long long)hyper_mbox_get(&self->m, 0, V_USED),
 		  hyper_sysfs_ll(0, "used"));
 	EXPECT_EQ(0, munmap(r, OBJ_SIZE));
 	EXPECT_EQ(0, hyper_free(self->fd, o.handle));
-	MEET("obj3-released");
-	MEET("obj3-done");
+	TN_MEET("obj3-released");
+	TN_MEET("obj3-done");
 	regions_done(_metadata, self, true);
 }
 
@@ -238,7 +225,7 @@ static void victim(struct __test_metadata *_metadata, FIXTURE_DATA(obj3) *self)
 	/* The child has a file of its own; the fixture's is not needed. */
 	close(self->fd);
 	self->fd = -1;
-	MEET("obj3-published");
+	TN_MEET("obj3-published");
 	ASSERT_EQ(0, pipe(ready));
 	fflush(NULL);
 	pid = fork();
@@ -261,12 +248,12 @@ static void victim(struct __test_metadata *_metadata, FIXTURE_DATA(obj3) *self)
 	ASSERT_EQ(1, read(ready[0], &c, 1));
 	close(ready[0]);
 	ASSERT_EQ(1, c) TH_LOG("node 2 could not read the object or take its regions");
-	MEET("obj3-opened");
+	TN_MEET("obj3-opened");
 	used = hyper_sysfs_ll(0, "node_used");
 	EXPECT_LE((long long)(NREG * REG_SIZE), used);
 	hyper_mbox_put(&self->m, V_NODE_USED, used < 0 ? 0 : (uint64_t)used);
-	MEET("obj3-held");
-	MEET("obj3-live-checked");
+	TN_MEET("obj3-held");
+	TN_MEET("obj3-live-checked");
 	/* No one waits for this node now; the suite has it killed. */
 	hyper_mbox_leave(&self->m);
 }

@@ -234,4 +234,24 @@ static inline int tn_fence_after_lease(int victim, char *err, size_t len)
 	return -1;
 }
 
+/* Meet the other nodes at barrier @name (in a fixture holding mailbox @m). */
+#define TN_MEET(name) \
+	EXPECT_EQ(0, hyper_mbox_barrier(&self->m, name, tn_secs()))
+
+#ifdef TH_LOG	/* in a kselftest_harness.h test */
+/*
+ * The node table's bytes of node @id, its state into @state; -1, logged
+ * as a failed expectation, when pool/nodes has no line for it.
+ */
+static inline long long tn_node_bytes(struct __test_metadata *_metadata,
+				      int id, char *state, size_t len)
+{
+	long long bytes = -1;
+	int ret = tn_pool_node(id, state, len, &bytes);
+
+	EXPECT_EQ(0, ret) TH_LOG("pool/nodes has no line for node %d", id);
+	return ret ? -1 : bytes;
+}
+#endif
+
 #endif /* TWONODE_H */

@@ -127,17 +127,6 @@ static void victim(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, hyper_mbox_barrier(&self->m, "fence-live-checked", tn_secs()));
 }
 
-/* The node table's bytes of a node; -1 with the cause logged if absent. */
-static long long chunk_bytes(struct __test_metadata *_metadata, int id,
-			     char *state, size_t len)
-{
-	long long bytes;
-	int ret = tn_pool_node(id, state, len, &bytes);
-
-	EXPECT_EQ(0, ret) TH_LOG("pool/nodes has no line for node %d", id);
-	return ret ? -1 : bytes;
-}
-
 static void survivor(struct __test_metadata *_metadata,
 		     FIXTURE_DATA(fence) *self)
 {
@@ -164,9 +153,9 @@ static void survivor(struct __test_metadata *_metadata,
 	EXPECT_EQ(-ENOENT, obj_line(TORN, NULL, 0, NULL, NULL, NULL));
 	used0 = hyper_sysfs_ll(0, "used");
 	regions0 = hyper_sysfs_ll(0, "node_used");
-	b0 = chunk_bytes(_metadata, 0, st, sizeof(st));
+	b0 = tn_node_bytes(_metadata, 0, st, sizeof(st));
 	EXPECT_STREQ("joined", st);
-	b1 = chunk_bytes(_metadata, 1, st, sizeof(st));
+	b1 = tn_node_bytes(_metadata, 1, st, sizeof(st));
 	EXPECT_STREQ("joined", st);
 	EXPECT_LE((long long)(NREG * REG_SIZE), regions0);
 	EXPECT_LE((long long)(NREG * REG_SIZE), regions1);
@@ -205,9 +194,9 @@ static void survivor(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, obj_line(OBJ, NULL, 0, NULL, NULL, &refs));
 	EXPECT_EQ(1, refs) TH_LOG("the fence dropped %lld references, node 1 held %d",
 				  1 + OBJ_REFS - refs, OBJ_REFS);
-	EXPECT_EQ(0, chunk_bytes(_metadata, 1, st, sizeof(st)));
+	EXPECT_EQ(0, tn_node_bytes(_metadata, 1, st, sizeof(st)));
 	EXPECT_STREQ("fenced", st);
-	EXPECT_EQ(b0, chunk_bytes(_metadata, 0, st, sizeof(st)));
+	EXPECT_EQ(b0, tn_node_bytes(_metadata, 0, st, sizeof(st)));
 	EXPECT_STREQ("joined", st);
 	EXPECT_EQ(regions0, hyper_sysfs_ll(0, "node_used"));
 	for (int i = 0; i < NREG; i++) {

@@ -52,9 +52,6 @@ FIXTURE_TEARDOWN(objects)
 	hyper_mbox_close(&self->m);
 }
 
-#define MEET(name) \
-	EXPECT_EQ(0, hyper_mbox_barrier(&self->m, name, tn_secs()))
-
 static void creator(struct __test_metadata *_metadata,
 		    FIXTURE_DATA(objects) *self)
 {
@@ -75,11 +72,11 @@ static void creator(struct __test_metadata *_metadata,
 	ASSERT_NE(MAP_FAILED, w);
 	memcpy(w + OBJ_SIZE / 2, self->buf + OBJ_SIZE / 2, OBJ_SIZE / 2);
 	EXPECT_EQ(0, munmap(w, OBJ_SIZE));
-	MEET("obj-created");
-	MEET("obj-unpublished-checked");
+	TN_MEET("obj-created");
+	TN_MEET("obj-unpublished-checked");
 	ASSERT_EQ(0, obj_publish(self->fd, c.handle));
-	MEET("obj-published");
-	MEET("obj-opened");
+	TN_MEET("obj-published");
+	TN_MEET("obj-opened");
 
 	ASSERT_EQ(0, obj_line(NAME, st, sizeof(st), NULL, NULL, &refs));
 	EXPECT_STREQ("published", st);
@@ -93,14 +90,14 @@ static void creator(struct __test_metadata *_metadata,
 	EXPECT_EQ(1, refs);
 	EXPECT_EQ(used0, hyper_sysfs_ll(0, "used"));
 	hyper_mbox_put(&self->m, 0, (uint64_t)used0);
-	MEET("obj-deleted");
-	MEET("obj-released");
+	TN_MEET("obj-deleted");
+	TN_MEET("obj-released");
 	EXPECT_TRUE(hyper_poll(hyper_sysfs_ll(0, "used") == used0 - OBJ_SIZE,
 			       tn_secs()))
 		TH_LOG("used %lld, %lld before the last reference went",
 		       hyper_sysfs_ll(0, "used"), used0);
 	EXPECT_EQ(-ENOENT, obj_line(NAME, NULL, 0, NULL, NULL, NULL));
-	MEET("obj-done");
+	TN_MEET("obj-done");
 }
 
 static void reader(struct __test_metadata *_metadata,
@@ -112,15 +109,15 @@ static void reader(struct __test_metadata *_metadata,
 	int node = -1;
 	uint8_t *r;
 
-	MEET("obj-created");
+	TN_MEET("obj-created");
 	EXPECT_EQ(-ENOENT, obj_open(self->fd, NAME, NULL))
 		TH_LOG("opened before the publish");
 	EXPECT_EQ(-EEXIST, obj_create(self->fd, NAME, 2 * MiB, NULL));
 	ASSERT_EQ(0, obj_line(NAME, st, sizeof(st), NULL, &node, NULL));
 	EXPECT_STREQ("creating", st);
 	EXPECT_EQ(0, node);
-	MEET("obj-unpublished-checked");
-	MEET("obj-published");
+	TN_MEET("obj-unpublished-checked");
+	TN_MEET("obj-published");
 
 	ASSERT_EQ(0, obj_open(self->fd, NAME, &o));
 	EXPECT_EQ(OBJ_SIZE, o.size);
@@ -142,9 +139,9 @@ static void reader(struct __test_metadata *_metadata,
 	EXPECT_EQ(EACCES, errno);
 	EXPECT_NE(0, mprotect(r, OBJ_SIZE, PROT_READ | PROT_WRITE));
 	EXPECT_EQ(-EEXIST, obj_create(self->fd, NAME, 2 * MiB, NULL));
-	MEET("obj-opened");
+	TN_MEET("obj-opened");
 
-	MEET("obj-deleted");
+	TN_MEET("obj-deleted");
 	used0 = (long long)hyper_mbox_get(&self->m, 0, 0);
 	EXPECT_EQ(-ENOENT, obj_open(self->fd, NAME, NULL));
 	EXPECT_EQ(OBJ_SIZE, hyper_check(r, OBJ_SIZE, SEED));
@@ -152,8 +149,8 @@ static void reader(struct __test_metadata *_metadata,
 		TH_LOG("the memory went while node 1 held it");
 	EXPECT_EQ(0, hyper_free(self->fd, o.handle));
 	EXPECT_EQ(0, munmap(r, OBJ_SIZE));
-	MEET("obj-released");
-	MEET("obj-done");
+	TN_MEET("obj-released");
+	TN_MEET("obj-done");
 }
 
 TEST_F_TIMEOUT(objects, publish_open_delete_across_nodes, TN_TEST_SECS)
