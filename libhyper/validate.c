@@ -15,6 +15,7 @@
 #include <hyper/residency.h>
 
 #include "schedule.h"
+#include "util/sort.h"
 #include "util/units.h"
 
 struct replay {
@@ -25,45 +26,71 @@ struct replay {
 	struct hs_err *e;
 };
 
-static int over_budget(struct replay *r, const char *where, const char *what)
+/* Where a message points: "step I (OP)", or the start for UINT32_MAX. */
+static const char *where(char *buf, size_t len, const struct replay *r,
+			 uint32_t i)
 {
-	char have[32], budget[32];
+	/* Operator names are free text: keep messages bounded. */
+	if (i == UINT32_MAX)
+		snprintf(buf, len, "schedule start");
+	else
+		snprintf(buf, len, "step %u (%.120s)", i, r->s->steps[i].op);
+	return buf;
+}
+
+/*
+ * After step @i's prefetch of tensor @t, or its defines (@t UINT32_MAX),
+ * or at the start (@i UINT32_MAX).  The words are made only for the
+ * message: a replay is a million steps, and each would format them.
+ */
+static int over_budget(struct replay *r, uint32_t i, uint32_t t)
+{
+	char have[32], budget[32], w[200], what[200];
 
 	if (r->resident > r->peak)
 		r->peak = r->resident;
 	if (!(r->s->flags & HYPER_SCHED_BUDGET) || r->resident <= r->s->budget)
 		return 0;
+	if (i == UINT32_MAX)
+		snprintf(what, sizeof(what), "tensors whose home is \"device\"");
+	else if (t == UINT32_MAX)
+		snprintf(what, sizeof(what), "after the operator's defines");
+	else
+		snprintf(what, sizeof(what), "after prefetch of \"%s\"",
+			 r->s->tensors[t].id);
 	hu_fmt_bytes(have, sizeof(have), r->resident, 1);
 	hu_fmt_bytes(budget, sizeof(budget), r->s->budget, 1);
 	hs_errf(r->e, "%s: device residency %s (%" PRIu64 " bytes) exceeds budget %s (%" PRIu64 " bytes) (%s)",
-		where, have, r->resident, budget, r->s->budget, what);
+		where(w, sizeof(w), r, i), have, r->resident, budget,
+		r->s->budget, what);
 	return -EBADMSG;
 }
 
 /* The rules are <hyper/residency.h>'s; this adds the byte count. */
-static int apply(struct replay *r, const char *where, const struct hyper_cop *c)
+static int apply(struct replay *r, uint32_t i, const struct hyper_cop *c)
 {
 	struct hs_tensor *t = &r->s->tensors[c->tensor];
 	uint8_t *st = &r->st[c->tensor];
-	char what[200];
+	char w[200];
 	int why;
 
 	if (!hyper_cache_op_name(c->op)) {
-		hs_errf(r->e, "%s: unknown cache op %u", where, c->op);
+		hs_errf(r->e, "%s: unknown cache op %u",
+			where(w, sizeof(w), r, i), c->op);
 		return -EBADMSG;
 	}
 	why = hyper_residency_step(st, c->op);
 	if (why) {
-		hs_errf(r->e, "%s: %s of tensor \"%s\" %s", where,
-			hs_op_name(c->op), t->id, hyper_residency_reason(why));
+		hs_errf(r->e, "%s: %s of tensor \"%s\" %s",
+			where(w, sizeof(w), r, i), hs_op_name(c->op), t->id,
+			hyper_residency_reason(why));
 		return -EBADMSG;
 	}
 	switch (c->op) {
 	case HYPER_OP_PREFETCH:
 		t->flags |= HYPER_TENSOR_NEEDS_POOL | HYPER_TENSOR_NEEDS_DEVICE;
 		r->resident += t->bytes;
-		snprintf(what, sizeof(what), "after prefetch of \"%s\"", t->id);
-		return over_budget(r, where, what);
+		return over_budget(r, i, c->tensor);
 	case HYPER_OP_STORE:
 		t->flags |= HYPER_TENSOR_NEEDS_POOL;
 		return 0;
@@ -76,14 +103,12 @@ static int apply(struct replay *r, const char *where, const struct hyper_cop *c)
 static int replay_step(struct replay *r, uint32_t i)
 {
 	struct hs_step *step = &r->s->steps[i];
-	char where[200];
+	char w[200];
 	uint32_t j;
 	int ret;
 
-	/* Operator names are free text: keep messages bounded. */
-	snprintf(where, sizeof(where), "step %u (%.120s)", i, step->op);
 	for (j = 0; j < step->nr_before; j++) {
-		ret = apply(r, where, &step->before[j]);
+		ret = apply(r, i, &step->before[j]);
 		if (ret)
 			return ret;
 	}
@@ -92,7 +117,7 @@ static int replay_step(struct replay *r, uint32_t i)
 
 		if (hyper_residency_check(r->st[ti], HYPER_RES_USE)) {
 			hs_errf(r->e, "%s: tensor \"%s\" used while not resident",
-				where, r->s->tensors[ti].id);
+				where(w, sizeof(w), r, i), r->s->tensors[ti].id);
 			return -EBADMSG;
 		}
 	}
@@ -105,11 +130,11 @@ static int replay_step(struct replay *r, uint32_t i)
 		hyper_residency_step(&r->st[ti], HYPER_RES_DEFINE);
 		t->flags |= HYPER_TENSOR_NEEDS_DEVICE;
 	}
-	ret = over_budget(r, where, "after the operator's defines");
+	ret = over_budget(r, i, UINT32_MAX);
 	if (ret)
 		return ret;
 	for (j = 0; j < step->nr_after; j++) {
-		ret = apply(r, where, &step->after[j]);
+		ret = apply(r, i, &step->after[j]);
 		if (ret)
 			return ret;
 	}
@@ -137,8 +162,7 @@ int hs_validate(struct hyper_schedule *s, struct hs_err *e)
 			r.resident += t->bytes;
 		}
 	}
-	ret = over_budget(&r, "schedule start",
-			  "tensors whose home is \"device\"");
+	ret = over_budget(&r, UINT32_MAX, UINT32_MAX);
 	for (i = 0; !ret && i < s->nr_steps; i++)
 		ret = replay_step(&r, i);
 	if (!ret)
@@ -228,12 +252,18 @@ static uint32_t active_pos(const struct active *a, uint32_t na, uint64_t off)
 	return lo;
 }
 
-static int cmp_end(const void *a, const void *b)
-{
-	const struct hu_resid *const *x = a, *const *y = b;
+/* An interval's end, and its index: the order they leave the sweep. */
+struct end {
+	uint64_t end;
+	uint32_t i;
+};
 
-	return (*x)->end < (*y)->end ? -1 : (*x)->end > (*y)->end;
+static bool end_before(const struct end *a, const struct end *b)
+{
+	return a->end < b->end || (a->end == b->end && a->i < b->i);
 }
+
+HU_DEFINE_SORT(sort_ends, struct end, end_before)
 
 /*
  * No two residencies live at the same time share a byte: a sweep over
@@ -244,7 +274,7 @@ static int check_overlap(const struct hyper_schedule *s,
 			 const struct hu_resid *v, uint32_t n, struct hs_err *e)
 {
 	struct active *a = malloc((n ?: 1) * sizeof(*a));
-	const struct hu_resid **ends = malloc((n ?: 1) * sizeof(*ends));
+	struct end *ends = malloc((n ?: 1) * sizeof(*ends));
 	uint32_t na = 0, ne = 0;
 	int ret = 0;
 
@@ -253,8 +283,8 @@ static int check_overlap(const struct hyper_schedule *s,
 		goto out;
 	}
 	for (uint32_t i = 0; i < n; i++)
-		ends[i] = &v[i];
-	qsort(ends, n, sizeof(*ends), cmp_end);
+		ends[i] = (struct end){ v[i].end, i };
+	sort_ends(ends, n);
 	for (uint32_t i = 0; i < n && !ret; i++) {
 		const struct hs_tensor *t = &s->tensors[v[i].tensor];
 		uint64_t off = t->plan_off[v[i].nth];
@@ -262,12 +292,12 @@ static int check_overlap(const struct hyper_schedule *s,
 		char x[300], y[300], w[200];
 
 		/* Those that ended before this one begins leave first. */
-		for (; ne < n && ends[ne]->end <= v[i].start; ne++) {
-			const struct hu_resid *d = ends[ne];
+		for (; ne < n && ends[ne].end <= v[i].start; ne++) {
+			const struct hu_resid *d = &v[ends[ne].i];
 			uint64_t doff = s->tensors[d->tensor].plan_off[d->nth];
 
 			p = active_pos(a, na, doff);
-			while (p < na && a[p].i != (uint32_t)(d - v))
+			while (p < na && a[p].i != ends[ne].i)
 				p++;
 			if (p < na) {
 				memmove(&a[p], &a[p + 1], (na - p - 1) * sizeof(*a));
