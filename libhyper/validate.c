@@ -231,100 +231,192 @@ static int check_each(const struct hyper_schedule *s, const struct hu_resid *v,
 	return ret;
 }
 
-struct active {
-	uint64_t off, end;
-	uint32_t i;
+/*
+ * A set of ranks 0..n-1 with the nearest member below or above a rank in
+ * O(log64 n): a bit per rank, and above each level a bit per non-empty
+ * word of the one below.
+ */
+#define RANKS_LEVELS	6	/* 64^6 > 2^32 */
+
+struct ranks {
+	uint64_t *w[RANKS_LEVELS];
+	unsigned int nl;
 };
 
-/* Index of the first active entry whose offset is >= @off. */
-static uint32_t active_pos(const struct active *a, uint32_t na, uint64_t off)
+static int ranks_init(struct ranks *b, uint32_t n)
 {
-	uint32_t lo = 0, hi = na;
+	uint64_t words = n;
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
+	memset(b, 0, sizeof(*b));
+	do {
+		words = (words + 63) / 64;
+		b->w[b->nl] = calloc(words, sizeof(uint64_t));
+		if (!b->w[b->nl++])
+			return -ENOMEM;
+	} while (words > 1);
+	return 0;
+}
 
-		if (a[mid].off < off)
-			lo = mid + 1;
-		else
-			hi = mid;
+static void ranks_free(struct ranks *b)
+{
+	for (unsigned int l = 0; l < RANKS_LEVELS; l++)
+		free(b->w[l]);
+}
+
+static void ranks_set(struct ranks *b, uint32_t r)
+{
+	for (unsigned int l = 0; l < b->nl; l++, r >>= 6) {
+		uint64_t was = b->w[l][r >> 6];
+
+		b->w[l][r >> 6] = was | 1ULL << (r & 63);
+		if (was)
+			break;
 	}
-	return lo;
 }
 
-/* An interval's end, and its index: the order they leave the sweep. */
-struct end {
-	uint64_t end;
+static void ranks_clear(struct ranks *b, uint32_t r)
+{
+	for (unsigned int l = 0; l < b->nl; l++, r >>= 6)
+		if ((b->w[l][r >> 6] &= ~(1ULL << (r & 63))))
+			break;
+}
+
+/* The greatest member below @r, or UINT32_MAX. */
+static uint32_t ranks_below(const struct ranks *b, uint32_t r)
+{
+	for (unsigned int l = 0; l < b->nl; l++, r >>= 6) {
+		uint64_t m = b->w[l][r >> 6] & ((1ULL << (r & 63)) - 1);
+
+		if (m) {
+			uint64_t pos = (r & ~63U) + 63 - __builtin_clzll(m);
+
+			while (l--)
+				pos = pos * 64 + 63 - __builtin_clzll(b->w[l][pos]);
+			return (uint32_t)pos;
+		}
+	}
+	return UINT32_MAX;
+}
+
+/* The least member above @r, or UINT32_MAX. */
+static uint32_t ranks_above(const struct ranks *b, uint32_t r)
+{
+	for (unsigned int l = 0; l < b->nl; l++, r >>= 6) {
+		uint64_t m = (r & 63) == 63 ? 0 :
+			     b->w[l][r >> 6] & (~0ULL << ((r & 63) + 1));
+
+		if (m) {
+			uint64_t pos = (r & ~63U) + __builtin_ctzll(m);
+
+			while (l--)
+				pos = pos * 64 + __builtin_ctzll(b->w[l][pos]);
+			return (uint32_t)pos;
+		}
+	}
+	return UINT32_MAX;
+}
+
+/* An interval's offset, and its index: its rank in offset order. */
+struct at {
+	uint64_t off;
 	uint32_t i;
 };
 
-static bool end_before(const struct end *a, const struct end *b)
+static bool at_before(const struct at *a, const struct at *b)
 {
-	return a->end < b->end || (a->end == b->end && a->i < b->i);
+	return a->off < b->off || (a->off == b->off && a->i < b->i);
 }
 
-HU_DEFINE_SORT(sort_ends, struct end, end_before)
+HU_DEFINE_SORT(sort_at, struct at, at_before)
+
+struct sweep {
+	const struct hyper_schedule *s;
+	const struct hu_resid *v;
+	struct ranks live;	/* by rank; some may have ended: see nearest() */
+	uint32_t *rank, *by_rank;
+};
+
+static uint64_t off_of(const struct sweep *w, uint32_t i)
+{
+	return w->s->tensors[w->v[i].tensor].plan_off[w->v[i].nth];
+}
+
+/*
+ * The interval nearest to rank @r below (or @above) that is still
+ * resident when interval @i begins, or UINT32_MAX.  Those that ended
+ * before leave the set as they are met: the intervals begin in order,
+ * so one ended for @i is ended for every later one.
+ */
+static uint32_t nearest(struct sweep *w, uint32_t r, uint32_t i, bool above)
+{
+	for (;;) {
+		uint32_t q = above ? ranks_above(&w->live, r) :
+			     ranks_below(&w->live, r);
+
+		if (q == UINT32_MAX)
+			return q;
+		if (w->v[w->by_rank[q]].end > w->v[i].start)
+			return w->by_rank[q];
+		ranks_clear(&w->live, q);
+	}
+}
 
 /*
  * No two residencies live at the same time share a byte: a sweep over
- * time keeps the live ones sorted by offset, disjoint so far, so a new one
- * need only be checked against its two neighbours.
+ * time keeps the live ones as a set ordered by offset, disjoint so far,
+ * so a new one need only be checked against its two neighbours.
  */
 static int check_overlap(const struct hyper_schedule *s,
 			 const struct hu_resid *v, uint32_t n, struct hs_err *e)
 {
-	struct active *a = malloc((n ?: 1) * sizeof(*a));
-	struct end *ends = malloc((n ?: 1) * sizeof(*ends));
-	uint32_t na = 0, ne = 0;
+	struct sweep w = { .s = s, .v = v };
+	struct at *at = malloc((n ?: 1) * sizeof(*at));
 	int ret = 0;
 
-	if (!a || !ends) {
+	w.rank = malloc((n ?: 1) * sizeof(*w.rank));
+	w.by_rank = malloc((n ?: 1) * sizeof(*w.by_rank));
+	if (!at || !w.rank || !w.by_rank || ranks_init(&w.live, n ?: 1)) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (uint32_t i = 0; i < n; i++)
-		ends[i] = (struct end){ v[i].end, i };
-	sort_ends(ends, n);
-	for (uint32_t i = 0; i < n && !ret; i++) {
-		const struct hs_tensor *t = &s->tensors[v[i].tensor];
-		uint64_t off = t->plan_off[v[i].nth];
-		uint32_t p, other = UINT32_MAX;
-		char x[300], y[300], w[200];
+		at[i] = (struct at){ off_of(&w, i), i };
+	sort_at(at, n);
+	for (uint32_t r = 0; r < n; r++) {
+		w.rank[at[r].i] = r;
+		w.by_rank[r] = at[r].i;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t off = off_of(&w, i);
+		uint32_t other = nearest(&w, w.rank[i], i, false);
+		char x[300], y[300], where[200];
 
-		/* Those that ended before this one begins leave first. */
-		for (; ne < n && ends[ne].end <= v[i].start; ne++) {
-			const struct hu_resid *d = &v[ends[ne].i];
-			uint64_t doff = s->tensors[d->tensor].plan_off[d->nth];
-
-			p = active_pos(a, na, doff);
-			while (p < na && a[p].i != ends[ne].i)
-				p++;
-			if (p < na) {
-				memmove(&a[p], &a[p + 1], (na - p - 1) * sizeof(*a));
-				na--;
-			}
+		/* the live one nearest below, else the one nearest above */
+		if (other != UINT32_MAX &&
+		    off_of(&w, other) + v[other].bytes <= off)
+			other = UINT32_MAX;
+		if (other == UINT32_MAX) {
+			other = nearest(&w, w.rank[i], i, true);
+			if (other != UINT32_MAX &&
+			    off + v[i].bytes <= off_of(&w, other))
+				other = UINT32_MAX;
 		}
-		p = active_pos(a, na, off);
-		if (p > 0 && a[p - 1].end > off)
-			other = a[p - 1].i;
-		else if (p < na && off + v[i].bytes > a[p].off)
-			other = a[p].i;
 		if (other != UINT32_MAX) {
 			ival_desc(x, sizeof(x), s, &v[other]);
 			ival_desc(y, sizeof(y), s, &v[i]);
-			where_desc(w, sizeof(w), s, v[i].step);
+			where_desc(where, sizeof(where), s, v[i].step);
 			hs_errf(e, "arena: %s and %s are resident together %s and overlap",
-				x, y, w);
+				x, y, where);
 			ret = -EBADMSG;
 			break;
 		}
-		memmove(&a[p + 1], &a[p], (na - p) * sizeof(*a));
-		a[p] = (struct active){ off, off + v[i].bytes, i };
-		na++;
+		ranks_set(&w.live, w.rank[i]);
 	}
 out:
-	free(ends);
-	free(a);
+	ranks_free(&w.live);
+	free(w.by_rank);
+	free(w.rank);
+	free(at);
 	return ret;
 }
 
