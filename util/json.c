@@ -227,27 +227,6 @@ const char *hu_json_escape(char *buf, size_t len, const char *s, int ascii)
 	return buf;
 }
 
-void hu_json_write_str(FILE *f, const char *s)
-{
-	char one[8];
-
-	fputc('"', f);
-	while (*s) {
-		/* a run that needs no escape goes out in one write */
-		const char *run = s;
-
-		while (*s && plain((unsigned char)*s))
-			s++;
-		if (s > run)
-			fwrite(run, 1, (size_t)(s - run), f);
-		if (*s) {
-			esc_one((unsigned char)*s++, one, 0);
-			fputs(one, f);
-		}
-	}
-	fputc('"', f);
-}
-
 void hu_jbuf_flush(struct hu_jbuf *w)
 {
 	if (w->n)
@@ -304,4 +283,13 @@ void hu_jbuf_printf(struct hu_jbuf *w, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(w->f, fmt, ap);
 	va_end(ap);
+}
+
+void hu_json_write_str(FILE *f, const char *s)
+{
+	struct hu_jbuf w;
+
+	hu_jbuf_init(&w, f);
+	hu_jbuf_str(&w, s);
+	hu_jbuf_flush(&w);
 }
