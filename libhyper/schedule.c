@@ -166,18 +166,28 @@ static uint32_t hash_str(const char *s)
 	return h;
 }
 
+/*
+ * A slot holds the id's hash above and its tensor's index + 1 below, so
+ * a probe compares ids (a cache miss or two each, on a big schedule)
+ * only where the whole hash matches.
+ */
+#define SLOT_IDX(x)	((uint32_t)(x) - 1)
+#define SLOT_HASH(x)	((uint32_t)((x) >> 32))
+
 int hs_find(const struct hyper_schedule *s, const char *id)
 {
-	uint32_t i, slot;
+	uint32_t h = hash_str(id), i;
+	uint64_t slot;
 
 	if (!s->hash)
 		return -ENOENT;
-	for (i = hash_str(id) & s->hash_mask;; i = (i + 1) & s->hash_mask) {
+	for (i = h & s->hash_mask;; i = (i + 1) & s->hash_mask) {
 		slot = s->hash[i];
 		if (!slot)
 			return -ENOENT;
-		if (!strcmp(s->tensors[slot - 1].id, id))
-			return (int)(slot - 1);
+		if (SLOT_HASH(slot) == h &&
+		    !strcmp(s->tensors[SLOT_IDX(slot)].id, id))
+			return (int)SLOT_IDX(slot);
 	}
 }
 
@@ -193,13 +203,13 @@ int hs_hash_alloc(struct hyper_schedule *s)
 int hs_hash_insert(struct hyper_schedule *s, uint32_t idx)
 {
 	const char *id = s->tensors[idx].id;
-	uint32_t i;
+	uint32_t h = hash_str(id), i;
 
-	for (i = hash_str(id) & s->hash_mask; s->hash[i];
-	     i = (i + 1) & s->hash_mask)
-		if (!strcmp(s->tensors[s->hash[i] - 1].id, id))
-			return (int)(s->hash[i] - 1);
-	s->hash[i] = idx + 1;
+	for (i = h & s->hash_mask; s->hash[i]; i = (i + 1) & s->hash_mask)
+		if (SLOT_HASH(s->hash[i]) == h &&
+		    !strcmp(s->tensors[SLOT_IDX(s->hash[i])].id, id))
+			return (int)SLOT_IDX(s->hash[i]);
+	s->hash[i] = (uint64_t)h << 32 | (idx + 1);
 	return -1;
 }
 
@@ -789,13 +799,13 @@ void hs_destroy(struct hyper_schedule *s)
 	if (!s)
 		return;
 	free(s->res_off);
-	if (s->tensors)
+	if (s->tensors && !s->pool)
 		for (i = 0; i < s->nr_tensors; i++) {
 			free(s->tensors[i].id);
 			free(s->tensors[i].plan_off);
 			ext_free(&s->tensors[i].ext);
 		}
-	if (s->steps)
+	if (s->steps && !s->pool)
 		for (i = 0; i < s->nr_steps; i++) {
 			struct hs_step *st = &s->steps[i];
 
@@ -806,6 +816,12 @@ void hs_destroy(struct hyper_schedule *s)
 			free(st->defines);
 			ext_free(&st->ext);
 		}
+	while (s->pool) {
+		struct hs_chunk *c = s->pool;
+
+		s->pool = c->next;
+		free(c);
+	}
 	free(s->tensors);
 	free(s->steps);
 	free(s->hash);

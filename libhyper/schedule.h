@@ -53,6 +53,17 @@ struct hs_step {
 	struct hs_exts ext;
 };
 
+/*
+ * Memory handed out in order and freed at once: hyper_schedule_new()'s
+ * ids, operator names and lists, a million steps' worth without a
+ * malloc() each.
+ */
+struct hs_chunk {
+	struct hs_chunk *next;
+	size_t used, cap;	/* in bytes */
+	uint64_t data[];
+};
+
 /* Device-arena granule, shared by the layout and the executor. */
 #define HS_DEV_ALIGN	HYPER_ARENA_ALIGN
 
@@ -73,10 +84,16 @@ struct hyper_schedule {
 	uint32_t nr_tensors, nr_steps;
 	struct hs_tensor *tensors;
 	struct hs_step *steps;
-	/* open-addressing id -> index + 1; 0 is empty */
-	uint32_t *hash;
+	/* open-addressing id -> its hash << 32 | index + 1; 0 is empty */
+	uint64_t *hash;
 	uint32_t hash_mask;
 	struct hs_exts ext;
+	/*
+	 * Not NULL: the tensors' ids and offsets and the steps' names and
+	 * lists are in these chunks (hyper_schedule_new()), not malloc'ed
+	 * one by one (parsed).
+	 */
+	struct hs_chunk *pool;
 };
 
 /* Error text sink; a NULL or zero-sized buffer discards the message. */

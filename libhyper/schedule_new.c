@@ -28,15 +28,45 @@ static bool zero(const uint64_t *v, size_t n)
 	return true;
 }
 
-static int copy_u32(uint32_t **dst, const uint32_t *src, uint32_t n)
+/* At least this much a chunk of s->pool: few malloc() calls, little waste. */
+#define CHUNK_BYTES	(1U << 20)
+
+/* @len bytes of @src into s->pool, 8-aligned; NULL when out of memory. */
+static void *pool_copy(struct hyper_schedule *s, const void *src, size_t len)
+{
+	struct hs_chunk *c = s->pool;
+	size_t need = (len + 7) & ~(size_t)7;
+	void *p;
+
+	if (!c || c->cap - c->used < need) {
+		size_t cap = need > CHUNK_BYTES ? need : CHUNK_BYTES;
+
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return NULL;
+		c->next = s->pool;
+		c->used = 0;
+		c->cap = cap;
+		s->pool = c;
+	}
+	p = (char *)c->data + c->used;
+	c->used += need;
+	memcpy(p, src, len);
+	return p;
+}
+
+static char *pool_str(struct hyper_schedule *s, const char *str)
+{
+	return pool_copy(s, str, strlen(str) + 1);
+}
+
+static int copy_u32(struct hyper_schedule *s, uint32_t **dst,
+		    const uint32_t *src, uint32_t n)
 {
 	if (!n)
 		return 0;
-	*dst = malloc(n * sizeof(**dst));
-	if (!*dst)
-		return -ENOMEM;
-	memcpy(*dst, src, n * sizeof(**dst));
-	return 0;
+	*dst = pool_copy(s, src, n * sizeof(**dst));
+	return *dst ? 0 : -ENOMEM;
 }
 
 static int check_refs(const struct hyper_schedule *s, uint32_t si,
@@ -55,7 +85,7 @@ static int check_refs(const struct hyper_schedule *s, uint32_t si,
 	return 0;
 }
 
-static int copy_cops(const struct hyper_schedule *s, uint32_t si,
+static int copy_cops(struct hyper_schedule *s, uint32_t si,
 		     const char *what, const struct hyper_cop *src, uint32_t n,
 		     struct hyper_cop **dst, struct hs_err *e)
 {
@@ -70,11 +100,8 @@ static int copy_cops(const struct hyper_schedule *s, uint32_t si,
 		return 0;
 	if (check_refs(s, si, what, &src->tensor, n, sizeof(*src), e))
 		return -EINVAL;
-	*dst = malloc(n * sizeof(**dst));
-	if (!*dst)
-		return -ENOMEM;
-	memcpy(*dst, src, n * sizeof(**dst));
-	return 0;
+	*dst = pool_copy(s, src, n * sizeof(**dst));
+	return *dst ? 0 : -ENOMEM;
 }
 
 static int add_tensor(struct hyper_schedule *s, uint32_t i,
@@ -94,7 +121,7 @@ static int add_tensor(struct hyper_schedule *s, uint32_t i,
 			HS_ID_MAX);
 		return -EINVAL;
 	}
-	t->id = strdup(ti->id);
+	t->id = pool_str(s, ti->id);
 	if (!t->id)
 		return -ENOMEM;
 	dup = hs_hash_insert(s, i);
@@ -129,11 +156,10 @@ static int add_tensor(struct hyper_schedule *s, uint32_t i,
 			ti->nr_arena_offsets);
 		return -EINVAL;
 	}
-	t->plan_off = malloc(ti->nr_arena_offsets * sizeof(*t->plan_off));
+	t->plan_off = pool_copy(s, ti->arena_offsets,
+				ti->nr_arena_offsets * sizeof(*t->plan_off));
 	if (!t->plan_off)
 		return -ENOMEM;
-	memcpy(t->plan_off, ti->arena_offsets,
-	       ti->nr_arena_offsets * sizeof(*t->plan_off));
 	t->nr_plan_off = ti->nr_arena_offsets;
 	return 0;
 }
@@ -154,7 +180,7 @@ static int add_step(struct hyper_schedule *s, uint32_t i,
 		hs_errf(e, "steps[%u]: a list with a count but no array", i);
 		return -EINVAL;
 	}
-	st->op = strdup(si->op ? si->op : "");
+	st->op = pool_str(s, si->op ? si->op : "");
 	if (!st->op)
 		return -ENOMEM;
 	st->compute_ns = si->compute_ns;
@@ -184,9 +210,9 @@ static int add_step(struct hyper_schedule *s, uint32_t i,
 	if (!ret)
 		ret = copy_cops(s, i, "after", si->after, si->nr_after, &st->after, e);
 	if (!ret)
-		ret = copy_u32(&st->uses, si->uses, si->nr_uses);
+		ret = copy_u32(s, &st->uses, si->uses, si->nr_uses);
 	if (!ret)
-		ret = copy_u32(&st->defines, si->defines, si->nr_defines);
+		ret = copy_u32(s, &st->defines, si->defines, si->nr_defines);
 	if (ret)
 		return ret;
 	st->nr_before = si->nr_before;

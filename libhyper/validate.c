@@ -15,6 +15,7 @@
 #include <hyper/residency.h>
 
 #include "schedule.h"
+#include "util/sort.h"
 #include "util/units.h"
 
 struct replay {
@@ -25,45 +26,71 @@ struct replay {
 	struct hs_err *e;
 };
 
-static int over_budget(struct replay *r, const char *where, const char *what)
+/* Where a message points: "step I (OP)", or the start for UINT32_MAX. */
+static const char *where(char *buf, size_t len, const struct replay *r,
+			 uint32_t i)
 {
-	char have[32], budget[32];
+	/* Operator names are free text: keep messages bounded. */
+	if (i == UINT32_MAX)
+		snprintf(buf, len, "schedule start");
+	else
+		snprintf(buf, len, "step %u (%.120s)", i, r->s->steps[i].op);
+	return buf;
+}
+
+/*
+ * After step @i's prefetch of tensor @t, or its defines (@t UINT32_MAX),
+ * or at the start (@i UINT32_MAX).  The words are made only for the
+ * message: a replay is a million steps, and each would format them.
+ */
+static int over_budget(struct replay *r, uint32_t i, uint32_t t)
+{
+	char have[32], budget[32], w[200], what[200];
 
 	if (r->resident > r->peak)
 		r->peak = r->resident;
 	if (!(r->s->flags & HYPER_SCHED_BUDGET) || r->resident <= r->s->budget)
 		return 0;
+	if (i == UINT32_MAX)
+		snprintf(what, sizeof(what), "tensors whose home is \"device\"");
+	else if (t == UINT32_MAX)
+		snprintf(what, sizeof(what), "after the operator's defines");
+	else
+		snprintf(what, sizeof(what), "after prefetch of \"%s\"",
+			 r->s->tensors[t].id);
 	hu_fmt_bytes(have, sizeof(have), r->resident, 1);
 	hu_fmt_bytes(budget, sizeof(budget), r->s->budget, 1);
 	hs_errf(r->e, "%s: device residency %s (%" PRIu64 " bytes) exceeds budget %s (%" PRIu64 " bytes) (%s)",
-		where, have, r->resident, budget, r->s->budget, what);
+		where(w, sizeof(w), r, i), have, r->resident, budget,
+		r->s->budget, what);
 	return -EBADMSG;
 }
 
 /* The rules are <hyper/residency.h>'s; this adds the byte count. */
-static int apply(struct replay *r, const char *where, const struct hyper_cop *c)
+static int apply(struct replay *r, uint32_t i, const struct hyper_cop *c)
 {
 	struct hs_tensor *t = &r->s->tensors[c->tensor];
 	uint8_t *st = &r->st[c->tensor];
-	char what[200];
+	char w[200];
 	int why;
 
 	if (!hyper_cache_op_name(c->op)) {
-		hs_errf(r->e, "%s: unknown cache op %u", where, c->op);
+		hs_errf(r->e, "%s: unknown cache op %u",
+			where(w, sizeof(w), r, i), c->op);
 		return -EBADMSG;
 	}
 	why = hyper_residency_step(st, c->op);
 	if (why) {
-		hs_errf(r->e, "%s: %s of tensor \"%s\" %s", where,
-			hs_op_name(c->op), t->id, hyper_residency_reason(why));
+		hs_errf(r->e, "%s: %s of tensor \"%s\" %s",
+			where(w, sizeof(w), r, i), hs_op_name(c->op), t->id,
+			hyper_residency_reason(why));
 		return -EBADMSG;
 	}
 	switch (c->op) {
 	case HYPER_OP_PREFETCH:
 		t->flags |= HYPER_TENSOR_NEEDS_POOL | HYPER_TENSOR_NEEDS_DEVICE;
 		r->resident += t->bytes;
-		snprintf(what, sizeof(what), "after prefetch of \"%s\"", t->id);
-		return over_budget(r, where, what);
+		return over_budget(r, i, c->tensor);
 	case HYPER_OP_STORE:
 		t->flags |= HYPER_TENSOR_NEEDS_POOL;
 		return 0;
@@ -76,14 +103,12 @@ static int apply(struct replay *r, const char *where, const struct hyper_cop *c)
 static int replay_step(struct replay *r, uint32_t i)
 {
 	struct hs_step *step = &r->s->steps[i];
-	char where[200];
+	char w[200];
 	uint32_t j;
 	int ret;
 
-	/* Operator names are free text: keep messages bounded. */
-	snprintf(where, sizeof(where), "step %u (%.120s)", i, step->op);
 	for (j = 0; j < step->nr_before; j++) {
-		ret = apply(r, where, &step->before[j]);
+		ret = apply(r, i, &step->before[j]);
 		if (ret)
 			return ret;
 	}
@@ -92,7 +117,7 @@ static int replay_step(struct replay *r, uint32_t i)
 
 		if (hyper_residency_check(r->st[ti], HYPER_RES_USE)) {
 			hs_errf(r->e, "%s: tensor \"%s\" used while not resident",
-				where, r->s->tensors[ti].id);
+				where(w, sizeof(w), r, i), r->s->tensors[ti].id);
 			return -EBADMSG;
 		}
 	}
@@ -105,11 +130,11 @@ static int replay_step(struct replay *r, uint32_t i)
 		hyper_residency_step(&r->st[ti], HYPER_RES_DEFINE);
 		t->flags |= HYPER_TENSOR_NEEDS_DEVICE;
 	}
-	ret = over_budget(r, where, "after the operator's defines");
+	ret = over_budget(r, i, UINT32_MAX);
 	if (ret)
 		return ret;
 	for (j = 0; j < step->nr_after; j++) {
-		ret = apply(r, where, &step->after[j]);
+		ret = apply(r, i, &step->after[j]);
 		if (ret)
 			return ret;
 	}
@@ -137,8 +162,7 @@ int hs_validate(struct hyper_schedule *s, struct hs_err *e)
 			r.resident += t->bytes;
 		}
 	}
-	ret = over_budget(&r, "schedule start",
-			  "tensors whose home is \"device\"");
+	ret = over_budget(&r, UINT32_MAX, UINT32_MAX);
 	for (i = 0; !ret && i < s->nr_steps; i++)
 		ret = replay_step(&r, i);
 	if (!ret)
@@ -207,94 +231,192 @@ static int check_each(const struct hyper_schedule *s, const struct hu_resid *v,
 	return ret;
 }
 
-struct active {
-	uint64_t off, end;
+/*
+ * A set of ranks 0..n-1 with the nearest member below or above a rank in
+ * O(log64 n): a bit per rank, and above each level a bit per non-empty
+ * word of the one below.
+ */
+#define RANKS_LEVELS	6	/* 64^6 > 2^32 */
+
+struct ranks {
+	uint64_t *w[RANKS_LEVELS];
+	unsigned int nl;
+};
+
+static int ranks_init(struct ranks *b, uint32_t n)
+{
+	uint64_t words = n;
+
+	memset(b, 0, sizeof(*b));
+	do {
+		words = (words + 63) / 64;
+		b->w[b->nl] = calloc(words, sizeof(uint64_t));
+		if (!b->w[b->nl++])
+			return -ENOMEM;
+	} while (words > 1);
+	return 0;
+}
+
+static void ranks_free(struct ranks *b)
+{
+	for (unsigned int l = 0; l < RANKS_LEVELS; l++)
+		free(b->w[l]);
+}
+
+static void ranks_set(struct ranks *b, uint32_t r)
+{
+	for (unsigned int l = 0; l < b->nl; l++, r >>= 6) {
+		uint64_t was = b->w[l][r >> 6];
+
+		b->w[l][r >> 6] = was | 1ULL << (r & 63);
+		if (was)
+			break;
+	}
+}
+
+static void ranks_clear(struct ranks *b, uint32_t r)
+{
+	for (unsigned int l = 0; l < b->nl; l++, r >>= 6)
+		if ((b->w[l][r >> 6] &= ~(1ULL << (r & 63))))
+			break;
+}
+
+/* The greatest member below @r, or UINT32_MAX. */
+static uint32_t ranks_below(const struct ranks *b, uint32_t r)
+{
+	for (unsigned int l = 0; l < b->nl; l++, r >>= 6) {
+		uint64_t m = b->w[l][r >> 6] & ((1ULL << (r & 63)) - 1);
+
+		if (m) {
+			uint64_t pos = (r & ~63U) + 63 - __builtin_clzll(m);
+
+			while (l--)
+				pos = pos * 64 + 63 - __builtin_clzll(b->w[l][pos]);
+			return (uint32_t)pos;
+		}
+	}
+	return UINT32_MAX;
+}
+
+/* The least member above @r, or UINT32_MAX. */
+static uint32_t ranks_above(const struct ranks *b, uint32_t r)
+{
+	for (unsigned int l = 0; l < b->nl; l++, r >>= 6) {
+		uint64_t m = (r & 63) == 63 ? 0 :
+			     b->w[l][r >> 6] & (~0ULL << ((r & 63) + 1));
+
+		if (m) {
+			uint64_t pos = (r & ~63U) + __builtin_ctzll(m);
+
+			while (l--)
+				pos = pos * 64 + __builtin_ctzll(b->w[l][pos]);
+			return (uint32_t)pos;
+		}
+	}
+	return UINT32_MAX;
+}
+
+/* An interval's offset, and its index: its rank in offset order. */
+struct at {
+	uint64_t off;
 	uint32_t i;
 };
 
-/* Index of the first active entry whose offset is >= @off. */
-static uint32_t active_pos(const struct active *a, uint32_t na, uint64_t off)
+static bool at_before(const struct at *a, const struct at *b)
 {
-	uint32_t lo = 0, hi = na;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (a[mid].off < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return a->off < b->off || (a->off == b->off && a->i < b->i);
 }
 
-static int cmp_end(const void *a, const void *b)
-{
-	const struct hu_resid *const *x = a, *const *y = b;
+HU_DEFINE_SORT(sort_at, struct at, at_before)
 
-	return (*x)->end < (*y)->end ? -1 : (*x)->end > (*y)->end;
+struct sweep {
+	const struct hyper_schedule *s;
+	const struct hu_resid *v;
+	struct ranks live;	/* by rank; some may have ended: see nearest() */
+	uint32_t *rank, *by_rank;
+};
+
+static uint64_t off_of(const struct sweep *w, uint32_t i)
+{
+	return w->s->tensors[w->v[i].tensor].plan_off[w->v[i].nth];
+}
+
+/*
+ * The interval nearest to rank @r below (or @above) that is still
+ * resident when interval @i begins, or UINT32_MAX.  Those that ended
+ * before leave the set as they are met: the intervals begin in order,
+ * so one ended for @i is ended for every later one.
+ */
+static uint32_t nearest(struct sweep *w, uint32_t r, uint32_t i, bool above)
+{
+	for (;;) {
+		uint32_t q = above ? ranks_above(&w->live, r) :
+			     ranks_below(&w->live, r);
+
+		if (q == UINT32_MAX)
+			return q;
+		if (w->v[w->by_rank[q]].end > w->v[i].start)
+			return w->by_rank[q];
+		ranks_clear(&w->live, q);
+	}
 }
 
 /*
  * No two residencies live at the same time share a byte: a sweep over
- * time keeps the live ones sorted by offset, disjoint so far, so a new one
- * need only be checked against its two neighbours.
+ * time keeps the live ones as a set ordered by offset, disjoint so far,
+ * so a new one need only be checked against its two neighbours.
  */
 static int check_overlap(const struct hyper_schedule *s,
 			 const struct hu_resid *v, uint32_t n, struct hs_err *e)
 {
-	struct active *a = malloc((n ?: 1) * sizeof(*a));
-	const struct hu_resid **ends = malloc((n ?: 1) * sizeof(*ends));
-	uint32_t na = 0, ne = 0;
+	struct sweep w = { .s = s, .v = v };
+	struct at *at = malloc((n ?: 1) * sizeof(*at));
 	int ret = 0;
 
-	if (!a || !ends) {
+	w.rank = malloc((n ?: 1) * sizeof(*w.rank));
+	w.by_rank = malloc((n ?: 1) * sizeof(*w.by_rank));
+	if (!at || !w.rank || !w.by_rank || ranks_init(&w.live, n ?: 1)) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (uint32_t i = 0; i < n; i++)
-		ends[i] = &v[i];
-	qsort(ends, n, sizeof(*ends), cmp_end);
-	for (uint32_t i = 0; i < n && !ret; i++) {
-		const struct hs_tensor *t = &s->tensors[v[i].tensor];
-		uint64_t off = t->plan_off[v[i].nth];
-		uint32_t p, other = UINT32_MAX;
-		char x[300], y[300], w[200];
+		at[i] = (struct at){ off_of(&w, i), i };
+	sort_at(at, n);
+	for (uint32_t r = 0; r < n; r++) {
+		w.rank[at[r].i] = r;
+		w.by_rank[r] = at[r].i;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t off = off_of(&w, i);
+		uint32_t other = nearest(&w, w.rank[i], i, false);
+		char x[300], y[300], where[200];
 
-		/* Those that ended before this one begins leave first. */
-		for (; ne < n && ends[ne]->end <= v[i].start; ne++) {
-			const struct hu_resid *d = ends[ne];
-			uint64_t doff = s->tensors[d->tensor].plan_off[d->nth];
-
-			p = active_pos(a, na, doff);
-			while (p < na && a[p].i != (uint32_t)(d - v))
-				p++;
-			if (p < na) {
-				memmove(&a[p], &a[p + 1], (na - p - 1) * sizeof(*a));
-				na--;
-			}
+		/* the live one nearest below, else the one nearest above */
+		if (other != UINT32_MAX &&
+		    off_of(&w, other) + v[other].bytes <= off)
+			other = UINT32_MAX;
+		if (other == UINT32_MAX) {
+			other = nearest(&w, w.rank[i], i, true);
+			if (other != UINT32_MAX &&
+			    off + v[i].bytes <= off_of(&w, other))
+				other = UINT32_MAX;
 		}
-		p = active_pos(a, na, off);
-		if (p > 0 && a[p - 1].end > off)
-			other = a[p - 1].i;
-		else if (p < na && off + v[i].bytes > a[p].off)
-			other = a[p].i;
 		if (other != UINT32_MAX) {
 			ival_desc(x, sizeof(x), s, &v[other]);
 			ival_desc(y, sizeof(y), s, &v[i]);
-			where_desc(w, sizeof(w), s, v[i].step);
+			where_desc(where, sizeof(where), s, v[i].step);
 			hs_errf(e, "arena: %s and %s are resident together %s and overlap",
-				x, y, w);
+				x, y, where);
 			ret = -EBADMSG;
 			break;
 		}
-		memmove(&a[p + 1], &a[p], (na - p) * sizeof(*a));
-		a[p] = (struct active){ off, off + v[i].bytes, i };
-		na++;
+		ranks_set(&w.live, w.rank[i]);
 	}
 out:
-	free(ends);
-	free(a);
+	ranks_free(&w.live);
+	free(w.by_rank);
+	free(w.rank);
+	free(at);
 	return ret;
 }
 

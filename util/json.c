@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "util/json.h"
@@ -182,12 +184,18 @@ int hu_json_parse(const char *text, size_t len, int lenient,
 	return -EBADMSG;
 }
 
+/* A byte that goes into a JSON string literal as it is (UTF-8 as is). */
+static inline bool plain(unsigned char c)
+{
+	return c >= 0x20 && c != '"' && c != '\\' && c != 0x7f;
+}
+
 /* The one escaping rule: @c as it goes inside a JSON string literal. */
 static int esc_one(unsigned char c, char out[8], int ascii)
 {
 	if (c == '"' || c == '\\')
 		return snprintf(out, 8, "\\%c", c);
-	if (c < 0x20 || c == 0x7f || (ascii && c >= 0x80))
+	if (!plain(c) || (ascii && c >= 0x80))
 		return snprintf(out, 8, "\\u%04x", c);
 	out[0] = (char)c;
 	out[1] = '\0';
@@ -219,23 +227,69 @@ const char *hu_json_escape(char *buf, size_t len, const char *s, int ascii)
 	return buf;
 }
 
-void hu_json_write_str(FILE *f, const char *s)
+void hu_jbuf_flush(struct hu_jbuf *w)
+{
+	if (w->n)
+		fwrite(w->b, 1, w->n, w->f);
+	w->n = 0;
+}
+
+void hu_jbuf_str(struct hu_jbuf *w, const char *s)
 {
 	char one[8];
 
-	fputc('"', f);
+	hu_jbuf_mem(w, "\"", 1);
 	while (*s) {
-		/* a run that needs no escape goes out in one write */
+		/* a run that needs no escape goes out in one copy */
 		const char *run = s;
 
-		while (*s && esc_one((unsigned char)*s, one, 0) == 1)
+		while (*s && plain((unsigned char)*s))
 			s++;
 		if (s > run)
-			fwrite(run, 1, (size_t)(s - run), f);
-		if (*s) {
-			esc_one((unsigned char)*s++, one, 0);
-			fputs(one, f);
-		}
+			hu_jbuf_mem(w, run, (size_t)(s - run));
+		if (*s)
+			hu_jbuf_mem(w, one,
+				    (size_t)esc_one((unsigned char)*s++, one, 0));
 	}
-	fputc('"', f);
+	hu_jbuf_mem(w, "\"", 1);
+}
+
+void hu_jbuf_u64(struct hu_jbuf *w, uint64_t v)
+{
+	char d[20];
+	size_t i = sizeof(d);
+
+	do {
+		d[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	hu_jbuf_mem(w, d + i, sizeof(d) - i);
+}
+
+void hu_jbuf_printf(struct hu_jbuf *w, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(w->b + w->n, HU_JBUF_SIZE - w->n, fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n < HU_JBUF_SIZE - w->n) {
+		w->n += (size_t)n;
+		return;
+	}
+	/* it did not fit: what it wrote is dropped, and written again */
+	hu_jbuf_flush(w);
+	va_start(ap, fmt);
+	vfprintf(w->f, fmt, ap);
+	va_end(ap);
+}
+
+void hu_json_write_str(FILE *f, const char *s)
+{
+	struct hu_jbuf w;
+
+	hu_jbuf_init(&w, f);
+	hu_jbuf_str(&w, s);
+	hu_jbuf_flush(&w);
 }

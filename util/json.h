@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <json-c/json.h>
 
@@ -68,5 +69,55 @@ int hu_json_parse(const char *text, size_t len, int lenient,
 const char *hu_json_escape(char *buf, size_t len, const char *s, int ascii);
 /* @s as a JSON string literal, quotes included, to @f (UTF-8 as is). */
 void hu_json_write_str(FILE *f, const char *s);
+
+/*
+ * A writer of large JSON texts (a million-step schedule is hundreds of
+ * megabytes): text gathers in the buffer and goes to @f a buffer at a
+ * time, where a printf() per number would parse its format each time.
+ * Errors are @f's (ferror()), as with stdio.  Flush before touching @f.
+ */
+#define HU_JBUF_SIZE	(1U << 14)	/* on the stack: 16 KiB */
+
+struct hu_jbuf {
+	FILE *f;
+	size_t n;
+	char b[HU_JBUF_SIZE];
+};
+
+static inline void hu_jbuf_init(struct hu_jbuf *w, FILE *f)
+{
+	w->f = f;
+	w->n = 0;
+}
+
+void hu_jbuf_flush(struct hu_jbuf *w);
+
+/* @len bytes of @s as they are. */
+static inline void hu_jbuf_mem(struct hu_jbuf *w, const char *s, size_t len)
+{
+	if (len > HU_JBUF_SIZE - w->n) {
+		hu_jbuf_flush(w);
+		if (len > HU_JBUF_SIZE) {
+			fwrite(s, 1, len, w->f);
+			return;
+		}
+	}
+	memcpy(w->b + w->n, s, len);
+	w->n += len;
+}
+
+/* @s as it is: JSON punctuation and keys. */
+static inline void hu_jbuf_put(struct hu_jbuf *w, const char *s)
+{
+	hu_jbuf_mem(w, s, strlen(s));
+}
+
+/* @s as a JSON string literal, as hu_json_write_str() writes it. */
+void hu_jbuf_str(struct hu_jbuf *w, const char *s);
+/* @v in decimal, as printf("%" PRIu64) writes it. */
+void hu_jbuf_u64(struct hu_jbuf *w, uint64_t v);
+/* Anything else, through vsnprintf(). */
+__attribute__((format(printf, 2, 3)))
+void hu_jbuf_printf(struct hu_jbuf *w, const char *fmt, ...);
 
 #endif /* HYPER_UTIL_JSON_H */

@@ -26,9 +26,7 @@ void hyper_plan__idmap_init(struct idmap *m, idmap_name_fn name_of, const void *
 void hyper_plan__idmap_free(struct idmap *m)
 {
 	free(m->slot);
-	free(m->hash);
 	m->slot = NULL;
-	m->hash = NULL;
 	m->cap = m->used = 0;
 }
 
@@ -37,44 +35,39 @@ static uint32_t probe(const struct idmap *m, const char *name, uint32_t h)
 {
 	uint32_t i = h & (m->cap - 1);
 
-	while (m->slot[i] &&
-	       (m->hash[i] != h ||
-		strcmp(m->name_of(m->owner, m->slot[i] - 1), name)))
+	while (m->slot[i].idx &&
+	       (m->slot[i].hash != h ||
+		strcmp(m->name_of(m->owner, m->slot[i].idx - 1), name)))
 		i = (i + 1) & (m->cap - 1);
 	return i;
 }
 
 uint32_t hyper_plan__idmap_find(const struct idmap *m, const char *name)
 {
-	return m->cap ? m->slot[probe(m, name, hash(name))] - 1 : NONE;
+	return m->cap ? m->slot[probe(m, name, hash(name))].idx - 1 : NONE;
 }
 
 static int rehash(struct idmap *m)
 {
-	uint32_t *old = m->slot, *oldh = m->hash, oldcap = m->cap, i, j;
+	struct idslot *old = m->slot;
+	uint32_t oldcap = m->cap, i, j;
 	uint32_t cap = oldcap ? oldcap * 2 : 1024;
-	uint32_t *slot = hyper_plan__malloc(m->mem, cap * sizeof(*slot));
-	uint32_t *hs = slot ? hyper_plan__malloc(m->mem, cap * sizeof(*hs)) : NULL;
+	struct idslot *slot = hyper_plan__malloc(m->mem, cap * sizeof(*slot));
 
-	if (!hs) {
-		free(slot);
+	if (!slot)
 		return -ENOMEM;
-	}
 	memset(slot, 0, cap * sizeof(*slot));
 	m->cap = cap;
 	m->slot = slot;
-	m->hash = hs;
 	for (i = 0; i < oldcap; i++) {
-		if (!old[i])
+		if (!old[i].idx)
 			continue;
-		for (j = oldh[i] & (m->cap - 1); m->slot[j];
+		for (j = old[i].hash & (m->cap - 1); m->slot[j].idx;
 		     j = (j + 1) & (m->cap - 1))
 			;	/* names are distinct: the first empty slot */
 		m->slot[j] = old[i];
-		m->hash[j] = oldh[i];
 	}
 	free(old);
-	free(oldh);
 	return 0;
 }
 
@@ -85,12 +78,11 @@ int hyper_plan__idmap_add(struct idmap *m, const char *name, uint32_t idx, uint3
 	if ((m->used + 1) * 2 > m->cap && rehash(m))
 		return -ENOMEM;
 	i = probe(m, name, h);
-	if (m->slot[i]) {
-		*dup = m->slot[i] - 1;
+	if (m->slot[i].idx) {
+		*dup = m->slot[i].idx - 1;
 		return -EEXIST;
 	}
-	m->slot[i] = idx + 1;
-	m->hash[i] = h;
+	m->slot[i] = (struct idslot){ idx + 1, h };
 	m->used++;
 	return 0;
 }

@@ -10,9 +10,14 @@
 
 typedef const char *(*idmap_name_fn)(const void *owner, uint32_t idx);
 
+/* One slot, its index and its name's hash side by side: one cache miss. */
+struct idslot {
+	uint32_t idx;		/* index + 1; 0 marks an empty slot */
+	uint32_t hash;		/* the name's hash: most misses skip strcmp */
+};
+
 struct idmap {
-	uint32_t *slot;		/* index + 1; 0 marks an empty slot */
-	uint32_t *hash;		/* each slot's name's hash: most misses skip strcmp */
+	struct idslot *slot;
 	uint32_t cap;		/* a power of two */
 	uint32_t used;
 	idmap_name_fn name_of;

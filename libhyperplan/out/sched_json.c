@@ -1,125 +1,159 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Writes a schedule as format v1 JSON.  Written with stdio rather than a
- * json-c tree: a million-step schedule would otherwise cost gigabytes.
- * Ids go through hu_json_write_str() (util/json.c), so any id the graph accepted is escaped.
+ * Writes a schedule as format v1 JSON.  Written through a buffer
+ * (struct hu_jbuf, util/json.h) rather than a json-c tree, which would
+ * cost gigabytes for a million steps, or a printf() per number.  Ids go
+ * through hu_jbuf_str(), so any id the graph accepted is escaped.
  */
 #include <hyper/graph_id.h>
 
 #include "profile/profile.h"
 #include "passes/sched.h"
+#include "util/json.h"
 
-static void write_cops(const struct sched *s, FILE *f, size_t slot,
+static void write_cops(const struct sched *s, struct hu_jbuf *w, size_t slot,
 		       const char *key)
 {
 	size_t i;
 
 	if (!slot_len(s, slot))
 		return;
-	fprintf(f, ",\n   \"%s\": [", key);
+	hu_jbuf_put(w, ",\n   \"");
+	hu_jbuf_put(w, key);
+	hu_jbuf_put(w, "\": [");
 	for (i = s->slot_off[slot]; i < s->slot_off[slot + 1]; i++) {
-		fprintf(f, "%s{ \"op\": \"%s\", \"tensor\": ",
-			i > s->slot_off[slot] ? ", " : " ",
-			hyper_cache_op_name(s->cops[i].kind));
-		hu_json_write_str(f, s->g->t[s->cops[i].t].id);
-		fputs(" }", f);
+		hu_jbuf_put(w, i > s->slot_off[slot] ? ", { \"op\": \"" :
+			    " { \"op\": \"");
+		hu_jbuf_put(w, hyper_cache_op_name(s->cops[i].kind));
+		hu_jbuf_put(w, "\", \"tensor\": ");
+		hu_jbuf_str(w, s->g->t[s->cops[i].t].id);
+		hu_jbuf_put(w, " }");
 	}
-	fputs(" ]", f);
+	hu_jbuf_put(w, " ]");
 }
 
-static void write_ids(const struct graph *g, FILE *f, const char *key,
-		      const uint32_t *t, uint32_t n)
+static void write_ids(const struct graph *g, struct hu_jbuf *w,
+		      const char *key, const uint32_t *t, uint32_t n)
 {
 	uint32_t i;
 
 	if (!n)
 		return;
-	fprintf(f, ",\n   \"%s\": [", key);
+	hu_jbuf_put(w, ",\n   \"");
+	hu_jbuf_put(w, key);
+	hu_jbuf_put(w, "\": [");
 	for (i = 0; i < n; i++) {
-		fputs(i ? ", " : " ", f);
-		hu_json_write_str(f, g->t[t[i]].id);
+		hu_jbuf_put(w, i ? ", " : " ");
+		hu_jbuf_str(w, g->t[t[i]].id);
 	}
-	fputs(" ]", f);
+	hu_jbuf_put(w, " ]");
 }
 
-static void write_step(const struct sched *s, FILE *f, uint32_t k)
+static void write_step(const struct sched *s, struct hu_jbuf *w, uint32_t k)
 {
 	const struct graph *g = s->g;
 	const struct op *o = &g->op[s->order[k]];
 
-	fputs("  { \"op\": ", f);
-	hu_json_write_str(f, o->id);
-	fprintf(f, ", \"compute_ns\": %llu", (unsigned long long)o->compute_ns);
-	if (o->gemm.m)
-		fprintf(f, ", \"x-gemm\": { \"m\": %u, \"n\": %u, \"k\": %u }",
-			o->gemm.m, o->gemm.n, o->gemm.k);
-	write_cops(s, f, 2 * k, "before");
-	write_ids(g, f, "uses", op_in(g, o), o->n_in);
-	write_ids(g, f, "defines", op_out(g, o), o->n_out);
-	write_cops(s, f, 2 * k + 1, "after");
-	fputs(" }", f);
+	hu_jbuf_put(w, "  { \"op\": ");
+	hu_jbuf_str(w, o->id);
+	hu_jbuf_put(w, ", \"compute_ns\": ");
+	hu_jbuf_u64(w, o->compute_ns);
+	if (o->gemm.m) {
+		hu_jbuf_put(w, ", \"x-gemm\": { \"m\": ");
+		hu_jbuf_u64(w, o->gemm.m);
+		hu_jbuf_put(w, ", \"n\": ");
+		hu_jbuf_u64(w, o->gemm.n);
+		hu_jbuf_put(w, ", \"k\": ");
+		hu_jbuf_u64(w, o->gemm.k);
+		hu_jbuf_put(w, " }");
+	}
+	write_cops(s, w, 2 * k, "before");
+	write_ids(g, w, "uses", op_in(g, o), o->n_in);
+	write_ids(g, w, "defines", op_out(g, o), o->n_out);
+	write_cops(s, w, 2 * k + 1, "after");
+	hu_jbuf_put(w, " }");
 }
 
 /* Where each residency of tensor @t lives in the arena, if placed. */
-static void write_offsets(const struct sched *s, FILE *f, size_t t)
+static void write_offsets(const struct sched *s, struct hu_jbuf *w, size_t t)
 {
 	if (!s->res_off || s->res_first[t] == s->res_first[t + 1])
 		return;
-	fputs(", \"arena_offsets\": [", f);
-	for (uint32_t i = s->res_first[t]; i < s->res_first[t + 1]; i++)
-		fprintf(f, "%s%llu", i > s->res_first[t] ? ", " : " ",
-			(unsigned long long)s->res_off[i]);
-	fputs(" ]", f);
+	hu_jbuf_put(w, ", \"arena_offsets\": [");
+	for (uint32_t i = s->res_first[t]; i < s->res_first[t + 1]; i++) {
+		hu_jbuf_put(w, i > s->res_first[t] ? ", " : " ");
+		hu_jbuf_u64(w, s->res_off[i]);
+	}
+	hu_jbuf_put(w, " ]");
 }
 
 /* The graph's identity (include/hyper/graph_id.h), which libhyper checks. */
-static void write_graph(const struct sched *s, FILE *f)
+static void write_graph(const struct sched *s, struct hu_jbuf *w)
 {
 	char hash[HYPER_GRAPH_HASH_LEN];
 
 	hyper_plan__graph_identity(s->g, hash);
-	fputs(",\n \"graph\": { \"name\": ", f);
-	hu_json_write_str(f, s->g->name ? s->g->name : "");
-	fprintf(f, ", \"hash\": \"%s\" }", hash);
+	hu_jbuf_put(w, ",\n \"graph\": { \"name\": ");
+	hu_jbuf_str(w, s->g->name ? s->g->name : "");
+	hu_jbuf_put(w, ", \"hash\": \"");
+	hu_jbuf_put(w, hash);
+	hu_jbuf_put(w, "\" }");
+}
+
+static void write_tensor(const struct sched *s, struct hu_jbuf *w, size_t t)
+{
+	const struct tensor *x = &s->g->t[t];
+
+	hu_jbuf_put(w, "  { \"id\": ");
+	hu_jbuf_str(w, x->id);
+	hu_jbuf_put(w, ", \"bytes\": ");
+	hu_jbuf_u64(w, x->bytes);
+	hu_jbuf_put(w, ", \"kind\": \"");
+	hu_jbuf_put(w, hyper_kind_name(x->kind));
+	hu_jbuf_put(w, "\", \"home\": \"");
+	hu_jbuf_put(w, hyper_home_name(s->home[t]));
+	hu_jbuf_put(w, "\"");
+	write_offsets(s, w, t);
+	hu_jbuf_put(w, t + 1 < s->g->nt ? " },\n" : " }\n");
 }
 
 void hyper_plan__sched_write_json(const struct sched *s, FILE *f, const char *name,
 		      const char *extra_json)
 {
 	const struct graph *g = s->g;
+	struct hu_jbuf buf, *w = &buf;
 	size_t t;
 	uint32_t k;
 
-	fputs("{\n \"format\": \"hyper-schedule\",\n \"version\": 1,\n \"name\": ", f);
-	hu_json_write_str(f, name);
-	write_graph(s, f);
-	if (s->budget)
-		fprintf(f, ",\n \"device_budget_bytes\": %llu",
-			(unsigned long long)s->budget);
-	if (s->res_off)
-		fprintf(f, ",\n \"arena_bytes\": %llu",
-			(unsigned long long)s->arena);
-	fputs(",\n \"tensors\": [\n", f);
-	for (t = 0; t < g->nt; t++) {
-		fputs("  { \"id\": ", f);
-		hu_json_write_str(f, g->t[t].id);
-		fprintf(f, ", \"bytes\": %llu, \"kind\": \"%s\", \"home\": \"%s\"",
-			(unsigned long long)g->t[t].bytes,
-			hyper_kind_name(g->t[t].kind), hyper_home_name(s->home[t]));
-		write_offsets(s, f, t);
-		fprintf(f, " }%s\n", t + 1 < g->nt ? "," : "");
+	hu_jbuf_init(w, f);
+	hu_jbuf_put(w, "{\n \"format\": \"hyper-schedule\",\n \"version\": 1,\n \"name\": ");
+	hu_jbuf_str(w, name);
+	write_graph(s, w);
+	if (s->budget) {
+		hu_jbuf_put(w, ",\n \"device_budget_bytes\": ");
+		hu_jbuf_u64(w, s->budget);
 	}
-	fputs(" ],\n \"steps\": [\n", f);
+	if (s->res_off) {
+		hu_jbuf_put(w, ",\n \"arena_bytes\": ");
+		hu_jbuf_u64(w, s->arena);
+	}
+	hu_jbuf_put(w, ",\n \"tensors\": [\n");
+	for (t = 0; t < g->nt; t++)
+		write_tensor(s, w, t);
+	hu_jbuf_put(w, " ],\n \"steps\": [\n");
 	for (k = 0; k < s->n; k++) {
-		write_step(s, f, k);
-		fputs(k + 1 < s->n ? ",\n" : "\n", f);
+		write_step(s, w, k);
+		hu_jbuf_put(w, k + 1 < s->n ? ",\n" : "\n");
 	}
-	fprintf(f, " ],\n \"predicted\": { \"peak_device_bytes\": %llu, \"stall_ns\": %.0f, \"makespan_ns\": %.0f }",
-		(unsigned long long)s->pred.peak, s->pred.stall_ns,
-		s->pred.makespan_ns);
-	if (extra_json)
-		fprintf(f, ",\n \"x-planner\": %s", extra_json);
-	fputs("\n}\n", f);
+	hu_jbuf_printf(w, " ],\n \"predicted\": { \"peak_device_bytes\": %llu, \"stall_ns\": %.0f, \"makespan_ns\": %.0f }",
+		       (unsigned long long)s->pred.peak, s->pred.stall_ns,
+		       s->pred.makespan_ns);
+	if (extra_json) {
+		hu_jbuf_put(w, ",\n \"x-planner\": ");
+		hu_jbuf_put(w, extra_json);
+	}
+	hu_jbuf_put(w, "\n}\n");
+	hu_jbuf_flush(w);
 }
 
 /* The planner's note in the schedule: which policy, profile and knobs. */

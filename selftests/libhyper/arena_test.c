@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -321,6 +322,104 @@ BAD(offset_negative, SCHED(ARENA, "-64,4096", "0", "4096"),
     "tensors[0].arena_offsets[0]: must be an integer in 0..2^48 (got -64)");
 BAD(offset_not_integer, SCHED(ARENA, "'0',4096", "0", "4096"),
     "tensors[0].arena_offsets[0]: must be an integer in 0..2^48 (got a string)");
+
+/*
+ * The overlap check against every pair: random tensors, each defined in
+ * step a and detached after step b (so two share time when each begins
+ * no later than the other ends), at random offsets.  Accepted exactly
+ * when no two that share time share a byte; when refused, the pair named
+ * does both.
+ */
+#define RND_MAX	200
+
+struct rnd {
+	uint32_t a[RND_MAX], b[RND_MAX];
+	uint64_t off[RND_MAX], bytes[RND_MAX];
+	char id[RND_MAX][8];
+};
+
+static bool rnd_clash(const struct rnd *r, uint32_t i, uint32_t j)
+{
+	return (r->a[i] > r->a[j] ? r->a[i] : r->a[j]) <=
+	       (r->b[i] < r->b[j] ? r->b[i] : r->b[j]) &&
+	       r->off[i] < r->off[j] + r->bytes[j] &&
+	       r->off[j] < r->off[i] + r->bytes[i];
+}
+
+TEST(overlap_check_agrees_with_every_pair)
+{
+	static struct rnd r;
+	static struct hyper_tensor_info t[RND_MAX];
+	static struct hyper_step_info st[RND_MAX];
+	static uint32_t defs[RND_MAX];
+	static struct hyper_cop dets[RND_MAX];
+	unsigned int seed = 1, refused = 0, cases = 300;
+
+	for (unsigned int c = 0; c < cases; c++) {
+		uint32_t n = 2 + (uint32_t)rand_r(&seed) % (c % 3 ? 30 : RND_MAX - 1);
+		uint32_t slots = n * (1 + (uint32_t)rand_r(&seed) % 4);
+		struct hyper_schedule_info info = {
+			.flags = HYPER_SCHED_ARENA, .nr_tensors = n, .nr_steps = n,
+			.arena_bytes = 512ULL * n + 64ULL * (slots + 8),
+		};
+		struct hyper_schedule *s = NULL;
+		uint32_t nd = 0, nx = 0, i, j;
+		bool clash = false;
+		char err[512];
+		int ret;
+
+		for (i = 0; i < n; i++) {
+			r.a[i] = (uint32_t)rand_r(&seed) % n;
+			r.b[i] = r.a[i] + (uint32_t)rand_r(&seed) %
+				 (n - r.a[i] < 4 ? n - r.a[i] : 4);
+			r.bytes[i] = 64ULL * (1 + (uint32_t)rand_r(&seed) % 8);
+			/* one case in four apart, but for one tensor moved */
+			r.off[i] = c % 4 ? 64ULL * ((uint32_t)rand_r(&seed) % slots) :
+				   512ULL * i;
+			snprintf(r.id[i], sizeof(r.id[i]), "t%u", i);
+			t[i] = (struct hyper_tensor_info){
+				.id = r.id[i], .bytes = r.bytes[i],
+				.kind = HYPER_KIND_ACTIVATION,
+				.home = HYPER_HOME_NONE, .nr_arena_offsets = 1,
+				.arena_offsets = &r.off[i],
+			};
+		}
+		if (c % 4 == 0)
+			r.off[rand_r(&seed) % n] = r.off[rand_r(&seed) % n];
+		for (i = 0; i < n; i++)
+			for (j = i + 1; j < n; j++)
+				clash |= rnd_clash(&r, i, j);
+		/* step k defines those begun at k and detaches those ended */
+		for (uint32_t k = 0; k < n; k++) {
+			st[k] = (struct hyper_step_info){
+				.op = "s", .defines = defs + nd, .after = dets + nx,
+			};
+			for (i = 0; i < n; i++) {
+				if (r.a[i] == k)
+					defs[nd++] = i;
+				if (r.b[i] == k)
+					dets[nx++] = (struct hyper_cop){ HYPER_OP_DETACH, i };
+			}
+			st[k].nr_defines = (uint32_t)(defs + nd - st[k].defines);
+			st[k].nr_after = (uint32_t)(dets + nx - st[k].after);
+		}
+		ret = hyper_schedule_new(&info, t, st, &s, err, sizeof(err));
+		hyper_schedule_free(s);
+		if (!clash) {
+			EXPECT_EQ(0, ret) TH_LOG("case %u: %s", c, err);
+			continue;
+		}
+		refused++;
+		ASSERT_EQ(-EBADMSG, ret) TH_LOG("case %u accepted", c);
+		ASSERT_EQ(2, sscanf(err, "arena: tensor \"t%u\" (arena_offsets[0] = %*u, %*u bytes) and tensor \"t%u\"",
+				    &i, &j)) TH_LOG("case %u: %s", c, err);
+		EXPECT_TRUE(i < n && j < n && rnd_clash(&r, i, j))
+			TH_LOG("case %u: %s", c, err);
+	}
+	/* both ways are taken often */
+	EXPECT_GT(refused, cases / 4);
+	EXPECT_LT(refused, cases - cases / 4);
+}
 
 TEST_F(bad, rejected)
 {

@@ -473,4 +473,54 @@ TEST(json_strings_round_trip)
 	}
 }
 
+/*
+ * The buffered writer writes what stdio would: strings as
+ * hu_json_write_str(), numbers as printf(), across buffer boundaries
+ * (a string longer than the buffer too).
+ */
+TEST(json_buffer_writes_what_stdio_writes)
+{
+	static const char *const strs[] = {
+		"", "plain", "a\"b\\c", "\n\t\x01x\x7f", "L0.wq \xc3\xa9",
+	};
+	static const uint64_t nums[] = {
+		0, 1, 9, 10, 4095, 1050673152, UINT64_MAX / 3, UINT64_MAX,
+	};
+	char *a = NULL, *b = NULL, *big = malloc(3 * HU_JBUF_SIZE);
+	size_t la = 0, lb = 0;
+	FILE *fa = open_memstream(&a, &la), *fb = open_memstream(&b, &lb);
+	struct hu_jbuf w;
+
+	ASSERT_NE(NULL, fa);
+	ASSERT_NE(NULL, fb);
+	ASSERT_NE(NULL, big);
+	memset(big, 'x', 3 * HU_JBUF_SIZE - 1);
+	big[3 * HU_JBUF_SIZE - 1] = '\0';
+	big[HU_JBUF_SIZE] = '"';
+	hu_jbuf_init(&w, fb);
+	for (unsigned int i = 0; i < 5000; i++) {
+		const char *s = strs[i % 5];
+		uint64_t v = nums[i % 8] - (i & 1);
+
+		hu_json_write_str(fa, s);
+		fprintf(fa, ", %llu; %.0f\n", (unsigned long long)v, i * 1.5);
+		hu_jbuf_str(&w, s);
+		hu_jbuf_put(&w, ", ");
+		hu_jbuf_u64(&w, v);
+		hu_jbuf_printf(&w, "; %.0f\n", i * 1.5);
+		if (i % 1000 == 999) {
+			hu_json_write_str(fa, big);
+			hu_jbuf_str(&w, big);
+		}
+	}
+	hu_jbuf_flush(&w);
+	ASSERT_EQ(0, fclose(fa));
+	ASSERT_EQ(0, fclose(fb));
+	ASSERT_EQ(la, lb);
+	EXPECT_EQ(0, memcmp(a, b, la));
+	free(a);
+	free(b);
+	free(big);
+}
+
 TEST_HARNESS_MAIN
