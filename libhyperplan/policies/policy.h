@@ -26,14 +26,40 @@ struct distance_ctx {
 	uint32_t nrank;
 	struct evict *ev;
 	size_t nev, cap_ev;
+	/*
+	 * A count's evictions are those of the first ranked tensors in rank
+	 * order, so @ev keeps every one made so far with the same distances:
+	 * the evictions of the first @done ranked tensors, @off[r] those of
+	 * the first r.  A count up to @done is a prefix, a larger one extends
+	 * it.
+	 */
+	uint32_t *off;
+	uint32_t done, prefetch, release;
 };
 
 /* 0, or -ENOMEM (free @d either way). */
 int hyper_plan__distance_init(struct distance_ctx *d, const struct life *lf,
 		  struct hp_mem *mem);
 void hyper_plan__distance_free(struct distance_ctx *d);
-/* 0, or -ENOMEM: d->ev is then incomplete. */
+/*
+ * The evictions of @dp in d->ev[0 .. d->nev): 0, or -ENOMEM (d->nev is
+ * then 0).  The entries past d->nev are the next counts' evictions, to be
+ * read by no one.
+ */
 int hyper_plan__distance_evicts(struct distance_ctx *d, const struct distance_params *dp);
+
+/*
+ * The search over a count in [0, @n] that the distance baseline runs, for
+ * a goal that assumes @test monotone: with @most, the largest count it
+ * passes, count 0 passing untested; without, the smallest, count @n
+ * passing untested.  A bisection; with @gallop and @most, the count is
+ * first doubled from 1 while it passes, so a search whose answer is a
+ * small count c tests about 2 log2(c) + 1 counts, not log2(@n).  In
+ * *@found; 0, or the first error @test returns.
+ */
+int hyper_plan__count_search(uint32_t n, bool most, bool gallop,
+			     int (*test)(void *arg, uint32_t count, bool *ok),
+			     void *arg, uint32_t *found);
 
 /*
  * Greedy "evict the longest access gap first": walks the steps in order

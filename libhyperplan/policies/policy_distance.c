@@ -108,6 +108,7 @@ void hyper_plan__distance_free(struct distance_ctx *d)
 {
 	free(d->rank);
 	free(d->ev);
+	free(d->off);
 	*d = (struct distance_ctx){ 0 };
 }
 
@@ -136,18 +137,42 @@ static void gap_evict(struct distance_ctx *d, uint32_t t, int64_t a,
 int hyper_plan__distance_evicts(struct distance_ctx *d, const struct distance_params *dp)
 {
 	const struct life *lf = d->lf;
+	uint32_t count = dp->count < d->nrank ? dp->count : d->nrank;
 	uint32_t r, t;
 	int64_t a, j;
 	size_t i;
 
 	d->nev = 0;
-	for (r = 0; r < dp->count && r < d->nrank && !d->mem->failed; r++) {
+	if (!d->off) {
+		d->off = hyper_plan__calloc(d->mem, (size_t)d->nrank + 1,
+					    sizeof(*d->off));
+		if (!d->off)
+			return -ENOMEM;
+	}
+	if (dp->prefetch != d->prefetch || dp->release != d->release) {
+		d->done = 0;	/* other distances: other evictions */
+		d->prefetch = dp->prefetch;
+		d->release = dp->release;
+	}
+	d->nev = d->off[d->done];
+	for (r = d->done; r < count && !d->mem->failed; r++) {
 		t = d->rank[r];
 		for (i = 0; i <= nr_accesses(lf, t); i++) {
 			hyper_plan__gap_ends(lf, t, i, &a, &j);
 			if (hyper_plan__gap_live(lf, t, i) && a + 1 < j)
 				gap_evict(d, t, a, j, dp);
 		}
+		/* more evictions than @off counts: more than memory holds */
+		if (d->mem->failed || d->nev > UINT32_MAX)
+			break;
+		d->off[r + 1] = (uint32_t)d->nev;
+		d->done = r + 1;
 	}
-	return d->mem->failed ? -ENOMEM : 0;
+	if (r < count) {
+		d->nev = 0;
+		d->done = 0;
+		return -ENOMEM;
+	}
+	d->nev = d->off[count];
+	return 0;
 }

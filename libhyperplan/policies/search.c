@@ -313,40 +313,87 @@ int hyper_plan__run_plan(const struct problem *pb, struct result *r, struct hp_e
 	return finish(pb, r, t0, e);
 }
 
-/* Peak goal: the most tensors still fast enough; budget goal: the fewest
- * that fit.  Both assume more tensors means less memory, more traffic. */
+int hyper_plan__count_search(uint32_t n, bool most, bool gallop,
+			     int (*test)(void *arg, uint32_t count, bool *ok),
+			     void *arg, uint32_t *found)
+{
+	uint32_t lo = 0, hi = n, c;
+	bool ok;
+	int ret;
+
+	for (c = 1; most && gallop && lo < hi; c = c <= hi / 2 ? 2 * c : hi) {
+		ret = test(arg, c, &ok);
+		if (ret)
+			return ret;
+		if (!ok) {
+			hi = c - 1;
+			break;
+		}
+		lo = c;
+	}
+	while (lo < hi) {
+		c = most ? lo + (hi - lo + 1) / 2 : lo + (hi - lo) / 2;
+		ret = test(arg, c, &ok);
+		if (ret)
+			return ret;
+		if (most && ok)
+			lo = c;
+		else if (most)
+			hi = c - 1;
+		else if (ok)
+			hi = c;
+		else
+			lo = c + 1;
+	}
+	*found = lo;
+	return 0;
+}
+
+struct distance_search {
+	const struct problem *pb;
+	struct distance_ctx *d;
+	struct distance_params *dp;
+	struct result *r;
+	struct hp_err *e;
+};
+
+/* One distance probe of @count tensors; *@ok: it met the goal. */
+static int distance_probe(void *arg, uint32_t count, bool *ok)
+{
+	struct distance_search *ds = arg;
+	const struct problem *pb = ds->pb;
+	struct result c;
+	int ret;
+
+	ds->dp->count = count;
+	if (hyper_plan__distance_evicts(ds->d, ds->dp))
+		return hyper_plan__nomem(ds->e);
+	ret = probe_goal(pb, pb->lf, ds->d->ev, ds->d->nev, 0, &c, ds->e);
+	if (ret)
+		return ret;
+	*ok = feasible(&pb->goal, &c);
+	if (keep(pb, ds->r, &c))
+		snprintf(ds->r->params, sizeof(ds->r->params),
+			 "prefetch=%u release=%u tensors=%u",
+			 ds->dp->prefetch, ds->dp->release, count);
+	return 0;
+}
+
+/*
+ * Peak goal: the most tensors still fast enough, searched from below
+ * (where the first tensors already miss it, a decode graph at 1%, that is
+ * one probe); budget goal: the fewest that fit, bisected.  Both assume
+ * more tensors means less memory, more traffic.
+ */
 static int distance_bisect(const struct problem *pb, struct distance_ctx *d,
 			   struct distance_params *dp, struct result *r,
 			   struct hp_err *e)
 {
-	uint32_t lo = 0, hi = d->nrank;
-	struct result c;
-	bool ok;
-	int ret;
+	struct distance_search ds = { pb, d, dp, r, e };
+	uint32_t found;
 
-	while (lo < hi) {
-		dp->count = pb->goal.budget ? lo + (hi - lo) / 2 :
-			    lo + (hi - lo + 1) / 2;
-		if (hyper_plan__distance_evicts(d, dp))
-			return hyper_plan__nomem(e);
-		ret = probe_goal(pb, pb->lf, d->ev, d->nev, 0, &c, e);
-		if (ret)
-			return ret;
-		ok = feasible(&pb->goal, &c);
-		if (keep(pb, r, &c))
-			snprintf(r->params, sizeof(r->params),
-				 "prefetch=%u release=%u tensors=%u",
-				 dp->prefetch, dp->release, dp->count);
-		if (pb->goal.budget && ok)
-			hi = dp->count;
-		else if (pb->goal.budget)
-			lo = dp->count + 1;
-		else if (ok)
-			lo = dp->count;
-		else
-			hi = dp->count - 1;
-	}
-	return 0;
+	return hyper_plan__count_search(d->nrank, !pb->goal.budget, true,
+					distance_probe, &ds, &found);
 }
 
 int hyper_plan__run_distance(const struct problem *pb, struct result *r,

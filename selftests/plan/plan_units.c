@@ -19,6 +19,7 @@
 #include "graph/graph_json.h"
 #include "graph/json_split.h"
 #include "plan_cases.h"
+#include "policies/policy.h"
 #include "sim/sim.h"
 #include "util/json.h"
 
@@ -521,6 +522,88 @@ TEST(json_buffer_writes_what_stdio_writes)
 	free(a);
 	free(b);
 	free(big);
+}
+
+/* A monotone test for hyper_plan__count_search(): passes up to (most) or
+ * from (fewest) @at, counts each call, fails the @fail_at'th. */
+struct count_test {
+	uint32_t at, n, calls, fail_at;
+	bool most, saw_untested;
+};
+
+static int count_test(void *arg, uint32_t count, bool *ok)
+{
+	struct count_test *t = arg;
+
+	if (++t->calls == t->fail_at)
+		return -ENOMEM;
+	if (count == (t->most ? 0 : t->n) || count > t->n)
+		t->saw_untested = true;
+	*ok = t->most ? count <= t->at : count >= t->at;
+	return 0;
+}
+
+static unsigned int log2_up(uint32_t x)
+{
+	unsigned int b = 0;
+
+	while ((1ULL << b) < x)
+		b++;
+	return b;
+}
+
+TEST(count_search_gallop_finds_what_the_bisection_finds)
+{
+	uint64_t x = 88172645463325252ULL;
+	unsigned int i, gallop, calls;
+
+	for (i = 0; i < 4000; i++) {
+		struct count_test t = { 0 };
+		uint32_t found = ~0U, bisected = ~0U;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		t.n = i < 8 ? i : (uint32_t)(x % (i % 3 ? 100 : 3000000));
+		t.at = i < 8 ? i / 2 : (uint32_t)((x >> 32) % (t.n + 1));
+		if (i % 4 == 1)
+			t.at = t.n;
+		if (i % 4 == 2)
+			t.at = (uint32_t)(x >> 40) % 3 % (t.n + 1);
+		t.most = i % 5 != 4;
+		gallop = i % 7 != 6;
+		ASSERT_EQ(0, hyper_plan__count_search(t.n, t.most, gallop,
+						      count_test, &t, &found));
+		EXPECT_EQ(t.at, found) TH_LOG("n %u at %u most %d gallop %u",
+					     t.n, t.at, t.most, gallop);
+		EXPECT_FALSE(t.saw_untested);
+		if (t.most && gallop) {
+			/* doubling up to at, then bisecting below 2 at */
+			EXPECT_GE(2 * log2_up(t.at + 1) + 1, t.calls)
+				TH_LOG("n %u at %u: %u tests", t.n, t.at,
+				       t.calls);
+		} else {
+			EXPECT_GE(log2_up(t.n + 1), t.calls);
+		}
+		if (t.most && gallop && !t.at && t.n)
+			EXPECT_EQ(1, t.calls);
+		/* the same count the plain bisection finds */
+		calls = t.calls;
+		t.calls = 0;
+		ASSERT_EQ(0, hyper_plan__count_search(t.n, t.most, false,
+						      count_test, &t,
+						      &bisected));
+		EXPECT_EQ(found, bisected);
+		/* an error stops the search and comes back */
+		if (calls) {
+			t.fail_at = calls;
+			t.calls = 0;
+			EXPECT_EQ(-ENOMEM,
+				  hyper_plan__count_search(t.n, t.most, gallop,
+							   count_test, &t,
+							   &found));
+		}
+	}
 }
 
 TEST_HARNESS_MAIN
