@@ -226,16 +226,18 @@ static int plan_budget(const struct problem *pb, struct plan_ctx *pc,
  * before any is the graph's end, whose shortfall says nothing of the
  * steps behind it), and is taken when it lies below @hi and moves the
  * bracket by a sixteenth or more, or right after a guess that fell just
- * short (the next step failed: MAX_CREEP in a row); otherwise, and after
- * a fit, the midpoint.  A guess only picks where to probe: the bracket
- * moves by what each sweep and simulation shows, as before, and guesses
- * do not count towards the bisection's 30 rounds.
+ * short (the next step failed: MAX_CREEP in a row).  Past a guess that
+ * failed, the aim that fits is likely close above, so the next aims
+ * gallop up from it (the tolerance, then twice as far each failure);
+ * otherwise, and after a fit, the midpoint.  A guess only picks where to
+ * probe: the bracket moves by what each sweep and simulation shows, as
+ * before, and guesses do not count towards the bisection's 30 rounds.
  */
 static int bisect_aim(const struct problem *pb, struct plan_ctx *pc,
 		      const struct life *lf, const char *which, double scale,
 		      uint64_t hi, struct result *best, struct hp_err *e)
 {
-	uint64_t lo = lf->max_ws, b, guess = 0;
+	uint64_t lo = lf->max_ws, b, guess = 0, step = 0;
 	double tol = lf->peak0 * 0.001 > 1048576 ? lf->peak0 * 0.001 : 1048576;
 	uint32_t fail, i = 0, guesses = 0, creep = 0;
 	struct result c;
@@ -248,7 +250,15 @@ static int bisect_aim(const struct problem *pb, struct plan_ctx *pc,
 			guesses++;
 			creep++;
 		} else {
-			b = lo + (hi - lo) / 2;
+			if (creep)	/* just above a guess that failed */
+				step = (uint64_t)tol;
+			if (step && step < (hi - lo) / 2) {
+				b = lo + step;
+				step *= 2;
+			} else {
+				b = lo + (hi - lo) / 2;
+				step = 0;
+			}
 			creep = 0;
 			i++;
 		}
@@ -264,6 +274,8 @@ static int bisect_aim(const struct problem *pb, struct plan_ctx *pc,
 				guess = b + pc->short_by;
 			continue;
 		}
+		step = 0;
+		creep = 0;
 		ret = probe_goal(pb, lf, pc->ev, pc->nev, 0, &c, e);
 		if (ret)
 			return ret;
