@@ -244,8 +244,10 @@ static int bisect_aim(const struct problem *pb, struct plan_ctx *pc,
 	int ret;
 
 	while (i < 30 && hi > lo + tol) {
+		bool far = guess > lo + (hi - lo) / 16;
+
 		if (guess > lo && guess < hi && guesses < MAX_GUESS &&
-		    (guess > lo + (hi - lo) / 16 || (creep && creep < MAX_CREEP))) {
+		    (far || (creep && creep < MAX_CREEP))) {
 			b = guess;
 			guesses++;
 			creep++;
