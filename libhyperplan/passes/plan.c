@@ -568,6 +568,7 @@ static bool fit_step(struct plan_ctx *pc, uint32_t k, uint64_t budget,
 			refresh(pc, b);
 	}
 	restore_aside(pc);
+	pc->short_by = fits ? 0 : (uint64_t)f.over;
 	return fits;
 }
 
@@ -595,6 +596,7 @@ int hyper_plan__plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
 		for (x = pc->at_off[k + 1]; x < pc->at_off[k + 2]; x++)
 			refresh(pc, pc->at_j[x]);	/* read at k + 1: span k */
 		absent += pc->delta[k];
+		pc->nev_before = pc->nev;
 		if (!fit_step(pc, k, budget, &absent)) {
 			*fail_step = k;
 			return pc->mem->failed ? -ENOMEM : -1;

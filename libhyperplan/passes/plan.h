@@ -68,6 +68,12 @@ struct plan_ctx {
 	uint32_t gen;
 	struct evict *ev;
 	size_t nev, cap_ev;
+	/*
+	 * After a failed selection: the bytes its failing step was still
+	 * over, and the evictions chosen at the steps swept before it.
+	 */
+	uint64_t short_by;
+	size_t nev_before;
 };
 
 /* plan_take.c */
@@ -86,7 +92,9 @@ void hyper_plan__plan_free(struct plan_ctx *pc);
  * scale above 1 spends slowdown where the link is the bottleneck).
  * Returns 0 with pc->ev/nev, or -1 with the step that cannot fit.
  */
-/* 0: pc->ev fits @budget; -1: step *fail_step does not; -ENOMEM. */
+/* 0: pc->ev fits @budget; -1: step *fail_step does not, pc->short_by over
+ * it after every take it could make, pc->nev_before gaps taken before it;
+ * -ENOMEM. */
 int hyper_plan__plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
 		uint32_t *fail_step);
 /* Compute time of the steps whose pool→device link time the last

@@ -206,27 +206,78 @@ static int plan_budget(const struct problem *pb, struct plan_ctx *pc,
 	return 0;
 }
 
-/* Bisects the budget the sweep aims at, below @hi, on links @scale faster;
- * each probe is judged by the simulation of what it really holds. */
+/* Guesses one bisection may follow, and in a row just short of the last. */
+#define MAX_GUESS	16
+#define MAX_CREEP	8
+
+/*
+ * Bisects the budget the sweep aims at, below @hi, on links @scale faster;
+ * each probe is judged by the simulation of what it really holds.
+ *
+ * A sweep that fails stops at the step it cannot fit, which is near its
+ * start when the aim is low; one that fits walks every step and is then
+ * emitted and simulated, a hundred times the cost.  So a failure's
+ * shortfall picks the next aim: the failing step would have fitted an aim
+ * that much higher, had the steps swept before it taken the same gaps,
+ * and where that step is the graph's bottleneck they do (a decode's last
+ * layers: the aim it gives then fits, one sweep where the bisection took
+ * five).  A guess comes only from a sweep that failed within its first
+ * 64th of the steps, after steps that took gaps (a step that fails
+ * before any is the graph's end, whose shortfall says nothing of the
+ * steps behind it), and is taken when it lies below @hi and moves the
+ * bracket by a sixteenth or more, or right after a guess that fell just
+ * short (the next step failed: MAX_CREEP in a row).  Past a guess that
+ * failed, the aim that fits is likely close above, so the next aims
+ * gallop up from it (the tolerance, then twice as far each failure);
+ * otherwise, and after a fit, the midpoint.  A guess only picks where to
+ * probe: the bracket moves by what each sweep and simulation shows, as
+ * before, and guesses do not count towards the bisection's 30 rounds.
+ */
 static int bisect_aim(const struct problem *pb, struct plan_ctx *pc,
 		      const struct life *lf, const char *which, double scale,
 		      uint64_t hi, struct result *best, struct hp_err *e)
 {
-	uint64_t lo = lf->max_ws, b;
+	uint64_t lo = lf->max_ws, b, guess = 0, step = 0;
 	double tol = lf->peak0 * 0.001 > 1048576 ? lf->peak0 * 0.001 : 1048576;
+	uint32_t fail, i = 0, guesses = 0, creep = 0;
 	struct result c;
-	uint32_t fail, i;
 	int ret;
 
-	for (i = 0; i < 30 && hi > lo + tol; i++) {
-		b = lo + (hi - lo) / 2;
+	while (i < 30 && hi > lo + tol) {
+		bool far = guess > lo + (hi - lo) / 16;
+
+		if (guess > lo && guess < hi && guesses < MAX_GUESS &&
+		    (far || (creep && creep < MAX_CREEP))) {
+			b = guess;
+			guesses++;
+			creep++;
+		} else {
+			if (creep)	/* just above a guess that failed */
+				step = (uint64_t)tol;
+			if (step && step < (hi - lo) / 2) {
+				b = lo + step;
+				step *= 2;
+			} else {
+				b = lo + (hi - lo) / 2;
+				step = 0;
+			}
+			creep = 0;
+			i++;
+		}
+		guess = 0;
 		ret = hyper_plan__plan_select(pc, b, scale, &fail);
 		if (ret == -ENOMEM)
 			return hyper_plan__nomem(e);
 		if (ret) {
 			lo = b;
+			/* a guess only from a sweep that failed cheaply,
+			 * behind steps that took gaps */
+			if (fail >= lf->n - lf->n / 64 && pc->nev_before)
+				guess = b + pc->short_by;
 			continue;
 		}
+		step = 0;
+		creep = 0;
 		ret = probe_goal(pb, lf, pc->ev, pc->nev, 0, &c, e);
 		if (ret)
 			return ret;

@@ -15,6 +15,7 @@
 
 #include "sim/bound.h"
 #include "passes/calendar.h"
+#include "passes/plan.h"
 #include "checker.h"
 #include "graph/graph_json.h"
 #include "graph/json_split.h"
@@ -284,6 +285,48 @@ TEST(refinement_moves_the_optimizer_into_the_backward_pass)
 			last_bwd = k;
 	}
 	EXPECT_LT(opt, last_bwd);
+	hyper_plan__job_free(&j);
+}
+
+/*
+ * A sweep that cannot fit a step says by how much (the search's next aim,
+ * policies/search.c): on a decode, whose last steps are its bottleneck,
+ * the steps swept before take the same gaps at that much more, so the
+ * failing step then fits and the sweep gets further or through.  From
+ * the lowest aim, each shortfall is climbed until a step fails behind
+ * steps that took gaps.
+ */
+TEST(sweep_says_how_far_short_it_fell)
+{
+	struct plan_case c = { "llama2-7b", "infer", 0, 1 };
+	struct hp_mem mem = { 0 };
+	struct job j = { 0 };
+	struct plan_ctx pc;
+	uint32_t fail, again, i;
+	struct hp_err e;
+	uint64_t b;
+	int ret;
+
+	ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[0], &e));
+	ASSERT_EQ(0, hyper_plan__plan_init(&pc, &j.lf, &j.p, &mem));
+	b = j.lf.max_ws;
+	for (i = 0; i < j.lf.n; i++) {
+		ASSERT_EQ(-1, hyper_plan__plan_select(&pc, b, 1.0, &fail));
+		ASSERT_LT(0, pc.short_by);
+		EXPECT_GE(j.lf.base[fail], b + pc.short_by);
+		EXPECT_LE(pc.nev_before, pc.nev);
+		if (pc.nev_before)
+			break;
+		b += pc.short_by;
+	}
+	ASSERT_LT(i, j.lf.n);
+	b += pc.short_by;
+	ret = hyper_plan__plan_select(&pc, b, 1.0, &again);
+	if (ret)
+		EXPECT_LT(again, fail);
+	ASSERT_EQ(0, hyper_plan__plan_select(&pc, j.lf.peak0, 1.0, &fail));
+	EXPECT_EQ(0, pc.nev);
+	hyper_plan__plan_free(&pc);
 	hyper_plan__job_free(&j);
 }
 
