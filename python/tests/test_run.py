@@ -125,3 +125,24 @@ def test_step_code_arguments():
                 assert same(want, r(*x))
             progs = {id(p): p for _op, _w, p in r._runner.steps}.values()
             assert all("env" not in p.source for p in progs)
+
+
+def test_step_result_of_another_shape_is_refused():
+    """A copied result whose shape is not the planned one is refused in
+    one line, not copied over its neighbours."""
+    from hyperoffload.capture import capture
+    from hyperoffload.runner import InputError, _compile, run_step
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.topk(x * 2, 2).values + 1   # topk: no out= form, copied
+
+    cap = capture(M(), (torch.randn(4, 6),), runs=1)
+    op = next(o for o in cap.ops if o.kernel is None and o.fresh)
+    plan = {t: torch.zeros(cap.tensors[t].shape, dtype=cap.tensors[t].dtype)
+            for t in cap.tensors}
+    run_step(cap, op, _compile(cap, op), plan.__getitem__)   # the planned shapes: runs
+    plan[op.outputs[0]] = torch.zeros(4, 3)
+    with pytest.raises(InputError, match=r"node 'topk': its result has shape \(4, 2\) where "
+                                         r"the plan has \(4, 3\)"):
+        run_step(cap, op, _compile(cap, op), plan.__getitem__)
