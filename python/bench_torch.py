@@ -158,7 +158,7 @@ def zoo_bench(outdir: str, runs: int) -> bool:
         print(f"# the other {len(small)} models' operators take "
               f"{min(r['op_ms'] for r in small) * 1e3:.0f}-"
               f"{max(r['op_ms'] for r in small) * 1e3:.0f} us: the runner's Python per "
-              f"operator (views, wait, out= call: tens of us) and the copy of weights into "
+              f"operator (a compiled step: a few us) and the copy of weights into "
               f"the arena at each call are what their overhead measures")
     os.makedirs(outdir, exist_ok=True)
     out = os.path.join(outdir, "torch-zoo.json")

@@ -8,8 +8,15 @@ for a result read at the end): there is no copy between torch and
 libhyper.  An operator writes its result straight into the arena with its
 ``out=`` kernel where capture found one that is bit-identical, otherwise
 it runs as usual and its result is copied into the arena (counted in
-``stats["copied_outputs"]``).  Before an operator reads a tensor,
-``hyper_wait_tensor`` has said it is resident.
+``stats["copied_outputs"]``).  hyper_step_begin() waits for the step's
+prefetches; before the operator runs, the runner waits
+(``ctx.wait_tensor``) for each input the schedule prefetches or stores,
+and for no other: a tensor that never moves has nothing in flight.
+
+Each operator's step is compiled once, at setup, into one Python function
+(_compile(): its views and free nodes as locals, its call with constants
+bound), so a step costs hyper_step_begin(), one hyper_tensor_ptr() per
+tensor it touches, that function and hyper_step_end().
 
 A torch.nn leaf module runs its own forward with its parameters and
 buffers swapped for views of libhyper's memory (call_leaf()).  Buffers
@@ -21,8 +28,10 @@ capture's check (verify.py).
 from __future__ import annotations
 
 import ctypes
+import errno
+import keyword
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 import torch.fx
@@ -145,12 +154,25 @@ class Runner:
         ctx.prepare()
         self.arena = self._arena_tensor()
         self._typed: Dict[torch.dtype, torch.Tensor] = {}
-        self._views: Dict[str, Tuple[int, torch.Tensor]] = {}
+        # tid -> [index, address of the cached view, the view, bound tensor]
+        self._slots: Dict[str, List[Any]] = {tid: [i, -1, None, self._bound.get(tid)]
+                                             for tid, i in self.index.items()}
+        self._view: Optional[Callable[[str], torch.Tensor]] = self._viewer()
+        self._fills = self._to_fill()
+        # Only a tensor the schedule prefetches or stores ever has a
+        # transfer in flight (early prefetches are the schedule's own, run
+        # ahead): a step waits for those of its inputs, no other.
+        moved = {t for s in range(info["nr_steps"]) for when in ("before", "after")
+                 for kind, t in self.sched.step(s)[when] if kind in ("prefetch", "store")}
         ops = {o.id: o for o in cap.ops}
-        self.steps: List[Tuple[OpSpec, List[int], "_Program"]] = []
+        progs: Dict[str, _Program] = {}
+        self.steps: List[Tuple[OpSpec, Tuple[int, ...], _Program]] = []
         for s in range(info["nr_steps"]):
             op = ops[self.sched.step(s)["op"]]
-            self.steps.append((op, [self.index[t] for t in op.inputs], _compile(cap, op)))
+            if op.id not in progs:
+                progs[op.id] = _compile(cap, op)
+            waits = tuple(self.index[t] for t in op.inputs if self.index[t] in moved)
+            self.steps.append((op, waits, progs[op.id]))
         with torch.no_grad():
             for tid, spec in cap.tensors.items():
                 if spec.source[0] == "weight" and self.homes[tid] == "pool" and \
@@ -161,11 +183,12 @@ class Runner:
 
     def close(self) -> None:
         """Free the context (regions, registration, ring) and the arena."""
+        self._view = None
         if self.ctx is not None:
             self.ctx.close()
         self.sched = None
         self._typed = {}
-        self._views = {}
+        self._slots = {}
         self.arena = None
         if self.mem is not None:
             self.mem.close()
@@ -178,14 +201,28 @@ class Runner:
         self.close()
 
     # ---- views over libhyper's memory ------------------------------------
-    def _device_tensor(self, tid: str) -> torch.Tensor:
-        bound = self._bound.get(tid)
-        if bound is not None:
-            return bound
-        addr = self.ctx.tensor_ptr(self.index[tid])
-        cached = self._views.get(tid)
-        if cached is not None and cached[0] == addr:
-            return cached[1]
+    def _viewer(self) -> Callable[[str], torch.Tensor]:
+        """view(tid): the tensor as a view of where libhyper holds it now.
+
+        One hyper_tensor_ptr() call; the view is made again only when the
+        address changed.  The handle is this context's: close() drops the
+        function before it frees the context."""
+        ptr = self.ctx._lib.hyper_tensor_ptr
+        handle = self.ctx.handle
+        slots = self._slots
+        new_view = self._new_view
+
+        def view(tid: str) -> torch.Tensor:
+            s = slots[tid]
+            if s[3] is not None:
+                return s[3]
+            addr = ptr(handle, s[0])
+            if addr == s[1]:
+                return s[2]
+            return new_view(tid, s, addr)
+        return view
+
+    def _new_view(self, tid: str, slot: List[Any], addr: Optional[int]) -> torch.Tensor:
         if not addr:
             raise HyperError(0, f"tensor {tid!r} is not resident where the schedule says it is")
         spec = self.cap.tensors[tid]
@@ -194,8 +231,13 @@ class Runner:
             flat = self._typed[spec.dtype] = self.arena.view(spec.dtype)
         esize = flat.element_size()
         view = _as(spec, flat, (addr - self.mem.address) // esize)
-        self._views[tid] = (addr, view)
+        slot[1], slot[2] = addr, view
         return view
+
+    def _device_tensor(self, tid: str) -> torch.Tensor:
+        if self._view is None:
+            raise HyperError(errno.EBADF, "the runner is closed")
+        return self._view(tid)
 
     def _pool_tensor(self, tid: str) -> torch.Tensor:
         spec = self.cap.tensors[tid]
@@ -235,9 +277,7 @@ class Runner:
             # arena must not make the arena's views require grad.
             self._fill_homes(inputs)
             t0 = time.perf_counter_ns()
-            steps = self.steps
-            for step in ctx.steps():
-                self._step(*steps[step])
+            self._run_steps()
             ctx.drain()
             wall = time.perf_counter_ns() - t0
             out = self._outputs()
@@ -259,24 +299,28 @@ class Runner:
         }
         return out
 
-    def _fill_homes(self, inputs: Tuple[Any, ...]) -> None:
+    def _to_fill(self) -> List[Tuple[str, bool, bool]]:
+        """(tid, weight, home is the device) of what each call copies in:
+        the inputs, and the weights not bound whose home is the device, or
+        that forward writes (state, read afresh at every call)."""
+        out = []
         for tid, spec in self.cap.tensors.items():
-            src = spec.source
-            if src[0] == "input":
-                x = inputs[src[1]]
-            elif src[0] == "weight" and tid not in self._bound and \
-                    (self.homes[tid] == "device" or tid in self._state):
-                # state (written by forward) is read afresh at every call;
+            kind = spec.source[0]
+            if kind == "input" or (kind == "weight" and tid not in self._bound and
+                                   (self.homes[tid] == "device" or tid in self._state)):
+                out.append((tid, kind == "weight", self.homes[tid] == "device"))
+        return out
+
+    def _fill_homes(self, inputs: Tuple[Any, ...]) -> None:
+        tensors, wsrc = self.cap.tensors, self._wsrc
+        for tid, weight, device in self._fills:
+            src = tensors[tid].source
+            dest = self._device_tensor(tid) if device else self._pool_tensor(tid)
+            if weight:
                 # a shared object's weights from the object
-                x = self._wsrc.get(tid, src[1])
+                self._fill(tid, dest, wsrc.get(tid, src[1]))
             else:
-                continue
-            home = self.homes[tid]
-            dest = self._device_tensor(tid) if home == "device" else self._pool_tensor(tid)
-            if src[0] == "weight":
-                self._fill(tid, dest, x)
-            else:
-                dest.copy_(x)
+                dest.copy_(inputs[src[1]])
 
     def _final_tensor(self, tid: str) -> torch.Tensor:
         i = self.index[tid]
@@ -285,11 +329,28 @@ class Runner:
         self.ctx.wait_tensor(i)
         return self._pool_tensor(tid)
 
-    def _step(self, op: OpSpec, uses: List[int], prog: "_Program") -> None:
-        wait = self.ctx.wait_tensor
-        for i in uses:
-            wait(i)                      # resident before anything reads it
-        run_step(self.cap, op, prog, self._device_tensor)
+    def _run_steps(self) -> None:
+        """Every step: hyper_step_begin(), waits for its inputs with a
+        transfer in flight (ctx.wait_tensor: a CUDA context's waits on the
+        compute stream), its operator's compiled code, hyper_step_end()."""
+        ctx = self.ctx
+        lib, handle = ctx._lib, ctx.handle
+        begin, end = lib.hyper_step_begin, lib.hyper_step_end
+        wait, view, steps = ctx.wait_tensor, self._view, self.steps
+        nodata = -errno.ENODATA
+        while True:
+            step = begin(handle)
+            if step < 0:
+                if step == nodata:
+                    return
+                ctx.check(step, "hyper_step_begin")
+            _op, waits, prog = steps[step]
+            for i in waits:
+                wait(i)                  # resident before anything reads it
+            prog.run(view)
+            ret = end(handle)
+            if ret:
+                ctx.check(ret, "hyper_step_end")
 
     def _outputs(self) -> Any:
         env: Dict[str, Any] = {}
@@ -421,23 +482,36 @@ def call_leaf(mod: torch.nn.Module, tensors: List[Tuple[str, torch.Tensor]], arg
     """Run a torch.nn module with ``tensors`` in place of its parameters and
     buffers (views of libhyper's memory): its writes to a buffer (BatchNorm's
     running statistics) land there.  The module is left as it was."""
-    saved = []
-    rnns = [m for m in mod.modules() if isinstance(m, torch.nn.RNNBase)]
-    try:
-        for name, t in tensors:
+    return _Leaf(mod, [n for n, _ in tensors])([t for _, t in tensors], args, kwargs)
+
+
+class _Leaf:
+    """call_leaf() for one module and the names of the tensors it swaps,
+    with their owners and the module's RNNs looked up once."""
+
+    def __init__(self, mod: torch.nn.Module, names: List[str]):
+        self.mod = mod
+        self.owners = []
+        for name in names:
             owner, _, attr = name.rpartition(".")
-            sub = mod.get_submodule(owner) if owner else mod
-            d = sub._parameters if attr in sub._parameters else sub._buffers
-            saved.append((d, attr, d[attr]))
-            d[attr] = t
-        for m in rnns:
-            _refresh_flat_weights(m)
-        return mod(*args, **kwargs)
-    finally:
-        for d, attr, old in reversed(saved):
-            d[attr] = old
-        for m in rnns:
-            _refresh_flat_weights(m)
+            self.owners.append((mod.get_submodule(owner) if owner else mod, attr))
+        self.rnns = [m for m in mod.modules() if isinstance(m, torch.nn.RNNBase)]
+
+    def __call__(self, tensors: List[torch.Tensor], args: Any, kwargs: Any) -> Any:
+        saved = []
+        try:
+            for (sub, attr), t in zip(self.owners, tensors):
+                d = sub._parameters if attr in sub._parameters else sub._buffers
+                saved.append((d, attr, d[attr]))
+                d[attr] = t
+            for m in self.rnns:
+                _refresh_flat_weights(m)
+            return self.mod(*args, **kwargs)
+        finally:
+            for d, attr, old in reversed(saved):
+                d[attr] = old
+            for m in self.rnns:
+                _refresh_flat_weights(m)
 
 
 def _refresh_flat_weights(m: torch.nn.RNNBase) -> None:
@@ -447,100 +521,116 @@ def _refresh_flat_weights(m: torch.nn.RNNBase) -> None:
 
 def run_step(cap: Captured, op: OpSpec, prog: "_Program", view: Any) -> None:
     """One operator: its views and free nodes, then its call, its result
-    written to its output tensors (``view(tid)``: where a tensor is now)."""
-    env: Dict[str, Any] = {}
-    for name, kind, what in prog.prelude:
-        if kind == _TENSOR:
-            env[name] = view(what)
-        elif kind == _LEAVES:
-            ids, struct = what
-            env[name] = rebuild(struct, [view(t) for t in ids])
-        elif kind == _ALIAS:
-            env[name] = env[what]
-        elif kind == _ATTR_VIEW:
-            tid, shape, stride, off = what
-            env[name] = _part(cap, view(tid), tid, (shape, stride, off))
-        elif kind == _CONST:
-            env[name] = what
-        else:
-            fn, method, targs, tkw = what
-            args = _subst(targs, env)
-            kw = _subst(tkw, env) if tkw else {}
-            env[name] = getattr(args[0], fn)(*args[1:], **kw) if method else fn(*args, **kw)
-    args = _subst(prog.args, env)
-    kwargs = _subst(prog.kwargs, env) if prog.kwargs else {}
-    if op.module_tensors and op.kernel is not None:
-        # a leaf module's out= form, its tensors passed where libhyper holds them
-        op.kernel(*args, **kwargs, out=view(op.outputs[0]),
-                  **{n: view(t) for n, t, _ in op.module_tensors})
-        return
-    if op.module_tensors:
-        res = call_leaf(prog.call, [(n, view(t) if g is None else _part(cap, view(t), t, g))
-                                    for n, t, g in op.module_tensors], args, kwargs)
-    elif op.kernel is not None:
-        op.kernel(*args, **kwargs, out=view(op.outputs[0]))
-        return
-    else:
-        res = prog.call(*args, **kwargs)
-    if op.mutates:
-        return
-    leaves = _leaves(res)
-    for i, t in zip(op.fresh, op.outputs):
-        dest, r = view(t), leaves[i]
-        if dest.shape != r.shape:
-            raise InputError(f"node {op.id!r}: its result has shape {tuple(r.shape)} where the "
-                             f"plan has {tuple(dest.shape)}: its size depends on the input "
-                             f"values; plan again with these inputs")
-        dest.copy_(r)
+    written to its output tensors (``view(tid)``: where a tensor is now).
+    ``prog`` is _compile(cap, op): the same code the runner runs."""
+    prog.run(view)
 
 
-# ---- each operator's argument evaluation, worked out once -------------------
-
-_TENSOR, _LEAVES, _ALIAS, _ATTR_VIEW, _CONST, _CALL = range(6)
-
-
-class _Ref:
-    __slots__ = ("name",)
-
-    def __init__(self, name: str):
-        self.name = name
+def _shape_error(op: OpSpec, got: torch.Tensor, want: torch.Tensor) -> None:
+    raise InputError(f"node {op.id!r}: its result has shape {tuple(got.shape)} where the "
+                     f"plan has {tuple(want.shape)}: its size depends on the input "
+                     f"values; plan again with these inputs")
 
 
-def _template(a: Any) -> Any:
-    """fx arguments with nodes as _Ref, immutable collections as plain ones."""
-    if isinstance(a, torch.fx.Node):
-        return _Ref(a.name)
-    if isinstance(a, tuple) and not hasattr(a, "_fields"):
-        return tuple(_template(x) for x in a)
-    if isinstance(a, list):
-        return [_template(x) for x in a]
-    if isinstance(a, dict):
-        return {k: _template(v) for k, v in a.items()}
-    if isinstance(a, slice):
-        return slice(_template(a.start), _template(a.stop), _template(a.step))
-    return a
+# ---- each operator's code, generated once -------------------------------------
+#
+# A step is compiled into one Python function of ``view`` (tid -> the tensor
+# where libhyper holds it now): the views and free nodes its operator reads
+# in graph order, each a local variable, then the operator's call with its
+# arguments written out positionally and its constants bound once.  Running
+# a step is then one call: no dict of values, no walk over an argument
+# template.
 
-
-def _subst(x: Any, env: Dict[str, Any]) -> Any:
-    t = type(x)
-    if t is _Ref:
-        return env[x.name]
-    if t is tuple or t is list:
-        return t(_subst(i, env) for i in x)
-    if t is dict:
-        return {k: _subst(v, env) for k, v in x.items()}
-    if t is slice:
-        return slice(_subst(x.start, env), _subst(x.stop, env), _subst(x.step, env))
-    return x
+_LITERALS = (int, bool, type(None))
 
 
 class _Program:
-    """What a step evaluates: the views and free nodes its operator reads
-    (in graph order), then the operator's own call."""
+    """What a step evaluates, compiled: ``run(view)``; ``source`` is its code."""
 
-    def __init__(self, prelude: List[Tuple[str, int, Any]], args: Any, kwargs: Any,
-                 call: Any):
-        self.prelude, self.args, self.kwargs, self.call = prelude, args, kwargs, call
+    def __init__(self, source: str, run: Callable[[Any], None]):
+        self.source, self.run = source, run
+
+
+class _Gen:
+    """Python source of one step, with its constants in its own globals."""
+
+    def __init__(self) -> None:
+        self.lines: List[str] = []
+        self.consts: Dict[str, Any] = {"_leaves": _leaves, "_rebuild": rebuild,
+                                       "_shape_error": _shape_error,
+                                       "_getattr": getattr, "_slice": slice}
+        self.names: Dict[str, str] = {}        # fx node name -> local variable
+
+    def const(self, v: Any) -> str:
+        if type(v) in _LITERALS:
+            return repr(v)
+        name = f"_k{len(self.consts)}"
+        self.consts[name] = v
+        return name
+
+    def var(self, node_name: str) -> str:
+        v = self.names[node_name] = f"_v{len(self.names)}"
+        return v
+
+    def expr(self, a: Any) -> str:
+        """An fx argument as an expression: nodes are locals; a list or dict
+        is built afresh at each call, a tuple or slice too where it holds
+        one; the rest are constants.  Tuples (torch.Size included) are
+        passed as plain tuples, lists and dicts as plain ones."""
+        if isinstance(a, torch.fx.Node):
+            return self.names[a.name]
+        if not _has_node(a):
+            return self.const(_plain(a))
+        if isinstance(a, tuple):
+            return "(" + "".join(self.expr(x) + ", " for x in a) + ")"
+        if isinstance(a, list):
+            return "[" + ", ".join(self.expr(x) for x in a) + "]"
+        if isinstance(a, dict):
+            return "{" + ", ".join(f"{self.const(k)}: {self.expr(v)}" for k, v in a.items()) + "}"
+        return f"_slice({self.expr(a.start)}, {self.expr(a.stop)}, {self.expr(a.step)})"
+
+    def call_args(self, args: Any, kwargs: Dict[str, Any], extra: List[Tuple[str, str]]) -> str:
+        """``args`` (a tuple or a list) positionally, then keywords."""
+        parts = [self.expr(x) for x in args]
+        kw = [(k, self.expr(v)) for k, v in kwargs.items()] + extra
+        names = [k for k, _ in kw]
+        if len(set(names)) == len(names) and \
+                all(k.isidentifier() and not keyword.iskeyword(k) for k in names):
+            parts += [f"{k}={e}" for k, e in kw]
+        else:
+            # as a call with ** would: a repeated name is the call's TypeError
+            parts += ["**{" + f"{self.const(k)}: {e}" + "}" for k, e in kw]
+        return ", ".join(parts)
+
+    def call(self, fn: Any, method: bool, args: Any, kwargs: Dict[str, Any],
+             extra: List[Tuple[str, str]]) -> str:
+        if method:
+            rest = self.call_args(args[1:], kwargs, extra)
+            if fn.isidentifier() and not keyword.iskeyword(fn):
+                return f"({self.expr(args[0])}).{fn}({rest})"
+            return f"_getattr({self.expr(args[0])}, {self.const(fn)})({rest})"
+        return f"{self.const(fn)}({self.call_args(args, kwargs, extra)})"
+
+
+def _has_node(a: Any) -> bool:
+    """Whether an argument is built at each call: it holds an fx node, a
+    list or a dict (a fresh one each time, as the operator may keep it)."""
+    if isinstance(a, (torch.fx.Node, list, dict)):
+        return True
+    if isinstance(a, tuple) and not hasattr(a, "_fields"):
+        return any(_has_node(x) for x in a)
+    if isinstance(a, slice):
+        return any(_has_node(x) for x in (a.start, a.stop, a.step))
+    return False
+
+
+def _plain(a: Any) -> Any:
+    """A constant argument with its tuples plain tuples (not torch.Size)."""
+    if isinstance(a, tuple) and not hasattr(a, "_fields"):
+        return tuple(_plain(x) for x in a)
+    if isinstance(a, slice):
+        return slice(_plain(a.start), _plain(a.stop), _plain(a.step))
+    return a
 
 
 def _callable(node: Any, gm: Any) -> Tuple[Any, bool]:
@@ -552,39 +642,81 @@ def _callable(node: Any, gm: Any) -> Tuple[Any, bool]:
 
 
 def _compile(cap: Captured, op: OpSpec) -> _Program:
-    order: List[Tuple[str, int, Any]] = []
-    done = set()
+    g = _Gen()
+    emit = g.lines.append
+    view = "view"
+
+    def attr_view(tid: str, geom: Tuple[Tuple[int, ...], Tuple[int, ...], int]) -> str:
+        # _part(): base.as_strided(shape, stride, base.storage_offset() - spec.offset + off)
+        shape, stride, off = geom
+        base = f"{view}({g.const(tid)})"
+        emit(f"_b = {base}")
+        return f"_b.as_strided({g.const(shape)}, {g.const(stride)}, " \
+               f"_b.storage_offset() + {off - cap.tensors[tid].offset!r})"
 
     def need(node: Any) -> None:
-        if node.name in done:
+        if node.name in g.names:
             return
-        done.add(node.name)
         if node.name in cap.node_tensor:
-            order.append((node.name, _TENSOR, cap.node_tensor[node.name]))
+            value = f"{view}({g.const(cap.node_tensor[node.name])})"
         elif node.name in cap.node_leaves:
-            order.append((node.name, _LEAVES, (cap.node_leaves[node.name],
-                                               cap.node_struct[node.name])))
+            value = f"_rebuild({g.const(cap.node_struct[node.name])}, [" + \
+                    ", ".join(f"{view}({g.const(t)})" for t in cap.node_leaves[node.name]) + "])"
         elif node.name in cap.mutating:
             target = next(a for a in node.all_input_nodes if a.name == cap.mutating[node.name])
             need(target)
-            order.append((node.name, _ALIAS, target.name))
+            value = g.names[target.name]
         elif node.op == "get_attr":
             if node.name in cap.attr_views:
-                order.append((node.name, _ATTR_VIEW, cap.attr_views[node.name]))
+                tid, shape, stride, off = cap.attr_views[node.name]
+                value = attr_view(tid, (shape, stride, off))
             else:
                 v = cap.gm
                 for part in node.target.split("."):
                     v = getattr(v, part)
-                order.append((node.name, _CONST, v))
+                value = g.const(v)
         else:
             for a in node.all_input_nodes:
                 need(a)
             fn, method = _callable(node, cap.gm)
-            order.append((node.name, _CALL, (fn, method, _template(node.args),
-                                             _template(node.kwargs))))
+            value = g.call(fn, method, node.args, node.kwargs, [])
+        emit(f"{g.var(node.name)} = {value}")
 
     for a in op.node.all_input_nodes:
         need(a)
     fn, method = _callable(op.node, cap.gm)
-    call = (lambda *a, **k: getattr(a[0], fn)(*a[1:], **k)) if method else fn
-    return _Program(order, _template(op.node.args), _template(op.node.kwargs), call)
+    args, kwargs = op.node.args, op.node.kwargs
+    out = [("out", f"{view}({g.const(op.outputs[0])})")] if op.kernel is not None else []
+    if op.module_tensors and op.kernel is not None:
+        # a leaf module's out= form, its tensors passed where libhyper holds them
+        emit(g.call(op.kernel, False, args, kwargs,
+                    out + [(n, f"{view}({g.const(t)})") for n, t, _ in op.module_tensors]))
+    elif op.kernel is not None:
+        emit(g.call(op.kernel, False, args, kwargs, out))
+    else:
+        if op.module_tensors:
+            ts = []
+            for _n, t, geom in op.module_tensors:
+                ts.append(f"{view}({g.const(t)})" if geom is None else attr_view(t, geom))
+                if geom is not None:
+                    # attr_view() names its base _b: keep each tensor's own
+                    emit(f"_t{len(ts)} = {ts[-1]}")
+                    ts[-1] = f"_t{len(ts)}"
+            leaf = _Leaf(fn, [n for n, _, _ in op.module_tensors])
+            emit(f"_r = {g.const(leaf)}([{', '.join(ts)}], "
+                 f"{g.expr(tuple(args))}, {g.expr(dict(kwargs))})")
+        else:
+            emit(f"_r = {g.call(fn, method, args, kwargs, [])}")
+        if not op.mutates:
+            emit("_l = _leaves(_r)")
+            g.consts["_op"] = op
+            for i, t in zip(op.fresh, op.outputs):
+                emit(f"_d = {view}({g.const(t)})")
+                emit(f"_x = _l[{i}]")
+                emit("if _d.shape != _x.shape:")
+                emit("    _shape_error(_op, _x, _d)")
+                emit("_d.copy_(_x)")
+    src = f"def _step({view}):\n" + "".join(f"    {line}\n" for line in g.lines or ["pass"])
+    code = compile(src, f"<hyperoffload step {op.id}>", "exec")
+    exec(code, g.consts)    # noqa: S102 - our own generated code, constants bound by name
+    return _Program(src, g.consts["_step"])

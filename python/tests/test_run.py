@@ -68,3 +68,81 @@ def test_plain_module_with_inplace_and_multi_output():
         ref = m(*x)
     with ho.offload(m, x, budget_ratio=1.0, backend="shmem", runs=1) as r:
         assert same(ref, r(*x))
+
+
+def test_steps_wait_only_for_tensors_with_transfers():
+    """A step waits (ctx.wait_tensor: a CUDA context's stream waits) for
+    its inputs the schedule prefetches or stores, and for no other: one
+    that never moves has no transfer to wait for."""
+    m, x, ref = model("llama-tiny")
+    with ho.offload(m, x, budget_ratio=0.5, backend="shmem", runs=1) as r:
+        run = r._runner
+        sched = run.sched
+        moved = {t for s in range(sched.info()["nr_steps"]) for when in ("before", "after")
+                 for kind, t in sched.step(s)[when] if kind in ("prefetch", "store")}
+        assert moved
+        skipped = 0
+        for op, waits, _prog in run.steps:
+            uses = [run.index[t] for t in op.inputs]
+            assert waits == tuple(i for i in uses if i in moved)
+            skipped += len(uses) - len(waits)
+        assert skipped > 0
+        calls = []
+        wait = run.ctx.wait_tensor
+        run.ctx.wait_tensor = lambda i: (calls.append(i), wait(i))[1]
+        assert same(ref, r(*x))
+        assert calls == [i for _op, waits, _p in run.steps for i in waits]
+
+
+def test_step_code_arguments():
+    """Each step is compiled once into Python code: node values as locals,
+    lists and slices with nodes built at each call, constants bound once,
+    torch.Size passed as a plain tuple, keywords by name."""
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(64, 64)
+            self.lin2 = torch.nn.Linear(64, 64)
+
+        def forward(self, x):
+            h = self.lin2(self.lin(x))
+            n = h.size(1) // 2
+            a = h[:, :n]                     # a slice holding a node
+            b = h[:, n:].reshape(h.shape[0], -1)
+            c = torch.cat([a, b, a], dim=1)  # a list of nodes, a keyword
+            d = torch.nn.functional.pad(c, [1, 1])
+            e = d.view(d.size())             # torch.Size from a node
+            return torch.stack((e, e * 2), 0).sum(dim=(0, 2), keepdim=True), c
+
+    torch.manual_seed(0)
+    m = M().eval()
+    x = (torch.randn(3, 64),)
+    with torch.no_grad():
+        want = m(*x)
+    for ratio in (1.0, 0.6):
+        with ho.offload(m, x, budget_ratio=ratio, backend="shmem", runs=1) as r:
+            for _ in range(2):
+                assert same(want, r(*x))
+            progs = {id(p): p for _op, _w, p in r._runner.steps}.values()
+            assert all("env" not in p.source for p in progs)
+
+
+def test_step_result_of_another_shape_is_refused():
+    """A copied result whose shape is not the planned one is refused in
+    one line, not copied over its neighbours."""
+    from hyperoffload.capture import capture
+    from hyperoffload.runner import InputError, _compile, run_step
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.topk(x * 2, 2).values + 1   # topk: no out= form, copied
+
+    cap = capture(M(), (torch.randn(4, 6),), runs=1)
+    op = next(o for o in cap.ops if o.kernel is None and o.fresh)
+    plan = {t: torch.zeros(cap.tensors[t].shape, dtype=cap.tensors[t].dtype)
+            for t in cap.tensors}
+    run_step(cap, op, _compile(cap, op), plan.__getitem__)   # the planned shapes: runs
+    plan[op.outputs[0]] = torch.zeros(4, 3)
+    with pytest.raises(InputError, match=r"node 'topk': its result has shape \(4, 2\) where "
+                                         r"the plan has \(4, 3\)"):
+        run_step(cap, op, _compile(cap, op), plan.__getitem__)
