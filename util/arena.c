@@ -16,7 +16,7 @@
  * never sees them, which keeps each query short when most weights stay
  * resident.  For the others a fit needs, bottom up, the placed intervals
  * that share time with it, found one of two ways (the same offsets
- * either way, chosen by which costs less on these intervals):
+ * either way):
  *  - by time: the run cut into buckets a few intervals long, each
  *    holding the placed intervals that share time with it in offset
  *    order; a fit reads the buckets it shares time with (most fits one,
@@ -27,13 +27,13 @@
  *    a long fit short;
  *  - by offset: every placed interval kept in offset order, in blocks
  *    that know the time they cover, read bottom up until a first fit is
- *    found: O(placed), no sort, for runs where most overlap (training);
+ *    found: O(placed), no sort, for the long intervals a fit meets often;
  *    a block is passed over whole when the entries that live at one
  *    instant inside the fit (one of 64 pins across the run) reach its
  *    top with no hole the fit would take;
- * and in a long run, the intervals at least a 64th of it long (KV
- * blocks, prefetched weights) by offset and the rest by time, the two
- * merged by offset.
+ * the intervals at least a 64th of the run long (KV blocks, prefetched
+ * weights, a training step's activations) by offset and the rest by time,
+ * the two merged by offset.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -706,53 +706,26 @@ uint64_t hu_arena_live_peak(const struct hu_ival *v, uint32_t n)
 	return peak;
 }
 
-static inline bool u64_before(const uint64_t *x, const uint64_t *y)
-{
-	return *x < *y;
-}
-
-HU_DEFINE_SORT(sort_u64, uint64_t, u64_before)
-
-/* How many of the @m values in sorted @a are below @x (or at most @x). */
-static size_t count_below(const uint64_t *a, size_t m, uint64_t x, bool eq)
-{
-	size_t lo = 0, hi = m;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (a[mid] < x || (eq && a[mid] == x))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /*
  * Which way the fits go.  By time, a fit reads the buckets it shares time
- * with and merges them, about O(k log k) for the k placed intervals it
- * shares time with; by offset, it
- * reads every placed interval kept in offset order (less the blocks that
- * share no time with it), O(placed).  A training step keeps most
- * activations live from the forward pass to the backward: every interval
- * by offset.  Elsewhere (a long run of decode steps: few live at a time
- * among very many) the intervals at least a 64th of the run long, which
- * a fit meets often (KV blocks, and under a budget the weights
- * prefetched a few layers ahead), are kept by offset, where the blocks'
- * 64ths skip most of those a fit does not meet, and the rest by time
- * (a quarter of the run took twice as long on a 100k-operator decode
- * plan under a budget: 400 intervals to sort a fit).  The estimate: k is about half the intervals each
- * one overlaps (half are placed), the placed about half of all.  Every
- * way gives the same offsets.  Return: 0, or -ENOMEM.
+ * with, about what they hold; by offset, it reads every placed interval
+ * kept in offset order (less the blocks that share no time with it, or
+ * with no hole it would take), O(placed).  The intervals at least a 64th
+ * of the run long, which a fit meets often (KV blocks, weights prefetched
+ * a few layers ahead, a training step's activations kept from the
+ * forward pass to the backward), are kept by offset, where the blocks'
+ * 64ths skip most of those a fit does not meet; in time they would fill
+ * many buckets.  The others go by time (a training step all by offset
+ * took a quarter more: its short intervals are most of those a fit reads
+ * there and few of them share its time).  Every way gives the same
+ * offsets.  Return: 0, or -ENOMEM.
  */
 #define LONG_DIV	64
 
 static int choose_way(struct placer *p, const bool *whole,
 		      enum hu_arena_way way)
 {
-	uint64_t *st, *en, t0 = UINT64_MAX, t1 = 0;
-	double pairs = 0, k;
+	uint64_t t0 = UINT64_MAX, t1 = 0;
 	size_t m = 0, nb;
 
 	for (uint32_t i = 0; i < p->n; i++) {
@@ -772,37 +745,8 @@ static int choose_way(struct placer *p, const bool *whole,
 	p->pin_step = m && t1 - t0 < UINT64_MAX ? (t1 - t0) / 64 + 1 : 0;
 	if (way == HU_ARENA_BY_TIME || !m)
 		return 0;
-	if (way == HU_ARENA_BY_OFFSET) {
+	if (way == HU_ARENA_BY_OFFSET)
 		p->long_len = 0;
-		goto ordered;
-	}
-	if (way == HU_ARENA_SPLIT)
-		goto ordered;
-	m = 0;
-	st = malloc(p->n * sizeof(*st));
-	en = st ? malloc(p->n * sizeof(*en)) : NULL;
-	if (!en) {
-		free(st);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < p->n; i++)
-		if (!whole[i]) {
-			st[m] = p->v[i].start;
-			en[m++] = p->v[i].end;
-		}
-	sort_u64(st, m);
-	sort_u64(en, m);
-	for (uint32_t i = 0; i < p->n; i++)
-		if (!whole[i])
-			pairs += (double)count_below(st, m, p->v[i].end, false) -
-				 (double)count_below(en, m, p->v[i].start, true) - 1;
-	free(en);
-	free(st);
-	k = pairs > 0 ? pairs / m / 2 : 0;
-	/* 4 k log2(k) against the placed: about what each costs */
-	if (4 * k * (64 - __builtin_clzll((uint64_t)k + 2)) >= m / 2.0)
-		p->long_len = 0;
-ordered:
 	nb = 2 * (size_t)m / OBLK + 2;
 	p->blk = malloc(nb * sizeof(*p->blk));
 	p->bord = malloc(nb * sizeof(*p->bord));
