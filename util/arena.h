@@ -43,10 +43,10 @@ int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t effort,
 /*
  * How each fit finds the intervals it must avoid: by time (read the
  * buckets of the run it shares time with, each in offset order: cheap
- * when few are live at once), by offset (read all placed bottom up: cheap when most overlap),
- * or split (the long intervals by offset, the others by time).  The
- * offsets are the same every way; hu_arena_place() splits (AUTO is
- * SPLIT).  The others are for tests.
+ * when few are live at once), by offset (read all placed bottom up:
+ * cheap when most overlap), or split (the long intervals by offset, the
+ * others by time).  The offsets are the same every way;
+ * hu_arena_place() splits (AUTO is SPLIT).  The others are for tests.
  */
 enum hu_arena_way {
 	HU_ARENA_AUTO,
