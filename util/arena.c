@@ -16,20 +16,24 @@
  * never sees them, which keeps each query short when most weights stay
  * resident.  For the others a fit needs, bottom up, the placed intervals
  * that share time with it, found one of two ways (the same offsets
- * either way, chosen by which costs less on these intervals):
- *  - by time: a max-end segment tree over the intervals sorted by start,
- *    holding only the placed, then a sort by offset: O(log n + k log k)
- *    where k is how many placed intervals overlap the one placed, for a
- *    long run where few are live at once (decode);
+ * either way):
+ *  - by time: the run cut into buckets a few intervals long, each
+ *    holding the placed intervals that share time with it in offset
+ *    order; a fit reads the buckets it shares time with (most fits one,
+ *    already in order; the runs of several merged), O(what the buckets
+ *    hold), for a long run where few are live at once (decode).  For a
+ *    fit of positive size, spans that overlap or touch are read as one
+ *    (it only looks for holes between them), which keeps the merges of
+ *    a long fit short;
  *  - by offset: every placed interval kept in offset order, in blocks
  *    that know the time they cover, read bottom up until a first fit is
- *    found: O(placed), no sort, for runs where most overlap (training);
+ *    found: O(placed), no sort, for the long intervals a fit meets often;
  *    a block is passed over whole when the entries that live at one
  *    instant inside the fit (one of 64 pins across the run) reach its
  *    top with no hole the fit would take;
- * and in a long run, the intervals at least a 64th of it long (KV
- * blocks, prefetched weights) by offset and the rest by time, the two
- * merged by offset.
+ * the intervals at least a 64th of the run long (KV blocks, prefetched
+ * weights, a training step's activations) by offset and the rest by time,
+ * the two merged by offset.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -85,14 +89,22 @@ struct opin {
 struct placer {
 	struct hu_ival *v;
 	uint32_t n;
-	uint32_t *by_start;	/* interval indices sorted by start */
-	uint32_t *rank;		/* interval index -> its place in by_start */
-	uint64_t *tree;		/* max end of the placed, over by_start ranges */
-	struct span *at;	/* by_start position -> its offsets, if placed */
-	uint32_t leaves;
+	/*
+	 * The time order, for the intervals shorter than long_len: the run
+	 * cut into buckets of 2^bshift instants, each holding the placed
+	 * intervals that share time with it in offset order, at
+	 * bent[bfirst[b]] (room for every interval that may come), bn[b] of
+	 * them.
+	 */
+	uint32_t nbkt, bshift;
+	bool plain;		/* HU_ARENA_WHOLE: one bucket, no spans joined */
+	size_t *bfirst;
+	uint32_t *bn;
+	struct oent *bent;
 	uint64_t *off;		/* this attempt's offsets */
-	struct span *cand;
-	uint32_t nr_cand;
+	struct span *cand;	/* the spans one fit reads by time */
+	struct span *cand2;	/* room to merge them */
+	uint32_t *runs;		/* each bucket's run of them: start, end */
 	uint64_t base;		/* stacked whole-span intervals */
 	/* the offset order, for intervals at least long_len long (ents) */
 	uint64_t long_len;
@@ -120,16 +132,48 @@ static inline bool key_before(const struct key *x, const struct key *y)
 HU_DEFINE_SORT(sort_keys, struct key, key_before)
 
 /*
- * The spans of one fit by offset (util/sort.h).  Spans of positive size
- * that share an offset do not overlap in time, so the fit reads the same
- * whichever of them comes first.
+ * Puts the first @m of @n keys at the front, in order (the others after
+ * them, in any order): a quicksort that leaves the parts past @m unsorted,
+ * for a placement that may stop early.  A part still being split after
+ * 2 log2(n) rounds is sorted whole (sort_keys() is an introsort).
  */
-static inline bool span_before(const struct span *x, const struct span *y)
+static void keys_first(struct key *a, size_t n, size_t m)
 {
-	return x->lo < y->lo;
-}
+	unsigned int depth = 0;
 
-HU_DEFINE_SORT(sort_spans, struct span, span_before)
+	for (size_t x = n; x > 1; x /= 2)
+		depth += 2;
+	while (n > 16 && m < n && depth--) {
+		const struct key *x = &a[0], *y = &a[n / 2], *z = &a[n - 1];
+		struct key pivot = key_before(x, y) ?
+			(key_before(y, z) ? *y : key_before(x, z) ? *z : *x) :
+			(key_before(x, z) ? *x : key_before(y, z) ? *z : *y);
+		size_t i = 0, j = n - 1;
+		struct key t;
+
+		for (;;) {
+			while (key_before(&a[i], &pivot))
+				i++;
+			while (key_before(&pivot, &a[j]))
+				j--;
+			if (i >= j)
+				break;
+			t = a[i];
+			a[i++] = a[j];
+			a[j--] = t;
+		}
+		/* [0, j] come before [j + 1, n) */
+		if (m <= j + 1) {
+			n = j + 1;
+			continue;
+		}
+		sort_keys(a, j + 1);
+		a += j + 1;
+		n -= j + 1;
+		m -= j + 1;
+	}
+	sort_keys(a, n);
+}
 
 static uint64_t len(const struct hu_ival *v)
 {
@@ -166,54 +210,128 @@ static void make_key(struct key *k, const struct hu_ival *v, uint32_t i,
 	}
 }
 
+/* The bucket of the time order that holds instant @t. */
+static uint32_t bkt_of(const struct placer *p, uint64_t t)
+{
+	uint64_t b = t > p->t0 ? (t - p->t0) >> p->bshift : 0;
+
+	return b < p->nbkt ? (uint32_t)b : p->nbkt - 1;
+}
+
 /*
- * The offsets of every placed interval in by_start[0..limit) whose end is
- * past @start: those that share time with one starting at @start and
- * ending where by_start[limit] starts.  The tree holds only the placed
- * (0 for the others), so no branch is walked for an interval that does
- * not count.
+ * The buckets [*@a, *@z] that [@start, @end) shares time with (an empty
+ * one: the bucket of @start, where any interval it shares time with is).
  */
-static void collect(struct placer *p, uint32_t node, uint32_t lo,
-		    uint32_t width, uint32_t limit, uint64_t start)
+static void bkt_range(const struct placer *p, uint64_t start, uint64_t end,
+		      uint32_t *a, uint32_t *z)
 {
-	while (lo < limit && p->tree[node] > start) {
-		if (width == 1) {
-			p->cand[p->nr_cand++] = p->at[lo];
-			return;
+	*a = bkt_of(p, start);
+	*z = bkt_of(p, end > start ? end - 1 : start);
+}
+
+/* Interval @x is placed: it joins each bucket it shares time with. */
+static void bkt_insert(struct placer *p, const struct oent *x)
+{
+	uint32_t a, z;
+
+	bkt_range(p, x->start, x->end, &a, &z);
+	for (uint32_t b = a; b <= z; b++) {
+		struct oent *e = &p->bent[p->bfirst[b]];
+		uint32_t lo = 0, hi = p->bn[b];
+
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (e[mid].lo <= x->lo)
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
-		width /= 2;
-		collect(p, 2 * node, lo, width, limit, start);
-		node = 2 * node + 1;
-		lo += width;
+		memmove(&e[lo + 1], &e[lo], (p->bn[b] - lo) * sizeof(*e));
+		e[lo] = *x;
+		p->bn[b]++;
 	}
 }
 
-/* Interval @i is placed at @off: it counts in the next fits. */
-static void mark_placed(struct placer *p, uint32_t i, uint64_t off)
+/*
+ * Appends [@lo, @hi) to the spans at @d (*@o of them, in offset order, at
+ * least @from of them this run's), or with @join, widens the last if it
+ * reaches @lo: a fit of positive size reads the same in one span as in
+ * any spans that overlap or touch (it finds holes between them).
+ */
+static inline void span_put(struct span *d, uint32_t *o, uint32_t from,
+			    uint64_t lo, uint64_t hi, bool join)
 {
-	uint32_t node = p->leaves + p->rank[i];
-	uint64_t end = p->v[i].end;
-
-	p->off[i] = off;
-	p->at[p->rank[i]] = (struct span){ off, off + p->v[i].bytes };
-	for (; node && p->tree[node] < end; node /= 2)
-		p->tree[node] = end;
+	if (join && *o > from && lo <= d[*o - 1].hi) {
+		if (hi > d[*o - 1].hi)
+			d[*o - 1].hi = hi;
+		return;
+	}
+	d[(*o)++] = (struct span){ lo, hi };
 }
 
-/* How many intervals start before @t. */
-static uint32_t starts_before(const struct placer *p, uint64_t t)
+/*
+ * The offsets of every placed interval of the time order that shares
+ * time with @v, in offset order: one bucket's are in that order already;
+ * over several, each is taken from the first of them it is in, and the
+ * buckets' runs are merged.  For a fit of positive size, spans that
+ * overlap are joined as they come.  Return: the spans (*@k of them).
+ */
+static const struct span *bkt_collect(struct placer *p,
+				      const struct hu_ival *v, uint32_t *k)
 {
-	uint32_t lo = 0, hi = p->n;
+	struct span *src = p->cand, *dst = p->cand2, *t;
+	bool join = v->bytes > 0 && !p->plain;
+	uint32_t a, z, nr = 0, o = 0;
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
+	bkt_range(p, v->start, v->end, &a, &z);
+	for (uint32_t b = a; b <= z; b++) {
+		const struct oent *e = &p->bent[p->bfirst[b]];
+		uint64_t from = b == a ? 0 : p->t0 + ((uint64_t)b << p->bshift);
+		uint32_t was = o;
 
-		if (p->v[p->by_start[mid]].start < t)
-			lo = mid + 1;
-		else
-			hi = mid;
+		for (uint32_t x = 0; x < p->bn[b]; x++)
+			if (e[x].start < v->end && e[x].end > v->start &&
+			    e[x].start >= from)
+				span_put(src, &o, was, e[x].lo, e[x].hi, join);
+		if (o > was) {
+			p->runs[2 * nr] = was;
+			p->runs[2 * nr++ + 1] = o;
+		}
 	}
-	return lo;
+	/* pairs of runs merged until one is left */
+	while (nr > 1) {
+		uint32_t out = 0;
+
+		for (uint32_t r = 0; r < nr; r += 2) {
+			uint32_t i = p->runs[2 * r], mid = p->runs[2 * r + 1];
+			uint32_t j = r + 1 < nr ? p->runs[2 * r + 2] : mid;
+			uint32_t end = r + 1 < nr ? p->runs[2 * r + 3] : mid;
+
+			o = i;
+			while (i < mid && j < end) {
+				const struct span *x = src[j].lo < src[i].lo ?
+						       &src[j++] : &src[i++];
+
+				span_put(dst, &o, p->runs[2 * r], x->lo,
+					 x->hi, join);
+			}
+			for (; i < mid; i++)
+				span_put(dst, &o, p->runs[2 * r], src[i].lo,
+					 src[i].hi, join);
+			for (; j < end; j++)
+				span_put(dst, &o, p->runs[2 * r], src[j].lo,
+					 src[j].hi, join);
+			p->runs[2 * out] = p->runs[2 * r];
+			p->runs[2 * out++ + 1] = o;
+		}
+		nr = out;
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	*k = nr ? p->runs[1] - p->runs[0] : 0;
+	return nr ? src + p->runs[0] : src;
 }
 
 /*
@@ -442,6 +560,7 @@ static bool fit_scan(struct placer *p, const struct hu_ival *v,
 {
 	uint64_t w = p->nblk ? when(p, v->start, v->end) : 0;
 	const struct opin *pin = NULL, *pn;
+	const struct span *cand = p->cand;
 	uint32_t j = 0, k;
 	uint64_t a, z;
 
@@ -449,10 +568,9 @@ static bool fit_scan(struct placer *p, const struct hu_ival *v,
 	if (p->nblk && pins_in(p, v->start, v->end, &a, &z))
 		pin = &p->pins[a + (z - a) / 2];
 
-	p->nr_cand = 0;
-	collect(p, 1, 0, p->leaves, starts_before(p, v->end), v->start);
-	k = p->nr_cand;
-	sort_spans(p->cand, k);
+	k = 0;
+	if (p->bent)
+		cand = bkt_collect(p, v, &k);
 	for (uint32_t b = 0; b < p->nblk; b++) {
 		const struct oblk *bk = &p->blk[p->bord[b]];
 		const struct oent *e = &p->ents[(size_t)p->bord[b] * OBLK];
@@ -466,12 +584,12 @@ static bool fit_scan(struct placer *p, const struct hu_ival *v,
 		 * raises the scan to its top (less any span found by time
 		 * that comes inside it).
 		 */
-		for (; j < k && p->cand[j].lo < e[0].lo; j++)
-			if (scan_span(s, p->cand[j].lo, p->cand[j].hi))
+		for (; j < k && cand[j].lo < e[0].lo; j++)
+			if (scan_span(s, cand[j].lo, cand[j].hi))
 				return true;
 		if (bk->max_start < v->end && bk->min_end > v->start &&
 		    bk->gap < s->bytes && e[0].lo < s->cur + s->bytes &&
-		    (j == k || p->cand[j].lo >= e[bk->n - 1].lo)) {
+		    (j == k || cand[j].lo >= e[bk->n - 1].lo)) {
 			if (bk->top > s->cur)
 				s->cur = bk->top;
 			continue;
@@ -484,7 +602,7 @@ static bool fit_scan(struct placer *p, const struct hu_ival *v,
 		pn = pin ? &pin[(size_t)p->bord[b] * NPIN] : NULL;
 		if (pn && pn->any && pn->top == bk->top &&
 		    pn->gap < s->bytes && pn->lo < s->cur + s->bytes &&
-		    (j == k || p->cand[j].lo >= e[bk->n - 1].lo)) {
+		    (j == k || cand[j].lo >= e[bk->n - 1].lo)) {
 			if (bk->top > s->cur)
 				s->cur = bk->top;
 			continue;
@@ -492,15 +610,15 @@ static bool fit_scan(struct placer *p, const struct hu_ival *v,
 		for (uint32_t x = 0; x < bk->n; x++) {
 			if (e[x].start >= v->end || e[x].end <= v->start)
 				continue;
-			for (; j < k && p->cand[j].lo < e[x].lo; j++)
-				if (scan_span(s, p->cand[j].lo, p->cand[j].hi))
+			for (; j < k && cand[j].lo < e[x].lo; j++)
+				if (scan_span(s, cand[j].lo, cand[j].hi))
 					return true;
 			if (scan_span(s, e[x].lo, e[x].hi))
 				return true;
 		}
 	}
 	for (; j < k; j++)
-		if (scan_span(s, p->cand[j].lo, p->cand[j].hi))
+		if (scan_span(s, cand[j].lo, cand[j].hi))
 			return true;
 	return false;
 }
@@ -520,27 +638,41 @@ static uint64_t fit(struct placer *p, uint32_t i, bool best)
  * One greedy placement of @keys in order.  Its height only grows as it
  * goes, so it stops, returning UINT64_MAX, once the height reaches
  * @limit: the caller keeps a placement only if it is lower than some
- * height it already has, and one that tall would not be kept.
+ * height it already has, and one that tall would not be kept.  The keys
+ * are put in order as it goes: the first *@ready are, and the next ones
+ * are sorted only when it comes to them.
  */
-static uint64_t attempt(struct placer *p, const struct key *keys, uint32_t nk,
-			bool best, uint64_t limit)
+#define KEYS_FIRST	1024
+
+static uint64_t attempt(struct placer *p, struct key *keys, uint32_t nk,
+			uint32_t *ready, bool best, uint64_t limit)
 {
 	uint64_t height = p->base;
 
-	memset(p->tree, 0, 2 * (size_t)p->leaves * sizeof(*p->tree));
+	if (p->bn)
+		memset(p->bn, 0, p->nbkt * sizeof(*p->bn));
 	p->nblk = 0;
 	for (uint32_t j = 0; j < nk; j++) {
-		uint32_t i = keys[j].i;
-		uint64_t off = fit(p, i, best);
+		uint32_t i, want;
+		uint64_t off;
 
-		if (p->ents && len(&p->v[i]) >= p->long_len) {
-			p->off[i] = off;
-			ord_insert(p, &(struct oent){ off, off + p->v[i].bytes,
-						      p->v[i].start,
-						      p->v[i].end });
-		} else {
-			mark_placed(p, i, off);
+		if (j == *ready) {
+			want = *ready < KEYS_FIRST ? KEYS_FIRST : 2 * *ready;
+			if (want > nk || want < *ready || p->plain)
+				want = nk;
+			keys_first(keys + *ready, nk - *ready, want - *ready);
+			*ready = want;
 		}
+		i = keys[j].i;
+		off = fit(p, i, best);
+		struct oent x = { off, off + p->v[i].bytes, p->v[i].start,
+				  p->v[i].end };
+
+		p->off[i] = off;
+		if (p->ents && len(&p->v[i]) >= p->long_len)
+			ord_insert(p, &x);
+		else
+			bkt_insert(p, &x);
 		if (off + p->v[i].bytes > height)
 			height = off + p->v[i].bytes;
 		if (height >= limit)
@@ -574,70 +706,26 @@ uint64_t hu_arena_live_peak(const struct hu_ival *v, uint32_t n)
 	return peak;
 }
 
-static int setup(struct placer *p, struct key *keys)
-{
-	uint32_t n = p->n;
-
-	/* by start, then by index */
-	for (uint32_t i = 0; i < n; i++)
-		keys[i] = (struct key){ { p->v[i].start }, i };
-	sort_keys(keys, n);
-	for (uint32_t i = 0; i < n; i++) {
-		p->by_start[i] = keys[i].i;
-		p->rank[keys[i].i] = i;
-	}
-	for (p->leaves = 1; p->leaves < n; p->leaves *= 2)
-		;
-	p->tree = calloc(2 * (size_t)p->leaves, sizeof(*p->tree));
-	return p->tree ? 0 : -ENOMEM;
-}
-
-static inline bool u64_before(const uint64_t *x, const uint64_t *y)
-{
-	return *x < *y;
-}
-
-HU_DEFINE_SORT(sort_u64, uint64_t, u64_before)
-
-/* How many of the @m values in sorted @a are below @x (or at most @x). */
-static size_t count_below(const uint64_t *a, size_t m, uint64_t x, bool eq)
-{
-	size_t lo = 0, hi = m;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (a[mid] < x || (eq && a[mid] == x))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /*
- * Which way the fits go.  By time, a fit collects and sorts the placed
- * intervals it shares time with, O(k log k) for k of them; by offset, it
- * reads every placed interval kept in offset order (less the blocks that
- * share no time with it), O(placed).  A training step keeps most
- * activations live from the forward pass to the backward: every interval
- * by offset.  Elsewhere (a long run of decode steps: few live at a time
- * among very many) the intervals at least a 64th of the run long, which
- * a fit meets often (KV blocks, and under a budget the weights
- * prefetched a few layers ahead), are kept by offset, where the blocks'
- * 64ths skip most of those a fit does not meet, and the rest by time
- * (a quarter of the run took twice as long on a 100k-operator decode
- * plan under a budget: 400 intervals to sort a fit).  The estimate: k is about half the intervals each
- * one overlaps (half are placed), the placed about half of all.  Every
- * way gives the same offsets.  Return: 0, or -ENOMEM.
+ * Which way the fits go.  By time, a fit reads the buckets it shares time
+ * with, about what they hold; by offset, it reads every placed interval
+ * kept in offset order (less the blocks that share no time with it, or
+ * with no hole it would take), O(placed).  The intervals at least a 64th
+ * of the run long, which a fit meets often (KV blocks, weights prefetched
+ * a few layers ahead, a training step's activations kept from the
+ * forward pass to the backward), are kept by offset, where the blocks'
+ * 64ths skip most of those a fit does not meet; in time they would fill
+ * many buckets.  The others go by time (a training step all by offset
+ * took a quarter more: its short intervals are most of those a fit reads
+ * there and few of them share its time).  Every way gives the same
+ * offsets.  Return: 0, or -ENOMEM.
  */
 #define LONG_DIV	64
 
 static int choose_way(struct placer *p, const bool *whole,
 		      enum hu_arena_way way)
 {
-	uint64_t *st, *en, t0 = UINT64_MAX, t1 = 0;
-	double pairs = 0, k;
+	uint64_t t0 = UINT64_MAX, t1 = 0;
 	size_t m = 0, nb;
 
 	for (uint32_t i = 0; i < p->n; i++) {
@@ -657,43 +745,77 @@ static int choose_way(struct placer *p, const bool *whole,
 	p->pin_step = m && t1 - t0 < UINT64_MAX ? (t1 - t0) / 64 + 1 : 0;
 	if (way == HU_ARENA_BY_TIME || !m)
 		return 0;
-	if (way == HU_ARENA_BY_OFFSET) {
+	if (way == HU_ARENA_BY_OFFSET)
 		p->long_len = 0;
-		goto ordered;
-	}
-	if (way == HU_ARENA_SPLIT)
-		goto ordered;
-	m = 0;
-	st = malloc(p->n * sizeof(*st));
-	en = st ? malloc(p->n * sizeof(*en)) : NULL;
-	if (!en) {
-		free(st);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < p->n; i++)
-		if (!whole[i]) {
-			st[m] = p->v[i].start;
-			en[m++] = p->v[i].end;
-		}
-	sort_u64(st, m);
-	sort_u64(en, m);
-	for (uint32_t i = 0; i < p->n; i++)
-		if (!whole[i])
-			pairs += (double)count_below(st, m, p->v[i].end, false) -
-				 (double)count_below(en, m, p->v[i].start, true) - 1;
-	free(en);
-	free(st);
-	k = pairs > 0 ? pairs / m / 2 : 0;
-	/* 4 k log2(k) against the placed: about what each costs */
-	if (4 * k * (64 - __builtin_clzll((uint64_t)k + 2)) >= m / 2.0)
-		p->long_len = 0;
-ordered:
 	nb = 2 * (size_t)m / OBLK + 2;
 	p->blk = malloc(nb * sizeof(*p->blk));
 	p->bord = malloc(nb * sizeof(*p->bord));
 	p->ents = malloc(nb * OBLK * sizeof(*p->ents));
 	p->pins = malloc(nb * NPIN * sizeof(*p->pins));
 	return p->blk && p->bord && p->ents && p->pins ? 0 : -ENOMEM;
+}
+
+/*
+ * The buckets of the time order.  A fit reads the buckets its interval
+ * shares time with, so they are a few times as long as an interval kept
+ * there on average (most fits then read one); an interval is in each
+ * bucket it shares time with, and they widen until that is at most
+ * BKT_ROOM entries an interval.  Return: 0, or -ENOMEM.
+ */
+#define BKT_MUL		4
+#define BKT_ROOM	4
+
+static int bkt_setup(struct placer *p, const bool *whole)
+{
+	uint64_t run = p->t1 - p->t0;
+	double sum = 0;
+	size_t m = 0, total;
+	uint32_t a, z;
+
+	for (uint32_t i = 0; i < p->n; i++)
+		if (!whole[i] && !(p->ents && len(&p->v[i]) >= p->long_len)) {
+			m++;
+			sum += (double)(len(&p->v[i]) < run ? len(&p->v[i]) : run);
+		}
+	if (!m)
+		return 0;
+	for (p->bshift = p->plain ? 63 : 0; p->bshift < 63 &&
+	     (double)(1ULL << p->bshift) < BKT_MUL * sum / (double)m;)
+		p->bshift++;
+	for (;; p->bshift++) {
+		p->nbkt = p->plain ? 1 : (uint32_t)((run >> p->bshift) + 1);
+		if (p->bshift < 63 && (run >> p->bshift) >= m)
+			continue;
+		total = 0;
+		for (uint32_t i = 0; i < p->n; i++)
+			if (!whole[i] &&
+			    !(p->ents && len(&p->v[i]) >= p->long_len)) {
+				bkt_range(p, p->v[i].start, p->v[i].end, &a, &z);
+				total += z - a + 1;
+			}
+		if (p->bshift == 63 || total <= BKT_ROOM * m)
+			break;
+	}
+	p->bfirst = calloc((size_t)p->nbkt + 1, sizeof(*p->bfirst));
+	p->bn = calloc(p->nbkt, sizeof(*p->bn));
+	p->bent = malloc((total ?: 1) * sizeof(*p->bent));
+	p->runs = malloc(2 * (size_t)p->nbkt * sizeof(*p->runs));
+	p->cand2 = malloc(p->n * sizeof(*p->cand2));
+	if (!p->bfirst || !p->bn || !p->bent || !p->runs || !p->cand2)
+		return -ENOMEM;
+	/* each bucket's room: the intervals that share time with it */
+	for (uint32_t i = 0; i < p->n; i++)
+		if (!whole[i] && !(p->ents && len(&p->v[i]) >= p->long_len)) {
+			bkt_range(p, p->v[i].start, p->v[i].end, &a, &z);
+			p->bfirst[a + 1]++;
+			if (z + 1 < p->nbkt)
+				p->bn[z + 1]++;
+		}
+	for (uint32_t b = 0, live = 0; b < p->nbkt; b++) {
+		live += (uint32_t)p->bfirst[b + 1] - p->bn[b];
+		p->bfirst[b + 1] = p->bfirst[b] + live;
+	}
+	return 0;
 }
 
 /* Pseudo-random in [0, 1): deterministic (an LCG), no global state. */
@@ -709,17 +831,21 @@ static uint64_t sat(double x)
 }
 
 /*
- * Whether @keys come in the order @seq recorded.  The search's first round
- * scales nothing, so it is the greedy by area again unless rounding the
- * areas to doubles reorders them: when it does not, its height is known.
+ * Whether the @nk @keys are those of the greedy by area, interval by
+ * interval.  The search's first round scales nothing, so it is the greedy
+ * by area again unless rounding the areas to doubles changes them: when
+ * it does not, its height is known.
  */
-static bool same_seq(const struct key *keys, uint32_t nk, const uint32_t *seq)
+static bool area_keys(const struct placer *p, const struct key *keys,
+		      uint32_t nk)
 {
-	if (!seq)
-		return false;
-	for (uint32_t j = 0; j < nk; j++)
-		if (keys[j].i != seq[j])
+	struct key k;
+
+	for (uint32_t j = 0; j < nk; j++) {
+		make_key(&k, &p->v[keys[j].i], keys[j].i, 2);
+		if (memcmp(k.k, keys[j].k, sizeof(k.k)))
 			return false;
+	}
 	return true;
 }
 
@@ -732,7 +858,7 @@ static bool same_seq(const struct key *keys, uint32_t nk, const uint32_t *seq)
  * SEARCH_ROUNDS rounds (small schedules gain nothing from more).
  */
 static void search(struct placer *p, struct key *keys, bool *whole,
-		   const uint32_t *area_seq, uint64_t area_h, uint64_t floor,
+		   uint64_t area_h, uint64_t floor,
 		   uint64_t effort, bool prune, uint64_t *best)
 {
 	double *f = malloc(p->n * sizeof(*f)), *g = malloc(p->n * sizeof(*g));
@@ -746,6 +872,7 @@ static void search(struct placer *p, struct key *keys, bool *whole,
 	for (uint64_t spent = 0, round = 0; *best > floor && spent < effort &&
 	     round < SEARCH_ROUNDS; round++) {
 		uint64_t h, limit = UINT64_MAX;
+		uint32_t ready = 0;
 
 		memcpy(g, f, p->n * sizeof(*g));
 		if (spent)
@@ -759,7 +886,6 @@ static void search(struct placer *p, struct key *keys, bool *whole,
 					{ ~sat((double)p->v[i].bytes *
 					       (double)len(&p->v[i]) * g[i]),
 					  ~p->v[i].bytes, p->v[i].start }, i };
-		sort_keys(keys, nk);
 		/*
 		 * A round taller than the last kept is dropped, and the last
 		 * round matters only if it is lower than the best.
@@ -769,8 +895,8 @@ static void search(struct placer *p, struct key *keys, bool *whole,
 			limit = *best;
 		else if (prune && cur != UINT64_MAX)
 			limit = cur + 1;
-		h = !spent && same_seq(keys, nk, area_seq) ? area_h :
-		    attempt(p, keys, nk, false, limit);
+		h = !spent && area_keys(p, keys, nk) ? area_h :
+		    attempt(p, keys, nk, &ready, false, limit);
 		spent += nk ? nk : 1;
 		if (h > cur)
 			continue;
@@ -796,11 +922,10 @@ int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t effort,
 int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 		       enum hu_arena_way way, uint64_t *height)
 {
-	struct placer p = { .v = v, .n = n };
-	bool prune = !(way & HU_ARENA_WHOLE);
+	struct placer p = { .v = v, .n = n, .plain = way & HU_ARENA_WHOLE };
+	bool prune = !p.plain;
 	uint64_t t0 = UINT64_MAX, t1 = 0, floor, best = UINT64_MAX;
 	uint64_t area_h = UINT64_MAX;
-	uint32_t *area_seq = NULL;
 	struct key *keys;
 	bool *whole;
 	uint32_t nk;
@@ -817,13 +942,9 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 	}
 	keys = malloc(n * sizeof(*keys));
 	whole = malloc(n * sizeof(*whole));
-	p.by_start = malloc(n * sizeof(*p.by_start));
-	p.rank = malloc(n * sizeof(*p.rank));
 	p.off = malloc(n * sizeof(*p.off));
 	p.cand = malloc(n * sizeof(*p.cand));
-	p.at = malloc(n * sizeof(*p.at));
-	if (!keys || !whole || !p.by_start || !p.rank || !p.off || !p.cand ||
-	    !p.at || setup(&p, keys))
+	if (!keys || !whole || !p.off || !p.cand)
 		goto out;
 	/* Whole-span intervals at the bottom, in index order. */
 	for (uint32_t i = 0; i < n; i++) {
@@ -835,14 +956,15 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 	}
 	floor = hu_arena_live_peak(v, n);
 	way &= ~HU_ARENA_WHOLE;
-	if (choose_way(&p, whole, way))
+	if (choose_way(&p, whole, way) || bkt_setup(&p, whole))
 		goto out;
 	for (int order = 0; order < NR_ORDERS && best > floor; order++) {
+		uint32_t ready = 0;
+
 		nk = 0;
 		for (uint32_t i = 0; i < n; i++)
 			if (!whole[i])
 				make_key(&keys[nk++], &v[i], i, order);
-		sort_keys(keys, nk);
 		for (int b = 0; b < 2 && best > floor; b++) {
 			/*
 			 * Only a lower one is kept, but the search's first
@@ -851,16 +973,11 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 			 */
 			bool whole_run = !prune || (order == 2 && !b &&
 						    (nk ? nk : 1) < effort);
-			uint64_t h = attempt(&p, keys, nk, b,
+			uint64_t h = attempt(&p, keys, nk, &ready, b,
 					     whole_run ? UINT64_MAX : best);
 
-			if (order == 2 && !b) {
-				/* the search's first round, if it runs */
-				area_seq = malloc(n * sizeof(*area_seq));
-				for (uint32_t j = 0; area_seq && j < nk; j++)
-					area_seq[j] = keys[j].i;
-				area_h = h;
-			}
+			if (order == 2 && !b)
+				area_h = h;	/* the search's first round */
 			if (h < best) {
 				best = h;
 				for (uint32_t j = 0; j < nk; j++)
@@ -868,21 +985,21 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 			}
 		}
 	}
-	search(&p, keys, whole, area_seq, area_h, floor, effort, prune, &best);
+	search(&p, keys, whole, area_h, floor, effort, prune, &best);
 	*height = best;
 	ret = 0;
 out:
-	free(area_seq);
 	free(p.pins);
 	free(p.ents);
 	free(p.bord);
 	free(p.blk);
-	free(p.at);
+	free(p.cand2);
+	free(p.runs);
+	free(p.bent);
+	free(p.bn);
+	free(p.bfirst);
 	free(p.cand);
 	free(p.off);
-	free(p.rank);
-	free(p.tree);
-	free(p.by_start);
 	free(whole);
 	free(keys);
 	return ret;

@@ -41,12 +41,12 @@ int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t effort,
 		   uint64_t *height);
 
 /*
- * How each fit finds the intervals it must avoid: by time (collect those
- * that share time with it, sort them by offset: cheap when few are live at
- * once), by offset (read all placed bottom up: cheap when most overlap),
- * or split (the long intervals by offset, the others by time).  The
- * offsets are the same every way; hu_arena_place() picks from how much
- * the intervals overlap.  The others are for tests.
+ * How each fit finds the intervals it must avoid: by time (read the
+ * buckets of the run it shares time with, each in offset order: cheap
+ * when few are live at once), by offset (read all placed bottom up:
+ * cheap when most overlap), or split (the long intervals by offset, the
+ * others by time).  The offsets are the same every way;
+ * hu_arena_place() splits (AUTO is SPLIT).  The others are for tests.
  */
 enum hu_arena_way {
 	HU_ARENA_AUTO,
@@ -56,7 +56,9 @@ enum hu_arena_way {
 	/*
 	 * Or'ed into a way: every placement tried runs to its end, where
 	 * one is otherwise given up as soon as it is taller than one it
-	 * could replace.  The same offsets; for tests.
+	 * could replace, its keys sorted first, and by time in one bucket
+	 * with no spans read as one (no shortcut: a reference).  The same
+	 * offsets; for tests.
 	 */
 	HU_ARENA_WHOLE = 0x100,
 };

@@ -318,7 +318,8 @@ TEST(arena_over_the_budget_is_reported)
  * The placer's ways of finding what a fit must avoid (by time, by
  * offset, the long intervals by offset and the rest by time) give the
  * same offsets, on interval sets shaped like decode
- * (many short, few live at once), like training (most live from the
+ * (many short, few live at once, some a few hundred times as long, each
+ * in many of the time order's buckets), like training (most live from the
  * forward pass to the backward), and like a training step's nested
  * activations (one made at t freed at the mirror of t, where a fit by
  * offset passes over whole blocks by their pins), and every layout is
@@ -339,14 +340,23 @@ static uint64_t arena_set(struct hu_ival *v, uint32_t n, unsigned int seed,
 		} else if (nested && rand_r(&seed) % 4) {
 			a %= span / 2;
 			v[i] = (struct hu_ival){ a, span - a, 0, 0 };
+		} else if (!dense && rand_r(&seed) % 25 == 0) {
+			/* a KV block's length: many buckets of the short */
+			l = span / 200 + rand_r(&seed) % (span / 100 + 1);
+			v[i] = (struct hu_ival){ a, a + l, 0, 0 };
 		} else {
 			l = dense && rand_r(&seed) % 3 ? span / 2 +
 				rand_r(&seed) % (span / 2) :
 				rand_r(&seed) % 50 ? 1 + rand_r(&seed) % 20 : 0;
 			v[i] = (struct hu_ival){ a, a + l, 0, 0 };
 		}
-		/* a few sizes, as layers repeat: many ties */
-		v[i].bytes = 64 * (1 + rand_r(&seed) % (rand_r(&seed) % 2 ? 4 : 300));
+		/*
+		 * a few sizes, as layers repeat: many ties; and a few of none
+		 * (a fit of positive size may read spans that touch as one;
+		 * one of none may not)
+		 */
+		v[i].bytes = rand_r(&seed) % 32 ? 64 * (1 + rand_r(&seed) %
+				(rand_r(&seed) % 2 ? 4 : 300)) : 0;
 	}
 	return span;
 }
