@@ -41,17 +41,18 @@ void hyper_plan__job_free(struct job *j)
 	free(j->order);
 	free(j->refined);
 	hyper_plan__graph_free(&j->g);
+	hyper_plan__laycache_free(&j->lay);
 	j->order = j->refined = NULL;
 	j->has_ref = false;
 }
 
-void hyper_plan__job_problem(const struct job *j, struct problem *pb,
+void hyper_plan__job_problem(struct job *j, struct problem *pb,
 		 const struct goal *gl, struct hp_mem *mem)
 {
 	*pb = (struct problem){
 		.p = &j->p, .lf = &j->lf,
 		.refined = j->has_ref ? &j->lf_ref : NULL, .goal = *gl,
-		.mem = mem,
+		.mem = mem, .lay = &j->lay,
 	};
 }
 

@@ -16,6 +16,7 @@ struct job {
 	bool has_ref;		/* the refined order differs */
 	uint32_t have;		/* HP_F_* facts the passes ensured */
 	FILE *verbose;		/* each pass as it runs, or NULL */
+	struct hp_laycache lay;	/* layouts its plans made under a budget */
 };
 
 /*
@@ -33,7 +34,7 @@ int hyper_plan__prepare(struct job *j, const struct profile *time_on,
 			bool no_reorder, struct hp_err *e);
 void hyper_plan__job_free(struct job *j);
 /* The problem of @j's orders at @gl, its allocations through @mem. */
-void hyper_plan__job_problem(const struct job *j, struct problem *pb,
+void hyper_plan__job_problem(struct job *j, struct problem *pb,
 		 const struct goal *gl, struct hp_mem *mem);
 /* Fails naming the operator if @budget is below its working set. */
 int hyper_plan__job_check_budget(const struct job *j, uint64_t budget, struct hp_err *e);

@@ -11,7 +11,10 @@
  * schedule-format.md, "Arena layout") and libhyper runs it as it is.
  */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include <hyper/graph_id.h>
 #include <hyper/hyper.h>
 
 #include "passes/sched.h"
@@ -67,13 +70,137 @@ static int residencies(const struct sched *s, struct hu_resid **vp,
 	return hu_res_finish(&r, vp, np);
 }
 
+/* A layout kept: the residencies it placed and their offsets. */
+struct hp_layent {
+	uint64_t hash, height;
+	uint32_t n;
+	struct hu_ival v[];
+};
+
+/* The most bytes of residencies kept, all layouts together. */
+#define LAY_MAX		(64u << 20)
+
+static size_t lay_size(uint32_t n)
+{
+	return sizeof(struct hp_layent) + (size_t)n * sizeof(struct hu_ival);
+}
+
+static void lay_lock(struct hp_laycache *lc)
+{
+	while (__atomic_test_and_set(&lc->lock, __ATOMIC_ACQUIRE))
+		;
+}
+
+static void lay_unlock(struct hp_laycache *lc)
+{
+	__atomic_clear(&lc->lock, __ATOMIC_RELEASE);
+}
+
+static uint64_t lay_hash(const struct hu_ival *h, uint32_t n)
+{
+	uint64_t x = hyper_fnv1a(HYPER_FNV_OFFSET, &n, sizeof(n));
+
+	for (uint32_t i = 0; i < n; i++) {
+		x = hyper_fnv1a(x, &h[i].start, sizeof(h[i].start));
+		x = hyper_fnv1a(x, &h[i].end, sizeof(h[i].end));
+		x = hyper_fnv1a(x, &h[i].bytes, sizeof(h[i].bytes));
+	}
+	return x;
+}
+
+static bool lay_same(const struct hp_layent *le, const struct hu_ival *h,
+		     uint32_t n, uint64_t hash)
+{
+	if (le->hash != hash || le->n != n)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (le->v[i].start != h[i].start || le->v[i].end != h[i].end ||
+		    le->v[i].bytes != h[i].bytes)
+			return false;
+	return true;
+}
+
+/* @h's offsets and height from a layout kept of the same residencies. */
+static bool lay_find(struct hp_laycache *lc, struct hu_ival *h, uint32_t n,
+		     uint64_t hash, uint64_t *height)
+{
+	bool found = false;
+
+	lay_lock(lc);
+	for (unsigned int k = 0; k < HP_LAYCACHE_N && !found; k++) {
+		const struct hp_layent *le = lc->ent[k];
+
+		if (!le || !lay_same(le, h, n, hash))
+			continue;
+		for (uint32_t i = 0; i < n; i++)
+			h[i].off = le->v[i].off;
+		*height = le->height;
+		found = true;
+	}
+	lay_unlock(lc);
+	return found;
+}
+
+/*
+ * Keeps @h's layout in place of the oldest, and drops the oldest of the
+ * others until all fit in LAY_MAX.  0, or -ENOMEM.
+ */
+static int lay_keep(struct hp_laycache *lc, const struct hu_ival *h,
+		    uint32_t n, uint64_t hash, uint64_t height,
+		    struct hp_mem *mem)
+{
+	struct hp_layent *le, *gone[HP_LAYCACHE_N] = { NULL };
+	unsigned int k, ngone = 0;
+
+	le = hyper_plan__malloc(mem, lay_size(n));
+	if (!le)
+		return -ENOMEM;
+	*le = (struct hp_layent){ hash, height, n };
+	memcpy(le->v, h, (size_t)n * sizeof(*h));
+	lay_lock(lc);
+	k = lc->next;
+	lc->next = (k + 1) % HP_LAYCACHE_N;
+	/* the oldest's slot, which @h's takes, then the next oldest */
+	for (unsigned int i = 0; i < HP_LAYCACHE_N;
+	     i++, k = (k + 1) % HP_LAYCACHE_N) {
+		if (!lc->ent[k] || (i && lc->bytes + lay_size(n) <= LAY_MAX))
+			continue;
+		lc->bytes -= lay_size(lc->ent[k]->n);
+		gone[ngone++] = lc->ent[k];
+		lc->ent[k] = NULL;
+	}
+	lc->ent[(lc->next + HP_LAYCACHE_N - 1) % HP_LAYCACHE_N] = le;
+	lc->bytes += lay_size(n);
+	lay_unlock(lc);
+	for (k = 0; k < ngone; k++)
+		free(gone[k]);
+	return 0;
+}
+
+void hyper_plan__laycache_free(struct hp_laycache *lc)
+{
+	for (unsigned int k = 0; k < HP_LAYCACHE_N; k++) {
+		free(lc->ent[k]);
+		lc->ent[k] = NULL;
+	}
+	lc->next = 0;
+	lc->bytes = 0;
+}
+
 int hyper_plan__sched_layout(struct sched *s, uint64_t limit, struct hp_mem *mem,
 		 struct hp_err *e)
+{
+	return hyper_plan__sched_layout_cached(s, limit, NULL, mem, e);
+}
+
+int hyper_plan__sched_layout_cached(struct sched *s, uint64_t limit,
+				    struct hp_laycache *lc, struct hp_mem *mem,
+				    struct hp_err *e)
 {
 	const struct graph *g = s->g;
 	struct hu_resid *v = NULL;
 	struct hu_ival *h = NULL;
-	uint64_t height;
+	uint64_t height, hash = 0;
 	uint32_t n;
 	int ret;
 
@@ -90,9 +217,16 @@ int hyper_plan__sched_layout(struct sched *s, uint64_t limit, struct hp_mem *mem
 		goto nomem;
 	for (uint32_t i = 0; i < n; i++)
 		h[i] = (struct hu_ival){ v[i].start, v[i].end, v[i].bytes, 0 };
-	ret = hu_arena_place(h, n, HU_ARENA_EFFORT, &height);
-	if (ret)
-		goto nomem;
+	/* a budget's layouts only: without one, each plan is laid out once */
+	if (!limit || lay_size(n) > LAY_MAX)
+		lc = NULL;
+	if (lc)
+		hash = lay_hash(h, n);
+	if (!lc || !lay_find(lc, h, n, hash, &height)) {
+		ret = hu_arena_place(h, n, HU_ARENA_EFFORT, &height);
+		if (ret || (lc && lay_keep(lc, h, n, hash, height, mem)))
+			goto nomem;
+	}
 	if (!height)
 		goto out;	/* nothing is ever resident: nothing to place */
 	if (limit && height > limit) {

@@ -144,7 +144,9 @@ static int run_simulate(struct hyper_plan__pipe *pp, struct hp_err *e)
 
 static int run_layout(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
-	return hyper_plan__sched_layout(&pp->r->s, pp->budget, pipe_mem(pp), e);
+	return hyper_plan__sched_layout_cached(&pp->r->s, pp->budget,
+					       pp->pb ? pp->pb->lay : NULL,
+					       pipe_mem(pp), e);
 }
 
 /* The schedule handed out is the one validated: built once. */

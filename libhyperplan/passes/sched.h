@@ -81,6 +81,31 @@ void hyper_plan__sched_free(struct sched *s);
 int hyper_plan__sched_layout(struct sched *s, uint64_t limit, struct hp_mem *mem,
 		 struct hp_err *e);
 
+/*
+ * The layouts a graph's plans made under a budget, kept so that a schedule
+ * laid out again (a baseline the planner fitted, then fitted as its own
+ * row) takes its offsets back rather than placing them again: a layout
+ * depends on the residencies alone.  A few of them, the oldest dropped
+ * first; plans of one graph share it (a lock of its own, zero when
+ * unlocked: a zeroed cache is an empty one).
+ */
+#define HP_LAYCACHE_N	16
+
+struct hp_layent;
+
+struct hp_laycache {
+	bool lock;
+	unsigned int next;		/* the slot the next one takes */
+	size_t bytes;			/* what they hold */
+	struct hp_layent *ent[HP_LAYCACHE_N];
+};
+
+/* As hyper_plan__sched_layout(), through @lc (NULL: none). */
+int hyper_plan__sched_layout_cached(struct sched *s, uint64_t limit,
+				    struct hp_laycache *lc, struct hp_mem *mem,
+				    struct hp_err *e);
+void hyper_plan__laycache_free(struct hp_laycache *lc);
+
 static inline size_t slot_len(const struct sched *s, size_t slot)
 {
 	return s->slot_off[slot + 1] - s->slot_off[slot];

@@ -26,6 +26,8 @@ struct problem {
 	 * hp_err) once it has failed.
 	 */
 	struct hp_mem *mem;
+	/* the layouts kept, shared by the plans of one graph; NULL: none */
+	struct hp_laycache *lay;
 };
 
 struct result {

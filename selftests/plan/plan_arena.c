@@ -229,6 +229,69 @@ TEST_F_TIMEOUT(many, models_layout_never_overlaps, 300)
 	}
 }
 
+static unsigned int kept(const struct hp_laycache *lc)
+{
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < HP_LAYCACHE_N; i++)
+		k += !!lc->ent[i];
+	return k;
+}
+
+/*
+ * The layouts a graph's plans made under a budget are kept, and a
+ * schedule laid out again takes its kept offsets: the same as the
+ * placer's own, with no second copy kept.  Without a budget none is kept.
+ */
+TEST(a_kept_layout_is_the_placers_own)
+{
+	const struct plan_case c = { NULL, NULL, 120, 307 };
+	struct goal gl = { SLOW, 0 };
+	struct job j = { 0 };
+	struct problem pb;
+	struct result r;
+	struct hp_err e;
+	uint64_t floor, arena, *off;
+	unsigned int k;
+	size_t n;
+
+	ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[0], &e)) TH_LOG("%s", e.msg);
+	hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+	ASSERT_EQ(&j.lay, pb.lay);
+	ASSERT_EQ(0, hyper_plan__run_policy_fit(POL_PLAN, &pb, &r, &e)) TH_LOG("%s", e.msg);
+	ASSERT_TRUE(r.ok);
+	EXPECT_EQ(0u, kept(&j.lay));
+	hyper_plan__result_free(&r);
+
+	floor = hyper_plan__life_floor(&j.lf, NULL);
+	gl.budget = floor + (j.lf.peak0 - floor) * 0.6;
+	hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+	ASSERT_EQ(0, hyper_plan__run_policy_fit(POL_PLAN, &pb, &r, &e)) TH_LOG("%s", e.msg);
+	ASSERT_TRUE(r.ok);
+	ASSERT_TRUE(r.s.arena && !r.s.arena_over) TH_LOG("no layout to compare");
+	k = kept(&j.lay);
+	EXPECT_LE(1u, k);
+	n = r.s.res_first[j.g.nt];
+	arena = r.s.arena;
+	off = malloc(n * sizeof(*off));
+	ASSERT_NE(NULL, off);
+	memcpy(off, r.s.res_off, n * sizeof(*off));
+	/* again through the cache: found there, nothing more kept */
+	ASSERT_EQ(0, hyper_plan__sched_layout_cached(&r.s, gl.budget, &j.lay,
+						     &j.g.mem, &e));
+	EXPECT_EQ(k, kept(&j.lay));
+	EXPECT_EQ(arena, r.s.arena);
+	EXPECT_EQ(0, memcmp(off, r.s.res_off, n * sizeof(*off)));
+	/* and by the placer itself */
+	ASSERT_EQ(0, hyper_plan__sched_layout(&r.s, gl.budget, &j.g.mem, &e));
+	EXPECT_EQ(arena, r.s.arena);
+	EXPECT_EQ(0, memcmp(off, r.s.res_off, n * sizeof(*off)));
+	free(off);
+	hyper_plan__result_free(&r);
+	hyper_plan__job_free(&j);
+	EXPECT_EQ(0u, kept(&j.lay));
+}
+
 /* The same offsets from hyper_plan_schedule() and from the JSON file. */
 TEST(json_and_in_process_carry_the_same_layout)
 {
