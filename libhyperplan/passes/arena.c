@@ -85,17 +85,6 @@ static size_t lay_size(uint32_t n)
 	return sizeof(struct hp_layent) + (size_t)n * sizeof(struct hu_ival);
 }
 
-static void lay_lock(struct hp_laycache *lc)
-{
-	while (__atomic_test_and_set(&lc->lock, __ATOMIC_ACQUIRE))
-		;
-}
-
-static void lay_unlock(struct hp_laycache *lc)
-{
-	__atomic_clear(&lc->lock, __ATOMIC_RELEASE);
-}
-
 static uint64_t lay_hash(const struct hu_ival *h, uint32_t n)
 {
 	uint64_t x = hyper_fnv1a(HYPER_FNV_OFFSET, &n, sizeof(n));
@@ -124,10 +113,7 @@ static bool lay_same(const struct hp_layent *le, const struct hu_ival *h,
 static bool lay_find(struct hp_laycache *lc, struct hu_ival *h, uint32_t n,
 		     uint64_t hash, uint64_t *height)
 {
-	bool found = false;
-
-	lay_lock(lc);
-	for (unsigned int k = 0; k < HP_LAYCACHE_N && !found; k++) {
+	for (unsigned int k = 0; k < HP_LAYCACHE_N; k++) {
 		const struct hp_layent *le = lc->ent[k];
 
 		if (!le || !lay_same(le, h, n, hash))
@@ -135,10 +121,9 @@ static bool lay_find(struct hp_laycache *lc, struct hu_ival *h, uint32_t n,
 		for (uint32_t i = 0; i < n; i++)
 			h[i].off = le->v[i].off;
 		*height = le->height;
-		found = true;
+		return true;
 	}
-	lay_unlock(lc);
-	return found;
+	return false;
 }
 
 /*
@@ -157,7 +142,6 @@ static int lay_keep(struct hp_laycache *lc, const struct hu_ival *h,
 		return -ENOMEM;
 	*le = (struct hp_layent){ hash, height, n };
 	memcpy(le->v, h, (size_t)n * sizeof(*h));
-	lay_lock(lc);
 	k = lc->next;
 	lc->next = (k + 1) % HP_LAYCACHE_N;
 	/* the oldest's slot, which @h's takes, then the next oldest */
@@ -171,7 +155,6 @@ static int lay_keep(struct hp_laycache *lc, const struct hu_ival *h,
 	}
 	lc->ent[(lc->next + HP_LAYCACHE_N - 1) % HP_LAYCACHE_N] = le;
 	lc->bytes += lay_size(n);
-	lay_unlock(lc);
 	for (k = 0; k < ngone; k++)
 		free(gone[k]);
 	return 0;

@@ -86,15 +86,14 @@ int hyper_plan__sched_layout(struct sched *s, uint64_t limit, struct hp_mem *mem
  * laid out again (a baseline the planner fitted, then fitted as its own
  * row) takes its offsets back rather than placing them again: a layout
  * depends on the residencies alone.  A few of them, the oldest dropped
- * first; plans of one graph share it (a lock of its own, zero when
- * unlocked: a zeroed cache is an empty one).
+ * first; a zeroed cache is an empty one.  One thread uses it: the tools'
+ * job plans one goal at a time, and the API's plans keep none (plan_api.c).
  */
 #define HP_LAYCACHE_N	16
 
 struct hp_layent;
 
 struct hp_laycache {
-	bool lock;
 	unsigned int next;		/* the slot the next one takes */
 	size_t bytes;			/* what they hold */
 	struct hp_layent *ent[HP_LAYCACHE_N];
