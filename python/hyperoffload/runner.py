@@ -595,7 +595,7 @@ class _Gen:
         kw = [(k, self.expr(v)) for k, v in kwargs.items()] + extra
         names = [k for k, _ in kw]
         if len(set(names)) == len(names) and \
-                all(k.isidentifier() and not keyword.iskeyword(k) for k in names):
+                all(_ident(k) for k in names):
             parts += [f"{k}={e}" for k, e in kw]
         else:
             # as a call with ** would: a repeated name is the call's TypeError
@@ -606,10 +606,17 @@ class _Gen:
              extra: List[Tuple[str, str]]) -> str:
         if method:
             rest = self.call_args(args[1:], kwargs, extra)
-            if fn.isidentifier() and not keyword.iskeyword(fn):
+            if _ident(fn):
                 return f"({self.expr(args[0])}).{fn}({rest})"
             return f"_getattr({self.expr(args[0])}, {self.const(fn)})({rest})"
         return f"{self.const(fn)}({self.call_args(args, kwargs, extra)})"
+
+
+def _ident(name: str) -> bool:
+    """Whether ``name`` may be written in the source as it is: an ASCII
+    identifier, not a keyword (Python reads a non-ASCII one NFKC-normalised:
+    "\ufb01" as "fi")."""
+    return name.isascii() and name.isidentifier() and not keyword.iskeyword(name)
 
 
 def _has_node(a: Any) -> bool:

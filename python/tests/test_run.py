@@ -146,3 +146,31 @@ def test_step_result_of_another_shape_is_refused():
     with pytest.raises(InputError, match=r"node 'topk': its result has shape \(4, 2\) where "
                                          r"the plan has \(4, 3\)"):
         run_step(cap, op, _compile(cap, op), plan.__getitem__)
+
+
+
+def test_compiled_call_keeps_non_ascii_names():
+    """A keyword or method name goes into a step's generated source only
+    when it is ASCII: Python reads identifiers in source NFKC-normalised,
+    so "\ufb01" (a ligature) would be read as "fi".  Others are passed
+    by string, as fx's node says."""
+    from hyperoffload.runner import _Gen
+
+    name = "\ufb01"
+    got = {}
+
+    def fn(**kw):
+        got.update(kw)
+
+    class Obj:
+        pass
+
+    obj = Obj()
+    setattr(obj, name, lambda: got.update(called=True))
+    g = _Gen()
+    src = ("def _f():\n"
+           f"    {g.call(fn, False, (), {name: 1}, [])}\n"
+           f"    {g.call(name, True, (obj,), {}, [])}\n")
+    exec(compile(src, "<test>", "exec"), g.consts)  # noqa: S102 - the runner's own way
+    g.consts["_f"]()
+    assert got == {name: 1, "called": True}
