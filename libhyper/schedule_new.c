@@ -28,7 +28,11 @@ static bool zero(const uint64_t *v, size_t n)
 	return true;
 }
 
-/* At least this much a chunk of s->pool: few malloc() calls, little waste. */
+/*
+ * The chunks of s->pool start small and double up to CHUNK_BYTES: a
+ * small schedule takes a few KiB, a large one few malloc() calls.
+ */
+#define CHUNK_FIRST	4096U
 #define CHUNK_BYTES	(1U << 20)
 
 /* @len bytes of @src into s->pool, 8-aligned; NULL when out of memory. */
@@ -39,7 +43,11 @@ static void *pool_copy(struct hyper_schedule *s, const void *src, size_t len)
 	void *p;
 
 	if (!c || c->cap - c->used < need) {
-		size_t cap = need > CHUNK_BYTES ? need : CHUNK_BYTES;
+		size_t grow = c ? c->cap * 2 : CHUNK_FIRST, cap;
+
+		if (grow > CHUNK_BYTES)
+			grow = CHUNK_BYTES;
+		cap = need > grow ? need : grow;
 
 		c = malloc(sizeof(*c) + cap);
 		if (!c)
