@@ -132,48 +132,10 @@ static inline bool key_before(const struct key *x, const struct key *y)
 HU_DEFINE_SORT(sort_keys, struct key, key_before)
 
 /*
- * Puts the first @m of @n keys at the front, in order (the others after
- * them, in any order): a quicksort that leaves the parts past @m unsorted,
- * for a placement that may stop early.  A part still being split after
- * 2 log2(n) rounds is sorted whole (sort_keys() is an introsort).
+ * sort_keys_first(): the first keys of a placement in order, the rest as
+ * it comes to them, for a placement that may stop early.
  */
-static void keys_first(struct key *a, size_t n, size_t m)
-{
-	unsigned int depth = 0;
-
-	for (size_t x = n; x > 1; x /= 2)
-		depth += 2;
-	while (n > 16 && m < n && depth--) {
-		const struct key *x = &a[0], *y = &a[n / 2], *z = &a[n - 1];
-		struct key pivot = key_before(x, y) ?
-			(key_before(y, z) ? *y : key_before(x, z) ? *z : *x) :
-			(key_before(x, z) ? *x : key_before(y, z) ? *z : *y);
-		size_t i = 0, j = n - 1;
-		struct key t;
-
-		for (;;) {
-			while (key_before(&a[i], &pivot))
-				i++;
-			while (key_before(&pivot, &a[j]))
-				j--;
-			if (i >= j)
-				break;
-			t = a[i];
-			a[i++] = a[j];
-			a[j--] = t;
-		}
-		/* [0, j] come before [j + 1, n) */
-		if (m <= j + 1) {
-			n = j + 1;
-			continue;
-		}
-		sort_keys(a, j + 1);
-		a += j + 1;
-		n -= j + 1;
-		m -= j + 1;
-	}
-	sort_keys(a, n);
-}
+HU_DEFINE_SORT_FIRST(sort_keys, struct key)
 
 static uint64_t len(const struct hu_ival *v)
 {
@@ -660,7 +622,7 @@ static uint64_t attempt(struct placer *p, struct key *keys, uint32_t nk,
 			want = *ready < KEYS_FIRST ? KEYS_FIRST : 2 * *ready;
 			if (want > nk || want < *ready || p->plain)
 				want = nk;
-			keys_first(keys + *ready, nk - *ready, want - *ready);
+			sort_keys_first(keys + *ready, nk - *ready, want - *ready);
 			*ready = want;
 		}
 		i = keys[j].i;

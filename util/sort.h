@@ -37,6 +37,30 @@ static void name##_sift(type *a, size_t i, size_t n)			\
 	a[i] = t;							\
 }									\
 									\
+/* Splits @a (n > 16) around a median of three: [0, k) come before	\
+ * [k, n); returns k, 0 < k < n. */					\
+static inline size_t name##_split(type *a, size_t n)			\
+{									\
+	const type *x = &a[0], *y = &a[n / 2], *z = &a[n - 1];		\
+	type pivot = before(x, y) ?					\
+		(before(y, z) ? *y : before(x, z) ? *z : *x) :		\
+		(before(x, z) ? *x : before(y, z) ? *z : *y);		\
+	size_t i = 0, j = n - 1;					\
+	type t;								\
+									\
+	for (;;) {							\
+		while (before(&a[i], &pivot))				\
+			i++;						\
+		while (before(&pivot, &a[j]))				\
+			j--;						\
+		if (i >= j)						\
+			return j + 1;					\
+		t = a[i];						\
+		a[i++] = a[j];						\
+		a[j--] = t;						\
+	}								\
+}									\
+									\
 static void name##_intro(type *a, size_t n, unsigned int depth)	\
 {									\
 	while (n > 16) {						\
@@ -53,32 +77,16 @@ static void name##_intro(type *a, size_t n, unsigned int depth)	\
 			}						\
 			return;						\
 		}							\
-		const type *x = &a[0], *y = &a[n / 2], *z = &a[n - 1];	\
-		type pivot = before(x, y) ?				\
-			(before(y, z) ? *y : before(x, z) ? *z : *x) :	\
-			(before(x, z) ? *x : before(y, z) ? *z : *y);	\
-		size_t i = 0, j = n - 1;				\
-		type t;							\
+		size_t k = name##_split(a, n);				\
 									\
-		for (;;) {						\
-			while (before(&a[i], &pivot))			\
-				i++;					\
-			while (before(&pivot, &a[j]))			\
-				j--;					\
-			if (i >= j)					\
-				break;					\
-			t = a[i];					\
-			a[i++] = a[j];					\
-			a[j--] = t;					\
-		}							\
-		/* [0, j] and [j + 1, n): recurse into the smaller */	\
-		if (j + 1 < n - j - 1) {				\
-			name##_intro(a, j + 1, depth);			\
-			a += j + 1;					\
-			n -= j + 1;					\
+		/* [0, k) and [k, n): recurse into the smaller */	\
+		if (k < n - k) {					\
+			name##_intro(a, k, depth);			\
+			a += k;						\
+			n -= k;						\
 		} else {						\
-			name##_intro(a + j + 1, n - j - 1, depth);	\
-			n = j + 1;					\
+			name##_intro(a + k, n - k, depth);		\
+			n = k;						\
 		}							\
 	}								\
 	for (size_t i = 1; i < n; i++) {				\
@@ -98,6 +106,37 @@ static void name(type *a, size_t n)					\
 	for (size_t m = n; m > 1; m /= 2)				\
 		depth += 2;						\
 	name##_intro(a, n, depth);					\
+}
+
+/*
+ * HU_DEFINE_SORT_FIRST(name, type), after HU_DEFINE_SORT(name, ...),
+ * defines
+ *	static void name##_first(type *a, size_t n, size_t m)
+ * which puts the first @m of the @n elements at the front in order, the
+ * others after them in any order: the same splits, leaving unsorted the
+ * parts wholly past @m (for a consumer that may stop early).  A part still
+ * being split after 2 log2(n) rounds is sorted whole.
+ */
+#define HU_DEFINE_SORT_FIRST(name, type)				\
+static void name##_first(type *a, size_t n, size_t m)			\
+{									\
+	unsigned int depth = 0;						\
+									\
+	for (size_t x = n; x > 1; x /= 2)				\
+		depth += 2;						\
+	while (n > 16 && m < n && depth--) {				\
+		size_t k = name##_split(a, n);				\
+									\
+		if (m <= k) {						\
+			n = k;						\
+			continue;					\
+		}							\
+		name(a, k);						\
+		a += k;							\
+		n -= k;							\
+		m -= k;							\
+	}								\
+	name(a, n);							\
 }
 
 #endif
