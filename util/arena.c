@@ -142,6 +142,12 @@ static uint64_t len(const struct hu_ival *v)
 	return v->end - v->start;
 }
 
+/* Interval @i is kept in the offset order (else, if not whole, by time). */
+static bool by_offset(const struct placer *p, uint32_t i)
+{
+	return p->ents && len(&p->v[i]) >= p->long_len;
+}
+
 static uint64_t area(const struct hu_ival *v)
 {
 	uint64_t a;
@@ -631,7 +637,7 @@ static uint64_t attempt(struct placer *p, struct key *keys, uint32_t nk,
 				  p->v[i].end };
 
 		p->off[i] = off;
-		if (p->ents && len(&p->v[i]) >= p->long_len)
+		if (by_offset(p, i))
 			ord_insert(p, &x);
 		else
 			bkt_insert(p, &x);
@@ -735,7 +741,7 @@ static int bkt_setup(struct placer *p, const bool *whole)
 	uint32_t a, z;
 
 	for (uint32_t i = 0; i < p->n; i++)
-		if (!whole[i] && !(p->ents && len(&p->v[i]) >= p->long_len)) {
+		if (!whole[i] && !by_offset(p, i)) {
 			m++;
 			sum += (double)(len(&p->v[i]) < run ? len(&p->v[i]) : run);
 		}
@@ -751,7 +757,7 @@ static int bkt_setup(struct placer *p, const bool *whole)
 		total = 0;
 		for (uint32_t i = 0; i < p->n; i++)
 			if (!whole[i] &&
-			    !(p->ents && len(&p->v[i]) >= p->long_len)) {
+			    !by_offset(p, i)) {
 				bkt_range(p, p->v[i].start, p->v[i].end, &a, &z);
 				total += z - a + 1;
 			}
@@ -767,7 +773,7 @@ static int bkt_setup(struct placer *p, const bool *whole)
 		return -ENOMEM;
 	/* each bucket's room: the intervals that share time with it */
 	for (uint32_t i = 0; i < p->n; i++)
-		if (!whole[i] && !(p->ents && len(&p->v[i]) >= p->long_len)) {
+		if (!whole[i] && !by_offset(p, i)) {
 			bkt_range(p, p->v[i].start, p->v[i].end, &a, &z);
 			p->bfirst[a + 1]++;
 			if (z + 1 < p->nbkt)
