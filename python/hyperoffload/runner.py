@@ -98,6 +98,9 @@ class Runner:
         # reference, so the runner never frees it.
         self.sched = schedule
         info = self.sched.info()
+        # Each step as the schedule has it (a call into libhyper that
+        # builds a dict), read once for all of setup's needs.
+        steps = [self.sched.step(s) for s in range(info["nr_steps"])]
         self.index = {tid: self.sched.find(tid) for tid in cap.tensors}
         self.homes = {tid: self.sched.tensor(i)["home"] for tid, i in self.index.items()}
         # Weights are the framework's own tensors, loaded once, as a device
@@ -124,7 +127,8 @@ class Runner:
             from .shared import object_weights
             obj, self._wsrc, offsets = object_weights(ctx, self.weights, cap)
         for tid in ([] if obj is not None else
-                    _bindable(cap, self.sched, info, self.index, self.homes, self._state)):
+                    _bindable(cap, self.sched, info, steps, self.index, self.homes,
+                              self._state)):
             t = cap.tensors[tid].source[1]
             self._bound[tid] = t
             bufs.append(Buffer(t.storage().data_ptr(), cap.tensors[tid].nbytes, t))
@@ -142,8 +146,8 @@ class Runner:
         # store fills with the same bytes.
         in_pool = set()
         if obj is not None:
-            stored = {t for s in range(info["nr_steps"]) for when in ("before", "after")
-                      for op, t in self.sched.step(s)[when] if op == "store"}
+            stored = {t for st in steps for when in ("before", "after")
+                      for op, t in st[when] if op == "store"}
             for tid in self._wsrc:
                 i = self.index[tid]
                 if self.sched.tensor(i)["flags"] & CONST["HYPER_TENSOR_NEEDS_POOL"] and \
@@ -162,13 +166,13 @@ class Runner:
         # Only a tensor the schedule prefetches or stores ever has a
         # transfer in flight (early prefetches are the schedule's own, run
         # ahead): a step waits for those of its inputs, no other.
-        moved = {t for s in range(info["nr_steps"]) for when in ("before", "after")
-                 for kind, t in self.sched.step(s)[when] if kind in ("prefetch", "store")}
+        moved = {t for st in steps for when in ("before", "after")
+                 for kind, t in st[when] if kind in ("prefetch", "store")}
         ops = {o.id: o for o in cap.ops}
         progs: Dict[str, _Program] = {}
         self.steps: List[Tuple[OpSpec, Tuple[int, ...], _Program]] = []
-        for s in range(info["nr_steps"]):
-            op = ops[self.sched.step(s)["op"]]
+        for st in steps:
+            op = ops[st["op"]]
             if op.id not in progs:
                 progs[op.id] = _compile(cap, op)
             waits = tuple(self.index[t] for t in op.inputs if self.index[t] in moved)
@@ -407,7 +411,8 @@ def node_value(cap: Captured, node: Any, env: Dict[str, Any], view: Any) -> Any:
     return v
 
 
-def _bindable(cap: Captured, sched: Schedule, info: Dict[str, Any], index: Dict[str, int],
+def _bindable(cap: Captured, sched: Schedule, info: Dict[str, Any],
+              steps: List[Dict[str, Any]], index: Dict[str, int],
               homes: Dict[str, str], state: Any) -> List[str]:
     """Weights to bind in place without raising the schedule's peak.
 
@@ -417,15 +422,15 @@ def _bindable(cap: Captured, sched: Schedule, info: Dict[str, Any], index: Dict[
     event d keeps its bytes resident after d too; weights are taken
     longest-lived first while the replayed peak stays the schedule's.
     If the replay does not give the schedule's own peak, only weights
-    resident to the end are bound."""
+    resident to the end are bound.  ``steps``: each step's
+    ``sched.step()``, in order."""
     nbytes = {i: sched.tensor(i)["bytes"] for i in index.values()}
     resident = {i for tid, i in index.items() if homes[tid] == "device"}
     moved = set()
     freed: Dict[int, int] = {}           # tensor -> first event after its detach
     points = [sum(nbytes[i] for i in resident)]
     last = info["nr_steps"] - 1
-    for s in range(info["nr_steps"]):
-        st = sched.step(s)
+    for s, st in enumerate(steps):
         events = list(st["before"]) + [("define", t) for t in st["defines"]] + list(st["after"])
         for op, t in events:
             if op in ("prefetch", "define"):
