@@ -10,6 +10,7 @@ import torch
 
 import hyperoffload.torch as ho
 from hyperoffload.binding import process_resources
+from hyperoffload.capture import capture
 from helpers import MODELS, model, same
 
 RATIOS = [1.0, 0.7, 0.5]
@@ -68,6 +69,53 @@ def test_plain_module_with_inplace_and_multi_output():
         ref = m(*x)
     with ho.offload(m, x, budget_ratio=1.0, backend="shmem", runs=1) as r:
         assert same(ref, r(*x))
+
+
+def test_weights_that_are_parts_of_one_storage():
+    """Weights that are views into one storage, at other offsets and
+    strides than the tensor capture keeps for it: a get_attr read in a
+    step (the compiled code) and as a result (node_value), and a leaf
+    module's parameter (LayerNorm), each a view of its own part, whether
+    the storage stays resident or is prefetched."""
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            big = torch.randn(4, 64)
+            self.register_buffer("hi", big[2])     # kept whole: offset 128
+            self.register_buffer("lo", big[0])     # a part below it
+            self.register_buffer("col", big[1:4, 3])
+            self.lin = torch.nn.Linear(64, 64)
+            self.lin2 = torch.nn.Linear(64, 64)
+            self.tail = torch.nn.Sequential(*(torch.nn.Linear(64, 64) for _ in range(4)))
+            w = torch.randn(2, 64, 64)
+            self.lin.weight = torch.nn.Parameter(w[1])
+            self.lin2.weight = torch.nn.Parameter(w[0])
+            self.n1 = torch.nn.LayerNorm(64)
+            self.n2 = torch.nn.LayerNorm(64)
+            g = torch.randn(2, 64)
+            self.n1.weight = torch.nn.Parameter(g[1])
+            self.n2.weight = torch.nn.Parameter(g[0])
+
+        def forward(self, x):
+            h = self.n2(self.lin2(self.n1(self.lin(x)) + self.hi))
+            h = torch.relu(h * self.lo - self.col.sum())
+            return self.tail(h), self.lo, self.col
+
+    torch.manual_seed(2)
+    m = M().eval()
+    x = (torch.randn(4, 64),)
+    with torch.no_grad():
+        ref = m(*x)
+    cap = capture(m, x, runs=1)
+    assert {n: v[0] for n, v in cap.attr_views.items()} == \
+        {"lin2_weight": "lin.weight", "lo": "hi", "col": "hi"}
+    assert [t for o in cap.ops for _n, t, geom in o.module_tensors if geom] == ["n1.weight"]
+    for ratio in RATIOS:
+        with ho.offload(m, x, budget_ratio=ratio, backend="shmem", runs=1) as r:
+            for _ in range(2):
+                assert same(ref, r(*x))
+            if ratio == RATIOS[-1]:
+                assert r.stats["bytes_prefetched"] > 0
 
 
 def test_steps_wait_only_for_tensors_with_transfers():
