@@ -475,11 +475,22 @@ def _detach(v: Any) -> Any:
     return v
 
 
+def _part_args(cap: Captured, tid: str, geom: Tuple[Tuple[int, ...], Tuple[int, ...], int]
+               ) -> Tuple[Tuple[int, ...], Tuple[int, ...], int]:
+    """The part of weight ``tid``'s storage that geom (shape, stride,
+    storage offset, as captured) says, as as_strided() arguments on a view
+    ``base`` of the weight where it is now: (shape, stride, d) for
+    ``base.as_strided(shape, stride, base.storage_offset() + d)``.  The
+    one definition of that arithmetic: _part() and _compile()'s code."""
+    shape, stride, off = geom
+    return shape, stride, off - cap.tensors[tid].offset
+
+
 def _part(cap: Captured, base: torch.Tensor, tid: str,
           geom: Tuple[Tuple[int, ...], Tuple[int, ...], int]) -> torch.Tensor:
     """The view of a weight's storage that geom (shape, stride, offset) says."""
-    shape, stride, off = geom
-    return base.as_strided(shape, stride, base.storage_offset() - cap.tensors[tid].offset + off)
+    shape, stride, d = _part_args(cap, tid, geom)
+    return base.as_strided(shape, stride, base.storage_offset() + d)
 
 
 def call_leaf(mod: torch.nn.Module, tensors: List[Tuple[str, torch.Tensor]], args: Any,
@@ -659,12 +670,11 @@ def _compile(cap: Captured, op: OpSpec) -> _Program:
     view = "view"
 
     def attr_view(tid: str, geom: Tuple[Tuple[int, ...], Tuple[int, ...], int]) -> str:
-        # _part(): base.as_strided(shape, stride, base.storage_offset() - spec.offset + off)
-        shape, stride, off = geom
-        base = f"{view}({g.const(tid)})"
-        emit(f"_b = {base}")
+        # _part(), written out with its arguments as constants
+        shape, stride, d = _part_args(cap, tid, geom)
+        emit(f"_b = {view}({g.const(tid)})")
         return f"_b.as_strided({g.const(shape)}, {g.const(stride)}, " \
-               f"_b.storage_offset() + {off - cap.tensors[tid].offset!r})"
+               f"_b.storage_offset() + {d!r})"
 
     def need(node: Any) -> None:
         if node.name in g.names:
