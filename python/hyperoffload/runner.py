@@ -252,10 +252,8 @@ class Runner:
 
     def _fill(self, tid: str, dest: torch.Tensor, src: torch.Tensor) -> None:
         """Copy a weight's whole storage (every view of it is read) into dest's."""
-        spec = self.cap.tensors[tid]
-        n = spec.nbytes // src.element_size()
-        start = dest.storage_offset() - spec.offset
-        dest.as_strided((n,), (1,), start).copy_(src.as_strided((n,), (1,), 0))
+        n = self.cap.tensors[tid].nbytes // src.element_size()
+        _part(self.cap, dest, tid, ((n,), (1,), 0)).copy_(src.as_strided((n,), (1,), 0))
 
     # ---- running ------------------------------------------------------------
     def check_inputs(self, inputs: Tuple[Any, ...]) -> None:
@@ -378,10 +376,8 @@ class Runner:
 def write_back(cap: Captured, tid: str, final: torch.Tensor, dest: torch.Tensor) -> None:
     """Copy a weight's whole storage from ``final`` (a view of it where it
     now is) into ``dest`` (the module's tensor)."""
-    spec = cap.tensors[tid]
-    n = spec.nbytes // dest.element_size()
-    start = final.storage_offset() - spec.offset
-    dest.as_strided((n,), (1,), 0).copy_(final.as_strided((n,), (1,), start))
+    n = cap.tensors[tid].nbytes // dest.element_size()
+    dest.as_strided((n,), (1,), 0).copy_(_part(cap, final, tid, ((n,), (1,), 0)))
 
 
 def node_value(cap: Captured, node: Any, env: Dict[str, Any], view: Any) -> Any:
@@ -481,7 +477,8 @@ def _part_args(cap: Captured, tid: str, geom: Tuple[Tuple[int, ...], Tuple[int, 
     storage offset, as captured) says, as as_strided() arguments on a view
     ``base`` of the weight where it is now: (shape, stride, d) for
     ``base.as_strided(shape, stride, base.storage_offset() + d)``.  The
-    one definition of that arithmetic: _part() and _compile()'s code."""
+    one definition of that arithmetic: _part() (a weight's whole storage
+    too, for _fill() and write_back()) and _compile()'s code."""
     shape, stride, off = geom
     return shape, stride, off - cap.tensors[tid].offset
 
