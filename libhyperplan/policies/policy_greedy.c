@@ -198,12 +198,12 @@ static void want_step(struct greedy *q, uint32_t s)
 	const struct op *o = &g->op[q->lf->order[s]];
 	uint32_t i;
 
-	for (i = 0; i < o->n_in; i++) {
-		if (hyper_plan__grow(q->gc->mem, &q->win, &q->wcap, q->wtail,
-			    sizeof(*q->win)))
-			return;
+	if (!o->n_in ||
+	    hyper_plan__grow(q->gc->mem, &q->win, &q->wcap,
+			     q->wtail + o->n_in - 1, sizeof(*q->win)))
+		return;
+	for (i = 0; i < o->n_in; i++)
 		q->win[q->wtail++] = (struct want){ s, op_in(g, o)[i] };
-	}
 }
 
 static void lookahead(struct greedy *q, uint32_t k)
