@@ -71,11 +71,12 @@ struct greedy_ctx {
 	const struct life *lf;
 	struct hp_mem *mem;	/* the plan's */
 	/*
-	 * With @p, the walk stops once the prefetches taken so far put a
-	 * floor on the makespan beyond a slowdown of @max_slow
-	 * (hyper_plan__sim_fetch_floor(), hyper_plan__sim_beyond()):
-	 * @beyond then says so and @ev is incomplete, a probe that would
-	 * miss that goal.
+	 * With @p, the walk stops once the prefetches taken so far put
+	 * the makespan beyond a slowdown of @max_slow: it follows the
+	 * simulator's compute and link clocks from below (each step waits
+	 * for the prefetches it reads, none for room or stores;
+	 * hyper_plan__sim_beyond()).  @beyond then says so and @ev is
+	 * incomplete, a probe that would miss that goal at any budget.
 	 */
 	const struct profile *p;
 	double max_slow;

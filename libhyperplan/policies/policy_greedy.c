@@ -20,10 +20,24 @@
 #include "lib/heap.h"
 #include "policies/policy.h"
 #include "sim/sim.h"
+#include "util/sort.h"
 
 struct want {
 	uint32_t step, t;
 };
+
+/* A fetch of this step: the step that reads it, its link time. */
+struct due {
+	uint32_t step;
+	double ns;
+};
+
+static bool due_before(const struct due *a, const struct due *b)
+{
+	return a->step < b->step;
+}
+
+HU_DEFINE_SORT(sort_due, struct due, due_before)
 
 struct greedy {
 	struct greedy_ctx *gc;
@@ -42,7 +56,12 @@ struct greedy {
 	size_t whead, wtail, wcap;
 	struct heap_item *aside;
 	size_t naside, cap_aside;
-	double fetch_ns;	/* gc->p: the link time of this step's fetches */
+	/* gc->p: the simulator's clocks from below, clock_step() */
+	struct due *due;	/* this step's fetches */
+	size_t ndue, cap_due;
+	double *ready;		/* step j at ready[j % nready]: inputs in */
+	uint32_t nready;
+	double link, clock;	/* link free, this step's start */
 };
 
 static uint32_t next_use(const struct greedy *q, uint32_t t)
@@ -159,12 +178,15 @@ static bool make_room(struct greedy *q, uint64_t need, uint32_t k,
 
 /* A tensor fetched in step k stays through k: its detach would land in
  * the same slot as its prefetch, and be ordered before it. */
-static void fetch(struct greedy *q, uint32_t t, uint32_t k)
+static void fetch(struct greedy *q, uint32_t t, uint32_t k, uint32_t s)
 {
 	q->stamp[t] = k + 1;
 	q->gc->ev[q->open[t]].fetch_step = k;
-	if (q->gc->p)
-		q->fetch_ns += h2d_ns(q->gc->p, q->g->t[t].bytes);
+	if (q->gc->p &&
+	    !hyper_plan__grow(q->gc->mem, &q->due, &q->cap_due, q->ndue,
+			      sizeof(*q->due)))
+		q->due[q->ndue++] = (struct due){
+			s, h2d_ns(q->gc->p, q->g->t[t].bytes) };
 	q->open[t] = NONE;
 	move(q, t, HYPER_RES_PREFETCH);
 	push_victim(q, t);
@@ -176,12 +198,12 @@ static void want_step(struct greedy *q, uint32_t s)
 	const struct op *o = &g->op[q->lf->order[s]];
 	uint32_t i;
 
-	for (i = 0; i < o->n_in; i++) {
-		if (hyper_plan__grow(q->gc->mem, &q->win, &q->wcap, q->wtail,
-			    sizeof(*q->win)))
-			return;
+	if (!o->n_in ||
+	    hyper_plan__grow(q->gc->mem, &q->win, &q->wcap,
+			     q->wtail + o->n_in - 1, sizeof(*q->win)))
+		return;
+	for (i = 0; i < o->n_in; i++)
 		q->win[q->wtail++] = (struct want){ s, op_in(g, o)[i] };
-	}
 }
 
 static void lookahead(struct greedy *q, uint32_t k)
@@ -196,7 +218,7 @@ static void lookahead(struct greedy *q, uint32_t k)
 		}
 		if (!make_room(q, q->g->t[w.t].bytes, k, w.step))
 			return;
-		fetch(q, w.t, k);
+		fetch(q, w.t, k, w.step);
 		q->whead++;
 	}
 }
@@ -213,7 +235,7 @@ static void run_step(struct greedy *q, uint32_t k)
 			continue;
 		make_room(q, q->g->t[t].bytes, k, 0);
 		if (x < o->n_in)
-			fetch(q, t, k);
+			fetch(q, t, k, k);
 		else
 			move(q, t, HYPER_RES_DEFINE);
 	}
@@ -227,6 +249,46 @@ static void run_step(struct greedy *q, uint32_t k)
 			move(q, t, HYPER_RES_DETACH);	/* dead: the emitter frees it */
 		}
 	}
+}
+
+/*
+ * The simulator's clocks after step @k, from below: the compute clock
+ * (q->clock, at the next step's start) and the link's (q->link).  The
+ * emitter prefetches step k's fetches at the step's start, in the order
+ * of the step that reads them (passes/sched.c), one after the other on
+ * the link; a step starts once the fetches it reads are in.  Whatever
+ * else the simulator waits for (room, stores) only comes on top, so
+ * each clock here is one the simulator's never runs ahead of, and the
+ * run ends no earlier than the compute clock plus the compute still to
+ * come.  Returns whether that is beyond the goal: every probe of this
+ * walk's evictions then misses it.
+ */
+static bool clock_step(struct greedy *q, uint32_t k)
+{
+	const struct life *lf = q->lf;
+	double end, *in = &q->ready[k % q->nready];
+	size_t i;
+
+	if (q->ndue) {
+		sort_due(q->due, q->ndue);
+		end = q->link > q->clock ? q->link : q->clock;
+		for (i = 0; i < q->ndue; i++) {
+			double *r = &q->ready[q->due[i].step % q->nready];
+
+			end += q->due[i].ns;
+			if (end > *r)
+				*r = end;
+		}
+		q->link = end;
+		q->ndue = 0;
+	}
+	if (*in > q->clock)
+		q->clock = *in;
+	*in = 0;
+	q->clock += q->g->op[lf->order[k]].compute_ns;
+	end = q->clock + (lf->t0[lf->n] - lf->t0[k + 1]);
+	return hyper_plan__sim_beyond(q->link > end ? q->link : end,
+				      lf->t0[lf->n], q->gc->max_slow);
 }
 
 static void start(struct greedy *q)
@@ -253,7 +315,6 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	const struct life *lf = gc->lf;
 	const struct graph *g = lf->g;
 	struct greedy q = { .gc = gc, .lf = lf, .g = g, .budget = budget };
-	double floor_ns = 0;
 	uint32_t k;
 
 	gc->nev = 0;
@@ -264,7 +325,11 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	q.stamp = hyper_plan__calloc(gc->mem, g->nt, sizeof(*q.stamp));
 	q.pend = hyper_plan__array(gc->mem, g->nt, sizeof(*q.pend));
 	q.pending = hyper_plan__calloc(gc->mem, g->nt, 1);
-	if (!q.st || !q.cur || !q.open || !q.stamp || !q.pend || !q.pending)
+	/* a step's fetches are read within the lookahead */
+	q.nready = (lookahead_ops < lf->n ? lookahead_ops : lf->n) + 1;
+	q.ready = hyper_plan__calloc(gc->mem, q.nready, sizeof(*q.ready));
+	if (!q.st || !q.cur || !q.open || !q.stamp || !q.pend || !q.pending ||
+	    !q.ready)
 		goto out;
 	start(&q);
 	for (k = 0; k < lookahead_ops && k < lf->n; k++)
@@ -274,15 +339,9 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 			want_step(&q, k + lookahead_ops);
 		lookahead(&q, k);
 		run_step(&q, k);
-		if (q.fetch_ns > 0) {	/* sim_fetch_floor()'s queue, step by step */
-			floor_ns = hyper_plan__sim_floor_step(floor_ns, lf->t0[k],
-							      q.fetch_ns);
-			q.fetch_ns = 0;
-			if (hyper_plan__sim_beyond(floor_ns, lf->t0[lf->n],
-						   gc->max_slow)) {
-				gc->beyond = true;
-				break;
-			}
+		if (gc->p && clock_step(&q, k)) {
+			gc->beyond = true;
+			break;
 		}
 	}
 out:
@@ -294,6 +353,8 @@ out:
 	free(q.pending);
 	free(q.win);
 	free(q.aside);
+	free(q.due);
+	free(q.ready);
 	hyper_plan__heap_free(&q.victims);
 	return gc->mem->failed ? -ENOMEM : 0;
 }

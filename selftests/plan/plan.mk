@@ -3,7 +3,7 @@
 # against the planner's sanitized archive (libhyperplan/libhyperplan.mk).
 
 PLAN_TESTS	:= plan_props plan_input plan_units plan_api plan_config \
-		   plan_bound plan_oom plan_arena plan_pipeline
+		   plan_bound plan_oom plan_arena plan_pipeline plan_greedy
 PLAN_TEST_BINS	:= $(addprefix $(O)/san/selftests/plan/,$(PLAN_TESTS))
 PLAN_TEST_DEPS	:= selftests/plan/checker.c selftests/plan/checker.h \
 		   selftests/plan/plan_cases.h selftests/plan/plan_chain.h \

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The greedy baseline's walk (libhyperplan/policies/policy_greedy.c)
+ * stops once the simulator's clocks, followed from below beside it, put
+ * the run beyond the slowdown goal.  Over the budgets the search bisects
+ * (so many near where probes start to meet the goal), on random graphs
+ * and cut-down models on every reference profile:
+ *  - a walk that stops is one whose whole evictions, emitted and
+ *    simulated without a budget and at the walk's budget, miss the goal;
+ *  - a walk that does not stop makes the same evictions, byte for byte,
+ *    as the walk that never stops.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+
+#include "plan_cases.h"
+#include "policies/policy.h"
+#include "sim/sim.h"
+
+static const double slows[] = { 0.01, 0.1 };
+static const uint32_t aheads[] = { 1, 8, 64 };
+
+static const struct plan_case models[] = {
+	{ "llama2-7b", "infer", 0, 1 },
+	{ "llama2-7b", "train", 0, 1 },
+	{ "mixtral-8x7b", "infer", 0, 3 },
+};
+
+struct tally {
+	unsigned int walks, stops, past_floor, missed;
+};
+
+/* Simulates @ev whole at @budget (0: none); whether it meets @slow. */
+static bool meets(struct __test_metadata *_metadata, const struct job *j,
+		  const struct evict *ev, size_t nev, uint64_t budget,
+		  double slow, uint64_t *peak)
+{
+	struct hp_mem mem = { 0 };
+	struct sim_result r;
+	struct hp_err e;
+	struct sched s;
+	int ret;
+
+	if (hyper_plan__sched_build(&s, &j->lf, ev, nev, &mem, &e)) {
+		EXPECT_TRUE(false) TH_LOG("%s", e.msg);
+		return false;
+	}
+	s.budget = budget;
+	/* a budget the run cannot keep fails it: that misses the goal too */
+	ret = hyper_plan__simulate(&s, &j->p, NULL, &r, &mem, &e);
+	EXPECT_NE(-ENOMEM, ret);
+	hyper_plan__sched_free(&s);
+	*peak = r.peak;
+	return !ret && slowdown(&r) <= slow + 1e-12;
+}
+
+/* One bisection of the budget, as hyper_plan__run_greedy()'s. */
+static void bisect(struct __test_metadata *_metadata, const struct job *j,
+		   double slow, uint32_t ahead, struct tally *n)
+{
+	const struct life *lf = &j->lf;
+	struct hp_mem mem = { 0 };
+	struct greedy_ctx stop = { .lf = lf, .mem = &mem, .p = &j->p,
+				   .max_slow = slow };
+	struct greedy_ctx whole = { .lf = lf, .mem = &mem };
+	uint64_t lo = lf->max_ws, hi = lf->peak0, b, peak;
+	unsigned int it;
+	double floor;
+
+	for (it = 0; it < 12 && hi > lo + 1; it++) {
+		b = lo + (hi - lo) / 2;
+		ASSERT_EQ(0, hyper_plan__greedy_evicts(&stop, b, ahead));
+		ASSERT_EQ(0, hyper_plan__greedy_evicts(&whole, b, ahead));
+		EXPECT_FALSE(whole.beyond);
+		n->walks++;
+		if (!stop.beyond) {
+			ASSERT_EQ(whole.nev, stop.nev);
+			EXPECT_EQ(0, memcmp(whole.ev, stop.ev,
+					    whole.nev * sizeof(*whole.ev)))
+				TH_LOG("%s: a walk not stopped changed", j->g.name);
+		}
+		if (stop.beyond) {
+			n->stops++;
+			EXPECT_FALSE(meets(_metadata, j, whole.ev, whole.nev, 0,
+					   slow, &peak))
+				TH_LOG("%s on %s: budget %llu, lookahead %u, slowdown %g: stopped, yet it meets the goal",
+				       j->g.name, j->p.name,
+				       (unsigned long long)b, ahead, slow);
+			/* the prefetches' floor alone would not have stopped it */
+			ASSERT_EQ(0, hyper_plan__sim_fetch_floor(lf, &j->p,
+				whole.ev, whole.nev, &mem, &floor));
+			if (!hyper_plan__sim_beyond(floor, lf->t0[lf->n], slow))
+				n->past_floor++;
+		}
+		if (meets(_metadata, j, whole.ev, whole.nev, b, slow, &peak)) {
+			EXPECT_FALSE(stop.beyond);
+			hi = peak < b ? peak : b;
+		} else {
+			if (!stop.beyond)
+				n->missed++;
+			lo = b;
+		}
+	}
+	hyper_plan__greedy_free(&stop);
+	hyper_plan__greedy_free(&whole);
+}
+
+static void walks_on(struct __test_metadata *_metadata,
+		     const struct plan_case *c, const struct profile *p,
+		     struct tally *n)
+{
+	struct job j = { 0 };
+	struct hp_err e;
+	size_t s, a;
+
+	ASSERT_EQ(0, case_job(&j, c, p, &e))
+		TH_LOG("%s", e.msg);
+	for (s = 0; s < ARRAY_SIZE(slows); s++)
+		for (a = 0; a < ARRAY_SIZE(aheads); a++)
+			bisect(_metadata, &j, slows[s], aheads[a], n);
+	hyper_plan__job_free(&j);
+}
+
+/* Seconds of CPU, minutes on a loaded shared machine. */
+FIXTURE(many) {};
+FIXTURE_SETUP(many) {}
+FIXTURE_TEARDOWN(many) {}
+
+TEST_F_TIMEOUT(many, stops_only_out_of_reach, 300)
+{
+	struct tally n = { 0 };
+	unsigned int seed, i;
+
+	for (seed = 1; seed <= 6; seed++)
+		for (i = 0; i < hyper_plan__profile_table_len; i++) {
+			struct plan_case c = { NULL, NULL, 20 + seed * 37 % 200,
+					       seed + 900 };
+
+			walks_on(_metadata, &c, &hyper_plan__profile_table[i], &n);
+		}
+	for (i = 0; i < ARRAY_SIZE(models); i++)
+		walks_on(_metadata, &models[i],
+			 &hyper_plan__profile_table[i % hyper_plan__profile_table_len],
+			 &n);
+	TH_LOG("%u walks, %u stopped (%u the fetch floor would not stop), %u not stopped that miss the goal",
+	       n.walks, n.stops, n.past_floor, n.missed);
+	/* stops the fetch floor alone would miss, or the test proves little */
+	EXPECT_LT(0, n.past_floor);
+}
+
+TEST_HARNESS_MAIN
