@@ -240,12 +240,23 @@ static void windows(struct bnd *b, bool store)
 struct gapv {
 	uint32_t a1, j;		/* first step inside the gap; its read (n: none) */
 	double bytes;
+	double fetch;		/* h2d_ns() of its bytes */
 	bool pin;
 };
 
+/*
+ * The knapsacks of the windows from one coarse instant, all at once: an
+ * item read inside window m is inside every longer one too, so a bucket
+ * in use has a slot of SPAN_A cells, one per window, and it is in the
+ * windows from its first item's on.
+ */
 struct knap {
-	double *w, *v, *top;	/* per bucket: link time, saving, best rate */
-	uint32_t *used, nused;
+	double *w, *v, *top;	/* [slot * SPAN_A + m]: link time, saving,
+				 * best rate */
+	uint32_t *slot;		/* bucket → its slot, or NONE */
+	uint32_t *used, nused;	/* buckets in use, by slot */
+	uint32_t *from;		/* slot → the first window it is in */
+	uint32_t *list;		/* one window's slots, buckets descending */
 };
 
 static int cmp_desc(const void *pa, const void *pb)
@@ -255,17 +266,30 @@ static int cmp_desc(const void *pa, const void *pb)
 	return (a < b) - (a > b);
 }
 
-static void knap_add(struct knap *k, double v, double w)
+/* An item of saving @v for link time @w, in windows @m to @ny - 1. */
+static void knap_add(struct knap *k, double v, double w, uint32_t m,
+		     uint32_t ny)
 {
-	double e = v / w, x = (log(e) - BUCK_LO) * 100;
-	uint32_t i = x < 0 ? 0 : x >= NBUCK ? NBUCK - 1 : (uint32_t)x;
+	double e = v / w, x = (log(e) - BUCK_LO) * 100, *cw, *cv, *ct;
+	uint32_t i = x < 0 ? 0 : x >= NBUCK ? NBUCK - 1 : (uint32_t)x, s;
 
-	if (k->w[i] == 0)
+	s = k->slot[i];
+	if (s == NONE) {
+		s = k->slot[i] = k->nused;
 		k->used[k->nused++] = i;
-	k->w[i] += w;
-	k->v[i] += v;
-	if (e > k->top[i])
-		k->top[i] = e;
+		k->from[s] = m;
+	} else if (m < k->from[s]) {
+		k->from[s] = m;
+	}
+	cw = &k->w[(size_t)s * SPAN_A];
+	cv = &k->v[(size_t)s * SPAN_A];
+	ct = &k->top[(size_t)s * SPAN_A];
+	for (; m < ny; m++) {
+		cw[m] += w;
+		cv[m] += v;
+		if (e > ct[m])
+			ct[m] = e;
+	}
 }
 
 static double level(const struct bnd *b, uint32_t l)
@@ -273,38 +297,71 @@ static double level(const struct bnd *b, uint32_t l)
 	return l ? b->slack * exp2(-(double)(NLEV - 1 - l) / 4) : 0;
 }
 
-/* The budget window [sx, sy] forces at each stall level into lev[]. */
-static void knap_levels(const struct bnd *b, struct knap *k, uint32_t sx,
-			uint32_t sy, double held, double saved, double *lev)
+/*
+ * The budget window m, [sx, sy], forces at each stall level into lev[]:
+ * its knapsack takes the buckets by rate, best first, and the last one in
+ * part.  @nl slots in k->list, buckets descending.
+ */
+static void knap_levels(const struct bnd *b, const struct knap *k,
+			uint32_t nl, uint32_t m, uint32_t sx, uint32_t sy,
+			double held, double saved, double *lev)
 {
 	const double *t0 = b->lf->t0;
 	double dt = t0[sy] - t0[sx], cw = 0, cv = 0;
 	uint32_t l, u = 0;
 
-	qsort(k->used, k->nused, sizeof(*k->used), cmp_desc);
+#define KW(u)	k->w[(size_t)k->list[u] * SPAN_A + m]
+#define KV(u)	k->v[(size_t)k->list[u] * SPAN_A + m]
 	for (l = 0; l < NLEV; l++) {
 		double cap = dt + level(b, l), part = 0;
 
-		while (u < k->nused && cw + k->w[k->used[u]] <= cap) {
-			cw += k->w[k->used[u]];
-			cv += k->v[k->used[u++]];
+		while (u < nl && cw + KW(u) <= cap) {
+			cw += KW(u);
+			cv += KV(u++);
 		}
-		if (u < k->nused) {
-			part = (cap - cw) * k->top[k->used[u]];
-			if (part > k->v[k->used[u]])
-				part = k->v[k->used[u]];
+		if (u < nl) {
+			part = (cap - cw) *
+			       k->top[(size_t)k->list[u] * SPAN_A + m];
+			if (part > KV(u))
+				part = KV(u);
 		}
 		lev[l] = cap > 0 && held > saved + cv + part ?
 			 (held - saved - cv - part) / cap : 0;
 	}
-	for (u = 0; u < k->nused; u++)
-		k->w[k->used[u]] = k->v[k->used[u]] = k->top[k->used[u]] = 0;
+#undef KW
+#undef KV
+}
+
+/* The knapsacks of all windows from @sx, @ny of them, to lev[]. */
+static void knap_windows(const struct bnd *b, struct knap *k, uint32_t sx,
+			 const uint32_t *sy, uint32_t ny, const double *held,
+			 const double *saved, double *lev)
+{
+	uint32_t m, u, nl, s;
+
+	qsort(k->used, k->nused, sizeof(*k->used), cmp_desc);
+	for (m = 0; m < ny; m++) {
+		for (u = 0, nl = 0; u < k->nused; u++) {
+			s = k->slot[k->used[u]];
+			if (k->from[s] <= m)
+				k->list[nl++] = s;
+		}
+		knap_levels(b, k, nl, m, sx, sy[m], held[m], saved[m],
+			    &lev[(size_t)m * NLEV]);
+	}
+	for (u = 0; u < k->nused; u++) {
+		s = k->slot[k->used[u]];
+		memset(&k->w[(size_t)s * SPAN_A], 0, SPAN_A * sizeof(double));
+		memset(&k->v[(size_t)s * SPAN_A], 0, SPAN_A * sizeof(double));
+		memset(&k->top[(size_t)s * SPAN_A], 0, SPAN_A * sizeof(double));
+		k->slot[k->used[u]] = NONE;
+	}
 	k->nused = 0;
 }
 
 /* Out of memory: NULL, with @mem failed. */
-static struct gapv *all_gaps(const struct life *lf, size_t *ng,
-			     struct hp_mem *mem)
+static struct gapv *all_gaps(const struct life *lf, const struct profile *p,
+			     size_t *ng, struct hp_mem *mem)
 {
 	const struct graph *g = lf->g;
 	struct gapv *v = NULL;
@@ -326,21 +383,64 @@ static struct gapv *all_gaps(const struct life *lf, size_t *ng,
 			}
 			v[n++] = (struct gapv){ (uint32_t)(a + 1), (uint32_t)j,
 				(double)g->t[t].bytes,
+				h2d_ns(p, (double)g->t[t].bytes),
 				!!(g->t[t].flags & TF_PIN) };
 		}
 	*ng = n;
 	return v;
 }
 
+/*
+ * One gap in the windows from @sx: held in each for the part of it
+ * inside, saved (or a knapsack item) unless pinned.  Windows are added
+ * to in the gaps' order, as each window alone would, so the sums are the
+ * same to the bit.
+ */
+static void gap_windows(const struct bnd *b, struct knap *k,
+			const struct gapv *v, uint32_t sx, const uint32_t *sy,
+			uint32_t ny, double *held, double *saved)
+{
+	const double *t0 = b->lf->t0;
+	uint32_t lo = v->a1 > sx ? v->a1 : sx, m, o;
+	double len, prod;
+
+	/* its read is past sx, so a window holds part of it iff sy > lo */
+	for (m = 0; m < ny && sy[m] <= lo; m++)
+		;
+	/* the gap runs past the window */
+	for (; m < ny && sy[m] <= v->j; m++) {
+		if ((len = t0[sy[m]] - t0[lo]) <= 0)
+			continue;
+		prod = v->bytes * len;
+		held[m] += prod;
+		if (!v->pin)
+			saved[m] += prod;
+	}
+	/* read inside the window: the same part in each */
+	if (m == ny || (len = t0[v->j] - t0[lo]) <= 0)
+		return;
+	prod = v->bytes * len;
+	for (o = m; o < ny; o++)
+		held[o] += prod;
+	if (v->pin)
+		return;
+	if (v->fetch <= 0) {	/* no bytes, no latency */
+		for (o = m; o < ny; o++)
+			saved[o] += prod;
+	} else if (len > v->fetch) {
+		knap_add(k, v->bytes * (len - v->fetch), v->fetch, m, ny);
+	}
+}
+
 static int averaged(struct bnd *b, const struct profile *p)
 {
 	const struct life *lf = b->lf;
 	const double *t0 = lf->t0;
-	double T = t0[lf->n], *wsint, held, saved, len;
+	double T = t0[lf->n], *wsint, held[SPAN_A], saved[SPAN_A];
 	struct knap k = { 0 };
-	uint32_t x, y, ymax, sx, sy, lo, hi, *near, nn;
+	uint32_t x, y, ymax, sx, sy[SPAN_A], ny, *near, nn;
 	size_t ngap, i;
-	struct gapv *gv = all_gaps(lf, &ngap, b->mem);
+	struct gapv *gv = all_gaps(lf, p, &ngap, b->mem);
 	int ret = -ENOMEM;
 
 	wsint = NULL;
@@ -361,13 +461,18 @@ static int averaged(struct bnd *b, const struct profile *p)
 	}
 	b->lev = hyper_plan__calloc(b->mem, (size_t)b->ncg * SPAN_A * NLEV, sizeof(double));
 	wsint = hyper_plan__array(b->mem, (size_t)lf->n + 1, sizeof(*wsint));
-	k.w = hyper_plan__calloc(b->mem, NBUCK, sizeof(double));
-	k.v = hyper_plan__calloc(b->mem, NBUCK, sizeof(double));
-	k.top = hyper_plan__calloc(b->mem, NBUCK, sizeof(double));
+	k.w = hyper_plan__calloc(b->mem, (size_t)NBUCK * SPAN_A, sizeof(double));
+	k.v = hyper_plan__calloc(b->mem, (size_t)NBUCK * SPAN_A, sizeof(double));
+	k.top = hyper_plan__calloc(b->mem, (size_t)NBUCK * SPAN_A, sizeof(double));
+	k.slot = hyper_plan__array(b->mem, NBUCK, sizeof(*k.slot));
 	k.used = hyper_plan__array(b->mem, NBUCK, sizeof(*k.used));
+	k.from = hyper_plan__array(b->mem, NBUCK, sizeof(*k.from));
+	k.list = hyper_plan__array(b->mem, NBUCK, sizeof(*k.list));
 	near = hyper_plan__array(b->mem, ngap, sizeof(*near));
 	if (b->mem->failed)
 		goto out;
+	for (i = 0; i < NBUCK; i++)
+		k.slot[i] = NONE;
 	wsint[0] = 0;
 	for (x = 0; x < lf->n; x++)
 		wsint[x + 1] = wsint[x] + (double)lf->ws[x] *
@@ -375,39 +480,20 @@ static int averaged(struct bnd *b, const struct profile *p)
 	for (x = 0; x + 1 < b->ncg; x++) {
 		sx = b->step[b->cg[x]];
 		ymax = x + SPAN_A < b->ncg - 1 ? x + SPAN_A : b->ncg - 1;
-		sy = b->step[b->cg[ymax]];
-		for (i = 0, nn = 0; i < ngap; i++)
-			if (gv[i].a1 < sy && gv[i].j > sx)
-				near[nn++] = (uint32_t)i;
-		for (y = x + 1; y <= ymax; y++) {
-			sy = b->step[b->cg[y]];
-			held = wsint[sy] - wsint[sx];
-			saved = 0;
-			for (i = 0; i < nn; i++) {
-				const struct gapv *v = &gv[near[i]];
-				double d;
-
-				lo = v->a1 > sx ? v->a1 : sx;
-				hi = v->j < sy ? v->j : sy;
-				if (hi <= lo || (len = t0[hi] - t0[lo]) <= 0)
-					continue;
-				held += v->bytes * len;
-				if (v->pin)
-					continue;
-				if (v->j >= sy) {
-					saved += v->bytes * len;
-					continue;
-				}
-				d = h2d_ns(p, v->bytes);
-				if (d <= 0)	/* no bytes, no latency */
-					saved += v->bytes * len;
-				else if (len > d)
-					knap_add(&k, v->bytes * (len - d), d);
-			}
-			knap_levels(b, &k, sx, sy, held, saved,
-				    &b->lev[((size_t)x * SPAN_A + y - x - 1) *
-					    NLEV]);
+		ny = ymax - x;
+		for (y = 0; y < ny; y++) {
+			sy[y] = b->step[b->cg[x + 1 + y]];
+			held[y] = wsint[sy[y]] - wsint[sx];
+			saved[y] = 0;
 		}
+		for (i = 0, nn = 0; i < ngap; i++)
+			if (gv[i].a1 < sy[ny - 1] && gv[i].j > sx)
+				near[nn++] = (uint32_t)i;
+		for (i = 0; i < nn; i++)
+			gap_windows(b, &k, &gv[near[i]], sx, sy, ny, held,
+				    saved);
+		knap_windows(b, &k, sx, sy, ny, held, saved,
+			     &b->lev[(size_t)x * SPAN_A * NLEV]);
 	}
 	ret = 0;
 out:
@@ -415,7 +501,10 @@ out:
 	free(k.w);
 	free(k.v);
 	free(k.top);
+	free(k.slot);
 	free(k.used);
+	free(k.from);
+	free(k.list);
 	free(wsint);
 	free(gv);
 	return ret;
