@@ -61,7 +61,8 @@ struct bnd {
 	const struct profile *p;
 	uint32_t ng, *step;	/* grid instants, ascending */
 	double *t;		/* their no-offload times */
-	double *ah, *ad;	/* [a * ng + b]: bytes that must stay, per window */
+	double *h, *d;		/* [tri(x, y)]: bytes that must stay, per
+				 * window */
 	double *pinned;		/* bytes pinned, or unable to leave in time */
 	/* averaged windows */
 	int32_t *coarse;	/* grid instant → its index in cg[], or -1 */
@@ -123,69 +124,166 @@ static uint32_t first_grid_after(const struct bnd *b, int64_t a)
 	return lo;
 }
 
+/* Whether the fetch of a tensor read at j, @fetch ns, fits after instant x. */
+static bool fetch_fits(const struct bnd *b, uint32_t x, int64_t j,
+		       double fetch)
+{
+	const double *t0 = b->lf->t0;
+
+	return j >= b->lf->n || !(fetch > t0[j] - b->t[x] + b->slack);
+}
+
+/* Whether the store of a value written at rel - 1, @store ns, fits by x. */
+static bool store_fits(const struct bnd *b, uint32_t x, int64_t rel,
+		       double store)
+{
+	const double *t0 = b->lf->t0;
+
+	return rel < 0 || store <= b->t[x] - t0[rel] + b->slack;
+}
+
 /*
  * Whether a whole tensor can be off the device at instant x: its fetch,
  * latency included, must fit between x and its read j, and the store of
  * a value written at rel - 1 between rel and x, each with at most all
- * the run's stall.  If not, it stays, whatever the budget.
+ * the run's stall.  If not, it stays, whatever the budget.  The fetch
+ * fits up to some instant and the store from some instant on (each side
+ * moves one way with x, rounding included), so it can leave at the
+ * instants [*x0, *x1) of [xs, xe), none if *x0 >= *x1.
  */
-static bool can_miss(const struct bnd *b, uint32_t x, int64_t j, int64_t rel,
-		     uint64_t bytes)
+static void miss_run(const struct bnd *b, uint32_t xs, uint32_t xe,
+		     int64_t j, int64_t rel, uint64_t bytes, uint32_t *x0,
+		     uint32_t *x1)
 {
-	const double *t0 = b->lf->t0;
-	double at = b->t[x];
+	double fetch = h2d_ns(b->p, bytes), store = d2h_ns(b->p, bytes);
+	uint32_t lo = xs, hi = xe, mid;
 
-	if (j < b->lf->n && h2d_ns(b->p, bytes) > t0[j] - at + b->slack)
-		return false;
-	return rel < 0 || d2h_ns(b->p, bytes) <= at - t0[rel] + b->slack;
+	while (lo < hi) {	/* the first where the fetch does not fit */
+		mid = lo + (hi - lo) / 2;
+		if (fetch_fits(b, mid, j, fetch))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*x1 = lo;
+	for (lo = xs, hi = *x1; lo < hi; ) {	/* the first the store fits */
+		mid = lo + (hi - lo) / 2;
+		if (store_fits(b, mid, rel, store))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	*x0 = lo;
+}
+
+/* Cell (x, y) of a triangle, x < y: the window from instant x to y. */
+static size_t tri(uint32_t x, uint32_t y)
+{
+	return (size_t)y * (y - 1) / 2 + x;
 }
 
 /*
  * Each live gap at each grid instant x strictly inside it: pinned there if
  * it cannot leave, else its bytes must move inside any window from x that
- * reaches its read (ah) or that starts before its release (ad).  Counted
- * where that window first does: ah[x][first instant at or after the
- * read], ad[last instant at or before the release][x]; windows() adds
- * them up along the window.
+ * reaches its read (h) or that starts before its release (d).  Counted
+ * where that window first does: h at (x, the first instant at or after
+ * the read), d at (the last instant at or before the release, x);
+ * windows() adds them up along the window.  The instants where a gap can
+ * leave are one run (miss_run()), so each run goes in as a difference,
+ * its bytes where it starts and less them where it ends, and sums() adds
+ * them up.  The bytes are whole numbers far below 2^53: every sum is
+ * exact, whatever its order.
  */
-static void entries(struct bnd *b)
+static void entries(struct bnd *b, double *diag)
 {
 	const struct life *lf = b->lf;
 	const struct graph *g = lf->g;
-	uint32_t t, x, ng = b->ng, in_read, in_rel;
+	uint32_t t, ng = b->ng, in_read, in_rel, xs, xe, x0, x1, lo, hi;
 	int64_t a, j, rel;
 	size_t i, cnt, base;
+	double bytes;
 
 	for (t = 0; t < g->nt; t++) {
 		cnt = nr_accesses(lf, t);
 		base = lf->acc_off[t];
 		rel = -1;
+		bytes = (double)g->t[t].bytes;
 		for (i = 0; i <= cnt; i++) {
 			if (i && (lf->acc_rw[base + i - 1] & ACC_W))
 				rel = lf->acc_step[base + i - 1] + 1;
 			hyper_plan__gap_ends(lf, t, i, &a, &j);
 			if (!hyper_plan__gap_live(lf, t, i))
 				continue;
+			/* the instants strictly inside, [xs, xe) */
+			xs = first_grid_after(b, a);
+			xe = first_grid_after(b, j - 1);
+			if (xs >= xe)
+				continue;
 			/* the windows that hold the read, or the release */
-			in_read = j < lf->n ? first_grid_after(b, j - 1) : ng;
+			in_read = j < lf->n ? xe : ng;
 			in_rel = rel < 0 ? 0 : first_grid_after(b, rel);
-			for (x = first_grid_after(b, a);
-			     x < ng && b->step[x] < j; x++) {
-				double bytes = (double)g->t[t].bytes;
-
-				if ((g->t[t].flags & TF_PIN) ||
-				    !can_miss(b, x, j, rel, g->t[t].bytes)) {
-					b->pinned[x] += bytes;
-					continue;
-				}
-				if (in_read < ng)
-					b->ah[(size_t)x * ng + in_read] += bytes;
-				if (in_rel && x)
-					b->ad[(size_t)(in_rel <= x ? in_rel - 1 :
-						       x - 1) * ng + x] += bytes;
+			x0 = x1 = xe;
+			if (!(g->t[t].flags & TF_PIN))
+				miss_run(b, xs, xe, j, rel, g->t[t].bytes,
+					 &x0, &x1);
+			if (x0 >= x1)
+				x0 = x1 = xe;
+			b->pinned[xs] += bytes;
+			b->pinned[x0] -= bytes;
+			b->pinned[x1] += bytes;
+			b->pinned[xe] -= bytes;
+			if (x0 == x1)
+				continue;
+			if (in_read < ng) {
+				b->h[tri(x0, in_read)] += bytes;
+				if (x1 < in_read)
+					b->h[tri(x1, in_read)] -= bytes;
+			}
+			if (!in_rel)
+				continue;
+			/* before the release: (x - 1, x) */
+			lo = x0 > 1 ? x0 : 1;
+			hi = x1 < in_rel ? x1 : in_rel;
+			if (lo < hi) {
+				diag[lo] += bytes;
+				diag[hi] -= bytes;
+			}
+			/* from it on: (in_rel - 1, x) */
+			lo = x0 > in_rel ? x0 : in_rel;
+			if (lo < x1) {
+				b->d[tri(in_rel - 1, lo)] += bytes;
+				if (x1 < ng)
+					b->d[tri(in_rel - 1, x1)] -= bytes;
 			}
 		}
 	}
+}
+
+/*
+ * The differences of entries() summed: pinned along the instants, h
+ * along x within each y, d along y within each x, then the cells
+ * (x - 1, x) of @diag into d.
+ */
+static void sums(struct bnd *b, double *diag)
+{
+	uint32_t x, y, ng = b->ng;
+	double *row, *prev;
+
+	for (x = 1; x < ng; x++) {
+		b->pinned[x] += b->pinned[x - 1];
+		diag[x] += diag[x - 1];
+	}
+	for (y = 2; y < ng; y++) {
+		row = &b->h[tri(0, y)];
+		for (x = 1; x < y; x++)
+			row[x] += row[x - 1];
+		row = &b->d[tri(0, y)];
+		prev = &b->d[tri(0, y - 1)];
+		for (x = 0; x + 1 < y; x++)
+			row[x] += prev[x];
+	}
+	for (x = 1; x < ng; x++)
+		b->d[tri(x - 1, x)] += diag[x];
 }
 
 /* What stays at instant g whatever the window: its operator's working set
@@ -197,26 +295,29 @@ static double stay(const struct bnd *b, uint32_t g)
 }
 
 /*
- * ah[g][h]: what must stay at g if nothing read by instant h may leave;
- * ad[f][g]: what must stay at g if nothing written after instant f may
- * have left (its store could only run inside the window).  The window
- * grows one instant at a time, adding what entries() counted where it
- * first must move.  The bytes are whole numbers far below 2^53, so these
- * sums are exact whatever their order.
+ * h at (x, y): what must stay at x if nothing read by instant y may
+ * leave; d at (x, y): what must stay at y if nothing written after
+ * instant x may have left (its store could only run inside the window).
+ * The window grows one instant at a time, adding what entries() counted
+ * where it first must move: h from x on along y (@near holds each x's
+ * sum so far), d from y back along x.
  */
-static void windows(struct bnd *b, bool store)
+static void windows(struct bnd *b, double *near)
 {
-	double *cell = store ? b->ad : b->ah, near;
-	uint32_t g, d, o, ng = b->ng;
-	size_t c;
+	uint32_t x, y, ng = b->ng;
+	double *row, sum, st;
 
-	for (g = 0; g < ng; g++) {
-		near = 0;
-		for (d = 1; d <= (store ? g : ng - 1 - g); d++) {
-			o = store ? g - d : g + d;
-			c = store ? (size_t)o * ng + g : (size_t)g * ng + o;
-			near += cell[c];
-			cell[c] = stay(b, g) + near;
+	for (y = 1; y < ng; y++) {
+		row = &b->h[tri(0, y)];
+		for (x = 0; x < y; x++) {
+			near[x] += row[x];
+			row[x] = stay(b, x) + near[x];
+		}
+		row = &b->d[tri(0, y)];
+		st = stay(b, y);
+		for (x = y, sum = 0; x-- > 0; ) {
+			sum += row[x];
+			row[x] = st + sum;
 		}
 	}
 }
@@ -532,7 +633,12 @@ static double need(double must, double budget, double bps, double dt)
 	return s > 0 ? s : 0;
 }
 
-/* The most stall any set of disjoint windows forces at this budget. */
+/*
+ * The most stall any set of disjoint windows forces at this budget, or
+ * some stall over the slack as soon as there is one (the bound asks no
+ * more).  A window whose bytes are within the budget forces none, and
+ * best[] never falls, so it is passed over.
+ */
 static double forced_stall(const struct bnd *b, const struct profile *p,
 			   double budget, double *best)
 {
@@ -540,28 +646,30 @@ static double forced_stall(const struct bnd *b, const struct profile *p,
 
 	best[0] = 0;
 	for (y = 1; y < b->ng; y++) {
+		const double *rh = &b->h[tri(0, y)], *rd = &b->d[tri(0, y)];
+
 		best[y] = best[y - 1];
 		for (x = 0; x < y; x++) {
-			double dt = b->t[y] - b->t[x];
-			double h = need(b->ah[x * b->ng + y], budget,
-					p->h2d_bps, dt);
-			double d = need(b->ad[x * b->ng + y], budget,
-					p->d2h_bps, dt);
-			double v = best[x] + (h > d ? h : d);
+			double dt, h, d, v;
 
+			if (rh[x] <= budget && rd[x] <= budget)
+				continue;
+			dt = b->t[y] - b->t[x];
+			h = need(rh[x], budget, p->h2d_bps, dt);
+			d = need(rd[x], budget, p->d2h_bps, dt);
+			v = best[x] + (h > d ? h : d);
 			if (v > best[y])
 				best[y] = v;
 		}
-		if (b->coarse[y] <= 0)
-			continue;
-		cy = (uint32_t)b->coarse[y];
+		cy = b->coarse[y] > 0 ? (uint32_t)b->coarse[y] : 0;
 		for (cx = cy > SPAN_A ? cy - SPAN_A : 0; cx < cy; cx++) {
-			double v = best[b->cg[cx]] +
-				   avg_need(b, cx, cy, budget);
+			double v = best[b->cg[cx]] + avg_need(b, cx, cy, budget);
 
 			if (v > best[y])
 				best[y] = v;
 		}
+		if (best[y] > b->slack)
+			return best[y];
 	}
 	return best[b->ng - 1];
 }
@@ -581,20 +689,21 @@ uint64_t hyper_plan__lower_bound(const struct life *lf, const struct profile *p,
 		goto out;
 	b.pinned = hyper_plan__calloc(mem, b.ng, sizeof(*b.pinned));
 	b.slack = slack;
-	b.ah = hyper_plan__calloc(mem, (size_t)b.ng * b.ng, sizeof(double));
-	b.ad = hyper_plan__calloc(mem, (size_t)b.ng * b.ng, sizeof(double));
-	best = hyper_plan__array(mem, b.ng, sizeof(*best));
-	if (!b.pinned || !b.ah || !b.ad || !best)
+	b.h = hyper_plan__calloc(mem, tri(0, b.ng), sizeof(double));
+	b.d = hyper_plan__calloc(mem, tri(0, b.ng), sizeof(double));
+	best = hyper_plan__calloc(mem, b.ng, sizeof(*best));
+	if (!b.pinned || !b.h || !b.d || !best)
 		goto out;
-	entries(&b);
+	entries(&b, best);
+	sums(&b, best);
 	/* what cannot leave in time stays at any budget */
 	for (it = 0; it < (int)b.ng; it++)
 		if (stay(&b, (uint32_t)it) > lo)
 			lo = stay(&b, (uint32_t)it);
 	if (hi < lo)
 		hi = lo;
-	windows(&b, false);
-	windows(&b, true);
+	memset(best, 0, b.ng * sizeof(*best));
+	windows(&b, best);
 	if (averaged(&b, p))
 		goto out;
 	if (forced_stall(&b, p, lo, best) > slack) {
@@ -612,8 +721,8 @@ out:
 	if (mem->failed)
 		hi = 0;
 	free(best);
-	free(b.ah);
-	free(b.ad);
+	free(b.h);
+	free(b.d);
 	free(b.pinned);
 	free(b.step);
 	free(b.t);
