@@ -340,9 +340,15 @@ static void windows(struct bnd *b, double *near)
  */
 struct gapv {
 	uint32_t a1, j;		/* first step inside the gap; its read (n: none) */
-	double bytes;
-	double fetch;		/* h2d_ns() of its bytes */
-	bool pin;
+	uint32_t t;		/* its tensor */
+	uint32_t buck;		/* its knapsack item whole (a1 to j), if any: */
+	double val, rate;	/* saving, saving per ns of link, bucket */
+};
+
+/* Per tensor: its bytes and their fetch time (h2d_ns()); pinned. */
+struct tens {
+	double *bytes, *fetch;
+	bool *pin;
 };
 
 /*
@@ -351,12 +357,17 @@ struct gapv {
  * in use has a slot of SPAN_A cells, one per window, and it is in the
  * windows from its first item's on.
  */
+struct kslot {
+	double w[SPAN_A], v[SPAN_A], top[SPAN_A]; /* link time, saving,
+						     best rate */
+	uint32_t from;		/* the first window it is in */
+};
+
 struct knap {
-	double *w, *v, *top;	/* [slot * SPAN_A + m]: link time, saving,
-				 * best rate */
+	struct kslot *s;	/* by slot */
+	size_t cap;
 	uint32_t *slot;		/* bucket → its slot, or NONE */
 	uint32_t *used, nused;	/* buckets in use, by slot */
-	uint32_t *from;		/* slot → the first window it is in */
 	uint32_t *list;		/* one window's slots, buckets descending */
 };
 
@@ -367,30 +378,43 @@ static int cmp_desc(const void *pa, const void *pb)
 	return (a < b) - (a > b);
 }
 
-/* An item of saving @v for link time @w, in windows @m to @ny - 1. */
-static void knap_add(struct knap *k, double v, double w, uint32_t m,
-		     uint32_t ny)
+/* The bucket of savings per nanosecond of link @e. */
+static uint32_t bucket(double e)
 {
-	double e = v / w, x = (log(e) - BUCK_LO) * 100, *cw, *cv, *ct;
-	uint32_t i = x < 0 ? 0 : x >= NBUCK ? NBUCK - 1 : (uint32_t)x, s;
+	double x = (log(e) - BUCK_LO) * 100;
 
-	s = k->slot[i];
-	if (s == NONE) {
-		s = k->slot[i] = k->nused;
-		k->used[k->nused++] = i;
-		k->from[s] = m;
-	} else if (m < k->from[s]) {
-		k->from[s] = m;
+	return x < 0 ? 0 : x >= NBUCK ? NBUCK - 1 : (uint32_t)x;
+}
+
+/*
+ * An item of saving @v for link time @w, @e = @v / @w, in bucket @i, in
+ * windows @m to @ny - 1.
+ */
+static int knap_add(struct knap *k, double v, double w, double e,
+		    uint32_t i, uint32_t m, uint32_t ny, struct hp_mem *mem)
+{
+	struct kslot *c;
+
+	if (k->slot[i] == NONE) {
+		if (hyper_plan__grow(mem, &k->s, &k->cap, k->nused,
+				     sizeof(*k->s)))
+			return -ENOMEM;
+		k->slot[i] = k->nused;
+		k->used[k->nused] = i;
+		c = &k->s[k->nused++];
+		memset(c, 0, sizeof(*c));
+		c->from = m;
 	}
-	cw = &k->w[(size_t)s * SPAN_A];
-	cv = &k->v[(size_t)s * SPAN_A];
-	ct = &k->top[(size_t)s * SPAN_A];
+	c = &k->s[k->slot[i]];
+	if (m < c->from)
+		c->from = m;
 	for (; m < ny; m++) {
-		cw[m] += w;
-		cv[m] += v;
-		if (e > ct[m])
-			ct[m] = e;
+		c->w[m] += w;
+		c->v[m] += v;
+		if (e > c->top[m])
+			c->top[m] = e;
 	}
+	return 0;
 }
 
 static double level(const struct bnd *b, uint32_t l)
@@ -411,8 +435,8 @@ static void knap_levels(const struct bnd *b, const struct knap *k,
 	double dt = t0[sy] - t0[sx], cw = 0, cv = 0;
 	uint32_t l, u = 0;
 
-#define KW(u)	k->w[(size_t)k->list[u] * SPAN_A + m]
-#define KV(u)	k->v[(size_t)k->list[u] * SPAN_A + m]
+#define KW(u)	k->s[k->list[u]].w[m]
+#define KV(u)	k->s[k->list[u]].v[m]
 	for (l = 0; l < NLEV; l++) {
 		double cap = dt + level(b, l), part = 0;
 
@@ -421,8 +445,7 @@ static void knap_levels(const struct bnd *b, const struct knap *k,
 			cv += KV(u++);
 		}
 		if (u < nl) {
-			part = (cap - cw) *
-			       k->top[(size_t)k->list[u] * SPAN_A + m];
+			part = (cap - cw) * k->s[k->list[u]].top[m];
 			if (part > KV(u))
 				part = KV(u);
 		}
@@ -444,30 +467,27 @@ static void knap_windows(const struct bnd *b, struct knap *k, uint32_t sx,
 	for (m = 0; m < ny; m++) {
 		for (u = 0, nl = 0; u < k->nused; u++) {
 			s = k->slot[k->used[u]];
-			if (k->from[s] <= m)
+			if (k->s[s].from <= m)
 				k->list[nl++] = s;
 		}
 		knap_levels(b, k, nl, m, sx, sy[m], held[m], saved[m],
 			    &lev[(size_t)m * NLEV]);
 	}
-	for (u = 0; u < k->nused; u++) {
-		s = k->slot[k->used[u]];
-		memset(&k->w[(size_t)s * SPAN_A], 0, SPAN_A * sizeof(double));
-		memset(&k->v[(size_t)s * SPAN_A], 0, SPAN_A * sizeof(double));
-		memset(&k->top[(size_t)s * SPAN_A], 0, SPAN_A * sizeof(double));
+	for (u = 0; u < k->nused; u++)
 		k->slot[k->used[u]] = NONE;
-	}
 	k->nused = 0;
 }
 
 /* Out of memory: NULL, with @mem failed. */
-static struct gapv *all_gaps(const struct life *lf, const struct profile *p,
+static struct gapv *all_gaps(const struct life *lf, const struct tens *tn,
 			     size_t *ng, struct hp_mem *mem)
 {
 	const struct graph *g = lf->g;
-	struct gapv *v = NULL;
+	const double *t0 = lf->t0;
+	struct gapv *v = NULL, *w;
 	size_t cap = 0, n = 0, i;
 	int64_t a, j;
+	double len;
 	uint32_t t;
 
 	*ng = 0;
@@ -482,10 +502,18 @@ static struct gapv *all_gaps(const struct life *lf, const struct profile *p,
 				free(v);
 				return NULL;
 			}
-			v[n++] = (struct gapv){ (uint32_t)(a + 1), (uint32_t)j,
-				(double)g->t[t].bytes,
-				h2d_ns(p, (double)g->t[t].bytes),
-				!!(g->t[t].flags & TF_PIN) };
+			w = &v[n++];
+			*w = (struct gapv){ (uint32_t)(a + 1), (uint32_t)j, t,
+					    NONE, 0, 0 };
+			if (j == lf->n || tn->pin[t] ||
+			    tn->fetch[t] <= 0)
+				continue;
+			len = t0[j] - t0[a + 1];
+			if (len > tn->fetch[t]) {
+				w->val = tn->bytes[t] * (len - tn->fetch[t]);
+				w->rate = w->val / tn->fetch[t];
+				w->buck = bucket(w->rate);
+			}
 		}
 	*ng = n;
 	return v;
@@ -497,55 +525,77 @@ static struct gapv *all_gaps(const struct life *lf, const struct profile *p,
  * to in the gaps' order, as each window alone would, so the sums are the
  * same to the bit.
  */
-static void gap_windows(const struct bnd *b, struct knap *k,
-			const struct gapv *v, uint32_t sx, const uint32_t *sy,
+static int gap_windows(const struct bnd *b, struct knap *k,
+			const struct tens *tn, const struct gapv *v,
+			uint32_t sx, const uint32_t *sy, const double *tsy,
 			uint32_t ny, double *held, double *saved)
 {
 	const double *t0 = b->lf->t0;
 	uint32_t lo = v->a1 > sx ? v->a1 : sx, m, o;
-	double len, prod;
+	double len, prod, bytes = tn->bytes[v->t], fetch, val, tlo = t0[lo];
+	bool pin = tn->pin[v->t];
 
 	/* its read is past sx, so a window holds part of it iff sy > lo */
 	for (m = 0; m < ny && sy[m] <= lo; m++)
 		;
 	/* the gap runs past the window */
 	for (; m < ny && sy[m] <= v->j; m++) {
-		if ((len = t0[sy[m]] - t0[lo]) <= 0)
+		if ((len = tsy[m] - tlo) <= 0)
 			continue;
-		prod = v->bytes * len;
+		prod = bytes * len;
 		held[m] += prod;
-		if (!v->pin)
+		if (!pin)
 			saved[m] += prod;
 	}
 	/* read inside the window: the same part in each */
-	if (m == ny || (len = t0[v->j] - t0[lo]) <= 0)
-		return;
-	prod = v->bytes * len;
+	if (m == ny || (len = t0[v->j] - tlo) <= 0)
+		return 0;
+	prod = bytes * len;
 	for (o = m; o < ny; o++)
 		held[o] += prod;
-	if (v->pin)
-		return;
-	if (v->fetch <= 0) {	/* no bytes, no latency */
+	if (pin)
+		return 0;
+	fetch = tn->fetch[v->t];
+	if (fetch <= 0) {	/* no bytes, no latency */
 		for (o = m; o < ny; o++)
 			saved[o] += prod;
-	} else if (len > v->fetch) {
-		knap_add(k, v->bytes * (len - v->fetch), v->fetch, m, ny);
+	} else if (lo == v->a1) {	/* whole, as all_gaps() has it */
+		if (v->buck != NONE)
+			return knap_add(k, v->val, fetch, v->rate, v->buck, m,
+					ny, b->mem);
+	} else if (len > fetch) {
+		val = bytes * (len - fetch);
+		return knap_add(k, val, fetch, val / fetch, bucket(val / fetch),
+				m, ny, b->mem);
 	}
+	return 0;
 }
 
 static int averaged(struct bnd *b, const struct profile *p)
 {
 	const struct life *lf = b->lf;
 	const double *t0 = lf->t0;
-	double T = t0[lf->n], *wsint, held[SPAN_A], saved[SPAN_A];
+	double T = t0[lf->n], *wsint, held[SPAN_A], saved[SPAN_A], tsy[SPAN_A];
 	struct knap k = { 0 };
 	uint32_t x, y, ymax, sx, sy[SPAN_A], ny, *near, nn;
 	size_t ngap, i;
-	struct gapv *gv = all_gaps(lf, p, &ngap, b->mem);
+	struct tens tn = { 0 };
+	struct gapv *gv = NULL;
 	int ret = -ENOMEM;
 
 	wsint = NULL;
 	near = NULL;
+	tn.bytes = hyper_plan__array(b->mem, lf->g->nt, sizeof(*tn.bytes));
+	tn.fetch = hyper_plan__array(b->mem, lf->g->nt, sizeof(*tn.fetch));
+	tn.pin = hyper_plan__array(b->mem, lf->g->nt, sizeof(*tn.pin));
+	if (b->mem->failed)
+		goto out;
+	for (i = 0; i < lf->g->nt; i++) {
+		tn.bytes[i] = (double)lf->g->t[i].bytes;
+		tn.fetch[i] = h2d_ns(p, tn.bytes[i]);
+		tn.pin[i] = lf->g->t[i].flags & TF_PIN;
+	}
+	gv = all_gaps(lf, &tn, &ngap, b->mem);
 	b->coarse = hyper_plan__array(b->mem, b->ng, sizeof(*b->coarse));
 	b->cg = hyper_plan__array(b->mem, GRID_A + 2, sizeof(*b->cg));
 	if (b->mem->failed)
@@ -562,12 +612,8 @@ static int averaged(struct bnd *b, const struct profile *p)
 	}
 	b->lev = hyper_plan__calloc(b->mem, (size_t)b->ncg * SPAN_A * NLEV, sizeof(double));
 	wsint = hyper_plan__array(b->mem, (size_t)lf->n + 1, sizeof(*wsint));
-	k.w = hyper_plan__calloc(b->mem, (size_t)NBUCK * SPAN_A, sizeof(double));
-	k.v = hyper_plan__calloc(b->mem, (size_t)NBUCK * SPAN_A, sizeof(double));
-	k.top = hyper_plan__calloc(b->mem, (size_t)NBUCK * SPAN_A, sizeof(double));
 	k.slot = hyper_plan__array(b->mem, NBUCK, sizeof(*k.slot));
 	k.used = hyper_plan__array(b->mem, NBUCK, sizeof(*k.used));
-	k.from = hyper_plan__array(b->mem, NBUCK, sizeof(*k.from));
 	k.list = hyper_plan__array(b->mem, NBUCK, sizeof(*k.list));
 	near = hyper_plan__array(b->mem, ngap, sizeof(*near));
 	if (b->mem->failed)
@@ -584,6 +630,7 @@ static int averaged(struct bnd *b, const struct profile *p)
 		ny = ymax - x;
 		for (y = 0; y < ny; y++) {
 			sy[y] = b->step[b->cg[x + 1 + y]];
+			tsy[y] = t0[sy[y]];
 			held[y] = wsint[sy[y]] - wsint[sx];
 			saved[y] = 0;
 		}
@@ -591,23 +638,24 @@ static int averaged(struct bnd *b, const struct profile *p)
 			if (gv[i].a1 < sy[ny - 1] && gv[i].j > sx)
 				near[nn++] = (uint32_t)i;
 		for (i = 0; i < nn; i++)
-			gap_windows(b, &k, &gv[near[i]], sx, sy, ny, held,
-				    saved);
+			if (gap_windows(b, &k, &tn, &gv[near[i]], sx, sy, tsy,
+					ny, held, saved))
+				goto out;
 		knap_windows(b, &k, sx, sy, ny, held, saved,
 			     &b->lev[(size_t)x * SPAN_A * NLEV]);
 	}
 	ret = 0;
 out:
 	free(near);
-	free(k.w);
-	free(k.v);
-	free(k.top);
+	free(k.s);
 	free(k.slot);
 	free(k.used);
-	free(k.from);
 	free(k.list);
 	free(wsint);
 	free(gv);
+	free(tn.bytes);
+	free(tn.fetch);
+	free(tn.pin);
 	return ret;
 }
 
