@@ -64,6 +64,7 @@ struct bnd {
 	double *h, *d;		/* [tri(x, y)]: bytes that must stay, per
 				 * window */
 	double *pinned;		/* bytes pinned, or unable to leave in time */
+	double *best;		/* scratch, then forced_stall()'s */
 	/* averaged windows */
 	int32_t *coarse;	/* grid instant → its index in cg[], or -1 */
 	uint32_t *cg, ncg;	/* coarse instants, as grid indices */
@@ -722,42 +723,65 @@ static double forced_stall(const struct bnd *b, const struct profile *p,
 	return best[b->ng - 1];
 }
 
+/*
+ * Everything the bisection reads, into @b (on failure, what was built
+ * stays there for bnd_free()); *@lo rises to what stays at any budget.
+ */
+static int tables(struct bnd *b, double *lo)
+{
+	uint32_t g;
+
+	if (grid(b))
+		return -ENOMEM;
+	b->pinned = hyper_plan__calloc(b->mem, b->ng, sizeof(*b->pinned));
+	b->h = hyper_plan__calloc(b->mem, tri(0, b->ng), sizeof(double));
+	b->d = hyper_plan__calloc(b->mem, tri(0, b->ng), sizeof(double));
+	b->best = hyper_plan__calloc(b->mem, b->ng, sizeof(*b->best));
+	if (!b->pinned || !b->h || !b->d || !b->best)
+		return -ENOMEM;
+	entries(b, b->best);
+	sums(b, b->best);
+	/* what cannot leave in time stays at any budget */
+	for (g = 0; g < b->ng; g++)
+		if (stay(b, g) > *lo)
+			*lo = stay(b, g);
+	memset(b->best, 0, b->ng * sizeof(*b->best));
+	windows(b, b->best);
+	return averaged(b, b->p);
+}
+
+static void bnd_free(struct bnd *b)
+{
+	free(b->best);
+	free(b->h);
+	free(b->d);
+	free(b->pinned);
+	free(b->step);
+	free(b->t);
+	free(b->coarse);
+	free(b->cg);
+	free(b->lev);
+}
+
 uint64_t hyper_plan__lower_bound(const struct life *lf, const struct profile *p,
 		     double max_slow, struct hp_mem *mem)
 {
 	struct bnd b = { .lf = lf, .p = p, .mem = mem };
-	double lo, hi = lf->peak0, mid, *best = NULL;
-	double slack = max_slow * lf->t0[lf->n];
+	double lo, hi = lf->peak0, mid;
 	int it;
 
 	if (!lf->n)
 		return 0;
+	b.slack = max_slow * lf->t0[lf->n];
 	lo = hyper_plan__life_floor(lf, NULL);
-	if (grid(&b))
+	if (tables(&b, &lo))
 		goto out;
-	b.pinned = hyper_plan__calloc(mem, b.ng, sizeof(*b.pinned));
-	b.slack = slack;
-	b.h = hyper_plan__calloc(mem, tri(0, b.ng), sizeof(double));
-	b.d = hyper_plan__calloc(mem, tri(0, b.ng), sizeof(double));
-	best = hyper_plan__calloc(mem, b.ng, sizeof(*best));
-	if (!b.pinned || !b.h || !b.d || !best)
-		goto out;
-	entries(&b, best);
-	sums(&b, best);
-	/* what cannot leave in time stays at any budget */
-	for (it = 0; it < (int)b.ng; it++)
-		if (stay(&b, (uint32_t)it) > lo)
-			lo = stay(&b, (uint32_t)it);
 	if (hi < lo)
 		hi = lo;
-	memset(best, 0, b.ng * sizeof(*best));
-	windows(&b, best);
-	if (averaged(&b, p))
-		goto out;
-	if (forced_stall(&b, p, lo, best) > slack) {
+	if (forced_stall(&b, p, lo, b.best) > b.slack) {
 		for (it = 0; it < 40 && hi - lo > 1e-4 * lo; it++) {
 			mid = (lo + hi) / 2;
-			if (forced_stall(&b, p, mid, best) > slack)
+			if (forced_stall(&b, p, mid, b.best) > b.slack)
 				lo = mid;
 			else
 				hi = mid;
@@ -768,14 +792,45 @@ uint64_t hyper_plan__lower_bound(const struct life *lf, const struct profile *p,
 out:
 	if (mem->failed)
 		hi = 0;
-	free(best);
-	free(b.h);
-	free(b.d);
-	free(b.pinned);
-	free(b.step);
-	free(b.t);
-	free(b.coarse);
-	free(b.cg);
-	free(b.lev);
+	bnd_free(&b);
 	return (uint64_t)hi;
+}
+
+int hyper_plan__bound_tables(const struct life *lf, const struct profile *p,
+			     double max_slow, struct bound_tables *bt,
+			     struct hp_mem *mem)
+{
+	struct bnd b = { .lf = lf, .p = p, .mem = mem };
+	int ret;
+
+	memset(bt, 0, sizeof(*bt));
+	if (!lf->n)
+		return -EINVAL;
+	b.slack = max_slow * lf->t0[lf->n];
+	bt->floor = hyper_plan__life_floor(lf, NULL);
+	ret = tables(&b, &bt->floor);
+	if (!ret) {
+		*bt = (struct bound_tables){
+			.ng = b.ng, .step = b.step, .pinned = b.pinned,
+			.h = b.h, .d = b.d, .floor = bt->floor,
+			.ncg = b.ncg, .cg = b.cg, .lev = b.lev,
+			.span = SPAN_A, .nlev = NLEV, .nbuck = NBUCK,
+			.buck_lo = BUCK_LO,
+		};
+		b.step = b.cg = NULL;
+		b.pinned = b.h = b.d = b.lev = NULL;
+	}
+	bnd_free(&b);
+	return ret;
+}
+
+void hyper_plan__bound_tables_free(struct bound_tables *bt)
+{
+	free(bt->step);
+	free(bt->pinned);
+	free(bt->h);
+	free(bt->d);
+	free(bt->cg);
+	free(bt->lev);
+	memset(bt, 0, sizeof(*bt));
 }
