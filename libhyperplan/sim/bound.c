@@ -61,8 +61,10 @@ struct bnd {
 	const struct profile *p;
 	uint32_t ng, *step;	/* grid instants, ascending */
 	double *t;		/* their no-offload times */
-	double *ah, *ad;	/* [a * ng + b]: bytes that must stay, per window */
+	double *h, *d;		/* [tri(x, y)]: bytes that must stay, per
+				 * window */
 	double *pinned;		/* bytes pinned, or unable to leave in time */
+	double *best;		/* scratch, then forced_stall()'s */
 	/* averaged windows */
 	int32_t *coarse;	/* grid instant → its index in cg[], or -1 */
 	uint32_t *cg, ncg;	/* coarse instants, as grid indices */
@@ -123,69 +125,166 @@ static uint32_t first_grid_after(const struct bnd *b, int64_t a)
 	return lo;
 }
 
+/* Whether the fetch of a tensor read at j, @fetch ns, fits after instant x. */
+static bool fetch_fits(const struct bnd *b, uint32_t x, int64_t j,
+		       double fetch)
+{
+	const double *t0 = b->lf->t0;
+
+	return j >= b->lf->n || !(fetch > t0[j] - b->t[x] + b->slack);
+}
+
+/* Whether the store of a value written at rel - 1, @store ns, fits by x. */
+static bool store_fits(const struct bnd *b, uint32_t x, int64_t rel,
+		       double store)
+{
+	const double *t0 = b->lf->t0;
+
+	return rel < 0 || store <= b->t[x] - t0[rel] + b->slack;
+}
+
 /*
  * Whether a whole tensor can be off the device at instant x: its fetch,
  * latency included, must fit between x and its read j, and the store of
  * a value written at rel - 1 between rel and x, each with at most all
- * the run's stall.  If not, it stays, whatever the budget.
+ * the run's stall.  If not, it stays, whatever the budget.  The fetch
+ * fits up to some instant and the store from some instant on (each side
+ * moves one way with x, rounding included), so it can leave at the
+ * instants [*x0, *x1) of [xs, xe), none if *x0 >= *x1.
  */
-static bool can_miss(const struct bnd *b, uint32_t x, int64_t j, int64_t rel,
-		     uint64_t bytes)
+static void miss_run(const struct bnd *b, uint32_t xs, uint32_t xe,
+		     int64_t j, int64_t rel, uint64_t bytes, uint32_t *x0,
+		     uint32_t *x1)
 {
-	const double *t0 = b->lf->t0;
-	double at = b->t[x];
+	double fetch = h2d_ns(b->p, bytes), store = d2h_ns(b->p, bytes);
+	uint32_t lo = xs, hi = xe, mid;
 
-	if (j < b->lf->n && h2d_ns(b->p, bytes) > t0[j] - at + b->slack)
-		return false;
-	return rel < 0 || d2h_ns(b->p, bytes) <= at - t0[rel] + b->slack;
+	while (lo < hi) {	/* the first where the fetch does not fit */
+		mid = lo + (hi - lo) / 2;
+		if (fetch_fits(b, mid, j, fetch))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*x1 = lo;
+	for (lo = xs, hi = *x1; lo < hi; ) {	/* the first the store fits */
+		mid = lo + (hi - lo) / 2;
+		if (store_fits(b, mid, rel, store))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	*x0 = lo;
+}
+
+/* Cell (x, y) of a triangle, x < y: the window from instant x to y. */
+static size_t tri(uint32_t x, uint32_t y)
+{
+	return (size_t)y * (y - 1) / 2 + x;
 }
 
 /*
  * Each live gap at each grid instant x strictly inside it: pinned there if
  * it cannot leave, else its bytes must move inside any window from x that
- * reaches its read (ah) or that starts before its release (ad).  Counted
- * where that window first does: ah[x][first instant at or after the
- * read], ad[last instant at or before the release][x]; windows() adds
- * them up along the window.
+ * reaches its read (h) or that starts before its release (d).  Counted
+ * where that window first does: h at (x, the first instant at or after
+ * the read), d at (the last instant at or before the release, x);
+ * windows() adds them up along the window.  The instants where a gap can
+ * leave are one run (miss_run()), so each run goes in as a difference,
+ * its bytes where it starts and less them where it ends, and sums() adds
+ * them up.  The bytes are whole numbers far below 2^53: every sum is
+ * exact, whatever its order.
  */
-static void entries(struct bnd *b)
+static void entries(struct bnd *b, double *diag)
 {
 	const struct life *lf = b->lf;
 	const struct graph *g = lf->g;
-	uint32_t t, x, ng = b->ng, in_read, in_rel;
+	uint32_t t, ng = b->ng, in_read, in_rel, xs, xe, x0, x1, lo, hi;
 	int64_t a, j, rel;
 	size_t i, cnt, base;
+	double bytes;
 
 	for (t = 0; t < g->nt; t++) {
 		cnt = nr_accesses(lf, t);
 		base = lf->acc_off[t];
 		rel = -1;
+		bytes = (double)g->t[t].bytes;
 		for (i = 0; i <= cnt; i++) {
 			if (i && (lf->acc_rw[base + i - 1] & ACC_W))
 				rel = lf->acc_step[base + i - 1] + 1;
 			hyper_plan__gap_ends(lf, t, i, &a, &j);
 			if (!hyper_plan__gap_live(lf, t, i))
 				continue;
+			/* the instants strictly inside, [xs, xe) */
+			xs = first_grid_after(b, a);
+			xe = first_grid_after(b, j - 1);
+			if (xs >= xe)
+				continue;
 			/* the windows that hold the read, or the release */
-			in_read = j < lf->n ? first_grid_after(b, j - 1) : ng;
+			in_read = j < lf->n ? xe : ng;
 			in_rel = rel < 0 ? 0 : first_grid_after(b, rel);
-			for (x = first_grid_after(b, a);
-			     x < ng && b->step[x] < j; x++) {
-				double bytes = (double)g->t[t].bytes;
-
-				if ((g->t[t].flags & TF_PIN) ||
-				    !can_miss(b, x, j, rel, g->t[t].bytes)) {
-					b->pinned[x] += bytes;
-					continue;
-				}
-				if (in_read < ng)
-					b->ah[(size_t)x * ng + in_read] += bytes;
-				if (in_rel && x)
-					b->ad[(size_t)(in_rel <= x ? in_rel - 1 :
-						       x - 1) * ng + x] += bytes;
+			x0 = x1 = xe;
+			if (!(g->t[t].flags & TF_PIN))
+				miss_run(b, xs, xe, j, rel, g->t[t].bytes,
+					 &x0, &x1);
+			if (x0 >= x1)
+				x0 = x1 = xe;
+			b->pinned[xs] += bytes;
+			b->pinned[x0] -= bytes;
+			b->pinned[x1] += bytes;
+			b->pinned[xe] -= bytes;
+			if (x0 == x1)
+				continue;
+			if (in_read < ng) {
+				b->h[tri(x0, in_read)] += bytes;
+				if (x1 < in_read)
+					b->h[tri(x1, in_read)] -= bytes;
+			}
+			if (!in_rel)
+				continue;
+			/* before the release: (x - 1, x) */
+			lo = x0 > 1 ? x0 : 1;
+			hi = x1 < in_rel ? x1 : in_rel;
+			if (lo < hi) {
+				diag[lo] += bytes;
+				diag[hi] -= bytes;
+			}
+			/* from it on: (in_rel - 1, x) */
+			lo = x0 > in_rel ? x0 : in_rel;
+			if (lo < x1) {
+				b->d[tri(in_rel - 1, lo)] += bytes;
+				if (x1 < ng)
+					b->d[tri(in_rel - 1, x1)] -= bytes;
 			}
 		}
 	}
+}
+
+/*
+ * The differences of entries() summed: pinned along the instants, h
+ * along x within each y, d along y within each x, then the cells
+ * (x - 1, x) of @diag into d.
+ */
+static void sums(struct bnd *b, double *diag)
+{
+	uint32_t x, y, ng = b->ng;
+	double *row, *prev;
+
+	for (x = 1; x < ng; x++) {
+		b->pinned[x] += b->pinned[x - 1];
+		diag[x] += diag[x - 1];
+	}
+	for (y = 2; y < ng; y++) {
+		row = &b->h[tri(0, y)];
+		for (x = 1; x < y; x++)
+			row[x] += row[x - 1];
+		row = &b->d[tri(0, y)];
+		prev = &b->d[tri(0, y - 1)];
+		for (x = 0; x + 1 < y; x++)
+			row[x] += prev[x];
+	}
+	for (x = 1; x < ng; x++)
+		b->d[tri(x - 1, x)] += diag[x];
 }
 
 /* What stays at instant g whatever the window: its operator's working set
@@ -197,26 +296,29 @@ static double stay(const struct bnd *b, uint32_t g)
 }
 
 /*
- * ah[g][h]: what must stay at g if nothing read by instant h may leave;
- * ad[f][g]: what must stay at g if nothing written after instant f may
- * have left (its store could only run inside the window).  The window
- * grows one instant at a time, adding what entries() counted where it
- * first must move.  The bytes are whole numbers far below 2^53, so these
- * sums are exact whatever their order.
+ * h at (x, y): what must stay at x if nothing read by instant y may
+ * leave; d at (x, y): what must stay at y if nothing written after
+ * instant x may have left (its store could only run inside the window).
+ * The window grows one instant at a time, adding what entries() counted
+ * where it first must move: h from x on along y (@near holds each x's
+ * sum so far), d from y back along x.
  */
-static void windows(struct bnd *b, bool store)
+static void windows(struct bnd *b, double *near)
 {
-	double *cell = store ? b->ad : b->ah, near;
-	uint32_t g, d, o, ng = b->ng;
-	size_t c;
+	uint32_t x, y, ng = b->ng;
+	double *row, sum, st;
 
-	for (g = 0; g < ng; g++) {
-		near = 0;
-		for (d = 1; d <= (store ? g : ng - 1 - g); d++) {
-			o = store ? g - d : g + d;
-			c = store ? (size_t)o * ng + g : (size_t)g * ng + o;
-			near += cell[c];
-			cell[c] = stay(b, g) + near;
+	for (y = 1; y < ng; y++) {
+		row = &b->h[tri(0, y)];
+		for (x = 0; x < y; x++) {
+			near[x] += row[x];
+			row[x] = stay(b, x) + near[x];
+		}
+		row = &b->d[tri(0, y)];
+		st = stay(b, y);
+		for (x = y, sum = 0; x-- > 0; ) {
+			sum += row[x];
+			row[x] = st + sum;
 		}
 	}
 }
@@ -239,13 +341,35 @@ static void windows(struct bnd *b, bool store)
  */
 struct gapv {
 	uint32_t a1, j;		/* first step inside the gap; its read (n: none) */
-	double bytes;
-	bool pin;
+	uint32_t t;		/* its tensor */
+	uint32_t buck;		/* its knapsack item whole (a1 to j), if any: */
+	double val, rate;	/* saving, saving per ns of link, bucket */
+};
+
+/* Per tensor: its bytes and their fetch time (h2d_ns()); pinned. */
+struct tens {
+	double *bytes, *fetch;
+	bool *pin;
+};
+
+/*
+ * The knapsacks of the windows from one coarse instant, all at once: an
+ * item read inside window m is inside every longer one too, so a bucket
+ * in use has a slot of SPAN_A cells, one per window, and it is in the
+ * windows from its first item's on.
+ */
+struct kslot {
+	double w[SPAN_A], v[SPAN_A], top[SPAN_A]; /* link time, saving,
+						     best rate */
+	uint32_t from;		/* the first window it is in */
 };
 
 struct knap {
-	double *w, *v, *top;	/* per bucket: link time, saving, best rate */
-	uint32_t *used, nused;
+	struct kslot *s;	/* by slot */
+	size_t cap;
+	uint32_t *slot;		/* bucket → its slot, or NONE */
+	uint32_t *used, nused;	/* buckets in use, by slot */
+	uint32_t *list;		/* one window's slots, buckets descending */
 };
 
 static int cmp_desc(const void *pa, const void *pb)
@@ -255,17 +379,43 @@ static int cmp_desc(const void *pa, const void *pb)
 	return (a < b) - (a > b);
 }
 
-static void knap_add(struct knap *k, double v, double w)
+/* The bucket of savings per nanosecond of link @e. */
+static uint32_t bucket(double e)
 {
-	double e = v / w, x = (log(e) - BUCK_LO) * 100;
-	uint32_t i = x < 0 ? 0 : x >= NBUCK ? NBUCK - 1 : (uint32_t)x;
+	double x = (log(e) - BUCK_LO) * 100;
 
-	if (k->w[i] == 0)
-		k->used[k->nused++] = i;
-	k->w[i] += w;
-	k->v[i] += v;
-	if (e > k->top[i])
-		k->top[i] = e;
+	return x < 0 ? 0 : x >= NBUCK ? NBUCK - 1 : (uint32_t)x;
+}
+
+/*
+ * An item of saving @v for link time @w, @e = @v / @w, in bucket @i, in
+ * windows @m to @ny - 1.
+ */
+static int knap_add(struct knap *k, double v, double w, double e,
+		    uint32_t i, uint32_t m, uint32_t ny, struct hp_mem *mem)
+{
+	struct kslot *c;
+
+	if (k->slot[i] == NONE) {
+		if (hyper_plan__grow(mem, &k->s, &k->cap, k->nused,
+				     sizeof(*k->s)))
+			return -ENOMEM;
+		k->slot[i] = k->nused;
+		k->used[k->nused] = i;
+		c = &k->s[k->nused++];
+		memset(c, 0, sizeof(*c));
+		c->from = m;
+	}
+	c = &k->s[k->slot[i]];
+	if (m < c->from)
+		c->from = m;
+	for (; m < ny; m++) {
+		c->w[m] += w;
+		c->v[m] += v;
+		if (e > c->top[m])
+			c->top[m] = e;
+	}
+	return 0;
 }
 
 static double level(const struct bnd *b, uint32_t l)
@@ -273,43 +423,72 @@ static double level(const struct bnd *b, uint32_t l)
 	return l ? b->slack * exp2(-(double)(NLEV - 1 - l) / 4) : 0;
 }
 
-/* The budget window [sx, sy] forces at each stall level into lev[]. */
-static void knap_levels(const struct bnd *b, struct knap *k, uint32_t sx,
-			uint32_t sy, double held, double saved, double *lev)
+/*
+ * The budget window m, [sx, sy], forces at each stall level into lev[]:
+ * its knapsack takes the buckets by rate, best first, and the last one in
+ * part.  @nl slots in k->list, buckets descending.
+ */
+static void knap_levels(const struct bnd *b, const struct knap *k,
+			uint32_t nl, uint32_t m, uint32_t sx, uint32_t sy,
+			double held, double saved, double *lev)
 {
 	const double *t0 = b->lf->t0;
 	double dt = t0[sy] - t0[sx], cw = 0, cv = 0;
 	uint32_t l, u = 0;
 
-	qsort(k->used, k->nused, sizeof(*k->used), cmp_desc);
+#define KW(u)	k->s[k->list[u]].w[m]
+#define KV(u)	k->s[k->list[u]].v[m]
 	for (l = 0; l < NLEV; l++) {
 		double cap = dt + level(b, l), part = 0;
 
-		while (u < k->nused && cw + k->w[k->used[u]] <= cap) {
-			cw += k->w[k->used[u]];
-			cv += k->v[k->used[u++]];
+		while (u < nl && cw + KW(u) <= cap) {
+			cw += KW(u);
+			cv += KV(u++);
 		}
-		if (u < k->nused) {
-			part = (cap - cw) * k->top[k->used[u]];
-			if (part > k->v[k->used[u]])
-				part = k->v[k->used[u]];
+		if (u < nl) {
+			part = (cap - cw) * k->s[k->list[u]].top[m];
+			if (part > KV(u))
+				part = KV(u);
 		}
 		lev[l] = cap > 0 && held > saved + cv + part ?
 			 (held - saved - cv - part) / cap : 0;
 	}
+#undef KW
+#undef KV
+}
+
+/* The knapsacks of all windows from @sx, @ny of them, to lev[]. */
+static void knap_windows(const struct bnd *b, struct knap *k, uint32_t sx,
+			 const uint32_t *sy, uint32_t ny, const double *held,
+			 const double *saved, double *lev)
+{
+	uint32_t m, u, nl, s;
+
+	qsort(k->used, k->nused, sizeof(*k->used), cmp_desc);
+	for (m = 0; m < ny; m++) {
+		for (u = 0, nl = 0; u < k->nused; u++) {
+			s = k->slot[k->used[u]];
+			if (k->s[s].from <= m)
+				k->list[nl++] = s;
+		}
+		knap_levels(b, k, nl, m, sx, sy[m], held[m], saved[m],
+			    &lev[(size_t)m * NLEV]);
+	}
 	for (u = 0; u < k->nused; u++)
-		k->w[k->used[u]] = k->v[k->used[u]] = k->top[k->used[u]] = 0;
+		k->slot[k->used[u]] = NONE;
 	k->nused = 0;
 }
 
 /* Out of memory: NULL, with @mem failed. */
-static struct gapv *all_gaps(const struct life *lf, size_t *ng,
-			     struct hp_mem *mem)
+static struct gapv *all_gaps(const struct life *lf, const struct tens *tn,
+			     size_t *ng, struct hp_mem *mem)
 {
 	const struct graph *g = lf->g;
-	struct gapv *v = NULL;
+	const double *t0 = lf->t0;
+	struct gapv *v = NULL, *w;
 	size_t cap = 0, n = 0, i;
 	int64_t a, j;
+	double len;
 	uint32_t t;
 
 	*ng = 0;
@@ -324,27 +503,100 @@ static struct gapv *all_gaps(const struct life *lf, size_t *ng,
 				free(v);
 				return NULL;
 			}
-			v[n++] = (struct gapv){ (uint32_t)(a + 1), (uint32_t)j,
-				(double)g->t[t].bytes,
-				!!(g->t[t].flags & TF_PIN) };
+			w = &v[n++];
+			*w = (struct gapv){ (uint32_t)(a + 1), (uint32_t)j, t,
+					    NONE, 0, 0 };
+			if (j == lf->n || tn->pin[t] ||
+			    tn->fetch[t] <= 0)
+				continue;
+			len = t0[j] - t0[a + 1];
+			if (len > tn->fetch[t]) {
+				w->val = tn->bytes[t] * (len - tn->fetch[t]);
+				w->rate = w->val / tn->fetch[t];
+				w->buck = bucket(w->rate);
+			}
 		}
 	*ng = n;
 	return v;
+}
+
+/*
+ * One gap in the windows from @sx: held in each for the part of it
+ * inside, saved (or a knapsack item) unless pinned.  Windows are added
+ * to in the gaps' order, as each window alone would, so the sums are the
+ * same to the bit.
+ */
+static int gap_windows(const struct bnd *b, struct knap *k,
+			const struct tens *tn, const struct gapv *v,
+			uint32_t sx, const uint32_t *sy, const double *tsy,
+			uint32_t ny, double *held, double *saved)
+{
+	const double *t0 = b->lf->t0;
+	uint32_t lo = v->a1 > sx ? v->a1 : sx, m, o;
+	double len, prod, bytes = tn->bytes[v->t], fetch, val, tlo = t0[lo];
+	bool pin = tn->pin[v->t];
+
+	/* its read is past sx, so a window holds part of it iff sy > lo */
+	for (m = 0; m < ny && sy[m] <= lo; m++)
+		;
+	/* the gap runs past the window */
+	for (; m < ny && sy[m] <= v->j; m++) {
+		if ((len = tsy[m] - tlo) <= 0)
+			continue;
+		prod = bytes * len;
+		held[m] += prod;
+		if (!pin)
+			saved[m] += prod;
+	}
+	/* read inside the window: the same part in each */
+	if (m == ny || (len = t0[v->j] - tlo) <= 0)
+		return 0;
+	prod = bytes * len;
+	for (o = m; o < ny; o++)
+		held[o] += prod;
+	if (pin)
+		return 0;
+	fetch = tn->fetch[v->t];
+	if (fetch <= 0) {	/* no bytes, no latency */
+		for (o = m; o < ny; o++)
+			saved[o] += prod;
+	} else if (lo == v->a1) {	/* whole, as all_gaps() has it */
+		if (v->buck != NONE)
+			return knap_add(k, v->val, fetch, v->rate, v->buck, m,
+					ny, b->mem);
+	} else if (len > fetch) {
+		val = bytes * (len - fetch);
+		return knap_add(k, val, fetch, val / fetch, bucket(val / fetch),
+				m, ny, b->mem);
+	}
+	return 0;
 }
 
 static int averaged(struct bnd *b, const struct profile *p)
 {
 	const struct life *lf = b->lf;
 	const double *t0 = lf->t0;
-	double T = t0[lf->n], *wsint, held, saved, len;
+	double T = t0[lf->n], *wsint, held[SPAN_A], saved[SPAN_A], tsy[SPAN_A];
 	struct knap k = { 0 };
-	uint32_t x, y, ymax, sx, sy, lo, hi, *near, nn;
+	uint32_t x, y, ymax, sx, sy[SPAN_A], ny, *near, nn;
 	size_t ngap, i;
-	struct gapv *gv = all_gaps(lf, &ngap, b->mem);
+	struct tens tn = { 0 };
+	struct gapv *gv = NULL;
 	int ret = -ENOMEM;
 
 	wsint = NULL;
 	near = NULL;
+	tn.bytes = hyper_plan__array(b->mem, lf->g->nt, sizeof(*tn.bytes));
+	tn.fetch = hyper_plan__array(b->mem, lf->g->nt, sizeof(*tn.fetch));
+	tn.pin = hyper_plan__array(b->mem, lf->g->nt, sizeof(*tn.pin));
+	if (b->mem->failed)
+		goto out;
+	for (i = 0; i < lf->g->nt; i++) {
+		tn.bytes[i] = (double)lf->g->t[i].bytes;
+		tn.fetch[i] = h2d_ns(p, tn.bytes[i]);
+		tn.pin[i] = lf->g->t[i].flags & TF_PIN;
+	}
+	gv = all_gaps(lf, &tn, &ngap, b->mem);
 	b->coarse = hyper_plan__array(b->mem, b->ng, sizeof(*b->coarse));
 	b->cg = hyper_plan__array(b->mem, GRID_A + 2, sizeof(*b->cg));
 	if (b->mem->failed)
@@ -361,13 +613,14 @@ static int averaged(struct bnd *b, const struct profile *p)
 	}
 	b->lev = hyper_plan__calloc(b->mem, (size_t)b->ncg * SPAN_A * NLEV, sizeof(double));
 	wsint = hyper_plan__array(b->mem, (size_t)lf->n + 1, sizeof(*wsint));
-	k.w = hyper_plan__calloc(b->mem, NBUCK, sizeof(double));
-	k.v = hyper_plan__calloc(b->mem, NBUCK, sizeof(double));
-	k.top = hyper_plan__calloc(b->mem, NBUCK, sizeof(double));
+	k.slot = hyper_plan__array(b->mem, NBUCK, sizeof(*k.slot));
 	k.used = hyper_plan__array(b->mem, NBUCK, sizeof(*k.used));
+	k.list = hyper_plan__array(b->mem, NBUCK, sizeof(*k.list));
 	near = hyper_plan__array(b->mem, ngap, sizeof(*near));
 	if (b->mem->failed)
 		goto out;
+	for (i = 0; i < NBUCK; i++)
+		k.slot[i] = NONE;
 	wsint[0] = 0;
 	for (x = 0; x < lf->n; x++)
 		wsint[x + 1] = wsint[x] + (double)lf->ws[x] *
@@ -375,49 +628,35 @@ static int averaged(struct bnd *b, const struct profile *p)
 	for (x = 0; x + 1 < b->ncg; x++) {
 		sx = b->step[b->cg[x]];
 		ymax = x + SPAN_A < b->ncg - 1 ? x + SPAN_A : b->ncg - 1;
-		sy = b->step[b->cg[ymax]];
-		for (i = 0, nn = 0; i < ngap; i++)
-			if (gv[i].a1 < sy && gv[i].j > sx)
-				near[nn++] = (uint32_t)i;
-		for (y = x + 1; y <= ymax; y++) {
-			sy = b->step[b->cg[y]];
-			held = wsint[sy] - wsint[sx];
-			saved = 0;
-			for (i = 0; i < nn; i++) {
-				const struct gapv *v = &gv[near[i]];
-				double d;
-
-				lo = v->a1 > sx ? v->a1 : sx;
-				hi = v->j < sy ? v->j : sy;
-				if (hi <= lo || (len = t0[hi] - t0[lo]) <= 0)
-					continue;
-				held += v->bytes * len;
-				if (v->pin)
-					continue;
-				if (v->j >= sy) {
-					saved += v->bytes * len;
-					continue;
-				}
-				d = h2d_ns(p, v->bytes);
-				if (d <= 0)	/* no bytes, no latency */
-					saved += v->bytes * len;
-				else if (len > d)
-					knap_add(&k, v->bytes * (len - d), d);
-			}
-			knap_levels(b, &k, sx, sy, held, saved,
-				    &b->lev[((size_t)x * SPAN_A + y - x - 1) *
-					    NLEV]);
+		ny = ymax - x;
+		for (y = 0; y < ny; y++) {
+			sy[y] = b->step[b->cg[x + 1 + y]];
+			tsy[y] = t0[sy[y]];
+			held[y] = wsint[sy[y]] - wsint[sx];
+			saved[y] = 0;
 		}
+		for (i = 0, nn = 0; i < ngap; i++)
+			if (gv[i].a1 < sy[ny - 1] && gv[i].j > sx)
+				near[nn++] = (uint32_t)i;
+		for (i = 0; i < nn; i++)
+			if (gap_windows(b, &k, &tn, &gv[near[i]], sx, sy, tsy,
+					ny, held, saved))
+				goto out;
+		knap_windows(b, &k, sx, sy, ny, held, saved,
+			     &b->lev[(size_t)x * SPAN_A * NLEV]);
 	}
 	ret = 0;
 out:
 	free(near);
-	free(k.w);
-	free(k.v);
-	free(k.top);
+	free(k.s);
+	free(k.slot);
 	free(k.used);
+	free(k.list);
 	free(wsint);
 	free(gv);
+	free(tn.bytes);
+	free(tn.fetch);
+	free(tn.pin);
 	return ret;
 }
 
@@ -443,7 +682,12 @@ static double need(double must, double budget, double bps, double dt)
 	return s > 0 ? s : 0;
 }
 
-/* The most stall any set of disjoint windows forces at this budget. */
+/*
+ * The most stall any set of disjoint windows forces at this budget, or
+ * some stall over the slack as soon as there is one (the bound asks no
+ * more).  A window whose bytes are within the budget forces none, and
+ * best[] never falls, so it is passed over.
+ */
 static double forced_stall(const struct bnd *b, const struct profile *p,
 			   double budget, double *best)
 {
@@ -451,67 +695,93 @@ static double forced_stall(const struct bnd *b, const struct profile *p,
 
 	best[0] = 0;
 	for (y = 1; y < b->ng; y++) {
+		const double *rh = &b->h[tri(0, y)], *rd = &b->d[tri(0, y)];
+
 		best[y] = best[y - 1];
 		for (x = 0; x < y; x++) {
-			double dt = b->t[y] - b->t[x];
-			double h = need(b->ah[x * b->ng + y], budget,
-					p->h2d_bps, dt);
-			double d = need(b->ad[x * b->ng + y], budget,
-					p->d2h_bps, dt);
-			double v = best[x] + (h > d ? h : d);
+			double dt, h, d, v;
 
+			if (rh[x] <= budget && rd[x] <= budget)
+				continue;
+			dt = b->t[y] - b->t[x];
+			h = need(rh[x], budget, p->h2d_bps, dt);
+			d = need(rd[x], budget, p->d2h_bps, dt);
+			v = best[x] + (h > d ? h : d);
 			if (v > best[y])
 				best[y] = v;
 		}
-		if (b->coarse[y] <= 0)
-			continue;
-		cy = (uint32_t)b->coarse[y];
+		cy = b->coarse[y] > 0 ? (uint32_t)b->coarse[y] : 0;
 		for (cx = cy > SPAN_A ? cy - SPAN_A : 0; cx < cy; cx++) {
-			double v = best[b->cg[cx]] +
-				   avg_need(b, cx, cy, budget);
+			double v = best[b->cg[cx]] + avg_need(b, cx, cy, budget);
 
 			if (v > best[y])
 				best[y] = v;
 		}
+		if (best[y] > b->slack)
+			return best[y];
 	}
 	return best[b->ng - 1];
+}
+
+/*
+ * Everything the bisection reads, into @b (on failure, what was built
+ * stays there for bnd_free()); *@lo rises to what stays at any budget.
+ */
+static int tables(struct bnd *b, double *lo)
+{
+	uint32_t g;
+
+	if (grid(b))
+		return -ENOMEM;
+	b->pinned = hyper_plan__calloc(b->mem, b->ng, sizeof(*b->pinned));
+	b->h = hyper_plan__calloc(b->mem, tri(0, b->ng), sizeof(double));
+	b->d = hyper_plan__calloc(b->mem, tri(0, b->ng), sizeof(double));
+	b->best = hyper_plan__calloc(b->mem, b->ng, sizeof(*b->best));
+	if (!b->pinned || !b->h || !b->d || !b->best)
+		return -ENOMEM;
+	entries(b, b->best);
+	sums(b, b->best);
+	/* what cannot leave in time stays at any budget */
+	for (g = 0; g < b->ng; g++)
+		if (stay(b, g) > *lo)
+			*lo = stay(b, g);
+	memset(b->best, 0, b->ng * sizeof(*b->best));
+	windows(b, b->best);
+	return averaged(b, b->p);
+}
+
+static void bnd_free(struct bnd *b)
+{
+	free(b->best);
+	free(b->h);
+	free(b->d);
+	free(b->pinned);
+	free(b->step);
+	free(b->t);
+	free(b->coarse);
+	free(b->cg);
+	free(b->lev);
 }
 
 uint64_t hyper_plan__lower_bound(const struct life *lf, const struct profile *p,
 		     double max_slow, struct hp_mem *mem)
 {
 	struct bnd b = { .lf = lf, .p = p, .mem = mem };
-	double lo, hi = lf->peak0, mid, *best = NULL;
-	double slack = max_slow * lf->t0[lf->n];
+	double lo, hi = lf->peak0, mid;
 	int it;
 
 	if (!lf->n)
 		return 0;
+	b.slack = max_slow * lf->t0[lf->n];
 	lo = hyper_plan__life_floor(lf, NULL);
-	if (grid(&b))
+	if (tables(&b, &lo))
 		goto out;
-	b.pinned = hyper_plan__calloc(mem, b.ng, sizeof(*b.pinned));
-	b.slack = slack;
-	b.ah = hyper_plan__calloc(mem, (size_t)b.ng * b.ng, sizeof(double));
-	b.ad = hyper_plan__calloc(mem, (size_t)b.ng * b.ng, sizeof(double));
-	best = hyper_plan__array(mem, b.ng, sizeof(*best));
-	if (!b.pinned || !b.ah || !b.ad || !best)
-		goto out;
-	entries(&b);
-	/* what cannot leave in time stays at any budget */
-	for (it = 0; it < (int)b.ng; it++)
-		if (stay(&b, (uint32_t)it) > lo)
-			lo = stay(&b, (uint32_t)it);
 	if (hi < lo)
 		hi = lo;
-	windows(&b, false);
-	windows(&b, true);
-	if (averaged(&b, p))
-		goto out;
-	if (forced_stall(&b, p, lo, best) > slack) {
+	if (forced_stall(&b, p, lo, b.best) > b.slack) {
 		for (it = 0; it < 40 && hi - lo > 1e-4 * lo; it++) {
 			mid = (lo + hi) / 2;
-			if (forced_stall(&b, p, mid, best) > slack)
+			if (forced_stall(&b, p, mid, b.best) > b.slack)
 				lo = mid;
 			else
 				hi = mid;
@@ -522,14 +792,45 @@ uint64_t hyper_plan__lower_bound(const struct life *lf, const struct profile *p,
 out:
 	if (mem->failed)
 		hi = 0;
-	free(best);
-	free(b.ah);
-	free(b.ad);
-	free(b.pinned);
-	free(b.step);
-	free(b.t);
-	free(b.coarse);
-	free(b.cg);
-	free(b.lev);
+	bnd_free(&b);
 	return (uint64_t)hi;
+}
+
+int hyper_plan__bound_tables(const struct life *lf, const struct profile *p,
+			     double max_slow, struct bound_tables *bt,
+			     struct hp_mem *mem)
+{
+	struct bnd b = { .lf = lf, .p = p, .mem = mem };
+	int ret;
+
+	memset(bt, 0, sizeof(*bt));
+	if (!lf->n)
+		return -EINVAL;
+	b.slack = max_slow * lf->t0[lf->n];
+	bt->floor = hyper_plan__life_floor(lf, NULL);
+	ret = tables(&b, &bt->floor);
+	if (!ret) {
+		*bt = (struct bound_tables){
+			.ng = b.ng, .step = b.step, .pinned = b.pinned,
+			.h = b.h, .d = b.d, .floor = bt->floor,
+			.ncg = b.ncg, .cg = b.cg, .lev = b.lev,
+			.span = SPAN_A, .nlev = NLEV, .nbuck = NBUCK,
+			.buck_lo = BUCK_LO,
+		};
+		b.step = b.cg = NULL;
+		b.pinned = b.h = b.d = b.lev = NULL;
+	}
+	bnd_free(&b);
+	return ret;
+}
+
+void hyper_plan__bound_tables_free(struct bound_tables *bt)
+{
+	free(bt->step);
+	free(bt->pinned);
+	free(bt->h);
+	free(bt->d);
+	free(bt->cg);
+	free(bt->lev);
+	memset(bt, 0, sizeof(*bt));
 }

@@ -14,4 +14,27 @@
 uint64_t hyper_plan__lower_bound(const struct life *lf, const struct profile *p,
 		     double max_slow, struct hp_mem *mem);
 
+/*
+ * For the tests: what hyper_plan__lower_bound() bisects over, built the
+ * same way (sim/bound.c says what each is).  Windows are (x, y), grid
+ * instants x < y.
+ */
+struct bound_tables {
+	uint32_t ng, *step;	/* grid instants, as steps */
+	double *pinned;		/* [ng] */
+	double *h, *d;		/* [y * (y - 1) / 2 + x] */
+	double floor;		/* what stays at any budget */
+	uint32_t ncg, *cg;	/* coarse instants, as grid indices */
+	double *lev;		/* [(x * span + y - x - 1) * nlev + l], coarse */
+	uint32_t span, nlev;	/* averaged windows: the longest, the levels */
+	uint32_t nbuck;		/* knapsack buckets, 1% wide, */
+	double buck_lo;		/* from this log(bytes per ns) */
+};
+
+/* -EINVAL for an empty order, -ENOMEM with @mem failed. */
+int hyper_plan__bound_tables(const struct life *lf, const struct profile *p,
+			     double max_slow, struct bound_tables *bt,
+			     struct hp_mem *mem);
+void hyper_plan__bound_tables_free(struct bound_tables *bt);
+
 #endif

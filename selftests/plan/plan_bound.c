@@ -11,10 +11,12 @@
  * first slot, or fetching twice in one gap, only holds bytes longer, so
  * the optimum is among these up to the order of operators in a slot.)
  */
+#include <math.h>
 #include <string.h>
 
 #include "kselftest_harness.h"
 
+#include "plan_cases.h"
 #include "sim/bound.h"
 #include "passes/sched.h"
 #include "sim/sim.h"
@@ -236,6 +238,379 @@ TEST(bound_below_optimum_store)
 				exhaustive(_metadata, &g, prof[p]);
 				hyper_plan__graph_free(&g);
 			}
+}
+
+/*
+ * sim/bound.c builds its tables in one pass per gap or per starting
+ * instant, with differences summed along and sums shared between
+ * windows.  Here is the plain definition, each grid instant and each
+ * window on its own (as the bound was first written), on the same grid:
+ * every cell and level must be the same to the bit, and so the bound.
+ */
+struct ref {
+	const struct life *lf;
+	const struct profile *p;
+	const struct bound_tables *bt;
+	uint32_t ng;
+	double *t, *ah, *ad, *pinned, *lev, slack, lo;
+	int32_t *coarse;
+};
+
+static uint32_t ref_first_after(const struct ref *r, int64_t a)
+{
+	uint32_t x = 0;
+
+	while (x < r->ng && (int64_t)r->bt->step[x] <= a)
+		x++;
+	return x;
+}
+
+static bool ref_can_miss(const struct ref *r, uint32_t x, int64_t j,
+			 int64_t rel, uint64_t bytes)
+{
+	const double *t0 = r->lf->t0;
+	double at = r->t[x];
+
+	if (j < r->lf->n && h2d_ns(r->p, bytes) > t0[j] - at + r->slack)
+		return false;
+	return rel < 0 || d2h_ns(r->p, bytes) <= at - t0[rel] + r->slack;
+}
+
+static double ref_stay(const struct ref *r, uint32_t x)
+{
+	uint32_t k = r->bt->step[x];
+
+	return r->pinned[x] + (k < r->lf->n ? r->lf->ws[k] : 0);
+}
+
+/* Each live gap at each instant inside it, then each window grown. */
+static void ref_windows(struct ref *r)
+{
+	const struct life *lf = r->lf;
+	const struct graph *g = lf->g;
+	uint32_t t, x, y, ng = r->ng, in_read, in_rel;
+	int64_t a, j, rel;
+	size_t i, c;
+	double near;
+
+	for (t = 0; t < g->nt; t++) {
+		rel = -1;
+		for (i = 0; i <= nr_accesses(lf, t); i++) {
+			c = lf->acc_off[t] + i - 1;
+			if (i && (lf->acc_rw[c] & ACC_W))
+				rel = lf->acc_step[c] + 1;
+			hyper_plan__gap_ends(lf, t, i, &a, &j);
+			if (!hyper_plan__gap_live(lf, t, i))
+				continue;
+			in_read = j < lf->n ? ref_first_after(r, j - 1) : ng;
+			in_rel = rel < 0 ? 0 : ref_first_after(r, rel);
+			for (x = ref_first_after(r, a);
+			     x < ng && r->bt->step[x] < j; x++) {
+				double bytes = (double)g->t[t].bytes;
+
+				if ((g->t[t].flags & TF_PIN) ||
+				    !ref_can_miss(r, x, j, rel, g->t[t].bytes)) {
+					r->pinned[x] += bytes;
+					continue;
+				}
+				if (in_read < ng)
+					r->ah[(size_t)x * ng + in_read] += bytes;
+				if (in_rel && x)
+					r->ad[(size_t)(in_rel <= x ? in_rel - 1 :
+						       x - 1) * ng + x] += bytes;
+			}
+		}
+	}
+	for (x = 0; x < ng; x++)
+		if (ref_stay(r, x) > r->lo)
+			r->lo = ref_stay(r, x);
+	for (x = 0; x < ng; x++)
+		for (y = x + 1, near = 0; y < ng; y++) {
+			near += r->ah[(size_t)x * ng + y];
+			r->ah[(size_t)x * ng + y] = ref_stay(r, x) + near;
+		}
+	for (y = 0; y < ng; y++)
+		for (x = y, near = 0; x-- > 0; ) {
+			near += r->ad[(size_t)x * ng + y];
+			r->ad[(size_t)x * ng + y] = ref_stay(r, y) + near;
+		}
+}
+
+static int ref_desc(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	return (a < b) - (a > b);
+}
+
+static double ref_level(const struct ref *r, uint32_t l)
+{
+	uint32_t n = r->bt->nlev;
+
+	return l ? r->slack * exp2(-(double)(n - 1 - l) / 4) : 0;
+}
+
+/* Each averaged window: every gap, then a knapsack of bucket sums. */
+static void ref_averaged(struct __test_metadata *_metadata, struct ref *r)
+{
+	const struct bound_tables *bt = r->bt;
+	const struct life *lf = r->lf;
+	const struct graph *g = lf->g;
+	const double *t0 = lf->t0;
+	uint32_t nb = bt->nbuck, x, y, sx, sy, lo, hi, t, *used, nused, u, l;
+	double *w = calloc(nb, sizeof(*w)), *v = calloc(nb, sizeof(*v));
+	double *top = calloc(nb, sizeof(*top));
+	double *wsint = calloc(lf->n + 1, sizeof(*wsint));
+	double held, saved, len, d, e, b, cw, cv, cap, part, *lev;
+	int64_t a, j;
+	size_t i;
+
+	used = calloc(nb, sizeof(*used));
+	ASSERT_TRUE(w && v && top && used && wsint);
+	for (u = 0; u < lf->n; u++)
+		wsint[u + 1] = wsint[u] + (double)lf->ws[u] *
+			       (t0[u + 1] - t0[u]);
+	for (x = 0; x + 1 < bt->ncg; x++)
+		for (y = x + 1; y <= x + bt->span && y < bt->ncg; y++) {
+			sx = bt->step[bt->cg[x]];
+			sy = bt->step[bt->cg[y]];
+			held = wsint[sy] - wsint[sx];
+			saved = 0;
+			nused = 0;
+			for (t = 0; t < g->nt; t++)
+				for (i = 0; i <= nr_accesses(lf, t); i++) {
+					if (!hyper_plan__gap_live(lf, t, i))
+						continue;
+					hyper_plan__gap_ends(lf, t, i, &a, &j);
+					if (j <= a + 1 || a + 1 >= sy || j <= sx)
+						continue;
+					lo = a + 1 > sx ? (uint32_t)a + 1 : sx;
+					hi = j < sy ? (uint32_t)j : sy;
+					if (hi <= lo || (len = t0[hi] - t0[lo]) <= 0)
+						continue;
+					b = (double)g->t[t].bytes;
+					held += b * len;
+					if (g->t[t].flags & TF_PIN)
+						continue;
+					if (j >= sy) {
+						saved += b * len;
+						continue;
+					}
+					d = h2d_ns(r->p, b);
+					if (d <= 0) {
+						saved += b * len;
+						continue;
+					}
+					if (len <= d)
+						continue;
+					e = b * (len - d) / d;
+					e = (log(e) - bt->buck_lo) * 100;
+					u = e < 0 ? 0 : e >= nb ? nb - 1 : (uint32_t)e;
+					if (w[u] == 0)
+						used[nused++] = u;
+					w[u] += d;
+					v[u] += b * (len - d);
+					e = b * (len - d) / d;
+					if (e > top[u])
+						top[u] = e;
+				}
+			qsort(used, nused, sizeof(*used), ref_desc);
+			lev = &r->lev[((size_t)x * bt->span + y - x - 1) *
+				      bt->nlev];
+			for (l = 0, u = 0, cw = cv = 0; l < bt->nlev; l++) {
+				cap = t0[sy] - t0[sx] + ref_level(r, l);
+				part = 0;
+				while (u < nused && cw + w[used[u]] <= cap) {
+					cw += w[used[u]];
+					cv += v[used[u++]];
+				}
+				if (u < nused) {
+					part = (cap - cw) * top[used[u]];
+					if (part > v[used[u]])
+						part = v[used[u]];
+				}
+				lev[l] = cap > 0 && held > saved + cv + part ?
+					 (held - saved - cv - part) / cap : 0;
+			}
+			for (u = 0; u < nused; u++)
+				w[used[u]] = v[used[u]] = top[used[u]] = 0;
+		}
+	free(w);
+	free(v);
+	free(top);
+	free(used);
+	free(wsint);
+}
+
+static double ref_need(double must, double budget, double bps, double dt)
+{
+	double s = (must - budget) / bps * 1e9 - dt;
+
+	return s > 0 ? s : 0;
+}
+
+/* Every window at every instant: the most stall they force. */
+static double ref_stall(const struct ref *r, double budget, double *best)
+{
+	const struct bound_tables *bt = r->bt;
+	uint32_t x, y, ng = r->ng, l;
+	double v, h, d;
+
+	best[0] = 0;
+	for (y = 1; y < ng; y++) {
+		best[y] = best[y - 1];
+		for (x = 0; x < y; x++) {
+			h = ref_need(r->ah[(size_t)x * ng + y], budget,
+				     r->p->h2d_bps, r->t[y] - r->t[x]);
+			d = ref_need(r->ad[(size_t)x * ng + y], budget,
+				     r->p->d2h_bps, r->t[y] - r->t[x]);
+			v = best[x] + (h > d ? h : d);
+			if (v > best[y])
+				best[y] = v;
+		}
+		if (r->coarse[y] <= 0)
+			continue;
+		for (x = 0; x < (uint32_t)r->coarse[y]; x++) {
+			const double *lev;
+
+			if (x + bt->span < (uint32_t)r->coarse[y])
+				continue;
+			lev = &r->lev[((size_t)x * bt->span + r->coarse[y] -
+				       x - 1) * bt->nlev];
+			for (l = bt->nlev; l > 0 && lev[l - 1] <= budget; l--)
+				;
+			v = !l ? 0 : l == bt->nlev ? r->slack + 1 :
+			    ref_level(r, l - 1);
+			v += best[bt->cg[x]];
+			if (v > best[y])
+				best[y] = v;
+		}
+	}
+	return best[ng - 1];
+}
+
+static bool same_bits(double a, double b)
+{
+	return !memcmp(&a, &b, sizeof(a));
+}
+
+/* The tables and the bound of @lf, against the plain definition. */
+static void against_plain(struct __test_metadata *_metadata,
+			  const struct life *lf, const struct profile *p,
+			  double max_slow, const char *what)
+{
+	struct bound_tables bt;
+	struct ref r = { .lf = lf, .p = p, .bt = &bt };
+	double hi = lf->peak0, mid, *best;
+	uint32_t x, y, ng, bad = 0;
+	uint64_t bound;
+	size_t nlev;
+	int it;
+
+	ASSERT_EQ(0, hyper_plan__bound_tables(lf, p, max_slow, &bt,
+					      &(struct hp_mem){ 0 }));
+	ng = r.ng = bt.ng;
+	nlev = (size_t)bt.ncg * bt.span * bt.nlev;
+	r.slack = max_slow * lf->t0[lf->n];
+	r.lo = hyper_plan__life_floor(lf, NULL);
+	r.t = calloc(ng, sizeof(*r.t));
+	r.ah = calloc((size_t)ng * ng, sizeof(*r.ah));
+	r.ad = calloc((size_t)ng * ng, sizeof(*r.ad));
+	r.pinned = calloc(ng, sizeof(*r.pinned));
+	r.lev = calloc(nlev, sizeof(*r.lev));
+	r.coarse = malloc(ng * sizeof(*r.coarse));
+	best = calloc(ng, sizeof(*best));
+	ASSERT_TRUE(r.t && r.ah && r.ad && r.pinned && r.lev && r.coarse &&
+		    best);
+	for (x = 0; x < ng; x++) {
+		r.t[x] = lf->t0[bt.step[x]];
+		r.coarse[x] = -1;
+	}
+	for (x = 0; x < bt.ncg; x++)
+		r.coarse[bt.cg[x]] = (int32_t)x;
+	ref_windows(&r);
+	ref_averaged(_metadata, &r);
+	for (x = 0; x < ng; x++)
+		bad += !same_bits(r.pinned[x], bt.pinned[x]);
+	for (y = 1; y < ng; y++)
+		for (x = 0; x < y; x++) {
+			size_t c = (size_t)y * (y - 1) / 2 + x;
+
+			bad += !same_bits(r.ah[(size_t)x * ng + y], bt.h[c]);
+			bad += !same_bits(r.ad[(size_t)x * ng + y], bt.d[c]);
+		}
+	EXPECT_EQ(0, bad) TH_LOG("%s: %u window cells differ", what, bad);
+	EXPECT_TRUE(same_bits(r.lo, bt.floor)) TH_LOG("%s: floor", what);
+	EXPECT_EQ(0, memcmp(r.lev, bt.lev, nlev * sizeof(*r.lev)))
+		TH_LOG("%s: averaged levels differ", what);
+	/* the bisection, every window at every step */
+	if (hi < r.lo)
+		hi = r.lo;
+	if (ref_stall(&r, r.lo, best) > r.slack) {
+		for (it = 0; it < 40 && hi - r.lo > 1e-4 * r.lo; it++) {
+			mid = (r.lo + hi) / 2;
+			if (ref_stall(&r, mid, best) > r.slack)
+				r.lo = mid;
+			else
+				hi = mid;
+		}
+	} else {
+		hi = r.lo;
+	}
+	bound = hyper_plan__lower_bound(lf, p, max_slow, &(struct hp_mem){ 0 });
+	EXPECT_EQ((uint64_t)hi, bound) TH_LOG("%s: bound", what);
+	free(r.t);
+	free(r.ah);
+	free(r.ad);
+	free(r.pinned);
+	free(r.lev);
+	free(r.coarse);
+	free(best);
+	hyper_plan__bound_tables_free(&bt);
+}
+
+FIXTURE(plain) {};
+FIXTURE_SETUP(plain) {}
+FIXTURE_TEARDOWN(plain) {}
+
+/* Random graphs and cut-down models, both orders, a few links. */
+TEST_F_TIMEOUT(plain, bound_tables_as_defined, 300)
+{
+	static const struct plan_case cases[] = {
+		{ NULL, NULL, 40, 1 },
+		{ NULL, NULL, 300, 2 },
+		{ NULL, NULL, 900, 3 },
+		{ "olmoe-1b-7b", "train", 0, 4 },
+		{ "llama3.1-8b", "infer", 0, 5 },
+		{ "llama2-7b", "train-keep", 0, 6 },
+	};
+	static const double slow[] = { 0, 0.01, 0.3 };
+	const struct profile *prof[] = { &slow_link, &laggy_link,
+					 &hyper_plan__profile_table[0],
+					 &hyper_plan__profile_table[1] };
+	unsigned int c, l;
+	struct hp_err e;
+	char what[128];
+	struct job j;
+
+	for (c = 0; c < ARRAY_SIZE(cases); c++) {
+		const struct profile *p = prof[c % ARRAY_SIZE(prof)];
+
+		memset(&j, 0, sizeof(j));
+		ASSERT_EQ(0, case_job(&j, &cases[c], p, &e)) TH_LOG("%s", e.msg);
+		for (l = 0; l < ARRAY_SIZE(slow); l++) {
+			snprintf(what, sizeof(what), "%s %s on %s at %g",
+				 j.g.name, cases[c].mode ?: "", p->name,
+				 slow[l]);
+			against_plain(_metadata, &j.lf, p, slow[l], what);
+			if (j.has_ref)
+				against_plain(_metadata, &j.lf_ref, p, slow[l],
+					      what);
+			TH_LOG("%s: %u ops, %s", what, j.lf.n,
+			       j.has_ref ? "two orders" : "one order");
+		}
+		hyper_plan__job_free(&j);
+	}
 }
 
 TEST_HARNESS_MAIN
