@@ -41,7 +41,11 @@ struct calendar {
 	const double *cap0;
 	double scale;
 	uint32_t dirty;
+	uint32_t *undo;		/* steps written, while nundo <= CAL_UNDO */
+	uint32_t nundo;
 };
+
+#define CAL_UNDO	4096
 
 struct hp_mem;
 
@@ -52,8 +56,9 @@ void hyper_plan__cal_free(struct calendar *c);
 void hyper_plan__cal_reset(struct calendar *c, const double *cap0, double scale);
 /*
  * The same, rebuilding only the steps written since the last reset when
- * it had the same @cap0 and @scale: O(steps written) after a run that
- * stopped early.  The arrays end the same as hyper_plan__cal_reset()'s.
+ * it had the same @cap0 and @scale: each of them while they are few,
+ * else all from the first; O(steps written) after a run that stopped
+ * early.  The arrays end the same as hyper_plan__cal_reset()'s.
  */
 void hyper_plan__cal_restore(struct calendar *c, const double *cap0,
 			     double scale);

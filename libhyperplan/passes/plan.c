@@ -195,9 +195,10 @@ static int index_by_use(struct plan_ctx *pc)
 		by_j[i + 1] += by_j[i];
 	for (i = 0; i < pc->nc; i++)
 		tmp[by_j[pc->c[i].j] + fill[pc->c[i].j]++] = i;
-	for (i = 0; i <= n; i++)
-		qsort_r(tmp + by_j[i], by_j[i + 1] - by_j[i], sizeof(*tmp),
-			cmp_start, pc->c);
+	for (i = 0; i <= n; i++)	/* most uses end one gap or none */
+		if (by_j[i + 1] - by_j[i] > 1)
+			qsort_r(tmp + by_j[i], by_j[i + 1] - by_j[i],
+				sizeof(*tmp), cmp_start, pc->c);
 	m = by_j[n];
 	for (i = 0; i < m; i++) {	/* then stable by class */
 		cls[tmp[i]] = raw_class(pc->lf->g->t[pc->c[tmp[i]].t].bytes);
@@ -676,9 +677,14 @@ static bool fit_step(struct plan_ctx *pc, uint32_t k, uint64_t budget,
 {
 	struct fit f = { k, (int64_t)pc->lf->base[k] - *absent -
 			    (int64_t)budget, absent, 0 };
-	uint32_t n = pc->lf->n, lo = first_use(pc, k), b, i;
-	bool fits = f.over <= 0 || offer_final(pc, &f);
+	uint32_t n = pc->lf->n, lo = n, b, i;
+	bool fits = f.over <= 0;
 
+	/* most steps fit: no reach looked up (before the final gaps' takes) */
+	if (!fits || pc->scratch)
+		lo = first_use(pc, k);
+	if (!fits)
+		fits = offer_final(pc, &f);
 	if (!fits && lo < n)
 		class_reach(pc, k, lo);
 	while (!fits && lo < n && f.tries < MAX_TRIES && !pc->mem->failed &&

@@ -189,7 +189,7 @@ static int sort_due(struct plan_ctx *pc)
 	}
 	memset(off, 0, ((size_t)n + 2) * sizeof(*off));
 	for (i = 0; i < pc->nev; i++)
-		off[n - pc->ev[i].j]++;		/* j in [0, n]: latest first */
+		off[n - pc->ev[i].j]++;	/* j in [0, n]: latest first */
 	for (j = 0; j <= n; j++) {
 		c = off[j];
 		off[j] = sum;

@@ -396,8 +396,9 @@ TEST(sweep_reuse_matches_scratch)
 			x ^= x >> 7;
 			x ^= x << 17;
 			/* mostly the top tenth, where sweeps get far */
-			aim = lo + (k % 3 ? span - span / 10 + x % (span / 10 + 1) :
-				    x % (span + 1));
+			aim = lo + (k % 3 ? span - span / 10 +
+					    x % (span / 10 + 1) :
+					    x % (span + 1));
 			same_sweep(_metadata, &re, &sc, aim,
 				   scales[(x >> 32) % ARRAY_SIZE(scales)]);
 		}
