@@ -18,7 +18,10 @@ int hyper_plan__cal_init(struct calendar *c, uint32_t n, struct hp_mem *mem)
 	c->right = hyper_plan__array(mem, (size_t)n + 1, sizeof(*c->right));
 	c->zeros = hyper_plan__array(mem, (size_t)n + 1, sizeof(*c->zeros));
 	c->used = hyper_plan__malloc(mem, n);
-	if (c->cap && c->fen && c->left && c->right && c->zeros && c->used)
+	c->fen0 = hyper_plan__array(mem, (size_t)n + 1, sizeof(*c->fen0));
+	c->undo = hyper_plan__array(mem, CAL_UNDO, sizeof(*c->undo));
+	if (c->cap && c->fen && c->left && c->right && c->zeros && c->used &&
+	    c->fen0 && c->undo)
 		return 0;
 	hyper_plan__cal_free(c);
 	return -ENOMEM;
@@ -32,6 +35,8 @@ void hyper_plan__cal_free(struct calendar *c)
 	free(c->right);
 	free(c->zeros);
 	free(c->used);
+	free(c->fen0);
+	free(c->undo);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -60,6 +65,50 @@ void hyper_plan__cal_reset(struct calendar *c, const double *cap0, double scale)
 	c->right[c->n] = c->n;
 	c->low = c->n;
 	memset(c->used, 0, c->n);
+	memcpy(c->fen0, c->fen, ((size_t)c->n + 1) * sizeof(*c->fen));
+	c->cap0 = cap0;
+	c->scale = scale;
+	c->dirty = c->n;
+	c->nundo = 0;
+}
+
+/* Step i as hyper_plan__cal_reset() left it, all but the tree. */
+static void restore_step(struct calendar *c, uint32_t i)
+{
+	bool full;
+
+	c->cap[i] = c->cap0[i] * c->scale;
+	full = c->cap[i] <= EMPTY;
+	c->left[i + 1] = full ? i : i + 1;
+	c->right[i] = full ? i + 1 : i;
+	c->used[i] = 0;
+}
+
+void hyper_plan__cal_restore(struct calendar *c, const double *cap0,
+			     double scale)
+{
+	uint32_t i, u, from = c->dirty;
+
+	if (cap0 != c->cap0 || scale != c->scale) {
+		hyper_plan__cal_reset(c, cap0, scale);
+		return;
+	}
+	if (c->nundo <= CAL_UNDO) {
+		for (u = 0; u < c->nundo; u++) {
+			restore_step(c, c->undo[u]);
+			for (i = c->undo[u] + 1; i <= c->n; i += i & -i)
+				c->fen[i] = c->fen0[i];
+		}
+	} else {
+		for (i = from; i < c->n; i++)
+			restore_step(c, i);
+		memcpy(c->fen + from + 1, c->fen0 + from + 1,
+		       ((size_t)c->n - from) * sizeof(*c->fen));
+	}
+	c->right[c->n] = c->n;
+	c->low = c->n;
+	c->dirty = c->n;
+	c->nundo = 0;
 }
 
 static double prefix(const struct calendar *c, uint32_t k)
@@ -98,10 +147,32 @@ uint32_t hyper_plan__cal_reach(const struct calendar *c, uint32_t lo, double amo
 	return hyper_plan__cal_reach_sum(c, prefix(c, lo) + amount);
 }
 
-static uint32_t find(uint32_t *up, uint32_t x)
+/* Step @x's entries may be written: restore them. */
+static void dirty(struct calendar *c, uint32_t x)
+{
+	if (x < c->dirty)
+		c->dirty = x;
+	if (c->nundo < CAL_UNDO)
+		c->undo[c->nundo] = x;
+	if (c->nundo <= CAL_UNDO)
+		c->nundo++;
+}
+
+/*
+ * The root of x in @up (left or right), halving the path; a pointer it
+ * moves is noted for hyper_plan__cal_restore(): entry x belongs to step
+ * x - @off (left[x] to step x - 1, right[x] to step x).
+ */
+static uint32_t find(struct calendar *c, uint32_t *up, uint32_t off,
+		     uint32_t x)
 {
 	while (up[x] != x) {
-		up[x] = up[up[x]];
+		uint32_t g = up[up[x]];
+
+		if (g != up[x]) {
+			dirty(c, x - off);
+			up[x] = g;
+		}
 		x = up[x];
 	}
 	return x;
@@ -116,12 +187,14 @@ static bool crossed(const struct calendar *c, uint32_t a, uint32_t b)
 int hyper_plan__cal_find_run(struct calendar *c, uint32_t lo, uint32_t hi, double amount,
 		 uint32_t *first, uint32_t *last)
 {
-	uint32_t x = lo < c->n ? find(c->right, lo) : c->n, prev = NONE;
+	uint32_t x, prev = NONE;
 	double acc = 0;
+
+	x = lo < c->n ? find(c, c->right, 0, lo) : c->n;
 
 	if (hyper_plan__cal_avail(c, lo, hi) < amount)
 		return -1;
-	for (; x <= hi && x < c->n; prev = x, x = find(c->right, x + 1)) {
+	for (; x <= hi && x < c->n; prev = x, x = find(c, c->right, 0, x + 1)) {
 		if (prev == NONE || c->used[x] || crossed(c, prev, x)) {
 			acc = 0;	/* a run starts here */
 			*first = x;
@@ -139,6 +212,7 @@ static void take(struct calendar *c, uint32_t k, double got)
 {
 	uint32_t i;
 
+	dirty(c, k);
 	c->cap[k] -= got;
 	c->used[k] = 1;
 	if (k < c->low)
@@ -158,7 +232,7 @@ uint32_t hyper_plan__cal_take_latest(struct calendar *c, uint32_t lo, uint32_t h
 	double got;
 
 	while (amount > EMPTY) {
-		k = find(c->left, hi + 1);
+		k = find(c, c->left, 1, hi + 1);
 		if (!k || k - 1 < lo)
 			break;		/* rounding: the sum said it fits */
 		first = k - 1;

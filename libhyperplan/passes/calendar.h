@@ -32,7 +32,20 @@ struct calendar {
 	uint32_t *zeros;	/* steps with no time at all, before each step */
 	uint8_t *used;		/* some store took time in the step */
 	uint32_t low;		/* the first step taken from since its user set it */
+	/*
+	 * What the last full reset built (hyper_plan__cal_restore()): the
+	 * tree over its steps, from which step's capacities, and the first
+	 * entry written since (every array's entries below it are as built).
+	 */
+	double *fen0;
+	const double *cap0;
+	double scale;
+	uint32_t dirty;
+	uint32_t *undo;		/* steps written, while nundo <= CAL_UNDO */
+	uint32_t nundo;
 };
+
+#define CAL_UNDO	4096
 
 struct hp_mem;
 
@@ -41,6 +54,14 @@ int hyper_plan__cal_init(struct calendar *c, uint32_t n, struct hp_mem *mem);
 void hyper_plan__cal_free(struct calendar *c);
 /* Each step k offers cap0[k] × scale. */
 void hyper_plan__cal_reset(struct calendar *c, const double *cap0, double scale);
+/*
+ * The same, rebuilding only the steps written since the last reset when
+ * it had the same @cap0 and @scale: each of them while they are few,
+ * else all from the first; O(steps written) after a run that stopped
+ * early.  The arrays end the same as hyper_plan__cal_reset()'s.
+ */
+void hyper_plan__cal_restore(struct calendar *c, const double *cap0,
+			     double scale);
 double hyper_plan__cal_avail(const struct calendar *c, uint32_t lo, uint32_t hi);
 /* The first step hi with at least @amount in [lo, hi]; n if none. */
 uint32_t hyper_plan__cal_reach(const struct calendar *c, uint32_t lo, double amount);

@@ -148,6 +148,12 @@ static int make_buckets(struct plan_ctx *pc, const uint8_t *cls, size_t m)
 	}
 	while (s <= pc->ncls)
 		pc->cls_b[s++] = pc->nb;
+	pc->b_cls = hyper_plan__malloc(pc->mem, pc->nb ? pc->nb : 1);
+	if (!pc->b_cls)
+		return -ENOMEM;
+	for (s = 0; s < pc->ncls; s++)
+		for (b = pc->cls_b[s]; b < pc->cls_b[s + 1]; b++)
+			pc->b_cls[b] = s;
 	pc->by_b[pc->nb] = m;		/* bucket nb: the gaps to the end */
 	pc->by_b[pc->nb + 1] = pc->nc;
 	pc->at_off = hyper_plan__calloc(pc->mem, (size_t)n + 2, sizeof(*pc->at_off));
@@ -189,9 +195,10 @@ static int index_by_use(struct plan_ctx *pc)
 		by_j[i + 1] += by_j[i];
 	for (i = 0; i < pc->nc; i++)
 		tmp[by_j[pc->c[i].j] + fill[pc->c[i].j]++] = i;
-	for (i = 0; i <= n; i++)
-		qsort_r(tmp + by_j[i], by_j[i + 1] - by_j[i], sizeof(*tmp),
-			cmp_start, pc->c);
+	for (i = 0; i <= n; i++)	/* most uses end one gap or none */
+		if (by_j[i + 1] - by_j[i] > 1)
+			qsort_r(tmp + by_j[i], by_j[i + 1] - by_j[i],
+				sizeof(*tmp), cmp_start, pc->c);
 	m = by_j[n];
 	for (i = 0; i < m; i++) {	/* then stable by class */
 		cls[tmp[i]] = raw_class(pc->lf->g->t[pc->c[tmp[i]].t].bytes);
@@ -224,7 +231,11 @@ static int index_by_use(struct plan_ctx *pc)
 	pc->cls_lo = hyper_plan__array(mem, pc->ncls, sizeof(*pc->cls_lo));
 	pc->cls_from = hyper_plan__array(mem, pc->ncls, sizeof(*pc->cls_from));
 	pc->cls_stale = hyper_plan__calloc(mem, pc->ncls, 1);
-	if (pc->cls_lo && pc->cls_from && pc->cls_stale)
+	pc->min_key = hyper_plan__array(mem, pc->ncls, sizeof(*pc->min_key));
+	pc->min_lo = hyper_plan__array(mem, pc->ncls, sizeof(*pc->min_lo));
+	pc->min_b = hyper_plan__array(mem, pc->ncls, sizeof(*pc->min_b));
+	if (pc->cls_lo && pc->cls_from && pc->cls_stale && pc->min_key &&
+	    pc->min_lo && pc->min_b)
 		ret = 0;
 out:
 	free(tmp);
@@ -239,6 +250,7 @@ int hyper_plan__plan_init(struct plan_ctx *pc, const struct life *lf,
 {
 	const struct graph *g = lf->g;
 	uint32_t t, k, n = lf->n;
+	size_t i;
 
 	memset(pc, 0, sizeof(*pc));
 	pc->lf = lf;
@@ -267,10 +279,17 @@ int hyper_plan__plan_init(struct plan_ctx *pc, const struct life *lf,
 	pc->alive = hyper_plan__malloc(mem, pc->nc);
 	pc->cur = hyper_plan__array(mem, (size_t)pc->nb + 1, sizeof(*pc->cur));
 	pc->aside_gen = hyper_plan__calloc(mem, (size_t)pc->nb + 1, sizeof(*pc->aside_gen));
+	pc->due_off = hyper_plan__array(mem, (size_t)n + 2, sizeof(*pc->due_off));
+	pc->ep_undo = hyper_plan__array(mem, EP_UNDO, sizeof(*pc->ep_undo));
+	pc->alive0 = hyper_plan__malloc(mem, pc->nc ? pc->nc : 1);
 	pc->gen = 1;
+	pc->swept = NONE;
 	if (!pc->ep || !pc->delta || !pc->alive || !pc->cur || !pc->aside_gen ||
+	    !pc->due_off || !pc->ep_undo || !pc->alive0 ||
 	    hyper_plan__seg_init(&pc->seg, pc->nb ? pc->nb : 1, mem))
 		goto fail;
+	for (i = 0; i < pc->nc; i++)	/* small ones wait for a last resort */
+		pc->alive0[i] = !pc->c[i].small;
 	return 0;
 fail:
 	hyper_plan__plan_free(pc);
@@ -287,6 +306,10 @@ void hyper_plan__plan_free(struct plan_ctx *pc)
 	free(pc->cls_lo);
 	free(pc->cls_from);
 	free(pc->cls_stale);
+	free(pc->min_key);
+	free(pc->min_lo);
+	free(pc->min_b);
+	free(pc->b_cls);
 	free(pc->at_j);
 	free(pc->at_off);
 	free(pc->idx);
@@ -302,25 +325,93 @@ void hyper_plan__plan_free(struct plan_ctx *pc)
 	free(pc->first_gap);
 	free(pc->alive);
 	free(pc->ev);
+	free(pc->ev_sorted);
+	free(pc->due_off);
+	free(pc->ep_undo);
+	free(pc->alive0);
 	memset(pc, 0, sizeof(*pc));
 }
 
-static void reset(struct plan_ctx *pc, double scale)
+/*
+ * Every bucket, the epochs, delta and the link calendars as a sweep
+ * starts; the second way only what the last sweep wrote (reset()).
+ */
+static void reset_all(struct plan_ctx *pc, double scale)
 {
 	uint32_t n = pc->lf->n;
 	size_t i;
 
-	pc->scale = scale;
 	hyper_plan__cal_reset(&pc->h2d, pc->cap, scale);
 	hyper_plan__cal_reset(&pc->d2h, pc->cap, scale);
 	for (i = 0; i < pc->nep; i++)
 		pc->ep[i] = (struct epoch_store){ -1, 0, false };
 	memset(pc->delta, 0, (n + 1) * sizeof(*pc->delta));
-	for (i = 0; i < pc->nc; i++)	/* small ones wait for a last resort */
-		pc->alive[i] = !pc->c[i].small || scale >= ANY_WAIT;
 	for (i = 0; i <= pc->nb; i++)
 		pc->cur[i] = pc->by_b[i];
 	hyper_plan__seg_clear(&pc->seg);
+}
+
+/*
+ * A sweep that failed at step k touched the buckets used after k alone
+ * (refresh() sees no other), the delta and epochs it noted, and the
+ * calendars' steps they say (hyper_plan__cal_restore()): those go back
+ * as reset_all() would set them, the rest already is.  Past a quarter of
+ * the buckets, clearing the tree whole is cheaper.
+ */
+static void reset_written(struct plan_ctx *pc, double scale)
+{
+	uint32_t n = pc->lf->n, x, b;
+
+	hyper_plan__cal_restore(&pc->h2d, pc->cap, scale);
+	hyper_plan__cal_restore(&pc->d2h, pc->cap, scale);
+	if (pc->ep_over) {
+		for (x = 0; x < pc->nep; x++)
+			pc->ep[x] = (struct epoch_store){ -1, 0, false };
+	} else {
+		for (x = 0; x < pc->nep_undo; x++)
+			pc->ep[pc->ep_undo[x]] =
+				(struct epoch_store){ -1, 0, false };
+	}
+	if (pc->delta_lo <= pc->delta_hi)
+		memset(pc->delta + pc->delta_lo, 0, (pc->delta_hi -
+		       pc->delta_lo + 1) * sizeof(*pc->delta));
+	pc->cur[pc->nb] = pc->by_b[pc->nb];
+	if (pc->at_off[n + 1] - pc->at_off[pc->swept + 1] > pc->nb / 4) {
+		for (b = 0; b < pc->nb; b++)
+			pc->cur[b] = pc->by_b[b];
+		hyper_plan__seg_clear(&pc->seg);
+		return;
+	}
+	for (x = pc->at_off[pc->swept + 1]; x < pc->at_off[n + 1]; x++) {
+		b = pc->at_j[x];
+		pc->cur[b] = pc->by_b[b];
+		hyper_plan__seg_set(&pc->seg, b, SEG_NONE);
+	}
+}
+
+static void reset(struct plan_ctx *pc, double scale)
+{
+	size_t i;
+
+	pc->scale = scale;
+	if (pc->swept == NONE || pc->scratch)
+		reset_all(pc, scale);
+	else
+		reset_written(pc, scale);
+	if (pc->scratch)
+		for (i = 0; i < pc->nc; i++)
+			pc->alive[i] = !pc->c[i].small || scale >= ANY_WAIT;
+	else if (scale >= ANY_WAIT)
+		memset(pc->alive, 1, pc->nc);
+	else
+		memcpy(pc->alive, pc->alive0, pc->nc);
+	for (i = 0; i < pc->ncls; i++)
+		pc->min_lo[i] = NONE;
+	pc->swept = pc->lf->n;
+	pc->delta_lo = pc->lf->n + 1;
+	pc->delta_hi = 0;
+	pc->nep_undo = 0;
+	pc->ep_over = false;
 	pc->nev = 0;
 }
 
@@ -346,7 +437,7 @@ static bool offer(struct plan_ctx *pc, struct fit *f, uint32_t i)
 		*f->absent += b;
 		f->over -= b;
 		if (s0 > 0)
-			pc->delta[s0 - 1] -= b;
+			plan_delta_add(pc, s0 - 1, -(int64_t)b);
 	} else {
 		if (r == NEVER)
 			pc->alive[i] = 0;
@@ -365,6 +456,7 @@ static void refresh(struct plan_ctx *pc, uint32_t b)
 	hyper_plan__seg_set(&pc->seg, b, *x < pc->by_b[b + 1] ?
 		(uint64_t)(pc->c[pc->idx[*x]].a + 1) << 32 | pc->b_j[b] :
 		SEG_NONE);
+	pc->min_lo[pc->b_cls[b]] = NONE;	/* its class's minimum moved */
 }
 
 /* The gaps to the end first: they need no prefetch, never wait. */
@@ -501,6 +593,47 @@ static void reach_moved(struct plan_ctx *pc, uint32_t k)
 }
 
 /*
+ * Class s's earliest candidate from cls_lo[s]: the range minimum, kept
+ * while none of the class's buckets is refreshed (refresh()).  When the
+ * reach moves, the minimum kept still serves: a reach moved earlier adds
+ * only the buckets before the old one, and one moved later keeps it if
+ * its bucket is not left behind (within a class, buckets come in order of
+ * use, and a key's low half is that use: no two of a class are equal).
+ */
+static uint64_t class_min(struct plan_ctx *pc, uint32_t s)
+{
+	uint32_t lo = pc->cls_lo[s], was = pc->min_lo[s];
+	uint64_t key = pc->min_key[s], more;
+
+	if (was == lo && !pc->scratch)
+		return key;
+	if (was == NONE || pc->scratch ||
+	    (lo > was && key != SEG_NONE && (uint32_t)key < pc->b_j[lo])) {
+		key = hyper_plan__seg_min(&pc->seg, lo, pc->cls_b[s + 1] - 1);
+		pc->min_b[s] = NONE;
+	} else if (lo < was) {
+		more = hyper_plan__seg_min(&pc->seg, lo, was - 1);
+		if (more < key) {
+			key = more;
+			pc->min_b[s] = NONE;
+		}
+	}
+	pc->min_key[s] = key;
+	pc->min_lo[s] = lo;
+	return key;
+}
+
+/* The bucket of class s that holds @key, its minimum (class_min()). */
+static uint32_t class_min_bucket(struct plan_ctx *pc, uint32_t s,
+				 uint64_t key)
+{
+	if (pc->min_b[s] == NONE || pc->scratch)
+		pc->min_b[s] = bucket_from(pc, pc->cls_lo[s], pc->cls_b[s + 1],
+					   (uint32_t)key);
+	return pc->min_b[s];
+}
+
+/*
  * The bucket whose first candidate is next: start, use, tensor.  A stale
  * class's reach only moved later, so the first candidate from its old
  * reach is no later than from its new one: a class that loses from
@@ -514,7 +647,7 @@ static uint32_t next_bucket(struct plan_ctx *pc, uint32_t lo)
 	for (s = 0; s < pc->ncls; s++) {
 		if (pc->cls_lo[s] >= pc->cls_b[s + 1])
 			continue;
-		key = hyper_plan__seg_min(&pc->seg, pc->cls_lo[s], pc->cls_b[s + 1] - 1);
+		key = class_min(pc, s);
 		if (key == SEG_NONE || key > best)
 			continue;
 		if (pc->cls_stale[s]) {
@@ -523,13 +656,11 @@ static uint32_t next_bucket(struct plan_ctx *pc, uint32_t lo)
 			if (pc->cls_lo[s] >= pc->cls_b[s + 1])
 				continue;
 			if (pc->cls_lo[s] != was)
-				key = hyper_plan__seg_min(&pc->seg, pc->cls_lo[s],
-							  pc->cls_b[s + 1] - 1);
+				key = class_min(pc, s);
 			if (key == SEG_NONE || key > best)
 				continue;
 		}
-		b = bucket_from(pc, pc->cls_lo[s], pc->cls_b[s + 1],
-				(uint32_t)key);
+		b = class_min_bucket(pc, s, key);
 		t = pc->c[pc->idx[pc->cur[b]]].t;
 		if (key < best || t < bt) {
 			best = key;
@@ -546,9 +677,14 @@ static bool fit_step(struct plan_ctx *pc, uint32_t k, uint64_t budget,
 {
 	struct fit f = { k, (int64_t)pc->lf->base[k] - *absent -
 			    (int64_t)budget, absent, 0 };
-	uint32_t n = pc->lf->n, lo = first_use(pc, k), b, i;
-	bool fits = f.over <= 0 || offer_final(pc, &f);
+	uint32_t n = pc->lf->n, lo = n, b, i;
+	bool fits = f.over <= 0;
 
+	/* most steps fit: no reach looked up (before the final gaps' takes) */
+	if (!fits || pc->scratch)
+		lo = first_use(pc, k);
+	if (!fits)
+		fits = offer_final(pc, &f);
 	if (!fits && lo < n)
 		class_reach(pc, k, lo);
 	while (!fits && lo < n && f.tries < MAX_TRIES && !pc->mem->failed &&
@@ -593,6 +729,7 @@ int hyper_plan__plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
 	for (k = pc->lf->n; k-- > 0;) {
 		uint32_t x;
 
+		pc->swept = k;
 		for (x = pc->at_off[k + 1]; x < pc->at_off[k + 2]; x++)
 			refresh(pc, pc->at_j[x]);	/* read at k + 1: span k */
 		absent += pc->delta[k];
@@ -604,6 +741,5 @@ int hyper_plan__plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
 		if (pc->mem->failed)
 			return -ENOMEM;
 	}
-	hyper_plan__issue_in_deadline_order(pc);
-	return 0;
+	return hyper_plan__issue_in_deadline_order(pc);
 }

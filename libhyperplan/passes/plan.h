@@ -45,6 +45,15 @@ struct plan_ctx {
 	uint32_t *cls_lo;	/* class s: first step its prefetch reaches */
 	uint32_t *cls_from;	/* class s: that step before lo and buckets */
 	uint8_t *cls_stale;	/* class s: a take may have moved its reach */
+	/*
+	 * Class s's earliest candidate from cls_lo[s] (its range minimum)
+	 * and the bucket holding it, kept while no bucket of the class was
+	 * refreshed: valid when min_lo[s] == cls_lo[s]; min_b[s] NONE
+	 * until looked up.
+	 */
+	uint64_t *min_key;
+	uint32_t *min_lo, *min_b;
+	uint8_t *b_cls;		/* class of each bucket */
 	double before;		/* link time offered before the step after k */
 	uint32_t *at_j;		/* buckets used at j: at_j[at_off[j] .. [j+1]) */
 	uint32_t *at_off;
@@ -66,20 +75,65 @@ struct plan_ctx {
 	size_t naside, cap_aside;
 	uint32_t *aside_gen;	/* bucket b is in aside when == gen */
 	uint32_t gen;
+	/*
+	 * What a sweep wrote, for the next reset to undo alone (a sweep
+	 * that fails near its start writes little): the lowest step it
+	 * began, the range of delta written, and the epochs it gave a
+	 * store, up to EP_UNDO of them (ep_over past that: all reset).
+	 */
+	uint32_t swept;		/* NONE: nothing known, reset all */
+	uint32_t delta_lo, delta_hi;
+	uint32_t *ep_undo;
+	uint32_t nep_undo;
+	bool ep_over;
+	uint8_t *alive0;	/* alive at reset, links not ANY_WAIT */
 	struct evict *ev;
 	size_t nev, cap_ev;
+	struct evict *ev_sorted;	/* the evictions by due step, built */
+	size_t cap_sorted;		/* there and swapped with ev */
+	uint32_t *due_off;		/* per due step j: its first there */
 	/*
 	 * After a failed selection: the bytes its failing step was still
 	 * over, and the evictions chosen at the steps swept before it.
 	 */
 	uint64_t short_by;
 	size_t nev_before;
+	/*
+	 * Tests: every reuse off (the class minima looked up each time, the
+	 * evictions sorted by qsort()), the from-scratch path to compare
+	 * with.
+	 */
+	bool scratch;
 };
+
+#define EP_UNDO		65536
+
+/* Adds @v to delta[x], noting the range written. */
+static inline void plan_delta_add(struct plan_ctx *pc, uint32_t x, int64_t v)
+{
+	pc->delta[x] += v;
+	if (x < pc->delta_lo)
+		pc->delta_lo = x;
+	if (x > pc->delta_hi)
+		pc->delta_hi = x;
+}
+
+/* Epoch @x is about to be written: noted if it is as reset left it. */
+static inline void plan_ep_touch(struct plan_ctx *pc, uint32_t x)
+{
+	if (pc->ep[x].last != -1 || pc->ep[x].clean)
+		return;			/* noted already */
+	if (pc->nep_undo < EP_UNDO)
+		pc->ep_undo[pc->nep_undo++] = x;
+	else
+		pc->ep_over = true;
+}
 
 /* plan_take.c */
 enum { TAKEN, RETRY, NEVER };
 int hyper_plan__try_take(struct plan_ctx *pc, uint32_t i, uint32_t k, int32_t *s0);
-void hyper_plan__issue_in_deadline_order(struct plan_ctx *pc);
+/* 0, or -ENOMEM (pc->mem failed). */
+int hyper_plan__issue_in_deadline_order(struct plan_ctx *pc);
 
 /* 0, or -ENOMEM with @pc freed. */
 int hyper_plan__plan_init(struct plan_ctx *pc, const struct life *lf,

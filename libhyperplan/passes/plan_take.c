@@ -11,7 +11,9 @@
  * time, and keeps the tensor off the device until then as well, so it is
  * taken whenever the link has the time for it.
  */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "passes/plan.h"
 
@@ -100,7 +102,7 @@ static void take_first_gap(struct plan_ctx *pc, uint32_t t, double cost)
 
 	pc->alive[fg] = 0;
 	if (at > 0)		/* off the device on steps not reached yet */
-		pc->delta[at - 1] += pc->lf->g->t[t].bytes;
+		plan_delta_add(pc, at - 1, pc->lf->g->t[t].bytes);
 	record(pc, &(struct evict){ t, -1, j, -1, -1, at });
 }
 
@@ -109,6 +111,7 @@ static int32_t new_store(struct plan_ctx *pc, const struct cand *c,
 {
 	struct epoch_store *es = &pc->ep[c->epoch];
 
+	plan_ep_touch(pc, c->epoch);
 	if (pc->scale < ANY_WAIT)
 		hyper_plan__cal_take_run(&pc->d2h, ch->first, ch->last, ch->d2h);
 	es->last = ch->last - (pc->scale >= ANY_WAIT);
@@ -138,6 +141,7 @@ int hyper_plan__try_take(struct plan_ctx *pc, uint32_t i, uint32_t k, int32_t *s
 		return r;
 	if (ch.how == POOL_HOME) {
 		take_first_gap(pc, c->t, ch.h2d);
+		plan_ep_touch(pc, c->epoch);
 		es->clean = true;
 	} else if (ch.how == NEW_STORE) {
 		store = new_store(pc, c, &ch);
@@ -160,6 +164,49 @@ static int cmp_due(const void *pa, const void *pb)
 }
 
 /*
+ * The evictions by due step, latest first, those due at the same step in
+ * the order they were taken: what a stable sort by cmp_due() gives (glibc's
+ * qsort() is a merge sort here), as a counting sort, O(n + nev).
+ */
+static int sort_due(struct plan_ctx *pc)
+{
+	uint32_t n = pc->lf->n, *off = pc->due_off, j, sum = 0, c;
+	struct evict *out;
+	size_t i;
+
+	if (pc->scratch) {
+		qsort(pc->ev, pc->nev, sizeof(*pc->ev), cmp_due);
+		return 0;
+	}
+	if (pc->cap_sorted < pc->nev) {	/* as large as ev */
+		free(pc->ev_sorted);
+		pc->cap_sorted = 0;
+		pc->ev_sorted = hyper_plan__array(pc->mem, pc->cap_ev,
+						  sizeof(*pc->ev_sorted));
+		if (!pc->ev_sorted)
+			return -ENOMEM;
+		pc->cap_sorted = pc->cap_ev;
+	}
+	memset(off, 0, ((size_t)n + 2) * sizeof(*off));
+	for (i = 0; i < pc->nev; i++)
+		off[n - pc->ev[i].j]++;	/* j in [0, n]: latest first */
+	for (j = 0; j <= n; j++) {
+		c = off[j];
+		off[j] = sum;
+		sum += c;
+	}
+	out = pc->ev_sorted;
+	for (i = 0; i < pc->nev; i++)
+		out[off[n - pc->ev[i].j]++] = pc->ev[i];
+	pc->ev_sorted = pc->ev;		/* swapped, with their capacities */
+	pc->ev = out;
+	i = pc->cap_sorted;
+	pc->cap_sorted = pc->cap_ev;
+	pc->cap_ev = i;
+	return 0;
+}
+
+/*
  * Prefetches are issued in deadline order, each as late as the queue
  * allows: packed backwards from the last deadline, one starts when the
  * next one due must start, or by its own deadline if that is earlier.
@@ -168,14 +215,14 @@ static int cmp_due(const void *pa, const void *pb)
  * the sweep reserved suffices.  None is issued before its tensor is free
  * to leave (the step after the gap starts).
  */
-void hyper_plan__issue_in_deadline_order(struct plan_ctx *pc)
+int hyper_plan__issue_in_deadline_order(struct plan_ctx *pc)
 {
 	const struct life *lf = pc->lf;
 	double next = 1e300, end, start;
 	size_t i;
 
-	if (pc->nev)
-		qsort(pc->ev, pc->nev, sizeof(*pc->ev), cmp_due);
+	if (pc->nev && sort_due(pc))
+		return -ENOMEM;
 	for (i = 0; i < pc->nev; i++) {
 		struct evict *v = &pc->ev[i];
 
@@ -190,4 +237,5 @@ void hyper_plan__issue_in_deadline_order(struct plan_ctx *pc)
 		if (v->fetch_step > v->j)
 			v->fetch_step = v->j;
 	}
+	return 0;
 }

@@ -330,6 +330,84 @@ TEST(sweep_says_how_far_short_it_fell)
 	hyper_plan__job_free(&j);
 }
 
+/* One sweep of each, the same aim and links: the same outcome, evictions
+ * and all. */
+static void same_sweep(struct __test_metadata *_metadata,
+		       struct plan_ctx *re, struct plan_ctx *sc, uint64_t aim,
+		       double scale)
+{
+	uint32_t fr = 0, fs = 0;
+	int rr = hyper_plan__plan_select(re, aim, scale, &fr);
+	int rs = hyper_plan__plan_select(sc, aim, scale, &fs);
+
+	ASSERT_EQ(rs, rr);
+	ASSERT_EQ(sc->nev, re->nev);
+	ASSERT_EQ(0, memcmp(sc->ev, re->ev, sc->nev * sizeof(*sc->ev)))
+		TH_LOG("aim %llu scale %g", (unsigned long long)aim, scale);
+	if (rs) {
+		ASSERT_EQ(fs, fr);
+		ASSERT_EQ(sc->short_by, re->short_by);
+		ASSERT_EQ(sc->nev_before, re->nev_before);
+	} else {
+		ASSERT_EQ(hyper_plan__plan_saturated_ns(sc),
+			  hyper_plan__plan_saturated_ns(re));
+	}
+}
+
+/*
+ * The sweep's reuse (passes/plan.c: a reset that undoes only what the
+ * last sweep wrote, the size classes' minima kept between look-ups, the
+ * evictions counted into deadline order) against the from-scratch path
+ * (pc->scratch): random graphs and a decode, swept at aims from the
+ * largest working set to the peak in a scrambled order (failures near
+ * the start and deep, fits) on links of three speeds, one context each
+ * way.
+ */
+TEST(sweep_reuse_matches_scratch)
+{
+	static const double scales[] = { 1.0, 1.0, 1.0, 1.3, ANY_WAIT };
+	struct plan_case cases[] = {
+		{ NULL, NULL, 300, 1 }, { NULL, NULL, 600, 2 },
+		{ NULL, NULL, 1000, 3 }, { NULL, NULL, 1500, 4 },
+		{ NULL, NULL, 2000, 5 }, { "llama2-7b", "infer", 0, 1 },
+		{ "olmoe-1b-7b", "train", 0, 1 },
+	};
+	uint64_t x = 88172645463325252ULL;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct hp_mem mr = { 0 }, ms = { 0 };
+		struct plan_ctx re, sc;
+		struct job j = { 0 };
+		struct hp_err e;
+		uint64_t lo, span;
+
+		ASSERT_EQ(0, case_job(&j, &cases[i],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, hyper_plan__plan_init(&re, &j.lf, &j.p, &mr));
+		ASSERT_EQ(0, hyper_plan__plan_init(&sc, &j.lf, &j.p, &ms));
+		sc.scratch = true;
+		lo = j.lf.max_ws;
+		span = j.lf.peak0 > lo ? j.lf.peak0 - lo : 1;
+		for (uint32_t k = 0; k < 60; k++) {
+			uint64_t aim;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			/* mostly the top tenth, where sweeps get far */
+			aim = lo + (k % 3 ? span - span / 10 +
+					    x % (span / 10 + 1) :
+					    x % (span + 1));
+			same_sweep(_metadata, &re, &sc, aim,
+				   scales[(x >> 32) % ARRAY_SIZE(scales)]);
+		}
+		hyper_plan__plan_free(&re);
+		hyper_plan__plan_free(&sc);
+		hyper_plan__job_free(&j);
+	}
+}
+
 TEST(bound_corners)
 {
 	uint32_t order[] = { 0, 1 };
