@@ -395,13 +395,17 @@ def _out_candidates(node: torch.fx.Node) -> List[Callable[..., Any]]:
     for ns in (torch, torch._C._nn, torch.special):
         f = getattr(ns, name, None)
         if callable(f) and f not in cands:
-            # torch.nn.functional's inplace=False is not the ATen function's.
-            cands.append(_no_inplace_kwarg(f) if "inplace" in node.kwargs else f)
+            cands.append(_aten_kwargs(f) if {"inplace", "_stacklevel"} & set(node.kwargs)
+                         else f)
     return cands
 
 
-def _no_inplace_kwarg(f: Callable[..., Any]) -> Callable[..., Any]:
-    def run(*args: Any, inplace: bool = False, **kwargs: Any) -> Any:
+def _aten_kwargs(f: Callable[..., Any]) -> Callable[..., Any]:
+    """f without torch.nn.functional's own keywords, which ATen's
+    functions do not take: inplace=False (the out-of-place call; True has
+    no form into out, it writes its input) and _stacklevel (a warning's
+    depth)."""
+    def run(*args: Any, inplace: bool = False, _stacklevel: Any = None, **kwargs: Any) -> Any:
         if inplace:
             raise TypeError("inplace=True has no out= form")
         return f(*args, **kwargs)
@@ -414,9 +418,12 @@ def _in_place(name: str, apply: Callable[..., Any]) -> Callable[..., Any]:
     argument's shape and dtype: that argument copied into ``out``, then
     ``apply(out, rest, kwargs)`` (its in-place form) on the copy, so that
     the result is never held twice (a 2048-token attention's masked_fill
-    is 1 GB).  Chosen only where it equals the plain call bit for bit."""
-    def run(x: Any, *rest: Any, out: torch.Tensor, **kw: Any) -> None:
-        if not isinstance(x, torch.Tensor) or x.shape != out.shape or x.dtype != out.dtype:
+    is 1 GB).  Chosen only where it equals the plain call bit for bit.
+    torch.nn.functional's inplace=False and _stacklevel are dropped."""
+    def run(x: Any, *rest: Any, out: torch.Tensor, inplace: bool = False,
+            _stacklevel: Any = None, **kw: Any) -> None:
+        if not isinstance(x, torch.Tensor) or x.shape != out.shape or x.dtype != out.dtype \
+                or inplace:
             raise TypeError(f"{name}: no in-place form into out for this input")
         out.copy_(x)
         apply(out, rest, kw)
