@@ -442,17 +442,50 @@ def _reshape_into(x: Any, *rest: Any, out: torch.Tensor, **kw: Any) -> None:
 _RESHAPES = ("reshape", "flatten", "contiguous")
 
 
-_FILLS = {"zeros_like": 0, "ones_like": 1}
+# x.to(dtype), x.float(), x.clone(), ...: ATen's _to_copy and clone are an
+# empty tensor of the result's geometry and copy_() of the input into it.
+_CONVERTS = ("to", "type", "float", "double", "half", "bfloat16", "int", "long", "short",
+             "char", "byte", "bool", "clone")
+
+
+def _convert_into(x: Any, *rest: Any, out: torch.Tensor, **kw: Any) -> None:
+    """A conversion that makes a new tensor (dtype, device, or a clone):
+    the input copied into ``out``, which has the result's dtype and
+    strides, as _to_copy and clone do into new memory."""
+    if not isinstance(x, torch.Tensor) or x.shape != out.shape or \
+            kw.get("memory_format") not in (None, torch.preserve_format):
+        raise TypeError("no conversion into out for this call")
+    out.copy_(x)
+
+
+# Fills: the value each writes, from its arguments after the input.
+_FILLS: Dict[str, Callable[[Sequence[Any], Dict[str, Any]], Any]] = {
+    "zeros_like": lambda r, k: 0, "ones_like": lambda r, k: 1,
+    "full_like": lambda r, k: r[0] if r else k["fill_value"],
+    "new_zeros": lambda r, k: 0, "new_ones": lambda r, k: 1,
+    "new_full": lambda r, k: r[1] if len(r) > 1 else k["fill_value"],
+}
 
 
 def _fill_into(name: str) -> Callable[..., Any]:
-    """zeros_like/ones_like written into ``out``; kept, as every such form,
-    only where it equals the plain call (shape, dtype and bits)."""
-    def run(x: Any, *, out: torch.Tensor, dtype: Any = None, **kw: Any) -> None:
-        if not isinstance(x, torch.Tensor) or x.shape != out.shape or \
+    """zeros_like/ones_like/full_like and x.new_zeros/new_ones/new_full
+    written into ``out`` (an empty tensor and fill_(), what they do);
+    kept, as every such form, only where it equals the plain call (shape,
+    dtype and bits)."""
+    def run(x: Any, *rest: Any, out: torch.Tensor, **kw: Any) -> None:
+        if not isinstance(x, torch.Tensor) or \
                 kw.get("layout") not in (None, torch.strided) or kw.get("requires_grad"):
             raise TypeError(f"{name}: no fill into out for this call")
-        out.fill_(_FILLS[name])
+        if name.endswith("_like"):
+            if x.shape != out.shape:
+                raise TypeError(f"{name}: out has another shape")
+        else:
+            size = rest[0] if rest else kw.get("size")
+            if name != "new_full" and rest and all(isinstance(r, int) for r in rest):
+                size = rest         # x.new_zeros(2, 3)
+            if not isinstance(size, (tuple, list, torch.Size)) or tuple(size) != out.shape:
+                raise TypeError(f"{name}: out has another shape")
+        out.fill_(_FILLS[name](rest, kw))
     run.__name__ = f"{name}_into_out"
     return run
 
@@ -484,6 +517,8 @@ def _into_candidates(node: torch.fx.Node) -> List[Callable[..., Any]]:
         cands.append(_repeat_interleave_into)
     if name in _FILLS:
         cands.append(_fill_into(name))
+    if name in _CONVERTS:
+        cands.append(_convert_into)
     if callable(getattr(torch.Tensor, name + "_", None)):
         cands.append(_in_place(name, lambda o, r, k: getattr(o, name + "_")(*r, **k)))
     for ns in (torch._C._nn, torch):
