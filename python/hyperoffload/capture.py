@@ -507,6 +507,37 @@ def _repeat_interleave_into(x: Any, repeats: Any, dim: Optional[int] = None, *,
     out.view(grouped).copy_(x.unsqueeze(d + 1).expand(grouped))
 
 
+def _pair(v: Any) -> Optional[Tuple[Any, Any]]:
+    if isinstance(v, int) or v is None:
+        return (v, v)
+    if isinstance(v, (tuple, list, torch.Size)) and len(v) == 2:
+        return (v[0], v[1])
+    return None
+
+
+def _global_avg_into(x: Any, output_size: Any, *, out: torch.Tensor) -> None:
+    """adaptive_avg_pool2d to 1 x 1, which ATen computes as the mean over
+    the last two dimensions (keepdim): that mean's out= form."""
+    if not isinstance(x, torch.Tensor) or x.dim() not in (3, 4) or \
+            _pair(output_size) != (1, 1):
+        raise TypeError("adaptive_avg_pool2d: not to 1 x 1")
+    torch.mean(x, (-1, -2), keepdim=True, out=out)
+
+
+def _max_pool_into(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                   dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False,
+                   *, out: torch.Tensor) -> None:
+    """max_pool2d without its indices, which ATen computes as
+    max_pool2d_with_indices and drops the indices: that operator's out=
+    form, its indices in a temporary as the plain call has them."""
+    k, p, d = _pair(kernel_size), _pair(padding), _pair(dilation)
+    s = _pair(stride) if stride not in (None, [], ()) else k
+    if not isinstance(x, torch.Tensor) or return_indices or None in (k, s, p, d):
+        raise TypeError("max_pool2d: no form into out for this call")
+    indices = torch.empty(out.shape, dtype=torch.long, device=out.device)
+    torch._C._nn.max_pool2d_with_indices(x, k, s, p, d, ceil_mode, out=(out, indices))
+
+
 def _into_candidates(node: torch.fx.Node) -> List[Callable[..., Any]]:
     """Forms that write the result into out= for operators that have none."""
     name = target_name(node)
@@ -519,6 +550,10 @@ def _into_candidates(node: torch.fx.Node) -> List[Callable[..., Any]]:
         cands.append(_fill_into(name))
     if name in _CONVERTS:
         cands.append(_convert_into)
+    if name == "adaptive_avg_pool2d":
+        cands.append(_global_avg_into)
+    if name == "max_pool2d":
+        cands.append(_max_pool_into)
     if callable(getattr(torch.Tensor, name + "_", None)):
         cands.append(_in_place(name, lambda o, r, k: getattr(o, name + "_")(*r, **k)))
     for ns in (torch._C._nn, torch):
