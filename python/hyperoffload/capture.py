@@ -568,18 +568,28 @@ def _choose_kernel(node, gm, args, kwargs, value: torch.Tensor) -> Optional[Call
     """An out= form that writes in place and equals the plain call bit for
     bit (NaN equal to NaN): the operator's own, else a copy into out= and
     its in-place form."""
-    from .verify import equal
     if node.op == "call_method":
         args = list(args)
-    for f in _out_candidates(node) + _into_candidates(node):
+    return _first_exact(_out_candidates(node) + _into_candidates(node), args, kwargs, {},
+                        value)
+
+
+def _first_exact(cands: Sequence[Callable[..., Any]], args: Sequence[Any],
+                 kwargs: Dict[str, Any], extra: Dict[str, Any], value: torch.Tensor
+                 ) -> Optional[Callable[..., Any]]:
+    """The first candidate that, called with ``out=`` a tensor of value's
+    geometry (and ``extra``), writes into that tensor's memory and gives
+    value bit for bit (NaN equal to NaN); warnings count as failures."""
+    import warnings
+    from .verify import equal
+    for f in cands:
         out = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype,
                                   device=value.device)
         ptr = out.data_ptr()
         try:
-            import warnings
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
-                f(*args, **kwargs, out=out)
+                f(*args, **kwargs, **extra, out=out)
         except Exception:
             continue
         if out.data_ptr() == ptr and out.shape == value.shape and \
@@ -597,22 +607,91 @@ def _embedding_into(idx: Any, *, out: torch.Tensor, weight: torch.Tensor) -> Non
     torch.index_select(weight, 0, idx.reshape(-1), out=out.view(-1, weight.shape[-1]))
 
 
+def _leaf_in_place(mod: torch.nn.Module) -> Callable[..., Any]:
+    """A leaf module with an ``inplace`` switch, off (nn.ReLU, nn.SiLU,
+    nn.LeakyReLU, ...): its input copied into ``out``, then a copy of the
+    module with the switch on, run on out."""
+    ip = copy.copy(mod)
+    ip.inplace = True
+
+    def run(x: Any, *, out: torch.Tensor) -> None:
+        if not isinstance(x, torch.Tensor) or x.shape != out.shape or x.dtype != out.dtype:
+            raise TypeError(f"{type(mod).__name__}: no in-place form into out for this input")
+        out.copy_(x)
+        ip(out)
+    run.__name__ = f"{type(mod).__name__}_into_out"
+    return run
+
+
+def _unary_into(f: Callable[..., Any], **kw: Any) -> Callable[..., Any]:
+    """A leaf module whose forward is ``f(input, **kw)``: f's out= form."""
+    def run(x: Any, *, out: torch.Tensor) -> None:
+        f(x, **kw, out=out)
+    run.__name__ = f"{getattr(f, '__name__', 'unary')}_into_out"
+    return run
+
+
+def _conv_transpose_into(mod: torch.nn.ConvTranspose2d) -> Optional[Callable[..., Any]]:
+    """nn.ConvTranspose2d (one group, zero padding, no output_size) as
+    ATen's slow_conv_transpose2d out= form, which is the kernel torch
+    picks for it where MKL-DNN does not run (float32 on the host)."""
+    if mod.groups != 1 or mod.padding_mode != "zeros":
+        return None
+    k, st, p, op, d = (list(mod.kernel_size), list(mod.stride), list(mod.padding),
+                       list(mod.output_padding), list(mod.dilation))
+
+    def run(x: Any, *, out: torch.Tensor, weight: torch.Tensor,
+            bias: Optional[torch.Tensor] = None) -> None:
+        if not isinstance(x, torch.Tensor) or x.dim() != 4:
+            raise TypeError("ConvTranspose2d: no form into out for this input")
+        torch._C._nn.slow_conv_transpose2d(x, weight, k, bias, st, p, op, d, out=out)
+    run.__name__ = "conv_transpose2d_into_out"
+    return run
+
+
+def _leaf_candidates(mod: torch.nn.Module, local: List[str]) -> List[Callable[..., Any]]:
+    """Forms into out for a torch.nn leaf module of exactly these classes
+    (a subclass may compute otherwise), called with the module's tensors
+    (``local``: their names) as keyword arguments."""
+    nn = torch.nn
+    t = type(mod)
+    cands: List[Optional[Callable[..., Any]]] = []
+    if t is nn.Embedding and mod.max_norm is None and local == ["weight"]:
+        cands.append(_embedding_into)
+    if t is nn.ConvTranspose2d and local in (["weight"], ["weight", "bias"]):
+        cands.append(_conv_transpose_into(mod))
+    if local:
+        return [c for c in cands if c is not None]
+    if t is nn.Tanh:
+        cands.append(_unary_into(torch.tanh))
+    elif t is nn.Sigmoid:
+        cands.append(_unary_into(torch.sigmoid))
+    elif t is nn.GELU:
+        cands.append(_unary_into(torch._C._nn.gelu, approximate=mod.approximate))
+    elif t is nn.MaxPool2d:
+        cands.append(_unary_into(_max_pool_into, kernel_size=mod.kernel_size, stride=mod.stride,
+                                 padding=mod.padding, dilation=mod.dilation,
+                                 ceil_mode=mod.ceil_mode, return_indices=mod.return_indices))
+    elif t is nn.AdaptiveAvgPool2d:
+        cands.append(_unary_into(_global_avg_into, output_size=mod.output_size))
+    if t.__module__.startswith("torch.nn.modules.") and \
+            isinstance(getattr(mod, "inplace", None), bool) and not mod.inplace:
+        cands.append(_leaf_in_place(mod))
+    return [c for c in cands if c is not None]
+
+
 def _choose_leaf_kernel(mod: torch.nn.Module, mod_tensors: Sequence[Tuple[str, str, Any]],
                         args: Sequence[Any], kwargs: Dict[str, Any], value: torch.Tensor
                         ) -> Optional[Callable[..., Any]]:
     """An out= form for a torch.nn leaf module, called with the module's own
     tensors as keyword arguments (where libhyper holds them): kept only where
     it equals the module's call bit for bit."""
-    from .verify import equal
-    if type(mod) is not torch.nn.Embedding or mod.max_norm is not None or kwargs or \
-            [(n, g) for n, _, g in mod_tensors] != [("weight", None)]:
+    if kwargs or any(g is not None for _, _, g in mod_tensors):
         return None
-    out = torch.empty_like(value, memory_format=torch.contiguous_format)
-    try:
-        _embedding_into(*args, out=out, weight=mod.weight.detach())
-    except Exception:
-        return None
-    return _embedding_into if equal(out, value) else None
+    local = [n for n, _, _ in mod_tensors]
+    tensors = dict(module_tensors(mod))
+    extra = {n: tensors[n].detach() for n in local}
+    return _first_exact(_leaf_candidates(mod, local), args, kwargs, extra, value)
 
 
 def _gemm(node: torch.fx.Node, args: Sequence[Any], value: torch.Tensor
