@@ -442,10 +442,11 @@ def _reshape_into(x: Any, *rest: Any, out: torch.Tensor, **kw: Any) -> None:
 _RESHAPES = ("reshape", "flatten", "contiguous")
 
 
-# x.to(dtype), x.float(), x.clone(), ...: ATen's _to_copy and clone are an
-# empty tensor of the result's geometry and copy_() of the input into it.
-_CONVERTS = ("to", "type", "float", "double", "half", "bfloat16", "int", "long", "short",
-             "char", "byte", "bool", "clone")
+# x.to(dtype), x.float(), x.clone(), ... (and ATen's _to_copy itself, in
+# torch.export's graphs): ATen's _to_copy and clone are an empty tensor of
+# the result's geometry and copy_() of the input into it.
+_CONVERTS = ("to", "_to_copy", "type", "float", "double", "half", "bfloat16", "int", "long",
+             "short", "char", "byte", "bool", "clone")
 
 
 def _convert_into(x: Any, *rest: Any, out: torch.Tensor, **kw: Any) -> None:

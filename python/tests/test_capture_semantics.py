@@ -578,7 +578,8 @@ class _Forms(nn.Module):
         import torch.nn.functional as F
         a = F.relu(x * 2)                       # inplace=False
         p = F.softmax(a, dim=-1)                # _stacklevel, dtype
-        d = p.double() + a.to(torch.float64)
+        d = p.double() + a.to(torch.float64) + \
+            torch.ops.aten._to_copy.default(x, dtype=torch.float64)     # torch.export's
         c = p.clone()
         f = torch.full_like(x, 0.25) + x.new_zeros(2, 4, 8, 8) + x.new_full((2, 4, 8, 8), 3.0)
         m = F.max_pool2d(c, 2) + F.adaptive_avg_pool2d(c, 1) + self.gap(f)
