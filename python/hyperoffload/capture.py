@@ -686,8 +686,10 @@ def _choose_leaf_kernel(mod: torch.nn.Module, mod_tensors: Sequence[Tuple[str, s
                         ) -> Optional[Callable[..., Any]]:
     """An out= form for a torch.nn leaf module, called with the module's own
     tensors as keyword arguments (where libhyper holds them): kept only where
-    it equals the module's call bit for bit."""
-    if kwargs or any(g is not None for _, _, g in mod_tensors):
+    it equals the module's call bit for bit.  Not for a module with hooks,
+    which the plain call runs."""
+    if kwargs or any(g is not None for _, _, g in mod_tensors) or \
+            mod._forward_hooks or mod._forward_pre_hooks:
         return None
     local = [n for n, _, _ in mod_tensors]
     tensors = dict(module_tensors(mod))

@@ -647,6 +647,26 @@ def test_form_not_bit_identical_is_refused(monkeypatch, form, factory, node):
     check(_Forms(), x, h, ratio=0.8)
 
 
+def test_leaf_with_a_hook_runs_as_a_module():
+    """A leaf module with a forward hook keeps its plain call (the hook runs
+    at every call), not a form into out that would skip it."""
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.act = nn.ReLU()
+
+        def forward(self, x):
+            return self.act(x * 2)
+
+    m, seen = M(), []
+    m.act.register_forward_hook(lambda mod, i, o: seen.append(o.shape))
+    cap = capture(m, (torch.randn(3, 4),), runs=1)
+    assert [op.kernel for op in cap.ops if op.id == "act"] == [None]
+    n = len(seen)
+    check(m, torch.randn(3, 4), calls=2)
+    assert len(seen) > n
+
+
 @pytest.mark.parametrize("name", ["sizes", "t5", "hand_gru_lm", "dict_out", "aliasing"])
 def test_zoo_models_copy_no_result(name):
     """Zoo models whose operators all have a form into out now copy no
