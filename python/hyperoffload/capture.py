@@ -539,6 +539,35 @@ def _max_pool_into(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     torch._C._nn.max_pool2d_with_indices(x, k, s, p, d, ceil_mode, out=(out, indices))
 
 
+def _lookup_into(weight: Any, indices: Any, out: torch.Tensor) -> None:
+    """An embedding's lookup, which ATen computes as index_select of the
+    weight's rows by the flattened indices: that operator's out= form,
+    written into a contiguous ``out``."""
+    if not isinstance(weight, torch.Tensor) or not isinstance(indices, torch.Tensor) or \
+            weight.dim() != 2 or not out.is_contiguous():
+        raise TypeError("embedding: no lookup into out for this call")
+    torch.index_select(weight, 0, indices.reshape(-1), out=out.view(-1, weight.shape[-1]))
+
+
+def _aten_embedding_into(weight: Any, indices: Any, padding_idx: int = -1,
+                         scale_grad_by_freq: bool = False, sparse: bool = False, *,
+                         out: torch.Tensor) -> None:
+    """torch.embedding / aten.embedding (torch.export's graphs): the
+    lookup (padding_idx and the rest change only the gradient)."""
+    _lookup_into(weight, indices, out)
+
+
+def _functional_embedding_into(input: Any, weight: Any, padding_idx: Any = None,
+                               max_norm: Any = None, norm_type: float = 2.0,
+                               scale_grad_by_freq: bool = False, sparse: bool = False, *,
+                               out: torch.Tensor) -> None:
+    """F.embedding without max_norm (which renormalises the weight in
+    place): the lookup."""
+    if max_norm is not None:
+        raise TypeError("embedding with max_norm: no lookup into out")
+    _lookup_into(weight, input, out)
+
+
 def _into_candidates(node: torch.fx.Node) -> List[Callable[..., Any]]:
     """Forms that write the result into out= for operators that have none."""
     name = target_name(node)
@@ -555,6 +584,9 @@ def _into_candidates(node: torch.fx.Node) -> List[Callable[..., Any]]:
         cands.append(_global_avg_into)
     if name == "max_pool2d":
         cands.append(_max_pool_into)
+    if name == "embedding":
+        cands.append(_functional_embedding_into if node.target is torch.nn.functional.embedding
+                     else _aten_embedding_into)
     if callable(getattr(torch.Tensor, name + "_", None)):
         cands.append(_in_place(name, lambda o, r, k: getattr(o, name + "_")(*r, **k)))
     for ns in (torch._C._nn, torch):
@@ -603,9 +635,7 @@ def _first_exact(cands: Sequence[Callable[..., Any]], args: Sequence[Any],
 def _embedding_into(idx: Any, *, out: torch.Tensor, weight: torch.Tensor) -> None:
     """nn.Embedding's lookup (no max_norm: that one renormalises the weight in
     place) as ATen's index_select out= form: the rows written into ``out``."""
-    if not isinstance(idx, torch.Tensor) or not out.is_contiguous():
-        raise TypeError("no embedding into out for this input")
-    torch.index_select(weight, 0, idx.reshape(-1), out=out.view(-1, weight.shape[-1]))
+    _lookup_into(weight, idx, out)
 
 
 def _leaf_in_place(mod: torch.nn.Module) -> Callable[..., Any]:

@@ -647,6 +647,38 @@ def test_form_not_bit_identical_is_refused(monkeypatch, form, factory, node):
     check(_Forms(), x, h, ratio=0.8)
 
 
+class _Lookups(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(50, 8))
+
+    def forward(self, ids):
+        import torch.nn.functional as F
+        return F.embedding(ids, self.w) * 2, torch.embedding(self.w, ids) + 1, \
+            torch.ops.aten.embedding.default(self.w, ids)       # torch.export's
+
+
+@pytest.mark.parametrize("off", [False, True])
+def test_embedding_functions_written_into_the_arena(monkeypatch, off):
+    """F.embedding, torch.embedding and aten.embedding (torch.export's
+    graphs) look their rows up straight into the arena (index_select's
+    out=); made one ulp off, the lookup is refused and copied instead;
+    equal to eager either way."""
+    import hyperoffload.capture as hc
+
+    if off:
+        monkeypatch.setattr(hc, "_lookup_into", lambda w, i, out: _ulp_off(
+            lambda w, i, out: torch.index_select(w, 0, i.reshape(-1), out=out.view(-1, 8)))(
+                w, i, out=out))
+    ids = torch.randint(0, 50, (2, 7), generator=torch.Generator().manual_seed(5))
+    torch.manual_seed(0)
+    cap = capture(_Lookups(), (ids,), runs=1)
+    kernels = [op.kernel is not None for op in cap.ops if op.id.startswith("embedding")]
+    assert kernels == [not off] * 3 and cap.copied_outputs == (3 if off else 0)
+    torch.manual_seed(0)
+    check(_Lookups(), ids, ratio=0.8)
+
+
 def test_leaf_with_a_hook_runs_as_a_module():
     """A leaf module with a forward hook keeps its plain call (the hook runs
     at every call), not a form into out that would skip it."""
