@@ -395,13 +395,17 @@ def _out_candidates(node: torch.fx.Node) -> List[Callable[..., Any]]:
     for ns in (torch, torch._C._nn, torch.special):
         f = getattr(ns, name, None)
         if callable(f) and f not in cands:
-            # torch.nn.functional's inplace=False is not the ATen function's.
-            cands.append(_no_inplace_kwarg(f) if "inplace" in node.kwargs else f)
+            cands.append(_aten_kwargs(f) if {"inplace", "_stacklevel"} & set(node.kwargs)
+                         else f)
     return cands
 
 
-def _no_inplace_kwarg(f: Callable[..., Any]) -> Callable[..., Any]:
-    def run(*args: Any, inplace: bool = False, **kwargs: Any) -> Any:
+def _aten_kwargs(f: Callable[..., Any]) -> Callable[..., Any]:
+    """f without torch.nn.functional's own keywords, which ATen's
+    functions do not take: inplace=False (the out-of-place call; True has
+    no form into out, it writes its input) and _stacklevel (a warning's
+    depth)."""
+    def run(*args: Any, inplace: bool = False, _stacklevel: Any = None, **kwargs: Any) -> Any:
         if inplace:
             raise TypeError("inplace=True has no out= form")
         return f(*args, **kwargs)
@@ -414,9 +418,12 @@ def _in_place(name: str, apply: Callable[..., Any]) -> Callable[..., Any]:
     argument's shape and dtype: that argument copied into ``out``, then
     ``apply(out, rest, kwargs)`` (its in-place form) on the copy, so that
     the result is never held twice (a 2048-token attention's masked_fill
-    is 1 GB).  Chosen only where it equals the plain call bit for bit."""
-    def run(x: Any, *rest: Any, out: torch.Tensor, **kw: Any) -> None:
-        if not isinstance(x, torch.Tensor) or x.shape != out.shape or x.dtype != out.dtype:
+    is 1 GB).  Chosen only where it equals the plain call bit for bit.
+    torch.nn.functional's inplace=False and _stacklevel are dropped."""
+    def run(x: Any, *rest: Any, out: torch.Tensor, inplace: bool = False,
+            _stacklevel: Any = None, **kw: Any) -> None:
+        if not isinstance(x, torch.Tensor) or x.shape != out.shape or x.dtype != out.dtype \
+                or inplace:
             raise TypeError(f"{name}: no in-place form into out for this input")
         out.copy_(x)
         apply(out, rest, kw)
@@ -435,17 +442,51 @@ def _reshape_into(x: Any, *rest: Any, out: torch.Tensor, **kw: Any) -> None:
 _RESHAPES = ("reshape", "flatten", "contiguous")
 
 
-_FILLS = {"zeros_like": 0, "ones_like": 1}
+# x.to(dtype), x.float(), x.clone(), ... (and ATen's _to_copy itself, in
+# torch.export's graphs): ATen's _to_copy and clone are an empty tensor of
+# the result's geometry and copy_() of the input into it.
+_CONVERTS = ("to", "_to_copy", "type", "float", "double", "half", "bfloat16", "int", "long",
+             "short", "char", "byte", "bool", "clone")
+
+
+def _convert_into(x: Any, *rest: Any, out: torch.Tensor, **kw: Any) -> None:
+    """A conversion that makes a new tensor (dtype, device, or a clone):
+    the input copied into ``out``, which has the result's dtype and
+    strides, as _to_copy and clone do into new memory."""
+    if not isinstance(x, torch.Tensor) or x.shape != out.shape or \
+            kw.get("memory_format") not in (None, torch.preserve_format):
+        raise TypeError("no conversion into out for this call")
+    out.copy_(x)
+
+
+# Fills: the value each writes, from its arguments after the input.
+_FILLS: Dict[str, Callable[[Sequence[Any], Dict[str, Any]], Any]] = {
+    "zeros_like": lambda r, k: 0, "ones_like": lambda r, k: 1,
+    "full_like": lambda r, k: r[0] if r else k["fill_value"],
+    "new_zeros": lambda r, k: 0, "new_ones": lambda r, k: 1,
+    "new_full": lambda r, k: r[1] if len(r) > 1 else k["fill_value"],
+}
 
 
 def _fill_into(name: str) -> Callable[..., Any]:
-    """zeros_like/ones_like written into ``out``; kept, as every such form,
-    only where it equals the plain call (shape, dtype and bits)."""
-    def run(x: Any, *, out: torch.Tensor, dtype: Any = None, **kw: Any) -> None:
-        if not isinstance(x, torch.Tensor) or x.shape != out.shape or \
+    """zeros_like/ones_like/full_like and x.new_zeros/new_ones/new_full
+    written into ``out`` (an empty tensor and fill_(), what they do);
+    kept, as every such form, only where it equals the plain call (shape,
+    dtype and bits)."""
+    def run(x: Any, *rest: Any, out: torch.Tensor, **kw: Any) -> None:
+        if not isinstance(x, torch.Tensor) or \
                 kw.get("layout") not in (None, torch.strided) or kw.get("requires_grad"):
             raise TypeError(f"{name}: no fill into out for this call")
-        out.fill_(_FILLS[name])
+        if name.endswith("_like"):
+            if x.shape != out.shape:
+                raise TypeError(f"{name}: out has another shape")
+        else:
+            size = rest[0] if rest else kw.get("size")
+            if name != "new_full" and rest and all(isinstance(r, int) for r in rest):
+                size = rest         # x.new_zeros(2, 3)
+            if not isinstance(size, (tuple, list, torch.Size)) or tuple(size) != out.shape:
+                raise TypeError(f"{name}: out has another shape")
+        out.fill_(_FILLS[name](rest, kw))
     run.__name__ = f"{name}_into_out"
     return run
 
@@ -467,6 +508,66 @@ def _repeat_interleave_into(x: Any, repeats: Any, dim: Optional[int] = None, *,
     out.view(grouped).copy_(x.unsqueeze(d + 1).expand(grouped))
 
 
+def _pair(v: Any) -> Optional[Tuple[Any, Any]]:
+    if isinstance(v, int) or v is None:
+        return (v, v)
+    if isinstance(v, (tuple, list, torch.Size)) and len(v) == 2:
+        return (v[0], v[1])
+    return None
+
+
+def _global_avg_into(x: Any, output_size: Any, *, out: torch.Tensor) -> None:
+    """adaptive_avg_pool2d to 1 x 1, which ATen computes as the mean over
+    the last two dimensions (keepdim): that mean's out= form."""
+    if not isinstance(x, torch.Tensor) or x.dim() not in (3, 4) or \
+            _pair(output_size) != (1, 1):
+        raise TypeError("adaptive_avg_pool2d: not to 1 x 1")
+    torch.mean(x, (-1, -2), keepdim=True, out=out)
+
+
+def _max_pool_into(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                   dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False,
+                   *, out: torch.Tensor) -> None:
+    """max_pool2d without its indices, which ATen computes as
+    max_pool2d_with_indices and drops the indices: that operator's out=
+    form, its indices in a temporary as the plain call has them."""
+    k, p, d = _pair(kernel_size), _pair(padding), _pair(dilation)
+    s = _pair(stride) if stride not in (None, [], ()) else k
+    if not isinstance(x, torch.Tensor) or return_indices or None in (k, s, p, d):
+        raise TypeError("max_pool2d: no form into out for this call")
+    indices = torch.empty(out.shape, dtype=torch.long, device=out.device)
+    torch._C._nn.max_pool2d_with_indices(x, k, s, p, d, ceil_mode, out=(out, indices))
+
+
+def _lookup_into(weight: Any, indices: Any, out: torch.Tensor) -> None:
+    """An embedding's lookup, which ATen computes as index_select of the
+    weight's rows by the flattened indices: that operator's out= form,
+    written into a contiguous ``out``."""
+    if not isinstance(weight, torch.Tensor) or not isinstance(indices, torch.Tensor) or \
+            weight.dim() != 2 or not out.is_contiguous():
+        raise TypeError("embedding: no lookup into out for this call")
+    torch.index_select(weight, 0, indices.reshape(-1), out=out.view(-1, weight.shape[-1]))
+
+
+def _aten_embedding_into(weight: Any, indices: Any, padding_idx: int = -1,
+                         scale_grad_by_freq: bool = False, sparse: bool = False, *,
+                         out: torch.Tensor) -> None:
+    """torch.embedding / aten.embedding (torch.export's graphs): the
+    lookup (padding_idx and the rest change only the gradient)."""
+    _lookup_into(weight, indices, out)
+
+
+def _functional_embedding_into(input: Any, weight: Any, padding_idx: Any = None,
+                               max_norm: Any = None, norm_type: float = 2.0,
+                               scale_grad_by_freq: bool = False, sparse: bool = False, *,
+                               out: torch.Tensor) -> None:
+    """F.embedding without max_norm (which renormalises the weight in
+    place): the lookup."""
+    if max_norm is not None:
+        raise TypeError("embedding with max_norm: no lookup into out")
+    _lookup_into(weight, input, out)
+
+
 def _into_candidates(node: torch.fx.Node) -> List[Callable[..., Any]]:
     """Forms that write the result into out= for operators that have none."""
     name = target_name(node)
@@ -477,6 +578,15 @@ def _into_candidates(node: torch.fx.Node) -> List[Callable[..., Any]]:
         cands.append(_repeat_interleave_into)
     if name in _FILLS:
         cands.append(_fill_into(name))
+    if name in _CONVERTS:
+        cands.append(_convert_into)
+    if name == "adaptive_avg_pool2d":
+        cands.append(_global_avg_into)
+    if name == "max_pool2d":
+        cands.append(_max_pool_into)
+    if name == "embedding":
+        cands.append(_functional_embedding_into if node.target is torch.nn.functional.embedding
+                     else _aten_embedding_into)
     if callable(getattr(torch.Tensor, name + "_", None)):
         cands.append(_in_place(name, lambda o, r, k: getattr(o, name + "_")(*r, **k)))
     for ns in (torch._C._nn, torch):
@@ -491,18 +601,28 @@ def _choose_kernel(node, gm, args, kwargs, value: torch.Tensor) -> Optional[Call
     """An out= form that writes in place and equals the plain call bit for
     bit (NaN equal to NaN): the operator's own, else a copy into out= and
     its in-place form."""
-    from .verify import equal
     if node.op == "call_method":
         args = list(args)
-    for f in _out_candidates(node) + _into_candidates(node):
+    return _first_exact(_out_candidates(node) + _into_candidates(node), args, kwargs, {},
+                        value)
+
+
+def _first_exact(cands: Sequence[Callable[..., Any]], args: Sequence[Any],
+                 kwargs: Dict[str, Any], extra: Dict[str, Any], value: torch.Tensor
+                 ) -> Optional[Callable[..., Any]]:
+    """The first candidate that, called with ``out=`` a tensor of value's
+    geometry (and ``extra``), writes into that tensor's memory and gives
+    value bit for bit (NaN equal to NaN); warnings count as failures."""
+    import warnings
+    from .verify import equal
+    for f in cands:
         out = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype,
                                   device=value.device)
         ptr = out.data_ptr()
         try:
-            import warnings
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
-                f(*args, **kwargs, out=out)
+                f(*args, **kwargs, **extra, out=out)
         except Exception:
             continue
         if out.data_ptr() == ptr and out.shape == value.shape and \
@@ -515,9 +635,80 @@ def _choose_kernel(node, gm, args, kwargs, value: torch.Tensor) -> Optional[Call
 def _embedding_into(idx: Any, *, out: torch.Tensor, weight: torch.Tensor) -> None:
     """nn.Embedding's lookup (no max_norm: that one renormalises the weight in
     place) as ATen's index_select out= form: the rows written into ``out``."""
-    if not isinstance(idx, torch.Tensor) or not out.is_contiguous():
-        raise TypeError("no embedding into out for this input")
-    torch.index_select(weight, 0, idx.reshape(-1), out=out.view(-1, weight.shape[-1]))
+    _lookup_into(weight, idx, out)
+
+
+def _leaf_in_place(mod: torch.nn.Module) -> Callable[..., Any]:
+    """A leaf module with an ``inplace`` switch, off (nn.ReLU, nn.SiLU,
+    nn.LeakyReLU, ...): its input copied into ``out``, then a copy of the
+    module with the switch on, run on out."""
+    ip = copy.copy(mod)
+    ip.inplace = True
+
+    def run(x: Any, *, out: torch.Tensor) -> None:
+        if not isinstance(x, torch.Tensor) or x.shape != out.shape or x.dtype != out.dtype:
+            raise TypeError(f"{type(mod).__name__}: no in-place form into out for this input")
+        out.copy_(x)
+        ip(out)
+    run.__name__ = f"{type(mod).__name__}_into_out"
+    return run
+
+
+def _unary_into(f: Callable[..., Any], **kw: Any) -> Callable[..., Any]:
+    """A leaf module whose forward is ``f(input, **kw)``: f's out= form."""
+    def run(x: Any, *, out: torch.Tensor) -> None:
+        f(x, **kw, out=out)
+    run.__name__ = f"{getattr(f, '__name__', 'unary')}_into_out"
+    return run
+
+
+def _conv_transpose_into(mod: torch.nn.ConvTranspose2d) -> Optional[Callable[..., Any]]:
+    """nn.ConvTranspose2d (one group, zero padding, no output_size) as
+    ATen's slow_conv_transpose2d out= form, which is the kernel torch
+    picks for it where MKL-DNN does not run (float32 on the host)."""
+    if mod.groups != 1 or mod.padding_mode != "zeros":
+        return None
+    k, st, p, op, d = (list(mod.kernel_size), list(mod.stride), list(mod.padding),
+                       list(mod.output_padding), list(mod.dilation))
+
+    def run(x: Any, *, out: torch.Tensor, weight: torch.Tensor,
+            bias: Optional[torch.Tensor] = None) -> None:
+        if not isinstance(x, torch.Tensor) or x.dim() != 4:
+            raise TypeError("ConvTranspose2d: no form into out for this input")
+        torch._C._nn.slow_conv_transpose2d(x, weight, k, bias, st, p, op, d, out=out)
+    run.__name__ = "conv_transpose2d_into_out"
+    return run
+
+
+def _leaf_candidates(mod: torch.nn.Module, local: List[str]) -> List[Callable[..., Any]]:
+    """Forms into out for a torch.nn leaf module of exactly these classes
+    (a subclass may compute otherwise), called with the module's tensors
+    (``local``: their names) as keyword arguments."""
+    nn = torch.nn
+    t = type(mod)
+    cands: List[Optional[Callable[..., Any]]] = []
+    if t is nn.Embedding and mod.max_norm is None and local == ["weight"]:
+        cands.append(_embedding_into)
+    if t is nn.ConvTranspose2d and local in (["weight"], ["weight", "bias"]):
+        cands.append(_conv_transpose_into(mod))
+    if local:
+        return [c for c in cands if c is not None]
+    if t is nn.Tanh:
+        cands.append(_unary_into(torch.tanh))
+    elif t is nn.Sigmoid:
+        cands.append(_unary_into(torch.sigmoid))
+    elif t is nn.GELU:
+        cands.append(_unary_into(torch._C._nn.gelu, approximate=mod.approximate))
+    elif t is nn.MaxPool2d:
+        cands.append(_unary_into(_max_pool_into, kernel_size=mod.kernel_size, stride=mod.stride,
+                                 padding=mod.padding, dilation=mod.dilation,
+                                 ceil_mode=mod.ceil_mode, return_indices=mod.return_indices))
+    elif t is nn.AdaptiveAvgPool2d:
+        cands.append(_unary_into(_global_avg_into, output_size=mod.output_size))
+    if t.__module__.startswith("torch.nn.modules.") and \
+            isinstance(getattr(mod, "inplace", None), bool) and not mod.inplace:
+        cands.append(_leaf_in_place(mod))
+    return [c for c in cands if c is not None]
 
 
 def _choose_leaf_kernel(mod: torch.nn.Module, mod_tensors: Sequence[Tuple[str, str, Any]],
@@ -525,17 +716,15 @@ def _choose_leaf_kernel(mod: torch.nn.Module, mod_tensors: Sequence[Tuple[str, s
                         ) -> Optional[Callable[..., Any]]:
     """An out= form for a torch.nn leaf module, called with the module's own
     tensors as keyword arguments (where libhyper holds them): kept only where
-    it equals the module's call bit for bit."""
-    from .verify import equal
-    if type(mod) is not torch.nn.Embedding or mod.max_norm is not None or kwargs or \
-            [(n, g) for n, _, g in mod_tensors] != [("weight", None)]:
+    it equals the module's call bit for bit.  Not for a module with hooks,
+    which the plain call runs."""
+    if kwargs or any(g is not None for _, _, g in mod_tensors) or \
+            mod._forward_hooks or mod._forward_pre_hooks:
         return None
-    out = torch.empty_like(value, memory_format=torch.contiguous_format)
-    try:
-        _embedding_into(*args, out=out, weight=mod.weight.detach())
-    except Exception:
-        return None
-    return _embedding_into if equal(out, value) else None
+    local = [n for n, _, _ in mod_tensors]
+    tensors = dict(module_tensors(mod))
+    extra = {n: tensors[n].detach() for n in local}
+    return _first_exact(_leaf_candidates(mod, local), args, kwargs, extra, value)
 
 
 def _gemm(node: torch.fx.Node, args: Sequence[Any], value: torch.Tensor

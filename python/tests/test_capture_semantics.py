@@ -562,6 +562,155 @@ def test_embedding_leaf_written_into_the_arena():
         capture(M(max_norm=1.0), (ids,), runs=1)
 
 
+class _Forms(nn.Module):
+    """One operator of each kind that once ran as usual and was copied into
+    the arena: functional calls with torch.nn.functional's own keywords,
+    conversions and clones, fills, pools, and torch.nn leaf modules."""
+
+    def __init__(self):
+        super().__init__()
+        self.relu, self.silu = nn.ReLU(), nn.SiLU()
+        self.tanh, self.gelu = nn.Tanh(), nn.GELU(approximate="tanh")
+        self.pool, self.gap = nn.MaxPool2d(2), nn.AdaptiveAvgPool2d(1)
+        self.up = nn.ConvTranspose2d(4, 3, 2, stride=2)
+
+    def forward(self, x, h):
+        import torch.nn.functional as F
+        a = F.relu(x * 2)                       # inplace=False
+        p = F.softmax(a, dim=-1)                # _stacklevel, dtype
+        d = p.double() + a.to(torch.float64) + \
+            torch.ops.aten._to_copy.default(x, dtype=torch.float64)     # torch.export's
+        c = p.clone()
+        f = torch.full_like(x, 0.25) + x.new_zeros(2, 4, 8, 8) + x.new_full((2, 4, 8, 8), 3.0)
+        m = F.max_pool2d(c, 2) + F.adaptive_avg_pool2d(c, 1) + self.gap(f)
+        leaves = self.tanh(self.silu(self.relu(m))) + self.gelu(self.pool(f))
+        return d, self.up(leaves), h.half() * 2
+
+
+def _forms_inputs():
+    g = torch.Generator().manual_seed(11)
+    return torch.randn(2, 4, 8, 8, generator=g), torch.randn(3, 5, generator=g)
+
+
+def test_more_results_written_into_the_arena():
+    """Each operator of _Forms writes its result into the arena, no result
+    is computed elsewhere and copied in; equal to eager, resident and
+    streamed."""
+    from hyperoffload.capture import target_name
+
+    torch.manual_seed(0)
+    x, h = _forms_inputs()
+    cap = capture(_Forms(), (x, h), runs=1)
+    copied = [f"{op.id} ({target_name(op.node)})" for op in cap.ops
+              if not op.mutates and op.kernel is None]
+    assert copied == [] and cap.copied_outputs == 0, copied
+    for ratio in (1.0, 0.8):
+        torch.manual_seed(0)
+        check(_Forms(), x, h, ratio=ratio)
+
+
+def _ulp_off(f):
+    """f, but its result one ulp above, wherever it is nonzero."""
+    def run(*args, out, **kw):
+        f(*args, out=out, **kw)
+        out.copy_(torch.where(out != 0, torch.nextafter(out, torch.full_like(out, 1e30)), out))
+    return run
+
+
+@pytest.mark.parametrize("form,factory,node", [
+    ("_convert_into", False, "double"),
+    ("_fill_into", True, "full_like"),
+    ("_global_avg_into", False, "adaptive_avg_pool2d"),
+    ("_max_pool_into", False, "max_pool2d"),
+    ("_leaf_in_place", True, "silu"),
+    ("_unary_into", True, "tanh"),
+    ("_conv_transpose_into", True, "up"),
+    ("_in_place", True, "relu"),
+])
+def test_form_not_bit_identical_is_refused(monkeypatch, form, factory, node):
+    """A form into out that differs from the plain call (here: made one ulp
+    off) is not used: that operator's result is computed as usual and
+    copied in, and the offloaded module still equals eager."""
+    import hyperoffload.capture as hc
+
+    orig = getattr(hc, form)
+    if factory:
+        monkeypatch.setattr(hc, form, lambda *a, **k: (lambda f: f and _ulp_off(f))(orig(*a, **k)))
+    else:
+        monkeypatch.setattr(hc, form, _ulp_off(orig))
+    torch.manual_seed(0)
+    x, h = _forms_inputs()
+    cap = capture(_Forms(), (x, h), runs=1)
+    copied = [op.id for op in cap.ops if not op.mutates and op.kernel is None]
+    assert node in copied and cap.copied_outputs == len(copied) >= 1, copied
+    torch.manual_seed(0)
+    check(_Forms(), x, h, ratio=0.8)
+
+
+class _Lookups(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(50, 8))
+
+    def forward(self, ids):
+        import torch.nn.functional as F
+        return F.embedding(ids, self.w) * 2, torch.embedding(self.w, ids) + 1, \
+            torch.ops.aten.embedding.default(self.w, ids)       # torch.export's
+
+
+@pytest.mark.parametrize("off", [False, True])
+def test_embedding_functions_written_into_the_arena(monkeypatch, off):
+    """F.embedding, torch.embedding and aten.embedding (torch.export's
+    graphs) look their rows up straight into the arena (index_select's
+    out=); made one ulp off, the lookup is refused and copied instead;
+    equal to eager either way."""
+    import hyperoffload.capture as hc
+
+    if off:
+        monkeypatch.setattr(hc, "_lookup_into", lambda w, i, out: _ulp_off(
+            lambda w, i, out: torch.index_select(w, 0, i.reshape(-1), out=out.view(-1, 8)))(
+                w, i, out=out))
+    ids = torch.randint(0, 50, (2, 7), generator=torch.Generator().manual_seed(5))
+    torch.manual_seed(0)
+    cap = capture(_Lookups(), (ids,), runs=1)
+    kernels = [op.kernel is not None for op in cap.ops if op.id.startswith("embedding")]
+    assert kernels == [not off] * 3 and cap.copied_outputs == (3 if off else 0)
+    torch.manual_seed(0)
+    check(_Lookups(), ids, ratio=0.8)
+
+
+def test_leaf_with_a_hook_runs_as_a_module():
+    """A leaf module with a forward hook keeps its plain call (the hook runs
+    at every call), not a form into out that would skip it."""
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.act = nn.ReLU()
+
+        def forward(self, x):
+            return self.act(x * 2)
+
+    m, seen = M(), []
+    m.act.register_forward_hook(lambda mod, i, o: seen.append(o.shape))
+    cap = capture(m, (torch.randn(3, 4),), runs=1)
+    assert [op.kernel for op in cap.ops if op.id == "act"] == [None]
+    n = len(seen)
+    check(m, torch.randn(3, 4), calls=2)
+    assert len(seen) > n
+
+
+@pytest.mark.parametrize("name", ["sizes", "t5", "hand_gru_lm", "dict_out", "aliasing"])
+def test_zoo_models_copy_no_result(name):
+    """Zoo models whose operators all have a form into out now copy no
+    result (each had 1 to 17 copied before: relu, softmax, .to/.float,
+    full_like, new_zeros, nn.Tanh, nn.ReLU)."""
+    from zoo import ZOO
+
+    module, x, _ = ZOO[name]()
+    cap = capture(module, x, runs=1)
+    assert cap.copied_outputs == 0
+
+
 def test_capture_memory_does_not_grow_with_the_graph():
     """Capture drops each intermediate once its last user is built: a chain
     of 30 operators on a 32 MB tensor holds a few of them at a time, not
