@@ -12,6 +12,7 @@
 
 #include "passes/pipeline.h"
 #include "passes/plan.h"
+#include "policies/list.h"
 #include "policies/policy.h"
 #include "policies/search.h"
 
@@ -543,11 +544,8 @@ int hyper_plan__run_greedy(const struct problem *pb, struct result *r, struct hp
 int hyper_plan__run_plan_best(const struct problem *pb, struct result *r,
 		  struct hp_err *e)
 {
-	static const struct {
-		const char *name;
-		int (*run)(const struct problem *, struct result *,
-			   struct hp_err *);
-	} base[] = { { "distance", hyper_plan__run_distance }, { "greedy", hyper_plan__run_greedy } };
+	/* through hyper_plan__run_policy(): each kept under a budget */
+	static const int base[] = { POL_DISTANCE, POL_GREEDY };
 	double t0 = hyper_plan__now_ns();
 	struct hp_err own = { "" };
 	char params[sizeof(r->params)];
@@ -566,7 +564,7 @@ int hyper_plan__run_plan_best(const struct problem *pb, struct result *r,
 		struct hp_err ignored;
 		unsigned int probes = r->probes;
 
-		ret = base[i].run(pb, &c, &ignored);
+		ret = hyper_plan__run_policy(base[i], pb, &c, &ignored);
 		if (ret == -ENOMEM) {
 			hyper_plan__result_free(r);
 			return hyper_plan__nomem(e);
@@ -576,9 +574,10 @@ int hyper_plan__run_plan_best(const struct problem *pb, struct result *r,
 		snprintf(params, sizeof(params), "%s", c.params);
 		c.probes += probes;
 		if (keep(pb, r, &c)) {
-			snprintf(r->from, sizeof(r->from), "%s", base[i].name);
+			snprintf(r->from, sizeof(r->from), "%s",
+				 hyper_plan__policy_name[base[i]]);
 			snprintf(r->params, sizeof(r->params), "%s's schedule: %.120s",
-				 base[i].name, params);
+				 hyper_plan__policy_name[base[i]], params);
 		}
 	}
 	r->ms = (hyper_plan__now_ns() - t0) / 1e6;

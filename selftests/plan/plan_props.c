@@ -371,6 +371,104 @@ TEST_F_TIMEOUT(fitted, never_loses_at_a_budget_once_fitted, 600)
 	}
 }
 
+/* Whether two results of a search are the same, schedule and all. */
+static bool same_result(const struct result *a, const struct result *b)
+{
+	const struct sched *x = &a->s, *y = &b->s;
+
+	if (a->ok != b->ok || a->probes != b->probes || a->ms != b->ms ||
+	    strcmp(a->policy, b->policy) || strcmp(a->from, b->from) ||
+	    strcmp(a->params, b->params) ||
+	    memcmp(&a->sim, &b->sim, sizeof(a->sim)) ||
+	    x->n != y->n || x->ncops != y->ncops || x->budget != y->budget ||
+	    !x->home != !y->home || !x->slot_off != !y->slot_off ||
+	    !x->cops != !y->cops || x->res_off || y->res_off)
+		return false;
+	return (!x->home || !memcmp(x->home, y->home, x->g->nt)) &&
+	       (!x->slot_off || !memcmp(x->slot_off, y->slot_off,
+					(2 * (size_t)x->n + 1) * sizeof(*x->slot_off))) &&
+	       (!x->cops || !memcmp(x->cops, y->cops, x->ncops * sizeof(*x->cops)));
+}
+
+/*
+ * Under a budget a baseline's result is kept (policies/list.c) and handed
+ * out again when the same search is asked for: what comes back is what
+ * the search makes afresh, at every budget, even after the first copy
+ * handed out was laid out and freed.  Fresh: the same job with no memo.
+ * (But for its ms: a copy's is what copying took.)
+ */
+TEST(a_kept_baseline_is_the_search_own)
+{
+	const struct plan_case c = { NULL, NULL, 160, 71 };
+	struct job j = { 0 };
+	struct goal gl = { SLOW, 0 };
+	struct problem pb, fresh;
+	struct hp_err e;
+	uint64_t floor, b[3];
+	unsigned int hits;
+	int pol;
+
+	ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[0], &e)) TH_LOG("%s", e.msg);
+	floor = hyper_plan__life_floor(&j.lf, NULL);
+	b[0] = floor + (j.lf.peak0 - floor) * 0.7;
+	b[1] = floor + (j.lf.peak0 - floor) * 0.3;
+	b[2] = b[0];
+	for (pol = POL_DISTANCE; pol <= POL_GREEDY; pol++) {
+		struct result kept[3], made[3];
+		struct hp_err ke[3], me[3];
+		int kr[3], mr[3];
+
+		for (int i = 0; i < 3; i++) {
+			gl.budget = b[i];
+			hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+			ASSERT_EQ(&j.memo, pb.memo);
+			fresh = pb;
+			fresh.memo = NULL;
+			hits = j.memo.hits;
+			kr[i] = hyper_plan__run_policy(pol, &pb, &kept[i], &ke[i]);
+			EXPECT_EQ(hits + (i == 2), j.memo.hits);
+			mr[i] = hyper_plan__run_policy(pol, &fresh, &made[i], &me[i]);
+			ASSERT_EQ(mr[i], kr[i]);
+			if (kr[i])
+				EXPECT_STREQ(me[i].msg, ke[i].msg);
+			/* the search's ms: each its own */
+			made[i].ms = kept[i].ms;
+			EXPECT_TRUE(same_result(&kept[i], &made[i]))
+				TH_LOG("%s at %llu: the kept result is not the search's",
+				       hyper_plan__policy_name[pol],
+				       (unsigned long long)b[i]);
+			hyper_plan__result_free(&made[i]);
+			if (i)
+				continue;
+			/* the copy handed out is the caller's */
+			if (kept[0].ok)
+				ASSERT_EQ(0, hyper_plan__sched_layout(&kept[0].s, b[0],
+								      &j.g.mem, &e));
+			hyper_plan__result_free(&kept[0]);
+		}
+		/* the two budgets searched apart: a memo keyed wrong fails */
+		EXPECT_TRUE(kept[1].ok && kept[2].ok && !same_result(&kept[1], &kept[2]))
+			TH_LOG("%s: the same result at both budgets: no test",
+			       hyper_plan__policy_name[pol]);
+		for (int i = 1; i < 3; i++)
+			hyper_plan__result_free(&kept[i]);
+	}
+	/* no budget: nothing kept */
+	gl.budget = 0;
+	hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+	hits = j.memo.hits;
+	for (int i = 0; i < 2; i++) {
+		struct result r;
+
+		ASSERT_EQ(0, hyper_plan__run_policy(POL_DISTANCE, &pb, &r, &e));
+		hyper_plan__result_free(&r);
+	}
+	EXPECT_EQ(hits, j.memo.hits);
+	hyper_plan__job_free(&j);
+	for (unsigned int k = 0; k < HP_POLMEMO_N; k++)
+		EXPECT_EQ(NULL, j.memo.ent[k]);
+}
+
 /* The refined order, even with nothing offloaded, keeps every dependency. */
 /*
  * More budget never hurts (issue 24): on each graph, budgets from just
