@@ -157,6 +157,9 @@ void hyper_plan__polmemo_free(struct hp_polmemo *m)
 		free(m->ent[k]);
 		m->ent[k] = NULL;
 	}
+	free(m->seen);
+	m->seen = NULL;
+	m->nseen = 0;
 	m->next = 0;
 	m->bytes = 0;
 }

@@ -26,11 +26,19 @@ int hyper_plan__policy_parse(const char *s);
 
 struct hp_polmemo_ent;
 
+/*
+ * And what each distance probe's simulation said under a budget
+ * (policies/search.c, distance_probe()), which a lower budget reads.
+ */
+struct hp_dseen;
+
 struct hp_polmemo {
 	unsigned int next;		/* the slot the next one takes */
 	size_t bytes;			/* what their schedules hold */
 	unsigned int hits;		/* results handed out again */
 	struct hp_polmemo_ent *ent[HP_POLMEMO_N];
+	struct hp_dseen *seen;		/* distance probes simulated */
+	uint32_t nseen, seen_hits;
 };
 
 /* Frees what @m keeps: it is empty after. */
