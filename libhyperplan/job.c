@@ -42,6 +42,7 @@ void hyper_plan__job_free(struct job *j)
 	free(j->refined);
 	hyper_plan__graph_free(&j->g);
 	hyper_plan__laycache_free(&j->lay);
+	hyper_plan__polmemo_free(&j->memo);
 	j->order = j->refined = NULL;
 	j->has_ref = false;
 }
@@ -52,7 +53,7 @@ void hyper_plan__job_problem(struct job *j, struct problem *pb,
 	*pb = (struct problem){
 		.p = &j->p, .lf = &j->lf,
 		.refined = j->has_ref ? &j->lf_ref : NULL, .goal = *gl,
-		.mem = mem, .lay = &j->lay,
+		.mem = mem, .lay = &j->lay, .memo = &j->memo,
 	};
 }
 

@@ -140,11 +140,12 @@ int hyper_plan__plan_run(struct hyper_plan_graph *graph,
 	hyper_plan__job_problem(&graph->j, &pb, &gl, mem);
 	pb.p = &p->p;
 	/*
-	 * A plan of the API keeps no layouts on its graph: it makes the same
-	 * allocations each time, whatever was planned before, and plans of
-	 * one graph run at once share nothing more.
+	 * A plan of the API keeps no layouts or results on its graph: it
+	 * makes the same allocations each time, whatever was planned before,
+	 * and plans of one graph run at once share nothing more.
 	 */
 	pb.lay = NULL;
+	pb.memo = NULL;
 	if (o->flags & HYPER_PLAN_NO_REORDER)
 		pb.refined = NULL;
 	pp = (struct hyper_plan__pipe){

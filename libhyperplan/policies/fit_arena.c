@@ -226,8 +226,8 @@ static int fit_lower(int pol, const struct problem *pb, struct result *r,
 	return 0;
 }
 
-int hyper_plan__run_policy_fit(int pol, const struct problem *pb, struct result *r,
-		   struct hp_err *e)
+static int fit_policy(int pol, const struct problem *pb, struct result *r,
+		      struct hp_err *e)
 {
 	int ret = fit_best(pol, pb, r, e);
 
@@ -246,4 +246,26 @@ int hyper_plan__run_policy_fit(int pol, const struct problem *pb, struct result 
 	if (r->ok)
 		return 0;
 	return ret ? ret : 0;
+}
+
+/*
+ * Under a budget the baselines run again at budgets already searched (the
+ * planner's floor and each baseline's own fit, both at the budget given):
+ * a problem with no memo of its own (the API's plans) gets one for this
+ * call alone.
+ */
+int hyper_plan__run_policy_fit(int pol, const struct problem *pb, struct result *r,
+		   struct hp_err *e)
+{
+	struct hp_polmemo own = { 0 };
+	struct problem q;
+	int ret;
+
+	if (pb->memo || !pb->goal.budget)
+		return fit_policy(pol, pb, r, e);
+	q = *pb;
+	q.memo = &own;
+	ret = fit_policy(pol, &q, r, e);
+	hyper_plan__polmemo_free(&own);
+	return ret;
 }

@@ -12,6 +12,7 @@
 
 #include "passes/pipeline.h"
 #include "passes/plan.h"
+#include "policies/list.h"
 #include "policies/policy.h"
 #include "policies/search.h"
 
@@ -408,15 +409,98 @@ struct distance_search {
 	struct hp_err *e;
 };
 
-/* One distance probe of @count tensors; *@ok: it met the goal. */
+/* The most distance probes a memo tells of (list.h); ~80 bytes each. */
+#define DSEEN_MAX	4096
+
+/*
+ * What one distance probe's simulation said under a budget goal.  The
+ * schedule is the same at every budget (emitted with none); the budget
+ * only stops the simulation once the peak passes it.  So a simulation
+ * run to its end gives its peak, and the same run, at any budget; one
+ * given up on under a budget has a peak above it, and fails at any
+ * budget as low.
+ */
+struct hp_dseen {
+	const struct life *lf;
+	const struct profile *p;
+	double max_slow;
+	uint32_t prefetch, release, count;
+	bool whole;		/* simulated to its end: @sim is the run's */
+	uint64_t under;		/* the budget it was simulated under */
+	struct sim_result sim;
+};
+
+static struct hp_dseen *dseen_find(const struct problem *pb,
+				   const struct distance_params *dp)
+{
+	struct hp_polmemo *m = pb->memo;
+
+	for (uint32_t i = 0; i < m->nseen; i++) {
+		struct hp_dseen *sn = &m->seen[i];
+
+		if (sn->count == dp->count && sn->prefetch == dp->prefetch &&
+		    sn->release == dp->release && sn->lf == pb->lf &&
+		    sn->p == pb->p && sn->max_slow == pb->goal.max_slow)
+			return sn;
+	}
+	return NULL;
+}
+
+/* Tells @pb's memo what @c's simulation said (in @sn if seen before). */
+static int dseen_note(const struct problem *pb,
+		      const struct distance_params *dp, struct hp_dseen *sn,
+		      const struct result *c)
+{
+	struct hp_polmemo *m = pb->memo;
+
+	if (!sn) {
+		if (!m->seen)
+			m->seen = hyper_plan__array(pb->mem, DSEEN_MAX,
+						    sizeof(*m->seen));
+		if (!m->seen)
+			return -ENOMEM;
+		if (m->nseen == DSEEN_MAX)
+			return 0;
+		sn = &m->seen[m->nseen++];
+	}
+	*sn = (struct hp_dseen){ pb->lf, pb->p, pb->goal.max_slow,
+				 dp->prefetch, dp->release, dp->count,
+				 c->ok, pb->goal.budget, c->sim };
+	return 0;
+}
+
+/*
+ * One distance probe of @count tensors; *@ok: it met the goal.  Under a
+ * budget with a memo, a probe whose simulation the memo tells of
+ * (struct hp_dseen) is not simulated again unless it would be kept:
+ * one that misses the budget, or meets it and loses to the best so
+ * far, only counts, as it would have.
+ */
 static int distance_probe(void *arg, uint32_t count, bool *ok)
 {
 	struct distance_search *ds = arg;
 	const struct problem *pb = ds->pb;
+	struct hp_dseen *sn = NULL;
+	bool seen = pb->memo && pb->goal.budget;
 	struct result c;
 	int ret;
 
 	ds->dp->count = count;
+	if (seen)
+		sn = dseen_find(pb, ds->dp);
+	if (sn && (sn->whole || pb->goal.budget <= sn->under)) {
+		memset(&c, 0, sizeof(c));
+		c.ok = sn->whole && sn->sim.peak <= pb->goal.budget;
+		if (c.ok)
+			c.sim = sn->sim;
+		*ok = feasible(&pb->goal, &c);
+		if (!*ok || !better(&pb->goal, &c, ds->r)) {
+			keep(pb, ds->r, &c);	/* counted, not kept */
+			pb->memo->seen_hits++;
+			return 0;
+		}
+		/* kept: its schedule, emitted and simulated as before */
+	}
 	if (hyper_plan__distance_evicts(ds->d, ds->dp))
 		return hyper_plan__nomem(ds->e);
 	ret = probe_goal(pb, pb->lf, ds->d->ev, ds->d->nev, 0, &c, ds->e);
@@ -427,6 +511,8 @@ static int distance_probe(void *arg, uint32_t count, bool *ok)
 		snprintf(ds->r->params, sizeof(ds->r->params),
 			 "prefetch=%u release=%u tensors=%u",
 			 ds->dp->prefetch, ds->dp->release, count);
+	if (seen && dseen_note(pb, ds->dp, sn, &c))
+		return hyper_plan__nomem(ds->e);
 	return 0;
 }
 
@@ -543,11 +629,8 @@ int hyper_plan__run_greedy(const struct problem *pb, struct result *r, struct hp
 int hyper_plan__run_plan_best(const struct problem *pb, struct result *r,
 		  struct hp_err *e)
 {
-	static const struct {
-		const char *name;
-		int (*run)(const struct problem *, struct result *,
-			   struct hp_err *);
-	} base[] = { { "distance", hyper_plan__run_distance }, { "greedy", hyper_plan__run_greedy } };
+	/* through hyper_plan__run_policy(): each kept under a budget */
+	static const int base[] = { POL_DISTANCE, POL_GREEDY };
 	double t0 = hyper_plan__now_ns();
 	struct hp_err own = { "" };
 	char params[sizeof(r->params)];
@@ -566,7 +649,7 @@ int hyper_plan__run_plan_best(const struct problem *pb, struct result *r,
 		struct hp_err ignored;
 		unsigned int probes = r->probes;
 
-		ret = base[i].run(pb, &c, &ignored);
+		ret = hyper_plan__run_policy(base[i], pb, &c, &ignored);
 		if (ret == -ENOMEM) {
 			hyper_plan__result_free(r);
 			return hyper_plan__nomem(e);
@@ -576,9 +659,10 @@ int hyper_plan__run_plan_best(const struct problem *pb, struct result *r,
 		snprintf(params, sizeof(params), "%s", c.params);
 		c.probes += probes;
 		if (keep(pb, r, &c)) {
-			snprintf(r->from, sizeof(r->from), "%s", base[i].name);
+			snprintf(r->from, sizeof(r->from), "%s",
+				 hyper_plan__policy_name[base[i]]);
 			snprintf(r->params, sizeof(r->params), "%s's schedule: %.120s",
-				 base[i].name, params);
+				 hyper_plan__policy_name[base[i]], params);
 		}
 	}
 	r->ms = (hyper_plan__now_ns() - t0) / 1e6;

@@ -15,6 +15,8 @@ struct goal {
 	uint64_t budget;	/* 0: search the lowest peak instead */
 };
 
+struct hp_polmemo;
+
 struct problem {
 	const struct profile *p;
 	const struct life *lf;		/* initial order */
@@ -28,6 +30,8 @@ struct problem {
 	struct hp_mem *mem;
 	/* the layouts kept, shared by the plans of one graph; NULL: none */
 	struct hp_laycache *lay;
+	/* the baselines' results kept under a budget (policies/list.h) */
+	struct hp_polmemo *memo;
 };
 
 struct result {

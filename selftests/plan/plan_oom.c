@@ -217,7 +217,7 @@ TEST(preparing_a_refined_order_fails_cleanly)
 	uint32_t *order, *refined;
 	uint64_t start, total, n, peak0;
 	struct hp_err e;
-	struct job j;
+	struct job j = { 0 };
 
 	ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[0], &e)) TH_LOG("%s", e.msg);
 	ASSERT_TRUE(j.has_ref);

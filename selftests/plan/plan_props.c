@@ -371,6 +371,118 @@ TEST_F_TIMEOUT(fitted, never_loses_at_a_budget_once_fitted, 600)
 	}
 }
 
+/* Whether two results of a search are the same, schedule and all. */
+static bool same_result(const struct result *a, const struct result *b)
+{
+	const struct sched *x = &a->s, *y = &b->s;
+
+	if (a->ok != b->ok || a->probes != b->probes || a->ms != b->ms ||
+	    strcmp(a->policy, b->policy) || strcmp(a->from, b->from) ||
+	    strcmp(a->params, b->params) ||
+	    memcmp(&a->sim, &b->sim, sizeof(a->sim)) ||
+	    x->n != y->n || x->ncops != y->ncops || x->budget != y->budget ||
+	    !x->home != !y->home || !x->slot_off != !y->slot_off ||
+	    !x->cops != !y->cops || x->res_off || y->res_off)
+		return false;
+	if ((x->home && memcmp(x->home, y->home, x->g->nt)) ||
+	    (x->slot_off && memcmp(x->slot_off, y->slot_off,
+				   (2 * (size_t)x->n + 1) * sizeof(*x->slot_off))))
+		return false;
+	/* field by field: a cache op has padding */
+	for (size_t i = 0; x->cops && i < x->ncops; i++)
+		if (x->cops[i].t != y->cops[i].t ||
+		    x->cops[i].kind != y->cops[i].kind)
+			return false;
+	return true;
+}
+
+/*
+ * Under a budget a baseline's result is kept (policies/list.c) and handed
+ * out again when the same search is asked for: what comes back is what
+ * the search makes afresh, at every budget, even after the first copy
+ * handed out was laid out and freed.  So is the distance search at a
+ * lower budget, which reads the probes simulated at a higher one, and at
+ * one between, which must not take a probe given up on at the lower one
+ * for failed.  Fresh: the same job with no memo.
+ * (But for its ms: a copy's is what copying took.)
+ */
+/* The same searches with the job's memo and with none, one after another. */
+static void kept_on(struct __test_metadata *_metadata, unsigned int seed,
+		    unsigned int *seen_hits)
+{
+	/* fractions of the way from the floor to no offload; one twice */
+	static const double at[] = { 0.7, 0.3, 0.7, 0.5, 0.15, 0.4, 0.6, 0.05, 0.9, 0.1, 0.25 };
+	const struct plan_case c = { NULL, NULL, 160, seed };
+	struct job j = { 0 };
+	struct goal gl = { SLOW, 0 };
+	struct problem pb, fresh;
+	uint64_t floor;
+	unsigned int hits;
+	struct hp_err e;
+	int pol;
+
+	ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[0], &e)) TH_LOG("%s", e.msg);
+	floor = hyper_plan__life_floor(&j.lf, NULL);
+	for (pol = POL_DISTANCE; pol <= POL_GREEDY; pol++) {
+		for (unsigned int i = 0; i < ARRAY_SIZE(at); i++) {
+			struct result kept, made;
+			struct hp_err ke, me;
+			int kr, mr;
+
+			gl.budget = floor + (j.lf.peak0 - floor) * at[i];
+			hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+			ASSERT_EQ(&j.memo, pb.memo);
+			fresh = pb;
+			fresh.memo = NULL;
+			hits = j.memo.hits;
+			kr = hyper_plan__run_policy(pol, &pb, &kept, &ke);
+			EXPECT_EQ(hits + (i == 2), j.memo.hits);
+			mr = hyper_plan__run_policy(pol, &fresh, &made, &me);
+			ASSERT_EQ(mr, kr);
+			if (kr)
+				EXPECT_STREQ(me.msg, ke.msg);
+			/* the search's ms: each its own */
+			made.ms = kept.ms;
+			EXPECT_TRUE(same_result(&kept, &made))
+				TH_LOG("%s at %llu on %s: the kept result is not the search's",
+				       hyper_plan__policy_name[pol],
+				       (unsigned long long)gl.budget, j.g.name);
+			hyper_plan__result_free(&made);
+			/* the copy handed out is the caller's */
+			if (kept.ok)
+				ASSERT_EQ(0, hyper_plan__sched_layout(&kept.s, gl.budget,
+								      &j.g.mem, &e));
+			hyper_plan__result_free(&kept);
+		}
+	}
+	*seen_hits += j.memo.seen_hits;
+	/* no budget: nothing kept */
+	gl.budget = 0;
+	hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+	hits = j.memo.hits;
+	for (int i = 0; i < 2; i++) {
+		struct result r;
+
+		ASSERT_EQ(0, hyper_plan__run_policy(POL_DISTANCE, &pb, &r, &e));
+		hyper_plan__result_free(&r);
+	}
+	EXPECT_EQ(hits, j.memo.hits);
+	hyper_plan__job_free(&j);
+	for (unsigned int k = 0; k < HP_POLMEMO_N; k++)
+		EXPECT_EQ(NULL, j.memo.ent[k]);
+	EXPECT_EQ(NULL, j.memo.seen);
+}
+
+TEST_F_TIMEOUT(many, a_kept_baseline_is_the_search_own, 300)
+{
+	unsigned int seen_hits = 0;
+
+	for (unsigned int seed = 71; seed < 91; seed++)
+		kept_on(_metadata, seed, &seen_hits);
+	/* the distance probes simulated were read at other budgets */
+	EXPECT_LT(0u, seen_hits);
+}
+
 /* The refined order, even with nothing offloaded, keeps every dependency. */
 /*
  * More budget never hurts (issue 24): on each graph, budgets from just
