@@ -270,8 +270,8 @@ static inline void span_put(struct span *d, uint32_t *o, uint32_t from,
  * buckets' runs are merged.  For a fit of positive size, spans that
  * overlap are joined as they come.  Return: the spans (*@k of them).
  */
-static const struct span *bkt_collect(struct placer *p,
-				      const struct hu_ival *v, uint32_t *k)
+static inline __attribute__((always_inline)) const struct span *
+bkt_collect(struct placer *p, const struct hu_ival *v, uint32_t *k)
 {
 	struct span *src = p->cand, *dst = p->cand2, *t;
 	bool join = v->bytes > 0 && !p->plain;
