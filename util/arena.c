@@ -334,7 +334,7 @@ bkt_collect(struct placer *p, const struct hu_ival *v, uint32_t *k)
 struct scan {
 	uint64_t cur, bytes, pick, pick_gap;
 	bool best;
-	struct span *holes;	/* holes_scan(): every hole found, kept here */
+	struct span *holes;	/* holes_scan(): each hole found */
 	uint32_t nh;
 };
 
@@ -713,9 +713,9 @@ static bool cannot_win(struct placer *p, uint64_t limit)
 
 			/* those of this size, then the bound for them all */
 			for (y = x; y < in->n && size_of(p, in, y) == size; y++)
-				if (!p->placed[in->live[y]])
-					over |= __builtin_add_overflow(sum, size,
-								       &sum);
+				if (!p->placed[in->live[y]] &&
+				    __builtin_add_overflow(sum, size, &sum))
+					over = true;
 			if (over)	/* past 2^64: no bound */
 				break;
 			if (room_top(s.holes, s.nh, s.cur, size, sum) >= limit)
