@@ -86,6 +86,23 @@ struct opin {
 	bool any;
 };
 
+/*
+ * An instant at which a placement under way is checked against the
+ * height it must stay below (t UINT64_MAX: none), with the intervals
+ * live then, largest first.  Kept: the live peak's (INST_PEAK), and
+ * where the last few placements went over (the start of the interval
+ * that lifted each over its limit).
+ */
+#define NINST		8
+#define INST_PEAK	0
+#define INST_OVER	1
+
+struct inst {
+	uint64_t t;
+	uint32_t *live;
+	uint32_t n;
+};
+
 struct placer {
 	struct hu_ival *v;
 	uint32_t n;
@@ -115,6 +132,14 @@ struct placer {
 	struct opin *pins;	/* block b's pins at pins[b * NPIN] */
 	uint32_t *bord;		/* the blocks, bottom first */
 	uint32_t nblk;
+	/* the bound on a placement's final height (cannot_win()) */
+	bool bound;		/* checked (not with HU_ARENA_NO_BOUND) */
+	const bool *whole;	/* the whole-span intervals, stacked apart */
+	bool *placed;		/* this attempt's placed intervals */
+	struct span *holes;	/* room for the holes at one instant */
+	uint32_t nholes;	/* that room */
+	struct inst inst[NINST];
+	uint32_t over_next;	/* the next INST_OVER slot to take */
 };
 
 /*
@@ -245,8 +270,8 @@ static inline void span_put(struct span *d, uint32_t *o, uint32_t from,
  * buckets' runs are merged.  For a fit of positive size, spans that
  * overlap are joined as they come.  Return: the spans (*@k of them).
  */
-static const struct span *bkt_collect(struct placer *p,
-				      const struct hu_ival *v, uint32_t *k)
+static inline __attribute__((always_inline)) const struct span *
+bkt_collect(struct placer *p, const struct hu_ival *v, uint32_t *k)
 {
 	struct span *src = p->cand, *dst = p->cand2, *t;
 	bool join = v->bytes > 0 && !p->plain;
@@ -309,17 +334,26 @@ static const struct span *bkt_collect(struct placer *p,
 struct scan {
 	uint64_t cur, bytes, pick, pick_gap;
 	bool best;
+	struct span *holes;	/* holes_scan(): each hole found */
+	uint32_t nh;
 };
 
-/* One more span; true when the first fit is found (at s->cur). */
-static inline bool scan_span(struct scan *s, uint64_t lo, uint64_t hi)
+/*
+ * One more span; true when the first fit is found (at s->cur).  With
+ * @holes (a constant: a fit's scan has no test for it), every hole is
+ * kept instead.
+ */
+static inline __attribute__((always_inline)) bool
+scan_span(struct scan *s, uint64_t lo, uint64_t hi, const bool holes)
 {
 	if (lo >= s->cur + s->bytes) {
 		uint64_t gap = lo - s->cur;
 
-		if (!s->best)
+		if (holes) {
+			s->holes[s->nh++] = (struct span){ s->cur, lo };
+		} else if (!s->best) {
 			return true;
-		if (gap < s->pick_gap) {
+		} else if (gap < s->pick_gap) {
 			s->pick = s->cur;
 			s->pick_gap = gap;
 		}
@@ -522,9 +556,11 @@ static void ord_insert(struct placer *p, const struct oent *x)
  * Spans of positive size at one offset share no time with each other,
  * so the order between them does not change the fit: both ways, and any
  * mix of them, give the same offset.  True when a first fit is found.
+ * With @holes, every hole at least s->bytes wide is kept, none taken.
  */
-static bool fit_scan(struct placer *p, const struct hu_ival *v,
-		     struct scan *s)
+static inline __attribute__((always_inline)) bool
+scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
+	 const bool holes)
 {
 	uint64_t w = p->nblk ? when(p, v->start, v->end) : 0;
 	const struct opin *pin = NULL, *pn;
@@ -553,7 +589,7 @@ static bool fit_scan(struct placer *p, const struct hu_ival *v,
 		 * that comes inside it).
 		 */
 		for (; j < k && cand[j].lo < e[0].lo; j++)
-			if (scan_span(s, cand[j].lo, cand[j].hi))
+			if (scan_span(s, cand[j].lo, cand[j].hi, holes))
 				return true;
 		if (bk->max_start < v->end && bk->min_end > v->start &&
 		    bk->gap < s->bytes && e[0].lo < s->cur + s->bytes &&
@@ -579,23 +615,37 @@ static bool fit_scan(struct placer *p, const struct hu_ival *v,
 			if (e[x].start >= v->end || e[x].end <= v->start)
 				continue;
 			for (; j < k && cand[j].lo < e[x].lo; j++)
-				if (scan_span(s, cand[j].lo, cand[j].hi))
+				if (scan_span(s, cand[j].lo, cand[j].hi, holes))
 					return true;
-			if (scan_span(s, e[x].lo, e[x].hi))
+			if (scan_span(s, e[x].lo, e[x].hi, holes))
 				return true;
 		}
 	}
 	for (; j < k; j++)
-		if (scan_span(s, cand[j].lo, cand[j].hi))
+		if (scan_span(s, cand[j].lo, cand[j].hi, holes))
 			return true;
 	return false;
+}
+
+static bool fit_scan(struct placer *p, const struct hu_ival *v,
+		     struct scan *s)
+{
+	return scan_way(p, v, s, false);
+}
+
+/* The holes of at least s->bytes over @v, bottom up, in s->holes. */
+static void holes_scan(struct placer *p, const struct hu_ival *v,
+		       struct scan *s)
+{
+	scan_way(p, v, s, true);
 }
 
 /* One interval: the lowest hole that fits, or the tightest with @best. */
 static uint64_t fit(struct placer *p, uint32_t i, bool best)
 {
 	const struct hu_ival *v = &p->v[i];
-	struct scan s = { p->base, v->bytes, UINT64_MAX, UINT64_MAX, best };
+	struct scan s = { p->base, v->bytes, UINT64_MAX, UINT64_MAX, best,
+			  NULL, 0 };
 
 	if (fit_scan(p, v, &s))
 		return s.cur;
@@ -603,20 +653,146 @@ static uint64_t fit(struct placer *p, uint32_t i, bool best)
 }
 
 /*
+ * The lowest height at which the holes of at least @size bytes (@nh of
+ * them at @holes, bottom up, then all that is free above @top) hold
+ * @need bytes; 0 (no bound) past 2^64.
+ */
+static uint64_t room_top(const struct span *holes, uint32_t nh, uint64_t top,
+			 uint64_t size, uint64_t need)
+{
+	for (uint32_t k = 0; k < nh; k++) {
+		uint64_t c = holes[k].hi - holes[k].lo;
+
+		if (c < size)
+			continue;
+		if (c >= need)
+			return holes[k].lo + need;
+		need -= c;
+	}
+	return top + need < top ? 0 : top + need;
+}
+
+/* The size of instant @in's @x-th interval. */
+static uint64_t size_of(const struct placer *p, const struct inst *in,
+			uint32_t x)
+{
+	return p->v[in->live[x]].bytes;
+}
+
+/*
+ * Whether the placement under way ends at least @limit high whatever it
+ * places next.  At an instant t, each interval live then and not placed
+ * yet will take room that is free at t now (placing more only takes
+ * room), in one hole that is at least its size.  So for each size s,
+ * those of s bytes and more fill, at best, the holes of s bytes and more
+ * from the bottom up: the height ends at least where the room of those
+ * holes below it holds them all.
+ */
+static bool cannot_win(struct placer *p, uint64_t limit)
+{
+	for (uint32_t k = 0; k < NINST; k++) {
+		const struct inst *in = &p->inst[k];
+		uint64_t smin = 0, sum = 0;
+		struct hu_ival probe;
+		struct scan s;
+		uint32_t x, y;
+
+		for (x = 0; x < in->n; x++)
+			if (!p->placed[in->live[x]] && p->v[in->live[x]].bytes)
+				smin = p->v[in->live[x]].bytes;
+		if (!smin)
+			continue;
+		/* the holes at t that the smallest of them fits */
+		probe = (struct hu_ival){ in->t, in->t + 1, smin, 0 };
+		s = (struct scan){ p->base, smin, UINT64_MAX, UINT64_MAX, true,
+				   p->holes, 0 };
+		holes_scan(p, &probe, &s);
+		for (x = 0; x < in->n && size_of(p, in, x); x = y) {
+			uint64_t size = size_of(p, in, x);
+			bool over = false;
+
+			/* those of this size, then the bound for them all */
+			for (y = x; y < in->n && size_of(p, in, y) == size; y++)
+				if (!p->placed[in->live[y]] &&
+				    __builtin_add_overflow(sum, size, &sum))
+					over = true;
+			if (over)	/* past 2^64: no bound */
+				break;
+			if (room_top(s.holes, s.nh, s.cur, size, sum) >= limit)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Instant @t is checked by cannot_win() in slot @k (unless a slot has it
+ * already), with the intervals live then (not the whole-span ones),
+ * largest first.  Return: 0, or -ENOMEM.
+ */
+static int set_inst(struct placer *p, uint32_t k, uint64_t t)
+{
+	struct inst *in = &p->inst[k];
+	const bool *whole = p->whole;
+	struct key *keys;
+	uint32_t m = 0;
+
+	if (t == UINT64_MAX)
+		return 0;
+	for (uint32_t i = 0; i < NINST; i++)
+		if (p->inst[i].t == t)
+			return 0;
+	free(in->live);
+	*in = (struct inst){ t, NULL, 0 };
+	for (uint32_t i = 0; i < p->n; i++)
+		m += !whole[i] && p->v[i].start <= t && p->v[i].end > t;
+	if (!m)
+		return 0;
+	if (m + 1 > p->nholes) {
+		struct span *h = realloc(p->holes, (m + 1) * sizeof(*h));
+
+		if (!h)
+			return -ENOMEM;
+		p->holes = h;
+		p->nholes = m + 1;
+	}
+	keys = malloc(m * sizeof(*keys));
+	in->live = malloc(m * sizeof(*in->live));
+	if (!keys || !in->live) {
+		free(keys);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < p->n; i++)
+		if (!whole[i] && p->v[i].start <= t && p->v[i].end > t)
+			keys[in->n++] = (struct key){ { ~p->v[i].bytes, 0, 0 },
+						      i };
+	sort_keys(keys, m);
+	for (uint32_t i = 0; i < m; i++)
+		in->live[i] = keys[i].i;
+	free(keys);
+	return 0;
+}
+
+/*
  * One greedy placement of @keys in order.  Its height only grows as it
  * goes, so it stops, returning UINT64_MAX, once the height reaches
  * @limit: the caller keeps a placement only if it is lower than some
- * height it already has, and one that tall would not be kept.  The keys
- * are put in order as it goes: the first *@ready are, and the next ones
- * are sorted only when it comes to them.
+ * height it already has, and one that tall would not be kept.  Every
+ * BOUND_CHECKS-th of the way it also stops if cannot_win() shows that
+ * its height will reach @limit before the end.  The keys are put in
+ * order as it goes: the first *@ready are, and the next ones are sorted
+ * only when it comes to them.
  */
 #define KEYS_FIRST	1024
+#define BOUND_CHECKS	32
 
 static uint64_t attempt(struct placer *p, struct key *keys, uint32_t nk,
 			uint32_t *ready, bool best, uint64_t limit)
 {
+	uint32_t step = nk / BOUND_CHECKS + 1, check = step;
 	uint64_t height = p->base;
 
+	memset(p->placed, 0, p->n * sizeof(*p->placed));
 	if (p->bn)
 		memset(p->bn, 0, p->nbkt * sizeof(*p->bn));
 	p->nblk = 0;
@@ -637,23 +813,37 @@ static uint64_t attempt(struct placer *p, struct key *keys, uint32_t nk,
 				  p->v[i].end };
 
 		p->off[i] = off;
+		p->placed[i] = true;
 		if (by_offset(p, i))
 			ord_insert(p, &x);
 		else
 			bkt_insert(p, &x);
 		if (off + p->v[i].bytes > height)
 			height = off + p->v[i].bytes;
-		if (height >= limit)
+		if (height >= limit) {
+			/* where it went over: checked in those that follow */
+			if (p->bound)
+				(void)set_inst(p, INST_OVER + p->over_next++ %
+					       (NINST - INST_OVER),
+					       p->v[i].start);
 			return UINT64_MAX;
+		}
+		if (j + 1 == check && limit != UINT64_MAX) {
+			check += step;
+			if (p->bound && cannot_win(p, limit))
+				return UINT64_MAX;
+		}
 	}
 	return height;
 }
 
-uint64_t hu_arena_live_peak(const struct hu_ival *v, uint32_t n)
+/* The live peak, and in *@at the first instant it is reached. */
+static uint64_t live_peak(const struct hu_ival *v, uint32_t n, uint64_t *at)
 {
 	struct key *ev = malloc(2 * (size_t)(n ?: 1) * sizeof(*ev));
 	uint64_t live = 0, peak = 0;
 
+	*at = 0;
 	if (!ev)
 		return 0;
 	/* Ends sort before starts at the same time: [start, end). */
@@ -667,11 +857,20 @@ uint64_t hu_arena_live_peak(const struct hu_ival *v, uint32_t n)
 			live += ev[i].k[2];
 		else
 			live -= ev[i].k[2];
-		if (live > peak)
+		if (live > peak) {
 			peak = live;
+			*at = ev[i].k[0];
+		}
 	}
 	free(ev);
 	return peak;
+}
+
+uint64_t hu_arena_live_peak(const struct hu_ival *v, uint32_t n)
+{
+	uint64_t at;
+
+	return live_peak(v, n, &at);
 }
 
 /*
@@ -890,9 +1089,10 @@ int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t effort,
 int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 		       enum hu_arena_way way, uint64_t *height)
 {
-	struct placer p = { .v = v, .n = n, .plain = way & HU_ARENA_WHOLE };
+	struct placer p = { .v = v, .n = n, .plain = way & HU_ARENA_WHOLE,
+			    .bound = !(way & HU_ARENA_NO_BOUND) };
 	bool prune = !p.plain;
-	uint64_t t0 = UINT64_MAX, t1 = 0, floor, best = UINT64_MAX;
+	uint64_t t0 = UINT64_MAX, t1 = 0, floor, best = UINT64_MAX, at;
 	uint64_t area_h = UINT64_MAX;
 	struct key *keys;
 	bool *whole;
@@ -912,7 +1112,11 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 	whole = malloc(n * sizeof(*whole));
 	p.off = malloc(n * sizeof(*p.off));
 	p.cand = malloc(n * sizeof(*p.cand));
-	if (!keys || !whole || !p.off || !p.cand)
+	p.placed = malloc(n * sizeof(*p.placed));
+	p.whole = whole;
+	for (uint32_t i = 0; i < NINST; i++)
+		p.inst[i].t = UINT64_MAX;
+	if (!keys || !whole || !p.off || !p.cand || !p.placed)
 		goto out;
 	/* Whole-span intervals at the bottom, in index order. */
 	for (uint32_t i = 0; i < n; i++) {
@@ -922,9 +1126,10 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 			p.base += v[i].bytes;
 		}
 	}
-	floor = hu_arena_live_peak(v, n);
-	way &= ~HU_ARENA_WHOLE;
-	if (choose_way(&p, whole, way) || bkt_setup(&p, whole))
+	floor = live_peak(v, n, &at);
+	way &= ~(HU_ARENA_WHOLE | HU_ARENA_NO_BOUND);
+	if (choose_way(&p, whole, way) || bkt_setup(&p, whole) ||
+	    (p.bound && set_inst(&p, INST_PEAK, at)))
 		goto out;
 	for (int order = 0; order < NR_ORDERS && best > floor; order++) {
 		uint32_t ready = 0;
@@ -957,6 +1162,10 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 	*height = best;
 	ret = 0;
 out:
+	for (uint32_t i = 0; i < NINST; i++)
+		free(p.inst[i].live);
+	free(p.holes);
+	free(p.placed);
 	free(p.pins);
 	free(p.ents);
 	free(p.bord);

@@ -61,6 +61,12 @@ enum hu_arena_way {
 	 * offsets; for tests.
 	 */
 	HU_ARENA_WHOLE = 0x100,
+	/*
+	 * Or'ed into a way: a placement under way is stopped only once it
+	 * is as tall as one it could replace, never earlier by a bound on
+	 * the height it will reach.  The same offsets; for tests.
+	 */
+	HU_ARENA_NO_BOUND = 0x200,
 };
 
 int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,

@@ -481,6 +481,49 @@ TEST(arena_ways_agree_and_are_valid)
 }
 
 /*
+ * A placement under way is stopped once a bound on the height it will
+ * reach (at an instant, what is live and not placed yet must go in the
+ * holes free now, each in one at least its size) says it cannot be kept:
+ * that changes no offset.  Many placements are decided on the bound
+ * here: the greedy orders, and the search's rounds, each kept or dropped
+ * against the last one kept, which steers the rounds after it.  A bound
+ * that is not one (an interval counted that is placed already, a hole
+ * counted for a larger interval than it holds) stops a placement that
+ * would have been kept, and the offsets differ.
+ */
+TEST(arena_bound_stops_only_what_would_be_dropped)
+{
+	static const enum hu_arena_way ways[] = {
+		HU_ARENA_BY_TIME | HU_ARENA_WHOLE, HU_ARENA_AUTO,
+		HU_ARENA_AUTO | HU_ARENA_NO_BOUND, HU_ARENA_BY_OFFSET };
+	const int nw = ARRAY_SIZE(ways);
+
+	for (unsigned int seed = 100; seed < 164; seed++) {
+		uint32_t n = 50 + seed * 53 % 700;
+		struct hu_ival *v[ARRAY_SIZE(ways)];
+		uint64_t h[ARRAY_SIZE(ways)];
+
+		for (int w = 0; w < nw; w++) {
+			v[w] = calloc(n, sizeof(*v[w]));
+			ASSERT_NE(NULL, v[w]);
+			arena_set(v[w], n, seed, seed % 2, seed % 3 == 0);
+			ASSERT_EQ(0, hu_arena_place_way(v[w], n, 40 * n,
+							ways[w], &h[w]));
+		}
+		for (int w = 1; w < nw; w++) {
+			EXPECT_EQ(h[0], h[w]) TH_LOG("seed %u way %d", seed, w);
+			for (uint32_t i = 0; i < n; i++) {
+				ASSERT_EQ(v[0][i].off, v[w][i].off)
+					TH_LOG("seed %u way %d interval %u",
+					       seed, w, i);
+			}
+		}
+		for (int w = 0; w < nw; w++)
+			free(v[w]);
+	}
+}
+
+/*
  * util/sort.h, which sorts the placer's keys and spans: the quicksort
  * with its heap sort fallback gives what qsort() gives, on values with
  * many ties, and so does the fallback alone (no rounds left) and mixed
