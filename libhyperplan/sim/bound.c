@@ -750,17 +750,18 @@ static int tables(struct bnd *b, double *lo)
 	return averaged(b, b->p);
 }
 
+/* The tables a struct bound_tables can take over are freed by its own. */
 static void bnd_free(struct bnd *b)
 {
+	struct bound_tables shared = {
+		.step = b->step, .pinned = b->pinned, .h = b->h, .d = b->d,
+		.cg = b->cg, .lev = b->lev,
+	};
+
 	free(b->best);
-	free(b->h);
-	free(b->d);
-	free(b->pinned);
-	free(b->step);
 	free(b->t);
 	free(b->coarse);
-	free(b->cg);
-	free(b->lev);
+	hyper_plan__bound_tables_free(&shared);
 }
 
 uint64_t hyper_plan__lower_bound(const struct life *lf, const struct profile *p,
