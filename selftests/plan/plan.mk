@@ -64,6 +64,14 @@ $(O)/san/selftests/plan/feedback_test: selftests/plan/feedback_test.sh selftests
 
 NATIVE_TESTS += $(O)/san/selftests/plan/feedback_test
 
+# bench-plan's command line: --help and bad usage.
+$(O)/san/selftests/plan/bench_cli_test: selftests/plan/bench_cli_test.sh $(O)/bin/bench-plan
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec %s %s\n' $(abspath $<) $(abspath $(O)/bin/bench-plan) > $@
+	chmod +x $@
+
+NATIVE_TESTS += $(O)/san/selftests/plan/bench_cli_test
+
 # libhyperplan's exported interface, over the release shared libraries.
 $(O)/san/selftests/plan/plan_abi_test: selftests/plan/plan_abi_test.sh \
 		selftests/plan/plan_exports.sh $(HPL_A) \

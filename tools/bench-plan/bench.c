@@ -764,11 +764,18 @@ int main(int argc, char **argv)
 		.params = argc == 3 && !strcmp(argv[2], "--params"),
 		.models = argc == 4 && !strcmp(argv[2], "--models") ? argv[3] : NULL,
 	};
+	static const char usage[] =
+		"usage: bench-plan DIR [--quick | --scaling | --params | --models NAME,...]\n";
 	int ret;
 
-	if (argc != 2 && !o.quick && !o.scaling && !o.params && !o.models) {
-		fputs("usage: bench-plan DIR [--quick | --scaling | --params | --models NAME,...]\n",
-		      stderr);
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	/* DIR comes first: an option there is a mistake, not a folder name */
+	if ((argc != 2 && !o.quick && !o.scaling && !o.params && !o.models) ||
+	    argv[1][0] == '-') {
+		fputs(usage, stderr);
 		return 2;
 	}
 	ret = bench_run(argv[1], &o, &e);

@@ -1,0 +1,35 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# bench-plan's command line: --help, and an option where DIR goes, which
+# must be refused (exit 2) before anything is written under its name.
+# TAP output.  usage: bench_cli_test.sh BENCH_PLAN
+set -u
+bench=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+n=0 fail=0
+
+check() {
+	n=$((n + 1))
+	if eval "$2"; then
+		echo "ok $n $1"
+	else
+		echo "not ok $n $1"
+		fail=1
+	fi
+}
+
+echo "TAP version 13"
+echo "1..4"
+cd "$dir" || exit 1
+check "--help prints the usage on stdout and exits 0" \
+	'"$bench" --help >out 2>err && grep -q "^usage: bench-plan DIR" out && [ ! -s err ]'
+check "no DIR is bad usage (2)" \
+	'"$bench" >out 2>err; [ $? -eq 2 ] && grep -q "^usage:" err'
+check "an option in DIR's place is bad usage (2)" \
+	'"$bench" --scaling >out 2>err; [ $? -eq 2 ] && grep -q "^usage:" err'
+check "nothing was made under an option's name" \
+	'[ -z "$(ls -A)" ] || [ "$(ls -A)" = "out
+err" ] || [ "$(ls -A)" = "err
+out" ]'
+exit $fail
