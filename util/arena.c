@@ -611,6 +611,14 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 				s->cur = bk->top;
 			continue;
 		}
+		/* no span by time comes inside the block: its entries alone */
+		if (j == k || cand[j].lo >= e[bk->n - 1].lo) {
+			for (uint32_t x = 0; x < bk->n; x++)
+				if (e[x].start < v->end && e[x].end > v->start &&
+				    scan_span(s, e[x].lo, e[x].hi, holes))
+					return true;
+			continue;
+		}
 		for (uint32_t x = 0; x < bk->n; x++) {
 			if (e[x].start >= v->end || e[x].end <= v->start)
 				continue;

@@ -424,6 +424,39 @@ static uint64_t arena_set(struct hu_ival *v, uint32_t n, unsigned int seed,
 	return span;
 }
 
+/*
+ * The same set (arena_set() from @seed, @dense, @nested) of @n intervals
+ * placed each of @nw @ways, in @v[w] with the height in @h[w].
+ */
+static void place_ways(struct __test_metadata *_metadata, struct hu_ival **v,
+		       uint64_t *h, const enum hu_arena_way *ways, int nw,
+		       uint32_t n, unsigned int seed, bool dense, bool nested,
+		       uint64_t effort)
+{
+	for (int w = 0; w < nw; w++) {
+		v[w] = calloc(n, sizeof(*v[w]));
+		ASSERT_NE(NULL, v[w]);
+		arena_set(v[w], n, seed, dense, nested);
+		ASSERT_EQ(0, hu_arena_place_way(v[w], n, effort, ways[w],
+						&h[w]));
+	}
+}
+
+/* Every way's height and offsets are the first's (the reference). */
+static void ways_agree(struct __test_metadata *_metadata,
+		       struct hu_ival *const *v, const uint64_t *h, int nw,
+		       uint32_t n, unsigned int seed)
+{
+	for (int w = 1; w < nw; w++) {
+		EXPECT_EQ(h[0], h[w]) TH_LOG("seed %u way %d", seed, w);
+		for (uint32_t i = 0; i < n; i++) {
+			ASSERT_EQ(v[0][i].off, v[w][i].off)
+				TH_LOG("seed %u way %d interval %u",
+				       seed, w, i);
+		}
+	}
+}
+
 TEST(arena_ways_agree_and_are_valid)
 {
 	/* the first is the reference: every placement whole, no shortcut */
@@ -439,21 +472,9 @@ TEST(arena_ways_agree_and_are_valid)
 		struct hu_ival *v[ARRAY_SIZE(ways)];
 		uint64_t h[ARRAY_SIZE(ways)], top = 0, peak;
 
-		for (int w = 0; w < nw; w++) {
-			v[w] = calloc(n, sizeof(*v[w]));
-			ASSERT_NE(NULL, v[w]);
-			arena_set(v[w], n, seed, seed % 2, seed > 24);
-			ASSERT_EQ(0, hu_arena_place_way(v[w], n, seed % 3 ? 4000 : 0,
-							ways[w], &h[w]));
-		}
-		for (int w = 1; w < nw; w++) {
-			EXPECT_EQ(h[0], h[w]) TH_LOG("seed %u way %d", seed, w);
-			for (uint32_t i = 0; i < n; i++) {
-				ASSERT_EQ(v[0][i].off, v[w][i].off)
-					TH_LOG("seed %u way %d interval %u",
-					       seed, w, i);
-			}
-		}
+		place_ways(_metadata, v, h, ways, nw, n, seed, seed % 2,
+			   seed > 24, seed % 3 ? 4000 : 0);
+		ways_agree(_metadata, v, h, nw, n, seed);
 		for (uint32_t i = 0; i < n; i++) {
 			const struct hu_ival *a = &v[0][i];
 
@@ -503,21 +524,9 @@ TEST(arena_bound_stops_only_what_would_be_dropped)
 		struct hu_ival *v[ARRAY_SIZE(ways)];
 		uint64_t h[ARRAY_SIZE(ways)];
 
-		for (int w = 0; w < nw; w++) {
-			v[w] = calloc(n, sizeof(*v[w]));
-			ASSERT_NE(NULL, v[w]);
-			arena_set(v[w], n, seed, seed % 2, seed % 3 == 0);
-			ASSERT_EQ(0, hu_arena_place_way(v[w], n, 40 * n,
-							ways[w], &h[w]));
-		}
-		for (int w = 1; w < nw; w++) {
-			EXPECT_EQ(h[0], h[w]) TH_LOG("seed %u way %d", seed, w);
-			for (uint32_t i = 0; i < n; i++) {
-				ASSERT_EQ(v[0][i].off, v[w][i].off)
-					TH_LOG("seed %u way %d interval %u",
-					       seed, w, i);
-			}
-		}
+		place_ways(_metadata, v, h, ways, nw, n, seed, seed % 2,
+			   seed % 3 == 0, 40 * n);
+		ways_agree(_metadata, v, h, nw, n, seed);
 		for (int w = 0; w < nw; w++)
 			free(v[w]);
 	}
