@@ -267,11 +267,14 @@ static void run_step(struct greedy *q, uint32_t k)
 	}
 	for (x = 0; x < m; x++) {
 		size_t i;
+		bool live;
 
 		t = q->ts[x];
-		i = q->cur[t] - q->lf->acc_off[t] + 1;
-		q->cur[t]++;
-		if (hyper_plan__gap_live(q->lf, t, i)) {
+		i = q->cur[t]++;
+		live = q->gc->scratch ? hyper_plan__gap_live(q->lf, t, i -
+					q->lf->acc_off[t] + 1) :
+		       q->gc->live_after[i];
+		if (live) {
 			push_victim(q, t);
 		} else {
 			move(q, t, HYPER_RES_DETACH);	/* dead: the emitter frees it */
@@ -319,6 +322,26 @@ static bool clock_step(struct greedy *q, uint32_t k)
 				      lf->t0[lf->n], q->gc->max_slow);
 }
 
+/* gc->live_after, once for every walk: 0, or -ENOMEM. */
+static int live_after(struct greedy_ctx *gc)
+{
+	const struct life *lf = gc->lf;
+	uint32_t t, nt = lf->g->nt;
+	size_t i;
+
+	if (gc->live_after || gc->scratch)
+		return 0;
+	gc->live_after = hyper_plan__malloc(gc->mem, lf->acc_off[nt] ?
+					    lf->acc_off[nt] : 1);
+	if (!gc->live_after)
+		return -ENOMEM;
+	for (t = 0; t < nt; t++)
+		for (i = lf->acc_off[t]; i < lf->acc_off[t + 1]; i++)
+			gc->live_after[i] = hyper_plan__gap_live(lf, t,
+					i - lf->acc_off[t] + 1);
+	return 0;
+}
+
 static void start(struct greedy *q)
 {
 	const struct life *lf = q->lf;
@@ -357,7 +380,7 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	q.nready = (lookahead_ops < lf->n ? lookahead_ops : lf->n) + 1;
 	q.ready = hyper_plan__calloc(gc->mem, q.nready, sizeof(*q.ready));
 	if (!q.st || !q.cur || !q.open || !q.stamp || !q.pend || !q.pending ||
-	    !q.ready)
+	    !q.ready || live_after(gc))
 		goto out;
 	start(&q);
 	for (k = 0; k < lookahead_ops && k < lf->n; k++)
@@ -391,5 +414,6 @@ out:
 void hyper_plan__greedy_free(struct greedy_ctx *gc)
 {
 	free(gc->ev);
+	free(gc->live_after);
 	memset(gc, 0, sizeof(*gc));
 }
