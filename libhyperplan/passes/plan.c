@@ -237,6 +237,8 @@ static int index_by_use(struct plan_ctx *pc)
 	if (pc->cls_lo && pc->cls_from && pc->cls_stale && pc->min_key &&
 	    pc->min_lo && pc->min_b)
 		ret = 0;
+	for (s = 0; !ret && s < pc->ncls; s++)	/* bucket_near()'s hint */
+		pc->cls_lo[s] = pc->cls_b[s];
 out:
 	free(tmp);
 	free(cls);
@@ -534,6 +536,41 @@ static uint32_t bucket_from(const struct plan_ctx *pc, uint32_t lo,
 }
 
 /*
+ * The same, searched out from bucket @hint (the answer of a nearby
+ * look-up): the reach moves by a few steps from one step to the next,
+ * so a gallop finds it in a few reads where the bisection takes
+ * log2(buckets).  Within a class b_j only grows: the same answer.
+ */
+static uint32_t bucket_near(const struct plan_ctx *pc, uint32_t lo,
+			    uint32_t hi, uint32_t j, uint32_t hint)
+{
+	uint32_t d;
+
+	if (pc->scratch || hint < lo || hint > hi)
+		return bucket_from(pc, lo, hi, j);
+	if (hint < hi && pc->b_j[hint] < j) {	/* the answer is above */
+		lo = hint + 1;
+		for (d = 1; hi - lo > d; d *= 2) {
+			if (pc->b_j[lo + d - 1] >= j) {
+				hi = lo + d - 1;
+				break;
+			}
+			lo += d;
+		}
+	} else {				/* at or below */
+		hi = hint;
+		for (d = 1; hi - lo > d; d *= 2) {
+			if (pc->b_j[hi - d] < j) {
+				lo = hi - d + 1;
+				break;
+			}
+			hi -= d;
+		}
+	}
+	return bucket_from(pc, lo, hi, j);
+}
+
+/*
  * For each class, the first bucket whose use is late enough for the
  * class's cheapest prefetch to fit after step k (a nanosecond short,
  * against rounding: a bucket kept in by it only costs a try).
@@ -546,8 +583,8 @@ static void reach_of(struct plan_ctx *pc, uint32_t s, uint32_t lo)
 	if (pc->scale < ANY_WAIT)	/* cal_reach(k + 1, cost) */
 		from = hyper_plan__cal_reach_sum(&pc->h2d, pc->before + cost) + 1;
 	pc->cls_from[s] = from;
-	pc->cls_lo[s] = bucket_from(pc, pc->cls_b[s], pc->cls_b[s + 1],
-				    from > lo ? from : lo);
+	pc->cls_lo[s] = bucket_near(pc, pc->cls_b[s], pc->cls_b[s + 1],
+				    from > lo ? from : lo, pc->cls_lo[s]);
 	pc->cls_stale[s] = 0;
 }
 
@@ -565,7 +602,9 @@ static void class_reach(struct plan_ctx *pc, uint32_t k, uint32_t lo)
 	pc->h2d.low = pc->h2d.n;
 	for (s = 0; s < pc->ncls; s++) {
 		pc->cls_from[s] = lo;
-		pc->cls_lo[s] = bucket_from(pc, pc->cls_b[s], pc->cls_b[s + 1], lo);
+		pc->cls_lo[s] = bucket_near(pc, pc->cls_b[s],
+					    pc->cls_b[s + 1], lo,
+					    pc->cls_lo[s]);
 		pc->cls_stale[s] = stale;
 	}
 }

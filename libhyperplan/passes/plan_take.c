@@ -17,11 +17,10 @@
 
 #include "passes/plan.h"
 
-/* The last step that starts no later than @t. */
-static uint32_t step_at(const struct life *lf, double t)
+/* The last step that starts no later than @t, among steps lo .. hi. */
+static uint32_t step_in(const struct life *lf, double t, uint32_t lo,
+			uint32_t hi)
 {
-	uint32_t lo = 0, hi = lf->n;
-
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
 
@@ -31,6 +30,41 @@ static uint32_t step_at(const struct life *lf, double t)
 			hi = mid;
 	}
 	return lo;
+}
+
+/*
+ * The same over every step, searched out from step @hint: a transfer
+ * ends at its deadline's step and spans few steps, so a gallop from
+ * there reads a few starts where the bisection reads log2(n).  The
+ * starts only grow (compute times are unsigned): the same answer.
+ */
+static uint32_t step_at(const struct plan_ctx *pc, double t, uint32_t hint)
+{
+	const struct life *lf = pc->lf;
+	uint32_t lo = 0, hi = lf->n, d;
+
+	if (pc->scratch || hint > hi)
+		return step_in(lf, t, lo, hi);
+	if (hint < hi && lf->t0[hint + 1] <= t) {	/* above the hint */
+		lo = hint + 1;
+		for (d = 1; hi - lo > d; d *= 2) {
+			if (lf->t0[lo + d] > t) {
+				hi = lo + d - 1;
+				break;
+			}
+			lo += d;
+		}
+	} else {					/* at or below */
+		hi = hint;
+		for (d = 1; hi - lo > d; d *= 2) {
+			if (lf->t0[hi - d + 1] <= t) {
+				lo = hi - d + 1;
+				break;
+			}
+			hi -= d;
+		}
+	}
+	return step_in(lf, t, lo, hi);
 }
 
 enum value { CLEAN, STORED, NEW_STORE, POOL_HOME };
@@ -60,7 +94,7 @@ static uint32_t reserve_fetch(struct plan_ctx *pc, uint32_t lo, uint32_t j,
 	uint32_t at;
 
 	hyper_plan__cal_take_latest(&pc->h2d, lo, j - 1, cost);
-	at = step_at(pc->lf, pc->lf->t0[j] - cost / pc->scale);
+	at = step_at(pc, pc->lf->t0[j] - cost / pc->scale, j);
 	return at > lo ? at : lo;
 }
 
@@ -231,7 +265,7 @@ int hyper_plan__issue_in_deadline_order(struct plan_ctx *pc)
 		end = lf->t0[v->j] < next ? lf->t0[v->j] : next;
 		start = end - h2d_ns(pc->p, lf->g->t[v->t].bytes) / pc->scale;
 		next = start;
-		v->fetch_step = step_at(lf, start > 0 ? start : 0);
+		v->fetch_step = step_at(pc, start > 0 ? start : 0, v->j);
 		if (v->fetch_step < v->a + 1)
 			v->fetch_step = v->a + 1;
 		if (v->fetch_step > v->j)

@@ -83,6 +83,15 @@ struct greedy_ctx {
 	bool beyond;
 	struct evict *ev;
 	size_t nev, cap_ev;
+	/*
+	 * Per access of @lf, in its order (lf->acc_step), whether the gap
+	 * after it is live (hyper_plan__gap_live()): one byte read where a
+	 * walk's step asked the tensor, its accesses and flags.  Built by
+	 * the first walk, kept for the next.  Tests: @scratch asks
+	 * hyper_plan__gap_live() at every access instead.
+	 */
+	uint8_t *live_after;
+	bool scratch;
 };
 
 /* 0, or -ENOMEM: gc->ev is then incomplete. */

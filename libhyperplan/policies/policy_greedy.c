@@ -56,6 +56,8 @@ struct greedy {
 	size_t whead, wtail, wcap;
 	struct heap_item *aside;
 	size_t naside, cap_aside;
+	uint32_t *ts;		/* the step's tensors: run_step() */
+	size_t cap_ts;
 	/* gc->p: the simulator's clocks from below, clock_step() */
 	struct due *due;	/* this step's fetches */
 	size_t ndue, cap_due;
@@ -183,8 +185,9 @@ static void fetch(struct greedy *q, uint32_t t, uint32_t k, uint32_t s)
 	q->stamp[t] = k + 1;
 	q->gc->ev[q->open[t]].fetch_step = k;
 	if (q->gc->p &&
-	    !hyper_plan__grow(q->gc->mem, &q->due, &q->cap_due, q->ndue,
-			      sizeof(*q->due)))
+	    (q->ndue < q->cap_due ||
+	     !hyper_plan__grow(q->gc->mem, &q->due, &q->cap_due, q->ndue,
+			       sizeof(*q->due))))
 		q->due[q->ndue++] = (struct due){
 			s, h2d_ns(q->gc->p, q->g->t[t].bytes) };
 	q->open[t] = NONE;
@@ -198,7 +201,19 @@ static void want_step(struct greedy *q, uint32_t s)
 	const struct op *o = &g->op[q->lf->order[s]];
 	uint32_t i;
 
-	if (!o->n_in ||
+	if (!o->n_in)
+		return;
+	if (q->wtail + o->n_in > q->wcap && q->whead &&
+	    q->whead >= q->wtail - q->whead) {
+		/* the wants behind whead are done, half the buffer or more:
+		 * the window moves down, and the buffer stays about the
+		 * lookahead's size instead of growing with every read */
+		memmove(q->win, q->win + q->whead,
+			(q->wtail - q->whead) * sizeof(*q->win));
+		q->wtail -= q->whead;
+		q->whead = 0;
+	}
+	if (q->wtail + o->n_in > q->wcap &&
 	    hyper_plan__grow(q->gc->mem, &q->win, &q->wcap,
 			     q->wtail + o->n_in - 1, sizeof(*q->win)))
 		return;
@@ -223,14 +238,25 @@ static void lookahead(struct greedy *q, uint32_t k)
 	}
 }
 
+/*
+ * One step of the walk: step k's tensors, as for_each_op_tensor() gives
+ * them (its reads first), are listed once for its three passes.
+ */
 static void run_step(struct greedy *q, uint32_t k)
 {
 	const struct op *o = &q->g->op[q->lf->order[k]];
-	uint32_t t, x;
+	uint32_t t, x, m = 0;
 
-	for_each_op_tensor(q->g, o, t, x)
-		q->stamp[t] = k + 1;
+	if (o->n_in + o->n_out > q->cap_ts &&
+	    hyper_plan__grow(q->gc->mem, &q->ts, &q->cap_ts,
+			     o->n_in + o->n_out - 1, sizeof(*q->ts)))
+		return;		/* out of memory: the walk ends */
 	for_each_op_tensor(q->g, o, t, x) {
+		q->stamp[t] = k + 1;
+		q->ts[m++] = t;
+	}
+	for (x = 0; x < m; x++) {
+		t = q->ts[x];
 		if (resident(q, t))
 			continue;
 		make_room(q, q->g->t[t].bytes, k, 0);
@@ -239,11 +265,16 @@ static void run_step(struct greedy *q, uint32_t k)
 		else
 			move(q, t, HYPER_RES_DEFINE);
 	}
-	for_each_op_tensor(q->g, o, t, x) {
-		size_t i = q->cur[t] - q->lf->acc_off[t] + 1;
+	for (x = 0; x < m; x++) {
+		size_t i;
+		bool live;
 
-		q->cur[t]++;
-		if (hyper_plan__gap_live(q->lf, t, i)) {
+		t = q->ts[x];
+		i = q->cur[t]++;
+		live = q->gc->scratch ? hyper_plan__gap_live(q->lf, t, i -
+					q->lf->acc_off[t] + 1) :
+		       q->gc->live_after[i];
+		if (live) {
 			push_victim(q, t);
 		} else {
 			move(q, t, HYPER_RES_DETACH);	/* dead: the emitter frees it */
@@ -291,6 +322,26 @@ static bool clock_step(struct greedy *q, uint32_t k)
 				      lf->t0[lf->n], q->gc->max_slow);
 }
 
+/* gc->live_after, once for every walk: 0, or -ENOMEM. */
+static int live_after(struct greedy_ctx *gc)
+{
+	const struct life *lf = gc->lf;
+	uint32_t t, nt = lf->g->nt;
+	size_t i;
+
+	if (gc->live_after || gc->scratch)
+		return 0;
+	gc->live_after = hyper_plan__malloc(gc->mem, lf->acc_off[nt] ?
+					    lf->acc_off[nt] : 1);
+	if (!gc->live_after)
+		return -ENOMEM;
+	for (t = 0; t < nt; t++)
+		for (i = lf->acc_off[t]; i < lf->acc_off[t + 1]; i++)
+			gc->live_after[i] = hyper_plan__gap_live(lf, t,
+					i - lf->acc_off[t] + 1);
+	return 0;
+}
+
 static void start(struct greedy *q)
 {
 	const struct life *lf = q->lf;
@@ -329,7 +380,7 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	q.nready = (lookahead_ops < lf->n ? lookahead_ops : lf->n) + 1;
 	q.ready = hyper_plan__calloc(gc->mem, q.nready, sizeof(*q.ready));
 	if (!q.st || !q.cur || !q.open || !q.stamp || !q.pend || !q.pending ||
-	    !q.ready)
+	    !q.ready || live_after(gc))
 		goto out;
 	start(&q);
 	for (k = 0; k < lookahead_ops && k < lf->n; k++)
@@ -353,6 +404,7 @@ out:
 	free(q.pending);
 	free(q.win);
 	free(q.aside);
+	free(q.ts);
 	free(q.due);
 	free(q.ready);
 	hyper_plan__heap_free(&q.victims);
@@ -362,5 +414,6 @@ out:
 void hyper_plan__greedy_free(struct greedy_ctx *gc)
 {
 	free(gc->ev);
+	free(gc->live_after);
 	memset(gc, 0, sizeof(*gc));
 }

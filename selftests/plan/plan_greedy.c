@@ -150,4 +150,64 @@ TEST_F_TIMEOUT(many, stops_only_out_of_reach, 300)
 	EXPECT_LT(0, n.past_floor);
 }
 
+/*
+ * What a context keeps from one walk to the next (gc->live_after, the
+ * gaps' liveness by access) against the from-scratch path (gc->scratch:
+ * hyper_plan__gap_live() asked at every access): random graphs and
+ * models, budgets from the largest working set to the peak in a
+ * scrambled order, each lookahead, with the clocks' stop and without;
+ * the same evictions, byte for byte, and the same stops.
+ */
+TEST(walks_kept_match_scratch)
+{
+	static const struct plan_case cases[] = {
+		{ NULL, NULL, 60, 11 }, { NULL, NULL, 250, 12 },
+		{ NULL, NULL, 700, 13 }, { "llama2-7b", "infer", 0, 1 },
+		{ "mixtral-8x7b", "train", 0, 2 },
+	};
+	uint64_t x = 88172645463325252ULL;
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		size_t np = hyper_plan__profile_table_len;
+		const struct profile *p = &hyper_plan__profile_table[c % np];
+		struct hp_mem mem = { 0 };
+		struct job j = { 0 };
+		struct greedy_ctx kept = { .lf = &j.lf, .mem = &mem };
+		struct greedy_ctx sc = { .lf = &j.lf, .mem = &mem,
+					 .scratch = true };
+		struct hp_err e;
+		uint64_t lo, span;
+
+		ASSERT_EQ(0, case_job(&j, &cases[c], p, &e))
+			TH_LOG("%s", e.msg);
+		lo = j.lf.max_ws;
+		span = j.lf.peak0 > lo ? j.lf.peak0 - lo : 1;
+		for (uint32_t k = 0; k < 24; k++) {
+			uint64_t b;
+			uint32_t ahead;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			b = lo + x % (span + 1);
+			ahead = aheads[(x >> 40) % ARRAY_SIZE(aheads)];
+			kept.p = sc.p = k % 2 ? &j.p : NULL;
+			kept.max_slow = sc.max_slow = slows[k / 2 % 2];
+			ASSERT_EQ(0, hyper_plan__greedy_evicts(&kept, b, ahead));
+			ASSERT_EQ(0, hyper_plan__greedy_evicts(&sc, b, ahead));
+			EXPECT_EQ(sc.beyond, kept.beyond);
+			ASSERT_EQ(sc.nev, kept.nev);
+			EXPECT_EQ(0, memcmp(sc.ev, kept.ev,
+					    sc.nev * sizeof(*sc.ev)))
+				TH_LOG("%s: budget %llu, lookahead %u",
+				       j.g.name, (unsigned long long)b, ahead);
+		}
+		EXPECT_TRUE(kept.live_after != NULL);
+		EXPECT_TRUE(sc.live_after == NULL);
+		hyper_plan__greedy_free(&kept);
+		hyper_plan__greedy_free(&sc);
+		hyper_plan__job_free(&j);
+	}
+}
+
 TEST_HARNESS_MAIN
