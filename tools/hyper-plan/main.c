@@ -186,6 +186,8 @@ static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 	if (hyper_plan__job_prepare(j, c->no_reorder, e))
 		return -1;
 	hyper_plan__job_problem(j, &pb, &gl, &j->g.mem);
+	/* the planner's floor runs each baseline its own row runs again */
+	j->memo.rows = all;
 	pp = (struct hyper_plan__pipe){
 		.j = j, .pb = &pb, .want_bound = c->bound || all,
 		.verbose = j->verbose, .have = j->have,
