@@ -43,6 +43,16 @@ struct hp_polmemo {
 	struct hp_polmemo_ent *ent[HP_POLMEMO_N];
 	struct hp_dseen *seen;		/* distance probes simulated */
 	uint32_t nseen, seen_hits;
+	/*
+	 * The rows planned so far, each laid out and validated (the
+	 * caller's results: hyper-plan's --compare, which clears them
+	 * before it frees them; NULL: none).  A schedule the same as one
+	 * of theirs takes its layout (with no budget: under one the layouts
+	 * are kept, struct hp_laycache) and is not validated again
+	 * (passes/pipeline.c).
+	 */
+	const struct result *row[POL_NR];
+	unsigned int row_layouts, row_checks;	/* taken from a row */
 };
 
 /* Frees what @m keeps: it is empty after. */
