@@ -269,6 +269,40 @@ TEST(rows_take_a_twins_layout_and_check)
 	hyper_plan_graph_free(g);
 }
 
+/*
+ * Under a budget no offload does not meet, none is searched once: its
+ * one schedule meets no lower budget either (policies/fit_arena.c), so
+ * the fit makes what one search makes, and says what it says.
+ */
+TEST(none_is_not_searched_again_lower)
+{
+	struct hyper_plan_graph *g = plan_chain(_metadata, 12, MIB / 3);
+	struct hp_mem one = { 0 }, fit = { 0 };
+	struct hp_err e = { "" }, fe = { "" };
+	struct result r, f;
+	struct problem pb;
+	struct profile p;
+	struct goal gl = { .max_slow = 0.01 };
+	uint64_t floor;
+
+	ASSERT_EQ(0, hyper_plan__profile_get("h100-pcie", &p, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__prepare(&g->j, &p, false, &e)) TH_LOG("%s", e.msg);
+	g->j.p = p;
+	floor = hyper_plan__life_floor(&g->j.lf, NULL);
+	gl.budget = floor + (g->j.lf.peak0 - floor) / 2;
+	hyper_plan__job_problem(&g->j, &pb, &gl, &one);
+	EXPECT_NE(0, hyper_plan__run_policy(POL_NONE, &pb, &r, &e));
+	EXPECT_FALSE(r.ok);
+	hyper_plan__result_free(&r);
+	pb.mem = &fit;
+	EXPECT_NE(0, hyper_plan__run_policy_fit(POL_NONE, &pb, &f, &fe));
+	EXPECT_FALSE(f.ok);
+	EXPECT_STREQ(e.msg, fe.msg);
+	EXPECT_EQ(one.nr, fit.nr);
+	hyper_plan__result_free(&f);
+	hyper_plan_graph_free(g);
+}
+
 static char *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "r");
