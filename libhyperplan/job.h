@@ -17,7 +17,7 @@ struct job {
 	uint32_t have;		/* HP_F_* facts the passes ensured */
 	FILE *verbose;		/* each pass as it runs, or NULL */
 	struct hp_laycache lay;	/* layouts its plans made under a budget */
-	struct hp_polmemo memo;	/* the baselines' results under a budget */
+	struct hp_polmemo memo;	/* the baselines' results (policies/list.h) */
 };
 
 /*

@@ -239,6 +239,13 @@ static int fit_policy(int pol, const struct problem *pb, struct result *r,
 		hyper_plan__result_free(r);
 		memset(r, 0, sizeof(*r));
 	}
+	/*
+	 * No offload is one schedule at every budget, laid out the same:
+	 * one that does not meet B, or whose arena does not fit it, meets or
+	 * fits no lower budget either.
+	 */
+	if (pol == POL_NONE)
+		return ret;
 	if (fit_lower(pol, pb, r, e) == -ENOMEM) {
 		hyper_plan__result_free(r);
 		return -ENOMEM;

@@ -84,7 +84,7 @@ static int result_copy(struct result *d, const struct result *s,
 
 static bool memo_of(int pol, const struct problem *pb)
 {
-	return pb->memo && pb->goal.budget &&
+	return pb->memo && (pb->goal.budget || pb->memo->rows) &&
 	       (pol == POL_DISTANCE || pol == POL_GREEDY);
 }
 

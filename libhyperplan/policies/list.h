@@ -17,7 +17,9 @@ int hyper_plan__policy_parse(const char *s);
  * The baselines' results under a budget, kept: a search is a function of
  * its problem alone, and the same baseline runs at the same budget again
  * and again (in the planner's floor, hyper_plan__run_plan_best(), then in
- * the baseline's own fit, then in its own row of --compare).  A few of
+ * the baseline's own fit, then in its own row of --compare).  With no
+ * budget a baseline runs twice only when its own row follows the
+ * planner's (--compare): kept then too, when @rows says so.  A few of
  * them, the oldest dropped first, HP_POLMEMO_MAX bytes of schedules at
  * most; a zeroed memo is an empty one.  One thread uses it: a job's, or
  * one hyper_plan__run_policy_fit() call's own (the API's plans).
@@ -36,9 +38,21 @@ struct hp_polmemo {
 	unsigned int next;		/* the slot the next one takes */
 	size_t bytes;			/* what their schedules hold */
 	unsigned int hits;		/* results handed out again */
+	bool rows;			/* each baseline has its own row next:
+					 * kept with no budget too */
 	struct hp_polmemo_ent *ent[HP_POLMEMO_N];
 	struct hp_dseen *seen;		/* distance probes simulated */
 	uint32_t nseen, seen_hits;
+	/*
+	 * The rows planned so far, each laid out and validated (the
+	 * caller's results: hyper-plan's --compare, which clears them
+	 * before it frees them; NULL: none).  A schedule the same as one
+	 * of theirs takes its layout (with no budget: under one the layouts
+	 * are kept, struct hp_laycache) and is not validated again
+	 * (passes/pipeline.c).
+	 */
+	const struct result *row[POL_NR];
+	unsigned int row_layouts, row_checks;	/* taken from a row */
 };
 
 /* Frees what @m keeps: it is empty after. */
@@ -47,10 +61,11 @@ void hyper_plan__polmemo_free(struct hp_polmemo *m);
 /*
  * Runs one policy's search; a baseline that finds nothing is not fatal.
  * POL_PLAN is hyper_plan__run_plan_best(): never worse than the baselines.
- * Under a budget, a baseline's result comes from @pb->memo when it was
- * made there before (a copy: the caller owns it), and is kept there when
- * it is new; the same as searching again, byte for byte, but for its
- * ms (the copy's), -ENOMEM included when keeping or copying runs out.
+ * Under a budget (with none as well where @pb->memo->rows), a baseline's
+ * result comes from @pb->memo when it was made there before (a copy: the
+ * caller owns it), and is kept there when it is new; the same as
+ * searching again, byte for byte, but for its ms (the copy's), -ENOMEM
+ * included when keeping or copying runs out.
  */
 int hyper_plan__run_policy(int pol, const struct problem *pb, struct result *r,
 	       struct hp_err *e);

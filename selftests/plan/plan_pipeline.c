@@ -14,6 +14,7 @@
 
 #include "api/api.h"
 #include "passes/pipeline.h"
+#include "policies/list.h"
 #include "plan_chain.h"
 
 TEST(table_holds)
@@ -180,6 +181,125 @@ TEST(search_loop_runs_its_passes_through_the_driver)
 	EXPECT_STREQ("internal error: pass \"select\" is the search loop's own call",
 		     e.msg);
 	EXPECT_FALSE(mem.failed);
+	hyper_plan_graph_free(g);
+}
+
+/* Whether @s's layout is the one the placer makes afresh. */
+static bool placed_afresh(const struct sched *s, struct hp_mem *mem)
+{
+	struct sched t = *s;
+	size_t nt = s->g->nt;
+	struct hp_err e;
+	bool same;
+
+	t.res_off = NULL;
+	t.res_first = NULL;
+	if (hyper_plan__sched_layout(&t, 0, mem, &e))
+		return false;
+	same = t.arena == s->arena && t.res_peak == s->res_peak &&
+	       !t.arena_over && !s->arena_over && t.res_off && s->res_off &&
+	       !memcmp(t.res_first, s->res_first,
+		       (nt + 1) * sizeof(*t.res_first)) &&
+	       !memcmp(t.res_off, s->res_off,
+		       t.res_first[nt] * sizeof(*t.res_off));
+	free(t.res_off);
+	free(t.res_first);
+	return same;
+}
+
+/*
+ * --compare's rows, as hyper-plan runs them: a row whose schedule is one
+ * planned already takes its layout, the placer's own, and is not
+ * validated again; one that differs in a field the validator reads is.
+ */
+TEST(rows_take_a_twins_layout_and_check)
+{
+	struct hyper_plan_graph *g = plan_chain(_metadata, 12, MIB / 3);
+	struct result res[POL_NR + 1] = { 0 }, y;
+	struct goal gl = { .max_slow = 0.01 };
+	struct hp_err e = { "" };
+	struct problem pb;
+	struct profile p;
+	struct job *j;
+	unsigned int lays, checks;
+
+	ASSERT_EQ(0, hyper_plan__profile_get("h100-pcie", &p, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__prepare(&g->j, &p, false, &e)) TH_LOG("%s", e.msg);
+	j = &g->j;
+	j->p = p;
+	hyper_plan__job_problem(j, &pb, &gl, &j->g.mem);
+	j->memo.rows = true;
+	/* each row, then the greedy one again: the same schedule */
+	for (int i = 0; i <= POL_NR; i++) {
+		struct hyper_plan__pipe one = {
+			.j = j, .pb = &pb, .pol = i < POL_NR ? i : POL_GREEDY,
+			.r = &res[i], .have = j->have | HP_F_GOAL,
+		};
+
+		lays = j->memo.row_layouts;
+		checks = j->memo.row_checks;
+		ASSERT_EQ(0, hyper_plan__pipeline_run(&one, HP_PASS_SELECT,
+						      HP_PASS_VALIDATE, &e))
+			TH_LOG("%s", e.msg);
+		EXPECT_TRUE(placed_afresh(&res[i].s, &j->g.mem))
+			TH_LOG("row %d: not the placer's layout", i);
+		if (i < POL_NR)
+			j->memo.row[i] = &res[i];
+	}
+	EXPECT_EQ(lays + 1, j->memo.row_layouts);
+	EXPECT_EQ(checks + 1, j->memo.row_checks);
+	/* a budget of its own: validated */
+	y = res[POL_NR];
+	y.s.budget++;
+	checks = j->memo.row_checks;
+	{
+		struct hyper_plan__pipe v = {
+			.j = j, .pb = &pb, .r = &y, .have = ~0u,
+		};
+
+		EXPECT_EQ(0, hyper_plan__pipeline_run(&v, HP_PASS_VALIDATE,
+						      HP_PASS_VALIDATE, &e))
+			TH_LOG("%s", e.msg);
+	}
+	EXPECT_EQ(checks, j->memo.row_checks);
+	memset(j->memo.row, 0, sizeof(j->memo.row));
+	for (int i = 0; i <= POL_NR; i++)
+		hyper_plan__result_free(&res[i]);
+	EXPECT_FALSE(j->g.mem.failed);
+	hyper_plan_graph_free(g);
+}
+
+/*
+ * Under a budget no offload does not meet, none is searched once: its
+ * one schedule meets no lower budget either (policies/fit_arena.c), so
+ * the fit makes what one search makes, and says what it says.
+ */
+TEST(none_is_not_searched_again_lower)
+{
+	struct hyper_plan_graph *g = plan_chain(_metadata, 12, MIB / 3);
+	struct hp_mem one = { 0 }, fit = { 0 };
+	struct hp_err e = { "" }, fe = { "" };
+	struct result r, f;
+	struct problem pb;
+	struct profile p;
+	struct goal gl = { .max_slow = 0.01 };
+	uint64_t floor;
+
+	ASSERT_EQ(0, hyper_plan__profile_get("h100-pcie", &p, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__prepare(&g->j, &p, false, &e)) TH_LOG("%s", e.msg);
+	g->j.p = p;
+	floor = hyper_plan__life_floor(&g->j.lf, NULL);
+	gl.budget = floor + (g->j.lf.peak0 - floor) / 2;
+	hyper_plan__job_problem(&g->j, &pb, &gl, &one);
+	EXPECT_NE(0, hyper_plan__run_policy(POL_NONE, &pb, &r, &e));
+	EXPECT_FALSE(r.ok);
+	hyper_plan__result_free(&r);
+	pb.mem = &fit;
+	EXPECT_NE(0, hyper_plan__run_policy_fit(POL_NONE, &pb, &f, &fe));
+	EXPECT_FALSE(f.ok);
+	EXPECT_STREQ(e.msg, fe.msg);
+	EXPECT_EQ(one.nr, fit.nr);
+	hyper_plan__result_free(&f);
 	hyper_plan_graph_free(g);
 }
 

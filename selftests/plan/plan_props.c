@@ -403,8 +403,10 @@ static bool same_result(const struct result *a, const struct result *b)
  * handed out was laid out and freed.  So is the distance search at a
  * lower budget, which reads the probes simulated at a higher one, and at
  * one between, which must not take a probe given up on at the lower one
- * for failed.  Fresh: the same job with no memo.
- * (But for its ms: a copy's is what copying took.)
+ * for failed.  With no budget nothing is kept, but where the job's rows
+ * run each baseline again (--compare): then by the slowdown.  Fresh: the
+ * same job with no memo.  (But for its ms: a copy's is what copying
+ * took.)
  */
 /* The same searches with the job's memo and with none, one after another. */
 static void kept_on(struct __test_metadata *_metadata, unsigned int seed,
@@ -467,6 +469,39 @@ static void kept_on(struct __test_metadata *_metadata, unsigned int seed,
 		hyper_plan__result_free(&r);
 	}
 	EXPECT_EQ(hits, j.memo.hits);
+	/*
+	 * --compare's rows: kept with no budget too, by the slowdown (one
+	 * twice), never one made under a budget (some are kept above).
+	 */
+	j.memo.rows = true;
+	for (pol = POL_DISTANCE; pol <= POL_GREEDY; pol++) {
+		static const double slow[] = { SLOW, 0.3, SLOW, 0 };
+
+		for (unsigned int i = 0; i < ARRAY_SIZE(slow); i++) {
+			struct result kept, made;
+			struct hp_err ke, me;
+			int kr, mr;
+
+			gl = (struct goal){ slow[i], 0 };
+			hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+			fresh = pb;
+			fresh.memo = NULL;
+			hits = j.memo.hits;
+			kr = hyper_plan__run_policy(pol, &pb, &kept, &ke);
+			EXPECT_EQ(hits + (i == 2), j.memo.hits);
+			mr = hyper_plan__run_policy(pol, &fresh, &made, &me);
+			ASSERT_EQ(mr, kr);
+			if (kr)
+				EXPECT_STREQ(me.msg, ke.msg);
+			made.ms = kept.ms;
+			EXPECT_TRUE(same_result(&kept, &made))
+				TH_LOG("%s at %g%% slowdown on %s: the kept result is not the search's",
+				       hyper_plan__policy_name[pol],
+				       100 * slow[i], j.g.name);
+			hyper_plan__result_free(&made);
+			hyper_plan__result_free(&kept);
+		}
+	}
 	hyper_plan__job_free(&j);
 	for (unsigned int k = 0; k < HP_POLMEMO_N; k++)
 		EXPECT_EQ(NULL, j.memo.ent[k]);

@@ -186,6 +186,8 @@ static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 	if (hyper_plan__job_prepare(j, c->no_reorder, e))
 		return -1;
 	hyper_plan__job_problem(j, &pb, &gl, &j->g.mem);
+	/* the planner's floor runs each baseline its own row runs again */
+	j->memo.rows = all;
 	pp = (struct hyper_plan__pipe){
 		.j = j, .pb = &pb, .want_bound = c->bound || all,
 		.verbose = j->verbose, .have = j->have,
@@ -206,6 +208,8 @@ static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 		ret = hyper_plan__pipeline_run(&one, HP_PASS_SELECT,
 					       HP_PASS_VALIDATE,
 					       p == pol ? e : &pe);
+		if (!ret && all)	/* laid out and validated */
+			j->memo.row[p] = &res[p];
 		if (ret && p != pol && ret != -ENOMEM) {
 			fprintf(stderr, "hyper-plan: %s\n", pe.msg);
 			ret = 0;
@@ -222,6 +226,7 @@ static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 	}
 	if (!ret)
 		ret = outputs(c, j, res, pol, pp.bound, e);
+	memset(j->memo.row, 0, sizeof(j->memo.row));
 	for (p = 0; p < POL_NR; p++)
 		hyper_plan__result_free(&res[p]);
 	return ret;
