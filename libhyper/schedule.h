@@ -49,7 +49,7 @@ struct hs_step {
 	uint32_t *uses, *defines;
 	uint32_t nr_before, nr_after, nr_uses, nr_defines;
 	uint32_t flags;		/* HYPER_STEP_* */
-	uint64_t gemm[3];
+	uint32_t gemm[3];	/* m, n, k: 1..2^32-1 with HYPER_STEP_GEMM */
 	struct hs_exts ext;
 };
 
