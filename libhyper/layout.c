@@ -38,6 +38,10 @@
  * @vp:	set to a malloc'ed array, in the order the intervals begin
  * @np:	set to its length
  *
+ * The array is sized once, by the count of the validator's replay
+ * (s->nr_resid): a million steps' intervals, grown by doubling, would
+ * copy it and leave the heap a larger block than they fill.
+ *
  * Return: 0 or -ENOMEM.
  */
 int hs_intervals(const struct hyper_schedule *s, struct hu_resid **vp,
@@ -45,11 +49,14 @@ int hs_intervals(const struct hyper_schedule *s, struct hu_resid **vp,
 {
 	struct hu_res r;
 
-	if (hu_res_init(&r, s->nr_tensors, HS_DEV_ALIGN, NULL, NULL)) {
-		hu_res_free(&r);
-		*vp = NULL;
-		*np = 0;
-		return -ENOMEM;
+	if (hu_res_init(&r, s->nr_tensors, HS_DEV_ALIGN, NULL, NULL))
+		goto nomem;
+	/* The builder grows r.v from r.cap on if the count falls short. */
+	if (s->nr_resid && s->nr_resid <= UINT32_MAX) {
+		r.v = malloc(s->nr_resid * sizeof(*r.v));
+		if (!r.v)
+			goto nomem;
+		r.cap = (uint32_t)s->nr_resid;
 	}
 	for (uint32_t t = 0; t < s->nr_tensors; t++)
 		if (s->tensors[t].home == HYPER_HOME_DEVICE)
@@ -70,6 +77,11 @@ int hs_intervals(const struct hyper_schedule *s, struct hu_resid **vp,
 				  s->tensors[st->after[j].tensor].bytes);
 	}
 	return hu_res_finish(&r, vp, np);
+nomem:
+	hu_res_free(&r);
+	*vp = NULL;
+	*np = 0;
+	return -ENOMEM;
 }
 
 /* libhyper's own layout, for a schedule that carries none. */

@@ -23,6 +23,7 @@ struct replay {
 	uint8_t *st;
 	uint64_t resident;
 	uint64_t peak;
+	uint64_t nr_resid;	/* residencies begun */
 	struct hs_err *e;
 };
 
@@ -90,6 +91,7 @@ static int apply(struct replay *r, uint32_t i, const struct hyper_cop *c)
 	case HYPER_OP_PREFETCH:
 		t->flags |= HYPER_TENSOR_NEEDS_POOL | HYPER_TENSOR_NEEDS_DEVICE;
 		r->resident += t->bytes;
+		r->nr_resid++;
 		return over_budget(r, i, c->tensor);
 	case HYPER_OP_STORE:
 		t->flags |= HYPER_TENSOR_NEEDS_POOL;
@@ -125,8 +127,10 @@ static int replay_step(struct replay *r, uint32_t i)
 		uint32_t ti = step->defines[j];
 		struct hs_tensor *t = &r->s->tensors[ti];
 
-		if (!(r->st[ti] & HYPER_RES_DEVICE))
+		if (!(r->st[ti] & HYPER_RES_DEVICE)) {
 			r->resident += t->bytes;
+			r->nr_resid++;
+		}
 		hyper_residency_step(&r->st[ti], HYPER_RES_DEFINE);
 		t->flags |= HYPER_TENSOR_NEEDS_DEVICE;
 	}
@@ -160,13 +164,16 @@ int hs_validate(struct hyper_schedule *s, struct hs_err *e)
 		if (r.st[i] & HYPER_RES_DEVICE) {
 			t->flags |= HYPER_TENSOR_NEEDS_DEVICE;
 			r.resident += t->bytes;
+			r.nr_resid++;
 		}
 	}
 	ret = over_budget(&r, UINT32_MAX, UINT32_MAX);
 	for (i = 0; !ret && i < s->nr_steps; i++)
 		ret = replay_step(&r, i);
-	if (!ret)
+	if (!ret) {
 		s->peak = r.peak;
+		s->nr_resid = r.nr_resid;
+	}
 	free(r.st);
 	return ret;
 }
