@@ -24,6 +24,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "schedule.h"
 #include "util/arena.h"
@@ -102,6 +103,31 @@ static int place(const struct hu_resid *v, uint32_t n, uint64_t *off,
 	return ret;
 }
 
+/*
+ * A schedule's own offsets in s->res_off.  hs_check_offsets() found each
+ * tensor's to be one per residency, in the order they begin, and @n in
+ * all: grouped by tensor, res_off is them as given.
+ */
+static int own_offsets(struct hyper_schedule *s, uint32_t n)
+{
+	uint32_t at = 0;
+
+	s->res_off = malloc(n * sizeof(*s->res_off));
+	if (!s->res_off)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->nr_tensors; i++) {
+		struct hs_tensor *t = &s->tensors[i];
+
+		t->res_first = at;
+		t->nr_res = t->nr_plan_off;
+		if (t->nr_plan_off)
+			memcpy(s->res_off + at, t->plan_off,
+			       t->nr_plan_off * sizeof(*s->res_off));
+		at += t->nr_plan_off;
+	}
+	return 0;
+}
+
 /**
  * hs_layout() - give every residency interval of @s its arena offset
  * @s:	a validated schedule
@@ -129,16 +155,19 @@ int hs_layout(struct hyper_schedule *s, struct hs_err *e)
 		ret = hs_check_offsets(s, v, n, e);
 	if (ret || !n || (!own && n > HS_LAYOUT_MAX))
 		goto out;
+	if (own) {
+		/* The intervals' memory is free for the offsets. */
+		free(v);
+		v = NULL;
+		ret = own_offsets(s, n);
+		goto out;
+	}
 	off = malloc(n * sizeof(*off));
 	if (!off) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (!own)
-		ret = place(v, n, off, &s->arena_bytes);
-	else
-		for (uint32_t i = 0; i < n; i++)
-			off[i] = s->tensors[v[i].tensor].plan_off[v[i].nth];
+	ret = place(v, n, off, &s->arena_bytes);
 	if (ret)
 		goto out;
 	/* Offsets grouped by tensor, each group in the order of its starts. */
