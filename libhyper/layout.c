@@ -24,6 +24,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "schedule.h"
 #include "util/arena.h"
@@ -38,6 +39,10 @@
  * @vp:	set to a malloc'ed array, in the order the intervals begin
  * @np:	set to its length
  *
+ * The array is sized once, by the count of the validator's replay
+ * (s->nr_resid): a million steps' intervals, grown by doubling, would
+ * copy it and leave the heap a larger block than they fill.
+ *
  * Return: 0 or -ENOMEM.
  */
 int hs_intervals(const struct hyper_schedule *s, struct hu_resid **vp,
@@ -45,11 +50,14 @@ int hs_intervals(const struct hyper_schedule *s, struct hu_resid **vp,
 {
 	struct hu_res r;
 
-	if (hu_res_init(&r, s->nr_tensors, HS_DEV_ALIGN, NULL, NULL)) {
-		hu_res_free(&r);
-		*vp = NULL;
-		*np = 0;
-		return -ENOMEM;
+	if (hu_res_init(&r, s->nr_tensors, HS_DEV_ALIGN, NULL, NULL))
+		goto nomem;
+	/* The builder grows r.v from r.cap on if the count falls short. */
+	if (s->nr_resid && s->nr_resid <= UINT32_MAX) {
+		r.v = malloc(s->nr_resid * sizeof(*r.v));
+		if (!r.v)
+			goto nomem;
+		r.cap = (uint32_t)s->nr_resid;
 	}
 	for (uint32_t t = 0; t < s->nr_tensors; t++)
 		if (s->tensors[t].home == HYPER_HOME_DEVICE)
@@ -70,6 +78,11 @@ int hs_intervals(const struct hyper_schedule *s, struct hu_resid **vp,
 				  s->tensors[st->after[j].tensor].bytes);
 	}
 	return hu_res_finish(&r, vp, np);
+nomem:
+	hu_res_free(&r);
+	*vp = NULL;
+	*np = 0;
+	return -ENOMEM;
 }
 
 /* libhyper's own layout, for a schedule that carries none. */
@@ -88,6 +101,31 @@ static int place(const struct hu_resid *v, uint32_t n, uint64_t *off,
 		off[i] = h[i].off;
 	free(h);
 	return ret;
+}
+
+/*
+ * A schedule's own offsets in s->res_off.  hs_check_offsets() found each
+ * tensor's to be one per residency, in the order they begin, and @n in
+ * all: grouped by tensor, res_off is them as given.
+ */
+static int own_offsets(struct hyper_schedule *s, uint32_t n)
+{
+	uint32_t at = 0;
+
+	s->res_off = malloc(n * sizeof(*s->res_off));
+	if (!s->res_off)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->nr_tensors; i++) {
+		struct hs_tensor *t = &s->tensors[i];
+
+		t->res_first = at;
+		t->nr_res = t->nr_plan_off;
+		if (t->nr_plan_off)
+			memcpy(s->res_off + at, t->plan_off,
+			       t->nr_plan_off * sizeof(*s->res_off));
+		at += t->nr_plan_off;
+	}
+	return 0;
 }
 
 /**
@@ -117,16 +155,19 @@ int hs_layout(struct hyper_schedule *s, struct hs_err *e)
 		ret = hs_check_offsets(s, v, n, e);
 	if (ret || !n || (!own && n > HS_LAYOUT_MAX))
 		goto out;
+	if (own) {
+		/* The intervals' memory is free for the offsets. */
+		free(v);
+		v = NULL;
+		ret = own_offsets(s, n);
+		goto out;
+	}
 	off = malloc(n * sizeof(*off));
 	if (!off) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (!own)
-		ret = place(v, n, off, &s->arena_bytes);
-	else
-		for (uint32_t i = 0; i < n; i++)
-			off[i] = s->tensors[v[i].tensor].plan_off[v[i].nth];
+	ret = place(v, n, off, &s->arena_bytes);
 	if (ret)
 		goto out;
 	/* Offsets grouped by tensor, each group in the order of its starts. */

@@ -457,14 +457,17 @@ static void parse_gemm(struct hs_step *st, struct json_object *o)
 {
 	static const char *const dims[] = { "m", "n", "k" };
 	struct json_object *g, *v;
+	uint64_t x;
 
 	if (!json_object_object_get_ex(o, "x-gemm", &g) ||
 	    !json_object_is_type(g, json_type_object))
 		return;
-	for (int d = 0; d < 3; d++)
+	for (int d = 0; d < 3; d++) {
 		if (!json_object_object_get_ex(g, dims[d], &v) ||
-		    hu_json_u64(v, 1, UINT32_MAX, &st->gemm[d]))
+		    hu_json_u64(v, 1, UINT32_MAX, &x))
 			return;
+		st->gemm[d] = (uint32_t)x;
+	}
 	st->flags |= HYPER_STEP_GEMM;
 }
 

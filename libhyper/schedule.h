@@ -49,7 +49,7 @@ struct hs_step {
 	uint32_t *uses, *defines;
 	uint32_t nr_before, nr_after, nr_uses, nr_defines;
 	uint32_t flags;		/* HYPER_STEP_* */
-	uint64_t gemm[3];
+	uint32_t gemm[3];	/* m, n, k: 1..2^32-1 with HYPER_STEP_GEMM */
 	struct hs_exts ext;
 };
 
@@ -77,6 +77,7 @@ struct hyper_schedule {
 	uint64_t budget;
 	uint64_t pred_peak, pred_stall, pred_makespan;
 	uint64_t peak;		/* validator's replay */
+	uint64_t nr_resid;	/* residencies it began, for hs_intervals() */
 	/* hs_layout(), or the schedule's own with HYPER_SCHED_ARENA; 0: none */
 	uint64_t arena_bytes;
 	uint64_t *res_off;	/* arena offset of each residency, by tensor */

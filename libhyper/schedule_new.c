@@ -206,9 +206,9 @@ static int add_step(struct hyper_schedule *s, uint32_t i,
 			return -EINVAL;
 		}
 		st->flags = HYPER_STEP_GEMM;
-		st->gemm[0] = si->gemm_m;
-		st->gemm[1] = si->gemm_n;
-		st->gemm[2] = si->gemm_k;
+		st->gemm[0] = (uint32_t)si->gemm_m;
+		st->gemm[1] = (uint32_t)si->gemm_n;
+		st->gemm[2] = (uint32_t)si->gemm_k;
 	}
 	if (check_refs(s, i, "uses", si->uses, si->nr_uses, sizeof(uint32_t), e) ||
 	    check_refs(s, i, "defines", si->defines, si->nr_defines,

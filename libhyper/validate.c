@@ -23,6 +23,7 @@ struct replay {
 	uint8_t *st;
 	uint64_t resident;
 	uint64_t peak;
+	uint64_t nr_resid;	/* residencies begun */
 	struct hs_err *e;
 };
 
@@ -90,6 +91,7 @@ static int apply(struct replay *r, uint32_t i, const struct hyper_cop *c)
 	case HYPER_OP_PREFETCH:
 		t->flags |= HYPER_TENSOR_NEEDS_POOL | HYPER_TENSOR_NEEDS_DEVICE;
 		r->resident += t->bytes;
+		r->nr_resid++;
 		return over_budget(r, i, c->tensor);
 	case HYPER_OP_STORE:
 		t->flags |= HYPER_TENSOR_NEEDS_POOL;
@@ -125,8 +127,10 @@ static int replay_step(struct replay *r, uint32_t i)
 		uint32_t ti = step->defines[j];
 		struct hs_tensor *t = &r->s->tensors[ti];
 
-		if (!(r->st[ti] & HYPER_RES_DEVICE))
+		if (!(r->st[ti] & HYPER_RES_DEVICE)) {
 			r->resident += t->bytes;
+			r->nr_resid++;
+		}
 		hyper_residency_step(&r->st[ti], HYPER_RES_DEFINE);
 		t->flags |= HYPER_TENSOR_NEEDS_DEVICE;
 	}
@@ -160,13 +164,16 @@ int hs_validate(struct hyper_schedule *s, struct hs_err *e)
 		if (r.st[i] & HYPER_RES_DEVICE) {
 			t->flags |= HYPER_TENSOR_NEEDS_DEVICE;
 			r.resident += t->bytes;
+			r.nr_resid++;
 		}
 	}
 	ret = over_budget(&r, UINT32_MAX, UINT32_MAX);
 	for (i = 0; !ret && i < s->nr_steps; i++)
 		ret = replay_step(&r, i);
-	if (!ret)
+	if (!ret) {
 		s->peak = r.peak;
+		s->nr_resid = r.nr_resid;
+	}
 	free(r.st);
 	return ret;
 }
@@ -316,7 +323,11 @@ static uint32_t ranks_above(const struct ranks *b, uint32_t r)
 	return UINT32_MAX;
 }
 
-/* An interval's offset, and its index: its rank in offset order. */
+/*
+ * An interval's offset, and its index: its rank in offset order.  Below
+ * 2^32 granules of arena (256 GiB) the two are one number, the offset
+ * in granules above the index: the same order, sorted as numbers.
+ */
 struct at {
 	uint64_t off;
 	uint32_t i;
@@ -327,22 +338,35 @@ static bool at_before(const struct at *a, const struct at *b)
 	return a->off < b->off || (a->off == b->off && a->i < b->i);
 }
 
+static bool key_before(const uint64_t *a, const uint64_t *b)
+{
+	return *a < *b;
+}
+
 HU_DEFINE_SORT(sort_at, struct at, at_before)
+HU_DEFINE_SORT(sort_key, uint64_t, key_before)
 
 struct sweep {
-	const struct hyper_schedule *s;
 	const struct hu_resid *v;
 	struct ranks live;	/* by rank; some may have ended: see nearest() */
-	uint32_t *rank, *by_rank;
+	uint32_t *rank;		/* interval -> its rank */
+	uint64_t *key;		/* rank -> offset and interval packed, */
+	struct at *at;		/* or not (key NULL) */
 };
 
-static uint64_t off_of(const struct sweep *w, uint32_t i)
+/* The interval of rank @q, and its offset. */
+static uint32_t idx_at(const struct sweep *w, uint32_t q)
 {
-	return w->s->tensors[w->v[i].tensor].plan_off[w->v[i].nth];
+	return w->key ? (uint32_t)w->key[q] : w->at[q].i;
+}
+
+static uint64_t off_at(const struct sweep *w, uint32_t q)
+{
+	return w->key ? (w->key[q] >> 32) * HS_DEV_ALIGN : w->at[q].off;
 }
 
 /*
- * The interval nearest to rank @r below (or @above) that is still
+ * The rank nearest to rank @r below (or @above) whose interval is still
  * resident when interval @i begins, or UINT32_MAX.  Those that ended
  * before leave the set as they are met: the intervals begin in order,
  * so one ended for @i is ended for every later one.
@@ -355,10 +379,43 @@ static uint32_t nearest(struct sweep *w, uint32_t r, uint32_t i, bool above)
 
 		if (q == UINT32_MAX)
 			return q;
-		if (w->v[w->by_rank[q]].end > w->v[i].start)
-			return w->by_rank[q];
+		if (w->v[idx_at(w, q)].end > w->v[i].start)
+			return q;
 		ranks_clear(&w->live, q);
 	}
+}
+
+/* Ranks in offset order: w->key or w->at, and w->rank. */
+static int rank_by_offset(const struct hyper_schedule *s, struct sweep *w,
+			  uint32_t n)
+{
+	const struct hu_resid *v = w->v;
+
+	if (s->arena_bytes / HS_DEV_ALIGN <= UINT32_MAX) {
+		/* check_each(): offsets aligned, below arena_bytes */
+		w->key = malloc((n ?: 1) * sizeof(*w->key));
+		if (!w->key)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < n; i++)
+			w->key[i] = s->tensors[v[i].tensor].plan_off[v[i].nth] /
+				    HS_DEV_ALIGN << 32 | i;
+		sort_key(w->key, n);
+	} else {
+		w->at = malloc((n ?: 1) * sizeof(*w->at));
+		if (!w->at)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < n; i++)
+			w->at[i] = (struct at){
+				s->tensors[v[i].tensor].plan_off[v[i].nth], i
+			};
+		sort_at(w->at, n);
+	}
+	w->rank = malloc((n ?: 1) * sizeof(*w->rank));
+	if (!w->rank)
+		return -ENOMEM;
+	for (uint32_t r = 0; r < n; r++)
+		w->rank[idx_at(w, r)] = r;
+	return 0;
 }
 
 /*
@@ -369,37 +426,25 @@ static uint32_t nearest(struct sweep *w, uint32_t r, uint32_t i, bool above)
 static int check_overlap(const struct hyper_schedule *s,
 			 const struct hu_resid *v, uint32_t n, struct hs_err *e)
 {
-	struct sweep w = { .s = s, .v = v };
-	struct at *at = malloc((n ?: 1) * sizeof(*at));
-	int ret = 0;
+	struct sweep w = { .v = v };
+	int ret = rank_by_offset(s, &w, n);
 
-	w.rank = malloc((n ?: 1) * sizeof(*w.rank));
-	w.by_rank = malloc((n ?: 1) * sizeof(*w.by_rank));
-	if (!at || !w.rank || !w.by_rank || ranks_init(&w.live, n ?: 1)) {
+	if (!ret && ranks_init(&w.live, n ?: 1))
 		ret = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < n; i++)
-		at[i] = (struct at){ off_of(&w, i), i };
-	sort_at(at, n);
-	for (uint32_t r = 0; r < n; r++) {
-		w.rank[at[r].i] = r;
-		w.by_rank[r] = at[r].i;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t off = off_of(&w, i);
-		uint32_t other = nearest(&w, w.rank[i], i, false);
+	for (uint32_t i = 0; !ret && i < n; i++) {
+		uint32_t r = w.rank[i], q, other = UINT32_MAX;
+		uint64_t off = off_at(&w, r);
 		char x[300], y[300], where[200];
 
 		/* the live one nearest below, else the one nearest above */
-		if (other != UINT32_MAX &&
-		    off_of(&w, other) + v[other].bytes <= off)
-			other = UINT32_MAX;
+		q = nearest(&w, r, i, false);
+		if (q != UINT32_MAX &&
+		    off_at(&w, q) + v[idx_at(&w, q)].bytes > off)
+			other = idx_at(&w, q);
 		if (other == UINT32_MAX) {
-			other = nearest(&w, w.rank[i], i, true);
-			if (other != UINT32_MAX &&
-			    off + v[i].bytes <= off_of(&w, other))
-				other = UINT32_MAX;
+			q = nearest(&w, r, i, true);
+			if (q != UINT32_MAX && off + v[i].bytes > off_at(&w, q))
+				other = idx_at(&w, q);
 		}
 		if (other != UINT32_MAX) {
 			ival_desc(x, sizeof(x), s, &v[other]);
@@ -410,13 +455,12 @@ static int check_overlap(const struct hyper_schedule *s,
 			ret = -EBADMSG;
 			break;
 		}
-		ranks_set(&w.live, w.rank[i]);
+		ranks_set(&w.live, r);
 	}
-out:
 	ranks_free(&w.live);
-	free(w.by_rank);
 	free(w.rank);
-	free(at);
+	free(w.key);
+	free(w.at);
 	return ret;
 }
 

@@ -298,6 +298,11 @@ FIXTURE_VARIANT(bad) {
 
 BAD(overlap, SCHED(ARENA, "0,4096", "4096", "4096"),
     "arena: tensor \"c\" (arena_offsets[0] = 4096, 100 bytes) and tensor \"b\" (arena_offsets[0] = 4096, 4096 bytes) are resident together from step 1 (s1) on and overlap");
+/* The same two beyond 2^32 granules (256 GiB): offsets are not packed. */
+BAD(overlap_beyond_256g, SCHED("'arena_bytes':1099511635968,",
+			       "1099511627776,1099511631872", "1099511631872",
+			       "1099511631872"),
+    "arena: tensor \"c\" (arena_offsets[0] = 1099511631872, 100 bytes) and tensor \"b\" (arena_offsets[0] = 1099511631872, 4096 bytes) are resident together from step 1 (s1) on and overlap");
 BAD(overlap_partly, SCHED(ARENA, "0,4096", "0", "4032"),
     "arena: tensor \"a\" (arena_offsets[0] = 0, 4096 bytes) and tensor \"c\" (arena_offsets[0] = 4032, 100 bytes) are resident together from step 0 (s0) on and overlap");
 BAD(out_of_range, SCHED(ARENA, "0,8192", "0", "4096"),
@@ -358,9 +363,11 @@ TEST(overlap_check_agrees_with_every_pair)
 	for (unsigned int c = 0; c < cases; c++) {
 		uint32_t n = 2 + (uint32_t)rand_r(&seed) % (c % 3 ? 30 : RND_MAX - 1);
 		uint32_t slots = n * (1 + (uint32_t)rand_r(&seed) % 4);
+		/* one case in five above 256 GiB: the offsets are not packed */
+		uint64_t base = c % 5 == 2 ? 1ULL << 40 : 0;
 		struct hyper_schedule_info info = {
 			.flags = HYPER_SCHED_ARENA, .nr_tensors = n, .nr_steps = n,
-			.arena_bytes = 512ULL * n + 64ULL * (slots + 8),
+			.arena_bytes = base + 512ULL * n + 64ULL * (slots + 8),
 		};
 		struct hyper_schedule *s = NULL;
 		uint32_t nd = 0, nx = 0, i, j;
@@ -374,8 +381,9 @@ TEST(overlap_check_agrees_with_every_pair)
 				 (n - r.a[i] < 4 ? n - r.a[i] : 4);
 			r.bytes[i] = 64ULL * (1 + (uint32_t)rand_r(&seed) % 8);
 			/* one case in four apart, but for one tensor moved */
-			r.off[i] = c % 4 ? 64ULL * ((uint32_t)rand_r(&seed) % slots) :
-				   512ULL * i;
+			r.off[i] = base +
+				   (c % 4 ? 64ULL * ((uint32_t)rand_r(&seed) % slots) :
+				    512ULL * i);
 			snprintf(r.id[i], sizeof(r.id[i]), "t%u", i);
 			t[i] = (struct hyper_tensor_info){
 				.id = r.id[i], .bytes = r.bytes[i],

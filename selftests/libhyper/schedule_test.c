@@ -177,6 +177,45 @@ TEST(extension_keys)
 	hyper_schedule_free(s);
 }
 
+/* A GEMM shape is kept whole up to 2^32-1, parsed or handed over. */
+TEST(gemm_shape_kept_whole)
+{
+	struct hyper_step_info si, in = {
+		.op = "mm", .flags = HYPER_STEP_GEMM,
+		.gemm_m = UINT32_MAX, .gemm_n = 65537, .gemm_k = 3,
+	};
+	struct hyper_schedule_info info = { .nr_steps = 1 };
+	struct hyper_schedule *s;
+	char err[256];
+
+	ASSERT_EQ(0, parse_sq("{" HDR "'tensors':[],'steps':["
+			      "{'op':'a','x-gemm':{'m':4294967295,'n':65537,'k':3}},"
+			      "{'op':'b','x-gemm':{'m':4294967296,'n':1,'k':1}}]}",
+			      &s, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, hyper_schedule_step(s, 0, &si));
+	ASSERT_TRUE(si.flags & HYPER_STEP_GEMM);
+	EXPECT_EQ(UINT32_MAX, si.gemm_m);
+	EXPECT_EQ(65537, si.gemm_n);
+	EXPECT_EQ(3, si.gemm_k);
+	ASSERT_EQ(0, hyper_schedule_step(s, 1, &si));
+	EXPECT_EQ(0, si.flags & HYPER_STEP_GEMM);
+	hyper_schedule_free(s);
+
+	ASSERT_EQ(0, hyper_schedule_new(&info, NULL, &in, &s, err, sizeof(err)))
+		TH_LOG("%s", err);
+	ASSERT_EQ(0, hyper_schedule_step(s, 0, &si));
+	ASSERT_TRUE(si.flags & HYPER_STEP_GEMM);
+	EXPECT_EQ(UINT32_MAX, si.gemm_m);
+	EXPECT_EQ(65537, si.gemm_n);
+	EXPECT_EQ(3, si.gemm_k);
+	hyper_schedule_free(s);
+
+	in.gemm_m = (uint64_t)UINT32_MAX + 1;
+	EXPECT_EQ(-EINVAL, hyper_schedule_new(&info, NULL, &in, &s, err,
+					      sizeof(err)));
+	EXPECT_STREQ("steps[0]: a GEMM shape wants m, n, k in 1..2^32-1", err);
+}
+
 TEST(stale_detach_allowed)
 {
 	struct hyper_schedule_info info;
