@@ -416,6 +416,8 @@ static int scale_path(const struct profile *p, const struct scale_cfg *sc,
 	int pol, ret;
 
 	ret = make_job(&j, p, &sc->c, sc->model, e);
+	/* as hyper-plan --compare: the baselines' rows take the plan's runs */
+	j.memo.rows = sc->compare;
 	c0 = cpu_ms();
 	t0 = hyper_plan__now_ns();
 	if (!ret)
