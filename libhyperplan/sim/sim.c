@@ -192,6 +192,15 @@ static int run_step(struct sim *m, uint32_t k)
  * earlier than the compute stream's clock and either link's, and its
  * compute is summed in the order run_step() sums it, so the slowdown
  * tested here is never above the one the run would end with.
+ *
+ * Nor does it end before the compute still to come has run after the
+ * compute clock, one step after another: a stall of more than the
+ * slowdown allowed is out of reach at the step it happens, not only
+ * once the clock has run past the goal near the end.  That compute is
+ * the whole run's less the steps run, both summed in the same order,
+ * so it is off by a few ulps a step at most; hyper_plan__sim_beyond()'s
+ * margin of 1e-6 covers that many times over, and a run within it
+ * goes on to the test above.
  */
 static bool out_of_reach(const struct sim *m)
 {
@@ -202,7 +211,11 @@ static bool out_of_reach(const struct sim *m)
 	end.makespan_ns = m->now > m->h2d_free ? m->now : m->h2d_free;
 	if (m->d2h_free > end.makespan_ns)
 		end.makespan_ns = m->d2h_free;
-	return slowdown(&end) > m->h->max_slow + 1e-12;
+	if (slowdown(&end) > m->h->max_slow + 1e-12)
+		return true;
+	return hyper_plan__sim_beyond(m->now + (m->compute_all -
+						m->r->compute_ns),
+				      m->compute_all, m->h->max_slow);
 }
 
 static int sim_init(struct sim *m, const struct sched *s)

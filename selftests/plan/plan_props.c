@@ -580,9 +580,50 @@ TEST_F_TIMEOUT(fitted, more_budget_never_hurts, 600)
  * the greedy walk that stops once its floor is out of reach stops only
  * on such a probe, and otherwise makes the same evictions.
  */
+/*
+ * The simulator's give-up (sim.h's give_up) against the whole run @all of
+ * @s: at a goal the run misses it gives up (1), at one it meets it runs
+ * whole, the same figures; goals from far below the run's slowdown to
+ * just above it, its own included.  *@early counts the runs given up
+ * before their compute clock passed the goal: by the compute still to
+ * come alone.
+ */
+static void give_up_holds(struct __test_metadata *_metadata,
+			  const struct job *j, const struct sched *s,
+			  const struct sim_result *all, unsigned int *early)
+{
+	double own = slowdown(all);
+	const double goal[] = { 0, own / 4, own / 2, own * (1 - 1e-3), own,
+				own * (1 + 1e-3) + 1e-9, SLOW };
+	struct sim_hooks stop = { .give_up = true };
+	struct hp_mem mem = { 0 };
+	struct sim_result r;
+	struct hp_err e;
+	int ret;
+
+	for (size_t i = 0; i < ARRAY_SIZE(goal); i++) {
+		stop.max_slow = goal[i];
+		ret = hyper_plan__simulate(s, &j->p, &stop, &r, &mem, &e);
+		if (own > goal[i] + 1e-12) {
+			EXPECT_EQ(1, ret)
+				TH_LOG("%s on %s: slowdown %.9g, goal %.9g",
+				       j->g.name, j->p.name, own, goal[i]);
+			if (ret == 1 && r.makespan_ns <=
+			    (1 + goal[i] + 1e-12) * all->compute_ns)
+				(*early)++;
+		} else {
+			ASSERT_EQ(0, ret)
+				TH_LOG("%s on %s: slowdown %.9g, goal %.9g: %s",
+				       j->g.name, j->p.name, own, goal[i],
+				       e.msg);
+			EXPECT_EQ(0, memcmp(all, &r, sizeof(r)));
+		}
+	}
+}
+
 static void floor_holds(struct __test_metadata *_metadata, struct job *j,
 			double slow, unsigned int *beyond, unsigned int *within,
-			unsigned int *greedy_stops)
+			unsigned int *greedy_stops, unsigned int *early)
 {
 	static const uint32_t dist[] = { 1, 4, 32 };
 	const struct life *lf = &j->lf;
@@ -635,6 +676,7 @@ static void floor_holds(struct __test_metadata *_metadata, struct job *j,
 		EXPECT_LE(floor * (1 - 1e-9), r.makespan_ns)
 			TH_LOG("%s on %s: %zu evictions", j->g.name, j->p.name, nev);
 		EXPECT_EQ(lf->t0[lf->n], r.compute_ns);
+		give_up_holds(_metadata, j, &s, &r, early);
 		if (hyper_plan__sim_beyond(floor, lf->t0[lf->n], slow)) {
 			EXPECT_GT(slowdown(&r), slow + 1e-12);
 			(*beyond)++;
@@ -654,7 +696,7 @@ static void floor_holds(struct __test_metadata *_metadata, struct job *j,
 
 TEST_F_TIMEOUT(many, fetch_floor_never_above_the_run, 300)
 {
-	unsigned int seed, i, beyond = 0, within = 0, stops = 0;
+	unsigned int seed, i, beyond = 0, within = 0, stops = 0, early = 0;
 	struct hp_err e;
 
 	for (seed = 1; seed <= 12; seed++)
@@ -665,7 +707,8 @@ TEST_F_TIMEOUT(many, fetch_floor_never_above_the_run, 300)
 
 			ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[i], &e))
 				TH_LOG("%s", e.msg);
-			floor_holds(_metadata, &j, SLOW, &beyond, &within, &stops);
+			floor_holds(_metadata, &j, SLOW, &beyond, &within, &stops,
+				    &early);
 			hyper_plan__job_free(&j);
 		}
 	for (i = 0; i < ARRAY_SIZE(models); i++) {
@@ -673,15 +716,19 @@ TEST_F_TIMEOUT(many, fetch_floor_never_above_the_run, 300)
 
 		ASSERT_EQ(0, case_job(&j, &models[i], &hyper_plan__profile_table[i % hyper_plan__profile_table_len], &e))
 			TH_LOG("%s", e.msg);
-		floor_holds(_metadata, &j, SLOW, &beyond, &within, &stops);
+		floor_holds(_metadata, &j, SLOW, &beyond, &within, &stops,
+				    &early);
 		hyper_plan__job_free(&j);
 	}
 	/* both answers were met, or the test proves little */
 	TH_LOG("%u probes beyond the goal by their floor, %u not; %u greedy walks stopped",
 	       beyond, within, stops);
+	TH_LOG("%u simulations given up before their clocks passed the goal",
+	       early);
 	EXPECT_LT(0, beyond);
 	EXPECT_LT(0, within);
 	EXPECT_LT(0, stops);
+	EXPECT_LT(0, early);
 }
 
 TEST(refined_order_keeps_dependencies)
