@@ -29,7 +29,12 @@ struct sim {
 	double compute_all;	/* give_up: the whole run's compute */
 	uint64_t mem;
 	uint32_t step;
+	uint32_t emitted;	/* s->emit: the steps whose slots are there */
+	bool emit_failed;
 };
+
+/* Steps a schedule still being emitted is emitted ahead of the run. */
+#define EMIT_AHEAD	64
 
 static void mem_set(struct sim *m, double at, int64_t delta)
 {
@@ -159,6 +164,14 @@ static int run_step(struct sim *m, uint32_t k)
 	int ret;
 
 	m->step = k;
+	if (m->s->emit && k >= m->emitted) {
+		m->emitted = k + EMIT_AHEAD;
+		ret = hyper_plan__sched_emit(m->s, m->emitted, m->e);
+		if (ret) {
+			m->emit_failed = ret != -ENOMEM;
+			return ret;
+		}
+	}
 	free_done(m);
 	ret = slot(m, 2 * k);
 	if (ret)
@@ -269,6 +282,8 @@ int hyper_plan__simulate(const struct sched *s, const struct profile *p,
 	free(m.fetch_done);
 	free(m.store_done);
 	hyper_plan__heap_free(&m.pend);
+	if (m.emit_failed)
+		return -EINVAL;
 	return ret == -ENOMEM || ret == 1 ? ret : ret ? -1 : 0;
 }
 
