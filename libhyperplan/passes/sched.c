@@ -298,9 +298,11 @@ int hyper_plan__sched_start(struct sched *s, const struct life *lf,
 	s->g = g;
 	s->order = lf->order;
 	s->n = lf->n;
-	s->home = hyper_plan__calloc(mem, g->nt, 1);
-	s->slot_off = hyper_plan__calloc(mem, 2 * (size_t)s->n + 1, sizeof(*s->slot_off));
-	m->st = hyper_plan__calloc(mem, g->nt, 1);
+	/* each written before it is read: homes(), replay(), below */
+	s->home = hyper_plan__array(mem, g->nt, 1);
+	s->slot_off = hyper_plan__array(mem, 2 * (size_t)s->n + 1,
+					sizeof(*s->slot_off));
+	m->st = hyper_plan__array(mem, g->nt, 1);
 	if (!s->home || !s->slot_off || !m->st)
 		goto out;
 	homes(m, ev, nev);

@@ -240,7 +240,7 @@ static int sim_init(struct sim *m, const struct sched *s)
 		for (t = 0; t < s->n; t++)
 			m->compute_all += g->op[s->order[t]].compute_ns;
 
-	m->st = hyper_plan__calloc(m->hm, g->nt, 1);
+	m->st = hyper_plan__array(m->hm, g->nt, 1);	/* set below */
 	m->fetch_done = hyper_plan__calloc(m->hm, g->nt, sizeof(double));
 	m->store_done = hyper_plan__calloc(m->hm, g->nt, sizeof(double));
 	/* a tensor waits in pend once at a time: a prefetch waits for it */
