@@ -110,7 +110,12 @@ static int run_search(struct hyper_plan__pipe *pp, struct hp_err *e)
 static int run_emit(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
 	struct result *r = pp->r;
-	int ret = hyper_plan__sched_build(&r->s, pp->lf, pp->ev, pp->nev, pipe_mem(pp), e);
+	/* a probe that may stop early is emitted as far as its run goes */
+	int ret = pp->give_up ?
+		  hyper_plan__sched_start(&r->s, pp->lf, pp->ev, pp->nev,
+					  pipe_mem(pp), e) :
+		  hyper_plan__sched_build(&r->s, pp->lf, pp->ev, pp->nev,
+					  pipe_mem(pp), e);
 
 	if (!ret)
 		r->s.budget = pp->budget;
@@ -132,9 +137,10 @@ static int run_simulate(struct hyper_plan__pipe *pp, struct hp_err *e)
 				       pp->give_up ? &stop : NULL, &r->sim,
 				       pipe_mem(pp), &ignored);
 
-	if (ret == -ENOMEM) {
+	if (ret == -ENOMEM || ret == -EINVAL) {	/* -EINVAL: the emission's */
 		hyper_plan__sched_free(&r->s);
-		return hyper_plan__nomem(e);
+		return ret == -ENOMEM ? hyper_plan__nomem(e) :
+		       hyper_plan__errf(e, "%s", ignored.msg);
 	}
 	r->ok = !ret;
 	r->s.pred = (struct prediction){ r->sim.peak, r->sim.stall_ns,

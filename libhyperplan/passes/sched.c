@@ -24,7 +24,7 @@ struct item {
 	uint32_t t;
 };
 
-struct emit {
+struct hp_emit {
 	const struct life *lf;
 	struct sched *s;
 	struct item *it;
@@ -33,10 +33,12 @@ struct emit {
 	size_t cap_cops;
 	struct hp_mem *mem;
 	struct hp_err *e;
+	uint32_t slot;		/* replay(): the next slot to emit */
+	size_t x;		/* its first item */
 };
 
 /* Out of memory drops it; hyper_plan__sched_build() sees m->mem failed. */
-static void item(struct emit *m, int64_t slot, uint8_t cls, uint32_t key,
+static void item(struct hp_emit *m, int64_t slot, uint8_t cls, uint32_t key,
 		 uint32_t t)
 {
 	if (m->n == m->cap &&
@@ -86,7 +88,7 @@ static void by_digit(const struct item *in, struct item *out, size_t n,
  * Bucketing is a radix sort of two passes: one counter per slot would be
  * scattered over megabytes on a big graph, a cache miss per item.
  */
-static int sort_items(struct emit *m, uint32_t nslots)
+static int sort_items(struct hp_emit *m, uint32_t nslots)
 {
 	size_t i, end, hi = 1, cnt[1U << DIGIT_BITS];
 	struct item *out = hyper_plan__array(m->mem, m->n, sizeof(*out));
@@ -122,7 +124,7 @@ static int sort_items(struct emit *m, uint32_t nslots)
 }
 
 /* The order's homes (struct life), and the pool for what @ev keeps there. */
-static void homes(struct emit *m, const struct evict *ev, size_t nev)
+static void homes(struct hp_emit *m, const struct evict *ev, size_t nev)
 {
 	size_t i;
 
@@ -132,7 +134,7 @@ static void homes(struct emit *m, const struct evict *ev, size_t nev)
 			m->s->home[ev[i].t] = HYPER_HOME_POOL;
 }
 
-static void evict_items(struct emit *m, const struct evict *v)
+static void evict_items(struct hp_emit *m, const struct evict *v)
 {
 	if (v->detach_slot >= 0) {
 		if (v->store_slot >= 0)
@@ -143,7 +145,7 @@ static void evict_items(struct emit *m, const struct evict *v)
 		item(m, 2 * v->fetch_step, CL_PREFETCH, v->j, v->t);
 }
 
-static int bad(struct emit *m, uint32_t slot, uint32_t event, int why,
+static int bad(struct hp_emit *m, uint32_t slot, uint32_t event, int why,
 	       uint32_t t)
 {
 	uint32_t k = slot / 2;
@@ -155,7 +157,7 @@ static int bad(struct emit *m, uint32_t slot, uint32_t event, int why,
 }
 
 /* Emits @kind, which the rules must allow; the state follows it. */
-static int put(struct emit *m, uint32_t slot, uint32_t t, uint8_t kind)
+static int put(struct hp_emit *m, uint32_t slot, uint32_t t, uint8_t kind)
 {
 	struct sched *s = m->s;
 	int why = hyper_residency_step(&m->st[t], kind);
@@ -171,7 +173,7 @@ static int put(struct emit *m, uint32_t slot, uint32_t t, uint8_t kind)
 }
 
 /* Applies one decision to the state machine; emits what it needs. */
-static int apply(struct emit *m, const struct item *x)
+static int apply(struct hp_emit *m, const struct item *x)
 {
 	uint32_t t = x->t;
 	bool stale = !(m->st[t] & HYPER_RES_POOL);
@@ -195,7 +197,7 @@ static int apply(struct emit *m, const struct item *x)
 	}
 }
 
-static void run_op(struct emit *m, uint32_t k)
+static void run_op(struct hp_emit *m, uint32_t k)
 {
 	const struct graph *g = m->lf->g;
 	const struct op *o = &g->op[m->lf->order[k]];
@@ -205,7 +207,7 @@ static void run_op(struct emit *m, uint32_t k)
 		hyper_residency_step(&m->st[op_out(g, o)[i]], HYPER_RES_DEFINE);
 }
 
-static int check_uses(struct emit *m, uint32_t k)
+static int check_uses(struct hp_emit *m, uint32_t k)
 {
 	const struct graph *g = m->lf->g;
 	const struct op *o = &g->op[m->lf->order[k]];
@@ -225,7 +227,7 @@ static int check_uses(struct emit *m, uint32_t k)
  * sort between the live detaches and the prefetches of their slot, in
  * tensor order (item_before()); hyper_plan__life_build() keeps them in that order.
  */
-static int dead(struct emit *m, uint32_t slot)
+static int dead(struct hp_emit *m, uint32_t slot)
 {
 	const struct life *lf = m->lf;
 	size_t i, k = slot / 2;
@@ -239,16 +241,15 @@ static int dead(struct emit *m, uint32_t slot)
 	return ret;
 }
 
-static int replay(struct emit *m)
+/* Emits the slots before @upto, from where the last call stopped. */
+static int replay(struct hp_emit *m, uint32_t upto)
 {
 	struct sched *s = m->s;
-	uint32_t slot, nslots = 2 * s->n, t;
-	size_t x = 0;
+	uint32_t slot, nslots = 2 * s->n;
+	size_t x = m->x;
 	int ret = 0;
 
-	for (t = 0; t < s->g->nt; t++)
-		m->st[t] = hyper_residency_start(s->home[t]);
-	for (slot = 0; slot < nslots && !ret; slot++) {
+	for (slot = m->slot; slot < upto && !ret; slot++) {
 		s->slot_off[slot] = s->ncops;
 		if (slot & 1)
 			run_op(m, slot / 2);
@@ -262,44 +263,96 @@ static int replay(struct emit *m)
 		if (!(slot & 1) && !ret)
 			ret = check_uses(m, slot / 2);
 	}
-	s->slot_off[nslots] = s->ncops;
+	m->slot = slot;
+	m->x = x;
+	/* where the last slot emitted ends (the next one starts there) */
+	if (slot <= nslots)
+		s->slot_off[slot] = s->ncops;
 	return ret;
+}
+
+static void emit_free(struct hp_emit *m)
+{
+	if (!m)
+		return;
+	free(m->it);
+	free(m->st);
+	free(m);
+}
+
+int hyper_plan__sched_start(struct sched *s, const struct life *lf,
+			    const struct evict *ev, size_t nev,
+			    struct hp_mem *mem, struct hp_err *e)
+{
+	struct hp_emit *m;
+	const struct graph *g = lf->g;
+	size_t i;
+	uint32_t t;
+
+	memset(s, 0, sizeof(*s));
+	m = hyper_plan__calloc(mem, 1, sizeof(*m));
+	if (!m)
+		return hyper_plan__nomem(e);
+	*m = (struct hp_emit){ .lf = lf, .s = s, .mem = mem, .e = e };
+	s->emit = m;
+	s->g = g;
+	s->order = lf->order;
+	s->n = lf->n;
+	/* each written before it is read: homes(), replay(), below */
+	s->home = hyper_plan__array(mem, g->nt, 1);
+	s->slot_off = hyper_plan__array(mem, 2 * (size_t)s->n + 1,
+					sizeof(*s->slot_off));
+	m->st = hyper_plan__array(mem, g->nt, 1);
+	if (!s->home || !s->slot_off || !m->st)
+		goto out;
+	homes(m, ev, nev);
+	/* at most three items an eviction: one allocation, no copies */
+	m->cap = 3 * nev;
+	m->it = nev ? hyper_plan__array(mem, m->cap, sizeof(*m->it)) : NULL;
+	if (nev && !m->it)
+		goto out;
+	for (i = 0; i < nev && !mem->failed; i++)
+		evict_items(m, &ev[i]);
+	if (mem->failed || sort_items(m, 2 * s->n))
+		goto out;
+	for (t = 0; t < g->nt; t++)
+		m->st[t] = hyper_residency_start(s->home[t]);
+	return 0;
+out:
+	hyper_plan__sched_free(s);
+	return hyper_plan__nomem(e);
+}
+
+int hyper_plan__sched_emit(const struct sched *s, uint32_t steps,
+			   struct hp_err *e)
+{
+	struct hp_emit *m = s->emit;
+	int ret;
+
+	if (!m)
+		return 0;
+	m->e = e;
+	ret = replay(m, 2 * (steps < s->n ? steps : s->n));
+	if (!ret && m->slot == 2 * s->n) {
+		m->s->emit = NULL;	/* emitted whole */
+		emit_free(m);
+	}
+	return ret;
+}
+
+uint32_t hyper_plan__sched_emitted(const struct sched *s)
+{
+	return s->emit ? s->emit->slot / 2 : s->n;
 }
 
 int hyper_plan__sched_build(struct sched *s, const struct life *lf,
 		const struct evict *ev, size_t nev, struct hp_mem *mem,
 		struct hp_err *e)
 {
-	struct emit m = { .lf = lf, .s = s, .mem = mem, .e = e };
-	const struct graph *g = lf->g;
-	size_t i;
-	int ret;
+	int ret = hyper_plan__sched_start(s, lf, ev, nev, mem, e);
 
-	memset(s, 0, sizeof(*s));
-	s->g = g;
-	s->order = lf->order;
-	s->n = lf->n;
-	s->home = hyper_plan__calloc(mem, g->nt, 1);
-	s->slot_off = hyper_plan__calloc(mem, 2 * (size_t)s->n + 1, sizeof(*s->slot_off));
-	m.st = hyper_plan__calloc(mem, g->nt, 1);
-	ret = -ENOMEM;
-	if (!s->home || !s->slot_off || !m.st)
-		goto out;
-	homes(&m, ev, nev);
-	/* at most three items an eviction: one allocation, no copies */
-	m.cap = 3 * nev;
-	m.it = nev ? hyper_plan__array(mem, m.cap, sizeof(*m.it)) : NULL;
-	if (nev && !m.it)
-		goto out;
-	for (i = 0; i < nev && !mem->failed; i++)
-		evict_items(&m, &ev[i]);
-	if (!mem->failed && !sort_items(&m, 2 * s->n))
-		ret = replay(&m);
-out:
-	if (ret == -ENOMEM)
-		hyper_plan__nomem(e);
-	free(m.it);
-	free(m.st);
+	if (!ret)
+		ret = hyper_plan__sched_emit(s, s->n, e);
 	if (ret)
 		hyper_plan__sched_free(s);
 	return ret;
@@ -307,6 +360,7 @@ out:
 
 void hyper_plan__sched_free(struct sched *s)
 {
+	emit_free(s->emit);
 	free(s->home);
 	free(s->slot_off);
 	free(s->cops);

@@ -14,6 +14,8 @@
 
 /* Cache ops and homes are libhyper's (<hyper/vocab.h>). */
 
+struct hp_emit;
+
 struct cop {
 	uint32_t t;
 	uint8_t kind;		/* enum hyper_cache_op */
@@ -50,6 +52,12 @@ struct sched {
 	uint64_t res_peak;
 	/* hyper_plan__run_policy_fit(): the residency budget that made the arena fit */
 	uint64_t planned_under;
+	/*
+	 * hyper_plan__sched_start(): what is still to emit, NULL once the
+	 * schedule is whole.  Only the slots of the steps emitted so far
+	 * (hyper_plan__sched_emit()) are there.
+	 */
+	struct hp_emit *emit;
 };
 
 /*
@@ -72,6 +80,24 @@ struct evict {
 int hyper_plan__sched_build(struct sched *s, const struct life *lf,
 		const struct evict *ev, size_t nev, struct hp_mem *mem,
 		struct hp_err *e);
+/*
+ * The same, step by step, for a run that may stop early (the simulator
+ * pulls each step's slots before it runs them, hyper_plan__simulate()):
+ * hyper_plan__sched_start() does everything but write the slots; each
+ * hyper_plan__sched_emit() then writes those of the steps before @steps
+ * not yet written (through @s->emit: @s is written, though const to its
+ * reader), and the last one frees @s->emit.  A schedule given up part
+ * way holds what was emitted; hyper_plan__sched_free() frees the rest.
+ * What the slots hold is hyper_plan__sched_build()'s, byte for byte.
+ * 0, -ENOMEM or -EINVAL, said in @e; after an error @s is only to free.
+ */
+int hyper_plan__sched_start(struct sched *s, const struct life *lf,
+			    const struct evict *ev, size_t nev,
+			    struct hp_mem *mem, struct hp_err *e);
+int hyper_plan__sched_emit(const struct sched *s, uint32_t steps,
+			   struct hp_err *e);
+/* The steps whose slots are there: @s->n once it is whole. */
+uint32_t hyper_plan__sched_emitted(const struct sched *s);
 void hyper_plan__sched_free(struct sched *s);
 /*
  * Places every residency in the device arena (passes/arena.c); @limit is

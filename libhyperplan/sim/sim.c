@@ -29,7 +29,12 @@ struct sim {
 	double compute_all;	/* give_up: the whole run's compute */
 	uint64_t mem;
 	uint32_t step;
+	uint32_t emitted;	/* s->emit: the steps whose slots are there */
+	bool emit_failed;
 };
+
+/* Steps a schedule still being emitted is emitted ahead of the run. */
+#define EMIT_AHEAD	64
 
 static void mem_set(struct sim *m, double at, int64_t delta)
 {
@@ -159,6 +164,14 @@ static int run_step(struct sim *m, uint32_t k)
 	int ret;
 
 	m->step = k;
+	if (m->s->emit && k >= m->emitted) {
+		m->emitted = k + EMIT_AHEAD;
+		ret = hyper_plan__sched_emit(m->s, m->emitted, m->e);
+		if (ret) {
+			m->emit_failed = ret != -ENOMEM;
+			return ret;
+		}
+	}
 	free_done(m);
 	ret = slot(m, 2 * k);
 	if (ret)
@@ -192,6 +205,15 @@ static int run_step(struct sim *m, uint32_t k)
  * earlier than the compute stream's clock and either link's, and its
  * compute is summed in the order run_step() sums it, so the slowdown
  * tested here is never above the one the run would end with.
+ *
+ * Nor does it end before the compute still to come has run after the
+ * compute clock, one step after another: a stall of more than the
+ * slowdown allowed is out of reach at the step it happens, not only
+ * once the clock has run past the goal near the end.  That compute is
+ * the whole run's less the steps run, both summed in the same order,
+ * so it is off by a few ulps a step at most; hyper_plan__sim_beyond()'s
+ * margin of 1e-6 covers that many times over, and a run within it
+ * goes on to the test above.
  */
 static bool out_of_reach(const struct sim *m)
 {
@@ -202,7 +224,11 @@ static bool out_of_reach(const struct sim *m)
 	end.makespan_ns = m->now > m->h2d_free ? m->now : m->h2d_free;
 	if (m->d2h_free > end.makespan_ns)
 		end.makespan_ns = m->d2h_free;
-	return slowdown(&end) > m->h->max_slow + 1e-12;
+	if (slowdown(&end) > m->h->max_slow + 1e-12)
+		return true;
+	return hyper_plan__sim_beyond(m->now + (m->compute_all -
+						m->r->compute_ns),
+				      m->compute_all, m->h->max_slow);
 }
 
 static int sim_init(struct sim *m, const struct sched *s)
@@ -214,7 +240,7 @@ static int sim_init(struct sim *m, const struct sched *s)
 		for (t = 0; t < s->n; t++)
 			m->compute_all += g->op[s->order[t]].compute_ns;
 
-	m->st = hyper_plan__calloc(m->hm, g->nt, 1);
+	m->st = hyper_plan__array(m->hm, g->nt, 1);	/* set below */
 	m->fetch_done = hyper_plan__calloc(m->hm, g->nt, sizeof(double));
 	m->store_done = hyper_plan__calloc(m->hm, g->nt, sizeof(double));
 	/* a tensor waits in pend once at a time: a prefetch waits for it */
@@ -256,6 +282,8 @@ int hyper_plan__simulate(const struct sched *s, const struct profile *p,
 	free(m.fetch_done);
 	free(m.store_done);
 	hyper_plan__heap_free(&m.pend);
+	if (m.emit_failed)
+		return -EINVAL;
 	return ret == -ENOMEM || ret == 1 ? ret : ret ? -1 : 0;
 }
 

@@ -43,6 +43,9 @@ struct sim_result {
 /*
  * 0; 1: given up (@hooks->give_up), the goal out of reach, said in @e;
  * -1: the schedule breaks a rule or its budget (said in @e); -ENOMEM.
+ * A schedule still being emitted (@s->emit, hyper_plan__sched_start())
+ * is emitted as far as the run goes, a few steps ahead of it, and whole
+ * once the run ends: -EINVAL if its emission fails (said in @e).
  */
 int hyper_plan__simulate(const struct sched *s, const struct profile *p,
 	     const struct sim_hooks *hooks, struct sim_result *r,

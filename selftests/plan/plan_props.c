@@ -615,9 +615,73 @@ TEST_F_TIMEOUT(fitted, more_budget_never_hurts, 600)
  * the greedy walk that stops once its floor is out of reach stops only
  * on such a probe, and otherwise makes the same evictions.
  */
+/*
+ * The simulator's give-up (sim.h's give_up) against the whole run @all of
+ * @s, the schedule of @ev (@nev of them): at a goal the run misses it
+ * gives up (1), at one it meets it runs whole, the same figures; goals
+ * from far below the run's slowdown to just above it, its own included.
+ * Each on the schedule emitted step by step beside the run
+ * (hyper_plan__sched_start()): a run that meets the goal leaves it
+ * whole, and every slot emitted, whole or not, is @s's.  *@early counts
+ * the runs given up before their clocks passed the goal (by the compute
+ * still to come), *@part those that left their schedule part emitted.
+ */
+static void give_up_holds(struct __test_metadata *_metadata,
+			  const struct job *j, const struct sched *s,
+			  const struct evict *ev, size_t nev,
+			  const struct sim_result *all, unsigned int *early,
+			  unsigned int *part)
+{
+	double own = slowdown(all);
+	const double goal[] = { 0, own / 4, own / 2, own * (1 - 1e-3), own,
+				own * (1 + 1e-3) + 1e-9, SLOW };
+	struct sim_hooks stop = { .give_up = true };
+	struct hp_mem mem = { 0 };
+	struct sim_result r;
+	struct hp_err e;
+	struct sched ls;
+	uint32_t steps;
+	int ret;
+
+	for (size_t i = 0; i < ARRAY_SIZE(goal); i++) {
+		stop.max_slow = goal[i];
+		ASSERT_EQ(0, hyper_plan__sched_start(&ls, &j->lf, ev, nev,
+						     &mem, &e));
+		ret = hyper_plan__simulate(&ls, &j->p, &stop, &r, &mem, &e);
+		if (own > goal[i] + 1e-12) {
+			EXPECT_EQ(1, ret)
+				TH_LOG("%s on %s: slowdown %.9g, goal %.9g",
+				       j->g.name, j->p.name, own, goal[i]);
+			if (ret == 1 && r.makespan_ns <=
+			    (1 + goal[i] + 1e-12) * all->compute_ns)
+				(*early)++;
+		} else {
+			ASSERT_EQ(0, ret)
+				TH_LOG("%s on %s: slowdown %.9g, goal %.9g: %s",
+				       j->g.name, j->p.name, own, goal[i],
+				       e.msg);
+			EXPECT_EQ(0, memcmp(all, &r, sizeof(r)));
+			EXPECT_EQ(NULL, ls.emit);	/* whole */
+		}
+		/* the steps emitted: their slots, and the cops in them */
+		steps = hyper_plan__sched_emitted(&ls);
+		if (ls.emit)
+			(*part)++;
+		else
+			EXPECT_EQ(s->ncops, ls.ncops);
+		EXPECT_EQ(0, memcmp(s->home, ls.home, j->g.nt));
+		EXPECT_EQ(0, memcmp(s->slot_off, ls.slot_off,
+				    (2 * steps + 1) * sizeof(*s->slot_off)));
+		EXPECT_EQ(0, memcmp(s->cops, ls.cops,
+				    ls.slot_off[2 * steps] * sizeof(*s->cops)));
+		hyper_plan__sched_free(&ls);
+	}
+}
+
 static void floor_holds(struct __test_metadata *_metadata, struct job *j,
 			double slow, unsigned int *beyond, unsigned int *within,
-			unsigned int *greedy_stops)
+			unsigned int *greedy_stops, unsigned int *early,
+			unsigned int *part)
 {
 	static const uint32_t dist[] = { 1, 4, 32 };
 	const struct life *lf = &j->lf;
@@ -670,6 +734,7 @@ static void floor_holds(struct __test_metadata *_metadata, struct job *j,
 		EXPECT_LE(floor * (1 - 1e-9), r.makespan_ns)
 			TH_LOG("%s on %s: %zu evictions", j->g.name, j->p.name, nev);
 		EXPECT_EQ(lf->t0[lf->n], r.compute_ns);
+		give_up_holds(_metadata, j, &s, ev, nev, &r, early, part);
 		if (hyper_plan__sim_beyond(floor, lf->t0[lf->n], slow)) {
 			EXPECT_GT(slowdown(&r), slow + 1e-12);
 			(*beyond)++;
@@ -689,7 +754,8 @@ static void floor_holds(struct __test_metadata *_metadata, struct job *j,
 
 TEST_F_TIMEOUT(many, fetch_floor_never_above_the_run, 300)
 {
-	unsigned int seed, i, beyond = 0, within = 0, stops = 0;
+	unsigned int seed, i, beyond = 0, within = 0, stops = 0, early = 0;
+	unsigned int part = 0;
 	struct hp_err e;
 
 	for (seed = 1; seed <= 12; seed++)
@@ -700,7 +766,8 @@ TEST_F_TIMEOUT(many, fetch_floor_never_above_the_run, 300)
 
 			ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[i], &e))
 				TH_LOG("%s", e.msg);
-			floor_holds(_metadata, &j, SLOW, &beyond, &within, &stops);
+			floor_holds(_metadata, &j, SLOW, &beyond, &within, &stops,
+				    &early, &part);
 			hyper_plan__job_free(&j);
 		}
 	for (i = 0; i < ARRAY_SIZE(models); i++) {
@@ -708,15 +775,20 @@ TEST_F_TIMEOUT(many, fetch_floor_never_above_the_run, 300)
 
 		ASSERT_EQ(0, case_job(&j, &models[i], &hyper_plan__profile_table[i % hyper_plan__profile_table_len], &e))
 			TH_LOG("%s", e.msg);
-		floor_holds(_metadata, &j, SLOW, &beyond, &within, &stops);
+		floor_holds(_metadata, &j, SLOW, &beyond, &within, &stops,
+				    &early, &part);
 		hyper_plan__job_free(&j);
 	}
 	/* both answers were met, or the test proves little */
 	TH_LOG("%u probes beyond the goal by their floor, %u not; %u greedy walks stopped",
 	       beyond, within, stops);
+	TH_LOG("%u simulations given up before their clocks passed the goal, %u of their schedules part emitted",
+	       early, part);
 	EXPECT_LT(0, beyond);
 	EXPECT_LT(0, within);
 	EXPECT_LT(0, stops);
+	EXPECT_LT(0, early);
+	EXPECT_LT(0, part);
 }
 
 TEST(refined_order_keeps_dependencies)

@@ -191,6 +191,52 @@ TEST(simulator_gives_up_only_on_a_goal_out_of_reach)
 	hyper_plan__graph_free(&g);
 }
 
+/*
+ * The compute still to come runs after the stall: with 10 ms of c after
+ * b's wait of 0.5 ms, 1% is out of reach when b ends (step 1), though
+ * the compute clock is then at 2 ms of 11.5; 5% is within reach, and
+ * the run goes on to the end with the same figures as a whole one.
+ */
+TEST(simulator_gives_up_at_the_stall_with_compute_to_come)
+{
+	uint32_t order[] = { 0, 1, 2 }, y, z;
+	struct evict ev = { .t = 0, .a = -1, .j = 1, .store_slot = -1,
+			    .detach_slot = -1, .fetch_step = 0 };
+	struct sim_hooks stop = { .give_up = true, .max_slow = 0.01 };
+	struct sim_result all, r;
+	struct hp_err e;
+	struct graph g;
+	struct sched s;
+	struct life lf;
+
+	two_ops(&g, 500000);
+	y = 2;
+	z = hyper_plan__graph_add_tensor(&g, "z", 1000, HYPER_KIND_ACTIVATION,
+					 TF_LIVE_OUT, NULL);
+	hyper_plan__graph_add_op(&g, "c", 10000000, &y, 1, &z, 1, NULL, NULL);
+	ASSERT_STREQ("y", g.t[y].id);
+	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
+	ASSERT_EQ(0, hyper_plan__sched_build(&s, &lf, &ev, 1, &(struct hp_mem){ 0 }, &e));
+	ASSERT_EQ(0, hyper_plan__simulate(&s, &gbps, NULL, &all, &(struct hp_mem){ 0 }, &e));
+	EXPECT_EQ(500500, all.stall_ns);
+	EXPECT_GT(slowdown(&all), 0.04);
+	EXPECT_LT(slowdown(&all), 0.05);
+	EXPECT_EQ(1, hyper_plan__simulate(&s, &gbps, &stop, &r, &(struct hp_mem){ 0 }, &e));
+	EXPECT_STREQ("step 1 (b): the goal is out of reach, simulation stopped",
+		     e.msg);
+	EXPECT_EQ(501000, r.compute_ns);	/* c never ran */
+	stop.max_slow = 0.05;
+	ASSERT_EQ(0, hyper_plan__simulate(&s, &gbps, &stop, &r, &(struct hp_mem){ 0 }, &e));
+	EXPECT_EQ(0, memcmp(&all, &r, sizeof(r)));
+	/* the run's own slowdown is within reach: no margin eats it */
+	stop.max_slow = slowdown(&all);
+	ASSERT_EQ(0, hyper_plan__simulate(&s, &gbps, &stop, &r, &(struct hp_mem){ 0 }, &e));
+	EXPECT_EQ(0, memcmp(&all, &r, sizeof(r)));
+	hyper_plan__sched_free(&s);
+	hyper_plan__life_free(&lf);
+	hyper_plan__graph_free(&g);
+}
+
 /* The simulator refuses by <hyper/residency.h>'s rules, in its words. */
 TEST(simulator_replays_the_shared_residency_rules)
 {
