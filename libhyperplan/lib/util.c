@@ -52,11 +52,21 @@ void *hyper_plan__array(struct hp_mem *m, size_t n, size_t size)
 	return hyper_plan__malloc(m, n * size);
 }
 
+/* calloc() itself: it need not clear what the kernel handed out zeroed. */
 void *hyper_plan__calloc(struct hp_mem *m, size_t n, size_t size)
 {
-	void *p = hyper_plan__array(m, n, size);
+	bool none = !n || !size;
+	void *p = NULL;
 
-	return p ? memset(p, 0, n * size) : NULL;
+	if (size && n > SIZE_MAX / size) {
+		m->failed = true;
+		return NULL;
+	}
+	if (!mem_fails(m))
+		p = calloc(none ? 1 : n, none ? 1 : size);
+	if (!p)
+		m->failed = true;
+	return p;
 }
 
 char *hyper_plan__strdup(struct hp_mem *m, const char *s)
