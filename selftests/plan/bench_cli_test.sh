@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # bench-plan's command line: --help, and an option where DIR goes, which
-# must be refused (exit 2) before anything is written under its name.
-# TAP output.  usage: bench_cli_test.sh BENCH_PLAN
+# must be refused (exit 2) before anything is written under its name; a
+# missing DIR is made, and one that cannot be is refused at once, named.
+# TAP output.  usage: bench_cli_test.sh BENCH_PLAN (HYPER_PLAN_CONFIGS set)
 set -u
 bench=$1
 dir=$(mktemp -d)
@@ -20,7 +21,7 @@ check() {
 }
 
 echo "TAP version 13"
-echo "1..4"
+echo "1..6"
 cd "$dir" || exit 1
 check "--help prints the usage on stdout and exits 0" \
 	'"$bench" --help >out 2>err && grep -q "^usage: bench-plan DIR" out && [ ! -s err ]'
@@ -32,4 +33,11 @@ check "nothing was made under an option's name" \
 	'[ -z "$(ls -A)" ] || [ "$(ls -A)" = "out
 err" ] || [ "$(ls -A)" = "err
 out" ]'
+check "a missing DIR is made, and the results written there" \
+	'"$bench" made --params >out 2>err && [ -s made/plan.json ] &&
+	 [ -s made/plan-table.md ]'
+check "a DIR that cannot be made is named, before anything is measured" \
+	'"$bench" no/such --params >out 2>err; [ $? -eq 1 ] &&
+	 grep -q "^bench-plan: no/such: cannot make the output folder" err &&
+	 ! grep -q "parameter counts" out && [ ! -e no ]'
 exit $fail

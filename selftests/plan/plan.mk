@@ -64,10 +64,12 @@ $(O)/san/selftests/plan/feedback_test: selftests/plan/feedback_test.sh selftests
 
 NATIVE_TESTS += $(O)/san/selftests/plan/feedback_test
 
-# bench-plan's command line: --help and bad usage.
+# bench-plan's command line: --help, bad usage, its output folder.
 $(O)/san/selftests/plan/bench_cli_test: selftests/plan/bench_cli_test.sh $(O)/bin/bench-plan
 	@mkdir -p $(@D)
-	printf '#!/bin/sh\nexec %s %s\n' $(abspath $<) $(abspath $(O)/bin/bench-plan) > $@
+	printf '#!/bin/sh\nHYPER_PLAN_CONFIGS=%s exec %s %s\n' \
+		$(abspath tools/hyper-plan/configs) $(abspath $<) \
+		$(abspath $(O)/bin/bench-plan) > $@
 	chmod +x $@
 
 NATIVE_TESTS += $(O)/san/selftests/plan/bench_cli_test

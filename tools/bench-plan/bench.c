@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "gen/model.h"
@@ -717,6 +718,20 @@ static int bench_run(const char *dir, const struct bopts *o,
 	unsigned int i;
 	int n = 0, ret;
 
+	/*
+	 * DIR first, before minutes of measuring: made if it is missing
+	 * (its parent must exist), refused if it cannot hold the files.
+	 */
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		hyper_plan__errf(e, "%s: cannot make the output folder: %s (give a folder that exists, or whose parent does)",
+				 dir, strerror(errno));
+		return -1;
+	}
+	if (access(dir, W_OK | X_OK)) {
+		hyper_plan__errf(e, "%s: cannot write the results there: %s (give a writable folder)",
+				 dir, strerror(errno));
+		return -1;
+	}
 	for (i = 0; i < hyper_plan__profile_table_len; i++)
 		prof[n++] = hyper_plan__profile_table[i];
 	ret = hyper_plan__profile_measure(NULL, &prof[n++], NULL, e);
