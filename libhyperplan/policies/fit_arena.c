@@ -235,9 +235,16 @@ static int fit_policy(int pol, const struct problem *pb, struct result *r,
 						  !r->s.arena_over))
 		return ret;
 	if (ret) {
-		/* nothing at B: the fallback's, or B's own message */
+		/*
+		 * nothing at B: the fallback's, or B's own message; the row
+		 * keeps its policy's name either way
+		 */
+		char name[sizeof(r->policy)];
+
+		memcpy(name, r->policy, sizeof(name));
 		hyper_plan__result_free(r);
 		memset(r, 0, sizeof(*r));
+		memcpy(r->policy, name, sizeof(name));
 	}
 	/*
 	 * No offload is one schedule at every budget, laid out the same:

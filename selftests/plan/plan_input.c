@@ -457,4 +457,19 @@ TEST(a_good_run_exits_0)
 	EXPECT_NE(NULL, strstr(out, "bound")) TH_LOG("%s", out);
 }
 
+/* A row with no schedule under the budget still says whose row it is. */
+TEST(a_row_without_a_schedule_keeps_its_name)
+{
+	char out[8192];
+	const char *row;
+
+	EXPECT_EQ(0, cli("--model llama2-7b --layers 2 --seq 64 --decode 2 --compare -p gh200 --budget 1GiB",
+			 out, sizeof(out))) TH_LOG("%s", out);
+	row = strstr(out, "   (no schedule meets the goal)");
+	ASSERT_NE(NULL, row) TH_LOG("%s", out);
+	while (row > out && row[-1] != '\n')
+		row--;
+	EXPECT_EQ(0, strncmp(row, "none ", 5)) TH_LOG("%s", out);
+}
+
 TEST_HARNESS_MAIN
