@@ -215,20 +215,11 @@ static int layout_of(struct sched *s, const struct sched *twin,
 {
 	size_t nt = s->g->nt, n = twin->res_first[nt];
 
-	free(s->res_off);
-	free(s->res_first);
+	hyper_plan__sched_layout_drop(s);
 	s->res_first = hyper_plan__array(mem, nt + 1, sizeof(*s->res_first));
 	s->res_off = hyper_plan__array(mem, n ? n : 1, sizeof(*s->res_off));
-	if (!s->res_first || !s->res_off) {
-		free(s->res_off);
-		free(s->res_first);
-		s->res_off = NULL;
-		s->res_first = NULL;
-		s->arena = s->arena_over = s->res_peak = 0;
-		mem->failed = true;
-		hyper_plan__errf(e, "out of memory laying out the device arena");
-		return -ENOMEM;
-	}
+	if (!s->res_first || !s->res_off)
+		return hyper_plan__sched_layout_nomem(s, mem, e);
 	memcpy(s->res_first, twin->res_first, (nt + 1) * sizeof(*s->res_first));
 	memcpy(s->res_off, twin->res_off, n * sizeof(*s->res_off));
 	s->arena = twin->arena;
