@@ -15,6 +15,7 @@
 
 #include "sim/bound.h"
 #include "passes/calendar.h"
+#include "passes/gallop.h"
 #include "passes/plan.h"
 #include "checker.h"
 #include "graph/graph_json.h"
@@ -770,6 +771,65 @@ TEST(count_search_gallop_finds_what_the_bisection_finds)
 							   count_test, &t,
 							   &found));
 		}
+	}
+}
+
+struct gallop_test {
+	const uint32_t *v;
+	uint32_t key;
+	unsigned int *reads;
+};
+
+static bool gallop_test_past(const void *arg, uint32_t i)
+{
+	const struct gallop_test *t = arg;
+
+	(*t->reads)++;
+	return t->v[i] >= t->key;
+}
+
+/*
+ * gallop_first() (passes/gallop.h), the bucket and step searches of the
+ * selection pass: from any hint, or none, the first place a scan finds;
+ * from the answer itself, two reads.
+ */
+TEST(gallop_first_finds_what_a_scan_finds)
+{
+	uint64_t x = 88172645463325252ULL;
+	uint32_t v[64];
+
+	for (unsigned int round = 0; round < 300; round++) {
+		uint32_t n = round % 64, lo, hi, key, scan, hint;
+		unsigned int reads = 0;
+		struct gallop_test t = { v, 0, &reads };
+
+		for (uint32_t i = 0; i < n; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			v[i] = (i ? v[i - 1] : 0) + (uint32_t)(x % 3);
+		}
+		if (!n)
+			continue;
+		lo = (uint32_t)(x >> 20) % n;
+		hi = lo + (uint32_t)(x >> 40) % (n - lo);
+		key = (uint32_t)(x >> 8) % (v[n - 1] + 3);
+		t.key = key;
+		for (scan = lo; scan < hi && v[scan] < key; scan++)
+			;
+		EXPECT_EQ(scan, bisect_first(lo, hi, gallop_test_past, &t));
+		EXPECT_EQ(scan, gallop_first(lo, hi, NONE, gallop_test_past,
+					     &t));
+		for (hint = lo ? lo - 1 : 0; hint <= hi + 1; hint++)
+			EXPECT_EQ(scan, gallop_first(lo, hi, hint,
+						     gallop_test_past, &t))
+				TH_LOG("lo %u hi %u hint %u key %u", lo, hi,
+				       hint, key);
+		reads = 0;
+		EXPECT_EQ(scan, gallop_first(lo, hi, scan, gallop_test_past,
+					     &t));
+		EXPECT_GE(2u, reads) TH_LOG("lo %u hi %u at %u", lo, hi,
+					      scan);
 	}
 }
 
