@@ -111,7 +111,7 @@ void hyper_plan__sched_layout_drop(struct sched *s);
 /*
  * A layout that ran out of memory: dropped, @mem marked failed and the
  * failure said in @e; returns -ENOMEM.  Every path that lays out @s
- * (passes/arena.c, a row's twin in passes/pipeline.c) unwinds through it,
+ * (passes/arena.c, a row's twin in passes/rows.c) unwinds through it,
  * so that a failed layout leaves the same schedule behind.
  */
 int hyper_plan__sched_layout_nomem(struct sched *s, struct hp_mem *mem,
