@@ -16,13 +16,6 @@
 #define GRAPH_FORMAT	"hyper-graph"
 #define GRAPH_VERSION	1
 
-/* "\u0000" would cut the id short, and two ids could become one. */
-static bool has_nul(json_object *v)
-{
-	return strlen(json_object_get_string(v)) !=
-	       (size_t)json_object_get_string_len(v);
-}
-
 static bool is_ext(const char *key)
 {
 	return !strncmp(key, "x-", 2);
@@ -53,6 +46,22 @@ static int get_u64(json_object *v, uint64_t min, uint64_t max,
 	return -EINVAL;
 }
 
+/*
+ * A tensor's or an operator's "id": a string, whole ("\u0000" would cut
+ * it short, and two ids could become one).
+ */
+static int get_id(json_object *v, const char *path, const char **id,
+		  struct hp_err *e)
+{
+	if (want_type(v, json_type_string, path, e))
+		return -EINVAL;
+	if (strlen(json_object_get_string(v)) !=
+	    (size_t)json_object_get_string_len(v))
+		return hyper_plan__errf(e, "%s: id contains an escaped NUL (\\u0000)", path);
+	*id = json_object_get_string(v);
+	return 0;
+}
+
 static int get_flag(json_object *v, uint8_t bit, uint8_t *flags,
 		    const char *path, struct hp_err *e)
 {
@@ -62,6 +71,19 @@ static int get_flag(json_object *v, uint8_t bit, uint8_t *flags,
 		*flags |= bit;
 	else
 		*flags &= ~bit;
+	return 0;
+}
+
+/*
+ * Once its keys are read, an element is named by its id in the messages
+ * that follow: "tensor 3 (\"x\")" where its keys said "tensors[3]".
+ */
+static int name_path(char *path, size_t len, const char *what, size_t i,
+		     const char *id, struct hp_err *e)
+{
+	if (!id)
+		return hyper_plan__errf(e, "%s: missing \"id\"", path);
+	snprintf(path, len, "%s %zu (\"%.*s\")", what, i, HP_MAX_ID, id);
 	return 0;
 }
 
@@ -76,11 +98,8 @@ static int tensor_keys(json_object *o, const char *path,
 {
 	json_object_object_foreach(o, key, v) {
 		if (!strcmp(key, "id")) {
-			if (want_type(v, json_type_string, path, e))
+			if (get_id(v, path, &ti->id, e))
 				return -EINVAL;
-			if (has_nul(v))
-				return hyper_plan__errf(e, "%s: id contains an escaped NUL (\\u0000)", path);
-			ti->id = json_object_get_string(v);
 		} else if (!strcmp(key, "bytes")) {
 			ti->bytes = v;
 		} else if (!strcmp(key, "kind")) {
@@ -114,10 +133,8 @@ static int parse_tensor(struct graph *g, json_object *o, size_t i,
 	if (want_type(o, json_type_object, path, e) ||
 	    tensor_keys(o, path, &ti, e))
 		return -EINVAL;
-	if (!ti.id)
-		return hyper_plan__errf(e, "%s: missing \"id\"", path);
-	snprintf(path, sizeof(path), "tensor %zu (\"%.*s\")", i, HP_MAX_ID,
-		 ti.id);
+	if (name_path(path, sizeof(path), "tensor", i, ti.id, e))
+		return -EINVAL;
 	if (ti.kind < 0)
 		return hyper_plan__errf(e, "%s: missing \"kind\"", path);
 	if (!ti.bytes)
@@ -144,11 +161,8 @@ static int op_keys(json_object *o, const char *path, struct op_in *oi,
 {
 	json_object_object_foreach(o, key, v) {
 		if (!strcmp(key, "id")) {
-			if (want_type(v, json_type_string, path, e))
+			if (get_id(v, path, &oi->id, e))
 				return -EINVAL;
-			if (has_nul(v))
-				return hyper_plan__errf(e, "%s: id contains an escaped NUL (\\u0000)", path);
-			oi->id = json_object_get_string(v);
 		} else if (!strcmp(key, "compute_ns")) {
 			oi->compute = v;
 		} else if (!strcmp(key, "inputs")) {
@@ -253,9 +267,8 @@ static int parse_op(struct graph *g, json_object *o, size_t i,
 	snprintf(path, sizeof(path), "ops[%zu]", i);
 	if (want_type(o, json_type_object, path, e) || op_keys(o, path, &oi, e))
 		return -EINVAL;
-	if (!oi.id)
-		return hyper_plan__errf(e, "%s: missing \"id\"", path);
-	snprintf(path, sizeof(path), "op %zu (\"%.*s\")", i, HP_MAX_ID, oi.id);
+	if (name_path(path, sizeof(path), "op", i, oi.id, e))
+		return -EINVAL;
 	if (oi.compute) {
 		if (get_u64(oi.compute, 0, HP_MAX_OP_NS, path,
 			    "compute_ns (one hour at most)", e))

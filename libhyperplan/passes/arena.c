@@ -170,6 +170,25 @@ void hyper_plan__laycache_free(struct hp_laycache *lc)
 	lc->bytes = 0;
 }
 
+void hyper_plan__sched_layout_drop(struct sched *s)
+{
+	free(s->res_off);
+	free(s->res_first);
+	s->res_off = NULL;
+	s->res_first = NULL;
+	s->arena = s->arena_over = s->res_peak = 0;
+}
+
+int hyper_plan__sched_layout_nomem(struct sched *s, struct hp_mem *mem,
+				   struct hp_err *e)
+{
+	/* no layout: as if none had been asked for */
+	hyper_plan__sched_layout_drop(s);
+	mem->failed = true;
+	hyper_plan__errf(e, "out of memory laying out the device arena");
+	return -ENOMEM;
+}
+
 int hyper_plan__sched_layout(struct sched *s, uint64_t limit, struct hp_mem *mem,
 		 struct hp_err *e)
 {
@@ -187,11 +206,7 @@ int hyper_plan__sched_layout_cached(struct sched *s, uint64_t limit,
 	uint32_t n;
 	int ret;
 
-	free(s->res_off);
-	free(s->res_first);
-	s->res_off = NULL;
-	s->res_first = NULL;
-	s->arena = s->arena_over = s->res_peak = 0;
+	hyper_plan__sched_layout_drop(s);
 	if (residencies(s, &v, &n, mem))
 		goto nomem;
 	s->res_peak = res_peak(g, v, n, mem);
@@ -231,15 +246,7 @@ int hyper_plan__sched_layout_cached(struct sched *s, uint64_t limit,
 	ret = 0;
 	goto out;
 nomem:
-	/* no layout: as if none had been asked for */
-	free(s->res_off);
-	free(s->res_first);
-	s->res_off = NULL;
-	s->res_first = NULL;
-	s->arena = s->arena_over = s->res_peak = 0;
-	mem->failed = true;
-	hyper_plan__errf(e, "out of memory laying out the device arena");
-	ret = -ENOMEM;
+	ret = hyper_plan__sched_layout_nomem(s, mem, e);
 out:
 	free(h);
 	free(v);

@@ -11,6 +11,7 @@
 #include "policies/list.h"
 #include "out/output.h"
 #include "passes/pipeline.h"
+#include "passes/rows.h"
 #include "profile/retime.h"
 
 static const char *const fact_name[HP_F_NR] = {
@@ -148,103 +149,16 @@ static int run_simulate(struct hyper_plan__pipe *pp, struct hp_err *e)
 	return 0;
 }
 
-/*
- * Whether @a and @b hold the same steps: the same order, homes and cache
- * operators, what their residencies are built from (passes/arena.c).
- */
-static bool same_steps(const struct sched *a, const struct sched *b)
-{
-	if (a->g != b->g || a->order != b->order || a->n != b->n ||
-	    a->ncops != b->ncops || !a->home || !b->home || !a->slot_off ||
-	    !b->slot_off || !a->cops != !b->cops)
-		return false;
-	if (memcmp(a->home, b->home, a->g->nt) ||
-	    memcmp(a->slot_off, b->slot_off,
-		   (2 * (size_t)a->n + 1) * sizeof(*a->slot_off)))
-		return false;
-	/* field by field: a cache op has padding */
-	for (size_t i = 0; a->cops && i < a->ncops; i++)
-		if (a->cops[i].t != b->cops[i].t ||
-		    a->cops[i].kind != b->cops[i].kind)
-			return false;
-	return true;
-}
-
-/* And the same layout and figures: all libhyper's validator reads. */
-static bool same_sched(const struct sched *a, const struct sched *b)
-{
-	size_t nt = a->g->nt;
-
-	if (!same_steps(a, b) || a->budget != b->budget ||
-	    a->pred.peak != b->pred.peak ||
-	    a->pred.stall_ns != b->pred.stall_ns ||
-	    a->pred.makespan_ns != b->pred.makespan_ns ||
-	    !a->res_off != !b->res_off)
-		return false;
-	if (!a->res_off)
-		return true;
-	return a->arena == b->arena &&
-	       !memcmp(a->res_first, b->res_first,
-		       (nt + 1) * sizeof(*a->res_first)) &&
-	       !memcmp(a->res_off, b->res_off,
-		       a->res_first[nt] * sizeof(*a->res_off));
-}
-
-/*
- * A row already planned (struct hp_polmemo, row) whose schedule is @s's
- * steps laid out, or with @whole its every field; NULL: none.
- */
-static const struct sched *row_twin(const struct problem *pb,
-				    const struct sched *s, bool whole)
-{
-	const struct hp_polmemo *m = pb ? pb->memo : NULL;
-
-	for (int p = 0; m && p < POL_NR; p++) {
-		const struct result *r = m->row[p];
-
-		if (r && &r->s != s && r->ok && r->s.res_off &&
-		    (whole ? same_sched(&r->s, s) : same_steps(&r->s, s)))
-			return &r->s;
-	}
-	return NULL;
-}
-
-/* @s takes @twin's layout, the one placing its residencies would make. */
-static int layout_of(struct sched *s, const struct sched *twin,
-		     struct hp_mem *mem, struct hp_err *e)
-{
-	size_t nt = s->g->nt, n = twin->res_first[nt];
-
-	free(s->res_off);
-	free(s->res_first);
-	s->res_first = hyper_plan__array(mem, nt + 1, sizeof(*s->res_first));
-	s->res_off = hyper_plan__array(mem, n ? n : 1, sizeof(*s->res_off));
-	if (!s->res_first || !s->res_off) {
-		free(s->res_off);
-		free(s->res_first);
-		s->res_off = NULL;
-		s->res_first = NULL;
-		s->arena = s->arena_over = s->res_peak = 0;
-		mem->failed = true;
-		hyper_plan__errf(e, "out of memory laying out the device arena");
-		return -ENOMEM;
-	}
-	memcpy(s->res_first, twin->res_first, (nt + 1) * sizeof(*s->res_first));
-	memcpy(s->res_off, twin->res_off, n * sizeof(*s->res_off));
-	s->arena = twin->arena;
-	s->arena_over = 0;
-	s->res_peak = twin->res_peak;
-	return 0;
-}
-
 static int run_layout(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
-	const struct sched *twin = pp->budget ? NULL :
-				   row_twin(pp->pb, &pp->r->s, false);
+	const struct sched *twin =
+		pp->budget ? NULL :
+		hyper_plan__row_twin(pp->pb, &pp->r->s, false);
 
 	if (twin) {
 		pp->pb->memo->row_layouts++;
-		return layout_of(&pp->r->s, twin, pipe_mem(pp), e);
+		return hyper_plan__row_layout(&pp->r->s, twin, pipe_mem(pp),
+					      e);
 	}
 	return hyper_plan__sched_layout_cached(&pp->r->s, pp->budget,
 					       pp->pb ? pp->pb->lay : NULL,
@@ -254,7 +168,8 @@ static int run_layout(struct hyper_plan__pipe *pp, struct hp_err *e)
 /* The schedule handed out is the one validated: built once. */
 static int run_validate(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
-	if (!pp->hs && !pp->name && row_twin(pp->pb, &pp->r->s, true)) {
+	if (!pp->hs && !pp->name &&
+	    hyper_plan__row_twin(pp->pb, &pp->r->s, true)) {
 		/* the same input as a row's that passed: it passes */
 		pp->pb->memo->row_checks++;
 		return 0;

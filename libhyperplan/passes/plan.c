@@ -51,6 +51,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "passes/gallop.h"
 #include "passes/plan.h"
 
 /* Candidates tried (and set aside) for one step before it is given up. */
@@ -520,54 +521,39 @@ static uint32_t first_use(struct plan_ctx *pc, uint32_t k)
 	return hyper_plan__cal_reach(&pc->h2d, k + 1, pc->min_fetch) + 1;
 }
 
+struct bucket_key {
+	const uint32_t *b_j;
+	uint32_t j;
+};
+
+static bool bucket_past(const void *arg, uint32_t i)
+{
+	const struct bucket_key *k = arg;
+
+	return k->b_j[i] >= k->j;
+}
+
 /* The first of buckets lo .. hi - 1 used at step j or later. */
 static uint32_t bucket_from(const struct plan_ctx *pc, uint32_t lo,
 			    uint32_t hi, uint32_t j)
 {
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
+	const struct bucket_key k = { pc->b_j, j };
 
-		if (pc->b_j[mid] < j)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return bisect_first(lo, hi, bucket_past, &k);
 }
 
 /*
  * The same, searched out from bucket @hint (the answer of a nearby
- * look-up): the reach moves by a few steps from one step to the next,
- * so a gallop finds it in a few reads where the bisection takes
- * log2(buckets).  Within a class b_j only grows: the same answer.
+ * look-up): the reach moves by a few steps from one step to the next.
+ * Within a class b_j only grows, as gallop_first() needs.
  */
 static uint32_t bucket_near(const struct plan_ctx *pc, uint32_t lo,
 			    uint32_t hi, uint32_t j, uint32_t hint)
 {
-	uint32_t d;
+	const struct bucket_key k = { pc->b_j, j };
 
-	if (pc->scratch || hint < lo || hint > hi)
-		return bucket_from(pc, lo, hi, j);
-	if (hint < hi && pc->b_j[hint] < j) {	/* the answer is above */
-		lo = hint + 1;
-		for (d = 1; hi - lo > d; d *= 2) {
-			if (pc->b_j[lo + d - 1] >= j) {
-				hi = lo + d - 1;
-				break;
-			}
-			lo += d;
-		}
-	} else {				/* at or below */
-		hi = hint;
-		for (d = 1; hi - lo > d; d *= 2) {
-			if (pc->b_j[hi - d] < j) {
-				lo = hi - d + 1;
-				break;
-			}
-			hi -= d;
-		}
-	}
-	return bucket_from(pc, lo, hi, j);
+	return gallop_first(lo, hi, pc->scratch ? NONE : hint, bucket_past,
+			    &k);
 }
 
 /*

@@ -15,56 +15,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "passes/gallop.h"
 #include "passes/plan.h"
 
-/* The last step that starts no later than @t, among steps lo .. hi. */
-static uint32_t step_in(const struct life *lf, double t, uint32_t lo,
-			uint32_t hi)
-{
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
+struct step_key {
+	const double *t0;
+	double t;
+};
 
-		if (lf->t0[mid + 1] <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+/* Whether step i + 1 starts after t: step i is the last at or before it. */
+static bool step_past(const void *arg, uint32_t i)
+{
+	const struct step_key *k = arg;
+
+	return k->t0[i + 1] > k->t;
 }
 
 /*
- * The same over every step, searched out from step @hint: a transfer
- * ends at its deadline's step and spans few steps, so a gallop from
- * there reads a few starts where the bisection reads log2(n).  The
- * starts only grow (compute times are unsigned): the same answer.
+ * The last step that starts no later than @t, searched out from step
+ * @hint: a transfer ends at its deadline's step and spans few steps.  The
+ * starts only grow (compute times are unsigned), as gallop_first() needs.
  */
 static uint32_t step_at(const struct plan_ctx *pc, double t, uint32_t hint)
 {
-	const struct life *lf = pc->lf;
-	uint32_t lo = 0, hi = lf->n, d;
+	const struct step_key k = { pc->lf->t0, t };
 
-	if (pc->scratch || hint > hi)
-		return step_in(lf, t, lo, hi);
-	if (hint < hi && lf->t0[hint + 1] <= t) {	/* above the hint */
-		lo = hint + 1;
-		for (d = 1; hi - lo > d; d *= 2) {
-			if (lf->t0[lo + d] > t) {
-				hi = lo + d - 1;
-				break;
-			}
-			lo += d;
-		}
-	} else {					/* at or below */
-		hi = hint;
-		for (d = 1; hi - lo > d; d *= 2) {
-			if (lf->t0[hi - d + 1] <= t) {
-				lo = hi - d + 1;
-				break;
-			}
-			hi -= d;
-		}
-	}
-	return step_in(lf, t, lo, hi);
+	return gallop_first(0, pc->lf->n, pc->scratch ? NONE : hint,
+			    step_past, &k);
 }
 
 enum value { CLEAN, STORED, NEW_STORE, POOL_HOME };

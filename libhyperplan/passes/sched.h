@@ -106,6 +106,16 @@ void hyper_plan__sched_free(struct sched *s);
  */
 int hyper_plan__sched_layout(struct sched *s, uint64_t limit, struct hp_mem *mem,
 		 struct hp_err *e);
+/* Frees @s's layout and zeroes its figures: @s as if never laid out. */
+void hyper_plan__sched_layout_drop(struct sched *s);
+/*
+ * A layout that ran out of memory: dropped, @mem marked failed and the
+ * failure said in @e; returns -ENOMEM.  Every path that lays out @s
+ * (passes/arena.c, a row's twin in passes/rows.c) unwinds through it,
+ * so that a failed layout leaves the same schedule behind.
+ */
+int hyper_plan__sched_layout_nomem(struct sched *s, struct hp_mem *mem,
+				   struct hp_err *e);
 
 /*
  * The layouts a graph's plans made under a budget, kept so that a schedule

@@ -49,7 +49,7 @@ struct hp_polmemo {
 	 * before it frees them; NULL: none).  A schedule the same as one
 	 * of theirs takes its layout (with no budget: under one the layouts
 	 * are kept, struct hp_laycache) and is not validated again
-	 * (passes/pipeline.c).
+	 * (passes/rows.c).
 	 */
 	const struct result *row[POL_NR];
 	unsigned int row_layouts, row_checks;	/* taken from a row */

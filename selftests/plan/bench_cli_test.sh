@@ -6,19 +6,8 @@
 # TAP output.  usage: bench_cli_test.sh BENCH_PLAN (HYPER_PLAN_CONFIGS set)
 set -u
 bench=$1
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-n=0 fail=0
-
-check() {
-	n=$((n + 1))
-	if eval "$2"; then
-		echo "ok $n $1"
-	else
-		echo "not ok $n $1"
-		fail=1
-	fi
-}
+# shellcheck source-path=SCRIPTDIR source=tap.sh
+. "$(dirname "$0")/tap.sh"
 
 echo "TAP version 13"
 echo "1..6"

@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # What the planner's script tests share, sourced after `set -u`: the two
-# binaries ($plan, $run), a scratch $dir removed on exit, TAP's check
-# (NAME, then a test string it evals; $n cases, $fail set by any), and a
-# small model really run.  Correctness only: no time is judged.
+# binaries ($plan, $run), tap.sh's $dir and check, and a small model
+# really run.  Correctness only: no time is judged.
 # usage: . lib.sh HYPER_PLAN HYPER_RUN
 # shellcheck shell=sh disable=SC2034,SC2086
 plan=$1 run=$2
@@ -10,19 +9,8 @@ plan=$1 run=$2
 # path compiled in; installed, it reads share/hyper-plan/configs).
 : "${HYPER_PLAN_CONFIGS:=$(cd "$(dirname "$0")/../../tools/hyper-plan/configs" && pwd)}"
 export HYPER_PLAN_CONFIGS
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-n=0 fail=0
-
-check() {
-	n=$((n + 1))
-	if eval "$2"; then
-		echo "ok $n $1"
-	else
-		echo "not ok $n $1"
-		fail=1
-	fi
-}
+# shellcheck source-path=SCRIPTDIR source=tap.sh
+. "$(dirname "$0")/tap.sh"
 
 # py CODE [ARG...]: run CODE with json and sys imported (reading the
 # planner's and hyper-run's JSON files).

@@ -43,9 +43,12 @@ $(PLAN_THREADS): selftests/plan/plan_threads.c selftests/plan/plan_random.h \
 
 NATIVE_TESTS += $(PLAN_THREADS)
 
+# What the script tests source: lib.sh, and tap.sh (bench_cli_test alone).
+PLAN_SH_LIB	:= selftests/plan/lib.sh selftests/plan/tap.sh
+
 # hyper-run's timeline drawn by hyper-timeline, through hyper-plan
 # --timeline: a script over the binaries.
-$(O)/san/selftests/plan/render_test: selftests/plan/render_test.sh selftests/plan/lib.sh \
+$(O)/san/selftests/plan/render_test: selftests/plan/render_test.sh $(PLAN_SH_LIB) \
 		$(PLAN_CLI) $(O)/san/bin/hyper-timeline $(O)/san/bin/hyper-run
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nexec %s %s %s\n' $(abspath $<) \
@@ -55,7 +58,7 @@ $(O)/san/selftests/plan/render_test: selftests/plan/render_test.sh selftests/pla
 NATIVE_TESTS += $(O)/san/selftests/plan/render_test
 
 # hyper-plan --feedback over a real hyper-run timeline, and its refusals.
-$(O)/san/selftests/plan/feedback_test: selftests/plan/feedback_test.sh selftests/plan/lib.sh \
+$(O)/san/selftests/plan/feedback_test: selftests/plan/feedback_test.sh $(PLAN_SH_LIB) \
 		$(PLAN_CLI) $(O)/san/bin/hyper-run
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nexec %s %s %s\n' $(abspath $<) \
@@ -65,7 +68,8 @@ $(O)/san/selftests/plan/feedback_test: selftests/plan/feedback_test.sh selftests
 NATIVE_TESTS += $(O)/san/selftests/plan/feedback_test
 
 # bench-plan's command line: --help, bad usage, its output folder.
-$(O)/san/selftests/plan/bench_cli_test: selftests/plan/bench_cli_test.sh $(O)/bin/bench-plan
+$(O)/san/selftests/plan/bench_cli_test: selftests/plan/bench_cli_test.sh \
+		selftests/plan/tap.sh $(O)/bin/bench-plan
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nHYPER_PLAN_CONFIGS=%s exec %s %s\n' \
 		$(abspath tools/hyper-plan/configs) $(abspath $<) \
@@ -97,7 +101,7 @@ bench-feedback: userspace
 BENCH		+= bench-feedback
 
 # The planner's arena layout through hyper-run, and tampered offsets.
-$(O)/san/selftests/plan/arena_run_test: selftests/plan/arena_run_test.sh selftests/plan/lib.sh \
+$(O)/san/selftests/plan/arena_run_test: selftests/plan/arena_run_test.sh $(PLAN_SH_LIB) \
 		$(PLAN_CLI) $(O)/san/bin/hyper-run
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nexec %s %s %s\n' $(abspath $<) \

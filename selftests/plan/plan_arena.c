@@ -292,6 +292,46 @@ TEST(a_kept_layout_is_the_placers_own)
 	EXPECT_EQ(0u, kept(&j.lay));
 }
 
+/*
+ * A layout that runs out of memory leaves the schedule as if it had never
+ * been laid out (hyper_plan__sched_layout_nomem(), shared by the placer
+ * and a row's twin), and it can be laid out again afterwards.
+ */
+TEST(a_layout_out_of_memory_is_dropped)
+{
+	const struct plan_case c = { NULL, NULL, 120, 307 };
+	struct goal gl = { SLOW, 0 };
+	struct hp_mem failing = { 0 };
+	struct job j = { 0 };
+	struct problem pb;
+	struct result r;
+	struct hp_err e;
+	uint64_t arena;
+
+	ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[0], &e)) TH_LOG("%s", e.msg);
+	hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+	ASSERT_EQ(0, hyper_plan__run_policy_fit(POL_PLAN, &pb, &r, &e)) TH_LOG("%s", e.msg);
+	ASSERT_TRUE(r.ok);
+	ASSERT_TRUE(r.s.arena && r.s.res_off && r.s.res_peak) TH_LOG("no layout");
+	arena = r.s.arena;
+	e.msg[0] = '\0';
+	EXPECT_EQ(-ENOMEM, hyper_plan__sched_layout_nomem(&r.s, &failing, &e));
+	EXPECT_TRUE(failing.failed);
+	EXPECT_NE(NULL, strstr(e.msg, "out of memory")) TH_LOG("%s", e.msg);
+	EXPECT_EQ(NULL, r.s.res_off);
+	EXPECT_EQ(NULL, r.s.res_first);
+	EXPECT_EQ(0u, r.s.arena);
+	EXPECT_EQ(0u, r.s.arena_over);
+	EXPECT_EQ(0u, r.s.res_peak);
+	/* dropped twice is dropped: nothing left to free */
+	hyper_plan__sched_layout_drop(&r.s);
+	EXPECT_EQ(NULL, r.s.res_off);
+	ASSERT_EQ(0, hyper_plan__sched_layout(&r.s, 0, &j.g.mem, &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(arena, r.s.arena);
+	hyper_plan__result_free(&r);
+	hyper_plan__job_free(&j);
+}
+
 /* The same offsets from hyper_plan_schedule() and from the JSON file. */
 TEST(json_and_in_process_carry_the_same_layout)
 {

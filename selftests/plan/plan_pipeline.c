@@ -31,44 +31,49 @@ TEST(table_holds)
 		TH_LOG("%s", e.msg);
 }
 
-TEST(table_out_of_order_is_refused)
+/*
+ * The table checked with pass @at's entry in pass @from's place, and with
+ * @swap @from's in @at's: 0, or -EINVAL said in @e.
+ */
+static int check_moved(int at, int from, bool swap, struct hp_err *e)
 {
 	struct hyper_plan__pass t[HP_PASS_NR];
-	struct hp_err e = { "" };
 
 	memcpy(t, hyper_plan__passes, sizeof(t));
-	t[HP_PASS_DEPS] = hyper_plan__passes[HP_PASS_ORDER];
-	t[HP_PASS_ORDER] = hyper_plan__passes[HP_PASS_DEPS];
-	EXPECT_EQ(-EINVAL, hyper_plan__pipeline_check(t, HP_PASS_NR,
-						      HP_PIPELINE_INPUTS, &e));
+	t[from] = hyper_plan__passes[at];
+	if (swap)
+		t[at] = hyper_plan__passes[from];
+	return hyper_plan__pipeline_check(t, HP_PASS_NR, HP_PIPELINE_INPUTS,
+					  e);
+}
+
+TEST(table_out_of_order_is_refused)
+{
+	struct hp_err e = { "" };
+
+	EXPECT_EQ(-EINVAL, check_moved(HP_PASS_ORDER, HP_PASS_DEPS, true, &e));
 	EXPECT_STREQ("internal error: pass \"order\" requires deps, which no pass before it ensures",
 		     e.msg);
 
 	/* validate before the search loop: nothing chosen yet */
-	memcpy(t, hyper_plan__passes, sizeof(t));
-	t[HP_PASS_GOAL] = hyper_plan__passes[HP_PASS_VALIDATE];
-	t[HP_PASS_VALIDATE] = hyper_plan__passes[HP_PASS_GOAL];
-	EXPECT_EQ(-EINVAL, hyper_plan__pipeline_check(t, HP_PASS_NR,
-						      HP_PIPELINE_INPUTS, &e));
+	EXPECT_EQ(-EINVAL, check_moved(HP_PASS_VALIDATE, HP_PASS_GOAL, true,
+				       &e));
 	EXPECT_NE(NULL, strstr(e.msg, "pass \"validate\" requires arena, chosen"))
 		TH_LOG("%s", e.msg);
 
 	/* the loop left before layout: it would claim an arena */
-	memcpy(t, hyper_plan__passes, sizeof(t));
-	t[HP_PASS_LAYOUT] = hyper_plan__passes[HP_PASS_VALIDATE];
-	t[HP_PASS_VALIDATE] = hyper_plan__passes[HP_PASS_LAYOUT];
-	EXPECT_EQ(-EINVAL, hyper_plan__pipeline_check(t, HP_PASS_NR,
-						      HP_PIPELINE_INPUTS, &e));
+	EXPECT_EQ(-EINVAL, check_moved(HP_PASS_VALIDATE, HP_PASS_LAYOUT, true,
+				       &e));
 	EXPECT_STREQ("internal error: the search loop ensures what none of its passes does",
 		     e.msg);
 
 	/* a probe pass after the loop has ended */
-	memcpy(t, hyper_plan__passes, sizeof(t));
-	t[HP_PASS_BOUND] = hyper_plan__passes[HP_PASS_SIMULATE];
-	EXPECT_EQ(-EINVAL, hyper_plan__pipeline_check(t, HP_PASS_NR,
-						      HP_PIPELINE_INPUTS, &e));
+	EXPECT_EQ(-EINVAL, check_moved(HP_PASS_SIMULATE, HP_PASS_BOUND, false,
+				       &e));
 	EXPECT_NE(NULL, strstr(e.msg, "pass \"simulate\" is in the search loop, which ended"))
 		TH_LOG("%s", e.msg);
+	/* and the table as it is passes */
+	EXPECT_EQ(0, check_moved(HP_PASS_BOUND, HP_PASS_BOUND, false, &e));
 }
 
 /* The driver checks each pass's requires as it reaches it. */

@@ -408,6 +408,46 @@ static bool same_result(const struct result *a, const struct result *b)
  * same job with no memo.  (But for its ms: a copy's is what copying
  * took.)
  */
+/*
+ * One search at @gl with the job's memo and again with none (@hit: the
+ * memo has it): the same result, or the same error.  The copy handed out
+ * is the caller's, so under a budget it is laid out again before it is
+ * freed.
+ */
+static void kept_vs_fresh(struct __test_metadata *_metadata, struct job *j,
+			  const struct goal *gl, int pol, bool hit)
+{
+	struct problem pb, fresh;
+	struct result kept, made;
+	struct hp_err e, ke, me;
+	unsigned int hits;
+	int kr, mr;
+
+	hyper_plan__job_problem(j, &pb, gl, &j->g.mem);
+	ASSERT_EQ(&j->memo, pb.memo);
+	fresh = pb;
+	fresh.memo = NULL;
+	hits = j->memo.hits;
+	kr = hyper_plan__run_policy(pol, &pb, &kept, &ke);
+	EXPECT_EQ(hits + hit, j->memo.hits);
+	mr = hyper_plan__run_policy(pol, &fresh, &made, &me);
+	ASSERT_EQ(mr, kr);
+	if (kr)
+		EXPECT_STREQ(me.msg, ke.msg);
+	/* the search's ms: each its own */
+	made.ms = kept.ms;
+	EXPECT_TRUE(same_result(&kept, &made))
+		TH_LOG("%s at %llu bytes, %g%% slowdown on %s: the kept result is not the search's",
+		       hyper_plan__policy_name[pol],
+		       (unsigned long long)gl->budget, 100 * gl->max_slow,
+		       j->g.name);
+	hyper_plan__result_free(&made);
+	if (kept.ok && gl->budget)
+		ASSERT_EQ(0, hyper_plan__sched_layout(&kept.s, gl->budget,
+						      &j->g.mem, &e));
+	hyper_plan__result_free(&kept);
+}
+
 /* The same searches with the job's memo and with none, one after another. */
 static void kept_on(struct __test_metadata *_metadata, unsigned int seed,
 		    unsigned int *seen_hits)
@@ -417,7 +457,7 @@ static void kept_on(struct __test_metadata *_metadata, unsigned int seed,
 	const struct plan_case c = { NULL, NULL, 160, seed };
 	struct job j = { 0 };
 	struct goal gl = { SLOW, 0 };
-	struct problem pb, fresh;
+	struct problem pb;
 	uint64_t floor;
 	unsigned int hits;
 	struct hp_err e;
@@ -427,34 +467,8 @@ static void kept_on(struct __test_metadata *_metadata, unsigned int seed,
 	floor = hyper_plan__life_floor(&j.lf, NULL);
 	for (pol = POL_DISTANCE; pol <= POL_GREEDY; pol++) {
 		for (unsigned int i = 0; i < ARRAY_SIZE(at); i++) {
-			struct result kept, made;
-			struct hp_err ke, me;
-			int kr, mr;
-
 			gl.budget = floor + (j.lf.peak0 - floor) * at[i];
-			hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
-			ASSERT_EQ(&j.memo, pb.memo);
-			fresh = pb;
-			fresh.memo = NULL;
-			hits = j.memo.hits;
-			kr = hyper_plan__run_policy(pol, &pb, &kept, &ke);
-			EXPECT_EQ(hits + (i == 2), j.memo.hits);
-			mr = hyper_plan__run_policy(pol, &fresh, &made, &me);
-			ASSERT_EQ(mr, kr);
-			if (kr)
-				EXPECT_STREQ(me.msg, ke.msg);
-			/* the search's ms: each its own */
-			made.ms = kept.ms;
-			EXPECT_TRUE(same_result(&kept, &made))
-				TH_LOG("%s at %llu on %s: the kept result is not the search's",
-				       hyper_plan__policy_name[pol],
-				       (unsigned long long)gl.budget, j.g.name);
-			hyper_plan__result_free(&made);
-			/* the copy handed out is the caller's */
-			if (kept.ok)
-				ASSERT_EQ(0, hyper_plan__sched_layout(&kept.s, gl.budget,
-								      &j.g.mem, &e));
-			hyper_plan__result_free(&kept);
+			kept_vs_fresh(_metadata, &j, &gl, pol, i == 2);
 		}
 	}
 	*seen_hits += j.memo.seen_hits;
@@ -478,28 +492,8 @@ static void kept_on(struct __test_metadata *_metadata, unsigned int seed,
 		static const double slow[] = { SLOW, 0.3, SLOW, 0 };
 
 		for (unsigned int i = 0; i < ARRAY_SIZE(slow); i++) {
-			struct result kept, made;
-			struct hp_err ke, me;
-			int kr, mr;
-
 			gl = (struct goal){ slow[i], 0 };
-			hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
-			fresh = pb;
-			fresh.memo = NULL;
-			hits = j.memo.hits;
-			kr = hyper_plan__run_policy(pol, &pb, &kept, &ke);
-			EXPECT_EQ(hits + (i == 2), j.memo.hits);
-			mr = hyper_plan__run_policy(pol, &fresh, &made, &me);
-			ASSERT_EQ(mr, kr);
-			if (kr)
-				EXPECT_STREQ(me.msg, ke.msg);
-			made.ms = kept.ms;
-			EXPECT_TRUE(same_result(&kept, &made))
-				TH_LOG("%s at %g%% slowdown on %s: the kept result is not the search's",
-				       hyper_plan__policy_name[pol],
-				       100 * slow[i], j.g.name);
-			hyper_plan__result_free(&made);
-			hyper_plan__result_free(&kept);
+			kept_vs_fresh(_metadata, &j, &gl, pol, i == 2);
 		}
 	}
 	hyper_plan__job_free(&j);

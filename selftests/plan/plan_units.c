@@ -15,6 +15,7 @@
 
 #include "sim/bound.h"
 #include "passes/calendar.h"
+#include "passes/gallop.h"
 #include "passes/plan.h"
 #include "checker.h"
 #include "graph/graph_json.h"
@@ -103,6 +104,32 @@ static void two_ops(struct graph *g, uint64_t ns_a)
 	hyper_plan__graph_add_op(g, "b", 1000, (uint32_t[]){ x, w }, 2, &y, 1, NULL, NULL);
 }
 
+/*
+ * two_ops() with a computing @ns_a, w fetched in step 0 for b: its life
+ * in @lf and the schedule in @s.
+ */
+static void two_ops_fetched(struct __test_metadata *_metadata,
+			    struct graph *g, struct life *lf, struct sched *s,
+			    uint64_t ns_a)
+{
+	static const uint32_t order[] = { 0, 1 };
+	const struct evict ev = { .t = 0, .a = -1, .j = 1, .store_slot = -1,
+				  .detach_slot = -1, .fetch_step = 0 };
+	struct hp_err e;
+
+	two_ops(g, ns_a);
+	ASSERT_EQ(0, hyper_plan__life_build(lf, g, order, &g->mem));
+	ASSERT_EQ(0, hyper_plan__sched_build(s, lf, &ev, 1,
+					     &(struct hp_mem){ 0 }, &e));
+}
+
+static void two_ops_free(struct graph *g, struct life *lf, struct sched *s)
+{
+	hyper_plan__sched_free(s);
+	hyper_plan__life_free(lf);
+	hyper_plan__graph_free(g);
+}
+
 static const struct profile gbps = {
 	.name = "1GB/s", .device_bytes = 1e12, .mem_bps = 1e12, .flops = 1e15,
 	.h2d_bps = 1e9, .d2h_bps = 1e9, .latency_ns = 500,
@@ -110,9 +137,6 @@ static const struct profile gbps = {
 
 TEST(simulator_stalls_only_on_what_is_late)
 {
-	uint32_t order[] = { 0, 1 };
-	struct evict ev = { .t = 0, .a = -1, .j = 1, .store_slot = -1,
-			    .detach_slot = -1, .fetch_step = 0 };
 	struct sim_result r;
 	struct hp_err e;
 	struct graph g;
@@ -120,29 +144,21 @@ TEST(simulator_stalls_only_on_what_is_late)
 	struct life lf;
 
 	/* the prefetch takes 1.0005 ms and a computes 2 ms: hidden */
-	two_ops(&g, 2000000);
-	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
-	ASSERT_EQ(0, hyper_plan__sched_build(&s, &lf, &ev, 1, &(struct hp_mem){ 0 }, &e));
+	two_ops_fetched(_metadata, &g, &lf, &s, 2000000);
 	EXPECT_EQ(HYPER_HOME_POOL, s.home[0]);
 	ASSERT_EQ(0, hyper_plan__simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
 	EXPECT_EQ(0, r.stall_ns);
 	EXPECT_EQ(2001000, r.makespan_ns);
 	EXPECT_EQ(1002000, r.peak);
-	hyper_plan__sched_free(&s);
-	hyper_plan__life_free(&lf);
-	hyper_plan__graph_free(&g);
+	two_ops_free(&g, &lf, &s);
 
 	/* 1 ms + 0.5 us to fetch, a computes 0.5 ms: b waits the rest */
-	two_ops(&g, 500000);
-	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
-	ASSERT_EQ(0, hyper_plan__sched_build(&s, &lf, &ev, 1, &(struct hp_mem){ 0 }, &e));
+	two_ops_fetched(_metadata, &g, &lf, &s, 500000);
 	ASSERT_EQ(0, hyper_plan__simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
 	EXPECT_EQ(500500, r.stall_ns);
 	EXPECT_EQ(1001500, r.makespan_ns);
 	EXPECT_EQ(1e6, r.h2d_bytes);
-	hyper_plan__sched_free(&s);
-	hyper_plan__life_free(&lf);
-	hyper_plan__graph_free(&g);
+	two_ops_free(&g, &lf, &s);
 }
 
 /*
@@ -152,9 +168,6 @@ TEST(simulator_stalls_only_on_what_is_late)
  */
 TEST(simulator_gives_up_only_on_a_goal_out_of_reach)
 {
-	uint32_t order[] = { 0, 1 };
-	struct evict ev = { .t = 0, .a = -1, .j = 1, .store_slot = -1,
-			    .detach_slot = -1, .fetch_step = 0 };
 	struct sim_hooks stop = { .give_up = true, .max_slow = 0.99 };
 	struct sim_result all, r;
 	struct hp_err e;
@@ -162,9 +175,7 @@ TEST(simulator_gives_up_only_on_a_goal_out_of_reach)
 	struct sched s;
 	struct life lf;
 
-	two_ops(&g, 500000);
-	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
-	ASSERT_EQ(0, hyper_plan__sched_build(&s, &lf, &ev, 1, &(struct hp_mem){ 0 }, &e));
+	two_ops_fetched(_metadata, &g, &lf, &s, 500000);
 	ASSERT_EQ(0, hyper_plan__simulate(&s, &gbps, NULL, &all, &(struct hp_mem){ 0 }, &e));
 	EXPECT_EQ(1002000, all.peak);
 	EXPECT_GT(all.makespan_ns / all.compute_ns - 1, 0.99);
@@ -186,9 +197,7 @@ TEST(simulator_gives_up_only_on_a_goal_out_of_reach)
 	stop.max_peak = all.peak;
 	ASSERT_EQ(0, hyper_plan__simulate(&s, &gbps, &stop, &r, &(struct hp_mem){ 0 }, &e));
 	EXPECT_EQ(0, memcmp(&all, &r, sizeof(r)));
-	hyper_plan__sched_free(&s);
-	hyper_plan__life_free(&lf);
-	hyper_plan__graph_free(&g);
+	two_ops_free(&g, &lf, &s);
 }
 
 /*
@@ -232,26 +241,19 @@ TEST(simulator_gives_up_at_the_stall_with_compute_to_come)
 	stop.max_slow = slowdown(&all);
 	ASSERT_EQ(0, hyper_plan__simulate(&s, &gbps, &stop, &r, &(struct hp_mem){ 0 }, &e));
 	EXPECT_EQ(0, memcmp(&all, &r, sizeof(r)));
-	hyper_plan__sched_free(&s);
-	hyper_plan__life_free(&lf);
-	hyper_plan__graph_free(&g);
+	two_ops_free(&g, &lf, &s);
 }
 
 /* The simulator refuses by <hyper/residency.h>'s rules, in its words. */
 TEST(simulator_replays_the_shared_residency_rules)
 {
-	uint32_t order[] = { 0, 1 };
-	struct evict ev = { .t = 0, .a = -1, .j = 1, .store_slot = -1,
-			    .detach_slot = -1, .fetch_step = 0 };
 	struct sim_result r;
 	struct hp_err e;
 	struct graph g;
 	struct sched s;
 	struct life lf;
 
-	two_ops(&g, 2000000);
-	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
-	ASSERT_EQ(0, hyper_plan__sched_build(&s, &lf, &ev, 1, &(struct hp_mem){ 0 }, &e));
+	two_ops_fetched(_metadata, &g, &lf, &s, 2000000);
 	ASSERT_EQ(HYPER_HOME_POOL, s.home[0]);
 	s.home[0] = HYPER_HOME_NONE;	/* w's prefetch before a: no pool copy */
 	EXPECT_NE(0, hyper_plan__simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
@@ -273,9 +275,7 @@ TEST(simulator_replays_the_shared_residency_rules)
 	s.slot_off[1] = s.slot_off[2] = s.slot_off[3] = 0;
 	EXPECT_NE(0, hyper_plan__simulate(&s, &gbps, NULL, &r, &(struct hp_mem){ 0 }, &e));
 	EXPECT_STREQ("step 1 (b): tensor \"w\" used while not resident", e.msg);
-	hyper_plan__sched_free(&s);
-	hyper_plan__life_free(&lf);
-	hyper_plan__graph_free(&g);
+	two_ops_free(&g, &lf, &s);
 }
 
 TEST(emitter_stores_the_only_copy_and_no_more)
@@ -770,6 +770,65 @@ TEST(count_search_gallop_finds_what_the_bisection_finds)
 							   count_test, &t,
 							   &found));
 		}
+	}
+}
+
+struct gallop_test {
+	const uint32_t *v;
+	uint32_t key;
+	unsigned int *reads;
+};
+
+static bool gallop_test_past(const void *arg, uint32_t i)
+{
+	const struct gallop_test *t = arg;
+
+	(*t->reads)++;
+	return t->v[i] >= t->key;
+}
+
+/*
+ * gallop_first() (passes/gallop.h), the bucket and step searches of the
+ * selection pass: from any hint, or none, the first place a scan finds;
+ * from the answer itself, two reads.
+ */
+TEST(gallop_first_finds_what_a_scan_finds)
+{
+	uint64_t x = 88172645463325252ULL;
+	uint32_t v[64];
+
+	for (unsigned int round = 0; round < 300; round++) {
+		uint32_t n = round % 64, lo, hi, key, scan, hint;
+		unsigned int reads = 0;
+		struct gallop_test t = { v, 0, &reads };
+
+		for (uint32_t i = 0; i < n; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			v[i] = (i ? v[i - 1] : 0) + (uint32_t)(x % 3);
+		}
+		if (!n)
+			continue;
+		lo = (uint32_t)(x >> 20) % n;
+		hi = lo + (uint32_t)(x >> 40) % (n - lo);
+		key = (uint32_t)(x >> 8) % (v[n - 1] + 3);
+		t.key = key;
+		for (scan = lo; scan < hi && v[scan] < key; scan++)
+			;
+		EXPECT_EQ(scan, bisect_first(lo, hi, gallop_test_past, &t));
+		EXPECT_EQ(scan, gallop_first(lo, hi, NONE, gallop_test_past,
+					     &t));
+		for (hint = lo ? lo - 1 : 0; hint <= hi + 1; hint++)
+			EXPECT_EQ(scan, gallop_first(lo, hi, hint,
+						     gallop_test_past, &t))
+				TH_LOG("lo %u hi %u hint %u key %u", lo, hi,
+				       hint, key);
+		reads = 0;
+		EXPECT_EQ(scan, gallop_first(lo, hi, scan, gallop_test_past,
+					     &t));
+		EXPECT_GE(2u, reads) TH_LOG("lo %u hi %u at %u", lo, hi,
+					      scan);
 	}
 }
 
