@@ -344,6 +344,61 @@ int hyper_plan__pipeline_run(struct hyper_plan__pipe *pp, int first, int last,
 #define HP_IN_LOOP	(HP_F_GRAPH | HP_F_PROFILE | HP_F_TIMED | HP_F_LIFE | \
 			 HP_F_GOAL)
 
+/* The zero-tensor probe @pb->memo tells of, with these inputs; NULL: none. */
+static struct hp_zseen *zseen_find(const struct problem *pb,
+				   const struct life *lf, uint64_t budget,
+				   bool give_up)
+{
+	for (int i = 0; pb->memo && i < HP_ZSEEN_N; i++) {
+		struct hp_zseen *z = &pb->memo->zero[i];
+
+		if (z->lf == lf && z->p == pb->p && z->budget == budget &&
+		    z->give_up == give_up &&
+		    z->goal.max_slow == pb->goal.max_slow &&
+		    z->goal.budget == pb->goal.budget)
+			return z;
+	}
+	return NULL;
+}
+
+static void zseen_note(const struct problem *pb, const struct life *lf,
+		       uint64_t budget, bool give_up, const struct result *r)
+{
+	struct hp_polmemo *m = pb->memo;
+
+	m->zero[m->zero_next] = (struct hp_zseen){
+		.lf = lf, .p = pb->p, .goal = pb->goal, .budget = budget,
+		.give_up = give_up, .ok = r->ok,
+		.emitted = hyper_plan__sched_emitted(&r->s), .sim = r->sim,
+	};
+	m->zero_next = (m->zero_next + 1) % HP_ZSEEN_N;
+}
+
+/*
+ * @z's probe again: its schedule emitted as far as that run emitted it
+ * (every step where it ran to its end), its figures the run's, and the
+ * simulation, a function of the same schedule and inputs, not run.
+ */
+static int zseen_again(struct hyper_plan__pipe *pp, const struct hp_zseen *z,
+		       struct hp_err *e)
+{
+	struct result *r = pp->r;
+	int ret = hyper_plan__pipeline_run(pp, HP_PASS_EMIT, HP_PASS_EMIT, e);
+
+	if (!ret)
+		ret = hyper_plan__sched_emit(&r->s, z->emitted, e);
+	if (ret) {
+		hyper_plan__sched_free(&r->s);
+		return ret == -ENOMEM ? hyper_plan__nomem(e) : ret;
+	}
+	pp->pb->memo->zero_hits++;
+	r->ok = z->ok;
+	r->sim = z->sim;
+	r->s.pred = (struct prediction){ r->sim.peak, r->sim.stall_ns,
+					 r->sim.makespan_ns };
+	return 0;
+}
+
 int hyper_plan__probe(const struct problem *pb, const struct life *lf,
 		      const struct evict *ev, size_t nev, uint64_t budget,
 		      bool give_up, struct result *r, struct hp_err *e)
@@ -353,8 +408,9 @@ int hyper_plan__probe(const struct problem *pb, const struct life *lf,
 		.ev = ev, .nev = nev, .budget = budget, .give_up = give_up,
 		.have = HP_IN_LOOP | HP_F_EVICTS,
 	};
-
+	struct hp_zseen *z;
 	double floor_ns;
+	int ret;
 
 	memset(r, 0, sizeof(*r));
 	if (pb->mem->failed)
@@ -373,7 +429,16 @@ int hyper_plan__probe(const struct problem *pb, const struct life *lf,
 					   pb->goal.max_slow))
 			return 0;	/* r->ok false: the goal is out of reach */
 	}
-	return hyper_plan__pipeline_run(&pp, HP_PASS_EMIT, HP_PASS_SIMULATE, e);
+	if (nev)
+		return hyper_plan__pipeline_run(&pp, HP_PASS_EMIT,
+						HP_PASS_SIMULATE, e);
+	z = zseen_find(pb, lf, budget, give_up);
+	if (z)
+		return zseen_again(&pp, z, e);
+	ret = hyper_plan__pipeline_run(&pp, HP_PASS_EMIT, HP_PASS_SIMULATE, e);
+	if (!ret && pb->memo)
+		zseen_note(pb, lf, budget, give_up, r);
+	return ret;
 }
 
 int hyper_plan__layout(const struct problem *pb, struct result *r,

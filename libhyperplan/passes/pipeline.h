@@ -101,7 +101,9 @@ int hyper_plan__pipeline_run(struct hyper_plan__pipe *pp, int first,
  * is false if the simulation breaks the budget.  With @give_up, the
  * simulation stops as soon as @pb's goal is out of reach (@r->ok false,
  * its figures partial): for a search that only asks whether the probe
- * meets the goal.  0, or -ENOMEM.
+ * meets the goal.  A zero-tensor probe (@nev 0) asked for again with the
+ * same inputs is @pb->memo's (struct hp_zseen): emitted as far as the
+ * first, its figures the first's, not simulated again.  0, or -ENOMEM.
  */
 int hyper_plan__probe(const struct problem *pb, const struct life *lf,
 		      const struct evict *ev, size_t nev, uint64_t budget,

@@ -160,6 +160,8 @@ void hyper_plan__polmemo_free(struct hp_polmemo *m)
 	free(m->seen);
 	m->seen = NULL;
 	m->nseen = 0;
+	memset(m->zero, 0, sizeof(m->zero));
+	m->zero_next = 0;
 	m->next = 0;
 	m->bytes = 0;
 }

@@ -34,6 +34,27 @@ struct hp_polmemo_ent;
  */
 struct hp_dseen;
 
+/*
+ * The zero-tensor probe, as hyper_plan__probe() ran it: the planner,
+ * distance and greedy each begin their search with it (and none's row
+ * with --compare), and with the same order, profile, goal, budget and
+ * stop it is the same schedule and the same run, to the step it stopped
+ * at.  At 1M decode operators those are three of the searches' 19
+ * probes, 27% of the steps they simulate.
+ */
+struct hp_zseen {
+	const struct life *lf;		/* NULL: an empty slot */
+	const struct profile *p;
+	struct goal goal;
+	uint64_t budget;
+	bool give_up;
+	bool ok;
+	uint32_t emitted;		/* the steps its schedule had */
+	struct sim_result sim;
+};
+
+#define HP_ZSEEN_N	4
+
 struct hp_polmemo {
 	unsigned int next;		/* the slot the next one takes */
 	size_t bytes;			/* what their schedules hold */
@@ -43,6 +64,8 @@ struct hp_polmemo {
 	struct hp_polmemo_ent *ent[HP_POLMEMO_N];
 	struct hp_dseen *seen;		/* distance probes simulated */
 	uint32_t nseen, seen_hits;
+	struct hp_zseen zero[HP_ZSEEN_N];	/* the oldest replaced first */
+	unsigned int zero_next, zero_hits;
 	/*
 	 * The rows planned so far, each laid out and validated (the
 	 * caller's results: hyper-plan's --compare, which clears them

@@ -18,6 +18,7 @@
 
 #include "checker.h"
 #include "plan_cases.h"
+#include "passes/pipeline.h"
 #include "policies/list.h"
 #include "policies/policy.h"
 #include "sim/sim.h"
@@ -510,6 +511,93 @@ TEST_F_TIMEOUT(many, a_kept_baseline_is_the_search_own, 300)
 		kept_on(_metadata, seed, &seen_hits);
 	/* the distance probes simulated were read at other budgets */
 	EXPECT_LT(0u, seen_hits);
+}
+
+/* Whether two probes' schedules and figures are the same, as far as emitted. */
+static bool same_probe(const struct result *a, const struct result *b)
+{
+	const struct sched *x = &a->s, *y = &b->s;
+	uint32_t k = hyper_plan__sched_emitted(x);
+
+	if (a->ok != b->ok || memcmp(&a->sim, &b->sim, sizeof(a->sim)) ||
+	    memcmp(&x->pred, &y->pred, sizeof(x->pred)) ||
+	    k != hyper_plan__sched_emitted(y) || !x->emit != !y->emit ||
+	    x->n != y->n || x->ncops != y->ncops || x->budget != y->budget ||
+	    memcmp(x->home, y->home, x->g->nt) ||
+	    memcmp(x->slot_off, y->slot_off,
+		   (2 * (size_t)k + (k < x->n ? 0 : 1)) * sizeof(*x->slot_off)))
+		return false;
+	for (size_t i = 0; i < x->ncops; i++)
+		if (x->cops[i].t != y->cops[i].t ||
+		    x->cops[i].kind != y->cops[i].kind)
+			return false;
+	return true;
+}
+
+/*
+ * The zero-tensor probe, asked for again with the same inputs, comes
+ * from the job's memo (passes/pipeline.c) unsimulated: it must be the
+ * probe made afresh (no memo), schedule emitted to the same step and
+ * figures, whether the run met its goal, stopped at a budget below the
+ * no-offload peak (emitted part way) or ran without a stop; and a probe
+ * with any input changed must not take it.
+ */
+TEST(a_zero_probe_again_is_the_probe_made_afresh)
+{
+	unsigned int hits = 0, partial = 0;
+
+	for (unsigned int seed = 31; seed < 43; seed++) {
+		const struct plan_case c = { NULL, NULL, 60 + seed * 37 % 240,
+					     seed };
+		const struct profile *p = &hyper_plan__profile_table[
+			seed % hyper_plan__profile_table_len];
+		struct job j = { 0 };
+		struct hp_err e;
+		uint64_t floor, half;
+
+		ASSERT_EQ(0, case_job(&j, &c, p, &e))
+			TH_LOG("%s", e.msg);
+		floor = hyper_plan__life_floor(&j.lf, NULL);
+		half = floor + (j.lf.peak0 - floor) / 2;
+		for (int v = 0; v < 5; v++) {
+			/* met; given up under a budget; a budget simulated
+			 * under; no stop; a stricter slowdown */
+			struct goal gl = { v == 4 ? 0 : SLOW,
+					   v == 1 ? half : 0 };
+			uint64_t budget = v == 2 ? j.lf.peak0 : gl.budget;
+			bool give_up = v != 3;
+			struct result first, again, made;
+			struct problem pb, fresh;
+
+			hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+			fresh = pb;
+			fresh.memo = NULL;
+			hits = j.memo.zero_hits;
+			ASSERT_EQ(0, hyper_plan__probe(&pb, &j.lf, NULL, 0,
+						       budget, give_up, &first,
+						       &e));
+			/* v > 0: another input than the probe before */
+			EXPECT_EQ(hits, j.memo.zero_hits);
+			ASSERT_EQ(0, hyper_plan__probe(&pb, &j.lf, NULL, 0,
+						       budget, give_up, &again,
+						       &e));
+			EXPECT_EQ(hits + 1, j.memo.zero_hits);
+			ASSERT_EQ(0, hyper_plan__probe(&fresh, &j.lf, NULL,
+						       0, budget, give_up,
+						       &made, &e));
+			EXPECT_TRUE(same_probe(&first, &made));
+			EXPECT_TRUE(same_probe(&again, &made))
+				TH_LOG("seed %u goal %d: not the probe afresh",
+				       seed, v);
+			partial += hyper_plan__sched_emitted(&made.s) < j.lf.n;
+			hyper_plan__result_free(&first);
+			hyper_plan__result_free(&again);
+			hyper_plan__result_free(&made);
+		}
+		hyper_plan__job_free(&j);
+	}
+	/* some probes stopped part way: their emission's end was checked */
+	EXPECT_LT(0u, partial);
 }
 
 /* The refined order, even with nothing offloaded, keeps every dependency. */
