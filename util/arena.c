@@ -118,6 +118,13 @@ struct placer {
 	size_t *bfirst;
 	uint32_t *bn;
 	struct oent *bent;
+	/*
+	 * Each bucket's offsets taken, at bun[bfirst[b]], unn[b] spans:
+	 * the union of its intervals' [lo, hi] (closed, so touching ones
+	 * are one), for the fits that share time with the whole bucket.
+	 */
+	struct span *bun;
+	uint32_t *unn;
 	uint64_t *off;		/* this attempt's offsets */
 	struct span *cand;	/* the spans one fit reads by time */
 	struct span *cand2;	/* room to merge them */
@@ -222,6 +229,37 @@ static void bkt_range(const struct placer *p, uint64_t start, uint64_t end,
 	*z = bkt_of(p, end > start ? end - 1 : start);
 }
 
+/*
+ * [@lo, @hi] joins the union of the @*n spans at @u, kept in offset order
+ * with a hole between each two: those it overlaps or touches become one.
+ */
+static void union_add(struct span *u, uint32_t *n, uint64_t lo, uint64_t hi)
+{
+	uint32_t a = 0, z = *n;
+
+	/* the first span reaching @lo */
+	while (a < z) {
+		uint32_t mid = a + (z - a) / 2;
+
+		if (u[mid].hi < lo)
+			a = mid + 1;
+		else
+			z = mid;
+	}
+	for (z = a; z < *n && u[z].lo <= hi; z++) {
+		if (u[z].lo < lo)
+			lo = u[z].lo;
+		if (u[z].hi > hi)
+			hi = u[z].hi;
+	}
+	if (z == a)
+		memmove(&u[a + 1], &u[a], (*n - a) * sizeof(*u));
+	else if (z > a + 1)
+		memmove(&u[a + 1], &u[z], (*n - z) * sizeof(*u));
+	u[a] = (struct span){ lo, hi };
+	*n += 1 - (z - a);
+}
+
 /* Interval @x is placed: it joins each bucket it shares time with. */
 static void bkt_insert(struct placer *p, const struct oent *x)
 {
@@ -243,6 +281,7 @@ static void bkt_insert(struct placer *p, const struct oent *x)
 		memmove(&e[lo + 1], &e[lo], (p->bn[b] - lo) * sizeof(*e));
 		e[lo] = *x;
 		p->bn[b]++;
+		union_add(&p->bun[p->bfirst[b]], &p->unn[b], x->lo, x->hi);
 	}
 }
 
@@ -268,7 +307,10 @@ static inline void span_put(struct span *d, uint32_t *o, uint32_t from,
  * time with @v, in offset order: one bucket's are in that order already;
  * over several, each is taken from the first of them it is in, and the
  * buckets' runs are merged.  For a fit of positive size, spans that
- * overlap are joined as they come.  Return: the spans (*@k of them).
+ * overlap are joined as they come, and a bucket inside @v's time (all
+ * of whose intervals share time with @v) gives its union, a few spans
+ * where its intervals are many: joined or not, the spans leave the same
+ * holes wider than nothing.  Return: the spans (*@k of them).
  */
 static inline __attribute__((always_inline)) const struct span *
 bkt_collect(struct placer *p, const struct hu_ival *v, uint32_t *k)
@@ -283,10 +325,18 @@ bkt_collect(struct placer *p, const struct hu_ival *v, uint32_t *k)
 		uint64_t from = b == a ? 0 : p->t0 + ((uint64_t)b << p->bshift);
 		uint32_t was = o;
 
-		for (uint32_t x = 0; x < p->bn[b]; x++)
-			if (e[x].start < v->end && e[x].end > v->start &&
-			    e[x].start >= from)
-				span_put(src, &o, was, e[x].lo, e[x].hi, join);
+		if (join && b > a && b < z) {
+			const struct span *u = &p->bun[p->bfirst[b]];
+
+			for (uint32_t x = 0; x < p->unn[b]; x++)
+				span_put(src, &o, was, u[x].lo, u[x].hi, true);
+		} else {
+			for (uint32_t x = 0; x < p->bn[b]; x++)
+				if (e[x].start < v->end &&
+				    e[x].end > v->start && e[x].start >= from)
+					span_put(src, &o, was, e[x].lo,
+						 e[x].hi, join);
+		}
 		if (o > was) {
 			p->runs[2 * nr] = was;
 			p->runs[2 * nr++ + 1] = o;
@@ -801,8 +851,10 @@ static uint64_t attempt(struct placer *p, struct key *keys, uint32_t nk,
 	uint64_t height = p->base;
 
 	memset(p->placed, 0, p->n * sizeof(*p->placed));
-	if (p->bn)
+	if (p->bn) {
 		memset(p->bn, 0, p->nbkt * sizeof(*p->bn));
+		memset(p->unn, 0, p->nbkt * sizeof(*p->unn));
+	}
 	p->nblk = 0;
 	for (uint32_t j = 0; j < nk; j++) {
 		uint32_t i, want;
@@ -974,9 +1026,23 @@ static int bkt_setup(struct placer *p, const bool *whole)
 	p->bfirst = calloc((size_t)p->nbkt + 1, sizeof(*p->bfirst));
 	p->bn = calloc(p->nbkt, sizeof(*p->bn));
 	p->bent = malloc((total ?: 1) * sizeof(*p->bent));
+	p->unn = calloc(p->nbkt, sizeof(*p->unn));
+	p->bun = malloc((total ?: 1) * sizeof(*p->bun));
 	p->runs = malloc(2 * (size_t)p->nbkt * sizeof(*p->runs));
-	p->cand2 = malloc(p->n * sizeof(*p->cand2));
-	if (!p->bfirst || !p->bn || !p->bent || !p->runs || !p->cand2)
+	/*
+	 * A fit's spans: each bucket gives at most one for each interval it
+	 * holds (the buckets' unions count some twice), so at most total.
+	 */
+	if (total > p->n) {
+		struct span *c = realloc(p->cand, total * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		p->cand = c;
+	}
+	p->cand2 = malloc((total > p->n ? total : p->n) * sizeof(*p->cand2));
+	if (!p->bfirst || !p->bn || !p->bent || !p->unn || !p->bun ||
+	    !p->runs || !p->cand2)
 		return -ENOMEM;
 	/* each bucket's room: the intervals that share time with it */
 	for (uint32_t i = 0; i < p->n; i++)
@@ -1180,6 +1246,8 @@ out:
 	free(p.blk);
 	free(p.cand2);
 	free(p.runs);
+	free(p.bun);
+	free(p.unn);
 	free(p.bent);
 	free(p.bn);
 	free(p.bfirst);
