@@ -600,6 +600,73 @@ static void ord_insert(struct placer *p, const struct oent *x)
 }
 
 /*
+ * The spans a fit reads by time, one at a time (lo, hi; none left when
+ * !has): those bkt_collect() gathered (@c, @k of them), or for a fit in
+ * one bucket, that bucket's entries that share time with it read where
+ * they are (@e, @k of them, in offset order already): a first fit found
+ * low stops reading them there, and none is copied.
+ */
+struct tcur {
+	const struct span *c;
+	const struct oent *e;
+	uint64_t start, end;	/* the fit's time, for @e */
+	uint64_t lo, hi;
+	uint32_t j, k;
+	bool has;
+};
+
+static inline __attribute__((always_inline)) void tcur_next(struct tcur *t)
+{
+	if (!t->e) {
+		t->has = ++t->j < t->k;
+		if (t->has) {
+			t->lo = t->c[t->j].lo;
+			t->hi = t->c[t->j].hi;
+		}
+		return;
+	}
+	for (t->j++; t->j < t->k; t->j++) {
+		const struct oent *x = &t->e[t->j];
+
+		if (x->start < t->end && x->end > t->start) {
+			t->lo = x->lo;
+			t->hi = x->hi;
+			t->has = true;
+			return;
+		}
+	}
+	t->has = false;
+}
+
+/*
+ * A fit's spans by time, from the first.  In one bucket its entries are
+ * those bkt_collect() would copy, in the same order, less the joining of
+ * spans that touch (which leaves a fit of positive size the same holes).
+ * The one bucket way (HU_ARENA_WHOLE, the reference) gathers them all.
+ */
+static inline __attribute__((always_inline)) void
+tcur_start(struct placer *p, const struct hu_ival *v, struct tcur *t)
+{
+	uint32_t a, z;
+
+	*t = (struct tcur){ .c = p->cand, .j = UINT32_MAX };
+	if (p->bent && !p->plain) {
+		bkt_range(p, v->start, v->end, &a, &z);
+		if (a == z) {
+			t->e = &p->bent[p->bfirst[a]];
+			t->k = p->bn[a];
+			t->start = v->start;
+			t->end = v->end;
+		} else {
+			t->c = bkt_collect(p, v, &t->k);
+		}
+	} else if (p->bent) {
+		t->c = bkt_collect(p, v, &t->k);
+	}
+	tcur_next(t);
+}
+
+/*
  * The scan of one fit: the placed spans that share time with @v, bottom
  * up, those found by time (sorted here) merged with those kept in offset
  * order (read in order, less the blocks that share no time with @v).
@@ -614,17 +681,14 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 {
 	uint64_t w = p->nblk ? when(p, v->start, v->end) : 0;
 	const struct opin *pin = NULL, *pn;
-	const struct span *cand = p->cand;
-	uint32_t j = 0, k;
+	struct tcur c;
 	uint64_t a, z;
 
 	/* the pin in the middle of those @v holds */
 	if (p->nblk && pins_in(p, v->start, v->end, &a, &z))
 		pin = &p->pins[a + (z - a) / 2];
 
-	k = 0;
-	if (p->bent)
-		cand = bkt_collect(p, v, &k);
+	tcur_start(p, v, &c);
 	for (uint32_t b = 0; b < p->nblk; b++) {
 		const struct oblk *bk = &p->blk[p->bord[b]];
 		const struct oent *e = &p->ents[(size_t)p->bord[b] * OBLK];
@@ -638,12 +702,12 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 		 * raises the scan to its top (less any span found by time
 		 * that comes inside it).
 		 */
-		for (; j < k && cand[j].lo < e[0].lo; j++)
-			if (scan_span(s, cand[j].lo, cand[j].hi, holes))
+		for (; c.has && c.lo < e[0].lo; tcur_next(&c))
+			if (scan_span(s, c.lo, c.hi, holes))
 				return true;
 		if (bk->max_start < v->end && bk->min_end > v->start &&
 		    bk->gap < s->bytes && e[0].lo < s->cur + s->bytes &&
-		    (j == k || cand[j].lo >= e[bk->n - 1].lo)) {
+		    (!c.has || c.lo >= e[bk->n - 1].lo)) {
 			if (bk->top > s->cur)
 				s->cur = bk->top;
 			continue;
@@ -656,13 +720,13 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 		pn = pin ? &pin[(size_t)p->bord[b] * NPIN] : NULL;
 		if (pn && pn->any && pn->top == bk->top &&
 		    pn->gap < s->bytes && pn->lo < s->cur + s->bytes &&
-		    (j == k || cand[j].lo >= e[bk->n - 1].lo)) {
+		    (!c.has || c.lo >= e[bk->n - 1].lo)) {
 			if (bk->top > s->cur)
 				s->cur = bk->top;
 			continue;
 		}
 		/* no span by time comes inside the block: its entries alone */
-		if (j == k || cand[j].lo >= e[bk->n - 1].lo) {
+		if (!c.has || c.lo >= e[bk->n - 1].lo) {
 			for (uint32_t x = 0; x < bk->n; x++)
 				if (e[x].start < v->end && e[x].end > v->start &&
 				    scan_span(s, e[x].lo, e[x].hi, holes))
@@ -672,15 +736,15 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 		for (uint32_t x = 0; x < bk->n; x++) {
 			if (e[x].start >= v->end || e[x].end <= v->start)
 				continue;
-			for (; j < k && cand[j].lo < e[x].lo; j++)
-				if (scan_span(s, cand[j].lo, cand[j].hi, holes))
+			for (; c.has && c.lo < e[x].lo; tcur_next(&c))
+				if (scan_span(s, c.lo, c.hi, holes))
 					return true;
 			if (scan_span(s, e[x].lo, e[x].hi, holes))
 				return true;
 		}
 	}
-	for (; j < k; j++)
-		if (scan_span(s, cand[j].lo, cand[j].hi, holes))
+	for (; c.has; tcur_next(&c))
+		if (scan_span(s, c.lo, c.hi, holes))
 			return true;
 	return false;
 }

@@ -511,7 +511,9 @@ TEST(arena_ways_agree_and_are_valid)
  * where another starts); every bucket way agrees with one bucket read
  * entry by entry.  A union that lost a span, kept one that overlaps the
  * next, or was read for a bucket the fit only partly covers (the first
- * and last), gives other offsets here.
+ * and last), gives other offsets here; so does a fit in one bucket whose
+ * entries, read where they are, are not filtered by time or lose the
+ * first.
  */
 TEST(arena_bucket_unions_agree)
 {
