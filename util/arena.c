@@ -118,6 +118,13 @@ struct placer {
 	size_t *bfirst;
 	uint32_t *bn;
 	struct oent *bent;
+	/*
+	 * Each bucket's offsets taken, at bun[bfirst[b]], unn[b] spans:
+	 * the union of its intervals' [lo, hi] (closed, so touching ones
+	 * are one), for the fits that share time with the whole bucket.
+	 */
+	struct span *bun;
+	uint32_t *unn;
 	uint64_t *off;		/* this attempt's offsets */
 	struct span *cand;	/* the spans one fit reads by time */
 	struct span *cand2;	/* room to merge them */
@@ -222,6 +229,37 @@ static void bkt_range(const struct placer *p, uint64_t start, uint64_t end,
 	*z = bkt_of(p, end > start ? end - 1 : start);
 }
 
+/*
+ * [@lo, @hi] joins the union of the @*n spans at @u, kept in offset order
+ * with a hole between each two: those it overlaps or touches become one.
+ */
+static void union_add(struct span *u, uint32_t *n, uint64_t lo, uint64_t hi)
+{
+	uint32_t a = 0, z = *n;
+
+	/* the first span reaching @lo */
+	while (a < z) {
+		uint32_t mid = a + (z - a) / 2;
+
+		if (u[mid].hi < lo)
+			a = mid + 1;
+		else
+			z = mid;
+	}
+	for (z = a; z < *n && u[z].lo <= hi; z++) {
+		if (u[z].lo < lo)
+			lo = u[z].lo;
+		if (u[z].hi > hi)
+			hi = u[z].hi;
+	}
+	if (z == a)
+		memmove(&u[a + 1], &u[a], (*n - a) * sizeof(*u));
+	else if (z > a + 1)
+		memmove(&u[a + 1], &u[z], (*n - z) * sizeof(*u));
+	u[a] = (struct span){ lo, hi };
+	*n += 1 - (z - a);
+}
+
 /* Interval @x is placed: it joins each bucket it shares time with. */
 static void bkt_insert(struct placer *p, const struct oent *x)
 {
@@ -243,6 +281,7 @@ static void bkt_insert(struct placer *p, const struct oent *x)
 		memmove(&e[lo + 1], &e[lo], (p->bn[b] - lo) * sizeof(*e));
 		e[lo] = *x;
 		p->bn[b]++;
+		union_add(&p->bun[p->bfirst[b]], &p->unn[b], x->lo, x->hi);
 	}
 }
 
@@ -268,7 +307,10 @@ static inline void span_put(struct span *d, uint32_t *o, uint32_t from,
  * time with @v, in offset order: one bucket's are in that order already;
  * over several, each is taken from the first of them it is in, and the
  * buckets' runs are merged.  For a fit of positive size, spans that
- * overlap are joined as they come.  Return: the spans (*@k of them).
+ * overlap are joined as they come, and a bucket inside @v's time (all
+ * of whose intervals share time with @v) gives its union, a few spans
+ * where its intervals are many: joined or not, the spans leave the same
+ * holes wider than nothing.  Return: the spans (*@k of them).
  */
 static inline __attribute__((always_inline)) const struct span *
 bkt_collect(struct placer *p, const struct hu_ival *v, uint32_t *k)
@@ -283,10 +325,18 @@ bkt_collect(struct placer *p, const struct hu_ival *v, uint32_t *k)
 		uint64_t from = b == a ? 0 : p->t0 + ((uint64_t)b << p->bshift);
 		uint32_t was = o;
 
-		for (uint32_t x = 0; x < p->bn[b]; x++)
-			if (e[x].start < v->end && e[x].end > v->start &&
-			    e[x].start >= from)
-				span_put(src, &o, was, e[x].lo, e[x].hi, join);
+		if (join && b > a && b < z) {
+			const struct span *u = &p->bun[p->bfirst[b]];
+
+			for (uint32_t x = 0; x < p->unn[b]; x++)
+				span_put(src, &o, was, u[x].lo, u[x].hi, true);
+		} else {
+			for (uint32_t x = 0; x < p->bn[b]; x++)
+				if (e[x].start < v->end &&
+				    e[x].end > v->start && e[x].start >= from)
+					span_put(src, &o, was, e[x].lo,
+						 e[x].hi, join);
+		}
 		if (o > was) {
 			p->runs[2 * nr] = was;
 			p->runs[2 * nr++ + 1] = o;
@@ -550,6 +600,73 @@ static void ord_insert(struct placer *p, const struct oent *x)
 }
 
 /*
+ * The spans a fit reads by time, one at a time (lo, hi; none left when
+ * !has): those bkt_collect() gathered (@c, @k of them), or for a fit in
+ * one bucket, that bucket's entries that share time with it read where
+ * they are (@e, @k of them, in offset order already): a first fit found
+ * low stops reading them there, and none is copied.
+ */
+struct tcur {
+	const struct span *c;
+	const struct oent *e;
+	uint64_t start, end;	/* the fit's time, for @e */
+	uint64_t lo, hi;
+	uint32_t j, k;
+	bool has;
+};
+
+static inline __attribute__((always_inline)) void tcur_next(struct tcur *t)
+{
+	if (!t->e) {
+		t->has = ++t->j < t->k;
+		if (t->has) {
+			t->lo = t->c[t->j].lo;
+			t->hi = t->c[t->j].hi;
+		}
+		return;
+	}
+	for (t->j++; t->j < t->k; t->j++) {
+		const struct oent *x = &t->e[t->j];
+
+		if (x->start < t->end && x->end > t->start) {
+			t->lo = x->lo;
+			t->hi = x->hi;
+			t->has = true;
+			return;
+		}
+	}
+	t->has = false;
+}
+
+/*
+ * A fit's spans by time, from the first.  In one bucket its entries are
+ * those bkt_collect() would copy, in the same order, less the joining of
+ * spans that touch (which leaves a fit of positive size the same holes).
+ * The one bucket way (HU_ARENA_WHOLE, the reference) gathers them all.
+ */
+static inline __attribute__((always_inline)) void
+tcur_start(struct placer *p, const struct hu_ival *v, struct tcur *t)
+{
+	uint32_t a, z;
+
+	*t = (struct tcur){ .c = p->cand, .j = UINT32_MAX };
+	if (p->bent && !p->plain) {
+		bkt_range(p, v->start, v->end, &a, &z);
+		if (a == z) {
+			t->e = &p->bent[p->bfirst[a]];
+			t->k = p->bn[a];
+			t->start = v->start;
+			t->end = v->end;
+		} else {
+			t->c = bkt_collect(p, v, &t->k);
+		}
+	} else if (p->bent) {
+		t->c = bkt_collect(p, v, &t->k);
+	}
+	tcur_next(t);
+}
+
+/*
  * The scan of one fit: the placed spans that share time with @v, bottom
  * up, those found by time (sorted here) merged with those kept in offset
  * order (read in order, less the blocks that share no time with @v).
@@ -564,17 +681,14 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 {
 	uint64_t w = p->nblk ? when(p, v->start, v->end) : 0;
 	const struct opin *pin = NULL, *pn;
-	const struct span *cand = p->cand;
-	uint32_t j = 0, k;
+	struct tcur c;
 	uint64_t a, z;
 
 	/* the pin in the middle of those @v holds */
 	if (p->nblk && pins_in(p, v->start, v->end, &a, &z))
 		pin = &p->pins[a + (z - a) / 2];
 
-	k = 0;
-	if (p->bent)
-		cand = bkt_collect(p, v, &k);
+	tcur_start(p, v, &c);
 	for (uint32_t b = 0; b < p->nblk; b++) {
 		const struct oblk *bk = &p->blk[p->bord[b]];
 		const struct oent *e = &p->ents[(size_t)p->bord[b] * OBLK];
@@ -588,12 +702,12 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 		 * raises the scan to its top (less any span found by time
 		 * that comes inside it).
 		 */
-		for (; j < k && cand[j].lo < e[0].lo; j++)
-			if (scan_span(s, cand[j].lo, cand[j].hi, holes))
+		for (; c.has && c.lo < e[0].lo; tcur_next(&c))
+			if (scan_span(s, c.lo, c.hi, holes))
 				return true;
 		if (bk->max_start < v->end && bk->min_end > v->start &&
 		    bk->gap < s->bytes && e[0].lo < s->cur + s->bytes &&
-		    (j == k || cand[j].lo >= e[bk->n - 1].lo)) {
+		    (!c.has || c.lo >= e[bk->n - 1].lo)) {
 			if (bk->top > s->cur)
 				s->cur = bk->top;
 			continue;
@@ -606,13 +720,13 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 		pn = pin ? &pin[(size_t)p->bord[b] * NPIN] : NULL;
 		if (pn && pn->any && pn->top == bk->top &&
 		    pn->gap < s->bytes && pn->lo < s->cur + s->bytes &&
-		    (j == k || cand[j].lo >= e[bk->n - 1].lo)) {
+		    (!c.has || c.lo >= e[bk->n - 1].lo)) {
 			if (bk->top > s->cur)
 				s->cur = bk->top;
 			continue;
 		}
 		/* no span by time comes inside the block: its entries alone */
-		if (j == k || cand[j].lo >= e[bk->n - 1].lo) {
+		if (!c.has || c.lo >= e[bk->n - 1].lo) {
 			for (uint32_t x = 0; x < bk->n; x++)
 				if (e[x].start < v->end && e[x].end > v->start &&
 				    scan_span(s, e[x].lo, e[x].hi, holes))
@@ -622,15 +736,15 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 		for (uint32_t x = 0; x < bk->n; x++) {
 			if (e[x].start >= v->end || e[x].end <= v->start)
 				continue;
-			for (; j < k && cand[j].lo < e[x].lo; j++)
-				if (scan_span(s, cand[j].lo, cand[j].hi, holes))
+			for (; c.has && c.lo < e[x].lo; tcur_next(&c))
+				if (scan_span(s, c.lo, c.hi, holes))
 					return true;
 			if (scan_span(s, e[x].lo, e[x].hi, holes))
 				return true;
 		}
 	}
-	for (; j < k; j++)
-		if (scan_span(s, cand[j].lo, cand[j].hi, holes))
+	for (; c.has; tcur_next(&c))
+		if (scan_span(s, c.lo, c.hi, holes))
 			return true;
 	return false;
 }
@@ -801,8 +915,10 @@ static uint64_t attempt(struct placer *p, struct key *keys, uint32_t nk,
 	uint64_t height = p->base;
 
 	memset(p->placed, 0, p->n * sizeof(*p->placed));
-	if (p->bn)
+	if (p->bn) {
 		memset(p->bn, 0, p->nbkt * sizeof(*p->bn));
+		memset(p->unn, 0, p->nbkt * sizeof(*p->unn));
+	}
 	p->nblk = 0;
 	for (uint32_t j = 0; j < nk; j++) {
 		uint32_t i, want;
@@ -974,9 +1090,23 @@ static int bkt_setup(struct placer *p, const bool *whole)
 	p->bfirst = calloc((size_t)p->nbkt + 1, sizeof(*p->bfirst));
 	p->bn = calloc(p->nbkt, sizeof(*p->bn));
 	p->bent = malloc((total ?: 1) * sizeof(*p->bent));
+	p->unn = calloc(p->nbkt, sizeof(*p->unn));
+	p->bun = malloc((total ?: 1) * sizeof(*p->bun));
 	p->runs = malloc(2 * (size_t)p->nbkt * sizeof(*p->runs));
-	p->cand2 = malloc(p->n * sizeof(*p->cand2));
-	if (!p->bfirst || !p->bn || !p->bent || !p->runs || !p->cand2)
+	/*
+	 * A fit's spans: each bucket gives at most one for each interval it
+	 * holds (the buckets' unions count some twice), so at most total.
+	 */
+	if (total > p->n) {
+		struct span *c = realloc(p->cand, total * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		p->cand = c;
+	}
+	p->cand2 = malloc((total > p->n ? total : p->n) * sizeof(*p->cand2));
+	if (!p->bfirst || !p->bn || !p->bent || !p->unn || !p->bun ||
+	    !p->runs || !p->cand2)
 		return -ENOMEM;
 	/* each bucket's room: the intervals that share time with it */
 	for (uint32_t i = 0; i < p->n; i++)
@@ -1180,6 +1310,8 @@ out:
 	free(p.blk);
 	free(p.cand2);
 	free(p.runs);
+	free(p.bun);
+	free(p.unn);
 	free(p.bent);
 	free(p.bn);
 	free(p.bfirst);

@@ -542,6 +542,56 @@ TEST(arena_ways_agree_and_are_valid)
 }
 
 /*
+ * A fit by time that spans several buckets reads each bucket wholly
+ * inside its time as that bucket's union of offsets, a few spans where
+ * its intervals are many.  Decode-shaped sets: many short intervals, a
+ * fifth a few buckets long (so many fits have buckets inside them), of
+ * a few sizes (many spans that touch, joined in a union), some of none
+ * (a fit of none may not read a union: an interval of none can end
+ * where another starts); every bucket way agrees with one bucket read
+ * entry by entry.  A union that lost a span, kept one that overlaps the
+ * next, or was read for a bucket the fit only partly covers (the first
+ * and last), gives other offsets here; so does a fit in one bucket whose
+ * entries, read where they are, are not filtered by time or lose the
+ * first.
+ */
+TEST(arena_bucket_unions_agree)
+{
+	static const enum hu_arena_way ways[] = {
+		HU_ARENA_BY_TIME | HU_ARENA_WHOLE, HU_ARENA_BY_TIME,
+		HU_ARENA_AUTO, HU_ARENA_SPLIT };
+	const int nw = ARRAY_SIZE(ways);
+
+	for (unsigned int seed = 200; seed < 248; seed++) {
+		uint32_t n = 200 + seed * 97 % 1800;
+		struct hu_ival *v[ARRAY_SIZE(ways)];
+		uint64_t h[ARRAY_SIZE(ways)];
+
+		for (int w = 0; w < nw; w++) {
+			unsigned int r = seed;
+
+			v[w] = calloc(n, sizeof(*v[w]));
+			ASSERT_NE(NULL, v[w]);
+			for (uint32_t i = 0; i < n; i++) {
+				uint64_t a = rand_r(&r) % (8 * (uint64_t)n);
+				uint64_t l = rand_r(&r) % 5 ? rand_r(&r) % 12 :
+					     20 + rand_r(&r) % 200;
+				uint64_t b = rand_r(&r) % 16 ? 64 *
+					     (1 + rand_r(&r) % 3) : 0;
+
+				v[w][i] = (struct hu_ival){ a, a + l, b, 0 };
+			}
+			ASSERT_EQ(0, hu_arena_place_way(v[w], n,
+							seed % 2 ? 8 * n : 0,
+							ways[w], &h[w]));
+		}
+		ways_agree(_metadata, v, h, nw, n, seed);
+		for (int w = 0; w < nw; w++)
+			free(v[w]);
+	}
+}
+
+/*
  * A placement under way is stopped once a bound on the height it will
  * reach (at an instant, what is live and not placed yet must go in the
  * holes free now, each in one at least its size) says it cannot be kept:
