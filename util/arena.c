@@ -71,6 +71,7 @@ struct oblk {
 	uint64_t when;		/* which 64ths of the run its entries touch */
 	uint64_t top;		/* the highest end of its entries' offsets */
 	uint64_t gap;		/* the widest hole between its entries, bottom up */
+	uint64_t full;		/* the pins whose entries reach top */
 };
 
 /*
@@ -115,6 +116,7 @@ struct placer {
 	 */
 	uint32_t nbkt, bshift;
 	bool plain;		/* HU_ARENA_WHOLE: one bucket, no spans joined */
+	bool mid_pin;		/* HU_ARENA_MID_PIN: a fit tries one pin */
 	size_t *bfirst;
 	uint32_t *bn;
 	struct oent *bent;
@@ -502,6 +504,21 @@ static void pin_add(struct placer *p, uint32_t id, const struct oent *x)
 	}
 }
 
+/*
+ * Which of block @id's pins have entries that reach its top: a fit that
+ * holds one of them knows where the block leaves it without reading it.
+ */
+static void blk_full(struct placer *p, uint32_t id)
+{
+	const struct opin *pn = &p->pins[(size_t)id * NPIN];
+	struct oblk *bk = &p->blk[id];
+
+	bk->full = 0;
+	for (uint32_t i = 0; i < NPIN; i++)
+		if (pn[i].any && pn[i].top == bk->top)
+			bk->full |= 1ULL << i;
+}
+
 /* Block @id's pins from its entries, bottom up. */
 static void blk_pins(struct placer *p, uint32_t id)
 {
@@ -510,12 +527,14 @@ static void blk_pins(struct placer *p, uint32_t id)
 	memset(&p->pins[(size_t)id * NPIN], 0, NPIN * sizeof(*p->pins));
 	for (uint32_t j = 0; j < p->blk[id].n; j++)
 		pin_add(p, id, &e[j]);
+	blk_full(p, id);
 }
 
 /* Inserts a placed interval into the offset order. */
 static void ord_insert(struct placer *p, const struct oent *x)
 {
 	uint32_t lo = 0, hi = p->nblk, b, id, n, pos;
+	uint64_t top, a, z, held;
 	struct oent *e;
 
 	if (!p->nblk) {
@@ -595,8 +614,47 @@ static void ord_insert(struct placer *p, const struct oent *x)
 		p->blk[id].max_start = x->start;
 	if (x->end < p->blk[id].min_end)
 		p->blk[id].min_end = x->end;
+	top = p->blk[id].top;
 	blk_span(p, id);
 	pin_add(p, id, x);
+	/* only the pins @x holds have changed, each to @x's end at least */
+	if (x->hi >= top && pins_in(p, x->start, x->end, &a, &z)) {
+		held = (~0ULL >> (63 - (z - a))) << a;
+		p->blk[id].full = x->hi > top ? held : p->blk[id].full | held;
+	} else if (x->hi > top) {
+		p->blk[id].full = 0;
+	}
+}
+
+/*
+ * scan_span() over the @n entries at @e that share time with @v, written
+ * for the common case of a block read whole with no hole found: most
+ * entries either share no time with @v or lie below the scan's top, and
+ * the top is raised without a branch on which (the first, in a training
+ * step, is a coin toss).  The same spans in the same order as
+ * scan_span() one by one.
+ */
+static inline __attribute__((always_inline)) bool
+blk_read(struct scan *s, const struct oent *e, uint32_t n,
+	 const struct hu_ival *v, const bool holes)
+{
+	uint64_t cur = s->cur, vs = v->start, ve = v->end;
+
+	for (uint32_t x = 0; x < n; x++) {
+		bool live = (e[x].start < ve) & (e[x].end > vs);
+		uint64_t hi = live ? e[x].hi : 0;
+
+		if (__builtin_expect(live && e[x].lo >= cur + s->bytes, 0)) {
+			s->cur = cur;
+			if (scan_span(s, e[x].lo, e[x].hi, holes))
+				return true;
+			cur = s->cur;
+			continue;
+		}
+		cur = hi > cur ? hi : cur;
+	}
+	s->cur = cur;
+	return false;
 }
 
 /*
@@ -680,13 +738,19 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 	 const bool holes)
 {
 	uint64_t w = p->nblk ? when(p, v->start, v->end) : 0;
-	const struct opin *pin = NULL, *pn;
+	const struct opin *pn;
 	struct tcur c;
-	uint64_t a, z;
+	uint64_t a, z, held = 0, m;
 
-	/* the pin in the middle of those @v holds */
-	if (p->nblk && pins_in(p, v->start, v->end, &a, &z))
-		pin = &p->pins[a + (z - a) / 2];
+	/*
+	 * The pins @v holds (with HU_ARENA_MID_PIN, the one in the middle
+	 * of them alone).
+	 */
+	if (p->nblk && pins_in(p, v->start, v->end, &a, &z)) {
+		if (p->mid_pin)
+			a = z = a + (z - a) / 2;
+		held = (~0ULL >> (63 - (z - a))) << a;
+	}
 
 	tcur_start(p, v, &c);
 	for (uint32_t b = 0; b < p->nblk; b++) {
@@ -715,22 +779,25 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 		/*
 		 * Or whose entries live at a pin inside @v (they share time
 		 * with it, and any other that does only fills) reach its top
-		 * with no hole as wide as @v between them nor below them.
+		 * with no hole as wide as @v between them nor below them:
+		 * any such pin will do, tried among those that reach the top.
 		 */
-		pn = pin ? &pin[(size_t)p->bord[b] * NPIN] : NULL;
-		if (pn && pn->any && pn->top == bk->top &&
-		    pn->gap < s->bytes && pn->lo < s->cur + s->bytes &&
-		    (!c.has || c.lo >= e[bk->n - 1].lo)) {
+		pn = &p->pins[(size_t)p->bord[b] * NPIN];
+		for (m = held & bk->full; m; m &= m - 1) {
+			const struct opin *q = &pn[__builtin_ctzll(m)];
+
+			if (q->gap < s->bytes && q->lo < s->cur + s->bytes)
+				break;
+		}
+		if (m && (!c.has || c.lo >= e[bk->n - 1].lo)) {
 			if (bk->top > s->cur)
 				s->cur = bk->top;
 			continue;
 		}
 		/* no span by time comes inside the block: its entries alone */
 		if (!c.has || c.lo >= e[bk->n - 1].lo) {
-			for (uint32_t x = 0; x < bk->n; x++)
-				if (e[x].start < v->end && e[x].end > v->start &&
-				    scan_span(s, e[x].lo, e[x].hi, holes))
-					return true;
+			if (blk_read(s, e, bk->n, v, holes))
+				return true;
 			continue;
 		}
 		for (uint32_t x = 0; x < bk->n; x++) {
@@ -1228,6 +1295,7 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 		       enum hu_arena_way way, uint64_t *height)
 {
 	struct placer p = { .v = v, .n = n, .plain = way & HU_ARENA_WHOLE,
+			    .mid_pin = way & HU_ARENA_MID_PIN,
 			    .bound = !(way & HU_ARENA_NO_BOUND) };
 	bool prune = !p.plain;
 	uint64_t t0 = UINT64_MAX, t1 = 0, floor, best = UINT64_MAX, at;
@@ -1265,7 +1333,7 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 		}
 	}
 	floor = live_peak(v, n, &at);
-	way &= ~(HU_ARENA_WHOLE | HU_ARENA_NO_BOUND);
+	way &= ~(HU_ARENA_WHOLE | HU_ARENA_NO_BOUND | HU_ARENA_MID_PIN);
 	if (choose_way(&p, whole, way) || bkt_setup(&p, whole) ||
 	    (p.bound && set_inst(&p, INST_PEAK, at)))
 		goto out;

@@ -67,6 +67,12 @@ enum hu_arena_way {
 	 * the height it will reach.  The same offsets; for tests.
 	 */
 	HU_ARENA_NO_BOUND = 0x200,
+	/*
+	 * Or'ed into a way: a fit by offset passes over a block by the
+	 * entries at the pin in the middle of its interval alone, not at
+	 * any pin it holds.  The same offsets; for tests.
+	 */
+	HU_ARENA_MID_PIN = 0x400,
 };
 
 int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
