@@ -242,7 +242,8 @@ const struct hyper_plan__pass hyper_plan__passes[HP_PASS_NR] = {
 		run_simulate, NULL,
 	},
 	[HP_PASS_LAYOUT] = {
-		"layout", "passes/arena.c, util/residency.c, util/arena.c",
+		"layout",
+		"passes/arena.c, passes/rows.c, util/residency.c, util/arena.c",
 		"residency intervals placed in the arena, fitted to the budget",
 		HP_F_SCHED, HP_F_ARENA, true, run_layout, NULL,
 	},
