@@ -8,7 +8,7 @@
 set -u
 src=$1
 cd "$src" || exit 1
-. selftests/packaging/tap.sh
+. selftests/lib/tap.sh
 guide=Documentation/admin-guide.md
 dir=$(mktemp -d /var/tmp/hyper-admin-guide.XXXXXX)
 trap 'exec 3>&-; [ -n "${pid:-}" ] && kill "$pid" 2> /dev/null; rm -rf "$dir"' EXIT

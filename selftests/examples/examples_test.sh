@@ -10,7 +10,7 @@ src=$1 obj=$2 docs=$3
 # path compiled in; installed, it reads share/hyper-plan/configs).
 : "${HYPER_PLAN_CONFIGS:=$src/tools/hyper-plan/configs}"
 export HYPER_PLAN_CONFIGS
-. "$src/selftests/packaging/tap.sh"
+. "$src/selftests/lib/tap.sh"
 dir=$(mktemp -d /tmp/hyper-examples.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 ex=$obj/examples/one_screen

@@ -7,7 +7,7 @@
 # usage: deps_test.sh SRCDIR
 set -u
 src=$1
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 
 dir=$(mktemp -d /tmp/hyper-deps.XXXXXX)
 trap 'rm -rf "$dir"' EXIT

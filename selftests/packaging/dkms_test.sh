@@ -8,7 +8,7 @@
 # usage: dkms_test.sh SRCDIR KVER VERSION
 set -u
 src=$1 kver=$2 version=$3
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 dkms_sh=$src/tools/dkms/dkms.sh
 
 scratch=$(mktemp -d /tmp/hyper-dkms.XXXXXX)

@@ -5,7 +5,7 @@
 # usage: install_test.sh SRCDIR OBJDIR KVER
 set -u
 src=$1 obj=$2 kver=$3
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 . "$src/selftests/plan/plan_exports.sh"
 
 dest=$(mktemp -d /tmp/hyper-install.XXXXXX)

@@ -8,7 +8,7 @@
 # usage: kexports_test.sh SRCDIR OBJDIR KVER
 set -u
 src=$1 obj=$2 kver=$3
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

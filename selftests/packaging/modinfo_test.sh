@@ -8,7 +8,7 @@ set -u
 src=$1
 ko=$src/kmod/hyper.ko
 guide=$src/Documentation/admin-guide.md
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 
 has_description() {
 	d=$(modinfo -F description "$ko") && [ -n "$d" ] && echo "$d"

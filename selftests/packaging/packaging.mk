@@ -15,7 +15,7 @@ $(PKGT_BIN)/deps_test: ARGS = $(CURDIR)
 $(PKGT_BIN)/dkms_test: ARGS = $(CURDIR) $(KVER) $(HYPER_VERSION)
 $(PKGT_BIN)/kexports_test: ARGS = $(CURDIR) $(abspath $(O)) $(KVER)
 
-$(PKGT_BIN)/%: $(PKGT_DIR)/%.sh $(PKGT_DIR)/tap.sh $(PKGT_DIR)/packaging.mk
+$(PKGT_BIN)/%: $(PKGT_DIR)/%.sh selftests/lib/tap.sh $(PKGT_DIR)/packaging.mk
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nexec %s %s\n' "$(abspath $<)" "$(ARGS)" > $@
 	chmod +x $@

@@ -6,27 +6,27 @@
 # TAP output.  usage: bench_cli_test.sh BENCH_PLAN (HYPER_PLAN_CONFIGS set)
 set -u
 bench=$1
-# shellcheck source-path=SCRIPTDIR source=tap.sh
-. "$(dirname "$0")/tap.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/tap.sh
+. "$(dirname "$0")/../lib/tap.sh"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
 
-echo "TAP version 13"
-echo "1..6"
 cd "$dir" || exit 1
 check "--help prints the usage on stdout and exits 0" \
-	'"$bench" --help >out 2>err && grep -q "^usage: bench-plan DIR" out && [ ! -s err ]'
+	eval '"$bench" --help >out 2>err && grep -q "^usage: bench-plan DIR" out && [ ! -s err ]'
 check "no DIR is bad usage (2)" \
-	'"$bench" >out 2>err; [ $? -eq 2 ] && grep -q "^usage:" err'
+	eval '"$bench" >out 2>err; [ $? -eq 2 ] && grep -q "^usage:" err'
 check "an option in DIR's place is bad usage (2)" \
-	'"$bench" --scaling >out 2>err; [ $? -eq 2 ] && grep -q "^usage:" err'
+	eval '"$bench" --scaling >out 2>err; [ $? -eq 2 ] && grep -q "^usage:" err'
 check "nothing was made under an option's name" \
-	'[ -z "$(ls -A)" ] || [ "$(ls -A)" = "out
+	eval '[ -z "$(ls -A)" ] || [ "$(ls -A)" = "out
 err" ] || [ "$(ls -A)" = "err
 out" ]'
 check "a missing DIR is made, and the results written there" \
-	'"$bench" made --params >out 2>err && [ -s made/plan.json ] &&
+	eval '"$bench" made --params >out 2>err && [ -s made/plan.json ] &&
 	 [ -s made/plan-table.md ]'
 check "a DIR that cannot be made is named, before anything is measured" \
-	'"$bench" no/such --params >out 2>err; [ $? -eq 1 ] &&
+	eval '"$bench" no/such --params >out 2>err; [ $? -eq 1 ] &&
 	 grep -q "^bench-plan: no/such: cannot make the output folder" err &&
 	 ! grep -q "parameter counts" out && [ ! -e no ]'
-exit $fail
+finish

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # What the planner's script tests share, sourced after `set -u`: the two
-# binaries ($plan, $run), tap.sh's $dir and check, and a small model
+# binaries ($plan, $run), a scratch $dir, TAP (selftests/lib/tap.sh), and a small model
 # really run.  Correctness only: no time is judged.
 # usage: . lib.sh HYPER_PLAN HYPER_RUN
 # shellcheck shell=sh disable=SC2034,SC2086
@@ -9,8 +9,10 @@ plan=$1 run=$2
 # path compiled in; installed, it reads share/hyper-plan/configs).
 : "${HYPER_PLAN_CONFIGS:=$(cd "$(dirname "$0")/../../tools/hyper-plan/configs" && pwd)}"
 export HYPER_PLAN_CONFIGS
-# shellcheck source-path=SCRIPTDIR source=tap.sh
-. "$(dirname "$0")/tap.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/tap.sh
+. "$(dirname "$0")/../lib/tap.sh"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
 
 # py CODE [ARG...]: run CODE with json and sys imported (reading the
 # planner's and hyper-run's JSON files).

@@ -43,8 +43,8 @@ $(PLAN_THREADS): selftests/plan/plan_threads.c selftests/plan/plan_random.h \
 
 NATIVE_TESTS += $(PLAN_THREADS)
 
-# What the script tests source: lib.sh, and tap.sh (bench_cli_test alone).
-PLAN_SH_LIB	:= selftests/plan/lib.sh selftests/plan/tap.sh
+# What the script tests source: lib.sh, and selftests/lib/tap.sh.
+PLAN_SH_LIB	:= selftests/plan/lib.sh selftests/lib/tap.sh
 
 # hyper-run's timeline drawn by hyper-timeline, through hyper-plan
 # --timeline: a script over the binaries.
@@ -69,7 +69,7 @@ NATIVE_TESTS += $(O)/san/selftests/plan/feedback_test
 
 # bench-plan's command line: --help, bad usage, its output folder.
 $(O)/san/selftests/plan/bench_cli_test: selftests/plan/bench_cli_test.sh \
-		selftests/plan/tap.sh $(O)/bin/bench-plan
+		selftests/lib/tap.sh $(O)/bin/bench-plan
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nHYPER_PLAN_CONFIGS=%s exec %s %s\n' \
 		$(abspath tools/hyper-plan/configs) $(abspath $<) \

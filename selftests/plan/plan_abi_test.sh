@@ -7,7 +7,7 @@
 # usage: plan_abi_test.sh SRCDIR LIBDIR
 set -u
 src=$1 lib=$2
-. "$src/selftests/packaging/tap.sh"
+. "$src/selftests/lib/tap.sh"
 . "$src/selftests/plan/plan_exports.sh"
 
 tmp=$(mktemp -d /tmp/hyper-plan-abi.XXXXXX)

@@ -20,7 +20,7 @@
 # usage: [GPU_BUNDLE=dir] [OUT=dir] tools/gpu/check.sh [--self-test]
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-. selftests/packaging/tap.sh
+. selftests/lib/tap.sh
 self_test=0
 [ "${1:-}" = --self-test ] && self_test=1
 b=${GPU_BUNDLE:-build/gpu-bundle}

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# TAP for the packaging tests, sourced.  Each check is `check NAME CMD...`
+# TAP for the shell tests, sourced (packaging, examples, docs, planner).  Each check is `check NAME CMD...`
 # (ok when CMD succeeds; its output goes to the log as comments), or
 # `skip NAME WHY`.  `finish` prints a kselftest "# Totals:" line, which
 # selftests/totals.awk counts (skips included), and sets the exit status.
