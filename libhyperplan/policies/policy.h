@@ -88,7 +88,8 @@ struct greedy_ctx {
 	 * after it is live (hyper_plan__gap_live()): one byte read where a
 	 * walk's step asked the tensor, its accesses and flags.  Built by
 	 * the first walk, kept for the next.  Tests: @scratch asks
-	 * hyper_plan__gap_live() at every access instead.
+	 * hyper_plan__gap_live() at every access instead, and keeps the
+	 * eviction candidates in a binary heap, not in lists by next use.
 	 */
 	uint8_t *live_after;
 	bool scratch;

@@ -3,13 +3,22 @@
  * Residency is counted in step order with the rules of <hyper/residency.h>,
  * as libhyper's validator does; the simulator then adds the time a
  * detached tensor waits for its store.
- * Eviction candidates sit in a heap keyed by next use, refreshed lazily:
- * an entry whose tensor moved on is skipped when it surfaces.  A tensor
- * whose next use moved waits in a list, once however often it moved,
- * until an eviction needs the heap: a step that fits pushes nothing.
- * The heap then holds, for every resident tensor, an entry with its
- * current next use, as if each access had pushed one; the stale entries
- * it lacks are those that would have been skipped.
+ * Eviction candidates are listed by next use, the furthest first and,
+ * for the same use, the lowest tensor.  A tensor whose next use moved
+ * waits in a list, once however often it moved, until an eviction needs
+ * the candidates: a step that fits lists nothing.  Each tensor is listed
+ * once, under the use it had when last listed; once the waiting ones
+ * are listed, every resident tensor is, under its current next use.
+ *
+ * The lists hang off an array by use, and a 64-ary tree of bits says
+ * which uses have one, so the furthest is a few word reads away and a
+ * tensor moves from one use to another in O(1).  Most walks list a
+ * tensor many times for each eviction (at 100k decode operators, 1.1M
+ * times for 22k evictions): the binary heap this replaces took a push of
+ * log(entries) for each, and kept the stale ones.  gc->scratch still
+ * walks with that heap, keyed by (-next use, tensor) and refreshed
+ * lazily (an entry whose tensor moved on is skipped when it surfaces):
+ * both give the same evictions (plan_greedy's walks_kept_match_scratch).
  */
 #include <errno.h>
 #include <math.h>
@@ -39,6 +48,15 @@ static bool due_before(const struct due *a, const struct due *b)
 
 HU_DEFINE_SORT(sort_due, struct due, due_before)
 
+/* Levels of the uses' bit tree: 64^6 > 2^32 uses. */
+#define VLEVELS		6
+
+/* A tensor's place among the candidates. */
+struct vlink {
+	uint32_t prev, next;	/* in its use's list, NONE at the ends */
+	uint32_t use;		/* the use it is listed under; NONE: none */
+};
+
 struct greedy {
 	struct greedy_ctx *gc;
 	const struct life *lf;
@@ -48,13 +66,19 @@ struct greedy {
 	size_t *cur;		/* next access of each tensor */
 	uint32_t *open;		/* its evict record awaiting a prefetch */
 	uint32_t *stamp;	/* k + 1: in step k's working set, or fetched in k */
-	struct heap victims;	/* (-next use, t): furthest next use first */
+	/* the candidates by next use, furthest first: vlast(), vfirst() */
+	uint32_t *vhead;	/* [n + 1]: a use's first tensor, if its bit is set */
+	struct vlink *vl;	/* [nt] */
+	uint64_t *vbits;	/* level l at vbits + voff[l]; one word on top */
+	size_t voff[VLEVELS];
+	uint32_t nlev;
+	struct heap victims;	/* gc->scratch: (-next use, t) */
 	uint32_t *pend;		/* tensors whose next use moved, not in victims yet */
 	size_t npend;
-	uint8_t *pending;	/* in pend */
+	uint8_t *pending;	/* in pend, or pinned (never in pend) */
 	struct want *win;	/* reads within the lookahead, by step */
 	size_t whead, wtail, wcap;
-	struct heap_item *aside;
+	uint32_t *aside;	/* candidates passed over by make_room() */
 	size_t naside, cap_aside;
 	uint32_t *ts;		/* the step's tensors: run_step() */
 	size_t cap_ts;
@@ -92,16 +116,95 @@ static bool resident(const struct greedy *q, uint32_t t)
 	return q->st[t] & HYPER_RES_DEVICE;
 }
 
-/* t's next use moved: its entry waits until flush_victims() */
-static void push_victim(struct greedy *q, uint32_t t)
+/* The levels' bits for use j, set or cleared up to the first that stays. */
+static void vmark(struct greedy *q, uint32_t j, bool on)
 {
-	if ((q->g->t[t].flags & TF_PIN) || q->pending[t])
-		return;			/* never leaves the device, or waits */
+	uint32_t l;
+
+	for (l = 0; l < q->nlev; l++, j >>= 6) {
+		uint64_t *w = &q->vbits[q->voff[l] + (j >> 6)];
+		uint64_t bit = 1ULL << (j & 63), was = *w;
+
+		*w = on ? was | bit : was & ~bit;
+		if (on ? was != 0 : *w != 0)
+			return;		/* the level above says so already */
+	}
+}
+
+/* A use's first tensor is read only while its bit says it has one. */
+static void vlink_add(struct greedy *q, uint32_t t, uint32_t j)
+{
+	uint32_t h = NONE;
+
+	if (q->vbits[j >> 6] & 1ULL << (j & 63)) {
+		h = q->vhead[j];
+		q->vl[h].prev = t;
+	} else {
+		vmark(q, j, true);
+	}
+	q->vl[t] = (struct vlink){ NONE, h, j };
+	q->vhead[j] = t;
+}
+
+static void vlink_del(struct greedy *q, uint32_t t)
+{
+	struct vlink *v = &q->vl[t];
+
+	if (v->prev != NONE)
+		q->vl[v->prev].next = v->next;
+	else if (v->next != NONE)
+		q->vhead[v->use] = v->next;
+	else
+		vmark(q, v->use, false);	/* it was the only one */
+	if (v->next != NONE)
+		q->vl[v->next].prev = v->prev;
+	v->use = NONE;
+}
+
+/* The furthest use a tensor is listed under; NONE: none is. */
+static uint32_t vlast(const struct greedy *q)
+{
+	uint32_t l = q->nlev - 1, j;
+	uint64_t w = q->vbits[q->voff[l]];
+
+	if (!w)
+		return NONE;
+	j = 63 - __builtin_clzll(w);
+	while (l--)
+		j = j * 64 + 63 - __builtin_clzll(q->vbits[q->voff[l] + j]);
+	return j;
+}
+
+/* The lowest tensor listed under use j: the step's tensors, a few. */
+static uint32_t vfirst(const struct greedy *q, uint32_t j)
+{
+	uint32_t t, best = q->vhead[j];
+
+	for (t = q->vl[best].next; t != NONE; t = q->vl[t].next)
+		if (t < best)
+			best = t;
+	return best;
+}
+
+/* The scratch heap's key: furthest next use first, then lowest tensor. */
+static double victim_key(const struct greedy *q, uint32_t t)
+{
+	return -(double)next_use(q, t) + t / 33554432.0;
+}
+
+/* t's next use moved: its entry waits until flush_victims() */
+static inline void push_victim(struct greedy *q, uint32_t t)
+{
+	if (q->pending[t])
+		return;			/* waits already, or pinned: start() */
 	q->pending[t] = 1;
 	q->pend[q->npend++] = t;	/* at most one per tensor: sized nt */
 }
 
-/* The waiting tensors still resident go into the heap, keyed by next use. */
+/*
+ * The waiting tensors still resident are listed under their next use,
+ * the others no longer (the heap leaves those to surface stale).
+ */
 static void flush_victims(struct greedy *q)
 {
 	size_t x;
@@ -110,15 +213,52 @@ static void flush_victims(struct greedy *q)
 		uint32_t t = q->pend[x];
 
 		q->pending[t] = 0;
-		if (!resident(q, t))
-			continue;	/* would surface stale */
-		/* furthest next use first; equal ones by tensor, lowest first */
-		/* out of memory: q->gc->mem says so, hyper_plan__greedy_evicts() fails */
-		hyper_plan__heap_push(&q->victims,
-				      -(double)next_use(q, t) + t / 33554432.0, t,
-				      q->gc->mem);
+		if (q->gc->scratch) {
+			if (!resident(q, t))
+				continue;	/* would surface stale */
+			/* out of memory: q->gc->mem says so, and
+			 * hyper_plan__greedy_evicts() fails */
+			hyper_plan__heap_push(&q->victims, victim_key(q, t), t,
+					      q->gc->mem);
+			continue;
+		}
+		if (q->vl[t].use != NONE)
+			vlink_del(q, t);
+		if (resident(q, t))
+			vlink_add(q, t, next_use(q, t));
 	}
 	q->npend = 0;
+}
+
+/*
+ * The next candidate (its tensor in *@t) and its use, furthest first;
+ * NONE when none is left or the next is used at @after or before, and
+ * then it stays.  The tensor may have left the device since or be used
+ * sooner now (the scratch heap's stale entries): make_room() checks.
+ */
+static uint32_t next_victim(struct greedy *q, uint32_t after, uint32_t *t)
+{
+	uint32_t next;
+
+	if (q->gc->scratch) {
+		struct heap_item top;
+
+		if (!q->victims.n)
+			return NONE;
+		top = heap_top(&q->victims);
+		*t = top.val;
+		next = (uint32_t)ceil(-top.key);
+		if (next <= after)
+			return NONE;
+		hyper_plan__heap_pop(&q->victims);
+		return next;
+	}
+	next = vlast(q);
+	if (next == NONE || next <= after)
+		return NONE;
+	*t = vfirst(q, next);
+	vlink_del(q, *t);
+	return next;
 }
 
 /* Evicts t before step k; k = n: the schedule starts with it in the pool. */
@@ -153,29 +293,38 @@ static bool make_room(struct greedy *q, uint64_t need, uint32_t k,
 	q->naside = 0;
 	if (q->mem + need > q->budget)
 		flush_victims(q);
-	while (q->mem + need > q->budget && q->victims.n &&
-	       !q->gc->mem->failed) {
-		struct heap_item top = heap_top(&q->victims);
-		uint32_t t = top.val, next = (uint32_t)ceil(-top.key);
+	while (q->mem + need > q->budget && !q->gc->mem->failed) {
+		uint32_t t, next = next_victim(q, after, &t);
 
-		if (next <= after)
+		if (next == NONE)
 			break;
-		hyper_plan__heap_pop(&q->victims);
 		if (!resident(q, t) || next_use(q, t) != next)
 			continue;		/* stale entry */
 		if (q->stamp[t] == k + 1) {
 			if (hyper_plan__grow(q->gc->mem, &q->aside, &q->cap_aside,
-				    q->naside, sizeof(top)))
+				    q->naside, sizeof(*q->aside)))
 				break;
-			q->aside[q->naside++] = top;
+			q->aside[q->naside++] = t;
 			continue;
 		}
 		evict(q, t, k);
 	}
+	/* the passed over, at the use they had: resident, none used since */
 	for (i = 0; i < q->naside; i++)
-		hyper_plan__heap_push(&q->victims, q->aside[i].key, q->aside[i].val,
-			  q->gc->mem);
+		if (q->gc->scratch)
+			hyper_plan__heap_push(&q->victims,
+					      victim_key(q, q->aside[i]),
+					      q->aside[i], q->gc->mem);
+		else
+			vlink_add(q, q->aside[i], next_use(q, q->aside[i]));
 	return q->mem + need <= q->budget;
+}
+
+/* Room for @need bytes, make_room() only when short: most steps fit. */
+static inline bool room(struct greedy *q, uint64_t need, uint32_t k,
+			uint32_t after)
+{
+	return q->mem + need <= q->budget || make_room(q, need, k, after);
 }
 
 /* A tensor fetched in step k stays through k: its detach would land in
@@ -231,7 +380,7 @@ static void lookahead(struct greedy *q, uint32_t k)
 			q->whead++;
 			continue;
 		}
-		if (!make_room(q, q->g->t[w.t].bytes, k, w.step))
+		if (!room(q, q->g->t[w.t].bytes, k, w.step))
 			return;
 		fetch(q, w.t, k, w.step);
 		q->whead++;
@@ -259,7 +408,7 @@ static void run_step(struct greedy *q, uint32_t k)
 		t = q->ts[x];
 		if (resident(q, t))
 			continue;
-		make_room(q, q->g->t[t].bytes, k, 0);
+		room(q, q->g->t[t].bytes, k, 0);
 		if (x < o->n_in)
 			fetch(q, t, k, k);
 		else
@@ -342,6 +491,26 @@ static int live_after(struct greedy_ctx *gc)
 	return 0;
 }
 
+/* The candidates' lists and bit tree, empty: 0, or -ENOMEM. */
+static int victims_init(struct greedy *q)
+{
+	size_t words = 0, w = (size_t)q->lf->n + 1;
+
+	if (q->gc->scratch)
+		return 0;
+	q->nlev = 0;
+	do {			/* to a level of one word */
+		w = (w + 63) / 64;
+		q->voff[q->nlev++] = words;
+		words += w;
+	} while (w > 1);
+	q->vhead = hyper_plan__array(q->gc->mem, (size_t)q->lf->n + 1,
+				     sizeof(*q->vhead));
+	q->vl = hyper_plan__array(q->gc->mem, q->g->nt, sizeof(*q->vl));
+	q->vbits = hyper_plan__calloc(q->gc->mem, words, sizeof(*q->vbits));
+	return q->vhead && q->vl && q->vbits ? 0 : -ENOMEM;
+}
+
 static void start(struct greedy *q)
 {
 	const struct life *lf = q->lf;
@@ -350,6 +519,10 @@ static void start(struct greedy *q)
 	for (t = 0; t < q->g->nt; t++) {
 		q->cur[t] = lf->acc_off[t];
 		q->open[t] = NONE;
+		if (q->vl)
+			q->vl[t].use = NONE;
+		/* a pinned tensor never leaves the device: never listed */
+		q->pending[t] = !!(q->g->t[t].flags & TF_PIN);
 		if (hyper_plan__gap_live(lf, t, 0)) {
 			/* on the device until make_room() sends it home */
 			q->st[t] = hyper_residency_start(HYPER_HOME_DEVICE);
@@ -375,12 +548,12 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	q.open = hyper_plan__array(gc->mem, g->nt, sizeof(*q.open));
 	q.stamp = hyper_plan__calloc(gc->mem, g->nt, sizeof(*q.stamp));
 	q.pend = hyper_plan__array(gc->mem, g->nt, sizeof(*q.pend));
-	q.pending = hyper_plan__calloc(gc->mem, g->nt, 1);
+	q.pending = hyper_plan__malloc(gc->mem, g->nt);
 	/* a step's fetches are read within the lookahead */
 	q.nready = (lookahead_ops < lf->n ? lookahead_ops : lf->n) + 1;
 	q.ready = hyper_plan__calloc(gc->mem, q.nready, sizeof(*q.ready));
 	if (!q.st || !q.cur || !q.open || !q.stamp || !q.pend || !q.pending ||
-	    !q.ready || live_after(gc))
+	    !q.ready || live_after(gc) || victims_init(&q))
 		goto out;
 	start(&q);
 	for (k = 0; k < lookahead_ops && k < lf->n; k++)
@@ -407,6 +580,9 @@ out:
 	free(q.ts);
 	free(q.due);
 	free(q.ready);
+	free(q.vhead);
+	free(q.vl);
+	free(q.vbits);
 	hyper_plan__heap_free(&q.victims);
 	return gc->mem->failed ? -ENOMEM : 0;
 }

@@ -152,8 +152,10 @@ TEST_F_TIMEOUT(many, stops_only_out_of_reach, 300)
 
 /*
  * What a context keeps from one walk to the next (gc->live_after, the
- * gaps' liveness by access) against the from-scratch path (gc->scratch:
- * hyper_plan__gap_live() asked at every access): random graphs and
+ * gaps' liveness by access) and the candidates listed by next use
+ * against the from-scratch path (gc->scratch: hyper_plan__gap_live()
+ * asked at every access, the candidates in a lazy binary heap, the
+ * furthest next use and then the lowest tensor first): random graphs and
  * models, budgets from the largest working set to the peak in a
  * scrambled order, each lookahead, with the clocks' stop and without;
  * the same evictions, byte for byte, and the same stops.
