@@ -92,6 +92,14 @@ struct greedy_ctx {
 	 * eviction candidates in a binary heap, not in lists by next use.
 	 */
 	uint8_t *live_after;
+	/*
+	 * Step k's tensors as for_each_op_tensor() gives them, in a row:
+	 * its reads (op_in()) at step_t[step_off[2k] .. step_off[2k + 1]),
+	 * then its writes not also read, to step_off[2k + 2].  Built with
+	 * @live_after, so that a walk reads the steps in order instead of
+	 * each operator's references and its reads again for each write.
+	 */
+	uint32_t *step_off, *step_t;
 	bool scratch;
 };
 

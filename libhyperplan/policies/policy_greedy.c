@@ -67,7 +67,7 @@ struct greedy {
 	uint32_t *open;		/* its evict record awaiting a prefetch */
 	uint32_t *stamp;	/* k + 1: in step k's working set, or fetched in k */
 	/* the candidates by next use, furthest first: vlast(), vfirst() */
-	uint32_t *vhead;	/* [n + 1]: a use's first tensor, if its bit is set */
+	uint32_t *vhead;	/* [n + 1]: a use's first, if its bit is set */
 	struct vlink *vl;	/* [nt] */
 	uint64_t *vbits;	/* level l at vbits + voff[l]; one word on top */
 	size_t voff[VLEVELS];
@@ -346,13 +346,21 @@ static void fetch(struct greedy *q, uint32_t t, uint32_t k, uint32_t s)
 
 static void want_step(struct greedy *q, uint32_t s)
 {
-	const struct graph *g = q->g;
-	const struct op *o = &g->op[q->lf->order[s]];
-	uint32_t i;
+	const uint32_t *in;
+	uint32_t i, n_in;
 
-	if (!o->n_in)
+	if (q->gc->scratch) {
+		const struct op *o = &q->g->op[q->lf->order[s]];
+
+		in = op_in(q->g, o);
+		n_in = o->n_in;
+	} else {		/* the step's reads, in a row */
+		in = q->gc->step_t + q->gc->step_off[2 * s];
+		n_in = q->gc->step_off[2 * s + 1] - q->gc->step_off[2 * s];
+	}
+	if (!n_in)
 		return;
-	if (q->wtail + o->n_in > q->wcap && q->whead &&
+	if (q->wtail + n_in > q->wcap && q->whead &&
 	    q->whead >= q->wtail - q->whead) {
 		/* the wants behind whead are done, half the buffer or more:
 		 * the window moves down, and the buffer stays about the
@@ -362,12 +370,12 @@ static void want_step(struct greedy *q, uint32_t s)
 		q->wtail -= q->whead;
 		q->whead = 0;
 	}
-	if (q->wtail + o->n_in > q->wcap &&
+	if (q->wtail + n_in > q->wcap &&
 	    hyper_plan__grow(q->gc->mem, &q->win, &q->wcap,
-			     q->wtail + o->n_in - 1, sizeof(*q->win)))
+			     q->wtail + n_in - 1, sizeof(*q->win)))
 		return;
-	for (i = 0; i < o->n_in; i++)
-		q->win[q->wtail++] = (struct want){ s, op_in(g, o)[i] };
+	for (i = 0; i < n_in; i++)
+		q->win[q->wtail++] = (struct want){ s, in[i] };
 }
 
 static void lookahead(struct greedy *q, uint32_t k)
@@ -389,27 +397,40 @@ static void lookahead(struct greedy *q, uint32_t k)
 
 /*
  * One step of the walk: step k's tensors, as for_each_op_tensor() gives
- * them (its reads first), are listed once for its three passes.
+ * them (its reads first), for its three passes: the context's lists
+ * (gc->step_t), or with gc->scratch listed here.
  */
 static void run_step(struct greedy *q, uint32_t k)
 {
 	const struct op *o = &q->g->op[q->lf->order[k]];
-	uint32_t t, x, m = 0;
+	const uint32_t *ts = q->ts;
+	uint32_t t, x, m = 0, n_in = o->n_in;
 
-	if (o->n_in + o->n_out > q->cap_ts &&
-	    hyper_plan__grow(q->gc->mem, &q->ts, &q->cap_ts,
-			     o->n_in + o->n_out - 1, sizeof(*q->ts)))
-		return;		/* out of memory: the walk ends */
-	for_each_op_tensor(q->g, o, t, x) {
-		q->stamp[t] = k + 1;
-		q->ts[m++] = t;
+	if (!q->gc->scratch) {
+		const uint32_t *off = q->gc->step_off + 2 * k;
+
+		ts = q->gc->step_t + off[0];
+		n_in = off[1] - off[0];
+		m = off[2] - off[0];
+		for (x = 0; x < m; x++)
+			q->stamp[ts[x]] = k + 1;
+	} else {
+		if (o->n_in + o->n_out > q->cap_ts &&
+		    hyper_plan__grow(q->gc->mem, &q->ts, &q->cap_ts,
+				     o->n_in + o->n_out - 1, sizeof(*q->ts)))
+			return;		/* out of memory: the walk ends */
+		ts = q->ts;
+		for_each_op_tensor(q->g, o, t, x) {
+			q->stamp[t] = k + 1;
+			q->ts[m++] = t;
+		}
 	}
 	for (x = 0; x < m; x++) {
-		t = q->ts[x];
+		t = ts[x];
 		if (resident(q, t))
 			continue;
 		room(q, q->g->t[t].bytes, k, 0);
-		if (x < o->n_in)
+		if (x < n_in)
 			fetch(q, t, k, k);
 		else
 			move(q, t, HYPER_RES_DEFINE);
@@ -418,7 +439,7 @@ static void run_step(struct greedy *q, uint32_t k)
 		size_t i;
 		bool live;
 
-		t = q->ts[x];
+		t = ts[x];
 		i = q->cur[t]++;
 		live = q->gc->scratch ? hyper_plan__gap_live(q->lf, t, i -
 					q->lf->acc_off[t] + 1) :
@@ -471,7 +492,40 @@ static bool clock_step(struct greedy *q, uint32_t k)
 				      lf->t0[lf->n], q->gc->max_slow);
 }
 
-/* gc->live_after, once for every walk: 0, or -ENOMEM. */
+/*
+ * gc->step_t, once for every walk: each step's tensors as
+ * for_each_op_tensor() gives them, the reads (op_in()) first, then the
+ * writes not also read.  0, or -ENOMEM.
+ */
+static int step_lists(struct greedy_ctx *gc)
+{
+	const struct life *lf = gc->lf;
+	const struct graph *g = lf->g;
+	uint32_t k, t, x, m = 0;
+
+	gc->step_off = hyper_plan__array(gc->mem, 2 * (size_t)lf->n + 1,
+					 sizeof(*gc->step_off));
+	if (!gc->step_off)
+		return -ENOMEM;
+	for (k = 0; k < lf->n; k++) {
+		const struct op *o = &g->op[lf->order[k]];
+
+		gc->step_off[2 * k] = m;
+		gc->step_off[2 * k + 1] = m + o->n_in;
+		for_each_op_tensor(g, o, t, x)
+			m++;
+	}
+	gc->step_off[2 * (size_t)lf->n] = m;
+	gc->step_t = hyper_plan__array(gc->mem, m, sizeof(*gc->step_t));
+	if (!gc->step_t)
+		return -ENOMEM;
+	for (k = 0, m = 0; k < lf->n; k++)
+		for_each_op_tensor(g, &g->op[lf->order[k]], t, x)
+			gc->step_t[m++] = t;
+	return 0;
+}
+
+/* gc->live_after and gc->step_t, once for every walk: 0, or -ENOMEM. */
 static int live_after(struct greedy_ctx *gc)
 {
 	const struct life *lf = gc->lf;
@@ -480,6 +534,8 @@ static int live_after(struct greedy_ctx *gc)
 
 	if (gc->live_after || gc->scratch)
 		return 0;
+	if (step_lists(gc))
+		return -ENOMEM;
 	gc->live_after = hyper_plan__malloc(gc->mem, lf->acc_off[nt] ?
 					    lf->acc_off[nt] : 1);
 	if (!gc->live_after)
@@ -591,5 +647,7 @@ void hyper_plan__greedy_free(struct greedy_ctx *gc)
 {
 	free(gc->ev);
 	free(gc->live_after);
+	free(gc->step_off);
+	free(gc->step_t);
 	memset(gc, 0, sizeof(*gc));
 }
