@@ -42,22 +42,42 @@ static inline uint64_t hyper_fnv1a(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-/* A string with its NUL: "ab" + "c" never hashes as "a" + "bc". */
+/*
+ * A string with its NUL: "ab" + "c" never hashes as "a" + "bc".  One pass
+ * up to the NUL, with no strlen() first: a 1M decode graph's identity
+ * hashes about 8 million strings (830k strlen() calls at 100k).
+ */
 static inline uint64_t hyper_fnv1a_str(uint64_t h, const char *s)
 {
-	return hyper_fnv1a(h, s, strlen(s) + 1);
+	const unsigned char *b = (const unsigned char *)s;
+
+	do {
+		h ^= *b;
+		h *= HYPER_FNV_PRIME;
+	} while (*b++);
+	return h;
 }
 
-/* One tensor's share: "T", id, decimal size, kind name. */
+/*
+ * One tensor's share: "T", id, decimal size, kind name.  The size's digits
+ * are hashed as made, most significant first, with the NUL that ended the
+ * string snprintf() made before (one such call per tensor was about half
+ * of the identity's time).
+ */
 static inline uint64_t hyper_graph_tensor_hash(const char *id, uint64_t bytes,
 					       const char *kind)
 {
-	char num[24];
+	unsigned char num[20];
 	uint64_t h = hyper_fnv1a_str(HYPER_FNV_OFFSET, "T");
+	int n = 0;
 
-	snprintf(num, sizeof(num), "%" PRIu64, bytes);
 	h = hyper_fnv1a_str(h, id);
-	h = hyper_fnv1a_str(h, num);
+	do
+		num[n++] = '0' + bytes % 10;
+	while (bytes /= 10);
+	while (n)
+		h = (h ^ num[--n]) * HYPER_FNV_PRIME;
+	h *= HYPER_FNV_PRIME;	/* the NUL: h ^ 0 is h */
 	return hyper_fnv1a_str(h, kind);
 }
 

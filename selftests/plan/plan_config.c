@@ -19,6 +19,7 @@
 
 #include "job.h"
 #include "policies/list.h"
+#include "gen/gen_build.h"
 #include "gen/model.h"
 #include "out/output.h"
 #include "graph/graph_json.h"
@@ -912,6 +913,51 @@ TEST_F_TIMEOUT(slow, verbose_lists_ignored_keys, 600)
 	EXPECT_NE(0, run_cmd(cmd, out, sizeof(out)));
 	EXPECT_STREQ("hyper-plan: model gpt2 learned 1024 positions (n_positions): a context of 2080 tokens does not fit; shorten --seq or --decode\n",
 		     out);
+}
+
+/*
+ * The generators' names built from parts are the names their formats made
+ * (the graph's identity, the schedules and every look-up depend on them),
+ * truncated where snprintf() truncates: at HP_MAX_ID, within a number too.
+ */
+TEST(generator_names_are_their_formats)
+{
+	char lng[HP_MAX_ID + 8], id[HP_MAX_ID + 1], ref[2 * HP_MAX_ID];
+	const char *pfx[] = { NULL, "", "p", "d3102", "f", lng + 2, lng + 60 };
+	const char *name[] = { "attn", "q_norm.w", "", "e12.", lng + 110 };
+	const char *tail[] = { NULL, "_proj", ".w", "w3" };
+	const uint32_t l[] = { 0, 7, 31, 100, 4294967295u };
+	unsigned int a, b, c, d;
+	size_t n, m;
+
+	memset(lng, 'x', sizeof(lng) - 1);
+	lng[sizeof(lng) - 1] = 0;
+	for (a = 0; a < ARRAY_SIZE(pfx); a++)
+	for (b = 0; b < ARRAY_SIZE(l); b++)
+	for (c = 0; c < ARRAY_SIZE(name); c++)
+	for (d = 0; d < ARRAY_SIZE(tail); d++) {
+		/* what snprintf() into HP_MAX_ID + 1 bytes keeps */
+		if (pfx[a])
+			snprintf(ref, sizeof(ref), "%s.L%u.%s%s", pfx[a], l[b],
+				 name[c], tail[d] ? tail[d] : "");
+		else
+			snprintf(ref, sizeof(ref), "L%u.%s%s", l[b], name[c],
+				 tail[d] ? tail[d] : "");
+		ref[HP_MAX_ID] = 0;
+		ASSERT_STREQ(ref, gb_lname(id, pfx[a], l[b], name[c], tail[d]));
+	}
+	/* "L<l>.kv<k>" as kv_blocks() makes it: a stem, then each number */
+	for (m = 0; m <= HP_MAX_ID; m++) {
+		lng[m] = 0;
+		n = gb_cat(id, gb_cat(id, 0, lng), ".kv");
+		for (b = 0; b < ARRAY_SIZE(l); b++) {
+			snprintf(ref, sizeof(ref), "%s.kv%u", lng, l[b]);
+			ref[HP_MAX_ID] = 0;
+			ASSERT_EQ(strlen(ref), gb_cat_u(id, n, l[b]));
+			ASSERT_STREQ(ref, id);
+		}
+		lng[m] = 'x';
+	}
 }
 
 TEST_HARNESS_MAIN

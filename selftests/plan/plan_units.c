@@ -24,6 +24,7 @@
 #include "policies/policy.h"
 #include "sim/sim.h"
 #include "util/json.h"
+#include "hyper/graph_id.h"
 
 TEST(byte_units)
 {
@@ -830,6 +831,38 @@ TEST(gallop_first_finds_what_a_scan_finds)
 		EXPECT_GE(2u, reads) TH_LOG("lo %u hi %u at %u", lo, hi,
 					      scan);
 	}
+}
+
+/*
+ * A tensor's share of the graph's identity is FNV-1a over "T", its id, its
+ * size in decimal and its kind, each with its NUL (schedule-format.md,
+ * "Graph identity"): the same bytes as formatted by snprintf(), for sizes
+ * of every length.
+ */
+TEST(graph_identity_hashes_the_decimal_size)
+{
+	const uint64_t sizes[] = { 0, 1, 9, 10, 99, 100, 4096, 1234567890123,
+				   9999999999999999999ULL, UINT64_MAX };
+	const char *ids[] = { "", "x", "d3102.L31.q_proj" };
+	char num[24];
+	uint64_t h;
+	unsigned int i, k;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++)
+		for (k = 0; k < ARRAY_SIZE(ids); k++) {
+			snprintf(num, sizeof(num), "%" PRIu64, sizes[i]);
+			h = hyper_fnv1a(HYPER_FNV_OFFSET, "T", 2);
+			h = hyper_fnv1a(h, ids[k], strlen(ids[k]) + 1);
+			h = hyper_fnv1a(h, num, strlen(num) + 1);
+			h = hyper_fnv1a(h, "weight", 7);
+			EXPECT_EQ(h, hyper_graph_tensor_hash(ids[k], sizes[i],
+							     "weight"))
+				TH_LOG("%s %s", ids[k], num);
+		}
+	/* and a step's share is its strings' with their NULs */
+	h = hyper_fnv1a(HYPER_FNV_OFFSET, "S\0op\0U\0a\0D\0", 12);
+	EXPECT_EQ(h, hyper_graph_step_add(hyper_graph_step_add(
+			hyper_graph_step_begin("op"), 'U', "a"), 'D', ""));
 }
 
 TEST_HARNESS_MAIN

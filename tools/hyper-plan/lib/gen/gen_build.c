@@ -20,18 +20,13 @@ int gb_finish(struct gb *b)
 	return b->err;
 }
 
-uint32_t gb_tensor(struct gb *b, enum hyper_tensor_kind kind, uint64_t bytes,
-		   uint8_t flags, const char *fmt, ...)
+uint32_t gb_tensor_id(struct gb *b, enum hyper_tensor_kind kind,
+		      uint64_t bytes, uint8_t flags, const char *id)
 {
-	char id[HP_MAX_ID + 1];
-	va_list ap;
 	uint32_t t;
 
 	if (b->err)
 		return 0;
-	va_start(ap, fmt);
-	vsnprintf(id, sizeof(id), fmt, ap);
-	va_end(ap);
 	t = hyper_plan__graph_add_tensor(b->g, id, bytes, kind, flags, b->e);
 	if (t == NONE) {
 		b->err = -EINVAL;
@@ -40,20 +35,79 @@ uint32_t gb_tensor(struct gb *b, enum hyper_tensor_kind kind, uint64_t bytes,
 	return t;
 }
 
+uint32_t gb_tensor(struct gb *b, enum hyper_tensor_kind kind, uint64_t bytes,
+		   uint8_t flags, const char *fmt, ...)
+{
+	char id[HP_MAX_ID + 1];
+	va_list ap;
+
+	if (b->err)
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(id, sizeof(id), fmt, ap);
+	va_end(ap);
+	return gb_tensor_id(b, kind, bytes, flags, id);
+}
+
 /* Generators look tensors up by the names they gave them. */
+uint32_t gb_find_id(struct gb *b, const char *id)
+{
+	uint32_t t = b->err ? 0 : hyper_plan__graph_tensor(b->g, id);
+
+	if (t == NONE)
+		b->err = hyper_plan__errf(b->e, "generator: no tensor \"%s\"", id);
+	return t == NONE ? 0 : t;
+}
+
 uint32_t gb_find(struct gb *b, const char *fmt, ...)
 {
 	char id[HP_MAX_ID + 1];
 	va_list ap;
-	uint32_t t;
 
 	va_start(ap, fmt);
 	vsnprintf(id, sizeof(id), fmt, ap);
 	va_end(ap);
-	t = b->err ? 0 : hyper_plan__graph_tensor(b->g, id);
-	if (t == NONE)
-		b->err = hyper_plan__errf(b->e, "generator: no tensor \"%s\"", id);
-	return t == NONE ? 0 : t;
+	return gb_find_id(b, id);
+}
+
+size_t gb_cat(char *id, size_t n, const char *s)
+{
+	while (*s && n < HP_MAX_ID)
+		id[n++] = *s++;
+	id[n] = 0;
+	return n;
+}
+
+size_t gb_cat_u(char *id, size_t n, uint32_t u)
+{
+	char d[10];
+	int i = 0;
+
+	do
+		d[i++] = '0' + u % 10;
+	while (u /= 10);
+	while (i && n < HP_MAX_ID)
+		id[n++] = d[--i];
+	id[n] = 0;
+	return n;
+}
+
+const char *gb_lname(char *id, const char *pfx, uint32_t l, const char *name,
+		     const char *tail)
+{
+	size_t n = 0;
+
+	if (pfx) {
+		n = gb_cat(id, n, pfx);
+		n = gb_cat(id, n, ".");
+	}
+	n = gb_cat(id, n, "L");
+	n = gb_cat_u(id, n, l);
+	n = gb_cat(id, n, ".");
+	n = gb_cat(id, n, name);
+	if (tail)
+		gb_cat(id, n, tail);
+	return id;
 }
 
 void gb_in(struct gb *b, uint32_t t)
@@ -75,14 +129,11 @@ void gb_out(struct gb *b, uint32_t t)
 	b->out[b->n_out++] = t;
 }
 
-static __attribute__((format(printf, 5, 0)))
-void add_op(struct gb *b, double flops, double bytes,
-	    const struct gemm *gm, const char *fmt, va_list ap)
+void gb_op_id(struct gb *b, double flops, double bytes,
+	      const struct gemm *gm, const char *id)
 {
-	char id[HP_MAX_ID + 1];
 	double ns = ceil(roofline_ns(b->p, flops, bytes));
 
-	vsnprintf(id, sizeof(id), fmt, ap);
 	if (!b->err && ns > HP_MAX_OP_NS)
 		b->err = hyper_plan__errf(b->e, "generator: op \"%s\" would take %.0f s; batch or sequence too large",
 				 id, ns / 1e9);
@@ -100,22 +151,33 @@ void add_op(struct gb *b, double flops, double bytes,
 void gb_op(struct gb *b, double flops, double bytes, const struct gemm *gm,
 	   const char *fmt, ...)
 {
+	char id[HP_MAX_ID + 1];
 	va_list ap;
 
 	va_start(ap, fmt);
-	add_op(b, flops, bytes, gm, fmt, ap);
+	vsnprintf(id, sizeof(id), fmt, ap);
 	va_end(ap);
+	gb_op_id(b, flops, bytes, gm, id);
+}
+
+void gb_gemm_id(struct gb *b, uint32_t m, uint32_t n, uint32_t k,
+		double extra, const char *id)
+{
+	struct gemm gm = { m, n, k };
+	double flops = 2.0 * m * n * k;
+	double bytes = b->dt * ((double)m * k + (double)k * n + (double)m * n);
+
+	gb_op_id(b, flops, bytes + extra, &gm, id);
 }
 
 void gb_gemm(struct gb *b, uint32_t m, uint32_t n, uint32_t k, double extra,
 	     const char *fmt, ...)
 {
-	struct gemm gm = { m, n, k };
-	double flops = 2.0 * m * n * k;
-	double bytes = b->dt * ((double)m * k + (double)k * n + (double)m * n);
+	char id[HP_MAX_ID + 1];
 	va_list ap;
 
 	va_start(ap, fmt);
-	add_op(b, flops, bytes + extra, &gm, fmt, ap);
+	vsnprintf(id, sizeof(id), fmt, ap);
 	va_end(ap);
+	gb_gemm_id(b, m, n, k, extra, id);
 }

@@ -192,8 +192,10 @@ void make_weights(struct gb *b, const struct shape *s)
 static uint32_t act(struct gb *b, const struct pass *ps, uint64_t bytes,
 		    const char *name, uint32_t l)
 {
-	return gb_tensor(b, HYPER_KIND_ACTIVATION, bytes, ps->act_flags, "%s.L%u.%s",
-			 ps->pfx, l, name);
+	char id[HP_MAX_ID + 1];
+
+	return gb_tensor_id(b, HYPER_KIND_ACTIVATION, bytes, ps->act_flags,
+			    gb_lname(id, ps->pfx, l, name, NULL));
 }
 
 /* RMSNorm of @x into a new activation: one read, one write. */
@@ -203,12 +205,13 @@ static uint32_t norm(struct gb *b, const struct shape *s,
 {
 	double bytes = (double)tokens_of(s, ps) * s->h * b->dt;
 	uint32_t y = act(b, ps, bytes, out, l);
+	char id[HP_MAX_ID + 1];
 
 	gb_in(b, x);
-	gb_in(b, gb_find(b, "L%u.%s.w", l, name));
+	gb_in(b, gb_find_id(b, gb_lname(id, NULL, l, name, ".w")));
 	gb_out(b, y);
-	gb_op(b, 5.0 * tokens_of(s, ps) * s->h, 2 * bytes, NULL, "%s.L%u.%s",
-	      ps->pfx, l, name);
+	gb_op_id(b, 5.0 * tokens_of(s, ps) * s->h, 2 * bytes, NULL,
+		 gb_lname(id, ps->pfx, l, name, NULL));
 	return y;
 }
 
@@ -218,11 +221,12 @@ static uint32_t proj(struct gb *b, const struct shape *s,
 {
 	uint32_t T = tokens_of(s, ps);
 	uint32_t y = act(b, ps, (uint64_t)T * n * b->dt, out, l);
+	char id[HP_MAX_ID + 1];
 
 	gb_in(b, x);
-	gb_in(b, gb_find(b, "L%u.%s", l, w));
+	gb_in(b, gb_find_id(b, gb_lname(id, NULL, l, w, NULL)));
 	gb_out(b, y);
-	gb_gemm(b, T, n, s->h, 0, "%s.L%u.%s_proj", ps->pfx, l, out);
+	gb_gemm_id(b, T, n, s->h, 0, gb_lname(id, ps->pfx, l, out, "_proj"));
 	return y;
 }
 
@@ -243,12 +247,16 @@ static double kv_blocks(struct gb *b, const struct shape *s,
 	uint32_t first = ps->pos0 / ps->kv_block;
 	uint32_t last = (ps->pos0 + ps->n - 1) / ps->kv_block, k;
 	uint32_t lo = span_start(s, ps) / ps->kv_block;
+	char id[HP_MAX_ID + 1];
+	size_t n = gb_cat(id, gb_cat_u(id, gb_cat(id, 0, "L"), l), ".kv");
 
 	for (k = lo; k <= last; k++) {
-		uint32_t t = gb_find(b, "L%u.kv%u", l, k);
 		/* a block whose first token is written now has no old data */
 		bool fresh = k * ps->kv_block >= ps->pos0;
+		uint32_t t;
 
+		gb_cat_u(id, n, k);
+		t = gb_find_id(b, id);
 		if (!fresh)
 			gb_in(b, t);
 		if (k >= first)
@@ -266,6 +274,7 @@ static uint32_t attention(struct gb *b, const struct shape *s,
 	double pairs = (double)ps->n * ps->pos0 + ps->n * (ps->n + 1.0) / 2;
 	double bytes = 2.0 * T * (s->qd + s->kvd) * b->dt, flops = 0;
 	uint32_t ao = act(b, ps, (uint64_t)T * s->qd * b->dt, "ao", l);
+	char id[HP_MAX_ID + 1];
 
 	/* a window caps each token's span (prefill longer than it too) */
 	if (s->window && pairs > (double)ps->n * s->window)
@@ -275,15 +284,17 @@ static uint32_t attention(struct gb *b, const struct shape *s,
 	gb_in(b, k);
 	gb_in(b, v);
 	if (s->m->qk_norm) {	/* the norms of q and k, folded in */
-		gb_in(b, gb_find(b, "L%u.q_norm.w", l));
-		gb_in(b, gb_find(b, "L%u.k_norm.w", l));
+		gb_in(b, gb_find_id(b, gb_lname(id, NULL, l, "q_norm.w",
+						 NULL)));
+		gb_in(b, gb_find_id(b, gb_lname(id, NULL, l, "k_norm.w",
+						 NULL)));
 		flops += 5.0 * T * (s->qd + s->kvd);
 	}
 	if (ps->kv_block)
 		bytes += kv_blocks(b, s, ps, l) + 2.0 * T * s->kvd * b->dt;
 	gb_out(b, ao);
-	gb_op(b, flops + 4.0 * s->B * s->qd * pairs, bytes, NULL,
-	      "%s.L%u.attn", ps->pfx, l);
+	gb_op_id(b, flops + 4.0 * s->B * s->qd * pairs, bytes, NULL,
+		 gb_lname(id, ps->pfx, l, "attn", NULL));
 	return ao;
 }
 
@@ -295,13 +306,14 @@ static uint32_t latent_up(struct gb *b, const struct shape *s,
 {
 	uint32_t T = tokens_of(s, ps);
 	uint32_t y = act(b, ps, (uint64_t)T * n * b->dt, out, l);
+	char id[HP_MAX_ID + 1];
 
 	gb_in(b, x);
-	gb_in(b, gb_find(b, "L%u.%s", l, nw));
-	gb_in(b, gb_find(b, "L%u.%s", l, w));
+	gb_in(b, gb_find_id(b, gb_lname(id, NULL, l, nw, NULL)));
+	gb_in(b, gb_find_id(b, gb_lname(id, NULL, l, w, NULL)));
 	gb_out(b, y);
-	gb_gemm(b, T, n, in, (double)T * in * b->dt, "%s.L%u.%s_up", ps->pfx, l,
-		out);
+	gb_gemm_id(b, T, n, in, (double)T * in * b->dt,
+		   gb_lname(id, ps->pfx, l, out, "_up"));
 	return y;
 }
 
@@ -319,6 +331,7 @@ static uint32_t mla(struct gb *b, const struct shape *s,
 	const struct model *m = s->m;
 	uint32_t T = tokens_of(s, ps), q, ckv, kv, ao, nh = s->od / m->v_head;
 	double pairs = (double)ps->n * (ps->n + 1.0) / 2, old, flops, bytes;
+	char id[HP_MAX_ID + 1];
 
 	if (s->ql) {
 		q = proj(b, s, ps, l, xn, "wq_a", s->ql, "qa");
@@ -340,7 +353,7 @@ static uint32_t mla(struct gb *b, const struct shape *s,
 	bytes = (double)T * (s->qd + s->kexp + s->kvd + s->od) * b->dt;
 	if (ps->kv_block) {
 		old = (double)ps->n * ps->pos0;
-		gb_in(b, gb_find(b, "L%u.wkv_b", l));
+		gb_in(b, gb_find_id(b, gb_lname(id, NULL, l, "wkv_b", NULL)));
 		bytes += kv_blocks(b, s, ps, l) + (double)T * s->kvd * b->dt +
 			 (double)s->kvl * s->kexp * b->dt;
 		/* absorbed: q into the latent, scores, values, out of it */
@@ -348,7 +361,7 @@ static uint32_t mla(struct gb *b, const struct shape *s,
 			 2.0 * s->B * nh * old * (s->kvd + s->kvl);
 	}
 	gb_out(b, ao);
-	gb_op(b, flops, bytes, NULL, "%s.L%u.attn", ps->pfx, l);
+	gb_op_id(b, flops, bytes, NULL, gb_lname(id, ps->pfx, l, "attn", NULL));
 	return ao;
 }
 
@@ -364,7 +377,7 @@ static uint32_t mlp(struct gb *b, const struct shape *s,
 		    uint32_t rows, uint32_t width, bool gated, const char *sub,
 		    const char *wp)
 {
-	char name[32];
+	char name[32], id[HP_MAX_ID + 1];
 	uint32_t gu[2], y;
 	int i;
 
@@ -373,19 +386,21 @@ static uint32_t mlp(struct gb *b, const struct shape *s,
 		gb_in(b, xn);
 		if (rt != NONE)
 			gb_in(b, rt);
-		gb_in(b, gb_find(b, "L%u.%s%s", l, wp, i ? "w3" : "w1"));
+		gb_in(b, gb_find_id(b, gb_lname(id, NULL, l, wp,
+						 i ? "w3" : "w1")));
 		gu[i] = act(b, ps, (uint64_t)rows * width * b->dt, name, l);
 		gb_out(b, gu[i]);
-		gb_gemm(b, rows, width, s->h, 0, "%s.L%u.%s", ps->pfx, l, name);
+		gb_gemm_id(b, rows, width, s->h, 0,
+			   gb_lname(id, ps->pfx, l, name, NULL));
 	}
 	snprintf(name, sizeof(name), "%sy", sub);
 	y = act(b, ps, (uint64_t)rows * s->h * b->dt, name, l);
 	for (i = 0; i < 1 + gated; i++)
 		gb_in(b, gu[i]);
-	gb_in(b, gb_find(b, "L%u.%sw2", l, wp));
+	gb_in(b, gb_find_id(b, gb_lname(id, NULL, l, wp, "w2")));
 	gb_out(b, y);
-	gb_gemm(b, rows, s->h, width, (double)rows * width * gated * b->dt,
-		"%s.L%u.%s", ps->pfx, l, name);
+	gb_gemm_id(b, rows, s->h, width, (double)rows * width * gated * b->dt,
+		   gb_lname(id, ps->pfx, l, name, NULL));
 	return y;
 }
 
@@ -395,6 +410,7 @@ static uint32_t combine(struct gb *b, const struct shape *s,
 			uint32_t rt, const uint32_t *y, uint32_t ny, uint32_t k)
 {
 	uint32_t T = tokens_of(s, ps), out, x;
+	char id[HP_MAX_ID + 1];
 
 	out = act(b, ps, (uint64_t)T * s->h * b->dt, "out", l);
 	gb_in(b, mid);
@@ -403,8 +419,8 @@ static uint32_t combine(struct gb *b, const struct shape *s,
 	for (x = 0; x < ny; x++)
 		gb_in(b, y[x]);
 	gb_out(b, out);
-	gb_op(b, 2.0 * T * s->h * k, (double)T * s->h * b->dt * (2 + k), NULL,
-	      "%s.L%u.combine", ps->pfx, l);
+	gb_op_id(b, 2.0 * T * s->h * k, (double)T * s->h * b->dt * (2 + k),
+		 NULL, gb_lname(id, ps->pfx, l, "combine", NULL));
 	return out;
 }
 
@@ -418,13 +434,14 @@ static uint32_t post_norm(struct gb *b, const struct shape *s,
 {
 	double bytes = (double)tokens_of(s, ps) * s->h * b->dt;
 	uint32_t z = act(b, ps, bytes, out, l);
+	char id[HP_MAX_ID + 1];
 
 	gb_in(b, y);
 	gb_in(b, x);
-	gb_in(b, gb_find(b, "L%u.%s.w", l, name));
+	gb_in(b, gb_find_id(b, gb_lname(id, NULL, l, name, ".w")));
 	gb_out(b, z);
-	gb_op(b, 6.0 * tokens_of(s, ps) * s->h, 3 * bytes, NULL,
-	      "%s.L%u.post_%s", ps->pfx, l, name);
+	gb_op_id(b, 6.0 * tokens_of(s, ps) * s->h, 3 * bytes, NULL,
+		 gb_lname(id, ps->pfx, l, "post_", name));
 	return z;
 }
 
@@ -438,18 +455,19 @@ static uint32_t dense_ffn(struct gb *b, const struct shape *s,
 	uint32_t g = proj(b, s, ps, l, xn, "w1", s->ffn, "g");
 	uint32_t u = gated ? proj(b, s, ps, l, xn, "w3", s->ffn, "u") : NONE;
 	uint32_t out = act(b, ps, (uint64_t)T * s->h * b->dt, post ? "y" : "out", l);
+	char id[HP_MAX_ID + 1];
 
 	gb_in(b, g);
 	if (gated)
 		gb_in(b, u);
-	gb_in(b, gb_find(b, "L%u.w2", l));
+	gb_in(b, gb_find_id(b, gb_lname(id, NULL, l, "w2", NULL)));
 	if (!post)
 		gb_in(b, mid);
 	gb_out(b, out);
 	/* the activation (and the gate's product) is folded in */
-	gb_gemm(b, T, s->h, s->ffn,
-		(double)T * (s->ffn * gated + 2 * s->h * !post) * b->dt,
-		"%s.L%u.down_proj", ps->pfx, l);
+	gb_gemm_id(b, T, s->h, s->ffn,
+		   (double)T * (s->ffn * gated + 2 * s->h * !post) * b->dt,
+		   gb_lname(id, ps->pfx, l, "down_proj", NULL));
 	return post ? post_norm(b, s, ps, l, out, mid, "ffn_norm", "out") : out;
 }
 
@@ -459,14 +477,15 @@ static uint32_t moe_ffn(struct gb *b, const struct shape *s,
 {
 	uint32_t T = tokens_of(s, ps), *count, *y, x, ny = 0;
 	uint32_t rt = act(b, ps, (uint64_t)T * s->E * FP32, "route", l);
-	char sub[16];
+	char sub[16], id[HP_MAX_ID + 1];
 
 	if (gen_moe_arrays(b, s, &count, &y))
 		return 0;
 	gb_in(b, xn);
-	gb_in(b, gb_find(b, "L%u.router.w", l));
+	gb_in(b, gb_find_id(b, gb_lname(id, NULL, l, "router.w", NULL)));
 	gb_out(b, rt);
-	gb_gemm(b, T, s->E, s->h, 0, "%s.L%u.router", ps->pfx, l);
+	gb_gemm_id(b, T, s->E, s->h, 0,
+		   gb_lname(id, ps->pfx, l, "router", NULL));
 	route(s, ps->step, l, T, count);
 	for (x = 0; x < s->E; x++) {
 		if (!count[x])
@@ -495,6 +514,7 @@ static uint32_t layer(struct gb *b, const struct shape *s,
 {
 	uint32_t T = tokens_of(s, ps), xn, q, k, v, ao, mid, fin;
 	bool post = s->m->sandwich;
+	char id[HP_MAX_ID + 1];
 
 	xn = norm(b, s, ps, l, x, "attn_norm", "xn");
 	if (s->m->kv_lora) {
@@ -507,12 +527,13 @@ static uint32_t layer(struct gb *b, const struct shape *s,
 	}
 	mid = act(b, ps, (uint64_t)T * s->h * b->dt, post ? "ay" : "mid", l);
 	gb_in(b, ao);
-	gb_in(b, gb_find(b, "L%u.wo", l));
+	gb_in(b, gb_find_id(b, gb_lname(id, NULL, l, "wo", NULL)));
 	if (!post)
 		gb_in(b, x);
 	gb_out(b, mid);
-	gb_gemm(b, T, s->h, s->od, (double)T * s->h * b->dt * !post,	/* residual */
-		"%s.L%u.o_proj", ps->pfx, l);
+	/* the residual read when there is no norm after the block */
+	gb_gemm_id(b, T, s->h, s->od, (double)T * s->h * b->dt * !post,
+		   gb_lname(id, ps->pfx, l, "o_proj", NULL));
 	if (post)
 		mid = post_norm(b, s, ps, l, mid, x, "attn_norm", "mid");
 	if (!s->m->parallel)
