@@ -104,6 +104,13 @@ struct inst {
 	uint32_t n;
 };
 
+/*
+ * Groups of buckets: GRP^l buckets at level l, up to GRP_LEVELS levels (a
+ * level of at least two groups).
+ */
+#define GRP_SHIFT	5
+#define GRP_LEVELS	3
+
 struct placer {
 	struct hu_ival *v;
 	uint32_t n;
@@ -127,6 +134,18 @@ struct placer {
 	 */
 	struct span *bun;
 	uint32_t *unn;
+	/*
+	 * The same for groups of buckets, GRP^l of them at level l (1 to
+	 * ngl): level l's group j, of buckets [j GRP^l, (j + 1) GRP^l), is
+	 * group gbase[l - 1] + j, its union at gun[gfirst[g]], gn[g] spans.
+	 * A fit many buckets long reads a group's union for each group
+	 * inside its time, not each bucket's.
+	 */
+	uint32_t ngl;
+	uint32_t gbase[GRP_LEVELS + 1];
+	size_t *gfirst;
+	uint32_t *gn;
+	struct span *gun;
 	uint64_t *off;		/* this attempt's offsets */
 	struct span *cand;	/* the spans one fit reads by time */
 	struct span *cand2;	/* room to merge them */
@@ -285,6 +304,14 @@ static void bkt_insert(struct placer *p, const struct oent *x)
 		p->bn[b]++;
 		union_add(&p->bun[p->bfirst[b]], &p->unn[b], x->lo, x->hi);
 	}
+	for (uint32_t l = 1; l <= p->ngl; l++) {
+		uint32_t ga = p->gbase[l - 1] + (a >> (GRP_SHIFT * l));
+		uint32_t gz = p->gbase[l - 1] + (z >> (GRP_SHIFT * l));
+
+		for (uint32_t g = ga; g <= gz; g++)
+			union_add(&p->gun[p->gfirst[g]], &p->gn[g], x->lo,
+				  x->hi);
+	}
 }
 
 /*
@@ -329,9 +356,28 @@ bkt_collect(struct placer *p, const struct hu_ival *v, uint32_t *k)
 
 		if (join && b > a && b < z) {
 			const struct span *u = &p->bun[p->bfirst[b]];
+			uint32_t nu = p->unn[b], l = p->ngl;
 
-			for (uint32_t x = 0; x < p->unn[b]; x++)
+			/*
+			 * the largest group that starts at b and ends before z:
+			 * its union, that of every bucket in it
+			 */
+			for (; l; l--) {
+				uint32_t w = 1U << (GRP_SHIFT * l);
+
+				if (!(b & (w - 1)) && z - b >= w) {
+					uint32_t g = p->gbase[l - 1] +
+						     (b >> (GRP_SHIFT * l));
+
+					u = &p->gun[p->gfirst[g]];
+					nu = p->gn[g];
+					break;
+				}
+			}
+			for (uint32_t x = 0; x < nu; x++)
 				span_put(src, &o, was, u[x].lo, u[x].hi, true);
+			if (l)
+				b += (1U << (GRP_SHIFT * l)) - 1;
 		} else {
 			for (uint32_t x = 0; x < p->bn[b]; x++)
 				if (e[x].start < v->end &&
@@ -985,6 +1031,7 @@ static uint64_t attempt(struct placer *p, struct key *keys, uint32_t nk,
 	if (p->bn) {
 		memset(p->bn, 0, p->nbkt * sizeof(*p->bn));
 		memset(p->unn, 0, p->nbkt * sizeof(*p->unn));
+		memset(p->gn, 0, p->gbase[p->ngl] * sizeof(*p->gn));
 	}
 	p->nblk = 0;
 	for (uint32_t j = 0; j < nk; j++) {
@@ -1230,6 +1277,41 @@ static int choose_way(struct placer *p, const bool *whole,
 }
 
 /*
+ * The groups of buckets (a level where there are at least two), each
+ * with room for the intervals that share time with it.  Return: 0, or
+ * -ENOMEM.
+ */
+static int grp_setup(struct placer *p, const bool *whole)
+{
+	uint32_t a, z, ng;
+
+	for (uint32_t l = 1; l <= GRP_LEVELS &&
+	     (p->nbkt - 1) >> (GRP_SHIFT * l); l++) {
+		p->gbase[l] = p->gbase[l - 1] +
+			      ((p->nbkt - 1) >> (GRP_SHIFT * l)) + 1;
+		p->ngl = l;
+	}
+	ng = p->gbase[p->ngl];
+	p->gfirst = calloc((size_t)ng + 1, sizeof(*p->gfirst));
+	p->gn = calloc(ng ?: 1, sizeof(*p->gn));
+	if (!p->gfirst || !p->gn)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->n; i++) {
+		if (whole[i] || by_offset(p, i))
+			continue;
+		bkt_range(p, p->v[i].start, p->v[i].end, &a, &z);
+		for (uint32_t l = 1; l <= p->ngl; l++)
+			for (uint32_t j = a >> (GRP_SHIFT * l);
+			     j <= z >> (GRP_SHIFT * l); j++)
+				p->gfirst[p->gbase[l - 1] + j + 1]++;
+	}
+	for (uint32_t g = 0; g < ng; g++)
+		p->gfirst[g + 1] += p->gfirst[g];
+	p->gun = malloc((p->gfirst[ng] ?: 1) * sizeof(*p->gun));
+	return p->gun ? 0 : -ENOMEM;
+}
+
+/*
  * The buckets of the time order.  A fit reads the buckets its interval
  * shares time with, so they are a few times as long as an interval kept
  * there on average (most fits then read one); an interval is in each
@@ -1303,7 +1385,7 @@ static int bkt_setup(struct placer *p, const bool *whole)
 		live += (uint32_t)p->bfirst[b + 1] - p->bn[b];
 		p->bfirst[b + 1] = p->bfirst[b] + live;
 	}
-	return 0;
+	return grp_setup(p, whole);
 }
 
 /* Pseudo-random in [0, 1): deterministic (an LCG), no global state. */
@@ -1494,6 +1576,9 @@ out:
 	free(p.blk);
 	free(p.cand2);
 	free(p.runs);
+	free(p.gun);
+	free(p.gn);
+	free(p.gfirst);
 	free(p.bun);
 	free(p.unn);
 	free(p.bent);
