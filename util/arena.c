@@ -104,6 +104,13 @@ struct inst {
 	uint32_t n;
 };
 
+/*
+ * Groups of buckets: GRP^l buckets at level l, up to GRP_LEVELS levels (a
+ * level of at least two groups).
+ */
+#define GRP_SHIFT	5
+#define GRP_LEVELS	3
+
 struct placer {
 	struct hu_ival *v;
 	uint32_t n;
@@ -127,6 +134,18 @@ struct placer {
 	 */
 	struct span *bun;
 	uint32_t *unn;
+	/*
+	 * The same for groups of buckets, GRP^l of them at level l (1 to
+	 * ngl): level l's group j, of buckets [j GRP^l, (j + 1) GRP^l), is
+	 * group gbase[l - 1] + j, its union at gun[gfirst[g]], gn[g] spans.
+	 * A fit many buckets long reads a group's union for each group
+	 * inside its time, not each bucket's.
+	 */
+	uint32_t ngl;
+	uint32_t gbase[GRP_LEVELS + 1];
+	size_t *gfirst;
+	uint32_t *gn;
+	struct span *gun;
 	uint64_t *off;		/* this attempt's offsets */
 	struct span *cand;	/* the spans one fit reads by time */
 	struct span *cand2;	/* room to merge them */
@@ -285,6 +304,14 @@ static void bkt_insert(struct placer *p, const struct oent *x)
 		p->bn[b]++;
 		union_add(&p->bun[p->bfirst[b]], &p->unn[b], x->lo, x->hi);
 	}
+	for (uint32_t l = 1; l <= p->ngl; l++) {
+		uint32_t ga = p->gbase[l - 1] + (a >> (GRP_SHIFT * l));
+		uint32_t gz = p->gbase[l - 1] + (z >> (GRP_SHIFT * l));
+
+		for (uint32_t g = ga; g <= gz; g++)
+			union_add(&p->gun[p->gfirst[g]], &p->gn[g], x->lo,
+				  x->hi);
+	}
 }
 
 /*
@@ -329,9 +356,28 @@ bkt_collect(struct placer *p, const struct hu_ival *v, uint32_t *k)
 
 		if (join && b > a && b < z) {
 			const struct span *u = &p->bun[p->bfirst[b]];
+			uint32_t nu = p->unn[b], l = p->ngl;
 
-			for (uint32_t x = 0; x < p->unn[b]; x++)
+			/*
+			 * the largest group that starts at b and ends before z:
+			 * its union, that of every bucket in it
+			 */
+			for (; l; l--) {
+				uint32_t w = 1U << (GRP_SHIFT * l);
+
+				if (!(b & (w - 1)) && z - b >= w) {
+					uint32_t g = p->gbase[l - 1] +
+						     (b >> (GRP_SHIFT * l));
+
+					u = &p->gun[p->gfirst[g]];
+					nu = p->gn[g];
+					break;
+				}
+			}
+			for (uint32_t x = 0; x < nu; x++)
 				span_put(src, &o, was, u[x].lo, u[x].hi, true);
+			if (l)
+				b += (1U << (GRP_SHIFT * l)) - 1;
 		} else {
 			for (uint32_t x = 0; x < p->bn[b]; x++)
 				if (e[x].start < v->end &&
@@ -985,6 +1031,7 @@ static uint64_t attempt(struct placer *p, struct key *keys, uint32_t nk,
 	if (p->bn) {
 		memset(p->bn, 0, p->nbkt * sizeof(*p->bn));
 		memset(p->unn, 0, p->nbkt * sizeof(*p->unn));
+		memset(p->gn, 0, p->gbase[p->ngl] * sizeof(*p->gn));
 	}
 	p->nblk = 0;
 	for (uint32_t j = 0; j < nk; j++) {
@@ -1028,8 +1075,36 @@ static uint64_t attempt(struct placer *p, struct key *keys, uint32_t nk,
 	return height;
 }
 
-/* The live peak, and in *@at the first instant it is reached. */
-static uint64_t live_peak(const struct hu_ival *v, uint32_t n, uint64_t *at)
+/* Event @e of @v: 2i is interval i's start, 2i + 1 its end. */
+static struct key ev_key(const struct hu_ival *v, size_t e)
+{
+	const struct hu_ival *x = &v[e / 2];
+
+	/* Ends sort before starts at the same time: [start, end). */
+	return (struct key){ { e % 2 ? x->end : x->start, !(e % 2),
+			       x->bytes }, (uint32_t)(e / 2) };
+}
+
+/*
+ * One event more, in time order (@start: interval @x's start, else its
+ * end): the live bytes, the peak and the instant it is first reached.
+ */
+static inline void ev_take(const struct hu_ival *x, bool start,
+			   uint64_t *live, uint64_t *peak, uint64_t *at)
+{
+	if (start)
+		*live += x->bytes;
+	else
+		*live -= x->bytes;
+	if (*live > *peak) {
+		*peak = *live;
+		*at = start ? x->start : x->end;
+	}
+}
+
+/* live_peak() by one sort of all the events (the reference). */
+static uint64_t live_peak_sort(const struct hu_ival *v, uint32_t n,
+			       uint64_t *at)
 {
 	struct key *ev = malloc(2 * (size_t)(n ?: 1) * sizeof(*ev));
 	uint64_t live = 0, peak = 0;
@@ -1037,23 +1112,104 @@ static uint64_t live_peak(const struct hu_ival *v, uint32_t n, uint64_t *at)
 	*at = 0;
 	if (!ev)
 		return 0;
-	/* Ends sort before starts at the same time: [start, end). */
-	for (uint32_t i = 0; i < n; i++) {
-		ev[2 * i] = (struct key){ { v[i].start, 1, v[i].bytes }, i };
-		ev[2 * i + 1] = (struct key){ { v[i].end, 0, v[i].bytes }, i };
-	}
+	for (size_t e = 0; e < 2 * (size_t)n; e++)
+		ev[e] = ev_key(v, e);
 	sort_keys(ev, 2 * (size_t)n);
-	for (size_t i = 0; i < 2 * (size_t)n; i++) {
-		if (ev[i].k[1])
-			live += ev[i].k[2];
-		else
-			live -= ev[i].k[2];
-		if (live > peak) {
-			peak = live;
-			*at = ev[i].k[0];
-		}
-	}
+	for (size_t e = 0; e < 2 * (size_t)n; e++)
+		ev_take(&v[ev[e].i], ev[e].k[1], &live, &peak, at);
 	free(ev);
+	return peak;
+}
+
+/*
+ * The slice of time of instant @t: of @ns slices 2^@shift instants long
+ * from @t0, those past the last in the last (the instants' order kept).
+ */
+static inline uint32_t ev_slice(uint64_t t, uint64_t t0, uint32_t shift,
+				uint32_t ns)
+{
+	uint64_t s = (t - t0) >> shift;
+
+	return s < ns ? (uint32_t)s : ns - 1;
+}
+
+/*
+ * The live peak, and in *@at the first instant it is reached: the events
+ * in the order of one sort of them all by key (live_peak_sort()), found
+ * by a counting sort into slices of time, twice as many as the events
+ * (the instants past the last slice, such as UINT64_MAX, in the last),
+ * then each slice of more than one event sorted by key.  A plan's
+ * residencies start and end at distinct instants of a clock that ticks
+ * about twice an interval, so most slices hold one event or none, and
+ * the sort of 2n keys (7% of the layout's instructions at 1M decode
+ * operators, and called twice a plan) becomes a few passes.
+ */
+static uint64_t live_peak(const struct hu_ival *v, uint32_t n, uint64_t *at)
+{
+	uint64_t t0 = UINT64_MAX, t1 = 0, live = 0, peak = 0;
+	uint32_t *first, *ids, shift = 0, ns, most = 0;
+	struct key *ks;
+
+	*at = 0;
+	if (!n || n > UINT32_MAX / 4)
+		return live_peak_sort(v, n, at);
+	ns = 4 * n;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t a = v[i].start, z = v[i].end;
+
+		t0 = a < t0 ? a : t0;
+		t0 = z < t0 ? z : t0;
+		t1 = a > t1 && a != UINT64_MAX ? a : t1;
+		t1 = z > t1 && z != UINT64_MAX ? z : t1;
+	}
+	while (t1 > t0 && ((t1 - t0) >> shift) >= ns)
+		shift++;
+	first = calloc((size_t)ns + 1, sizeof(*first));
+	ids = malloc(2 * (size_t)n * sizeof(*ids));
+	if (!first || !ids) {
+		free(ids);
+		free(first);
+		return 0;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		first[ev_slice(v[i].start, t0, shift, ns) + 1]++;
+		first[ev_slice(v[i].end, t0, shift, ns) + 1]++;
+	}
+	for (uint32_t s = 0; s < ns; s++) {
+		most = first[s + 1] > most ? first[s + 1] : most;
+		first[s + 1] += first[s];
+	}
+	ks = malloc(most * sizeof(*ks));
+	if (!ks) {
+		free(ids);
+		free(first);
+		return 0;
+	}
+	/* each event (2i: i's start, 2i + 1: its end) in its slice */
+	for (uint32_t i = 0; i < n; i++) {
+		ids[first[ev_slice(v[i].start, t0, shift, ns)]++] = 2 * i;
+		ids[first[ev_slice(v[i].end, t0, shift, ns)]++] = 2 * i + 1;
+	}
+	/* first[s] is now the end of slice s */
+	for (uint32_t s = 0, j = 0; s < ns; j = first[s++]) {
+		uint32_t k = first[s] - j;
+
+		if (!k)
+			continue;
+		if (k == 1) {
+			ev_take(&v[ids[j] / 2], !(ids[j] % 2), &live, &peak,
+				at);
+			continue;
+		}
+		for (uint32_t x = 0; x < k; x++)
+			ks[x] = ev_key(v, ids[j + x]);
+		sort_keys(ks, k);
+		for (uint32_t x = 0; x < k; x++)
+			ev_take(&v[ks[x].i], ks[x].k[1], &live, &peak, at);
+	}
+	free(ks);
+	free(ids);
+	free(first);
 	return peak;
 }
 
@@ -1062,6 +1218,13 @@ uint64_t hu_arena_live_peak(const struct hu_ival *v, uint32_t n)
 	uint64_t at;
 
 	return live_peak(v, n, &at);
+}
+
+uint64_t hu_arena_live_peak_way(const struct hu_ival *v, uint32_t n,
+				enum hu_arena_way way, uint64_t *at)
+{
+	return way & HU_ARENA_WHOLE ? live_peak_sort(v, n, at) :
+	       live_peak(v, n, at);
 }
 
 /*
@@ -1111,6 +1274,41 @@ static int choose_way(struct placer *p, const bool *whole,
 	p->ents = malloc(nb * OBLK * sizeof(*p->ents));
 	p->pins = malloc(nb * NPIN * sizeof(*p->pins));
 	return p->blk && p->bord && p->ents && p->pins ? 0 : -ENOMEM;
+}
+
+/*
+ * The groups of buckets (a level where there are at least two), each
+ * with room for the intervals that share time with it.  Return: 0, or
+ * -ENOMEM.
+ */
+static int grp_setup(struct placer *p, const bool *whole)
+{
+	uint32_t a, z, ng;
+
+	for (uint32_t l = 1; l <= GRP_LEVELS &&
+	     (p->nbkt - 1) >> (GRP_SHIFT * l); l++) {
+		p->gbase[l] = p->gbase[l - 1] +
+			      ((p->nbkt - 1) >> (GRP_SHIFT * l)) + 1;
+		p->ngl = l;
+	}
+	ng = p->gbase[p->ngl];
+	p->gfirst = calloc((size_t)ng + 1, sizeof(*p->gfirst));
+	p->gn = calloc(ng ?: 1, sizeof(*p->gn));
+	if (!p->gfirst || !p->gn)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->n; i++) {
+		if (whole[i] || by_offset(p, i))
+			continue;
+		bkt_range(p, p->v[i].start, p->v[i].end, &a, &z);
+		for (uint32_t l = 1; l <= p->ngl; l++)
+			for (uint32_t j = a >> (GRP_SHIFT * l);
+			     j <= z >> (GRP_SHIFT * l); j++)
+				p->gfirst[p->gbase[l - 1] + j + 1]++;
+	}
+	for (uint32_t g = 0; g < ng; g++)
+		p->gfirst[g + 1] += p->gfirst[g];
+	p->gun = malloc((p->gfirst[ng] ?: 1) * sizeof(*p->gun));
+	return p->gun ? 0 : -ENOMEM;
 }
 
 /*
@@ -1187,7 +1385,7 @@ static int bkt_setup(struct placer *p, const bool *whole)
 		live += (uint32_t)p->bfirst[b + 1] - p->bn[b];
 		p->bfirst[b + 1] = p->bfirst[b] + live;
 	}
-	return 0;
+	return grp_setup(p, whole);
 }
 
 /* Pseudo-random in [0, 1): deterministic (an LCG), no global state. */
@@ -1332,7 +1530,7 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 			p.base += v[i].bytes;
 		}
 	}
-	floor = live_peak(v, n, &at);
+	floor = p.plain ? live_peak_sort(v, n, &at) : live_peak(v, n, &at);
 	way &= ~(HU_ARENA_WHOLE | HU_ARENA_NO_BOUND | HU_ARENA_MID_PIN);
 	if (choose_way(&p, whole, way) || bkt_setup(&p, whole) ||
 	    (p.bound && set_inst(&p, INST_PEAK, at)))
@@ -1378,6 +1576,9 @@ out:
 	free(p.blk);
 	free(p.cand2);
 	free(p.runs);
+	free(p.gun);
+	free(p.gn);
+	free(p.gfirst);
 	free(p.bun);
 	free(p.unn);
 	free(p.bent);

@@ -78,4 +78,12 @@ enum hu_arena_way {
 int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 		       enum hu_arena_way way, uint64_t *height);
 
+/*
+ * hu_arena_live_peak(), and in *@at the first instant it is reached;
+ * with HU_ARENA_WHOLE in @way, by one sort of every start and end (the
+ * reference).  The same either way; for tests.
+ */
+uint64_t hu_arena_live_peak_way(const struct hu_ival *v, uint32_t n,
+				enum hu_arena_way way, uint64_t *at);
+
 #endif /* HYPER_UTIL_ARENA_H */

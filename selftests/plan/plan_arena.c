@@ -681,6 +681,93 @@ TEST(arena_any_pin_skip_agrees)
 }
 
 /*
+ * A fit by time many buckets long reads, for each group of buckets (32,
+ * 1,024, 32,768 of them) wholly inside its time, the group's union of
+ * offsets instead of each bucket's.  Decode-shaped sets with many
+ * buckets, the starts in order as a plan's come: most intervals a few
+ * instants long, a tenth hundreds to thousands (fits over groups, by
+ * time or, split, by offset reading the buckets), of a few sizes and
+ * some of none, several starting at each instant.  A group's union
+ * missing an interval gives other offsets here.
+ */
+TEST(arena_bucket_groups_agree)
+{
+	static const enum hu_arena_way ways[] = {
+		HU_ARENA_BY_TIME | HU_ARENA_WHOLE, HU_ARENA_BY_TIME,
+		HU_ARENA_AUTO };
+	const int nw = ARRAY_SIZE(ways);
+
+	for (unsigned int seed = 400; seed < 416; seed++) {
+		uint32_t n = 2000 + seed * 389 % 3000;
+		struct hu_ival *v[ARRAY_SIZE(ways)];
+		uint64_t h[ARRAY_SIZE(ways)];
+
+		for (int w = 0; w < nw; w++) {
+			unsigned int r = seed;
+			uint64_t a = 0;
+
+			v[w] = calloc(n, sizeof(*v[w]));
+			ASSERT_NE(NULL, v[w]);
+			for (uint32_t i = 0; i < n; i++) {
+				uint64_t l = rand_r(&r) % 10 ?
+					     1 + rand_r(&r) % 8 :
+					     100 + rand_r(&r) % (2 * n);
+				uint64_t b = rand_r(&r) % 16 ? 64 *
+					     (1 + rand_r(&r) % 3) : 0;
+
+				a += rand_r(&r) % 3 ? rand_r(&r) % 5 : 0;
+				v[w][i] = (struct hu_ival){ a, a + l, b, 0 };
+			}
+			ASSERT_EQ(0, hu_arena_place_way(v[w], n, 0, ways[w],
+							&h[w]));
+		}
+		ways_agree(_metadata, v, h, nw, n, seed);
+		for (int w = 0; w < nw; w++)
+			free(v[w]);
+	}
+}
+
+/*
+ * The live peak (the floor no placement beats, and the instant the bound
+ * checks first) is found by a counting sort of the starts and ends into
+ * slices of time, each slice of several sorted by key: the same peak and
+ * instant as one sort of them all (HU_ARENA_WHOLE).  On arena_set()'s
+ * shapes, where many intervals end where others start (ends count
+ * first) and a few of none in size or time come and go at one instant,
+ * and the same with the instants spread over 2^40 (slices of many
+ * instants each, so each must be sorted) or some run to UINT64_MAX (past
+ * the last slice).  A slice left in the order its events were counted,
+ * or the instants past the last slice put anywhere but last, gives
+ * another peak or instant here.
+ */
+TEST(arena_live_peak_by_slices_agrees)
+{
+	for (unsigned int seed = 300; seed < 364; seed++) {
+		uint32_t n = 1 + seed * 61 % 900;
+		struct hu_ival *v = calloc(n, sizeof(*v));
+		uint64_t peak, want, at, want_at;
+
+		ASSERT_NE(NULL, v);
+		arena_set(v, n, seed, seed % 2, seed % 3 == 0);
+		for (uint32_t i = 0; i < n; i++) {
+			if (seed % 4 == 1) {
+				v[i].start <<= 40;
+				v[i].end <<= 40;
+			}
+			if (seed % 4 == 2 && i % 7 == 0)
+				v[i].end = UINT64_MAX;
+		}
+		want = hu_arena_live_peak_way(v, n, HU_ARENA_WHOLE, &want_at);
+		peak = hu_arena_live_peak_way(v, n, HU_ARENA_AUTO, &at);
+		EXPECT_EQ(want, peak) TH_LOG("seed %u", seed);
+		EXPECT_EQ(want_at, at) TH_LOG("seed %u", seed);
+		EXPECT_EQ(want, hu_arena_live_peak(v, n))
+			TH_LOG("seed %u", seed);
+		free(v);
+	}
+}
+
+/*
  * util/sort.h, which sorts the placer's keys and spans: the quicksort
  * with its heap sort fallback gives what qsort() gives, on values with
  * many ties, and so does the fallback alone (no rounds left) and mixed
