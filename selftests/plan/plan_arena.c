@@ -465,18 +465,17 @@ static uint64_t arena_set(struct hu_ival *v, uint32_t n, unsigned int seed,
 }
 
 /*
- * The same set (arena_set() from @seed, @dense, @nested) of @n intervals
- * placed each of @nw @ways, in @v[w] with the height in @h[w].
+ * The set @set of @n intervals placed each of @nw @ways, a copy each in
+ * @v[w] (the caller frees them), with the height in @h[w].
  */
 static void place_ways(struct __test_metadata *_metadata, struct hu_ival **v,
 		       uint64_t *h, const enum hu_arena_way *ways, int nw,
-		       uint32_t n, unsigned int seed, bool dense, bool nested,
-		       uint64_t effort)
+		       const struct hu_ival *set, uint32_t n, uint64_t effort)
 {
 	for (int w = 0; w < nw; w++) {
-		v[w] = calloc(n, sizeof(*v[w]));
+		v[w] = malloc(n * sizeof(*v[w]));
 		ASSERT_NE(NULL, v[w]);
-		arena_set(v[w], n, seed, dense, nested);
+		memcpy(v[w], set, n * sizeof(*v[w]));
 		ASSERT_EQ(0, hu_arena_place_way(v[w], n, effort, ways[w],
 						&h[w]));
 	}
@@ -497,6 +496,37 @@ static void ways_agree(struct __test_metadata *_metadata,
 	}
 }
 
+#define MAX_WAYS	8
+
+/*
+ * @set (made from @seed, freed here) placed each of @nw @ways: the same
+ * offsets and height as the first, the reference.
+ */
+static void places_agree(struct __test_metadata *_metadata,
+			 const enum hu_arena_way *ways, int nw,
+			 struct hu_ival *set, uint32_t n, uint64_t effort,
+			 unsigned int seed)
+{
+	struct hu_ival *v[MAX_WAYS] = { NULL };
+	uint64_t h[MAX_WAYS];
+
+	ASSERT_GE(MAX_WAYS, nw);
+	place_ways(_metadata, v, h, ways, nw, set, n, effort);
+	ways_agree(_metadata, v, h, nw, n, seed);
+	for (int w = 0; w < nw; w++)
+		free(v[w]);
+	free(set);
+}
+
+/* A set of @n intervals, zeroed for a generator to fill. */
+static struct hu_ival *new_set(struct __test_metadata *_metadata, uint32_t n)
+{
+	struct hu_ival *v = calloc(n, sizeof(*v));
+
+	ASSERT_NE(NULL, v);
+	return v;
+}
+
 TEST(arena_ways_agree_and_are_valid)
 {
 	/* the first is the reference: every placement whole, no shortcut */
@@ -509,11 +539,13 @@ TEST(arena_ways_agree_and_are_valid)
 
 	for (unsigned int seed = 1; seed <= 32; seed++) {
 		uint32_t n = seed % 4 == 0 ? 1500 : 1 + seed * 37 % 400;
-		struct hu_ival *v[ARRAY_SIZE(ways)];
+		struct hu_ival *v[ARRAY_SIZE(ways)], *set = new_set(_metadata, n);
 		uint64_t h[ARRAY_SIZE(ways)], top = 0, peak;
 
-		place_ways(_metadata, v, h, ways, nw, n, seed, seed % 2,
-			   seed > 24, seed % 3 ? 4000 : 0);
+		arena_set(set, n, seed, seed % 2, seed > 24);
+		place_ways(_metadata, v, h, ways, nw, set, n,
+			   seed % 3 ? 4000 : 0);
+		free(set);
 		ways_agree(_metadata, v, h, nw, n, seed);
 		for (uint32_t i = 0; i < n; i++) {
 			const struct hu_ival *a = &v[0][i];
@@ -564,30 +596,20 @@ TEST(arena_bucket_unions_agree)
 
 	for (unsigned int seed = 200; seed < 248; seed++) {
 		uint32_t n = 200 + seed * 97 % 1800;
-		struct hu_ival *v[ARRAY_SIZE(ways)];
-		uint64_t h[ARRAY_SIZE(ways)];
+		struct hu_ival *set = new_set(_metadata, n);
+		unsigned int r = seed;
 
-		for (int w = 0; w < nw; w++) {
-			unsigned int r = seed;
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t a = rand_r(&r) % (8 * (uint64_t)n);
+			uint64_t l = rand_r(&r) % 5 ? rand_r(&r) % 12 :
+				     20 + rand_r(&r) % 200;
+			uint64_t b = rand_r(&r) % 16 ? 64 *
+				     (1 + rand_r(&r) % 3) : 0;
 
-			v[w] = calloc(n, sizeof(*v[w]));
-			ASSERT_NE(NULL, v[w]);
-			for (uint32_t i = 0; i < n; i++) {
-				uint64_t a = rand_r(&r) % (8 * (uint64_t)n);
-				uint64_t l = rand_r(&r) % 5 ? rand_r(&r) % 12 :
-					     20 + rand_r(&r) % 200;
-				uint64_t b = rand_r(&r) % 16 ? 64 *
-					     (1 + rand_r(&r) % 3) : 0;
-
-				v[w][i] = (struct hu_ival){ a, a + l, b, 0 };
-			}
-			ASSERT_EQ(0, hu_arena_place_way(v[w], n,
-							seed % 2 ? 8 * n : 0,
-							ways[w], &h[w]));
+			set[i] = (struct hu_ival){ a, a + l, b, 0 };
 		}
-		ways_agree(_metadata, v, h, nw, n, seed);
-		for (int w = 0; w < nw; w++)
-			free(v[w]);
+		places_agree(_metadata, ways, nw, set, n,
+			     seed % 2 ? 8 * n : 0, seed);
 	}
 }
 
@@ -611,14 +633,10 @@ TEST(arena_bound_stops_only_what_would_be_dropped)
 
 	for (unsigned int seed = 100; seed < 164; seed++) {
 		uint32_t n = 50 + seed * 53 % 700;
-		struct hu_ival *v[ARRAY_SIZE(ways)];
-		uint64_t h[ARRAY_SIZE(ways)];
+		struct hu_ival *set = new_set(_metadata, n);
 
-		place_ways(_metadata, v, h, ways, nw, n, seed, seed % 2,
-			   seed % 3 == 0, 40 * n);
-		ways_agree(_metadata, v, h, nw, n, seed);
-		for (int w = 0; w < nw; w++)
-			free(v[w]);
+		arena_set(set, n, seed, seed % 2, seed % 3 == 0);
+		places_agree(_metadata, ways, nw, set, n, 40 * n, seed);
 	}
 }
 
@@ -661,22 +679,13 @@ TEST(arena_any_pin_skip_agrees)
 
 	for (unsigned int seed = 200; seed < 232; seed++) {
 		uint32_t n = 50 + seed * 97 % 500;
-		struct hu_ival *v[ARRAY_SIZE(ways)];
-		uint64_t h[ARRAY_SIZE(ways)];
+		struct hu_ival *set = new_set(_metadata, n);
 
-		for (int w = 0; w < nw; w++) {
-			v[w] = calloc(n, sizeof(*v[w]));
-			ASSERT_NE(NULL, v[w]);
-			if (seed % 4)
-				moe_set(v[w], n, seed);
-			else
-				arena_set(v[w], n, seed, false, true);
-			ASSERT_EQ(0, hu_arena_place_way(v[w], n, 4 * n,
-							ways[w], &h[w]));
-		}
-		ways_agree(_metadata, v, h, nw, n, seed);
-		for (int w = 0; w < nw; w++)
-			free(v[w]);
+		if (seed % 4)
+			moe_set(set, n, seed);
+		else
+			arena_set(set, n, seed, false, true);
+		places_agree(_metadata, ways, nw, set, n, 4 * n, seed);
 	}
 }
 
@@ -699,31 +708,20 @@ TEST(arena_bucket_groups_agree)
 
 	for (unsigned int seed = 400; seed < 416; seed++) {
 		uint32_t n = 2000 + seed * 389 % 3000;
-		struct hu_ival *v[ARRAY_SIZE(ways)];
-		uint64_t h[ARRAY_SIZE(ways)];
+		struct hu_ival *set = new_set(_metadata, n);
+		unsigned int r = seed;
+		uint64_t a = 0;
 
-		for (int w = 0; w < nw; w++) {
-			unsigned int r = seed;
-			uint64_t a = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t l = rand_r(&r) % 10 ? 1 + rand_r(&r) % 8 :
+				     100 + rand_r(&r) % (2 * n);
+			uint64_t b = rand_r(&r) % 16 ? 64 *
+				     (1 + rand_r(&r) % 3) : 0;
 
-			v[w] = calloc(n, sizeof(*v[w]));
-			ASSERT_NE(NULL, v[w]);
-			for (uint32_t i = 0; i < n; i++) {
-				uint64_t l = rand_r(&r) % 10 ?
-					     1 + rand_r(&r) % 8 :
-					     100 + rand_r(&r) % (2 * n);
-				uint64_t b = rand_r(&r) % 16 ? 64 *
-					     (1 + rand_r(&r) % 3) : 0;
-
-				a += rand_r(&r) % 3 ? rand_r(&r) % 5 : 0;
-				v[w][i] = (struct hu_ival){ a, a + l, b, 0 };
-			}
-			ASSERT_EQ(0, hu_arena_place_way(v[w], n, 0, ways[w],
-							&h[w]));
+			a += rand_r(&r) % 3 ? rand_r(&r) % 5 : 0;
+			set[i] = (struct hu_ival){ a, a + l, b, 0 };
 		}
-		ways_agree(_metadata, v, h, nw, n, seed);
-		for (int w = 0; w < nw; w++)
-			free(v[w]);
+		places_agree(_metadata, ways, nw, set, n, 0, seed);
 	}
 }
 
