@@ -1092,6 +1092,12 @@ static struct key ev_key(const struct hu_ival *v, size_t e)
 static inline void ev_take(const struct hu_ival *x, bool start,
 			   uint64_t *live, uint64_t *peak, uint64_t *at)
 {
+	/*
+	 * An interval of no time is never live; its end, sorted before its
+	 * start at the same instant, would take its bytes off first.
+	 */
+	if (x->end <= x->start)
+		return;
 	if (start)
 		*live += x->bytes;
 	else

@@ -766,6 +766,44 @@ TEST(arena_live_peak_by_slices_agrees)
 }
 
 /*
+ * An interval of no time (start == end, of any size) is never live: the
+ * live peak of a set is that of the set without them, both ways.  Its
+ * end, sorted before its start at one instant, once took its bytes off
+ * the live sum first, which wrapped below zero into a "peak" no
+ * placement could reach.
+ */
+TEST(arena_an_instant_is_never_live)
+{
+	for (unsigned int seed = 500; seed < 532; seed++) {
+		uint32_t n = 1 + seed * 61 % 600, m = 0;
+		struct hu_ival *v = new_set(_metadata, n);
+		struct hu_ival *kept = new_set(_metadata, n);
+		uint64_t at, want_at;
+
+		arena_set(v, n, seed, seed % 2, seed % 3 == 0);
+		for (uint32_t i = 0; i < n; i++) {
+			if (i % 5 == 0) {
+				v[i].end = v[i].start;
+				v[i].bytes = 64 * (1 + seed % 7);
+			}
+			if (v[i].end > v[i].start)
+				kept[m++] = v[i];
+		}
+		for (int w = 0; w < 2; w++) {
+			enum hu_arena_way way = w ? HU_ARENA_AUTO :
+					       HU_ARENA_WHOLE;
+
+			EXPECT_EQ(hu_arena_live_peak_way(kept, m, way, &want_at),
+				  hu_arena_live_peak_way(v, n, way, &at))
+				TH_LOG("seed %u way %d", seed, w);
+			EXPECT_EQ(want_at, at) TH_LOG("seed %u way %d", seed, w);
+		}
+		free(kept);
+		free(v);
+	}
+}
+
+/*
  * util/sort.h, which sorts the placer's keys and spans: the quicksort
  * with its heap sort fallback gives what qsort() gives, on values with
  * many ties, and so does the fallback alone (no rounds left) and mixed
