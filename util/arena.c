@@ -72,6 +72,8 @@ struct oblk {
 	uint64_t top;		/* the highest end of its entries' offsets */
 	uint64_t gap;		/* the widest hole between its entries, bottom up */
 	uint64_t full;		/* the pins whose entries reach top */
+	uint32_t ns;		/* its start instants (struct oins) */
+	uint32_t nzero;		/* its entries of no length: no instants */
 };
 
 /*
@@ -85,6 +87,27 @@ struct oblk {
 struct opin {
 	uint64_t lo, top, gap;
 	bool any;
+};
+
+/*
+ * Block b's start instants: the distinct starts of its entries, sorted,
+ * at sat[b * (OBLK + 1)] (then UINT64_MAX), and at each instant t the entries live then (start
+ * <= t < end) at sins[b * OBLK], kept as a pin's are, with the earliest
+ * end among them.  Every entry that shares time with a fit [s, e) of
+ * positive length is live at the last instant at or before s or at one
+ * inside (s, e) (its own start), and every entry live at an instant in
+ * [s, e) shares time with the fit: so the instants tell, without reading
+ * the entries, the highest end among those the fit meets and whether the
+ * entries of one instant cover the way up to it.  An entry of no length
+ * is live at no instant yet meets a fit that holds its start: a block
+ * with one (nzero) is read.  Byte i of sq[b * NPIN / 8 ...] (byte i % 8
+ * of its word i / 8, low first) counts block b's instants before pin i,
+ * where a fit's search for its start begins.
+ */
+struct oins {
+	uint64_t lo, top;
+	uint64_t free;		/* what they leave free in [lo, top) */
+	uint64_t min_end;	/* the earliest end among them */
 };
 
 /*
@@ -124,6 +147,7 @@ struct placer {
 	uint32_t nbkt, bshift;
 	bool plain;		/* HU_ARENA_WHOLE: one bucket, no spans joined */
 	bool mid_pin;		/* HU_ARENA_MID_PIN: a fit tries one pin */
+	bool no_inst;		/* HU_ARENA_NO_INSTANTS: nor start instants */
 	size_t *bfirst;
 	uint32_t *bn;
 	struct oent *bent;
@@ -158,6 +182,9 @@ struct placer {
 	struct oent *ents;	/* block b's entries at ents[b * OBLK] */
 	struct oblk *blk;
 	struct opin *pins;	/* block b's pins at pins[b * NPIN] */
+	uint64_t *sat;		/* block b's start instants, sat[b * (OBLK + 1)] */
+	struct oins *sins;	/* and what is live at each, at sins[b * OBLK] */
+	uint64_t *sq;		/* and how many come before each pin, bytes */
 	uint32_t *bord;		/* the blocks, bottom first */
 	uint32_t nblk;
 	/* the bound on a placement's final height (cannot_win()) */
@@ -521,10 +548,27 @@ static bool pins_in(const struct placer *p, uint64_t start, uint64_t end,
 }
 
 /*
- * Entry @x joins block @id's pins that it holds.  Its hole below it, if
- * it comes first, or above the others, if it comes last, is exact; in
- * between it only narrows a hole, so the widest stays a bound.
+ * Entry @x joins a set of entries (not empty) from its lowest offset
+ * *@lo to its highest end *@top with *@gap the widest hole between.  Its
+ * hole below it, if it comes first, or above the others, if it comes
+ * last, is exact; in between it only narrows a hole, so the widest stays
+ * a bound.
  */
+static inline void hole_join(uint64_t *lo, uint64_t *top, uint64_t *gap,
+			     const struct oent *x)
+{
+	if (x->lo < *lo) {
+		if (*lo > x->hi && *lo - x->hi > *gap)
+			*gap = *lo - x->hi;
+		*lo = x->lo;
+	} else if (x->lo > *top && x->lo - *top > *gap) {
+		*gap = x->lo - *top;
+	}
+	if (x->hi > *top)
+		*top = x->hi;
+}
+
+/* Entry @x joins block @id's pins that it holds. */
 static void pin_add(struct placer *p, uint32_t id, const struct oent *x)
 {
 	uint64_t a, b;
@@ -534,20 +578,198 @@ static void pin_add(struct placer *p, uint32_t id, const struct oent *x)
 	for (uint64_t i = a; i <= b; i++) {
 		struct opin *pn = &p->pins[(size_t)id * NPIN + i];
 
-		if (!pn->any) {
+		if (!pn->any)
 			*pn = (struct opin){ x->lo, x->hi, 0, true };
-			continue;
-		}
-		if (x->lo < pn->lo) {
-			if (pn->lo > x->hi && pn->lo - x->hi > pn->gap)
-				pn->gap = pn->lo - x->hi;
-			pn->lo = x->lo;
-		} else if (x->lo > pn->top && x->lo - pn->top > pn->gap) {
-			pn->gap = x->lo - pn->top;
-		}
-		if (x->hi > pn->top)
-			pn->top = x->hi;
+		else
+			hole_join(&pn->lo, &pn->top, &pn->gap, x);
 	}
+}
+
+/*
+ * Entries live at one instant share time, so they never share a byte:
+ * what they leave free between the lowest and the highest is that span
+ * less their sizes, exact as they join (the widest hole, kept as a pin's
+ * is, would only be a bound).  Entry @x joins instant @in.
+ */
+static inline void ins_join(struct oins *in, const struct oent *x)
+{
+	if (x->lo < in->lo) {
+		in->free += in->lo - x->lo;
+		in->lo = x->lo;
+	}
+	if (x->hi > in->top) {
+		in->free += x->hi - in->top;
+		in->top = x->hi;
+	}
+	in->free -= x->hi - x->lo;
+	if (x->end < in->min_end)
+		in->min_end = x->end;
+}
+
+/* Block @id's @k-th start instant, from the entries live then. */
+static void ins_fill(struct placer *p, uint32_t id, uint32_t k)
+{
+	const struct oent *e = &p->ents[(size_t)id * OBLK];
+	uint64_t t = p->sat[(size_t)id * (OBLK + 1) + k];
+	struct oins *in = &p->sins[(size_t)id * OBLK + k];
+	bool any = false;
+
+	for (uint32_t j = 0; j < p->blk[id].n; j++) {
+		if (e[j].start > t || e[j].end <= t)
+			continue;
+		if (!any)
+			*in = (struct oins){ e[j].lo, e[j].lo, 0, UINT64_MAX };
+		ins_join(in, &e[j]);
+		any = true;
+	}
+}
+
+/* The pin at or before instant @t (t0 <= @t; pin_step not 0). */
+static uint32_t pin_of(const struct placer *p, uint64_t t)
+{
+	uint64_t i = (t - p->t0) / p->pin_step;
+
+	return i < NPIN ? (uint32_t)i : NPIN - 1;
+}
+
+/*
+ * Entry @x (of some length), already among block @id's entries, joins
+ * the instants it is live at, its start one of them: a new one is made
+ * from the instant before it when that one's entries all outlive it
+ * (those and @x are live then), else read from the entries.  True when
+ * read: it then holds every entry live at @x's start, @x among them.
+ */
+static bool ins_add(struct placer *p, uint32_t id, const struct oent *x)
+{
+	uint64_t *t = &p->sat[(size_t)id * (OBLK + 1)];
+	struct oins *in = &p->sins[(size_t)id * OBLK];
+	struct oblk *bk = &p->blk[id];
+	uint32_t lo = 0, hi = bk->ns, k, i;
+	bool read = false;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (t[mid] < x->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	k = lo;
+	if (t[k] != x->start) {
+		/* the sentinel moves up with the others */
+		memmove(&t[k + 1], &t[k], (bk->ns - k + 1) * sizeof(*t));
+		memmove(&in[k + 1], &in[k], (bk->ns - k) * sizeof(*in));
+		t[k] = x->start;
+		bk->ns++;
+		/* one more instant before each pin after it */
+		for (i = p->pin_step ? pin_of(p, x->start) + 1 : NPIN;
+		     i < NPIN; i = (i | 7) + 1)
+			p->sq[(size_t)id * (NPIN / 8) + i / 8] +=
+				0x0101010101010101ULL << (8 * (i % 8));
+		/*
+		 * At a new first instant @x is live alone: any other would
+		 * have started before it, at an instant.
+		 */
+		if (!k) {
+			in[k] = (struct oins){ x->lo, x->lo, 0, UINT64_MAX };
+		} else if (in[k - 1].min_end > x->start) {
+			in[k] = in[k - 1];
+		} else {
+			ins_fill(p, id, k++);
+			read = true;
+		}
+	}
+	for (; t[k] < x->end; k++)
+		ins_join(&in[k], x);
+	return read;
+}
+
+/*
+ * Block @id's start instants from its entries, taken by start as
+ * ins_add() takes them one at a time (most instants are then made from
+ * the one before); those that start at an instant read from the entries
+ * are in it already.
+ */
+static void ins_build(struct placer *p, uint32_t id)
+{
+	const struct oent *e = &p->ents[(size_t)id * OBLK];
+	struct oblk *bk = &p->blk[id];
+	uint64_t last = 0;
+	uint8_t by[OBLK];
+	bool read = false;
+
+	bk->ns = 0;
+	bk->nzero = 0;
+	p->sat[(size_t)id * (OBLK + 1)] = UINT64_MAX;
+	memset(&p->sq[(size_t)id * (NPIN / 8)], 0, NPIN);
+	for (uint32_t j = 0, k; j < bk->n; j++) {
+		for (k = j; k && e[by[k - 1]].start > e[j].start; k--)
+			by[k] = by[k - 1];
+		by[k] = (uint8_t)j;
+	}
+	for (uint32_t j = 0; j < bk->n; j++) {
+		const struct oent *x = &e[by[j]];
+
+		if (x->end <= x->start) {
+			bk->nzero++;
+		} else if (!read || x->start != last) {
+			read = ins_add(p, id, x);
+			last = x->start;
+		}
+	}
+}
+
+/*
+ * Whether block @id's entries leave the scan @s of fit @v (of positive
+ * length and size, starting at or after pin @q) at max(s->cur, T) with no
+ * hole found, T the highest
+ * end among those that share time with @v, known from the instants
+ * alone: T is the highest top of the instants in (start, end) and of
+ * the last at or before start (its entries that ended by start only
+ * bound it from above: unknown if above the others); then true when T
+ * is at or below the scan (nothing there raises it or leaves a hole as
+ * wide as @v below it), or when the entries of one instant inside @v
+ * reach T with no hole as wide as @v between them nor below them (they
+ * share time with @v, and any other that does only fills holes).
+ */
+static bool ins_skip(const struct placer *p, uint32_t id,
+		     const struct hu_ival *v, struct scan *s, uint32_t q)
+{
+	const uint64_t *t = &p->sat[(size_t)id * (OBLK + 1)];
+	const struct oins *in = &p->sins[(size_t)id * OBLK];
+	uint64_t top = 0, bound = 0, cut = s->cur + s->bytes, ve = v->end;
+	uint64_t bytes = s->bytes;
+	uint32_t k = (uint32_t)(p->sq[(size_t)id * (NPIN / 8) + q / 8] >>
+				(8 * (q % 8))) & 0xff;
+	bool wit = false;
+
+	if (p->blk[id].nzero)
+		return false;
+	/* the first instant after @v's start (the sentinel ends them) */
+	while (t[k] <= v->start)
+		k++;
+	if (k && in[k - 1].min_end > v->start) {
+		top = in[k - 1].top;
+		wit = in[k - 1].free < bytes && in[k - 1].lo < cut;
+	} else if (k) {
+		bound = in[k - 1].top;
+	}
+	for (; t[k] < ve; k++) {
+		uint64_t tk = in[k].top;
+		bool ok = (in[k].free < bytes) & (in[k].lo < cut);
+
+		wit = tk > top ? ok : wit | (ok & (tk == top));
+		top = tk > top ? tk : top;
+	}
+	if (bound > top)
+		return false;
+	if (top <= s->cur)
+		return true;
+	if (!wit)
+		return false;
+	s->cur = top;
+	return true;
 }
 
 /*
@@ -587,6 +809,7 @@ static void ord_insert(struct placer *p, const struct oent *x)
 		p->blk[0] = (struct oblk){ .min_start = UINT64_MAX,
 					   .min_end = UINT64_MAX };
 		blk_pins(p, 0);
+		ins_build(p, 0);
 		p->bord[0] = 0;
 		p->nblk = 1;
 	}
@@ -629,6 +852,7 @@ static void ord_insert(struct placer *p, const struct oent *x)
 			}
 			blk_span(p, k ? nid : id);
 			blk_pins(p, k ? nid : id);
+			ins_build(p, k ? nid : id);
 		}
 		memmove(&p->bord[b + 2], &p->bord[b + 1],
 			(p->nblk - b - 1) * sizeof(*p->bord));
@@ -663,6 +887,10 @@ static void ord_insert(struct placer *p, const struct oent *x)
 	top = p->blk[id].top;
 	blk_span(p, id);
 	pin_add(p, id, x);
+	if (x->end > x->start)
+		(void)ins_add(p, id, x);
+	else
+		p->blk[id].nzero++;
 	/* only the pins @x holds have changed, each to @x's end at least */
 	if (x->hi >= top && pins_in(p, x->start, x->end, &a, &z)) {
 		held = (~0ULL >> (63 - (z - a))) << a;
@@ -787,6 +1015,8 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 	const struct opin *pn;
 	struct tcur c;
 	uint64_t a, z, held = 0, m;
+	bool alone, inst;
+	uint32_t pv;
 
 	/*
 	 * The pins @v holds (with HU_ARENA_MID_PIN, the one in the middle
@@ -798,6 +1028,10 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 		held = (~0ULL >> (63 - (z - a))) << a;
 	}
 
+	/* the start instants: for fits of some length and size */
+	inst = p->nblk && !p->no_inst && p->pin_step && s->bytes &&
+	       v->end > v->start;
+	pv = inst ? pin_of(p, v->start) : 0;
 	tcur_start(p, v, &c);
 	for (uint32_t b = 0; b < p->nblk; b++) {
 		const struct oblk *bk = &p->blk[p->bord[b]];
@@ -835,13 +1069,21 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 			if (q->gap < s->bytes && q->lo < s->cur + s->bytes)
 				break;
 		}
-		if (m && (!c.has || c.lo >= e[bk->n - 1].lo)) {
+		alone = !c.has || c.lo >= e[bk->n - 1].lo;
+		if (m && alone) {
 			if (bk->top > s->cur)
 				s->cur = bk->top;
 			continue;
 		}
+		/*
+		 * Or whose entries that share time with @v, told apart by
+		 * the block's start instants, do not raise the scan or are
+		 * covered by those live at one instant inside @v.
+		 */
+		if (alone && inst && ins_skip(p, p->bord[b], v, s, pv))
+			continue;
 		/* no span by time comes inside the block: its entries alone */
-		if (!c.has || c.lo >= e[bk->n - 1].lo) {
+		if (alone) {
 			if (blk_read(s, e, bk->n, v, holes))
 				return true;
 			continue;
@@ -1279,7 +1521,11 @@ static int choose_way(struct placer *p, const bool *whole,
 	p->bord = malloc(nb * sizeof(*p->bord));
 	p->ents = malloc(nb * OBLK * sizeof(*p->ents));
 	p->pins = malloc(nb * NPIN * sizeof(*p->pins));
-	return p->blk && p->bord && p->ents && p->pins ? 0 : -ENOMEM;
+	p->sat = malloc(nb * (OBLK + 1) * sizeof(*p->sat));
+	p->sins = malloc(nb * OBLK * sizeof(*p->sins));
+	p->sq = malloc(nb * NPIN);
+	return p->blk && p->bord && p->ents && p->pins && p->sat && p->sins &&
+	       p->sq ? 0 : -ENOMEM;
 }
 
 /*
@@ -1500,6 +1746,7 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 {
 	struct placer p = { .v = v, .n = n, .plain = way & HU_ARENA_WHOLE,
 			    .mid_pin = way & HU_ARENA_MID_PIN,
+			    .no_inst = way & HU_ARENA_NO_INSTANTS,
 			    .bound = !(way & HU_ARENA_NO_BOUND) };
 	bool prune = !p.plain;
 	uint64_t t0 = UINT64_MAX, t1 = 0, floor, best = UINT64_MAX, at;
@@ -1537,7 +1784,8 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 		}
 	}
 	floor = p.plain ? live_peak_sort(v, n, &at) : live_peak(v, n, &at);
-	way &= ~(HU_ARENA_WHOLE | HU_ARENA_NO_BOUND | HU_ARENA_MID_PIN);
+	way &= ~(HU_ARENA_WHOLE | HU_ARENA_NO_BOUND | HU_ARENA_MID_PIN |
+		 HU_ARENA_NO_INSTANTS);
 	if (choose_way(&p, whole, way) || bkt_setup(&p, whole) ||
 	    (p.bound && set_inst(&p, INST_PEAK, at)))
 		goto out;
@@ -1576,6 +1824,9 @@ out:
 		free(p.inst[i].live);
 	free(p.holes);
 	free(p.placed);
+	free(p.sq);
+	free(p.sins);
+	free(p.sat);
 	free(p.pins);
 	free(p.ents);
 	free(p.bord);

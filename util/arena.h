@@ -73,6 +73,11 @@ enum hu_arena_way {
 	 * any pin it holds.  The same offsets; for tests.
 	 */
 	HU_ARENA_MID_PIN = 0x400,
+	/*
+	 * Or'ed into a way: a fit by offset passes over no block by its
+	 * entries' start instants.  The same offsets; for tests.
+	 */
+	HU_ARENA_NO_INSTANTS = 0x800,
 };
 
 int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
