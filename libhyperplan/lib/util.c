@@ -6,6 +6,7 @@
 
 #include "lib/util.h"
 #include "util/clock.h"
+#include "util/huge.h"
 #include "util/units.h"
 
 int hyper_plan__errf(struct hp_err *e, const char *fmt, ...)
@@ -40,6 +41,7 @@ void *hyper_plan__malloc(struct hp_mem *m, size_t n)
 
 	if (!p)
 		m->failed = true;
+	hu_advise_huge(p, n);
 	return p;
 }
 
@@ -66,6 +68,12 @@ void *hyper_plan__calloc(struct hp_mem *m, size_t n, size_t size)
 		p = calloc(none ? 1 : n, none ? 1 : size);
 	if (!p)
 		m->failed = true;
+	/*
+	 * calloc() clears only what the heap held before: fresh pages from
+	 * the kernel are zero and left untouched, so advice given after it
+	 * still comes before their first touch.
+	 */
+	hu_advise_huge(p, n * size);
 	return p;
 }
 
@@ -84,6 +92,25 @@ void *hyper_plan__mem_realloc(void *ctx, void *p, size_t n)
 
 	if (!q)
 		m->failed = true;
+	hu_advise_huge(q, n);
+	return q;
+}
+
+/*
+ * realloc() moving a big block copies it into fresh pages before any
+ * advice could reach them (half of what a doubling array faults in):
+ * moved by hand, the new block is advised first.  That gives up growth
+ * in place at the heap's top, a copy the faults it saves outweigh.
+ */
+static void *grow_huge(void *p, size_t old, size_t n)
+{
+	void *q = malloc(n);
+
+	if (q) {
+		hu_advise_huge(q, n);
+		memcpy(q, p, old);
+		free(p);
+	}
 	return q;
 }
 
@@ -98,8 +125,10 @@ int hyper_plan__grow(struct hp_mem *m, void *pp, size_t *cap, size_t need, size_
 		c *= 2;
 	if (mem_fails(m) || (sz && c > SIZE_MAX / sz))
 		q = NULL;
+	else if (*p && c * sz >= HU_HUGE_MIN)
+		q = grow_huge(*p, *cap * sz, c * sz);
 	else
-		q = realloc(*p, c * sz);
+		q = hu_advise_huge(realloc(*p, c * sz), c * sz);
 	if (!q) {
 		m->failed = true;
 		return -ENOMEM;
