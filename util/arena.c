@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "huge.h"
 #include "sort.h"
 
 struct key {
@@ -938,15 +939,16 @@ static int set_inst(struct placer *p, uint32_t k, uint64_t t)
 	if (!m)
 		return 0;
 	if (m + 1 > p->nholes) {
-		struct span *h = realloc(p->holes, (m + 1) * sizeof(*h));
+		struct span *h = hu_realloc_huge(p->holes,
+						  (m + 1) * sizeof(*h));
 
 		if (!h)
 			return -ENOMEM;
 		p->holes = h;
 		p->nholes = m + 1;
 	}
-	keys = malloc(m * sizeof(*keys));
-	in->live = malloc(m * sizeof(*in->live));
+	keys = hu_malloc_huge(m * sizeof(*keys));
+	in->live = hu_malloc_huge(m * sizeof(*in->live));
 	if (!keys || !in->live) {
 		free(keys);
 		return -ENOMEM;
@@ -1031,7 +1033,7 @@ static uint64_t attempt(struct placer *p, struct key *keys, uint32_t nk,
 /* The live peak, and in *@at the first instant it is reached. */
 static uint64_t live_peak(const struct hu_ival *v, uint32_t n, uint64_t *at)
 {
-	struct key *ev = malloc(2 * (size_t)(n ?: 1) * sizeof(*ev));
+	struct key *ev = hu_malloc_huge(2 * (size_t)(n ?: 1) * sizeof(*ev));
 	uint64_t live = 0, peak = 0;
 
 	*at = 0;
@@ -1106,10 +1108,10 @@ static int choose_way(struct placer *p, const bool *whole,
 	if (way == HU_ARENA_BY_OFFSET)
 		p->long_len = 0;
 	nb = 2 * (size_t)m / OBLK + 2;
-	p->blk = malloc(nb * sizeof(*p->blk));
-	p->bord = malloc(nb * sizeof(*p->bord));
-	p->ents = malloc(nb * OBLK * sizeof(*p->ents));
-	p->pins = malloc(nb * NPIN * sizeof(*p->pins));
+	p->blk = hu_malloc_huge(nb * sizeof(*p->blk));
+	p->bord = hu_malloc_huge(nb * sizeof(*p->bord));
+	p->ents = hu_malloc_huge(nb * OBLK * sizeof(*p->ents));
+	p->pins = hu_malloc_huge(nb * NPIN * sizeof(*p->pins));
 	return p->blk && p->bord && p->ents && p->pins ? 0 : -ENOMEM;
 }
 
@@ -1154,24 +1156,25 @@ static int bkt_setup(struct placer *p, const bool *whole)
 		if (p->bshift == 63 || total <= BKT_ROOM * m)
 			break;
 	}
-	p->bfirst = calloc((size_t)p->nbkt + 1, sizeof(*p->bfirst));
-	p->bn = calloc(p->nbkt, sizeof(*p->bn));
-	p->bent = malloc((total ?: 1) * sizeof(*p->bent));
-	p->unn = calloc(p->nbkt, sizeof(*p->unn));
-	p->bun = malloc((total ?: 1) * sizeof(*p->bun));
-	p->runs = malloc(2 * (size_t)p->nbkt * sizeof(*p->runs));
+	p->bfirst = hu_calloc_huge((size_t)p->nbkt + 1, sizeof(*p->bfirst));
+	p->bn = hu_calloc_huge(p->nbkt, sizeof(*p->bn));
+	p->bent = hu_malloc_huge((total ?: 1) * sizeof(*p->bent));
+	p->unn = hu_calloc_huge(p->nbkt, sizeof(*p->unn));
+	p->bun = hu_malloc_huge((total ?: 1) * sizeof(*p->bun));
+	p->runs = hu_malloc_huge(2 * (size_t)p->nbkt * sizeof(*p->runs));
 	/*
 	 * A fit's spans: each bucket gives at most one for each interval it
 	 * holds (the buckets' unions count some twice), so at most total.
 	 */
 	if (total > p->n) {
-		struct span *c = realloc(p->cand, total * sizeof(*c));
+		struct span *c = hu_realloc_huge(p->cand, total * sizeof(*c));
 
 		if (!c)
 			return -ENOMEM;
 		p->cand = c;
 	}
-	p->cand2 = malloc((total > p->n ? total : p->n) * sizeof(*p->cand2));
+	p->cand2 = hu_malloc_huge((total > p->n ? total : p->n) *
+				  sizeof(*p->cand2));
 	if (!p->bfirst || !p->bn || !p->bent || !p->unn || !p->bun ||
 	    !p->runs || !p->cand2)
 		return -ENOMEM;
@@ -1233,7 +1236,8 @@ static void search(struct placer *p, struct key *keys, bool *whole,
 		   uint64_t area_h, uint64_t floor,
 		   uint64_t effort, bool prune, uint64_t *best)
 {
-	double *f = malloc(p->n * sizeof(*f)), *g = malloc(p->n * sizeof(*g));
+	double *f = hu_malloc_huge(p->n * sizeof(*f));
+	double *g = hu_malloc_huge(p->n * sizeof(*g));
 	uint64_t state = 0x853c49e6748fea9bULL, cur = UINT64_MAX;
 	uint32_t nk = 0;
 
@@ -1314,11 +1318,11 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 		if (v[i].end > t1)
 			t1 = v[i].end;
 	}
-	keys = malloc(n * sizeof(*keys));
-	whole = malloc(n * sizeof(*whole));
-	p.off = malloc(n * sizeof(*p.off));
-	p.cand = malloc(n * sizeof(*p.cand));
-	p.placed = malloc(n * sizeof(*p.placed));
+	keys = hu_malloc_huge(n * sizeof(*keys));
+	whole = hu_malloc_huge(n * sizeof(*whole));
+	p.off = hu_malloc_huge(n * sizeof(*p.off));
+	p.cand = hu_malloc_huge(n * sizeof(*p.cand));
+	p.placed = hu_malloc_huge(n * sizeof(*p.placed));
 	p.whole = whole;
 	for (uint32_t i = 0; i < NINST; i++)
 		p.inst[i].t = UINT64_MAX;

@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 
 /* x86-64's PMD size; larger ones still take advice on 2 MiB bounds. */
@@ -40,6 +41,24 @@ static inline void *hu_advise_huge(void *p, size_t n)
 	(void)n;
 #endif
 	return p;
+}
+
+/* malloc(), calloc() and realloc() with the advice, for big arrays. */
+static inline void *hu_malloc_huge(size_t n)
+{
+	return hu_advise_huge(malloc(n), n);
+}
+
+static inline void *hu_calloc_huge(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+
+	return hu_advise_huge(p, p ? n * size : 0);
+}
+
+static inline void *hu_realloc_huge(void *p, size_t n)
+{
+	return hu_advise_huge(realloc(p, n), n);
 }
 
 #endif
