@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "schedule.h"
+#include "util/huge.h"
 #include "util/arena.h"
 #include "util/residency.h"
 
@@ -54,7 +55,7 @@ int hs_intervals(const struct hyper_schedule *s, struct hu_resid **vp,
 		goto nomem;
 	/* The builder grows r.v from r.cap on if the count falls short. */
 	if (s->nr_resid && s->nr_resid <= UINT32_MAX) {
-		r.v = malloc(s->nr_resid * sizeof(*r.v));
+		r.v = hu_malloc_huge(s->nr_resid * sizeof(*r.v));
 		if (!r.v)
 			goto nomem;
 		r.cap = (uint32_t)s->nr_resid;
@@ -89,7 +90,7 @@ nomem:
 static int place(const struct hu_resid *v, uint32_t n, uint64_t *off,
 		 uint64_t *height)
 {
-	struct hu_ival *h = malloc(n * sizeof(*h));
+	struct hu_ival *h = hu_malloc_huge(n * sizeof(*h));
 	int ret;
 
 	if (!h)
@@ -112,7 +113,7 @@ static int own_offsets(struct hyper_schedule *s, uint32_t n)
 {
 	uint32_t at = 0;
 
-	s->res_off = malloc(n * sizeof(*s->res_off));
+	s->res_off = hu_malloc_huge(n * sizeof(*s->res_off));
 	if (!s->res_off)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < s->nr_tensors; i++) {
@@ -162,7 +163,7 @@ int hs_layout(struct hyper_schedule *s, struct hs_err *e)
 		ret = own_offsets(s, n);
 		goto out;
 	}
-	off = malloc(n * sizeof(*off));
+	off = hu_malloc_huge(n * sizeof(*off));
 	if (!off) {
 		ret = -ENOMEM;
 		goto out;
@@ -171,7 +172,7 @@ int hs_layout(struct hyper_schedule *s, struct hs_err *e)
 	if (ret)
 		goto out;
 	/* Offsets grouped by tensor, each group in the order of its starts. */
-	s->res_off = malloc(n * sizeof(*s->res_off));
+	s->res_off = hu_malloc_huge(n * sizeof(*s->res_off));
 	if (!s->res_off) {
 		ret = -ENOMEM;
 		goto out;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "schedule.h"
+#include "util/huge.h"
 
 /*
  * The arena offsets took reserved fields of struct hyper_tensor_info:
@@ -49,7 +50,7 @@ static void *pool_copy(struct hyper_schedule *s, const void *src, size_t len)
 			grow = CHUNK_BYTES;
 		cap = need > grow ? need : grow;
 
-		c = malloc(sizeof(*c) + cap);
+		c = hu_malloc_huge(sizeof(*c) + cap);
 		if (!c)
 			return NULL;
 		c->next = s->pool;
@@ -243,8 +244,8 @@ static int fill(struct hyper_schedule *s, const struct hyper_schedule_info *info
 	int ret;
 
 	s->name = strdup(info->name ? info->name : "");
-	s->tensors = calloc(s->nr_tensors ?: 1, sizeof(*s->tensors));
-	s->steps = calloc(s->nr_steps ?: 1, sizeof(*s->steps));
+	s->tensors = hu_calloc_huge(s->nr_tensors ?: 1, sizeof(*s->tensors));
+	s->steps = hu_calloc_huge(s->nr_steps ?: 1, sizeof(*s->steps));
 	if (!s->name || !s->tensors || !s->steps || hs_hash_alloc(s))
 		return -ENOMEM;
 	for (i = 0; i < s->nr_tensors; i++) {

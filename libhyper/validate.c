@@ -15,6 +15,7 @@
 #include <hyper/residency.h>
 
 #include "schedule.h"
+#include "util/huge.h"
 #include "util/sort.h"
 #include "util/units.h"
 
@@ -151,7 +152,7 @@ int hs_validate(struct hyper_schedule *s, struct hs_err *e)
 	uint32_t i;
 	int ret;
 
-	r.st = calloc(s->nr_tensors ?: 1, 1);
+	r.st = hu_calloc_huge(s->nr_tensors ?: 1, 1);
 	if (!r.st)
 		return -ENOMEM;
 	for (i = 0; i < s->nr_tensors; i++) {
@@ -202,7 +203,7 @@ static void where_desc(char *buf, size_t len, const struct hyper_schedule *s,
 static int check_each(const struct hyper_schedule *s, const struct hu_resid *v,
 		      uint32_t n, struct hs_err *e)
 {
-	uint32_t *count = calloc(s->nr_tensors ?: 1, sizeof(*count));
+	uint32_t *count = hu_calloc_huge(s->nr_tensors ?: 1, sizeof(*count));
 	int ret = 0;
 
 	if (!count)
@@ -257,7 +258,7 @@ static int ranks_init(struct ranks *b, uint32_t n)
 	memset(b, 0, sizeof(*b));
 	do {
 		words = (words + 63) / 64;
-		b->w[b->nl] = calloc(words, sizeof(uint64_t));
+		b->w[b->nl] = hu_calloc_huge(words, sizeof(uint64_t));
 		if (!b->w[b->nl++])
 			return -ENOMEM;
 	} while (words > 1);
@@ -393,7 +394,7 @@ static int rank_by_offset(const struct hyper_schedule *s, struct sweep *w,
 
 	if (s->arena_bytes / HS_DEV_ALIGN <= UINT32_MAX) {
 		/* check_each(): offsets aligned, below arena_bytes */
-		w->key = malloc((n ?: 1) * sizeof(*w->key));
+		w->key = hu_malloc_huge((n ?: 1) * sizeof(*w->key));
 		if (!w->key)
 			return -ENOMEM;
 		for (uint32_t i = 0; i < n; i++)
@@ -401,7 +402,7 @@ static int rank_by_offset(const struct hyper_schedule *s, struct sweep *w,
 				    HS_DEV_ALIGN << 32 | i;
 		sort_key(w->key, n);
 	} else {
-		w->at = malloc((n ?: 1) * sizeof(*w->at));
+		w->at = hu_malloc_huge((n ?: 1) * sizeof(*w->at));
 		if (!w->at)
 			return -ENOMEM;
 		for (uint32_t i = 0; i < n; i++)
@@ -410,7 +411,7 @@ static int rank_by_offset(const struct hyper_schedule *s, struct sweep *w,
 			};
 		sort_at(w->at, n);
 	}
-	w->rank = malloc((n ?: 1) * sizeof(*w->rank));
+	w->rank = hu_malloc_huge((n ?: 1) * sizeof(*w->rank));
 	if (!w->rank)
 		return -ENOMEM;
 	for (uint32_t r = 0; r < n; r++)

@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "huge.h"
 #include "sort.h"
 
 struct key {
@@ -1226,15 +1227,16 @@ static int set_inst(struct placer *p, uint32_t k, uint64_t t)
 	if (!m)
 		return 0;
 	if (m + 1 > p->nholes) {
-		struct span *h = realloc(p->holes, (m + 1) * sizeof(*h));
+		struct span *h = hu_realloc_huge(p->holes,
+						  (m + 1) * sizeof(*h));
 
 		if (!h)
 			return -ENOMEM;
 		p->holes = h;
 		p->nholes = m + 1;
 	}
-	keys = malloc(m * sizeof(*keys));
-	in->live = malloc(m * sizeof(*in->live));
+	keys = hu_malloc_huge(m * sizeof(*keys));
+	in->live = hu_malloc_huge(m * sizeof(*in->live));
 	if (!keys || !in->live) {
 		free(keys);
 		return -ENOMEM;
@@ -1354,7 +1356,7 @@ static inline void ev_take(const struct hu_ival *x, bool start,
 static uint64_t live_peak_sort(const struct hu_ival *v, uint32_t n,
 			       uint64_t *at)
 {
-	struct key *ev = malloc(2 * (size_t)(n ?: 1) * sizeof(*ev));
+	struct key *ev = hu_malloc_huge(2 * (size_t)(n ?: 1) * sizeof(*ev));
 	uint64_t live = 0, peak = 0;
 
 	*at = 0;
@@ -1412,8 +1414,8 @@ static uint64_t live_peak(const struct hu_ival *v, uint32_t n, uint64_t *at)
 	}
 	while (t1 > t0 && ((t1 - t0) >> shift) >= ns)
 		shift++;
-	first = calloc((size_t)ns + 1, sizeof(*first));
-	ids = malloc(2 * (size_t)n * sizeof(*ids));
+	first = hu_calloc_huge((size_t)ns + 1, sizeof(*first));
+	ids = hu_malloc_huge(2 * (size_t)n * sizeof(*ids));
 	if (!first || !ids) {
 		free(ids);
 		free(first);
@@ -1427,7 +1429,7 @@ static uint64_t live_peak(const struct hu_ival *v, uint32_t n, uint64_t *at)
 		most = first[s + 1] > most ? first[s + 1] : most;
 		first[s + 1] += first[s];
 	}
-	ks = malloc(most * sizeof(*ks));
+	ks = hu_malloc_huge(most * sizeof(*ks));
 	if (!ks) {
 		free(ids);
 		free(first);
@@ -1517,13 +1519,13 @@ static int choose_way(struct placer *p, const bool *whole,
 	if (way == HU_ARENA_BY_OFFSET)
 		p->long_len = 0;
 	nb = 2 * (size_t)m / OBLK + 2;
-	p->blk = malloc(nb * sizeof(*p->blk));
-	p->bord = malloc(nb * sizeof(*p->bord));
-	p->ents = malloc(nb * OBLK * sizeof(*p->ents));
-	p->pins = malloc(nb * NPIN * sizeof(*p->pins));
-	p->sat = malloc(nb * (OBLK + 1) * sizeof(*p->sat));
-	p->sins = malloc(nb * OBLK * sizeof(*p->sins));
-	p->sq = malloc(nb * NPIN);
+	p->blk = hu_malloc_huge(nb * sizeof(*p->blk));
+	p->bord = hu_malloc_huge(nb * sizeof(*p->bord));
+	p->ents = hu_malloc_huge(nb * OBLK * sizeof(*p->ents));
+	p->pins = hu_malloc_huge(nb * NPIN * sizeof(*p->pins));
+	p->sat = hu_malloc_huge(nb * (OBLK + 1) * sizeof(*p->sat));
+	p->sins = hu_malloc_huge(nb * OBLK * sizeof(*p->sins));
+	p->sq = hu_malloc_huge(nb * NPIN);
 	return p->blk && p->bord && p->ents && p->pins && p->sat && p->sins &&
 	       p->sq ? 0 : -ENOMEM;
 }
@@ -1544,8 +1546,8 @@ static int grp_setup(struct placer *p, const bool *whole)
 		p->ngl = l;
 	}
 	ng = p->gbase[p->ngl];
-	p->gfirst = calloc((size_t)ng + 1, sizeof(*p->gfirst));
-	p->gn = calloc(ng ?: 1, sizeof(*p->gn));
+	p->gfirst = hu_calloc_huge((size_t)ng + 1, sizeof(*p->gfirst));
+	p->gn = hu_calloc_huge(ng ?: 1, sizeof(*p->gn));
 	if (!p->gfirst || !p->gn)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < p->n; i++) {
@@ -1559,7 +1561,7 @@ static int grp_setup(struct placer *p, const bool *whole)
 	}
 	for (uint32_t g = 0; g < ng; g++)
 		p->gfirst[g + 1] += p->gfirst[g];
-	p->gun = malloc((p->gfirst[ng] ?: 1) * sizeof(*p->gun));
+	p->gun = hu_malloc_huge((p->gfirst[ng] ?: 1) * sizeof(*p->gun));
 	return p->gun ? 0 : -ENOMEM;
 }
 
@@ -1604,24 +1606,25 @@ static int bkt_setup(struct placer *p, const bool *whole)
 		if (p->bshift == 63 || total <= BKT_ROOM * m)
 			break;
 	}
-	p->bfirst = calloc((size_t)p->nbkt + 1, sizeof(*p->bfirst));
-	p->bn = calloc(p->nbkt, sizeof(*p->bn));
-	p->bent = malloc((total ?: 1) * sizeof(*p->bent));
-	p->unn = calloc(p->nbkt, sizeof(*p->unn));
-	p->bun = malloc((total ?: 1) * sizeof(*p->bun));
-	p->runs = malloc(2 * (size_t)p->nbkt * sizeof(*p->runs));
+	p->bfirst = hu_calloc_huge((size_t)p->nbkt + 1, sizeof(*p->bfirst));
+	p->bn = hu_calloc_huge(p->nbkt, sizeof(*p->bn));
+	p->bent = hu_malloc_huge((total ?: 1) * sizeof(*p->bent));
+	p->unn = hu_calloc_huge(p->nbkt, sizeof(*p->unn));
+	p->bun = hu_malloc_huge((total ?: 1) * sizeof(*p->bun));
+	p->runs = hu_malloc_huge(2 * (size_t)p->nbkt * sizeof(*p->runs));
 	/*
 	 * A fit's spans: each bucket gives at most one for each interval it
 	 * holds (the buckets' unions count some twice), so at most total.
 	 */
 	if (total > p->n) {
-		struct span *c = realloc(p->cand, total * sizeof(*c));
+		struct span *c = hu_realloc_huge(p->cand, total * sizeof(*c));
 
 		if (!c)
 			return -ENOMEM;
 		p->cand = c;
 	}
-	p->cand2 = malloc((total > p->n ? total : p->n) * sizeof(*p->cand2));
+	p->cand2 = hu_malloc_huge((total > p->n ? total : p->n) *
+				  sizeof(*p->cand2));
 	if (!p->bfirst || !p->bn || !p->bent || !p->unn || !p->bun ||
 	    !p->runs || !p->cand2)
 		return -ENOMEM;
@@ -1683,7 +1686,8 @@ static void search(struct placer *p, struct key *keys, bool *whole,
 		   uint64_t area_h, uint64_t floor,
 		   uint64_t effort, bool prune, uint64_t *best)
 {
-	double *f = malloc(p->n * sizeof(*f)), *g = malloc(p->n * sizeof(*g));
+	double *f = hu_malloc_huge(p->n * sizeof(*f));
+	double *g = hu_malloc_huge(p->n * sizeof(*g));
 	uint64_t state = 0x853c49e6748fea9bULL, cur = UINT64_MAX;
 	uint32_t nk = 0;
 
@@ -1765,11 +1769,11 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 		if (v[i].end > t1)
 			t1 = v[i].end;
 	}
-	keys = malloc(n * sizeof(*keys));
-	whole = malloc(n * sizeof(*whole));
-	p.off = malloc(n * sizeof(*p.off));
-	p.cand = malloc(n * sizeof(*p.cand));
-	p.placed = malloc(n * sizeof(*p.placed));
+	keys = hu_malloc_huge(n * sizeof(*keys));
+	whole = hu_malloc_huge(n * sizeof(*whole));
+	p.off = hu_malloc_huge(n * sizeof(*p.off));
+	p.cand = hu_malloc_huge(n * sizeof(*p.cand));
+	p.placed = hu_malloc_huge(n * sizeof(*p.placed));
 	p.whole = whole;
 	for (uint32_t i = 0; i < NINST; i++)
 		p.inst[i].t = UINT64_MAX;

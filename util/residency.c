@@ -6,12 +6,13 @@
 
 #include <hyper/hyper.h>
 
+#include "util/huge.h"
 #include "util/residency.h"
 
 static void *lib_realloc(void *ctx, void *p, size_t n)
 {
 	(void)ctx;
-	return realloc(p, n);
+	return hu_realloc_huge(p, n);
 }
 
 static void *zalloc(struct hu_res *r, size_t n, size_t size)

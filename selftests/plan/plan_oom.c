@@ -11,8 +11,10 @@
  * check at exit: each test asks for it itself.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -31,6 +33,7 @@
 #include "plan_cases.h"
 #include "plan_random.h"
 #include "profile/profile.h"
+#include "util/huge.h"
 
 #define MIB	(1024ULL * 1024)
 /* 2 * LAYERS + 1 tensors: past the id map's first rehash at 512. */
@@ -461,6 +464,150 @@ TEST(reading_json_fails_cleanly)
 	EXPECT_EQ(0, leaks());
 	TH_LOG("%llu of %llu allocations failed in turn",
 	       (unsigned long long)tried, (unsigned long long)total);
+}
+
+/*
+ * Whether the VMA holding @p is advised for huge pages ("hg" in its
+ * VmFlags); -1 where /proc/self/smaps cannot tell.
+ */
+static int advised(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	unsigned long lo, hi;
+	char line[512];
+	int in = 0, ret = -1;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		/* a VMA's first line; no field's name has a '-' */
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+			in = a >= lo && a < hi;
+		else if (in && !strncmp(line, "VmFlags:", 8)) {
+			ret = strstr(line, " hg") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Whether this kernel takes MADV_HUGEPAGE at all (THP built in). */
+static bool thp_advice(void)
+{
+	size_t n = 2 * HU_HUGE_PAGE;
+	void *m = mmap(NULL, n, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	bool ok;
+
+	if (m == MAP_FAILED)
+		return false;
+#ifdef MADV_HUGEPAGE
+	ok = !madvise(m, n, MADV_HUGEPAGE) && advised(m) == 1;
+#else
+	ok = false;
+#endif
+	munmap(m, n);
+	return ok;
+}
+
+/* The first byte of @p's 2 MiB aligned inside. */
+static const void *inside(const void *p)
+{
+	uintptr_t a = (uintptr_t)p + HU_HUGE_PAGE - 1;
+
+	return (const void *)(a & ~(uintptr_t)(HU_HUGE_PAGE - 1));
+}
+
+/*
+ * Blocks big enough for huge pages (util/huge.h) take the allocator's
+ * other paths: advice after calloc(), an array grown by hand into a new,
+ * advised block.  They must hold what realloc() and calloc() would, fail
+ * as the small ones do (the block untouched, nothing leaked) and carry
+ * the advice where the kernel takes it.
+ */
+TEST(big_blocks_keep_contents_fail_cleanly_and_are_advised)
+{
+	const size_t big = HU_HUGE_MIN + HU_HUGE_PAGE + 4096 + 3;
+	bool thp = thp_advice();
+	struct hp_mem m = { 0 };
+	uint32_t *a = NULL, *was;
+	size_t cap = 0, i, n = 0, bad;
+	unsigned char *p, *q;
+
+	if (!thp)
+		TH_LOG("no MADV_HUGEPAGE here: contents and failures only");
+	/* zeroed, also when the heap hands the same memory out again */
+	for (int round = 0; round < 2; round++) {
+		p = hyper_plan__calloc(&m, big, 1);
+		ASSERT_NE(NULL, p);
+		for (i = 0, bad = 0; i < big; i++)
+			bad += p[i] != 0;
+		EXPECT_EQ(0, bad);
+		if (thp)
+			EXPECT_EQ(1, advised(inside(p)));
+		memset(p, 0xa5, big);
+		free(p);
+	}
+	p = hyper_plan__malloc(&m, big);
+	ASSERT_NE(NULL, p);
+	if (thp)
+		EXPECT_EQ(1, advised(inside(p)));
+	free(p);
+
+	/* a doubling array past HU_HUGE_MIN keeps every element */
+	while (n * sizeof(*a) < 4 * HU_HUGE_MIN) {
+		ASSERT_EQ(0, hyper_plan__grow(&m, &a, &cap, n, sizeof(*a)));
+		a[n] = (uint32_t)(n * 2654435761u);
+		n++;
+	}
+	for (i = 0, bad = 0; i < n; i++)
+		bad += a[i] != (uint32_t)(i * 2654435761u);
+	EXPECT_EQ(0, bad);
+	if (thp)
+		EXPECT_EQ(1, advised(inside(a)));
+	/* its next growth fails: the array as it was, still whole */
+	was = a;
+	i = cap;
+	m.fail_at = m.nr + 1;
+	EXPECT_EQ(-ENOMEM, hyper_plan__grow(&m, &a, &cap, cap, sizeof(*a)));
+	EXPECT_TRUE(m.failed);
+	EXPECT_EQ(was, a);
+	EXPECT_EQ(i, cap);
+	for (i = 0, bad = 0; i < n; i++)
+		bad += a[i] != (uint32_t)(i * 2654435761u);
+	EXPECT_EQ(0, bad);
+	m = (struct hp_mem){ 0 };
+	ASSERT_EQ(0, hyper_plan__grow(&m, &a, &cap, cap, sizeof(*a)));
+	for (i = 0, bad = 0; i < n; i++)
+		bad += a[i] != (uint32_t)(i * 2654435761u);
+	EXPECT_EQ(0, bad);
+	free(a);
+
+	/* util's builders' realloc(): contents kept, failure leaves it */
+	p = hyper_plan__mem_realloc(&m, NULL, big);
+	ASSERT_NE(NULL, p);
+	for (i = 0; i < big; i++)
+		p[i] = (unsigned char)(i % 251);
+	m.fail_at = m.nr + 1;
+	EXPECT_EQ(NULL, hyper_plan__mem_realloc(&m, p, 2 * big));
+	m = (struct hp_mem){ 0 };
+	q = hyper_plan__mem_realloc(&m, p, 2 * big);
+	ASSERT_NE(NULL, q);
+	for (i = 0, bad = 0; i < big; i++)
+		bad += q[i] != (unsigned char)(i % 251);
+	EXPECT_EQ(0, bad);
+	if (thp)
+		EXPECT_EQ(1, advised(inside(q)));
+	free(q);
+
+	m.fail_at = m.nr + 1;
+	EXPECT_EQ(NULL, hyper_plan__malloc(&m, big));
+	m.fail_at = m.nr + 1;
+	EXPECT_EQ(NULL, hyper_plan__calloc(&m, big, 1));
+	EXPECT_TRUE(m.failed);
+	EXPECT_EQ(0, leaks());
 }
 
 TEST_HARNESS_MAIN
