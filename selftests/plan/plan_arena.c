@@ -828,20 +828,11 @@ TEST(arena_start_instants_agree)
 
 	for (unsigned int seed = 300; seed < 340; seed++) {
 		uint32_t n = 60 + seed * 89 % 700, m = n - n / 3;
-		struct hu_ival *v[ARRAY_SIZE(ways)];
-		uint64_t h[ARRAY_SIZE(ways)];
+		struct hu_ival *set = new_set(_metadata, n);
 
-		for (int w = 0; w < nw; w++) {
-			v[w] = calloc(n, sizeof(*v[w]));
-			ASSERT_NE(NULL, v[w]);
-			moe_set(v[w], m, seed);
-			arena_set(v[w] + m, n - m, seed, false, true);
-			ASSERT_EQ(0, hu_arena_place_way(v[w], n, 4 * n,
-							ways[w], &h[w]));
-		}
-		ways_agree(_metadata, v, h, nw, n, seed);
-		for (int w = 0; w < nw; w++)
-			free(v[w]);
+		moe_set(set, m, seed);
+		arena_set(set + m, n - m, seed, false, true);
+		places_agree(_metadata, ways, nw, set, n, 4 * n, seed);
 	}
 }
 
