@@ -1353,22 +1353,23 @@ static inline void ev_take(const struct hu_ival *x, bool start,
 }
 
 /* live_peak() by one sort of all the events (the reference). */
-static uint64_t live_peak_sort(const struct hu_ival *v, uint32_t n,
-			       uint64_t *at)
+static int live_peak_sort(const struct hu_ival *v, uint32_t n,
+			  uint64_t *peak, uint64_t *at)
 {
 	struct key *ev = hu_malloc_huge(2 * (size_t)(n ?: 1) * sizeof(*ev));
-	uint64_t live = 0, peak = 0;
+	uint64_t live = 0;
 
+	*peak = 0;
 	*at = 0;
 	if (!ev)
-		return 0;
+		return -ENOMEM;
 	for (size_t e = 0; e < 2 * (size_t)n; e++)
 		ev[e] = ev_key(v, e);
 	sort_keys(ev, 2 * (size_t)n);
 	for (size_t e = 0; e < 2 * (size_t)n; e++)
-		ev_take(&v[ev[e].i], ev[e].k[1], &live, &peak, at);
+		ev_take(&v[ev[e].i], ev[e].k[1], &live, peak, at);
 	free(ev);
-	return peak;
+	return 0;
 }
 
 /*
@@ -1394,15 +1395,17 @@ static inline uint32_t ev_slice(uint64_t t, uint64_t t0, uint32_t shift,
  * the sort of 2n keys (7% of the layout's instructions at 1M decode
  * operators, and called twice a plan) becomes a few passes.
  */
-static uint64_t live_peak(const struct hu_ival *v, uint32_t n, uint64_t *at)
+static int live_peak(const struct hu_ival *v, uint32_t n, uint64_t *peak,
+		     uint64_t *at)
 {
-	uint64_t t0 = UINT64_MAX, t1 = 0, live = 0, peak = 0;
+	uint64_t t0 = UINT64_MAX, t1 = 0, live = 0;
 	uint32_t *first, *ids, shift = 0, ns, most = 0;
 	struct key *ks;
 
-	*at = 0;
 	if (!n || n > UINT32_MAX / 4)
-		return live_peak_sort(v, n, at);
+		return live_peak_sort(v, n, peak, at);
+	*peak = 0;
+	*at = 0;
 	ns = 4 * n;
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t a = v[i].start, z = v[i].end;
@@ -1419,7 +1422,7 @@ static uint64_t live_peak(const struct hu_ival *v, uint32_t n, uint64_t *at)
 	if (!first || !ids) {
 		free(ids);
 		free(first);
-		return 0;
+		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		first[ev_slice(v[i].start, t0, shift, ns) + 1]++;
@@ -1433,7 +1436,7 @@ static uint64_t live_peak(const struct hu_ival *v, uint32_t n, uint64_t *at)
 	if (!ks) {
 		free(ids);
 		free(first);
-		return 0;
+		return -ENOMEM;
 	}
 	/* each event (2i: i's start, 2i + 1: its end) in its slice */
 	for (uint32_t i = 0; i < n; i++) {
@@ -1447,7 +1450,7 @@ static uint64_t live_peak(const struct hu_ival *v, uint32_t n, uint64_t *at)
 		if (!k)
 			continue;
 		if (k == 1) {
-			ev_take(&v[ids[j] / 2], !(ids[j] % 2), &live, &peak,
+			ev_take(&v[ids[j] / 2], !(ids[j] % 2), &live, peak,
 				at);
 			continue;
 		}
@@ -1455,26 +1458,26 @@ static uint64_t live_peak(const struct hu_ival *v, uint32_t n, uint64_t *at)
 			ks[x] = ev_key(v, ids[j + x]);
 		sort_keys(ks, k);
 		for (uint32_t x = 0; x < k; x++)
-			ev_take(&v[ks[x].i], ks[x].k[1], &live, &peak, at);
+			ev_take(&v[ks[x].i], ks[x].k[1], &live, peak, at);
 	}
 	free(ks);
 	free(ids);
 	free(first);
-	return peak;
+	return 0;
 }
 
-uint64_t hu_arena_live_peak(const struct hu_ival *v, uint32_t n)
+int hu_arena_live_peak(const struct hu_ival *v, uint32_t n, uint64_t *peak)
 {
 	uint64_t at;
 
-	return live_peak(v, n, &at);
+	return live_peak(v, n, peak, &at);
 }
 
-uint64_t hu_arena_live_peak_way(const struct hu_ival *v, uint32_t n,
-				enum hu_arena_way way, uint64_t *at)
+int hu_arena_live_peak_way(const struct hu_ival *v, uint32_t n,
+			   enum hu_arena_way way, uint64_t *peak, uint64_t *at)
 {
-	return way & HU_ARENA_WHOLE ? live_peak_sort(v, n, at) :
-	       live_peak(v, n, at);
+	return way & HU_ARENA_WHOLE ? live_peak_sort(v, n, peak, at) :
+	       live_peak(v, n, peak, at);
 }
 
 /*
@@ -1787,7 +1790,9 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 			p.base += v[i].bytes;
 		}
 	}
-	floor = p.plain ? live_peak_sort(v, n, &at) : live_peak(v, n, &at);
+	if (p.plain ? live_peak_sort(v, n, &floor, &at) :
+	    live_peak(v, n, &floor, &at))
+		goto out;
 	way &= ~(HU_ARENA_WHOLE | HU_ARENA_NO_BOUND | HU_ARENA_MID_PIN |
 		 HU_ARENA_NO_INSTANTS);
 	if (choose_way(&p, whole, way) || bkt_setup(&p, whole) ||

@@ -23,8 +23,11 @@ struct hu_ival {
 	uint64_t off;
 };
 
-/* The most bytes live at one time: no placement is lower than this. */
-uint64_t hu_arena_live_peak(const struct hu_ival *v, uint32_t n);
+/*
+ * The most bytes live at one time, in *@peak: no placement is lower than
+ * this.  Return: 0, or -ENOMEM (*@peak then 0, which bounds nothing).
+ */
+int hu_arena_live_peak(const struct hu_ival *v, uint32_t n, uint64_t *peak);
 
 /*
  * Gives each of @n intervals an offset and stores the arena's height
@@ -88,7 +91,7 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
  * with HU_ARENA_WHOLE in @way, by one sort of every start and end (the
  * reference).  The same either way; for tests.
  */
-uint64_t hu_arena_live_peak_way(const struct hu_ival *v, uint32_t n,
-				enum hu_arena_way way, uint64_t *at);
+int hu_arena_live_peak_way(const struct hu_ival *v, uint32_t n,
+			   enum hu_arena_way way, uint64_t *peak, uint64_t *at);
 
 #endif /* HYPER_UTIL_ARENA_H */

@@ -21,21 +21,24 @@
 #include "util/arena.h"
 #include "util/residency.h"
 
-/* The most bytes resident at once, sizes as they are (not rounded). */
-static uint64_t res_peak(const struct graph *g, const struct hu_resid *v,
-			 uint32_t n, struct hp_mem *mem)
+/*
+ * The most bytes resident at once, sizes as they are (not rounded), in
+ * *@peak.  Return: 0, or -ENOMEM.
+ */
+static int res_peak(const struct graph *g, const struct hu_resid *v,
+		    uint32_t n, uint64_t *peak, struct hp_mem *mem)
 {
 	struct hu_ival *h = hyper_plan__calloc(mem, n, sizeof(*h));
-	uint64_t peak;
+	int ret;
 
 	if (!h)
-		return 0;
+		return -ENOMEM;
 	for (uint32_t i = 0; i < n; i++)
 		h[i] = (struct hu_ival){ v[i].start, v[i].end,
 					 g->t[v[i].tensor].bytes, 0 };
-	peak = hu_arena_live_peak(h, n);
+	ret = hu_arena_live_peak(h, n, peak);
 	free(h);
-	return peak;
+	return ret;
 }
 
 /* The residencies of @s, by the builder libhyper's layout uses too. */
@@ -207,10 +210,9 @@ int hyper_plan__sched_layout_cached(struct sched *s, uint64_t limit,
 	int ret;
 
 	hyper_plan__sched_layout_drop(s);
-	if (residencies(s, &v, &n, mem))
+	if (residencies(s, &v, &n, mem) || res_peak(g, v, n, &s->res_peak, mem))
 		goto nomem;
-	s->res_peak = res_peak(g, v, n, mem);
-	h = mem->failed ? NULL : hyper_plan__calloc(mem, n, sizeof(*h));
+	h = hyper_plan__calloc(mem, n, sizeof(*h));
 	if (!h)
 		goto nomem;
 	for (uint32_t i = 0; i < n; i++)
