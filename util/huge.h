@@ -18,7 +18,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <malloc.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 /* x86-64's PMD size; larger ones still take advice on 2 MiB bounds. */
@@ -43,7 +45,10 @@ static inline void *hu_advise_huge(void *p, size_t n)
 	return p;
 }
 
-/* malloc(), calloc() and realloc() with the advice, for big arrays. */
+/*
+ * malloc(), calloc() and realloc() with the advice, for big arrays: the
+ * one place each allocator in the project takes it from.
+ */
 static inline void *hu_malloc_huge(size_t n)
 {
 	return hu_advise_huge(malloc(n), n);
@@ -56,9 +61,31 @@ static inline void *hu_calloc_huge(size_t n, size_t size)
 	return hu_advise_huge(p, p ? n * size : 0);
 }
 
+/*
+ * realloc() moving a big block would copy it into fresh pages before any
+ * advice could reach them (half of what a doubling array faults in), so
+ * a big block that grows is moved by hand into a new block advised
+ * first.  That gives up growth in place at the heap's top, a copy the
+ * faults it saves outweigh.  malloc_usable_size() is at least what was
+ * asked for the block: its copy reads nothing outside it.  On failure
+ * @p is left as it was, as by realloc().
+ */
 static inline void *hu_realloc_huge(void *p, size_t n)
 {
-	return hu_advise_huge(realloc(p, n), n);
+	size_t old;
+	void *q;
+
+	if (!p || n < HU_HUGE_MIN)
+		return hu_advise_huge(realloc(p, n), n);
+	old = malloc_usable_size(p);
+	if (old >= n)
+		return realloc(p, n);
+	q = hu_malloc_huge(n);
+	if (q) {
+		memcpy(q, p, old);
+		free(p);
+	}
+	return q;
 }
 
 #endif

@@ -37,11 +37,10 @@ static bool mem_fails(struct hp_mem *m)
 
 void *hyper_plan__malloc(struct hp_mem *m, size_t n)
 {
-	void *p = mem_fails(m) ? NULL : malloc(n ? n : 1);
+	void *p = mem_fails(m) ? NULL : hu_malloc_huge(n ? n : 1);
 
 	if (!p)
 		m->failed = true;
-	hu_advise_huge(p, n);
 	return p;
 }
 
@@ -54,7 +53,10 @@ void *hyper_plan__array(struct hp_mem *m, size_t n, size_t size)
 	return hyper_plan__malloc(m, n * size);
 }
 
-/* calloc() itself: it need not clear what the kernel handed out zeroed. */
+/*
+ * calloc() itself: it need not clear what the kernel handed out zeroed,
+ * so the advice given after it still comes before their first touch.
+ */
 void *hyper_plan__calloc(struct hp_mem *m, size_t n, size_t size)
 {
 	bool none = !n || !size;
@@ -65,15 +67,9 @@ void *hyper_plan__calloc(struct hp_mem *m, size_t n, size_t size)
 		return NULL;
 	}
 	if (!mem_fails(m))
-		p = calloc(none ? 1 : n, none ? 1 : size);
+		p = hu_calloc_huge(none ? 1 : n, none ? 1 : size);
 	if (!p)
 		m->failed = true;
-	/*
-	 * calloc() clears only what the heap held before: fresh pages from
-	 * the kernel are zero and left untouched, so advice given after it
-	 * still comes before their first touch.
-	 */
-	hu_advise_huge(p, n * size);
 	return p;
 }
 
@@ -88,34 +84,15 @@ char *hyper_plan__strdup(struct hp_mem *m, const char *s)
 void *hyper_plan__mem_realloc(void *ctx, void *p, size_t n)
 {
 	struct hp_mem *m = ctx;
-	void *q = mem_fails(m) ? NULL : realloc(p, n ? n : 1);
+	void *q = mem_fails(m) ? NULL : hu_realloc_huge(p, n ? n : 1);
 
 	if (!q)
 		m->failed = true;
-	hu_advise_huge(q, n);
 	return q;
 }
 
 /*
- * realloc() moving a big block copies it into fresh pages before any
- * advice could reach them (half of what a doubling array faults in):
- * moved by hand, the new block is advised first.  That gives up growth
- * in place at the heap's top, a copy the faults it saves outweigh.
- */
-static void *grow_huge(void *p, size_t old, size_t n)
-{
-	void *q = malloc(n);
-
-	if (q) {
-		hu_advise_huge(q, n);
-		memcpy(q, p, old);
-		free(p);
-	}
-	return q;
-}
-
-/*
- * Out of line: with grow_huge() in it, the prologue on hyper_plan__grow()'s
+ * Out of line: with hu_realloc_huge() inlined, the prologue on hyper_plan__grow()'s
  * early return (each heap push) cost 8 M instructions at 100k decode.
  */
 static __attribute__((noinline)) int grow(struct hp_mem *m, void **p,
@@ -128,10 +105,8 @@ static __attribute__((noinline)) int grow(struct hp_mem *m, void **p,
 		c *= 2;
 	if (mem_fails(m) || (sz && c > SIZE_MAX / sz))
 		q = NULL;
-	else if (*p && c * sz >= HU_HUGE_MIN)
-		q = grow_huge(*p, *cap * sz, c * sz);
 	else
-		q = hu_advise_huge(realloc(*p, c * sz), c * sz);
+		q = hu_realloc_huge(*p, c * sz);
 	if (!q) {
 		m->failed = true;
 		return -ENOMEM;
