@@ -28,9 +28,9 @@
  *  - by offset: every placed interval kept in offset order, in blocks
  *    that know the time they cover, read bottom up until a first fit is
  *    found: O(placed), no sort, for the long intervals a fit meets often;
- *    a block is passed over whole when the entries that live at one
- *    instant inside the fit (one of 64 pins across the run) reach its
- *    top with no hole the fit would take;
+ *    a block is passed over whole when its entries that share time with
+ *    the fit, told by the block's start instants, stay below the scan or
+ *    are covered by those live at one instant inside the fit;
  * the intervals at least a 64th of the run long (KV blocks, prefetched
  * weights, a training step's activations) by offset and the rest by time,
  * the two merged by offset.
@@ -58,6 +58,9 @@ struct span {
  * entries (a block splits in two when full), each block with the span of
  * time its entries cover and the 64ths of the run they touch: a fit reads
  * them bottom up, skipping the blocks that share no time with it.
+ * NPIN instants spread across the run (pins: t0 + i * pin_step) index
+ * each block's start instants, where a fit's search for its start
+ * begins.
  */
 #define OBLK	64
 
@@ -72,38 +75,28 @@ struct oblk {
 	uint64_t when;		/* which 64ths of the run its entries touch */
 	uint64_t top;		/* the highest end of its entries' offsets */
 	uint64_t gap;		/* the widest hole between its entries, bottom up */
-	uint64_t full;		/* the pins whose entries reach top */
 	uint32_t ns;		/* its start instants (struct oins) */
 	uint32_t nzero;		/* its entries of no length: no instants */
 };
 
-/*
- * Block b's entries live at pin i (instant t0 + i * pin_step, one of 64
- * across the run), kept in pins[b * NPIN + i] as they are inserted: the
- * lowest offset of one, the highest end, and a bound on the widest hole
- * between them (an entry inserted among them only narrows holes).
- */
 #define NPIN	64
-
-struct opin {
-	uint64_t lo, top, gap;
-	bool any;
-};
 
 /*
  * Block b's start instants: the distinct starts of its entries, sorted,
- * at sat[b * (OBLK + 1)] (then UINT64_MAX), and at each instant t the entries live then (start
- * <= t < end) at sins[b * OBLK], kept as a pin's are, with the earliest
- * end among them.  Every entry that shares time with a fit [s, e) of
- * positive length is live at the last instant at or before s or at one
- * inside (s, e) (its own start), and every entry live at an instant in
- * [s, e) shares time with the fit: so the instants tell, without reading
- * the entries, the highest end among those the fit meets and whether the
- * entries of one instant cover the way up to it.  An entry of no length
- * is live at no instant yet meets a fit that holds its start: a block
- * with one (nzero) is read.  Byte i of sq[b * NPIN / 8 ...] (byte i % 8
- * of its word i / 8, low first) counts block b's instants before pin i,
- * where a fit's search for its start begins.
+ * at sat[b * (OBLK + 1)] (then UINT64_MAX), and at each instant t the
+ * entries live then (start <= t < end) at sins[b * OBLK]: their lowest
+ * offset, highest end and the room they leave free between, with the
+ * earliest end among them.  Every entry that shares time with a fit
+ * [s, e) of positive length is live at the last instant at or before s
+ * or at one inside (s, e) (its own start), and every entry live at an
+ * instant in [s, e) shares time with the fit: so the instants tell,
+ * without reading the entries, the highest end among those the fit
+ * meets and whether the entries of one instant cover the way up to it.
+ * An entry of no length is live at no instant yet meets a fit that holds
+ * its start: a block with one (nzero) is read.  Byte i of
+ * sq[b * NPIN / 8 ...] (byte i % 8 of its word i / 8, low first) counts
+ * block b's instants before pin i, where a fit's search for its start
+ * begins.
  */
 struct oins {
 	uint64_t lo, top;
@@ -147,7 +140,6 @@ struct placer {
 	 */
 	uint32_t nbkt, bshift;
 	bool plain;		/* HU_ARENA_WHOLE: one bucket, no spans joined */
-	bool mid_pin;		/* HU_ARENA_MID_PIN: a fit tries one pin */
 	bool no_inst;		/* HU_ARENA_NO_INSTANTS: nor start instants */
 	size_t *bfirst;
 	uint32_t *bn;
@@ -182,7 +174,6 @@ struct placer {
 	uint64_t pin_step;	/* the 64 pins: t0 + i * pin_step; 0: none */
 	struct oent *ents;	/* block b's entries at ents[b * OBLK] */
 	struct oblk *blk;
-	struct opin *pins;	/* block b's pins at pins[b * NPIN] */
 	uint64_t *sat;		/* block b's start instants, sat[b * (OBLK + 1)] */
 	struct oins *sins;	/* and what is live at each, at sins[b * OBLK] */
 	uint64_t *sq;		/* and how many come before each pin, bytes */
@@ -533,64 +524,11 @@ static void blk_span(struct placer *p, uint32_t id)
 }
 
 /*
- * The pins [*@a, *@b] that [@start, @end) holds: false when none.  An
- * entry that holds a pin inside a fit shares time with it.
- */
-static bool pins_in(const struct placer *p, uint64_t start, uint64_t end,
-		    uint64_t *a, uint64_t *b)
-{
-	if (!p->pin_step || end <= p->t0)
-		return false;
-	*a = start > p->t0 ? (start - p->t0 - 1) / p->pin_step + 1 : 0;
-	*b = (end - 1 - p->t0) / p->pin_step;
-	if (*b > NPIN - 1)
-		*b = NPIN - 1;
-	return *a <= *b;
-}
-
-/*
- * Entry @x joins a set of entries (not empty) from its lowest offset
- * *@lo to its highest end *@top with *@gap the widest hole between.  Its
- * hole below it, if it comes first, or above the others, if it comes
- * last, is exact; in between it only narrows a hole, so the widest stays
- * a bound.
- */
-static inline void hole_join(uint64_t *lo, uint64_t *top, uint64_t *gap,
-			     const struct oent *x)
-{
-	if (x->lo < *lo) {
-		if (*lo > x->hi && *lo - x->hi > *gap)
-			*gap = *lo - x->hi;
-		*lo = x->lo;
-	} else if (x->lo > *top && x->lo - *top > *gap) {
-		*gap = x->lo - *top;
-	}
-	if (x->hi > *top)
-		*top = x->hi;
-}
-
-/* Entry @x joins block @id's pins that it holds. */
-static void pin_add(struct placer *p, uint32_t id, const struct oent *x)
-{
-	uint64_t a, b;
-
-	if (!pins_in(p, x->start, x->end, &a, &b))
-		return;
-	for (uint64_t i = a; i <= b; i++) {
-		struct opin *pn = &p->pins[(size_t)id * NPIN + i];
-
-		if (!pn->any)
-			*pn = (struct opin){ x->lo, x->hi, 0, true };
-		else
-			hole_join(&pn->lo, &pn->top, &pn->gap, x);
-	}
-}
-
-/*
  * Entries live at one instant share time, so they never share a byte:
  * what they leave free between the lowest and the highest is that span
- * less their sizes, exact as they join (the widest hole, kept as a pin's
- * is, would only be a bound).  Entry @x joins instant @in.
+ * less their sizes, exact as they join (the widest hole would only be a
+ * bound: an entry that joins between two only narrows a hole).  Entry
+ * @x joins instant @in.
  */
 static inline void ins_join(struct oins *in, const struct oent *x)
 {
@@ -773,43 +711,15 @@ static bool ins_skip(const struct placer *p, uint32_t id,
 	return true;
 }
 
-/*
- * Which of block @id's pins have entries that reach its top: a fit that
- * holds one of them knows where the block leaves it without reading it.
- */
-static void blk_full(struct placer *p, uint32_t id)
-{
-	const struct opin *pn = &p->pins[(size_t)id * NPIN];
-	struct oblk *bk = &p->blk[id];
-
-	bk->full = 0;
-	for (uint32_t i = 0; i < NPIN; i++)
-		if (pn[i].any && pn[i].top == bk->top)
-			bk->full |= 1ULL << i;
-}
-
-/* Block @id's pins from its entries, bottom up. */
-static void blk_pins(struct placer *p, uint32_t id)
-{
-	const struct oent *e = &p->ents[(size_t)id * OBLK];
-
-	memset(&p->pins[(size_t)id * NPIN], 0, NPIN * sizeof(*p->pins));
-	for (uint32_t j = 0; j < p->blk[id].n; j++)
-		pin_add(p, id, &e[j]);
-	blk_full(p, id);
-}
-
 /* Inserts a placed interval into the offset order. */
 static void ord_insert(struct placer *p, const struct oent *x)
 {
 	uint32_t lo = 0, hi = p->nblk, b, id, n, pos;
-	uint64_t top, a, z, held;
 	struct oent *e;
 
 	if (!p->nblk) {
 		p->blk[0] = (struct oblk){ .min_start = UINT64_MAX,
 					   .min_end = UINT64_MAX };
-		blk_pins(p, 0);
 		ins_build(p, 0);
 		p->bord[0] = 0;
 		p->nblk = 1;
@@ -852,7 +762,6 @@ static void ord_insert(struct placer *p, const struct oent *x)
 					bk->min_end = e[j].end;
 			}
 			blk_span(p, k ? nid : id);
-			blk_pins(p, k ? nid : id);
 			ins_build(p, k ? nid : id);
 		}
 		memmove(&p->bord[b + 2], &p->bord[b + 1],
@@ -885,20 +794,11 @@ static void ord_insert(struct placer *p, const struct oent *x)
 		p->blk[id].max_start = x->start;
 	if (x->end < p->blk[id].min_end)
 		p->blk[id].min_end = x->end;
-	top = p->blk[id].top;
 	blk_span(p, id);
-	pin_add(p, id, x);
 	if (x->end > x->start)
 		(void)ins_add(p, id, x);
 	else
 		p->blk[id].nzero++;
-	/* only the pins @x holds have changed, each to @x's end at least */
-	if (x->hi >= top && pins_in(p, x->start, x->end, &a, &z)) {
-		held = (~0ULL >> (63 - (z - a))) << a;
-		p->blk[id].full = x->hi > top ? held : p->blk[id].full | held;
-	} else if (x->hi > top) {
-		p->blk[id].full = 0;
-	}
 }
 
 /*
@@ -1013,21 +913,9 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 	 const bool holes)
 {
 	uint64_t w = p->nblk ? when(p, v->start, v->end) : 0;
-	const struct opin *pn;
 	struct tcur c;
-	uint64_t a, z, held = 0, m;
 	bool alone, inst;
 	uint32_t pv;
-
-	/*
-	 * The pins @v holds (with HU_ARENA_MID_PIN, the one in the middle
-	 * of them alone).
-	 */
-	if (p->nblk && pins_in(p, v->start, v->end, &a, &z)) {
-		if (p->mid_pin)
-			a = z = a + (z - a) / 2;
-		held = (~0ULL >> (63 - (z - a))) << a;
-	}
 
 	/* the start instants: for fits of some length and size */
 	inst = p->nblk && !p->no_inst && p->pin_step && s->bytes &&
@@ -1057,25 +945,7 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 				s->cur = bk->top;
 			continue;
 		}
-		/*
-		 * Or whose entries live at a pin inside @v (they share time
-		 * with it, and any other that does only fills) reach its top
-		 * with no hole as wide as @v between them nor below them:
-		 * any such pin will do, tried among those that reach the top.
-		 */
-		pn = &p->pins[(size_t)p->bord[b] * NPIN];
-		for (m = held & bk->full; m; m &= m - 1) {
-			const struct opin *q = &pn[__builtin_ctzll(m)];
-
-			if (q->gap < s->bytes && q->lo < s->cur + s->bytes)
-				break;
-		}
 		alone = !c.has || c.lo >= e[bk->n - 1].lo;
-		if (m && alone) {
-			if (bk->top > s->cur)
-				s->cur = bk->top;
-			continue;
-		}
 		/*
 		 * Or whose entries that share time with @v, told apart by
 		 * the block's start instants, do not raise the scan or are
@@ -1525,12 +1395,11 @@ static int choose_way(struct placer *p, const bool *whole,
 	p->blk = hu_malloc_huge(nb * sizeof(*p->blk));
 	p->bord = hu_malloc_huge(nb * sizeof(*p->bord));
 	p->ents = hu_malloc_huge(nb * OBLK * sizeof(*p->ents));
-	p->pins = hu_malloc_huge(nb * NPIN * sizeof(*p->pins));
 	p->sat = hu_malloc_huge(nb * (OBLK + 1) * sizeof(*p->sat));
 	p->sins = hu_malloc_huge(nb * OBLK * sizeof(*p->sins));
 	p->sq = hu_malloc_huge(nb * NPIN);
-	return p->blk && p->bord && p->ents && p->pins && p->sat && p->sins &&
-	       p->sq ? 0 : -ENOMEM;
+	return p->blk && p->bord && p->ents && p->sat && p->sins && p->sq ?
+	       0 : -ENOMEM;
 }
 
 /*
@@ -1752,7 +1621,6 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 		       enum hu_arena_way way, uint64_t *height)
 {
 	struct placer p = { .v = v, .n = n, .plain = way & HU_ARENA_WHOLE,
-			    .mid_pin = way & HU_ARENA_MID_PIN,
 			    .no_inst = way & HU_ARENA_NO_INSTANTS,
 			    .bound = !(way & HU_ARENA_NO_BOUND) };
 	bool prune = !p.plain;
@@ -1793,8 +1661,7 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 	if (p.plain ? live_peak_sort(v, n, &floor, &at) :
 	    live_peak(v, n, &floor, &at))
 		goto out;
-	way &= ~(HU_ARENA_WHOLE | HU_ARENA_NO_BOUND | HU_ARENA_MID_PIN |
-		 HU_ARENA_NO_INSTANTS);
+	way &= ~(HU_ARENA_WHOLE | HU_ARENA_NO_BOUND | HU_ARENA_NO_INSTANTS);
 	if (choose_way(&p, whole, way) || bkt_setup(&p, whole) ||
 	    (p.bound && set_inst(&p, INST_PEAK, at)))
 		goto out;
@@ -1836,7 +1703,6 @@ out:
 	free(p.sq);
 	free(p.sins);
 	free(p.sat);
-	free(p.pins);
 	free(p.ents);
 	free(p.bord);
 	free(p.blk);

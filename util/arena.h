@@ -71,12 +71,6 @@ enum hu_arena_way {
 	 */
 	HU_ARENA_NO_BOUND = 0x200,
 	/*
-	 * Or'ed into a way: a fit by offset passes over a block by the
-	 * entries at the pin in the middle of its interval alone, not at
-	 * any pin it holds.  The same offsets; for tests.
-	 */
-	HU_ARENA_MID_PIN = 0x400,
-	/*
 	 * Or'ed into a way: a fit by offset passes over no block by its
 	 * entries' start instants.  The same offsets; for tests.
 	 */
