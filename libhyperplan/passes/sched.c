@@ -278,15 +278,62 @@ static int dead(struct hp_emit *m, uint32_t slot)
 	return ret;
 }
 
+/*
+ * Slots [@slot, @to) without items, when the emitter tracks the evicted
+ * tensors alone: their dead gaps' detaches are all they hold, at most
+ * one a gap, so room for them is made once.  Most slots of a probe are
+ * these.
+ */
+static int bare(struct hp_emit *m, uint32_t slot, uint32_t to)
+{
+	const struct life *lf = m->lf;
+	struct sched *s = m->s;
+	size_t i, end, need = lf->dead_off[to / 2] - lf->dead_off[slot / 2];
+	int ret = 0;
+	uint32_t t;
+
+	if (need && hyper_plan__grow(m->mem, &s->cops, &m->cap_cops,
+				     s->ncops + need, sizeof(*s->cops)))
+		return hyper_plan__nomem(m->e);
+	for (; slot < to && !ret; slot++) {
+		s->slot_off[slot] = s->ncops;
+		if (!(slot & 1))
+			continue;
+		end = lf->dead_off[slot / 2 + 1];
+		for (i = lf->dead_off[slot / 2]; i < end && !ret; i++) {
+			struct item y = { slot, CL_DETACH_DEAD, 0, 0 };
+
+			t = lf->dead_t[i];
+			if (!m->mine[t]) {
+				s->cops[s->ncops++] =
+					(struct cop){ t, HYPER_OP_DETACH };
+				continue;
+			}
+			y.t = t;
+			ret = apply(m, &y);
+		}
+	}
+	return ret;
+}
+
 /* Emits the slots before @upto, from where the last call stopped. */
 static int replay(struct hp_emit *m, uint32_t upto)
 {
 	struct sched *s = m->s;
-	uint32_t slot, nslots = 2 * s->n;
+	uint32_t slot, nslots = 2 * s->n, stop;
 	size_t x = m->x;
 	int ret = 0;
 
 	for (slot = m->slot; slot < upto && !ret; slot++) {
+		if (m->mine) {
+			stop = x < m->n && m->it[x].slot < upto ?
+			       m->it[x].slot : upto;
+			if (slot < stop) {
+				ret = bare(m, slot, stop);
+				slot = stop - 1;	/* the loop's ++ */
+				continue;
+			}
+		}
 		s->slot_off[slot] = s->ncops;
 		if ((slot & 1) && !m->mine)
 			run_op(m, slot / 2);
