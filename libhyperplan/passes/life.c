@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <hyper/residency.h>
 
 #include "passes/life.h"
 
@@ -209,6 +212,59 @@ static int homes(struct life *lf, struct hp_mem *mem)
 	return 0;
 }
 
+/*
+ * The tensors whose residency breaks a rule in a schedule of this order
+ * with nothing offloaded: passes/sched.c replays the order as it emits,
+ * step by step (uses, then defines, then the dead gaps' detaches), and
+ * this is that replay without evictions, carried on past each refusal.
+ * A tensor a probe does not evict follows the same transitions in every
+ * schedule of the order, so the emitter tracks only the evicted ones
+ * when none of these is left out.
+ */
+static int emit_dirty(struct life *lf, struct hp_mem *mem)
+{
+	const struct graph *g = lf->g;
+	uint8_t *st = hyper_plan__array(mem, g->nt, 1);
+	uint8_t *bad = hyper_plan__calloc(mem, g->nt, 1);
+	uint32_t k, t, x;
+	size_t i, n = 0;
+	int ret = -ENOMEM;
+
+	if (!st || !bad)
+		goto out;
+	for (t = 0; t < g->nt; t++)
+		st[t] = hyper_residency_start(lf->home0[t]);
+	for (k = 0; k < lf->n; k++) {
+		const struct op *o = &g->op[lf->order[k]];
+
+		for (x = 0; x < o->n_in; x++) {
+			t = op_in(g, o)[x];
+			if (hyper_residency_check(st[t], HYPER_RES_USE))
+				bad[t] = 1;
+		}
+		for (x = 0; x < o->n_out; x++)
+			hyper_residency_step(&st[op_out(g, o)[x]],
+					     HYPER_RES_DEFINE);
+		for (i = lf->dead_off[k]; i < lf->dead_off[k + 1]; i++)
+			if (hyper_residency_step(&st[lf->dead_t[i]],
+						 HYPER_RES_DETACH))
+				bad[lf->dead_t[i]] = 1;
+	}
+	for (t = 0; t < g->nt; t++)
+		n += bad[t];
+	lf->dirty_t = hyper_plan__array(mem, n, sizeof(*lf->dirty_t));
+	if (!lf->dirty_t)
+		goto out;
+	for (t = 0; t < g->nt; t++)
+		if (bad[t])
+			lf->dirty_t[lf->ndirty++] = t;
+	ret = 0;
+out:
+	free(st);
+	free(bad);
+	return ret;
+}
+
 int hyper_plan__life_build(struct life *lf, const struct graph *g, const uint32_t *order,
 	       struct hp_mem *mem)
 {
@@ -234,7 +290,7 @@ int hyper_plan__life_build(struct life *lf, const struct graph *g, const uint32_
 		}
 	}
 	if (residency(lf, mem) || first_writes(lf, mem) || dead_gaps(lf, mem) ||
-	    homes(lf, mem) || floor_build(lf, mem))
+	    homes(lf, mem) || floor_build(lf, mem) || emit_dirty(lf, mem))
 		goto fail;
 	return 0;
 fail:
@@ -254,5 +310,6 @@ void hyper_plan__life_free(struct life *lf)
 	free(lf->dead_off);
 	free(lf->dead_t);
 	free(lf->home0);
+	free(lf->dirty_t);
 	memset(lf, 0, sizeof(*lf));
 }

@@ -36,6 +36,12 @@ struct life {
 	/* Each tensor's home when nothing is offloaded (HYPER_HOME_*), the
 	 * start hyper_plan__sched_build() gives each probe's evictions. */
 	uint8_t *home0;
+	/* The tensors whose residency, with nothing offloaded, breaks a
+	 * rule somewhere (none in a valid order): a probe's schedule is
+	 * emitted tracking its evicted tensors alone only when they are all
+	 * among them (passes/sched.c). */
+	uint32_t *dirty_t;
+	size_t ndirty;
 	uint64_t peak0, max_ws;
 	uint32_t max_ws_step;
 	uint64_t floor;		/* hyper_plan__life_floor() */

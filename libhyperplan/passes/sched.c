@@ -15,7 +15,16 @@
 #include "passes/sched.h"
 #include "util/sort.h"
 
-enum { CL_STORE, CL_DETACH_LIVE, CL_DETACH_DEAD, CL_PREFETCH };
+/*
+ * In a slot's order.  CL_DEFINE and CL_USE are a step's defines and uses
+ * of an evicted tensor, only when the emitter tracks the evicted tensors
+ * alone (hp_emit.mine): a step's defines come before its "after" slot's
+ * operators, its uses after its "before" slot's, as replay() runs them.
+ */
+enum {
+	CL_DEFINE, CL_STORE, CL_DETACH_LIVE, CL_DETACH_DEAD, CL_PREFETCH,
+	CL_USE
+};
 
 struct item {
 	uint32_t slot;
@@ -30,6 +39,13 @@ struct hp_emit {
 	struct item *it;
 	size_t n, cap;
 	uint8_t *st;		/* residency state, <hyper/residency.h> */
+	/*
+	 * NULL: st holds every tensor's state.  Else the tensors the probe
+	 * evicts, whose state st holds alone: every other one follows its
+	 * transitions with nothing offloaded, which break no rule
+	 * (life.dirty_t), so its dead detaches are emitted as they are.
+	 */
+	uint8_t *mine;
 	size_t cap_cops;
 	struct hp_mem *mem;
 	struct hp_err *e;
@@ -156,6 +172,8 @@ static int bad(struct hp_emit *m, uint32_t slot, uint32_t event, int why,
 		       hyper_residency_reason(why));
 }
 
+static int check_uses(struct hp_emit *m, uint32_t k);
+
 /* Emits @kind, which the rules must allow; the state follows it. */
 static int put(struct hp_emit *m, uint32_t slot, uint32_t t, uint8_t kind)
 {
@@ -192,8 +210,16 @@ static int apply(struct hp_emit *m, const struct item *x)
 		    (m->st[t] & HYPER_RES_DEVICE))
 			ret = put(m, x->slot, t, HYPER_OP_STORE);
 		return ret ? ret : put(m, x->slot, t, HYPER_OP_DETACH);
-	default:
+	case CL_PREFETCH:
 		return put(m, x->slot, t, HYPER_OP_PREFETCH);
+	case CL_DEFINE:
+		hyper_residency_step(&m->st[t], HYPER_RES_DEFINE);
+		return 0;
+	default:
+		/* the first input refused, as check_uses() would say */
+		if (hyper_residency_check(m->st[t], HYPER_RES_USE))
+			return check_uses(m, x->slot / 2);
+		return 0;
 	}
 }
 
@@ -215,6 +241,8 @@ static int check_uses(struct hp_emit *m, uint32_t k)
 	int why;
 
 	for (i = 0; i < o->n_in; i++) {
+		if (m->mine && !m->mine[op_in(g, o)[i]])
+			continue;	/* one no rule refuses */
 		why = hyper_residency_check(m->st[op_in(g, o)[i]], HYPER_RES_USE);
 		if (why)
 			return bad(m, 2 * k, HYPER_RES_USE, why, op_in(g, o)[i]);
@@ -230,13 +258,60 @@ static int check_uses(struct hp_emit *m, uint32_t k)
 static int dead(struct hp_emit *m, uint32_t slot)
 {
 	const struct life *lf = m->lf;
+	struct sched *s = m->s;
 	size_t i, k = slot / 2;
 	int ret = 0;
 
 	for (i = lf->dead_off[k]; i < lf->dead_off[k + 1] && !ret; i++) {
 		struct item x = { slot, CL_DETACH_DEAD, 0, lf->dead_t[i] };
 
-		ret = apply(m, &x);
+		if (!m->mine || m->mine[x.t]) {
+			ret = apply(m, &x);
+			continue;
+		}
+		if (s->ncops == m->cap_cops &&
+		    hyper_plan__grow(m->mem, &s->cops, &m->cap_cops, s->ncops,
+				     sizeof(*s->cops)))
+			return hyper_plan__nomem(m->e);
+		s->cops[s->ncops++] = (struct cop){ x.t, HYPER_OP_DETACH };
+	}
+	return ret;
+}
+
+/*
+ * Slots [@slot, @to) without items, when the emitter tracks the evicted
+ * tensors alone: their dead gaps' detaches are all they hold, at most
+ * one a gap, so room for them is made once.  Most slots of a probe are
+ * these.
+ */
+static int bare(struct hp_emit *m, uint32_t slot, uint32_t to)
+{
+	const struct life *lf = m->lf;
+	struct sched *s = m->s;
+	size_t i, end, need = lf->dead_off[to / 2] - lf->dead_off[slot / 2];
+	int ret = 0;
+	uint32_t t;
+
+	if (need && hyper_plan__grow(m->mem, &s->cops, &m->cap_cops,
+				     s->ncops + need, sizeof(*s->cops)))
+		return hyper_plan__nomem(m->e);
+	for (; slot < to && !ret; slot++) {
+		s->slot_off[slot] = s->ncops;
+		if (!(slot & 1))
+			continue;
+		end = lf->dead_off[slot / 2 + 1];
+		for (i = lf->dead_off[slot / 2]; i < end && !ret; i++) {
+			struct item y = { slot, CL_DETACH_DEAD, 0, 0 };
+
+			t = lf->dead_t[i];
+			if (!m->mine[t]) {
+				s->cops[s->ncops++] =
+					(struct cop){ t, HYPER_OP_DETACH };
+				continue;
+			}
+			y.t = t;
+			ret = apply(m, &y);
+		}
 	}
 	return ret;
 }
@@ -245,13 +320,22 @@ static int dead(struct hp_emit *m, uint32_t slot)
 static int replay(struct hp_emit *m, uint32_t upto)
 {
 	struct sched *s = m->s;
-	uint32_t slot, nslots = 2 * s->n;
+	uint32_t slot, nslots = 2 * s->n, stop;
 	size_t x = m->x;
 	int ret = 0;
 
 	for (slot = m->slot; slot < upto && !ret; slot++) {
+		if (m->mine) {
+			stop = x < m->n && m->it[x].slot < upto ?
+			       m->it[x].slot : upto;
+			if (slot < stop) {
+				ret = bare(m, slot, stop);
+				slot = stop - 1;	/* the loop's ++ */
+				continue;
+			}
+		}
 		s->slot_off[slot] = s->ncops;
-		if (slot & 1)
+		if ((slot & 1) && !m->mine)
 			run_op(m, slot / 2);
 		for (; x < m->n && m->it[x].slot == slot &&
 		     m->it[x].cls < CL_DETACH_DEAD && !ret; x++)
@@ -260,7 +344,7 @@ static int replay(struct hp_emit *m, uint32_t upto)
 			ret = ret ? ret : dead(m, slot);
 		for (; x < m->n && m->it[x].slot == slot && !ret; x++)
 			ret = apply(m, &m->it[x]);
-		if (!(slot & 1) && !ret)
+		if (!(slot & 1) && !ret && !m->mine)
 			ret = check_uses(m, slot / 2);
 	}
 	m->slot = slot;
@@ -271,12 +355,69 @@ static int replay(struct hp_emit *m, uint32_t upto)
 	return ret;
 }
 
+/*
+ * Whether the emitter tracks @ev's tensors alone (hp_emit.mine): it
+ * does when every tensor that breaks a rule with nothing offloaded is
+ * among them, and their accesses, each an item, are no more than the
+ * steps, whose every use and define replay() visits otherwise.  @nacc:
+ * those accesses.  0, or -ENOMEM.
+ */
+static int track_mine(struct hp_emit *m, const struct evict *ev, size_t nev,
+		      size_t *nacc)
+{
+	const struct life *lf = m->lf;
+	uint8_t *mine = hyper_plan__calloc(m->mem, lf->g->nt, 1);
+	size_t i, acc = 0;
+
+	if (!mine)
+		return -ENOMEM;
+	for (i = 0; i < nev && acc <= lf->n; i++)
+		if (!mine[ev[i].t]) {
+			mine[ev[i].t] = 1;
+			acc += nr_accesses(lf, ev[i].t);
+		}
+	for (i = 0; i < lf->ndirty && acc <= lf->n; i++)
+		if (!mine[lf->dirty_t[i]])
+			acc = SIZE_MAX;
+	if (acc > lf->n) {
+		free(mine);
+		return 0;
+	}
+	m->mine = mine;
+	*nacc = acc;
+	return 0;
+}
+
+/*
+ * A tracked tensor's uses and defines, one item a step (its accesses
+ * are in step order), and its state at the start.
+ */
+static void access_items(struct hp_emit *m, uint32_t t)
+{
+	const struct life *lf = m->lf;
+	size_t i, end = lf->acc_off[t + 1];
+	uint8_t rw;
+
+	m->st[t] = hyper_residency_start(m->s->home[t]);
+	for (i = lf->acc_off[t]; i < end; ) {
+		uint32_t k = lf->acc_step[i];
+
+		for (rw = 0; i < end && lf->acc_step[i] == k; i++)
+			rw |= lf->acc_rw[i];
+		if (rw & ACC_R)
+			item(m, 2 * (int64_t)k, CL_USE, 0, t);
+		if (rw & ACC_W)
+			item(m, 2 * (int64_t)k + 1, CL_DEFINE, 0, t);
+	}
+}
+
 static void emit_free(struct hp_emit *m)
 {
 	if (!m)
 		return;
 	free(m->it);
 	free(m->st);
+	free(m->mine);
 	free(m);
 }
 
@@ -286,7 +427,7 @@ int hyper_plan__sched_start(struct sched *s, const struct life *lf,
 {
 	struct hp_emit *m;
 	const struct graph *g = lf->g;
-	size_t i;
+	size_t i, nacc = 0;
 	uint32_t t;
 
 	memset(s, 0, sizeof(*s));
@@ -306,16 +447,26 @@ int hyper_plan__sched_start(struct sched *s, const struct life *lf,
 	if (!s->home || !s->slot_off || !m->st)
 		goto out;
 	homes(m, ev, nev);
-	/* at most three items an eviction: one allocation, no copies */
-	m->cap = 3 * nev;
-	m->it = nev ? hyper_plan__array(mem, m->cap, sizeof(*m->it)) : NULL;
-	if (nev && !m->it)
+	if (track_mine(m, ev, nev, &nacc))
 		goto out;
-	for (i = 0; i < nev && !mem->failed; i++)
+	/*
+	 * at most three items an eviction and two an access: one
+	 * allocation, no copies
+	 */
+	m->cap = 3 * nev + 2 * nacc;
+	m->it = m->cap ? hyper_plan__array(mem, m->cap, sizeof(*m->it)) : NULL;
+	if (m->cap && !m->it)
+		goto out;
+	for (i = 0; i < nev && !mem->failed; i++) {
 		evict_items(m, &ev[i]);
+		if (m->mine && m->mine[ev[i].t] == 1) {
+			m->mine[ev[i].t] = 2;	/* its accesses, once */
+			access_items(m, ev[i].t);
+		}
+	}
 	if (mem->failed || sort_items(m, 2 * s->n))
 		goto out;
-	for (t = 0; t < g->nt; t++)
+	for (t = 0; t < g->nt && !m->mine; t++)
 		m->st[t] = hyper_residency_start(s->home[t]);
 	return 0;
 out:

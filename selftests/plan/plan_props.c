@@ -873,6 +873,168 @@ TEST_F_TIMEOUT(many, fetch_floor_never_above_the_run, 300)
 	EXPECT_LT(0, part);
 }
 
+/*
+ * The emitter tracks a probe's evicted tensors alone when every tensor
+ * that breaks a rule with nothing offloaded is among them and their
+ * accesses are few (passes/sched.c, hp_emit.mine): against the replay
+ * of every tensor, which a life whose dirty list names a tensor left
+ * out forces.  The same slots, cops and homes, or the same error: on
+ * distance and greedy evictions, on the same made wrong (a prefetch
+ * after the use, one twice, a detach before the define), and on the
+ * order reversed, where values are used before they are defined.
+ */
+static void emit_both(struct __test_metadata *_metadata,
+		      const struct life *lf, const struct evict *ev,
+		      size_t nev, unsigned int *tracked, unsigned int *errs)
+{
+	struct hp_mem mem = { 0 };
+	struct life whole = *lf;
+	struct sched a, b;
+	struct hp_err ea = { "" }, eb = { "" };
+	uint8_t *in = calloc(lf->g->nt, 1);
+	size_t i, acc = 0;
+	uint32_t t, k;
+	int ra, rb = 0;
+
+	ASSERT_NE(NULL, in);
+	for (i = 0; i < nev; i++)
+		if (!in[ev[i].t]++)
+			acc += nr_accesses(lf, ev[i].t);
+	for (t = 0; t < lf->g->nt && in[t]; t++)
+		;
+	free(in);
+	if (t == lf->g->nt)
+		return;		/* none left out */
+	whole.dirty_t = &t;
+	whole.ndirty = 1;
+	for (i = 0; i < lf->ndirty; i++)
+		acc = lf->dirty_t[i] == t ? SIZE_MAX : acc;
+	if (acc <= lf->n)
+		(*tracked)++;
+	/* @a step by step, as the simulator pulls it; @b whole */
+	ra = hyper_plan__sched_start(&a, lf, ev, nev, &mem, &ea);
+	for (k = 7; !ra && a.emit; k += 7)
+		ra = hyper_plan__sched_emit(&a, k, &ea);
+	rb = hyper_plan__sched_build(&b, &whole, ev, nev, &mem, &eb);
+	ASSERT_EQ(rb, ra) TH_LOG("%s / %s", ea.msg, eb.msg);
+	EXPECT_STREQ(eb.msg, ea.msg);
+	if (ra) {
+		(*errs)++;
+		hyper_plan__sched_free(&a);
+		return;
+	}
+	ASSERT_EQ(b.ncops, a.ncops);
+	EXPECT_EQ(0, memcmp(b.home, a.home, lf->g->nt));
+	EXPECT_EQ(0, memcmp(b.slot_off, a.slot_off,
+			    (2 * (size_t)lf->n + 1) * sizeof(*a.slot_off)));
+	EXPECT_EQ(0, memcmp(b.cops, a.cops, a.ncops * sizeof(*a.cops)));
+	hyper_plan__sched_free(&a);
+	hyper_plan__sched_free(&b);
+}
+
+/* @ev (@nev of them), then each of three ways of making it wrong. */
+static void emit_wrong_too(struct __test_metadata *_metadata,
+			   const struct life *lf, const struct evict *ev,
+			   size_t nev, unsigned int *tracked,
+			   unsigned int *errs)
+{
+	struct evict *w = malloc((nev + 1) * sizeof(*w));
+	size_t x;
+
+	emit_both(_metadata, lf, ev, nev, tracked, errs);
+	if (!nev || !w) {
+		free(w);
+		return;
+	}
+	for (unsigned int how = 0; how < 3; how++) {
+		memcpy(w, ev, nev * sizeof(*w));
+		x = (nev * (2 * how + 1)) / 7;
+		if (how == 0 && w[x].j < (int32_t)lf->n)
+			w[x].fetch_step = w[x].j + 1 < (int32_t)lf->n ?
+					  w[x].j + 1 : w[x].j;
+		else if (how == 1)
+			w[nev] = w[x];
+		else
+			w[x].detach_slot = 0;
+		emit_both(_metadata, lf, w, nev + (how == 1), tracked, errs);
+	}
+	free(w);
+}
+
+static void emit_tracked(struct __test_metadata *_metadata, struct job *j,
+			 unsigned int *tracked, unsigned int *errs)
+{
+	static const uint32_t dist[] = { 1, 4, 32 };
+	const struct life *lf = &j->lf;
+	struct hp_mem mem = { 0 };
+	struct greedy_ctx gc = { .lf = lf, .mem = &mem };
+	struct distance_params dp = { 0 };
+	struct distance_ctx d;
+	struct life rev;
+	uint32_t *order, k;
+
+	ASSERT_EQ(0, hyper_plan__distance_init(&d, lf, &mem));
+	for (unsigned int i = 0; i < ARRAY_SIZE(dist) * 5; i++) {
+		if (i < ARRAY_SIZE(dist) * 4) {
+			dp.prefetch = dist[i % ARRAY_SIZE(dist)];
+			dp.count = d.nrank >> (i / ARRAY_SIZE(dist) * 2);
+			ASSERT_EQ(0, hyper_plan__distance_evicts(&d, &dp));
+			emit_wrong_too(_metadata, lf, d.ev, d.nev, tracked,
+				       errs);
+		} else {
+			uint64_t b = lf->max_ws + (lf->peak0 - lf->max_ws) /
+				     (2 + i % ARRAY_SIZE(dist));
+
+			ASSERT_EQ(0, hyper_plan__greedy_evicts(&gc, b,
+						dist[i % ARRAY_SIZE(dist)]));
+			emit_wrong_too(_metadata, lf, gc.ev, gc.nev, tracked,
+				       errs);
+		}
+	}
+	/* the order reversed: every evicted tensor's, and one's alone */
+	order = malloc(lf->n * sizeof(*order));
+	ASSERT_NE(NULL, order);
+	for (k = 0; k < lf->n; k++)
+		order[k] = lf->order[lf->n - 1 - k];
+	ASSERT_EQ(0, hyper_plan__life_build(&rev, lf->g, order, &mem));
+	emit_both(_metadata, &rev, NULL, 0, tracked, errs);
+	emit_both(_metadata, &rev, d.ev, d.nev ? 1 : 0, tracked, errs);
+	hyper_plan__life_free(&rev);
+	free(order);
+	hyper_plan__distance_free(&d);
+	hyper_plan__greedy_free(&gc);
+}
+
+TEST_F_TIMEOUT(many, emission_of_the_evicted_alone_is_the_whole_one, 300)
+{
+	unsigned int seed, i, tracked = 0, errs = 0;
+	struct hp_err e;
+
+	for (seed = 1; seed <= 8; seed++) {
+		struct plan_case c = { NULL, NULL, 20 + seed * 37 % 300,
+				       seed + 900 };
+		struct job j = { 0 };
+
+		ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		emit_tracked(_metadata, &j, &tracked, &errs);
+		hyper_plan__job_free(&j);
+	}
+	for (i = 0; i < ARRAY_SIZE(models); i++) {
+		struct job j = { 0 };
+
+		ASSERT_EQ(0, case_job(&j, &models[i], &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		emit_tracked(_metadata, &j, &tracked, &errs);
+		hyper_plan__job_free(&j);
+	}
+	/* both ways were taken, and errors met, or it proves little */
+	TH_LOG("%u schedules tracked their evicted tensors alone, %u errors",
+	       tracked, errs);
+	EXPECT_LT(0, tracked);
+	EXPECT_LT(0, errs);
+}
+
 TEST(refined_order_keeps_dependencies)
 {
 	unsigned int seed, moved = 0;
