@@ -650,13 +650,11 @@ static void reach_moved(struct plan_ctx *pc, uint32_t k)
  * its bucket is not left behind (within a class, buckets come in order of
  * use, and a key's low half is that use: no two of a class are equal).
  */
-static uint64_t class_min(struct plan_ctx *pc, uint32_t s)
+static uint64_t class_min_find(struct plan_ctx *pc, uint32_t s)
 {
 	uint32_t lo = pc->cls_lo[s], was = pc->min_lo[s];
 	uint64_t key = pc->min_key[s], more;
 
-	if (was == lo && !pc->scratch)
-		return key;
 	if (was == NONE || pc->scratch ||
 	    (lo > was && key != SEG_NONE && (uint32_t)key < pc->b_j[lo])) {
 		key = hyper_plan__seg_min(&pc->seg, lo, pc->cls_b[s + 1] - 1);
@@ -671,6 +669,17 @@ static uint64_t class_min(struct plan_ctx *pc, uint32_t s)
 	pc->min_key[s] = key;
 	pc->min_lo[s] = lo;
 	return key;
+}
+
+/*
+ * Most look-ups find the minimum kept: that test inline in
+ * next_bucket()'s loop over the classes, the rest a call.
+ */
+static inline uint64_t class_min(struct plan_ctx *pc, uint32_t s)
+{
+	if (pc->min_lo[s] == pc->cls_lo[s] && !pc->scratch)
+		return pc->min_key[s];
+	return class_min_find(pc, s);
 }
 
 /* The bucket of class s that holds @key, its minimum (class_min()). */
