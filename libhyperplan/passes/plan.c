@@ -449,17 +449,42 @@ static bool offer(struct plan_ctx *pc, struct fit *f, uint32_t i)
 	return f->over <= 0;
 }
 
+/*
+ * Bucket b's key is now @key: its class's minimum kept (class_min())
+ * follows it.  A bucket before the kept range leaves it alone (the
+ * sweep's new buckets, used at k + 1, lie there nearly always); a key
+ * below the minimum is the new one; only the bucket holding the
+ * minimum, grown, needs the tree again.  Within a class a key's low
+ * half is its bucket's use, so the minimum names its bucket.
+ */
+static void class_min_moved(struct plan_ctx *pc, uint32_t b, uint64_t key)
+{
+	uint32_t s = pc->b_cls[b];
+	uint64_t was = pc->min_key[s];
+
+	if (pc->min_lo[s] == NONE || b < pc->min_lo[s])
+		return;
+	if (key < was) {
+		pc->min_key[s] = key;
+		pc->min_b[s] = b;
+	} else if (was != SEG_NONE && (uint32_t)was == pc->b_j[b]) {
+		pc->min_lo[s] = NONE;
+	}
+}
+
 /* Bucket b's first live candidate goes into the tree (b < nb). */
 static void refresh(struct plan_ctx *pc, uint32_t b)
 {
 	size_t *x = &pc->cur[b];
+	uint64_t key;
 
 	while (*x < pc->by_b[b + 1] && !pc->alive[pc->idx[*x]])
 		(*x)++;
-	hyper_plan__seg_set(&pc->seg, b, *x < pc->by_b[b + 1] ?
-		(uint64_t)(pc->c[pc->idx[*x]].a + 1) << 32 | pc->b_j[b] :
-		SEG_NONE);
-	pc->min_lo[pc->b_cls[b]] = NONE;	/* its class's minimum moved */
+	key = *x < pc->by_b[b + 1] ?
+	      (uint64_t)(pc->c[pc->idx[*x]].a + 1) << 32 | pc->b_j[b] :
+	      SEG_NONE;
+	hyper_plan__seg_set(&pc->seg, b, key);
+	class_min_moved(pc, b, key);
 }
 
 /* The gaps to the end first: they need no prefetch, never wait. */
@@ -619,19 +644,17 @@ static void reach_moved(struct plan_ctx *pc, uint32_t k)
 
 /*
  * Class s's earliest candidate from cls_lo[s]: the range minimum, kept
- * while none of the class's buckets is refreshed (refresh()).  When the
+ * and followed through refreshes (class_min_moved()).  When the
  * reach moves, the minimum kept still serves: a reach moved earlier adds
  * only the buckets before the old one, and one moved later keeps it if
  * its bucket is not left behind (within a class, buckets come in order of
  * use, and a key's low half is that use: no two of a class are equal).
  */
-static uint64_t class_min(struct plan_ctx *pc, uint32_t s)
+static uint64_t class_min_find(struct plan_ctx *pc, uint32_t s)
 {
 	uint32_t lo = pc->cls_lo[s], was = pc->min_lo[s];
 	uint64_t key = pc->min_key[s], more;
 
-	if (was == lo && !pc->scratch)
-		return key;
 	if (was == NONE || pc->scratch ||
 	    (lo > was && key != SEG_NONE && (uint32_t)key < pc->b_j[lo])) {
 		key = hyper_plan__seg_min(&pc->seg, lo, pc->cls_b[s + 1] - 1);
@@ -646,6 +669,17 @@ static uint64_t class_min(struct plan_ctx *pc, uint32_t s)
 	pc->min_key[s] = key;
 	pc->min_lo[s] = lo;
 	return key;
+}
+
+/*
+ * Most look-ups find the minimum kept: that test inline in
+ * next_bucket()'s loop over the classes, the rest a call.
+ */
+static inline uint64_t class_min(struct plan_ctx *pc, uint32_t s)
+{
+	if (pc->min_lo[s] == pc->cls_lo[s] && !pc->scratch)
+		return pc->min_key[s];
+	return class_min_find(pc, s);
 }
 
 /* The bucket of class s that holds @key, its minimum (class_min()). */

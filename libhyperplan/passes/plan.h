@@ -46,10 +46,9 @@ struct plan_ctx {
 	uint32_t *cls_from;	/* class s: that step before lo and buckets */
 	uint8_t *cls_stale;	/* class s: a take may have moved its reach */
 	/*
-	 * Class s's earliest candidate from cls_lo[s] (its range minimum)
-	 * and the bucket holding it, kept while no bucket of the class was
-	 * refreshed: valid when min_lo[s] == cls_lo[s]; min_b[s] NONE
-	 * until looked up.
+	 * Class s's earliest candidate from min_lo[s] (its range minimum,
+	 * NONE when unknown) and the bucket holding it (NONE until looked
+	 * up), kept through refreshes: serves cls_lo[s] == min_lo[s].
 	 */
 	uint64_t *min_key;
 	uint32_t *min_lo, *min_b;

@@ -455,6 +455,73 @@ TEST(sweep_reuse_matches_scratch)
 	}
 }
 
+/*
+ * Each size class's minimum kept between look-ups and followed through
+ * refreshes (passes/plan.c: class_min(), class_min_moved()) against a
+ * plain scan of the tree's leaves: where a class says it knows its
+ * minimum from bucket min_lo on, that is the least key of its buckets
+ * from there, and the bucket it names holds it.  Checked after sweeps
+ * at random aims on random graphs and a decode, so failures at every
+ * depth leave the classes mid-sweep.
+ */
+static void minima_match_scan(struct __test_metadata *_metadata,
+			      const struct plan_ctx *pc, uint32_t *known)
+{
+	const uint64_t *leaf = pc->seg.t + pc->seg.size;
+
+	for (uint32_t s = 0; s < pc->ncls; s++) {
+		uint64_t want = SEG_NONE;
+
+		if (pc->min_lo[s] == NONE)
+			continue;
+		(*known)++;
+		for (uint32_t b = pc->min_lo[s]; b < pc->cls_b[s + 1]; b++)
+			if (leaf[b] < want)
+				want = leaf[b];
+		ASSERT_EQ(want, pc->min_key[s]) TH_LOG("class %u", s);
+		if (pc->min_b[s] != NONE)
+			ASSERT_EQ(want, leaf[pc->min_b[s]]);
+	}
+}
+
+TEST(class_minima_match_scan)
+{
+	static const double scales[] = { 1.0, 1.0, 1.3, ANY_WAIT };
+	struct plan_case cases[] = {
+		{ NULL, NULL, 300, 7 }, { NULL, NULL, 800, 8 },
+		{ NULL, NULL, 1500, 9 }, { "llama2-7b", "infer", 0, 1 },
+	};
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	uint32_t known = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct hp_mem mem = { 0 };
+		struct plan_ctx pc;
+		struct job j = { 0 };
+		struct hp_err e;
+		uint64_t lo, span;
+		uint32_t fail;
+
+		ASSERT_EQ(0, case_job(&j, &cases[i],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, hyper_plan__plan_init(&pc, &j.lf, &j.p, &mem));
+		lo = j.lf.max_ws;
+		span = j.lf.peak0 > lo ? j.lf.peak0 - lo : 1;
+		for (uint32_t k = 0; k < 40; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			hyper_plan__plan_select(&pc, lo + x % (span + 1),
+				scales[(x >> 32) % ARRAY_SIZE(scales)], &fail);
+			minima_match_scan(_metadata, &pc, &known);
+		}
+		hyper_plan__plan_free(&pc);
+		hyper_plan__job_free(&j);
+	}
+	EXPECT_LT(0, known);	/* some class kept its minimum */
+}
+
 TEST(bound_corners)
 {
 	uint32_t order[] = { 0, 1 };
