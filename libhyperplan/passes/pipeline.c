@@ -133,6 +133,7 @@ static int run_simulate(struct hyper_plan__pipe *pp, struct hp_err *e)
 		.give_up = true,
 		.max_slow = pp->pb->goal.budget ? HUGE_VAL : pp->pb->goal.max_slow,
 		.max_peak = pp->pb->goal.budget,
+		.lf = pp->lf,
 	};
 	int ret = hyper_plan__simulate_in(&r->s, pp->pb->p,
 					  pp->give_up ? &stop : NULL, &r->sim,

@@ -31,6 +31,12 @@ struct sim_hooks {
 	bool give_up;
 	double max_slow;
 	uint64_t max_peak;
+	/*
+	 * give_up: the life the schedule was emitted from, if known (NULL:
+	 * not).  Its t0[n] is the whole run's compute summed as the run
+	 * sums it, step after step from 0, so the run need not sum it first.
+	 */
+	const struct life *lf;
 };
 
 struct sim_result {

@@ -284,7 +284,8 @@ TEST(simulator_replays_the_shared_residency_rules)
  * each run leaves zeroed where it wrote: here w's prefetch and y's
  * store would hold up b in the schedule with neither if a run after
  * them read their ends.  Whatever ran before, in whichever order, each
- * schedule gives the figures it gives alone, whole or given up, and
+ * schedule gives the figures it gives alone, whole or given up (there
+ * with the whole run's compute taken from its life, not summed), and
  * each fetch floor is the one it has alone.
  */
 TEST(simulator_runs_in_one_buffer_as_alone)
@@ -300,7 +301,7 @@ TEST(simulator_runs_in_one_buffer_as_alone)
 		  .detach_slot = 3, .fetch_step = 2 },
 	};
 	static const int runs[] = { 1, 2, 0, 2, 1, 0, 0, 1, 2, 1, 0 };
-	struct sim_hooks stop = { .give_up = true, .max_slow = 0.01 };
+	struct sim_hooks stop = { .give_up = true, .max_slow = 0.01 }, stop_lf;
 	struct sim_result alone[3][2], r;
 	double floor_alone[3], floor_ns;
 	struct hp_simbuf buf = { 0 };
@@ -337,11 +338,15 @@ TEST(simulator_runs_in_one_buffer_as_alone)
 	EXPECT_GT(alone[1][0].h2d_bytes, 0);
 	EXPECT_GT(alone[2][0].d2h_bytes, 0);
 	EXPECT_GT(floor_alone[1], 0);
+	EXPECT_EQ(1, ret[2][1]);	/* c waits 2 ms for y: given up */
+	stop_lf = stop;
+	stop_lf.lf = &lf;
 	for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
 		i = runs[k];
 		for (int h = 0; h < 2; h++) {
 			EXPECT_EQ(ret[i][h], hyper_plan__simulate_in(&s[i],
-				  &gbps, h ? &stop : NULL, &r, &buf, &mem, &e));
+				  &gbps, h ? &stop_lf : NULL, &r, &buf, &mem,
+				  &e));
 			EXPECT_EQ(0, memcmp(&alone[i][h], &r, sizeof(r)))
 				TH_LOG("run %zu: schedule %u (%s) not as alone",
 				       k, i, h ? "given up" : "whole");
