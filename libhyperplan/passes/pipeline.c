@@ -102,6 +102,13 @@ static int run_search(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
 	int ret = hyper_plan__run_policy_fit(pp->pol, pp->pb, pp->r, e);
 
+	/*
+	 * The probes' buffers are the search's: freed once it ends, so that
+	 * the layout, the checks and the writing that follow have the memory
+	 * back (a search after this one allocates them again).
+	 */
+	if (pp->pb->memo)
+		hyper_plan__simbuf_free(&pp->pb->memo->sim);
 	if (!ret && !pp->r->ok)
 		ret = hyper_plan__errf(e, "%s: no schedule meets the goal",
 			      hyper_plan__policy_name[pp->pol]);
