@@ -102,6 +102,13 @@ static int run_search(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
 	int ret = hyper_plan__run_policy_fit(pp->pol, pp->pb, pp->r, e);
 
+	/*
+	 * The probes' buffers are the search's: freed once it ends, so that
+	 * the layout, the checks and the writing that follow have the memory
+	 * back (a search after this one allocates them again).
+	 */
+	if (pp->pb->memo)
+		hyper_plan__simbuf_free(&pp->pb->memo->sim);
 	if (!ret && !pp->r->ok)
 		ret = hyper_plan__errf(e, "%s: no schedule meets the goal",
 			      hyper_plan__policy_name[pp->pol]);
@@ -133,10 +140,12 @@ static int run_simulate(struct hyper_plan__pipe *pp, struct hp_err *e)
 		.give_up = true,
 		.max_slow = pp->pb->goal.budget ? HUGE_VAL : pp->pb->goal.max_slow,
 		.max_peak = pp->pb->goal.budget,
+		.lf = pp->lf,
 	};
-	int ret = hyper_plan__simulate(&r->s, pp->pb->p,
-				       pp->give_up ? &stop : NULL, &r->sim,
-				       pipe_mem(pp), &ignored);
+	int ret = hyper_plan__simulate_in(&r->s, pp->pb->p,
+					  pp->give_up ? &stop : NULL, &r->sim,
+					  pp->pb->memo ? &pp->pb->memo->sim :
+					  NULL, pipe_mem(pp), &ignored);
 
 	if (ret == -ENOMEM || ret == -EINVAL) {	/* -EINVAL: the emission's */
 		hyper_plan__sched_free(&r->s);
@@ -423,8 +432,9 @@ int hyper_plan__probe(const struct problem *pb, const struct life *lf,
 	 * up on, so it is neither emitted nor simulated.
 	 */
 	if (give_up && !pb->goal.budget) {
-		if (hyper_plan__sim_fetch_floor(lf, pb->p, ev, nev, pb->mem,
-						&floor_ns))
+		if (hyper_plan__sim_fetch_floor_in(lf, pb->p, ev, nev,
+						   pb->memo ? &pb->memo->sim :
+						   NULL, pb->mem, &floor_ns))
 			return hyper_plan__nomem(e);
 		if (hyper_plan__sim_beyond(floor_ns, lf->t0[lf->n],
 					   pb->goal.max_slow))

@@ -164,6 +164,7 @@ void hyper_plan__polmemo_free(struct hp_polmemo *m)
 	m->zero_next = 0;
 	m->next = 0;
 	m->bytes = 0;
+	hyper_plan__simbuf_free(&m->sim);
 }
 
 static int run(int pol, const struct problem *pb, struct result *r,

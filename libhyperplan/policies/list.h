@@ -76,6 +76,8 @@ struct hp_polmemo {
 	 */
 	const struct result *row[POL_NR];
 	unsigned int row_layouts, row_checks;	/* taken from a row */
+	/* the probes' simulation buffers (sim/sim.h) */
+	struct hp_simbuf sim;
 };
 
 /* Frees what @m keeps: it is empty after. */

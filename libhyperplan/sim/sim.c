@@ -17,45 +17,69 @@
 struct sim {
 	const struct sched *s;
 	const struct graph *g;
+	const struct tensor *t;		/* g->t */
 	const struct profile *p;
-	const struct sim_hooks *h;
+	const struct sim_hooks *h;	/* NULL: none */
 	struct sim_result *r;
 	struct hp_err *e;
 	struct hp_mem *hm;	/* the plan's allocations */
 	uint8_t *st;		/* residency state, <hyper/residency.h> */
-	double *fetch_done, *store_done;
+	struct hp_sim_xend *end;
 	struct heap pend;	/* detached tensors by store completion */
 	double now, h2d_free, d2h_free;
 	double compute_all;	/* give_up: the whole run's compute */
-	uint64_t mem;
+	double slow_lim, beyond_lim;	/* give_up: out_of_reach()'s bounds */
+	uint64_t mem, peak, budget;
+	size_t cop_hi;		/* the cops run are below it */
 	uint32_t step;
 	uint32_t emitted;	/* s->emit: the steps whose slots are there */
+	bool give_up;
+	bool hooked;		/* h has a callback: the search's have none */
 	bool emit_failed;
 };
 
 /* Steps a schedule still being emitted is emitted ahead of the run. */
 #define EMIT_AHEAD	64
 
-static void mem_set(struct sim *m, double at, int64_t delta)
+/*
+ * The peak is kept here and written to the result at the end: the hot
+ * loop then reads no pointer to test it.  Memory only grows through
+ * mem_add(); mem_sub() gives back what a tensor took, so it cannot pass
+ * the peak.
+ */
+static inline void mem_add(struct sim *m, double at, uint64_t b)
 {
-	m->mem += delta;
-	if (m->mem > m->r->peak)
-		m->r->peak = m->mem;
-	if (m->h && m->h->mem)
+	m->mem += b;
+	if (m->mem > m->peak)
+		m->peak = m->mem;
+	if (m->hooked && m->h->mem)
 		m->h->mem(m->h->ctx, at, m->mem);
 }
 
-static void free_done(struct sim *m)
+static inline void mem_sub(struct sim *m, double at, uint64_t b)
 {
-	while (m->pend.n && heap_top(&m->pend).key <= m->now) {
+	m->mem -= b;
+	if (m->hooked && m->h->mem)
+		m->h->mem(m->h->ctx, at, m->mem);
+}
+
+static void free_due(struct sim *m)
+{
+	do {
 		struct heap_item x = hyper_plan__heap_pop(&m->pend);
 
-		mem_set(m, x.key, -(int64_t)m->g->t[x.val].bytes);
-	}
+		mem_sub(m, x.key, m->t[x.val].bytes);
+	} while (m->pend.n && heap_top(&m->pend).key <= m->now);
+}
+
+static inline void free_done(struct sim *m)
+{
+	if (m->pend.n && heap_top(&m->pend).key <= m->now)
+		free_due(m);
 }
 
 /* The host blocks until @until: that is stall. */
-static void wait_until(struct sim *m, double until)
+static inline void wait_until(struct sim *m, double until)
 {
 	if (until > m->now) {
 		m->r->stall_ns += until - m->now;
@@ -64,7 +88,8 @@ static void wait_until(struct sim *m, double until)
 	free_done(m);
 }
 
-static int fail(struct sim *m, uint32_t t, uint32_t event, int why)
+static int __attribute__((cold)) fail(struct sim *m, uint32_t t,
+				      uint32_t event, int why)
 {
 	const char *op = m->g->op[m->s->order[m->step]].id;
 
@@ -76,41 +101,51 @@ static int fail(struct sim *m, uint32_t t, uint32_t event, int why)
 		       hyper_residency_reason(why));
 }
 
-static int alloc(struct sim *m, uint32_t t)
+/* alloc() of a tensor that does not fit yet: it waits for stores. */
+static int alloc_wait(struct sim *m, uint32_t t, uint64_t b)
 {
-	uint64_t b = m->g->t[t].bytes, budget = m->s->budget;
-
-	while (budget && m->mem + b > budget && m->pend.n)
+	while (m->mem + b > m->budget && m->pend.n)
 		wait_until(m, heap_top(&m->pend).key);
-	if (budget && m->mem + b > budget)
+	if (m->mem + b > m->budget)
 		return hyper_plan__errf(m->e, "step %u (%s): device residency would exceed the budget (tensor \"%s\")",
 			       m->step, m->g->op[m->s->order[m->step]].id,
 			       m->g->t[t].id);
-	mem_set(m, m->now, b);
+	mem_add(m, m->now, b);
 	return 0;
 }
 
-static void stream(struct sim *m, uint32_t t, int store)
+static inline int alloc(struct sim *m, uint32_t t)
 {
-	double b = m->g->t[t].bytes, *free_at = store ? &m->d2h_free :
+	uint64_t b = m->t[t].bytes;
+
+	if (m->budget && m->mem + b > m->budget)
+		return alloc_wait(m, t, b);
+	mem_add(m, m->now, b);
+	return 0;
+}
+
+static inline void stream(struct sim *m, uint32_t t, int store)
+{
+	double b = m->t[t].bytes, *free_at = store ? &m->d2h_free :
 						&m->h2d_free;
 	double start = *free_at > m->now ? *free_at : m->now;
 	double end = start + (store ? d2h_ns(m->p, b) : h2d_ns(m->p, b));
 
 	*free_at = end;
 	if (store) {
-		m->store_done[t] = end;
+		m->end[t].store = end;
 		m->r->d2h_bytes += b;
 	} else {
-		m->fetch_done[t] = end;
+		m->end[t].fetch = end;
 		m->r->h2d_bytes += b;
 	}
-	if (m->h && m->h->xfer)
+	if (m->hooked && m->h->xfer)
 		m->h->xfer(m->h->ctx, t, store, start, end);
 }
 
 /* The rules are <hyper/residency.h>'s; this adds time and memory. */
-static int cache_op(struct sim *m, const struct cop *c)
+static inline __attribute__((always_inline)) int
+cache_op(struct sim *m, const struct cop *c)
 {
 	uint32_t t = c->t;
 	int why = hyper_residency_check(m->st[t], c->kind);
@@ -119,21 +154,22 @@ static int cache_op(struct sim *m, const struct cop *c)
 		return fail(m, t, c->kind, why);
 	switch (c->kind) {
 	case HYPER_OP_PREFETCH:
-		wait_until(m, m->store_done[t]);
+		wait_until(m, m->end[t].store);
 		if (alloc(m, t))
 			return -1;
 		stream(m, t, 0);
 		break;
 	case HYPER_OP_STORE:
-		wait_until(m, m->fetch_done[t]);
+		wait_until(m, m->end[t].fetch);
 		stream(m, t, 1);
 		break;
 	default:
-		if (m->store_done[t] > m->now) {
-			if (hyper_plan__heap_push(&m->pend, m->store_done[t], t, m->hm))
+		if (m->end[t].store > m->now) {
+			if (hyper_plan__heap_push(&m->pend, m->end[t].store,
+						  t, m->hm))
 				return hyper_plan__nomem(m->e);
 		} else {
-			mem_set(m, m->now, -(int64_t)m->g->t[t].bytes);
+			mem_sub(m, m->now, m->t[t].bytes);
 		}
 		break;
 	}
@@ -141,13 +177,15 @@ static int cache_op(struct sim *m, const struct cop *c)
 	return 0;
 }
 
-static int slot(struct sim *m, size_t sl)
+static inline __attribute__((always_inline)) int
+slot(struct sim *m, size_t sl)
 {
-	size_t i;
-
+	size_t i = m->s->slot_off[sl], hi = m->s->slot_off[sl + 1];
 	int ret;
 
-	for (i = m->s->slot_off[sl]; i < m->s->slot_off[sl + 1]; i++) {
+	if (hi > m->cop_hi)
+		m->cop_hi = hi;
+	for (; i < hi; i++) {
 		ret = cache_op(m, &m->s->cops[i]);
 		if (ret)
 			return ret;
@@ -158,6 +196,7 @@ static int slot(struct sim *m, size_t sl)
 static int run_step(struct sim *m, uint32_t k)
 {
 	const struct op *o = &m->g->op[m->s->order[k]];
+	const uint32_t *ref;
 	double ready = m->now, start;
 	uint32_t i, t;
 
@@ -176,17 +215,19 @@ static int run_step(struct sim *m, uint32_t k)
 	ret = slot(m, 2 * k);
 	if (ret)
 		return ret;
+	ref = op_in(m->g, o);
 	for (i = 0; i < o->n_in; i++) {
-		t = op_in(m->g, o)[i];
+		t = ref[i];
 		if (hyper_residency_check(m->st[t], HYPER_RES_USE))
 			return fail(m, t, HYPER_RES_USE, 0);
-		if (m->fetch_done[t] > ready)
-			ready = m->fetch_done[t];
+		if (m->end[t].fetch > ready)
+			ready = m->end[t].fetch;
 	}
 	wait_until(m, ready);
+	ref = op_out(m->g, o);
 	for (i = 0; i < o->n_out; i++) {
-		t = op_out(m->g, o)[i];
-		wait_until(m, m->store_done[t]);
+		t = ref[i];
+		wait_until(m, m->end[t].store);
 		if (!(m->st[t] & HYPER_RES_DEVICE) && alloc(m, t))
 			return -1;
 		m->st[t] = hyper_residency_next(m->st[t], HYPER_RES_DEFINE);
@@ -194,7 +235,7 @@ static int run_step(struct sim *m, uint32_t k)
 	start = m->now;
 	m->now += o->compute_ns;
 	m->r->compute_ns += o->compute_ns;
-	if (m->h && m->h->compute)
+	if (m->hooked && m->h->compute)
 		m->h->compute(m->h->ctx, k, start, m->now);
 	free_done(m);
 	return slot(m, 2 * k + 1);
@@ -214,63 +255,139 @@ static int run_step(struct sim *m, uint32_t k)
  * so it is off by a few ulps a step at most; hyper_plan__sim_beyond()'s
  * margin of 1e-6 covers that many times over, and a run within it
  * goes on to the test above.
+ *
+ * Both tests are slowdown() and hyper_plan__sim_beyond() with the
+ * bounds that do not change during the run worked out once in
+ * @m->slow_lim and @m->beyond_lim (out_of_reach_init()), by the same
+ * expressions: the same doubles, the same answers.
  */
-static bool out_of_reach(const struct sim *m)
+static inline bool out_of_reach(const struct sim *m)
 {
-	struct sim_result end = { .compute_ns = m->compute_all };
+	double makespan, floor_ns;
 
-	if (m->h->max_peak && m->r->peak > m->h->max_peak)
+	if (m->h->max_peak && m->peak > m->h->max_peak)
 		return true;
-	end.makespan_ns = m->now > m->h2d_free ? m->now : m->h2d_free;
-	if (m->d2h_free > end.makespan_ns)
-		end.makespan_ns = m->d2h_free;
-	if (slowdown(&end) > m->h->max_slow + 1e-12)
+	if (!(m->compute_all > 0))	/* slowdown() 0, never beyond */
+		return 0 > m->slow_lim;
+	makespan = m->now > m->h2d_free ? m->now : m->h2d_free;
+	if (m->d2h_free > makespan)
+		makespan = m->d2h_free;
+	if (makespan / m->compute_all - 1 > m->slow_lim)
 		return true;
-	return hyper_plan__sim_beyond(m->now + (m->compute_all -
-						m->r->compute_ns),
-				      m->compute_all, m->h->max_slow);
+	floor_ns = m->now + (m->compute_all - m->r->compute_ns);
+	return floor_ns * (1 - 1e-6) > m->beyond_lim;
 }
 
-static int sim_init(struct sim *m, const struct sched *s)
+static void out_of_reach_init(struct sim *m)
+{
+	double max_slow = m->h->max_slow, compute_ns = m->compute_all;
+
+	m->slow_lim = max_slow + 1e-12;
+	m->beyond_lim = (1 + max_slow + 1e-9) * compute_ns;
+}
+
+/* @buf's buffers, with room for @m->g's tensors. */
+static int sim_bufs(struct sim *m, struct hp_simbuf *buf)
+{
+	size_t nt = m->g->nt;
+
+	if (!buf->end || !buf->st || buf->nt < nt) {
+		free(buf->end);
+		free(buf->st);
+		buf->nt = 0;
+		buf->end = hyper_plan__calloc(m->hm, nt, sizeof(*buf->end));
+		buf->st = hyper_plan__array(m->hm, nt, 1);
+		if (!buf->end || !buf->st) {
+			free(buf->end);
+			free(buf->st);
+			buf->end = NULL;
+			buf->st = NULL;
+			return -ENOMEM;
+		}
+		buf->nt = nt;
+	}
+	/* a tensor waits in pend once at a time: a prefetch waits for it */
+	if (hyper_plan__heap_reserve(&buf->pend, nt, m->hm))
+		return -ENOMEM;
+	m->end = buf->end;
+	m->st = buf->st;
+	m->pend = buf->pend;
+	m->pend.n = 0;
+	return 0;
+}
+
+static int sim_init(struct sim *m, const struct sched *s,
+		    struct hp_simbuf *buf)
 {
 	const struct graph *g = s->g;
 	size_t t;
 
-	if (m->h && m->h->give_up)
-		for (t = 0; t < s->n; t++)
-			m->compute_all += g->op[s->order[t]].compute_ns;
+	if (m->give_up) {
+		const struct life *lf = m->h->lf;
 
-	m->st = hyper_plan__array(m->hm, g->nt, 1);	/* set below */
-	m->fetch_done = hyper_plan__calloc(m->hm, g->nt, sizeof(double));
-	m->store_done = hyper_plan__calloc(m->hm, g->nt, sizeof(double));
-	/* a tensor waits in pend once at a time: a prefetch waits for it */
-	if (!m->st || !m->fetch_done || !m->store_done ||
-	    hyper_plan__heap_reserve(&m->pend, g->nt, m->hm))
+		if (lf && lf->g == g && lf->order == s->order && lf->n == s->n)
+			m->compute_all = lf->t0[lf->n];
+		else
+			for (t = 0; t < s->n; t++)
+				m->compute_all += g->op[s->order[t]].compute_ns;
+		out_of_reach_init(m);
+	}
+	if (sim_bufs(m, buf))
 		return hyper_plan__nomem(m->e);
 	for (t = 0; t < g->nt; t++) {
 		m->st[t] = hyper_residency_start(s->home[t]);
 		if (m->st[t] & HYPER_RES_DEVICE)
-			mem_set(m, 0, g->t[t].bytes);
+			mem_add(m, 0, g->t[t].bytes);
 	}
 	return 0;
 }
 
-int hyper_plan__simulate(const struct sched *s, const struct profile *p,
-	     const struct sim_hooks *hooks, struct sim_result *r,
-	     struct hp_mem *mem, struct hp_err *e)
+/*
+ * @buf as it was before the run: the heap handed back (a push may have
+ * moved it) and the ends of every tensor a cache op the run reached
+ * names zeroed, a few of the graph's tensors, not all of them.
+ */
+static void sim_done(struct sim *m, struct hp_simbuf *buf)
 {
-	struct sim m = { .s = s, .g = s->g, .p = p, .h = hooks, .r = r,
-			 .e = e, .hm = mem };
+	const struct cop *c = m->s->cops;
+
+	if (!m->end)
+		return;
+	buf->pend = m->pend;
+	for (size_t i = 0; i < m->cop_hi; i++)
+		m->end[c[i].t] = (struct hp_sim_xend){ 0, 0 };
+}
+
+void hyper_plan__simbuf_free(struct hp_simbuf *b)
+{
+	free(b->end);
+	free(b->st);
+	hyper_plan__heap_free(&b->pend);
+	free(b->busy);
+	*b = (struct hp_simbuf){ 0 };
+}
+
+int hyper_plan__simulate_in(const struct sched *s, const struct profile *p,
+			    const struct sim_hooks *hooks, struct sim_result *r,
+			    struct hp_simbuf *buf, struct hp_mem *mem,
+			    struct hp_err *e)
+{
+	struct sim m = { .s = s, .g = s->g, .t = s->g->t, .p = p, .h = hooks,
+			 .r = r, .e = e, .hm = mem, .budget = s->budget,
+			 .give_up = hooks && hooks->give_up,
+			 .hooked = hooks && (hooks->compute || hooks->xfer ||
+					     hooks->mem) };
+	struct hp_simbuf own = { 0 };
 	uint32_t k;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	ret = sim_init(&m, s);
+	ret = sim_init(&m, s, buf ? buf : &own);
 	if (!ret && s->budget && m.mem > s->budget)
 		ret = hyper_plan__errf(e, "schedule start: tensors whose home is \"device\" exceed the budget");
 	for (k = 0; k < s->n && !ret; k++) {
 		ret = run_step(&m, k);
-		if (!ret && hooks && hooks->give_up && out_of_reach(&m)) {
+		if (!ret && m.give_up && out_of_reach(&m)) {
 			hyper_plan__errf(e, "step %u (%s): the goal is out of reach, simulation stopped",
 					 k, m.g->op[s->order[k]].id);
 			ret = 1;
@@ -278,13 +395,23 @@ int hyper_plan__simulate(const struct sched *s, const struct profile *p,
 	}
 	m.now = m.now > m.h2d_free ? m.now : m.h2d_free;
 	r->makespan_ns = m.now > m.d2h_free ? m.now : m.d2h_free;
-	free(m.st);
-	free(m.fetch_done);
-	free(m.store_done);
-	hyper_plan__heap_free(&m.pend);
+	r->peak = m.peak;
+	if (buf) {
+		sim_done(&m, buf);
+	} else {
+		own.pend = m.pend;
+		hyper_plan__simbuf_free(&own);
+	}
 	if (m.emit_failed)
 		return -EINVAL;
 	return ret == -ENOMEM || ret == 1 ? ret : ret ? -1 : 0;
+}
+
+int hyper_plan__simulate(const struct sched *s, const struct profile *p,
+	     const struct sim_hooks *hooks, struct sim_result *r,
+	     struct hp_mem *mem, struct hp_err *e)
+{
+	return hyper_plan__simulate_in(s, p, hooks, r, NULL, mem, e);
 }
 
 /*
@@ -296,9 +423,11 @@ int hyper_plan__simulate(const struct sched *s, const struct profile *p,
  * step: a floor on the run's makespan that the evictions alone give,
  * before anything is emitted.
  */
-int hyper_plan__sim_fetch_floor(const struct life *lf, const struct profile *p,
-				const struct evict *ev, size_t nev,
-				struct hp_mem *mem, double *floor_ns)
+int hyper_plan__sim_fetch_floor_in(const struct life *lf,
+				   const struct profile *p,
+				   const struct evict *ev, size_t nev,
+				   struct hp_simbuf *buf, struct hp_mem *mem,
+				   double *floor_ns)
 {
 	double *busy, end = 0;
 	uint32_t k;
@@ -307,7 +436,15 @@ int hyper_plan__sim_fetch_floor(const struct life *lf, const struct profile *p,
 	*floor_ns = 0;
 	if (!nev)
 		return 0;
-	busy = hyper_plan__calloc(mem, lf->n, sizeof(*busy));
+	if (buf && (!buf->busy || buf->nbusy < lf->n)) {
+		free(buf->busy);
+		buf->nbusy = 0;
+		buf->busy = hyper_plan__calloc(mem, lf->n, sizeof(*busy));
+		if (!buf->busy)
+			return -ENOMEM;
+		buf->nbusy = lf->n;
+	}
+	busy = buf ? buf->busy : hyper_plan__calloc(mem, lf->n, sizeof(*busy));
 	if (!busy)
 		return -ENOMEM;
 	for (i = 0; i < nev; i++)
@@ -317,9 +454,22 @@ int hyper_plan__sim_fetch_floor(const struct life *lf, const struct profile *p,
 	for (k = 0; k < lf->n; k++)
 		if (busy[k] > 0)
 			end = hyper_plan__sim_floor_step(end, lf->t0[k], busy[k]);
-	free(busy);
+	if (!buf)
+		free(busy);
+	else	/* zero again: only the steps that prefetch were written */
+		for (i = 0; i < nev; i++)
+			if (ev[i].j < (int32_t)lf->n)
+				busy[ev[i].fetch_step] = 0;
 	*floor_ns = end;
 	return 0;
+}
+
+int hyper_plan__sim_fetch_floor(const struct life *lf, const struct profile *p,
+				const struct evict *ev, size_t nev,
+				struct hp_mem *mem, double *floor_ns)
+{
+	return hyper_plan__sim_fetch_floor_in(lf, p, ev, nev, NULL, mem,
+					      floor_ns);
 }
 
 bool hyper_plan__sim_beyond(double floor_ns, double compute_ns,

@@ -11,6 +11,7 @@
 #ifndef HP_SIM_H
 #define HP_SIM_H
 
+#include "lib/heap.h"
 #include "profile/profile.h"
 #include "passes/sched.h"
 
@@ -30,6 +31,12 @@ struct sim_hooks {
 	bool give_up;
 	double max_slow;
 	uint64_t max_peak;
+	/*
+	 * give_up: the life the schedule was emitted from, if known (NULL:
+	 * not).  Its t0[n] is the whole run's compute summed as the run
+	 * sums it, step after step from 0, so the run need not sum it first.
+	 */
+	const struct life *lf;
 };
 
 struct sim_result {
@@ -51,6 +58,40 @@ int hyper_plan__simulate(const struct sched *s, const struct profile *p,
 	     const struct sim_hooks *hooks, struct sim_result *r,
 	     struct hp_mem *mem, struct hp_err *e);
 
+/* When a tensor's last prefetch ends and its last store. */
+struct hp_sim_xend {
+	double fetch, store;
+};
+
+/*
+ * What the runs of one search keep from one run to the next, so that a
+ * probe neither allocates nor zeroes buffers of the graph's size: the
+ * per-tensor ends are zero between runs (each run zeroes those it may
+ * have written, the tensors of the cache ops it ran), as are the fetch
+ * floor's per-step sums (each zeroes the steps it added to); the state
+ * and the heap are set up by each run.  A zeroed one is empty; one
+ * thread uses it (a job's memo, policies/list.h).
+ */
+struct hp_simbuf {
+	struct hp_sim_xend *end;	/* zero between runs */
+	uint8_t *st;
+	size_t nt;			/* tensors end and st have room for */
+	struct heap pend;
+	double *busy;			/* zero between runs */
+	size_t nbusy;			/* steps busy has room for */
+};
+
+void hyper_plan__simbuf_free(struct hp_simbuf *b);
+
+/*
+ * hyper_plan__simulate() with its buffers in @buf (NULL: its own, freed
+ * before it returns); the same figures, whatever ran in @buf before.
+ */
+int hyper_plan__simulate_in(const struct sched *s, const struct profile *p,
+			    const struct sim_hooks *hooks, struct sim_result *r,
+			    struct hp_simbuf *buf, struct hp_mem *mem,
+			    struct hp_err *e);
+
 /*
  * A floor on the makespan of any run of @ev (@nev evictions in order
  * @lf) on @p, from the pool->device link alone: each prefetch issued
@@ -60,6 +101,12 @@ int hyper_plan__simulate(const struct sched *s, const struct profile *p,
 int hyper_plan__sim_fetch_floor(const struct life *lf, const struct profile *p,
 				const struct evict *ev, size_t nev,
 				struct hp_mem *mem, double *floor_ns);
+/* The same with its per-step sums in @buf (NULL: its own). */
+int hyper_plan__sim_fetch_floor_in(const struct life *lf,
+				   const struct profile *p,
+				   const struct evict *ev, size_t nev,
+				   struct hp_simbuf *buf, struct hp_mem *mem,
+				   double *floor_ns);
 /*
  * One step of that floor: the link busy until @floor_ns takes @busy_ns
  * of prefetches issued at @t0_ns, a step's start without offload.

@@ -301,11 +301,13 @@ TEST(none_is_not_searched_again_lower)
 	hyper_plan__result_free(&r);
 	/*
 	 * The fit's probe is the same zero-tensor probe, which the job's
-	 * memo would hand out unsimulated (passes/pipeline.c): forgotten,
+	 * memo would hand out unsimulated (passes/pipeline.c), in the
+	 * simulation buffers the memo keeps (sim/sim.h): both forgotten,
 	 * so the fit makes the allocations one search makes.
 	 */
 	EXPECT_EQ(&g->j.memo, pb.memo);
 	memset(g->j.memo.zero, 0, sizeof(g->j.memo.zero));
+	hyper_plan__simbuf_free(&g->j.memo.sim);
 	pb.mem = &fit;
 	EXPECT_NE(0, hyper_plan__run_policy_fit(POL_NONE, &pb, &f, &fe));
 	EXPECT_FALSE(f.ok);

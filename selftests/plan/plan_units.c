@@ -279,6 +279,90 @@ TEST(simulator_replays_the_shared_residency_rules)
 	two_ops_free(&g, &lf, &s);
 }
 
+/*
+ * A search's probes run in one struct hp_simbuf (the job's memo), which
+ * each run leaves zeroed where it wrote: here w's prefetch and y's
+ * store would hold up b in the schedule with neither if a run after
+ * them read their ends.  Whatever ran before, in whichever order, each
+ * schedule gives the figures it gives alone, whole or given up (there
+ * with the whole run's compute taken from its life, not summed), and
+ * each fetch floor is the one it has alone.
+ */
+TEST(simulator_runs_in_one_buffer_as_alone)
+{
+	static const uint32_t order[] = { 0, 1, 2 };
+	static const struct evict ev[3] = {
+		{ 0 },	/* none: unused */
+		/* w in the pool, fetched for b */
+		{ .t = 0, .a = -1, .j = 1, .store_slot = -1,
+		  .detach_slot = -1, .fetch_step = 0 },
+		/* y stored and detached after b, fetched back for c */
+		{ .t = 2, .a = 1, .j = 2, .store_slot = -1,
+		  .detach_slot = 3, .fetch_step = 2 },
+	};
+	static const int runs[] = { 1, 2, 0, 2, 1, 0, 0, 1, 2, 1, 0 };
+	struct sim_hooks stop = { .give_up = true, .max_slow = 0.01 }, stop_lf;
+	struct sim_result alone[3][2], r;
+	double floor_alone[3], floor_ns;
+	struct hp_simbuf buf = { 0 };
+	struct hp_mem mem = { 0 };
+	struct sched s[3];
+	uint32_t y, z, i;
+	struct hp_err e;
+	struct graph g;
+	struct life lf;
+	int ret[3][2];
+
+	two_ops(&g, 2000000);
+	y = 2;
+	z = hyper_plan__graph_add_tensor(&g, "z", 1000, HYPER_KIND_ACTIVATION,
+					 TF_LIVE_OUT, NULL);
+	hyper_plan__graph_add_op(&g, "c", 10000000, &y, 1, &z, 1, NULL, NULL);
+	g.t[y].bytes = 1000000;		/* its store takes 1 ms */
+	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, hyper_plan__sched_build(&s[i], &lf, &ev[i], i != 0,
+						     &mem, &e))
+			TH_LOG("%s", e.msg);
+		ret[i][0] = hyper_plan__simulate(&s[i], &gbps, NULL,
+						 &alone[i][0], &mem, &e);
+		ret[i][1] = hyper_plan__simulate(&s[i], &gbps, &stop,
+						 &alone[i][1], &mem, &e);
+		ASSERT_EQ(0, hyper_plan__sim_fetch_floor(&lf, &gbps, &ev[i],
+							 i != 0, &mem,
+							 &floor_alone[i]));
+	}
+	/* what a leak would show: b never waits with neither */
+	EXPECT_EQ(0, ret[0][0]);
+	EXPECT_EQ(0, alone[0][0].stall_ns);
+	EXPECT_GT(alone[1][0].h2d_bytes, 0);
+	EXPECT_GT(alone[2][0].d2h_bytes, 0);
+	EXPECT_GT(floor_alone[1], 0);
+	EXPECT_EQ(1, ret[2][1]);	/* c waits 2 ms for y: given up */
+	stop_lf = stop;
+	stop_lf.lf = &lf;
+	for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+		i = runs[k];
+		for (int h = 0; h < 2; h++) {
+			EXPECT_EQ(ret[i][h], hyper_plan__simulate_in(&s[i],
+				  &gbps, h ? &stop_lf : NULL, &r, &buf, &mem,
+				  &e));
+			EXPECT_EQ(0, memcmp(&alone[i][h], &r, sizeof(r)))
+				TH_LOG("run %zu: schedule %u (%s) not as alone",
+				       k, i, h ? "given up" : "whole");
+		}
+		ASSERT_EQ(0, hyper_plan__sim_fetch_floor_in(&lf, &gbps, &ev[i],
+							    i != 0, &buf, &mem,
+							    &floor_ns));
+		EXPECT_EQ(floor_alone[i], floor_ns);
+	}
+	hyper_plan__simbuf_free(&buf);
+	for (i = 0; i < 3; i++)
+		hyper_plan__sched_free(&s[i]);
+	hyper_plan__life_free(&lf);
+	hyper_plan__graph_free(&g);
+}
+
 TEST(emitter_stores_the_only_copy_and_no_more)
 {
 	uint32_t order[] = { 0, 1 }, k;
