@@ -100,6 +100,16 @@ struct greedy_ctx {
 	 * each operator's references and its reads again for each write.
 	 */
 	uint32_t *step_off, *step_t;
+	/*
+	 * The largest residency without offload from step k to the end, at
+	 * rest_peak[k] (0 at n), built with @live_after: a walk whose
+	 * evictions are all fetched or never read again, and whose rest fits
+	 * under this less the ones away, evicts and fetches nothing more,
+	 * and only its clocks run on.  @settled: the step where the last
+	 * walk found so (n: it did not; its steps before then were walked).
+	 */
+	uint64_t *rest_peak;
+	uint32_t settled;
 	bool scratch;
 };
 
