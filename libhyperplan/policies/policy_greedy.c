@@ -554,6 +554,44 @@ static int step_lists(struct greedy_ctx *gc)
 }
 
 /*
+ * Every walk's state before its first step, but for what the budget does
+ * to it (start()): gc->st0, gc->pending0, gc->pend0 and gc->mem0, built
+ * once per search beside gc->live_after.  0, or -ENOMEM.
+ */
+static int start_state(struct greedy_ctx *gc)
+{
+	const struct life *lf = gc->lf;
+	const struct graph *g = lf->g;
+	uint32_t t;
+
+	gc->st0 = hyper_plan__calloc(gc->mem, g->nt ? g->nt : 1, 1);
+	gc->pending0 = hyper_plan__array(gc->mem, g->nt ? g->nt : 1, 1);
+	if (!gc->st0 || !gc->pending0)
+		return -ENOMEM;
+	gc->npend0 = 0;
+	gc->mem0 = 0;
+	for (t = 0; t < g->nt; t++) {
+		gc->pending0[t] = !!(g->t[t].flags & TF_PIN);
+		if (hyper_plan__gap_live(lf, t, 0)) {
+			gc->st0[t] = hyper_residency_start(HYPER_HOME_DEVICE);
+			gc->mem0 += g->t[t].bytes;
+			gc->npend0 += !gc->pending0[t];
+		}
+	}
+	gc->pend0 = hyper_plan__array(gc->mem, gc->npend0 ? gc->npend0 : 1,
+				      sizeof(*gc->pend0));
+	if (!gc->pend0)
+		return -ENOMEM;
+	gc->npend0 = 0;
+	for (t = 0; t < g->nt; t++)
+		if (gc->st0[t] && !gc->pending0[t]) {
+			gc->pending0[t] = 1;	/* as push_victim() */
+			gc->pend0[gc->npend0++] = t;
+		}
+	return 0;
+}
+
+/*
  * gc->rest_peak: the largest residency without offload (lf->base) from
  * each step to the end; 0 past the last.  0, or -ENOMEM.
  */
@@ -574,8 +612,8 @@ static int rest_peak(struct greedy_ctx *gc)
 }
 
 /*
- * gc->live_after, gc->step_t and gc->rest_peak, once for every walk: 0,
- * or -ENOMEM.
+ * gc->live_after, gc->step_t, gc->rest_peak and the start's state, once
+ * for every walk: 0, or -ENOMEM.
  */
 static int live_after(struct greedy_ctx *gc)
 {
@@ -585,7 +623,7 @@ static int live_after(struct greedy_ctx *gc)
 
 	if (gc->live_after || gc->scratch)
 		return 0;
-	if (step_lists(gc) || rest_peak(gc))
+	if (step_lists(gc) || rest_peak(gc) || start_state(gc))
 		return -ENOMEM;
 	gc->live_after = hyper_plan__malloc(gc->mem, lf->acc_off[nt] ?
 					    lf->acc_off[nt] : 1);
@@ -618,11 +656,28 @@ static int victims_init(struct greedy *q)
 	return q->vhead && q->vl && q->vbits ? 0 : -ENOMEM;
 }
 
+/*
+ * The walk's start: copies of the context's, and the budget's evictions;
+ * gc->scratch builds it tensor by tensor.
+ */
 static void start(struct greedy *q)
 {
 	const struct life *lf = q->lf;
-	uint32_t t;
+	const struct greedy_ctx *gc = q->gc;
+	uint32_t t, nt = q->g->nt;
 
+	if (!gc->scratch) {
+		memcpy(q->cur, lf->acc_off, nt * sizeof(*q->cur));
+		memset(q->open, 0xff, nt * sizeof(*q->open));	/* NONE */
+		memset(q->vl, 0xff, nt * sizeof(*q->vl));	/* unlisted */
+		memcpy(q->pending, gc->pending0, nt);
+		memcpy(q->st, gc->st0, nt);
+		memcpy(q->pend, gc->pend0, gc->npend0 * sizeof(*q->pend));
+		q->npend = gc->npend0;
+		q->mem = gc->mem0;
+		make_room(q, 0, lf->n, 0);
+		return;
+	}
 	for (t = 0; t < q->g->nt; t++) {
 		q->cur[t] = lf->acc_off[t];
 		q->open[t] = NONE;
@@ -709,5 +764,8 @@ void hyper_plan__greedy_free(struct greedy_ctx *gc)
 	free(gc->step_off);
 	free(gc->step_t);
 	free(gc->rest_peak);
+	free(gc->st0);
+	free(gc->pending0);
+	free(gc->pend0);
 	memset(gc, 0, sizeof(*gc));
 }

@@ -160,8 +160,10 @@ TEST_F_TIMEOUT(many, stops_only_out_of_reach, 300)
  * scrambled order, each lookahead, with the clocks' stop and without;
  * the same evictions, byte for byte, and the same stops.  The kept path
  * also stops walking once its evictions are settled (gc->settled: none
- * left to fetch, the rest fits without more); scratch walks every step,
- * so a settled walk that would still have evicted or fetched differs.
+ * left to fetch, the rest fits without more) and copies its start from
+ * the context's; scratch walks every step from a start built tensor by
+ * tensor, so a settled walk that would still have evicted or fetched,
+ * or a start copied wrong, differs.
  */
 TEST(walks_kept_match_scratch)
 {
