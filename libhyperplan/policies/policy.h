@@ -88,8 +88,9 @@ struct greedy_ctx {
 	 * after it is live (hyper_plan__gap_live()): one byte read where a
 	 * walk's step asked the tensor, its accesses and flags.  Built by
 	 * the first walk, kept for the next.  Tests: @scratch asks
-	 * hyper_plan__gap_live() at every access instead, and keeps the
-	 * eviction candidates in a binary heap, not in lists by next use.
+	 * hyper_plan__gap_live() at every access instead, keeps the
+	 * eviction candidates in a binary heap, not in lists by next use,
+	 * builds each walk's start tensor by tensor and walks every step.
 	 */
 	uint8_t *live_after;
 	/*
@@ -100,6 +101,26 @@ struct greedy_ctx {
 	 * each operator's references and its reads again for each write.
 	 */
 	uint32_t *step_off, *step_t;
+	/*
+	 * The largest residency without offload from step k to the end, at
+	 * rest_peak[k] (0 at n), built with @live_after: a walk whose
+	 * evictions are all fetched or never read again, and whose rest fits
+	 * under this less the ones away, evicts and fetches nothing more,
+	 * and only its clocks run on.  @settled: the step where the last
+	 * walk found so (n: it did not; its steps before then were walked).
+	 */
+	uint64_t *rest_peak;
+	uint32_t settled;
+	/*
+	 * Every walk's start before the budget's evictions, built with
+	 * @live_after and copied by each walk instead of asking every
+	 * tensor again: residency (@st0), device bytes (@mem0), the pinned
+	 * and the candidates waiting to be listed (@pending0 per tensor,
+	 * @pend0 in tensor order).
+	 */
+	uint8_t *st0, *pending0;
+	uint32_t *pend0, npend0;
+	uint64_t mem0;
 	bool scratch;
 };
 

@@ -88,6 +88,9 @@ struct greedy {
 	double *ready;		/* step j at ready[j % nready]: inputs in */
 	uint32_t nready;
 	double link, clock;	/* link free, this step's start */
+	/* evictions not fetched back: how many still to be read, bytes */
+	uint32_t owed;
+	uint64_t away;
 };
 
 static uint32_t next_use(const struct greedy *q, uint32_t t)
@@ -278,6 +281,9 @@ static void evict(struct greedy *q, uint32_t t, uint32_t k)
 		.fetch_step = lf->n,
 	};
 	q->open[t] = q->gc->nev++;
+	q->away += q->g->t[t].bytes;
+	if (next_use(q, t) < lf->n)
+		q->owed++;		/* read again: fetched before that */
 	/* the emitter stores a value still needed before detaching it */
 	if (!(q->st[t] & HYPER_RES_POOL))
 		move(q, t, HYPER_RES_STORE);
@@ -340,6 +346,8 @@ static void fetch(struct greedy *q, uint32_t t, uint32_t k, uint32_t s)
 		q->due[q->ndue++] = (struct due){
 			s, h2d_ns(q->gc->p, q->g->t[t].bytes) };
 	q->open[t] = NONE;
+	q->away -= q->g->t[t].bytes;
+	q->owed--;
 	move(q, t, HYPER_RES_PREFETCH);
 	push_victim(q, t);
 }
@@ -493,6 +501,26 @@ static bool clock_step(struct greedy *q, uint32_t k)
 }
 
 /*
+ * Whether the walk's evictions are settled at step @k: none is read
+ * again (each fetch is of one, so none is left to fetch), and the
+ * largest residency without offload from @k on, less the evicted ones
+ * (they stay away), fits the budget.  Without offload a tensor is
+ * resident at its accesses and its live gaps (lf->base); the walk holds
+ * the same, its dead gaps freed alike, but for those evicted and not
+ * fetched: room() never falls short, and what is left of the walk evicts
+ * and fetches nothing.  Not with gc->scratch, which walks to the end.
+ */
+static bool settled(const struct greedy *q, uint32_t k)
+{
+	uint64_t rest;
+
+	if (q->owed || q->gc->scratch)
+		return false;
+	rest = q->gc->rest_peak[k];
+	return rest <= q->away || rest - q->away <= q->budget;
+}
+
+/*
  * gc->step_t, once for every walk: each step's tensors as
  * for_each_op_tensor() gives them, the reads (op_in()) first, then the
  * writes not also read.  0, or -ENOMEM.
@@ -525,7 +553,68 @@ static int step_lists(struct greedy_ctx *gc)
 	return 0;
 }
 
-/* gc->live_after and gc->step_t, once for every walk: 0, or -ENOMEM. */
+/*
+ * Every walk's state before its first step, but for what the budget does
+ * to it (start()): gc->st0, gc->pending0, gc->pend0 and gc->mem0, built
+ * once per search beside gc->live_after.  0, or -ENOMEM.
+ */
+static int start_state(struct greedy_ctx *gc)
+{
+	const struct life *lf = gc->lf;
+	const struct graph *g = lf->g;
+	uint32_t t;
+
+	gc->st0 = hyper_plan__calloc(gc->mem, g->nt ? g->nt : 1, 1);
+	gc->pending0 = hyper_plan__array(gc->mem, g->nt ? g->nt : 1, 1);
+	if (!gc->st0 || !gc->pending0)
+		return -ENOMEM;
+	gc->npend0 = 0;
+	gc->mem0 = 0;
+	for (t = 0; t < g->nt; t++) {
+		gc->pending0[t] = !!(g->t[t].flags & TF_PIN);
+		if (hyper_plan__gap_live(lf, t, 0)) {
+			gc->st0[t] = hyper_residency_start(HYPER_HOME_DEVICE);
+			gc->mem0 += g->t[t].bytes;
+			gc->npend0 += !gc->pending0[t];
+		}
+	}
+	gc->pend0 = hyper_plan__array(gc->mem, gc->npend0 ? gc->npend0 : 1,
+				      sizeof(*gc->pend0));
+	if (!gc->pend0)
+		return -ENOMEM;
+	gc->npend0 = 0;
+	for (t = 0; t < g->nt; t++)
+		if (gc->st0[t] && !gc->pending0[t]) {
+			gc->pending0[t] = 1;	/* as push_victim() */
+			gc->pend0[gc->npend0++] = t;
+		}
+	return 0;
+}
+
+/*
+ * gc->rest_peak: the largest residency without offload (lf->base) from
+ * each step to the end; 0 past the last.  0, or -ENOMEM.
+ */
+static int rest_peak(struct greedy_ctx *gc)
+{
+	const struct life *lf = gc->lf;
+	uint32_t k = lf->n;
+
+	gc->rest_peak = hyper_plan__array(gc->mem, (size_t)lf->n + 1,
+					  sizeof(*gc->rest_peak));
+	if (!gc->rest_peak)
+		return -ENOMEM;
+	gc->rest_peak[k] = 0;
+	while (k--)
+		gc->rest_peak[k] = lf->base[k] > gc->rest_peak[k + 1] ?
+				   lf->base[k] : gc->rest_peak[k + 1];
+	return 0;
+}
+
+/*
+ * gc->live_after, gc->step_t, gc->rest_peak and the start's state, once
+ * for every walk: 0, or -ENOMEM.
+ */
 static int live_after(struct greedy_ctx *gc)
 {
 	const struct life *lf = gc->lf;
@@ -534,7 +623,7 @@ static int live_after(struct greedy_ctx *gc)
 
 	if (gc->live_after || gc->scratch)
 		return 0;
-	if (step_lists(gc))
+	if (step_lists(gc) || rest_peak(gc) || start_state(gc))
 		return -ENOMEM;
 	gc->live_after = hyper_plan__malloc(gc->mem, lf->acc_off[nt] ?
 					    lf->acc_off[nt] : 1);
@@ -567,11 +656,28 @@ static int victims_init(struct greedy *q)
 	return q->vhead && q->vl && q->vbits ? 0 : -ENOMEM;
 }
 
+/*
+ * The walk's start: copies of the context's, and the budget's evictions;
+ * gc->scratch builds it tensor by tensor.
+ */
 static void start(struct greedy *q)
 {
 	const struct life *lf = q->lf;
-	uint32_t t;
+	const struct greedy_ctx *gc = q->gc;
+	uint32_t t, nt = q->g->nt;
 
+	if (!gc->scratch) {
+		memcpy(q->cur, lf->acc_off, nt * sizeof(*q->cur));
+		memset(q->open, 0xff, nt * sizeof(*q->open));	/* NONE */
+		memset(q->vl, 0xff, nt * sizeof(*q->vl));	/* unlisted */
+		memcpy(q->pending, gc->pending0, nt);
+		memcpy(q->st, gc->st0, nt);
+		memcpy(q->pend, gc->pend0, gc->npend0 * sizeof(*q->pend));
+		q->npend = gc->npend0;
+		q->mem = gc->mem0;
+		make_room(q, 0, lf->n, 0);
+		return;
+	}
 	for (t = 0; t < q->g->nt; t++) {
 		q->cur[t] = lf->acc_off[t];
 		q->open[t] = NONE;
@@ -614,7 +720,12 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	start(&q);
 	for (k = 0; k < lookahead_ops && k < lf->n; k++)
 		want_step(&q, k);
+	gc->settled = lf->n;
 	for (k = 0; k < lf->n && !gc->mem->failed; k++) {
+		if (settled(&q, k)) {
+			gc->settled = k;
+			break;
+		}
 		if (k + lookahead_ops < lf->n)
 			want_step(&q, k + lookahead_ops);
 		lookahead(&q, k);
@@ -624,6 +735,9 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 			break;
 		}
 	}
+	/* the rest fetches nothing: only the clocks still move */
+	for (; k < lf->n && gc->p && !gc->beyond && !gc->mem->failed; k++)
+		gc->beyond = clock_step(&q, k);
 out:
 	free(q.st);
 	free(q.cur);
@@ -649,5 +763,9 @@ void hyper_plan__greedy_free(struct greedy_ctx *gc)
 	free(gc->live_after);
 	free(gc->step_off);
 	free(gc->step_t);
+	free(gc->rest_peak);
+	free(gc->st0);
+	free(gc->pending0);
+	free(gc->pend0);
 	memset(gc, 0, sizeof(*gc));
 }
