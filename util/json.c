@@ -234,10 +234,79 @@ void hu_jbuf_flush(struct hu_jbuf *w)
 	w->n = 0;
 }
 
+/*
+ * Nonzero when some byte of @x is not plain(), all eight at once: the
+ * common id ("L12.wq") needs no escape, and a byte at a time this test
+ * was most of the writer's cost.  Each SWAR test is exact as a yes/no
+ * (a borrow only ever spreads above a byte that already matched); bytes
+ * from 0x80 have their top bit set, so none of them matches, as
+ * plain() has it.
+ */
+static uint64_t bad_bytes(uint64_t x)
+{
+	const uint64_t ones = 0x0101010101010101ULL;
+	const uint64_t high = 0x8080808080808080ULL;
+	uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+	uint64_t d = x ^ (ones * 0x7f);
+
+	return ((x - ones * 0x20) | (q - ones) | (b - ones) | (d - ones)) &
+	       ~x & high;
+}
+
+/*
+ * Copies the @len bytes at @s to @d a word at a time (the last word
+ * overlapping the one before it: no byte loop at the end, and no call
+ * to memcpy() for an id of a dozen bytes) and says whether all of them
+ * were plain(); if not, what it copied is to be dropped.
+ */
+static bool copy_plain(char *d, const char *s, size_t len)
+{
+	uint64_t bad = 0, x;
+	uint32_t lo, hi;
+	size_t i;
+
+	if (len >= 8) {
+		for (i = 0; ; i += 8) {
+			if (i > len - 8)
+				i = len - 8;
+			memcpy(&x, s + i, 8);
+			memcpy(d + i, &x, 8);
+			bad |= bad_bytes(x);
+			if (i == len - 8)
+				return !bad;
+		}
+	}
+	if (len >= 4) {
+		/* most ids: the first four bytes and the last four, as one */
+		memcpy(&lo, s, 4);
+		memcpy(&hi, s + len - 4, 4);
+		memcpy(d, &lo, 4);
+		memcpy(d + len - 4, &hi, 4);
+		return !bad_bytes(lo | (uint64_t)hi << 32);
+	}
+	for (i = 0; i < len; i++) {
+		if (!plain((unsigned char)s[i]))
+			return false;
+		d[i] = s[i];
+	}
+	return true;
+}
+
+/*
+ * The quotes and @s in place when nothing in @s needs an escape and it
+ * fits; else run by run, through esc_one(), the one escaping rule.
+ */
 void hu_jbuf_str(struct hu_jbuf *w, const char *s)
 {
-	char one[8];
+	size_t len = strlen(s);
+	char one[8], *p = w->b + w->n;
 
+	if (len + 2 <= HU_JBUF_SIZE - w->n && copy_plain(p + 1, s, len)) {
+		p[0] = '"';
+		p[len + 1] = '"';
+		w->n += len + 2;
+		return;
+	}
 	hu_jbuf_mem(w, "\"", 1);
 	while (*s) {
 		/* a run that needs no escape goes out in one copy */
@@ -254,16 +323,56 @@ void hu_jbuf_str(struct hu_jbuf *w, const char *s)
 	hu_jbuf_mem(w, "\"", 1);
 }
 
+/* "00" to "99": two digits per division, half the divisions by ten. */
+static const char two_digits[200] =
+	"00010203040506070809101112131415161718192021222324"
+	"25262728293031323334353637383940414243444546474849"
+	"50515253545556575859606162636465666768697071727374"
+	"75767778798081828384858687888990919293949596979899";
+
+/* The number of decimal digits of @v: from its bit length, then one test. */
+static unsigned int dec_len(uint64_t v)
+{
+	static const uint64_t pow10[20] = {
+		1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL,
+		1000000ULL, 10000000ULL, 100000000ULL, 1000000000ULL,
+		10000000000ULL, 100000000000ULL, 1000000000000ULL,
+		10000000000000ULL, 100000000000000ULL,
+		1000000000000000ULL, 10000000000000000ULL,
+		100000000000000000ULL, 1000000000000000000ULL,
+		10000000000000000000ULL,
+	};
+	/* floor(log10(2^bits)) by 1233/4096 ~ log10(2): exact for 1..64 */
+	unsigned int bits = 64 - (unsigned int)__builtin_clzll(v | 1);
+	unsigned int t = bits * 1233 >> 12;
+
+	/* v | 1: 0 has one digit, and no other count changes */
+	return t + ((v | 1) >= pow10[t]);
+}
+
 void hu_jbuf_u64(struct hu_jbuf *w, uint64_t v)
 {
-	char d[20];
-	size_t i = sizeof(d);
+	unsigned int len = dec_len(v);
+	char *p;
 
-	do {
-		d[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	hu_jbuf_mem(w, d + i, sizeof(d) - i);
+	/* written in place, from its known last digit back to its first */
+	if (len > HU_JBUF_SIZE - w->n)
+		hu_jbuf_flush(w);
+	p = w->b + w->n + len;
+	w->n += len;
+	while (v >= 100) {
+		const char *d = two_digits + 2 * (v % 100);
+
+		v /= 100;
+		*--p = d[1];
+		*--p = d[0];
+	}
+	if (v >= 10) {
+		*--p = two_digits[2 * v + 1];
+		*--p = two_digits[2 * v];
+	} else {
+		*--p = (char)('0' + v);
+	}
 }
 
 void hu_jbuf_printf(struct hu_jbuf *w, const char *fmt, ...)

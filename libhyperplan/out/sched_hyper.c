@@ -30,9 +30,12 @@ int hyper_plan__sched_to_hyper(const struct sched *s, const char *name,
 		.pred_makespan_ns = (uint64_t)s->pred.makespan_ns,
 		.arena_bytes = s->res_off ? s->arena : 0,
 	};
-	struct hyper_tensor_info *ti = hyper_plan__calloc(mem, g->nt, sizeof(*ti));
-	struct hyper_step_info *si = hyper_plan__calloc(mem, s->n, sizeof(*si));
-	struct hyper_cop *cops = hyper_plan__calloc(mem, s->ncops, sizeof(*cops));
+	/* every element is assigned whole below: nothing to clear */
+	struct hyper_tensor_info *ti =
+		hyper_plan__array(mem, g->nt, sizeof(*ti));
+	struct hyper_step_info *si = hyper_plan__array(mem, s->n, sizeof(*si));
+	struct hyper_cop *cops =
+		hyper_plan__array(mem, s->ncops, sizeof(*cops));
 	char msg[400];
 	size_t i;
 	int ret;

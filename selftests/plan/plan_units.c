@@ -6,6 +6,7 @@
  * trips.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -841,6 +842,141 @@ TEST(json_buffer_writes_what_stdio_writes)
 	free(a);
 	free(b);
 	free(big);
+}
+
+/* JSON's escaping of one byte, written out here apart from util/json.c. */
+static void ref_escape(FILE *f, unsigned char c)
+{
+	if (c == '"' || c == '\\')
+		fprintf(f, "\\%c", c);
+	else if (c < 0x20 || c == 0x7f)
+		fprintf(f, "\\u%04x", c);
+	else
+		fputc(c, f);
+}
+
+/*
+ * hu_jbuf_str() tests eight bytes at a time whether a string needs an
+ * escape: every byte 1..255 at every place of strings of 1 to 24 bytes
+ * (each place of the last, overlapping word included), and strings of
+ * plain bytes only, must come out as the rule says, across the
+ * buffer's ends.
+ */
+TEST(json_string_escapes_every_byte_anywhere)
+{
+	char *a = NULL, *b = NULL, s[41];
+	size_t la = 0, lb = 0;
+	FILE *fa = open_memstream(&a, &la), *fb = open_memstream(&b, &lb);
+	struct hu_jbuf w;
+
+	ASSERT_NE(NULL, fa);
+	ASSERT_NE(NULL, fb);
+	hu_jbuf_init(&w, fb);
+	for (unsigned int c = 1; c < 256; c++)
+		for (unsigned int len = 1; len <= 24; len++)
+			for (unsigned int at = 0; at < len; at++) {
+				memset(s, 'a' + len % 26, len);
+				s[len] = '\0';
+				s[at] = (char)c;
+				fputc('"', fa);
+				for (unsigned int i = 0; i < len; i++)
+					ref_escape(fa, (unsigned char)s[i]);
+				fputs("\",", fa);
+				hu_jbuf_str(&w, s);
+				hu_jbuf_put(&w, ",");
+			}
+	/* only plain bytes: 0x20..0xff but for '"', '\\' and DEL */
+	for (unsigned int len = 1, c = 0x20; len <= 40; len++) {
+		for (unsigned int i = 0; i < len; i++) {
+			while (c == '"' || c == '\\' || c == 0x7f || c > 0xff)
+				c = c > 0xff ? 0x20 : c + 1;
+			s[i] = (char)c++;
+		}
+		s[len] = '\0';
+		fprintf(fa, "\"%s\",", s);
+		hu_jbuf_str(&w, s);
+		hu_jbuf_put(&w, ",");
+	}
+	hu_jbuf_flush(&w);
+	ASSERT_EQ(0, fclose(fa));
+	ASSERT_EQ(0, fclose(fb));
+	ASSERT_EQ(la, lb);
+	EXPECT_EQ(0, memcmp(a, b, la));
+	free(a);
+	free(b);
+}
+
+/* Pads @w (and @f alike) with dots until @fill bytes of it are free. */
+static void pad_to(struct hu_jbuf *w, FILE *f, size_t fill)
+{
+	static char dots[HU_JBUF_SIZE];
+	size_t k;
+
+	memset(dots, '.', sizeof(dots));
+	if (w->n > HU_JBUF_SIZE - fill) {
+		/* up to the end without a flush, then a flush and the rest */
+		k = HU_JBUF_SIZE - w->n;
+		hu_jbuf_mem(w, dots, k);
+		fwrite(dots, 1, k, f);
+	}
+	k = HU_JBUF_SIZE - fill - (w->n == HU_JBUF_SIZE ? 0 : w->n);
+	hu_jbuf_mem(w, dots, k);
+	fwrite(dots, 1, k, f);
+}
+
+/*
+ * hu_jbuf_u64() counts a number's digits before it writes them in
+ * place: each side of every power of ten and of two must read as
+ * printf() writes it, and those of ten also where they fit the buffer
+ * just, or by one byte less or more.
+ */
+TEST(json_u64_at_every_power_boundary)
+{
+	uint64_t nums[3 * 20 + 3 * 64 + 2];
+	unsigned int n = 0, n10;
+	char *a = NULL, *b = NULL, d[24];
+	size_t la = 0, lb = 0;
+	FILE *fa = open_memstream(&a, &la), *fb = open_memstream(&b, &lb);
+	struct hu_jbuf w;
+	uint64_t p = 1;
+
+	ASSERT_NE(NULL, fa);
+	ASSERT_NE(NULL, fb);
+	for (unsigned int k = 0; k < 20; k++, p *= 10) {
+		nums[n++] = p - 1;
+		nums[n++] = p;
+		nums[n++] = p + 1;
+	}
+	nums[n++] = UINT64_MAX - 1;
+	nums[n++] = UINT64_MAX;
+	n10 = n;
+	for (unsigned int k = 0; k < 64; k++) {
+		nums[n++] = (1ULL << k) - 1;
+		nums[n++] = 1ULL << k;
+		nums[n++] = (1ULL << k) + 1;
+	}
+	hu_jbuf_init(&w, fb);
+	for (unsigned int i = 0; i < n; i++) {
+		fprintf(fa, "%" PRIu64 ",", nums[i]);
+		hu_jbuf_u64(&w, nums[i]);
+		hu_jbuf_put(&w, ",");
+	}
+	for (unsigned int i = 0; i < n10; i++) {
+		int len = snprintf(d, sizeof(d), "%" PRIu64, nums[i]);
+
+		for (int fill = len - 1; fill <= len + 1; fill++) {
+			pad_to(&w, fa, (size_t)fill);
+			fputs(d, fa);
+			hu_jbuf_u64(&w, nums[i]);
+		}
+	}
+	hu_jbuf_flush(&w);
+	ASSERT_EQ(0, fclose(fa));
+	ASSERT_EQ(0, fclose(fb));
+	ASSERT_EQ(la, lb);
+	EXPECT_EQ(0, memcmp(a, b, la));
+	free(a);
+	free(b);
 }
 
 /* A monotone test for hyper_plan__count_search(): passes up to (most) or
