@@ -48,8 +48,8 @@ VM_SUITES	+= libhyper
 FUZZ_TIME	?= 60
 LHT_FUZZ	:= $(O)/fuzz/fuzz_schedule
 LHT_FUZZ_SRCS	:= $(LHT_DIR)/fuzz_schedule.c libhyper/schedule.c libhyper/validate.c \
-		   libhyper/layout.c util/units.c util/arena.c util/residency.c \
-		   util/json.c
+		   libhyper/layout.c util/units.c $(wildcard util/arena*.c) \
+		   util/residency.c util/json.c
 
 $(LHT_FUZZ): $(LHT_FUZZ_SRCS) libhyper/schedule.h include/hyper/hyper.h
 	@mkdir -p $(@D)

@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The arena placer's own header (util/arena.c and its parts): the placer
+ * and what its parts share, for util/arena*.c only.  The placer is one
+ * job split by what each part does: the live peak (arena_peak.c), the
+ * time order's buckets (arena_time.c), the offset order's blocks
+ * (arena_offset.c), the bound on a placement's height (arena_bound.c),
+ * and the greedy attempts, the search and the driver (arena.c).  The
+ * readers of a fit's scan and the time order's insert stay inline here,
+ * as they were inlined in one file: a fit calls them for every span it
+ * reads, a placement once for each interval (out of line, they cost
+ * 1.7% more instructions).
+ */
+#ifndef HYPER_UTIL_ARENA_INT_H
+#define HYPER_UTIL_ARENA_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "util/arena.h"
+
+struct key {
+	uint64_t k[3];
+	uint32_t i;
+};
+
+struct span {
+	uint64_t lo, hi;
+};
+
+/*
+ * The placed intervals in offset order, in blocks of at most OBLK sorted
+ * entries (a block splits in two when full), each block with the span of
+ * time its entries cover and the 64ths of the run they touch: a fit reads
+ * them bottom up, skipping the blocks that share no time with it.
+ * NPIN instants spread across the run (pins: t0 + i * pin_step) index
+ * each block's start instants, where a fit's search for its start
+ * begins.
+ */
+#define OBLK	64
+
+struct oent {
+	uint64_t lo, hi, start, end;
+};
+
+struct oblk {
+	uint32_t n;
+	uint64_t min_start, max_end;
+	uint64_t max_start, min_end;	/* all share time with [max_start, min_end) */
+	uint64_t when;		/* which 64ths of the run its entries touch */
+	uint64_t top;		/* the highest end of its entries' offsets */
+	uint64_t gap;		/* the widest hole between its entries, bottom up */
+	uint32_t ns;		/* its start instants (struct oins) */
+	uint32_t nzero;		/* its entries of no length: no instants */
+};
+
+#define NPIN	64
+
+/*
+ * Block b's start instants: the distinct starts of its entries, sorted,
+ * at sat[b * (OBLK + 1)] (then UINT64_MAX), and at each instant t the
+ * entries live then (start <= t < end) at sins[b * OBLK]: their lowest
+ * offset, highest end and the room they leave free between, with the
+ * earliest end among them.  Every entry that shares time with a fit
+ * [s, e) of positive length is live at the last instant at or before s
+ * or at one inside (s, e) (its own start), and every entry live at an
+ * instant in [s, e) shares time with the fit: so the instants tell,
+ * without reading the entries, the highest end among those the fit
+ * meets and whether the entries of one instant cover the way up to it.
+ * An entry of no length is live at no instant yet meets a fit that holds
+ * its start: a block with one (nzero) is read.  Byte i of
+ * sq[b * NPIN / 8 ...] (byte i % 8 of its word i / 8, low first) counts
+ * block b's instants before pin i, where a fit's search for its start
+ * begins.
+ */
+struct oins {
+	uint64_t lo, top;
+	uint64_t free;		/* what they leave free in [lo, top) */
+	uint64_t min_end;	/* the earliest end among them */
+};
+
+/*
+ * An instant at which a placement under way is checked against the
+ * height it must stay below (t UINT64_MAX: none), with the intervals
+ * live then, largest first.  Kept: the live peak's (INST_PEAK), and
+ * where the last few placements went over (the start of the interval
+ * that lifted each over its limit).
+ */
+#define NINST		8
+#define INST_PEAK	0
+#define INST_OVER	1
+
+struct inst {
+	uint64_t t;
+	uint32_t *live;
+	uint32_t n;
+};
+
+/*
+ * Groups of buckets: GRP^l buckets at level l, up to GRP_LEVELS levels (a
+ * level of at least two groups).
+ */
+#define GRP_SHIFT	5
+#define GRP_LEVELS	3
+
+struct placer {
+	struct hu_ival *v;
+	uint32_t n;
+	/*
+	 * The time order, for the intervals shorter than long_len: the run
+	 * cut into buckets of 2^bshift instants, each holding the placed
+	 * intervals that share time with it in offset order, at
+	 * bent[bfirst[b]] (room for every interval that may come), bn[b] of
+	 * them.
+	 */
+	uint32_t nbkt, bshift;
+	bool plain;		/* HU_ARENA_WHOLE: one bucket, no spans joined */
+	bool no_inst;		/* HU_ARENA_NO_INSTANTS: nor start instants */
+	size_t *bfirst;
+	uint32_t *bn;
+	struct oent *bent;
+	/*
+	 * Each bucket's offsets taken, at bun[bfirst[b]], unn[b] spans:
+	 * the union of its intervals' [lo, hi] (closed, so touching ones
+	 * are one), for the fits that share time with the whole bucket.
+	 */
+	struct span *bun;
+	uint32_t *unn;
+	/*
+	 * The same for groups of buckets, GRP^l of them at level l (1 to
+	 * ngl): level l's group j, of buckets [j GRP^l, (j + 1) GRP^l), is
+	 * group gbase[l - 1] + j, its union at gun[gfirst[g]], gn[g] spans.
+	 * A fit many buckets long reads a group's union for each group
+	 * inside its time, not each bucket's.
+	 */
+	uint32_t ngl;
+	uint32_t gbase[GRP_LEVELS + 1];
+	size_t *gfirst;
+	uint32_t *gn;
+	struct span *gun;
+	uint64_t *off;		/* this attempt's offsets */
+	struct span *cand;	/* the spans one fit reads by time */
+	struct span *cand2;	/* room to merge them */
+	uint32_t *runs;		/* each bucket's run of them: start, end */
+	uint64_t base;		/* stacked whole-span intervals */
+	/* the offset order, for intervals at least long_len long (ents) */
+	uint64_t long_len;
+	uint64_t t0, t1;	/* the run, for the 64ths */
+	uint64_t pin_step;	/* the 64 pins: t0 + i * pin_step; 0: none */
+	struct oent *ents;	/* block b's entries at ents[b * OBLK] */
+	struct oblk *blk;
+	uint64_t *sat;		/* block b's start instants, sat[b * (OBLK + 1)] */
+	struct oins *sins;	/* and what is live at each, at sins[b * OBLK] */
+	uint64_t *sq;		/* and how many come before each pin, bytes */
+	uint32_t *bord;		/* the blocks, bottom first */
+	uint32_t nblk;
+	/* the bound on a placement's final height (hu_arena__cannot_win()) */
+	bool bound;		/* checked (not with HU_ARENA_NO_BOUND) */
+	const bool *whole;	/* the whole-span intervals, stacked apart */
+	bool *placed;		/* this attempt's placed intervals */
+	struct span *holes;	/* room for the holes at one instant */
+	uint32_t nholes;	/* that room */
+	struct inst inst[NINST];
+	uint32_t over_next;	/* the next INST_OVER slot to take */
+};
+
+/*
+ * Keys by their three words, then by interval: no two are equal, so the
+ * sort's order is the one order they have (util/sort.h).
+ */
+static inline bool key_before(const struct key *x, const struct key *y)
+{
+	for (int i = 0; i < 3; i++)
+		if (x->k[i] != y->k[i])
+			return x->k[i] < y->k[i];
+	return x->i < y->i;
+}
+
+static inline uint64_t len(const struct hu_ival *v)
+{
+	return v->end - v->start;
+}
+
+/* Interval @i is kept in the offset order (else, if not whole, by time). */
+static inline bool by_offset(const struct placer *p, uint32_t i)
+{
+	return p->ents && len(&p->v[i]) >= p->long_len;
+}
+
+struct scan;
+
+/* The time order (arena_time.c). */
+void hu_arena__bkt_range(const struct placer *p, uint64_t start,
+			 uint64_t end, uint32_t *a, uint32_t *z);
+void hu_arena__union_add(struct span *u, uint32_t *n, uint64_t lo,
+			 uint64_t hi);
+int hu_arena__bkt_setup(struct placer *p, const bool *whole);
+
+/* The offset order (arena_offset.c). */
+uint64_t hu_arena__when(const struct placer *p, uint64_t start,
+			uint64_t end);
+bool hu_arena__ins_skip(const struct placer *p, uint32_t id,
+			const struct hu_ival *v, struct scan *s, uint32_t q);
+void hu_arena__ord_insert(struct placer *p, const struct oent *x);
+
+/* The bound (arena_bound.c), and the holes it reads (arena.c). */
+bool hu_arena__cannot_win(struct placer *p, uint64_t limit);
+int hu_arena__set_inst(struct placer *p, uint32_t k, uint64_t t);
+void hu_arena__holes_scan(struct placer *p, const struct hu_ival *v,
+			  struct scan *s);
+
+/*
+ * A fit reads the spans that share time with its interval from the bottom
+ * up: a hole is where the next span starts above the highest end so far.
+ */
+struct scan {
+	uint64_t cur, bytes, pick, pick_gap;
+	bool best;
+	struct span *holes;	/* hu_arena__holes_scan(): each hole found */
+	uint32_t nh;
+};
+
+/*
+ * One more span; true when the first fit is found (at s->cur).  With
+ * @holes (a constant: a fit's scan has no test for it), every hole is
+ * kept instead.
+ */
+static inline __attribute__((always_inline)) bool
+scan_span(struct scan *s, uint64_t lo, uint64_t hi, const bool holes)
+{
+	if (lo >= s->cur + s->bytes) {
+		uint64_t gap = lo - s->cur;
+
+		if (holes) {
+			s->holes[s->nh++] = (struct span){ s->cur, lo };
+		} else if (!s->best) {
+			return true;
+		} else if (gap < s->pick_gap) {
+			s->pick = s->cur;
+			s->pick_gap = gap;
+		}
+	}
+	if (hi > s->cur)
+		s->cur = hi;
+	return false;
+}
+
+/* The pin at or before instant @t (t0 <= @t; pin_step not 0). */
+static inline uint32_t pin_of(const struct placer *p, uint64_t t)
+{
+	uint64_t i = (t - p->t0) / p->pin_step;
+
+	return i < NPIN ? (uint32_t)i : NPIN - 1;
+}
+
+/*
+ * scan_span() over the @n entries at @e that share time with @v, written
+ * for the common case of a block read whole with no hole found: most
+ * entries either share no time with @v or lie below the scan's top, and
+ * the top is raised without a branch on which (the first, in a training
+ * step, is a coin toss).  The same spans in the same order as
+ * scan_span() one by one.
+ */
+static inline __attribute__((always_inline)) bool
+blk_read(struct scan *s, const struct oent *e, uint32_t n,
+	 const struct hu_ival *v, const bool holes)
+{
+	uint64_t cur = s->cur, vs = v->start, ve = v->end;
+
+	for (uint32_t x = 0; x < n; x++) {
+		bool live = (e[x].start < ve) & (e[x].end > vs);
+		uint64_t hi = live ? e[x].hi : 0;
+
+		if (__builtin_expect(live && e[x].lo >= cur + s->bytes, 0)) {
+			s->cur = cur;
+			if (scan_span(s, e[x].lo, e[x].hi, holes))
+				return true;
+			cur = s->cur;
+			continue;
+		}
+		cur = hi > cur ? hi : cur;
+	}
+	s->cur = cur;
+	return false;
+}
+
+/* Interval @x is placed: it joins each bucket it shares time with. */
+static inline void bkt_insert(struct placer *p, const struct oent *x)
+{
+	uint32_t a, z;
+
+	hu_arena__bkt_range(p, x->start, x->end, &a, &z);
+	for (uint32_t b = a; b <= z; b++) {
+		struct oent *e = &p->bent[p->bfirst[b]];
+		uint32_t lo = 0, hi = p->bn[b];
+
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (e[mid].lo <= x->lo)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		memmove(&e[lo + 1], &e[lo], (p->bn[b] - lo) * sizeof(*e));
+		e[lo] = *x;
+		p->bn[b]++;
+		hu_arena__union_add(&p->bun[p->bfirst[b]], &p->unn[b], x->lo,
+				    x->hi);
+	}
+	for (uint32_t l = 1; l <= p->ngl; l++) {
+		uint32_t ga = p->gbase[l - 1] + (a >> (GRP_SHIFT * l));
+		uint32_t gz = p->gbase[l - 1] + (z >> (GRP_SHIFT * l));
+
+		for (uint32_t g = ga; g <= gz; g++)
+			hu_arena__union_add(&p->gun[p->gfirst[g]], &p->gn[g],
+					    x->lo, x->hi);
+	}
+}
+
+/*
+ * Appends [@lo, @hi) to the spans at @d (*@o of them, in offset order, at
+ * least @from of them this run's), or with @join, widens the last if it
+ * reaches @lo: a fit of positive size reads the same in one span as in
+ * any spans that overlap or touch (it finds holes between them).
+ */
+static inline void span_put(struct span *d, uint32_t *o, uint32_t from,
+			    uint64_t lo, uint64_t hi, bool join)
+{
+	if (join && *o > from && lo <= d[*o - 1].hi) {
+		if (hi > d[*o - 1].hi)
+			d[*o - 1].hi = hi;
+		return;
+	}
+	d[(*o)++] = (struct span){ lo, hi };
+}
+
+/*
+ * The offsets of every placed interval of the time order that shares
+ * time with @v, in offset order: one bucket's are in that order already;
+ * over several, each is taken from the first of them it is in, and the
+ * buckets' runs are merged.  For a fit of positive size, spans that
+ * overlap are joined as they come, and a bucket inside @v's time (all
+ * of whose intervals share time with @v) gives its union, a few spans
+ * where its intervals are many: joined or not, the spans leave the same
+ * holes wider than nothing.  Return: the spans (*@k of them).
+ */
+static inline __attribute__((always_inline)) const struct span *
+bkt_collect(struct placer *p, const struct hu_ival *v, uint32_t *k)
+{
+	struct span *src = p->cand, *dst = p->cand2, *t;
+	bool join = v->bytes > 0 && !p->plain;
+	uint32_t a, z, nr = 0, o = 0;
+
+	hu_arena__bkt_range(p, v->start, v->end, &a, &z);
+	for (uint32_t b = a; b <= z; b++) {
+		const struct oent *e = &p->bent[p->bfirst[b]];
+		uint64_t from = b == a ? 0 : p->t0 + ((uint64_t)b << p->bshift);
+		uint32_t was = o;
+
+		if (join && b > a && b < z) {
+			const struct span *u = &p->bun[p->bfirst[b]];
+			uint32_t nu = p->unn[b], l = p->ngl;
+
+			/*
+			 * the largest group that starts at b and ends before z:
+			 * its union, that of every bucket in it
+			 */
+			for (; l; l--) {
+				uint32_t w = 1U << (GRP_SHIFT * l);
+
+				if (!(b & (w - 1)) && z - b >= w) {
+					uint32_t g = p->gbase[l - 1] +
+						     (b >> (GRP_SHIFT * l));
+
+					u = &p->gun[p->gfirst[g]];
+					nu = p->gn[g];
+					break;
+				}
+			}
+			for (uint32_t x = 0; x < nu; x++)
+				span_put(src, &o, was, u[x].lo, u[x].hi, true);
+			if (l)
+				b += (1U << (GRP_SHIFT * l)) - 1;
+		} else {
+			for (uint32_t x = 0; x < p->bn[b]; x++)
+				if (e[x].start < v->end &&
+				    e[x].end > v->start && e[x].start >= from)
+					span_put(src, &o, was, e[x].lo,
+						 e[x].hi, join);
+		}
+		if (o > was) {
+			p->runs[2 * nr] = was;
+			p->runs[2 * nr++ + 1] = o;
+		}
+	}
+	/* pairs of runs merged until one is left */
+	while (nr > 1) {
+		uint32_t out = 0;
+
+		for (uint32_t r = 0; r < nr; r += 2) {
+			uint32_t i = p->runs[2 * r], mid = p->runs[2 * r + 1];
+			uint32_t j = r + 1 < nr ? p->runs[2 * r + 2] : mid;
+			uint32_t end = r + 1 < nr ? p->runs[2 * r + 3] : mid;
+
+			o = i;
+			while (i < mid && j < end) {
+				const struct span *x = src[j].lo < src[i].lo ?
+						       &src[j++] : &src[i++];
+
+				span_put(dst, &o, p->runs[2 * r], x->lo,
+					 x->hi, join);
+			}
+			for (; i < mid; i++)
+				span_put(dst, &o, p->runs[2 * r], src[i].lo,
+					 src[i].hi, join);
+			for (; j < end; j++)
+				span_put(dst, &o, p->runs[2 * r], src[j].lo,
+					 src[j].hi, join);
+			p->runs[2 * out] = p->runs[2 * r];
+			p->runs[2 * out++ + 1] = o;
+		}
+		nr = out;
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	*k = nr ? p->runs[1] - p->runs[0] : 0;
+	return nr ? src + p->runs[0] : src;
+}
+
+/*
+ * The spans a fit reads by time, one at a time (lo, hi; none left when
+ * !has): those bkt_collect() gathered (@c, @k of them), or for a fit in
+ * one bucket, that bucket's entries that share time with it read where
+ * they are (@e, @k of them, in offset order already): a first fit found
+ * low stops reading them there, and none is copied.
+ */
+struct tcur {
+	const struct span *c;
+	const struct oent *e;
+	uint64_t start, end;	/* the fit's time, for @e */
+	uint64_t lo, hi;
+	uint32_t j, k;
+	bool has;
+};
+
+static inline __attribute__((always_inline)) void tcur_next(struct tcur *t)
+{
+	if (!t->e) {
+		t->has = ++t->j < t->k;
+		if (t->has) {
+			t->lo = t->c[t->j].lo;
+			t->hi = t->c[t->j].hi;
+		}
+		return;
+	}
+	for (t->j++; t->j < t->k; t->j++) {
+		const struct oent *x = &t->e[t->j];
+
+		if (x->start < t->end && x->end > t->start) {
+			t->lo = x->lo;
+			t->hi = x->hi;
+			t->has = true;
+			return;
+		}
+	}
+	t->has = false;
+}
+
+/*
+ * A fit's spans by time, from the first.  In one bucket its entries are
+ * those bkt_collect() would copy, in the same order, less the joining of
+ * spans that touch (which leaves a fit of positive size the same holes).
+ * The one bucket way (HU_ARENA_WHOLE, the reference) gathers them all.
+ */
+static inline __attribute__((always_inline)) void
+tcur_start(struct placer *p, const struct hu_ival *v, struct tcur *t)
+{
+	uint32_t a, z;
+
+	*t = (struct tcur){ .c = p->cand, .j = UINT32_MAX };
+	if (p->bent && !p->plain) {
+		hu_arena__bkt_range(p, v->start, v->end, &a, &z);
+		if (a == z) {
+			t->e = &p->bent[p->bfirst[a]];
+			t->k = p->bn[a];
+			t->start = v->start;
+			t->end = v->end;
+		} else {
+			t->c = bkt_collect(p, v, &t->k);
+		}
+	} else if (p->bent) {
+		t->c = bkt_collect(p, v, &t->k);
+	}
+	tcur_next(t);
+}
+
+#endif /* HYPER_UTIL_ARENA_INT_H */

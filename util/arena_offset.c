@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The arena placer's offset order (util/arena.c): the placed intervals
+ * in offset order in blocks, each with the 64ths of the run it touches
+ * and its start instants, by which a fit passes a block over whole.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/arena_int.h"
+#include "util/huge.h"
+
+/*
+ * The 64ths of the run that [start, end) touches, as bits: two intervals
+ * that share time share a bit (an empty one is given the 64th it sits in).
+ */
+uint64_t hu_arena__when(const struct placer *p, uint64_t start, uint64_t end)
+{
+	uint64_t span = p->t1 - p->t0 + 1, a, b;
+
+	if (!span)		/* a run of all 2^64 instants */
+		return ~0ULL;
+	start = start < p->t0 ? 0 : start - p->t0;
+	end = end > p->t1 ? p->t1 - p->t0 + 1 : end - p->t0;
+	end = end > start ? end - 1 : start;
+	if (start >= span)
+		start = span - 1;
+	if (end >= span)
+		end = span - 1;
+	a = (uint64_t)((unsigned __int128)start * 64 / span);
+	b = (uint64_t)((unsigned __int128)end * 64 / span);
+	return (~0ULL >> (63 - (b - a))) << a;
+}
+
+/*
+ * The highest offset block @id's entries reach, and the widest hole a scan
+ * of all of them finds past its first entry: where an entry starts above
+ * every end below it.
+ */
+static void blk_span(struct placer *p, uint32_t id)
+{
+	const struct oent *e = &p->ents[(size_t)id * OBLK];
+	struct oblk *bk = &p->blk[id];
+	uint64_t top = 0, gap = 0;
+
+	for (uint32_t j = 0; j < bk->n; j++) {
+		if (j && e[j].lo > top && e[j].lo - top > gap)
+			gap = e[j].lo - top;
+		if (e[j].hi > top)
+			top = e[j].hi;
+	}
+	bk->top = top;
+	bk->gap = gap;
+}
+
+/*
+ * Entries live at one instant share time, so they never share a byte:
+ * what they leave free between the lowest and the highest is that span
+ * less their sizes, exact as they join (the widest hole would only be a
+ * bound: an entry that joins between two only narrows a hole).  Entry
+ * @x joins instant @in.
+ */
+static inline void ins_join(struct oins *in, const struct oent *x)
+{
+	if (x->lo < in->lo) {
+		in->free += in->lo - x->lo;
+		in->lo = x->lo;
+	}
+	if (x->hi > in->top) {
+		in->free += x->hi - in->top;
+		in->top = x->hi;
+	}
+	in->free -= x->hi - x->lo;
+	if (x->end < in->min_end)
+		in->min_end = x->end;
+}
+
+/* Block @id's @k-th start instant, from the entries live then. */
+static void ins_fill(struct placer *p, uint32_t id, uint32_t k)
+{
+	const struct oent *e = &p->ents[(size_t)id * OBLK];
+	uint64_t t = p->sat[(size_t)id * (OBLK + 1) + k];
+	struct oins *in = &p->sins[(size_t)id * OBLK + k];
+	bool any = false;
+
+	for (uint32_t j = 0; j < p->blk[id].n; j++) {
+		if (e[j].start > t || e[j].end <= t)
+			continue;
+		if (!any)
+			*in = (struct oins){ e[j].lo, e[j].lo, 0, UINT64_MAX };
+		ins_join(in, &e[j]);
+		any = true;
+	}
+}
+
+/*
+ * Entry @x (of some length), already among block @id's entries, joins
+ * the instants it is live at, its start one of them: a new one is made
+ * from the instant before it when that one's entries all outlive it
+ * (those and @x are live then), else read from the entries.  True when
+ * read: it then holds every entry live at @x's start, @x among them.
+ */
+static bool ins_add(struct placer *p, uint32_t id, const struct oent *x)
+{
+	uint64_t *t = &p->sat[(size_t)id * (OBLK + 1)];
+	struct oins *in = &p->sins[(size_t)id * OBLK];
+	struct oblk *bk = &p->blk[id];
+	uint32_t lo = 0, hi = bk->ns, k, i;
+	bool read = false;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (t[mid] < x->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	k = lo;
+	if (t[k] != x->start) {
+		/* the sentinel moves up with the others */
+		memmove(&t[k + 1], &t[k], (bk->ns - k + 1) * sizeof(*t));
+		memmove(&in[k + 1], &in[k], (bk->ns - k) * sizeof(*in));
+		t[k] = x->start;
+		bk->ns++;
+		/* one more instant before each pin after it */
+		for (i = p->pin_step ? pin_of(p, x->start) + 1 : NPIN;
+		     i < NPIN; i = (i | 7) + 1)
+			p->sq[(size_t)id * (NPIN / 8) + i / 8] +=
+				0x0101010101010101ULL << (8 * (i % 8));
+		/*
+		 * At a new first instant @x is live alone: any other would
+		 * have started before it, at an instant.
+		 */
+		if (!k) {
+			in[k] = (struct oins){ x->lo, x->lo, 0, UINT64_MAX };
+		} else if (in[k - 1].min_end > x->start) {
+			in[k] = in[k - 1];
+		} else {
+			ins_fill(p, id, k++);
+			read = true;
+		}
+	}
+	for (; t[k] < x->end; k++)
+		ins_join(&in[k], x);
+	return read;
+}
+
+/*
+ * Block @id's start instants from its entries, taken by start as
+ * ins_add() takes them one at a time (most instants are then made from
+ * the one before); those that start at an instant read from the entries
+ * are in it already.
+ */
+static void ins_build(struct placer *p, uint32_t id)
+{
+	const struct oent *e = &p->ents[(size_t)id * OBLK];
+	struct oblk *bk = &p->blk[id];
+	uint64_t last = 0;
+	uint8_t by[OBLK];
+	bool read = false;
+
+	bk->ns = 0;
+	bk->nzero = 0;
+	p->sat[(size_t)id * (OBLK + 1)] = UINT64_MAX;
+	memset(&p->sq[(size_t)id * (NPIN / 8)], 0, NPIN);
+	for (uint32_t j = 0, k; j < bk->n; j++) {
+		for (k = j; k && e[by[k - 1]].start > e[j].start; k--)
+			by[k] = by[k - 1];
+		by[k] = (uint8_t)j;
+	}
+	for (uint32_t j = 0; j < bk->n; j++) {
+		const struct oent *x = &e[by[j]];
+
+		if (x->end <= x->start) {
+			bk->nzero++;
+		} else if (!read || x->start != last) {
+			read = ins_add(p, id, x);
+			last = x->start;
+		}
+	}
+}
+
+/*
+ * Whether block @id's entries leave the scan @s of fit @v (of positive
+ * length and size, starting at or after pin @q) at max(s->cur, T) with no
+ * hole found, T the highest
+ * end among those that share time with @v, known from the instants
+ * alone: T is the highest top of the instants in (start, end) and of
+ * the last at or before start (its entries that ended by start only
+ * bound it from above: unknown if above the others); then true when T
+ * is at or below the scan (nothing there raises it or leaves a hole as
+ * wide as @v below it), or when the entries of one instant inside @v
+ * reach T with no hole as wide as @v between them nor below them (they
+ * share time with @v, and any other that does only fills holes).
+ */
+bool hu_arena__ins_skip(const struct placer *p, uint32_t id,
+		     const struct hu_ival *v, struct scan *s, uint32_t q)
+{
+	const uint64_t *t = &p->sat[(size_t)id * (OBLK + 1)];
+	const struct oins *in = &p->sins[(size_t)id * OBLK];
+	uint64_t top = 0, bound = 0, cut = s->cur + s->bytes, ve = v->end;
+	uint64_t bytes = s->bytes;
+	uint32_t k = (uint32_t)(p->sq[(size_t)id * (NPIN / 8) + q / 8] >>
+				(8 * (q % 8))) & 0xff;
+	bool wit = false;
+
+	if (p->blk[id].nzero)
+		return false;
+	/* the first instant after @v's start (the sentinel ends them) */
+	while (t[k] <= v->start)
+		k++;
+	if (k && in[k - 1].min_end > v->start) {
+		top = in[k - 1].top;
+		wit = in[k - 1].free < bytes && in[k - 1].lo < cut;
+	} else if (k) {
+		bound = in[k - 1].top;
+	}
+	for (; t[k] < ve; k++) {
+		uint64_t tk = in[k].top;
+		bool ok = (in[k].free < bytes) & (in[k].lo < cut);
+
+		wit = tk > top ? ok : wit | (ok & (tk == top));
+		top = tk > top ? tk : top;
+	}
+	if (bound > top)
+		return false;
+	if (top <= s->cur)
+		return true;
+	if (!wit)
+		return false;
+	s->cur = top;
+	return true;
+}
+
+/* Inserts a placed interval into the offset order. */
+void hu_arena__ord_insert(struct placer *p, const struct oent *x)
+{
+	uint32_t lo = 0, hi = p->nblk, b, id, n, pos;
+	struct oent *e;
+
+	if (!p->nblk) {
+		p->blk[0] = (struct oblk){ .min_start = UINT64_MAX,
+					   .min_end = UINT64_MAX };
+		ins_build(p, 0);
+		p->bord[0] = 0;
+		p->nblk = 1;
+	}
+	/* the last block starting at or below x, else the first */
+	while (p->blk[p->bord[0]].n && lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (p->ents[(size_t)p->bord[mid] * OBLK].lo <= x->lo)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	b = lo ? lo - 1 : 0;
+	id = p->bord[b];
+	if (p->blk[id].n == OBLK) {
+		uint32_t nid = p->nblk, half = OBLK / 2;
+		struct oblk *bk;
+
+		memcpy(&p->ents[(size_t)nid * OBLK],
+		       &p->ents[(size_t)id * OBLK + half],
+		       (OBLK - half) * sizeof(*p->ents));
+		p->blk[id].n = half;
+		p->blk[nid].n = OBLK - half;
+		for (uint32_t k = 0; k < 2; k++) {
+			bk = &p->blk[k ? nid : id];
+			e = &p->ents[(size_t)(k ? nid : id) * OBLK];
+			bk->min_start = bk->min_end = UINT64_MAX;
+			bk->max_start = bk->max_end = 0;
+			bk->when = 0;
+			for (uint32_t j = 0; j < bk->n; j++) {
+				bk->when |= hu_arena__when(p, e[j].start,
+							    e[j].end);
+				if (e[j].start < bk->min_start)
+					bk->min_start = e[j].start;
+				if (e[j].start > bk->max_start)
+					bk->max_start = e[j].start;
+				if (e[j].end > bk->max_end)
+					bk->max_end = e[j].end;
+				if (e[j].end < bk->min_end)
+					bk->min_end = e[j].end;
+			}
+			blk_span(p, k ? nid : id);
+			ins_build(p, k ? nid : id);
+		}
+		memmove(&p->bord[b + 2], &p->bord[b + 1],
+			(p->nblk - b - 1) * sizeof(*p->bord));
+		p->bord[b + 1] = nid;
+		p->nblk++;
+		if (x->lo >= p->ents[(size_t)nid * OBLK].lo)
+			id = nid;
+	}
+	e = &p->ents[(size_t)id * OBLK];
+	n = p->blk[id].n;
+	for (lo = 0, hi = n; lo < hi;) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (e[mid].lo <= x->lo)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	pos = lo;
+	memmove(&e[pos + 1], &e[pos], (n - pos) * sizeof(*e));
+	e[pos] = *x;
+	p->blk[id].n = n + 1;
+	p->blk[id].when |= hu_arena__when(p, x->start, x->end);
+	if (x->start < p->blk[id].min_start)
+		p->blk[id].min_start = x->start;
+	if (x->end > p->blk[id].max_end)
+		p->blk[id].max_end = x->end;
+	if (x->start > p->blk[id].max_start)
+		p->blk[id].max_start = x->start;
+	if (x->end < p->blk[id].min_end)
+		p->blk[id].min_end = x->end;
+	blk_span(p, id);
+	if (x->end > x->start)
+		(void)ins_add(p, id, x);
+	else
+		p->blk[id].nzero++;
+}

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The arena placer's time order (util/arena.c): the run cut into
+ * buckets, each with its placed intervals in offset order and the union
+ * of their offsets, and the groups of buckets with theirs.  What a fit
+ * reads from them and a placed interval's insert are inline in
+ * util/arena_int.h (bkt_collect(), the time cursor, bkt_insert()).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/arena_int.h"
+#include "util/huge.h"
+
+/* The bucket of the time order that holds instant @t. */
+static uint32_t bkt_of(const struct placer *p, uint64_t t)
+{
+	uint64_t b = t > p->t0 ? (t - p->t0) >> p->bshift : 0;
+
+	return b < p->nbkt ? (uint32_t)b : p->nbkt - 1;
+}
+
+/*
+ * The buckets [*@a, *@z] that [@start, @end) shares time with (an empty
+ * one: the bucket of @start, where any interval it shares time with is).
+ */
+void hu_arena__bkt_range(const struct placer *p, uint64_t start, uint64_t end,
+		      uint32_t *a, uint32_t *z)
+{
+	*a = bkt_of(p, start);
+	*z = bkt_of(p, end > start ? end - 1 : start);
+}
+
+/*
+ * [@lo, @hi] joins the union of the @*n spans at @u, kept in offset order
+ * with a hole between each two: those it overlaps or touches become one.
+ */
+void hu_arena__union_add(struct span *u, uint32_t *n, uint64_t lo,
+			 uint64_t hi)
+{
+	uint32_t a = 0, z = *n;
+
+	/* the first span reaching @lo */
+	while (a < z) {
+		uint32_t mid = a + (z - a) / 2;
+
+		if (u[mid].hi < lo)
+			a = mid + 1;
+		else
+			z = mid;
+	}
+	for (z = a; z < *n && u[z].lo <= hi; z++) {
+		if (u[z].lo < lo)
+			lo = u[z].lo;
+		if (u[z].hi > hi)
+			hi = u[z].hi;
+	}
+	if (z == a)
+		memmove(&u[a + 1], &u[a], (*n - a) * sizeof(*u));
+	else if (z > a + 1)
+		memmove(&u[a + 1], &u[z], (*n - z) * sizeof(*u));
+	u[a] = (struct span){ lo, hi };
+	*n += 1 - (z - a);
+}
+
+/*
+ * The groups of buckets (a level where there are at least two), each
+ * with room for the intervals that share time with it.  Return: 0, or
+ * -ENOMEM.
+ */
+static int grp_setup(struct placer *p, const bool *whole)
+{
+	uint32_t a, z, ng;
+
+	for (uint32_t l = 1; l <= GRP_LEVELS &&
+	     (p->nbkt - 1) >> (GRP_SHIFT * l); l++) {
+		p->gbase[l] = p->gbase[l - 1] +
+			      ((p->nbkt - 1) >> (GRP_SHIFT * l)) + 1;
+		p->ngl = l;
+	}
+	ng = p->gbase[p->ngl];
+	p->gfirst = hu_calloc_huge((size_t)ng + 1, sizeof(*p->gfirst));
+	p->gn = hu_calloc_huge(ng ?: 1, sizeof(*p->gn));
+	if (!p->gfirst || !p->gn)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->n; i++) {
+		if (whole[i] || by_offset(p, i))
+			continue;
+		hu_arena__bkt_range(p, p->v[i].start, p->v[i].end, &a, &z);
+		for (uint32_t l = 1; l <= p->ngl; l++)
+			for (uint32_t j = a >> (GRP_SHIFT * l);
+			     j <= z >> (GRP_SHIFT * l); j++)
+				p->gfirst[p->gbase[l - 1] + j + 1]++;
+	}
+	for (uint32_t g = 0; g < ng; g++)
+		p->gfirst[g + 1] += p->gfirst[g];
+	p->gun = hu_malloc_huge((p->gfirst[ng] ?: 1) * sizeof(*p->gun));
+	return p->gun ? 0 : -ENOMEM;
+}
+
+/*
+ * The buckets of the time order.  A fit reads the buckets its interval
+ * shares time with, so they are a few times as long as an interval kept
+ * there on average (most fits then read one); an interval is in each
+ * bucket it shares time with, and they widen until that is at most
+ * BKT_ROOM entries an interval.  Return: 0, or -ENOMEM.
+ */
+#define BKT_MUL		4
+#define BKT_ROOM	4
+
+int hu_arena__bkt_setup(struct placer *p, const bool *whole)
+{
+	uint64_t run = p->t1 - p->t0;
+	double sum = 0;
+	size_t m = 0, total;
+	uint32_t a, z;
+
+	for (uint32_t i = 0; i < p->n; i++)
+		if (!whole[i] && !by_offset(p, i)) {
+			m++;
+			sum += (double)(len(&p->v[i]) < run ? len(&p->v[i]) : run);
+		}
+	if (!m)
+		return 0;
+	for (p->bshift = p->plain ? 63 : 0; p->bshift < 63 &&
+	     (double)(1ULL << p->bshift) < BKT_MUL * sum / (double)m;)
+		p->bshift++;
+	for (;; p->bshift++) {
+		p->nbkt = p->plain ? 1 : (uint32_t)((run >> p->bshift) + 1);
+		if (p->bshift < 63 && (run >> p->bshift) >= m)
+			continue;
+		total = 0;
+		for (uint32_t i = 0; i < p->n; i++)
+			if (!whole[i] &&
+			    !by_offset(p, i)) {
+				hu_arena__bkt_range(p, p->v[i].start,
+						    p->v[i].end, &a, &z);
+				total += z - a + 1;
+			}
+		if (p->bshift == 63 || total <= BKT_ROOM * m)
+			break;
+	}
+	p->bfirst = hu_calloc_huge((size_t)p->nbkt + 1, sizeof(*p->bfirst));
+	p->bn = hu_calloc_huge(p->nbkt, sizeof(*p->bn));
+	p->bent = hu_malloc_huge((total ?: 1) * sizeof(*p->bent));
+	p->unn = hu_calloc_huge(p->nbkt, sizeof(*p->unn));
+	p->bun = hu_malloc_huge((total ?: 1) * sizeof(*p->bun));
+	p->runs = hu_malloc_huge(2 * (size_t)p->nbkt * sizeof(*p->runs));
+	/*
+	 * A fit's spans: each bucket gives at most one for each interval it
+	 * holds (the buckets' unions count some twice), so at most total.
+	 */
+	if (total > p->n) {
+		struct span *c = hu_realloc_huge(p->cand, total * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		p->cand = c;
+	}
+	p->cand2 = hu_malloc_huge((total > p->n ? total : p->n) *
+				  sizeof(*p->cand2));
+	if (!p->bfirst || !p->bn || !p->bent || !p->unn || !p->bun ||
+	    !p->runs || !p->cand2)
+		return -ENOMEM;
+	/* each bucket's room: the intervals that share time with it */
+	for (uint32_t i = 0; i < p->n; i++)
+		if (!whole[i] && !by_offset(p, i)) {
+			hu_arena__bkt_range(p, p->v[i].start, p->v[i].end,
+					    &a, &z);
+			p->bfirst[a + 1]++;
+			if (z + 1 < p->nbkt)
+				p->bn[z + 1]++;
+		}
+	for (uint32_t b = 0, live = 0; b < p->nbkt; b++) {
+		live += (uint32_t)p->bfirst[b + 1] - p->bn[b];
+		p->bfirst[b + 1] = p->bfirst[b] + live;
+	}
+	return grp_setup(p, whole);
+}
