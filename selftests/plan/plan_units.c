@@ -795,6 +795,38 @@ TEST(json_strings_round_trip)
 }
 
 /*
+ * Two memory streams written alike, the reference by stdio into @fa and
+ * util/json.c's buffer @w into the other, then compared byte for byte.
+ */
+struct jpair {
+	char *a, *b;
+	size_t la, lb;
+	FILE *fa, *fb;
+	struct hu_jbuf w;
+};
+
+static void jpair_open(struct __test_metadata *_metadata, struct jpair *j)
+{
+	*j = (struct jpair){ 0 };
+	j->fa = open_memstream(&j->a, &j->la);
+	j->fb = open_memstream(&j->b, &j->lb);
+	ASSERT_NE(NULL, j->fa);
+	ASSERT_NE(NULL, j->fb);
+	hu_jbuf_init(&j->w, j->fb);
+}
+
+static void jpair_agree(struct __test_metadata *_metadata, struct jpair *j)
+{
+	hu_jbuf_flush(&j->w);
+	ASSERT_EQ(0, fclose(j->fa));
+	ASSERT_EQ(0, fclose(j->fb));
+	ASSERT_EQ(j->la, j->lb);
+	EXPECT_EQ(0, memcmp(j->a, j->b, j->la));
+	free(j->a);
+	free(j->b);
+}
+
+/*
  * The buffered writer writes what stdio would: strings as
  * hu_json_write_str(), numbers as printf(), across buffer boundaries
  * (a string longer than the buffer too).
@@ -807,40 +839,30 @@ TEST(json_buffer_writes_what_stdio_writes)
 	static const uint64_t nums[] = {
 		0, 1, 9, 10, 4095, 1050673152, UINT64_MAX / 3, UINT64_MAX,
 	};
-	char *a = NULL, *b = NULL, *big = malloc(3 * HU_JBUF_SIZE);
-	size_t la = 0, lb = 0;
-	FILE *fa = open_memstream(&a, &la), *fb = open_memstream(&b, &lb);
-	struct hu_jbuf w;
+	char *big = malloc(3 * HU_JBUF_SIZE);
+	struct jpair j;
 
-	ASSERT_NE(NULL, fa);
-	ASSERT_NE(NULL, fb);
 	ASSERT_NE(NULL, big);
+	jpair_open(_metadata, &j);
 	memset(big, 'x', 3 * HU_JBUF_SIZE - 1);
 	big[3 * HU_JBUF_SIZE - 1] = '\0';
 	big[HU_JBUF_SIZE] = '"';
-	hu_jbuf_init(&w, fb);
 	for (unsigned int i = 0; i < 5000; i++) {
 		const char *s = strs[i % 5];
 		uint64_t v = nums[i % 8] - (i & 1);
 
-		hu_json_write_str(fa, s);
-		fprintf(fa, ", %llu; %.0f\n", (unsigned long long)v, i * 1.5);
-		hu_jbuf_str(&w, s);
-		hu_jbuf_put(&w, ", ");
-		hu_jbuf_u64(&w, v);
-		hu_jbuf_printf(&w, "; %.0f\n", i * 1.5);
+		hu_json_write_str(j.fa, s);
+		fprintf(j.fa, ", %llu; %.0f\n", (unsigned long long)v, i * 1.5);
+		hu_jbuf_str(&j.w, s);
+		hu_jbuf_put(&j.w, ", ");
+		hu_jbuf_u64(&j.w, v);
+		hu_jbuf_printf(&j.w, "; %.0f\n", i * 1.5);
 		if (i % 1000 == 999) {
-			hu_json_write_str(fa, big);
-			hu_jbuf_str(&w, big);
+			hu_json_write_str(j.fa, big);
+			hu_jbuf_str(&j.w, big);
 		}
 	}
-	hu_jbuf_flush(&w);
-	ASSERT_EQ(0, fclose(fa));
-	ASSERT_EQ(0, fclose(fb));
-	ASSERT_EQ(la, lb);
-	EXPECT_EQ(0, memcmp(a, b, la));
-	free(a);
-	free(b);
+	jpair_agree(_metadata, &j);
 	free(big);
 }
 
@@ -864,26 +886,22 @@ static void ref_escape(FILE *f, unsigned char c)
  */
 TEST(json_string_escapes_every_byte_anywhere)
 {
-	char *a = NULL, *b = NULL, s[41];
-	size_t la = 0, lb = 0;
-	FILE *fa = open_memstream(&a, &la), *fb = open_memstream(&b, &lb);
-	struct hu_jbuf w;
+	struct jpair j;
+	char s[41];
 
-	ASSERT_NE(NULL, fa);
-	ASSERT_NE(NULL, fb);
-	hu_jbuf_init(&w, fb);
+	jpair_open(_metadata, &j);
 	for (unsigned int c = 1; c < 256; c++)
 		for (unsigned int len = 1; len <= 24; len++)
 			for (unsigned int at = 0; at < len; at++) {
 				memset(s, 'a' + len % 26, len);
 				s[len] = '\0';
 				s[at] = (char)c;
-				fputc('"', fa);
+				fputc('"', j.fa);
 				for (unsigned int i = 0; i < len; i++)
-					ref_escape(fa, (unsigned char)s[i]);
-				fputs("\",", fa);
-				hu_jbuf_str(&w, s);
-				hu_jbuf_put(&w, ",");
+					ref_escape(j.fa, (unsigned char)s[i]);
+				fputs("\",", j.fa);
+				hu_jbuf_str(&j.w, s);
+				hu_jbuf_put(&j.w, ",");
 			}
 	/* only plain bytes: 0x20..0xff but for '"', '\\' and DEL */
 	for (unsigned int len = 1, c = 0x20; len <= 40; len++) {
@@ -893,17 +911,11 @@ TEST(json_string_escapes_every_byte_anywhere)
 			s[i] = (char)c++;
 		}
 		s[len] = '\0';
-		fprintf(fa, "\"%s\",", s);
-		hu_jbuf_str(&w, s);
-		hu_jbuf_put(&w, ",");
+		fprintf(j.fa, "\"%s\",", s);
+		hu_jbuf_str(&j.w, s);
+		hu_jbuf_put(&j.w, ",");
 	}
-	hu_jbuf_flush(&w);
-	ASSERT_EQ(0, fclose(fa));
-	ASSERT_EQ(0, fclose(fb));
-	ASSERT_EQ(la, lb);
-	EXPECT_EQ(0, memcmp(a, b, la));
-	free(a);
-	free(b);
+	jpair_agree(_metadata, &j);
 }
 
 /* Pads @w (and @f alike) with dots until @fill bytes of it are free. */
@@ -934,14 +946,11 @@ TEST(json_u64_at_every_power_boundary)
 {
 	uint64_t nums[3 * 20 + 3 * 64 + 2];
 	unsigned int n = 0, n10;
-	char *a = NULL, *b = NULL, d[24];
-	size_t la = 0, lb = 0;
-	FILE *fa = open_memstream(&a, &la), *fb = open_memstream(&b, &lb);
-	struct hu_jbuf w;
+	struct jpair j;
+	char d[24];
 	uint64_t p = 1;
 
-	ASSERT_NE(NULL, fa);
-	ASSERT_NE(NULL, fb);
+	jpair_open(_metadata, &j);
 	for (unsigned int k = 0; k < 20; k++, p *= 10) {
 		nums[n++] = p - 1;
 		nums[n++] = p;
@@ -955,28 +964,21 @@ TEST(json_u64_at_every_power_boundary)
 		nums[n++] = 1ULL << k;
 		nums[n++] = (1ULL << k) + 1;
 	}
-	hu_jbuf_init(&w, fb);
 	for (unsigned int i = 0; i < n; i++) {
-		fprintf(fa, "%" PRIu64 ",", nums[i]);
-		hu_jbuf_u64(&w, nums[i]);
-		hu_jbuf_put(&w, ",");
+		fprintf(j.fa, "%" PRIu64 ",", nums[i]);
+		hu_jbuf_u64(&j.w, nums[i]);
+		hu_jbuf_put(&j.w, ",");
 	}
 	for (unsigned int i = 0; i < n10; i++) {
 		int len = snprintf(d, sizeof(d), "%" PRIu64, nums[i]);
 
 		for (int fill = len - 1; fill <= len + 1; fill++) {
-			pad_to(&w, fa, (size_t)fill);
-			fputs(d, fa);
-			hu_jbuf_u64(&w, nums[i]);
+			pad_to(&j.w, j.fa, (size_t)fill);
+			fputs(d, j.fa);
+			hu_jbuf_u64(&j.w, nums[i]);
 		}
 	}
-	hu_jbuf_flush(&w);
-	ASSERT_EQ(0, fclose(fa));
-	ASSERT_EQ(0, fclose(fb));
-	ASSERT_EQ(la, lb);
-	EXPECT_EQ(0, memcmp(a, b, la));
-	free(a);
-	free(b);
+	jpair_agree(_metadata, &j);
 }
 
 /* A monotone test for hyper_plan__count_search(): passes up to (most) or
