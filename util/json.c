@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "util/dec.h"
 #include "util/json.h"
 
 const char *hu_json_type_name(enum json_type t)
@@ -323,56 +324,15 @@ void hu_jbuf_str(struct hu_jbuf *w, const char *s)
 	hu_jbuf_mem(w, "\"", 1);
 }
 
-/* "00" to "99": two digits per division, half the divisions by ten. */
-static const char two_digits[200] =
-	"00010203040506070809101112131415161718192021222324"
-	"25262728293031323334353637383940414243444546474849"
-	"50515253545556575859606162636465666768697071727374"
-	"75767778798081828384858687888990919293949596979899";
-
-/* The number of decimal digits of @v: from its bit length, then one test. */
-static unsigned int dec_len(uint64_t v)
-{
-	static const uint64_t pow10[20] = {
-		1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL,
-		1000000ULL, 10000000ULL, 100000000ULL, 1000000000ULL,
-		10000000000ULL, 100000000000ULL, 1000000000000ULL,
-		10000000000000ULL, 100000000000000ULL,
-		1000000000000000ULL, 10000000000000000ULL,
-		100000000000000000ULL, 1000000000000000000ULL,
-		10000000000000000000ULL,
-	};
-	/* floor(log10(2^bits)) by 1233/4096 ~ log10(2): exact for 1..64 */
-	unsigned int bits = 64 - (unsigned int)__builtin_clzll(v | 1);
-	unsigned int t = bits * 1233 >> 12;
-
-	/* v | 1: 0 has one digit, and no other count changes */
-	return t + ((v | 1) >= pow10[t]);
-}
-
 void hu_jbuf_u64(struct hu_jbuf *w, uint64_t v)
 {
-	unsigned int len = dec_len(v);
-	char *p;
+	unsigned int len = hu_dec_len(v);
 
 	/* written in place, from its known last digit back to its first */
 	if (len > HU_JBUF_SIZE - w->n)
 		hu_jbuf_flush(w);
-	p = w->b + w->n + len;
 	w->n += len;
-	while (v >= 100) {
-		const char *d = two_digits + 2 * (v % 100);
-
-		v /= 100;
-		*--p = d[1];
-		*--p = d[0];
-	}
-	if (v >= 10) {
-		*--p = two_digits[2 * v + 1];
-		*--p = two_digits[2 * v];
-	} else {
-		*--p = (char)('0' + v);
-	}
+	hu_dec_put(w->b + w->n, v);
 }
 
 void hu_jbuf_printf(struct hu_jbuf *w, const char *fmt, ...)

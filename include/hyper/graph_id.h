@@ -24,6 +24,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/dec.h"
+
 #define HYPER_GRAPH_HASH_PREFIX	"fnv1a64:"
 /* "fnv1a64:" and 16 hex digits, with its NUL. */
 #define HYPER_GRAPH_HASH_LEN	(sizeof(HYPER_GRAPH_HASH_PREFIX) + 16)
@@ -60,23 +62,19 @@ static inline uint64_t hyper_fnv1a_str(uint64_t h, const char *s)
 
 /*
  * One tensor's share: "T", id, decimal size, kind name.  The size's digits
- * are hashed as made, most significant first, with the NUL that ended the
- * string snprintf() made before (one such call per tensor was about half
- * of the identity's time).
+ * are made by util/dec.h and hashed most significant first, with the NUL
+ * that ended the string snprintf() made before (one such call per tensor
+ * was about half of the identity's time).
  */
 static inline uint64_t hyper_graph_tensor_hash(const char *id, uint64_t bytes,
 					       const char *kind)
 {
-	unsigned char num[20];
+	char num[HU_DEC_MAX], *end = num + sizeof(num);
+	const char *d = hu_dec_put(end, bytes);
 	uint64_t h = hyper_fnv1a_str(HYPER_FNV_OFFSET, "T");
-	int n = 0;
 
 	h = hyper_fnv1a_str(h, id);
-	do
-		num[n++] = '0' + bytes % 10;
-	while (bytes /= 10);
-	while (n)
-		h = (h ^ num[--n]) * HYPER_FNV_PRIME;
+	h = hyper_fnv1a(h, d, (size_t)(end - d));
 	h *= HYPER_FNV_PRIME;	/* the NUL: h ^ 0 is h */
 	return hyper_fnv1a_str(h, kind);
 }

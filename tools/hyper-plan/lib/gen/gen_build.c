@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "gen/gen_build.h"
+#include "util/dec.h"
 
 void gb_init(struct gb *b, struct graph *g, const struct profile *p,
 	     struct hp_err *e)
@@ -80,14 +81,11 @@ size_t gb_cat(char *id, size_t n, const char *s)
 
 size_t gb_cat_u(char *id, size_t n, uint32_t u)
 {
-	char d[10];
-	int i = 0;
+	char d[HU_DEC_MAX], *end = d + sizeof(d);
+	const char *p = hu_dec_put(end, u);
 
-	do
-		d[i++] = '0' + u % 10;
-	while (u /= 10);
-	while (i && n < HP_MAX_ID)
-		id[n++] = d[--i];
+	while (p < end && n < HP_MAX_ID)
+		id[n++] = *p++;
 	id[n] = 0;
 	return n;
 }
