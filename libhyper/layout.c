@@ -97,7 +97,7 @@ static int place(const struct hu_resid *v, uint32_t n, uint64_t *off,
 		return -ENOMEM;
 	for (uint32_t i = 0; i < n; i++)
 		h[i] = (struct hu_ival){ v[i].start, v[i].end, v[i].bytes, 0 };
-	ret = hu_arena_place(h, n, 0, height);
+	ret = hu_arena_place(h, n, 0, 0, height);
 	for (uint32_t i = 0; !ret && i < n; i++)
 		off[i] = h[i].off;
 	free(h);

@@ -10,6 +10,11 @@
  * keeps weights of a few sizes for irregular spans, and every greedy
  * order leaves holes (15% on the demo).  A bounded randomised search
  * around the area order then takes a good part of that back (to 8%).
+ * Trying stops once a placement is close to the live peak (a 1024th, a
+ * 256th for the largest sets) or at the caller's limit: on decode and
+ * training graphs the first greedy placement is usually there, and the
+ * rest would cost seven more placements and the search for less than
+ * that slack.
  *
  * Intervals live over the whole span (tensors resident from start to end)
  * overlap everything and are stacked at the bottom first: the search
@@ -338,12 +343,13 @@ static bool area_keys(const struct placer *p, const struct key *keys,
  * The search: the greedy by area (the best single order on offload
  * schedules, where long-lived large tensors must go low) with each
  * interval's key scaled by a factor, a few factors redrawn per round, a
- * round kept when it is no taller.  Stops at the live peak, which no
- * placement beats, when @effort placements are spent, or after
- * SEARCH_ROUNDS rounds (small schedules gain nothing from more).
+ * round kept when it is no taller.  Stops at @stop (hu_arena_enough():
+ * close to the live peak, which no placement beats), when @effort
+ * placements are spent, or after SEARCH_ROUNDS rounds (small schedules
+ * gain nothing from more).
  */
 static void search(struct placer *p, struct key *keys, bool *whole,
-		   uint64_t area_h, uint64_t floor,
+		   uint64_t area_h, uint64_t stop,
 		   uint64_t effort, bool prune, uint64_t *best)
 {
 	double *f = hu_malloc_huge(p->n * sizeof(*f));
@@ -355,7 +361,7 @@ static void search(struct placer *p, struct key *keys, bool *whole,
 		goto out;
 	for (uint32_t i = 0; i < p->n; i++)
 		f[i] = 1.0;
-	for (uint64_t spent = 0, round = 0; *best > floor && spent < effort &&
+	for (uint64_t spent = 0, round = 0; *best > stop && spent < effort &&
 	     round < SEARCH_ROUNDS; round++) {
 		uint64_t h, limit = UINT64_MAX;
 		uint32_t ready = 0;
@@ -400,19 +406,32 @@ out:
 }
 
 int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t effort,
-		   uint64_t *height)
+		   uint64_t limit, uint64_t *height)
 {
-	return hu_arena_place_way(v, n, effort, HU_ARENA_AUTO, height);
+	return hu_arena_place_way(v, n, effort, limit, HU_ARENA_AUTO, height);
+}
+
+uint64_t hu_arena_enough(uint64_t floor, uint64_t limit, uint32_t n)
+{
+	uint64_t e = floor + floor / (n > HU_ARENA_EFFORT ? HU_ARENA_SLACK_BIG :
+				      HU_ARENA_SLACK);
+
+	if (e < floor)
+		e = UINT64_MAX;
+	if (limit && limit < e)
+		e = limit > floor ? limit : floor;
+	return e;
 }
 
 int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
-		       enum hu_arena_way way, uint64_t *height)
+		       uint64_t limit, enum hu_arena_way way,
+		       uint64_t *height)
 {
 	struct placer p = { .v = v, .n = n, .plain = way & HU_ARENA_WHOLE,
 			    .no_inst = way & HU_ARENA_NO_INSTANTS,
 			    .bound = !(way & HU_ARENA_NO_BOUND) };
 	bool prune = !p.plain;
-	uint64_t t0 = UINT64_MAX, t1 = 0, floor, best = UINT64_MAX, at;
+	uint64_t t0 = UINT64_MAX, t1 = 0, floor, stop, best = UINT64_MAX, at;
 	uint64_t area_h = UINT64_MAX;
 	struct key *keys;
 	bool *whole;
@@ -448,18 +467,21 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 	}
 	if (hu_arena_live_peak_way(v, n, way, &floor, &at))
 		goto out;
-	way &= ~(HU_ARENA_WHOLE | HU_ARENA_NO_BOUND | HU_ARENA_NO_INSTANTS);
+	stop = way & HU_ARENA_NO_SLACK ? floor :
+	       hu_arena_enough(floor, limit, n);
+	way &= ~(HU_ARENA_WHOLE | HU_ARENA_NO_BOUND | HU_ARENA_NO_INSTANTS |
+		 HU_ARENA_NO_SLACK);
 	if (choose_way(&p, whole, way) || hu_arena__bkt_setup(&p, whole) ||
 	    (p.bound && hu_arena__set_inst(&p, INST_PEAK, at)))
 		goto out;
-	for (int order = 0; order < NR_ORDERS && best > floor; order++) {
+	for (int order = 0; order < NR_ORDERS && best > stop; order++) {
 		uint32_t ready = 0;
 
 		nk = 0;
 		for (uint32_t i = 0; i < n; i++)
 			if (!whole[i])
 				make_key(&keys[nk++], &v[i], i, order);
-		for (int b = 0; b < 2 && best > floor; b++) {
+		for (int b = 0; b < 2 && best > stop; b++) {
 			/*
 			 * Only a lower one is kept, but the search's first
 			 * round needs the greedy by area's height itself if
@@ -479,7 +501,7 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 			}
 		}
 	}
-	search(&p, keys, whole, area_h, floor, effort, prune, &best);
+	search(&p, keys, whole, area_h, stop, effort, prune, &best);
 	*height = best;
 	ret = 0;
 out:

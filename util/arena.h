@@ -35,13 +35,30 @@ int hu_arena_live_peak(const struct hu_ival *v, uint32_t n, uint64_t *peak);
  * tried (by size, by lifetime, by area and by start; lowest and best
  * fit), as compilers' static memory planners do, then a randomised search
  * around the best order spends up to @effort interval placements (0:
- * none; HU_ARENA_EFFORT is the planner's); the lowest is kept.  The result
- * depends on the input alone.
+ * none; HU_ARENA_EFFORT is the planner's); the lowest is kept.
+ *
+ * Trying stops at the first placement at or below hu_arena_enough():
+ * more tries could win back less than its slack, and the first greedy
+ * placement of a decode or training graph is often there already.  The
+ * result depends on the input and @limit alone.
  * Return: 0, or -ENOMEM (offsets then undefined).
  */
 #define HU_ARENA_EFFORT	(1U << 17)
 int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t effort,
-		   uint64_t *height);
+		   uint64_t limit, uint64_t *height);
+
+/*
+ * Where hu_arena_place() stops trying, for @n intervals whose live peak
+ * (which no placement beats) is @floor: a HU_ARENA_SLACK'th above it, a
+ * HU_ARENA_SLACK_BIG'th for sets larger than HU_ARENA_EFFORT (where each
+ * try costs more than the randomised search's whole budget, so that
+ * search never runs), and at most @limit if that is lower (0: no limit;
+ * the budget a caller must fit, so that stopping never costs a fit), but
+ * never below the floor.
+ */
+#define HU_ARENA_SLACK		1024
+#define HU_ARENA_SLACK_BIG	256
+uint64_t hu_arena_enough(uint64_t floor, uint64_t limit, uint32_t n);
 
 /*
  * How each fit finds the intervals it must avoid: by time (read the
@@ -75,10 +92,17 @@ enum hu_arena_way {
 	 * entries' start instants.  The same offsets; for tests.
 	 */
 	HU_ARENA_NO_INSTANTS = 0x800,
+	/*
+	 * Or'ed into a way: trying stops only at the live peak, never
+	 * within HU_ARENA_SLACK of it nor at @limit.  Offsets as tall or
+	 * lower; for tests.
+	 */
+	HU_ARENA_NO_SLACK = 0x400,
 };
 
 int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
-		       enum hu_arena_way way, uint64_t *height);
+		       uint64_t limit, enum hu_arena_way way,
+		       uint64_t *height);
 
 /*
  * hu_arena_live_peak(), and in *@at the first instant it is reached;

@@ -75,7 +75,7 @@ static int residencies(const struct sched *s, struct hu_resid **vp,
 
 /* A layout kept: the residencies it placed and their offsets. */
 struct hp_layent {
-	uint64_t hash, height;
+	uint64_t hash, limit, height;
 	uint32_t n;
 	struct hu_ival v[];
 };
@@ -101,9 +101,9 @@ static uint64_t lay_hash(const struct hu_ival *h, uint32_t n)
 }
 
 static bool lay_same(const struct hp_layent *le, const struct hu_ival *h,
-		     uint32_t n, uint64_t hash)
+		     uint32_t n, uint64_t hash, uint64_t limit)
 {
-	if (le->hash != hash || le->n != n)
+	if (le->hash != hash || le->n != n || le->limit != limit)
 		return false;
 	for (uint32_t i = 0; i < n; i++)
 		if (le->v[i].start != h[i].start || le->v[i].end != h[i].end ||
@@ -112,14 +112,17 @@ static bool lay_same(const struct hp_layent *le, const struct hu_ival *h,
 	return true;
 }
 
-/* @h's offsets and height from a layout kept of the same residencies. */
+/*
+ * @h's offsets and height from a layout kept of the same residencies
+ * under the same limit (where the placer stops trying depends on it).
+ */
 static bool lay_find(struct hp_laycache *lc, struct hu_ival *h, uint32_t n,
-		     uint64_t hash, uint64_t *height)
+		     uint64_t hash, uint64_t limit, uint64_t *height)
 {
 	for (unsigned int k = 0; k < HP_LAYCACHE_N; k++) {
 		const struct hp_layent *le = lc->ent[k];
 
-		if (!le || !lay_same(le, h, n, hash))
+		if (!le || !lay_same(le, h, n, hash, limit))
 			continue;
 		for (uint32_t i = 0; i < n; i++)
 			h[i].off = le->v[i].off;
@@ -134,7 +137,7 @@ static bool lay_find(struct hp_laycache *lc, struct hu_ival *h, uint32_t n,
  * others until all fit in LAY_MAX.  0, or -ENOMEM.
  */
 static int lay_keep(struct hp_laycache *lc, const struct hu_ival *h,
-		    uint32_t n, uint64_t hash, uint64_t height,
+		    uint32_t n, uint64_t hash, uint64_t limit, uint64_t height,
 		    struct hp_mem *mem)
 {
 	struct hp_layent *le, *gone[HP_LAYCACHE_N] = { NULL };
@@ -143,7 +146,7 @@ static int lay_keep(struct hp_laycache *lc, const struct hu_ival *h,
 	le = hyper_plan__malloc(mem, lay_size(n));
 	if (!le)
 		return -ENOMEM;
-	*le = (struct hp_layent){ hash, height, n };
+	*le = (struct hp_layent){ hash, limit, height, n };
 	memcpy(le->v, h, (size_t)n * sizeof(*h));
 	k = lc->next;
 	lc->next = (k + 1) % HP_LAYCACHE_N;
@@ -222,9 +225,10 @@ int hyper_plan__sched_layout_cached(struct sched *s, uint64_t limit,
 		lc = NULL;
 	if (lc)
 		hash = lay_hash(h, n);
-	if (!lc || !lay_find(lc, h, n, hash, &height)) {
-		ret = hu_arena_place(h, n, HU_ARENA_EFFORT, &height);
-		if (ret || (lc && lay_keep(lc, h, n, hash, height, mem)))
+	if (!lc || !lay_find(lc, h, n, hash, limit, &height)) {
+		ret = hu_arena_place(h, n, HU_ARENA_EFFORT, limit, &height);
+		if (ret || (lc && lay_keep(lc, h, n, hash, limit, height,
+					   mem)))
 			goto nomem;
 	}
 	if (!height)

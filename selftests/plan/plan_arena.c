@@ -476,7 +476,7 @@ static void place_ways(struct __test_metadata *_metadata, struct hu_ival **v,
 		v[w] = malloc(n * sizeof(*v[w]));
 		ASSERT_NE(NULL, v[w]);
 		memcpy(v[w], set, n * sizeof(*v[w]));
-		ASSERT_EQ(0, hu_arena_place_way(v[w], n, effort, ways[w],
+		ASSERT_EQ(0, hu_arena_place_way(v[w], n, effort, 0, ways[w],
 						&h[w]));
 	}
 }
@@ -571,6 +571,95 @@ TEST(arena_ways_agree_and_are_valid)
 			free(v[w]);
 	}
 	EXPECT_EQ(32, cases);
+}
+
+/* Whether no two of @n placed intervals that share time share a byte. */
+static bool no_overlap(const struct hu_ival *v, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = i + 1; j < n; j++)
+			if (v[i].start < v[j].end && v[j].start < v[i].end &&
+			    v[i].off + v[i].bytes > v[j].off &&
+			    v[j].off + v[j].bytes > v[i].off)
+				return false;
+	return true;
+}
+
+/*
+ * Trying stops at the first placement within a HU_ARENA_SLACK'th of the
+ * live peak, or at the caller's limit if that is lower: against the
+ * placer that tries on to the live peak (HU_ARENA_NO_SLACK), a placement
+ * is valid, never lower (it tried a prefix of the same placements), the
+ * same one whenever it is above where it may stop, and fits every limit
+ * the full one fits.  Decode- and training-shaped sets, with no limit
+ * and limits at, just above and below the full placement's height; some
+ * stop early with a taller placement, which a placer without the stop
+ * would not give.
+ */
+TEST(arena_stops_close_enough_to_the_live_peak)
+{
+	const uint64_t g = 1ULL << 30;
+	unsigned int early = 0, cases = 0;
+
+	/* the slack, the larger one for sets past the search's budget */
+	EXPECT_EQ(g + g / 1024, hu_arena_enough(g, 0, 1000));
+	EXPECT_EQ(g + g / 1024, hu_arena_enough(g, 0, HU_ARENA_EFFORT));
+	EXPECT_EQ(g + g / 256, hu_arena_enough(g, 0, HU_ARENA_EFFORT + 1));
+	EXPECT_EQ(g + 5, hu_arena_enough(g, g + 5, 1000));
+	EXPECT_EQ(g + g / 1024, hu_arena_enough(g, 2 * g, 1000));
+	EXPECT_EQ(g, hu_arena_enough(g, g - 1, 1000));
+	EXPECT_EQ(UINT64_MAX, hu_arena_enough(UINT64_MAX - 1, 0, 1000));
+
+	for (unsigned int seed = 300; seed < 340; seed++) {
+		uint32_t n = 100 + seed * 53 % 700;
+		struct hu_ival *set = new_set(_metadata, n), *full, *v;
+		uint64_t floor, h_full, lims[4];
+
+		arena_set(set, n, seed, seed % 2, seed % 5 == 0);
+		full = malloc(n * sizeof(*full));
+		v = malloc(n * sizeof(*v));
+		ASSERT_NE(NULL, full);
+		ASSERT_NE(NULL, v);
+		memcpy(full, set, n * sizeof(*full));
+		ASSERT_EQ(0, hu_arena_place_way(full, n, 4000, 0,
+						HU_ARENA_AUTO | HU_ARENA_NO_SLACK,
+						&h_full));
+		ASSERT_EQ(0, hu_arena_live_peak(set, n, &floor));
+		lims[0] = 0;
+		lims[1] = h_full;
+		lims[2] = h_full + h_full / 4096;
+		lims[3] = h_full > floor ? h_full - 1 : floor;
+		for (int l = 0; l < 4; l++) {
+			uint64_t lim = lims[l], h;
+			uint64_t stop = hu_arena_enough(floor, lim, n);
+
+			memcpy(v, set, n * sizeof(*v));
+			ASSERT_EQ(0, hu_arena_place_way(v, n, 4000, lim,
+							HU_ARENA_AUTO, &h));
+			ASSERT_TRUE(no_overlap(v, n)) TH_LOG("seed %u", seed);
+			EXPECT_LE(h_full, h) TH_LOG("seed %u limit %d", seed, l);
+			EXPECT_LE(floor, h);
+			if (lim && h_full <= lim) {
+				EXPECT_LE(h, lim) TH_LOG("seed %u limit %d",
+							 seed, l);
+			}
+			if (h > stop) {
+				EXPECT_EQ(h_full, h) TH_LOG("seed %u", seed);
+				for (uint32_t i = 0; i < n; i++) {
+					ASSERT_EQ(full[i].off, v[i].off)
+						TH_LOG("seed %u interval %u",
+						       seed, i);
+				}
+			}
+			early += h != h_full;
+			cases++;
+		}
+		free(v);
+		free(full);
+		free(set);
+	}
+	EXPECT_EQ(160, cases);
+	EXPECT_LT(0, early);
 }
 
 /*
