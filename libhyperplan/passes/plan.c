@@ -53,6 +53,7 @@
 
 #include "passes/gallop.h"
 #include "passes/plan.h"
+#include "util/sort.h"
 
 /* Candidates tried (and set aside) for one step before it is given up. */
 #define MAX_TRIES	65536
@@ -99,15 +100,30 @@ static void tensor_cands(struct plan_ctx *pc, uint32_t t)
 	pc->nep = ep + writes + 1;
 }
 
-static int cmp_start(const void *pa, const void *pb, void *ctx)
+static bool key_before(const uint64_t *a, const uint64_t *b)
 {
-	const struct cand *c = ctx;
-	const struct cand *a = &c[*(const uint32_t *)pa];
-	const struct cand *b = &c[*(const uint32_t *)pb];
+	return *a < *b;
+}
 
-	if (a->a != b->a)
-		return a->a < b->a ? -1 : 1;
-	return (a->t > b->t) - (a->t < b->t);
+HU_DEFINE_SORT(sort_keys, uint64_t, key_before)
+
+/*
+ * The candidates @x[0 .. len) used at one step by start, then tensor,
+ * each as one key (start + 1) << 32 | index, sorted inline where
+ * qsort_r() called a comparison per step (a tenth of plan_init()).  The
+ * index stands for the tensor: tensor_cands() adds the tensors in order,
+ * and no tensor has two gaps used at one step.
+ */
+static void sort_by_start(const struct cand *c, uint32_t *x, size_t len,
+			  uint64_t *key)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		key[i] = (uint64_t)(uint32_t)(c[x[i]].a + 1) << 32 | x[i];
+	sort_keys(key, len);
+	for (i = 0; i < len; i++)
+		x[i] = (uint32_t)key[i];
 }
 
 #define NR_RAW_CLS	256
@@ -186,9 +202,10 @@ static int index_by_use(struct plan_ctx *pc)
 	size_t off[NR_RAW_CLS + 1] = { 0 };
 	uint8_t *cls = hyper_plan__malloc(mem, pc->nc);
 	uint32_t *tmp = hyper_plan__array(mem, pc->nc, sizeof(*tmp));
+	uint64_t *key = hyper_plan__array(mem, pc->nc, sizeof(*key));
 	int ret = -ENOMEM;
 
-	if (!fill || !by_j || !cls || !tmp)
+	if (!fill || !by_j || !cls || !tmp || !key)
 		goto out;
 	for (i = 0; i < pc->nc; i++)
 		by_j[pc->c[i].j + 1]++;
@@ -198,8 +215,8 @@ static int index_by_use(struct plan_ctx *pc)
 		tmp[by_j[pc->c[i].j] + fill[pc->c[i].j]++] = i;
 	for (i = 0; i <= n; i++)	/* most uses end one gap or none */
 		if (by_j[i + 1] - by_j[i] > 1)
-			qsort_r(tmp + by_j[i], by_j[i + 1] - by_j[i],
-				sizeof(*tmp), cmp_start, pc->c);
+			sort_by_start(pc->c, tmp + by_j[i],
+				      by_j[i + 1] - by_j[i], key);
 	m = by_j[n];
 	for (i = 0; i < m; i++) {	/* then stable by class */
 		cls[tmp[i]] = raw_class(pc->lf->g->t[pc->c[tmp[i]].t].bytes);
@@ -245,6 +262,7 @@ static int index_by_use(struct plan_ctx *pc)
 		pc->cls_lo[s] = pc->cls_base[s] = pc->cls_reach[s] =
 			pc->cls_b[s];
 out:
+	free(key);
 	free(tmp);
 	free(cls);
 	free(by_j);

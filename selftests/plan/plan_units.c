@@ -655,6 +655,49 @@ TEST(class_minima_match_scan)
 	EXPECT_LT(0, known);	/* some class kept its minimum */
 }
 
+/*
+ * Each bucket, and the gaps to the end, holds candidates of one next use
+ * by start, then tensor (passes/plan.c, index_by_use(): the order the
+ * sweep tries them in), on random graphs, a decode and a training step,
+ * whose steps read from one to hundreds of tensors.
+ */
+TEST(buckets_sorted_by_start)
+{
+	struct plan_case cases[] = {
+		{ NULL, NULL, 300, 11 }, { NULL, NULL, 1500, 12 },
+		{ "llama2-7b", "infer", 0, 1 },
+		{ "olmoe-1b-7b", "train", 0, 1 },
+	};
+	uint64_t pairs = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct hp_mem mem = { 0 };
+		struct plan_ctx pc;
+		struct job j = { 0 };
+		struct hp_err e;
+
+		ASSERT_EQ(0, case_job(&j, &cases[i],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, hyper_plan__plan_init(&pc, &j.lf, &j.p, &mem));
+		for (uint32_t b = 0; b <= pc.nb; b++)
+			for (size_t x = pc.by_b[b] + 1; x < pc.by_b[b + 1];
+			     x++) {
+				const struct cand *p = &pc.c[pc.idx[x - 1]];
+				const struct cand *q = &pc.c[pc.idx[x]];
+
+				ASSERT_EQ(p->j, q->j);
+				ASSERT_TRUE(p->a < q->a ||
+					    (p->a == q->a && p->t < q->t))
+					TH_LOG("bucket %u at %zu", b, x);
+				pairs++;
+			}
+		hyper_plan__plan_free(&pc);
+		hyper_plan__job_free(&j);
+	}
+	EXPECT_LT(1000, pairs);
+}
+
 TEST(bound_corners)
 {
 	uint32_t order[] = { 0, 1 };
