@@ -46,6 +46,12 @@ struct plan_ctx {
 	uint32_t *cls_from;	/* class s: that step before lo and buckets */
 	uint8_t *cls_stale;	/* class s: a take may have moved its reach */
 	/*
+	 * Class s's last bucket from the step's first use (class_reach())
+	 * and from its own reach (reach_of()): where the next look-up of
+	 * the same kind starts, a bucket or two away.
+	 */
+	uint32_t *cls_base, *cls_reach;
+	/*
 	 * Class s's earliest candidate from min_lo[s] (its range minimum,
 	 * NONE when unknown) and the bucket holding it (NONE until looked
 	 * up), kept through refreshes: serves cls_lo[s] == min_lo[s].

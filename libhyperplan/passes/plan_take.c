@@ -132,6 +132,20 @@ static int32_t new_store(struct plan_ctx *pc, const struct cand *c,
 	return es->issue;
 }
 
+/*
+ * The pool→device time offered in steps k + 1 .. j - 1 (j > k + 1):
+ * hyper_plan__cal_avail(), its first half kept.  The sweep holds the
+ * time before step k + 1 for its reaches (pc->before, passes/plan.c:
+ * looked up as each step starts, and again after a take that took time
+ * before k + 1, the only takes that move it), the same sum the same way.
+ */
+static double fetch_room(const struct plan_ctx *pc, uint32_t k, uint32_t j)
+{
+	if (pc->scratch)
+		return hyper_plan__cal_avail(&pc->h2d, k + 1, j - 1);
+	return hyper_plan__cal_before(&pc->h2d, j) - pc->before;
+}
+
 int hyper_plan__try_take(struct plan_ctx *pc, uint32_t i, uint32_t k, int32_t *s0)
 {
 	const struct cand *c = &pc->c[i];
@@ -144,8 +158,7 @@ int hyper_plan__try_take(struct plan_ctx *pc, uint32_t i, uint32_t k, int32_t *s
 
 	/* a last resort may even fetch it where it is used, and wait */
 	if (c->j < (int32_t)n && pc->scale < ANY_WAIT &&
-	    (c->j < (int32_t)k + 2 ||
-	     hyper_plan__cal_avail(&pc->h2d, k + 1, c->j - 1) < ch.h2d))
+	    (c->j < (int32_t)k + 2 || fetch_room(pc, k, c->j) < ch.h2d))
 		return RETRY;
 	r = value_check(pc, c, k, &ch);
 	if (r != TAKEN)

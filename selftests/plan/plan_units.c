@@ -92,6 +92,54 @@ TEST(calendar_runs_do_not_cross)
 	hyper_plan__cal_free(&c);
 }
 
+/*
+ * The Fenwick descent (hyper_plan__cal_reach_sum()) reads past step n,
+ * where the tree is padded, instead of testing each index against n:
+ * against a plain scan, at every length around a power of two (where
+ * the padding is longest and shortest), with steps that have no time,
+ * after takes, for sums below, at and beyond the total.  Whole numbers,
+ * so every way of adding them gives the same sums.
+ */
+TEST(calendar_reach_sum_matches_scan)
+{
+	static const uint32_t ns[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17,
+				       31, 32, 33, 100 };
+	uint64_t x = 0x2545f4914f6cdd1dULL;
+	double cap[100];
+
+	for (size_t i = 0; i < ARRAY_SIZE(ns); i++) {
+		uint32_t n = ns[i], k, hi;
+		struct calendar c;
+		double total, sum, want;
+
+		for (k = 0; k < n; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			cap[k] = x % 4 ? (double)(x >> 40 & 15) : 0;
+		}
+		ASSERT_EQ(0, hyper_plan__cal_init(&c, n,
+						  &(struct hp_mem){ 0 }));
+		for (int round = 0; round < 2; round++) {
+			hyper_plan__cal_reset(&c, cap, 1.0);
+			if (round && n)		/* 3 taken, from the last */
+				hyper_plan__cal_take_latest(&c, 0, n - 1, 3);
+			total = n ? hyper_plan__cal_avail(&c, 0, n - 1) : 0;
+			for (want = 0; want <= total + 2; want += 0.5) {
+				for (hi = 0, sum = 0; hi < n; hi++) {
+					sum += c.cap[hi];
+					if (sum >= want)
+						break;
+				}
+				EXPECT_EQ(hi,
+					  hyper_plan__cal_reach_sum(&c, want))
+					TH_LOG("n %u want %g", n, want);
+			}
+		}
+		hyper_plan__cal_free(&c);
+	}
+}
+
 /* w (1 MB, in the pool) is read by op b after op a computes 2 ms. */
 static void two_ops(struct graph *g, uint64_t ns_a)
 {
@@ -605,6 +653,49 @@ TEST(class_minima_match_scan)
 		hyper_plan__job_free(&j);
 	}
 	EXPECT_LT(0, known);	/* some class kept its minimum */
+}
+
+/*
+ * Each bucket, and the gaps to the end, holds candidates of one next use
+ * by start, then tensor (passes/plan.c, index_by_use(): the order the
+ * sweep tries them in), on random graphs, a decode and a training step,
+ * whose steps read from one to hundreds of tensors.
+ */
+TEST(buckets_sorted_by_start)
+{
+	struct plan_case cases[] = {
+		{ NULL, NULL, 300, 11 }, { NULL, NULL, 1500, 12 },
+		{ "llama2-7b", "infer", 0, 1 },
+		{ "olmoe-1b-7b", "train", 0, 1 },
+	};
+	uint64_t pairs = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct hp_mem mem = { 0 };
+		struct plan_ctx pc;
+		struct job j = { 0 };
+		struct hp_err e;
+
+		ASSERT_EQ(0, case_job(&j, &cases[i],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, hyper_plan__plan_init(&pc, &j.lf, &j.p, &mem));
+		for (uint32_t b = 0; b <= pc.nb; b++)
+			for (size_t x = pc.by_b[b] + 1; x < pc.by_b[b + 1];
+			     x++) {
+				const struct cand *p = &pc.c[pc.idx[x - 1]];
+				const struct cand *q = &pc.c[pc.idx[x]];
+
+				ASSERT_EQ(p->j, q->j);
+				ASSERT_TRUE(p->a < q->a ||
+					    (p->a == q->a && p->t < q->t))
+					TH_LOG("bucket %u at %zu", b, x);
+				pairs++;
+			}
+		hyper_plan__plan_free(&pc);
+		hyper_plan__job_free(&j);
+	}
+	EXPECT_LT(1000, pairs);
 }
 
 TEST(bound_corners)
