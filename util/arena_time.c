@@ -4,7 +4,8 @@
  * buckets, each with its placed intervals in offset order and the union
  * of their offsets, and the groups of buckets with theirs.  What a fit
  * reads from them and a placed interval's insert are inline in
- * util/arena_int.h (bkt_collect(), the time cursor, bkt_insert()).
+ * util/arena_int.h (bkt_collect(), the time cursor, bkt_insert(), and
+ * the buckets of an instant and a union's insert they call).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -13,57 +14,6 @@
 
 #include "util/arena_int.h"
 #include "util/huge.h"
-
-/* The bucket of the time order that holds instant @t. */
-static uint32_t bkt_of(const struct placer *p, uint64_t t)
-{
-	uint64_t b = t > p->t0 ? (t - p->t0) >> p->bshift : 0;
-
-	return b < p->nbkt ? (uint32_t)b : p->nbkt - 1;
-}
-
-/*
- * The buckets [*@a, *@z] that [@start, @end) shares time with (an empty
- * one: the bucket of @start, where any interval it shares time with is).
- */
-void hu_arena__bkt_range(const struct placer *p, uint64_t start, uint64_t end,
-		      uint32_t *a, uint32_t *z)
-{
-	*a = bkt_of(p, start);
-	*z = bkt_of(p, end > start ? end - 1 : start);
-}
-
-/*
- * [@lo, @hi] joins the union of the @*n spans at @u, kept in offset order
- * with a hole between each two: those it overlaps or touches become one.
- */
-void hu_arena__union_add(struct span *u, uint32_t *n, uint64_t lo,
-			 uint64_t hi)
-{
-	uint32_t a = 0, z = *n;
-
-	/* the first span reaching @lo */
-	while (a < z) {
-		uint32_t mid = a + (z - a) / 2;
-
-		if (u[mid].hi < lo)
-			a = mid + 1;
-		else
-			z = mid;
-	}
-	for (z = a; z < *n && u[z].lo <= hi; z++) {
-		if (u[z].lo < lo)
-			lo = u[z].lo;
-		if (u[z].hi > hi)
-			hi = u[z].hi;
-	}
-	if (z == a)
-		memmove(&u[a + 1], &u[a], (*n - a) * sizeof(*u));
-	else if (z > a + 1)
-		memmove(&u[a + 1], &u[z], (*n - z) * sizeof(*u));
-	u[a] = (struct span){ lo, hi };
-	*n += 1 - (z - a);
-}
 
 /*
  * The groups of buckets (a level where there are at least two), each
@@ -88,7 +38,7 @@ static int grp_setup(struct placer *p, const bool *whole)
 	for (uint32_t i = 0; i < p->n; i++) {
 		if (whole[i] || by_offset(p, i))
 			continue;
-		hu_arena__bkt_range(p, p->v[i].start, p->v[i].end, &a, &z);
+		bkt_range(p, p->v[i].start, p->v[i].end, &a, &z);
 		for (uint32_t l = 1; l <= p->ngl; l++)
 			for (uint32_t j = a >> (GRP_SHIFT * l);
 			     j <= z >> (GRP_SHIFT * l); j++)
@@ -135,8 +85,8 @@ int hu_arena__bkt_setup(struct placer *p, const bool *whole)
 		for (uint32_t i = 0; i < p->n; i++)
 			if (!whole[i] &&
 			    !by_offset(p, i)) {
-				hu_arena__bkt_range(p, p->v[i].start,
-						    p->v[i].end, &a, &z);
+				bkt_range(p, p->v[i].start, p->v[i].end,
+					  &a, &z);
 				total += z - a + 1;
 			}
 		if (p->bshift == 63 || total <= BKT_ROOM * m)
@@ -167,8 +117,7 @@ int hu_arena__bkt_setup(struct placer *p, const bool *whole)
 	/* each bucket's room: the intervals that share time with it */
 	for (uint32_t i = 0; i < p->n; i++)
 		if (!whole[i] && !by_offset(p, i)) {
-			hu_arena__bkt_range(p, p->v[i].start, p->v[i].end,
-					    &a, &z);
+			bkt_range(p, p->v[i].start, p->v[i].end, &a, &z);
 			p->bfirst[a + 1]++;
 			if (z + 1 < p->nbkt)
 				p->bn[z + 1]++;

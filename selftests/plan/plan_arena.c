@@ -703,6 +703,33 @@ TEST(arena_bucket_unions_agree)
 }
 
 /*
+ * Larger decode-shaped sets, a few thousand intervals: a placement
+ * that may not stop early (the first, the search's first rounds) sorts
+ * its keys whole at once, one that may sorts them as it goes, from the
+ * first KEYS_FIRST (1024) doubling; the fits by time span many buckets
+ * and groups of them (read and updated inline).  Every way agrees with
+ * the reference, which reads one bucket and sorts every placement's
+ * keys whole: keys sorted only in part where a placement runs whole, or
+ * the buckets of a fit taken wrong, give other offsets here.
+ */
+TEST(arena_large_sets_sort_whole_and_agree)
+{
+	static const enum hu_arena_way ways[] = {
+		HU_ARENA_BY_TIME | HU_ARENA_WHOLE, HU_ARENA_AUTO,
+		HU_ARENA_BY_TIME, HU_ARENA_BY_OFFSET };
+	const int nw = ARRAY_SIZE(ways);
+
+	for (unsigned int seed = 300; seed < 303; seed++) {
+		uint32_t n = 2500 + seed * 389 % 800;
+		struct hu_ival *set = new_set(_metadata, n);
+
+		arena_set(set, n, seed, seed % 2, false);
+		places_agree(_metadata, ways, nw, set, n,
+			     seed % 2 ? 4 * n : 0, seed);
+	}
+}
+
+/*
  * A placement under way is stopped once a bound on the height it will
  * reach (at an instant, what is live and not placed yet must go in the
  * holes free now, each in one at least its size) says it cannot be kept:
