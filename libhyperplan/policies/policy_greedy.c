@@ -76,8 +76,9 @@ struct greedy {
 	uint32_t *pend;		/* tensors whose next use moved, not in victims yet */
 	size_t npend;
 	uint8_t *pending;	/* in pend, or pinned (never in pend) */
-	struct want *win;	/* reads within the lookahead, by step */
+	struct want *win;	/* gc->scratch: reads within the lookahead */
 	size_t whead, wtail, wcap;
+	uint32_t ws, wi;	/* else the next want: step, gc->step_t index */
 	uint32_t *aside;	/* candidates passed over by make_room() */
 	size_t naside, cap_aside;
 	uint32_t *ts;		/* the step's tensors: run_step() */
@@ -108,8 +109,13 @@ static uint32_t next_use(const struct greedy *q, uint32_t t)
 	return i < q->lf->acc_off[t + 1] ? q->lf->acc_step[i] : q->lf->n;
 }
 
-/* What @event does to @t by the shared rules, and to device memory. */
-static void move(struct greedy *q, uint32_t t, uint32_t event)
+/*
+ * What @event does to @t by the shared rules, and to device memory.
+ * Inlined: each caller's event is a constant, which leaves one case of
+ * the rules' switch (1.4M calls at 100k decode operators).
+ */
+static inline __attribute__((always_inline)) void
+move(struct greedy *q, uint32_t t, uint32_t event)
 {
 	uint8_t was = q->st[t];
 
@@ -127,8 +133,13 @@ static bool resident(const struct greedy *q, uint32_t t)
 	return q->st[t] & HYPER_RES_DEVICE;
 }
 
-/* The levels' bits for use j, set or cleared up to the first that stays. */
-static void vmark(struct greedy *q, uint32_t j, bool on)
+/*
+ * The levels' bits for use j, set or cleared up to the first that stays.
+ * This and the lists' two below are inlined: a walk lists and unlists a
+ * candidate 1.1M times at 100k decode operators, each a few stores.
+ */
+static inline __attribute__((always_inline)) void
+vmark(struct greedy *q, uint32_t j, bool on)
 {
 	uint32_t l;
 
@@ -143,7 +154,8 @@ static void vmark(struct greedy *q, uint32_t j, bool on)
 }
 
 /* A use's first tensor is read only while its bit says it has one. */
-static void vlink_add(struct greedy *q, uint32_t t, uint32_t j)
+static inline __attribute__((always_inline)) void
+vlink_add(struct greedy *q, uint32_t t, uint32_t j)
 {
 	uint32_t h = NONE;
 
@@ -157,7 +169,8 @@ static void vlink_add(struct greedy *q, uint32_t t, uint32_t j)
 	q->vhead[j] = t;
 }
 
-static void vlink_del(struct greedy *q, uint32_t t)
+static inline __attribute__((always_inline)) void
+vlink_del(struct greedy *q, uint32_t t)
 {
 	struct vlink *v = &q->vl[t];
 
@@ -362,20 +375,13 @@ static void fetch(struct greedy *q, uint32_t t, uint32_t k, uint32_t s)
 	push_victim(q, t);
 }
 
+/* gc->scratch: step s's reads join the window, q->win. */
 static void want_step(struct greedy *q, uint32_t s)
 {
-	const uint32_t *in;
-	uint32_t i, n_in;
+	const struct op *o = &q->g->op[q->lf->order[s]];
+	const uint32_t *in = op_in(q->g, o);
+	uint32_t i, n_in = o->n_in;
 
-	if (q->gc->scratch) {
-		const struct op *o = &q->g->op[q->lf->order[s]];
-
-		in = op_in(q->g, o);
-		n_in = o->n_in;
-	} else {		/* the step's reads, in a row */
-		in = q->gc->step_t + q->gc->step_off[2 * s];
-		n_in = q->gc->step_off[2 * s + 1] - q->gc->step_off[2 * s];
-	}
 	if (!n_in)
 		return;
 	if (q->wtail + n_in > q->wcap && q->whead &&
@@ -396,6 +402,7 @@ static void want_step(struct greedy *q, uint32_t s)
 		q->win[q->wtail++] = (struct want){ s, in[i] };
 }
 
+/* gc->scratch: fetches the window's wants, in order, while there is room. */
 static void lookahead(struct greedy *q, uint32_t k)
 {
 	while (q->whead < q->wtail) {
@@ -411,6 +418,39 @@ static void lookahead(struct greedy *q, uint32_t k)
 		fetch(q, w.t, k, w.step);
 		q->whead++;
 	}
+}
+
+/*
+ * lookahead() on the context's step lists: the window at step @k is the
+ * reads of the steps to @last in step order, which gc->step_t holds in
+ * that order already, so a cursor over them (q->ws, q->wi) stands for
+ * q->win and nothing is copied.  The same wants in the same order, each
+ * passed once; those of steps before @k are passed without a look, as
+ * lookahead() passes them.
+ */
+static void lookahead_rows(struct greedy *q, uint32_t k, uint32_t last)
+{
+	const uint32_t *off = q->gc->step_off, *row = q->gc->step_t;
+	uint32_t s = q->ws, i = q->wi, t;
+
+	if (s < k) {
+		s = k;
+		i = off[2 * s];
+	}
+	for (; s <= last; s++, i = off[2 * s]) {
+		for (; i < off[2 * s + 1]; i++) {
+			t = row[i];
+			if (resident(q, t) || q->open[t] == NONE ||
+			    next_use(q, t) != s)
+				continue;
+			if (!room(q, q->g->t[t].bytes, k, s))
+				goto out;
+			fetch(q, t, k, s);
+		}
+	}
+out:
+	q->ws = s;
+	q->wi = i;
 }
 
 /*
@@ -835,6 +875,7 @@ static int walk_begin(struct greedy *q, uint64_t budget, uint32_t ahead)
 	q->budget = budget;
 	q->mem = 0;
 	q->npend = q->whead = q->wtail = q->naside = q->ndue = 0;
+	q->ws = q->wi = 0;
 	q->due_end = 0;
 	q->link = q->clock = 0;
 	q->timed = lf->t0[lf->n] > 0;
@@ -892,7 +933,7 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	if (!q || walk_begin(q, budget, lookahead_ops))
 		goto out;
 	start(q);
-	for (k = 0; k < lookahead_ops && k < lf->n; k++)
+	for (k = 0; k < lookahead_ops && k < lf->n && gc->scratch; k++)
 		want_step(q, k);
 	gc->settled = lf->n;
 	for (k = 0; k < lf->n && !gc->mem->failed; k++) {
@@ -900,9 +941,14 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 			gc->settled = k;
 			break;
 		}
-		if (k + lookahead_ops < lf->n)
-			want_step(q, k + lookahead_ops);
-		lookahead(q, k);
+		if (!gc->scratch) {
+			lookahead_rows(q, k, lookahead_ops < lf->n - k ?
+					     k + lookahead_ops : lf->n - 1);
+		} else {
+			if (k + lookahead_ops < lf->n)
+				want_step(q, k + lookahead_ops);
+			lookahead(q, k);
+		}
 		q->walked = k + 1;
 		run_step(q, k);
 		if (gc->p && clock_step(q, k)) {
