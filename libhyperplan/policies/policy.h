@@ -67,6 +67,8 @@ int hyper_plan__count_search(uint32_t n, bool most, bool gallop,
  * whose next use is furthest away, and it prefetches a tensor read within
  * the next @lookahead operators once there is room.
  */
+struct greedy;
+
 struct greedy_ctx {
 	const struct life *lf;
 	struct hp_mem *mem;	/* the plan's */
@@ -121,6 +123,13 @@ struct greedy_ctx {
 	uint8_t *st0, *pending0;
 	uint32_t *pend0, npend0;
 	uint64_t mem0;
+	/*
+	 * The walks' arrays (one entry per tensor, per use) and buffers,
+	 * kept from one walk to the next and put back to the start's by
+	 * what the walk touched (policy_greedy.c, walk_clean()); with
+	 * @scratch, each walk allocates and fills its own.
+	 */
+	struct greedy *walk;
 	bool scratch;
 };
 

@@ -76,8 +76,9 @@ struct greedy {
 	uint32_t *pend;		/* tensors whose next use moved, not in victims yet */
 	size_t npend;
 	uint8_t *pending;	/* in pend, or pinned (never in pend) */
-	struct want *win;	/* reads within the lookahead, by step */
+	struct want *win;	/* gc->scratch: reads within the lookahead */
 	size_t whead, wtail, wcap;
+	uint32_t ws, wi;	/* else the next want: step, gc->step_t index */
 	uint32_t *aside;	/* candidates passed over by make_room() */
 	size_t naside, cap_aside;
 	uint32_t *ts;		/* the step's tensors: run_step() */
@@ -85,12 +86,20 @@ struct greedy {
 	/* gc->p: the simulator's clocks from below, clock_step() */
 	struct due *due;	/* this step's fetches */
 	size_t ndue, cap_due;
-	double *ready;		/* step j at ready[j % nready]: inputs in */
-	uint32_t nready;
+	double *ready;		/* step j at ready[j & mask]: inputs in */
+	uint32_t mask;		/* 2^x - 1, 2^x above the lookahead */
+	size_t cap_ready;
+	uint32_t due_end;	/* past the last step a fetch is read at */
 	double link, clock;	/* link free, this step's start */
+	/* hyper_plan__sim_beyond()'s bound for this walk's goal: beyond() */
+	double lim;
+	bool timed;
 	/* evictions not fetched back: how many still to be read, bytes */
 	uint32_t owed;
 	uint64_t away;
+	/* steps whose run_step() began: their tensors are the ones touched */
+	uint32_t walked;
+	size_t nwords;		/* of vbits */
 };
 
 static uint32_t next_use(const struct greedy *q, uint32_t t)
@@ -100,8 +109,13 @@ static uint32_t next_use(const struct greedy *q, uint32_t t)
 	return i < q->lf->acc_off[t + 1] ? q->lf->acc_step[i] : q->lf->n;
 }
 
-/* What @event does to @t by the shared rules, and to device memory. */
-static void move(struct greedy *q, uint32_t t, uint32_t event)
+/*
+ * What @event does to @t by the shared rules, and to device memory.
+ * Inlined: each caller's event is a constant, which leaves one case of
+ * the rules' switch (1.4M calls at 100k decode operators).
+ */
+static inline __attribute__((always_inline)) void
+move(struct greedy *q, uint32_t t, uint32_t event)
 {
 	uint8_t was = q->st[t];
 
@@ -119,8 +133,13 @@ static bool resident(const struct greedy *q, uint32_t t)
 	return q->st[t] & HYPER_RES_DEVICE;
 }
 
-/* The levels' bits for use j, set or cleared up to the first that stays. */
-static void vmark(struct greedy *q, uint32_t j, bool on)
+/*
+ * The levels' bits for use j, set or cleared up to the first that stays.
+ * This and the lists' two below are inlined: a walk lists and unlists a
+ * candidate 1.1M times at 100k decode operators, each a few stores.
+ */
+static inline __attribute__((always_inline)) void
+vmark(struct greedy *q, uint32_t j, bool on)
 {
 	uint32_t l;
 
@@ -135,7 +154,8 @@ static void vmark(struct greedy *q, uint32_t j, bool on)
 }
 
 /* A use's first tensor is read only while its bit says it has one. */
-static void vlink_add(struct greedy *q, uint32_t t, uint32_t j)
+static inline __attribute__((always_inline)) void
+vlink_add(struct greedy *q, uint32_t t, uint32_t j)
 {
 	uint32_t h = NONE;
 
@@ -149,7 +169,8 @@ static void vlink_add(struct greedy *q, uint32_t t, uint32_t j)
 	q->vhead[j] = t;
 }
 
-static void vlink_del(struct greedy *q, uint32_t t)
+static inline __attribute__((always_inline)) void
+vlink_del(struct greedy *q, uint32_t t)
 {
 	struct vlink *v = &q->vl[t];
 
@@ -345,6 +366,8 @@ static void fetch(struct greedy *q, uint32_t t, uint32_t k, uint32_t s)
 			       sizeof(*q->due))))
 		q->due[q->ndue++] = (struct due){
 			s, h2d_ns(q->gc->p, q->g->t[t].bytes) };
+	if (s >= q->due_end)
+		q->due_end = s + 1;
 	q->open[t] = NONE;
 	q->away -= q->g->t[t].bytes;
 	q->owed--;
@@ -352,20 +375,13 @@ static void fetch(struct greedy *q, uint32_t t, uint32_t k, uint32_t s)
 	push_victim(q, t);
 }
 
+/* gc->scratch: step s's reads join the window, q->win. */
 static void want_step(struct greedy *q, uint32_t s)
 {
-	const uint32_t *in;
-	uint32_t i, n_in;
+	const struct op *o = &q->g->op[q->lf->order[s]];
+	const uint32_t *in = op_in(q->g, o);
+	uint32_t i, n_in = o->n_in;
 
-	if (q->gc->scratch) {
-		const struct op *o = &q->g->op[q->lf->order[s]];
-
-		in = op_in(q->g, o);
-		n_in = o->n_in;
-	} else {		/* the step's reads, in a row */
-		in = q->gc->step_t + q->gc->step_off[2 * s];
-		n_in = q->gc->step_off[2 * s + 1] - q->gc->step_off[2 * s];
-	}
 	if (!n_in)
 		return;
 	if (q->wtail + n_in > q->wcap && q->whead &&
@@ -386,6 +402,7 @@ static void want_step(struct greedy *q, uint32_t s)
 		q->win[q->wtail++] = (struct want){ s, in[i] };
 }
 
+/* gc->scratch: fetches the window's wants, in order, while there is room. */
 static void lookahead(struct greedy *q, uint32_t k)
 {
 	while (q->whead < q->wtail) {
@@ -401,6 +418,39 @@ static void lookahead(struct greedy *q, uint32_t k)
 		fetch(q, w.t, k, w.step);
 		q->whead++;
 	}
+}
+
+/*
+ * lookahead() on the context's step lists: the window at step @k is the
+ * reads of the steps to @last in step order, which gc->step_t holds in
+ * that order already, so a cursor over them (q->ws, q->wi) stands for
+ * q->win and nothing is copied.  The same wants in the same order, each
+ * passed once; those of steps before @k are passed without a look, as
+ * lookahead() passes them.
+ */
+static void lookahead_rows(struct greedy *q, uint32_t k, uint32_t last)
+{
+	const uint32_t *off = q->gc->step_off, *row = q->gc->step_t;
+	uint32_t s = q->ws, i = q->wi, t;
+
+	if (s < k) {
+		s = k;
+		i = off[2 * s];
+	}
+	for (; s <= last; s++, i = off[2 * s]) {
+		for (; i < off[2 * s + 1]; i++) {
+			t = row[i];
+			if (resident(q, t) || q->open[t] == NONE ||
+			    next_use(q, t) != s)
+				continue;
+			if (!room(q, q->g->t[t].bytes, k, s))
+				goto out;
+			fetch(q, t, k, s);
+		}
+	}
+out:
+	q->ws = s;
+	q->wi = i;
 }
 
 /*
@@ -461,6 +511,22 @@ static void run_step(struct greedy *q, uint32_t k)
 }
 
 /*
+ * hyper_plan__sim_beyond() against this walk's goal, with the bound that
+ * does not change during the walk worked out once (q->lim, q->timed) by
+ * the same expressions: the same doubles, the same answers.  gc->scratch
+ * asks hyper_plan__sim_beyond() itself.
+ */
+static inline bool beyond(const struct greedy *q, double floor_ns)
+{
+	const struct life *lf = q->lf;
+
+	if (q->gc->scratch)
+		return hyper_plan__sim_beyond(floor_ns, lf->t0[lf->n],
+					      q->gc->max_slow);
+	return q->timed && floor_ns * (1 - 1e-6) > q->lim;
+}
+
+/*
  * The simulator's clocks after step @k, from below: the compute clock
  * (q->clock, at the next step's start) and the link's (q->link).  The
  * emitter prefetches step k's fetches at the step's start, in the order
@@ -475,14 +541,14 @@ static void run_step(struct greedy *q, uint32_t k)
 static bool clock_step(struct greedy *q, uint32_t k)
 {
 	const struct life *lf = q->lf;
-	double end, *in = &q->ready[k % q->nready];
+	double end, *in = &q->ready[k & q->mask];
 	size_t i;
 
 	if (q->ndue) {
 		sort_due(q->due, q->ndue);
 		end = q->link > q->clock ? q->link : q->clock;
 		for (i = 0; i < q->ndue; i++) {
-			double *r = &q->ready[q->due[i].step % q->nready];
+			double *r = &q->ready[q->due[i].step & q->mask];
 
 			end += q->due[i].ns;
 			if (end > *r)
@@ -496,8 +562,29 @@ static bool clock_step(struct greedy *q, uint32_t k)
 	*in = 0;
 	q->clock += q->g->op[lf->order[k]].compute_ns;
 	end = q->clock + (lf->t0[lf->n] - lf->t0[k + 1]);
-	return hyper_plan__sim_beyond(q->link > end ? q->link : end,
-				      lf->t0[lf->n], q->gc->max_slow);
+	return beyond(q, q->link > end ? q->link : end);
+}
+
+/*
+ * clock_step() from step @k to the end, where nothing is fetched any
+ * more and every fetch taken was read before @k (q->due_end): the link
+ * stays, each step's inputs are in (its ready entry is 0, and the clock
+ * is not below 0), so a step only adds its compute.  The same sums in
+ * the same order as clock_step()'s, without what cannot change them.
+ */
+static bool clock_rest(struct greedy *q, uint32_t k)
+{
+	const struct life *lf = q->lf;
+	const struct op *op = q->g->op;
+	double t_n = lf->t0[lf->n], end;
+
+	for (; k < lf->n; k++) {
+		q->clock += op[lf->order[k]].compute_ns;
+		end = q->clock + (t_n - lf->t0[k + 1]);
+		if (beyond(q, q->link > end ? q->link : end))
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -636,11 +723,25 @@ static int live_after(struct greedy_ctx *gc)
 	return 0;
 }
 
-/* The candidates' lists and bit tree, empty: 0, or -ENOMEM. */
-static int victims_init(struct greedy *q)
+/*
+ * The walk's arrays, one entry per tensor or per use, and its buffers:
+ * each walk's own with gc->scratch, else gc->walk's, kept from one walk
+ * to the next.  0, or -ENOMEM (walk_free() frees what was allocated).
+ */
+static int walk_alloc(struct greedy *q)
 {
-	size_t words = 0, w = (size_t)q->lf->n + 1;
+	size_t words = 0, w = (size_t)q->lf->n + 1, nt = q->g->nt;
 
+	q->st = hyper_plan__calloc(q->gc->mem, nt ? nt : 1, 1);
+	q->cur = hyper_plan__array(q->gc->mem, nt ? nt : 1, sizeof(*q->cur));
+	q->open = hyper_plan__array(q->gc->mem, nt ? nt : 1, sizeof(*q->open));
+	q->stamp = hyper_plan__calloc(q->gc->mem, nt ? nt : 1,
+				      sizeof(*q->stamp));
+	q->pend = hyper_plan__array(q->gc->mem, nt ? nt : 1, sizeof(*q->pend));
+	q->pending = hyper_plan__malloc(q->gc->mem, nt ? nt : 1);
+	if (!q->st || !q->cur || !q->open || !q->stamp || !q->pend ||
+	    !q->pending)
+		return -ENOMEM;
 	if (q->gc->scratch)
 		return 0;
 	q->nlev = 0;
@@ -649,29 +750,153 @@ static int victims_init(struct greedy *q)
 		q->voff[q->nlev++] = words;
 		words += w;
 	} while (w > 1);
+	q->nwords = words;
 	q->vhead = hyper_plan__array(q->gc->mem, (size_t)q->lf->n + 1,
 				     sizeof(*q->vhead));
-	q->vl = hyper_plan__array(q->gc->mem, q->g->nt, sizeof(*q->vl));
+	q->vl = hyper_plan__array(q->gc->mem, nt ? nt : 1, sizeof(*q->vl));
 	q->vbits = hyper_plan__calloc(q->gc->mem, words, sizeof(*q->vbits));
 	return q->vhead && q->vl && q->vbits ? 0 : -ENOMEM;
 }
 
+static void walk_free(struct greedy *q)
+{
+	free(q->st);
+	free(q->cur);
+	free(q->open);
+	free(q->stamp);
+	free(q->pend);
+	free(q->pending);
+	free(q->win);
+	free(q->aside);
+	free(q->ts);
+	free(q->due);
+	free(q->ready);
+	free(q->vhead);
+	free(q->vl);
+	free(q->vbits);
+	hyper_plan__heap_free(&q->victims);
+}
+
 /*
- * The walk's start: copies of the context's, and the budget's evictions;
- * gc->scratch builds it tensor by tensor.
+ * Every tensor's entries as a walk starts them, but for what the budget
+ * does (start()): copies of the context's, nothing listed.
+ */
+static void walk_reset(struct greedy *q)
+{
+	const struct greedy_ctx *gc = q->gc;
+	size_t nt = q->g->nt;
+
+	memcpy(q->cur, q->lf->acc_off, nt * sizeof(*q->cur));
+	memset(q->open, 0xff, nt * sizeof(*q->open));	/* NONE */
+	memset(q->stamp, 0, nt * sizeof(*q->stamp));
+	memset(q->vl, 0xff, nt * sizeof(*q->vl));	/* unlisted */
+	memset(q->vbits, 0, q->nwords * sizeof(*q->vbits));
+	memcpy(q->pending, gc->pending0, nt);
+	memcpy(q->st, gc->st0, nt);
+}
+
+/* Tensor t's entries back to the start's, taken out of the lists. */
+static void clean_one(struct greedy *q, uint32_t t)
+{
+	if (q->vl[t].use != NONE)
+		vlink_del(q, t);
+	q->cur[t] = q->lf->acc_off[t];
+	q->open[t] = NONE;
+	q->stamp[t] = 0;
+	q->st[t] = q->gc->st0[t];
+	q->pending[t] = q->gc->pending0[t];
+}
+
+/*
+ * After a walk, the arrays back to the start's for the next, by what the
+ * walk touched: a tensor's entries change only where a step it is in is
+ * run (run_step()) or where it is a candidate (listed from q->pend, so
+ * one of the start's, gc->pend0, or of a step run), and a fetch or an
+ * eviction is of a candidate.  Most walks stop within a few hundred steps
+ * of the 100k or 1M tensors: cleaned by those steps' tensors and the
+ * start's candidates, not by copying every tensor's again.  A walk that
+ * touched as many as there are tensors is reset whole.
+ */
+static void walk_clean(struct greedy *q)
+{
+	const struct greedy_ctx *gc = q->gc;
+	size_t x, m = gc->step_off[2 * (size_t)q->walked];
+
+	if (gc->npend0 + m >= q->g->nt) {
+		walk_reset(q);
+		return;
+	}
+	for (x = 0; x < gc->npend0; x++)
+		clean_one(q, gc->pend0[x]);
+	for (x = 0; x < m; x++)
+		clean_one(q, gc->step_t[x]);
+}
+
+/*
+ * The walk's state for this search: gc->walk, allocated and reset by the
+ * first walk and cleaned by each after it (walk_clean()); with
+ * gc->scratch @fresh, allocated for this walk alone.  NULL: out of
+ * memory.
+ */
+static struct greedy *walk_get(struct greedy_ctx *gc, struct greedy *fresh)
+{
+	struct greedy *q = gc->scratch ? fresh : gc->walk;
+
+	if (q)
+		return q;
+	q = hyper_plan__calloc(gc->mem, 1, sizeof(*q));
+	if (!q)
+		return NULL;
+	*q = (struct greedy){ .gc = gc, .lf = gc->lf, .g = gc->lf->g };
+	if (walk_alloc(q)) {
+		walk_free(q);
+		free(q);
+		return NULL;
+	}
+	walk_reset(q);
+	gc->walk = q;
+	return q;
+}
+
+/* This walk's own: its budget, lookahead window, clocks and counts. */
+static int walk_begin(struct greedy *q, uint64_t budget, uint32_t ahead)
+{
+	const struct life *lf = q->lf;
+	/* a step's fetches are read within the lookahead */
+	uint32_t span = ahead < lf->n ? ahead : lf->n, r = 1;
+
+	while (r <= span)
+		r *= 2;
+	if (hyper_plan__grow(q->gc->mem, &q->ready, &q->cap_ready, r - 1,
+			     sizeof(*q->ready)))
+		return -ENOMEM;
+	memset(q->ready, 0, r * sizeof(*q->ready));
+	q->mask = r - 1;
+	q->budget = budget;
+	q->mem = 0;
+	q->npend = q->whead = q->wtail = q->naside = q->ndue = 0;
+	q->ws = q->wi = 0;
+	q->due_end = 0;
+	q->link = q->clock = 0;
+	q->timed = lf->t0[lf->n] > 0;
+	q->lim = (1 + q->gc->max_slow + 1e-9) * lf->t0[lf->n];
+	q->owed = 0;
+	q->away = 0;
+	q->walked = 0;
+	return 0;
+}
+
+/*
+ * The walk's start: the budget's evictions, the rest as the context's
+ * start (gc->scratch: built tensor by tensor).
  */
 static void start(struct greedy *q)
 {
 	const struct life *lf = q->lf;
 	const struct greedy_ctx *gc = q->gc;
-	uint32_t t, nt = q->g->nt;
+	uint32_t t;
 
-	if (!gc->scratch) {
-		memcpy(q->cur, lf->acc_off, nt * sizeof(*q->cur));
-		memset(q->open, 0xff, nt * sizeof(*q->open));	/* NONE */
-		memset(q->vl, 0xff, nt * sizeof(*q->vl));	/* unlisted */
-		memcpy(q->pending, gc->pending0, nt);
-		memcpy(q->st, gc->st0, nt);
+	if (!gc->scratch) {	/* the arrays are the start's */
 		memcpy(q->pend, gc->pend0, gc->npend0 * sizeof(*q->pend));
 		q->npend = gc->npend0;
 		q->mem = gc->mem0;
@@ -681,8 +906,6 @@ static void start(struct greedy *q)
 	for (t = 0; t < q->g->nt; t++) {
 		q->cur[t] = lf->acc_off[t];
 		q->open[t] = NONE;
-		if (q->vl)
-			q->vl[t].use = NONE;
 		/* a pinned tensor never leaves the device: never listed */
 		q->pending[t] = !!(q->g->t[t].flags & TF_PIN);
 		if (hyper_plan__gap_live(lf, t, 0)) {
@@ -699,66 +922,67 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 		  uint32_t lookahead_ops)
 {
 	const struct life *lf = gc->lf;
-	const struct graph *g = lf->g;
-	struct greedy q = { .gc = gc, .lf = lf, .g = g, .budget = budget };
+	struct greedy fresh = { .gc = gc, .lf = lf, .g = lf->g }, *q = NULL;
 	uint32_t k;
 
 	gc->nev = 0;
 	gc->beyond = false;
-	q.st = hyper_plan__calloc(gc->mem, g->nt, 1);
-	q.cur = hyper_plan__array(gc->mem, g->nt, sizeof(*q.cur));
-	q.open = hyper_plan__array(gc->mem, g->nt, sizeof(*q.open));
-	q.stamp = hyper_plan__calloc(gc->mem, g->nt, sizeof(*q.stamp));
-	q.pend = hyper_plan__array(gc->mem, g->nt, sizeof(*q.pend));
-	q.pending = hyper_plan__malloc(gc->mem, g->nt);
-	/* a step's fetches are read within the lookahead */
-	q.nready = (lookahead_ops < lf->n ? lookahead_ops : lf->n) + 1;
-	q.ready = hyper_plan__calloc(gc->mem, q.nready, sizeof(*q.ready));
-	if (!q.st || !q.cur || !q.open || !q.stamp || !q.pend || !q.pending ||
-	    !q.ready || live_after(gc) || victims_init(&q))
+	if (live_after(gc) || (gc->scratch && walk_alloc(&fresh)))
 		goto out;
-	start(&q);
-	for (k = 0; k < lookahead_ops && k < lf->n; k++)
-		want_step(&q, k);
+	q = walk_get(gc, &fresh);
+	if (!q || walk_begin(q, budget, lookahead_ops))
+		goto out;
+	start(q);
+	for (k = 0; k < lookahead_ops && k < lf->n && gc->scratch; k++)
+		want_step(q, k);
 	gc->settled = lf->n;
 	for (k = 0; k < lf->n && !gc->mem->failed; k++) {
-		if (settled(&q, k)) {
+		if (settled(q, k)) {
 			gc->settled = k;
 			break;
 		}
-		if (k + lookahead_ops < lf->n)
-			want_step(&q, k + lookahead_ops);
-		lookahead(&q, k);
-		run_step(&q, k);
-		if (gc->p && clock_step(&q, k)) {
+		if (!gc->scratch) {
+			lookahead_rows(q, k, lookahead_ops < lf->n - k ?
+					     k + lookahead_ops : lf->n - 1);
+		} else {
+			if (k + lookahead_ops < lf->n)
+				want_step(q, k + lookahead_ops);
+			lookahead(q, k);
+		}
+		q->walked = k + 1;
+		run_step(q, k);
+		if (gc->p && clock_step(q, k)) {
 			gc->beyond = true;
 			break;
 		}
 	}
 	/* the rest fetches nothing: only the clocks still move */
-	for (; k < lf->n && gc->p && !gc->beyond && !gc->mem->failed; k++)
-		gc->beyond = clock_step(&q, k);
+	for (; k < lf->n && gc->p && !gc->beyond && !gc->mem->failed; k++) {
+		if (k >= q->due_end && !gc->scratch) {
+			gc->beyond = clock_rest(q, k);
+			break;
+		}
+		gc->beyond = clock_step(q, k);
+	}
 out:
-	free(q.st);
-	free(q.cur);
-	free(q.open);
-	free(q.stamp);
-	free(q.pend);
-	free(q.pending);
-	free(q.win);
-	free(q.aside);
-	free(q.ts);
-	free(q.due);
-	free(q.ready);
-	free(q.vhead);
-	free(q.vl);
-	free(q.vbits);
-	hyper_plan__heap_free(&q.victims);
+	if (gc->scratch) {
+		walk_free(&fresh);
+	} else if (gc->walk && gc->mem->failed) {
+		walk_free(gc->walk);	/* left as it was: not kept */
+		free(gc->walk);
+		gc->walk = NULL;
+	} else if (q) {
+		walk_clean(q);
+	}
 	return gc->mem->failed ? -ENOMEM : 0;
 }
 
 void hyper_plan__greedy_free(struct greedy_ctx *gc)
 {
+	if (gc->walk) {
+		walk_free(gc->walk);
+		free(gc->walk);
+	}
 	free(gc->ev);
 	free(gc->live_after);
 	free(gc->step_off);

@@ -226,4 +226,71 @@ TEST(walks_kept_match_scratch)
 	EXPECT_LT(0, early);	/* or the settled stop goes untested */
 }
 
+/*
+ * A settled walk's clocks still run to the end: the kept path runs them
+ * without the steps' fetches once every fetch taken has been read
+ * (policy_greedy.c, clock_rest()), scratch step by step.  Where the run
+ * meets a slowdown goal only just, a stall those clocks leave out or
+ * count twice flips the stop: the goal is bisected, on scratch, to
+ * where its walk starts to stop, and the kept walk must stop alike at
+ * every goal tried.
+ */
+TEST(settled_tails_stop_as_scratch)
+{
+	static const struct plan_case cases[] = {
+		{ NULL, NULL, 60, 21 }, { NULL, NULL, 250, 22 },
+		{ NULL, NULL, 400, 23 }, { "llama2-7b", "infer", 0, 1 },
+	};
+	unsigned int tails = 0, flips = 0;
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		size_t np = hyper_plan__profile_table_len;
+		const struct profile *p = &hyper_plan__profile_table[c % np];
+		struct hp_mem mem = { 0 };
+		struct job j = { 0 };
+		struct greedy_ctx kept = { .lf = &j.lf, .mem = &mem };
+		struct greedy_ctx sc = { .lf = &j.lf, .mem = &mem,
+					 .scratch = true };
+		struct hp_err e;
+
+		ASSERT_EQ(0, case_job(&j, &cases[c], p, &e))
+			TH_LOG("%s", e.msg);
+		kept.p = sc.p = &j.p;
+		for (uint32_t k = 1; k < 8; k++) {
+			uint64_t b = j.lf.max_ws +
+				     (j.lf.peak0 - j.lf.max_ws) / 8 * k;
+			uint32_t ahead = aheads[k % ARRAY_SIZE(aheads)];
+			double lo = 0, hi = 1;
+
+			for (int it = 0; it < 40; it++) {
+				double s = (lo + hi) / 2;
+
+				kept.max_slow = sc.max_slow = s;
+				ASSERT_EQ(0, hyper_plan__greedy_evicts(&sc, b,
+								       ahead));
+				ASSERT_EQ(0, hyper_plan__greedy_evicts(&kept, b,
+								       ahead));
+				EXPECT_EQ(sc.beyond, kept.beyond)
+					TH_LOG("%s: budget %llu, lookahead %u, slowdown %.17g",
+					       j.g.name, (unsigned long long)b,
+					       ahead, s);
+				if (kept.settled < j.lf.n && kept.nev)
+					tails++;
+				if (sc.beyond)
+					lo = s;
+				else
+					hi = s;
+			}
+			flips += lo > 0 && hi < 1;
+		}
+		hyper_plan__greedy_free(&kept);
+		hyper_plan__greedy_free(&sc);
+		hyper_plan__job_free(&j);
+	}
+	TH_LOG("%u settled walks near their goals, %u goals bisected", tails,
+	       flips);
+	EXPECT_LT(0, tails);
+	EXPECT_LT(0, flips);
+}
+
 TEST_HARNESS_MAIN
