@@ -425,7 +425,9 @@ static uint64_t off_at(const struct sweep *w, uint32_t q)
  * The rank nearest to rank @r below (or @above) whose interval is still
  * resident when interval @i begins, or UINT32_MAX.  Those that ended
  * before leave the set as they are met: the intervals begin in order,
- * so one ended for @i is ended for every later one.
+ * so one ended for @i is ended for every later one.  The search goes on
+ * from the one that left, not from @r again: the next member is most
+ * often in the same word, where from @r it was a climb up the levels.
  */
 static uint32_t nearest(struct sweep *w, uint32_t r, uint32_t i, bool above)
 {
@@ -438,6 +440,8 @@ static uint32_t nearest(struct sweep *w, uint32_t r, uint32_t i, bool above)
 		if (w->v[idx_at(w, q)].end > w->v[i].start)
 			return q;
 		ranks_clear(&w->live, q);
+		/* none lies between @q and @r: the next is beyond @q */
+		r = q;
 	}
 }
 
