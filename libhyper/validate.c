@@ -347,6 +347,61 @@ static bool key_before(const uint64_t *a, const uint64_t *b)
 HU_DEFINE_SORT(sort_at, struct at, at_before)
 HU_DEFINE_SORT(sort_key, uint64_t, key_before)
 
+/*
+ * The radix sort's digits of the packed keys' offset half: three of 11
+ * bits cover its 32, and their counts take 24 KiB of stack.  Below
+ * RADIX_MIN keys the comparison sort is the cheaper.
+ */
+#define RADIX_BITS	11
+#define RADIX_DIGITS	3
+#define RADIX_MIN	256
+
+static unsigned int digit(uint64_t key, unsigned int d)
+{
+	return key >> (32 + d * RADIX_BITS) & ((1U << RADIX_BITS) - 1);
+}
+
+/*
+ * Sorts @key (@n keys, each an offset in granules below 2^@bits packed
+ * above its index) as sort_key() does.  The keys are made in index
+ * order, so a stable sort by the offset half alone gives the order of
+ * the whole keys: least significant digit first, all digits counted in
+ * one pass, a digit every key shares skipped.  At 100k decode operators
+ * the introsort was two thirds of the overlap check.  @tmp has room for
+ * @n keys.
+ *
+ * Return: @key or @tmp, whichever holds the sorted keys.
+ */
+static uint64_t *radix_keys(uint64_t *key, uint64_t *tmp, uint32_t n,
+			    unsigned int bits)
+{
+	uint32_t cnt[RADIX_DIGITS][1U << RADIX_BITS];
+	unsigned int nd = (bits + RADIX_BITS - 1) / RADIX_BITS, d;
+
+	memset(cnt, 0, sizeof(cnt));
+	for (uint32_t i = 0; i < n; i++)
+		for (d = 0; d < nd; d++)
+			cnt[d][digit(key[i], d)]++;
+	for (d = 0; d < nd; d++) {
+		uint32_t *c = cnt[d], at = 0, k;
+		uint64_t *t;
+
+		if (c[digit(key[0], d)] == n)
+			continue;	/* one value for all: nothing moves */
+		for (size_t x = 0; x < 1U << RADIX_BITS; x++) {
+			k = c[x];
+			c[x] = at;
+			at += k;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			tmp[c[digit(key[i], d)]++] = key[i];
+		t = key;
+		key = tmp;
+		tmp = t;
+	}
+	return key;
+}
+
 struct sweep {
 	const struct hu_resid *v;
 	struct ranks live;	/* by rank; some may have ended: see nearest() */
@@ -370,7 +425,9 @@ static uint64_t off_at(const struct sweep *w, uint32_t q)
  * The rank nearest to rank @r below (or @above) whose interval is still
  * resident when interval @i begins, or UINT32_MAX.  Those that ended
  * before leave the set as they are met: the intervals begin in order,
- * so one ended for @i is ended for every later one.
+ * so one ended for @i is ended for every later one.  The search goes on
+ * from the one that left, not from @r again: the next member is most
+ * often in the same word, where from @r it was a climb up the levels.
  */
 static uint32_t nearest(struct sweep *w, uint32_t r, uint32_t i, bool above)
 {
@@ -383,6 +440,8 @@ static uint32_t nearest(struct sweep *w, uint32_t r, uint32_t i, bool above)
 		if (w->v[idx_at(w, q)].end > w->v[i].start)
 			return q;
 		ranks_clear(&w->live, q);
+		/* none lies between @q and @r: the next is beyond @q */
+		r = q;
 	}
 }
 
@@ -394,13 +453,26 @@ static int rank_by_offset(const struct hyper_schedule *s, struct sweep *w,
 
 	if (s->arena_bytes / HS_DEV_ALIGN <= UINT32_MAX) {
 		/* check_each(): offsets aligned, below arena_bytes */
+		uint64_t top = s->arena_bytes / HS_DEV_ALIGN | 1, *tmp = NULL;
+
 		w->key = hu_malloc_huge((n ?: 1) * sizeof(*w->key));
 		if (!w->key)
 			return -ENOMEM;
 		for (uint32_t i = 0; i < n; i++)
 			w->key[i] = s->tensors[v[i].tensor].plan_off[v[i].nth] /
 				    HS_DEV_ALIGN << 32 | i;
-		sort_key(w->key, n);
+		/* no room for the radix sort's second array: sort in place */
+		if (n >= RADIX_MIN)
+			tmp = hu_malloc_huge(n * sizeof(*tmp));
+		if (tmp) {
+			uint64_t *k = radix_keys(w->key, tmp, n, 64 -
+						 (unsigned int)__builtin_clzll(top));
+
+			free(k == tmp ? w->key : tmp);
+			w->key = k;
+		} else {
+			sort_key(w->key, n);
+		}
 	} else {
 		w->at = hu_malloc_huge((n ?: 1) * sizeof(*w->at));
 		if (!w->at)

@@ -11,6 +11,7 @@
 #define HYPER_UTIL_DEC_H
 
 #include <stdint.h>
+#include <string.h>
 
 /* The most digits a uint64_t has. */
 #define HU_DEC_MAX	20
@@ -37,7 +38,10 @@ static inline unsigned int hu_dec_len(uint64_t v)
 
 /*
  * Writes @v's digits, most significant first, to end just before @end
- * (room for HU_DEC_MAX before it), two per division by 100; no NUL.
+ * (room for HU_DEC_MAX before it); no NUL.  Four digits per 64-bit
+ * division by 10000, split in two by a 32-bit one: an arena offset has
+ * ten or eleven digits, and a 64-bit division (a multiply and shifts)
+ * for each two was most of writing one.
  * Return: where they start (@end - hu_dec_len(@v)).
  */
 static inline char *hu_dec_put(char *end, uint64_t v)
@@ -49,13 +53,20 @@ static inline char *hu_dec_put(char *end, uint64_t v)
 		"50515253545556575859606162636465666768697071727374"
 		"75767778798081828384858687888990919293949596979899";
 	char *p = end;
+	uint32_t r;
 
-	while (v >= 100) {
-		const char *d = two + 2 * (v % 100);
-
-		v /= 100;
-		*--p = d[1];
-		*--p = d[0];
+	while (v >= 10000) {
+		r = (uint32_t)(v % 10000);
+		v /= 10000;
+		p -= 4;
+		memcpy(p, two + 2 * (r / 100), 2);
+		memcpy(p + 2, two + 2 * (r % 100), 2);
+	}
+	if (v >= 100) {
+		r = (uint32_t)v;
+		v = r / 100;
+		p -= 2;
+		memcpy(p, two + 2 * (r % 100), 2);
 	}
 	if (v >= 10) {
 		*--p = two[2 * v + 1];

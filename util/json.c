@@ -285,12 +285,20 @@ static bool copy_plain(char *d, const char *s, size_t len)
 		memcpy(d + len - 4, &hi, 4);
 		return !bad_bytes(lo | (uint64_t)hi << 32);
 	}
-	for (i = 0; i < len; i++) {
-		if (!plain((unsigned char)s[i]))
-			return false;
-		d[i] = s[i];
-	}
-	return true;
+	if (!len)
+		return true;
+	/*
+	 * One to three bytes: the first, the middle and the last are all of
+	 * them, tested as one word by the same rule, the other five bytes
+	 * spaces (plain): no second scan a byte at a time.
+	 */
+	d[0] = s[0];
+	d[len / 2] = s[len / 2];
+	d[len - 1] = s[len - 1];
+	x = (unsigned char)s[0] | (uint64_t)(unsigned char)s[len / 2] << 8 |
+	    (uint64_t)(unsigned char)s[len - 1] << 16 |
+	    0x2020202020000000ULL;
+	return !bad_bytes(x);
 }
 
 /*

@@ -11,8 +11,50 @@
 #include "passes/sched.h"
 #include "util/json.h"
 
-static void write_cops(const struct sched *s, struct hu_jbuf *w, size_t slot,
-		       const char *key)
+/*
+ * The words around each cache operator's tensor, and around a tensor's
+ * kind and home, made once per schedule: a million-step schedule writes
+ * millions of them, each before as four copies of strings whose lengths
+ * were counted every time.
+ */
+struct words {
+	char cop[HYPER_OP_DETACH + 1][40];
+	size_t cop_len[HYPER_OP_DETACH + 1];
+	char kh[HYPER_KIND_NR][HYPER_HOME_NONE + 1][56];
+	size_t kh_len[HYPER_KIND_NR][HYPER_HOME_NONE + 1];
+};
+
+/* What snprintf() wrote; an op, kind or home with no name is never written. */
+static size_t word_len(int n)
+{
+	return n > 0 ? (size_t)n : 0;
+}
+
+static void words_init(struct words *wd)
+{
+	const char *a, *b;
+
+	for (uint32_t op = 0; op <= HYPER_OP_DETACH; op++) {
+		a = hyper_cache_op_name(op);
+		wd->cop_len[op] = !a ? 0 :
+			word_len(snprintf(wd->cop[op], sizeof(wd->cop[op]),
+					  ", { \"op\": \"%s\", \"tensor\": ",
+					  a));
+	}
+	for (uint32_t k = 0; k < HYPER_KIND_NR; k++)
+		for (uint32_t h = 0; h <= HYPER_HOME_NONE; h++) {
+			a = hyper_kind_name(k);
+			b = hyper_home_name(h);
+			wd->kh_len[k][h] = !a || !b ? 0 :
+				word_len(snprintf(wd->kh[k][h],
+						  sizeof(wd->kh[k][h]),
+						  ", \"kind\": \"%s\", \"home\": \"%s\"",
+						  a, b));
+		}
+}
+
+static void write_cops(const struct sched *s, const struct words *wd,
+		       struct hu_jbuf *w, size_t slot, const char *key)
 {
 	size_t i;
 
@@ -22,10 +64,11 @@ static void write_cops(const struct sched *s, struct hu_jbuf *w, size_t slot,
 	hu_jbuf_put(w, key);
 	hu_jbuf_put(w, "\": [");
 	for (i = s->slot_off[slot]; i < s->slot_off[slot + 1]; i++) {
-		hu_jbuf_put(w, i > s->slot_off[slot] ? ", { \"op\": \"" :
-			    " { \"op\": \"");
-		hu_jbuf_put(w, hyper_cache_op_name(s->cops[i].kind));
-		hu_jbuf_put(w, "\", \"tensor\": ");
+		uint8_t op = s->cops[i].kind;
+		/* the first without its comma */
+		size_t first = i == s->slot_off[slot];
+
+		hu_jbuf_mem(w, wd->cop[op] + first, wd->cop_len[op] - first);
 		hu_jbuf_str(w, s->g->t[s->cops[i].t].id);
 		hu_jbuf_put(w, " }");
 	}
@@ -41,15 +84,17 @@ static void write_ids(const struct graph *g, struct hu_jbuf *w,
 		return;
 	hu_jbuf_put(w, ",\n   \"");
 	hu_jbuf_put(w, key);
-	hu_jbuf_put(w, "\": [");
-	for (i = 0; i < n; i++) {
-		hu_jbuf_put(w, i ? ", " : " ");
+	hu_jbuf_put(w, "\": [ ");
+	hu_jbuf_str(w, g->t[t[0]].id);
+	for (i = 1; i < n; i++) {
+		hu_jbuf_put(w, ", ");
 		hu_jbuf_str(w, g->t[t[i]].id);
 	}
 	hu_jbuf_put(w, " ]");
 }
 
-static void write_step(const struct sched *s, struct hu_jbuf *w, uint32_t k)
+static void write_step(const struct sched *s, const struct words *wd,
+		       struct hu_jbuf *w, uint32_t k)
 {
 	const struct graph *g = s->g;
 	const struct op *o = &g->op[s->order[k]];
@@ -67,10 +112,10 @@ static void write_step(const struct sched *s, struct hu_jbuf *w, uint32_t k)
 		hu_jbuf_u64(w, o->gemm.k);
 		hu_jbuf_put(w, " }");
 	}
-	write_cops(s, w, 2 * k, "before");
+	write_cops(s, wd, w, 2 * k, "before");
 	write_ids(g, w, "uses", op_in(g, o), o->n_in);
 	write_ids(g, w, "defines", op_out(g, o), o->n_out);
-	write_cops(s, w, 2 * k + 1, "after");
+	write_cops(s, wd, w, 2 * k + 1, "after");
 	hu_jbuf_put(w, " }");
 }
 
@@ -79,9 +124,10 @@ static void write_offsets(const struct sched *s, struct hu_jbuf *w, size_t t)
 {
 	if (!s->res_off || s->res_first[t] == s->res_first[t + 1])
 		return;
-	hu_jbuf_put(w, ", \"arena_offsets\": [");
-	for (uint32_t i = s->res_first[t]; i < s->res_first[t + 1]; i++) {
-		hu_jbuf_put(w, i > s->res_first[t] ? ", " : " ");
+	hu_jbuf_put(w, ", \"arena_offsets\": [ ");
+	hu_jbuf_u64(w, s->res_off[s->res_first[t]]);
+	for (uint32_t i = s->res_first[t] + 1; i < s->res_first[t + 1]; i++) {
+		hu_jbuf_put(w, ", ");
 		hu_jbuf_u64(w, s->res_off[i]);
 	}
 	hu_jbuf_put(w, " ]");
@@ -100,7 +146,8 @@ static void write_graph(const struct sched *s, struct hu_jbuf *w)
 	hu_jbuf_put(w, "\" }");
 }
 
-static void write_tensor(const struct sched *s, struct hu_jbuf *w, size_t t)
+static void write_tensor(const struct sched *s, const struct words *wd,
+			 struct hu_jbuf *w, size_t t)
 {
 	const struct tensor *x = &s->g->t[t];
 
@@ -108,13 +155,13 @@ static void write_tensor(const struct sched *s, struct hu_jbuf *w, size_t t)
 	hu_jbuf_str(w, x->id);
 	hu_jbuf_put(w, ", \"bytes\": ");
 	hu_jbuf_u64(w, x->bytes);
-	hu_jbuf_put(w, ", \"kind\": \"");
-	hu_jbuf_put(w, hyper_kind_name(x->kind));
-	hu_jbuf_put(w, "\", \"home\": \"");
-	hu_jbuf_put(w, hyper_home_name(s->home[t]));
-	hu_jbuf_put(w, "\"");
+	hu_jbuf_mem(w, wd->kh[x->kind][s->home[t]],
+		    wd->kh_len[x->kind][s->home[t]]);
 	write_offsets(s, w, t);
-	hu_jbuf_put(w, t + 1 < s->g->nt ? " },\n" : " }\n");
+	if (t + 1 < s->g->nt)
+		hu_jbuf_put(w, " },\n");
+	else
+		hu_jbuf_put(w, " }\n");
 }
 
 void hyper_plan__sched_write_json(const struct sched *s, FILE *f, const char *name,
@@ -122,10 +169,12 @@ void hyper_plan__sched_write_json(const struct sched *s, FILE *f, const char *na
 {
 	const struct graph *g = s->g;
 	struct hu_jbuf buf, *w = &buf;
+	struct words wd;
 	size_t t;
 	uint32_t k;
 
 	hu_jbuf_init(w, f);
+	words_init(&wd);
 	hu_jbuf_put(w, "{\n \"format\": \"hyper-schedule\",\n \"version\": 1,\n \"name\": ");
 	hu_jbuf_str(w, name);
 	write_graph(s, w);
@@ -139,11 +188,14 @@ void hyper_plan__sched_write_json(const struct sched *s, FILE *f, const char *na
 	}
 	hu_jbuf_put(w, ",\n \"tensors\": [\n");
 	for (t = 0; t < g->nt; t++)
-		write_tensor(s, w, t);
+		write_tensor(s, &wd, w, t);
 	hu_jbuf_put(w, " ],\n \"steps\": [\n");
 	for (k = 0; k < s->n; k++) {
-		write_step(s, w, k);
-		hu_jbuf_put(w, k + 1 < s->n ? ",\n" : "\n");
+		write_step(s, &wd, w, k);
+		if (k + 1 < s->n)
+			hu_jbuf_put(w, ",\n");
+		else
+			hu_jbuf_put(w, "\n");
 	}
 	hu_jbuf_printf(w, " ],\n \"predicted\": { \"peak_device_bytes\": %llu, \"stall_ns\": %.0f, \"makespan_ns\": %.0f }",
 		       (unsigned long long)s->pred.peak, s->pred.stall_ns,

@@ -860,6 +860,132 @@ TEST(schedule_json_fields)
 	hyper_plan__job_free(&j);
 }
 
+/*
+ * The schedule as the writer's first version wrote it, one fprintf() at
+ * a time, for ids that need no escape: the writer's words made once per
+ * schedule (each cache op's, each kind and home's, the first of a list
+ * without its comma) must come out as these bytes.
+ */
+static void ref_cops(FILE *f, const struct sched *s, size_t slot,
+		     const char *key)
+{
+	if (!slot_len(s, slot))
+		return;
+	fprintf(f, ",\n   \"%s\": [", key);
+	for (size_t i = s->slot_off[slot]; i < s->slot_off[slot + 1]; i++)
+		fprintf(f, "%s{ \"op\": \"%s\", \"tensor\": \"%s\" }",
+			i > s->slot_off[slot] ? ", " : " ",
+			hyper_cache_op_name(s->cops[i].kind),
+			s->g->t[s->cops[i].t].id);
+	fprintf(f, " ]");
+}
+
+static void ref_ids(FILE *f, const struct graph *g, const char *key,
+		    const uint32_t *t, uint32_t n)
+{
+	if (!n)
+		return;
+	fprintf(f, ",\n   \"%s\": [", key);
+	for (uint32_t i = 0; i < n; i++)
+		fprintf(f, "%s\"%s\"", i ? ", " : " ", g->t[t[i]].id);
+	fprintf(f, " ]");
+}
+
+static char *ref_schedule_text(const struct sched *s)
+{
+	const struct graph *g = s->g;
+	char hash[HYPER_GRAPH_HASH_LEN], *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	hyper_plan__graph_identity(g, hash);
+	fprintf(f, "{\n \"format\": \"hyper-schedule\",\n \"version\": 1,\n \"name\": \"test\",\n \"graph\": { \"name\": \"%s\", \"hash\": \"%s\" }",
+		g->name ? g->name : "", hash);
+	if (s->budget)
+		fprintf(f, ",\n \"device_budget_bytes\": %" PRIu64, s->budget);
+	if (s->res_off)
+		fprintf(f, ",\n \"arena_bytes\": %" PRIu64, s->arena);
+	fprintf(f, ",\n \"tensors\": [\n");
+	for (size_t t = 0; t < g->nt; t++) {
+		fprintf(f, "  { \"id\": \"%s\", \"bytes\": %" PRIu64 ", \"kind\": \"%s\", \"home\": \"%s\"",
+			g->t[t].id, g->t[t].bytes, hyper_kind_name(g->t[t].kind),
+			hyper_home_name(s->home[t]));
+		if (s->res_off && s->res_first[t] < s->res_first[t + 1]) {
+			fprintf(f, ", \"arena_offsets\": [");
+			for (uint32_t i = s->res_first[t]; i < s->res_first[t + 1]; i++)
+				fprintf(f, "%s%" PRIu64, i > s->res_first[t] ? ", " : " ",
+					s->res_off[i]);
+			fprintf(f, " ]");
+		}
+		fprintf(f, t + 1 < g->nt ? " },\n" : " }\n");
+	}
+	fprintf(f, " ],\n \"steps\": [\n");
+	for (uint32_t k = 0; k < s->n; k++) {
+		const struct op *o = &g->op[s->order[k]];
+
+		fprintf(f, "  { \"op\": \"%s\", \"compute_ns\": %" PRIu64,
+			o->id, o->compute_ns);
+		if (o->gemm.m)
+			fprintf(f, ", \"x-gemm\": { \"m\": %u, \"n\": %u, \"k\": %u }",
+				o->gemm.m, o->gemm.n, o->gemm.k);
+		ref_cops(f, s, 2 * k, "before");
+		ref_ids(f, g, "uses", op_in(g, o), o->n_in);
+		ref_ids(f, g, "defines", op_out(g, o), o->n_out);
+		ref_cops(f, s, 2 * k + 1, "after");
+		fprintf(f, k + 1 < s->n ? " },\n" : " }\n");
+	}
+	fprintf(f, " ],\n \"predicted\": { \"peak_device_bytes\": %llu, \"stall_ns\": %.0f, \"makespan_ns\": %.0f }\n}\n",
+		(unsigned long long)s->pred.peak, s->pred.stall_ns,
+		s->pred.makespan_ns);
+	fclose(f);
+	return buf;
+}
+
+TEST(schedule_json_is_the_first_writers_bytes)
+{
+	static const struct plan_case cases[] = {
+		{ "llama3-8b", "infer", 0, 1 },
+		{ "llama3-8b", "train", 0, 1 },
+	};
+	struct goal gl = { 0.01, 0 };
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		uint32_t seen[HYPER_OP_DETACH + 1] = { 0 };
+		struct problem pb;
+		struct result r;
+		struct job j = { 0 };
+		struct hp_err e;
+		char *text, *want;
+
+		ASSERT_EQ(0, case_job(&j, &cases[c],
+				      &hyper_plan__profile_table[0], &e));
+		hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+		ASSERT_EQ(0, hyper_plan__run_plan(&pb, &r, &e));
+		for (int laid = 0; laid < 2; laid++) {
+			/* without offsets, then with the arena's */
+			if (laid)
+				ASSERT_EQ(0, hyper_plan__sched_layout(&r.s, 0,
+							&j.g.mem, &e));
+			text = schedule_text(&r.s);
+			want = ref_schedule_text(&r.s);
+			EXPECT_STREQ(want, text) TH_LOG("case %zu, laid out %d",
+							c, laid);
+			free(text);
+			free(want);
+		}
+		EXPECT_NE(NULL, r.s.res_off);
+		for (size_t i = 0; i < r.s.ncops; i++)
+			seen[r.s.cops[i].kind]++;
+		/* training: every op is written */
+		for (uint32_t op = HYPER_OP_PREFETCH; c && op <= HYPER_OP_DETACH;
+		     op++) {
+			EXPECT_LT(0, seen[op]) TH_LOG("op %u", op);
+		}
+		hyper_plan__result_free(&r);
+		hyper_plan__job_free(&j);
+	}
+}
+
 /* Strings written into JSON (runs of plain bytes at once) read back the same. */
 TEST(json_strings_round_trip)
 {
