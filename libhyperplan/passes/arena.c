@@ -23,22 +23,47 @@
 
 /*
  * The most bytes resident at once, sizes as they are (not rounded), in
- * *@peak.  Return: 0, or -ENOMEM.
+ * *@peak.  The residencies begin and end on the builder's clock, one
+ * tick per cache operator and output (residencies()), so their bytes go
+ * in and out per tick and a running sum finds the peak, with no sort of
+ * the events: within a tick the ends come before the starts (a
+ * residency is [start, end)), so the most live in it is what is live
+ * after it, and a residency of no time is never live (as
+ * hu_arena_live_peak() has it).  A tick's change may be negative: kept
+ * modulo 2^64, the running sum is exact after each tick.  Return: 0, or
+ * -ENOMEM.
  */
 static int res_peak(const struct graph *g, const struct hu_resid *v,
 		    uint32_t n, uint64_t *peak, struct hp_mem *mem)
 {
-	struct hu_ival *h = hyper_plan__calloc(mem, n, sizeof(*h));
-	int ret;
+	uint64_t last = 0, live = 0, *d;
 
-	if (!h)
+	*peak = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (v[i].start > last)
+			last = v[i].start;
+		if (v[i].end != UINT64_MAX && v[i].end > last)
+			last = v[i].end;
+	}
+	d = hyper_plan__calloc(mem, last + 1, sizeof(*d));
+	if (!d)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++)
-		h[i] = (struct hu_ival){ v[i].start, v[i].end,
-					 g->t[v[i].tensor].bytes, 0 };
-	ret = hu_arena_live_peak(h, n, peak);
-	free(h);
-	return ret;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t bytes = g->t[v[i].tensor].bytes;
+
+		if (v[i].end <= v[i].start)
+			continue;
+		d[v[i].start] += bytes;
+		if (v[i].end != UINT64_MAX)	/* else live to the end */
+			d[v[i].end] -= bytes;
+	}
+	for (uint64_t t = 0; t <= last; t++) {
+		live += d[t];
+		if (live > *peak)
+			*peak = live;
+	}
+	free(d);
+	return 0;
 }
 
 /* The residencies of @s, by the builder libhyper's layout uses too. */

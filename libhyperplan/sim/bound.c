@@ -42,6 +42,7 @@
  */
 #define GRID_T	256
 #define GRID_S	768
+_Static_assert(GRID_T + GRID_S + 2 < UINT16_MAX, "grid instants fit 16 bits");
 
 /*
  * Averaged windows: between GRID_A instants evenly spread in time, at
@@ -54,17 +55,25 @@
 #define NLEV	48
 #define NBUCK	6000
 #define BUCK_LO	(-10.0)		/* log(bytes) of bucket 0 */
+/* forced_stall() passes over runs of RUN_X window starts at once */
+#define RUN_X	64
+/* averaged() counts coarse instants in bytes */
+_Static_assert(GRID_A + 2 <= UINT8_MAX, "coarse instants fit a byte");
 
 struct bnd {
 	const struct life *lf;
 	struct hp_mem *mem;	/* failed: the bound is not computed */
 	const struct profile *p;
 	uint32_t ng, *step;	/* grid instants, ascending */
+	uint16_t *after;	/* [a + 1]: the first instant after step a */
 	double *t;		/* their no-offload times */
 	double *h, *d;		/* [tri(x, y)]: bytes that must stay, per
 				 * window */
 	double *pinned;		/* bytes pinned, or unable to leave in time */
 	double *best;		/* scratch, then forced_stall()'s */
+	double *most;		/* [y * nrun + r]: the most in h or d of
+				 * cells (x, y), x in run r (RUN_X) */
+	uint32_t nrun;		/* runs per row */
 	/* averaged windows */
 	int32_t *coarse;	/* grid instant → its index in cg[], or -1 */
 	uint32_t *cg, ncg;	/* coarse instants, as grid indices */
@@ -110,19 +119,29 @@ static int grid(struct bnd *b)
 	return 0;
 }
 
+/*
+ * For each step a from -1 to n, the first grid instant after it (ng if
+ * none): entries() asks three times a gap, so a table, not a bisection.
+ * The grid has fewer than 2^16 instants.  0, or -ENOMEM.
+ */
+static int grid_after(struct bnd *b)
+{
+	uint32_t n = b->lf->n, x = 0;
+
+	b->after = hyper_plan__array(b->mem, (size_t)n + 2, sizeof(*b->after));
+	if (!b->after)
+		return -ENOMEM;
+	for (uint32_t a = 0; a <= n + 1; a++) {	/* step a - 1 */
+		while (x < b->ng && b->step[x] + 1 <= a)
+			x++;
+		b->after[a] = (uint16_t)x;
+	}
+	return 0;
+}
+
 static uint32_t first_grid_after(const struct bnd *b, int64_t a)
 {
-	uint32_t lo = 0, hi = b->ng;
-
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-
-		if ((int64_t)b->step[mid] <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return b->after[a + 1];
 }
 
 /* Whether the fetch of a tensor read at j, @fetch ns, fits after instant x. */
@@ -356,7 +375,11 @@ struct tens {
  * The knapsacks of the windows from one coarse instant, all at once: an
  * item read inside window m is inside every longer one too, so a bucket
  * in use has a slot of SPAN_A cells, one per window, and it is in the
- * windows from its first item's on.
+ * windows from its first item's on.  So a window's best rate is the best
+ * of the items that begin in it or before: while items are added, top[m]
+ * holds the best of those that begin in m alone (one cell an item, not
+ * every later one too), and knap_windows() carries it along (a maximum
+ * is exact in any order).
  */
 struct kslot {
 	double w[SPAN_A], v[SPAN_A], top[SPAN_A]; /* link time, saving,
@@ -409,11 +432,11 @@ static int knap_add(struct knap *k, double v, double w, double e,
 	c = &k->s[k->slot[i]];
 	if (m < c->from)
 		c->from = m;
+	if (e > c->top[m])
+		c->top[m] = e;
 	for (; m < ny; m++) {
 		c->w[m] += w;
 		c->v[m] += v;
-		if (e > c->top[m])
-			c->top[m] = e;
 	}
 	return 0;
 }
@@ -465,6 +488,13 @@ static void knap_windows(const struct bnd *b, struct knap *k, uint32_t sx,
 	uint32_t m, u, nl, s;
 
 	qsort(k->used, k->nused, sizeof(*k->used), cmp_desc);
+	for (u = 0; u < k->nused; u++) {
+		struct kslot *c = &k->s[u];
+
+		for (m = c->from + 1; m < ny; m++)
+			if (c->top[m - 1] > c->top[m])
+				c->top[m] = c->top[m - 1];
+	}
 	for (m = 0; m < ny; m++) {
 		for (u = 0, nl = 0; u < k->nused; u++) {
 			s = k->slot[k->used[u]];
@@ -521,34 +551,43 @@ static struct gapv *all_gaps(const struct life *lf, const struct tens *tn,
 }
 
 /*
- * One gap in the windows from @sx: held in each for the part of it
- * inside, saved (or a knapsack item) unless pinned.  Windows are added
- * to in the gaps' order, as each window alone would, so the sums are the
- * same to the bit.
+ * One gap in the windows from @sx, the coarse instants @c1 to @c1 + @ny
+ * - 1: held in each for the part of it inside, saved (or a knapsack
+ * item) unless pinned.  Windows are added to in the gaps' order, as each
+ * window alone would, so the sums are the same to the bit.  @upto[k]:
+ * how many coarse instants are at step k or before, so the windows the
+ * gap begins in and is read in are found without a walk.
  */
 static int gap_windows(const struct bnd *b, struct knap *k,
 			const struct tens *tn, const struct gapv *v,
-			uint32_t sx, const uint32_t *sy, const double *tsy,
-			uint32_t ny, double *held, double *saved)
+			const uint8_t *upto, uint32_t c1, uint32_t sx,
+			const double *tsy, uint32_t ny, double *held,
+			double *saved)
 {
 	const double *t0 = b->lf->t0;
-	uint32_t lo = v->a1 > sx ? v->a1 : sx, m, o;
+	uint32_t lo = v->a1 > sx ? v->a1 : sx, cend = c1 + ny, m, m1, o;
 	double len, prod, bytes = tn->bytes[v->t], fetch, val, tlo = t0[lo];
 	bool pin = tn->pin[v->t];
 
 	/* its read is past sx, so a window holds part of it iff sy > lo */
-	for (m = 0; m < ny && sy[m] <= lo; m++)
-		;
-	/* the gap runs past the window */
-	for (; m < ny && sy[m] <= v->j; m++) {
-		if ((len = tsy[m] - tlo) <= 0)
-			continue;
-		prod = bytes * len;
-		held[m] += prod;
-		if (!pin)
+	m = (upto[lo] < cend ? upto[lo] : cend) - c1;
+	/* the gap runs past windows [m, m1) */
+	m1 = (upto[v->j] < cend ? upto[v->j] : cend) - c1;
+	/* times only grow: the windows with none of it inside come first */
+	while (m < m1 && tsy[m] - tlo <= 0)
+		m++;
+	if (pin) {
+		for (; m < m1; m++)
+			held[m] += bytes * (tsy[m] - tlo);
+	} else {
+		for (; m < m1; m++) {
+			prod = bytes * (tsy[m] - tlo);
+			held[m] += prod;
 			saved[m] += prod;
+		}
 	}
 	/* read inside the window: the same part in each */
+	m = m1;
 	if (m == ny || (len = t0[v->j] - tlo) <= 0)
 		return 0;
 	prod = bytes * len;
@@ -582,6 +621,7 @@ static int averaged(struct bnd *b, const struct profile *p)
 	size_t ngap, i;
 	struct tens tn = { 0 };
 	struct gapv *gv = NULL;
+	uint8_t *upto = NULL;
 	int ret = -ENOMEM;
 
 	wsint = NULL;
@@ -611,6 +651,7 @@ static int averaged(struct bnd *b, const struct profile *p)
 				y++;
 		}
 	}
+	upto = hyper_plan__array(b->mem, (size_t)lf->n + 1, sizeof(*upto));
 	b->lev = hyper_plan__calloc(b->mem, (size_t)b->ncg * SPAN_A * NLEV, sizeof(double));
 	wsint = hyper_plan__array(b->mem, (size_t)lf->n + 1, sizeof(*wsint));
 	k.slot = hyper_plan__array(b->mem, NBUCK, sizeof(*k.slot));
@@ -621,6 +662,11 @@ static int averaged(struct bnd *b, const struct profile *p)
 		goto out;
 	for (i = 0; i < NBUCK; i++)
 		k.slot[i] = NONE;
+	for (x = 0, y = 0; x <= lf->n; x++) {
+		while (y < b->ncg && b->step[b->cg[y]] <= x)
+			y++;
+		upto[x] = (uint8_t)y;
+	}
 	wsint[0] = 0;
 	for (x = 0; x < lf->n; x++)
 		wsint[x + 1] = wsint[x] + (double)lf->ws[x] *
@@ -639,14 +685,15 @@ static int averaged(struct bnd *b, const struct profile *p)
 			if (gv[i].a1 < sy[ny - 1] && gv[i].j > sx)
 				near[nn++] = (uint32_t)i;
 		for (i = 0; i < nn; i++)
-			if (gap_windows(b, &k, &tn, &gv[near[i]], sx, sy, tsy,
-					ny, held, saved))
+			if (gap_windows(b, &k, &tn, &gv[near[i]], upto, x + 1,
+					sx, tsy, ny, held, saved))
 				goto out;
 		knap_windows(b, &k, sx, sy, ny, held, saved,
 			     &b->lev[(size_t)x * SPAN_A * NLEV]);
 	}
 	ret = 0;
 out:
+	free(upto);
 	free(near);
 	free(k.s);
 	free(k.slot);
@@ -683,32 +730,67 @@ static double need(double must, double budget, double bps, double dt)
 }
 
 /*
+ * most[] for forced_stall(): each row's cells in runs of RUN_X starts,
+ * the most any of them holds in h or d.  0, or -ENOMEM.
+ */
+static int runs_most(struct bnd *b)
+{
+	uint32_t x, y, r;
+
+	b->nrun = (b->ng + RUN_X - 1) / RUN_X;
+	b->most = hyper_plan__calloc(b->mem, (size_t)b->ng * b->nrun,
+				     sizeof(*b->most));
+	if (!b->most)
+		return -ENOMEM;
+	for (y = 1; y < b->ng; y++) {
+		const double *rh = &b->h[tri(0, y)], *rd = &b->d[tri(0, y)];
+		double *m = &b->most[(size_t)y * b->nrun];
+
+		for (x = 0; x < y; x++) {
+			r = x / RUN_X;
+			if (rh[x] > m[r])
+				m[r] = rh[x];
+			if (rd[x] > m[r])
+				m[r] = rd[x];
+		}
+	}
+	return 0;
+}
+
+/*
  * The most stall any set of disjoint windows forces at this budget, or
  * some stall over the slack as soon as there is one (the bound asks no
  * more).  A window whose bytes are within the budget forces none, and
- * best[] never falls, so it is passed over.
+ * best[] never falls, so it is passed over, and so is a run of them
+ * (runs_most()): most cells are within it near the bound.
  */
 static double forced_stall(const struct bnd *b, const struct profile *p,
 			   double budget, double *best)
 {
-	uint32_t x, y, cx, cy;
+	uint32_t x, xe, y, r, cx, cy;
 
 	best[0] = 0;
 	for (y = 1; y < b->ng; y++) {
 		const double *rh = &b->h[tri(0, y)], *rd = &b->d[tri(0, y)];
+		const double *most = &b->most[(size_t)y * b->nrun];
 
 		best[y] = best[y - 1];
-		for (x = 0; x < y; x++) {
-			double dt, h, d, v;
-
-			if (rh[x] <= budget && rd[x] <= budget)
+		for (r = 0; r * RUN_X < y; r++) {
+			if (most[r] <= budget)
 				continue;
-			dt = b->t[y] - b->t[x];
-			h = need(rh[x], budget, p->h2d_bps, dt);
-			d = need(rd[x], budget, p->d2h_bps, dt);
-			v = best[x] + (h > d ? h : d);
-			if (v > best[y])
-				best[y] = v;
+			xe = (r + 1) * RUN_X < y ? (r + 1) * RUN_X : y;
+			for (x = r * RUN_X; x < xe; x++) {
+				double dt, h, d, v;
+
+				if (rh[x] <= budget && rd[x] <= budget)
+					continue;
+				dt = b->t[y] - b->t[x];
+				h = need(rh[x], budget, p->h2d_bps, dt);
+				d = need(rd[x], budget, p->d2h_bps, dt);
+				v = best[x] + (h > d ? h : d);
+				if (v > best[y])
+					best[y] = v;
+			}
 		}
 		cy = b->coarse[y] > 0 ? (uint32_t)b->coarse[y] : 0;
 		for (cx = cy > SPAN_A ? cy - SPAN_A : 0; cx < cy; cx++) {
@@ -737,9 +819,11 @@ static int tables(struct bnd *b, double *lo)
 	b->h = hyper_plan__calloc(b->mem, tri(0, b->ng), sizeof(double));
 	b->d = hyper_plan__calloc(b->mem, tri(0, b->ng), sizeof(double));
 	b->best = hyper_plan__calloc(b->mem, b->ng, sizeof(*b->best));
-	if (!b->pinned || !b->h || !b->d || !b->best)
+	if (!b->pinned || !b->h || !b->d || !b->best || grid_after(b))
 		return -ENOMEM;
 	entries(b, b->best);
+	free(b->after);
+	b->after = NULL;
 	sums(b, b->best);
 	/* what cannot leave in time stays at any budget */
 	for (g = 0; g < b->ng; g++)
@@ -759,6 +843,8 @@ static void bnd_free(struct bnd *b)
 	};
 
 	free(b->best);
+	free(b->most);
+	free(b->after);
 	free(b->t);
 	free(b->coarse);
 	hyper_plan__bound_tables_free(&shared);
@@ -775,7 +861,7 @@ uint64_t hyper_plan__lower_bound(const struct life *lf, const struct profile *p,
 		return 0;
 	b.slack = max_slow * lf->t0[lf->n];
 	lo = hyper_plan__life_floor(lf, NULL);
-	if (tables(&b, &lo))
+	if (tables(&b, &lo) || runs_most(&b))
 		goto out;
 	if (hi < lo)
 		hi = lo;
@@ -795,6 +881,25 @@ out:
 		hi = 0;
 	bnd_free(&b);
 	return (uint64_t)hi;
+}
+
+int hyper_plan__bound_stalls(const struct life *lf, const struct profile *p,
+			     double max_slow, const double *budget, size_t n,
+			     double *stall, struct hp_mem *mem)
+{
+	struct bnd b = { .lf = lf, .p = p, .mem = mem };
+	double lo;
+	int ret;
+
+	if (!lf->n)
+		return -EINVAL;
+	b.slack = max_slow * lf->t0[lf->n];
+	lo = hyper_plan__life_floor(lf, NULL);
+	ret = tables(&b, &lo) || runs_most(&b) ? -ENOMEM : 0;
+	for (size_t i = 0; !ret && i < n; i++)
+		stall[i] = forced_stall(&b, p, budget[i], b.best);
+	bnd_free(&b);
+	return ret;
 }
 
 int hyper_plan__bound_tables(const struct life *lf, const struct profile *p,

@@ -37,4 +37,13 @@ int hyper_plan__bound_tables(const struct life *lf, const struct profile *p,
 			     struct hp_mem *mem);
 void hyper_plan__bound_tables_free(struct bound_tables *bt);
 
+/*
+ * For the tests: the stall the bisection's step finds at each of @n
+ * budgets, into @stall; one over the slack may stop short of the most.
+ * -EINVAL for an empty order, -ENOMEM with @mem failed.
+ */
+int hyper_plan__bound_stalls(const struct life *lf, const struct profile *p,
+			     double max_slow, const double *budget, size_t n,
+			     double *stall, struct hp_mem *mem);
+
 #endif

@@ -30,6 +30,7 @@
 
 struct rival {
 	uint64_t start, end, off, bytes;
+	uint64_t raw;		/* the tensor's bytes, not rounded */
 };
 
 /* The schedule's residencies, replayed here from its slots. */
@@ -44,7 +45,8 @@ static size_t replay(const struct sched *s, struct rival *v, uint32_t *next)
 		if (!open[x]) {						\
 			v[n] = (struct rival){ now, UINT64_MAX,		\
 				s->res_off[s->res_first[x] + next[x]++], \
-				(g->t[x].bytes + 63) / 64 * 64 };	\
+				(g->t[x].bytes + 63) / 64 * 64,		\
+				g->t[x].bytes };			\
 			open[x] = (int64_t)++n;				\
 		}							\
 	} while (0)
@@ -88,7 +90,7 @@ static int layout_ok(struct __test_metadata *_metadata, const struct job *j,
 	const struct sched *s = &r->s;
 	struct rival *v;
 	uint32_t *next;
-	uint64_t live_max = 0;
+	uint64_t live_max = 0, raw_max = 0;
 	size_t n;
 
 	if (!s->res_off) {
@@ -109,15 +111,17 @@ static int layout_ok(struct __test_metadata *_metadata, const struct job *j,
 	for (uint32_t t = 0; t < j->g.nt; t++)
 		EXPECT_EQ(s->res_first[t + 1] - s->res_first[t], next[t]);
 	for (size_t a = 0; a < n; a++) {
-		uint64_t live = 0;
+		uint64_t live = 0, raw = 0;
 
 		EXPECT_EQ(0, v[a].off % HYPER_ARENA_ALIGN);
 		EXPECT_LE(v[a].off + v[a].bytes, s->arena);
 		for (size_t b = 0; b < n; b++) {
 			bool together = v[a].start < v[b].end && v[b].start < v[a].end;
 
-			if (together && v[a].start >= v[b].start)
+			if (together && v[a].start >= v[b].start) {
 				live += v[b].bytes;
+				raw += v[b].raw;
+			}
 			if (b <= a || !together)
 				continue;
 			EXPECT_TRUE(v[a].off + v[a].bytes <= v[b].off ||
@@ -127,10 +131,14 @@ static int layout_ok(struct __test_metadata *_metadata, const struct job *j,
 		}
 		if (live > live_max)
 			live_max = live;
+		if (raw > raw_max)
+			raw_max = raw;
 	}
 	/* The tallest moment fits under the arena: it is a real floor. */
 	EXPECT_LE(live_max, s->arena);
 	EXPECT_LE(s->res_peak, live_max);
+	/* the peak residency reported: the most live at one start, exactly */
+	EXPECT_EQ(raw_max, s->res_peak) TH_LOG("%s", j->g.name);
 	free(next);
 	free(v);
 	return 1;

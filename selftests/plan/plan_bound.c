@@ -494,6 +494,51 @@ static bool same_bits(double a, double b)
 	return !memcmp(&a, &b, sizeof(a));
 }
 
+/*
+ * The bisection's step (forced_stall(), which passes over runs of cells
+ * within the budget at once) against every cell at budgets across the
+ * range and at cells' own values and just below them, where a run's
+ * maximum decides: within the slack both the same to the bit, else both
+ * over it.
+ */
+static void stall_sweep(struct __test_metadata *_metadata, struct ref *r,
+			const struct life *lf, const struct profile *p,
+			double max_slow, double *best, const char *what)
+{
+	enum { SPREAD = 24, CELLS = 24, NB = SPREAD + 2 * CELLS };
+	double budget[NB], stall[NB], top = lf->peak0 > r->lo ? lf->peak0 :
+							       r->lo, ref;
+	uint32_t ng = r->ng, i, x, y, bad = 0;
+	size_t nc = (size_t)ng * (ng - 1) / 2, c;
+
+	for (i = 0; i < SPREAD; i++)
+		budget[i] = r->lo * 0.5 + (top * 1.1 - r->lo * 0.5) * i /
+			    (SPREAD - 1);
+	for (i = 0; i < CELLS; i++) {
+		/* the cell (x, y) numbered c, as tri() numbers them */
+		c = nc * (2 * i + 1) / (2 * CELLS);
+		for (y = 1; (size_t)y * (y + 1) / 2 <= c; y++)
+			;
+		x = (uint32_t)(c - (size_t)y * (y - 1) / 2);
+		budget[SPREAD + 2 * i] = i % 2 ? r->ad[(size_t)x * ng + y] :
+						 r->ah[(size_t)x * ng + y];
+		budget[SPREAD + 2 * i + 1] =
+			nextafter(budget[SPREAD + 2 * i], 0);
+	}
+	ASSERT_EQ(0, hyper_plan__bound_stalls(lf, p, max_slow, budget, NB,
+					      stall, &(struct hp_mem){ 0 }));
+	for (i = 0; i < NB; i++) {
+		ref = ref_stall(r, budget[i], best);
+		if (ref > r->slack ? !(stall[i] > r->slack) :
+		    !same_bits(ref, stall[i])) {
+			bad++;
+			TH_LOG("%s: at budget %.17g the stall is %.17g, not %.17g",
+			       what, budget[i], stall[i], ref);
+		}
+	}
+	EXPECT_EQ(0, bad) TH_LOG("%s: %u budgets' stalls differ", what, bad);
+}
+
 /* The tables and the bound of @lf, against the plain definition. */
 static void against_plain(struct __test_metadata *_metadata,
 			  const struct life *lf, const struct profile *p,
@@ -543,6 +588,7 @@ static void against_plain(struct __test_metadata *_metadata,
 	EXPECT_TRUE(same_bits(r.lo, bt.floor)) TH_LOG("%s: floor", what);
 	EXPECT_EQ(0, memcmp(r.lev, bt.lev, nlev * sizeof(*r.lev)))
 		TH_LOG("%s: averaged levels differ", what);
+	stall_sweep(_metadata, &r, lf, p, max_slow, best, what);
 	/* the bisection, every window at every step */
 	if (hi < r.lo)
 		hi = r.lo;
