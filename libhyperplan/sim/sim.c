@@ -252,38 +252,37 @@ static int run_step(struct sim *m, uint32_t k)
  * slowdown allowed is out of reach at the step it happens, not only
  * once the clock has run past the goal near the end.  That compute is
  * the whole run's less the steps run, both summed in the same order,
- * so it is off by a few ulps a step at most; hyper_plan__sim_beyond()'s
- * margin of 1e-6 covers that many times over, and a run within it
- * goes on to the test above.
+ * so it is off by a few ulps a step at most; the beyond test's margin
+ * of 1e-6 covers that many times over, and a run within it goes on to
+ * the test above.
  *
- * Both tests are slowdown() and hyper_plan__sim_beyond() with the
- * bounds that do not change during the run worked out once in
- * @m->slow_lim and @m->beyond_lim (out_of_reach_init()), by the same
- * expressions: the same doubles, the same answers.
+ * Both tests are sim.h's, slowdown()'s and hyper_plan__sim_beyond()'s,
+ * with the limits that do not change during the run worked out once in
+ * @m->slow_lim and @m->beyond_lim (out_of_reach_init()): the same
+ * doubles, the same answers.
  */
 static inline bool out_of_reach(const struct sim *m)
 {
-	double makespan, floor_ns;
+	double makespan;
 
 	if (m->h->max_peak && m->peak > m->h->max_peak)
 		return true;
-	if (!(m->compute_all > 0))	/* slowdown() 0, never beyond */
-		return 0 > m->slow_lim;
 	makespan = m->now > m->h2d_free ? m->now : m->h2d_free;
 	if (m->d2h_free > makespan)
 		makespan = m->d2h_free;
-	if (makespan / m->compute_all - 1 > m->slow_lim)
+	if (hyper_plan__slowdown_of(makespan, m->compute_all) > m->slow_lim)
 		return true;
-	floor_ns = m->now + (m->compute_all - m->r->compute_ns);
-	return floor_ns * (1 - 1e-6) > m->beyond_lim;
+	return m->compute_all > 0 &&
+	       hyper_plan__sim_beyond_at(m->now + (m->compute_all -
+						  m->r->compute_ns),
+					 m->beyond_lim);
 }
 
 static void out_of_reach_init(struct sim *m)
 {
-	double max_slow = m->h->max_slow, compute_ns = m->compute_all;
-
-	m->slow_lim = max_slow + 1e-12;
-	m->beyond_lim = (1 + max_slow + 1e-9) * compute_ns;
+	m->slow_lim = m->h->max_slow + 1e-12;
+	m->beyond_lim = hyper_plan__sim_beyond_lim(m->compute_all,
+						   m->h->max_slow);
 }
 
 /* @buf's buffers, with room for @m->g's tensors. */
@@ -471,17 +470,3 @@ int hyper_plan__sim_fetch_floor(const struct life *lf, const struct profile *p,
 	return hyper_plan__sim_fetch_floor_in(lf, p, ev, nev, NULL, mem,
 					      floor_ns);
 }
-
-bool hyper_plan__sim_beyond(double floor_ns, double compute_ns,
-			    double max_slow)
-{
-	/*
-	 * The floor sums in another order than the run's clocks: rounding
-	 * may put it a few ulps per transfer above the makespan, which 1e-6
-	 * covers many times over; only a floor clearly beyond the goal says
-	 * the run would miss it.
-	 */
-	return compute_ns > 0 &&
-	       floor_ns * (1 - 1e-6) > (1 + max_slow + 1e-9) * compute_ns;
-}
-
