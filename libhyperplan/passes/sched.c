@@ -280,40 +280,51 @@ static int dead(struct hp_emit *m, uint32_t slot)
 
 /*
  * Slots [@slot, @to) without items, when the emitter tracks the evicted
- * tensors alone: their dead gaps' detaches are all they hold, at most
- * one a gap, so room for them is made once.  Most slots of a probe are
- * these.
+ * tensors alone: their dead gaps' detaches are all they hold, one a gap
+ * (a tracked tensor's through apply(), which emits its detach alone),
+ * so room for them is made once, and the count of cops is kept here
+ * but across apply().  Most slots of a probe are these, pulled a few
+ * steps at a time by the simulator.
  */
 static int bare(struct hp_emit *m, uint32_t slot, uint32_t to)
 {
-	const struct life *lf = m->lf;
+	const size_t *dead_off = m->lf->dead_off;
+	const uint32_t *dead_t = m->lf->dead_t;
+	const uint8_t *mine = m->mine;
 	struct sched *s = m->s;
-	size_t i, end, need = lf->dead_off[to / 2] - lf->dead_off[slot / 2];
-	int ret = 0;
+	size_t i, end, n, need = dead_off[to / 2] - dead_off[slot / 2];
+	size_t *slot_off = s->slot_off;
+	struct cop *c;
+	int ret;
 	uint32_t t;
 
-	if (need && hyper_plan__grow(m->mem, &s->cops, &m->cap_cops,
-				     s->ncops + need, sizeof(*s->cops)))
+	if (need && s->ncops + need >= m->cap_cops &&
+	    hyper_plan__grow(m->mem, &s->cops, &m->cap_cops, s->ncops + need,
+			     sizeof(*s->cops)))
 		return hyper_plan__nomem(m->e);
-	for (; slot < to && !ret; slot++) {
-		s->slot_off[slot] = s->ncops;
+	c = s->cops;
+	n = s->ncops;
+	for (; slot < to; slot++) {
+		slot_off[slot] = n;
 		if (!(slot & 1))
 			continue;
-		end = lf->dead_off[slot / 2 + 1];
-		for (i = lf->dead_off[slot / 2]; i < end && !ret; i++) {
-			struct item y = { slot, CL_DETACH_DEAD, 0, 0 };
-
-			t = lf->dead_t[i];
-			if (!m->mine[t]) {
-				s->cops[s->ncops++] =
-					(struct cop){ t, HYPER_OP_DETACH };
+		end = dead_off[slot / 2 + 1];
+		for (i = dead_off[slot / 2]; i < end; i++) {
+			t = dead_t[i];
+			if (!mine[t]) {
+				c[n++] = (struct cop){ t, HYPER_OP_DETACH };
 				continue;
 			}
-			y.t = t;
-			ret = apply(m, &y);
+			s->ncops = n;
+			ret = apply(m, &(struct item){ slot, CL_DETACH_DEAD,
+						       0, t });
+			if (ret)
+				return ret;
+			n = s->ncops;
 		}
 	}
-	return ret;
+	s->ncops = n;
+	return 0;
 }
 
 /* Emits the slots before @upto, from where the last call stopped. */
@@ -456,6 +467,16 @@ int hyper_plan__sched_start(struct sched *s, const struct life *lf,
 	m->cap = 3 * nev + 2 * nacc;
 	m->it = m->cap ? hyper_plan__array(mem, m->cap, sizeof(*m->it)) : NULL;
 	if (m->cap && !m->it)
+		goto out;
+	/*
+	 * The cops, at most one a dead gap and four an eviction (a store
+	 * at its slot and another at its detach, should a define come
+	 * between, the detach and the prefetch): one allocation, no copies
+	 * as the emission goes; a probe given up early touches its start.
+	 */
+	m->cap_cops = lf->dead_off[lf->n] + 4 * nev + 1;
+	s->cops = hyper_plan__array(mem, m->cap_cops, sizeof(*s->cops));
+	if (!s->cops)
 		goto out;
 	for (i = 0; i < nev && !mem->failed; i++) {
 		evict_items(m, &ev[i]);

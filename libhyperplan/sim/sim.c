@@ -18,6 +18,10 @@ struct sim {
 	const struct sched *s;
 	const struct graph *g;
 	const struct tensor *t;		/* g->t */
+	const struct op *op;		/* g->op */
+	const uint32_t *order;		/* s->order */
+	const size_t *slot_off;		/* s->slot_off */
+	const struct cop *cops;		/* s->cops, again after each emission */
 	const struct profile *p;
 	const struct sim_hooks *h;	/* NULL: none */
 	struct sim_result *r;
@@ -27,6 +31,7 @@ struct sim {
 	struct hp_sim_xend *end;
 	struct heap pend;	/* detached tensors by store completion */
 	double now, h2d_free, d2h_free;
+	double stall, compute;	/* r's, written to it at the end */
 	double compute_all;	/* give_up: the whole run's compute */
 	double slow_lim, beyond_lim;	/* give_up: out_of_reach()'s bounds */
 	uint64_t mem, peak, budget;
@@ -40,6 +45,19 @@ struct sim {
 
 /* Steps a schedule still being emitted is emitted ahead of the run. */
 #define EMIT_AHEAD	64
+
+/*
+ * A bit of st[t] above <hyper/residency.h>'s, which its transitions keep:
+ * t was streamed in this run, so its ends (end[t]) may not be zero.  A
+ * tensor without it has both ends zero (they are zero between runs), so
+ * the run need not read them: the waits on them are no waits, and a use
+ * is ready as early as the step.  Most tensors of a probe are never
+ * moved, and their ends are scattered over the graph's size.
+ */
+#define ST_XFER		(1U << 7)
+_Static_assert(!(ST_XFER & (HYPER_RES_DEVICE | HYPER_RES_POOL |
+			    HYPER_RES_DETACHED)),
+	       "ST_XFER is a residency bit");
 
 /*
  * The peak is kept here and written to the result at the end: the hot
@@ -78,14 +96,19 @@ static inline void free_done(struct sim *m)
 		free_due(m);
 }
 
-/* The host blocks until @until: that is stall. */
+/*
+ * The host blocks until @until: that is stall.  A store frees its tensor
+ * at the first wait past its end: every store pending ends after the
+ * clock (one is pushed only then, and each move of the clock frees those
+ * it passes), so a wait that does not move it frees none.
+ */
 static inline void wait_until(struct sim *m, double until)
 {
 	if (until > m->now) {
-		m->r->stall_ns += until - m->now;
+		m->stall += until - m->now;
 		m->now = until;
+		free_done(m);
 	}
-	free_done(m);
 }
 
 static int __attribute__((cold)) fail(struct sim *m, uint32_t t,
@@ -132,6 +155,7 @@ static inline void stream(struct sim *m, uint32_t t, int store)
 	double end = start + (store ? d2h_ns(m->p, b) : h2d_ns(m->p, b));
 
 	*free_at = end;
+	m->st[t] |= ST_XFER;
 	if (store) {
 		m->end[t].store = end;
 		m->r->d2h_bytes += b;
@@ -148,23 +172,26 @@ static inline __attribute__((always_inline)) int
 cache_op(struct sim *m, const struct cop *c)
 {
 	uint32_t t = c->t;
-	int why = hyper_residency_check(m->st[t], c->kind);
+	uint8_t st = m->st[t];
+	int why = hyper_residency_check(st, c->kind);
 
 	if (why)
 		return fail(m, t, c->kind, why);
 	switch (c->kind) {
 	case HYPER_OP_PREFETCH:
-		wait_until(m, m->end[t].store);
+		if (st & ST_XFER)
+			wait_until(m, m->end[t].store);
 		if (alloc(m, t))
 			return -1;
 		stream(m, t, 0);
 		break;
 	case HYPER_OP_STORE:
-		wait_until(m, m->end[t].fetch);
+		if (st & ST_XFER)
+			wait_until(m, m->end[t].fetch);
 		stream(m, t, 1);
 		break;
 	default:
-		if (m->end[t].store > m->now) {
+		if ((st & ST_XFER) && m->end[t].store > m->now) {
 			if (hyper_plan__heap_push(&m->pend, m->end[t].store,
 						  t, m->hm))
 				return hyper_plan__nomem(m->e);
@@ -180,13 +207,12 @@ cache_op(struct sim *m, const struct cop *c)
 static inline __attribute__((always_inline)) int
 slot(struct sim *m, size_t sl)
 {
-	size_t i = m->s->slot_off[sl], hi = m->s->slot_off[sl + 1];
+	size_t i = m->slot_off[sl], hi = m->slot_off[sl + 1];
 	int ret;
 
-	if (hi > m->cop_hi)
-		m->cop_hi = hi;
+	m->cop_hi = hi;		/* the slots run in order: it only grows */
 	for (; i < hi; i++) {
-		ret = cache_op(m, &m->s->cops[i]);
+		ret = cache_op(m, &m->cops[i]);
 		if (ret)
 			return ret;
 	}
@@ -195,30 +221,34 @@ slot(struct sim *m, size_t sl)
 
 static int run_step(struct sim *m, uint32_t k)
 {
-	const struct op *o = &m->g->op[m->s->order[k]];
+	const struct op *o = &m->op[m->order[k]];
 	const uint32_t *ref;
 	double ready = m->now, start;
 	uint32_t i, t;
-
+	uint8_t st;
 	int ret;
 
 	m->step = k;
 	if (m->s->emit && k >= m->emitted) {
 		m->emitted = k + EMIT_AHEAD;
 		ret = hyper_plan__sched_emit(m->s, m->emitted, m->e);
+		m->cops = m->s->cops;	/* grown: it may have moved */
 		if (ret) {
 			m->emit_failed = ret != -ENOMEM;
 			return ret;
 		}
 	}
-	free_done(m);
+	/* no store is due: the last step ended with its clock's frees */
 	ret = slot(m, 2 * k);
 	if (ret)
 		return ret;
 	ref = op_in(m->g, o);
 	for (i = 0; i < o->n_in; i++) {
 		t = ref[i];
-		if (hyper_residency_check(m->st[t], HYPER_RES_USE))
+		st = m->st[t];
+		if ((st & (HYPER_RES_DEVICE | ST_XFER)) == HYPER_RES_DEVICE)
+			continue;	/* resident, its fetch end zero */
+		if (hyper_residency_check(st, HYPER_RES_USE))
 			return fail(m, t, HYPER_RES_USE, 0);
 		if (m->end[t].fetch > ready)
 			ready = m->end[t].fetch;
@@ -227,14 +257,16 @@ static int run_step(struct sim *m, uint32_t k)
 	ref = op_out(m->g, o);
 	for (i = 0; i < o->n_out; i++) {
 		t = ref[i];
-		wait_until(m, m->end[t].store);
-		if (!(m->st[t] & HYPER_RES_DEVICE) && alloc(m, t))
+		st = m->st[t];
+		if (st & ST_XFER)
+			wait_until(m, m->end[t].store);
+		if (!(st & HYPER_RES_DEVICE) && alloc(m, t))
 			return -1;
-		m->st[t] = hyper_residency_next(m->st[t], HYPER_RES_DEFINE);
+		m->st[t] = hyper_residency_next(st, HYPER_RES_DEFINE);
 	}
 	start = m->now;
 	m->now += o->compute_ns;
-	m->r->compute_ns += o->compute_ns;
+	m->compute += o->compute_ns;
 	if (m->hooked && m->h->compute)
 		m->h->compute(m->h->ctx, k, start, m->now);
 	free_done(m);
@@ -252,38 +284,37 @@ static int run_step(struct sim *m, uint32_t k)
  * slowdown allowed is out of reach at the step it happens, not only
  * once the clock has run past the goal near the end.  That compute is
  * the whole run's less the steps run, both summed in the same order,
- * so it is off by a few ulps a step at most; hyper_plan__sim_beyond()'s
- * margin of 1e-6 covers that many times over, and a run within it
- * goes on to the test above.
+ * so it is off by a few ulps a step at most; the beyond test's margin
+ * of 1e-6 covers that many times over, and a run within it goes on to
+ * the test above.
  *
- * Both tests are slowdown() and hyper_plan__sim_beyond() with the
- * bounds that do not change during the run worked out once in
- * @m->slow_lim and @m->beyond_lim (out_of_reach_init()), by the same
- * expressions: the same doubles, the same answers.
+ * Both tests are sim.h's, slowdown()'s and hyper_plan__sim_beyond()'s,
+ * with the limits that do not change during the run worked out once in
+ * @m->slow_lim and @m->beyond_lim (out_of_reach_init()): the same
+ * doubles, the same answers.
  */
 static inline bool out_of_reach(const struct sim *m)
 {
-	double makespan, floor_ns;
+	double makespan;
 
 	if (m->h->max_peak && m->peak > m->h->max_peak)
 		return true;
-	if (!(m->compute_all > 0))	/* slowdown() 0, never beyond */
-		return 0 > m->slow_lim;
 	makespan = m->now > m->h2d_free ? m->now : m->h2d_free;
 	if (m->d2h_free > makespan)
 		makespan = m->d2h_free;
-	if (makespan / m->compute_all - 1 > m->slow_lim)
+	if (hyper_plan__slowdown_of(makespan, m->compute_all) > m->slow_lim)
 		return true;
-	floor_ns = m->now + (m->compute_all - m->r->compute_ns);
-	return floor_ns * (1 - 1e-6) > m->beyond_lim;
+	return m->compute_all > 0 &&
+	       hyper_plan__sim_beyond_at(m->now + (m->compute_all -
+						  m->compute),
+					 m->beyond_lim);
 }
 
 static void out_of_reach_init(struct sim *m)
 {
-	double max_slow = m->h->max_slow, compute_ns = m->compute_all;
-
-	m->slow_lim = max_slow + 1e-12;
-	m->beyond_lim = (1 + max_slow + 1e-9) * compute_ns;
+	m->slow_lim = m->h->max_slow + 1e-12;
+	m->beyond_lim = hyper_plan__sim_beyond_lim(m->compute_all,
+						   m->h->max_slow);
 }
 
 /* @buf's buffers, with room for @m->g's tensors. */
@@ -316,6 +347,52 @@ static int sim_bufs(struct sim *m, struct hp_simbuf *buf)
 	return 0;
 }
 
+/* A byte @x in each byte of a word. */
+#define BYTES(x)	(0x0101010101010101ULL * (uint8_t)(x))
+
+_Static_assert(HYPER_HOME_POOL == 1 && HYPER_HOME_DEVICE == 2 &&
+	       HYPER_HOME_NONE == 3 && HYPER_RES_POOL == 2 &&
+	       HYPER_RES_DEVICE == 1, "init_states() crosses the homes' bits");
+
+/*
+ * Each tensor's state from its home (hyper_residency_start()), eight at
+ * a time: the homes the pool (1), the device (2) and none (3) start as
+ * HYPER_RES_POOL (2), HYPER_RES_DEVICE (1) and nothing, the home's two
+ * low bits crossed where only one is set; a word with any other byte
+ * goes byte by byte.  Then the tensors the device holds take their
+ * memory, in tensor order as before: few words hold one, as most of a
+ * graph's tensors are defined by a step.  Every probe starts so, over
+ * every tensor of the graph.
+ */
+static void init_states(struct sim *m, const uint8_t *home, size_t nt)
+{
+	uint64_t h, lo, hi, st;
+	size_t t, i;
+
+	for (t = 0; t + 8 <= nt; t += 8) {
+		memcpy(&h, home + t, sizeof(h));
+		if (h & BYTES(0xfc)) {
+			for (i = t; i < t + 8; i++)
+				m->st[i] = hyper_residency_start(home[i]);
+		} else {
+			lo = h & BYTES(1);
+			hi = (h >> 1) & BYTES(1);
+			st = ((lo & ~hi) << 1) | (hi & ~lo);
+			memcpy(m->st + t, &st, sizeof(st));
+			if (!(st & BYTES(HYPER_RES_DEVICE)))
+				continue;
+		}
+		for (i = t; i < t + 8; i++)
+			if (m->st[i] & HYPER_RES_DEVICE)
+				mem_add(m, 0, m->t[i].bytes);
+	}
+	for (; t < nt; t++) {
+		m->st[t] = hyper_residency_start(home[t]);
+		if (m->st[t] & HYPER_RES_DEVICE)
+			mem_add(m, 0, m->t[t].bytes);
+	}
+}
+
 static int sim_init(struct sim *m, const struct sched *s,
 		    struct hp_simbuf *buf)
 {
@@ -334,11 +411,7 @@ static int sim_init(struct sim *m, const struct sched *s,
 	}
 	if (sim_bufs(m, buf))
 		return hyper_plan__nomem(m->e);
-	for (t = 0; t < g->nt; t++) {
-		m->st[t] = hyper_residency_start(s->home[t]);
-		if (m->st[t] & HYPER_RES_DEVICE)
-			mem_add(m, 0, g->t[t].bytes);
-	}
+	init_states(m, s->home, g->nt);
 	return 0;
 }
 
@@ -372,7 +445,9 @@ int hyper_plan__simulate_in(const struct sched *s, const struct profile *p,
 			    struct hp_simbuf *buf, struct hp_mem *mem,
 			    struct hp_err *e)
 {
-	struct sim m = { .s = s, .g = s->g, .t = s->g->t, .p = p, .h = hooks,
+	struct sim m = { .s = s, .g = s->g, .t = s->g->t, .op = s->g->op,
+			 .order = s->order, .slot_off = s->slot_off,
+			 .cops = s->cops, .p = p, .h = hooks,
 			 .r = r, .e = e, .hm = mem, .budget = s->budget,
 			 .give_up = hooks && hooks->give_up,
 			 .hooked = hooks && (hooks->compute || hooks->xfer ||
@@ -393,6 +468,8 @@ int hyper_plan__simulate_in(const struct sched *s, const struct profile *p,
 			ret = 1;
 		}
 	}
+	r->stall_ns = m.stall;
+	r->compute_ns = m.compute;
 	m.now = m.now > m.h2d_free ? m.now : m.h2d_free;
 	r->makespan_ns = m.now > m.d2h_free ? m.now : m.d2h_free;
 	r->peak = m.peak;
@@ -471,17 +548,3 @@ int hyper_plan__sim_fetch_floor(const struct life *lf, const struct profile *p,
 	return hyper_plan__sim_fetch_floor_in(lf, p, ev, nev, NULL, mem,
 					      floor_ns);
 }
-
-bool hyper_plan__sim_beyond(double floor_ns, double compute_ns,
-			    double max_slow)
-{
-	/*
-	 * The floor sums in another order than the run's clocks: rounding
-	 * may put it a few ulps per transfer above the makespan, which 1e-6
-	 * covers many times over; only a floor clearly beyond the goal says
-	 * the run would miss it.
-	 */
-	return compute_ns > 0 &&
-	       floor_ns * (1 - 1e-6) > (1 + max_slow + 1e-9) * compute_ns;
-}
-

@@ -117,16 +117,54 @@ static inline double hyper_plan__sim_floor_step(double floor_ns,
 	return (floor_ns > t0_ns ? floor_ns : t0_ns) + busy_ns;
 }
 /*
- * Whether a makespan of at least @floor_ns, on @compute_ns of compute,
- * is surely a slowdown above @max_slow by slowdown()'s rule with its
- * 1e-12: a probe whose floor is beyond its goal need not be emitted.
+ * Whether a makespan of at least @floor_ns is surely a slowdown above the
+ * goal by slowdown()'s rule with its 1e-12, held against @lim, which
+ * hyper_plan__sim_beyond_lim() worked out from the run's compute and the
+ * goal: a probe whose floor is beyond its goal need not be emitted, and a
+ * run whose floor passes it may be given up.  The floor sums in another
+ * order than the run's clocks: rounding may put it a few ulps per
+ * transfer above the makespan, which 1e-6 covers many times over; only a
+ * floor clearly beyond the goal says the run would miss it.
+ *
+ * The one form of the test: hyper_plan__sim_beyond() and the simulator's
+ * give-up test (sim.c, out_of_reach()) both work it out by these
+ * expressions, so a limit worked out once is the same double as the one
+ * each call would work out.
  */
-bool hyper_plan__sim_beyond(double floor_ns, double compute_ns,
-			    double max_slow);
+static inline double hyper_plan__sim_beyond_lim(double compute_ns,
+						double max_slow)
+{
+	return (1 + max_slow + 1e-9) * compute_ns;
+}
+
+static inline bool hyper_plan__sim_beyond_at(double floor_ns, double lim)
+{
+	return floor_ns * (1 - 1e-6) > lim;
+}
+
+/*
+ * The same for @compute_ns of compute and the goal @max_slow; never with
+ * no compute, where slowdown() is 0.  Inline: the greedy walk asks it at
+ * each of its steps (1.6 million calls at 100k decode operators).
+ */
+static inline bool hyper_plan__sim_beyond(double floor_ns, double compute_ns,
+					  double max_slow)
+{
+	return compute_ns > 0 &&
+	       hyper_plan__sim_beyond_at(floor_ns,
+			hyper_plan__sim_beyond_lim(compute_ns, max_slow));
+}
+
+/* A run's slowdown from its makespan and compute: 0 with no compute. */
+static inline double hyper_plan__slowdown_of(double makespan_ns,
+					     double compute_ns)
+{
+	return compute_ns > 0 ? makespan_ns / compute_ns - 1 : 0;
+}
 
 static inline double slowdown(const struct sim_result *r)
 {
-	return r->compute_ns > 0 ? r->makespan_ns / r->compute_ns - 1 : 0;
+	return hyper_plan__slowdown_of(r->makespan_ns, r->compute_ns);
 }
 
 #endif

@@ -12,7 +12,10 @@
  *    against the exhaustive optimum on graphs small enough).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <hyper/residency.h>
 
 #include "kselftest_harness.h"
 
@@ -871,6 +874,324 @@ TEST_F_TIMEOUT(many, fetch_floor_never_above_the_run, 300)
 	EXPECT_LT(0, stops);
 	EXPECT_LT(0, early);
 	EXPECT_LT(0, part);
+}
+
+/*
+ * The simulator's rules replayed plainly, as sim.c first wrote them and
+ * sharing none of its shortcuts: every use reads its fetch's end, every
+ * define and prefetch waits on its store's, every wait frees the stores
+ * done, and the give-up test works its limits out at each step by
+ * slowdown()'s and the fetch floor's own expressions.  0, 1 (given up
+ * once @max_slow, when not negative, is out of reach) or -1; the
+ * figures in @r, partial where it stopped.
+ */
+struct ref_sim {
+	const struct sched *s;
+	const struct profile *p;
+	struct sim_result *r;
+	uint8_t *st;
+	double *fetch, *store;
+	uint32_t *pend;		/* detached, their stores in flight */
+	size_t npend;
+	double now, h2d, d2h;
+	uint64_t mem, peak;
+};
+
+static void ref_free_due(struct ref_sim *x)
+{
+	for (size_t i = 0; i < x->npend; )
+		if (x->store[x->pend[i]] <= x->now) {
+			x->mem -= x->s->g->t[x->pend[i]].bytes;
+			x->pend[i] = x->pend[--x->npend];
+		} else {
+			i++;
+		}
+}
+
+static void ref_wait(struct ref_sim *x, double until)
+{
+	if (until > x->now) {
+		x->r->stall_ns += until - x->now;
+		x->now = until;
+	}
+	ref_free_due(x);
+}
+
+static int ref_alloc(struct ref_sim *x, uint32_t t)
+{
+	uint64_t b = x->s->g->t[t].bytes, budget = x->s->budget;
+	double first;
+
+	while (budget && x->mem + b > budget && x->npend) {
+		first = x->store[x->pend[0]];
+		for (size_t i = 1; i < x->npend; i++)
+			if (x->store[x->pend[i]] < first)
+				first = x->store[x->pend[i]];
+		ref_wait(x, first);
+	}
+	if (budget && x->mem + b > budget)
+		return -1;
+	x->mem += b;
+	if (x->mem > x->peak)
+		x->peak = x->mem;
+	return 0;
+}
+
+static void ref_stream(struct ref_sim *x, uint32_t t, int store)
+{
+	double b = x->s->g->t[t].bytes, *free_at = store ? &x->d2h : &x->h2d;
+	double start = *free_at > x->now ? *free_at : x->now;
+
+	*free_at = start + (store ? d2h_ns(x->p, b) : h2d_ns(x->p, b));
+	if (store) {
+		x->store[t] = *free_at;
+		x->r->d2h_bytes += b;
+	} else {
+		x->fetch[t] = *free_at;
+		x->r->h2d_bytes += b;
+	}
+}
+
+static int ref_slot(struct ref_sim *x, size_t sl)
+{
+	for (size_t i = x->s->slot_off[sl]; i < x->s->slot_off[sl + 1]; i++) {
+		const struct cop *c = &x->s->cops[i];
+		uint32_t t = c->t;
+
+		if (hyper_residency_check(x->st[t], c->kind))
+			return -1;
+		if (c->kind == HYPER_OP_PREFETCH) {
+			ref_wait(x, x->store[t]);
+			if (ref_alloc(x, t))
+				return -1;
+			ref_stream(x, t, 0);
+		} else if (c->kind == HYPER_OP_STORE) {
+			ref_wait(x, x->fetch[t]);
+			ref_stream(x, t, 1);
+		} else if (x->store[t] > x->now) {
+			x->pend[x->npend++] = t;
+		} else {
+			x->mem -= x->s->g->t[t].bytes;
+		}
+		x->st[t] = hyper_residency_next(x->st[t], c->kind);
+	}
+	return 0;
+}
+
+static int ref_step(struct ref_sim *x, uint32_t k)
+{
+	const struct graph *g = x->s->g;
+	const struct op *o = &g->op[x->s->order[k]];
+	double ready = x->now;
+	uint32_t i, t;
+
+	ref_free_due(x);
+	if (ref_slot(x, 2 * k))
+		return -1;
+	for (i = 0; i < o->n_in; i++) {
+		t = op_in(g, o)[i];
+		if (hyper_residency_check(x->st[t], HYPER_RES_USE))
+			return -1;
+		if (x->fetch[t] > ready)
+			ready = x->fetch[t];
+	}
+	ref_wait(x, ready);
+	for (i = 0; i < o->n_out; i++) {
+		t = op_out(g, o)[i];
+		ref_wait(x, x->store[t]);
+		if (!(x->st[t] & HYPER_RES_DEVICE) && ref_alloc(x, t))
+			return -1;
+		x->st[t] = hyper_residency_next(x->st[t], HYPER_RES_DEFINE);
+	}
+	x->now += o->compute_ns;
+	x->r->compute_ns += o->compute_ns;
+	ref_free_due(x);
+	return ref_slot(x, 2 * k + 1);
+}
+
+static bool ref_out_of_reach(const struct ref_sim *x, double all,
+			     double max_slow, uint64_t max_peak)
+{
+	double makespan = x->now > x->h2d ? x->now : x->h2d;
+
+	if (max_peak && x->peak > max_peak)
+		return true;
+	if (x->d2h > makespan)
+		makespan = x->d2h;
+	if ((all > 0 ? makespan / all - 1 : 0) > max_slow + 1e-12)
+		return true;
+	return all > 0 && (x->now + (all - x->r->compute_ns)) * (1 - 1e-6) >
+			  (1 + max_slow + 1e-9) * all;
+}
+
+static int ref_simulate(const struct sched *s, const struct profile *p,
+			double max_slow, uint64_t max_peak,
+			struct sim_result *r)
+{
+	const struct graph *g = s->g;
+	struct ref_sim x = { .s = s, .p = p, .r = r };
+	double all = 0;
+	uint32_t k;
+	int ret = 0;
+
+	memset(r, 0, sizeof(*r));
+	x.st = calloc(g->nt, 1);
+	x.fetch = calloc(g->nt, sizeof(double));
+	x.store = calloc(g->nt, sizeof(double));
+	x.pend = calloc(g->nt, sizeof(uint32_t));
+	if (!x.st || !x.fetch || !x.store || !x.pend)
+		ret = -ENOMEM;
+	for (k = 0; k < s->n; k++)
+		all += g->op[s->order[k]].compute_ns;
+	for (k = 0; !ret && k < g->nt; k++) {
+		x.st[k] = hyper_residency_start(s->home[k]);
+		if (x.st[k] & HYPER_RES_DEVICE)
+			x.mem += g->t[k].bytes;
+	}
+	x.peak = x.mem;
+	if (!ret && s->budget && x.mem > s->budget)
+		ret = -1;
+	for (k = 0; !ret && k < s->n; k++) {
+		ret = ref_step(&x, k);
+		if (!ret && max_slow >= 0 &&
+		    ref_out_of_reach(&x, all, max_slow, max_peak))
+			ret = 1;
+	}
+	x.now = x.now > x.h2d ? x.now : x.h2d;
+	r->makespan_ns = x.now > x.d2h ? x.now : x.d2h;
+	r->peak = x.peak;
+	free(x.st);
+	free(x.fetch);
+	free(x.store);
+	free(x.pend);
+	return ret;
+}
+
+/*
+ * @s under budgets from none to below its own peak, whole and given up
+ * at goals about its own slowdown, with a peak limit and without, alone
+ * and in one buffer after the other runs, emitted whole and step by
+ * step: each run's verdict and every figure are the plain replay's.
+ * *@runs counts the runs, *@stops those given up or failed.
+ */
+static void sim_as_plain(struct __test_metadata *_metadata,
+			 const struct job *j, const struct evict *ev,
+			 size_t nev, struct hp_simbuf *buf,
+			 unsigned int *runs, unsigned int *stops)
+{
+	struct hp_mem mem = { 0 };
+	struct sim_result want, r, all;
+	struct sim_hooks stop;
+	struct sched s, ls;
+	struct hp_err e;
+	uint64_t budget[4];
+	double goal[4];
+	int ret;
+
+	ASSERT_EQ(0, hyper_plan__sched_build(&s, &j->lf, ev, nev, &mem, &e))
+		TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, ref_simulate(&s, &j->p, -1, 0, &all));
+	budget[0] = 0;
+	budget[1] = all.peak;
+	budget[2] = all.peak - all.peak / 8;
+	budget[3] = j->lf.max_ws;
+	goal[0] = -1;
+	goal[1] = slowdown(&all);
+	goal[2] = slowdown(&all) / 2;
+	goal[3] = SLOW;
+	for (unsigned int b = 0; b < ARRAY_SIZE(budget); b++)
+		for (unsigned int g = 0; g < ARRAY_SIZE(goal) * 2; g++) {
+			stop = (struct sim_hooks){ .give_up = goal[g / 2] >= 0,
+				.max_slow = goal[g / 2],
+				.max_peak = g & 1 ? all.peak - 1 : 0,
+				.lf = b & 1 ? &j->lf : NULL };
+			s.budget = budget[b];
+			want = (struct sim_result){ 0 };
+			ret = ref_simulate(&s, &j->p, goal[g / 2],
+					   stop.max_peak, &want);
+			EXPECT_EQ(ret, hyper_plan__simulate(&s, &j->p, &stop,
+							    &r, &mem, &e));
+			EXPECT_EQ(0, memcmp(&want, &r, sizeof(r)))
+				TH_LOG("%s on %s: %zu evictions, budget %u, goal %u",
+				       j->g.name, j->p.name, nev, b, g);
+			/* in the search's buffer, emitted as it runs */
+			ASSERT_EQ(0, hyper_plan__sched_start(&ls, &j->lf, ev,
+							     nev, &mem, &e));
+			ls.budget = budget[b];
+			EXPECT_EQ(ret, hyper_plan__simulate_in(&ls, &j->p,
+							       &stop, &r, buf,
+							       &mem, &e));
+			EXPECT_EQ(0, memcmp(&want, &r, sizeof(r)))
+				TH_LOG("%s on %s: %zu evictions, budget %u, goal %u, in a buffer",
+				       j->g.name, j->p.name, nev, b, g);
+			hyper_plan__sched_free(&ls);
+			(*runs)++;
+			*stops += ret != 0;
+		}
+	hyper_plan__sched_free(&s);
+}
+
+static void sim_plain_on(struct __test_metadata *_metadata, struct job *j,
+			 unsigned int *runs, unsigned int *stops)
+{
+	static const uint32_t dist[] = { 1, 4, 32 };
+	const struct life *lf = &j->lf;
+	struct hp_mem mem = { 0 };
+	struct greedy_ctx gc = { .lf = lf, .mem = &mem };
+	struct distance_params dp = { 0 };
+	struct hp_simbuf buf = { 0 };
+	struct distance_ctx d;
+
+	ASSERT_EQ(0, hyper_plan__distance_init(&d, lf, &mem));
+	for (unsigned int i = 0; i < ARRAY_SIZE(dist) * 3; i++) {
+		if (i < ARRAY_SIZE(dist) * 2) {
+			dp.prefetch = dist[i % ARRAY_SIZE(dist)];
+			dp.count = d.nrank >> (i / ARRAY_SIZE(dist) * 3);
+			ASSERT_EQ(0, hyper_plan__distance_evicts(&d, &dp));
+			sim_as_plain(_metadata, j, d.ev, d.nev, &buf, runs,
+				     stops);
+		} else {
+			uint64_t b = lf->max_ws + (lf->peak0 - lf->max_ws) /
+				     (2 + i % ARRAY_SIZE(dist));
+
+			ASSERT_EQ(0, hyper_plan__greedy_evicts(&gc, b,
+						dist[i % ARRAY_SIZE(dist)]));
+			sim_as_plain(_metadata, j, gc.ev, gc.nev, &buf, runs,
+				     stops);
+		}
+	}
+	hyper_plan__simbuf_free(&buf);
+	hyper_plan__distance_free(&d);
+	hyper_plan__greedy_free(&gc);
+}
+
+TEST_F_TIMEOUT(many, simulator_is_the_plain_replay, 300)
+{
+	unsigned int seed, i, runs = 0, stops = 0;
+	struct hp_err e;
+
+	for (seed = 1; seed <= 6; seed++)
+		for (i = 0; i < hyper_plan__profile_table_len; i += 2) {
+			struct plan_case c = { NULL, NULL, 20 + seed * 37 % 200,
+					       seed + 900 };
+			struct job j = { 0 };
+
+			ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[i], &e))
+				TH_LOG("%s", e.msg);
+			sim_plain_on(_metadata, &j, &runs, &stops);
+			hyper_plan__job_free(&j);
+		}
+	for (i = 0; i < ARRAY_SIZE(models); i++) {
+		struct job j = { 0 };
+
+		ASSERT_EQ(0, case_job(&j, &models[i], &hyper_plan__profile_table[i % hyper_plan__profile_table_len], &e))
+			TH_LOG("%s", e.msg);
+		sim_plain_on(_metadata, &j, &runs, &stops);
+		hyper_plan__job_free(&j);
+	}
+	TH_LOG("%u runs, %u given up or failed", runs, stops);
+	EXPECT_LT(0, stops);
+	EXPECT_LT(stops, runs);
 }
 
 /*

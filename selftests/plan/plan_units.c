@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -292,6 +293,45 @@ TEST(simulator_gives_up_at_the_stall_with_compute_to_come)
 	ASSERT_EQ(0, hyper_plan__simulate(&s, &gbps, &stop, &r, &(struct hp_mem){ 0 }, &e));
 	EXPECT_EQ(0, memcmp(&all, &r, sizeof(r)));
 	two_ops_free(&g, &lf, &s);
+}
+
+/*
+ * The fetch floor's test is one form (sim.h): a limit worked out once
+ * from the compute and the goal, as the simulator's give-up test keeps
+ * it, answers as the whole expression does, which the greedy walk and
+ * the pipeline ask; at floors a few ulps either side of the limit, and
+ * never with no compute.
+ */
+TEST(simulator_beyond_is_one_form)
+{
+	static const double compute[] = { 0, 1, 3e6, 1.2345678e9, 7e13 };
+	static const double goal[] = { 0, 1e-12, 0.01, 0.05, 0.3, 5 };
+	double lim, f;
+	unsigned int n = 0;
+	bool want;
+
+	for (size_t c = 0; c < ARRAY_SIZE(compute); c++)
+		for (size_t s = 0; s < ARRAY_SIZE(goal); s++) {
+			lim = hyper_plan__sim_beyond_lim(compute[c], goal[s]);
+			f = lim / (1 - 1e-6);
+			for (int i = 0; i < 8; i++)
+				f = nextafter(f, 0);
+			for (int i = 0; i < 16; i++) {
+				want = compute[c] > 0 &&
+				       f * (1 - 1e-6) >
+				       (1 + goal[s] + 1e-9) * compute[c];
+				EXPECT_EQ(want, hyper_plan__sim_beyond(f,
+						compute[c], goal[s]));
+				if (compute[c] > 0)
+					EXPECT_EQ(want,
+					    hyper_plan__sim_beyond_at(f, lim));
+				n += want;
+				f = nextafter(f, INFINITY);
+			}
+		}
+	/* both answers, next to each other */
+	EXPECT_LT(0, n);
+	EXPECT_GT(16 * (ARRAY_SIZE(compute) - 1) * ARRAY_SIZE(goal), n);
 }
 
 /* The simulator refuses by <hyper/residency.h>'s rules, in its words. */
