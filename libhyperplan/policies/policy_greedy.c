@@ -511,10 +511,10 @@ static void run_step(struct greedy *q, uint32_t k)
 }
 
 /*
- * hyper_plan__sim_beyond() against this walk's goal, with the bound that
+ * hyper_plan__sim_beyond() against this walk's goal, with the limit that
  * does not change during the walk worked out once (q->lim, q->timed) by
- * the same expressions: the same doubles, the same answers.  gc->scratch
- * asks hyper_plan__sim_beyond() itself.
+ * hyper_plan__sim_beyond_lim(): the same doubles, the same answers.
+ * gc->scratch asks hyper_plan__sim_beyond() itself.
  */
 static inline bool beyond(const struct greedy *q, double floor_ns)
 {
@@ -523,7 +523,7 @@ static inline bool beyond(const struct greedy *q, double floor_ns)
 	if (q->gc->scratch)
 		return hyper_plan__sim_beyond(floor_ns, lf->t0[lf->n],
 					      q->gc->max_slow);
-	return q->timed && floor_ns * (1 - 1e-6) > q->lim;
+	return q->timed && hyper_plan__sim_beyond_at(floor_ns, q->lim);
 }
 
 /*
@@ -879,7 +879,7 @@ static int walk_begin(struct greedy *q, uint64_t budget, uint32_t ahead)
 	q->due_end = 0;
 	q->link = q->clock = 0;
 	q->timed = lf->t0[lf->n] > 0;
-	q->lim = (1 + q->gc->max_slow + 1e-9) * lf->t0[lf->n];
+	q->lim = hyper_plan__sim_beyond_lim(lf->t0[lf->n], q->gc->max_slow);
 	q->owed = 0;
 	q->away = 0;
 	q->walked = 0;
