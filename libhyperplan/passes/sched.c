@@ -320,6 +320,8 @@ static int bare(struct hp_emit *m, uint32_t slot, uint32_t to)
 						       0, t });
 			if (ret)
 				return ret;
+			/* room was made above, but put() may still move it */
+			c = s->cops;
 			n = s->ncops;
 		}
 	}
