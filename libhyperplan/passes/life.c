@@ -7,45 +7,98 @@
 
 #include "passes/life.h"
 
+/* Whether @t is among the @n tensors of @r (an op's inputs or outputs). */
+static inline bool op_lists(const uint32_t *r, uint32_t n, uint32_t t)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (r[i] == t)
+			return true;
+	return false;
+}
+
+/*
+ * Each step's accesses, for every tensor in step order, and the step's
+ * start time and working set on the way.  A step's distinct tensors are
+ * what for_each_op_tensor() lists (its inputs, then the outputs it does
+ * not read), found here with the op's refs in locals: the macro's call
+ * to hyper_plan__op_reads() per output and its reloads after each store
+ * were most of this pass, and hyper_plan__op_working_set() walked them
+ * once more.
+ *
+ * acc_off is filled as a counting sort without a cursor array: counts go
+ * two slots up, so that after the prefix sum acc_off[t + 1] is where
+ * tensor t starts, and it has moved on to where t ends once t's
+ * accesses are in (one slot more than nt + 1, never read).
+ */
 static int accesses(struct life *lf, struct hp_mem *mem)
 {
 	const struct graph *g = lf->g;
-	size_t *fill = hyper_plan__calloc(mem, g->nt, sizeof(*fill)), tot;
-	uint32_t k, t, x;
-	int ret = -ENOMEM;
+	const struct tensor *ten = g->t;
+	const uint32_t *refs = g->refs;
+	size_t *off, tot, i;
+	uint32_t *step;
+	uint8_t *rw;
+	double t0 = 0;
+	uint32_t k, x, y;
 
-	lf->acc_off = hyper_plan__calloc(mem, g->nt + 1, sizeof(*lf->acc_off));
-	if (!fill || !lf->acc_off)
-		goto out;
-	for (k = 0; k < lf->n; k++)
-		for_each_op_tensor(g, &g->op[lf->order[k]], t, x)
-			lf->acc_off[t + 1]++;
-	for (t = 0; t < g->nt; t++)
-		lf->acc_off[t + 1] += lf->acc_off[t];
-	tot = lf->acc_off[g->nt];
-	lf->acc_step = hyper_plan__array(mem, tot, sizeof(*lf->acc_step));
-	lf->acc_rw = hyper_plan__malloc(mem, tot);
-	if (!lf->acc_step || !lf->acc_rw)
-		goto out;
+	off = hyper_plan__calloc(mem, g->nt + 2, sizeof(*off));
+	lf->acc_off = off;
+	if (!off)
+		return -ENOMEM;
+	for (i = 0; i < g->nop; i++) {
+		const struct op *o = &g->op[i];
+		const uint32_t *in = refs + o->ref, *out = in + o->n_in;
+
+		for (x = 0; x < o->n_in; x++)
+			off[in[x] + 2]++;
+		for (y = 0; y < o->n_out; y++)
+			if (!op_lists(in, o->n_in, out[y]))
+				off[out[y] + 2]++;
+	}
+	for (i = 2; i <= g->nt; i++)
+		off[i + 1] += off[i];
+	tot = off[g->nt + 1];
+	lf->acc_step = step = hyper_plan__array(mem, tot, sizeof(*step));
+	lf->acc_rw = rw = hyper_plan__malloc(mem, tot);
+	if (!step || !rw)
+		return -ENOMEM;
 	for (k = 0; k < lf->n; k++) {
 		const struct op *o = &g->op[lf->order[k]];
+		const uint32_t *in = refs + o->ref, *out = in + o->n_in;
+		uint64_t ws = 0;
 
-		for_each_op_tensor(g, o, t, x) {
-			size_t at = lf->acc_off[t] + fill[t]++;
-			uint8_t rw = x < o->n_in ? ACC_R : ACC_W;
-			uint32_t y;
+		for (x = 0; x < o->n_in; x++) {
+			uint32_t t = in[x];
+			size_t at = off[t + 1]++;
 
-			for (y = 0; rw == ACC_R && y < o->n_out; y++)
-				if (op_out(g, o)[y] == t)
-					rw |= ACC_W;
-			lf->acc_step[at] = k;
-			lf->acc_rw[at] = rw;
+			step[at] = k;
+			rw[at] = op_lists(out, o->n_out, t) ? ACC_R | ACC_W :
+							      ACC_R;
+			ws += ten[t].bytes;
+		}
+		for (y = 0; y < o->n_out; y++) {
+			uint32_t t = out[y];
+			size_t at;
+
+			if (op_lists(in, o->n_in, t))
+				continue;
+			at = off[t + 1]++;
+			step[at] = k;
+			rw[at] = ACC_W;
+			ws += ten[t].bytes;
+		}
+		lf->t0[k] = t0;
+		t0 += o->compute_ns;
+		lf->ws[k] = ws;
+		if (ws > lf->max_ws) {
+			lf->max_ws = ws;
+			lf->max_ws_step = k;
 		}
 	}
-	ret = 0;
-out:
-	free(fill);
-	return ret;
+	lf->t0[lf->n] = t0;
+	return 0;
 }
 
 /* O(1): accesses are in step order, so the first write is the earliest. */
@@ -54,134 +107,89 @@ bool hyper_plan__initial_value(const struct life *lf, uint32_t t, int64_t a)
 	return (lf->g->t[t].flags & TF_LIVE_IN) && (int64_t)lf->first_w[t] > a;
 }
 
-static int first_writes(struct life *lf, struct hp_mem *mem)
-{
-	uint32_t t;
-	size_t i;
-
-	lf->first_w = hyper_plan__array(mem, lf->g->nt, sizeof(*lf->first_w));
-	if (!lf->first_w)
-		return -ENOMEM;
-	for (t = 0; t < lf->g->nt; t++) {
-		lf->first_w[t] = lf->n;
-		for (i = lf->acc_off[t]; i < lf->acc_off[t + 1]; i++)
-			if (lf->acc_rw[i] & ACC_W) {
-				lf->first_w[t] = lf->acc_step[i];
-				break;
-			}
-	}
-	return 0;
-}
-
-/* Counting sort by step, tensors in ascending order within a step. */
-static int dead_gaps(struct life *lf, struct hp_mem *mem)
+/*
+ * One walk over every tensor's gaps for what the rest needs of them: its
+ * first write, its home with nothing offloaded, the no-offload residency
+ * (a tensor is resident at its accesses and its live gaps) and the
+ * pinned tensors' part of it for the floor, and the number of dead gaps
+ * each step ends.  These were five walks, each asking
+ * hyper_plan__gap_ends() and hyper_plan__gap_live() again; what those
+ * say is spelled out here per gap: gap 0 is live when the tensor is
+ * live_in and first read, gap i in 1..cnt-1 when access i reads, gap
+ * cnt when the tensor is live_out.  @d and @dp are n + 1 zeroed
+ * differences, of the residency and of the pinned tensors' residency;
+ * the dead gaps are counted two slots up in dead_off, as accesses()
+ * counts, for dead_list() to fill without a cursor array.
+ */
+static void gaps(struct life *lf, int64_t *d, int64_t *dp)
 {
 	const struct graph *g = lf->g;
-	size_t *fill, i, cnt;
-	uint32_t t, pass;
-	int64_t a, j;
-	int ret = -ENOMEM;
+	const size_t *off = lf->acc_off;
+	const uint32_t *step = lf->acc_step;
+	const uint8_t *rw = lf->acc_rw;
+	size_t *dead = lf->dead_off;
+	uint32_t t, n = lf->n;
 
-	lf->dead_off = hyper_plan__calloc(mem, lf->n + 1, sizeof(*lf->dead_off));
-	lf->dead_t = NULL;
-	fill = hyper_plan__calloc(mem, lf->n + 1, sizeof(*fill));
-	if (!lf->dead_off || !fill)
-		goto out;
-	for (pass = 0; pass < 2; pass++) {
-		for (t = 0; t < g->nt; t++) {
-			cnt = nr_accesses(lf, t);
-			for (i = 1; i <= cnt; i++) {
-				hyper_plan__gap_ends(lf, t, i, &a, &j);
-				if (hyper_plan__gap_live(lf, t, i) || a < 0 || a >= lf->n)
-					continue;
-				if (pass)
-					lf->dead_t[lf->dead_off[a] + fill[a]++] = t;
-				else
-					lf->dead_off[a + 1]++;
-			}
-		}
-		if (pass)
-			break;
-		for (i = 0; i < lf->n; i++)
-			lf->dead_off[i + 1] += lf->dead_off[i];
-		lf->dead_t = hyper_plan__array(mem, lf->dead_off[lf->n],
-				      sizeof(*lf->dead_t));
-		if (!lf->dead_t)
-			goto out;
-	}
-	ret = 0;
-out:
-	free(fill);
-	return ret;
-}
-
-/* Without offload a tensor is resident at its accesses and its live gaps. */
-static int residency(struct life *lf, struct hp_mem *mem)
-{
-	const struct graph *g = lf->g;
-	int64_t *d = hyper_plan__calloc(mem, lf->n + 1, sizeof(*d)), run = 0, a, j;
-	uint32_t t, k;
-	size_t i, cnt;
-
-	lf->base = hyper_plan__array(mem, lf->n, sizeof(*lf->base));
-	if (!d || !lf->base) {
-		free(d);
-		return -ENOMEM;
-	}
 	for (t = 0; t < g->nt; t++) {
-		uint64_t b = g->t[t].bytes;
+		size_t q = off[t], end = off[t + 1];
+		uint8_t flags = g->t[t].flags;
+		int64_t b = g->t[t].bytes;
+		bool pin = flags & TF_PIN;
+		uint32_t a, j, fw = n;
 
-		cnt = nr_accesses(lf, t);
-		for (i = 0; i <= cnt; i++) {
-			hyper_plan__gap_ends(lf, t, i, &a, &j);
-			if (i < cnt) {
-				d[j] += b;
-				d[j + 1] -= b;
+		lf->first_w[t] = n;
+		if (q == end) {
+			lf->home0[t] = flags & TF_LIVE_IN ? HYPER_HOME_POOL :
+							    HYPER_HOME_NONE;
+			continue;
+		}
+		j = step[q];
+		if ((rw[q] & ACC_R) && (flags & TF_LIVE_IN)) {
+			lf->home0[t] = HYPER_HOME_DEVICE;
+			if (j > 0) {
+				d[0] += b;
+				d[j] -= b;
+				if (pin) {
+					dp[0] += b;
+					dp[j] -= b;
+				}
 			}
-			if (hyper_plan__gap_live(lf, t, i) && a + 1 < j) {
+		} else {
+			lf->home0[t] = HYPER_HOME_NONE;
+		}
+		for (;;) {
+			if (fw == n && (rw[q] & ACC_W))
+				fw = j;
+			/* access q at step j, then the gap after it */
+			d[j] += b;
+			d[j + 1] -= b;
+			a = j;
+			if (++q == end) {
+				j = n;
+				if (!(flags & TF_LIVE_OUT)) {
+					dead[a + 2]++;
+					break;
+				}
+			} else {
+				j = step[q];
+				if (!(rw[q] & ACC_R)) {
+					dead[a + 2]++;
+					continue;
+				}
+			}
+			if (a + 1 < j) {
 				d[a + 1] += b;
 				d[j] -= b;
+				if (pin) {
+					dp[a + 1] += b;
+					dp[j] -= b;
+				}
 			}
+			if (q == end)
+				break;
 		}
+		lf->first_w[t] = fw;
 	}
-	lf->peak0 = 0;
-	for (k = 0; k < lf->n; k++) {
-		run += d[k];
-		lf->base[k] = run;
-		if ((uint64_t)run > lf->peak0)
-			lf->peak0 = run;
-	}
-	free(d);
-	return 0;
-}
-
-/* The floor of hyper_plan__life_floor(), once per order: a plan's check allocates nothing. */
-static int floor_build(struct life *lf, struct hp_mem *mem)
-{
-	int64_t *d = hyper_plan__calloc(mem, (size_t)lf->n + 1, sizeof(*d)), run = 0, a, j;
-	uint32_t t, k;
-	size_t i;
-
-	if (!d)
-		return -ENOMEM;
-	for (t = 0; t < lf->g->nt; t++)
-		for (i = 0; (lf->g->t[t].flags & TF_PIN) &&
-		     i <= nr_accesses(lf, t); i++) {
-			hyper_plan__gap_ends(lf, t, i, &a, &j);
-			if (hyper_plan__gap_live(lf, t, i) && a + 1 < j) {
-				d[a + 1] += lf->g->t[t].bytes;
-				d[j] -= lf->g->t[t].bytes;
-			}
-		}
-	for (k = 0; k < lf->n; k++) {
-		run += d[k];
-		if (lf->ws[k] + run > lf->floor) {
-			lf->floor = lf->ws[k] + run;
-			lf->floor_step = k;
-		}
-	}
-	free(d);
-	return 0;
 }
 
 uint64_t hyper_plan__life_floor(const struct life *lf, uint32_t *at)
@@ -189,27 +197,6 @@ uint64_t hyper_plan__life_floor(const struct life *lf, uint32_t *at)
 	if (at && lf->floor)
 		*at = lf->floor_step;
 	return lf->floor;
-}
-
-/* Device if the value at the start is needed, pool if only the pool
- * needs it, none otherwise. */
-static int homes(struct life *lf, struct hp_mem *mem)
-{
-	const struct graph *g = lf->g;
-	uint32_t t;
-
-	lf->home0 = hyper_plan__array(mem, g->nt, sizeof(*lf->home0));
-	if (!lf->home0)
-		return -ENOMEM;
-	for (t = 0; t < g->nt; t++) {
-		if (!nr_accesses(lf, t))
-			lf->home0[t] = g->t[t].flags & TF_LIVE_IN ?
-				       HYPER_HOME_POOL : HYPER_HOME_NONE;
-		else
-			lf->home0[t] = hyper_plan__gap_live(lf, t, 0) ?
-				       HYPER_HOME_DEVICE : HYPER_HOME_NONE;
-	}
-	return 0;
 }
 
 /*
@@ -265,10 +252,58 @@ out:
 	return ret;
 }
 
+/*
+ * The dead gaps by the step that ends them, tensors ascending within a
+ * step: gaps() counted them, this places them.
+ */
+static int dead_list(struct life *lf, struct hp_mem *mem)
+{
+	const struct graph *g = lf->g;
+	const size_t *off = lf->acc_off;
+	const uint32_t *step = lf->acc_step;
+	const uint8_t *rw = lf->acc_rw;
+	size_t *dead = lf->dead_off, q;
+	uint32_t t, *dt;
+
+	for (q = 2; q <= lf->n; q++)
+		dead[q + 1] += dead[q];
+	lf->dead_t = dt = hyper_plan__array(mem, dead[lf->n + 1], sizeof(*dt));
+	if (!dt)
+		return -ENOMEM;
+	for (t = 0; t < g->nt; t++) {
+		bool out = g->t[t].flags & TF_LIVE_OUT;
+		size_t end = off[t + 1];
+
+		for (q = off[t]; q < end; q++)
+			if (q + 1 < end ? !(rw[q + 1] & ACC_R) : !out)
+				dt[dead[step[q] + 1]++] = t;
+	}
+	return 0;
+}
+
+/* The residency without offload, its peak, and the floor. */
+static void sums(struct life *lf, const int64_t *d, const int64_t *dp)
+{
+	int64_t run = 0, pin = 0;
+	uint32_t k;
+
+	for (k = 0; k < lf->n; k++) {
+		run += d[k];
+		lf->base[k] = run;
+		if ((uint64_t)run > lf->peak0)
+			lf->peak0 = run;
+		pin += dp[k];
+		if (lf->ws[k] + pin > lf->floor) {
+			lf->floor = lf->ws[k] + pin;
+			lf->floor_step = k;
+		}
+	}
+}
+
 int hyper_plan__life_build(struct life *lf, const struct graph *g, const uint32_t *order,
 	       struct hp_mem *mem)
 {
-	uint32_t k;
+	int64_t *d;
 
 	memset(lf, 0, sizeof(*lf));
 	lf->g = g;
@@ -278,19 +313,21 @@ int hyper_plan__life_build(struct life *lf, const struct graph *g, const uint32_
 	lf->ws = hyper_plan__array(mem, lf->n, sizeof(*lf->ws));
 	if (!lf->t0 || !lf->ws || accesses(lf, mem))
 		goto fail;
-	lf->t0[0] = 0;
-	for (k = 0; k < lf->n; k++) {
-		const struct op *o = &g->op[order[k]];
-
-		lf->t0[k + 1] = lf->t0[k] + o->compute_ns;
-		lf->ws[k] = hyper_plan__op_working_set(g, o);
-		if (lf->ws[k] > lf->max_ws) {
-			lf->max_ws = lf->ws[k];
-			lf->max_ws_step = k;
-		}
+	/* the residency's differences, then the pinned tensors' */
+	d = hyper_plan__calloc(mem, 2 * ((size_t)lf->n + 1), sizeof(*d));
+	lf->base = hyper_plan__array(mem, lf->n, sizeof(*lf->base));
+	lf->first_w = hyper_plan__array(mem, g->nt, sizeof(*lf->first_w));
+	lf->home0 = hyper_plan__array(mem, g->nt, sizeof(*lf->home0));
+	lf->dead_off = hyper_plan__calloc(mem, (size_t)lf->n + 2,
+					  sizeof(*lf->dead_off));
+	if (!d || !lf->base || !lf->first_w || !lf->home0 || !lf->dead_off) {
+		free(d);
+		goto fail;
 	}
-	if (residency(lf, mem) || first_writes(lf, mem) || dead_gaps(lf, mem) ||
-	    homes(lf, mem) || floor_build(lf, mem) || emit_dirty(lf, mem))
+	gaps(lf, d, d + lf->n + 1);
+	sums(lf, d, d + lf->n + 1);
+	free(d);
+	if (dead_list(lf, mem) || emit_dirty(lf, mem))
 		goto fail;
 	return 0;
 fail:

@@ -1411,4 +1411,175 @@ TEST(graph_identity_hashes_the_decimal_size)
 			hyper_graph_step_begin("op"), 'U', "a"), 'D', ""));
 }
 
+/*
+ * The life of an order (passes/life.c) against the gap rules of
+ * passes/life.h, asked gap by gap as the policies ask them: the
+ * accesses each op lists (for_each_op_tensor()), the timeline and
+ * working sets, the residency without offload and its peak, first
+ * writes, homes at the start, the dead gaps by the step that ends them
+ * and the floor.  life_build() fills all of these in fused walks of its
+ * own; this spells each out the slow way.  Orders: the job's, its
+ * refinement, and the initial one reversed (not a valid order, but any
+ * permutation has a life), with every third tensor pinned in a second
+ * round so that the floor has pinned tensors to count.
+ */
+static void life_against_rules(struct __test_metadata *_metadata,
+			       const struct life *lf)
+{
+	const struct graph *g = lf->g;
+	uint32_t n = lf->n, t, k, x;
+	int64_t *d = calloc(n + 1, sizeof(*d)), *dp = calloc(n + 1, sizeof(*dp));
+	size_t *cnt = calloc(n + 1, sizeof(*cnt)), *fill = calloc(g->nt, sizeof(*fill));
+	uint64_t peak = 0, floor = 0, ws_max = 0;
+	uint32_t floor_step = 0, ws_step = 0;
+	double t0 = 0;
+	int64_t run = 0, pin = 0, a, j;
+	size_t i, c;
+
+	ASSERT_TRUE(d && dp && cnt && fill);
+	for (k = 0; k < n; k++) {
+		const struct op *o = &g->op[lf->order[k]];
+		uint64_t ws = hyper_plan__op_working_set(g, o);
+
+		ASSERT_EQ(t0, lf->t0[k]);
+		t0 += o->compute_ns;
+		ASSERT_EQ(ws, lf->ws[k]);
+		if (ws > ws_max) {
+			ws_max = ws;
+			ws_step = k;
+		}
+		for_each_op_tensor(g, o, t, x) {
+			size_t at = lf->acc_off[t] + fill[t]++;
+			uint8_t rw = x < o->n_in ? ACC_R : ACC_W;
+
+			if (x < o->n_in)
+				for (uint32_t y = 0; y < o->n_out; y++)
+					if (op_out(g, o)[y] == t)
+						rw |= ACC_W;
+			ASSERT_LT(at, lf->acc_off[t + 1]);
+			ASSERT_EQ(k, lf->acc_step[at]);
+			ASSERT_EQ(rw, lf->acc_rw[at]);
+		}
+	}
+	ASSERT_EQ(t0, lf->t0[n]);
+	ASSERT_EQ(ws_max, lf->max_ws);
+	ASSERT_EQ(ws_step, lf->max_ws_step);
+	ASSERT_EQ(0, lf->acc_off[0]);
+	for (t = 0; t < g->nt; t++) {
+		uint64_t b = g->t[t].bytes;
+		uint32_t fw = n;
+
+		ASSERT_EQ(lf->acc_off[t] + fill[t], lf->acc_off[t + 1]);
+		c = nr_accesses(lf, t);
+		for (i = 0; i < c; i++)
+			if (fw == n && (lf->acc_rw[lf->acc_off[t] + i] & ACC_W))
+				fw = lf->acc_step[lf->acc_off[t] + i];
+		ASSERT_EQ(fw, lf->first_w[t]);
+		ASSERT_EQ(!c ? (g->t[t].flags & TF_LIVE_IN ? HYPER_HOME_POOL :
+				HYPER_HOME_NONE) :
+			  hyper_plan__gap_live(lf, t, 0) ? HYPER_HOME_DEVICE :
+			  HYPER_HOME_NONE, lf->home0[t]);
+		for (i = 0; i <= c; i++) {
+			bool live = hyper_plan__gap_live(lf, t, i);
+
+			hyper_plan__gap_ends(lf, t, i, &a, &j);
+			if (i < c) {
+				d[j] += b;
+				d[j + 1] -= b;
+			}
+			if (live && a + 1 < j) {
+				d[a + 1] += b;
+				d[j] -= b;
+				if (g->t[t].flags & TF_PIN) {
+					dp[a + 1] += b;
+					dp[j] -= b;
+				}
+			}
+			if (i && !live)
+				cnt[a]++;
+		}
+	}
+	for (k = 0; k < n; k++) {
+		run += d[k];
+		pin += dp[k];
+		ASSERT_EQ((uint64_t)run, lf->base[k]);
+		if ((uint64_t)run > peak)
+			peak = run;
+		if (lf->ws[k] + pin > floor) {
+			floor = lf->ws[k] + pin;
+			floor_step = k;
+		}
+	}
+	ASSERT_EQ(peak, lf->peak0);
+	ASSERT_EQ(floor, lf->floor);
+	ASSERT_EQ(floor_step, lf->floor_step);
+	/* each step's dead gaps: its tensors, ascending */
+	ASSERT_EQ(0, lf->dead_off[0]);
+	for (k = 0; k < n; k++) {
+		ASSERT_EQ(cnt[k], lf->dead_off[k + 1] - lf->dead_off[k]);
+		for (i = lf->dead_off[k]; i < lf->dead_off[k + 1]; i++) {
+			uint32_t dt = lf->dead_t[i];
+			size_t q;
+
+			if (i > lf->dead_off[k]) {
+				ASSERT_LT(lf->dead_t[i - 1], dt);
+			}
+			/* dt has an access at step k with a dead gap after */
+			c = nr_accesses(lf, dt);
+			for (q = 0; q < c; q++)
+				if (lf->acc_step[lf->acc_off[dt] + q] == k)
+					break;
+			ASSERT_LT(q, c);
+			ASSERT_FALSE(hyper_plan__gap_live(lf, dt, q + 1));
+		}
+	}
+	free(d);
+	free(dp);
+	free(cnt);
+	free(fill);
+}
+
+TEST(life_matches_the_gap_rules)
+{
+	struct plan_case cases[] = {
+		{ NULL, NULL, 300, 11 }, { NULL, NULL, 1200, 12 },
+		{ "llama2-7b", "infer", 0, 1 }, { "llama2-7b", "train", 0, 1 },
+		{ "olmoe-1b-7b", "train", 0, 1 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		for (int round = 0; round < 2; round++) {
+			struct job j = { 0 };
+			struct hp_mem mem = { 0 };
+			struct life rev;
+			struct hp_err e;
+			uint32_t *order;
+
+			ASSERT_EQ(0, case_job(&j, &cases[i],
+					      &hyper_plan__profile_table[0], &e))
+				TH_LOG("%s", e.msg);
+			if (round) {
+				for (uint32_t t = 0; t < j.g.nt; t += 3)
+					j.g.t[t].flags |= TF_PIN;
+				hyper_plan__life_free(&j.lf);
+				ASSERT_EQ(0, hyper_plan__life_build(&j.lf, &j.g,
+								    j.order, &mem));
+			}
+			life_against_rules(_metadata, &j.lf);
+			if (j.has_ref && !round) {
+				life_against_rules(_metadata, &j.lf_ref);
+			}
+			order = malloc(j.g.nop * sizeof(*order));
+			ASSERT_NE(NULL, order);
+			for (uint32_t k = 0; k < j.g.nop; k++)
+				order[k] = j.order[j.g.nop - 1 - k];
+			ASSERT_EQ(0, hyper_plan__life_build(&rev, &j.g, order, &mem));
+			life_against_rules(_metadata, &rev);
+			hyper_plan__life_free(&rev);
+			free(order);
+			hyper_plan__job_free(&j);
+		}
+	}
+}
+
 TEST_HARNESS_MAIN
