@@ -32,15 +32,39 @@ struct refine {
 	struct hp_mem *mem;	/* no push allocates: refine_init() reserves */
 };
 
+/* Whether @t is among the @n tensors of @r (an op's inputs). */
+static inline bool lists(const uint32_t *r, uint32_t n, uint32_t t)
+{
+	uint32_t x;
+
+	for (x = 0; x < n; x++)
+		if (r[x] == t)
+			return true;
+	return false;
+}
+
+/*
+ * Each distinct tensor op @o touches, as for_each_op_tensor() lists them
+ * (inputs, then the outputs it does not read), with its refs and input
+ * count in locals (@in, @nin) and the check for a read output inline:
+ * the macro's reloads and its call to hyper_plan__op_reads() per output
+ * were half of this pass's time.  (k) < nin tells a read.
+ */
+#define for_each_access(g, o, in, nin, t, k)				\
+	for ((in) = (g)->refs + (o)->ref, (nin) = (o)->n_in, (k) = 0;	\
+	     (k) < (nin) + (o)->n_out && ((t) = (in)[k], 1); (k)++)	\
+		if ((k) < (nin) || !lists((in), (nin), (t)))
+
 static int64_t net_alloc(const struct refine *r, uint32_t i)
 {
 	const struct graph *g = r->g;
 	const struct op *o = &g->op[i];
+	const uint32_t *in;
 	int64_t net = 0;
-	uint32_t t, k;
+	uint32_t t, k, nin;
 
-	for_each_op_tensor(g, o, t, k) {
-		if (!r->alloc[t] && k >= o->n_in)
+	for_each_access(g, o, in, nin, t, k) {
+		if (!r->alloc[t] && k >= nin)
 			net += g->t[t].bytes;
 		else if (r->left[t] == 1 && !(g->t[t].flags & TF_LIVE_OUT))
 			net -= g->t[t].bytes;
@@ -59,10 +83,11 @@ static void run(struct refine *r, uint32_t i)
 {
 	const struct graph *g = r->g;
 	const struct op *o = &g->op[i];
-	uint32_t t, k, last;
+	const uint32_t *in;
+	uint32_t t, k, nin, last;
 
 	r->done[i] = 1;
-	for_each_op_tensor(g, o, t, k) {
+	for_each_access(g, o, in, nin, t, k) {
 		r->alloc[t] = 1;
 		r->xacc[t] ^= i;
 		if (--r->left[t] != 1)
@@ -91,7 +116,8 @@ static uint32_t next(struct refine *r)
 static int refine_init(struct refine *r, const struct graph *g,
 		       const uint32_t *order, struct hp_mem *mem)
 {
-	uint32_t i, t, k;
+	const uint32_t *in;
+	uint32_t i, t, k, nin;
 
 	memset(r, 0, sizeof(*r));
 	r->g = g;
@@ -111,7 +137,7 @@ static int refine_init(struct refine *r, const struct graph *g,
 	for (i = 0; i < g->nop; i++)
 		r->pos[order[i]] = i;
 	for (i = 0; i < g->nop; i++)
-		for_each_op_tensor(g, &g->op[i], t, k) {
+		for_each_access(g, &g->op[i], in, nin, t, k) {
 			r->left[t]++;
 			r->xacc[t] ^= i;
 		}
