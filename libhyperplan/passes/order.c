@@ -16,44 +16,56 @@ struct edges {
 	int ret;		/* -ENOMEM once an edge could not be added */
 };
 
-static void edge_add(struct edges *E, uint32_t s, uint32_t d, uint32_t t)
+/* Inline, and hyper_plan__grow() called only when full: a call per edge
+ * was a quarter of hyper_plan__graph_deps(). */
+static inline void edge_add(struct edges *E, uint32_t s, uint32_t d,
+			    uint32_t t)
 {
 	if (s == d || E->ret)
 		return;
-	E->ret = hyper_plan__grow(E->mem, &E->a, &E->cap, E->n, sizeof(*E->a));
-	if (!E->ret)
-		E->a[E->n++] = (struct edge){ s, d, t };
+	if (E->n >= E->cap) {
+		E->ret = hyper_plan__grow(E->mem, &E->a, &E->cap, E->n,
+					  sizeof(*E->a));
+		if (E->ret)
+			return;
+	}
+	E->a[E->n++] = (struct edge){ s, d, t };
 }
 
-/* Writers of every tensor, in listed order: w[woff[t]..woff[t+1]). */
+/*
+ * Writers of every tensor, in listed order: w[woff[t]..woff[t+1]).  A
+ * counting sort without a cursor array: counts go two slots up, so that
+ * after the prefix sum woff[t + 1] is where t's writers start, and it
+ * has moved on to where they end once they are in.
+ */
 static int writers(const struct graph *g, size_t **woff, uint32_t **w,
 		   struct hp_mem *mem)
 {
-	size_t *off = hyper_plan__calloc(mem, g->nt + 1, sizeof(*off)), i;
-	uint32_t j, *fill;
+	size_t *off = hyper_plan__calloc(mem, g->nt + 2, sizeof(*off)), i;
+	const uint32_t *refs = g->refs;
+	uint32_t j, *wr;
 
 	*woff = off;
 	*w = NULL;
 	if (!off)
 		return -ENOMEM;
-	for (i = 0; i < g->nop; i++)
-		for (j = 0; j < g->op[i].n_out; j++)
-			off[op_out(g, &g->op[i])[j] + 1]++;
-	for (i = 0; i < g->nt; i++)
-		off[i + 1] += off[i];
-	*w = hyper_plan__array(mem, off[g->nt], sizeof(**w));
-	fill = hyper_plan__calloc(mem, g->nt, sizeof(*fill));
-	if (!*w || !fill) {
-		free(fill);
-		return -ENOMEM;
-	}
-	for (i = 0; i < g->nop; i++)
-		for (j = 0; j < g->op[i].n_out; j++) {
-			uint32_t t = op_out(g, &g->op[i])[j];
+	for (i = 0; i < g->nop; i++) {
+		const uint32_t *out = refs + g->op[i].ref + g->op[i].n_in;
 
-			(*w)[off[t] + fill[t]++] = i;
-		}
-	free(fill);
+		for (j = 0; j < g->op[i].n_out; j++)
+			off[out[j] + 2]++;
+	}
+	for (i = 2; i <= g->nt; i++)
+		off[i + 1] += off[i];
+	*w = wr = hyper_plan__array(mem, off[g->nt + 1], sizeof(*wr));
+	if (!wr)
+		return -ENOMEM;
+	for (i = 0; i < g->nop; i++) {
+		const uint32_t *out = refs + g->op[i].ref + g->op[i].n_in;
+
+		for (j = 0; j < g->op[i].n_out; j++)
+			wr[off[out[j] + 1]++] = i;
+	}
 	return 0;
 }
 
@@ -93,36 +105,37 @@ static int read_edges(const struct graph *g, uint32_t b, uint32_t t,
 	return 0;
 }
 
-/* -ENOMEM leaves what it allocated in @d, for hyper_plan__deps_free(). */
+/*
+ * -ENOMEM leaves what it allocated in @d, for hyper_plan__deps_free().
+ * The same counting sort as writers(): d->off has one slot more than
+ * the ops and one, never read.
+ */
 static int build_csr(const struct graph *g, struct edges *E, struct deps *d,
 		     struct hp_mem *mem)
 {
-	size_t i, *fill;
+	const struct edge *a = E->a;
+	size_t i, *off;
 
-	d->off = hyper_plan__calloc(mem, g->nop + 1, sizeof(*d->off));
+	d->off = off = hyper_plan__calloc(mem, g->nop + 2, sizeof(*d->off));
 	d->indeg = hyper_plan__calloc(mem, g->nop, sizeof(*d->indeg));
-	if (!d->off || !d->indeg)
+	if (!off || !d->indeg)
 		return -ENOMEM;
 	for (i = 0; i < E->n; i++) {
-		d->off[E->a[i].src + 1]++;
-		d->indeg[E->a[i].dst]++;
+		off[a[i].src + 2]++;
+		d->indeg[a[i].dst]++;
 	}
-	for (i = 0; i < g->nop; i++)
-		d->off[i + 1] += d->off[i];
+	for (i = 2; i <= g->nop; i++)
+		off[i + 1] += off[i];
 	d->dst = hyper_plan__array(mem, E->n, sizeof(*d->dst));
 	d->via = hyper_plan__array(mem, E->n, sizeof(*d->via));
-	fill = hyper_plan__calloc(mem, g->nop, sizeof(*fill));
-	if (!d->dst || !d->via || !fill) {
-		free(fill);
+	if (!d->dst || !d->via)
 		return -ENOMEM;
-	}
 	for (i = 0; i < E->n; i++) {
-		size_t at = d->off[E->a[i].src] + fill[E->a[i].src]++;
+		size_t at = off[a[i].src + 1]++;
 
-		d->dst[at] = E->a[i].dst;
-		d->via[at] = E->a[i].via;
+		d->dst[at] = a[i].dst;
+		d->via[at] = a[i].via;
 	}
-	free(fill);
 	return 0;
 }
 
