@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "policies/policy.h"
 
@@ -21,15 +22,43 @@ struct ranked {
 	uint32_t first;		/* first access */
 };
 
-static int cmp_ranked(const void *pa, const void *pb)
+/*
+ * @r (@n tensors, in tensor order) sorted longest gap first, then by first
+ * access, then by tensor: a stable counting sort by first access, then
+ * one by gap.  A live gap is at most @steps + 1 long (from the start to
+ * the end) and ranked ones are at least 2, first accesses are below
+ * @steps: both keys count in @steps + 2 slots.  The ids are dense, so
+ * this is two walks where qsort() was 60% of hyper_plan__distance_init().
+ */
+static int rank_sort(struct ranked *r, uint32_t n, uint32_t steps,
+		     struct hp_mem *mem)
 {
-	const struct ranked *a = pa, *b = pb;
+	struct ranked *tmp = hyper_plan__array(mem, n, sizeof(*tmp));
+	uint32_t *cnt = hyper_plan__array(mem, (size_t)steps + 2, sizeof(*cnt));
+	uint32_t i, k, top = steps + 1;
 
-	if (a->gap != b->gap)
-		return a->gap > b->gap ? -1 : 1;
-	if (a->first != b->first)
-		return a->first < b->first ? -1 : 1;
-	return a->t < b->t ? -1 : 1;
+	if (!tmp || !cnt) {
+		free(tmp);
+		free(cnt);
+		return -ENOMEM;
+	}
+	memset(cnt, 0, ((size_t)steps + 2) * sizeof(*cnt));
+	for (i = 0; i < n; i++)
+		cnt[r[i].first + 1]++;
+	for (k = 1; k <= top; k++)
+		cnt[k] += cnt[k - 1];
+	for (i = 0; i < n; i++)
+		tmp[cnt[r[i].first]++] = r[i];
+	memset(cnt, 0, ((size_t)steps + 2) * sizeof(*cnt));
+	for (i = 0; i < n; i++)
+		cnt[top - tmp[i].gap + 1]++;
+	for (k = 1; k <= top; k++)
+		cnt[k] += cnt[k - 1];
+	for (i = 0; i < n; i++)
+		r[cnt[top - tmp[i].gap]++] = tmp[i];
+	free(tmp);
+	free(cnt);
+	return 0;
 }
 
 static uint32_t bitrev(uint32_t x, unsigned int bits)
@@ -89,9 +118,10 @@ int hyper_plan__distance_init(struct distance_ctx *d, const struct life *lf,
 			r[n++] = (struct ranked){ t, gap,
 						  lf->acc_step[lf->acc_off[t]] };
 	}
-	qsort(r, n, sizeof(*r), cmp_ranked);
 	d->rank = hyper_plan__array(mem, n, sizeof(*d->rank));
-	if (!d->rank) {
+	if (!d->rank || rank_sort(r, n, lf->n, mem)) {
+		free(d->rank);
+		d->rank = NULL;
 		free(r);
 		return -ENOMEM;
 	}

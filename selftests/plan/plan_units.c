@@ -1582,4 +1582,99 @@ TEST(life_matches_the_gap_rules)
 	}
 }
 
+/*
+ * The distance baseline's ranking (policies/policy_distance.c) against
+ * its definition: live tensors not pinned, with a longest live gap of 2
+ * steps or more, longest first; equal gaps by first access, then by
+ * tensor, and each such group taken in bit-reversed order.  Sorted here
+ * with qsort() on the three keys, as it was before the counting sorts.
+ */
+struct rank_ref {
+	uint32_t t;
+	int64_t gap;
+	uint32_t first;
+};
+
+static int rank_ref_cmp(const void *pa, const void *pb)
+{
+	const struct rank_ref *a = pa, *b = pb;
+
+	if (a->gap != b->gap)
+		return a->gap > b->gap ? -1 : 1;
+	if (a->first != b->first)
+		return a->first < b->first ? -1 : 1;
+	return a->t < b->t ? -1 : 1;
+}
+
+static void rank_against_sort(struct __test_metadata *_metadata,
+			      const struct life *lf)
+{
+	const struct graph *g = lf->g;
+	struct rank_ref *r = malloc((g->nt + 1) * sizeof(*r));
+	struct hp_mem mem = { 0 };
+	struct distance_ctx d;
+	uint32_t n = 0, at = 0, i, end;
+
+	ASSERT_NE(NULL, r);
+	for (uint32_t t = 0; t < g->nt; t++) {
+		int64_t a, j, best = 0;
+
+		for (size_t q = 0; !(g->t[t].flags & TF_PIN) &&
+		     q <= nr_accesses(lf, t); q++) {
+			hyper_plan__gap_ends(lf, t, q, &a, &j);
+			if (hyper_plan__gap_live(lf, t, q) && j - a > best)
+				best = j - a;
+		}
+		if (best > 1)
+			r[n++] = (struct rank_ref){ t, best,
+				lf->acc_step[lf->acc_off[t]] };
+	}
+	qsort(r, n, sizeof(*r), rank_ref_cmp);
+	ASSERT_EQ(0, hyper_plan__distance_init(&d, lf, &mem));
+	ASSERT_EQ(n, d.nrank);
+	for (i = 0; i < n; i = end) {
+		uint32_t bits = 0, m;
+
+		for (end = i + 1; end < n && r[end].gap == r[i].gap; end++)
+			;
+		for (m = end - i; (1U << bits) < m; bits++)
+			;
+		for (uint32_t x = 0; x < (1U << bits); x++) {
+			uint32_t y = 0;
+
+			for (uint32_t b = 0; b < bits; b++)
+				y |= ((x >> b) & 1) << (bits - 1 - b);
+			if (y < m) {
+				ASSERT_EQ(r[i + y].t, d.rank[at++]);
+			}
+		}
+	}
+	ASSERT_EQ(n, at);
+	hyper_plan__distance_free(&d);
+	free(r);
+}
+
+TEST(distance_ranks_as_sorted)
+{
+	struct plan_case cases[] = {
+		{ NULL, NULL, 300, 21 }, { NULL, NULL, 1500, 22 },
+		{ "llama2-7b", "infer", 0, 1 }, { "llama2-7b", "train", 0, 1 },
+		{ "olmoe-1b-7b", "train", 0, 1 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct job j = { 0 };
+		struct hp_err e;
+
+		ASSERT_EQ(0, case_job(&j, &cases[i],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		rank_against_sort(_metadata, &j.lf);
+		if (j.has_ref) {
+			rank_against_sort(_metadata, &j.lf_ref);
+		}
+		hyper_plan__job_free(&j);
+	}
+}
+
 TEST_HARNESS_MAIN
