@@ -231,35 +231,52 @@ out:
 	return ret;
 }
 
+/*
+ * Kahn's algorithm, the least ready op first.  Ops are mostly listed in a
+ * valid order, so the least ready one is mostly found by a cursor going
+ * up the ids: an op becomes ready either above the cursor, where the
+ * cursor will find it, or below, passed over while it waited, and only
+ * those go through the heap.  A heap's op is below the cursor, so below
+ * any the cursor finds: the heap first, then the cursor, is the least
+ * ready op, as a heap of every op gave, at a push and a pop for a few.
+ */
 int hyper_plan__topo_order(const struct graph *g, const struct deps *d, uint32_t *order,
 	       struct hp_mem *mem, struct hp_err *e)
 {
 	uint32_t *indeg = hyper_plan__array(mem, g->nop, sizeof(*indeg));
-	struct heap ready = { 0 };
+	struct heap late = { 0 };
 	size_t n = 0, k;
-	uint32_t i;
+	uint32_t i, cur = 0, nop = g->nop;
 	int ret = 0;
 
 	/* each op is ready once */
-	if (!indeg || hyper_plan__heap_reserve(&ready, g->nop, mem)) {
+	if (!indeg || hyper_plan__heap_reserve(&late, g->nop, mem)) {
 		ret = hyper_plan__nomem(e);
 		goto out;
 	}
 	memcpy(indeg, d->indeg, g->nop * sizeof(*indeg));
-	for (i = 0; i < g->nop; i++)
-		if (!indeg[i])
-			hyper_plan__heap_push(&ready, i, i, mem);
-	while (ready.n) {
-		i = hyper_plan__heap_pop(&ready).val;
+	for (;;) {
+		if (late.n) {
+			i = hyper_plan__heap_pop(&late).val;
+		} else {
+			while (cur < nop && indeg[cur])
+				cur++;
+			if (cur == nop)
+				break;
+			i = cur++;
+		}
 		order[n++] = i;
-		for (k = d->off[i]; k < d->off[i + 1]; k++)
-			if (!--indeg[d->dst[k]])
-				hyper_plan__heap_push(&ready, d->dst[k], d->dst[k], mem);
+		for (k = d->off[i]; k < d->off[i + 1]; k++) {
+			uint32_t s = d->dst[k];
+
+			if (!--indeg[s] && s < cur)
+				hyper_plan__heap_push(&late, s, s, mem);
+		}
 	}
 	if (n < g->nop)
 		ret = report_cycle(g, d, indeg, mem, e);
 out:
-	hyper_plan__heap_free(&ready);
+	hyper_plan__heap_free(&late);
 	free(indeg);
 	return ret;
 }
