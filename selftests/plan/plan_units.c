@@ -1429,8 +1429,10 @@ static void life_against_rules(struct __test_metadata *_metadata,
 {
 	const struct graph *g = lf->g;
 	uint32_t n = lf->n, t, k, x;
-	int64_t *d = calloc(n + 1, sizeof(*d)), *dp = calloc(n + 1, sizeof(*dp));
-	size_t *cnt = calloc(n + 1, sizeof(*cnt)), *fill = calloc(g->nt, sizeof(*fill));
+	int64_t *d = calloc(n + 1, sizeof(*d));
+	int64_t *dp = calloc(n + 1, sizeof(*dp));
+	size_t *cnt = calloc(n + 1, sizeof(*cnt));
+	size_t *fill = calloc(g->nt, sizeof(*fill));
 	uint64_t peak = 0, floor = 0, ws_max = 0;
 	uint32_t floor_step = 0, ws_step = 0;
 	double t0 = 0;
@@ -1563,8 +1565,8 @@ TEST(life_matches_the_gap_rules)
 				for (uint32_t t = 0; t < j.g.nt; t += 3)
 					j.g.t[t].flags |= TF_PIN;
 				hyper_plan__life_free(&j.lf);
-				ASSERT_EQ(0, hyper_plan__life_build(&j.lf, &j.g,
-								    j.order, &mem));
+				ASSERT_EQ(0, hyper_plan__life_build(&j.lf,
+						&j.g, j.order, &mem));
 			}
 			life_against_rules(_metadata, &j.lf);
 			if (j.has_ref && !round) {
@@ -1574,7 +1576,8 @@ TEST(life_matches_the_gap_rules)
 			ASSERT_NE(NULL, order);
 			for (uint32_t k = 0; k < j.g.nop; k++)
 				order[k] = j.order[j.g.nop - 1 - k];
-			ASSERT_EQ(0, hyper_plan__life_build(&rev, &j.g, order, &mem));
+			ASSERT_EQ(0, hyper_plan__life_build(&rev, &j.g, order,
+							    &mem));
 			life_against_rules(_metadata, &rev);
 			hyper_plan__life_free(&rev);
 			free(order);
@@ -1715,7 +1718,8 @@ static void topo_against_kahn(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, hyper_plan__graph_init(&g, "moved"));
 	for (i = 0; i < src->nt; i++)
 		ASSERT_EQ(i, hyper_plan__graph_add_tensor(&g, src->t[i].id,
-			  src->t[i].bytes, src->t[i].kind, src->t[i].flags, &e));
+			  src->t[i].bytes, src->t[i].kind, src->t[i].flags,
+			  &e));
 	for (i = 0; i < nop; i++) {
 		const struct op *o = &src->op[perm[i]];
 
