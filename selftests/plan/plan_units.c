@@ -94,6 +94,35 @@ TEST(calendar_runs_do_not_cross)
 }
 
 /*
+ * A store's run search gives up before summing when no step of its
+ * window has time left (passes/calendar.c): a window whose last step
+ * alone has time still finds its run there, and one past every step
+ * with time, or past the end, finds none.
+ */
+TEST(calendar_run_in_the_last_step_with_time)
+{
+	const double cap[] = { 10, 10, 10, 10, 10 };
+	struct calendar c;
+	uint32_t first, last;
+
+	ASSERT_EQ(0, hyper_plan__cal_init(&c, 5, &(struct hp_mem){ 0 }));
+	hyper_plan__cal_reset(&c, cap, 1.0);
+	hyper_plan__cal_take_run(&c, 0, 2, 30);
+	ASSERT_EQ(0, hyper_plan__cal_find_run(&c, 0, 3, 5, &first, &last));
+	EXPECT_EQ(3, first);
+	EXPECT_EQ(3, last);
+	ASSERT_EQ(0, hyper_plan__cal_find_run(&c, 1, 4, 15, &first, &last));
+	EXPECT_EQ(3, first);
+	EXPECT_EQ(4, last);
+	EXPECT_NE(0, hyper_plan__cal_find_run(&c, 0, 2, 1, &first, &last));
+	EXPECT_NE(0, hyper_plan__cal_find_run(&c, 3, 3, 11, &first, &last));
+	hyper_plan__cal_take_run(&c, 3, 4, 20);
+	EXPECT_NE(0, hyper_plan__cal_find_run(&c, 0, 4, 1, &first, &last));
+	EXPECT_NE(0, hyper_plan__cal_find_run(&c, 4, 4, 0.5, &first, &last));
+	hyper_plan__cal_free(&c);
+}
+
+/*
  * The Fenwick descent (hyper_plan__cal_reach_sum()) reads past step n,
  * where the tree is padded, instead of testing each index against n:
  * against a plain scan, at every length around a power of two (where
