@@ -203,8 +203,8 @@ int hyper_plan__cal_find_run(struct calendar *c, uint32_t lo, uint32_t hi, doubl
 	double acc = 0;
 
 	x = lo < c->n ? find(c, c->right, 0, lo) : c->n;
-
-	if (hyper_plan__cal_avail(c, lo, hi) < amount)
+	/* no step with time left in [lo, hi]: no run, no sums needed */
+	if (x > hi || x >= c->n || hyper_plan__cal_avail(c, lo, hi) < amount)
 		return -1;
 	for (; x <= hi && x < c->n; prev = x, x = find(c, c->right, 0, x + 1)) {
 		if (prev == NONE || c->used[x] || crossed(c, prev, x)) {

@@ -309,6 +309,7 @@ int hyper_plan__plan_init(struct plan_ctx *pc, const struct life *lf,
 	pc->alive0 = hyper_plan__malloc(mem, pc->nc ? pc->nc : 1);
 	pc->gen = 1;
 	pc->swept = NONE;
+	pc->ex_k = NONE;
 	if (!pc->ep || !pc->delta || !pc->alive || !pc->cur || !pc->aside_gen ||
 	    !pc->due_off || !pc->ep_undo || !pc->alive0 ||
 	    hyper_plan__seg_init(&pc->seg, pc->nb ? pc->nb : 1, mem))
@@ -356,6 +357,7 @@ void hyper_plan__plan_free(struct plan_ctx *pc)
 	free(pc->due_off);
 	free(pc->ep_undo);
 	free(pc->alive0);
+	free(pc->ex_ev);
 	memset(pc, 0, sizeof(*pc));
 }
 
@@ -515,19 +517,29 @@ static inline void refresh(struct plan_ctx *pc, uint32_t b)
 	class_min_moved(pc, b, key);
 }
 
-/* The gaps to the end first: they need no prefetch, never wait. */
+/*
+ * The gaps to the end first: they need no prefetch, never wait.  An
+ * offer of one always ends it (taken, or its store never fits: no
+ * prefetch to retry further back), so every gap the walk passes is dead
+ * and the next walk starts past them, also after one that fitted the
+ * step: restarting from the old first left every step that fitted here
+ * walking all the dead gaps again (a third of OLMoE's selection).
+ */
 static bool offer_final(struct plan_ctx *pc, struct fit *f)
 {
 	uint32_t n = pc->nb;
+	bool fits = false;
 	size_t x;
 
 	for (x = pc->cur[n]; x < pc->by_b[n + 1] &&
 	     pc->c[pc->idx[x]].a < (int32_t)f->k; x++)
-		if (pc->alive[pc->idx[x]] && offer(pc, f, pc->idx[x]))
-			return true;
+		if (pc->alive[pc->idx[x]] && offer(pc, f, pc->idx[x])) {
+			fits = true;
+			break;
+		}
 	while (pc->cur[n] < pc->by_b[n + 1] && !pc->alive[pc->idx[pc->cur[n]]])
 		pc->cur[n]++;
-	return false;
+	return fits;
 }
 
 /*
@@ -813,12 +825,75 @@ double hyper_plan__plan_saturated_ns(const struct plan_ctx *pc)
 	return t;
 }
 
+/*
+ * Whether the sweep at @budget is known to fail as the one noted in
+ * pc->ex_k did (see struct plan_ctx): the same first step over budget,
+ * the same links, and still over there after every take it made (the
+ * takes at k0 only add to what is absent, so no take before the last
+ * could have fitted the step either).  Then the outcome is that sweep's,
+ * short by the difference: its evictions are handed back without a
+ * sweep, and the context keeps what the sweep before left, which the
+ * next reset() undoes as it would have.  A bisection's low aims fail
+ * there again and again (at OLMoE training's last step, after 4000
+ * takes each).  1: known, *fail_step set; 0: sweep; -ENOMEM.
+ */
+static int plan_select_known(struct plan_ctx *pc, uint64_t budget,
+			     double scale, uint32_t *fail_step)
+{
+	uint32_t k = pc->lf->n;
+	int64_t over;
+
+	if (pc->ex_k == NONE || pc->scratch || scale != pc->ex_scale)
+		return 0;
+	while (k-- > 0 && (int64_t)pc->lf->base[k] - (int64_t)budget <= 0)
+		;
+	if (k != pc->ex_k)
+		return 0;
+	over = (int64_t)pc->lf->base[k] - pc->ex_absent - (int64_t)budget;
+	if (over <= 0)
+		return 0;
+	if (hyper_plan__grow(pc->mem, &pc->ev, &pc->cap_ev, pc->ex_nev,
+			     sizeof(*pc->ev)))
+		return -ENOMEM;
+	if (pc->ex_nev)		/* none taken: pc->ev may be NULL */
+		memcpy(pc->ev, pc->ex_ev, pc->ex_nev * sizeof(*pc->ev));
+	pc->nev = pc->ex_nev;
+	pc->nev_before = 0;
+	pc->short_by = (uint64_t)over;
+	*fail_step = k;
+	pc->ex_hits++;
+	return 1;
+}
+
+/* The sweep failed at its first step over budget: noted for the above. */
+static int note_failed_first(struct plan_ctx *pc, uint32_t k, double scale,
+			     int64_t absent)
+{
+	pc->ex_k = NONE;
+	if (pc->scratch)
+		return 0;
+	if (hyper_plan__grow(pc->mem, &pc->ex_ev, &pc->cap_ex, pc->nev,
+			     sizeof(*pc->ex_ev)))
+		return -ENOMEM;
+	if (pc->nev)
+		memcpy(pc->ex_ev, pc->ev, pc->nev * sizeof(*pc->ev));
+	pc->ex_nev = pc->nev;
+	pc->ex_absent = absent;
+	pc->ex_scale = scale;
+	pc->ex_k = k;
+	return 0;
+}
+
 int hyper_plan__plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
 		uint32_t *fail_step)
 {
 	int64_t absent = 0;
 	uint32_t k;
+	int ret;
 
+	ret = plan_select_known(pc, budget, scale, fail_step);
+	if (ret)
+		return ret < 0 ? ret : -1;
 	reset(pc, scale);
 	for (k = pc->lf->n; k-- > 0;) {
 		uint32_t x;
@@ -830,7 +905,12 @@ int hyper_plan__plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
 		pc->nev_before = pc->nev;
 		if (!fit_step(pc, k, budget, &absent)) {
 			*fail_step = k;
-			return pc->mem->failed ? -ENOMEM : -1;
+			if (pc->mem->failed)
+				return -ENOMEM;
+			if (!pc->nev_before &&
+			    note_failed_first(pc, k, scale, absent))
+				return -ENOMEM;
+			return -1;
 		}
 		if (pc->mem->failed)
 			return -ENOMEM;

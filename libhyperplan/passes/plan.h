@@ -104,6 +104,21 @@ struct plan_ctx {
 	uint64_t short_by;
 	size_t nev_before;
 	/*
+	 * The last sweep that failed at its first step over budget, k0
+	 * (nothing taken before it), on links @ex_scale faster: every
+	 * candidate tried there, ex_absent bytes off the device after, its
+	 * evictions copied (ex_k NONE: none).  Up to k0 a sweep takes
+	 * nothing, so each aim with the same k0 and links starts k0 the
+	 * same, tries the same candidates in the same order, and fails the
+	 * same where ex_absent still leaves it over (plan_select_known()).
+	 */
+	uint32_t ex_k;
+	double ex_scale;
+	int64_t ex_absent;
+	struct evict *ex_ev;
+	size_t ex_nev, cap_ex;
+	uint32_t ex_hits;	/* sweeps it answered (tests) */
+	/*
 	 * Tests: every reuse off (the class minima looked up each time, the
 	 * evictions sorted by qsort()), the from-scratch path to compare
 	 * with.

@@ -95,6 +95,35 @@ TEST(calendar_runs_do_not_cross)
 }
 
 /*
+ * A store's run search gives up before summing when no step of its
+ * window has time left (passes/calendar.c): a window whose last step
+ * alone has time still finds its run there, and one past every step
+ * with time, or past the end, finds none.
+ */
+TEST(calendar_run_in_the_last_step_with_time)
+{
+	const double cap[] = { 10, 10, 10, 10, 10 };
+	struct calendar c;
+	uint32_t first, last;
+
+	ASSERT_EQ(0, hyper_plan__cal_init(&c, 5, &(struct hp_mem){ 0 }));
+	hyper_plan__cal_reset(&c, cap, 1.0);
+	hyper_plan__cal_take_run(&c, 0, 2, 30);
+	ASSERT_EQ(0, hyper_plan__cal_find_run(&c, 0, 3, 5, &first, &last));
+	EXPECT_EQ(3, first);
+	EXPECT_EQ(3, last);
+	ASSERT_EQ(0, hyper_plan__cal_find_run(&c, 1, 4, 15, &first, &last));
+	EXPECT_EQ(3, first);
+	EXPECT_EQ(4, last);
+	EXPECT_NE(0, hyper_plan__cal_find_run(&c, 0, 2, 1, &first, &last));
+	EXPECT_NE(0, hyper_plan__cal_find_run(&c, 3, 3, 11, &first, &last));
+	hyper_plan__cal_take_run(&c, 3, 4, 20);
+	EXPECT_NE(0, hyper_plan__cal_find_run(&c, 0, 4, 1, &first, &last));
+	EXPECT_NE(0, hyper_plan__cal_find_run(&c, 4, 4, 0.5, &first, &last));
+	hyper_plan__cal_free(&c);
+}
+
+/*
  * The Fenwick descent (hyper_plan__cal_reach_sum()) reads past step n,
  * where the tree is padded, instead of testing each index against n:
  * against a plain scan, at every length around a power of two (where
@@ -627,6 +656,65 @@ TEST(sweep_reuse_matches_scratch)
 		hyper_plan__plan_free(&sc);
 		hyper_plan__job_free(&j);
 	}
+}
+
+/*
+ * A sweep that fails at its first step over budget answers, without a
+ * sweep, the aims with the same first step and links that still fall
+ * short there (passes/plan.c, plan_select_known()), against the
+ * from-scratch path: around the shortfall of the lowest aim (just
+ * under, at it, past it, below), with sweeps that fit or fail deeper in
+ * between whose state the next reset undoes, on links of two speeds.
+ */
+TEST(sweep_known_failure_matches_scratch)
+{
+	static const double scales[] = { 1.0, 1.3 };
+	struct plan_case cases[] = {
+		{ NULL, NULL, 600, 2 }, { NULL, NULL, 1500, 4 },
+		{ "llama2-7b", "infer", 0, 1 },
+		{ "olmoe-1b-7b", "train", 0, 1 },
+	};
+	uint32_t hits = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct hp_mem mr = { 0 }, ms = { 0 };
+		struct plan_ctx re, sc;
+		struct job j = { 0 };
+		struct hp_err e;
+
+		ASSERT_EQ(0, case_job(&j, &cases[i],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, hyper_plan__plan_init(&re, &j.lf, &j.p, &mr));
+		ASSERT_EQ(0, hyper_plan__plan_init(&sc, &j.lf, &j.p, &ms));
+		sc.scratch = true;
+		for (size_t x = 0; x < ARRAY_SIZE(scales); x++) {
+			uint64_t lo = j.lf.max_ws, s;
+			uint64_t aims[8];
+
+			same_sweep(_metadata, &re, &sc, lo, scales[x]);
+			if (re.ex_k == NONE || !re.short_by)
+				continue;
+			s = re.short_by;
+			aims[0] = lo + s / 2;
+			aims[1] = j.lf.peak0;
+			aims[2] = lo + s - 1;
+			aims[3] = lo + s;
+			aims[4] = lo + 1;
+			aims[5] = lo + s + s / 2;
+			aims[6] = lo + s - 1;
+			aims[7] = lo;
+			for (uint32_t a = 0; a < ARRAY_SIZE(aims); a++)
+				same_sweep(_metadata, &re, &sc, aims[a],
+					   scales[x]);
+		}
+		hits += re.ex_hits;
+		EXPECT_EQ(0, sc.ex_hits);
+		hyper_plan__plan_free(&re);
+		hyper_plan__plan_free(&sc);
+		hyper_plan__job_free(&j);
+	}
+	EXPECT_LT(4, hits);
 }
 
 /*
