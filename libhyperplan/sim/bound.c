@@ -792,7 +792,8 @@ static double forced_stall(const struct bnd *b, const struct profile *p,
 					best[y] = v;
 			}
 		}
-		cy = b->coarse[y] > 0 ? (uint32_t)b->coarse[y] : 0;
+		/* without averaged windows (bound_below()), none */
+		cy = b->lev && b->coarse[y] > 0 ? (uint32_t)b->coarse[y] : 0;
 		for (cx = cy > SPAN_A ? cy - SPAN_A : 0; cx < cy; cx++) {
 			double v = best[b->cg[cx]] + avg_need(b, cx, cy, budget);
 
@@ -806,10 +807,11 @@ static double forced_stall(const struct bnd *b, const struct profile *p,
 }
 
 /*
- * Everything the bisection reads, into @b (on failure, what was built
- * stays there for bnd_free()); *@lo rises to what stays at any budget.
+ * The grid, pinned[] and the differences of h and d summed, into @b (on
+ * failure, what was built stays there for bnd_free()); *@lo rises to
+ * what stays at any budget.
  */
-static int tables(struct bnd *b, double *lo)
+static int tables_floor(struct bnd *b, double *lo)
 {
 	uint32_t g;
 
@@ -829,8 +831,22 @@ static int tables(struct bnd *b, double *lo)
 	for (g = 0; g < b->ng; g++)
 		if (stay(b, g) > *lo)
 			*lo = stay(b, g);
+	return 0;
+}
+
+/* The windows of h and d from tables_floor()'s sums. */
+static void tables_windows(struct bnd *b)
+{
 	memset(b->best, 0, b->ng * sizeof(*b->best));
 	windows(b, b->best);
+}
+
+/* Everything the bisection reads, as tables_floor() says. */
+static int tables(struct bnd *b, double *lo)
+{
+	if (tables_floor(b, lo))
+		return -ENOMEM;
+	tables_windows(b);
 	return averaged(b, b->p);
 }
 
@@ -850,25 +866,56 @@ static void bnd_free(struct bnd *b)
 	hyper_plan__bound_tables_free(&shared);
 }
 
-uint64_t hyper_plan__lower_bound(const struct life *lf, const struct profile *p,
-		     double max_slow, struct hp_mem *mem)
+/*
+ * Whether no budget up to @cap is within reach, from the windows of h
+ * and d alone, before averaged() (the most of the work) is built.
+ * forced_stall() does not fall as the budget grows (need() and
+ * avg_need() do not, and a sum or a maximum of rounded terms does not),
+ * and the averaged windows only add candidates to its maxima: if it is
+ * over the slack at @cap without them, it is with them at every budget
+ * up to @cap.  Then the bisection keeps as its answer either its first
+ * high end, @hi, or a budget within reach, above @cap: no answer is
+ * below @cap if @hi is not.  @cap < 2^53 is a double exactly.
+ */
+static bool out_of_reach(struct bnd *b, uint64_t cap, double hi)
 {
-	struct bnd b = { .lf = lf, .p = p, .mem = mem };
+	if (cap >= (uint64_t)1 << 53 || (uint64_t)hi < cap)
+		return false;
+	return forced_stall(b, b->p, (double)cap, b->best) > b->slack;
+}
+
+/*
+ * The bound, or @cap if it is not below @cap (UINT64_MAX: always the
+ * bound); 0 with @mem failed.  The bound is never below what stays at
+ * any budget (the bisection's low end), nor below @cap when
+ * out_of_reach() says so: then neither the averaged windows nor the
+ * bisection are needed.
+ */
+static uint64_t bound_below(struct bnd *b, uint64_t cap)
+{
+	const struct life *lf = b->lf;
 	double lo, hi = lf->peak0, mid;
+	uint64_t ret;
 	int it;
 
-	if (!lf->n)
-		return 0;
-	b.slack = max_slow * lf->t0[lf->n];
 	lo = hyper_plan__life_floor(lf, NULL);
-	if (tables(&b, &lo) || runs_most(&b))
-		goto out;
+	if (tables_floor(b, &lo))
+		return 0;
+	if ((uint64_t)lo >= cap)
+		return cap;
+	tables_windows(b);
+	if (runs_most(b))
+		return 0;
 	if (hi < lo)
 		hi = lo;
-	if (forced_stall(&b, p, lo, b.best) > b.slack) {
+	if (cap != UINT64_MAX && out_of_reach(b, cap, hi))
+		return cap;
+	if (averaged(b, b->p))
+		return 0;
+	if (forced_stall(b, b->p, lo, b->best) > b->slack) {
 		for (it = 0; it < 40 && hi - lo > 1e-4 * lo; it++) {
 			mid = (lo + hi) / 2;
-			if (forced_stall(&b, p, mid, b.best) > b.slack)
+			if (forced_stall(b, b->p, mid, b->best) > b->slack)
 				lo = mid;
 			else
 				hi = mid;
@@ -876,11 +923,33 @@ uint64_t hyper_plan__lower_bound(const struct life *lf, const struct profile *p,
 	} else {
 		hi = lo;
 	}
-out:
+	ret = (uint64_t)hi;
+	return ret < cap ? ret : cap;
+}
+
+uint64_t hyper_plan__lower_bound_below(const struct life *lf,
+				       const struct profile *p,
+				       double max_slow, uint64_t cap,
+				       struct hp_mem *mem)
+{
+	struct bnd b = { .lf = lf, .p = p, .mem = mem };
+	uint64_t ret;
+
+	if (!lf->n)
+		return 0;
+	b.slack = max_slow * lf->t0[lf->n];
+	ret = bound_below(&b, cap);
 	if (mem->failed)
-		hi = 0;
+		ret = 0;
 	bnd_free(&b);
-	return (uint64_t)hi;
+	return ret;
+}
+
+uint64_t hyper_plan__lower_bound(const struct life *lf, const struct profile *p,
+		     double max_slow, struct hp_mem *mem)
+{
+	return hyper_plan__lower_bound_below(lf, p, max_slow, UINT64_MAX,
+					     mem);
 }
 
 int hyper_plan__bound_stalls(const struct life *lf, const struct profile *p,

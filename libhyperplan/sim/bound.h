@@ -15,6 +15,17 @@ uint64_t hyper_plan__lower_bound(const struct life *lf, const struct profile *p,
 		     double max_slow, struct hp_mem *mem);
 
 /*
+ * The lesser of hyper_plan__lower_bound() and @cap, the same to the
+ * byte, cheaper where what stays at any budget, or the windows short of
+ * the averaged ones, already rule out every budget up to @cap (the other
+ * order's bound, say).  0 with @mem failed.
+ */
+uint64_t hyper_plan__lower_bound_below(const struct life *lf,
+				       const struct profile *p,
+				       double max_slow, uint64_t cap,
+				       struct hp_mem *mem);
+
+/*
  * For the tests: what hyper_plan__lower_bound() bisects over, built the
  * same way (sim/bound.c says what each is).  Windows are (x, y), grid
  * instants x < y.

@@ -659,4 +659,85 @@ TEST_F_TIMEOUT(plain, bound_tables_as_defined, 300)
 	}
 }
 
+/*
+ * hyper_plan__lower_bound_below() is the lesser of the bound and its cap,
+ * to the byte, at caps on both sides of the bound and of the floor.
+ * Returns the bound.
+ */
+static uint64_t check_caps(struct __test_metadata *_metadata,
+			   const struct life *lf, const struct profile *p,
+			   double max_slow, const char *what)
+{
+	struct hp_mem mem = { 0 };
+	uint64_t b, fl, cap[12], want, got;
+	unsigned int k;
+
+	b = hyper_plan__lower_bound(lf, p, max_slow, &mem);
+	fl = hyper_plan__life_floor(lf, NULL);
+	cap[0] = 0;
+	cap[1] = 1;
+	cap[2] = fl ? fl - 1 : 0;
+	cap[3] = fl;
+	cap[4] = fl + 1;
+	cap[5] = b ? b - 1 : 0;
+	cap[6] = b;
+	cap[7] = b + 1;
+	cap[8] = b + b / 1000;
+	cap[9] = b - b / 1000;
+	cap[10] = lf->peak0 + 1;
+	cap[11] = UINT64_MAX;
+	for (k = 0; k < ARRAY_SIZE(cap); k++) {
+		want = b < cap[k] ? b : cap[k];
+		got = hyper_plan__lower_bound_below(lf, p, max_slow, cap[k],
+						    &mem);
+		EXPECT_EQ(want, got) TH_LOG("%s: cap %llu", what,
+					    (unsigned long long)cap[k]);
+	}
+	EXPECT_FALSE(mem.failed);
+	return b;
+}
+
+/* ...and the job's bound is the lesser of its two orders'. */
+TEST_F_TIMEOUT(plain, bound_below_cap, 300)
+{
+	static const struct plan_case cases[] = {
+		{ NULL, NULL, 300, 2 },
+		{ NULL, NULL, 900, 3 },
+		{ "olmoe-1b-7b", "train", 0, 4 },
+		{ "llama2-7b", "train-keep", 0, 6 },
+	};
+	static const double slow[] = { 0, 0.01, 0.3 };
+	const struct profile *prof[] = { &slow_link, &laggy_link,
+					 &hyper_plan__profile_table[0],
+					 &hyper_plan__profile_table[1] };
+	struct hp_mem mem = { 0 };
+	uint64_t b, r;
+	unsigned int c, l;
+	struct hp_err e;
+	char what[128];
+	struct job j;
+
+	for (c = 0; c < ARRAY_SIZE(cases); c++) {
+		const struct profile *p = prof[c % ARRAY_SIZE(prof)];
+
+		memset(&j, 0, sizeof(j));
+		ASSERT_EQ(0, case_job(&j, &cases[c], p, &e)) TH_LOG("%s", e.msg);
+		for (l = 0; l < ARRAY_SIZE(slow); l++) {
+			snprintf(what, sizeof(what), "%s %s on %s at %g",
+				 j.g.name, cases[c].mode ?: "", p->name,
+				 slow[l]);
+			b = check_caps(_metadata, &j.lf, p, slow[l], what);
+			if (j.has_ref) {
+				r = check_caps(_metadata, &j.lf_ref, p,
+					       slow[l], what);
+				b = r < b ? r : b;
+			}
+			EXPECT_EQ(b, hyper_plan__job_bound(&j, slow[l], &mem))
+				TH_LOG("%s: the job's", what);
+		}
+		ASSERT_FALSE(mem.failed);
+		hyper_plan__job_free(&j);
+	}
+}
+
 TEST_HARNESS_MAIN
