@@ -433,8 +433,13 @@ bkt_collect(struct placer *p, const struct hu_ival *v, uint32_t a,
 					break;
 				}
 			}
+			/*
+			 * a union's spans, the first of this bucket's run, are
+			 * apart (union_add() joins those that touch): each
+			 * span_put() would append
+			 */
 			for (uint32_t x = 0; x < nu; x++)
-				span_put(src, &o, was, u[x].lo, u[x].hi, true);
+				src[o++] = u[x];
 			if (l)
 				b += (1U << (GRP_SHIFT * l)) - 1;
 		} else {

@@ -889,6 +889,63 @@ TEST(arena_live_peak_by_slices_agrees)
 }
 
 /*
+ * A slice whose events all fall at one instant is taken without a sort
+ * (ends, then starts): the same peak and instant as one sort of them
+ * all.  Sets where thousands start at the first instant (a training
+ * step's), end at the last, and at one instant in between as many end
+ * as start (the ends first, else the peak is theirs and the starts'
+ * together), a few of no time or size among them; and the same with
+ * sizes whose sum passes 2^64, where the order of the wrapped sums
+ * tells (there each slice is sorted).  Starts taken before ends, or a
+ * sum past 2^64 taken in any order, gives another peak or instant here.
+ */
+TEST(arena_live_peak_at_one_instant_agrees)
+{
+	for (unsigned int seed = 700; seed < 716; seed++) {
+		uint32_t n = 3000 + seed % 5 * 400;
+		struct hu_ival *v = calloc(n, sizeof(*v));
+		uint64_t peak, want, at, want_at, mid = 5 * n;
+		unsigned int r = seed;
+
+		ASSERT_NE(NULL, v);
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t a = 0, z = 10 * n;
+
+			switch (i % 5) {
+			case 0:
+				z = mid;
+				break;
+			case 1:
+				a = mid;
+				break;
+			case 2:
+				z = 1 + rand_r(&r) % (10 * n - 1);
+				break;
+			case 3:
+				a = rand_r(&r) % (10 * n);
+				break;
+			default:
+				a = rand_r(&r) % (10 * n);
+				z = rand_r(&r) % 8 ? a + 1 + rand_r(&r) % 50 : a;
+				break;
+			}
+			v[i] = (struct hu_ival){ a, z, 0, 0 };
+			v[i].bytes = rand_r(&r) % 16 ? 64 * (1 + rand_r(&r) %
+					(i % 2 ? 4 : 300)) : 0;
+			if (seed % 2 && i % 97 == 3)
+				v[i].bytes = (1ULL << 62) + rand_r(&r) % 64;
+		}
+		ASSERT_EQ(0, hu_arena_live_peak_way(v, n, HU_ARENA_WHOLE,
+						     &want, &want_at));
+		ASSERT_EQ(0, hu_arena_live_peak_way(v, n, HU_ARENA_AUTO,
+						     &peak, &at));
+		EXPECT_EQ(want, peak) TH_LOG("seed %u", seed);
+		EXPECT_EQ(want_at, at) TH_LOG("seed %u", seed);
+		free(v);
+	}
+}
+
+/*
  * The live peak's events do not fit in memory: that is -ENOMEM, never a
  * peak of 0 (which the layout once reported as the plan's residency).
  * UINT32_MAX intervals take a sort of 256 GiB of events, refused before
