@@ -231,13 +231,15 @@ static inline void push_victim(struct greedy *q, uint32_t t)
  */
 static void flush_victims(struct greedy *q)
 {
-	size_t x;
+	/* read once: the byte stores below could alias it otherwise */
+	const bool scratch = q->gc->scratch;
+	size_t x, n = q->npend;
 
-	for (x = 0; x < q->npend; x++) {
+	for (x = 0; x < n; x++) {
 		uint32_t t = q->pend[x];
 
 		q->pending[t] = 0;
-		if (q->gc->scratch) {
+		if (scratch) {
 			if (!resident(q, t))
 				continue;	/* would surface stale */
 			/* out of memory: q->gc->mem says so, and
@@ -437,10 +439,17 @@ static void lookahead_rows(struct greedy *q, uint32_t k, uint32_t last)
 		s = k;
 		i = off[2 * s];
 	}
+	if (!q->owed && s <= last) {
+		/* none evicted is read again: every want to @last is passed
+		 * (the check below wants one away, read at its step) */
+		s = last + 1;
+		i = off[2 * s];
+	}
 	for (; s <= last; s++, i = off[2 * s]) {
 		for (; i < off[2 * s + 1]; i++) {
 			t = row[i];
-			if (resident(q, t) || q->open[t] == NONE ||
+			/* most were never evicted: that asked first */
+			if (q->open[t] == NONE || resident(q, t) ||
 			    next_use(q, t) != s)
 				continue;
 			if (!room(q, q->g->t[t].bytes, k, s))
@@ -462,7 +471,9 @@ static void run_step(struct greedy *q, uint32_t k)
 {
 	const struct op *o = &q->g->op[q->lf->order[k]];
 	const uint32_t *ts = q->ts;
-	uint32_t t, x, m = 0, n_in = o->n_in;
+	const uint8_t *live_after = q->gc->live_after;
+	uint32_t t, x, y, m = 0, n_in = o->n_in;
+	bool stamped = true;
 
 	if (!q->gc->scratch) {
 		const uint32_t *off = q->gc->step_off + 2 * k;
@@ -470,8 +481,7 @@ static void run_step(struct greedy *q, uint32_t k)
 		ts = q->gc->step_t + off[0];
 		n_in = off[1] - off[0];
 		m = off[2] - off[0];
-		for (x = 0; x < m; x++)
-			q->stamp[ts[x]] = k + 1;
+		stamped = false;	/* below, when make_room() needs them */
 	} else {
 		if (o->n_in + o->n_out > q->cap_ts &&
 		    hyper_plan__grow(q->gc->mem, &q->ts, &q->cap_ts,
@@ -487,7 +497,17 @@ static void run_step(struct greedy *q, uint32_t k)
 		t = ts[x];
 		if (resident(q, t))
 			continue;
-		room(q, q->g->t[t].bytes, k, 0);
+		/*
+		 * room(), but only make_room() reads the stamps, and only
+		 * this step's own (k + 1): those of this step's tensors are
+		 * written once it is called, not at every step (most fit).
+		 */
+		if (q->mem + q->g->t[t].bytes > q->budget) {
+			for (y = 0; !stamped && y < m; y++)
+				q->stamp[ts[y]] = k + 1;
+			stamped = true;
+			make_room(q, q->g->t[t].bytes, k, 0);
+		}
 		if (x < n_in)
 			fetch(q, t, k, k);
 		else
@@ -499,9 +519,10 @@ static void run_step(struct greedy *q, uint32_t k)
 
 		t = ts[x];
 		i = q->cur[t]++;
-		live = q->gc->scratch ? hyper_plan__gap_live(q->lf, t, i -
+		/* gc->live_after is NULL with gc->scratch */
+		live = !live_after ? hyper_plan__gap_live(q->lf, t, i -
 					q->lf->acc_off[t] + 1) :
-		       q->gc->live_after[i];
+		       live_after[i];
 		if (live) {
 			push_victim(q, t);
 		} else {
@@ -536,9 +557,11 @@ static inline bool beyond(const struct greedy *q, double floor_ns)
  * each clock here is one the simulator's never runs ahead of, and the
  * run ends no earlier than the compute clock plus the compute still to
  * come.  Returns whether that is beyond the goal: every probe of this
- * walk's evictions then misses it.
+ * walk's evictions then misses it.  Inlined: once a step walked (682k
+ * calls at 100k decode), its call cost as much as its sums.
  */
-static bool clock_step(struct greedy *q, uint32_t k)
+static inline __attribute__((always_inline)) bool
+clock_step(struct greedy *q, uint32_t k)
 {
 	const struct life *lf = q->lf;
 	double end, *in = &q->ready[k & q->mask];

@@ -227,6 +227,68 @@ TEST(walks_kept_match_scratch)
 }
 
 /*
+ * The kept path writes a step's stamps (its tensors, which make_room()
+ * passes over) only once the step runs short, and passes the lookahead's
+ * window without a look while no eviction is owed (policy_greedy.c,
+ * run_step(), lookahead_rows()); scratch stamps every step and looks at
+ * every want.  Budgets from the largest working set up, where steps run
+ * short of room most, on the mixtures' training (steps of many tensors),
+ * each lookahead, with clocks and not: a stamp written late or not at
+ * all evicts a tensor of the step, a want passed with one owed misses a
+ * prefetch, and the evictions differ from scratch's.
+ */
+TEST(short_steps_match_scratch)
+{
+	static const struct plan_case cases[] = {
+		{ "olmoe-1b-7b", "train", 0, 31 },
+		{ "qwen1.5-moe-a2.7b", "train", 0, 32 },
+		{ "mixtral-8x7b", "train-keep", 0, 33 },
+	};
+	unsigned int walks = 0, evicting = 0;
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		size_t np = hyper_plan__profile_table_len;
+		const struct profile *p = &hyper_plan__profile_table[c % np];
+		struct hp_mem mem = { 0 };
+		struct job j = { 0 };
+		struct greedy_ctx kept = { .lf = &j.lf, .mem = &mem };
+		struct greedy_ctx sc = { .lf = &j.lf, .mem = &mem,
+					 .scratch = true };
+		struct hp_err e;
+
+		ASSERT_EQ(0, case_job(&j, &cases[c], p, &e))
+			TH_LOG("%s", e.msg);
+		for (uint32_t k = 0; k < 16; k++) {
+			/* the lower half more densely: k^2 / 256 */
+			uint64_t b = j.lf.max_ws +
+				     (j.lf.peak0 - j.lf.max_ws) / 256 * k * k;
+			uint32_t ahead = aheads[k % ARRAY_SIZE(aheads)];
+
+			kept.p = sc.p = k / 3 % 2 ? &j.p : NULL;
+			kept.max_slow = sc.max_slow = 0.1;
+			ASSERT_EQ(0, hyper_plan__greedy_evicts(&kept, b,
+							       ahead));
+			ASSERT_EQ(0, hyper_plan__greedy_evicts(&sc, b, ahead));
+			EXPECT_EQ(sc.beyond, kept.beyond);
+			walks++;
+			evicting += kept.nev > 0;
+			ASSERT_EQ(sc.nev, kept.nev)
+				TH_LOG("%s: budget %llu, lookahead %u",
+				       j.g.name, (unsigned long long)b, ahead);
+			EXPECT_EQ(0, memcmp(sc.ev, kept.ev,
+					    sc.nev * sizeof(*sc.ev)))
+				TH_LOG("%s: budget %llu, lookahead %u",
+				       j.g.name, (unsigned long long)b, ahead);
+		}
+		hyper_plan__greedy_free(&kept);
+		hyper_plan__greedy_free(&sc);
+		hyper_plan__job_free(&j);
+	}
+	TH_LOG("%u walks, %u evicting", walks, evicting);
+	EXPECT_LT(walks / 2, evicting);
+}
+
+/*
  * A settled walk's clocks still run to the end: the kept path runs them
  * without the steps' fetches once every fetch taken has been read
  * (policy_greedy.c, clock_rest()), scratch step by step.  Where the run
