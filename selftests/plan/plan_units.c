@@ -22,6 +22,7 @@
 #include "checker.h"
 #include "graph/graph_json.h"
 #include "graph/json_split.h"
+#include "out/output.h"
 #include "plan_cases.h"
 #include "policies/policy.h"
 #include "sim/sim.h"
@@ -1076,6 +1077,65 @@ TEST(schedule_json_is_the_first_writers_bytes)
 		hyper_plan__result_free(&r);
 		hyper_plan__job_free(&j);
 	}
+}
+
+/*
+ * hyper_schedule_new() copies a step's name and four lists into one
+ * piece of its pool: each must read back as handed over, empty lists
+ * as none, on a schedule with every kind of step (training: all four
+ * cache ops, lists empty and not, names of many lengths).
+ */
+TEST(schedule_new_keeps_every_list)
+{
+	static const struct plan_case c = { "llama3-8b", "train", 0, 1 };
+	struct goal gl = { 0.01, 0 };
+	struct hyper_schedule *hs;
+	struct hyper_step_info si;
+	struct problem pb;
+	struct result r;
+	struct job j = { 0 };
+	struct hp_err e;
+
+	ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[0], &e));
+	hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+	ASSERT_EQ(0, hyper_plan__run_plan(&pb, &r, &e));
+	ASSERT_EQ(0, hyper_plan__sched_layout(&r.s, 0, &j.g.mem, &e));
+	ASSERT_EQ(0, hyper_plan__sched_to_hyper(&r.s, "t", &hs, &j.g.mem, &e))
+		TH_LOG("%s", e.msg);
+	for (uint32_t k = 0; k < r.s.n; k++) {
+		const struct graph *g = r.s.g;
+		const struct op *o = &g->op[r.s.order[k]];
+		const struct hyper_cop *l[2];
+		uint32_t nl[2];
+
+		ASSERT_EQ(0, hyper_schedule_step(hs, k, &si));
+		EXPECT_STREQ(o->id, si.op);
+		ASSERT_EQ(o->n_in, si.nr_uses);
+		ASSERT_EQ(o->n_out, si.nr_defines);
+		EXPECT_EQ(!o->n_in, !si.uses);
+		EXPECT_EQ(!o->n_out, !si.defines);
+		for (uint32_t i = 0; i < o->n_in; i++)
+			ASSERT_EQ(op_in(g, o)[i], si.uses[i]) TH_LOG("step %u", k);
+		for (uint32_t i = 0; i < o->n_out; i++)
+			ASSERT_EQ(op_out(g, o)[i], si.defines[i]) TH_LOG("step %u", k);
+		l[0] = si.before;
+		l[1] = si.after;
+		nl[0] = si.nr_before;
+		nl[1] = si.nr_after;
+		for (int a = 0; a < 2; a++) {
+			size_t slot = 2 * k + a, at = r.s.slot_off[slot];
+
+			ASSERT_EQ(slot_len(&r.s, slot), nl[a]);
+			EXPECT_EQ(!nl[a], !l[a]);
+			for (uint32_t i = 0; i < nl[a]; i++) {
+				ASSERT_EQ(r.s.cops[at + i].kind, l[a][i].op);
+				ASSERT_EQ(r.s.cops[at + i].t, l[a][i].tensor);
+			}
+		}
+	}
+	hyper_schedule_free(hs);
+	hyper_plan__result_free(&r);
+	hyper_plan__job_free(&j);
 }
 
 /* Strings written into JSON (runs of plain bytes at once) read back the same. */
