@@ -36,11 +36,20 @@ static bool zero(const uint64_t *v, size_t n)
 #define CHUNK_FIRST	4096U
 #define CHUNK_BYTES	(1U << 20)
 
-/* @len bytes of @src into s->pool, 8-aligned; NULL when out of memory. */
-static void *pool_copy(struct hyper_schedule *s, const void *src, size_t len)
+/* @len rounded up to the pool's alignment. */
+static size_t pool_round(size_t len)
+{
+	return (len + 7) & ~(size_t)7;
+}
+
+/*
+ * @need bytes (a multiple of 8) of s->pool; NULL when out of memory.  A
+ * step takes its name and lists in one piece (pool_put() places each),
+ * where a piece each was two thirds of the calls at 100k steps.
+ */
+static void *pool_alloc(struct hyper_schedule *s, size_t need)
 {
 	struct hs_chunk *c = s->pool;
-	size_t need = (len + 7) & ~(size_t)7;
 	void *p;
 
 	if (!c || c->cap - c->used < need) {
@@ -60,22 +69,28 @@ static void *pool_copy(struct hyper_schedule *s, const void *src, size_t len)
 	}
 	p = (char *)c->data + c->used;
 	c->used += need;
-	memcpy(p, src, len);
 	return p;
 }
 
-static char *pool_str(struct hyper_schedule *s, const char *str)
+/*
+ * @len bytes of @src at *@at, which moves past them, 8-aligned: where
+ * pool_copy() would have put them in a piece of their own.
+ */
+static void *pool_put(char **at, const void *src, size_t len)
 {
-	return pool_copy(s, str, strlen(str) + 1);
+	void *p = *at;
+
+	memcpy(p, src, len);
+	*at += pool_round(len);
+	return p;
 }
 
-static int copy_u32(struct hyper_schedule *s, uint32_t **dst,
-		    const uint32_t *src, uint32_t n)
+/* @len bytes of @src into s->pool, 8-aligned; NULL when out of memory. */
+static void *pool_copy(struct hyper_schedule *s, const void *src, size_t len)
 {
-	if (!n)
-		return 0;
-	*dst = pool_copy(s, src, n * sizeof(**dst));
-	return *dst ? 0 : -ENOMEM;
+	char *at = pool_alloc(s, pool_round(len));
+
+	return at ? pool_put(&at, src, len) : NULL;
 }
 
 static int check_refs(const struct hyper_schedule *s, uint32_t si,
@@ -94,9 +109,9 @@ static int check_refs(const struct hyper_schedule *s, uint32_t si,
 	return 0;
 }
 
-static int copy_cops(struct hyper_schedule *s, uint32_t si,
-		     const char *what, const struct hyper_cop *src, uint32_t n,
-		     struct hyper_cop **dst, struct hs_err *e)
+static int check_cops(struct hyper_schedule *s, uint32_t si,
+		      const char *what, const struct hyper_cop *src, uint32_t n,
+		      struct hs_err *e)
 {
 	for (uint32_t j = 0; j < n; j++)
 		if (src[j].op < HYPER_OP_PREFETCH || src[j].op > HYPER_OP_DETACH) {
@@ -109,8 +124,7 @@ static int copy_cops(struct hyper_schedule *s, uint32_t si,
 		return 0;
 	if (check_refs(s, si, what, &src->tensor, n, sizeof(*src), e))
 		return -EINVAL;
-	*dst = pool_copy(s, src, n * sizeof(**dst));
-	return *dst ? 0 : -ENOMEM;
+	return 0;
 }
 
 static int add_tensor(struct hyper_schedule *s, uint32_t i,
@@ -130,7 +144,7 @@ static int add_tensor(struct hyper_schedule *s, uint32_t i,
 			HS_ID_MAX);
 		return -EINVAL;
 	}
-	t->id = pool_str(s, ti->id);
+	t->id = pool_copy(s, ti->id, len + 1);
 	if (!t->id)
 		return -ENOMEM;
 	dup = hs_hash_insert(s, i);
@@ -177,6 +191,9 @@ static int add_step(struct hyper_schedule *s, uint32_t i,
 		    const struct hyper_step_info *si, struct hs_err *e)
 {
 	struct hs_step *st = &s->steps[i];
+	const char *op;
+	size_t op_len;
+	char *at;
 	int ret;
 
 	if ((si->flags & ~HYPER_STEP_GEMM) || si->reserved0 ||
@@ -189,9 +206,6 @@ static int add_step(struct hyper_schedule *s, uint32_t i,
 		hs_errf(e, "steps[%u]: a list with a count but no array", i);
 		return -EINVAL;
 	}
-	st->op = pool_str(s, si->op ? si->op : "");
-	if (!st->op)
-		return -ENOMEM;
 	st->compute_ns = si->compute_ns;
 	if (si->compute_ns > INT64_MAX ||
 	    __builtin_add_overflow(s->total_compute_ns, si->compute_ns,
@@ -215,15 +229,35 @@ static int add_step(struct hyper_schedule *s, uint32_t i,
 	    check_refs(s, i, "defines", si->defines, si->nr_defines,
 		       sizeof(uint32_t), e))
 		return -EINVAL;
-	ret = copy_cops(s, i, "before", si->before, si->nr_before, &st->before, e);
+	ret = check_cops(s, i, "before", si->before, si->nr_before, e);
 	if (!ret)
-		ret = copy_cops(s, i, "after", si->after, si->nr_after, &st->after, e);
-	if (!ret)
-		ret = copy_u32(s, &st->uses, si->uses, si->nr_uses);
-	if (!ret)
-		ret = copy_u32(s, &st->defines, si->defines, si->nr_defines);
+		ret = check_cops(s, i, "after", si->after, si->nr_after, e);
 	if (ret)
 		return ret;
+	/* the name and the lists, as pool_copy() would place each */
+	op = si->op ? si->op : "";
+	op_len = strlen(op) + 1;
+	at = pool_alloc(s, pool_round(op_len) +
+			pool_round(si->nr_before * sizeof(*st->before)) +
+			pool_round(si->nr_after * sizeof(*st->after)) +
+			pool_round(si->nr_uses * sizeof(*st->uses)) +
+			pool_round(si->nr_defines * sizeof(*st->defines)));
+	if (!at)
+		return -ENOMEM;
+	st->op = pool_put(&at, op, op_len);
+	/* an empty list stays NULL; it may come as NULL, no memcpy() from it */
+	if (si->nr_before)
+		st->before = pool_put(&at, si->before,
+				      si->nr_before * sizeof(*st->before));
+	if (si->nr_after)
+		st->after = pool_put(&at, si->after,
+				     si->nr_after * sizeof(*st->after));
+	if (si->nr_uses)
+		st->uses = pool_put(&at, si->uses,
+				    si->nr_uses * sizeof(*st->uses));
+	if (si->nr_defines)
+		st->defines = pool_put(&at, si->defines,
+				       si->nr_defines * sizeof(*st->defines));
 	st->nr_before = si->nr_before;
 	st->nr_after = si->nr_after;
 	st->nr_uses = si->nr_uses;

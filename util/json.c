@@ -301,6 +301,24 @@ static bool copy_plain(char *d, const char *s, size_t len)
 	return !bad_bytes(x);
 }
 
+size_t hu_json_plain_len(const char *s)
+{
+	size_t len = strlen(s), i;
+	uint64_t bad = 0, x = 0;
+
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&x, s + i, 8);
+		bad |= bad_bytes(x);
+	}
+	/* the tail, its missing bytes spaces (plain) */
+	if (i < len) {
+		x = 0x2020202020202020ULL;
+		memcpy(&x, s + i, len - i);
+		bad |= bad_bytes(x);
+	}
+	return bad ? SIZE_MAX : len;
+}
+
 /*
  * The quotes and @s in place when nothing in @s needs an escape and it
  * fits; else run by run, through esc_one(), the one escaping rule.

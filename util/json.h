@@ -118,6 +118,70 @@ static inline void hu_jbuf_put(struct hu_jbuf *w, const char *s)
 
 /* @s as a JSON string literal, as hu_json_write_str() writes it. */
 void hu_jbuf_str(struct hu_jbuf *w, const char *s);
+
+/*
+ * strlen(@s) when no byte of @s needs an escape (hu_jbuf_str() would
+ * copy it as it is), else SIZE_MAX.  A writer that puts the same string
+ * many times (a schedule's tensor ids, each in a dozen lists) asks once
+ * and then writes it with hu_jbuf_quoted().
+ */
+size_t hu_json_plain_len(const char *s);
+
+/*
+ * @len bytes to @d, a word at a time, the last word overlapping the one
+ * before it: no read past @s + @len, no byte loop and no call for the
+ * dozen bytes of an id.
+ */
+static inline void hu_copy_short(char *d, const char *s, size_t len)
+{
+	uint64_t x;
+	uint32_t lo, hi;
+	size_t i;
+
+	if (len >= 8) {
+		for (i = 0; i < len - 8; i += 8) {
+			memcpy(&x, s + i, 8);
+			memcpy(d + i, &x, 8);
+		}
+		memcpy(&x, s + len - 8, 8);
+		memcpy(d + len - 8, &x, 8);
+	} else if (len >= 4) {
+		memcpy(&lo, s, 4);
+		memcpy(&hi, s + len - 4, 4);
+		memcpy(d, &lo, 4);
+		memcpy(d + len - 4, &hi, 4);
+	} else if (len) {
+		d[0] = s[0];
+		d[len / 2] = s[len / 2];
+		d[len - 1] = s[len - 1];
+	}
+}
+
+/*
+ * @pre (@pre_len bytes: the ", " before a list's next item),
+ * then @s as a JSON string literal, where @len is hu_json_plain_len(@s),
+ * not SIZE_MAX: the bytes hu_jbuf_put(@pre) and hu_jbuf_str(@s) write,
+ * without looking at @s again.
+ */
+static inline void hu_jbuf_quoted(struct hu_jbuf *w, const char *pre,
+				  size_t pre_len, const char *s, size_t len)
+{
+	char *p = w->b + w->n;
+
+	if (len + pre_len + 2 > HU_JBUF_SIZE - w->n) {
+		hu_jbuf_mem(w, pre, pre_len);
+		hu_jbuf_mem(w, "\"", 1);
+		hu_jbuf_mem(w, s, len);
+		hu_jbuf_mem(w, "\"", 1);
+		return;
+	}
+	hu_copy_short(p, pre, pre_len);
+	p += pre_len;
+	p[0] = '"';
+	hu_copy_short(p + 1, s, len);
+	p[len + 1] = '"';
+	w->n += pre_len + len + 2;
+}
 /* @v in decimal, as printf("%" PRIu64) writes it. */
 void hu_jbuf_u64(struct hu_jbuf *w, uint64_t v);
 /* Anything else, through vsnprintf(). */

@@ -23,6 +23,7 @@
 #include "checker.h"
 #include "graph/graph_json.h"
 #include "graph/json_split.h"
+#include "out/output.h"
 #include "plan_cases.h"
 #include "policies/policy.h"
 #include "sim/sim.h"
@@ -991,9 +992,10 @@ TEST(schedule_json_fields)
 
 /*
  * The schedule as the writer's first version wrote it, one fprintf() at
- * a time, for ids that need no escape: the writer's words made once per
- * schedule (each cache op's, each kind and home's, the first of a list
- * without its comma) must come out as these bytes.
+ * a time, ids each through hu_json_write_str(): the writer's words made
+ * once per schedule (each cache op's, each kind and home's, the first of
+ * a list without its comma) and its ids measured once must come out as
+ * these bytes.
  */
 static void ref_cops(FILE *f, const struct sched *s, size_t slot,
 		     const char *key)
@@ -1002,10 +1004,13 @@ static void ref_cops(FILE *f, const struct sched *s, size_t slot,
 		return;
 	fprintf(f, ",\n   \"%s\": [", key);
 	for (size_t i = s->slot_off[slot]; i < s->slot_off[slot + 1]; i++)
-		fprintf(f, "%s{ \"op\": \"%s\", \"tensor\": \"%s\" }",
+	{
+		fprintf(f, "%s{ \"op\": \"%s\", \"tensor\": ",
 			i > s->slot_off[slot] ? ", " : " ",
-			hyper_cache_op_name(s->cops[i].kind),
-			s->g->t[s->cops[i].t].id);
+			hyper_cache_op_name(s->cops[i].kind));
+		hu_json_write_str(f, s->g->t[s->cops[i].t].id);
+		fprintf(f, " }");
+	}
 	fprintf(f, " ]");
 }
 
@@ -1015,8 +1020,10 @@ static void ref_ids(FILE *f, const struct graph *g, const char *key,
 	if (!n)
 		return;
 	fprintf(f, ",\n   \"%s\": [", key);
-	for (uint32_t i = 0; i < n; i++)
-		fprintf(f, "%s\"%s\"", i ? ", " : " ", g->t[t[i]].id);
+	for (uint32_t i = 0; i < n; i++) {
+		fprintf(f, "%s", i ? ", " : " ");
+		hu_json_write_str(f, g->t[t[i]].id);
+	}
 	fprintf(f, " ]");
 }
 
@@ -1036,8 +1043,10 @@ static char *ref_schedule_text(const struct sched *s)
 		fprintf(f, ",\n \"arena_bytes\": %" PRIu64, s->arena);
 	fprintf(f, ",\n \"tensors\": [\n");
 	for (size_t t = 0; t < g->nt; t++) {
-		fprintf(f, "  { \"id\": \"%s\", \"bytes\": %" PRIu64 ", \"kind\": \"%s\", \"home\": \"%s\"",
-			g->t[t].id, g->t[t].bytes, hyper_kind_name(g->t[t].kind),
+		fprintf(f, "  { \"id\": ");
+		hu_json_write_str(f, g->t[t].id);
+		fprintf(f, ", \"bytes\": %" PRIu64 ", \"kind\": \"%s\", \"home\": \"%s\"",
+			g->t[t].bytes, hyper_kind_name(g->t[t].kind),
 			hyper_home_name(s->home[t]));
 		if (s->res_off && s->res_first[t] < s->res_first[t + 1]) {
 			fprintf(f, ", \"arena_offsets\": [");
@@ -1070,6 +1079,43 @@ static char *ref_schedule_text(const struct sched *s)
 	return buf;
 }
 
+/*
+ * Gives the first ODD_IDS tensors of @g ids that need an escape, or
+ * (65534 bytes) are the longest the writer measures once, or are too
+ * long to (65535 and 70000 bytes), or takes their own back (@set 0).
+ */
+#define ODD_IDS	7
+
+static void odd_ids(struct __test_metadata *_metadata, struct graph *g,
+		    char *odd[ODD_IDS], const char *keep[ODD_IDS], int set)
+{
+	static const char *const esc[] = {
+		"q\"uote", "back\\slash", "tab\there", "del\x7f",
+	};
+	static const size_t longs[] = { 65534, 65535, 70000 };
+
+	ASSERT_LE(ODD_IDS, g->nt);
+	for (size_t t = 0; t < ODD_IDS; t++) {
+		if (!set) {
+			g->t[t].id = keep[t];
+			free(odd[t]);
+			continue;
+		}
+		keep[t] = g->t[t].id;
+		if (t < 4) {
+			odd[t] = strdup(esc[t]);
+		} else {
+			odd[t] = malloc(longs[t - 4] + 1);
+			if (odd[t]) {
+				memset(odd[t], 'a' + (int)t, longs[t - 4]);
+				odd[t][longs[t - 4]] = '\0';
+			}
+		}
+		ASSERT_NE(NULL, odd[t]);
+		g->t[t].id = odd[t];
+	}
+}
+
 TEST(schedule_json_is_the_first_writers_bytes)
 {
 	static const struct plan_case cases[] = {
@@ -1084,17 +1130,23 @@ TEST(schedule_json_is_the_first_writers_bytes)
 		struct result r;
 		struct job j = { 0 };
 		struct hp_err e;
-		char *text, *want;
+		char *text, *want, *odd[ODD_IDS];
+		const char *keep[ODD_IDS];
 
 		ASSERT_EQ(0, case_job(&j, &cases[c],
 				      &hyper_plan__profile_table[0], &e));
 		hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
 		ASSERT_EQ(0, hyper_plan__run_plan(&pb, &r, &e));
-		for (int laid = 0; laid < 2; laid++) {
-			/* without offsets, then with the arena's */
-			if (laid)
+		for (int laid = 0; laid < 3; laid++) {
+			/*
+			 * without offsets, then with the arena's, then with
+			 * ids to escape or too long to measure once
+			 */
+			if (laid == 1)
 				ASSERT_EQ(0, hyper_plan__sched_layout(&r.s, 0,
 							&j.g.mem, &e));
+			if (laid == 2)
+				odd_ids(_metadata, &j.g, odd, keep, 1);
 			text = schedule_text(&r.s);
 			want = ref_schedule_text(&r.s);
 			EXPECT_STREQ(want, text) TH_LOG("case %zu, laid out %d",
@@ -1102,6 +1154,7 @@ TEST(schedule_json_is_the_first_writers_bytes)
 			free(text);
 			free(want);
 		}
+		odd_ids(_metadata, &j.g, odd, keep, 0);
 		EXPECT_NE(NULL, r.s.res_off);
 		for (size_t i = 0; i < r.s.ncops; i++)
 			seen[r.s.cops[i].kind]++;
@@ -1113,6 +1166,65 @@ TEST(schedule_json_is_the_first_writers_bytes)
 		hyper_plan__result_free(&r);
 		hyper_plan__job_free(&j);
 	}
+}
+
+/*
+ * hyper_schedule_new() copies a step's name and four lists into one
+ * piece of its pool: each must read back as handed over, empty lists
+ * as none, on a schedule with every kind of step (training: all four
+ * cache ops, lists empty and not, names of many lengths).
+ */
+TEST(schedule_new_keeps_every_list)
+{
+	static const struct plan_case c = { "llama3-8b", "train", 0, 1 };
+	struct goal gl = { 0.01, 0 };
+	struct hyper_schedule *hs;
+	struct hyper_step_info si;
+	struct problem pb;
+	struct result r;
+	struct job j = { 0 };
+	struct hp_err e;
+
+	ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[0], &e));
+	hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+	ASSERT_EQ(0, hyper_plan__run_plan(&pb, &r, &e));
+	ASSERT_EQ(0, hyper_plan__sched_layout(&r.s, 0, &j.g.mem, &e));
+	ASSERT_EQ(0, hyper_plan__sched_to_hyper(&r.s, "t", &hs, &j.g.mem, &e))
+		TH_LOG("%s", e.msg);
+	for (uint32_t k = 0; k < r.s.n; k++) {
+		const struct graph *g = r.s.g;
+		const struct op *o = &g->op[r.s.order[k]];
+		const struct hyper_cop *l[2];
+		uint32_t nl[2];
+
+		ASSERT_EQ(0, hyper_schedule_step(hs, k, &si));
+		EXPECT_STREQ(o->id, si.op);
+		ASSERT_EQ(o->n_in, si.nr_uses);
+		ASSERT_EQ(o->n_out, si.nr_defines);
+		EXPECT_EQ(!o->n_in, !si.uses);
+		EXPECT_EQ(!o->n_out, !si.defines);
+		for (uint32_t i = 0; i < o->n_in; i++)
+			ASSERT_EQ(op_in(g, o)[i], si.uses[i]) TH_LOG("step %u", k);
+		for (uint32_t i = 0; i < o->n_out; i++)
+			ASSERT_EQ(op_out(g, o)[i], si.defines[i]) TH_LOG("step %u", k);
+		l[0] = si.before;
+		l[1] = si.after;
+		nl[0] = si.nr_before;
+		nl[1] = si.nr_after;
+		for (int a = 0; a < 2; a++) {
+			size_t slot = 2 * k + a, at = r.s.slot_off[slot];
+
+			ASSERT_EQ(slot_len(&r.s, slot), nl[a]);
+			EXPECT_EQ(!nl[a], !l[a]);
+			for (uint32_t i = 0; i < nl[a]; i++) {
+				ASSERT_EQ(r.s.cops[at + i].kind, l[a][i].op);
+				ASSERT_EQ(r.s.cops[at + i].t, l[a][i].tensor);
+			}
+		}
+	}
+	hyper_schedule_free(hs);
+	hyper_plan__result_free(&r);
+	hyper_plan__job_free(&j);
 }
 
 /* Strings written into JSON (runs of plain bytes at once) read back the same. */
@@ -1260,6 +1372,58 @@ TEST(json_string_escapes_every_byte_anywhere)
 		fprintf(j.fa, "\"%s\",", s);
 		hu_jbuf_str(&j.w, s);
 		hu_jbuf_put(&j.w, ",");
+	}
+	jpair_agree(_metadata, &j);
+}
+
+/*
+ * hu_json_plain_len() says which strings hu_jbuf_str() copies as they
+ * are (every byte 1..255 at every place of strings of 0 to 24 bytes,
+ * each place of the tail past the last whole word included), and
+ * hu_jbuf_quoted() writes from that length what hu_jbuf_put() and
+ * hu_jbuf_str() write, with and without the ", " before, across the
+ * buffer's ends.
+ */
+static void pad_to(struct hu_jbuf *w, FILE *f, size_t fill);
+
+TEST(json_plain_len_and_quoted_write_what_the_escaper_writes)
+{
+	struct jpair j;
+	char s[41];
+
+	jpair_open(_metadata, &j);
+	EXPECT_EQ(0, hu_json_plain_len(""));
+	for (unsigned int c = 1; c < 256; c++)
+		for (unsigned int len = 1; len <= 24; len++)
+			for (unsigned int at = 0; at < len; at++) {
+				bool esc = c < 0x20 || c == '"' || c == '\\' ||
+					   c == 0x7f;
+				size_t pl;
+
+				memset(s, 'a' + len % 26, len);
+				s[len] = '\0';
+				s[at] = (char)c;
+				pl = hu_json_plain_len(s);
+				EXPECT_EQ(esc ? SIZE_MAX : len, pl)
+					TH_LOG("byte %u at %u of %u", c, at, len);
+				if (pl == SIZE_MAX)
+					continue;
+				hu_jbuf_put(&j.w, ",");
+				hu_jbuf_str(&j.w, s);
+				hu_jbuf_quoted(&j.w, ",", 1, s, pl);
+				fprintf(j.fa, ",\"%s\",\"%s\"", s, s);
+			}
+	for (unsigned int len = 0; len <= 40; len++) {
+		memset(s, 'A' + len % 26, len);
+		s[len] = '\0';
+		for (size_t fill = 0; fill <= len + 5; fill++) {
+			pad_to(&j.w, j.fa, fill);
+			hu_jbuf_quoted(&j.w, ", ", 2, s, hu_json_plain_len(s));
+			fprintf(j.fa, ", \"%s\"", s);
+			pad_to(&j.w, j.fa, fill);
+			hu_jbuf_quoted(&j.w, "", 0, s, len);
+			fprintf(j.fa, "\"%s\"", s);
+		}
 	}
 	jpair_agree(_metadata, &j);
 }
