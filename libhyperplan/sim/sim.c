@@ -35,7 +35,6 @@ struct sim {
 	double compute_all;	/* give_up: the whole run's compute */
 	double slow_lim, beyond_lim;	/* give_up: out_of_reach()'s bounds */
 	uint64_t mem, peak, budget;
-	size_t cop_hi;		/* the cops run are below it */
 	uint32_t step;
 	uint32_t emitted;	/* s->emit: the steps whose slots are there */
 	bool give_up;
@@ -48,11 +47,12 @@ struct sim {
 
 /*
  * A bit of st[t] above <hyper/residency.h>'s, which its transitions keep:
- * t was streamed in this run, so its ends (end[t]) may not be zero.  A
- * tensor without it has both ends zero (they are zero between runs), so
- * the run need not read them: the waits on them are no waits, and a use
- * is ready as early as the step.  Most tensors of a probe are never
- * moved, and their ends are scattered over the graph's size.
+ * t was streamed in this run, so its ends (end[t]) are this run's, both
+ * set at its first transfer (stream()).  A tensor without it has both
+ * ends zero to the run, which reads neither: the waits on them are no
+ * waits, and a use is ready as early as the step.  So end[] holds what
+ * earlier runs left there and is never zeroed: most tensors of a probe
+ * are never moved, and their ends are scattered over the graph's size.
  */
 #define ST_XFER		(1U << 7)
 _Static_assert(!(ST_XFER & (HYPER_RES_DEVICE | HYPER_RES_POOL |
@@ -155,7 +155,11 @@ static inline void stream(struct sim *m, uint32_t t, int store)
 	double end = start + (store ? d2h_ns(m->p, b) : h2d_ns(m->p, b));
 
 	*free_at = end;
-	m->st[t] |= ST_XFER;
+	if (!(m->st[t] & ST_XFER)) {
+		/* its first: the other end, left by an earlier run, is zero */
+		m->st[t] |= ST_XFER;
+		m->end[t] = (struct hp_sim_xend){ 0, 0 };
+	}
 	if (store) {
 		m->end[t].store = end;
 		m->r->d2h_bytes += b;
@@ -210,7 +214,6 @@ slot(struct sim *m, size_t sl)
 	size_t i = m->slot_off[sl], hi = m->slot_off[sl + 1];
 	int ret;
 
-	m->cop_hi = hi;		/* the slots run in order: it only grows */
 	for (; i < hi; i++) {
 		ret = cache_op(m, &m->cops[i]);
 		if (ret)
@@ -326,7 +329,8 @@ static int sim_bufs(struct sim *m, struct hp_simbuf *buf)
 		free(buf->end);
 		free(buf->st);
 		buf->nt = 0;
-		buf->end = hyper_plan__calloc(m->hm, nt, sizeof(*buf->end));
+		/* read only behind ST_XFER, set with them: never zeroed */
+		buf->end = hyper_plan__array(m->hm, nt, sizeof(*buf->end));
 		buf->st = hyper_plan__array(m->hm, nt, 1);
 		if (!buf->end || !buf->st) {
 			free(buf->end);
@@ -415,20 +419,11 @@ static int sim_init(struct sim *m, const struct sched *s,
 	return 0;
 }
 
-/*
- * @buf as it was before the run: the heap handed back (a push may have
- * moved it) and the ends of every tensor a cache op the run reached
- * names zeroed, a few of the graph's tensors, not all of them.
- */
+/* @buf's heap handed back: a push may have moved it. */
 static void sim_done(struct sim *m, struct hp_simbuf *buf)
 {
-	const struct cop *c = m->s->cops;
-
-	if (!m->end)
-		return;
-	buf->pend = m->pend;
-	for (size_t i = 0; i < m->cop_hi; i++)
-		m->end[c[i].t] = (struct hp_sim_xend){ 0, 0 };
+	if (m->end)
+		buf->pend = m->pend;
 }
 
 void hyper_plan__simbuf_free(struct hp_simbuf *b)

@@ -66,14 +66,15 @@ struct hp_sim_xend {
 /*
  * What the runs of one search keep from one run to the next, so that a
  * probe neither allocates nor zeroes buffers of the graph's size: the
- * per-tensor ends are zero between runs (each run zeroes those it may
- * have written, the tensors of the cache ops it ran), as are the fetch
- * floor's per-step sums (each zeroes the steps it added to); the state
- * and the heap are set up by each run.  A zeroed one is empty; one
- * thread uses it (a job's memo, policies/list.h).
+ * per-tensor ends are whatever the last run left (a run reads a
+ * tensor's only once it has set both, at its first transfer), the
+ * fetch floor's per-step sums are zero between runs (each zeroes the
+ * steps it added to); the state and the heap are set up by each run.
+ * A zeroed one is empty; one thread uses it (a job's memo,
+ * policies/list.h).
  */
 struct hp_simbuf {
-	struct hp_sim_xend *end;	/* zero between runs */
+	struct hp_sim_xend *end;	/* the last run's, not zeroed */
 	uint8_t *st;
 	size_t nt;			/* tensors end and st have room for */
 	struct heap pend;
