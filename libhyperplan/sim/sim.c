@@ -222,7 +222,8 @@ slot(struct sim *m, size_t sl)
 	return 0;
 }
 
-static int run_step(struct sim *m, uint32_t k)
+static inline __attribute__((always_inline)) int
+run_step(struct sim *m, uint32_t k)
 {
 	const struct op *o = &m->op[m->order[k]];
 	const uint32_t *ref;
@@ -232,15 +233,6 @@ static int run_step(struct sim *m, uint32_t k)
 	int ret;
 
 	m->step = k;
-	if (m->s->emit && k >= m->emitted) {
-		m->emitted = k + EMIT_AHEAD;
-		ret = hyper_plan__sched_emit(m->s, m->emitted, m->e);
-		m->cops = m->s->cops;	/* grown: it may have moved */
-		if (ret) {
-			m->emit_failed = ret != -ENOMEM;
-			return ret;
-		}
-	}
 	/* no store is due: the last step ended with its clock's frees */
 	ret = slot(m, 2 * k);
 	if (ret)
@@ -311,6 +303,45 @@ static inline bool out_of_reach(const struct sim *m)
 	       hyper_plan__sim_beyond_at(m->now + (m->compute_all -
 						  m->compute),
 					 m->beyond_lim);
+}
+
+/*
+ * The steps from @k to @hi, whose slots are there: with @give_up a
+ * constant, the loop tests neither it nor the emission at each step.
+ */
+static inline __attribute__((always_inline)) int
+run_steps(struct sim *m, uint32_t k, uint32_t hi, bool give_up)
+{
+	int ret;
+
+	for (; k < hi; k++) {
+		ret = run_step(m, k);
+		if (ret)
+			return ret;
+		if (give_up && out_of_reach(m)) {
+			hyper_plan__errf(m->e, "step %u (%s): the goal is out of reach, simulation stopped",
+					 k, m->op[m->order[k]].id);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Emits @m->s a few steps ahead of step @k, where the run is: 0, or
+ * the emission's error, said in @m->e.
+ */
+static int emit_ahead(struct sim *m, uint32_t k)
+{
+	int ret;
+
+	m->step = k;
+	m->emitted = k + EMIT_AHEAD;
+	ret = hyper_plan__sched_emit(m->s, m->emitted, m->e);
+	m->cops = m->s->cops;	/* grown: it may have moved */
+	if (ret)
+		m->emit_failed = ret != -ENOMEM;
+	return ret;
 }
 
 static void out_of_reach_init(struct sim *m)
@@ -448,20 +479,23 @@ int hyper_plan__simulate_in(const struct sched *s, const struct profile *p,
 			 .hooked = hooks && (hooks->compute || hooks->xfer ||
 					     hooks->mem) };
 	struct hp_simbuf own = { 0 };
-	uint32_t k;
+	uint32_t k, hi;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
 	ret = sim_init(&m, s, buf ? buf : &own);
 	if (!ret && s->budget && m.mem > s->budget)
 		ret = hyper_plan__errf(e, "schedule start: tensors whose home is \"device\" exceed the budget");
-	for (k = 0; k < s->n && !ret; k++) {
-		ret = run_step(&m, k);
-		if (!ret && m.give_up && out_of_reach(&m)) {
-			hyper_plan__errf(e, "step %u (%s): the goal is out of reach, simulation stopped",
-					 k, m.g->op[s->order[k]].id);
-			ret = 1;
+	for (k = 0; k < s->n && !ret; k = hi) {
+		hi = s->n;
+		if (s->emit) {
+			ret = emit_ahead(&m, k);
+			if (ret)
+				break;
+			hi = m.emitted < hi ? m.emitted : hi;
 		}
+		ret = m.give_up ? run_steps(&m, k, hi, true) :
+				  run_steps(&m, k, hi, false);
 	}
 	r->stall_ns = m.stall;
 	r->compute_ns = m.compute;
