@@ -6,6 +6,7 @@
  * detached tensor completes.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,7 +34,8 @@ struct sim {
 	double now, h2d_free, d2h_free;
 	double stall, compute;	/* r's, written to it at the end */
 	double compute_all;	/* give_up: the whole run's compute */
-	double slow_lim, beyond_lim;	/* give_up: out_of_reach()'s bounds */
+	double slow_at, beyond_at;	/* give_up: out_of_reach()'s bounds */
+	uint64_t max_peak;		/* give_up: m->h's */
 	uint64_t mem, peak, budget;
 	uint32_t step;
 	uint32_t emitted;	/* s->emit: the steps whose slots are there */
@@ -284,25 +286,24 @@ run_step(struct sim *m, uint32_t k)
  * the test above.
  *
  * Both tests are sim.h's, slowdown()'s and hyper_plan__sim_beyond()'s,
- * with the limits that do not change during the run worked out once in
- * @m->slow_lim and @m->beyond_lim (out_of_reach_init()): the same
- * doubles, the same answers.
+ * each a function of one double that never falls as it grows (IEEE
+ * arithmetic rounds monotonically), held against limits that do not
+ * change during the run: each is worked out once as the least double
+ * that passes it (hyper_plan__sim_reach_at()), so that a step compares
+ * and neither divides nor multiplies.  The same answers.
  */
 static inline bool out_of_reach(const struct sim *m)
 {
 	double makespan;
 
-	if (m->h->max_peak && m->peak > m->h->max_peak)
+	if (m->max_peak && m->peak > m->max_peak)
 		return true;
 	makespan = m->now > m->h2d_free ? m->now : m->h2d_free;
 	if (m->d2h_free > makespan)
 		makespan = m->d2h_free;
-	if (hyper_plan__slowdown_of(makespan, m->compute_all) > m->slow_lim)
+	if (makespan >= m->slow_at)
 		return true;
-	return m->compute_all > 0 &&
-	       hyper_plan__sim_beyond_at(m->now + (m->compute_all -
-						  m->compute),
-					 m->beyond_lim);
+	return m->now + (m->compute_all - m->compute) >= m->beyond_at;
 }
 
 /*
@@ -344,11 +345,68 @@ static int emit_ahead(struct sim *m, uint32_t k)
 	return ret;
 }
 
+/* Doubles in their order as integers, and back: -0 and 0 are both 0. */
+static int64_t dbl_key(double x)
+{
+	int64_t b;
+
+	memcpy(&b, &x, sizeof(b));
+	return b >= 0 ? b : -(b & INT64_MAX);
+}
+
+static double key_dbl(int64_t k)
+{
+	uint64_t b = k >= 0 ? (uint64_t)k : (uint64_t)-k | (1ULL << 63);
+	double x;
+
+	memcpy(&x, &b, sizeof(x));
+	return x;
+}
+
+/*
+ * A test out_of_reach() makes of one double x, whose answer never turns
+ * from true to false as x grows: the slowdown's (@beyond false) or the
+ * floor's, by sim.h's expressions with the limits worked out as
+ * out_of_reach_init() works them out.
+ */
+static bool reach_test(double compute_ns, double slow_lim, double beyond_lim,
+		       bool beyond, double x)
+{
+	if (beyond)
+		return compute_ns > 0 && hyper_plan__sim_beyond_at(x, beyond_lim);
+	return hyper_plan__slowdown_of(x, compute_ns) > slow_lim;
+}
+
+/* A bisection of the doubles in their order, 64 tests at most. */
+double hyper_plan__sim_reach_at(double compute_ns, double max_slow,
+				bool beyond)
+{
+	double sl = max_slow + 1e-12,
+	       bl = hyper_plan__sim_beyond_lim(compute_ns, max_slow);
+	int64_t lo = dbl_key(-HUGE_VAL), hi = dbl_key(HUGE_VAL), mid;
+
+	if (reach_test(compute_ns, sl, bl, beyond, -HUGE_VAL))
+		return -HUGE_VAL;
+	if (!reach_test(compute_ns, sl, bl, beyond, HUGE_VAL))
+		return NAN;
+	/* lo fails, hi passes; their distance overflows an int64_t */
+	while ((uint64_t)hi - (uint64_t)lo > 1) {
+		mid = lo + (int64_t)(((uint64_t)hi - (uint64_t)lo) / 2);
+		if (reach_test(compute_ns, sl, bl, beyond, key_dbl(mid)))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return key_dbl(hi);
+}
+
 static void out_of_reach_init(struct sim *m)
 {
-	m->slow_lim = m->h->max_slow + 1e-12;
-	m->beyond_lim = hyper_plan__sim_beyond_lim(m->compute_all,
-						   m->h->max_slow);
+	m->slow_at = hyper_plan__sim_reach_at(m->compute_all, m->h->max_slow,
+					      false);
+	m->beyond_at = hyper_plan__sim_reach_at(m->compute_all,
+						m->h->max_slow, true);
+	m->max_peak = m->h->max_peak;
 }
 
 /* @buf's buffers, with room for @m->g's tensors. */

@@ -156,6 +156,17 @@ static inline bool hyper_plan__sim_beyond(double floor_ns, double compute_ns,
 			hyper_plan__sim_beyond_lim(compute_ns, max_slow));
 }
 
+/*
+ * The least double x for which the give-up tests of a run of @compute_ns
+ * with the goal @max_slow hold: slowdown()'s rule, x a makespan (@beyond
+ * false), or hyper_plan__sim_beyond(), x a floor (@beyond true).  Both
+ * never turn from true to false as x grows, so a run tests x >= it, the
+ * same answers without a division.  -inf if every number passes, NaN if
+ * none does (nothing is >= NaN).
+ */
+double hyper_plan__sim_reach_at(double compute_ns, double max_slow,
+				bool beyond);
+
 /* A run's slowdown from its makespan and compute: 0 with no compute. */
 static inline double hyper_plan__slowdown_of(double makespan_ns,
 					     double compute_ns)

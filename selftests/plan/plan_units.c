@@ -302,6 +302,52 @@ TEST(simulator_gives_up_at_the_stall_with_compute_to_come)
  * the pipeline ask; at floors a few ulps either side of the limit, and
  * never with no compute.
  */
+/*
+ * The simulator's give-up tests compare with the least double that
+ * passes each (hyper_plan__sim_reach_at()): the same answers as the
+ * expressions themselves, at the boundary to the ulp, on both sides.
+ */
+TEST(simulator_reach_at_is_the_least_passing)
+{
+	static const double compute[] = { 0, 1, 3e6, 358113930, 1.2345678e9,
+					  7e13 };
+	static const double goal[] = { 0, 1e-12, 0.01, 0.05, 0.3, 5,
+				       HUGE_VAL };
+	double at, x;
+	bool want;
+
+	for (size_t c = 0; c < ARRAY_SIZE(compute); c++)
+		for (size_t s = 0; s < ARRAY_SIZE(goal); s++)
+			for (int b = 0; b < 2; b++) {
+				at = hyper_plan__sim_reach_at(compute[c],
+							      goal[s], b);
+				x = isnan(at) || isinf(at) ?
+				    (1 + goal[s]) * compute[c] : at;
+				if (isinf(x))
+					x = 1e300;
+				for (int i = 0; i < 8; i++)
+					x = nextafter(x, -INFINITY);
+				for (int i = 0; i < 16; i++) {
+					want = b ? hyper_plan__sim_beyond(x,
+							compute[c], goal[s]) :
+					       hyper_plan__slowdown_of(x,
+							compute[c]) >
+					       goal[s] + 1e-12;
+					EXPECT_EQ(want, x >= at)
+						TH_LOG("compute %g goal %g %s x %.17g at %.17g",
+						       compute[c], goal[s],
+						       b ? "beyond" : "slowdown",
+						       x, at);
+					x = nextafter(x, INFINITY);
+				}
+			}
+	/* a goal met by no makespan, and one missed by any */
+	EXPECT_TRUE(isnan(hyper_plan__sim_reach_at(1e6, HUGE_VAL, false)));
+	EXPECT_EQ(-HUGE_VAL, hyper_plan__sim_reach_at(0, -1, false));
+	EXPECT_GT(1e-3, fabs(hyper_plan__sim_reach_at(1e6, 0.01, false) -
+			    1010000));
+}
+
 TEST(simulator_beyond_is_one_form)
 {
 	static const double compute[] = { 0, 1, 3e6, 1.2345678e9, 7e13 };
