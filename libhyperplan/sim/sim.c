@@ -67,19 +67,19 @@ _Static_assert(!(ST_XFER & (HYPER_RES_DEVICE | HYPER_RES_POOL |
  * mem_add(); mem_sub() gives back what a tensor took, so it cannot pass
  * the peak.
  */
-static inline void mem_add(struct sim *m, double at, uint64_t b)
+static inline void mem_add(struct sim *m, double at, uint64_t b, bool hooked)
 {
 	m->mem += b;
 	if (m->mem > m->peak)
 		m->peak = m->mem;
-	if (m->hooked && m->h->mem)
+	if (hooked && m->h->mem)
 		m->h->mem(m->h->ctx, at, m->mem);
 }
 
-static inline void mem_sub(struct sim *m, double at, uint64_t b)
+static inline void mem_sub(struct sim *m, double at, uint64_t b, bool hooked)
 {
 	m->mem -= b;
-	if (m->hooked && m->h->mem)
+	if (hooked && m->h->mem)
 		m->h->mem(m->h->ctx, at, m->mem);
 }
 
@@ -88,7 +88,7 @@ static void free_due(struct sim *m)
 	do {
 		struct heap_item x = hyper_plan__heap_pop(&m->pend);
 
-		mem_sub(m, x.key, m->t[x.val].bytes);
+		mem_sub(m, x.key, m->t[x.val].bytes, m->hooked);
 	} while (m->pend.n && heap_top(&m->pend).key <= m->now);
 }
 
@@ -135,21 +135,22 @@ static int alloc_wait(struct sim *m, uint32_t t, uint64_t b)
 		return hyper_plan__errf(m->e, "step %u (%s): device residency would exceed the budget (tensor \"%s\")",
 			       m->step, m->g->op[m->s->order[m->step]].id,
 			       m->g->t[t].id);
-	mem_add(m, m->now, b);
+	mem_add(m, m->now, b, m->hooked);
 	return 0;
 }
 
-static inline int alloc(struct sim *m, uint32_t t)
+static inline int alloc(struct sim *m, uint32_t t, bool hooked)
 {
 	uint64_t b = m->t[t].bytes;
 
 	if (m->budget && m->mem + b > m->budget)
 		return alloc_wait(m, t, b);
-	mem_add(m, m->now, b);
+	mem_add(m, m->now, b, hooked);
 	return 0;
 }
 
-static inline void stream(struct sim *m, uint32_t t, int store)
+static inline void stream(struct sim *m, uint32_t t, int store,
+			  bool hooked)
 {
 	double b = m->t[t].bytes, *free_at = store ? &m->d2h_free :
 						&m->h2d_free;
@@ -169,13 +170,13 @@ static inline void stream(struct sim *m, uint32_t t, int store)
 		m->end[t].fetch = end;
 		m->r->h2d_bytes += b;
 	}
-	if (m->hooked && m->h->xfer)
+	if (hooked && m->h->xfer)
 		m->h->xfer(m->h->ctx, t, store, start, end);
 }
 
 /* The rules are <hyper/residency.h>'s; this adds time and memory. */
 static inline __attribute__((always_inline)) int
-cache_op(struct sim *m, const struct cop *c)
+cache_op(struct sim *m, const struct cop *c, bool hooked)
 {
 	uint32_t t = c->t;
 	uint8_t st = m->st[t];
@@ -187,14 +188,14 @@ cache_op(struct sim *m, const struct cop *c)
 	case HYPER_OP_PREFETCH:
 		if (st & ST_XFER)
 			wait_until(m, m->end[t].store);
-		if (alloc(m, t))
+		if (alloc(m, t, hooked))
 			return -1;
-		stream(m, t, 0);
+		stream(m, t, 0, hooked);
 		break;
 	case HYPER_OP_STORE:
 		if (st & ST_XFER)
 			wait_until(m, m->end[t].fetch);
-		stream(m, t, 1);
+		stream(m, t, 1, hooked);
 		break;
 	default:
 		if ((st & ST_XFER) && m->end[t].store > m->now) {
@@ -202,7 +203,7 @@ cache_op(struct sim *m, const struct cop *c)
 						  t, m->hm))
 				return hyper_plan__nomem(m->e);
 		} else {
-			mem_sub(m, m->now, m->t[t].bytes);
+			mem_sub(m, m->now, m->t[t].bytes, hooked);
 		}
 		break;
 	}
@@ -211,13 +212,13 @@ cache_op(struct sim *m, const struct cop *c)
 }
 
 static inline __attribute__((always_inline)) int
-slot(struct sim *m, size_t sl)
+slot(struct sim *m, size_t sl, bool hooked)
 {
 	size_t i = m->slot_off[sl], hi = m->slot_off[sl + 1];
 	int ret;
 
 	for (; i < hi; i++) {
-		ret = cache_op(m, &m->cops[i]);
+		ret = cache_op(m, &m->cops[i], hooked);
 		if (ret)
 			return ret;
 	}
@@ -225,7 +226,7 @@ slot(struct sim *m, size_t sl)
 }
 
 static inline __attribute__((always_inline)) int
-run_step(struct sim *m, uint32_t k)
+run_step(struct sim *m, uint32_t k, bool hooked)
 {
 	const struct op *o = &m->op[m->order[k]];
 	const uint32_t *ref;
@@ -236,7 +237,7 @@ run_step(struct sim *m, uint32_t k)
 
 	m->step = k;
 	/* no store is due: the last step ended with its clock's frees */
-	ret = slot(m, 2 * k);
+	ret = slot(m, 2 * k, hooked);
 	if (ret)
 		return ret;
 	ref = op_in(m->g, o);
@@ -257,17 +258,17 @@ run_step(struct sim *m, uint32_t k)
 		st = m->st[t];
 		if (st & ST_XFER)
 			wait_until(m, m->end[t].store);
-		if (!(st & HYPER_RES_DEVICE) && alloc(m, t))
+		if (!(st & HYPER_RES_DEVICE) && alloc(m, t, hooked))
 			return -1;
 		m->st[t] = hyper_residency_next(st, HYPER_RES_DEFINE);
 	}
 	start = m->now;
 	m->now += o->compute_ns;
 	m->compute += o->compute_ns;
-	if (m->hooked && m->h->compute)
+	if (hooked && m->h->compute)
 		m->h->compute(m->h->ctx, k, start, m->now);
 	free_done(m);
-	return slot(m, 2 * k + 1);
+	return slot(m, 2 * k + 1, hooked);
 }
 
 /*
@@ -308,15 +309,18 @@ static inline bool out_of_reach(const struct sim *m)
 
 /*
  * The steps from @k to @hi, whose slots are there: with @give_up a
- * constant, the loop tests neither it nor the emission at each step.
+ * constant, the loop tests neither it nor the emission at each step;
+ * with @hooked (m->hooked) a constant false, no step, transfer or
+ * change of memory tests the hooks (the searches' runs have none).
  */
 static inline __attribute__((always_inline)) int
-run_steps(struct sim *m, uint32_t k, uint32_t hi, bool give_up)
+run_steps(struct sim *m, uint32_t k, uint32_t hi, bool give_up,
+	  bool hooked)
 {
 	int ret;
 
 	for (; k < hi; k++) {
-		ret = run_step(m, k);
+		ret = run_step(m, k, hooked);
 		if (ret)
 			return ret;
 		if (give_up && out_of_reach(m)) {
@@ -477,12 +481,12 @@ static void init_states(struct sim *m, const uint8_t *home, size_t nt)
 		}
 		for (i = t; i < t + 8; i++)
 			if (m->st[i] & HYPER_RES_DEVICE)
-				mem_add(m, 0, m->t[i].bytes);
+				mem_add(m, 0, m->t[i].bytes, m->hooked);
 	}
 	for (; t < nt; t++) {
 		m->st[t] = hyper_residency_start(home[t]);
 		if (m->st[t] & HYPER_RES_DEVICE)
-			mem_add(m, 0, m->t[t].bytes);
+			mem_add(m, 0, m->t[t].bytes, m->hooked);
 	}
 }
 
@@ -552,8 +556,12 @@ int hyper_plan__simulate_in(const struct sched *s, const struct profile *p,
 				break;
 			hi = m.emitted < hi ? m.emitted : hi;
 		}
-		ret = m.give_up ? run_steps(&m, k, hi, true) :
-				  run_steps(&m, k, hi, false);
+		if (m.hooked)
+			ret = run_steps(&m, k, hi, m.give_up, true);
+		else if (m.give_up)
+			ret = run_steps(&m, k, hi, true, false);
+		else
+			ret = run_steps(&m, k, hi, false, false);
 	}
 	r->stall_ns = m.stall;
 	r->compute_ns = m.compute;
