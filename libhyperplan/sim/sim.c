@@ -6,6 +6,7 @@
  * detached tensor completes.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,9 +34,9 @@ struct sim {
 	double now, h2d_free, d2h_free;
 	double stall, compute;	/* r's, written to it at the end */
 	double compute_all;	/* give_up: the whole run's compute */
-	double slow_lim, beyond_lim;	/* give_up: out_of_reach()'s bounds */
+	double slow_at, beyond_at;	/* give_up: out_of_reach()'s bounds */
+	uint64_t max_peak;		/* give_up: m->h's */
 	uint64_t mem, peak, budget;
-	size_t cop_hi;		/* the cops run are below it */
 	uint32_t step;
 	uint32_t emitted;	/* s->emit: the steps whose slots are there */
 	bool give_up;
@@ -48,11 +49,12 @@ struct sim {
 
 /*
  * A bit of st[t] above <hyper/residency.h>'s, which its transitions keep:
- * t was streamed in this run, so its ends (end[t]) may not be zero.  A
- * tensor without it has both ends zero (they are zero between runs), so
- * the run need not read them: the waits on them are no waits, and a use
- * is ready as early as the step.  Most tensors of a probe are never
- * moved, and their ends are scattered over the graph's size.
+ * t was streamed in this run, so its ends (end[t]) are this run's, both
+ * set at its first transfer (stream()).  A tensor without it has both
+ * ends zero to the run, which reads neither: the waits on them are no
+ * waits, and a use is ready as early as the step.  So end[] holds what
+ * earlier runs left there and is never zeroed: most tensors of a probe
+ * are never moved, and their ends are scattered over the graph's size.
  */
 #define ST_XFER		(1U << 7)
 _Static_assert(!(ST_XFER & (HYPER_RES_DEVICE | HYPER_RES_POOL |
@@ -65,19 +67,19 @@ _Static_assert(!(ST_XFER & (HYPER_RES_DEVICE | HYPER_RES_POOL |
  * mem_add(); mem_sub() gives back what a tensor took, so it cannot pass
  * the peak.
  */
-static inline void mem_add(struct sim *m, double at, uint64_t b)
+static inline void mem_add(struct sim *m, double at, uint64_t b, bool hooked)
 {
 	m->mem += b;
 	if (m->mem > m->peak)
 		m->peak = m->mem;
-	if (m->hooked && m->h->mem)
+	if (hooked && m->h->mem)
 		m->h->mem(m->h->ctx, at, m->mem);
 }
 
-static inline void mem_sub(struct sim *m, double at, uint64_t b)
+static inline void mem_sub(struct sim *m, double at, uint64_t b, bool hooked)
 {
 	m->mem -= b;
-	if (m->hooked && m->h->mem)
+	if (hooked && m->h->mem)
 		m->h->mem(m->h->ctx, at, m->mem);
 }
 
@@ -86,7 +88,7 @@ static void free_due(struct sim *m)
 	do {
 		struct heap_item x = hyper_plan__heap_pop(&m->pend);
 
-		mem_sub(m, x.key, m->t[x.val].bytes);
+		mem_sub(m, x.key, m->t[x.val].bytes, m->hooked);
 	} while (m->pend.n && heap_top(&m->pend).key <= m->now);
 }
 
@@ -133,21 +135,22 @@ static int alloc_wait(struct sim *m, uint32_t t, uint64_t b)
 		return hyper_plan__errf(m->e, "step %u (%s): device residency would exceed the budget (tensor \"%s\")",
 			       m->step, m->g->op[m->s->order[m->step]].id,
 			       m->g->t[t].id);
-	mem_add(m, m->now, b);
+	mem_add(m, m->now, b, m->hooked);
 	return 0;
 }
 
-static inline int alloc(struct sim *m, uint32_t t)
+static inline int alloc(struct sim *m, uint32_t t, bool hooked)
 {
 	uint64_t b = m->t[t].bytes;
 
 	if (m->budget && m->mem + b > m->budget)
 		return alloc_wait(m, t, b);
-	mem_add(m, m->now, b);
+	mem_add(m, m->now, b, hooked);
 	return 0;
 }
 
-static inline void stream(struct sim *m, uint32_t t, int store)
+static inline void stream(struct sim *m, uint32_t t, int store,
+			  bool hooked)
 {
 	double b = m->t[t].bytes, *free_at = store ? &m->d2h_free :
 						&m->h2d_free;
@@ -155,7 +158,11 @@ static inline void stream(struct sim *m, uint32_t t, int store)
 	double end = start + (store ? d2h_ns(m->p, b) : h2d_ns(m->p, b));
 
 	*free_at = end;
-	m->st[t] |= ST_XFER;
+	if (!(m->st[t] & ST_XFER)) {
+		/* its first: the other end, left by an earlier run, is zero */
+		m->st[t] |= ST_XFER;
+		m->end[t] = (struct hp_sim_xend){ 0, 0 };
+	}
 	if (store) {
 		m->end[t].store = end;
 		m->r->d2h_bytes += b;
@@ -163,13 +170,13 @@ static inline void stream(struct sim *m, uint32_t t, int store)
 		m->end[t].fetch = end;
 		m->r->h2d_bytes += b;
 	}
-	if (m->hooked && m->h->xfer)
+	if (hooked && m->h->xfer)
 		m->h->xfer(m->h->ctx, t, store, start, end);
 }
 
 /* The rules are <hyper/residency.h>'s; this adds time and memory. */
 static inline __attribute__((always_inline)) int
-cache_op(struct sim *m, const struct cop *c)
+cache_op(struct sim *m, const struct cop *c, bool hooked)
 {
 	uint32_t t = c->t;
 	uint8_t st = m->st[t];
@@ -181,14 +188,14 @@ cache_op(struct sim *m, const struct cop *c)
 	case HYPER_OP_PREFETCH:
 		if (st & ST_XFER)
 			wait_until(m, m->end[t].store);
-		if (alloc(m, t))
+		if (alloc(m, t, hooked))
 			return -1;
-		stream(m, t, 0);
+		stream(m, t, 0, hooked);
 		break;
 	case HYPER_OP_STORE:
 		if (st & ST_XFER)
 			wait_until(m, m->end[t].fetch);
-		stream(m, t, 1);
+		stream(m, t, 1, hooked);
 		break;
 	default:
 		if ((st & ST_XFER) && m->end[t].store > m->now) {
@@ -196,7 +203,7 @@ cache_op(struct sim *m, const struct cop *c)
 						  t, m->hm))
 				return hyper_plan__nomem(m->e);
 		} else {
-			mem_sub(m, m->now, m->t[t].bytes);
+			mem_sub(m, m->now, m->t[t].bytes, hooked);
 		}
 		break;
 	}
@@ -205,21 +212,21 @@ cache_op(struct sim *m, const struct cop *c)
 }
 
 static inline __attribute__((always_inline)) int
-slot(struct sim *m, size_t sl)
+slot(struct sim *m, size_t sl, bool hooked)
 {
 	size_t i = m->slot_off[sl], hi = m->slot_off[sl + 1];
 	int ret;
 
-	m->cop_hi = hi;		/* the slots run in order: it only grows */
 	for (; i < hi; i++) {
-		ret = cache_op(m, &m->cops[i]);
+		ret = cache_op(m, &m->cops[i], hooked);
 		if (ret)
 			return ret;
 	}
 	return 0;
 }
 
-static int run_step(struct sim *m, uint32_t k)
+static inline __attribute__((always_inline)) int
+run_step(struct sim *m, uint32_t k, bool hooked)
 {
 	const struct op *o = &m->op[m->order[k]];
 	const uint32_t *ref;
@@ -229,17 +236,8 @@ static int run_step(struct sim *m, uint32_t k)
 	int ret;
 
 	m->step = k;
-	if (m->s->emit && k >= m->emitted) {
-		m->emitted = k + EMIT_AHEAD;
-		ret = hyper_plan__sched_emit(m->s, m->emitted, m->e);
-		m->cops = m->s->cops;	/* grown: it may have moved */
-		if (ret) {
-			m->emit_failed = ret != -ENOMEM;
-			return ret;
-		}
-	}
 	/* no store is due: the last step ended with its clock's frees */
-	ret = slot(m, 2 * k);
+	ret = slot(m, 2 * k, hooked);
 	if (ret)
 		return ret;
 	ref = op_in(m->g, o);
@@ -260,17 +258,17 @@ static int run_step(struct sim *m, uint32_t k)
 		st = m->st[t];
 		if (st & ST_XFER)
 			wait_until(m, m->end[t].store);
-		if (!(st & HYPER_RES_DEVICE) && alloc(m, t))
+		if (!(st & HYPER_RES_DEVICE) && alloc(m, t, hooked))
 			return -1;
 		m->st[t] = hyper_residency_next(st, HYPER_RES_DEFINE);
 	}
 	start = m->now;
 	m->now += o->compute_ns;
 	m->compute += o->compute_ns;
-	if (m->hooked && m->h->compute)
+	if (hooked && m->h->compute)
 		m->h->compute(m->h->ctx, k, start, m->now);
 	free_done(m);
-	return slot(m, 2 * k + 1);
+	return slot(m, 2 * k + 1, hooked);
 }
 
 /*
@@ -289,32 +287,130 @@ static int run_step(struct sim *m, uint32_t k)
  * the test above.
  *
  * Both tests are sim.h's, slowdown()'s and hyper_plan__sim_beyond()'s,
- * with the limits that do not change during the run worked out once in
- * @m->slow_lim and @m->beyond_lim (out_of_reach_init()): the same
- * doubles, the same answers.
+ * each a function of one double that never falls as it grows (IEEE
+ * arithmetic rounds monotonically), held against limits that do not
+ * change during the run: each is worked out once as the least double
+ * that passes it (hyper_plan__sim_reach_at()), so that a step compares
+ * and neither divides nor multiplies.  The same answers.
  */
 static inline bool out_of_reach(const struct sim *m)
 {
 	double makespan;
 
-	if (m->h->max_peak && m->peak > m->h->max_peak)
+	if (m->max_peak && m->peak > m->max_peak)
 		return true;
 	makespan = m->now > m->h2d_free ? m->now : m->h2d_free;
 	if (m->d2h_free > makespan)
 		makespan = m->d2h_free;
-	if (hyper_plan__slowdown_of(makespan, m->compute_all) > m->slow_lim)
+	if (makespan >= m->slow_at)
 		return true;
-	return m->compute_all > 0 &&
-	       hyper_plan__sim_beyond_at(m->now + (m->compute_all -
-						  m->compute),
-					 m->beyond_lim);
+	return m->now + (m->compute_all - m->compute) >= m->beyond_at;
+}
+
+/*
+ * The steps from @k to @hi, whose slots are there: with @give_up a
+ * constant, the loop tests neither it nor the emission at each step;
+ * with @hooked (m->hooked) a constant false, no step, transfer or
+ * change of memory tests the hooks (the searches' runs have none).
+ */
+static inline __attribute__((always_inline)) int
+run_steps(struct sim *m, uint32_t k, uint32_t hi, bool give_up,
+	  bool hooked)
+{
+	int ret;
+
+	for (; k < hi; k++) {
+		ret = run_step(m, k, hooked);
+		if (ret)
+			return ret;
+		if (give_up && out_of_reach(m)) {
+			hyper_plan__errf(m->e, "step %u (%s): the goal is out of reach, simulation stopped",
+					 k, m->op[m->order[k]].id);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Emits @m->s a few steps ahead of step @k, where the run is: 0, or
+ * the emission's error, said in @m->e.
+ */
+static int emit_ahead(struct sim *m, uint32_t k)
+{
+	int ret;
+
+	m->step = k;
+	m->emitted = k + EMIT_AHEAD;
+	ret = hyper_plan__sched_emit(m->s, m->emitted, m->e);
+	m->cops = m->s->cops;	/* grown: it may have moved */
+	if (ret)
+		m->emit_failed = ret != -ENOMEM;
+	return ret;
+}
+
+/* Doubles in their order as integers, and back: -0 and 0 are both 0. */
+static int64_t dbl_key(double x)
+{
+	int64_t b;
+
+	memcpy(&b, &x, sizeof(b));
+	return b >= 0 ? b : -(b & INT64_MAX);
+}
+
+static double key_dbl(int64_t k)
+{
+	uint64_t b = k >= 0 ? (uint64_t)k : (uint64_t)-k | (1ULL << 63);
+	double x;
+
+	memcpy(&x, &b, sizeof(x));
+	return x;
+}
+
+/*
+ * A test out_of_reach() makes of one double x, whose answer never turns
+ * from true to false as x grows: the slowdown's (@beyond false) or the
+ * floor's, by sim.h's expressions with the limits worked out as
+ * out_of_reach_init() works them out.
+ */
+static bool reach_test(double compute_ns, double slow_lim, double beyond_lim,
+		       bool beyond, double x)
+{
+	if (beyond)
+		return compute_ns > 0 && hyper_plan__sim_beyond_at(x, beyond_lim);
+	return hyper_plan__slowdown_of(x, compute_ns) > slow_lim;
+}
+
+/* A bisection of the doubles in their order, 64 tests at most. */
+double hyper_plan__sim_reach_at(double compute_ns, double max_slow,
+				bool beyond)
+{
+	double sl = max_slow + 1e-12,
+	       bl = hyper_plan__sim_beyond_lim(compute_ns, max_slow);
+	int64_t lo = dbl_key(-HUGE_VAL), hi = dbl_key(HUGE_VAL), mid;
+
+	if (reach_test(compute_ns, sl, bl, beyond, -HUGE_VAL))
+		return -HUGE_VAL;
+	if (!reach_test(compute_ns, sl, bl, beyond, HUGE_VAL))
+		return NAN;
+	/* lo fails, hi passes; their distance overflows an int64_t */
+	while ((uint64_t)hi - (uint64_t)lo > 1) {
+		mid = lo + (int64_t)(((uint64_t)hi - (uint64_t)lo) / 2);
+		if (reach_test(compute_ns, sl, bl, beyond, key_dbl(mid)))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return key_dbl(hi);
 }
 
 static void out_of_reach_init(struct sim *m)
 {
-	m->slow_lim = m->h->max_slow + 1e-12;
-	m->beyond_lim = hyper_plan__sim_beyond_lim(m->compute_all,
-						   m->h->max_slow);
+	m->slow_at = hyper_plan__sim_reach_at(m->compute_all, m->h->max_slow,
+					      false);
+	m->beyond_at = hyper_plan__sim_reach_at(m->compute_all,
+						m->h->max_slow, true);
+	m->max_peak = m->h->max_peak;
 }
 
 /* @buf's buffers, with room for @m->g's tensors. */
@@ -326,7 +422,8 @@ static int sim_bufs(struct sim *m, struct hp_simbuf *buf)
 		free(buf->end);
 		free(buf->st);
 		buf->nt = 0;
-		buf->end = hyper_plan__calloc(m->hm, nt, sizeof(*buf->end));
+		/* read only behind ST_XFER, set with them: never zeroed */
+		buf->end = hyper_plan__array(m->hm, nt, sizeof(*buf->end));
 		buf->st = hyper_plan__array(m->hm, nt, 1);
 		if (!buf->end || !buf->st) {
 			free(buf->end);
@@ -384,12 +481,12 @@ static void init_states(struct sim *m, const uint8_t *home, size_t nt)
 		}
 		for (i = t; i < t + 8; i++)
 			if (m->st[i] & HYPER_RES_DEVICE)
-				mem_add(m, 0, m->t[i].bytes);
+				mem_add(m, 0, m->t[i].bytes, m->hooked);
 	}
 	for (; t < nt; t++) {
 		m->st[t] = hyper_residency_start(home[t]);
 		if (m->st[t] & HYPER_RES_DEVICE)
-			mem_add(m, 0, m->t[t].bytes);
+			mem_add(m, 0, m->t[t].bytes, m->hooked);
 	}
 }
 
@@ -415,20 +512,11 @@ static int sim_init(struct sim *m, const struct sched *s,
 	return 0;
 }
 
-/*
- * @buf as it was before the run: the heap handed back (a push may have
- * moved it) and the ends of every tensor a cache op the run reached
- * names zeroed, a few of the graph's tensors, not all of them.
- */
+/* @buf's heap handed back: a push may have moved it. */
 static void sim_done(struct sim *m, struct hp_simbuf *buf)
 {
-	const struct cop *c = m->s->cops;
-
-	if (!m->end)
-		return;
-	buf->pend = m->pend;
-	for (size_t i = 0; i < m->cop_hi; i++)
-		m->end[c[i].t] = (struct hp_sim_xend){ 0, 0 };
+	if (m->end)
+		buf->pend = m->pend;
 }
 
 void hyper_plan__simbuf_free(struct hp_simbuf *b)
@@ -453,20 +541,27 @@ int hyper_plan__simulate_in(const struct sched *s, const struct profile *p,
 			 .hooked = hooks && (hooks->compute || hooks->xfer ||
 					     hooks->mem) };
 	struct hp_simbuf own = { 0 };
-	uint32_t k;
+	uint32_t k, hi;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
 	ret = sim_init(&m, s, buf ? buf : &own);
 	if (!ret && s->budget && m.mem > s->budget)
 		ret = hyper_plan__errf(e, "schedule start: tensors whose home is \"device\" exceed the budget");
-	for (k = 0; k < s->n && !ret; k++) {
-		ret = run_step(&m, k);
-		if (!ret && m.give_up && out_of_reach(&m)) {
-			hyper_plan__errf(e, "step %u (%s): the goal is out of reach, simulation stopped",
-					 k, m.g->op[s->order[k]].id);
-			ret = 1;
+	for (k = 0; k < s->n && !ret; k = hi) {
+		hi = s->n;
+		if (s->emit) {
+			ret = emit_ahead(&m, k);
+			if (ret)
+				break;
+			hi = m.emitted < hi ? m.emitted : hi;
 		}
+		if (m.hooked)
+			ret = run_steps(&m, k, hi, m.give_up, true);
+		else if (m.give_up)
+			ret = run_steps(&m, k, hi, true, false);
+		else
+			ret = run_steps(&m, k, hi, false, false);
 	}
 	r->stall_ns = m.stall;
 	r->compute_ns = m.compute;

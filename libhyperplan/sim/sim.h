@@ -66,14 +66,15 @@ struct hp_sim_xend {
 /*
  * What the runs of one search keep from one run to the next, so that a
  * probe neither allocates nor zeroes buffers of the graph's size: the
- * per-tensor ends are zero between runs (each run zeroes those it may
- * have written, the tensors of the cache ops it ran), as are the fetch
- * floor's per-step sums (each zeroes the steps it added to); the state
- * and the heap are set up by each run.  A zeroed one is empty; one
- * thread uses it (a job's memo, policies/list.h).
+ * per-tensor ends are whatever the last run left (a run reads a
+ * tensor's only once it has set both, at its first transfer), the
+ * fetch floor's per-step sums are zero between runs (each zeroes the
+ * steps it added to); the state and the heap are set up by each run.
+ * A zeroed one is empty; one thread uses it (a job's memo,
+ * policies/list.h).
  */
 struct hp_simbuf {
-	struct hp_sim_xend *end;	/* zero between runs */
+	struct hp_sim_xend *end;	/* the last run's, not zeroed */
 	uint8_t *st;
 	size_t nt;			/* tensors end and st have room for */
 	struct heap pend;
@@ -154,6 +155,17 @@ static inline bool hyper_plan__sim_beyond(double floor_ns, double compute_ns,
 	       hyper_plan__sim_beyond_at(floor_ns,
 			hyper_plan__sim_beyond_lim(compute_ns, max_slow));
 }
+
+/*
+ * The least double x for which the give-up tests of a run of @compute_ns
+ * with the goal @max_slow hold: slowdown()'s rule, x a makespan (@beyond
+ * false), or hyper_plan__sim_beyond(), x a floor (@beyond true).  Both
+ * never turn from true to false as x grows, so a run tests x >= it, the
+ * same answers without a division.  -inf if every number passes, NaN if
+ * none does (nothing is >= NaN).
+ */
+double hyper_plan__sim_reach_at(double compute_ns, double max_slow,
+				bool beyond);
 
 /* A run's slowdown from its makespan and compute: 0 with no compute. */
 static inline double hyper_plan__slowdown_of(double makespan_ns,

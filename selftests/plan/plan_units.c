@@ -333,6 +333,52 @@ TEST(simulator_gives_up_at_the_stall_with_compute_to_come)
  * the pipeline ask; at floors a few ulps either side of the limit, and
  * never with no compute.
  */
+/*
+ * The simulator's give-up tests compare with the least double that
+ * passes each (hyper_plan__sim_reach_at()): the same answers as the
+ * expressions themselves, at the boundary to the ulp, on both sides.
+ */
+TEST(simulator_reach_at_is_the_least_passing)
+{
+	static const double compute[] = { 0, 1, 3e6, 358113930, 1.2345678e9,
+					  7e13 };
+	static const double goal[] = { 0, 1e-12, 0.01, 0.05, 0.3, 5,
+				       HUGE_VAL };
+	double at, x;
+	bool want;
+
+	for (size_t c = 0; c < ARRAY_SIZE(compute); c++)
+		for (size_t s = 0; s < ARRAY_SIZE(goal); s++)
+			for (int b = 0; b < 2; b++) {
+				at = hyper_plan__sim_reach_at(compute[c],
+							      goal[s], b);
+				x = isnan(at) || isinf(at) ?
+				    (1 + goal[s]) * compute[c] : at;
+				if (isinf(x))
+					x = 1e300;
+				for (int i = 0; i < 8; i++)
+					x = nextafter(x, -INFINITY);
+				for (int i = 0; i < 16; i++) {
+					want = b ? hyper_plan__sim_beyond(x,
+							compute[c], goal[s]) :
+					       hyper_plan__slowdown_of(x,
+							compute[c]) >
+					       goal[s] + 1e-12;
+					EXPECT_EQ(want, x >= at)
+						TH_LOG("compute %g goal %g %s x %.17g at %.17g",
+						       compute[c], goal[s],
+						       b ? "beyond" : "slowdown",
+						       x, at);
+					x = nextafter(x, INFINITY);
+				}
+			}
+	/* a goal met by no makespan, and one missed by any */
+	EXPECT_TRUE(isnan(hyper_plan__sim_reach_at(1e6, HUGE_VAL, false)));
+	EXPECT_EQ(-HUGE_VAL, hyper_plan__sim_reach_at(0, -1, false));
+	EXPECT_GT(1e-3, fabs(hyper_plan__sim_reach_at(1e6, 0.01, false) -
+			    1010000));
+}
+
 TEST(simulator_beyond_is_one_form)
 {
 	static const double compute[] = { 0, 1, 3e6, 1.2345678e9, 7e13 };
@@ -479,6 +525,59 @@ TEST(simulator_runs_in_one_buffer_as_alone)
 	hyper_plan__simbuf_free(&buf);
 	for (i = 0; i < 3; i++)
 		hyper_plan__sched_free(&s[i]);
+	hyper_plan__life_free(&lf);
+	hyper_plan__graph_free(&g);
+}
+
+/*
+ * The per-tensor ends a run leaves in its buffer are not zeroed after
+ * it: a run sets both of a tensor's at its first transfer and reads
+ * none before.  Here w is fetched for b, detached, and fetched again
+ * for c, where the second prefetch waits for w's store end, which no
+ * transfer of this run wrote: with the buffer's ends all poisoned
+ * (what a run before could leave), the figures are the ones alone.
+ */
+TEST(simulator_reads_no_end_it_did_not_set)
+{
+	static const uint32_t order[] = { 0, 1, 2 };
+	static const struct evict ev[2] = {
+		{ .t = 0, .a = -1, .j = 1, .store_slot = -1,
+		  .detach_slot = -1, .fetch_step = 0 },
+		{ .t = 0, .a = 1, .j = 2, .store_slot = -1,
+		  .detach_slot = 3, .fetch_step = 2 },
+	};
+	struct sim_result alone, r;
+	struct hp_simbuf buf = { 0 };
+	struct hp_mem mem = { 0 };
+	struct sched s;
+	struct hp_err e;
+	struct graph g;
+	struct life lf;
+	uint32_t y, z;
+
+	two_ops(&g, 1000);
+	y = 2;
+	z = hyper_plan__graph_add_tensor(&g, "z", 1000, HYPER_KIND_ACTIVATION,
+					 TF_LIVE_OUT, NULL);
+	hyper_plan__graph_add_op(&g, "c", 1000, (uint32_t[]){ y, 0 }, 2, &z,
+				 1, NULL, NULL);
+	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
+	ASSERT_EQ(0, hyper_plan__sched_build(&s, &lf, ev, 2, &mem, &e))
+		TH_LOG("%s", e.msg);
+	ASSERT_EQ(2, slot_len(&s, 4) + slot_len(&s, 0));	/* two fetches */
+	ASSERT_EQ(0, hyper_plan__simulate(&s, &gbps, NULL, &alone, &mem, &e))
+		TH_LOG("%s", e.msg);
+	EXPECT_LT(alone.makespan_ns, 1e7);
+	EXPECT_EQ(2e6, alone.h2d_bytes);
+	ASSERT_EQ(0, hyper_plan__simulate_in(&s, &gbps, NULL, &r, &buf, &mem,
+					     &e));
+	for (size_t t = 0; t < buf.nt; t++)
+		buf.end[t] = (struct hp_sim_xend){ 1e18, 1e18 };
+	ASSERT_EQ(0, hyper_plan__simulate_in(&s, &gbps, NULL, &r, &buf, &mem,
+					     &e));
+	EXPECT_EQ(0, memcmp(&alone, &r, sizeof(r)));
+	hyper_plan__simbuf_free(&buf);
+	hyper_plan__sched_free(&s);
 	hyper_plan__life_free(&lf);
 	hyper_plan__graph_free(&g);
 }
