@@ -259,7 +259,6 @@ void hyper_plan__sched_write_json(const struct sched *s, FILE *f, const char *na
 	free(ids.len);
 }
 
-
 /* The planner's note in the schedule: which policy, profile and knobs. */
 void hyper_plan__plan_note(char *buf, size_t len, const char *policy,
 	       const struct profile *p, const char *params)
