@@ -16,8 +16,10 @@ struct edges {
 	int ret;		/* -ENOMEM once an edge could not be added */
 };
 
-/* Inline, and hyper_plan__grow() called only when full: a call per edge
- * was a quarter of hyper_plan__graph_deps(). */
+/*
+ * Inline, and hyper_plan__grow() called only when full: a call per edge
+ * was a quarter of hyper_plan__graph_deps().
+ */
 static inline void edge_add(struct edges *E, uint32_t s, uint32_t d,
 			    uint32_t t)
 {

@@ -440,8 +440,10 @@ static void lookahead_rows(struct greedy *q, uint32_t k, uint32_t last)
 		i = off[2 * s];
 	}
 	if (!q->owed && s <= last) {
-		/* none evicted is read again: every want to @last is passed
-		 * (the check below wants one away, read at its step) */
+		/*
+		 * none evicted is read again: every want to @last is passed
+		 * (the check below wants one away, read at its step)
+		 */
 		s = last + 1;
 		i = off[2 * s];
 	}

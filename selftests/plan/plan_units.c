@@ -1920,9 +1920,8 @@ TEST(life_matches_the_gap_rules)
 						&j.g, j.order, &mem));
 			}
 			life_against_rules(_metadata, &j.lf);
-			if (j.has_ref && !round) {
+			if (j.has_ref && !round)
 				life_against_rules(_metadata, &j.lf_ref);
-			}
 			order = malloc(j.g.nop * sizeof(*order));
 			ASSERT_NE(NULL, order);
 			for (uint32_t k = 0; k < j.g.nop; k++)
@@ -2025,9 +2024,8 @@ TEST(distance_ranks_as_sorted)
 				      &hyper_plan__profile_table[0], &e))
 			TH_LOG("%s", e.msg);
 		rank_against_sort(_metadata, &j.lf);
-		if (j.has_ref) {
+		if (j.has_ref)
 			rank_against_sort(_metadata, &j.lf_ref);
-		}
 		hyper_plan__job_free(&j);
 	}
 }
