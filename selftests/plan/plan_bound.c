@@ -615,6 +615,13 @@ static void against_plain(struct __test_metadata *_metadata,
 	hyper_plan__bound_tables_free(&bt);
 }
 
+/* The plain tests' goals and links: each case on one link, every goal. */
+static const double goals[] = { 0, 0.01, 0.3 };
+static const struct profile *const links[] = {
+	&slow_link, &laggy_link, &hyper_plan__profile_table[0],
+	&hyper_plan__profile_table[1],
+};
+
 FIXTURE(plain) {};
 FIXTURE_SETUP(plain) {}
 FIXTURE_TEARDOWN(plain) {}
@@ -630,27 +637,23 @@ TEST_F_TIMEOUT(plain, bound_tables_as_defined, 300)
 		{ "llama3.1-8b", "infer", 0, 5 },
 		{ "llama2-7b", "train-keep", 0, 6 },
 	};
-	static const double slow[] = { 0, 0.01, 0.3 };
-	const struct profile *prof[] = { &slow_link, &laggy_link,
-					 &hyper_plan__profile_table[0],
-					 &hyper_plan__profile_table[1] };
 	unsigned int c, l;
 	struct hp_err e;
 	char what[128];
 	struct job j;
 
 	for (c = 0; c < ARRAY_SIZE(cases); c++) {
-		const struct profile *p = prof[c % ARRAY_SIZE(prof)];
+		const struct profile *p = links[c % ARRAY_SIZE(links)];
 
 		memset(&j, 0, sizeof(j));
 		ASSERT_EQ(0, case_job(&j, &cases[c], p, &e)) TH_LOG("%s", e.msg);
-		for (l = 0; l < ARRAY_SIZE(slow); l++) {
+		for (l = 0; l < ARRAY_SIZE(goals); l++) {
 			snprintf(what, sizeof(what), "%s %s on %s at %g",
 				 j.g.name, cases[c].mode ?: "", p->name,
-				 slow[l]);
-			against_plain(_metadata, &j.lf, p, slow[l], what);
+				 goals[l]);
+			against_plain(_metadata, &j.lf, p, goals[l], what);
 			if (j.has_ref)
-				against_plain(_metadata, &j.lf_ref, p, slow[l],
+				against_plain(_metadata, &j.lf_ref, p, goals[l],
 					      what);
 			TH_LOG("%s: %u ops, %s", what, j.lf.n,
 			       j.has_ref ? "two orders" : "one order");
@@ -706,10 +709,6 @@ TEST_F_TIMEOUT(plain, bound_below_cap, 300)
 		{ "olmoe-1b-7b", "train", 0, 4 },
 		{ "llama2-7b", "train-keep", 0, 6 },
 	};
-	static const double slow[] = { 0, 0.01, 0.3 };
-	const struct profile *prof[] = { &slow_link, &laggy_link,
-					 &hyper_plan__profile_table[0],
-					 &hyper_plan__profile_table[1] };
 	struct hp_mem mem = { 0 };
 	uint64_t b, r;
 	unsigned int c, l;
@@ -718,21 +717,21 @@ TEST_F_TIMEOUT(plain, bound_below_cap, 300)
 	struct job j;
 
 	for (c = 0; c < ARRAY_SIZE(cases); c++) {
-		const struct profile *p = prof[c % ARRAY_SIZE(prof)];
+		const struct profile *p = links[c % ARRAY_SIZE(links)];
 
 		memset(&j, 0, sizeof(j));
 		ASSERT_EQ(0, case_job(&j, &cases[c], p, &e)) TH_LOG("%s", e.msg);
-		for (l = 0; l < ARRAY_SIZE(slow); l++) {
+		for (l = 0; l < ARRAY_SIZE(goals); l++) {
 			snprintf(what, sizeof(what), "%s %s on %s at %g",
 				 j.g.name, cases[c].mode ?: "", p->name,
-				 slow[l]);
-			b = check_caps(_metadata, &j.lf, p, slow[l], what);
+				 goals[l]);
+			b = check_caps(_metadata, &j.lf, p, goals[l], what);
 			if (j.has_ref) {
 				r = check_caps(_metadata, &j.lf_ref, p,
-					       slow[l], what);
+					       goals[l], what);
 				b = r < b ? r : b;
 			}
-			EXPECT_EQ(b, hyper_plan__job_bound(&j, slow[l], &mem))
+			EXPECT_EQ(b, hyper_plan__job_bound(&j, goals[l], &mem))
 				TH_LOG("%s: the job's", what);
 		}
 		ASSERT_FALSE(mem.failed);

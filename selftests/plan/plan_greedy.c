@@ -123,6 +123,25 @@ static void walks_on(struct __test_metadata *_metadata,
 	hyper_plan__job_free(&j);
 }
 
+/*
+ * One walk of @kept and of @sc (gc->scratch) at budget @b and lookahead
+ * @ahead: the same stop and the same evictions, byte for byte.
+ */
+static void walk_pair(struct __test_metadata *_metadata, const struct job *j,
+		      struct greedy_ctx *kept, struct greedy_ctx *sc,
+		      uint64_t b, uint32_t ahead)
+{
+	ASSERT_EQ(0, hyper_plan__greedy_evicts(kept, b, ahead));
+	ASSERT_EQ(0, hyper_plan__greedy_evicts(sc, b, ahead));
+	EXPECT_EQ(sc->beyond, kept->beyond);
+	ASSERT_EQ(sc->nev, kept->nev)
+		TH_LOG("%s: budget %llu, lookahead %u",
+		       j->g.name, (unsigned long long)b, ahead);
+	EXPECT_EQ(0, memcmp(sc->ev, kept->ev, sc->nev * sizeof(*sc->ev)))
+		TH_LOG("%s: budget %llu, lookahead %u",
+		       j->g.name, (unsigned long long)b, ahead);
+}
+
 /* Seconds of CPU, minutes on a loaded shared machine. */
 FIXTURE(many) {};
 FIXTURE_SETUP(many) {}
@@ -201,20 +220,11 @@ TEST(walks_kept_match_scratch)
 			ahead = aheads[(x >> 40) % ARRAY_SIZE(aheads)];
 			kept.p = sc.p = k % 2 ? &j.p : NULL;
 			kept.max_slow = sc.max_slow = slows[k / 2 % 2];
-			ASSERT_EQ(0, hyper_plan__greedy_evicts(&kept, b, ahead));
-			ASSERT_EQ(0, hyper_plan__greedy_evicts(&sc, b, ahead));
-			EXPECT_EQ(sc.beyond, kept.beyond);
+			walk_pair(_metadata, &j, &kept, &sc, b, ahead);
 			EXPECT_EQ(j.lf.n, sc.settled);
 			walks++;
 			if (kept.settled < j.lf.n && kept.nev)
 				early++;	/* settled after evicting */
-			ASSERT_EQ(sc.nev, kept.nev)
-				TH_LOG("%s: budget %llu, lookahead %u",
-				       j.g.name, (unsigned long long)b, ahead);
-			EXPECT_EQ(0, memcmp(sc.ev, kept.ev,
-					    sc.nev * sizeof(*sc.ev)))
-				TH_LOG("%s: budget %llu, lookahead %u",
-				       j.g.name, (unsigned long long)b, ahead);
 		}
 		EXPECT_TRUE(kept.live_after != NULL);
 		EXPECT_TRUE(sc.live_after == NULL);
@@ -266,19 +276,9 @@ TEST(short_steps_match_scratch)
 
 			kept.p = sc.p = k / 3 % 2 ? &j.p : NULL;
 			kept.max_slow = sc.max_slow = 0.1;
-			ASSERT_EQ(0, hyper_plan__greedy_evicts(&kept, b,
-							       ahead));
-			ASSERT_EQ(0, hyper_plan__greedy_evicts(&sc, b, ahead));
-			EXPECT_EQ(sc.beyond, kept.beyond);
+			walk_pair(_metadata, &j, &kept, &sc, b, ahead);
 			walks++;
 			evicting += kept.nev > 0;
-			ASSERT_EQ(sc.nev, kept.nev)
-				TH_LOG("%s: budget %llu, lookahead %u",
-				       j.g.name, (unsigned long long)b, ahead);
-			EXPECT_EQ(0, memcmp(sc.ev, kept.ev,
-					    sc.nev * sizeof(*sc.ev)))
-				TH_LOG("%s: budget %llu, lookahead %u",
-				       j.g.name, (unsigned long long)b, ahead);
 		}
 		hyper_plan__greedy_free(&kept);
 		hyper_plan__greedy_free(&sc);
