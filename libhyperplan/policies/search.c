@@ -563,6 +563,26 @@ int hyper_plan__run_distance(const struct problem *pb, struct result *r,
 	return ret ? ret : finish(pb, r, t0, e);
 }
 
+/*
+ * Whether a greedy bisection whose budgets are all above @lo can still
+ * give what beats pb->beat (@r: its best so far).  A walk at budget b
+ * that offloads anything evicted until a need fitted (or nothing was
+ * left to evict), so right after that its residency was above b less
+ * one tensor: the last evicted, or the need.  The simulation counts what
+ * the walk counts from the same steps on, and longer (a detached tensor
+ * until its store ends), so a probe at b that meets the goal peaks
+ * above b - @most, @most the largest tensor.  One that offloads nothing
+ * is the no-offload schedule, which the planner tried first.  So once
+ * @lo is @most above the peak to beat, every later probe peaks above it
+ * and loses, and only @r could still win.
+ */
+static bool greedy_cannot_win(const struct problem *pb, const struct result *r,
+			      uint64_t lo, uint64_t most)
+{
+	return pb->beat && lo > most && lo - most >= pb->beat->sim.peak &&
+	       !hyper_plan__result_better(&pb->goal, r, pb->beat);
+}
+
 int hyper_plan__run_greedy(const struct problem *pb, struct result *r, struct hp_err *e)
 {
 	static const uint32_t ahead[] = { 1, 8, 64, 512 };
@@ -572,13 +592,16 @@ int hyper_plan__run_greedy(const struct problem *pb, struct result *r, struct hp
 				 .p = pb->goal.budget ? NULL : pb->p,
 				 .max_slow = pb->goal.max_slow };
 	double tol = lf->peak0 * 0.001 > 1048576 ? lf->peak0 * 0.001 : 1048576;
-	uint64_t lo, hi, b;
+	uint64_t lo, hi, b, most = 0;
 	struct result c;
 	uint32_t i, it;
 	double t0;
 	int ret = 0;
 
 	begin(r, "greedy", &t0);
+	for (i = 0; pb->beat && i < lf->g->nt; i++)
+		if (lf->g->t[i].bytes > most)
+			most = lf->g->t[i].bytes;
 	ret = probe_goal(pb, lf, NULL, 0, 0, &c, e);	/* room for everything */
 	if (!ret && keep(pb, r, &c))
 		snprintf(r->params, sizeof(r->params), "budget=no-offload peak");
@@ -586,7 +609,8 @@ int hyper_plan__run_greedy(const struct problem *pb, struct result *r, struct hp
 		lo = lf->max_ws;
 		hi = lf->peak0;
 		for (it = 0; it < 30 && !ret; it++) {
-			if (!pb->goal.budget && hi - lo <= tol)
+			if (!pb->goal.budget && (hi - lo <= tol ||
+			    greedy_cannot_win(pb, r, lo, most)))
 				break;
 			b = pb->goal.budget ? pb->goal.budget : lo + (hi - lo) / 2;
 			ret = hyper_plan__greedy_evicts(&gc, b, ahead[i]);
@@ -632,6 +656,7 @@ int hyper_plan__run_plan_best(const struct problem *pb, struct result *r,
 	/* through hyper_plan__run_policy(): each kept under a budget */
 	static const int base[] = { POL_DISTANCE, POL_GREEDY };
 	double t0 = hyper_plan__now_ns();
+	struct problem q = *pb;
 	struct hp_err own = { "" };
 	char params[sizeof(r->params)];
 	struct result c;
@@ -649,7 +674,13 @@ int hyper_plan__run_plan_best(const struct problem *pb, struct result *r,
 		struct hp_err ignored;
 		unsigned int probes = r->probes;
 
-		ret = hyper_plan__run_policy(base[i], pb, &c, &ignored);
+		/*
+		 * The greedy baseline may stop once it cannot beat @r, unless
+		 * its whole result is kept for --compare's row.
+		 */
+		q.beat = base[i] == POL_GREEDY && r->ok &&
+			 !(pb->memo && pb->memo->rows) ? r : NULL;
+		ret = hyper_plan__run_policy(base[i], &q, &c, &ignored);
 		if (ret == -ENOMEM) {
 			hyper_plan__result_free(r);
 			return hyper_plan__nomem(e);

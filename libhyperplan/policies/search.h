@@ -32,6 +32,12 @@ struct problem {
 	struct hp_laycache *lay;
 	/* the baselines' results kept under a budget (policies/list.h) */
 	struct hp_polmemo *memo;
+	/*
+	 * Set by hyper_plan__run_plan_best() for a baseline whose result
+	 * only matters if it beats this one: the greedy bisection then
+	 * stops where nothing it has left to probe could (NULL: runs whole).
+	 */
+	const struct result *beat;
 };
 
 struct result {

@@ -30,7 +30,22 @@ static const struct plan_case models[] = {
 
 struct tally {
 	unsigned int walks, stops, past_floor, missed;
+	/* walks that evicted and met the goal at their budget; the least
+	 * margin of their peak above budget less the largest tensor */
+	unsigned int evicting_fits;
+	double least_margin;
 };
+
+/* The graph's largest tensor: what hyper_plan__run_greedy() stops on. */
+static uint64_t largest(const struct graph *g)
+{
+	uint64_t most = 0;
+
+	for (uint32_t t = 0; t < g->nt; t++)
+		if (g->t[t].bytes > most)
+			most = g->t[t].bytes;
+	return most;
+}
 
 /* Simulates @ev whole at @budget (0: none); whether it meets @slow. */
 static bool meets(struct __test_metadata *_metadata, const struct job *j,
@@ -96,6 +111,20 @@ static void bisect(struct __test_metadata *_metadata, const struct job *j,
 		}
 		if (meets(_metadata, j, whole.ev, whole.nev, b, slow, &peak)) {
 			EXPECT_FALSE(stop.beyond);
+			/* an evicting walk that fits peaks above b - most:
+			 * what the greedy search's stop rests on */
+			if (whole.nev) {
+				uint64_t most = largest(&j->g);
+				double margin = ((double)peak + most - b) / most;
+
+				EXPECT_LT(b, peak + most)
+					TH_LOG("%s on %s: budget %llu, lookahead %u: peak %llu",
+					       j->g.name, j->p.name,
+					       (unsigned long long)b, ahead,
+					       (unsigned long long)peak);
+				if (!n->evicting_fits++ || margin < n->least_margin)
+					n->least_margin = margin;
+			}
 			hi = peak < b ? peak : b;
 		} else {
 			if (!stop.beyond)
@@ -165,6 +194,9 @@ TEST_F_TIMEOUT(many, stops_only_out_of_reach, 300)
 			 &n);
 	TH_LOG("%u walks, %u stopped (%u the fetch floor would not stop), %u not stopped that miss the goal",
 	       n.walks, n.stops, n.past_floor, n.missed);
+	TH_LOG("%u evicting walks met the goal, the closest %.3f of the largest tensor above budget less that tensor",
+	       n.evicting_fits, n.least_margin);
+	EXPECT_LT(0, n.evicting_fits);
 	/* stops the fetch floor alone would miss, or the test proves little */
 	EXPECT_LT(0, n.past_floor);
 }
@@ -353,6 +385,90 @@ TEST(settled_tails_stop_as_scratch)
 	       flips);
 	EXPECT_LT(0, tails);
 	EXPECT_LT(0, flips);
+}
+
+/* @r with its peak moved by @d bytes: a result to beat. */
+static struct result moved(const struct result *r, int64_t d)
+{
+	struct result m = { .ok = true, .sim = r->sim };
+
+	m.sim.peak = r->sim.peak + d;
+	return m;
+}
+
+/*
+ * Given a result to beat (pb->beat), hyper_plan__run_greedy() stops each
+ * bisection once nothing it has left could beat it.  Whatever it returns
+ * must beat that result exactly when the whole search's result does,
+ * and must then be that result (the same probe: the same peak, time and
+ * parameters).  Against the planner's own result, and against results a
+ * little above, at and below the whole search's, on random graphs and
+ * models on each profile at two goals; some searches must stop early,
+ * and some must still win after stopping, or the test proves little.
+ */
+TEST(stopped_searches_keep_their_winner)
+{
+	static const struct plan_case cases[] = {
+		{ NULL, NULL, 80, 41 }, { NULL, NULL, 200, 42 },
+		{ NULL, NULL, 500, 43 }, { "llama2-7b", "infer", 0, 1 },
+		{ "mixtral-8x7b", "infer", 0, 3 },
+	};
+	unsigned int runs = 0, stopped = 0, won_stopped = 0;
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++)
+	for (size_t pi = 0; pi < hyper_plan__profile_table_len; pi++)
+	for (size_t si = 0; si < ARRAY_SIZE(slows); si++) {
+		const struct profile *p = &hyper_plan__profile_table[pi];
+		struct goal gl = { slows[si], 0 };
+		struct result full, plan, cut, beats[4];
+		struct job j = { 0 };
+		struct problem pb;
+		struct hp_err e;
+		uint64_t most;
+
+		ASSERT_EQ(0, case_job(&j, &cases[c], p, &e))
+			TH_LOG("%s", e.msg);
+		most = largest(&j.g);
+		hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+		pb.memo = NULL;
+		ASSERT_EQ(0, hyper_plan__run_greedy(&pb, &full, &e))
+			TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, hyper_plan__run_plan(&pb, &plan, &e))
+			TH_LOG("%s", e.msg);
+		beats[0] = plan;
+		beats[1] = moved(&full, (int64_t)most / 2);
+		beats[2] = moved(&full, 0);
+		beats[3] = moved(&full, -1);
+		for (size_t b = 0; b < ARRAY_SIZE(beats); b++) {
+			bool wins = hyper_plan__result_better(&gl, &full,
+							      &beats[b]);
+
+			pb.beat = &beats[b];
+			ASSERT_EQ(0, hyper_plan__run_greedy(&pb, &cut, &e))
+				TH_LOG("%s", e.msg);
+			pb.beat = NULL;
+			runs++;
+			stopped += cut.probes < full.probes;
+			EXPECT_EQ(wins, hyper_plan__result_better(&gl, &cut,
+								  &beats[b]))
+				TH_LOG("%s on %s, slowdown %g, beat %zu",
+				       j.g.name, p->name, slows[si], b);
+			if (wins) {
+				won_stopped += cut.probes < full.probes;
+				EXPECT_EQ(full.sim.peak, cut.sim.peak);
+				EXPECT_EQ(full.sim.makespan_ns, cut.sim.makespan_ns);
+				EXPECT_STREQ(full.params, cut.params);
+			}
+			hyper_plan__result_free(&cut);
+		}
+		hyper_plan__result_free(&full);
+		hyper_plan__result_free(&plan);
+		hyper_plan__job_free(&j);
+	}
+	TH_LOG("%u searches given a result to beat, %u stopped early, %u of them still won",
+	       runs, stopped, won_stopped);
+	EXPECT_LT(0, stopped);
+	EXPECT_LT(0, won_stopped);
 }
 
 TEST_HARNESS_MAIN
