@@ -99,11 +99,24 @@ struct inst {
 };
 
 /*
- * Groups of buckets: GRP^l buckets at level l, up to GRP_LEVELS levels (a
- * level of at least two groups).
+ * Groups of buckets: 2^(gshift l) buckets at level l, up to GRP_LEVELS
+ * levels of 32, 1024 and 32768 buckets, or GRP_FINE_LEVELS of 2, 4, ...
+ * 32 (a level of at least two groups).  A level costs each interval
+ * placed by time a union insert for each of its groups the interval
+ * shares time with, and saves a fit many buckets long a run to merge for
+ * each group inside its time that it reads in place of its buckets: the
+ * fine levels pay where many fits read many buckets (the intervals kept
+ * by offset, each as long as a few buckets or more, are more than a
+ * quarter as many as those by time, as in a training step: OLMoE-1B-7B
+ * --compare's layouts 838M to 720M instructions), the coarse ones where
+ * most fits read one (decode graphs: the fine levels cost 10% more).
+ * Either way a fit reads the same offsets, only from fewer runs.
  */
 #define GRP_SHIFT	5
 #define GRP_LEVELS	3
+#define GRP_FINE_SHIFT	1
+#define GRP_FINE_LEVELS	5
+#define GRP_MAX_LEVELS	5
 
 struct placer {
 	struct hu_ival *v;
@@ -129,14 +142,14 @@ struct placer {
 	struct span *bun;
 	uint32_t *unn;
 	/*
-	 * The same for groups of buckets, GRP^l of them at level l (1 to
-	 * ngl): level l's group j, of buckets [j GRP^l, (j + 1) GRP^l), is
-	 * group gbase[l - 1] + j, its union at gun[gfirst[g]], gn[g] spans.
+	 * The same for groups of buckets, G^l of them at level l (1 to ngl,
+	 * G = 2^gshift): level l's group j, of buckets [j G^l, (j + 1) G^l),
+	 * is group gbase[l - 1] + j, its union at gun[gfirst[g]], gn[g] spans.
 	 * A fit many buckets long reads a group's union for each group
 	 * inside its time, not each bucket's.
 	 */
-	uint32_t ngl;
-	uint32_t gbase[GRP_LEVELS + 1];
+	uint32_t ngl, gshift;
+	uint32_t gbase[GRP_MAX_LEVELS + 1];
 	size_t *gfirst;
 	uint32_t *gn;
 	struct span *gun;
@@ -363,8 +376,8 @@ static inline void bkt_insert(struct placer *p, const struct oent *x)
 				    x->hi);
 	}
 	for (uint32_t l = 1; l <= p->ngl; l++) {
-		uint32_t ga = p->gbase[l - 1] + (a >> (GRP_SHIFT * l));
-		uint32_t gz = p->gbase[l - 1] + (z >> (GRP_SHIFT * l));
+		uint32_t ga = p->gbase[l - 1] + (a >> (p->gshift * l));
+		uint32_t gz = p->gbase[l - 1] + (z >> (p->gshift * l));
 
 		for (uint32_t g = ga; g <= gz; g++)
 			union_add(&p->gun[p->gfirst[g]], &p->gn[g],
@@ -422,11 +435,11 @@ bkt_collect(struct placer *p, const struct hu_ival *v, uint32_t a,
 			 * its union, that of every bucket in it
 			 */
 			for (; l; l--) {
-				uint32_t w = 1U << (GRP_SHIFT * l);
+				uint32_t w = 1U << (p->gshift * l);
 
 				if (!(b & (w - 1)) && z - b >= w) {
 					uint32_t g = p->gbase[l - 1] +
-						     (b >> (GRP_SHIFT * l));
+						     (b >> (p->gshift * l));
 
 					u = &p->gun[p->gfirst[g]];
 					nu = p->gn[g];
@@ -441,7 +454,7 @@ bkt_collect(struct placer *p, const struct hu_ival *v, uint32_t a,
 			for (uint32_t x = 0; x < nu; x++)
 				src[o++] = u[x];
 			if (l)
-				b += (1U << (GRP_SHIFT * l)) - 1;
+				b += (1U << (p->gshift * l)) - 1;
 		} else {
 			for (uint32_t x = 0; x < p->bn[b]; x++)
 				if (e[x].start < v->end &&

@@ -17,17 +17,23 @@
 
 /*
  * The groups of buckets (a level where there are at least two), each
- * with room for the intervals that share time with it.  Return: 0, or
- * -ENOMEM.
+ * with room for the intervals that share time with it: fine levels where
+ * the intervals kept by offset (@m_off, whose fits read many buckets) are
+ * more than a quarter as many as those by time (@m_time, each of which
+ * joins a union at every level), else coarse ones (util/arena_int.h).
+ * Return: 0, or -ENOMEM.
  */
-static int grp_setup(struct placer *p, const bool *whole)
+static int grp_setup(struct placer *p, const bool *whole, size_t m_time,
+		     size_t m_off)
 {
-	uint32_t a, z, ng;
+	bool fine = 4 * m_off > m_time;
+	uint32_t levels = fine ? GRP_FINE_LEVELS : GRP_LEVELS, a, z, ng;
 
-	for (uint32_t l = 1; l <= GRP_LEVELS &&
-	     (p->nbkt - 1) >> (GRP_SHIFT * l); l++) {
+	p->gshift = fine ? GRP_FINE_SHIFT : GRP_SHIFT;
+	for (uint32_t l = 1; l <= levels &&
+	     (p->nbkt - 1) >> (p->gshift * l); l++) {
 		p->gbase[l] = p->gbase[l - 1] +
-			      ((p->nbkt - 1) >> (GRP_SHIFT * l)) + 1;
+			      ((p->nbkt - 1) >> (p->gshift * l)) + 1;
 		p->ngl = l;
 	}
 	ng = p->gbase[p->ngl];
@@ -40,8 +46,8 @@ static int grp_setup(struct placer *p, const bool *whole)
 			continue;
 		bkt_range(p, p->v[i].start, p->v[i].end, &a, &z);
 		for (uint32_t l = 1; l <= p->ngl; l++)
-			for (uint32_t j = a >> (GRP_SHIFT * l);
-			     j <= z >> (GRP_SHIFT * l); j++)
+			for (uint32_t j = a >> (p->gshift * l);
+			     j <= z >> (p->gshift * l); j++)
 				p->gfirst[p->gbase[l - 1] + j + 1]++;
 	}
 	for (uint32_t g = 0; g < ng; g++)
@@ -64,14 +70,19 @@ int hu_arena__bkt_setup(struct placer *p, const bool *whole)
 {
 	uint64_t run = p->t1 - p->t0;
 	double sum = 0;
-	size_t m = 0, total;
+	size_t m = 0, m_off = 0, total;
 	uint32_t a, z;
 
-	for (uint32_t i = 0; i < p->n; i++)
-		if (!whole[i] && !by_offset(p, i)) {
-			m++;
-			sum += (double)(len(&p->v[i]) < run ? len(&p->v[i]) : run);
+	for (uint32_t i = 0; i < p->n; i++) {
+		if (whole[i])
+			continue;
+		if (by_offset(p, i)) {
+			m_off++;
+			continue;
 		}
+		m++;
+		sum += (double)(len(&p->v[i]) < run ? len(&p->v[i]) : run);
+	}
 	if (!m)
 		return 0;
 	for (p->bshift = p->plain ? 63 : 0; p->bshift < 63 &&
@@ -126,5 +137,5 @@ int hu_arena__bkt_setup(struct placer *p, const bool *whole)
 		live += (uint32_t)p->bfirst[b + 1] - p->bn[b];
 		p->bfirst[b + 1] = p->bfirst[b] + live;
 	}
-	return grp_setup(p, whole);
+	return grp_setup(p, whole, m, m_off);
 }

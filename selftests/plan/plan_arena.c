@@ -847,6 +847,45 @@ TEST(arena_bucket_groups_agree)
 }
 
 /*
+ * Where the intervals kept by offset are at least a fifth of the others
+ * (a training step's layouts), the groups of buckets are fine: 2, 4, ...
+ * 32 buckets, and a fit many buckets long reads the union of each group
+ * inside its time, the largest that starts at its bucket first.  Sets
+ * shaped so: the starts in order, two fifths of the intervals a 50th of
+ * the run to half of it long (kept by offset, each reading many buckets
+ * by time), the rest a few instants, of a few sizes and some of none.  A
+ * group read past the fit's last bucket, or a bucket's union missing from
+ * its groups, gives other offsets here.
+ */
+TEST(arena_fine_bucket_groups_agree)
+{
+	static const enum hu_arena_way ways[] = {
+		HU_ARENA_BY_TIME | HU_ARENA_WHOLE, HU_ARENA_AUTO,
+		HU_ARENA_SPLIT, HU_ARENA_BY_TIME };
+	const int nw = ARRAY_SIZE(ways);
+
+	for (unsigned int seed = 500; seed < 516; seed++) {
+		uint32_t n = 1500 + seed * 389 % 2500;
+		struct hu_ival *set = new_set(_metadata, n);
+		unsigned int r = seed;
+		uint64_t a = 0;
+
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t l = rand_r(&r) % 5 < 2 ?
+				     n / 50 + rand_r(&r) % (n / 2) :
+				     1 + rand_r(&r) % 8;
+			uint64_t b = rand_r(&r) % 16 ? 64 *
+				     (1 + rand_r(&r) % (seed % 2 ? 3 : 20)) : 0;
+
+			a += rand_r(&r) % 3 ? rand_r(&r) % 3 : 0;
+			set[i] = (struct hu_ival){ a, a + l, b, 0 };
+		}
+		places_agree(_metadata, ways, nw, set, n, seed % 4 ? 0 : n,
+			     seed);
+	}
+}
+
+/*
  * The live peak (the floor no placement beats, and the instant the bound
  * checks first) is found by a counting sort of the starts and ends into
  * slices of time, each slice of several sorted by key: the same peak and
