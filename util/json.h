@@ -158,6 +158,21 @@ static inline void hu_copy_short(char *d, const char *s, size_t len)
 }
 
 /*
+ * @len bytes of @s as they are, where @len is known only at run time
+ * and short (a few dozen bytes: a writer's words made once, a list's
+ * head): hu_copy_short() in place, not a call of memcpy().
+ */
+static inline void hu_jbuf_word(struct hu_jbuf *w, const char *s, size_t len)
+{
+	if (len > HU_JBUF_SIZE - w->n) {
+		hu_jbuf_mem(w, s, len);
+		return;
+	}
+	hu_copy_short(w->b + w->n, s, len);
+	w->n += len;
+}
+
+/*
  * @pre (@pre_len bytes: the ", " before a list's next item),
  * then @s as a JSON string literal, where @len is hu_json_plain_len(@s),
  * not SIZE_MAX: the bytes hu_jbuf_put(@pre) and hu_jbuf_str(@s) write,
