@@ -42,17 +42,15 @@ static const char *where(char *buf, size_t len, const struct replay *r,
 
 /*
  * After step @i's prefetch of tensor @t, or its defines (@t UINT32_MAX),
- * or at the start (@i UINT32_MAX).  The words are made only for the
- * message: a replay is a million steps, and each would format them.
+ * or at the start (@i UINT32_MAX): the message for a residency beyond
+ * the budget.  Out of line, as are the replay's other messages: their
+ * buffers made a frame for each of a million checks that pass.
  */
-static int over_budget(struct replay *r, uint32_t i, uint32_t t)
+static __attribute__((noinline, cold)) int budget_msg(struct replay *r,
+						       uint32_t i, uint32_t t)
 {
 	char have[32], budget[32], w[200], what[200];
 
-	if (r->resident > r->peak)
-		r->peak = r->resident;
-	if (!(r->s->flags & HYPER_SCHED_BUDGET) || r->resident <= r->s->budget)
-		return 0;
 	if (i == UINT32_MAX)
 		snprintf(what, sizeof(what), "tensors whose home is \"device\"");
 	else if (t == UINT32_MAX)
@@ -68,26 +66,55 @@ static int over_budget(struct replay *r, uint32_t i, uint32_t t)
 	return -EBADMSG;
 }
 
-/* The rules are <hyper/residency.h>'s; this adds the byte count. */
-static int apply(struct replay *r, uint32_t i, const struct hyper_cop *c)
+/* The peak so far, and the budget: budget_msg() names where. */
+static inline int over_budget(struct replay *r, uint32_t i, uint32_t t)
 {
-	struct hs_tensor *t = &r->s->tensors[c->tensor];
-	uint8_t *st = &r->st[c->tensor];
-	char w[200];
-	int why;
+	if (r->resident > r->peak)
+		r->peak = r->resident;
+	if (!(r->s->flags & HYPER_SCHED_BUDGET) || r->resident <= r->s->budget)
+		return 0;
+	return budget_msg(r, i, t);
+}
 
-	if (!hyper_cache_op_name(c->op)) {
+/* A cache op unknown (@why 0) or refused by <hyper/residency.h>. */
+static __attribute__((noinline, cold)) int op_msg(struct replay *r, uint32_t i,
+						   const struct hyper_cop *c,
+						   int why)
+{
+	char w[200];
+
+	if (!why)
 		hs_errf(r->e, "%s: unknown cache op %u",
 			where(w, sizeof(w), r, i), c->op);
-		return -EBADMSG;
-	}
-	why = hyper_residency_step(st, c->op);
-	if (why) {
+	else
 		hs_errf(r->e, "%s: %s of tensor \"%s\" %s",
-			where(w, sizeof(w), r, i), hs_op_name(c->op), t->id,
+			where(w, sizeof(w), r, i), hs_op_name(c->op),
+			r->s->tensors[c->tensor].id,
 			hyper_residency_reason(why));
-		return -EBADMSG;
-	}
+	return -EBADMSG;
+}
+
+static __attribute__((noinline, cold)) int use_msg(struct replay *r, uint32_t i,
+						    uint32_t ti)
+{
+	char w[200];
+
+	hs_errf(r->e, "%s: tensor \"%s\" used while not resident",
+		where(w, sizeof(w), r, i), r->s->tensors[ti].id);
+	return -EBADMSG;
+}
+
+/* The rules are <hyper/residency.h>'s; this adds the byte count. */
+static inline int apply(struct replay *r, uint32_t i, const struct hyper_cop *c)
+{
+	struct hs_tensor *t = &r->s->tensors[c->tensor];
+	int why;
+
+	if (!hyper_cache_op_name(c->op))
+		return op_msg(r, i, c, 0);
+	why = hyper_residency_step(&r->st[c->tensor], c->op);
+	if (why)
+		return op_msg(r, i, c, why);
 	switch (c->op) {
 	case HYPER_OP_PREFETCH:
 		t->flags |= HYPER_TENSOR_NEEDS_POOL | HYPER_TENSOR_NEEDS_DEVICE;
@@ -106,7 +133,6 @@ static int apply(struct replay *r, uint32_t i, const struct hyper_cop *c)
 static int replay_step(struct replay *r, uint32_t i)
 {
 	struct hs_step *step = &r->s->steps[i];
-	char w[200];
 	uint32_t j;
 	int ret;
 
@@ -118,11 +144,8 @@ static int replay_step(struct replay *r, uint32_t i)
 	for (j = 0; j < step->nr_uses; j++) {
 		uint32_t ti = step->uses[j];
 
-		if (hyper_residency_check(r->st[ti], HYPER_RES_USE)) {
-			hs_errf(r->e, "%s: tensor \"%s\" used while not resident",
-				where(w, sizeof(w), r, i), r->s->tensors[ti].id);
-			return -EBADMSG;
-		}
+		if (hyper_residency_check(r->st[ti], HYPER_RES_USE))
+			return use_msg(r, i, ti);
 	}
 	for (j = 0; j < step->nr_defines; j++) {
 		uint32_t ti = step->defines[j];
