@@ -42,17 +42,15 @@ static const char *where(char *buf, size_t len, const struct replay *r,
 
 /*
  * After step @i's prefetch of tensor @t, or its defines (@t UINT32_MAX),
- * or at the start (@i UINT32_MAX).  The words are made only for the
- * message: a replay is a million steps, and each would format them.
+ * or at the start (@i UINT32_MAX): the message for a residency beyond
+ * the budget.  Out of line, as are the replay's other messages: their
+ * buffers made a frame for each of a million checks that pass.
  */
-static int over_budget(struct replay *r, uint32_t i, uint32_t t)
+static __attribute__((noinline, cold)) int budget_msg(struct replay *r,
+						       uint32_t i, uint32_t t)
 {
 	char have[32], budget[32], w[200], what[200];
 
-	if (r->resident > r->peak)
-		r->peak = r->resident;
-	if (!(r->s->flags & HYPER_SCHED_BUDGET) || r->resident <= r->s->budget)
-		return 0;
 	if (i == UINT32_MAX)
 		snprintf(what, sizeof(what), "tensors whose home is \"device\"");
 	else if (t == UINT32_MAX)
@@ -68,26 +66,55 @@ static int over_budget(struct replay *r, uint32_t i, uint32_t t)
 	return -EBADMSG;
 }
 
-/* The rules are <hyper/residency.h>'s; this adds the byte count. */
-static int apply(struct replay *r, uint32_t i, const struct hyper_cop *c)
+/* The peak so far, and the budget: budget_msg() names where. */
+static inline int over_budget(struct replay *r, uint32_t i, uint32_t t)
 {
-	struct hs_tensor *t = &r->s->tensors[c->tensor];
-	uint8_t *st = &r->st[c->tensor];
-	char w[200];
-	int why;
+	if (r->resident > r->peak)
+		r->peak = r->resident;
+	if (!(r->s->flags & HYPER_SCHED_BUDGET) || r->resident <= r->s->budget)
+		return 0;
+	return budget_msg(r, i, t);
+}
 
-	if (!hyper_cache_op_name(c->op)) {
+/* A cache op unknown (@why 0) or refused by <hyper/residency.h>. */
+static __attribute__((noinline, cold)) int op_msg(struct replay *r, uint32_t i,
+						   const struct hyper_cop *c,
+						   int why)
+{
+	char w[200];
+
+	if (!why)
 		hs_errf(r->e, "%s: unknown cache op %u",
 			where(w, sizeof(w), r, i), c->op);
-		return -EBADMSG;
-	}
-	why = hyper_residency_step(st, c->op);
-	if (why) {
+	else
 		hs_errf(r->e, "%s: %s of tensor \"%s\" %s",
-			where(w, sizeof(w), r, i), hs_op_name(c->op), t->id,
+			where(w, sizeof(w), r, i), hs_op_name(c->op),
+			r->s->tensors[c->tensor].id,
 			hyper_residency_reason(why));
-		return -EBADMSG;
-	}
+	return -EBADMSG;
+}
+
+static __attribute__((noinline, cold)) int use_msg(struct replay *r, uint32_t i,
+						    uint32_t ti)
+{
+	char w[200];
+
+	hs_errf(r->e, "%s: tensor \"%s\" used while not resident",
+		where(w, sizeof(w), r, i), r->s->tensors[ti].id);
+	return -EBADMSG;
+}
+
+/* The rules are <hyper/residency.h>'s; this adds the byte count. */
+static inline int apply(struct replay *r, uint32_t i, const struct hyper_cop *c)
+{
+	struct hs_tensor *t = &r->s->tensors[c->tensor];
+	int why;
+
+	if (!hyper_cache_op_name(c->op))
+		return op_msg(r, i, c, 0);
+	why = hyper_residency_step(&r->st[c->tensor], c->op);
+	if (why)
+		return op_msg(r, i, c, why);
 	switch (c->op) {
 	case HYPER_OP_PREFETCH:
 		t->flags |= HYPER_TENSOR_NEEDS_POOL | HYPER_TENSOR_NEEDS_DEVICE;
@@ -106,7 +133,6 @@ static int apply(struct replay *r, uint32_t i, const struct hyper_cop *c)
 static int replay_step(struct replay *r, uint32_t i)
 {
 	struct hs_step *step = &r->s->steps[i];
-	char w[200];
 	uint32_t j;
 	int ret;
 
@@ -118,11 +144,8 @@ static int replay_step(struct replay *r, uint32_t i)
 	for (j = 0; j < step->nr_uses; j++) {
 		uint32_t ti = step->uses[j];
 
-		if (hyper_residency_check(r->st[ti], HYPER_RES_USE)) {
-			hs_errf(r->e, "%s: tensor \"%s\" used while not resident",
-				where(w, sizeof(w), r, i), r->s->tensors[ti].id);
-			return -EBADMSG;
-		}
+		if (hyper_residency_check(r->st[ti], HYPER_RES_USE))
+			return use_msg(r, i, ti);
 	}
 	for (j = 0; j < step->nr_defines; j++) {
 		uint32_t ti = step->defines[j];
@@ -240,7 +263,7 @@ static int check_each(const struct hyper_schedule *s, const struct hu_resid *v,
 }
 
 /*
- * A set of ranks 0..n-1 with the nearest member below or above a rank in
+ * A set of ranks 0..n-1 with the nearest member below a rank in
  * O(log64 n): a bit per rank, and above each level a bit per non-empty
  * word of the one below.
  */
@@ -300,24 +323,6 @@ static uint32_t ranks_below(const struct ranks *b, uint32_t r)
 
 			while (l--)
 				pos = pos * 64 + 63 - __builtin_clzll(b->w[l][pos]);
-			return (uint32_t)pos;
-		}
-	}
-	return UINT32_MAX;
-}
-
-/* The least member above @r, or UINT32_MAX. */
-static uint32_t ranks_above(const struct ranks *b, uint32_t r)
-{
-	for (unsigned int l = 0; l < b->nl; l++, r >>= 6) {
-		uint64_t m = (r & 63) == 63 ? 0 :
-			     b->w[l][r >> 6] & (~0ULL << ((r & 63) + 1));
-
-		if (m) {
-			uint64_t pos = (r & ~63U) + __builtin_ctzll(m);
-
-			while (l--)
-				pos = pos * 64 + __builtin_ctzll(b->w[l][pos]);
 			return (uint32_t)pos;
 		}
 	}
@@ -402,9 +407,22 @@ static uint64_t *radix_keys(uint64_t *key, uint64_t *tmp, uint32_t n,
 	return key;
 }
 
+/*
+ * The live intervals in offset order, twice: a set of ranks, to find the
+ * greatest below a new one, and a list through them, to step from there
+ * to the one above and past those that have ended.  Two set searches per
+ * interval (below, then above) were two thirds of the overlap check at
+ * 100k decode operators; the list leaves one.
+ */
+struct link {
+	uint32_t prev, next;	/* ranks; the sentinel is rank n */
+};
+
 struct sweep {
 	const struct hu_resid *v;
-	struct ranks live;	/* by rank; some may have ended: see nearest() */
+	struct ranks live;	/* by rank; some may have ended: see drop() */
+	struct link *ln;	/* rank -> its neighbours while in the set */
+	uint32_t nil;		/* the list's sentinel: n */
 	uint32_t *rank;		/* interval -> its rank */
 	uint64_t *key;		/* rank -> offset and interval packed, */
 	struct at *at;		/* or not (key NULL) */
@@ -422,27 +440,61 @@ static uint64_t off_at(const struct sweep *w, uint32_t q)
 }
 
 /*
- * The rank nearest to rank @r below (or @above) whose interval is still
- * resident when interval @i begins, or UINT32_MAX.  Those that ended
- * before leave the set as they are met: the intervals begin in order,
- * so one ended for @i is ended for every later one.  The search goes on
- * from the one that left, not from @r again: the next member is most
- * often in the same word, where from @r it was a climb up the levels.
+ * Rank @q leaves the set and the list: its interval ended before the
+ * one being checked began.  The intervals begin in order, so one ended
+ * for it is ended for every later one.
  */
-static uint32_t nearest(struct sweep *w, uint32_t r, uint32_t i, bool above)
+static void drop(struct sweep *w, uint32_t q)
 {
-	for (;;) {
-		uint32_t q = above ? ranks_above(&w->live, r) :
-			     ranks_below(&w->live, r);
+	struct link *l = &w->ln[q];
 
-		if (q == UINT32_MAX)
-			return q;
-		if (w->v[idx_at(w, q)].end > w->v[i].start)
-			return q;
-		ranks_clear(&w->live, q);
-		/* none lies between @q and @r: the next is beyond @q */
-		r = q;
+	w->ln[l->prev].next = l->next;
+	w->ln[l->next].prev = l->prev;
+	ranks_clear(&w->live, q);
+}
+
+/* Still resident when interval @i begins (the sentinel is not). */
+static bool still_live(const struct sweep *w, uint32_t q, uint32_t i)
+{
+	return w->v[idx_at(w, q)].end > w->v[i].start;
+}
+
+/*
+ * The ranks nearest to rank @r below and above whose intervals are still
+ * resident when interval @i begins, each the sentinel if none; those met
+ * that ended leave.  The greatest member below @r comes from the set;
+ * the list is in rank order, so from it (or the sentinel) the next
+ * member is the least above @r: none lies between.
+ */
+static void neighbours(struct sweep *w, uint32_t r, uint32_t i,
+		       uint32_t *lo, uint32_t *hi)
+{
+	uint32_t q = ranks_below(&w->live, r), x;
+
+	if (q == UINT32_MAX)
+		q = w->nil;
+	while (q != w->nil && !still_live(w, q, i)) {
+		x = w->ln[q].prev;
+		drop(w, q);
+		q = x;
 	}
+	*lo = q;
+	q = w->ln[q].next;
+	while (q != w->nil && !still_live(w, q, i)) {
+		x = w->ln[q].next;
+		drop(w, q);
+		q = x;
+	}
+	*hi = q;
+}
+
+/* Rank @r joins the set and the list, between @lo and @hi. */
+static void join(struct sweep *w, uint32_t r, uint32_t lo, uint32_t hi)
+{
+	w->ln[r] = (struct link){ lo, hi };
+	w->ln[lo].next = r;
+	w->ln[hi].prev = r;
+	ranks_set(&w->live, r);
 }
 
 /* Ranks in offset order: w->key or w->at, and w->rank. */
@@ -499,26 +551,29 @@ static int rank_by_offset(const struct hyper_schedule *s, struct sweep *w,
 static int check_overlap(const struct hyper_schedule *s,
 			 const struct hu_resid *v, uint32_t n, struct hs_err *e)
 {
-	struct sweep w = { .v = v };
+	struct sweep w = { .v = v, .nil = n };
 	int ret = rank_by_offset(s, &w, n);
 
 	if (!ret && ranks_init(&w.live, n ?: 1))
 		ret = -ENOMEM;
+	if (!ret) {
+		w.ln = hu_malloc_huge(((size_t)n + 1) * sizeof(*w.ln));
+		if (!w.ln)
+			ret = -ENOMEM;
+		else
+			w.ln[n] = (struct link){ n, n };	/* empty */
+	}
 	for (uint32_t i = 0; !ret && i < n; i++) {
-		uint32_t r = w.rank[i], q, other = UINT32_MAX;
+		uint32_t r = w.rank[i], lo, hi, other = UINT32_MAX;
 		uint64_t off = off_at(&w, r);
 		char x[300], y[300], where[200];
 
 		/* the live one nearest below, else the one nearest above */
-		q = nearest(&w, r, i, false);
-		if (q != UINT32_MAX &&
-		    off_at(&w, q) + v[idx_at(&w, q)].bytes > off)
-			other = idx_at(&w, q);
-		if (other == UINT32_MAX) {
-			q = nearest(&w, r, i, true);
-			if (q != UINT32_MAX && off + v[i].bytes > off_at(&w, q))
-				other = idx_at(&w, q);
-		}
+		neighbours(&w, r, i, &lo, &hi);
+		if (lo != n && off_at(&w, lo) + v[idx_at(&w, lo)].bytes > off)
+			other = idx_at(&w, lo);
+		else if (hi != n && off + v[i].bytes > off_at(&w, hi))
+			other = idx_at(&w, hi);
 		if (other != UINT32_MAX) {
 			ival_desc(x, sizeof(x), s, &v[other]);
 			ival_desc(y, sizeof(y), s, &v[i]);
@@ -528,9 +583,10 @@ static int check_overlap(const struct hyper_schedule *s,
 			ret = -EBADMSG;
 			break;
 		}
-		ranks_set(&w.live, r);
+		join(&w, r, lo, hi);
 	}
 	ranks_free(&w.live);
+	free(w.ln);
 	free(w.rank);
 	free(w.key);
 	free(w.at);

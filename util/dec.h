@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Unsigned decimal numbers made without stdio: the one digit writer of
- * the JSON writer (util/json.c), the graph's identity
+ * the JSON writer (util/json.h), the graph's identity
  * (include/hyper/graph_id.h) and the generators' names.  A million-
  * operator graph makes millions of them, where printf() parsing a format
  * for each was a visible share of the run.

@@ -7,7 +7,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "util/dec.h"
 #include "util/json.h"
 
 const char *hu_json_type_name(enum json_type t)
@@ -348,17 +347,6 @@ void hu_jbuf_str(struct hu_jbuf *w, const char *s)
 				    (size_t)esc_one((unsigned char)*s++, one, 0));
 	}
 	hu_jbuf_mem(w, "\"", 1);
-}
-
-void hu_jbuf_u64(struct hu_jbuf *w, uint64_t v)
-{
-	unsigned int len = hu_dec_len(v);
-
-	/* written in place, from its known last digit back to its first */
-	if (len > HU_JBUF_SIZE - w->n)
-		hu_jbuf_flush(w);
-	w->n += len;
-	hu_dec_put(w->b + w->n, v);
 }
 
 void hu_jbuf_printf(struct hu_jbuf *w, const char *fmt, ...)

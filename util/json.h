@@ -15,6 +15,8 @@
 
 #include <json-c/json.h>
 
+#include "util/dec.h"
+
 /* @v's type with its article: "an object", "a string", "null". */
 const char *hu_json_a_type(struct json_object *v);
 /* @t's name without one: "object", "non-integer number". */
@@ -158,6 +160,21 @@ static inline void hu_copy_short(char *d, const char *s, size_t len)
 }
 
 /*
+ * @len bytes of @s as they are, where @len is known only at run time
+ * and short (a few dozen bytes: a writer's words made once, a list's
+ * head): hu_copy_short() in place, not a call of memcpy().
+ */
+static inline void hu_jbuf_word(struct hu_jbuf *w, const char *s, size_t len)
+{
+	if (len > HU_JBUF_SIZE - w->n) {
+		hu_jbuf_mem(w, s, len);
+		return;
+	}
+	hu_copy_short(w->b + w->n, s, len);
+	w->n += len;
+}
+
+/*
  * @pre (@pre_len bytes: the ", " before a list's next item),
  * then @s as a JSON string literal, where @len is hu_json_plain_len(@s),
  * not SIZE_MAX: the bytes hu_jbuf_put(@pre) and hu_jbuf_str(@s) write,
@@ -182,8 +199,21 @@ static inline void hu_jbuf_quoted(struct hu_jbuf *w, const char *pre,
 	p[len + 1] = '"';
 	w->n += pre_len + len + 2;
 }
-/* @v in decimal, as printf("%" PRIu64) writes it. */
-void hu_jbuf_u64(struct hu_jbuf *w, uint64_t v);
+/*
+ * @v in decimal, as printf("%" PRIu64) writes it: in place, from its
+ * known last digit back to its first.  Inline: a schedule writes one
+ * number for every tensor, step and arena offset, and the call was a
+ * sixth of each.
+ */
+static inline void hu_jbuf_u64(struct hu_jbuf *w, uint64_t v)
+{
+	unsigned int len = hu_dec_len(v);
+
+	if (len > HU_JBUF_SIZE - w->n)
+		hu_jbuf_flush(w);
+	w->n += len;
+	hu_dec_put(w->b + w->n, v);
+}
 /* Anything else, through vsnprintf(). */
 __attribute__((format(printf, 2, 3)))
 void hu_jbuf_printf(struct hu_jbuf *w, const char *fmt, ...);

@@ -554,6 +554,150 @@ TEST(overlap_long_sweeps_name_the_sweeps_pair)
 	EXPECT_LT(refused, cases - cases / 4);
 }
 
+/*
+ * Two that ended side by side just above a new one, which reaches over
+ * both: the check steps past every ended neighbour, not only the first,
+ * so nothing overlaps.  Interval by interval the same with one still
+ * live: refused, naming it.
+ */
+TEST(overlap_steps_past_every_ended_neighbour)
+{
+	for (int live = 0; live < 2; live++) {
+		uint64_t off[3] = { 64, 128, 0 };
+		struct hyper_tensor_info t[3];
+		const char *id[3] = { "a", "b", "c" };
+		uint32_t d0[2] = { 0, 1 }, d1 = 2;
+		struct hyper_cop det[2] = {
+			{ HYPER_OP_DETACH, 0 }, { HYPER_OP_DETACH, 1 },
+		};
+		struct hyper_step_info st[2] = {
+			{ .op = "s0", .defines = d0, .nr_defines = 2,
+			  .after = det, .nr_after = 2 - live },
+			{ .op = "s1", .defines = &d1, .nr_defines = 1 },
+		};
+		struct hyper_schedule_info info = {
+			.flags = HYPER_SCHED_ARENA, .nr_tensors = 3, .nr_steps = 2,
+			.arena_bytes = 4096,
+		};
+		struct hyper_schedule *s = NULL;
+		char err[512];
+		int ret;
+
+		for (int i = 0; i < 3; i++)
+			t[i] = (struct hyper_tensor_info){
+				.id = id[i], .bytes = i == 2 ? 256 : 64,
+				.kind = HYPER_KIND_ACTIVATION,
+				.home = HYPER_HOME_NONE, .nr_arena_offsets = 1,
+				.arena_offsets = &off[i],
+			};
+		ret = hyper_schedule_new(&info, t, st, &s, err, sizeof(err));
+		hyper_schedule_free(s);
+		if (!live) {
+			EXPECT_EQ(0, ret) TH_LOG("%s", err);
+			continue;
+		}
+		EXPECT_EQ(-EBADMSG, ret);
+		EXPECT_STREQ("arena: tensor \"b\" (arena_offsets[0] = 128, 64 bytes) and tensor \"c\" (arena_offsets[0] = 0, 256 bytes) are resident together from step 1 (s1) on and overlap",
+			     err);
+	}
+}
+
+/*
+ * Sweeps where many are live at once: lives of up to LONGLIFE steps, at
+ * slots of their own (a shuffle), so none overlap but where one interval
+ * is moved next to an earlier one.  The check meets many that ended on
+ * both sides of a new interval and steps past them; the pair named must
+ * be the one long_expect() works out.  A sweep that kept an ended one as
+ * a neighbour, or lost a live one while stepping past the ended, names
+ * another pair, refuses a clean case or misses the moved one.
+ */
+#define LONGLIFE	400
+
+TEST(overlap_many_live_name_the_sweeps_pair)
+{
+	static struct long_case r;
+	static struct hyper_tensor_info t[LONGRUN_N];
+	static struct hyper_step_info st[LONGRUN_N];
+	static uint32_t defs[LONGRUN_N], slot[LONGRUN_N];
+	static struct hyper_cop dets[LONGRUN_N];
+	unsigned int seed = 11, refused = 0, cases = 40;
+
+	for (unsigned int c = 0; c < cases; c++) {
+		uint32_t n = 256 + (uint32_t)rand_r(&seed) % (LONGRUN_N - 256);
+		uint32_t life = c % 2 ? LONGLIFE : 40, k = 1 + c % 3;
+		struct hyper_schedule_info info = {
+			.flags = HYPER_SCHED_ARENA, .nr_tensors = n, .nr_steps = n,
+			.arena_bytes = 64ULL * k * (n + 4),
+		};
+		struct hyper_schedule *s = NULL;
+		uint32_t nx = 0, i, j, ei = 0, ej = 0;
+		bool clash;
+		char err[512], want[512];
+		int ret;
+
+		for (i = 0; i < n; i++)
+			slot[i] = i;
+		for (i = n - 1; i > 0; i--) {
+			j = (uint32_t)rand_r(&seed) % (i + 1);
+			uint32_t x = slot[i];
+
+			slot[i] = slot[j];
+			slot[j] = x;
+		}
+		for (i = 0; i < n; i++) {
+			r.end[i] = i + (uint32_t)rand_r(&seed) % life;
+			if (r.end[i] >= n)
+				r.end[i] = n - 1;
+			r.off[i] = 64ULL * k * slot[i];
+			r.bytes[i] = 64ULL * (1 + (uint32_t)rand_r(&seed) % k);
+			snprintf(r.id[i], sizeof(r.id[i]), "t%u", i);
+		}
+		/* three cases in four: one moved next to an earlier one */
+		if (c % 4) {
+			i = n / 2 + (uint32_t)rand_r(&seed) % (n / 2);
+			j = i - 1 - (uint32_t)rand_r(&seed) % (life < i ? life : i);
+			r.off[i] = r.off[j] + 64ULL * ((uint32_t)rand_r(&seed) % 3);
+			if (r.off[i] >= 64)
+				r.off[i] -= 64;
+		}
+		for (i = 0; i < n; i++)
+			t[i] = (struct hyper_tensor_info){
+				.id = r.id[i], .bytes = r.bytes[i],
+				.kind = HYPER_KIND_ACTIVATION,
+				.home = HYPER_HOME_NONE, .nr_arena_offsets = 1,
+				.arena_offsets = &r.off[i],
+			};
+		/* step i defines tensor i and detaches those whose end it is */
+		for (i = 0; i < n; i++) {
+			defs[i] = i;
+			st[i] = (struct hyper_step_info){
+				.op = "s", .defines = &defs[i], .nr_defines = 1,
+				.after = dets + nx,
+			};
+			for (j = i >= life ? i - life : 0; j <= i; j++)
+				if (r.end[j] == i)
+					dets[nx++] = (struct hyper_cop){ HYPER_OP_DETACH, j };
+			st[i].nr_after = (uint32_t)(dets + nx - st[i].after);
+		}
+		clash = long_expect(&r, n, &ej, &ei);
+		ret = hyper_schedule_new(&info, t, st, &s, err, sizeof(err));
+		hyper_schedule_free(s);
+		if (!clash) {
+			EXPECT_EQ(0, ret) TH_LOG("case %u: %s", c, err);
+			continue;
+		}
+		refused++;
+		ASSERT_EQ(-EBADMSG, ret) TH_LOG("case %u accepted", c);
+		snprintf(want, sizeof(want), "arena: tensor \"t%u\" (arena_offsets[0] = %" PRIu64 ", %" PRIu64 " bytes) and tensor \"t%u\" (arena_offsets[0] = %" PRIu64 ", %" PRIu64 " bytes) are resident together from step %u (s) on and overlap",
+			 ej, r.off[ej], r.bytes[ej], ei, r.off[ei], r.bytes[ei],
+			 ei);
+		EXPECT_STREQ(want, err) TH_LOG("case %u", c);
+	}
+	/* both verdicts are reached */
+	EXPECT_GT(refused, cases / 4);
+	EXPECT_LT(refused, cases - cases / 8);
+}
+
 TEST_F(bad, rejected)
 {
 	struct hyper_schedule *s = (void *)1;

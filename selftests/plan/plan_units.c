@@ -1527,6 +1527,37 @@ TEST(json_plain_len_and_quoted_write_what_the_escaper_writes)
 	jpair_agree(_metadata, &j);
 }
 
+/*
+ * hu_jbuf_word() copies a word in place with hu_copy_short(): every
+ * length from 0 to 48 (one, two and three of its 8-byte steps, their
+ * 4-byte and 1-to-3-byte tails), from every start in a source whose
+ * bytes all differ, must read as fwrite() writes it, also where it fits
+ * the buffer just, by one byte less or more, or not at all.
+ */
+TEST(jbuf_word_writes_each_byte_once)
+{
+	char src[64];
+	struct jpair j;
+
+	for (unsigned int i = 0; i < sizeof(src); i++)
+		src[i] = (char)('!' + i);
+	jpair_open(_metadata, &j);
+	for (size_t len = 0; len <= 48; len++)
+		for (size_t from = 0; from + len <= sizeof(src); from += 7) {
+			hu_jbuf_word(&j.w, src + from, len);
+			fwrite(src + from, 1, len, j.fa);
+			hu_jbuf_put(&j.w, "|");
+			fputc('|', j.fa);
+		}
+	for (size_t len = 0; len <= 48; len++)
+		for (size_t fill = 0; fill <= len + 2; fill++) {
+			pad_to(&j.w, j.fa, fill);
+			hu_jbuf_word(&j.w, src + 3, len);
+			fwrite(src + 3, 1, len, j.fa);
+		}
+	jpair_agree(_metadata, &j);
+}
+
 /* Pads @w (and @f alike) with dots until @fill bytes of it are free. */
 static void pad_to(struct hu_jbuf *w, FILE *f, size_t fill)
 {
