@@ -73,9 +73,16 @@ static int prepare(struct hyper_plan_graph *g, const struct profile *p,
 			/* fails with the graph as it was: the caller may fix
 			 * it, or free memory, and plan again */
 			ret = hyper_plan__prepare(&g->j, p, false, e);
-			if (!ret)
+			if (!ret) {
+				/*
+				 * frozen from here on (graph_api.c) and
+				 * planned by index: its id maps would only
+				 * hold memory
+				 */
+				hyper_plan__graph_drop_ids(&g->j.g);
 				__atomic_store_n(&g->prepared, true,
 						 __ATOMIC_RELEASE);
+			}
 		}
 		pthread_mutex_unlock(&g->lock);
 		if (ret)

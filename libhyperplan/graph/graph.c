@@ -109,6 +109,36 @@ void hyper_plan__graph_reset(struct graph *g)
 	g->name = name;
 }
 
+void hyper_plan__graph_drop_ids(struct graph *g)
+{
+	hyper_plan__idmap_free(&g->tmap);
+	hyper_plan__idmap_free(&g->omap);
+	g->ids_dropped = true;
+}
+
+/*
+ * The maps hyper_plan__graph_drop_ids() freed, built again before an add
+ * (ids are distinct: every add succeeds unless memory runs out).  On
+ * -ENOMEM they stay dropped, and @g as it was.  Called only when they
+ * were dropped.
+ */
+static int ids_back(struct graph *g)
+{
+	uint32_t dup, i;
+
+	for (i = 0; i < g->nt; i++)
+		if (hyper_plan__idmap_add(&g->tmap, g->t[i].id, i, &dup))
+			goto fail;
+	for (i = 0; i < g->nop; i++)
+		if (hyper_plan__idmap_add(&g->omap, g->op[i].id, i, &dup))
+			goto fail;
+	g->ids_dropped = false;
+	return 0;
+fail:
+	hyper_plan__graph_drop_ids(g);
+	return -ENOMEM;
+}
+
 /* Length of the UTF-8 sequence at @s, or 0 if it is not well formed. */
 static size_t utf8_seq(const unsigned char *s)
 {
@@ -179,7 +209,8 @@ uint32_t hyper_plan__graph_add_tensor(struct graph *g, const char *id, uint64_t 
 			g->nt, id);
 		return NONE;
 	}
-	if (hyper_plan__grow(&g->mem, &g->t, &g->cap_t, g->nt, sizeof(*g->t)))
+	if ((g->ids_dropped && ids_back(g)) ||
+	    hyper_plan__grow(&g->mem, &g->t, &g->cap_t, g->nt, sizeof(*g->t)))
 		return no_mem(g, "tensor", g->nt, id, e);
 	t = &g->t[g->nt];
 	t->id = arena_dup(&g->strs, &g->mem, id);
@@ -200,8 +231,22 @@ uint32_t hyper_plan__graph_add_tensor(struct graph *g, const char *id, uint64_t 
 	return g->nt++;
 }
 
+/* Out of line: the generator's look-ups keep their tail call to the map. */
+static __attribute__((noinline)) uint32_t tensor_scan(const struct graph *g,
+						      const char *id)
+{
+	uint32_t i;
+
+	for (i = 0; i < g->nt; i++)
+		if (!strcmp(g->t[i].id, id))
+			return i;
+	return NONE;
+}
+
 uint32_t hyper_plan__graph_tensor(const struct graph *g, const char *id)
 {
+	if (g->ids_dropped)
+		return tensor_scan(g, id);
 	return hyper_plan__idmap_find(&g->tmap, id);
 }
 
@@ -246,7 +291,9 @@ uint32_t hyper_plan__graph_add_op(struct graph *g, const char *id, uint64_t comp
 		hyper_plan__errf(e, "op \"%s\": too many operators", id);
 		return NONE;
 	}
-	if (hyper_plan__grow(&g->mem, &g->op, &g->cap_op, g->nop, sizeof(*g->op)) ||
+	if ((g->ids_dropped && ids_back(g)) ||
+	    hyper_plan__grow(&g->mem, &g->op, &g->cap_op, g->nop,
+			     sizeof(*g->op)) ||
 	    hyper_plan__grow(&g->mem, &g->refs, &g->cap_refs, g->nrefs + n_in + n_out,
 		    sizeof(*g->refs)))
 		return no_mem(g, "op", g->nop, id, e);

@@ -62,6 +62,7 @@ struct graph {
 	uint32_t *refs;
 	size_t nrefs, cap_refs;
 	struct idmap tmap, omap;
+	bool ids_dropped;	/* hyper_plan__graph_drop_ids() freed them */
 	/* The profile the ops' compute_ns are for; "": not said. */
 	char timed_on[32];
 	struct str_arena strs;
@@ -88,6 +89,14 @@ uint32_t hyper_plan__graph_add_op(struct graph *g, const char *id, uint64_t comp
 		      const uint32_t *out, uint32_t n_out,
 		      const struct gemm *gemm, struct hp_err *e);
 uint32_t hyper_plan__graph_tensor(const struct graph *g, const char *id);
+/*
+ * Frees @g's id maps (two hash tables, 34 MB at a million operators),
+ * for a caller that looks no id up once the graph is prepared (the API's
+ * frozen graphs, hyper-plan): the search, the layout and the checks then
+ * have the memory.  A look-up still answers (by a scan); adding to @g
+ * builds the maps again first.
+ */
+void hyper_plan__graph_drop_ids(struct graph *g);
 
 static inline const uint32_t *op_in(const struct graph *g, const struct op *o)
 {

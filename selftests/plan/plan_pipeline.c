@@ -167,7 +167,11 @@ TEST(search_loop_runs_its_passes_through_the_driver)
 	EXPECT_EQ(g->j.lf.peak0, r.sim.peak);
 	EXPECT_EQ(r.sim.peak, r.s.pred.peak);
 	EXPECT_EQ(0, r.s.arena);
+	/* the probe ran in the memo's buffers; the layout hands them back */
+	EXPECT_NE(NULL, pb.memo->sim.end);
 	ASSERT_EQ(0, hyper_plan__layout(&pb, &r, 0, &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(NULL, pb.memo->sim.end);
+	EXPECT_EQ(NULL, pb.memo->sim.busy);
 	EXPECT_GE(r.s.arena, r.s.res_peak);
 	EXPECT_EQ(g->j.lf.peak0, r.s.res_peak);
 	/* a budget below the peak breaks the simulation: a failed probe */
@@ -175,6 +179,7 @@ TEST(search_loop_runs_its_passes_through_the_driver)
 	ASSERT_EQ(0, hyper_plan__probe(&pb, pb.lf, NULL, 0, g->j.lf.peak0 / 2,
 				       false, &r, &e));
 	EXPECT_FALSE(r.ok);
+	EXPECT_NE(NULL, pb.memo->sim.end);
 	hyper_plan__result_free(&r);
 
 	pp = (struct hyper_plan__pipe){

@@ -989,6 +989,50 @@ TEST(graph_round_trip_plans_the_same)
  * time; what it does not follow is parsed in one piece, with the same
  * result.
  */
+/*
+ * A prepared graph's id maps are freed (hyper_plan__graph_drop_ids()):
+ * a look-up still finds every id, an add still refuses a duplicate (the
+ * maps are built again first), and an add that runs out of memory
+ * building them leaves the graph as it was.
+ */
+TEST(graph_ids_dropped_still_answer)
+{
+	struct graph g;
+	struct hp_err e;
+	uint32_t v;
+
+	two_ops(&g, 1000);
+	hyper_plan__graph_drop_ids(&g);
+	ASSERT_EQ(NULL, g.tmap.slot);
+	ASSERT_EQ(NULL, g.omap.slot);
+	EXPECT_EQ(0, hyper_plan__graph_tensor(&g, "w"));
+	EXPECT_EQ(2, hyper_plan__graph_tensor(&g, "y"));
+	EXPECT_EQ(NONE, hyper_plan__graph_tensor(&g, "v"));
+	/* the first allocation building the maps again fails */
+	g.mem.fail_at = g.mem.nr + 1;
+	EXPECT_EQ(NONE, hyper_plan__graph_add_tensor(&g, "v", 1000,
+			HYPER_KIND_ACTIVATION, 0, &e));
+	EXPECT_EQ(3, g.nt);
+	EXPECT_TRUE(g.ids_dropped);
+	EXPECT_EQ(1, hyper_plan__graph_tensor(&g, "x"));
+	g.mem.failed = false;
+	EXPECT_EQ(NONE, hyper_plan__graph_add_tensor(&g, "x", 1000,
+			HYPER_KIND_ACTIVATION, 0, &e));
+	EXPECT_NE(NULL, strstr(e.msg, "duplicate id \"x\""));
+	EXPECT_FALSE(g.ids_dropped);
+	hyper_plan__graph_drop_ids(&g);
+	EXPECT_EQ(NONE, hyper_plan__graph_add_op(&g, "b", 1, NULL, 0,
+			(uint32_t[]){ 2 }, 1, NULL, &e));
+	EXPECT_NE(NULL, strstr(e.msg, "duplicate id \"b\""));
+	v = hyper_plan__graph_add_tensor(&g, "v", 1000, HYPER_KIND_ACTIVATION,
+					 0, &e);
+	EXPECT_EQ(3, v);
+	EXPECT_EQ(3, hyper_plan__graph_tensor(&g, "v"));
+	EXPECT_EQ(2, hyper_plan__graph_add_op(&g, "c", 1, &v, 1, NULL, 0,
+					      NULL, &e));
+	hyper_plan__graph_free(&g);
+}
+
 TEST(graph_json_split)
 {
 	static const char *const whole[] = {

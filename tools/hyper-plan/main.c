@@ -185,6 +185,8 @@ static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 			       c->policy);
 	if (hyper_plan__job_prepare(j, c->no_reorder, e))
 		return -1;
+	/* nothing looks an id up from here on: the maps' memory goes back */
+	hyper_plan__graph_drop_ids(&j->g);
 	hyper_plan__job_problem(j, &pb, &gl, &j->g.mem);
 	/* the planner's floor runs each baseline its own row runs again */
 	j->memo.rows = all;
