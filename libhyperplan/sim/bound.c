@@ -212,9 +212,9 @@ static size_t tri(uint32_t x, uint32_t y)
  * the read), d at (the last instant at or before the release, x);
  * windows() adds them up along the window.  The instants where a gap can
  * leave are one run (miss_run()), so each run goes in as a difference,
- * its bytes where it starts and less them where it ends, and sums() adds
- * them up.  The bytes are whole numbers far below 2^53: every sum is
- * exact, whatever its order.
+ * its bytes where it starts and less them where it ends, and
+ * tables_floor() and windows() add them up.  The bytes are whole numbers
+ * far below 2^53: every sum is exact, whatever its order.
  */
 static void entries(struct bnd *b, double *diag)
 {
@@ -281,33 +281,6 @@ static void entries(struct bnd *b, double *diag)
 	}
 }
 
-/*
- * The differences of entries() summed: pinned along the instants, h
- * along x within each y, d along y within each x, then the cells
- * (x - 1, x) of @diag into d.
- */
-static void sums(struct bnd *b, double *diag)
-{
-	uint32_t x, y, ng = b->ng;
-	double *row, *prev;
-
-	for (x = 1; x < ng; x++) {
-		b->pinned[x] += b->pinned[x - 1];
-		diag[x] += diag[x - 1];
-	}
-	for (y = 2; y < ng; y++) {
-		row = &b->h[tri(0, y)];
-		for (x = 1; x < y; x++)
-			row[x] += row[x - 1];
-		row = &b->d[tri(0, y)];
-		prev = &b->d[tri(0, y - 1)];
-		for (x = 0; x + 1 < y; x++)
-			row[x] += prev[x];
-	}
-	for (x = 1; x < ng; x++)
-		b->d[tri(x - 1, x)] += diag[x];
-}
-
 /* What stays at instant g whatever the window: its operator's working set
  * and the pinned tensors. */
 static double stay(const struct bnd *b, uint32_t g)
@@ -320,26 +293,57 @@ static double stay(const struct bnd *b, uint32_t g)
  * h at (x, y): what must stay at x if nothing read by instant y may
  * leave; d at (x, y): what must stay at y if nothing written after
  * instant x may have left (its store could only run inside the window).
- * The window grows one instant at a time, adding what entries() counted
- * where it first must move: h from x on along y (@near holds each x's
- * sum so far), d from y back along x.
+ * entries() counted each where the window first must move it, as
+ * differences: row by row, h is summed along x and d along y (from the
+ * row before as summed, kept in @prev, its cell (y - 1, y) without
+ * @diag, which goes to that cell alone), then the window grows one
+ * instant at a time: h from x on along y (@near holds each x's sum so
+ * far), d from y back along x.  One pass over the rows, not two (summing
+ * every row first): whole bytes, exact in any order.  Each run of RUN_X
+ * cells of a row is done at once, for its most in h or d (most[], for
+ * forced_stall()).  @st: stay() at each instant.
  */
-static void windows(struct bnd *b, double *near)
+static void windows(struct bnd *b, const double *diag, const double *st,
+		    double *near, double *prev)
 {
-	uint32_t x, y, ng = b->ng;
-	double *row, sum, st;
+	uint32_t x, xs, xe, y, r, ng = b->ng;
+	double *rh, *rd, *most, s, sum, top;
 
 	for (y = 1; y < ng; y++) {
-		row = &b->h[tri(0, y)];
-		for (x = 0; x < y; x++) {
-			near[x] += row[x];
-			row[x] = stay(b, x) + near[x];
+		rh = &b->h[tri(0, y)];
+		rd = &b->d[tri(0, y)];
+		most = &b->most[(size_t)y * b->nrun];
+		for (r = 0, s = 0; r * RUN_X < y; r++) {
+			xs = r * RUN_X;
+			xe = xs + RUN_X < y ? xs + RUN_X : y;
+			for (x = xs, top = 0; x < xe; x++) {
+				s = x ? rh[x] + s : rh[x];
+				near[x] += s;
+				rh[x] = st[x] + near[x];
+				if (rh[x] > top)
+					top = rh[x];
+			}
+			most[r] = top;
 		}
-		row = &b->d[tri(0, y)];
-		st = stay(b, y);
-		for (x = y, sum = 0; x-- > 0; ) {
-			sum += row[x];
-			row[x] = st + sum;
+		prev[y - 1] = rd[y - 1];
+		sum = 0;
+		s = rd[y - 1] + diag[y];
+		for (x = y, r = (y - 1) / RUN_X; ; r--) {
+			xs = r * RUN_X;
+			for (top = most[r]; x-- > xs; ) {
+				if (x + 1 < y) {
+					s = rd[x] + prev[x];
+					prev[x] = s;
+				}
+				sum += s;
+				rd[x] = st[y] + sum;
+				if (rd[x] > top)
+					top = rd[x];
+			}
+			most[r] = top;
+			if (!r)
+				break;
+			x = xs;
 		}
 	}
 }
@@ -622,13 +626,13 @@ struct avg {
 	struct tens tn;
 	struct gapv *gv;
 	size_t ngap;
-	uint8_t *upto;		/* [k]: coarse instants at step k or before */
-	double *wsint;		/* [k]: the working sets' integral to step k */
+	uint8_t *upto;		/* [k]: coarse instants up to step k */
+	double *wsint;		/* [k]: working sets' integral to k */
 	struct knap k;
 	uint32_t *near;		/* one start's gaps */
 	uint8_t *built;		/* [x]: start x's levels are in lev[] */
-	double *ub;		/* [x * SPAN_A + y - x - 1]: at or above every
-				 * level of the window */
+	double *ub;		/* [x * SPAN_A + y - x - 1]: at or above
+				 * every level of the window */
 };
 
 /*
@@ -767,8 +771,10 @@ static int avg_prepare(struct bnd *b)
 	av = b->av = hyper_plan__calloc(b->mem, 1, sizeof(*av));
 	if (!av)
 		return -ENOMEM;
-	av->tn.bytes = hyper_plan__array(b->mem, lf->g->nt, sizeof(*av->tn.bytes));
-	av->tn.fetch = hyper_plan__array(b->mem, lf->g->nt, sizeof(*av->tn.fetch));
+	av->tn.bytes = hyper_plan__array(b->mem, lf->g->nt,
+					 sizeof(*av->tn.bytes));
+	av->tn.fetch = hyper_plan__array(b->mem, lf->g->nt,
+					 sizeof(*av->tn.fetch));
 	av->tn.pin = hyper_plan__array(b->mem, lf->g->nt, sizeof(*av->tn.pin));
 	if (b->mem->failed)
 		return -ENOMEM;
@@ -792,15 +798,19 @@ static int avg_prepare(struct bnd *b)
 				y++;
 		}
 	}
-	av->upto = hyper_plan__array(b->mem, (size_t)lf->n + 1, sizeof(*av->upto));
-	b->lev = hyper_plan__calloc(b->mem, (size_t)b->ncg * SPAN_A * NLEV, sizeof(double));
-	av->wsint = hyper_plan__array(b->mem, (size_t)lf->n + 1, sizeof(*av->wsint));
+	av->upto = hyper_plan__array(b->mem, (size_t)lf->n + 1,
+				     sizeof(*av->upto));
+	b->lev = hyper_plan__calloc(b->mem, (size_t)b->ncg * SPAN_A * NLEV,
+				    sizeof(double));
+	av->wsint = hyper_plan__array(b->mem, (size_t)lf->n + 1,
+				      sizeof(*av->wsint));
 	av->k.slot = hyper_plan__array(b->mem, NBUCK, sizeof(*av->k.slot));
 	av->k.used = hyper_plan__array(b->mem, NBUCK, sizeof(*av->k.used));
 	av->k.list = hyper_plan__array(b->mem, NBUCK, sizeof(*av->k.list));
 	av->near = hyper_plan__array(b->mem, av->ngap, sizeof(*av->near));
 	av->built = hyper_plan__calloc(b->mem, b->ncg, sizeof(*av->built));
-	av->ub = hyper_plan__array(b->mem, (size_t)b->ncg * SPAN_A, sizeof(*av->ub));
+	av->ub = hyper_plan__array(b->mem, (size_t)b->ncg * SPAN_A,
+				   sizeof(*av->ub));
 	if (b->mem->failed)
 		return -ENOMEM;
 	for (i = 0; i < NBUCK; i++)
@@ -873,39 +883,11 @@ static double need(double must, double budget, double bps, double dt)
 }
 
 /*
- * most[] for forced_stall(): each row's cells in runs of RUN_X starts,
- * the most any of them holds in h or d.  0, or -ENOMEM.
- */
-static int runs_most(struct bnd *b)
-{
-	uint32_t x, y, r;
-
-	b->nrun = (b->ng + RUN_X - 1) / RUN_X;
-	b->most = hyper_plan__calloc(b->mem, (size_t)b->ng * b->nrun,
-				     sizeof(*b->most));
-	if (!b->most)
-		return -ENOMEM;
-	for (y = 1; y < b->ng; y++) {
-		const double *rh = &b->h[tri(0, y)], *rd = &b->d[tri(0, y)];
-		double *m = &b->most[(size_t)y * b->nrun];
-
-		for (x = 0; x < y; x++) {
-			r = x / RUN_X;
-			if (rh[x] > m[r])
-				m[r] = rh[x];
-			if (rd[x] > m[r])
-				m[r] = rd[x];
-		}
-	}
-	return 0;
-}
-
-/*
  * The most stall any set of disjoint windows forces at this budget, or
  * some stall over the slack as soon as there is one (the bound asks no
  * more).  A window whose bytes are within the budget forces none, and
  * best[] never falls, so it is passed over, and so is a run of them
- * (runs_most()): most cells are within it near the bound.  So is an
+ * (most[], windows()): most cells are within it near the bound.  So is an
  * averaged window whose levels are all within it (avg_bounds()), and a
  * start's are built when one of its windows is not.  0 with @mem failed.
  */
@@ -958,7 +940,7 @@ static double forced_stall(struct bnd *b, const struct profile *p,
 }
 
 /*
- * The grid, pinned[] and the differences of h and d summed, into @b (on
+ * The grid, pinned[] and the differences of h and d, into @b (on
  * failure, what was built stays there for bnd_free()); *@lo rises to
  * what stays at any budget.
  */
@@ -977,7 +959,10 @@ static int tables_floor(struct bnd *b, double *lo)
 	entries(b, b->best);
 	free(b->after);
 	b->after = NULL;
-	sums(b, b->best);
+	for (g = 1; g < b->ng; g++) {
+		b->pinned[g] += b->pinned[g - 1];
+		b->best[g] += b->best[g - 1];
+	}
 	/* what cannot leave in time stays at any budget */
 	for (g = 0; g < b->ng; g++)
 		if (stay(b, g) > *lo)
@@ -985,19 +970,36 @@ static int tables_floor(struct bnd *b, double *lo)
 	return 0;
 }
 
-/* The windows of h and d from tables_floor()'s sums. */
-static void tables_windows(struct bnd *b)
+/*
+ * The windows of h and d from tables_floor()'s differences (its diagonal
+ * ones summed in best[]), and most[].  0, or -ENOMEM.
+ */
+static int tables_windows(struct bnd *b)
 {
-	memset(b->best, 0, b->ng * sizeof(*b->best));
-	windows(b, b->best);
+	uint32_t ng = b->ng, x;
+	double *near, *st;
+
+	b->nrun = (ng + RUN_X - 1) / RUN_X;
+	b->most = hyper_plan__calloc(b->mem, (size_t)ng * b->nrun,
+				     sizeof(*b->most));
+	near = hyper_plan__calloc(b->mem, 3 * (size_t)ng, sizeof(*near));
+	if (!b->most || !near) {
+		free(near);
+		return -ENOMEM;
+	}
+	st = near + 2 * (size_t)ng;
+	for (x = 0; x < ng; x++)
+		st[x] = stay(b, x);
+	windows(b, b->best, st, near, near + ng);
+	free(near);
+	return 0;
 }
 
 /* Everything the bisection reads, as tables_floor() says. */
 static int tables(struct bnd *b, double *lo)
 {
-	if (tables_floor(b, lo))
+	if (tables_floor(b, lo) || tables_windows(b))
 		return -ENOMEM;
-	tables_windows(b);
 	return averaged(b);
 }
 
@@ -1055,8 +1057,7 @@ static uint64_t bound_below(struct bnd *b, uint64_t cap)
 		return 0;
 	if ((uint64_t)lo >= cap)
 		return cap;
-	tables_windows(b);
-	if (runs_most(b))
+	if (tables_windows(b))
 		return 0;
 	if (hi < lo)
 		hi = lo;
@@ -1121,11 +1122,8 @@ int hyper_plan__bound_stalls(const struct life *lf, const struct profile *p,
 	b.slack = max_slow * lf->t0[lf->n];
 	lo = hyper_plan__life_floor(lf, NULL);
 	/* the averaged windows as the bisection builds them, start by start */
-	ret = tables_floor(&b, &lo) ? -ENOMEM : 0;
-	if (!ret) {
-		tables_windows(&b);
-		ret = runs_most(&b) || avg_prepare(&b) ? -ENOMEM : 0;
-	}
+	ret = tables_floor(&b, &lo) || tables_windows(&b) ||
+	      avg_prepare(&b) ? -ENOMEM : 0;
 	for (size_t i = 0; !ret && i < n; i++) {
 		stall[i] = forced_stall(&b, p, budget[i], b.best);
 		ret = mem->failed ? -ENOMEM : 0;

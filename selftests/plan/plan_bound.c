@@ -415,7 +415,8 @@ static void ref_averaged(struct __test_metadata *_metadata, struct ref *r)
 					if (e > top[u])
 						top[u] = e;
 				}
-			r->kept[(size_t)x * bt->span + y - x - 1] = held - saved;
+			r->kept[(size_t)x * bt->span + y - x - 1] =
+				held - saved;
 			qsort(used, nused, sizeof(*used), ref_desc);
 			lev = &r->lev[((size_t)x * bt->span + y - x - 1) *
 				      bt->nlev];
