@@ -29,6 +29,7 @@
  * Documentation/planner.md ("The lower bound") has the whole argument.
  */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,7 @@ struct bnd {
 	int32_t *coarse;	/* grid instant → its index in cg[], or -1 */
 	uint32_t *cg, ncg;	/* coarse instants, as grid indices */
 	double *lev;		/* [(x * SPAN_A + y - x - 1) * NLEV + l] */
+	struct avg *av;		/* what builds them, start by start */
 	double slack;
 };
 
@@ -210,9 +212,9 @@ static size_t tri(uint32_t x, uint32_t y)
  * the read), d at (the last instant at or before the release, x);
  * windows() adds them up along the window.  The instants where a gap can
  * leave are one run (miss_run()), so each run goes in as a difference,
- * its bytes where it starts and less them where it ends, and sums() adds
- * them up.  The bytes are whole numbers far below 2^53: every sum is
- * exact, whatever its order.
+ * its bytes where it starts and less them where it ends, and
+ * tables_floor() and windows() add them up.  The bytes are whole numbers
+ * far below 2^53: every sum is exact, whatever its order.
  */
 static void entries(struct bnd *b, double *diag)
 {
@@ -279,33 +281,6 @@ static void entries(struct bnd *b, double *diag)
 	}
 }
 
-/*
- * The differences of entries() summed: pinned along the instants, h
- * along x within each y, d along y within each x, then the cells
- * (x - 1, x) of @diag into d.
- */
-static void sums(struct bnd *b, double *diag)
-{
-	uint32_t x, y, ng = b->ng;
-	double *row, *prev;
-
-	for (x = 1; x < ng; x++) {
-		b->pinned[x] += b->pinned[x - 1];
-		diag[x] += diag[x - 1];
-	}
-	for (y = 2; y < ng; y++) {
-		row = &b->h[tri(0, y)];
-		for (x = 1; x < y; x++)
-			row[x] += row[x - 1];
-		row = &b->d[tri(0, y)];
-		prev = &b->d[tri(0, y - 1)];
-		for (x = 0; x + 1 < y; x++)
-			row[x] += prev[x];
-	}
-	for (x = 1; x < ng; x++)
-		b->d[tri(x - 1, x)] += diag[x];
-}
-
 /* What stays at instant g whatever the window: its operator's working set
  * and the pinned tensors. */
 static double stay(const struct bnd *b, uint32_t g)
@@ -318,26 +293,57 @@ static double stay(const struct bnd *b, uint32_t g)
  * h at (x, y): what must stay at x if nothing read by instant y may
  * leave; d at (x, y): what must stay at y if nothing written after
  * instant x may have left (its store could only run inside the window).
- * The window grows one instant at a time, adding what entries() counted
- * where it first must move: h from x on along y (@near holds each x's
- * sum so far), d from y back along x.
+ * entries() counted each where the window first must move it, as
+ * differences: row by row, h is summed along x and d along y (from the
+ * row before as summed, kept in @prev, its cell (y - 1, y) without
+ * @diag, which goes to that cell alone), then the window grows one
+ * instant at a time: h from x on along y (@near holds each x's sum so
+ * far), d from y back along x.  One pass over the rows, not two (summing
+ * every row first): whole bytes, exact in any order.  Each run of RUN_X
+ * cells of a row is done at once, for its most in h or d (most[], for
+ * forced_stall()).  @st: stay() at each instant.
  */
-static void windows(struct bnd *b, double *near)
+static void windows(struct bnd *b, const double *diag, const double *st,
+		    double *near, double *prev)
 {
-	uint32_t x, y, ng = b->ng;
-	double *row, sum, st;
+	uint32_t x, xs, xe, y, r, ng = b->ng;
+	double *rh, *rd, *most, s, sum, top;
 
 	for (y = 1; y < ng; y++) {
-		row = &b->h[tri(0, y)];
-		for (x = 0; x < y; x++) {
-			near[x] += row[x];
-			row[x] = stay(b, x) + near[x];
+		rh = &b->h[tri(0, y)];
+		rd = &b->d[tri(0, y)];
+		most = &b->most[(size_t)y * b->nrun];
+		for (r = 0, s = 0; r * RUN_X < y; r++) {
+			xs = r * RUN_X;
+			xe = xs + RUN_X < y ? xs + RUN_X : y;
+			for (x = xs, top = 0; x < xe; x++) {
+				s = x ? rh[x] + s : rh[x];
+				near[x] += s;
+				rh[x] = st[x] + near[x];
+				if (rh[x] > top)
+					top = rh[x];
+			}
+			most[r] = top;
 		}
-		row = &b->d[tri(0, y)];
-		st = stay(b, y);
-		for (x = y, sum = 0; x-- > 0; ) {
-			sum += row[x];
-			row[x] = st + sum;
+		prev[y - 1] = rd[y - 1];
+		sum = 0;
+		s = rd[y - 1] + diag[y];
+		for (x = y, r = (y - 1) / RUN_X; ; r--) {
+			xs = r * RUN_X;
+			for (top = most[r]; x-- > xs; ) {
+				if (x + 1 < y) {
+					s = rd[x] + prev[x];
+					prev[x] = s;
+				}
+				sum += s;
+				rd[x] = st[y] + sum;
+				if (rd[x] > top)
+					top = rd[x];
+			}
+			most[r] = top;
+			if (!r)
+				break;
+			x = xs;
 		}
 	}
 }
@@ -611,36 +617,177 @@ static int gap_windows(const struct bnd *b, struct knap *k,
 	return 0;
 }
 
-static int averaged(struct bnd *b, const struct profile *p)
+/*
+ * What the averaged windows are built from, kept while the bisection may
+ * still ask for a start's windows: most are never asked for
+ * (avg_bounds()).
+ */
+struct avg {
+	struct tens tn;
+	struct gapv *gv;
+	size_t ngap;
+	uint8_t *upto;		/* [k]: coarse instants up to step k */
+	double *wsint;		/* [k]: working sets' integral to k */
+	struct knap k;
+	uint32_t *near;		/* one start's gaps */
+	uint8_t *built;		/* [x]: start x's levels are in lev[] */
+	double *ub;		/* [x * SPAN_A + y - x - 1]: at or above
+				 * every level of the window */
+};
+
+/*
+ * The averaged windows from coarse instant @x, each at every level, into
+ * lev[].  Each start's are built alone, from the same inputs in the same
+ * order whichever starts come before it.  0, or -ENOMEM (the knapsack is
+ * then left mid-way: the bound is given up).
+ */
+static int avg_start(struct bnd *b, uint32_t x)
+{
+	struct avg *av = b->av;
+	const double *t0 = b->lf->t0;
+	double held[SPAN_A], saved[SPAN_A], tsy[SPAN_A];
+	uint32_t y, ymax, sx, sy[SPAN_A], ny, nn;
+	size_t i;
+
+	sx = b->step[b->cg[x]];
+	ymax = x + SPAN_A < b->ncg - 1 ? x + SPAN_A : b->ncg - 1;
+	ny = ymax - x;
+	for (y = 0; y < ny; y++) {
+		sy[y] = b->step[b->cg[x + 1 + y]];
+		tsy[y] = t0[sy[y]];
+		held[y] = av->wsint[sy[y]] - av->wsint[sx];
+		saved[y] = 0;
+	}
+	for (i = 0, nn = 0; i < av->ngap; i++)
+		if (av->gv[i].a1 < sy[ny - 1] && av->gv[i].j > sx)
+			av->near[nn++] = (uint32_t)i;
+	for (i = 0; i < nn; i++)
+		if (gap_windows(b, &av->k, &av->tn, &av->gv[av->near[i]],
+				av->upto, x + 1, sx, tsy, ny, held, saved))
+			return -ENOMEM;
+	knap_windows(b, &av->k, sx, sy, ny, held, saved,
+		     &b->lev[(size_t)x * SPAN_A * NLEV]);
+	av->built[x] = 1;
+	return 0;
+}
+
+/*
+ * ub[] for each averaged window: a level is at most (held - saved) / dt,
+ * the knapsack's savings and the stall only lower it (each is a
+ * non-negative term taken off, or added to the divisor, and rounding is
+ * monotone).  held - saved is what the window holds of the working sets,
+ * of the pinned gaps, and of the gaps read inside it that cannot go for
+ * free: the others are saved whole.  That is, per window,
+ *  - the integral of the working sets and of the pinned gaps' bytes (a
+ *    running sum of whole bytes, exact) between its ends, and
+ *  - for each gap read inside it, its bytes times its length from the
+ *    window's start or its own, whichever is later: the same for every
+ *    window from that start that ends after the read, so added once per
+ *    start and coarse instant and summed along the ends.
+ * These sums differ from the levels' own (other terms, other order) by
+ * rounding alone: each is at most n + gaps + 8 terms, all within the
+ * run's total of bytes x time, so the error is under mu, added.  A
+ * window whose bound is within the budget forces no stall and is not
+ * built.  0, or -ENOMEM.
+ */
+static int avg_bounds(struct bnd *b)
 {
 	const struct life *lf = b->lf;
 	const double *t0 = lf->t0;
-	double T = t0[lf->n], *wsint, held[SPAN_A], saved[SPAN_A], tsy[SPAN_A];
-	struct knap k = { 0 };
-	uint32_t x, y, ymax, sx, sy[SPAN_A], ny, *near, nn;
-	size_t ngap, i;
-	struct tens tn = { 0 };
-	struct gapv *gv = NULL;
-	uint8_t *upto = NULL;
-	int ret = -ENOMEM;
+	struct avg *av = b->av;
+	double tc[GRID_A + 2], lint[GRID_A + 2], acc = 0, total, mu, tj, dt;
+	double (*gr)[GRID_A + 2];	/* [Y][x]: read before coarse Y */
+	uint32_t ncg = b->ncg, x, y, xe;
+	int64_t *pd, live = 0;
+	size_t i, k;
 
-	wsint = NULL;
-	near = NULL;
-	tn.bytes = hyper_plan__array(b->mem, lf->g->nt, sizeof(*tn.bytes));
-	tn.fetch = hyper_plan__array(b->mem, lf->g->nt, sizeof(*tn.fetch));
-	tn.pin = hyper_plan__array(b->mem, lf->g->nt, sizeof(*tn.pin));
-	if (b->mem->failed)
-		goto out;
-	for (i = 0; i < lf->g->nt; i++) {
-		tn.bytes[i] = (double)lf->g->t[i].bytes;
-		tn.fetch[i] = h2d_ns(p, tn.bytes[i]);
-		tn.pin[i] = lf->g->t[i].flags & TF_PIN;
+	pd = hyper_plan__calloc(b->mem, (size_t)lf->n + 1, sizeof(*pd));
+	gr = hyper_plan__calloc(b->mem, GRID_A + 2, sizeof(*gr));
+	if (!pd || !gr) {
+		free(pd);
+		free(gr);
+		return -ENOMEM;
 	}
-	gv = all_gaps(lf, &tn, &ngap, b->mem);
+	for (x = 0; x < ncg; x++)
+		tc[x] = t0[b->step[b->cg[x]]];
+	total = av->wsint[lf->n];
+	for (i = 0; i < av->ngap; i++) {
+		const struct gapv *v = &av->gv[i];
+		double bytes = av->tn.bytes[v->t];
+
+		tj = t0[v->j];
+		total += bytes * (tj - t0[v->a1]);
+		if (av->tn.pin[v->t]) {
+			pd[v->a1] += (int64_t)lf->g->t[v->t].bytes;
+			pd[v->j] -= (int64_t)lf->g->t[v->t].bytes;
+			continue;
+		}
+		if (v->j >= lf->n || av->tn.fetch[v->t] <= 0)
+			continue;
+		/* the starts before its read, the ends after it */
+		xe = av->upto[v->j - 1];
+		for (x = 0; x < xe; x++)
+			gr[av->upto[v->j]][x] += bytes *
+				(tj - (tc[x] > t0[v->a1] ? tc[x] : t0[v->a1]));
+	}
+	for (k = 0, x = 0; k <= lf->n; k++) {
+		live += pd[k];
+		while (x < ncg && b->step[b->cg[x]] == k)
+			lint[x++] = acc;
+		if (k < lf->n)
+			acc += (double)((uint64_t)live + lf->ws[k]) *
+			       (t0[k + 1] - t0[k]);
+	}
+	free(pd);
+	for (y = 1; y < ncg; y++)
+		for (x = 0; x < ncg; x++)
+			gr[y][x] += gr[y - 1][x];
+	mu = 64.0 * (double)(lf->n + av->ngap + 8) * DBL_EPSILON * total;
+	for (x = 0; x + 1 < ncg; x++)
+		for (y = x + 1; y <= x + SPAN_A && y < ncg; y++) {
+			dt = tc[y] - tc[x];
+			av->ub[(size_t)x * SPAN_A + y - x - 1] = dt > 0 ?
+				(lint[y] - lint[x] + gr[y][x] + mu) / dt :
+				INFINITY;
+		}
+	free(gr);
+	return 0;
+}
+
+/*
+ * The inputs of the averaged windows and their bounds (avg_bounds()),
+ * into b->av; lev[] is built start by start (avg_start()).  0, or
+ * -ENOMEM.
+ */
+static int avg_prepare(struct bnd *b)
+{
+	const struct life *lf = b->lf;
+	const double *t0 = lf->t0;
+	double T = t0[lf->n];
+	struct avg *av;
+	uint32_t x, y;
+	size_t i;
+
+	av = b->av = hyper_plan__calloc(b->mem, 1, sizeof(*av));
+	if (!av)
+		return -ENOMEM;
+	av->tn.bytes = hyper_plan__array(b->mem, lf->g->nt,
+					 sizeof(*av->tn.bytes));
+	av->tn.fetch = hyper_plan__array(b->mem, lf->g->nt,
+					 sizeof(*av->tn.fetch));
+	av->tn.pin = hyper_plan__array(b->mem, lf->g->nt, sizeof(*av->tn.pin));
+	if (b->mem->failed)
+		return -ENOMEM;
+	for (i = 0; i < lf->g->nt; i++) {
+		av->tn.bytes[i] = (double)lf->g->t[i].bytes;
+		av->tn.fetch[i] = h2d_ns(b->p, av->tn.bytes[i]);
+		av->tn.pin[i] = lf->g->t[i].flags & TF_PIN;
+	}
+	av->gv = all_gaps(lf, &av->tn, &av->ngap, b->mem);
 	b->coarse = hyper_plan__array(b->mem, b->ng, sizeof(*b->coarse));
 	b->cg = hyper_plan__array(b->mem, GRID_A + 2, sizeof(*b->cg));
 	if (b->mem->failed)
-		goto out;
+		return -ENOMEM;
 	for (x = 0, y = 0; x < b->ng; x++) {
 		b->coarse[x] = -1;
 		if ((y <= GRID_A && b->t[x] >= T * y / GRID_A) ||
@@ -651,60 +798,66 @@ static int averaged(struct bnd *b, const struct profile *p)
 				y++;
 		}
 	}
-	upto = hyper_plan__array(b->mem, (size_t)lf->n + 1, sizeof(*upto));
-	b->lev = hyper_plan__calloc(b->mem, (size_t)b->ncg * SPAN_A * NLEV, sizeof(double));
-	wsint = hyper_plan__array(b->mem, (size_t)lf->n + 1, sizeof(*wsint));
-	k.slot = hyper_plan__array(b->mem, NBUCK, sizeof(*k.slot));
-	k.used = hyper_plan__array(b->mem, NBUCK, sizeof(*k.used));
-	k.list = hyper_plan__array(b->mem, NBUCK, sizeof(*k.list));
-	near = hyper_plan__array(b->mem, ngap, sizeof(*near));
+	av->upto = hyper_plan__array(b->mem, (size_t)lf->n + 1,
+				     sizeof(*av->upto));
+	b->lev = hyper_plan__calloc(b->mem, (size_t)b->ncg * SPAN_A * NLEV,
+				    sizeof(double));
+	av->wsint = hyper_plan__array(b->mem, (size_t)lf->n + 1,
+				      sizeof(*av->wsint));
+	av->k.slot = hyper_plan__array(b->mem, NBUCK, sizeof(*av->k.slot));
+	av->k.used = hyper_plan__array(b->mem, NBUCK, sizeof(*av->k.used));
+	av->k.list = hyper_plan__array(b->mem, NBUCK, sizeof(*av->k.list));
+	av->near = hyper_plan__array(b->mem, av->ngap, sizeof(*av->near));
+	av->built = hyper_plan__calloc(b->mem, b->ncg, sizeof(*av->built));
+	av->ub = hyper_plan__array(b->mem, (size_t)b->ncg * SPAN_A,
+				   sizeof(*av->ub));
 	if (b->mem->failed)
-		goto out;
+		return -ENOMEM;
 	for (i = 0; i < NBUCK; i++)
-		k.slot[i] = NONE;
+		av->k.slot[i] = NONE;
 	for (x = 0, y = 0; x <= lf->n; x++) {
 		while (y < b->ncg && b->step[b->cg[y]] <= x)
 			y++;
-		upto[x] = (uint8_t)y;
+		av->upto[x] = (uint8_t)y;
 	}
-	wsint[0] = 0;
+	av->wsint[0] = 0;
 	for (x = 0; x < lf->n; x++)
-		wsint[x + 1] = wsint[x] + (double)lf->ws[x] *
-			       (t0[x + 1] - t0[x]);
-	for (x = 0; x + 1 < b->ncg; x++) {
-		sx = b->step[b->cg[x]];
-		ymax = x + SPAN_A < b->ncg - 1 ? x + SPAN_A : b->ncg - 1;
-		ny = ymax - x;
-		for (y = 0; y < ny; y++) {
-			sy[y] = b->step[b->cg[x + 1 + y]];
-			tsy[y] = t0[sy[y]];
-			held[y] = wsint[sy[y]] - wsint[sx];
-			saved[y] = 0;
-		}
-		for (i = 0, nn = 0; i < ngap; i++)
-			if (gv[i].a1 < sy[ny - 1] && gv[i].j > sx)
-				near[nn++] = (uint32_t)i;
-		for (i = 0; i < nn; i++)
-			if (gap_windows(b, &k, &tn, &gv[near[i]], upto, x + 1,
-					sx, tsy, ny, held, saved))
-				goto out;
-		knap_windows(b, &k, sx, sy, ny, held, saved,
-			     &b->lev[(size_t)x * SPAN_A * NLEV]);
-	}
-	ret = 0;
-out:
-	free(upto);
-	free(near);
-	free(k.s);
-	free(k.slot);
-	free(k.used);
-	free(k.list);
-	free(wsint);
-	free(gv);
-	free(tn.bytes);
-	free(tn.fetch);
-	free(tn.pin);
-	return ret;
+		av->wsint[x + 1] = av->wsint[x] + (double)lf->ws[x] *
+				   (t0[x + 1] - t0[x]);
+	return avg_bounds(b);
+}
+
+static void avg_free(struct avg *av)
+{
+	if (!av)
+		return;
+	free(av->upto);
+	free(av->near);
+	free(av->k.s);
+	free(av->k.slot);
+	free(av->k.used);
+	free(av->k.list);
+	free(av->wsint);
+	free(av->gv);
+	free(av->tn.bytes);
+	free(av->tn.fetch);
+	free(av->tn.pin);
+	free(av->built);
+	free(av->ub);
+	free(av);
+}
+
+/* Every averaged window built at once (the tables for the tests). */
+static int averaged(struct bnd *b)
+{
+	uint32_t x;
+
+	if (avg_prepare(b))
+		return -ENOMEM;
+	for (x = 0; x + 1 < b->ncg; x++)
+		if (avg_start(b, x))
+			return -ENOMEM;
+	return 0;
 }
 
 /* The stall the averaged window from coarse x to y needs at @budget. */
@@ -730,41 +883,15 @@ static double need(double must, double budget, double bps, double dt)
 }
 
 /*
- * most[] for forced_stall(): each row's cells in runs of RUN_X starts,
- * the most any of them holds in h or d.  0, or -ENOMEM.
- */
-static int runs_most(struct bnd *b)
-{
-	uint32_t x, y, r;
-
-	b->nrun = (b->ng + RUN_X - 1) / RUN_X;
-	b->most = hyper_plan__calloc(b->mem, (size_t)b->ng * b->nrun,
-				     sizeof(*b->most));
-	if (!b->most)
-		return -ENOMEM;
-	for (y = 1; y < b->ng; y++) {
-		const double *rh = &b->h[tri(0, y)], *rd = &b->d[tri(0, y)];
-		double *m = &b->most[(size_t)y * b->nrun];
-
-		for (x = 0; x < y; x++) {
-			r = x / RUN_X;
-			if (rh[x] > m[r])
-				m[r] = rh[x];
-			if (rd[x] > m[r])
-				m[r] = rd[x];
-		}
-	}
-	return 0;
-}
-
-/*
  * The most stall any set of disjoint windows forces at this budget, or
  * some stall over the slack as soon as there is one (the bound asks no
  * more).  A window whose bytes are within the budget forces none, and
  * best[] never falls, so it is passed over, and so is a run of them
- * (runs_most()): most cells are within it near the bound.
+ * (most[], windows()): most cells are within it near the bound.  So is an
+ * averaged window whose levels are all within it (avg_bounds()), and a
+ * start's are built when one of its windows is not.  0 with @mem failed.
  */
-static double forced_stall(const struct bnd *b, const struct profile *p,
+static double forced_stall(struct bnd *b, const struct profile *p,
 			   double budget, double *best)
 {
 	uint32_t x, xe, y, r, cx, cy;
@@ -795,8 +922,14 @@ static double forced_stall(const struct bnd *b, const struct profile *p,
 		/* without averaged windows (bound_below()), none */
 		cy = b->lev && b->coarse[y] > 0 ? (uint32_t)b->coarse[y] : 0;
 		for (cx = cy > SPAN_A ? cy - SPAN_A : 0; cx < cy; cx++) {
-			double v = best[b->cg[cx]] + avg_need(b, cx, cy, budget);
+			double v;
 
+			if (!(b->av->ub[(size_t)cx * SPAN_A + cy - cx - 1] >
+			      budget))
+				continue;
+			if (!b->av->built[cx] && avg_start(b, cx))
+				return 0;
+			v = best[b->cg[cx]] + avg_need(b, cx, cy, budget);
 			if (v > best[y])
 				best[y] = v;
 		}
@@ -807,7 +940,7 @@ static double forced_stall(const struct bnd *b, const struct profile *p,
 }
 
 /*
- * The grid, pinned[] and the differences of h and d summed, into @b (on
+ * The grid, pinned[] and the differences of h and d, into @b (on
  * failure, what was built stays there for bnd_free()); *@lo rises to
  * what stays at any budget.
  */
@@ -826,7 +959,10 @@ static int tables_floor(struct bnd *b, double *lo)
 	entries(b, b->best);
 	free(b->after);
 	b->after = NULL;
-	sums(b, b->best);
+	for (g = 1; g < b->ng; g++) {
+		b->pinned[g] += b->pinned[g - 1];
+		b->best[g] += b->best[g - 1];
+	}
 	/* what cannot leave in time stays at any budget */
 	for (g = 0; g < b->ng; g++)
 		if (stay(b, g) > *lo)
@@ -834,20 +970,37 @@ static int tables_floor(struct bnd *b, double *lo)
 	return 0;
 }
 
-/* The windows of h and d from tables_floor()'s sums. */
-static void tables_windows(struct bnd *b)
+/*
+ * The windows of h and d from tables_floor()'s differences (its diagonal
+ * ones summed in best[]), and most[].  0, or -ENOMEM.
+ */
+static int tables_windows(struct bnd *b)
 {
-	memset(b->best, 0, b->ng * sizeof(*b->best));
-	windows(b, b->best);
+	uint32_t ng = b->ng, x;
+	double *near, *st;
+
+	b->nrun = (ng + RUN_X - 1) / RUN_X;
+	b->most = hyper_plan__calloc(b->mem, (size_t)ng * b->nrun,
+				     sizeof(*b->most));
+	near = hyper_plan__calloc(b->mem, 3 * (size_t)ng, sizeof(*near));
+	if (!b->most || !near) {
+		free(near);
+		return -ENOMEM;
+	}
+	st = near + 2 * (size_t)ng;
+	for (x = 0; x < ng; x++)
+		st[x] = stay(b, x);
+	windows(b, b->best, st, near, near + ng);
+	free(near);
+	return 0;
 }
 
 /* Everything the bisection reads, as tables_floor() says. */
 static int tables(struct bnd *b, double *lo)
 {
-	if (tables_floor(b, lo))
+	if (tables_floor(b, lo) || tables_windows(b))
 		return -ENOMEM;
-	tables_windows(b);
-	return averaged(b, b->p);
+	return averaged(b);
 }
 
 /* The tables a struct bound_tables can take over are freed by its own. */
@@ -863,6 +1016,7 @@ static void bnd_free(struct bnd *b)
 	free(b->after);
 	free(b->t);
 	free(b->coarse);
+	avg_free(b->av);
 	hyper_plan__bound_tables_free(&shared);
 }
 
@@ -903,23 +1057,26 @@ static uint64_t bound_below(struct bnd *b, uint64_t cap)
 		return 0;
 	if ((uint64_t)lo >= cap)
 		return cap;
-	tables_windows(b);
-	if (runs_most(b))
+	if (tables_windows(b))
 		return 0;
 	if (hi < lo)
 		hi = lo;
 	if (cap != UINT64_MAX && out_of_reach(b, cap, hi))
 		return cap;
-	if (averaged(b, b->p))
+	if (avg_prepare(b))
 		return 0;
 	if (forced_stall(b, b->p, lo, b->best) > b->slack) {
 		for (it = 0; it < 40 && hi - lo > 1e-4 * lo; it++) {
 			mid = (lo + hi) / 2;
 			if (forced_stall(b, b->p, mid, b->best) > b->slack)
 				lo = mid;
+			else if (b->mem->failed)
+				return 0;
 			else
 				hi = mid;
 		}
+	} else if (b->mem->failed) {
+		return 0;
 	} else {
 		hi = lo;
 	}
@@ -964,9 +1121,13 @@ int hyper_plan__bound_stalls(const struct life *lf, const struct profile *p,
 		return -EINVAL;
 	b.slack = max_slow * lf->t0[lf->n];
 	lo = hyper_plan__life_floor(lf, NULL);
-	ret = tables(&b, &lo) || runs_most(&b) ? -ENOMEM : 0;
-	for (size_t i = 0; !ret && i < n; i++)
+	/* the averaged windows as the bisection builds them, start by start */
+	ret = tables_floor(&b, &lo) || tables_windows(&b) ||
+	      avg_prepare(&b) ? -ENOMEM : 0;
+	for (size_t i = 0; !ret && i < n; i++) {
 		stall[i] = forced_stall(&b, p, budget[i], b.best);
+		ret = mem->failed ? -ENOMEM : 0;
+	}
 	bnd_free(&b);
 	return ret;
 }
@@ -989,9 +1150,10 @@ int hyper_plan__bound_tables(const struct life *lf, const struct profile *p,
 			.ng = b.ng, .step = b.step, .pinned = b.pinned,
 			.h = b.h, .d = b.d, .floor = bt->floor,
 			.ncg = b.ncg, .cg = b.cg, .lev = b.lev,
-			.span = SPAN_A, .nlev = NLEV, .nbuck = NBUCK,
-			.buck_lo = BUCK_LO,
+			.ub = b.av->ub, .span = SPAN_A, .nlev = NLEV,
+			.nbuck = NBUCK, .buck_lo = BUCK_LO,
 		};
+		b.av->ub = NULL;
 		b.step = b.cg = NULL;
 		b.pinned = b.h = b.d = b.lev = NULL;
 	}
@@ -1007,5 +1169,6 @@ void hyper_plan__bound_tables_free(struct bound_tables *bt)
 	free(bt->d);
 	free(bt->cg);
 	free(bt->lev);
+	free(bt->ub);
 	memset(bt, 0, sizeof(*bt));
 }

@@ -37,6 +37,8 @@ struct bound_tables {
 	double floor;		/* what stays at any budget */
 	uint32_t ncg, *cg;	/* coarse instants, as grid indices */
 	double *lev;		/* [(x * span + y - x - 1) * nlev + l], coarse */
+	double *ub;		/* [x * span + y - x - 1]: at or above each
+				 * level of the window */
 	uint32_t span, nlev;	/* averaged windows: the longest, the levels */
 	uint32_t nbuck;		/* knapsack buckets, 1% wide, */
 	double buck_lo;		/* from this log(bytes per ns) */

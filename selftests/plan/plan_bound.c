@@ -253,6 +253,7 @@ struct ref {
 	const struct bound_tables *bt;
 	uint32_t ng;
 	double *t, *ah, *ad, *pinned, *lev, slack, lo;
+	double *kept;		/* [x * span + y - x - 1]: held - saved */
 	int32_t *coarse;
 };
 
@@ -414,6 +415,8 @@ static void ref_averaged(struct __test_metadata *_metadata, struct ref *r)
 					if (e > top[u])
 						top[u] = e;
 				}
+			r->kept[(size_t)x * bt->span + y - x - 1] =
+				held - saved;
 			qsort(used, nused, sizeof(*used), ref_desc);
 			lev = &r->lev[((size_t)x * bt->span + y - x - 1) *
 				      bt->nlev];
@@ -539,6 +542,40 @@ static void stall_sweep(struct __test_metadata *_metadata, struct ref *r,
 	EXPECT_EQ(0, bad) TH_LOG("%s: %u budgets' stalls differ", what, bad);
 }
 
+/*
+ * The bound on each averaged window's levels: at or above every level,
+ * and held - saved over the window's length (the plain sums) but for
+ * rounding, each term in (a window cut short, a term left out, would be
+ * off by a tensor's bytes x time).
+ */
+static void ub_check(struct __test_metadata *_metadata, const struct ref *r,
+		     const char *what)
+{
+	const struct bound_tables *bt = r->bt;
+	const double *t0 = r->lf->t0;
+	double dt, ub, tol = 1e-7 * (double)r->lf->peak0 * t0[r->lf->n];
+	uint32_t x, y, l, below = 0, off = 0;
+	size_t w;
+
+	for (x = 0; x + 1 < bt->ncg; x++)
+		for (y = x + 1; y <= x + bt->span && y < bt->ncg; y++) {
+			w = (size_t)x * bt->span + y - x - 1;
+			ub = bt->ub[w];
+			for (l = 0; l < bt->nlev; l++)
+				below += !(bt->lev[w * bt->nlev + l] <= ub);
+			dt = t0[bt->step[bt->cg[y]]] - t0[bt->step[bt->cg[x]]];
+			if (dt > 0 && fabs(ub * dt - r->kept[w]) > tol) {
+				off++;
+				TH_LOG("%s: window (%u, %u): bound %.17g, plain %.17g",
+				       what, x, y, ub, r->kept[w] / dt);
+			}
+		}
+	EXPECT_EQ(0, below) TH_LOG("%s: %u levels over their bound", what,
+				   below);
+	EXPECT_EQ(0, off) TH_LOG("%s: %u bounds off the plain sums", what,
+				 off);
+}
+
 /* The tables and the bound of @lf, against the plain definition. */
 static void against_plain(struct __test_metadata *_metadata,
 			  const struct life *lf, const struct profile *p,
@@ -563,10 +600,11 @@ static void against_plain(struct __test_metadata *_metadata,
 	r.ad = calloc((size_t)ng * ng, sizeof(*r.ad));
 	r.pinned = calloc(ng, sizeof(*r.pinned));
 	r.lev = calloc(nlev, sizeof(*r.lev));
+	r.kept = calloc((size_t)bt.ncg * bt.span, sizeof(*r.kept));
 	r.coarse = malloc(ng * sizeof(*r.coarse));
 	best = calloc(ng, sizeof(*best));
-	ASSERT_TRUE(r.t && r.ah && r.ad && r.pinned && r.lev && r.coarse &&
-		    best);
+	ASSERT_TRUE(r.t && r.ah && r.ad && r.pinned && r.lev && r.kept &&
+		    r.coarse && best);
 	for (x = 0; x < ng; x++) {
 		r.t[x] = lf->t0[bt.step[x]];
 		r.coarse[x] = -1;
@@ -588,6 +626,7 @@ static void against_plain(struct __test_metadata *_metadata,
 	EXPECT_TRUE(same_bits(r.lo, bt.floor)) TH_LOG("%s: floor", what);
 	EXPECT_EQ(0, memcmp(r.lev, bt.lev, nlev * sizeof(*r.lev)))
 		TH_LOG("%s: averaged levels differ", what);
+	ub_check(_metadata, &r, what);
 	stall_sweep(_metadata, &r, lf, p, max_slow, best, what);
 	/* the bisection, every window at every step */
 	if (hi < r.lo)
@@ -610,6 +649,7 @@ static void against_plain(struct __test_metadata *_metadata,
 	free(r.ad);
 	free(r.pinned);
 	free(r.lev);
+	free(r.kept);
 	free(r.coarse);
 	free(best);
 	hyper_plan__bound_tables_free(&bt);
