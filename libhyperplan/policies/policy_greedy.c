@@ -48,6 +48,22 @@ static bool due_before(const struct due *a, const struct due *b)
 
 HU_DEFINE_SORT(sort_due, struct due, due_before)
 
+/*
+ * The evictions still to be fetched (owed), by the step that reads them:
+ * a node of the walk's tree (q->ow, a heap's layout, a leaf per step)
+ * over a range of steps, empty (-inf) where it has none.  Within the
+ * range, Q(j) is the time of the owed fetches read at its steps to j,
+ * a(j) = t0[j - lookahead] (0 below: no fetch starts sooner) and b(j) =
+ * -t0[j]; over the owed steps h <= i of the range, @ma is the largest
+ * a(h) - Q(h - 1), @mb the largest Q(i) + b(i), @best the largest sum of
+ * both.  A node is its two halves' (owe_join()), so an eviction or a
+ * fetch rewrites one path and the root holds the whole walk's.
+ */
+struct owe {
+	double s, ma, mb, best;	/* @s: Q at the range's end */
+	uint32_t cnt;		/* a leaf's: owed evictions read at its step */
+};
+
 /* Levels of the uses' bit tree: 64^6 > 2^32 uses. */
 #define VLEVELS		6
 
@@ -100,6 +116,17 @@ struct greedy {
 	/* steps whose run_step() began: their tensors are the ones touched */
 	uint32_t walked;
 	size_t nwords;		/* of vbits */
+	/*
+	 * The owed fetches' bound (owe_beyond()): their transfer time
+	 * summed, a limit below which that cannot put the run beyond the
+	 * goal, and their tree (NULL: none yet; @owl leaves, a power of 2
+	 * at least n), which holds every owed eviction once @warm.
+	 */
+	double owed_ns, owe_lim;
+	struct owe *ow;
+	uint64_t *owv;		/* a bit per node of ow: it holds something */
+	uint32_t owl, ahead;
+	bool warm;
 };
 
 static uint32_t next_use(const struct greedy *q, uint32_t t)
@@ -287,6 +314,126 @@ static uint32_t next_victim(struct greedy *q, uint32_t after, uint32_t *t)
 	return next;
 }
 
+static double dmax(double a, double b)
+{
+	return a > b ? a : b;
+}
+
+/* Node @x of the tree, or NULL where its bit in q->owv says it is empty. */
+static const struct owe *owe_at(const struct greedy *q, size_t x)
+{
+	return q->owv[x / 64] & 1ULL << (x % 64) ? &q->ow[x] : NULL;
+}
+
+/*
+ * @o: the steps of @l, then those of @r.  An empty node's maxima are
+ * -inf and its sum 0, so the sums below leave the other half's as they
+ * are.
+ */
+static inline void owe_join(struct owe *o, const struct owe *l,
+			    const struct owe *r)
+{
+	o->s = l->s + r->s;
+	o->ma = dmax(l->ma, r->ma - l->s);
+	o->mb = dmax(l->mb, r->mb + l->s);
+	o->best = dmax(dmax(l->best, r->best), l->ma + l->s + r->mb);
+}
+
+/*
+ * One more (@d 1) or one fewer (-1) owed eviction read at step @j: its
+ * leaf, then each node above it from the one below and its sibling.
+ */
+static void owe_step(struct greedy *q, uint32_t j, double ns, int d)
+{
+	static const struct owe none = { 0, -INFINITY, -INFINITY, -INFINITY,
+					 0 };
+	const double *t0 = q->lf->t0;
+	size_t x = q->owl + (size_t)j;
+	struct owe *o = &q->ow[x];
+
+	if (!owe_at(q, x))
+		o->cnt = 0;
+	if (d > 0)
+		o->s = o->cnt++ ? o->s + ns : ns;
+	else
+		o->s = --o->cnt ? o->s - ns : 0;
+	*o = o->cnt ? (struct owe){ o->s, t0[j > q->ahead ? j - q->ahead : 0],
+				    o->s - t0[j], 0, o->cnt } : none;
+	o->best = o->ma + o->mb;	/* -inf where empty */
+	for (; x > 1; x /= 2) {
+		const struct owe *sib = owe_at(q, x ^ 1);
+
+		sib = sib ? sib : &none;
+		q->owv[x / 64] |= 1ULL << (x % 64);
+		if (x & 1)
+			owe_join(&q->ow[x / 2], sib, &q->ow[x]);
+		else
+			owe_join(&q->ow[x / 2], &q->ow[x], sib);
+	}
+	q->owv[0] |= 2;		/* the root, node 1 */
+}
+
+/* An eviction read again at step @j, its fetch @ns long, is owed. */
+static void owe_add(struct greedy *q, uint32_t j, double ns)
+{
+	q->owed_ns += ns;
+	if (q->warm)
+		owe_step(q, j, ns, 1);
+}
+
+/* The owed eviction read at step @j is fetched. */
+static void owe_del(struct greedy *q, uint32_t j, double ns)
+{
+	q->owed_ns -= ns;
+	if (q->warm)
+		owe_step(q, j, ns, -1);
+}
+
+/*
+ * The tree of the owed evictions, built the first time a walk asks for
+ * it (most never do): those of gc->ev not fetched and read again.  Its
+ * nodes are not cleared: a node holds what it says only while its bit
+ * in q->owv is set, so a context clears a bit per node, and a walk
+ * touches the paths of its evictions alone.  0, or -ENOMEM.
+ */
+static int owe_warm(struct greedy *q)
+{
+	const struct greedy_ctx *gc = q->gc;
+	size_t i;
+
+	if (!q->ow) {
+		for (q->owl = 1; q->owl < q->lf->n; q->owl *= 2)
+			;
+		q->ow = hyper_plan__array(gc->mem, 2 * (size_t)q->owl,
+					  sizeof(*q->ow));
+		q->owv = hyper_plan__calloc(gc->mem, q->owl / 32 + 1,
+					    sizeof(*q->owv));
+		if (!q->ow || !q->owv)
+			return -ENOMEM;	/* walk_free() frees either */
+	}
+	q->warm = true;
+	for (i = 0; i < gc->nev; i++)
+		if (gc->ev[i].fetch_step == (int32_t)q->lf->n &&
+		    gc->ev[i].j < (int32_t)q->lf->n)
+			owe_step(q, gc->ev[i].j,
+				 h2d_ns(gc->p, q->g->t[gc->ev[i].t].bytes), 1);
+	return 0;
+}
+
+/* The tree empty again for the next walk: the paths of this one's. */
+static void owe_clean(struct greedy *q)
+{
+	size_t i, x;
+
+	if (!q->warm)
+		return;
+	for (i = 0; i < q->gc->nev; i++)
+		if (q->gc->ev[i].j < (int32_t)q->lf->n)
+			for (x = q->owl + q->gc->ev[i].j; x; x /= 2)
+				q->owv[x / 64] &= ~(1ULL << (x % 64));
+	q->warm = false;
+}
+
 /* Evicts t before step k; k = n: the schedule starts with it in the pool. */
 static void evict(struct greedy *q, uint32_t t, uint32_t k)
 {
@@ -305,8 +452,12 @@ static void evict(struct greedy *q, uint32_t t, uint32_t k)
 	};
 	q->open[t] = q->gc->nev++;
 	q->away += q->g->t[t].bytes;
-	if (next_use(q, t) < lf->n)
+	if (next_use(q, t) < lf->n) {
 		q->owed++;		/* read again: fetched before that */
+		if (q->gc->p)
+			owe_add(q, next_use(q, t),
+				h2d_ns(q->gc->p, q->g->t[t].bytes));
+	}
 	/* the emitter stores a value still needed before detaching it */
 	if (!(q->st[t] & HYPER_RES_POOL))
 		move(q, t, HYPER_RES_STORE);
@@ -362,17 +513,22 @@ static void fetch(struct greedy *q, uint32_t t, uint32_t k, uint32_t s)
 {
 	q->stamp[t] = k + 1;
 	q->gc->ev[q->open[t]].fetch_step = k;
-	if (q->gc->p &&
-	    (q->ndue < q->cap_due ||
-	     !hyper_plan__grow(q->gc->mem, &q->due, &q->cap_due, q->ndue,
-			       sizeof(*q->due))))
-		q->due[q->ndue++] = (struct due){
-			s, h2d_ns(q->gc->p, q->g->t[t].bytes) };
+	if (q->gc->p) {
+		double ns = h2d_ns(q->gc->p, q->g->t[t].bytes);
+
+		if (q->ndue < q->cap_due ||
+		    !hyper_plan__grow(q->gc->mem, &q->due, &q->cap_due,
+				      q->ndue, sizeof(*q->due)))
+			q->due[q->ndue++] = (struct due){ s, ns };
+		owe_del(q, s, ns);
+	}
 	if (s >= q->due_end)
 		q->due_end = s + 1;
 	q->open[t] = NONE;
 	q->away -= q->g->t[t].bytes;
 	q->owed--;
+	if (!q->owed)
+		q->owed_ns = 0;		/* no rounding left over */
 	move(q, t, HYPER_RES_PREFETCH);
 	push_victim(q, t);
 }
@@ -550,6 +706,44 @@ static inline bool beyond(const struct greedy *q, double floor_ns)
 }
 
 /*
+ * Whether the evictions still owed after step @k put the run beyond the
+ * goal, with the simulator's clocks from below as clock_step()'s: each
+ * owed eviction is fetched before the step that reads it, at the start
+ * of a step no earlier than the lookahead before it (lookahead_rows())
+ * and than step k + 1; the link takes one fetch after the other, from
+ * q->link on; a step starts once its fetches are in, and steps run one
+ * after the other.  So step k + 1 starts no earlier than q->clock and a
+ * later step s than c0 + t0[s], c0 = q->clock - t0[k + 1]; the fetches
+ * read at the owed steps h to i, started at h's earliest, end no
+ * earlier than that plus their time, and step i's compute and what
+ * follows, t0[n] - t0[i], come after: the run ends no earlier than
+ *	c0 + max(a(h) - Q(h - 1) + Q(i) + b(i)) + t0[n]
+ * over the owed steps h <= i (the tree's root, struct owe), nor than
+ * max(q->link, q->clock) + max(Q(i) + b(i)) + t0[n].  Fetches and
+ * evictions still to come only add to the link and the waits.
+ *
+ * Every walk this stops would be stopped by the clocks anyway: the
+ * walk's own clocks keep the same rules, so they end no earlier than
+ * this (less 1e-8 for the order of the sums): the same walks stop, and
+ * gc->beyond is the same, only sooner.
+ */
+static bool owe_beyond(struct greedy *q, uint32_t k)
+{
+	const struct owe *root;
+	double at;
+
+	if (!q->warm && owe_warm(q))
+		return false;	/* out of memory: the walk ends */
+	root = owe_at(q, 1);
+	if (!root)
+		return false;
+	at = dmax((q->link > q->clock ? q->link : q->clock) + root->mb,
+		  q->clock - q->lf->t0[k + 1] + root->best) +
+	     q->lf->t0[q->lf->n];
+	return beyond(q, at * (1 - 1e-8));
+}
+
+/*
  * The simulator's clocks after step @k, from below: the compute clock
  * (q->clock, at the next step's start) and the link's (q->link).  The
  * emitter prefetches step k's fetches at the step's start, in the order
@@ -588,6 +782,24 @@ clock_step(struct greedy *q, uint32_t k)
 	q->clock += q->g->op[lf->order[k]].compute_ns;
 	end = q->clock + (lf->t0[lf->n] - lf->t0[k + 1]);
 	return beyond(q, q->link > end ? q->link : end);
+}
+
+/*
+ * owe_beyond() where it may stop the walk after step @k: with evictions
+ * owed, the kept path, and every eighth step (the caller asks k & 7
+ * first: stopping a few steps later costs less than asking at each),
+ * once the compute or link clock plus the compute to come and every
+ * owed fetch, a bound at least as high, passes the goal's limit.
+ */
+static bool owe_gate(struct greedy *q, uint32_t k)
+{
+	const struct life *lf = q->lf;
+	double c = q->link > q->clock ? q->link : q->clock;
+
+	if (!q->owed || q->gc->scratch)
+		return false;
+	c += (lf->t0[lf->n] - lf->t0[k + 1]) + q->owed_ns;
+	return c > q->owe_lim && owe_beyond(q, k);
 }
 
 /*
@@ -799,6 +1011,8 @@ static void walk_free(struct greedy *q)
 	free(q->vhead);
 	free(q->vl);
 	free(q->vbits);
+	free(q->ow);
+	free(q->owv);
 	hyper_plan__heap_free(&q->victims);
 }
 
@@ -847,6 +1061,7 @@ static void walk_clean(struct greedy *q)
 	const struct greedy_ctx *gc = q->gc;
 	size_t x, m = gc->step_off[2 * (size_t)q->walked];
 
+	owe_clean(q);
 	if (gc->npend0 + m >= q->g->nt) {
 		walk_reset(q);
 		return;
@@ -905,6 +1120,14 @@ static int walk_begin(struct greedy *q, uint64_t budget, uint32_t ahead)
 	q->link = q->clock = 0;
 	q->timed = lf->t0[lf->n] > 0;
 	q->lim = hyper_plan__sim_beyond_lim(lf->t0[lf->n], q->gc->max_slow);
+	/*
+	 * below it owe_beyond() cannot stop the walk: the bound it tests
+	 * is at most the compute clock or the link's, plus the compute to
+	 * come and every owed fetch; 1e-7 covers its margins many times
+	 */
+	q->owe_lim = q->timed ? q->lim * (1 - 1e-7) : INFINITY;
+	q->owed_ns = 0;
+	q->ahead = ahead;
 	q->owed = 0;
 	q->away = 0;
 	q->walked = 0;
@@ -976,7 +1199,8 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 		}
 		q->walked = k + 1;
 		run_step(q, k);
-		if (gc->p && clock_step(q, k)) {
+		if (gc->p && (clock_step(q, k) ||
+			      (!(k & 7) && owe_gate(q, k)))) {
 			gc->beyond = true;
 			break;
 		}
