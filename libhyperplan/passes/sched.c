@@ -51,6 +51,7 @@ struct hp_emit {
 	struct hp_err *e;
 	uint32_t slot;		/* replay(): the next slot to emit */
 	size_t x;		/* its first item */
+	size_t qx;		/* hyper_plan__sched_quiet_until()'s item */
 };
 
 /* Out of memory drops it; hyper_plan__sched_build() sees m->mem failed. */
@@ -512,6 +513,36 @@ int hyper_plan__sched_emit(const struct sched *s, uint32_t steps,
 		emit_free(m);
 	}
 	return ret;
+}
+
+/*
+ * Every step that touches a tracked tensor has an item: its uses and
+ * defines are items (access_items()), its prefetches, stores and live
+ * detaches are, and its dead detaches follow one of its accesses at the
+ * same step.  So the first item from slot 2k on names the first busy
+ * step; the cursor moves forward as the simulator asks (back, should it
+ * ask again lower).
+ */
+uint32_t hyper_plan__sched_quiet_until(const struct sched *s, uint32_t k)
+{
+	const struct hp_emit *m = s->emit;
+	uint64_t slot = 2 * (uint64_t)k;
+	size_t x;
+
+	if (!m || !m->mine || k >= s->n)
+		return k;
+	x = m->qx;
+	while (x > 0 && m->it[x - 1].slot >= slot)
+		x--;
+	while (x < m->n && m->it[x].slot < slot)
+		x++;
+	s->emit->qx = x;
+	return x < m->n ? m->it[x].slot / 2 : s->n;
+}
+
+const struct life *hyper_plan__sched_life(const struct sched *s)
+{
+	return s->emit && s->emit->mine ? s->emit->lf : NULL;
 }
 
 uint32_t hyper_plan__sched_emitted(const struct sched *s)

@@ -96,6 +96,22 @@ int hyper_plan__sched_start(struct sched *s, const struct life *lf,
 			    struct hp_mem *mem, struct hp_err *e);
 int hyper_plan__sched_emit(const struct sched *s, uint32_t steps,
 			   struct hp_err *e);
+/*
+ * While @s is being emitted tracking its evicted tensors alone (the
+ * emitter's choice, passes/sched.c): the first step from @k on that
+ * uses or defines one of them or whose slots may hold a cache op of
+ * one; @s->n if none.  The steps before it hold nothing but dead
+ * detaches of other tensors in their "after" slots, and every tensor
+ * they touch follows its transitions with nothing offloaded, which
+ * break no rule.  @k where that is not known: the emitter replays
+ * every tensor, or the emission is over (@s->emit NULL).
+ */
+uint32_t hyper_plan__sched_quiet_until(const struct sched *s, uint32_t k);
+/*
+ * The life @s is emitted from, while it is being emitted tracking its
+ * evicted tensors alone; else NULL.
+ */
+const struct life *hyper_plan__sched_life(const struct sched *s);
 /* The steps whose slots are there: @s->n once it is whole. */
 uint32_t hyper_plan__sched_emitted(const struct sched *s);
 void hyper_plan__sched_free(struct sched *s);

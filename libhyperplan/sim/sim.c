@@ -39,6 +39,11 @@ struct sim {
 	uint64_t mem, peak, budget;
 	uint32_t step;
 	uint32_t emitted;	/* s->emit: the steps whose slots are there */
+	/* quiet_steps(): the life's tables (NULL: none) */
+	const struct hp_simq *q;
+	const uint32_t *q_t;
+	const uint8_t *q_st;
+	uint32_t busy;		/* the first step not quiet, as last asked */
 	bool give_up;
 	bool hooked;		/* h has a callback: the search's have none */
 	bool emit_failed;
@@ -272,6 +277,18 @@ run_step(struct sim *m, uint32_t k, bool hooked)
 }
 
 /*
+ * A step of a life's order with nothing offloaded (struct hp_simbuf):
+ * its compute as the clock adds it, the bytes its defines allocate and
+ * its dead detaches free, and its changes of state, [wr, this[1].wr) of
+ * q_t and q_st.
+ */
+struct hp_simq {
+	double c;
+	uint64_t def, free;
+	uint32_t wr;
+};
+
+/*
  * Whether the goal of @m->h is out of reach already.  The run ends no
  * earlier than the compute stream's clock and either link's, and its
  * compute is summed in the order run_step() sums it, so the slowdown
@@ -293,18 +310,90 @@ run_step(struct sim *m, uint32_t k, bool hooked)
  * that passes it (hyper_plan__sim_reach_at()), so that a step compares
  * and neither divides nor multiplies.  The same answers.
  */
-static inline bool out_of_reach(const struct sim *m)
+static inline bool out_of_reach_at(const struct sim *m, double now,
+				   double compute, uint64_t peak)
 {
 	double makespan;
 
-	if (m->max_peak && m->peak > m->max_peak)
+	if (m->max_peak && peak > m->max_peak)
 		return true;
-	makespan = m->now > m->h2d_free ? m->now : m->h2d_free;
+	makespan = now > m->h2d_free ? now : m->h2d_free;
 	if (m->d2h_free > makespan)
 		makespan = m->d2h_free;
 	if (makespan >= m->slow_at)
 		return true;
-	return m->now + (m->compute_all - m->compute) >= m->beyond_at;
+	return now + (m->compute_all - compute) >= m->beyond_at;
+}
+
+static inline bool out_of_reach(const struct sim *m)
+{
+	return out_of_reach_at(m, m->now, m->compute, m->peak);
+}
+
+static int __attribute__((cold)) gave_up(struct sim *m, uint32_t k)
+{
+	hyper_plan__errf(m->e, "step %u (%s): the goal is out of reach, simulation stopped",
+			 k, m->op[m->order[k]].id);
+	return 1;
+}
+
+/*
+ * Steps from *@k up to @hi that are quiet (hyper_plan__sched_quiet_until()):
+ * no cache op in their "before" slots, only dead detaches of untracked
+ * tensors in their "after" slots, and every tensor they use or define
+ * untracked.  Such a tensor follows its transitions with nothing
+ * offloaded and was never streamed (ST_XFER clear), so run_step() finds
+ * each use resident and ready at the step's start, waits for nothing,
+ * allocates each define the life's replay allocates, frees each dead
+ * detach at once, and leaves each state the replay leaves: all of it is
+ * in the tables, which give the same sums in the same order (memory is
+ * integers, so the defines' bytes summed first reach the same peak; the
+ * clock and the compute add the same doubles one step at a time).  The
+ * stores pending free at the same clock, and the give-up test is asked
+ * after every step.  A step whose defines would pass the budget would
+ * wait in alloc_wait(): the run stops before it, *@k, for run_step().
+ * 0, or 1 given up.
+ */
+static inline __attribute__((always_inline)) int
+quiet_steps(struct sim *m, uint32_t *k, uint32_t hi, bool give_up)
+{
+	const struct hp_simq *q = m->q;
+	const uint32_t *q_t = m->q_t;
+	const uint8_t *q_st = m->q_st;
+	uint8_t *st = m->st;
+	double now = m->now, compute = m->compute;
+	uint64_t mem = m->mem, peak = m->peak, budget = m->budget;
+	uint32_t i, j = *k;
+	int ret = 0;
+
+	for (; j < hi; j++) {
+		if (budget && mem + q[j].def > budget)
+			break;
+		mem += q[j].def;
+		if (mem > peak)
+			peak = mem;
+		for (i = q[j].wr; i < q[j + 1].wr; i++)
+			st[q_t[i]] = q_st[i];
+		now += q[j].c;
+		compute += q[j].c;
+		if (m->pend.n && heap_top(&m->pend).key <= now) {
+			m->mem = mem;
+			m->now = now;
+			free_due(m);
+			mem = m->mem;
+		}
+		mem -= q[j].free;
+		if (give_up && out_of_reach_at(m, now, compute, peak)) {
+			ret = gave_up(m, j);
+			break;
+		}
+	}
+	m->now = now;
+	m->compute = compute;
+	m->mem = mem;
+	m->peak = peak;
+	*k = j;
+	return ret;
 }
 
 /*
@@ -319,15 +408,24 @@ run_steps(struct sim *m, uint32_t k, uint32_t hi, bool give_up,
 {
 	int ret;
 
-	for (; k < hi; k++) {
+	while (k < hi) {
+		if (!hooked && m->q && k >= m->busy)
+			m->busy = hyper_plan__sched_quiet_until(m->s, k);
+		if (!hooked && m->q && k < m->busy) {
+			ret = quiet_steps(m, &k, m->busy < hi ? m->busy : hi,
+					  give_up);
+			if (ret)
+				return ret;
+			if (k == hi || k == m->busy)
+				continue;
+			/* its defines pass the budget: the usual way */
+		}
 		ret = run_step(m, k, hooked);
 		if (ret)
 			return ret;
-		if (give_up && out_of_reach(m)) {
-			hyper_plan__errf(m->e, "step %u (%s): the goal is out of reach, simulation stopped",
-					 k, m->op[m->order[k]].id);
-			return 1;
-		}
+		if (give_up && out_of_reach(m))
+			return gave_up(m, k);
+		k++;
 	}
 	return 0;
 }
@@ -490,8 +588,107 @@ static void init_states(struct sim *m, const uint8_t *home, size_t nt)
 	}
 }
 
+static void quiet_free(struct hp_simbuf *b)
+{
+	free(b->q);
+	free(b->q_t);
+	free(b->q_st);
+	b->q = NULL;
+	b->q_t = NULL;
+	b->q_st = NULL;
+	b->q_lf = NULL;
+}
+
+/*
+ * @lf's order replayed with nothing offloaded, as life.c's emit_dirty()
+ * replays it and run_step() would run it: each step's defines, then its
+ * dead gaps' detaches, into @b's tables.  Once per life and buffer, for
+ * the life's next runs: O(steps + defines + dead gaps).  0, or -ENOMEM
+ * with @b holding none.
+ */
+static int quiet_tables(struct hp_simbuf *b, const struct life *lf,
+			struct hp_mem *hm)
+{
+	const struct graph *g = lf->g;
+	size_t i, w = 0, nw = lf->dead_off[lf->n];
+	struct hp_simq *q;
+	uint8_t *st;
+	uint32_t k, x, t;
+
+	if (b->q_lf == lf && b->q_order == lf->order && b->q_n == lf->n &&
+	    b->q_dead == lf->dead_t)
+		return 0;
+	quiet_free(b);
+	for (k = 0; k < lf->n; k++)
+		nw += g->op[lf->order[k]].n_out;
+	if (nw > UINT32_MAX)
+		return 0;	/* none: every step the usual way */
+	st = hyper_plan__array(hm, g->nt, 1);
+	b->q = q = hyper_plan__array(hm, (size_t)lf->n + 1, sizeof(*q));
+	b->q_t = hyper_plan__array(hm, nw, sizeof(*b->q_t));
+	b->q_st = hyper_plan__array(hm, nw, 1);
+	if (!st || !q || (nw && (!b->q_t || !b->q_st))) {
+		free(st);
+		quiet_free(b);
+		return -ENOMEM;
+	}
+	for (t = 0; t < g->nt; t++)
+		st[t] = hyper_residency_start(lf->home0[t]);
+	for (k = 0; k < lf->n; k++) {
+		const struct op *o = &g->op[lf->order[k]];
+		const uint32_t *out = op_out(g, o);
+
+		/* the double run_step() converts the compute to and adds */
+		q[k] = (struct hp_simq){ .c = (double)o->compute_ns,
+					 .wr = (uint32_t)w };
+		for (x = 0; x < o->n_out; x++) {
+			t = out[x];
+			if (!(st[t] & HYPER_RES_DEVICE))
+				q[k].def += g->t[t].bytes;
+			st[t] = hyper_residency_next(st[t], HYPER_RES_DEFINE);
+			b->q_t[w] = t;
+			b->q_st[w++] = st[t];
+		}
+		for (i = lf->dead_off[k]; i < lf->dead_off[k + 1]; i++) {
+			t = lf->dead_t[i];
+			q[k].free += g->t[t].bytes;
+			st[t] = hyper_residency_next(st[t], HYPER_RES_DETACH);
+			b->q_t[w] = t;
+			b->q_st[w++] = st[t];
+		}
+	}
+	q[lf->n] = (struct hp_simq){ .wr = (uint32_t)w };
+	free(st);
+	b->q_lf = lf;
+	b->q_order = lf->order;
+	b->q_dead = lf->dead_t;
+	b->q_n = lf->n;
+	return 0;
+}
+
+/*
+ * Quiet steps are taken in bulk when @s is being emitted tracking its
+ * evicted tensors alone (its life known) and the run has a buffer to
+ * keep the tables in and no hooks to call at each event.
+ */
+static int quiet_init(struct sim *m, const struct sched *s,
+		      struct hp_simbuf *buf)
+{
+	const struct life *lf = hyper_plan__sched_life(s);
+
+	if (!lf || m->hooked || lf->g != s->g || lf->order != s->order ||
+	    lf->n != s->n)
+		return 0;
+	if (quiet_tables(buf, lf, m->hm))
+		return -ENOMEM;
+	m->q = buf->q;
+	m->q_t = buf->q_t;
+	m->q_st = buf->q_st;
+	return 0;
+}
+
 static int sim_init(struct sim *m, const struct sched *s,
-		    struct hp_simbuf *buf)
+		    struct hp_simbuf *buf, bool own)
 {
 	const struct graph *g = s->g;
 	size_t t;
@@ -506,7 +703,7 @@ static int sim_init(struct sim *m, const struct sched *s,
 				m->compute_all += g->op[s->order[t]].compute_ns;
 		out_of_reach_init(m);
 	}
-	if (sim_bufs(m, buf))
+	if (sim_bufs(m, buf) || (!own && quiet_init(m, s, buf)))
 		return hyper_plan__nomem(m->e);
 	init_states(m, s->home, g->nt);
 	return 0;
@@ -525,6 +722,7 @@ void hyper_plan__simbuf_free(struct hp_simbuf *b)
 	free(b->st);
 	hyper_plan__heap_free(&b->pend);
 	free(b->busy);
+	quiet_free(b);
 	*b = (struct hp_simbuf){ 0 };
 }
 
@@ -545,7 +743,7 @@ int hyper_plan__simulate_in(const struct sched *s, const struct profile *p,
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	ret = sim_init(&m, s, buf ? buf : &own);
+	ret = sim_init(&m, s, buf ? buf : &own, !buf);
 	if (!ret && s->budget && m.mem > s->budget)
 		ret = hyper_plan__errf(e, "schedule start: tensors whose home is \"device\" exceed the budget");
 	for (k = 0; k < s->n && !ret; k = hi) {

@@ -63,6 +63,8 @@ struct hp_sim_xend {
 	double fetch, store;
 };
 
+struct hp_simq;
+
 /*
  * What the runs of one search keep from one run to the next, so that a
  * probe neither allocates nor zeroes buffers of the graph's size: the
@@ -80,6 +82,19 @@ struct hp_simbuf {
 	struct heap pend;
 	double *busy;			/* zero between runs */
 	size_t nbusy;			/* steps busy has room for */
+	/*
+	 * What each step of one life's order does with nothing offloaded,
+	 * for the steps a run takes in bulk (sim.c, quiet_steps()): built
+	 * by the first run that can, kept for the next runs of that life.
+	 * q_lf NULL: none.  The life is told by its arrays as well as its
+	 * address, all of which a search keeps until it ends.
+	 */
+	const struct life *q_lf;
+	const uint32_t *q_order, *q_dead;
+	uint32_t q_n;
+	struct hp_simq *q;		/* q_n + 1 steps */
+	uint32_t *q_t;			/* the tensors each step sets */
+	uint8_t *q_st;			/* and the states it leaves */
 };
 
 void hyper_plan__simbuf_free(struct hp_simbuf *b);

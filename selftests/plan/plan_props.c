@@ -1071,7 +1071,9 @@ static int ref_simulate(const struct sched *s, const struct profile *p,
  * @s under budgets from none to below its own peak, whole and given up
  * at goals about its own slowdown, with a peak limit and without, alone
  * and in one buffer after the other runs, emitted whole and step by
- * step: each run's verdict and every figure are the plain replay's.
+ * step: each run's verdict and every figure are the plain replay's,
+ * and a run in the buffer, which takes quiet steps in bulk, stops with
+ * the message of the run emitted whole, which does not.
  * *@runs counts the runs, *@stops those given up or failed.
  */
 static void sim_as_plain(struct __test_metadata *_metadata,
@@ -1083,7 +1085,7 @@ static void sim_as_plain(struct __test_metadata *_metadata,
 	struct sim_result want, r, all;
 	struct sim_hooks stop;
 	struct sched s, ls;
-	struct hp_err e;
+	struct hp_err e, el;
 	uint64_t budget[4];
 	double goal[4];
 	int ret;
@@ -1109,6 +1111,7 @@ static void sim_as_plain(struct __test_metadata *_metadata,
 			want = (struct sim_result){ 0 };
 			ret = ref_simulate(&s, &j->p, goal[g / 2],
 					   stop.max_peak, &want);
+			e.msg[0] = el.msg[0] = '\0';
 			EXPECT_EQ(ret, hyper_plan__simulate(&s, &j->p, &stop,
 							    &r, &mem, &e));
 			EXPECT_EQ(0, memcmp(&want, &r, sizeof(r)))
@@ -1120,10 +1123,13 @@ static void sim_as_plain(struct __test_metadata *_metadata,
 			ls.budget = budget[b];
 			EXPECT_EQ(ret, hyper_plan__simulate_in(&ls, &j->p,
 							       &stop, &r, buf,
-							       &mem, &e));
+							       &mem, &el));
 			EXPECT_EQ(0, memcmp(&want, &r, sizeof(r)))
 				TH_LOG("%s on %s: %zu evictions, budget %u, goal %u, in a buffer",
 				       j->g.name, j->p.name, nev, b, g);
+			/* quiet steps in bulk: stopped at the same step */
+			if (ret)
+				EXPECT_STREQ(e.msg, el.msg);
 			hyper_plan__sched_free(&ls);
 			(*runs)++;
 			*stops += ret != 0;
@@ -1131,8 +1137,69 @@ static void sim_as_plain(struct __test_metadata *_metadata,
 	hyper_plan__sched_free(&s);
 }
 
+/*
+ * What hyper_plan__sched_quiet_until() says of @ev's schedule, asked
+ * before it is emitted, held against the schedule emitted whole: every
+ * step it calls quiet has nothing in its "before" slot, only detaches
+ * of tensors @ev leaves alone in its "after" slot, and uses and defines
+ * none of @ev's.  *@quiet counts the quiet steps, *@steps all.
+ */
+static void quiet_as_said(struct __test_metadata *_metadata,
+			  const struct life *lf, const struct evict *ev,
+			  size_t nev, unsigned int *quiet, unsigned int *steps)
+{
+	const struct graph *g = lf->g;
+	uint8_t *in = calloc(g->nt, 1);
+	uint32_t *q = calloc(lf->n + 1, sizeof(*q));
+	struct hp_mem mem = { 0 };
+	struct sched s;
+	struct hp_err e;
+	uint32_t k, x;
+	size_t i;
+
+	ASSERT_NE(NULL, in);
+	ASSERT_NE(NULL, q);
+	for (i = 0; i < nev; i++)
+		in[ev[i].t] = 1;
+	ASSERT_EQ(0, hyper_plan__sched_start(&s, lf, ev, nev, &mem, &e));
+	for (k = 0; k < lf->n; k++) {
+		q[k] = hyper_plan__sched_quiet_until(&s, k);
+		ASSERT_LE(k, q[k]);
+		ASSERT_LE(q[k], lf->n);
+		/* asked again lower, the same answer */
+		if (k >= 3 && k % 5 == 0)
+			ASSERT_EQ(q[k - 3],
+				  hyper_plan__sched_quiet_until(&s, k - 3));
+		if (k && q[k - 1] > k - 1)
+			EXPECT_EQ(q[k - 1], q[k]);
+	}
+	ASSERT_EQ(0, hyper_plan__sched_emit(&s, s.n, &e));
+	EXPECT_EQ(NULL, hyper_plan__sched_life(&s));
+	EXPECT_EQ(3, hyper_plan__sched_quiet_until(&s, 3));
+	for (k = 0; k < lf->n; k++) {
+		const struct op *o = &g->op[lf->order[k]];
+
+		(*steps)++;
+		if (q[k] == k)
+			continue;
+		(*quiet)++;
+		EXPECT_EQ(0, slot_len(&s, 2 * k));
+		for (i = s.slot_off[2 * k + 1]; i < s.slot_off[2 * k + 2];
+		     i++) {
+			EXPECT_EQ(HYPER_OP_DETACH, s.cops[i].kind);
+			EXPECT_EQ(0, in[s.cops[i].t]);
+		}
+		for (x = 0; x < o->n_in + o->n_out; x++)
+			EXPECT_EQ(0, in[op_in(g, o)[x]]) TH_LOG("step %u", k);
+	}
+	hyper_plan__sched_free(&s);
+	free(in);
+	free(q);
+}
+
 static void sim_plain_on(struct __test_metadata *_metadata, struct job *j,
-			 unsigned int *runs, unsigned int *stops)
+			 unsigned int *runs, unsigned int *stops,
+			 unsigned int *quiet, unsigned int *steps)
 {
 	static const uint32_t dist[] = { 1, 4, 32 };
 	const struct life *lf = &j->lf;
@@ -1150,6 +1217,8 @@ static void sim_plain_on(struct __test_metadata *_metadata, struct job *j,
 			ASSERT_EQ(0, hyper_plan__distance_evicts(&d, &dp));
 			sim_as_plain(_metadata, j, d.ev, d.nev, &buf, runs,
 				     stops);
+			quiet_as_said(_metadata, lf, d.ev, d.nev, quiet,
+				      steps);
 		} else {
 			uint64_t b = lf->max_ws + (lf->peak0 - lf->max_ws) /
 				     (2 + i % ARRAY_SIZE(dist));
@@ -1158,6 +1227,8 @@ static void sim_plain_on(struct __test_metadata *_metadata, struct job *j,
 						dist[i % ARRAY_SIZE(dist)]));
 			sim_as_plain(_metadata, j, gc.ev, gc.nev, &buf, runs,
 				     stops);
+			quiet_as_said(_metadata, lf, gc.ev, gc.nev, quiet,
+				      steps);
 		}
 	}
 	hyper_plan__simbuf_free(&buf);
@@ -1167,7 +1238,7 @@ static void sim_plain_on(struct __test_metadata *_metadata, struct job *j,
 
 TEST_F_TIMEOUT(many, simulator_is_the_plain_replay, 300)
 {
-	unsigned int seed, i, runs = 0, stops = 0;
+	unsigned int seed, i, runs = 0, stops = 0, quiet = 0, steps = 0;
 	struct hp_err e;
 
 	for (seed = 1; seed <= 6; seed++)
@@ -1178,7 +1249,8 @@ TEST_F_TIMEOUT(many, simulator_is_the_plain_replay, 300)
 
 			ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[i], &e))
 				TH_LOG("%s", e.msg);
-			sim_plain_on(_metadata, &j, &runs, &stops);
+			sim_plain_on(_metadata, &j, &runs, &stops, &quiet,
+				     &steps);
 			hyper_plan__job_free(&j);
 		}
 	for (i = 0; i < ARRAY_SIZE(models); i++) {
@@ -1186,12 +1258,15 @@ TEST_F_TIMEOUT(many, simulator_is_the_plain_replay, 300)
 
 		ASSERT_EQ(0, case_job(&j, &models[i], &hyper_plan__profile_table[i % hyper_plan__profile_table_len], &e))
 			TH_LOG("%s", e.msg);
-		sim_plain_on(_metadata, &j, &runs, &stops);
+		sim_plain_on(_metadata, &j, &runs, &stops, &quiet, &steps);
 		hyper_plan__job_free(&j);
 	}
-	TH_LOG("%u runs, %u given up or failed", runs, stops);
+	TH_LOG("%u runs, %u given up or failed; %u of %u steps quiet", runs,
+	       stops, quiet, steps);
 	EXPECT_LT(0, stops);
 	EXPECT_LT(stops, runs);
+	/* a fifth of these small graphs' steps are taken in bulk */
+	EXPECT_LT(steps / 10, quiet);
 }
 
 /*
