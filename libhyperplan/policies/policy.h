@@ -77,7 +77,9 @@ struct greedy_ctx {
 	 * the makespan beyond a slowdown of @max_slow: it follows the
 	 * simulator's compute and link clocks from below (each step waits
 	 * for the prefetches it reads, none for room or stores;
-	 * hyper_plan__sim_beyond()).  @beyond then says so and @ev is
+	 * hyper_plan__sim_beyond()), or once the evictions it still owes,
+	 * fetched no sooner than the lookahead allows, would (the same
+	 * clocks' stop, reached sooner).  @beyond then says so and @ev is
 	 * incomplete, a probe that would miss that goal at any budget.
 	 */
 	const struct profile *p;
