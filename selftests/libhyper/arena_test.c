@@ -446,6 +446,11 @@ struct long_case {
 	uint32_t end[LONGRUN_N];	/* the last step it is resident in */
 	uint64_t off[LONGRUN_N], bytes[LONGRUN_N];
 	char id[LONGRUN_N][8];
+	/* long_verdict()'s schedule */
+	struct hyper_tensor_info t[LONGRUN_N];
+	struct hyper_step_info st[LONGRUN_N];
+	uint32_t defs[LONGRUN_N];
+	struct hyper_cop dets[LONGRUN_N];
 };
 
 static bool key_lt(const struct long_case *r, uint32_t a, uint32_t b)
@@ -484,13 +489,62 @@ static bool long_expect(const struct long_case *r, uint32_t n, uint32_t *pj,
 	return false;
 }
 
+/*
+ * @r's @n tensors as a schedule (step i defines tensor i and detaches
+ * those whose end it is, at most @back steps before it), handed to
+ * hyper_schedule_new(): refused where long_expect() finds a pair, with
+ * that pair in the message, else accepted.  Whether it was refused.
+ */
+static bool long_verdict(struct __test_metadata *_metadata,
+			 struct long_case *r, uint32_t n, uint32_t back,
+			 uint64_t arena_bytes, unsigned int c)
+{
+	struct hyper_schedule_info info = {
+		.flags = HYPER_SCHED_ARENA, .nr_tensors = n, .nr_steps = n,
+		.arena_bytes = arena_bytes,
+	};
+	struct hyper_schedule *s = NULL;
+	uint32_t nx = 0, i, j, ei = 0, ej = 0;
+	char err[512], want[512];
+	bool clash;
+	int ret;
+
+	for (i = 0; i < n; i++)
+		r->t[i] = (struct hyper_tensor_info){
+			.id = r->id[i], .bytes = r->bytes[i],
+			.kind = HYPER_KIND_ACTIVATION,
+			.home = HYPER_HOME_NONE, .nr_arena_offsets = 1,
+			.arena_offsets = &r->off[i],
+		};
+	for (i = 0; i < n; i++) {
+		r->defs[i] = i;
+		r->st[i] = (struct hyper_step_info){
+			.op = "s", .defines = &r->defs[i], .nr_defines = 1,
+			.after = r->dets + nx,
+		};
+		for (j = i >= back ? i - back : 0; j <= i; j++)
+			if (r->end[j] == i)
+				r->dets[nx++] = (struct hyper_cop){ HYPER_OP_DETACH,
+								    j };
+		r->st[i].nr_after = (uint32_t)(r->dets + nx - r->st[i].after);
+	}
+	clash = long_expect(r, n, &ej, &ei);
+	ret = hyper_schedule_new(&info, r->t, r->st, &s, err, sizeof(err));
+	hyper_schedule_free(s);
+	if (!clash) {
+		EXPECT_EQ(0, ret) TH_LOG("case %u: %s", c, err);
+		return false;
+	}
+	ASSERT_EQ(-EBADMSG, ret) TH_LOG("case %u accepted", c);
+	snprintf(want, sizeof(want), "arena: tensor \"t%u\" (arena_offsets[0] = %" PRIu64 ", %" PRIu64 " bytes) and tensor \"t%u\" (arena_offsets[0] = %" PRIu64 ", %" PRIu64 " bytes) are resident together from step %u (s) on and overlap",
+		 ej, r->off[ej], r->bytes[ej], ei, r->off[ei], r->bytes[ei], ei);
+	EXPECT_STREQ(want, err) TH_LOG("case %u", c);
+	return true;
+}
+
 TEST(overlap_long_sweeps_name_the_sweeps_pair)
 {
 	static struct long_case r;
-	static struct hyper_tensor_info t[LONGRUN_N];
-	static struct hyper_step_info st[LONGRUN_N];
-	static uint32_t defs[LONGRUN_N];
-	static struct hyper_cop dets[LONGRUN_N];
 	unsigned int seed = 7, refused = 0, cases = 48;
 
 	for (unsigned int c = 0; c < cases; c++) {
@@ -498,17 +552,8 @@ TEST(overlap_long_sweeps_name_the_sweeps_pair)
 		/* spacing of the slots in granules: 1, 2 or 3 radix digits */
 		uint64_t k = c % 3 == 0 ? 1 : c % 3 == 1 ? 64 : 1024;
 		uint64_t slots = (uint64_t)n * (c % 2 ? 40 : 2);
-		struct hyper_schedule_info info = {
-			.flags = HYPER_SCHED_ARENA, .nr_tensors = n, .nr_steps = n,
-			.arena_bytes = 64 * (slots * k + 4 * k),
-		};
-		struct hyper_schedule *s = NULL;
-		uint32_t nx = 0, i, j, ei = 0, ej = 0;
-		bool clash;
-		char err[512], want[512];
-		int ret;
 
-		for (i = 0; i < n; i++) {
+		for (uint32_t i = 0; i < n; i++) {
 			r.end[i] = i + (uint32_t)rand_r(&seed) % 4;
 			if (r.end[i] >= n)
 				r.end[i] = n - 1;
@@ -516,38 +561,9 @@ TEST(overlap_long_sweeps_name_the_sweeps_pair)
 					 (c % 4 < 2 ? 0 : (uint64_t)rand_r(&seed) % k));
 			r.bytes[i] = 64 * (1 + (uint64_t)rand_r(&seed) % (2 * k));
 			snprintf(r.id[i], sizeof(r.id[i]), "t%u", i);
-			t[i] = (struct hyper_tensor_info){
-				.id = r.id[i], .bytes = r.bytes[i],
-				.kind = HYPER_KIND_ACTIVATION,
-				.home = HYPER_HOME_NONE, .nr_arena_offsets = 1,
-				.arena_offsets = &r.off[i],
-			};
 		}
-		/* step i defines tensor i and detaches those whose end it is */
-		for (i = 0; i < n; i++) {
-			defs[i] = i;
-			st[i] = (struct hyper_step_info){
-				.op = "s", .defines = &defs[i], .nr_defines = 1,
-				.after = dets + nx,
-			};
-			for (j = i > 3 ? i - 3 : 0; j <= i; j++)
-				if (r.end[j] == i)
-					dets[nx++] = (struct hyper_cop){ HYPER_OP_DETACH, j };
-			st[i].nr_after = (uint32_t)(dets + nx - st[i].after);
-		}
-		clash = long_expect(&r, n, &ej, &ei);
-		ret = hyper_schedule_new(&info, t, st, &s, err, sizeof(err));
-		hyper_schedule_free(s);
-		if (!clash) {
-			EXPECT_EQ(0, ret) TH_LOG("case %u: %s", c, err);
-			continue;
-		}
-		refused++;
-		ASSERT_EQ(-EBADMSG, ret) TH_LOG("case %u accepted", c);
-		snprintf(want, sizeof(want), "arena: tensor \"t%u\" (arena_offsets[0] = %" PRIu64 ", %" PRIu64 " bytes) and tensor \"t%u\" (arena_offsets[0] = %" PRIu64 ", %" PRIu64 " bytes) are resident together from step %u (s) on and overlap",
-			 ej, r.off[ej], r.bytes[ej], ei, r.off[ei], r.bytes[ei],
-			 ei);
-		EXPECT_STREQ(want, err) TH_LOG("case %u", c);
+		refused += long_verdict(_metadata, &r, n, 3,
+					64 * (slots * k + 4 * k), c);
 	}
 	/* both verdicts are reached */
 	EXPECT_GT(refused, cases / 4);
@@ -616,24 +632,13 @@ TEST(overlap_steps_past_every_ended_neighbour)
 TEST(overlap_many_live_name_the_sweeps_pair)
 {
 	static struct long_case r;
-	static struct hyper_tensor_info t[LONGRUN_N];
-	static struct hyper_step_info st[LONGRUN_N];
-	static uint32_t defs[LONGRUN_N], slot[LONGRUN_N];
-	static struct hyper_cop dets[LONGRUN_N];
+	static uint32_t slot[LONGRUN_N];
 	unsigned int seed = 11, refused = 0, cases = 40;
 
 	for (unsigned int c = 0; c < cases; c++) {
 		uint32_t n = 256 + (uint32_t)rand_r(&seed) % (LONGRUN_N - 256);
 		uint32_t life = c % 2 ? LONGLIFE : 40, k = 1 + c % 3;
-		struct hyper_schedule_info info = {
-			.flags = HYPER_SCHED_ARENA, .nr_tensors = n, .nr_steps = n,
-			.arena_bytes = 64ULL * k * (n + 4),
-		};
-		struct hyper_schedule *s = NULL;
-		uint32_t nx = 0, i, j, ei = 0, ej = 0;
-		bool clash;
-		char err[512], want[512];
-		int ret;
+		uint32_t i, j;
 
 		for (i = 0; i < n; i++)
 			slot[i] = i;
@@ -660,38 +665,8 @@ TEST(overlap_many_live_name_the_sweeps_pair)
 			if (r.off[i] >= 64)
 				r.off[i] -= 64;
 		}
-		for (i = 0; i < n; i++)
-			t[i] = (struct hyper_tensor_info){
-				.id = r.id[i], .bytes = r.bytes[i],
-				.kind = HYPER_KIND_ACTIVATION,
-				.home = HYPER_HOME_NONE, .nr_arena_offsets = 1,
-				.arena_offsets = &r.off[i],
-			};
-		/* step i defines tensor i and detaches those whose end it is */
-		for (i = 0; i < n; i++) {
-			defs[i] = i;
-			st[i] = (struct hyper_step_info){
-				.op = "s", .defines = &defs[i], .nr_defines = 1,
-				.after = dets + nx,
-			};
-			for (j = i >= life ? i - life : 0; j <= i; j++)
-				if (r.end[j] == i)
-					dets[nx++] = (struct hyper_cop){ HYPER_OP_DETACH, j };
-			st[i].nr_after = (uint32_t)(dets + nx - st[i].after);
-		}
-		clash = long_expect(&r, n, &ej, &ei);
-		ret = hyper_schedule_new(&info, t, st, &s, err, sizeof(err));
-		hyper_schedule_free(s);
-		if (!clash) {
-			EXPECT_EQ(0, ret) TH_LOG("case %u: %s", c, err);
-			continue;
-		}
-		refused++;
-		ASSERT_EQ(-EBADMSG, ret) TH_LOG("case %u accepted", c);
-		snprintf(want, sizeof(want), "arena: tensor \"t%u\" (arena_offsets[0] = %" PRIu64 ", %" PRIu64 " bytes) and tensor \"t%u\" (arena_offsets[0] = %" PRIu64 ", %" PRIu64 " bytes) are resident together from step %u (s) on and overlap",
-			 ej, r.off[ej], r.bytes[ej], ei, r.off[ei], r.bytes[ei],
-			 ei);
-		EXPECT_STREQ(want, err) TH_LOG("case %u", c);
+		refused += long_verdict(_metadata, &r, n, life,
+					64ULL * k * (n + 4), c);
 	}
 	/* both verdicts are reached */
 	EXPECT_GT(refused, cases / 4);
