@@ -243,6 +243,16 @@ static __attribute__((noinline)) uint32_t tensor_scan(const struct graph *g,
 	return NONE;
 }
 
+uint64_t hyper_plan__graph_largest(const struct graph *g)
+{
+	uint64_t most = 0;
+
+	for (uint32_t t = 0; t < g->nt; t++)
+		if (g->t[t].bytes > most)
+			most = g->t[t].bytes;
+	return most;
+}
+
 uint32_t hyper_plan__graph_tensor(const struct graph *g, const char *id)
 {
 	if (g->ids_dropped)

@@ -89,6 +89,8 @@ uint32_t hyper_plan__graph_add_op(struct graph *g, const char *id, uint64_t comp
 		      const uint32_t *out, uint32_t n_out,
 		      const struct gemm *gemm, struct hp_err *e);
 uint32_t hyper_plan__graph_tensor(const struct graph *g, const char *id);
+/* The bytes of @g's largest tensor; 0 if it has none. */
+uint64_t hyper_plan__graph_largest(const struct graph *g);
 /*
  * Frees @g's id maps (two hash tables, 34 MB at a million operators),
  * for a caller that looks no id up once the graph is prepared (the API's

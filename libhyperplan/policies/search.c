@@ -592,16 +592,15 @@ int hyper_plan__run_greedy(const struct problem *pb, struct result *r, struct hp
 				 .p = pb->goal.budget ? NULL : pb->p,
 				 .max_slow = pb->goal.max_slow };
 	double tol = lf->peak0 * 0.001 > 1048576 ? lf->peak0 * 0.001 : 1048576;
-	uint64_t lo, hi, b, most = 0;
+	uint64_t lo, hi, b, most;
 	struct result c;
 	uint32_t i, it;
 	double t0;
 	int ret = 0;
 
 	begin(r, "greedy", &t0);
-	for (i = 0; pb->beat && i < lf->g->nt; i++)
-		if (lf->g->t[i].bytes > most)
-			most = lf->g->t[i].bytes;
+	/* what a bisection stops on, given a result to beat */
+	most = pb->beat ? hyper_plan__graph_largest(lf->g) : 0;
 	ret = probe_goal(pb, lf, NULL, 0, 0, &c, e);	/* room for everything */
 	if (!ret && keep(pb, r, &c))
 		snprintf(r->params, sizeof(r->params), "budget=no-offload peak");
