@@ -36,16 +36,6 @@ struct tally {
 	double least_margin;
 };
 
-/* The graph's largest tensor: what hyper_plan__run_greedy() stops on. */
-static uint64_t largest(const struct graph *g)
-{
-	uint64_t most = 0;
-
-	for (uint32_t t = 0; t < g->nt; t++)
-		if (g->t[t].bytes > most)
-			most = g->t[t].bytes;
-	return most;
-}
 
 /* Simulates @ev whole at @budget (0: none); whether it meets @slow. */
 static bool meets(struct __test_metadata *_metadata, const struct job *j,
@@ -114,7 +104,7 @@ static void bisect(struct __test_metadata *_metadata, const struct job *j,
 			/* an evicting walk that fits peaks above b - most:
 			 * what the greedy search's stop rests on */
 			if (whole.nev) {
-				uint64_t most = largest(&j->g);
+				uint64_t most = hyper_plan__graph_largest(&j->g);
 				double margin = ((double)peak + most - b) / most;
 
 				EXPECT_LT(b, peak + most)
@@ -200,6 +190,35 @@ static bool walk_pair(struct __test_metadata *_metadata, const struct job *j,
 	return sooner || kept->nev < sc->nev;
 }
 
+/* A case's job, and a kept and a scratch walk context on it. */
+struct walks {
+	struct hp_mem mem;
+	struct job j;
+	struct greedy_ctx kept, sc;
+};
+
+/* @w for case @c on the reference profile @n picks (cyclically). */
+static void walks_begin(struct __test_metadata *_metadata, struct walks *w,
+			const struct plan_case *c, size_t n)
+{
+	size_t np = hyper_plan__profile_table_len;
+	struct hp_err e;
+
+	memset(w, 0, sizeof(*w));
+	w->kept = (struct greedy_ctx){ .lf = &w->j.lf, .mem = &w->mem };
+	w->sc = (struct greedy_ctx){ .lf = &w->j.lf, .mem = &w->mem,
+				     .scratch = true };
+	ASSERT_EQ(0, case_job(&w->j, c, &hyper_plan__profile_table[n % np], &e))
+		TH_LOG("%s", e.msg);
+}
+
+static void walks_end(struct walks *w)
+{
+	hyper_plan__greedy_free(&w->kept);
+	hyper_plan__greedy_free(&w->sc);
+	hyper_plan__job_free(&w->j);
+}
+
 /* Seconds of CPU, minutes on a loaded shared machine. */
 FIXTURE(many) {};
 FIXTURE_SETUP(many) {}
@@ -256,20 +275,12 @@ TEST(walks_kept_match_scratch)
 	unsigned int walks = 0, early = 0;
 
 	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
-		size_t np = hyper_plan__profile_table_len;
-		const struct profile *p = &hyper_plan__profile_table[c % np];
-		struct hp_mem mem = { 0 };
-		struct job j = { 0 };
-		struct greedy_ctx kept = { .lf = &j.lf, .mem = &mem };
-		struct greedy_ctx sc = { .lf = &j.lf, .mem = &mem,
-					 .scratch = true };
-		struct hp_err e;
+		struct walks w;
 		uint64_t lo, span;
 
-		ASSERT_EQ(0, case_job(&j, &cases[c], p, &e))
-			TH_LOG("%s", e.msg);
-		lo = j.lf.max_ws;
-		span = j.lf.peak0 > lo ? j.lf.peak0 - lo : 1;
+		walks_begin(_metadata, &w, &cases[c], c);
+		lo = w.j.lf.max_ws;
+		span = w.j.lf.peak0 > lo ? w.j.lf.peak0 - lo : 1;
 		for (uint32_t k = 0; k < 24; k++) {
 			uint64_t b;
 			uint32_t ahead;
@@ -279,19 +290,17 @@ TEST(walks_kept_match_scratch)
 			x ^= x << 17;
 			b = lo + x % (span + 1);
 			ahead = aheads[(x >> 40) % ARRAY_SIZE(aheads)];
-			kept.p = sc.p = k % 2 ? &j.p : NULL;
-			kept.max_slow = sc.max_slow = slows[k / 2 % 2];
-			walk_pair(_metadata, &j, &kept, &sc, b, ahead);
-			EXPECT_EQ(j.lf.n, sc.settled);
+			w.kept.p = w.sc.p = k % 2 ? &w.j.p : NULL;
+			w.kept.max_slow = w.sc.max_slow = slows[k / 2 % 2];
+			walk_pair(_metadata, &w.j, &w.kept, &w.sc, b, ahead);
+			EXPECT_EQ(w.j.lf.n, w.sc.settled);
 			walks++;
-			if (kept.settled < j.lf.n && kept.nev)
+			if (w.kept.settled < w.j.lf.n && w.kept.nev)
 				early++;	/* settled after evicting */
 		}
-		EXPECT_TRUE(kept.live_after != NULL);
-		EXPECT_TRUE(sc.live_after == NULL);
-		hyper_plan__greedy_free(&kept);
-		hyper_plan__greedy_free(&sc);
-		hyper_plan__job_free(&j);
+		EXPECT_TRUE(w.kept.live_after != NULL);
+		EXPECT_TRUE(w.sc.live_after == NULL);
+		walks_end(&w);
 	}
 	TH_LOG("%u walks, %u settled early after evicting", walks, early);
 	EXPECT_LT(0, early);	/* or the settled stop goes untested */
@@ -318,32 +327,22 @@ TEST(short_steps_match_scratch)
 	unsigned int walks = 0, evicting = 0;
 
 	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
-		size_t np = hyper_plan__profile_table_len;
-		const struct profile *p = &hyper_plan__profile_table[c % np];
-		struct hp_mem mem = { 0 };
-		struct job j = { 0 };
-		struct greedy_ctx kept = { .lf = &j.lf, .mem = &mem };
-		struct greedy_ctx sc = { .lf = &j.lf, .mem = &mem,
-					 .scratch = true };
-		struct hp_err e;
+		struct walks w;
 
-		ASSERT_EQ(0, case_job(&j, &cases[c], p, &e))
-			TH_LOG("%s", e.msg);
+		walks_begin(_metadata, &w, &cases[c], c);
 		for (uint32_t k = 0; k < 16; k++) {
 			/* the lower half more densely: k^2 / 256 */
-			uint64_t b = j.lf.max_ws +
-				     (j.lf.peak0 - j.lf.max_ws) / 256 * k * k;
+			uint64_t b = w.j.lf.max_ws +
+				     (w.j.lf.peak0 - w.j.lf.max_ws) / 256 * k * k;
 			uint32_t ahead = aheads[k % ARRAY_SIZE(aheads)];
 
-			kept.p = sc.p = k / 3 % 2 ? &j.p : NULL;
-			kept.max_slow = sc.max_slow = 0.1;
-			walk_pair(_metadata, &j, &kept, &sc, b, ahead);
+			w.kept.p = w.sc.p = k / 3 % 2 ? &w.j.p : NULL;
+			w.kept.max_slow = w.sc.max_slow = 0.1;
+			walk_pair(_metadata, &w.j, &w.kept, &w.sc, b, ahead);
 			walks++;
-			evicting += kept.nev > 0;
+			evicting += w.kept.nev > 0;
 		}
-		hyper_plan__greedy_free(&kept);
-		hyper_plan__greedy_free(&sc);
-		hyper_plan__job_free(&j);
+		walks_end(&w);
 	}
 	TH_LOG("%u walks, %u evicting", walks, evicting);
 	EXPECT_LT(walks / 2, evicting);
@@ -367,48 +366,38 @@ TEST(settled_tails_stop_as_scratch)
 	unsigned int tails = 0, flips = 0;
 
 	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
-		size_t np = hyper_plan__profile_table_len;
-		const struct profile *p = &hyper_plan__profile_table[c % np];
-		struct hp_mem mem = { 0 };
-		struct job j = { 0 };
-		struct greedy_ctx kept = { .lf = &j.lf, .mem = &mem };
-		struct greedy_ctx sc = { .lf = &j.lf, .mem = &mem,
-					 .scratch = true };
-		struct hp_err e;
+		struct walks w;
 
-		ASSERT_EQ(0, case_job(&j, &cases[c], p, &e))
-			TH_LOG("%s", e.msg);
-		kept.p = sc.p = &j.p;
+		walks_begin(_metadata, &w, &cases[c], c);
+		w.kept.p = w.sc.p = &w.j.p;
 		for (uint32_t k = 1; k < 8; k++) {
-			uint64_t b = j.lf.max_ws +
-				     (j.lf.peak0 - j.lf.max_ws) / 8 * k;
+			uint64_t b = w.j.lf.max_ws +
+				     (w.j.lf.peak0 - w.j.lf.max_ws) / 8 * k;
 			uint32_t ahead = aheads[k % ARRAY_SIZE(aheads)];
 			double lo = 0, hi = 1;
 
 			for (int it = 0; it < 40; it++) {
 				double s = (lo + hi) / 2;
 
-				kept.max_slow = sc.max_slow = s;
-				ASSERT_EQ(0, hyper_plan__greedy_evicts(&sc, b,
+				w.kept.max_slow = w.sc.max_slow = s;
+				ASSERT_EQ(0, hyper_plan__greedy_evicts(&w.sc, b,
 								       ahead));
-				ASSERT_EQ(0, hyper_plan__greedy_evicts(&kept, b,
+				ASSERT_EQ(0, hyper_plan__greedy_evicts(&w.kept, b,
 								       ahead));
-				EXPECT_EQ(sc.beyond, kept.beyond)
+				EXPECT_EQ(w.sc.beyond, w.kept.beyond)
 					TH_LOG("%s: budget %llu, lookahead %u, slowdown %.17g",
-					       j.g.name, (unsigned long long)b,
+					       w.j.g.name, (unsigned long long)b,
 					       ahead, s);
-				if (kept.settled < j.lf.n && kept.nev)
+				if (w.kept.settled < w.j.lf.n && w.kept.nev)
 					tails++;
-				if (sc.beyond)
+				if (w.sc.beyond)
 					lo = s;
 				else
 					hi = s;
 			}
 			flips += lo > 0 && hi < 1;
 		}
-		hyper_plan__greedy_free(&kept);
-		hyper_plan__greedy_free(&sc);
-		hyper_plan__job_free(&j);
+		walks_end(&w);
 	}
 	TH_LOG("%u settled walks near their goals, %u goals bisected", tails,
 	       flips);
@@ -457,7 +446,7 @@ TEST(stopped_searches_keep_their_winner)
 
 		ASSERT_EQ(0, case_job(&j, &cases[c], p, &e))
 			TH_LOG("%s", e.msg);
-		most = largest(&j.g);
+		most = hyper_plan__graph_largest(&j.g);
 		hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
 		pb.memo = NULL;
 		ASSERT_EQ(0, hyper_plan__run_greedy(&pb, &full, &e))
@@ -522,37 +511,28 @@ TEST(owed_stops_as_scratch)
 	unsigned int walks = 0, stops = 0, sooner = 0;
 
 	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
-		size_t np = hyper_plan__profile_table_len;
-		const struct profile *p = &hyper_plan__profile_table[c % np];
-		struct hp_mem mem = { 0 };
-		struct job j = { 0 };
-		struct greedy_ctx kept = { .lf = &j.lf, .mem = &mem, .p = &j.p,
-					   .max_slow = 0.01 };
-		struct greedy_ctx sc = { .lf = &j.lf, .mem = &mem, .p = &j.p,
-					 .max_slow = 0.01, .scratch = true };
-		struct hp_err e;
+		struct walks w;
 
-		ASSERT_EQ(0, case_job(&j, &cases[c], p, &e))
-			TH_LOG("%s", e.msg);
+		walks_begin(_metadata, &w, &cases[c], c);
+		w.kept.p = w.sc.p = &w.j.p;
+		w.kept.max_slow = w.sc.max_slow = 0.01;
 		for (size_t a = 0; a < ARRAY_SIZE(ahead); a++) {
-			uint64_t lo = j.lf.max_ws, hi = j.lf.peak0;
+			uint64_t lo = w.j.lf.max_ws, hi = w.j.lf.peak0;
 
 			for (int it = 0; it < 8 && hi > lo + 1; it++) {
 				uint64_t b = lo + (hi - lo) / 2;
 
-				sooner += walk_pair(_metadata, &j, &kept, &sc,
+				sooner += walk_pair(_metadata, &w.j, &w.kept, &w.sc,
 						    b, ahead[a]);
 				walks++;
-				stops += sc.beyond;
-				if (sc.beyond)
+				stops += w.sc.beyond;
+				if (w.sc.beyond)
 					lo = b;
 				else
 					hi = b;
 			}
 		}
-		hyper_plan__greedy_free(&kept);
-		hyper_plan__greedy_free(&sc);
-		hyper_plan__job_free(&j);
+		walks_end(&w);
 	}
 	TH_LOG("%u walks, %u stopped, %u of them sooner on what they owe",
 	       walks, stops, sooner);
