@@ -118,13 +118,18 @@ static int run_search(struct hyper_plan__pipe *pp, struct hp_err *e)
 static int run_emit(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
 	struct result *r = pp->r;
-	/* a probe that may stop early is emitted as far as its run goes */
-	int ret = pp->give_up ?
-		  hyper_plan__sched_start(&r->s, pp->lf, pp->ev, pp->nev,
-					  pipe_mem(pp), e) :
-		  hyper_plan__sched_build(&r->s, pp->lf, pp->ev, pp->nev,
-					  pipe_mem(pp), e);
+	/* the emitter's arrays kept from one probe to the next */
+	struct hp_emitbuf *buf = pp->pb && pp->pb->memo ?
+				 &pp->pb->memo->sim.emit : NULL;
+	int ret = hyper_plan__sched_start_in(&r->s, pp->lf, pp->ev, pp->nev,
+					     buf, pipe_mem(pp), e);
 
+	/* a probe that may stop early is emitted as far as its run goes */
+	if (!ret && !pp->give_up) {
+		ret = hyper_plan__sched_emit(&r->s, r->s.n, e);
+		if (ret)
+			hyper_plan__sched_free(&r->s);
+	}
 	if (!ret)
 		r->s.budget = pp->budget;
 	return ret;

@@ -38,14 +38,24 @@ struct hp_emit {
 	struct sched *s;
 	struct item *it;
 	size_t n, cap;
+	struct item *tmp;	/* sort_items()'s other half, tmp_cap items */
+	size_t tmp_cap;
 	uint8_t *st;		/* residency state, <hyper/residency.h> */
 	/*
 	 * NULL: st holds every tensor's state.  Else the tensors the probe
 	 * evicts, whose state st holds alone: every other one follows its
 	 * transitions with nothing offloaded, which break no rule
 	 * (life.dirty_t), so its dead detaches are emitted as they are.
+	 * It is mine_all then, which is zero but for the nmine tensors of
+	 * mine_t, zeroed again when the emission ends (emit_free()).
 	 */
 	uint8_t *mine;
+	uint8_t *mine_all;
+	size_t nt_cap;		/* the tensors st and mine_all have room for */
+	uint32_t *mine_t;
+	size_t nmine, mine_t_cap;
+	/* the buffer this one is kept in between emissions; NULL: none */
+	struct hp_emitbuf *buf;
 	size_t cap_cops;
 	struct hp_mem *mem;
 	struct hp_err *e;
@@ -108,21 +118,25 @@ static void by_digit(const struct item *in, struct item *out, size_t n,
 static int sort_items(struct hp_emit *m, uint32_t nslots)
 {
 	size_t i, end, hi = 1, cnt[1U << DIGIT_BITS];
-	struct item *out = hyper_plan__array(m->mem, m->n, sizeof(*out));
-	struct item *tmp = m->it;
+	struct item *out, *tmp = m->it;
 
-	if (!out)
-		return -ENOMEM;
+	if (m->tmp_cap < m->n) {
+		free(m->tmp);
+		m->tmp_cap = 0;
+		m->tmp = hyper_plan__array(m->mem, m->n, sizeof(*m->tmp));
+		if (!m->tmp)
+			return -ENOMEM;
+		m->tmp_cap = m->n;
+	}
+	out = m->tmp;
 	while (hi < (nslots >> DIGIT_BITS) + 1)
 		hi *= 2;
 	by_digit(m->it, out, m->n, 0, cnt, ARRAY_SIZE(cnt));
 	if (hi > ARRAY_SIZE(cnt)) {		/* a third digit's worth */
 		size_t *big = hyper_plan__array(m->mem, hi, sizeof(*big));
 
-		if (!big) {
-			free(out);
+		if (!big)
 			return -ENOMEM;
-		}
 		by_digit(out, tmp, m->n, DIGIT_BITS, big, hi);
 		free(big);
 	} else {
@@ -135,8 +149,12 @@ static int sort_items(struct hp_emit *m, uint32_t nslots)
 		if (end - i > 1)
 			sort_slot(tmp + i, end - i);
 	}
-	free(out);
 	m->it = tmp;
+	if (!m->buf) {		/* nothing to keep it for */
+		free(m->tmp);
+		m->tmp = NULL;
+		m->tmp_cap = 0;
+	}
 	return 0;
 }
 
@@ -369,6 +387,17 @@ static int replay(struct hp_emit *m, uint32_t upto)
 	return ret;
 }
 
+/* mine_all zero again, none tracked. */
+static void mine_clear(struct hp_emit *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nmine; i++)
+		m->mine_all[m->mine_t[i]] = 0;
+	m->nmine = 0;
+	m->mine = NULL;
+}
+
 /*
  * Whether the emitter tracks @ev's tensors alone (hp_emit.mine): it
  * does when every tensor that breaks a rule with nothing offloaded is
@@ -380,21 +409,28 @@ static int track_mine(struct hp_emit *m, const struct evict *ev, size_t nev,
 		      size_t *nacc)
 {
 	const struct life *lf = m->lf;
-	uint8_t *mine = hyper_plan__calloc(m->mem, lf->g->nt, 1);
+	uint8_t *mine = m->mine_all;
 	size_t i, acc = 0;
 
-	if (!mine)
-		return -ENOMEM;
+	if (m->mine_t_cap < nev) {
+		free(m->mine_t);
+		m->mine_t_cap = 0;
+		m->mine_t = hyper_plan__array(m->mem, nev, sizeof(*m->mine_t));
+		if (!m->mine_t)
+			return -ENOMEM;
+		m->mine_t_cap = nev;
+	}
 	for (i = 0; i < nev && acc <= lf->n; i++)
 		if (!mine[ev[i].t]) {
 			mine[ev[i].t] = 1;
+			m->mine_t[m->nmine++] = ev[i].t;
 			acc += nr_accesses(lf, ev[i].t);
 		}
 	for (i = 0; i < lf->ndirty && acc <= lf->n; i++)
 		if (!mine[lf->dirty_t[i]])
 			acc = SIZE_MAX;
 	if (acc > lf->n) {
-		free(mine);
+		mine_clear(m);
 		return 0;
 	}
 	m->mine = mine;
@@ -425,30 +461,112 @@ static void access_items(struct hp_emit *m, uint32_t t)
 	}
 }
 
+static void emit_free_all(struct hp_emit *m)
+{
+	free(m->it);
+	free(m->tmp);
+	free(m->st);
+	free(m->mine_all);
+	free(m->mine_t);
+	free(m);
+}
+
+/* An emission ended: @m back in its buffer, with mine_all zero again. */
 static void emit_free(struct hp_emit *m)
 {
 	if (!m)
 		return;
-	free(m->it);
-	free(m->st);
-	free(m->mine);
-	free(m);
+	if (!m->buf) {
+		emit_free_all(m);
+		return;
+	}
+	mine_clear(m);
+	m->buf->busy = false;
+}
+
+/*
+ * The context of an emission about to start, with room for @nt tensors'
+ * states (not set) and mine_all zero: @buf's, when it has one not in use
+ * (most of a search's probes), else one of its own (and @buf's from then
+ * on when it had none).  NULL when out of memory.
+ */
+static struct hp_emit *emit_get(struct hp_emitbuf *buf, size_t nt,
+				struct hp_mem *mem)
+{
+	struct hp_emit *m = buf && !buf->busy ? buf->m : NULL;
+
+	if (!m) {
+		m = hyper_plan__calloc(mem, 1, sizeof(*m));
+		if (!m)
+			return NULL;
+		if (buf && !buf->m) {
+			buf->m = m;
+			m->buf = buf;
+		}
+	}
+	if (m->nt_cap < nt) {
+		free(m->st);
+		free(m->mine_all);
+		m->nt_cap = 0;
+		m->st = hyper_plan__array(mem, nt, 1);
+		m->mine_all = hyper_plan__calloc(mem, nt, 1);
+		if (!m->st || !m->mine_all) {
+			free(m->st);
+			free(m->mine_all);
+			m->st = m->mine_all = NULL;
+			if (!m->buf)
+				emit_free_all(m);
+			return NULL;
+		}
+		m->nt_cap = nt;
+	}
+	if (m->buf)
+		m->buf->busy = true;
+	/* what one emission leaves: the arrays and their room stay */
+	m->n = 0;
+	m->mine = NULL;
+	m->nmine = 0;
+	m->cap_cops = 0;
+	m->slot = 0;
+	m->x = 0;
+	m->qx = 0;
+	return m;
+}
+
+void hyper_plan__emitbuf_free(struct hp_emitbuf *buf)
+{
+	if (buf->m && buf->busy)
+		buf->m->buf = NULL;	/* its schedule's now, freed with it */
+	else if (buf->m)
+		emit_free_all(buf->m);
+	*buf = (struct hp_emitbuf){ 0 };
 }
 
 int hyper_plan__sched_start(struct sched *s, const struct life *lf,
 			    const struct evict *ev, size_t nev,
 			    struct hp_mem *mem, struct hp_err *e)
 {
+	return hyper_plan__sched_start_in(s, lf, ev, nev, NULL, mem, e);
+}
+
+int hyper_plan__sched_start_in(struct sched *s, const struct life *lf,
+			       const struct evict *ev, size_t nev,
+			       struct hp_emitbuf *buf, struct hp_mem *mem,
+			       struct hp_err *e)
+{
 	struct hp_emit *m;
 	const struct graph *g = lf->g;
-	size_t i, nacc = 0;
+	size_t i, nacc = 0, need;
 	uint32_t t;
 
 	memset(s, 0, sizeof(*s));
-	m = hyper_plan__calloc(mem, 1, sizeof(*m));
+	m = emit_get(buf, g->nt, mem);
 	if (!m)
 		return hyper_plan__nomem(e);
-	*m = (struct hp_emit){ .lf = lf, .s = s, .mem = mem, .e = e };
+	m->lf = lf;
+	m->s = s;
+	m->mem = mem;
+	m->e = e;
 	s->emit = m;
 	s->g = g;
 	s->order = lf->order;
@@ -457,20 +575,24 @@ int hyper_plan__sched_start(struct sched *s, const struct life *lf,
 	s->home = hyper_plan__array(mem, g->nt, 1);
 	s->slot_off = hyper_plan__array(mem, 2 * (size_t)s->n + 1,
 					sizeof(*s->slot_off));
-	m->st = hyper_plan__array(mem, g->nt, 1);
-	if (!s->home || !s->slot_off || !m->st)
+	if (!s->home || !s->slot_off)
 		goto out;
 	homes(m, ev, nev);
 	if (track_mine(m, ev, nev, &nacc))
 		goto out;
 	/*
 	 * at most three items an eviction and two an access: one
-	 * allocation, no copies
+	 * allocation, no copies (none at all with room kept from the last)
 	 */
-	m->cap = 3 * nev + 2 * nacc;
-	m->it = m->cap ? hyper_plan__array(mem, m->cap, sizeof(*m->it)) : NULL;
-	if (m->cap && !m->it)
-		goto out;
+	need = 3 * nev + 2 * nacc;
+	if (m->cap < need) {
+		free(m->it);
+		m->cap = 0;
+		m->it = hyper_plan__array(mem, need, sizeof(*m->it));
+		if (!m->it)
+			goto out;
+		m->cap = need;
+	}
 	/*
 	 * The cops, at most one a dead gap and four an eviction (a store
 	 * at its slot and another at its detach, should a define come

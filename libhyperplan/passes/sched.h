@@ -97,6 +97,34 @@ int hyper_plan__sched_start(struct sched *s, const struct life *lf,
 int hyper_plan__sched_emit(const struct sched *s, uint32_t steps,
 			   struct hp_err *e);
 /*
+ * What the emissions of one search keep from one probe to the next: the
+ * emitter's own arrays (its decisions, their sort's scratch, the states,
+ * the tracked tensors), which would otherwise be allocated for every
+ * probe, those of the graph's size and many megabytes at a million
+ * operators.  A schedule's own arrays are its own.  One emission uses it
+ * at a time: one started while another is under way (hyper_plan__sched_
+ * emitted() short of the whole) has its own.  A zeroed one is empty; one
+ * thread uses it (the probes' buffers, struct hp_simbuf in sim/sim.h).
+ */
+struct hp_emitbuf {
+	struct hp_emit *m;	/* NULL: none yet */
+	bool busy;		/* m is a schedule's, being emitted */
+};
+
+/*
+ * hyper_plan__sched_start() with the emitter's arrays from @buf (NULL:
+ * its own); the same schedule.
+ */
+int hyper_plan__sched_start_in(struct sched *s, const struct life *lf,
+			       const struct evict *ev, size_t nev,
+			       struct hp_emitbuf *buf, struct hp_mem *mem,
+			       struct hp_err *e);
+/*
+ * Frees what @buf keeps; an emission under way through it keeps its
+ * context, freed with its schedule.  @buf is empty after.
+ */
+void hyper_plan__emitbuf_free(struct hp_emitbuf *buf);
+/*
  * While @s is being emitted tracking its evicted tensors alone (the
  * emitter's choice, passes/sched.c): the first step from @k on that
  * uses or defines one of them or whose slots may hold a cache op of

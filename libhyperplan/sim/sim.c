@@ -723,6 +723,7 @@ void hyper_plan__simbuf_free(struct hp_simbuf *b)
 	hyper_plan__heap_free(&b->pend);
 	free(b->busy);
 	quiet_free(b);
+	hyper_plan__emitbuf_free(&b->emit);
 	*b = (struct hp_simbuf){ 0 };
 }
 

@@ -95,6 +95,8 @@ struct hp_simbuf {
 	struct hp_simq *q;		/* q_n + 1 steps */
 	uint32_t *q_t;			/* the tensors each step sets */
 	uint8_t *q_st;			/* and the states it leaves */
+	/* the probes' emissions (hyper_plan__sched_start_in()) */
+	struct hp_emitbuf emit;
 };
 
 void hyper_plan__simbuf_free(struct hp_simbuf *b);

@@ -1068,6 +1068,60 @@ static int ref_simulate(const struct sched *s, const struct profile *p,
 }
 
 /*
+ * The slots of the steps @ls emitted (all once whole) are @s's, and its
+ * homes are.
+ */
+static void emitted_as(struct __test_metadata *_metadata,
+		       const struct sched *s, const struct sched *ls)
+{
+	uint32_t steps = hyper_plan__sched_emitted(ls);
+
+	ASSERT_EQ(s->n, ls->n);
+	if (!ls->emit)
+		EXPECT_EQ(s->ncops, ls->ncops);
+	EXPECT_EQ(0, memcmp(s->home, ls->home, s->g->nt));
+	if (!steps)
+		return;		/* a run that failed before its first step */
+	EXPECT_EQ(0, memcmp(s->slot_off, ls->slot_off,
+			    (2 * (size_t)steps + 1) * sizeof(*s->slot_off)));
+	EXPECT_EQ(0, memcmp(s->cops, ls->cops,
+			    s->slot_off[2 * steps] * sizeof(*s->cops)));
+}
+
+/*
+ * The emitter's buffer (struct hp_emitbuf) that the runs before left
+ * as they left it: @ev's schedule emitted through it is @s, byte for
+ * byte; one started while another is half emitted through it has its
+ * own arrays and is @s too, as is the half one emitted on after the
+ * buffer is freed under it.
+ */
+static void emit_in_buffer(struct __test_metadata *_metadata,
+			   const struct job *j, const struct sched *s,
+			   const struct evict *ev, size_t nev,
+			   struct hp_simbuf *buf)
+{
+	struct hp_mem mem = { 0 };
+	struct sched half, ls;
+	struct hp_err e;
+
+	ASSERT_EQ(0, hyper_plan__sched_start_in(&half, &j->lf, ev, nev,
+						&buf->emit, &mem, &e));
+	ASSERT_EQ(0, hyper_plan__sched_emit(&half, s->n / 2, &e));
+	emitted_as(_metadata, s, &half);
+	EXPECT_TRUE(buf->emit.busy || !half.emit);
+	ASSERT_EQ(0, hyper_plan__sched_start_in(&ls, &j->lf, ev, nev,
+						&buf->emit, &mem, &e));
+	ASSERT_EQ(0, hyper_plan__sched_emit(&ls, s->n, &e));
+	emitted_as(_metadata, s, &ls);
+	hyper_plan__sched_free(&ls);
+	hyper_plan__simbuf_free(buf);
+	ASSERT_EQ(0, hyper_plan__sched_emit(&half, s->n, &e));
+	EXPECT_EQ(NULL, half.emit);
+	emitted_as(_metadata, s, &half);
+	hyper_plan__sched_free(&half);
+}
+
+/*
  * @s under budgets from none to below its own peak, whole and given up
  * at goals about its own slowdown, with a peak limit and without, alone
  * and in one buffer after the other runs, emitted whole and step by
@@ -1117,9 +1171,9 @@ static void sim_as_plain(struct __test_metadata *_metadata,
 			EXPECT_EQ(0, memcmp(&want, &r, sizeof(r)))
 				TH_LOG("%s on %s: %zu evictions, budget %u, goal %u",
 				       j->g.name, j->p.name, nev, b, g);
-			/* in the search's buffer, emitted as it runs */
-			ASSERT_EQ(0, hyper_plan__sched_start(&ls, &j->lf, ev,
-							     nev, &mem, &e));
+			/* in the search's buffers, emitted as it runs */
+			ASSERT_EQ(0, hyper_plan__sched_start_in(&ls, &j->lf,
+					ev, nev, &buf->emit, &mem, &e));
 			ls.budget = budget[b];
 			EXPECT_EQ(ret, hyper_plan__simulate_in(&ls, &j->p,
 							       &stop, &r, buf,
@@ -1130,10 +1184,12 @@ static void sim_as_plain(struct __test_metadata *_metadata,
 			/* quiet steps in bulk: stopped at the same step */
 			if (ret)
 				EXPECT_STREQ(e.msg, el.msg);
+			emitted_as(_metadata, &s, &ls);
 			hyper_plan__sched_free(&ls);
 			(*runs)++;
 			*stops += ret != 0;
 		}
+	emit_in_buffer(_metadata, j, &s, ev, nev, buf);
 	hyper_plan__sched_free(&s);
 }
 
