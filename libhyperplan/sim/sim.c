@@ -43,6 +43,7 @@ struct sim {
 	const struct hp_simq *q;
 	const uint32_t *q_t;
 	const uint8_t *q_st;
+	const struct hp_simbuf *qb;	/* where they are: q_lf, q_st0 */
 	uint32_t busy;		/* the first step not quiet, as last asked */
 	bool give_up;
 	bool hooked;		/* h has a callback: the search's have none */
@@ -588,14 +589,53 @@ static void init_states(struct sim *m, const uint8_t *home, size_t nt)
 	}
 }
 
+/*
+ * The same states from the life's homes (@b->q_st0) and @home, which
+ * differ in few tensors (a probe's that start in the pool): the states
+ * copied, the bytes the device holds at the start taken from the life's
+ * sum and mended where the homes differ, found a block at a time.  The
+ * memory only grows as init_states() takes it, so its peak is its sum,
+ * the same integer in any order.  With no hooks: init_states() calls
+ * them tensor by tensor.
+ */
+#define HOME_BLOCK	256
+
+static void init_from_life(struct sim *m, const uint8_t *home, size_t nt)
+{
+	const uint8_t *home0 = m->qb->q_lf->home0, *st0 = m->qb->q_st0;
+	uint64_t mem = m->qb->q_mem0;
+	size_t t, i, len;
+
+	memcpy(m->st, st0, nt);
+	for (t = 0; t < nt; t += len) {
+		len = nt - t < HOME_BLOCK ? nt - t : HOME_BLOCK;
+		if (!memcmp(home + t, home0 + t, len))
+			continue;
+		for (i = t; i < t + len; i++) {
+			if (home[i] == home0[i])
+				continue;
+			if (st0[i] & HYPER_RES_DEVICE)
+				mem -= m->t[i].bytes;
+			m->st[i] = hyper_residency_start(home[i]);
+			if (m->st[i] & HYPER_RES_DEVICE)
+				mem += m->t[i].bytes;
+		}
+	}
+	m->mem = mem;
+	m->peak = mem;
+}
+
 static void quiet_free(struct hp_simbuf *b)
 {
 	free(b->q);
 	free(b->q_t);
 	free(b->q_st);
+	free(b->q_st0);
 	b->q = NULL;
 	b->q_t = NULL;
 	b->q_st = NULL;
+	b->q_st0 = NULL;
+	b->q_mem0 = 0;
 	b->q_lf = NULL;
 }
 
@@ -627,13 +667,18 @@ static int quiet_tables(struct hp_simbuf *b, const struct life *lf,
 	b->q = q = hyper_plan__array(hm, (size_t)lf->n + 1, sizeof(*q));
 	b->q_t = hyper_plan__array(hm, nw, sizeof(*b->q_t));
 	b->q_st = hyper_plan__array(hm, nw, 1);
-	if (!st || !q || (nw && (!b->q_t || !b->q_st))) {
+	b->q_st0 = hyper_plan__array(hm, g->nt, 1);
+	if (!st || !q || (nw && (!b->q_t || !b->q_st)) || !b->q_st0) {
 		free(st);
 		quiet_free(b);
 		return -ENOMEM;
 	}
-	for (t = 0; t < g->nt; t++)
+	for (t = 0; t < g->nt; t++) {
 		st[t] = hyper_residency_start(lf->home0[t]);
+		if (st[t] & HYPER_RES_DEVICE)
+			b->q_mem0 += g->t[t].bytes;
+	}
+	memcpy(b->q_st0, st, g->nt);
 	for (k = 0; k < lf->n; k++) {
 		const struct op *o = &g->op[lf->order[k]];
 		const uint32_t *out = op_out(g, o);
@@ -684,6 +729,7 @@ static int quiet_init(struct sim *m, const struct sched *s,
 	m->q = buf->q;
 	m->q_t = buf->q_t;
 	m->q_st = buf->q_st;
+	m->qb = buf;
 	return 0;
 }
 
@@ -705,7 +751,10 @@ static int sim_init(struct sim *m, const struct sched *s,
 	}
 	if (sim_bufs(m, buf) || (!own && quiet_init(m, s, buf)))
 		return hyper_plan__nomem(m->e);
-	init_states(m, s->home, g->nt);
+	if (m->q)	/* the life's tables are there, and no hooks */
+		init_from_life(m, s->home, g->nt);
+	else
+		init_states(m, s->home, g->nt);
 	return 0;
 }
 

@@ -95,6 +95,13 @@ struct hp_simbuf {
 	struct hp_simq *q;		/* q_n + 1 steps */
 	uint32_t *q_t;			/* the tensors each step sets */
 	uint8_t *q_st;			/* and the states it leaves */
+	/*
+	 * Every tensor's state from the life's homes (home0), and the bytes
+	 * of those the device holds: a run of a schedule whose homes are
+	 * these but a few starts from them (sim.c, init_from_life()).
+	 */
+	uint8_t *q_st0;
+	uint64_t q_mem0;
 	/* the probes' emissions (hyper_plan__sched_start_in()) */
 	struct hp_emitbuf emit;
 };
