@@ -51,7 +51,7 @@ struct hp_emit {
 	 */
 	uint8_t *mine;
 	uint8_t *mine_all;
-	size_t nt_cap;		/* the tensors st and mine_all have room for */
+	size_t nt_cap;		/* the room in st and mine_all */
 	uint32_t *mine_t;
 	size_t nmine, mine_t_cap;
 	/* the buffer this one is kept in between emissions; NULL: none */
@@ -536,7 +536,7 @@ static struct hp_emit *emit_get(struct hp_emitbuf *buf, size_t nt,
 void hyper_plan__emitbuf_free(struct hp_emitbuf *buf)
 {
 	if (buf->m && buf->busy)
-		buf->m->buf = NULL;	/* its schedule's now, freed with it */
+		buf->m->buf = NULL;	/* its schedule's, freed with it */
 	else if (buf->m)
 		emit_free_all(buf->m);
 	*buf = (struct hp_emitbuf){ 0 };

@@ -1081,7 +1081,7 @@ static void emitted_as(struct __test_metadata *_metadata,
 		EXPECT_EQ(s->ncops, ls->ncops);
 	EXPECT_EQ(0, memcmp(s->home, ls->home, s->g->nt));
 	if (!steps)
-		return;		/* a run that failed before its first step */
+		return;		/* failed before its first step */
 	EXPECT_EQ(0, memcmp(s->slot_off, ls->slot_off,
 			    (2 * (size_t)steps + 1) * sizeof(*s->slot_off)));
 	EXPECT_EQ(0, memcmp(s->cops, ls->cops,
