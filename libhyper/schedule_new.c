@@ -128,7 +128,7 @@ static int check_cops(struct hyper_schedule *s, uint32_t si,
 }
 
 static int add_tensor(struct hyper_schedule *s, uint32_t i,
-		      const struct hyper_tensor_info *ti, bool arena,
+		      const struct hyper_tensor_info *ti, uint32_t h, bool arena,
 		      uint64_t *total, struct hs_err *e)
 {
 	struct hs_tensor *t = &s->tensors[i];
@@ -147,7 +147,7 @@ static int add_tensor(struct hyper_schedule *s, uint32_t i,
 	t->id = pool_copy(s, ti->id, len + 1);
 	if (!t->id)
 		return -ENOMEM;
-	dup = hs_hash_insert(s, i);
+	dup = hs_hash_insert_hashed(s, i, h);
 	if (dup >= 0) {
 		hs_errf(e, "tensor %u: duplicate id \"%.*s\" (first is tensor %d)",
 			i, HS_ID_MAX, t->id, dup);
@@ -265,6 +265,27 @@ static int add_step(struct hyper_schedule *s, uint32_t i,
 	return 0;
 }
 
+/*
+ * The tensors' id hashes are made AHEAD tensors before their inserts, from
+ * the caller's ids (the same bytes as the copies), and their slots
+ * fetched meanwhile: the inserts probe a table too large for the cache
+ * in no order, and waited for memory at each one.
+ */
+#define AHEAD	16
+
+/* Tensor @ti's id hash, its slot prefetched; 0 for no id (refused). */
+static uint32_t hash_ahead(const struct hyper_schedule *s,
+			   const struct hyper_tensor_info *ti)
+{
+	uint32_t h;
+
+	if (!ti->id)
+		return 0;
+	h = hs_hash_str(ti->id);
+	hs_hash_prefetch(s, h);
+	return h;
+}
+
 #define INFO_FLAGS	(HYPER_SCHED_BUDGET | HYPER_SCHED_PRED_PEAK | \
 			 HYPER_SCHED_PRED_STALL | HYPER_SCHED_PRED_MAKESPAN | \
 			 HYPER_SCHED_ARENA)
@@ -273,8 +294,8 @@ static int fill(struct hyper_schedule *s, const struct hyper_schedule_info *info
 		const struct hyper_tensor_info *tensors,
 		const struct hyper_step_info *steps, struct hs_err *e)
 {
+	uint32_t ahead[AHEAD], i, h;
 	uint64_t total = 0;
-	uint32_t i;
 	int ret;
 
 	s->name = strdup(info->name ? info->name : "");
@@ -282,8 +303,13 @@ static int fill(struct hyper_schedule *s, const struct hyper_schedule_info *info
 	s->steps = hu_calloc_huge(s->nr_steps ?: 1, sizeof(*s->steps));
 	if (!s->name || !s->tensors || !s->steps || hs_hash_alloc(s))
 		return -ENOMEM;
+	for (i = 0; i < s->nr_tensors && i < AHEAD; i++)
+		ahead[i] = hash_ahead(s, &tensors[i]);
 	for (i = 0; i < s->nr_tensors; i++) {
-		ret = add_tensor(s, i, &tensors[i],
+		h = ahead[i % AHEAD];
+		if (i + AHEAD < s->nr_tensors)
+			ahead[i % AHEAD] = hash_ahead(s, &tensors[i + AHEAD]);
+		ret = add_tensor(s, i, &tensors[i], h,
 				 info->flags & HYPER_SCHED_ARENA, &total, e);
 		if (ret)
 			return ret;

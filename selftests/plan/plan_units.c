@@ -1370,6 +1370,58 @@ TEST(schedule_new_keeps_every_list)
 	hyper_plan__job_free(&j);
 }
 
+/*
+ * hyper_schedule_new() hashes each tensor's id some tensors ahead of its
+ * insert: a duplicate anywhere, near the start, across the look-ahead or
+ * at the end, is still named with the first tensor it repeats, and every
+ * id of a schedule without one is found again.
+ */
+TEST(schedule_new_finds_each_duplicate_id)
+{
+	enum { NT = 70 };
+	static const uint32_t dup[][2] = {
+		{ 1, 0 }, { 2, 1 }, { 17, 0 }, { 18, 2 }, { 40, 23 },
+		{ 69, 68 }, { 69, 0 }, { 33, 16 },
+	};
+	struct hyper_tensor_info ti[NT];
+	struct hyper_schedule_info info = {
+		.name = "t", .nr_tensors = NT, .nr_steps = 0,
+	};
+	struct hyper_schedule *hs;
+	char ids[NT][16], err[300], want[300];
+
+	for (uint32_t t = 0; t < NT; t++) {
+		snprintf(ids[t], sizeof(ids[t]), "t%u", t);
+		ti[t] = (struct hyper_tensor_info){
+			.id = ids[t], .bytes = 1000 + t,
+			.kind = HYPER_KIND_ACTIVATION, .home = HYPER_HOME_POOL,
+		};
+	}
+	ASSERT_EQ(0, hyper_schedule_new(&info, ti, NULL, &hs, err,
+					sizeof(err))) TH_LOG("%s", err);
+	for (uint32_t t = 0; t < NT; t++)
+		EXPECT_EQ((int)t, hyper_schedule_find(hs, ids[t]));
+	EXPECT_GT(0, hyper_schedule_find(hs, "t70"));
+	hyper_schedule_free(hs);
+	for (size_t c = 0; c < sizeof(dup) / sizeof(dup[0]); c++) {
+		uint32_t at = dup[c][0], first = dup[c][1];
+
+		ti[at].id = ids[first];
+		EXPECT_EQ(-EINVAL, hyper_schedule_new(&info, ti, NULL, &hs,
+						      err, sizeof(err)));
+		snprintf(want, sizeof(want),
+			 "tensor %u: duplicate id \"%s\" (first is tensor %u)",
+			 at, ids[first], first);
+		EXPECT_STREQ(want, err) TH_LOG("case %zu", c);
+		ti[at].id = ids[at];
+	}
+	/* no id: refused by its length, before any hash of it is used */
+	ti[20].id = NULL;
+	EXPECT_EQ(-EINVAL, hyper_schedule_new(&info, ti, NULL, &hs, err,
+					      sizeof(err)));
+	EXPECT_STREQ("tensors[20].id: must be a string of 1..127 bytes", err);
+}
+
 /* Strings written into JSON (runs of plain bytes at once) read back the same. */
 TEST(json_strings_round_trip)
 {
