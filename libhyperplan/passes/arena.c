@@ -71,6 +71,7 @@ static int residencies(const struct sched *s, struct hu_resid **vp,
 		       uint32_t *np, struct hp_mem *mem)
 {
 	const struct graph *g = s->g;
+	size_t most = 0;
 	struct hu_res r;
 
 	if (hu_res_init(&r, (uint32_t)g->nt, HYPER_ARENA_ALIGN,
@@ -78,6 +79,29 @@ static int residencies(const struct sched *s, struct hu_resid **vp,
 		hu_res_free(&r);
 		return -ENOMEM;
 	}
+	/*
+	 * Room for every residency from the start, which the builder then
+	 * fills (struct hu_res: it grows its array only when full).  Each
+	 * residency begins at a device home, an output or a prefetch, so
+	 * their count bounds theirs.  Grown by doubling instead, the array
+	 * went through some twenty sizes, each copied or fresh from the
+	 * kernel, to end at up to twice its need (84 MB for 53 at 1M
+	 * decode operators).
+	 */
+	for (uint32_t t = 0; t < g->nt; t++)
+		most += s->home[t] == HYPER_HOME_DEVICE;
+	for (uint32_t k = 0; k < s->n; k++)
+		most += g->op[s->order[k]].n_out;
+	for (size_t i = 0; i < s->ncops; i++)
+		most += s->cops[i].kind == HYPER_OP_PREFETCH;
+	if (most > UINT32_MAX / 2)
+		most = UINT32_MAX / 2;	/* the builder's own limit */
+	r.v = hyper_plan__array(mem, most, sizeof(*r.v));
+	if (!r.v) {
+		hu_res_free(&r);
+		return -ENOMEM;
+	}
+	r.cap = (uint32_t)most;
 	for (uint32_t t = 0; t < g->nt; t++)
 		if (s->home[t] == HYPER_HOME_DEVICE)
 			hu_res_begin(&r, t, g->t[t].bytes);
