@@ -71,6 +71,7 @@ static int residencies(const struct sched *s, struct hu_resid **vp,
 		       uint32_t *np, struct hp_mem *mem)
 {
 	const struct graph *g = s->g;
+	size_t most = 0;
 	struct hu_res r;
 
 	if (hu_res_init(&r, (uint32_t)g->nt, HYPER_ARENA_ALIGN,
@@ -78,6 +79,29 @@ static int residencies(const struct sched *s, struct hu_resid **vp,
 		hu_res_free(&r);
 		return -ENOMEM;
 	}
+	/*
+	 * Room for every residency from the start, which the builder then
+	 * fills (struct hu_res: it grows its array only when full).  Each
+	 * residency begins at a device home, an output or a prefetch, so
+	 * their count bounds theirs.  Grown by doubling instead, the array
+	 * went through some twenty sizes, each copied or fresh from the
+	 * kernel, to end at up to twice its need (84 MB for 53 at 1M
+	 * decode operators).
+	 */
+	for (uint32_t t = 0; t < g->nt; t++)
+		most += s->home[t] == HYPER_HOME_DEVICE;
+	for (uint32_t k = 0; k < s->n; k++)
+		most += g->op[s->order[k]].n_out;
+	for (size_t i = 0; i < s->ncops; i++)
+		most += s->cops[i].kind == HYPER_OP_PREFETCH;
+	if (most > UINT32_MAX / 2)
+		most = UINT32_MAX / 2;	/* the builder's own limit */
+	r.v = hyper_plan__array(mem, most, sizeof(*r.v));
+	if (!r.v) {
+		hu_res_free(&r);
+		return -ENOMEM;
+	}
+	r.cap = (uint32_t)most;
 	for (uint32_t t = 0; t < g->nt; t++)
 		if (s->home[t] == HYPER_HOME_DEVICE)
 			hu_res_begin(&r, t, g->t[t].bytes);
@@ -233,18 +257,36 @@ int hyper_plan__sched_layout_cached(struct sched *s, uint64_t limit,
 	const struct graph *g = s->g;
 	struct hu_resid *v = NULL;
 	struct hu_ival *h = NULL;
+	uint32_t *first = NULL, *slot = NULL;
 	uint64_t height, hash = 0;
 	uint32_t n;
-	int ret;
+	int ret = 0;
 
 	hyper_plan__sched_layout_drop(s);
 	if (residencies(s, &v, &n, mem) || res_peak(g, v, n, &s->res_peak, mem))
 		goto nomem;
-	h = hyper_plan__calloc(mem, n, sizeof(*h));
-	if (!h)
+	h = hyper_plan__array(mem, n, sizeof(*h));
+	first = hyper_plan__calloc(mem, (size_t)g->nt + 1, sizeof(*first));
+	slot = hyper_plan__array(mem, n, sizeof(*slot));
+	if (!h || !first || !slot)
 		goto nomem;
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n; i++) {
 		h[i] = (struct hu_ival){ v[i].start, v[i].end, v[i].bytes, 0 };
+		first[v[i].tensor + 1]++;
+	}
+	for (uint32_t t = 0; t < g->nt; t++)
+		first[t + 1] += first[t];
+	for (uint32_t i = 0; i < n; i++)
+		slot[i] = first[v[i].tensor] + v[i].nth;
+	/*
+	 * The builder's array (grown by doubling: up to twice its 40-byte
+	 * residencies) is not needed past here: freed before the placement,
+	 * the run's highest point in memory, which it would otherwise add
+	 * to (79 MB at 1M decode operators).  Each residency's slot in
+	 * res_off (4 bytes) is what is left of it.
+	 */
+	free(v);
+	v = NULL;
 	/* a budget's layouts only: without one, each plan is laid out once */
 	if (!limit || lay_size(n) > LAY_MAX)
 		lc = NULL;
@@ -264,21 +306,20 @@ int hyper_plan__sched_layout_cached(struct sched *s, uint64_t limit,
 		goto out;
 	}
 	s->arena = height;
-	s->res_first = hyper_plan__calloc(mem, (size_t)g->nt + 1, sizeof(*s->res_first));
 	s->res_off = hyper_plan__calloc(mem, n, sizeof(*s->res_off));
-	if (!s->res_first || !s->res_off)
+	if (!s->res_off)
 		goto nomem;
+	s->res_first = first;
+	first = NULL;
 	for (uint32_t i = 0; i < n; i++)
-		s->res_first[v[i].tensor + 1]++;
-	for (uint32_t t = 0; t < g->nt; t++)
-		s->res_first[t + 1] += s->res_first[t];
-	for (uint32_t i = 0; i < n; i++)
-		s->res_off[s->res_first[v[i].tensor] + v[i].nth] = h[i].off;
+		s->res_off[slot[i]] = h[i].off;
 	ret = 0;
 	goto out;
 nomem:
 	ret = hyper_plan__sched_layout_nomem(s, mem, e);
 out:
+	free(slot);
+	free(first);
 	free(h);
 	free(v);
 	return ret;
