@@ -513,6 +513,14 @@ static inline void refresh(struct plan_ctx *pc, uint32_t b)
 	key = *x < pc->by_b[b + 1] ?
 	      (uint64_t)(pc->c[pc->idx[*x]].a + 1) << 32 | pc->b_j[b] :
 	      SEG_NONE;
+	/*
+	 * A key unchanged leaves the tree and the class's minimum as they
+	 * are: a take or a set-aside whose next candidate has the same
+	 * start (half of the calls at decode).  class_min_moved() would
+	 * only have dropped a minimum still right.
+	 */
+	if (hyper_plan__seg_get(&pc->seg, b) == key && !pc->scratch)
+		return;
 	hyper_plan__seg_set(&pc->seg, b, key);
 	class_min_moved(pc, b, key);
 }

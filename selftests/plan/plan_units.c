@@ -885,6 +885,75 @@ TEST(class_minima_match_scan)
 }
 
 /*
+ * The tree's leaf for each bucket is the key of the candidate the bucket
+ * points at (passes/plan.c, refresh(): a key unchanged is not written
+ * again), SEG_NONE for the buckets the sweep has not reached, and every
+ * inner node is the least of its two children.  Checked after sweeps at
+ * random aims and links on random graphs and a decode: failures at every
+ * depth, and fits.
+ */
+static void tree_matches_buckets(struct __test_metadata *_metadata,
+				 const struct plan_ctx *pc, uint64_t *set)
+{
+	const uint64_t *t = pc->seg.t;
+
+	for (uint32_t b = 0; b < pc->nb; b++) {
+		uint64_t want = SEG_NONE;
+
+		if (pc->b_j[b] > pc->swept &&
+		    pc->cur[b] < pc->by_b[b + 1])
+			want = (uint64_t)(uint32_t)(pc->c[pc->idx[pc->cur[b]]].a
+						    + 1) << 32 | pc->b_j[b];
+		ASSERT_EQ(want, t[pc->seg.size + b]) TH_LOG("bucket %u", b);
+		*set += want != SEG_NONE;
+	}
+	for (uint32_t i = 1; i < pc->seg.size; i++) {
+		uint64_t m = t[2 * i] < t[2 * i + 1] ? t[2 * i] : t[2 * i + 1];
+
+		ASSERT_EQ(m, t[i]) TH_LOG("node %u", i);
+	}
+}
+
+TEST(tree_leaves_match_buckets)
+{
+	static const double scales[] = { 1.0, 1.0, 1.3, ANY_WAIT };
+	struct plan_case cases[] = {
+		{ NULL, NULL, 300, 13 }, { NULL, NULL, 1000, 14 },
+		{ NULL, NULL, 2000, 15 }, { "llama2-7b", "infer", 0, 1 },
+	};
+	uint64_t x = 0x2545f4914f6cdd1dULL, set = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct hp_mem mem = { 0 };
+		struct plan_ctx pc;
+		struct job j = { 0 };
+		struct hp_err e;
+		uint64_t lo, span;
+		uint32_t fail;
+
+		ASSERT_EQ(0, case_job(&j, &cases[i],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, hyper_plan__plan_init(&pc, &j.lf, &j.p, &mem));
+		lo = j.lf.max_ws;
+		span = j.lf.peak0 > lo ? j.lf.peak0 - lo : 1;
+		for (uint32_t k = 0; k < 40; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			hyper_plan__plan_select(&pc, lo + (k % 2 ?
+				span - span / 10 + x % (span / 10 + 1) :
+				x % (span + 1)),
+				scales[(x >> 32) % ARRAY_SIZE(scales)], &fail);
+			tree_matches_buckets(_metadata, &pc, &set);
+		}
+		hyper_plan__plan_free(&pc);
+		hyper_plan__job_free(&j);
+	}
+	EXPECT_LT(1000, set);
+}
+
+/*
  * Each bucket, and the gaps to the end, holds candidates of one next use
  * by start, then tensor (passes/plan.c, index_by_use(): the order the
  * sweep tries them in), on random graphs, a decode and a training step,
