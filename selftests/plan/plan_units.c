@@ -18,6 +18,7 @@
 #include "sim/bound.h"
 #include "passes/calendar.h"
 #include "passes/gallop.h"
+#include "passes/minseg.h"
 #include "passes/order.h"
 #include "passes/plan.h"
 #include "checker.h"
@@ -47,6 +48,60 @@ TEST(byte_units)
 	EXPECT_EQ(-EINVAL, hu_parse_size("-1G", &v));
 	EXPECT_EQ(-EINVAL, hu_parse_size("12parsecs", &v));
 	EXPECT_EQ(-ERANGE, hu_parse_size("16777216T", &v));
+}
+
+/*
+ * The range-minimum tree (passes/minseg.c) against a plain array: keys
+ * set at random, falling, growing, unchanged, equal to others and back
+ * to SEG_NONE, then every node the least of its children and minima of
+ * random ranges as a scan finds them, on trees of one to a thousand
+ * positions.
+ */
+TEST(minseg_matches_scan)
+{
+	static const uint32_t sizes[] = { 1, 2, 5, 64, 1000 };
+	uint64_t x = 0x853c49e6748fea9bULL;
+
+	for (size_t z = 0; z < ARRAY_SIZE(sizes); z++) {
+		uint32_t n = sizes[z];
+		struct hp_mem mem = { 0 };
+		struct minseg sg;
+		uint64_t *ref = malloc(n * sizeof(*ref));
+
+		ASSERT_NE(NULL, ref);
+		ASSERT_EQ(0, hyper_plan__seg_init(&sg, n, &mem));
+		for (uint32_t i = 0; i < n; i++)
+			ref[i] = SEG_NONE;
+		for (uint32_t r = 0; r < 20000; r++) {
+			uint32_t pos, lo, hi;
+			uint64_t key, want = SEG_NONE;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			pos = x % n;
+			/* few distinct keys: ties and no-op writes are common */
+			key = (x >> 20) % 8 ? (x >> 40) % 16 : SEG_NONE;
+			ref[pos] = key;
+			hyper_plan__seg_set(&sg, pos, key);
+			lo = (x >> 8) % n;
+			hi = lo + (uint32_t)((x >> 28) % (n - lo));
+			for (uint32_t i = lo; i <= hi; i++)
+				if (ref[i] < want)
+					want = ref[i];
+			ASSERT_EQ(want, hyper_plan__seg_min(&sg, lo, hi))
+				TH_LOG("n %u round %u [%u, %u]", n, r, lo, hi);
+			ASSERT_EQ(key, hyper_plan__seg_get(&sg, pos));
+		}
+		for (uint32_t i = 1; i < sg.size; i++) {
+			uint64_t m = sg.t[2 * i] < sg.t[2 * i + 1] ?
+				     sg.t[2 * i] : sg.t[2 * i + 1];
+
+			ASSERT_EQ(m, sg.t[i]) TH_LOG("n %u node %u", n, i);
+		}
+		hyper_plan__seg_free(&sg);
+		free(ref);
+	}
 }
 
 TEST(calendar_runs_do_not_cross)
