@@ -892,8 +892,10 @@ static int note_failed_first(struct plan_ctx *pc, uint32_t k, double scale,
 	return 0;
 }
 
-int hyper_plan__plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
-		uint32_t *fail_step)
+/* The sweep of hyper_plan__plan_select(), the evictions in the order
+ * taken. */
+static int sweep(struct plan_ctx *pc, uint64_t budget, double scale,
+		 uint32_t *fail_step)
 {
 	int64_t absent = 0;
 	uint32_t k;
@@ -923,5 +925,28 @@ int hyper_plan__plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
 		if (pc->mem->failed)
 			return -ENOMEM;
 	}
-	return hyper_plan__issue_in_deadline_order(pc);
+	return 0;
+}
+
+int hyper_plan__plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
+		uint32_t *fail_step)
+{
+	int ret = sweep(pc, budget, scale, fail_step);
+
+	return ret ? ret : hyper_plan__issue_in_deadline_order(pc);
+}
+
+/*
+ * The link's saturated steps depend on the calendar alone, which the
+ * evictions' issue steps (sorted by due step, each searched for) do not
+ * touch: at 100k decode operators they were 4% of the sweep.
+ */
+int hyper_plan__plan_select_saturated(struct plan_ctx *pc, uint64_t budget,
+				      double scale, double *busy)
+{
+	uint32_t fail;
+	int ret = sweep(pc, budget, scale, &fail);
+
+	*busy = ret ? 0 : hyper_plan__plan_saturated_ns(pc);
+	return ret;
 }

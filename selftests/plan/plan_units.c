@@ -814,6 +814,66 @@ TEST(sweep_reuse_matches_scratch)
 }
 
 /*
+ * The selection made only for its saturated steps (passes/plan.c,
+ * hyper_plan__plan_select_saturated(): no issue steps) against the whole
+ * one: the same outcome and busy time at aims from the largest working
+ * set to the peak on links of two speeds, and the same sweeps after it
+ * (one context each way, a sweep at another aim between).
+ */
+TEST(saturated_select_matches_select)
+{
+	static const double scales[] = { 1.0, 1.3 };
+	struct plan_case cases[] = {
+		{ NULL, NULL, 600, 2 }, { NULL, NULL, 1500, 4 },
+		{ "llama2-7b", "infer", 0, 1 },
+	};
+	uint64_t x = 0x6a09e667f3bcc909ULL;
+	uint32_t fits = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct hp_mem ma = { 0 }, mb = { 0 };
+		struct plan_ctx a, b;
+		struct job j = { 0 };
+		struct hp_err e;
+		uint64_t lo, span;
+
+		ASSERT_EQ(0, case_job(&j, &cases[i],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, hyper_plan__plan_init(&a, &j.lf, &j.p, &ma));
+		ASSERT_EQ(0, hyper_plan__plan_init(&b, &j.lf, &j.p, &mb));
+		lo = j.lf.max_ws;
+		span = j.lf.peak0 > lo ? j.lf.peak0 - lo : 1;
+		for (uint32_t k = 0; k < 24; k++) {
+			double scale = scales[k % 2], busy = -1, want = 0;
+			uint32_t fail;
+			uint64_t aim;
+			int ra, rb;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			aim = lo + span - span / 5 + x % (span / 5 + 1);
+			ra = hyper_plan__plan_select(&a, aim, scale, &fail);
+			if (!ra)
+				want = hyper_plan__plan_saturated_ns(&a);
+			rb = hyper_plan__plan_select_saturated(&b, aim, scale,
+							       &busy);
+			ASSERT_EQ(ra, rb);
+			ASSERT_EQ(want, busy) TH_LOG("aim %llu",
+						     (unsigned long long)aim);
+			fits += !ra;
+			same_sweep(_metadata, &a, &b, lo + x % (span + 1),
+				   scale);
+		}
+		hyper_plan__plan_free(&a);
+		hyper_plan__plan_free(&b);
+		hyper_plan__job_free(&j);
+	}
+	EXPECT_LT(4, fits);
+}
+
+/*
  * A sweep that fails at its first step over budget answers, without a
  * sweep, the aims with the same first step and links that still fall
  * short there (passes/plan.c, plan_select_known()), against the
