@@ -28,17 +28,29 @@ void hyper_plan__seg_free(struct minseg *s)
 	s->t = NULL;
 }
 
+/*
+ * A key that falls is the new minimum of every node above it that held
+ * more: no sibling is read.  One that grows changes only the nodes that
+ * held the old key, each then the least of its children.  Either way the
+ * walk stops at the first node that stays.
+ */
 void hyper_plan__seg_set(struct minseg *s, uint32_t pos, uint64_t key)
 {
 	size_t i = s->size + (size_t)pos;
+	uint64_t old = s->t[i];
 
 	s->t[i] = key;
-	for (i /= 2; i; i /= 2) {
+	if (key < old) {
+		for (i /= 2; i && s->t[i] > key; i /= 2)
+			s->t[i] = key;
+		return;
+	}
+	for (i /= 2; i && s->t[i] == old; i /= 2) {
 		uint64_t m = s->t[2 * i] < s->t[2 * i + 1] ? s->t[2 * i] :
 			     s->t[2 * i + 1];
 
-		if (s->t[i] == m)
-			break;		/* nothing above changes */
+		if (m == old)
+			break;	/* another leaf holds it */
 		s->t[i] = m;
 	}
 }

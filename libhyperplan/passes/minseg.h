@@ -19,6 +19,13 @@ int hyper_plan__seg_init(struct minseg *s, uint32_t n, struct hp_mem *mem);
 void hyper_plan__seg_clear(struct minseg *s);
 void hyper_plan__seg_free(struct minseg *s);
 void hyper_plan__seg_set(struct minseg *s, uint32_t pos, uint64_t key);
+/* Position @pos's key. */
+static inline uint64_t hyper_plan__seg_get(const struct minseg *s,
+					   uint32_t pos)
+{
+	return s->t[s->size + (size_t)pos];
+}
+
 /* The smallest key in [lo, hi], or SEG_NONE. */
 uint64_t hyper_plan__seg_min(const struct minseg *s, uint32_t lo, uint32_t hi);
 

@@ -513,6 +513,14 @@ static inline void refresh(struct plan_ctx *pc, uint32_t b)
 	key = *x < pc->by_b[b + 1] ?
 	      (uint64_t)(pc->c[pc->idx[*x]].a + 1) << 32 | pc->b_j[b] :
 	      SEG_NONE;
+	/*
+	 * A key unchanged leaves the tree and the class's minimum as they
+	 * are: a take or a set-aside whose next candidate has the same
+	 * start (half of the calls at decode).  class_min_moved() would
+	 * only have dropped a minimum still right.
+	 */
+	if (hyper_plan__seg_get(&pc->seg, b) == key && !pc->scratch)
+		return;
 	hyper_plan__seg_set(&pc->seg, b, key);
 	class_min_moved(pc, b, key);
 }
@@ -884,8 +892,10 @@ static int note_failed_first(struct plan_ctx *pc, uint32_t k, double scale,
 	return 0;
 }
 
-int hyper_plan__plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
-		uint32_t *fail_step)
+/* The sweep of hyper_plan__plan_select(), the evictions in the order
+ * taken. */
+static int sweep(struct plan_ctx *pc, uint64_t budget, double scale,
+		 uint32_t *fail_step)
 {
 	int64_t absent = 0;
 	uint32_t k;
@@ -915,5 +925,28 @@ int hyper_plan__plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
 		if (pc->mem->failed)
 			return -ENOMEM;
 	}
-	return hyper_plan__issue_in_deadline_order(pc);
+	return 0;
+}
+
+int hyper_plan__plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
+		uint32_t *fail_step)
+{
+	int ret = sweep(pc, budget, scale, fail_step);
+
+	return ret ? ret : hyper_plan__issue_in_deadline_order(pc);
+}
+
+/*
+ * The link's saturated steps depend on the calendar alone, which the
+ * evictions' issue steps (sorted by due step, each searched for) do not
+ * touch: at 100k decode operators they were 4% of the sweep.
+ */
+int hyper_plan__plan_select_saturated(struct plan_ctx *pc, uint64_t budget,
+				      double scale, double *busy)
+{
+	uint32_t fail;
+	int ret = sweep(pc, budget, scale, &fail);
+
+	*busy = ret ? 0 : hyper_plan__plan_saturated_ns(pc);
+	return ret;
 }

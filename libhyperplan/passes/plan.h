@@ -174,5 +174,13 @@ int hyper_plan__plan_select(struct plan_ctx *pc, uint64_t budget, double scale,
 /* Compute time of the steps whose pool→device link time the last
  * selection used up: where a faster link would have been spent. */
 double hyper_plan__plan_saturated_ns(const struct plan_ctx *pc);
+/*
+ * The selection at @budget only for that: *busy as the above gives it
+ * after hyper_plan__plan_select() (0 if the selection fails), pc->ev as
+ * taken, without issue steps or their order.  0, -1 (does not fit) or
+ * -ENOMEM.
+ */
+int hyper_plan__plan_select_saturated(struct plan_ctx *pc, uint64_t budget,
+				      double scale, double *busy);
 
 #endif

@@ -306,7 +306,6 @@ static int plan_peak(const struct problem *pb, struct plan_ctx *pc,
 {
 	uint64_t aim = best->sim.peak;
 	double busy, scale;
-	uint32_t fail;
 	int ret;
 
 	ret = bisect_aim(pb, pc, lf, which, 1.0, lf->peak0, best, e);
@@ -314,13 +313,11 @@ static int plan_peak(const struct problem *pb, struct plan_ctx *pc,
 		return ret;
 	if (best->sim.peak >= aim || pb->goal.max_slow <= 0)
 		return 0;
-	ret = hyper_plan__plan_select(pc, best->sim.peak, 1.0, &fail);
+	ret = hyper_plan__plan_select_saturated(pc, best->sim.peak, 1.0,
+						&busy);
 	if (ret == -ENOMEM)
 		return hyper_plan__nomem(e);
-	if (ret)
-		return 0;
-	busy = hyper_plan__plan_saturated_ns(pc);
-	if (busy <= 0)
+	if (ret || busy <= 0)
 		return 0;
 	scale = 1 + 0.9 * pb->goal.max_slow * lf->t0[lf->n] / busy;
 	return bisect_aim(pb, pc, lf, which, scale < 2 ? scale : 2,

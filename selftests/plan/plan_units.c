@@ -18,6 +18,7 @@
 #include "sim/bound.h"
 #include "passes/calendar.h"
 #include "passes/gallop.h"
+#include "passes/minseg.h"
 #include "passes/order.h"
 #include "passes/plan.h"
 #include "checker.h"
@@ -47,6 +48,60 @@ TEST(byte_units)
 	EXPECT_EQ(-EINVAL, hu_parse_size("-1G", &v));
 	EXPECT_EQ(-EINVAL, hu_parse_size("12parsecs", &v));
 	EXPECT_EQ(-ERANGE, hu_parse_size("16777216T", &v));
+}
+
+/*
+ * The range-minimum tree (passes/minseg.c) against a plain array: keys
+ * set at random, falling, growing, unchanged, equal to others and back
+ * to SEG_NONE, then every node the least of its children and minima of
+ * random ranges as a scan finds them, on trees of one to a thousand
+ * positions.
+ */
+TEST(minseg_matches_scan)
+{
+	static const uint32_t sizes[] = { 1, 2, 5, 64, 1000 };
+	uint64_t x = 0x853c49e6748fea9bULL;
+
+	for (size_t z = 0; z < ARRAY_SIZE(sizes); z++) {
+		uint32_t n = sizes[z];
+		struct hp_mem mem = { 0 };
+		struct minseg sg;
+		uint64_t *ref = malloc(n * sizeof(*ref));
+
+		ASSERT_NE(NULL, ref);
+		ASSERT_EQ(0, hyper_plan__seg_init(&sg, n, &mem));
+		for (uint32_t i = 0; i < n; i++)
+			ref[i] = SEG_NONE;
+		for (uint32_t r = 0; r < 20000; r++) {
+			uint32_t pos, lo, hi;
+			uint64_t key, want = SEG_NONE;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			pos = x % n;
+			/* few distinct keys: ties and no-op writes are common */
+			key = (x >> 20) % 8 ? (x >> 40) % 16 : SEG_NONE;
+			ref[pos] = key;
+			hyper_plan__seg_set(&sg, pos, key);
+			lo = (x >> 8) % n;
+			hi = lo + (uint32_t)((x >> 28) % (n - lo));
+			for (uint32_t i = lo; i <= hi; i++)
+				if (ref[i] < want)
+					want = ref[i];
+			ASSERT_EQ(want, hyper_plan__seg_min(&sg, lo, hi))
+				TH_LOG("n %u round %u [%u, %u]", n, r, lo, hi);
+			ASSERT_EQ(key, hyper_plan__seg_get(&sg, pos));
+		}
+		for (uint32_t i = 1; i < sg.size; i++) {
+			uint64_t m = sg.t[2 * i] < sg.t[2 * i + 1] ?
+				     sg.t[2 * i] : sg.t[2 * i + 1];
+
+			ASSERT_EQ(m, sg.t[i]) TH_LOG("n %u node %u", n, i);
+		}
+		hyper_plan__seg_free(&sg);
+		free(ref);
+	}
 }
 
 TEST(calendar_runs_do_not_cross)
@@ -759,6 +814,66 @@ TEST(sweep_reuse_matches_scratch)
 }
 
 /*
+ * The selection made only for its saturated steps (passes/plan.c,
+ * hyper_plan__plan_select_saturated(): no issue steps) against the whole
+ * one: the same outcome and busy time at aims from the largest working
+ * set to the peak on links of two speeds, and the same sweeps after it
+ * (one context each way, a sweep at another aim between).
+ */
+TEST(saturated_select_matches_select)
+{
+	static const double scales[] = { 1.0, 1.3 };
+	struct plan_case cases[] = {
+		{ NULL, NULL, 600, 2 }, { NULL, NULL, 1500, 4 },
+		{ "llama2-7b", "infer", 0, 1 },
+	};
+	uint64_t x = 0x6a09e667f3bcc909ULL;
+	uint32_t fits = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct hp_mem ma = { 0 }, mb = { 0 };
+		struct plan_ctx a, b;
+		struct job j = { 0 };
+		struct hp_err e;
+		uint64_t lo, span;
+
+		ASSERT_EQ(0, case_job(&j, &cases[i],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, hyper_plan__plan_init(&a, &j.lf, &j.p, &ma));
+		ASSERT_EQ(0, hyper_plan__plan_init(&b, &j.lf, &j.p, &mb));
+		lo = j.lf.max_ws;
+		span = j.lf.peak0 > lo ? j.lf.peak0 - lo : 1;
+		for (uint32_t k = 0; k < 24; k++) {
+			double scale = scales[k % 2], busy = -1, want = 0;
+			uint32_t fail;
+			uint64_t aim;
+			int ra, rb;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			aim = lo + span - span / 5 + x % (span / 5 + 1);
+			ra = hyper_plan__plan_select(&a, aim, scale, &fail);
+			if (!ra)
+				want = hyper_plan__plan_saturated_ns(&a);
+			rb = hyper_plan__plan_select_saturated(&b, aim, scale,
+							       &busy);
+			ASSERT_EQ(ra, rb);
+			ASSERT_EQ(want, busy) TH_LOG("aim %llu",
+						     (unsigned long long)aim);
+			fits += !ra;
+			same_sweep(_metadata, &a, &b, lo + x % (span + 1),
+				   scale);
+		}
+		hyper_plan__plan_free(&a);
+		hyper_plan__plan_free(&b);
+		hyper_plan__job_free(&j);
+	}
+	EXPECT_LT(4, fits);
+}
+
+/*
  * A sweep that fails at its first step over budget answers, without a
  * sweep, the aims with the same first step and links that still fall
  * short there (passes/plan.c, plan_select_known()), against the
@@ -882,6 +997,75 @@ TEST(class_minima_match_scan)
 		hyper_plan__job_free(&j);
 	}
 	EXPECT_LT(0, known);	/* some class kept its minimum */
+}
+
+/*
+ * The tree's leaf for each bucket is the key of the candidate the bucket
+ * points at (passes/plan.c, refresh(): a key unchanged is not written
+ * again), SEG_NONE for the buckets the sweep has not reached, and every
+ * inner node is the least of its two children.  Checked after sweeps at
+ * random aims and links on random graphs and a decode: failures at every
+ * depth, and fits.
+ */
+static void tree_matches_buckets(struct __test_metadata *_metadata,
+				 const struct plan_ctx *pc, uint64_t *set)
+{
+	const uint64_t *t = pc->seg.t;
+
+	for (uint32_t b = 0; b < pc->nb; b++) {
+		uint64_t want = SEG_NONE;
+
+		if (pc->b_j[b] > pc->swept &&
+		    pc->cur[b] < pc->by_b[b + 1])
+			want = (uint64_t)(uint32_t)(pc->c[pc->idx[pc->cur[b]]].a
+						    + 1) << 32 | pc->b_j[b];
+		ASSERT_EQ(want, t[pc->seg.size + b]) TH_LOG("bucket %u", b);
+		*set += want != SEG_NONE;
+	}
+	for (uint32_t i = 1; i < pc->seg.size; i++) {
+		uint64_t m = t[2 * i] < t[2 * i + 1] ? t[2 * i] : t[2 * i + 1];
+
+		ASSERT_EQ(m, t[i]) TH_LOG("node %u", i);
+	}
+}
+
+TEST(tree_leaves_match_buckets)
+{
+	static const double scales[] = { 1.0, 1.0, 1.3, ANY_WAIT };
+	struct plan_case cases[] = {
+		{ NULL, NULL, 300, 13 }, { NULL, NULL, 1000, 14 },
+		{ NULL, NULL, 2000, 15 }, { "llama2-7b", "infer", 0, 1 },
+	};
+	uint64_t x = 0x2545f4914f6cdd1dULL, set = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct hp_mem mem = { 0 };
+		struct plan_ctx pc;
+		struct job j = { 0 };
+		struct hp_err e;
+		uint64_t lo, span;
+		uint32_t fail;
+
+		ASSERT_EQ(0, case_job(&j, &cases[i],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, hyper_plan__plan_init(&pc, &j.lf, &j.p, &mem));
+		lo = j.lf.max_ws;
+		span = j.lf.peak0 > lo ? j.lf.peak0 - lo : 1;
+		for (uint32_t k = 0; k < 40; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			hyper_plan__plan_select(&pc, lo + (k % 2 ?
+				span - span / 10 + x % (span / 10 + 1) :
+				x % (span + 1)),
+				scales[(x >> 32) % ARRAY_SIZE(scales)], &fail);
+			tree_matches_buckets(_metadata, &pc, &set);
+		}
+		hyper_plan__plan_free(&pc);
+		hyper_plan__job_free(&j);
+	}
+	EXPECT_LT(1000, set);
 }
 
 /*
