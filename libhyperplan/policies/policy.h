@@ -141,6 +141,11 @@ struct greedy_ctx {
 	 */
 	struct greedy *pre;
 	bool scratch;
+	/*
+	 * Tests: the owed evictions' tree built eviction by eviction, as
+	 * the walk adds them after, not a level at a time (owe_warm()).
+	 */
+	bool owe_paths;
 };
 
 /* 0, or -ENOMEM: gc->ev is then incomplete. */

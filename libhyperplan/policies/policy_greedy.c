@@ -125,6 +125,7 @@ struct greedy {
 	double owed_ns, owe_lim;
 	struct owe *ow;
 	uint64_t *owv;		/* a bit per node of ow: it holds something */
+	size_t *owq, cap_owq;	/* owe_warm()'s nodes of a level */
 	uint32_t owl, ahead;
 	bool warm;
 	/*
@@ -402,12 +403,23 @@ static void owe_del(struct greedy *q, uint32_t j, double ns)
  * it (most never do): those of gc->ev not fetched and read again.  Its
  * nodes are not cleared: a node holds what it says only while its bit
  * in q->owv is set, so a context clears a bit per node, and a walk
- * touches the paths of its evictions alone.  0, or -ENOMEM.
+ * touches the paths of its evictions alone.
+ *
+ * Built from below, a level at a time: each leaf summed in gc->ev's
+ * order as owe_step() sums it, then each node above one once, from its
+ * two halves as they end up, where owe_step() joins every node on an
+ * eviction's path again for each (a node's last join there is of the
+ * same halves: the same doubles).  A walk that evicts thousands at its
+ * start and stops at its first ask (OLMoE's lowest budgets) joins each
+ * node once, not once per eviction below it.  0, or -ENOMEM.
  */
 static int owe_warm(struct greedy *q)
 {
+	static const struct owe none = { 0, -INFINITY, -INFINITY, -INFINITY,
+					 0 };
 	const struct greedy_ctx *gc = q->gc;
-	size_t i;
+	const double *t0 = q->lf->t0;
+	size_t i, w = 0, r, x;
 
 	if (!q->ow) {
 		for (q->owl = 1; q->owl < q->lf->n; q->owl *= 2)
@@ -419,12 +431,64 @@ static int owe_warm(struct greedy *q)
 		if (!q->ow || !q->owv)
 			return -ENOMEM;	/* walk_free() frees either */
 	}
+	if (gc->nev > q->cap_owq &&
+	    hyper_plan__grow(gc->mem, &q->owq, &q->cap_owq, gc->nev - 1,
+			     sizeof(*q->owq)))
+		return -ENOMEM;
 	q->warm = true;
-	for (i = 0; i < gc->nev; i++)
-		if (gc->ev[i].fetch_step == (int32_t)q->lf->n &&
-		    gc->ev[i].j < (int32_t)q->lf->n)
-			owe_step(q, gc->ev[i].j,
-				 h2d_ns(gc->p, q->g->t[gc->ev[i].t].bytes), 1);
+	if (gc->owe_paths) {		/* tests: eviction by eviction */
+		for (i = 0; i < gc->nev; i++)
+			if (gc->ev[i].fetch_step == (int32_t)q->lf->n &&
+			    gc->ev[i].j < (int32_t)q->lf->n)
+				owe_step(q, gc->ev[i].j,
+					 h2d_ns(gc->p,
+						q->g->t[gc->ev[i].t].bytes), 1);
+		return 0;
+	}
+	for (i = 0; i < gc->nev; i++) {		/* the leaves' sums */
+		const struct evict *e = &gc->ev[i];
+		double ns;
+		struct owe *o;
+
+		if (e->fetch_step != (int32_t)q->lf->n ||
+		    e->j >= (int32_t)q->lf->n)
+			continue;
+		ns = h2d_ns(gc->p, q->g->t[e->t].bytes);
+		x = q->owl + (size_t)e->j;
+		o = &q->ow[x];
+		if (!owe_at(q, x)) {
+			q->owv[x / 64] |= 1ULL << (x % 64);
+			q->owq[w++] = x;
+			o->cnt = 0;
+		}
+		o->s = o->cnt++ ? o->s + ns : ns;
+	}
+	for (i = 0; i < w; i++) {		/* as owe_step() leaves them */
+		uint32_t j = (uint32_t)(q->owq[i] - q->owl);
+		struct owe *o = &q->ow[q->owq[i]];
+
+		*o = (struct owe){ o->s, t0[j > q->ahead ? j - q->ahead : 0],
+				   o->s - t0[j], 0, o->cnt };
+		o->best = o->ma + o->mb;
+	}
+	while (w && q->owq[0] > 1) {		/* a level up, each node once */
+		size_t n = w;
+
+		for (r = 0, w = 0; r < n; r++) {
+			x = q->owq[r] / 2;
+			if (!owe_at(q, x)) {
+				q->owv[x / 64] |= 1ULL << (x % 64);
+				q->owq[w++] = x;
+			}
+		}
+		for (i = 0; i < w; i++) {
+			const struct owe *l = owe_at(q, 2 * q->owq[i]);
+			const struct owe *h = owe_at(q, 2 * q->owq[i] + 1);
+
+			owe_join(&q->ow[q->owq[i]], l ? l : &none,
+				 h ? h : &none);
+		}
+	}
 	return 0;
 }
 
@@ -1021,6 +1085,7 @@ static void walk_free(struct greedy *q)
 	free(q->vbits);
 	free(q->ow);
 	free(q->owv);
+	free(q->owq);
 	hyper_plan__heap_free(&q->victims);
 }
 

@@ -601,4 +601,64 @@ TEST(prefix_walks_as_scratch)
 	EXPECT_LT(walks / 4, after);
 }
 
+/*
+ * The owed evictions' tree, built a level at a time where a walk first
+ * asks it (policy_greedy.c, owe_warm()), holds the same doubles as built
+ * eviction by eviction: on training graphs, bisections under a slowdown
+ * goal at each lookahead, two kept walks, one built each way, stop at
+ * the same step (the same evictions, each fetched or not at the same
+ * step).  A leaf summed in another order, a node joined from its halves
+ * the wrong way round or a level left out changes a stop here.
+ */
+TEST(owed_tree_built_as_by_paths)
+{
+	static const struct plan_case cases[] = {
+		{ "olmoe-1b-7b", "train", 0, 61 },
+		{ "llama2-7b", "train", 0, 62 },
+		{ NULL, NULL, 300, 63 },
+	};
+	static const uint32_t ahead[] = { 1, 8, 64, 512 };
+	unsigned int walks = 0, stops = 0;
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct walks w;
+		struct greedy_ctx *a = &w.kept, *p = &w.sc;
+
+		walks_begin(_metadata, &w, &cases[c], c);
+		*p = (struct greedy_ctx){ .lf = &w.j.lf, .mem = &w.mem,
+					  .owe_paths = true };
+		a->p = p->p = &w.j.p;
+		a->max_slow = p->max_slow = 0.01;
+		for (size_t h = 0; h < ARRAY_SIZE(ahead); h++) {
+			uint64_t lo = w.j.lf.max_ws, hi = w.j.lf.peak0;
+
+			for (int it = 0; it < 10 && hi > lo + 1; it++) {
+				uint64_t b = lo + (hi - lo) / 2;
+
+				ASSERT_EQ(0, hyper_plan__greedy_evicts(a, b,
+								       ahead[h]));
+				ASSERT_EQ(0, hyper_plan__greedy_evicts(p, b,
+								       ahead[h]));
+				EXPECT_EQ(p->beyond, a->beyond);
+				ASSERT_EQ(p->nev, a->nev)
+					TH_LOG("%s: budget %llu, lookahead %u",
+					       w.j.g.name,
+					       (unsigned long long)b, ahead[h]);
+				if (a->nev)
+					EXPECT_EQ(0, memcmp(a->ev, p->ev,
+							    a->nev * sizeof(*a->ev)));
+				walks++;
+				stops += a->beyond;
+				if (a->beyond)
+					lo = b;
+				else
+					hi = b;
+			}
+		}
+		walks_end(&w);
+	}
+	TH_LOG("%u walks, %u stopped", walks, stops);
+	EXPECT_LT(walks / 4, stops);
+}
+
 TEST_HARNESS_MAIN
