@@ -471,7 +471,7 @@ static int owe_warm(struct greedy *q)
 				   o->s - t0[j], 0, o->cnt };
 		o->best = o->ma + o->mb;
 	}
-	while (w && q->owq[0] > 1) {		/* a level up, each node once */
+	while (w && q->owq[0] > 1) {	/* a level up, each node once */
 		size_t n = w;
 
 		for (r = 0, w = 0; r < n; r++) {
@@ -1285,7 +1285,8 @@ static int prefix_reset(struct greedy_ctx *gc)
 		pre = hyper_plan__calloc(gc->mem, 1, sizeof(*pre));
 		if (!pre)
 			return -ENOMEM;
-		*pre = (struct greedy){ .gc = gc, .lf = gc->lf, .g = gc->lf->g };
+		*pre = (struct greedy){ .gc = gc, .lf = gc->lf,
+					.g = gc->lf->g };
 		gc->pre = pre;
 		if (walk_alloc(pre))
 			return -ENOMEM;		/* the caller frees it */
