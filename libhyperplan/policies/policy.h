@@ -132,7 +132,20 @@ struct greedy_ctx {
 	 * @scratch, each walk allocates and fills its own.
 	 */
 	struct greedy *walk;
+	/*
+	 * The walk without offload (no budget), run as far as a walk asked
+	 * and kept (policy_greedy.c, prefix_to()): until its first step
+	 * short of room or settled, a walk whose start evicts nothing is
+	 * that walk, step for step, so it copies that state and walks on
+	 * from there.  Not with @scratch.
+	 */
+	struct greedy *pre;
 	bool scratch;
+	/*
+	 * Tests: the owed evictions' tree built eviction by eviction, as
+	 * the walk adds them after, not a level at a time (owe_warm()).
+	 */
+	bool owe_paths;
 };
 
 /* 0, or -ENOMEM: gc->ev is then incomplete. */

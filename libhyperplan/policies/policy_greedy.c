@@ -125,8 +125,17 @@ struct greedy {
 	double owed_ns, owe_lim;
 	struct owe *ow;
 	uint64_t *owv;		/* a bit per node of ow: it holds something */
+	size_t *owq, cap_owq;	/* owe_warm()'s nodes of a level */
 	uint32_t owl, ahead;
 	bool warm;
+	/*
+	 * gc->pre's (prefix_to()): the most room its steps asked, and the
+	 * goal it ran for; @dead: its last step was beyond that goal.
+	 */
+	uint64_t most;
+	const struct profile *pp;
+	double pslow;
+	bool dead;
 };
 
 static uint32_t next_use(const struct greedy *q, uint32_t t)
@@ -394,12 +403,23 @@ static void owe_del(struct greedy *q, uint32_t j, double ns)
  * it (most never do): those of gc->ev not fetched and read again.  Its
  * nodes are not cleared: a node holds what it says only while its bit
  * in q->owv is set, so a context clears a bit per node, and a walk
- * touches the paths of its evictions alone.  0, or -ENOMEM.
+ * touches the paths of its evictions alone.
+ *
+ * Built from below, a level at a time: each leaf summed in gc->ev's
+ * order as owe_step() sums it, then each node above one once, from its
+ * two halves as they end up, where owe_step() joins every node on an
+ * eviction's path again for each (a node's last join there is of the
+ * same halves: the same doubles).  A walk that evicts thousands at its
+ * start and stops at its first ask (OLMoE's lowest budgets) joins each
+ * node once, not once per eviction below it.  0, or -ENOMEM.
  */
 static int owe_warm(struct greedy *q)
 {
+	static const struct owe none = { 0, -INFINITY, -INFINITY, -INFINITY,
+					 0 };
 	const struct greedy_ctx *gc = q->gc;
-	size_t i;
+	const double *t0 = q->lf->t0;
+	size_t i, w = 0, r, x;
 
 	if (!q->ow) {
 		for (q->owl = 1; q->owl < q->lf->n; q->owl *= 2)
@@ -411,12 +431,64 @@ static int owe_warm(struct greedy *q)
 		if (!q->ow || !q->owv)
 			return -ENOMEM;	/* walk_free() frees either */
 	}
+	if (gc->nev > q->cap_owq &&
+	    hyper_plan__grow(gc->mem, &q->owq, &q->cap_owq, gc->nev - 1,
+			     sizeof(*q->owq)))
+		return -ENOMEM;
 	q->warm = true;
-	for (i = 0; i < gc->nev; i++)
-		if (gc->ev[i].fetch_step == (int32_t)q->lf->n &&
-		    gc->ev[i].j < (int32_t)q->lf->n)
-			owe_step(q, gc->ev[i].j,
-				 h2d_ns(gc->p, q->g->t[gc->ev[i].t].bytes), 1);
+	if (gc->owe_paths) {		/* tests: eviction by eviction */
+		for (i = 0; i < gc->nev; i++)
+			if (gc->ev[i].fetch_step == (int32_t)q->lf->n &&
+			    gc->ev[i].j < (int32_t)q->lf->n)
+				owe_step(q, gc->ev[i].j,
+					 h2d_ns(gc->p,
+						q->g->t[gc->ev[i].t].bytes), 1);
+		return 0;
+	}
+	for (i = 0; i < gc->nev; i++) {		/* the leaves' sums */
+		const struct evict *e = &gc->ev[i];
+		double ns;
+		struct owe *o;
+
+		if (e->fetch_step != (int32_t)q->lf->n ||
+		    e->j >= (int32_t)q->lf->n)
+			continue;
+		ns = h2d_ns(gc->p, q->g->t[e->t].bytes);
+		x = q->owl + (size_t)e->j;
+		o = &q->ow[x];
+		if (!owe_at(q, x)) {
+			q->owv[x / 64] |= 1ULL << (x % 64);
+			q->owq[w++] = x;
+			o->cnt = 0;
+		}
+		o->s = o->cnt++ ? o->s + ns : ns;
+	}
+	for (i = 0; i < w; i++) {		/* as owe_step() leaves them */
+		uint32_t j = (uint32_t)(q->owq[i] - q->owl);
+		struct owe *o = &q->ow[q->owq[i]];
+
+		*o = (struct owe){ o->s, t0[j > q->ahead ? j - q->ahead : 0],
+				   o->s - t0[j], 0, o->cnt };
+		o->best = o->ma + o->mb;
+	}
+	while (w && q->owq[0] > 1) {	/* a level up, each node once */
+		size_t n = w;
+
+		for (r = 0, w = 0; r < n; r++) {
+			x = q->owq[r] / 2;
+			if (!owe_at(q, x)) {
+				q->owv[x / 64] |= 1ULL << (x % 64);
+				q->owq[w++] = x;
+			}
+		}
+		for (i = 0; i < w; i++) {
+			const struct owe *l = owe_at(q, 2 * q->owq[i]);
+			const struct owe *h = owe_at(q, 2 * q->owq[i] + 1);
+
+			owe_join(&q->ow[q->owq[i]], l ? l : &none,
+				 h ? h : &none);
+		}
+	}
 	return 0;
 }
 
@@ -1013,7 +1085,17 @@ static void walk_free(struct greedy *q)
 	free(q->vbits);
 	free(q->ow);
 	free(q->owv);
+	free(q->owq);
 	hyper_plan__heap_free(&q->victims);
+}
+
+static void pre_free(struct greedy_ctx *gc)
+{
+	if (gc->pre) {
+		walk_free(gc->pre);
+		free(gc->pre);
+		gc->pre = NULL;
+	}
 }
 
 /*
@@ -1166,12 +1248,150 @@ static void start(struct greedy *q)
 	make_room(q, 0, lf->n, 0);	/* what does not fit starts in the pool */
 }
 
+/*
+ * The most device bytes step @k has once one of its tensors not resident
+ * comes in, in a walk in @pre's state: what run_step()'s first loop asks
+ * room for, which a walk makes where it passes the budget.  A tensor
+ * listed twice comes in once: pre->open, NONE all along in a walk that
+ * evicts nothing, marks the ones seen and is put back.
+ */
+static uint64_t step_need(struct greedy *pre, uint32_t k)
+{
+	const uint32_t *off = pre->gc->step_off + 2 * (size_t)k;
+	const uint32_t *ts = pre->gc->step_t;
+	uint64_t mem = pre->mem, most = 0;
+	uint32_t x, t;
+
+	for (x = off[0]; x < off[2]; x++) {
+		t = ts[x];
+		if (resident(pre, t) || pre->open[t] != NONE)
+			continue;
+		pre->open[t] = k;
+		mem += pre->g->t[t].bytes;
+		if (mem > most)
+			most = mem;
+	}
+	for (x = off[0]; x < off[2]; x++)
+		pre->open[ts[x]] = NONE;
+	return most;
+}
+
+/* gc->pre at the start of a walk without budget, for gc's goal now. */
+static int prefix_reset(struct greedy_ctx *gc)
+{
+	struct greedy *pre = gc->pre;
+
+	if (!pre) {
+		pre = hyper_plan__calloc(gc->mem, 1, sizeof(*pre));
+		if (!pre)
+			return -ENOMEM;
+		*pre = (struct greedy){ .gc = gc, .lf = gc->lf,
+					.g = gc->lf->g };
+		gc->pre = pre;
+		if (walk_alloc(pre))
+			return -ENOMEM;		/* the caller frees it */
+		walk_reset(pre);
+	} else {
+		walk_clean(pre);
+	}
+	if (walk_begin(pre, UINT64_MAX, 0))
+		return -ENOMEM;
+	start(pre);		/* evicts nothing: mem0 fits */
+	pre->most = 0;
+	pre->pp = gc->p;
+	pre->pslow = gc->max_slow;
+	pre->dead = false;
+	return 0;
+}
+
+/*
+ * A walk at @budget whose start evicts nothing (gc->mem0 fits) is the
+ * walk without budget, gc->pre, step for step, until the first step it
+ * is settled at (settled()) or makes room in (step_need()): before
+ * then it evicts and fetches nothing, so its lookahead finds nothing
+ * owed, and its clocks add the same compute in the same order.  Runs
+ * gc->pre on to that step, from where it stands, or from its start if
+ * that step is behind it (the bisections mostly ask later and later
+ * steps).  1: the walk is beyond the goal at a step before that (where
+ * gc->pre was: every walk that gets there is), else 0 with gc->pre at
+ * that step, or -ENOMEM.
+ */
+static int prefix_to(struct greedy_ctx *gc, uint64_t budget)
+{
+	const struct life *lf = gc->lf;
+	struct greedy *pre = gc->pre;
+	uint32_t k;
+
+	/* a stop behind it: rest_peak falls and the most room only grows */
+	if (!pre || pre->pp != gc->p || pre->pslow != gc->max_slow ||
+	    (pre->walked && (pre->most > budget ||
+			     gc->rest_peak[pre->walked - 1] <= budget))) {
+		if (prefix_reset(gc)) {
+			pre_free(gc);
+			return -ENOMEM;
+		}
+		pre = gc->pre;
+	}
+	if (pre->dead)
+		return 1;
+	for (k = pre->walked; k < lf->n; k++) {
+		uint64_t need;
+
+		if (gc->rest_peak[k] <= budget)
+			break;
+		need = step_need(pre, k);
+		if (need > budget)
+			break;
+		run_step(pre, k);
+		pre->walked = k + 1;
+		if (need > pre->most)
+			pre->most = need;
+		if (gc->p && clock_step(pre, k)) {
+			pre->dead = true;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The walk @q at gc->pre's step: its state copied, for the tensors that
+ * walk touched (those walk_clean() puts back), or whole.
+ */
+static void prefix_copy(struct greedy *q)
+{
+	const struct greedy_ctx *gc = q->gc;
+	const struct greedy *pre = gc->pre;
+	size_t x, nt = q->g->nt, m = gc->step_off[2 * (size_t)pre->walked];
+	uint32_t t;
+
+	if (gc->npend0 + m >= nt) {
+		memcpy(q->st, pre->st, nt);
+		memcpy(q->cur, pre->cur, nt * sizeof(*q->cur));
+		memcpy(q->pending, pre->pending, nt);
+	} else {
+		for (x = 0; x < gc->npend0 + m; x++) {
+			t = x < gc->npend0 ? gc->pend0[x] :
+			    gc->step_t[x - gc->npend0];
+			q->st[t] = pre->st[t];
+			q->cur[t] = pre->cur[t];
+			q->pending[t] = pre->pending[t];
+		}
+	}
+	memcpy(q->pend, pre->pend, pre->npend * sizeof(*q->pend));
+	q->npend = pre->npend;
+	q->mem = pre->mem;
+	q->clock = pre->clock;
+	q->link = pre->link;
+	q->walked = pre->walked;
+}
+
 int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 		  uint32_t lookahead_ops)
 {
 	const struct life *lf = gc->lf;
 	struct greedy fresh = { .gc = gc, .lf = lf, .g = lf->g }, *q = NULL;
-	uint32_t k;
+	uint32_t k = 0, x;
 
 	gc->nev = 0;
 	gc->beyond = false;
@@ -1180,11 +1400,26 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	q = walk_get(gc, &fresh);
 	if (!q || walk_begin(q, budget, lookahead_ops))
 		goto out;
-	start(q);
-	for (k = 0; k < lookahead_ops && k < lf->n && gc->scratch; k++)
-		want_step(q, k);
 	gc->settled = lf->n;
-	for (k = 0; k < lf->n && !gc->mem->failed; k++) {
+	k = 0;
+	if (!gc->scratch && gc->mem0 <= budget) {
+		int r = prefix_to(gc, budget);
+
+		if (r < 0)
+			goto out;
+		if (r) {
+			gc->beyond = true;	/* evicting nothing */
+			goto out;
+		}
+		k = gc->pre->walked;
+		if (k)
+			prefix_copy(q);
+	}
+	if (!k)
+		start(q);
+	for (x = 0; x < lookahead_ops && x < lf->n && gc->scratch; x++)
+		want_step(q, x);
+	for (; k < lf->n && !gc->mem->failed; k++) {
 		if (settled(q, k)) {
 			gc->settled = k;
 			break;
@@ -1220,6 +1455,7 @@ out:
 		walk_free(gc->walk);	/* left as it was: not kept */
 		free(gc->walk);
 		gc->walk = NULL;
+		pre_free(gc);
 	} else if (q) {
 		walk_clean(q);
 	}
@@ -1232,6 +1468,7 @@ void hyper_plan__greedy_free(struct greedy_ctx *gc)
 		walk_free(gc->walk);
 		free(gc->walk);
 	}
+	pre_free(gc);
 	free(gc->ev);
 	free(gc->live_after);
 	free(gc->step_off);

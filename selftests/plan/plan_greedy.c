@@ -166,7 +166,7 @@ static bool walk_pair(struct __test_metadata *_metadata, const struct job *j,
 		EXPECT_EQ(sc->nev, kept->nev)
 			TH_LOG("%s: budget %llu, lookahead %u",
 			       j->g.name, (unsigned long long)b, ahead);
-		if (sc->nev == kept->nev)
+		if (sc->nev == kept->nev && sc->nev)	/* ev may be NULL */
 			EXPECT_EQ(0, memcmp(sc->ev, kept->ev,
 					    sc->nev * sizeof(*sc->ev)))
 				TH_LOG("%s: budget %llu, lookahead %u",
@@ -537,6 +537,129 @@ TEST(owed_stops_as_scratch)
 	TH_LOG("%u walks, %u stopped, %u of them sooner on what they owe",
 	       walks, stops, sooner);
 	EXPECT_LT(0, sooner);	/* or the owed fetches' stop goes untested */
+}
+
+/*
+ * A kept walk whose start evicts nothing takes up the walk without
+ * budget where it first makes room or is settled (policy_greedy.c,
+ * prefix_to()), that walk kept from the walks before, run on or begun
+ * again.  Budgets rising (the bisections' walks that miss the goal),
+ * falling (those that meet it, and the next lookahead's first), and at
+ * random, with the goal changed between walks: each walk as scratch's,
+ * which walks every step.  A prefix stopped a step late, taken past a
+ * step beyond the goal, or not begun again for a lower budget or
+ * another goal, changes a walk here.
+ */
+TEST(prefix_walks_as_scratch)
+{
+	static const struct plan_case cases[] = {
+		{ "olmoe-1b-7b", "train", 0, 51 },
+		{ "llama2-7b", "train", 0, 52 },
+		{ NULL, NULL, 300, 53 },
+		{ NULL, NULL, 80, 54 },
+	};
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	unsigned int walks = 0, after = 0;
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct walks w;
+		uint64_t lo, span;
+
+		walks_begin(_metadata, &w, &cases[c], c);
+		w.kept.p = w.sc.p = &w.j.p;
+		w.kept.max_slow = w.sc.max_slow = 0.01;
+		/* the first walk builds the start: mem0 is known after it */
+		walk_pair(_metadata, &w.j, &w.kept, &w.sc, w.j.lf.peak0, 1);
+		lo = w.kept.mem0 > w.j.lf.max_ws ? w.kept.mem0 : w.j.lf.max_ws;
+		span = w.j.lf.peak0 > lo ? w.j.lf.peak0 - lo : 1;
+		for (uint32_t k = 0; k < 48; k++) {
+			uint64_t b;
+
+			if (k < 16) {		/* rising */
+				b = lo + span / 16 * k;
+			} else if (k < 32) {	/* falling */
+				b = lo + span / 16 * (32 - k);
+			} else {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				b = lo + x % (span + 1);
+				w.kept.max_slow = w.sc.max_slow =
+					slows[(x >> 30) % 2];
+				w.kept.p = w.sc.p = x >> 50 & 1 ? &w.j.p : NULL;
+			}
+			walk_pair(_metadata, &w.j, &w.kept, &w.sc, b,
+				  aheads[k % ARRAY_SIZE(aheads)]);
+			walks++;
+			after += w.kept.nev > 0 && b >= w.kept.mem0;
+		}
+		EXPECT_TRUE(w.kept.pre != NULL);
+		EXPECT_TRUE(w.sc.pre == NULL);
+		walks_end(&w);
+	}
+	TH_LOG("%u walks, %u of them evicting after a prefix", walks, after);
+	EXPECT_LT(walks / 4, after);
+}
+
+/*
+ * The owed evictions' tree, built a level at a time where a walk first
+ * asks it (policy_greedy.c, owe_warm()), holds the same doubles as built
+ * eviction by eviction: on training graphs, bisections under a slowdown
+ * goal at each lookahead, two kept walks, one built each way, stop at
+ * the same step (the same evictions, each fetched or not at the same
+ * step).  A leaf summed in another order, a node joined from its halves
+ * the wrong way round or a level left out changes a stop here.
+ */
+TEST(owed_tree_built_as_by_paths)
+{
+	static const struct plan_case cases[] = {
+		{ "olmoe-1b-7b", "train", 0, 61 },
+		{ "llama2-7b", "train", 0, 62 },
+		{ NULL, NULL, 300, 63 },
+	};
+	static const uint32_t ahead[] = { 1, 8, 64, 512 };
+	unsigned int walks = 0, stops = 0;
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct walks w;
+		struct greedy_ctx *a = &w.kept, *p = &w.sc;
+
+		walks_begin(_metadata, &w, &cases[c], c);
+		*p = (struct greedy_ctx){ .lf = &w.j.lf, .mem = &w.mem,
+					  .owe_paths = true };
+		a->p = p->p = &w.j.p;
+		a->max_slow = p->max_slow = 0.01;
+		for (size_t h = 0; h < ARRAY_SIZE(ahead); h++) {
+			uint64_t lo = w.j.lf.max_ws, hi = w.j.lf.peak0;
+
+			for (int it = 0; it < 10 && hi > lo + 1; it++) {
+				uint64_t b = lo + (hi - lo) / 2;
+				uint32_t la = ahead[h];
+				int ra = hyper_plan__greedy_evicts(a, b, la);
+				int rp = hyper_plan__greedy_evicts(p, b, la);
+
+				ASSERT_EQ(0, ra);
+				ASSERT_EQ(0, rp);
+				EXPECT_EQ(p->beyond, a->beyond);
+				ASSERT_EQ(p->nev, a->nev)
+					TH_LOG("%s: budget %llu, lookahead %u",
+					       w.j.g.name,
+					       (unsigned long long)b, ahead[h]);
+				if (a->nev)	/* ev may be NULL */
+					EXPECT_EQ(0, memcmp(a->ev, p->ev,
+						sizeof(*a->ev) * a->nev));
+				walks++;
+				stops += a->beyond;
+				if (a->beyond)
+					lo = b;
+				else
+					hi = b;
+			}
+		}
+		walks_end(&w);
+	}
+	TH_LOG("%u walks, %u stopped", walks, stops);
+	EXPECT_LT(walks / 4, stops);
 }
 
 TEST_HARNESS_MAIN
