@@ -4,10 +4,13 @@
  * one word each, where the three words of a key have few values: on a
  * decode graph the sizes are a dozen, the lifetimes a few hundred and the
  * starts a few hundred thousand instants, so each word ranked among its
- * own values takes 4, 9 and 19 bits, and a key with its place packs in
- * 50, sorted in three passes of 11 bits.  At 100k decode operators the
- * one sort of 146k keys was about 60M of the layout's 480M instructions
- * as an introsort (each comparison up to three words deep), 27M so.
+ * own values takes 4, 9 and 19 bits, and a key with its interval's index
+ * packs in 50, sorted in three passes of 11 bits.  At 100k decode
+ * operators the one sort of 146k keys was about 60M of the layout's 480M
+ * instructions as an introsort (each comparison up to three words deep),
+ * 32M so.  The keys are written back decoded from their packed words, in
+ * order: moved along the permutation instead (a dependent random read
+ * each), they cost as much CPU as the comparisons saved.
  *
  * The order is the very same: a word's rank orders as the word, the
  * ranks are packed most significant first, and the sort is stable over
@@ -46,7 +49,7 @@ HU_DEFINE_SORT(sort_u64, uint64_t, u64_before)
 struct hu_arena_rtab {
 	uint64_t val[RANK_SLOTS];
 	uint32_t rank[RANK_SLOTS];	/* 0: empty, else its rank + 1 */
-	uint64_t distinct[RANK_SLOTS / 2];
+	uint64_t distinct[3][RANK_SLOTS / 2];	/* each word's, ranked */
 	uint32_t cnt[RADIX_PASSES][1U << RADIX_BITS];
 };
 
@@ -87,44 +90,12 @@ static uint32_t rank_word(struct hu_arena_rtab *t, const struct key *keys,
 			return 0;
 		t->val[h] = x;
 		t->rank[h] = 1;
-		t->distinct[d++] = x;
+		t->distinct[c][d++] = x;
 	}
-	sort_u64(t->distinct, d);
+	sort_u64(t->distinct[c], d);
 	for (uint32_t r = 0; r < d; r++)
-		t->rank[slot_of(t, t->distinct[r])] = r + 1;
+		t->rank[slot_of(t, t->distinct[c][r])] = r + 1;
 	return d;
-}
-
-/*
- * Puts the @nk @keys in the order @w gives (packed words, key j in the
- * low @ib bits of each), moving each key once along the permutation's
- * cycles; @pos (room for @nk words) is scratch.
- */
-static void permute(struct key *keys, uint32_t nk, const uint64_t *w,
-		    unsigned int ib, uint64_t *pos)
-{
-	const uint64_t done = UINT64_MAX, mask = (1ULL << ib) - 1;
-
-	for (uint32_t r = 0; r < nk; r++)
-		pos[w[r] & mask] = r;
-	for (uint32_t j = 0; j < nk; j++) {
-		struct key carry, t;
-		uint64_t at = pos[j], next;
-
-		if (at == done)
-			continue;
-		carry = keys[j];
-		pos[j] = done;
-		while (at != j) {
-			t = keys[at];
-			keys[at] = carry;
-			carry = t;
-			next = pos[at];
-			pos[at] = done;
-			at = next;
-		}
-		keys[j] = carry;
-	}
 }
 
 /* Its tables, for the placer's life.  Return: 0, or -ENOMEM. */
@@ -136,23 +107,25 @@ int hu_arena__rtab_alloc(struct placer *p)
 
 /*
  * Sorts the @nk @keys whole, into key_before()'s order, if each packs in
- * one word with its place: each word of the key as it is less its least
- * (DIRECT_BITS or fewer bits) or by rank, above the place's bits.  The
- * @keys must come in their intervals' index order, so that the stable
- * passes leave equal words in index order.  Uses p->cand (room for
+ * one word with its interval's index: each word of the key as it is less
+ * its least (DIRECT_BITS or fewer bits) or by rank, above the index's
+ * bits.  The @keys must come in their intervals' index order, so that
+ * the stable passes leave equal words in index order.  Uses p->cand (room for
  * 2 p->n words) and p->rtab.  Return: true if sorted, false if not (too
  * many values to pack, or too few keys to gain: the caller sorts).
  */
 bool hu_arena__sort_packed(struct placer *p, struct key *keys, uint32_t nk)
 {
 	uint64_t *w = (uint64_t *)p->cand, *tmp = w + p->n, *src, *dst;
-	unsigned int ib, bits[3], total = 0, passes, dw, sh;
-	uint64_t lo[3], hi[3], dmask;
+	unsigned int ib, bits[3], sh[3], total = 0, passes, dw;
+	uint64_t lo[3], hi[3], dmask, imask;
+	bool ranked[3];
 	struct hu_arena_rtab *t;
 
 	if (nk < HU_ARENA_RADIX_MIN || !p->rtab || nk > p->n)
 		return false;
-	ib = bit_len(nk - 1);
+	ib = bit_len(p->n - 1);
+	imask = (1ULL << ib) - 1;
 	for (int c = 0; c < 3; c++) {
 		lo[c] = UINT64_MAX;
 		hi[c] = 0;
@@ -170,32 +143,32 @@ bool hu_arena__sort_packed(struct placer *p, struct key *keys, uint32_t nk)
 	}
 	t = p->rtab;
 	for (uint32_t j = 0; j < nk; j++)
-		w[j] = j;
-	/* the last word lowest, above the place */
+		w[j] = keys[j].i;
+	/* the last word lowest, above the index */
 	for (int c = 2; c >= 0; c--) {
-		bool ranked = false;
-
+		ranked[c] = false;
 		bits[c] = bit_len(hi[c] - lo[c]);
 		if (bits[c] > DIRECT_BITS) {
 			uint32_t d = rank_word(t, keys, nk, c, tmp);
 
 			if (d) {
-				ranked = true;
+				ranked[c] = true;
 				bits[c] = bit_len(d - 1);
 			}
 		}
-		sh = ib + total;
+		sh[c] = ib + total;
 		total += bits[c];
 		if (ib + total > 64)
 			return false;
 		if (!bits[c])
 			continue;
-		if (ranked)
+		if (ranked[c])
 			for (uint32_t j = 0; j < nk; j++)
-				w[j] |= (uint64_t)(t->rank[tmp[j]] - 1) << sh;
+				w[j] |= (uint64_t)(t->rank[tmp[j]] - 1) <<
+					sh[c];
 		else
 			for (uint32_t j = 0; j < nk; j++)
-				w[j] |= (keys[j].k[c] - lo[c]) << sh;
+				w[j] |= (keys[j].k[c] - lo[c]) << sh[c];
 	}
 	if (!total)
 		return true;	/* one key repeated: index order is the order */
@@ -229,6 +202,17 @@ bool hu_arena__sort_packed(struct placer *p, struct key *keys, uint32_t nk)
 		dst = src;
 		src = src == w ? tmp : w;
 	}
-	permute(keys, nk, src, ib, dst);
+	/* the keys written back in that order, each from its packed word */
+	for (uint32_t r = 0; r < nk; r++) {
+		uint64_t x = src[r];
+		struct key *k = &keys[r];
+
+		for (int c = 0; c < 3; c++) {
+			uint64_t f = (x >> sh[c]) & ((1ULL << bits[c]) - 1);
+
+			k->k[c] = ranked[c] ? t->distinct[c][f] : lo[c] + f;
+		}
+		k->i = (uint32_t)(x & imask);
+	}
 	return true;
 }
