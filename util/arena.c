@@ -200,7 +200,8 @@ static uint64_t fit(struct placer *p, uint32_t i, bool best)
  * only when it comes to them.  One with no @limit cannot stop early and
  * sorts them all at once: the steps would only split the rest again each
  * time (25M of the layout's 875M instructions at 100k decode operators),
- * and the keys' one order is the same either way.
+ * and the keys' one order is the same either way; where they pack in one
+ * word each, by a radix sort (util/arena_sort.c), else by comparison.
  */
 #define KEYS_FIRST	1024
 #define BOUND_CHECKS	32
@@ -211,6 +212,14 @@ static uint64_t attempt(struct placer *p, struct key *keys, uint32_t nk,
 	uint32_t step = nk / BOUND_CHECKS + 1, check = step;
 	uint64_t height = p->base;
 
+	/*
+	 * Keys sorted whole from the first: by packed words if they fit (not
+	 * the reference's, which compares).  Here, not in the loop below,
+	 * where the call made the fits' inlined scan compile worse.
+	 */
+	if (!*ready && limit == UINT64_MAX && !p->plain &&
+	    hu_arena__sort_packed(p, keys, nk))
+		*ready = nk;
 	memset(p->placed, 0, p->n * sizeof(*p->placed));
 	if (p->bn) {
 		memset(p->bn, 0, p->nbkt * sizeof(*p->bn));
@@ -459,7 +468,8 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 	p.whole = whole;
 	for (uint32_t i = 0; i < NINST; i++)
 		p.inst[i].t = UINT64_MAX;
-	if (!keys || !whole || !p.off || !p.cand || !p.placed)
+	if (!keys || !whole || !p.off || !p.cand || !p.placed ||
+	    (n >= HU_ARENA_RADIX_MIN && hu_arena__rtab_alloc(&p)))
 		goto out;
 	/* Whole-span intervals at the bottom, in index order. */
 	for (uint32_t i = 0; i < n; i++) {
@@ -511,6 +521,7 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 out:
 	for (uint32_t i = 0; i < NINST; i++)
 		free(p.inst[i].live);
+	free(p.rtab);
 	free(p.holes);
 	free(p.placed);
 	free(p.sq);

@@ -177,6 +177,8 @@ struct placer {
 	uint32_t nholes;	/* that room */
 	struct inst inst[NINST];
 	uint32_t over_next;	/* the next INST_OVER slot to take */
+	/* the tables of the packed keys' sort (arena_sort.c), or NULL */
+	struct hu_arena_rtab *rtab;
 };
 
 /*
@@ -262,6 +264,14 @@ static inline void union_add(struct span *u, uint32_t *n, uint64_t lo,
 	u[a] = (struct span){ lo, hi };
 	*n += 1 - (z - a);
 }
+
+/*
+ * The keys' sort (arena_sort.c): whole, by packed words, for sets of at
+ * least HU_ARENA_RADIX_MIN keys, where p->rtab is allocated.
+ */
+#define HU_ARENA_RADIX_MIN	4096
+int hu_arena__rtab_alloc(struct placer *p);
+bool hu_arena__sort_packed(struct placer *p, struct key *keys, uint32_t nk);
 
 /* The offset order (arena_offset.c). */
 uint64_t hu_arena__when(const struct placer *p, uint64_t start,

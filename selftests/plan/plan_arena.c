@@ -817,6 +817,74 @@ TEST(arena_large_sets_sort_whole_and_agree)
 }
 
 /*
+ * A set of @n intervals whose keys pack in one word each, or do not
+ * (util/arena_sort.c), by @shape: 0 decode-like (a dozen sizes from 64
+ * bytes to 1 GiB, so ranked; a few hundred lengths, some open-ended;
+ * starts packed as they are), 1 starts spread over 2^36 instants (more
+ * values than the rank table holds: packed as they are, 36 bits), 2 sizes
+ * all apart over 40 bits (too wide to pack with the rest: compared).
+ * Every seventh interval repeats the one before it, so that keys tie on
+ * all three words and their index decides.
+ */
+static void packed_set(struct hu_ival *v, uint32_t n, unsigned int seed,
+		       int shape)
+{
+	static const uint64_t sizes[] = {
+		64, 2048, 8192, 28672, 256512, 1064960, 1208320,
+		4194304, 8388608, 16777216, 33554432, 218103808,
+		1050673152 };
+	uint64_t span = 40 * (uint64_t)n;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t a = rand_r(&seed) % span, l;
+
+		if (i && i % 7 == 0) {
+			v[i] = v[i - 1];
+			continue;
+		}
+		l = rand_r(&seed) % 40 ? 1 + rand_r(&seed) % 400 :
+		    UINT64_MAX - a;
+		if (shape == 1) {
+			a = ((uint64_t)rand_r(&seed) << 20 ^
+			     (uint64_t)rand_r(&seed)) & ((1ULL << 36) - 1);
+			l = 1 + rand_r(&seed) % (1U << 20);
+		}
+		v[i] = (struct hu_ival){ a, a + l, 0, 0 };
+		v[i].bytes = shape == 2 ?
+			     64 * (1 + (((uint64_t)rand_r(&seed) << 20 ^
+					 (uint64_t)rand_r(&seed)) &
+					((1ULL << 34) - 1))) :
+			     sizes[rand_r(&seed) % ARRAY_SIZE(sizes)];
+	}
+}
+
+/*
+ * Sets of 4096 intervals and more, where a placement that sorts its keys
+ * whole packs each key's words, ranked or as they are, in one word with
+ * its index and sorts those by digits: the same order as the comparison
+ * (the reference's, which never packs), ties on all three words broken by
+ * the index.  Every way agrees with the reference: a rank out of order,
+ * a word packed in the wrong place, or an unstable pass (ties in another
+ * order) gives other offsets here.
+ */
+TEST(arena_packed_keys_sort_as_compared)
+{
+	static const enum hu_arena_way ways[] = {
+		HU_ARENA_BY_TIME | HU_ARENA_WHOLE, HU_ARENA_AUTO,
+		HU_ARENA_BY_OFFSET };
+	const int nw = ARRAY_SIZE(ways);
+
+	for (unsigned int seed = 400; seed < 406; seed++) {
+		uint32_t n = 4096 + seed * 211 % 900;
+		struct hu_ival *set = new_set(_metadata, n);
+
+		packed_set(set, n, seed, seed % 3);
+		places_agree(_metadata, ways, nw, set, n,
+			     seed < 403 ? 0 : 2 * n, seed);
+	}
+}
+
+/*
  * A placement under way is stopped once a bound on the height it will
  * reach (at an instant, what is live and not placed yet must go in the
  * holes free now, each in one at least its size) says it cannot be kept:
