@@ -1884,6 +1884,52 @@ TEST(op_outs_unread_lists_each_tensor_once)
 	hyper_plan__graph_free(&g);
 }
 
+/*
+ * hyper_plan__graph_deps() allocates its edges once, for twice the refs:
+ * a tensor written and read in turn gives each read two edges (from the
+ * write it sees, to the next write) and each later write one, close to
+ * that bound.  Under ASan a smaller bound overflows; the CSR must hold
+ * every edge, each op's successors in the order they were found.
+ */
+TEST(deps_fill_their_bound)
+{
+	enum { W = 40 };	/* writes of x, a read after each */
+	struct hp_err e;
+	struct graph g;
+	struct deps d;
+	uint32_t x, i;
+	char id[16];
+
+	ASSERT_EQ(0, hyper_plan__graph_init(&g, "turns"));
+	x = hyper_plan__graph_add_tensor(&g, "x", 8, HYPER_KIND_ACTIVATION,
+					 0, &e);
+	for (i = 0; i < 2 * W; i++) {
+		snprintf(id, sizeof(id), "%c%u", i % 2 ? 'r' : 'w', i);
+		ASSERT_EQ(i, hyper_plan__graph_add_op(&g, id, 1,
+			  &x, i % 2, &x, !(i % 2), NULL, &e)) TH_LOG("%s", e.msg);
+	}
+	ASSERT_EQ(0, hyper_plan__graph_deps(&g, &d, &g.mem, &e));
+	/* a write: to its read, then (WAW) to the next write; a read: WAR */
+	EXPECT_EQ(2 * W + W - 1 - 1, d.off[g.nop]);
+	for (i = 0; i < 2 * W; i++) {
+		size_t k = d.off[i], n = d.off[i + 1] - k;
+
+		EXPECT_EQ(!i ? 0 : i % 2 ? 1 : 2, d.indeg[i]) TH_LOG("op %u", i);
+		if (i % 2) {
+			EXPECT_EQ(i + 1 < 2 * W ? 1 : 0, n) TH_LOG("op %u", i);
+			if (n)
+				EXPECT_EQ(i + 1, d.dst[k]);
+		} else {
+			EXPECT_EQ(i + 2 < 2 * W ? 2 : 1, n) TH_LOG("op %u", i);
+			EXPECT_EQ(i + 1, d.dst[k + n - 1]);
+			if (n == 2)
+				EXPECT_EQ(i + 2, d.dst[k]);
+		}
+	}
+	hyper_plan__deps_free(&d);
+	hyper_plan__graph_free(&g);
+}
+
 TEST(graph_identity_hashes_the_decimal_size)
 {
 	const uint64_t sizes[] = { 0, 1, 9, 10, 99, 100, 4096, 1234567890123,
