@@ -327,6 +327,9 @@ uint32_t hyper_plan__graph_add_op(struct graph *g, const char *id, uint64_t comp
 		memcpy(g->refs + g->nrefs, in, n_in * sizeof(*in));
 	if (n_out)
 		memcpy(g->refs + g->nrefs + n_in, out, n_out * sizeof(*out));
+	o->outs_unread = true;
+	for (uint32_t y = 0; y < n_out && o->outs_unread; y++)
+		o->outs_unread = !hyper_plan__op_reads(g, o, out[y]);
 	g->nrefs += n_in + n_out;
 	o->gemm = gemm ? *gemm : (struct gemm){ 0 };
 	o->flops = o->bytes = 0;	/* the caller sets them if it knows */

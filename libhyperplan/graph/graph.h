@@ -40,6 +40,13 @@ struct op {
 	size_t ref;		/* inputs, then outputs, in graph->refs */
 	uint32_t n_in, n_out;
 	struct gemm gemm;	/* all zero: not a matrix multiply */
+	/*
+	 * Set by hyper_plan__graph_add_op() when no output is also an input,
+	 * as for most ops: listing an op's distinct tensors then looks for no
+	 * output among its inputs (for_each_op_tensor(), the order and life
+	 * passes).  false: look.
+	 */
+	bool outs_unread;
 	/* Its cost, which a profile turns into compute_ns; both 0: unknown. */
 	double flops, bytes;
 };
@@ -119,7 +126,8 @@ bool hyper_plan__op_reads(const struct graph *g, const struct op *o, uint32_t t)
 #define for_each_op_tensor(g, o, t, k)					\
 	for ((k) = 0; (k) < (o)->n_in + (o)->n_out &&			\
 	     ((t) = (g)->refs[(o)->ref + (k)], 1); (k)++)		\
-		if ((k) < (o)->n_in || !hyper_plan__op_reads((g), (o), (t)))
+		if ((k) < (o)->n_in || (o)->outs_unread ||		\
+		    !hyper_plan__op_reads((g), (o), (t)))
 
 /* Bytes an operator needs resident: its inputs and outputs, once each. */
 uint64_t hyper_plan__op_working_set(const struct graph *g, const struct op *o);

@@ -54,7 +54,7 @@ static int accesses(struct life *lf, struct hp_mem *mem)
 		for (x = 0; x < o->n_in; x++)
 			off[in[x] + 2]++;
 		for (y = 0; y < o->n_out; y++)
-			if (!op_lists(in, o->n_in, out[y]))
+			if (o->outs_unread || !op_lists(in, o->n_in, out[y]))
 				off[out[y] + 2]++;
 	}
 	for (i = 2; i <= g->nt; i++)
@@ -74,7 +74,9 @@ static int accesses(struct life *lf, struct hp_mem *mem)
 			size_t at = off[t + 1]++;
 
 			step[at] = k;
-			rw[at] = op_lists(out, o->n_out, t) ? ACC_R | ACC_W :
+			/* no output is an input: no input is an output */
+			rw[at] = !o->outs_unread &&
+				 op_lists(out, o->n_out, t) ? ACC_R | ACC_W :
 							      ACC_R;
 			ws += ten[t].bytes;
 		}
@@ -82,7 +84,7 @@ static int accesses(struct life *lf, struct hp_mem *mem)
 			uint32_t t = out[y];
 			size_t at;
 
-			if (op_lists(in, o->n_in, t))
+			if (!o->outs_unread && op_lists(in, o->n_in, t))
 				continue;
 			at = off[t + 1]++;
 			step[at] = k;

@@ -48,12 +48,14 @@ static inline bool lists(const uint32_t *r, uint32_t n, uint32_t t)
  * (inputs, then the outputs it does not read), with its refs and input
  * count in locals (@in, @nin) and the check for a read output inline:
  * the macro's reloads and its call to hyper_plan__op_reads() per output
- * were half of this pass's time.  (k) < nin tells a read.
+ * were half of this pass's time.  (k) < nin tells a read.  The outputs
+ * of an op that reads none of them (outs_unread) are not looked for.
  */
 #define for_each_access(g, o, in, nin, t, k)				\
 	for ((in) = (g)->refs + (o)->ref, (nin) = (o)->n_in, (k) = 0;	\
 	     (k) < (nin) + (o)->n_out && ((t) = (in)[k], 1); (k)++)	\
-		if ((k) < (nin) || !lists((in), (nin), (t)))
+		if ((k) < (nin) || (o)->outs_unread ||			\
+		    !lists((in), (nin), (t)))
 
 static int64_t net_alloc(const struct refine *r, uint32_t i)
 {

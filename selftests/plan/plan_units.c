@@ -2048,6 +2048,124 @@ TEST(gallop_first_finds_what_a_scan_finds)
  * "Graph identity"): the same bytes as formatted by snprintf(), for sizes
  * of every length.
  */
+/*
+ * op->outs_unread against its definition (no output among the inputs),
+ * and the distinct tensors listed with it: by for_each_op_tensor(), by
+ * the life's accesses (a read output is one access, read and written)
+ * and by the refinement, which must keep a tensor's accessors apart.
+ * An in-place update read at another than the first output and a
+ * fresh output listed after a read one catch a flag set too eagerly.
+ */
+TEST(op_outs_unread_lists_each_tensor_once)
+{
+	static const uint32_t order[] = { 0, 1, 2, 3 };
+	struct hp_err e;
+	struct graph g;
+	struct life lf;
+	uint32_t a, b, c, d, t, k, i, refined[4];
+	struct deps dp;
+
+	ASSERT_EQ(0, hyper_plan__graph_init(&g, "inplace"));
+	a = hyper_plan__graph_add_tensor(&g, "a", 100, HYPER_KIND_WEIGHT,
+					 TF_LIVE_IN | TF_LIVE_OUT, &e);
+	b = hyper_plan__graph_add_tensor(&g, "b", 10, HYPER_KIND_ACTIVATION,
+					 TF_LIVE_IN, &e);
+	c = hyper_plan__graph_add_tensor(&g, "c", 1, HYPER_KIND_ACTIVATION,
+					 0, &e);
+	d = hyper_plan__graph_add_tensor(&g, "d", 1000, HYPER_KIND_ACTIVATION,
+					 0, &e);
+	/* fresh output; in place at the second output; read, then fresh */
+	ASSERT_EQ(0, hyper_plan__graph_add_op(&g, "p", 1, &b, 1, &c, 1,
+					      NULL, &e));
+	ASSERT_EQ(1, hyper_plan__graph_add_op(&g, "q", 1,
+		  (uint32_t[]){ c, a }, 2, (uint32_t[]){ d, a }, 2, NULL, &e));
+	ASSERT_EQ(2, hyper_plan__graph_add_op(&g, "r", 1,
+		  (uint32_t[]){ d, b }, 2, (uint32_t[]){ b, c }, 2, NULL, &e));
+	ASSERT_EQ(3, hyper_plan__graph_add_op(&g, "s", 1,
+		  (uint32_t[]){ a, b, c }, 3, NULL, 0, NULL, &e));
+	for (i = 0; i < g.nop; i++) {
+		const struct op *o = &g.op[i];
+		bool unread = true;
+		uint32_t n = 0, listed[8];
+
+		for (k = 0; k < o->n_out; k++)
+			if (hyper_plan__op_reads(&g, o, op_out(&g, o)[k]))
+				unread = false;
+		EXPECT_EQ(unread, o->outs_unread) TH_LOG("op %u", i);
+		for_each_op_tensor(&g, o, t, k) {
+			for (uint32_t x = 0; x < n; x++)
+				EXPECT_NE(listed[x], t) TH_LOG("op %u", i);
+			listed[n++] = t;
+		}
+		EXPECT_EQ(i == 0 ? 2 : 3, n) TH_LOG("op %u", i);
+	}
+	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
+	/* a: read-written by q, read by s; b: p, r (read-written), s */
+	EXPECT_EQ(2, lf.acc_off[a + 1] - lf.acc_off[a]);
+	EXPECT_EQ(ACC_R | ACC_W, lf.acc_rw[lf.acc_off[a]]);
+	EXPECT_EQ(3, lf.acc_off[b + 1] - lf.acc_off[b]);
+	EXPECT_EQ(ACC_R | ACC_W, lf.acc_rw[lf.acc_off[b] + 1]);
+	/* c: written by p, read by q, written by r, read by s */
+	EXPECT_EQ(4, lf.acc_off[c + 1] - lf.acc_off[c]);
+	EXPECT_EQ(ACC_W, lf.acc_rw[lf.acc_off[c] + 2]);
+	EXPECT_EQ(100 + 1000 + 1, lf.ws[1]);
+	EXPECT_EQ(1000 + 10 + 1, lf.ws[2]);
+	hyper_plan__life_free(&lf);
+	ASSERT_EQ(0, hyper_plan__graph_deps(&g, &dp, &g.mem, &e));
+	memcpy(refined, order, sizeof(refined));
+	ASSERT_EQ(0, hyper_plan__refine_order(&g, &dp, refined, &g.mem));
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(order[i], refined[i]);
+	hyper_plan__deps_free(&dp);
+	hyper_plan__graph_free(&g);
+}
+
+/*
+ * hyper_plan__graph_deps() allocates its edges once, for twice the refs:
+ * a tensor written and read in turn gives each read two edges (from the
+ * write it sees, to the next write) and each later write one, close to
+ * that bound.  Under ASan a smaller bound overflows; the CSR must hold
+ * every edge, each op's successors in the order they were found.
+ */
+TEST(deps_fill_their_bound)
+{
+	enum { W = 40 };	/* writes of x, a read after each */
+	struct hp_err e;
+	struct graph g;
+	struct deps d;
+	uint32_t x, i;
+	char id[16];
+
+	ASSERT_EQ(0, hyper_plan__graph_init(&g, "turns"));
+	x = hyper_plan__graph_add_tensor(&g, "x", 8, HYPER_KIND_ACTIVATION,
+					 0, &e);
+	for (i = 0; i < 2 * W; i++) {
+		snprintf(id, sizeof(id), "%c%u", i % 2 ? 'r' : 'w', i);
+		ASSERT_EQ(i, hyper_plan__graph_add_op(&g, id, 1,
+			  &x, i % 2, &x, !(i % 2), NULL, &e)) TH_LOG("%s", e.msg);
+	}
+	ASSERT_EQ(0, hyper_plan__graph_deps(&g, &d, &g.mem, &e));
+	/* a write: to its read, then (WAW) to the next write; a read: WAR */
+	EXPECT_EQ(2 * W + W - 1 - 1, d.off[g.nop]);
+	for (i = 0; i < 2 * W; i++) {
+		size_t k = d.off[i], n = d.off[i + 1] - k;
+
+		EXPECT_EQ(!i ? 0 : i % 2 ? 1 : 2, d.indeg[i]) TH_LOG("op %u", i);
+		if (i % 2) {
+			EXPECT_EQ(i + 1 < 2 * W ? 1 : 0, n) TH_LOG("op %u", i);
+			if (n)
+				EXPECT_EQ(i + 1, d.dst[k]);
+		} else {
+			EXPECT_EQ(i + 2 < 2 * W ? 2 : 1, n) TH_LOG("op %u", i);
+			EXPECT_EQ(i + 1, d.dst[k + n - 1]);
+			if (n == 2)
+				EXPECT_EQ(i + 2, d.dst[k]);
+		}
+	}
+	hyper_plan__deps_free(&d);
+	hyper_plan__graph_free(&g);
+}
+
 TEST(graph_identity_hashes_the_decimal_size)
 {
 	const uint64_t sizes[] = { 0, 1, 9, 10, 99, 100, 4096, 1234567890123,
