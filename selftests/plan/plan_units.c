@@ -932,6 +932,50 @@ TEST(sweep_known_failure_matches_scratch)
 	EXPECT_LT(4, hits);
 }
 
+typedef void (*sweep_check)(struct __test_metadata *_metadata,
+			    const struct plan_ctx *pc, uint64_t *count);
+
+/*
+ * 40 sweeps on each of @cases at random aims between the largest working
+ * set and the no-offload peak (every other one in its top tenth when
+ * @near_top) and random link scales, @check run after each.
+ */
+static void random_sweeps(struct __test_metadata *_metadata,
+			  const struct plan_case *cases, size_t n, uint64_t x,
+			  bool near_top, sweep_check check, uint64_t *count)
+{
+	static const double scales[] = { 1.0, 1.0, 1.3, ANY_WAIT };
+
+	for (size_t i = 0; i < n; i++) {
+		struct hp_mem mem = { 0 };
+		struct plan_ctx pc;
+		struct job j = { 0 };
+		struct hp_err e;
+		uint64_t lo, span, aim;
+		uint32_t fail;
+
+		ASSERT_EQ(0, case_job(&j, &cases[i],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, hyper_plan__plan_init(&pc, &j.lf, &j.p, &mem));
+		lo = j.lf.max_ws;
+		span = j.lf.peak0 > lo ? j.lf.peak0 - lo : 1;
+		for (uint32_t k = 0; k < 40; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			aim = near_top && k % 2 ?
+			      span - span / 10 + x % (span / 10 + 1) :
+			      x % (span + 1);
+			hyper_plan__plan_select(&pc, lo + aim,
+				scales[(x >> 32) % ARRAY_SIZE(scales)], &fail);
+			check(_metadata, &pc, count);
+		}
+		hyper_plan__plan_free(&pc);
+		hyper_plan__job_free(&j);
+	}
+}
+
 /*
  * Each size class's minimum kept between look-ups and followed through
  * refreshes (passes/plan.c: class_min(), class_min_moved()) against a
@@ -942,7 +986,7 @@ TEST(sweep_known_failure_matches_scratch)
  * depth leave the classes mid-sweep.
  */
 static void minima_match_scan(struct __test_metadata *_metadata,
-			      const struct plan_ctx *pc, uint32_t *known)
+			      const struct plan_ctx *pc, uint64_t *known)
 {
 	const uint64_t *leaf = pc->seg.t + pc->seg.size;
 
@@ -963,39 +1007,14 @@ static void minima_match_scan(struct __test_metadata *_metadata,
 
 TEST(class_minima_match_scan)
 {
-	static const double scales[] = { 1.0, 1.0, 1.3, ANY_WAIT };
 	struct plan_case cases[] = {
 		{ NULL, NULL, 300, 7 }, { NULL, NULL, 800, 8 },
 		{ NULL, NULL, 1500, 9 }, { "llama2-7b", "infer", 0, 1 },
 	};
-	uint64_t x = 0x9e3779b97f4a7c15ULL;
-	uint32_t known = 0;
+	uint64_t known = 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		struct hp_mem mem = { 0 };
-		struct plan_ctx pc;
-		struct job j = { 0 };
-		struct hp_err e;
-		uint64_t lo, span;
-		uint32_t fail;
-
-		ASSERT_EQ(0, case_job(&j, &cases[i],
-				      &hyper_plan__profile_table[0], &e))
-			TH_LOG("%s", e.msg);
-		ASSERT_EQ(0, hyper_plan__plan_init(&pc, &j.lf, &j.p, &mem));
-		lo = j.lf.max_ws;
-		span = j.lf.peak0 > lo ? j.lf.peak0 - lo : 1;
-		for (uint32_t k = 0; k < 40; k++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			hyper_plan__plan_select(&pc, lo + x % (span + 1),
-				scales[(x >> 32) % ARRAY_SIZE(scales)], &fail);
-			minima_match_scan(_metadata, &pc, &known);
-		}
-		hyper_plan__plan_free(&pc);
-		hyper_plan__job_free(&j);
-	}
+	random_sweeps(_metadata, cases, ARRAY_SIZE(cases),
+		      0x9e3779b97f4a7c15ULL, false, minima_match_scan, &known);
 	EXPECT_LT(0, known);	/* some class kept its minimum */
 }
 
@@ -1031,40 +1050,14 @@ static void tree_matches_buckets(struct __test_metadata *_metadata,
 
 TEST(tree_leaves_match_buckets)
 {
-	static const double scales[] = { 1.0, 1.0, 1.3, ANY_WAIT };
 	struct plan_case cases[] = {
 		{ NULL, NULL, 300, 13 }, { NULL, NULL, 1000, 14 },
 		{ NULL, NULL, 2000, 15 }, { "llama2-7b", "infer", 0, 1 },
 	};
-	uint64_t x = 0x2545f4914f6cdd1dULL, set = 0;
+	uint64_t set = 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		struct hp_mem mem = { 0 };
-		struct plan_ctx pc;
-		struct job j = { 0 };
-		struct hp_err e;
-		uint64_t lo, span;
-		uint32_t fail;
-
-		ASSERT_EQ(0, case_job(&j, &cases[i],
-				      &hyper_plan__profile_table[0], &e))
-			TH_LOG("%s", e.msg);
-		ASSERT_EQ(0, hyper_plan__plan_init(&pc, &j.lf, &j.p, &mem));
-		lo = j.lf.max_ws;
-		span = j.lf.peak0 > lo ? j.lf.peak0 - lo : 1;
-		for (uint32_t k = 0; k < 40; k++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			hyper_plan__plan_select(&pc, lo + (k % 2 ?
-				span - span / 10 + x % (span / 10 + 1) :
-				x % (span + 1)),
-				scales[(x >> 32) % ARRAY_SIZE(scales)], &fail);
-			tree_matches_buckets(_metadata, &pc, &set);
-		}
-		hyper_plan__plan_free(&pc);
-		hyper_plan__job_free(&j);
-	}
+	random_sweeps(_metadata, cases, ARRAY_SIZE(cases),
+		      0x2545f4914f6cdd1dULL, true, tree_matches_buckets, &set);
 	EXPECT_LT(1000, set);
 }
 
