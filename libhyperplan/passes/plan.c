@@ -892,8 +892,7 @@ static int note_failed_first(struct plan_ctx *pc, uint32_t k, double scale,
 	return 0;
 }
 
-/* The sweep of hyper_plan__plan_select(), the evictions in the order
- * taken. */
+/* The sweep of hyper_plan__plan_select(): the evictions, in the order taken. */
 static int sweep(struct plan_ctx *pc, uint64_t budget, double scale,
 		 uint32_t *fail_step)
 {

@@ -1580,7 +1580,7 @@ TEST(schedule_new_finds_each_duplicate_id)
 		EXPECT_EQ((int)t, hyper_schedule_find(hs, ids[t]));
 	EXPECT_GT(0, hyper_schedule_find(hs, "t70"));
 	hyper_schedule_free(hs);
-	for (size_t c = 0; c < sizeof(dup) / sizeof(dup[0]); c++) {
+	for (size_t c = 0; c < ARRAY_SIZE(dup); c++) {
 		uint32_t at = dup[c][0], first = dup[c][1];
 
 		ti[at].id = ids[first];
