@@ -118,12 +118,14 @@ bool hyper_plan__initial_value(const struct life *lf, uint32_t t, int64_t a)
  * hyper_plan__gap_ends() and hyper_plan__gap_live() again; what those
  * say is spelled out here per gap: gap 0 is live when the tensor is
  * live_in and first read, gap i in 1..cnt-1 when access i reads, gap
- * cnt when the tensor is live_out.  @d and @dp are n + 1 zeroed
- * differences, of the residency and of the pinned tensors' residency;
- * the dead gaps are counted two slots up in dead_off, as accesses()
- * counts, for dead_list() to fill without a cursor array.
+ * cnt when the tensor is live_out.  @d and *@dpp are n + 1 zeroed
+ * differences, of the residency and of the pinned tensors' residency,
+ * *@dpp allocated at the first pinned tensor (most graphs have none); the
+ * dead gaps are counted two slots up in dead_off, as accesses() counts,
+ * for dead_list() to fill without a cursor array.
  */
-static void gaps(struct life *lf, int64_t *d, int64_t *dp)
+static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
+		struct hp_mem *mem)
 {
 	const struct graph *g = lf->g;
 	const size_t *off = lf->acc_off;
@@ -131,6 +133,7 @@ static void gaps(struct life *lf, int64_t *d, int64_t *dp)
 	const uint8_t *rw = lf->acc_rw;
 	size_t *dead = lf->dead_off;
 	uint32_t t, n = lf->n;
+	int64_t *dp = NULL;
 
 	for (t = 0; t < g->nt; t++) {
 		size_t q = off[t], end = off[t + 1];
@@ -138,6 +141,13 @@ static void gaps(struct life *lf, int64_t *d, int64_t *dp)
 		int64_t b = g->t[t].bytes;
 		bool pin = flags & TF_PIN;
 		uint32_t a, j, fw = n;
+
+		if (pin && !dp) {
+			*dpp = dp = hyper_plan__calloc(mem, (size_t)n + 1,
+						       sizeof(*dp));
+			if (!dp)
+				return -ENOMEM;
+		}
 
 		lf->first_w[t] = n;
 		if (q == end) {
@@ -192,6 +202,7 @@ static void gaps(struct life *lf, int64_t *d, int64_t *dp)
 		}
 		lf->first_w[t] = fw;
 	}
+	return 0;
 }
 
 uint64_t hyper_plan__life_floor(const struct life *lf, uint32_t *at)
@@ -283,18 +294,22 @@ static int dead_list(struct life *lf, struct hp_mem *mem)
 	return 0;
 }
 
-/* The residency without offload, its peak, and the floor. */
-static void sums(struct life *lf, const int64_t *d, const int64_t *dp)
+/*
+ * The residency without offload, summed in place over its differences,
+ * its peak, and the floor (@dp NULL: nothing pinned).
+ */
+static void sums(struct life *lf, const int64_t *dp)
 {
-	int64_t run = 0, pin = 0;
+	int64_t run = 0, pin = 0, *d = (int64_t *)lf->base;
 	uint32_t k;
 
 	for (k = 0; k < lf->n; k++) {
 		run += d[k];
-		lf->base[k] = run;
+		d[k] = run;
 		if ((uint64_t)run > lf->peak0)
 			lf->peak0 = run;
-		pin += dp[k];
+		if (dp)
+			pin += dp[k];
 		if (lf->ws[k] + pin > lf->floor) {
 			lf->floor = lf->ws[k] + pin;
 			lf->floor_step = k;
@@ -305,7 +320,8 @@ static void sums(struct life *lf, const int64_t *d, const int64_t *dp)
 int hyper_plan__life_build(struct life *lf, const struct graph *g, const uint32_t *order,
 	       struct hp_mem *mem)
 {
-	int64_t *d;
+	int64_t *dp = NULL;
+	int ret;
 
 	memset(lf, 0, sizeof(*lf));
 	lf->g = g;
@@ -315,21 +331,25 @@ int hyper_plan__life_build(struct life *lf, const struct graph *g, const uint32_
 	lf->ws = hyper_plan__array(mem, lf->n, sizeof(*lf->ws));
 	if (!lf->t0 || !lf->ws || accesses(lf, mem))
 		goto fail;
-	/* the residency's differences, then the pinned tensors' */
-	d = hyper_plan__calloc(mem, 2 * ((size_t)lf->n + 1), sizeof(*d));
-	lf->base = hyper_plan__array(mem, lf->n, sizeof(*lf->base));
+	/*
+	 * The residency's differences are summed where the residency goes
+	 * (one slot more, for the end): a separate array of them was 8 MB
+	 * of fresh memory at 1M decode operators, the pinned tensors' as
+	 * much again where none is pinned.
+	 */
+	lf->base = hyper_plan__calloc(mem, (size_t)lf->n + 1,
+				      sizeof(*lf->base));
 	lf->first_w = hyper_plan__array(mem, g->nt, sizeof(*lf->first_w));
 	lf->home0 = hyper_plan__array(mem, g->nt, sizeof(*lf->home0));
 	lf->dead_off = hyper_plan__calloc(mem, (size_t)lf->n + 2,
 					  sizeof(*lf->dead_off));
-	if (!d || !lf->base || !lf->first_w || !lf->home0 || !lf->dead_off) {
-		free(d);
+	if (!lf->base || !lf->first_w || !lf->home0 || !lf->dead_off)
 		goto fail;
-	}
-	gaps(lf, d, d + lf->n + 1);
-	sums(lf, d, d + lf->n + 1);
-	free(d);
-	if (dead_list(lf, mem) || emit_dirty(lf, mem))
+	ret = gaps(lf, (int64_t *)lf->base, &dp, mem);
+	if (!ret)
+		sums(lf, dp);
+	free(dp);
+	if (ret || dead_list(lf, mem) || emit_dirty(lf, mem))
 		goto fail;
 	return 0;
 fail:

@@ -25,7 +25,7 @@ struct life {
 	uint8_t *acc_rw;
 	double *t0;		/* start of each step without offload; t0[n] = end */
 	uint64_t *ws;		/* working set of each step */
-	uint64_t *base;		/* residency at each step without offload */
+	uint64_t *base;		/* residency at each step without offload (n + 1 held) */
 	uint32_t *first_w;	/* step of each tensor's first write; n: none */
 	/* Dead gaps, by the step that ends them (their values are freed
 	 * after it): tensors [dead_off[k], dead_off[k+1]) of dead_t, in

@@ -5,25 +5,51 @@
 #include "lib/heap.h"
 #include "passes/order.h"
 
-struct edge {
-	uint32_t src, dst, via;
-};
-
-struct edges {
-	struct edge *a;
-	size_t n;
-};
-
 /*
- * The edges are allocated once for as many as there can be (see
- * hyper_plan__graph_deps()), so an add neither checks nor grows: growing
- * by doubling copied them 15 times at 100k decode operators.
+ * The edges are not stored as a list: they are walked in the order that
+ * list had (write after write per tensor, then each op's reads), once
+ * to count each op's successors and predecessors, once to place the
+ * successors (a counting sort by source, so each op's keep that order)
+ * and, for a cycle's message alone, once more for the tensors behind
+ * the cycle's edges.  The list (12 bytes an edge) and the tensor kept
+ * with each successor (4 more) were 35 MB of the deps' 61 MB of fresh
+ * memory at 1M decode operators; the second walk costs about what
+ * writing the list and reading it back did.
  */
-static inline void edge_add(struct edges *E, uint32_t s, uint32_t d,
-			    uint32_t t)
+enum edge_pass { EDGE_COUNT, EDGE_PLACE, EDGE_VIA };
+
+struct edge_walk {
+	enum edge_pass pass;
+	size_t *off;		/* EDGE_COUNT: counts two up; PLACE: cursors */
+	uint32_t *indeg;	/* EDGE_COUNT */
+	uint32_t *dst;		/* EDGE_PLACE */
+	/*
+	 * EDGE_VIA: the tensor behind the last edge from pred[d] to each op
+	 * d that Kahn's algorithm left (left[] not zero), as report_cycle()
+	 * took it from the successors in their order.
+	 */
+	const uint32_t *pred, *left;
+	uint32_t *via;
+};
+
+static inline __attribute__((always_inline)) void
+edge_add(struct edge_walk *E, uint32_t s, uint32_t d, uint32_t t)
 {
-	if (s != d)
-		E->a[E->n++] = (struct edge){ s, d, t };
+	if (s == d)
+		return;
+	switch (E->pass) {
+	case EDGE_COUNT:
+		E->off[s + 2]++;
+		E->indeg[d]++;
+		break;
+	case EDGE_PLACE:
+		E->dst[E->off[s + 1]++] = d;
+		break;
+	case EDGE_VIA:
+		if (E->left[s] && E->left[d] && E->pred[d] == s)
+			E->via[d] = t;
+		break;
+	}
 }
 
 /*
@@ -79,11 +105,16 @@ static size_t writers_before(const uint32_t *w, size_t n, uint32_t b)
 	return lo;
 }
 
-static int read_edges(const struct graph *g, uint32_t b, uint32_t t,
-		      const uint32_t *w, size_t nw, struct edges *E,
-		      struct hp_err *e)
+/*
+ * The edges of op @b's read of tensor @t, written by @w[0..nw): inline
+ * with the walk, as edge_add(), so that each walk is compiled for its
+ * pass.  Most tensors read have one writer or none (weights).
+ */
+static inline __attribute__((always_inline)) int
+read_edges(const struct graph *g, uint32_t b, uint32_t t, const uint32_t *w,
+	   size_t nw, struct edge_walk *E, struct hp_err *e)
 {
-	size_t v = writers_before(w, nw, b);
+	size_t v = nw == 1 ? w[0] < b : writers_before(w, nw, b);
 
 	if (v) {
 		edge_add(E, w[v - 1], b, t);
@@ -99,89 +130,94 @@ static int read_edges(const struct graph *g, uint32_t b, uint32_t t,
 	return 0;
 }
 
-/*
- * -ENOMEM leaves what it allocated in @d, for hyper_plan__deps_free().
- * The same counting sort as writers(): d->off has one slot more than
- * the ops and one, never read.
- */
-static int build_csr(const struct graph *g, struct edges *E, struct deps *d,
-		     struct hp_mem *mem)
+/* Every edge, in order, to @E; only the first walk can fail. */
+static inline __attribute__((always_inline)) int
+walk_edges(const struct graph *g, const size_t *woff, const uint32_t *w,
+	   struct edge_walk *E, struct hp_err *e)
 {
-	const struct edge *a = E->a;
-	size_t i, *off;
+	const uint32_t *refs = g->refs;
+	const struct op *o = g->op;
+	size_t t, x, at = 0, end;
+	uint32_t b;
 
-	d->off = off = hyper_plan__calloc(mem, g->nop + 2, sizeof(*d->off));
-	d->indeg = hyper_plan__calloc(mem, g->nop, sizeof(*d->indeg));
-	if (!off || !d->indeg)
-		return -ENOMEM;
-	for (i = 0; i < E->n; i++) {
-		off[a[i].src + 2]++;
-		d->indeg[a[i].dst]++;
+	for (t = 0; t < g->nt; t++, at = end) {	/* write after write */
+		end = woff[t + 1];
+		for (x = at + 1; x < end; x++)
+			edge_add(E, w[x - 1], w[x], t);
 	}
-	for (i = 2; i <= g->nop; i++)
-		off[i + 1] += off[i];
-	d->dst = hyper_plan__array(mem, E->n, sizeof(*d->dst));
-	d->via = hyper_plan__array(mem, E->n, sizeof(*d->via));
-	if (!d->dst || !d->via)
-		return -ENOMEM;
-	for (i = 0; i < E->n; i++) {
-		size_t at = off[a[i].src + 1]++;
+	for (b = 0; b < g->nop; b++, o++) {
+		const uint32_t *in = refs + o->ref, *in_end = in + o->n_in;
 
-		d->dst[at] = a[i].dst;
-		d->via[at] = a[i].via;
+		for (; in < in_end; in++) {
+			int ret;
+
+			at = woff[*in];
+			ret = read_edges(g, b, *in, w + at, woff[*in + 1] - at,
+					 E, e);
+			if (ret)
+				return ret;
+		}
 	}
 	return 0;
 }
 
+/*
+ * The successors by a counting sort, as writers() sorts: d->off has one
+ * slot more than the ops and one, never read.  -ENOMEM leaves what it
+ * allocated in @d, for hyper_plan__deps_free().
+ */
 int hyper_plan__graph_deps(const struct graph *g, struct deps *d, struct hp_mem *mem,
 	       struct hp_err *e)
 {
-	struct edges E = { 0 };
-	uint32_t *w = NULL, b, j;
-	size_t *woff = NULL, t;
+	struct edge_walk E = { EDGE_COUNT };
+	uint32_t *w = NULL;
+	size_t *woff = NULL, i, *off;
 	int ret;
 
 	memset(d, 0, sizeof(*d));
-	/*
-	 * At most one edge per written tensor's later writer (write after
-	 * write) and two per read (from the write it sees, to the write
-	 * after it): twice the refs bound them.  Only what is added is
-	 * touched; the rest stays untouched address space.
-	 */
-	E.a = hyper_plan__array(mem, 2 * g->nrefs + 1, sizeof(*E.a));
-	ret = E.a ? writers(g, &woff, &w, mem) : -ENOMEM;
-	for (t = 0; !ret && t < g->nt; t++)	/* write after write */
-		for (j = woff[t] + 1; j < woff[t + 1]; j++)
-			edge_add(&E, w[j - 1], w[j], t);
-	for (b = 0; b < g->nop && !ret; b++)
-		for (j = 0; j < g->op[b].n_in && !ret; j++) {
-			t = op_in(g, &g->op[b])[j];
-			ret = read_edges(g, b, t, w + woff[t],
-					 woff[t + 1] - woff[t], &E, e);
-		}
+	d->off = off = hyper_plan__calloc(mem, g->nop + 2, sizeof(*d->off));
+	d->indeg = hyper_plan__calloc(mem, g->nop, sizeof(*d->indeg));
+	ret = off && d->indeg ? writers(g, &woff, &w, mem) : -ENOMEM;
+	E.off = off;
+	E.indeg = d->indeg;
 	if (!ret)
-		ret = build_csr(g, &E, d, mem);
-	free(E.a);
+		ret = walk_edges(g, woff, w, &E, e);
+	if (!ret) {
+		for (i = 2; i <= g->nop; i++)
+			off[i + 1] += off[i];
+		d->dst = hyper_plan__array(mem, off[g->nop + 1],
+					   sizeof(*d->dst));
+		if (!d->dst)
+			ret = -ENOMEM;
+	}
+	if (!ret) {
+		E.pass = EDGE_PLACE;
+		E.dst = d->dst;
+		walk_edges(g, woff, w, &E, e);
+	}
 	free(woff);
 	free(w);
-	if (ret == -ENOMEM) {
+	if (ret) {
 		hyper_plan__deps_free(d);
-		return hyper_plan__nomem(e);
+		return ret == -ENOMEM ? hyper_plan__nomem(e) : ret;
 	}
-	return ret;
+	return 0;
 }
 
 void hyper_plan__deps_free(struct deps *d)
 {
 	free(d->off);
 	free(d->dst);
-	free(d->via);
 	free(d->indeg);
 	memset(d, 0, sizeof(*d));
 }
 
-/* Every op left over by Kahn's algorithm has a left-over predecessor, so
- * walking predecessors from any of them must come round to a cycle. */
+/*
+ * Every op left over by Kahn's algorithm has a left-over predecessor, so
+ * walking predecessors from any of them must come round to a cycle.  The
+ * tensor behind each step is found by walking the edges again: the last
+ * edge from an op's predecessor to it, in the successors' order.
+ */
 static int report_cycle(const struct graph *g, const struct deps *d,
 			const uint32_t *indeg, struct hp_mem *mem,
 			struct hp_err *e)
@@ -189,21 +225,23 @@ static int report_cycle(const struct graph *g, const struct deps *d,
 	uint32_t *pred = hyper_plan__array(mem, g->nop, sizeof(*pred));
 	uint32_t *via = hyper_plan__array(mem, g->nop, sizeof(*via));
 	uint32_t *seen = hyper_plan__calloc(mem, g->nop, sizeof(*seen));
-	uint32_t i, x = NONE, step = 0, start;
+	struct edge_walk E = {
+		EDGE_VIA, .pred = pred, .left = indeg, .via = via,
+	};
+	uint32_t i, x = NONE, step = 0, start, *w = NULL;
+	size_t k, len = 0, *woff = NULL;
 	char msg[400];
-	size_t k, len = 0;
 	int ret = -EINVAL;
 
-	if (!pred || !via || !seen) {
+	if (!pred || !via || !seen || writers(g, &woff, &w, mem)) {
 		ret = hyper_plan__nomem(e);
 		goto out;
 	}
 	for (i = 0; i < g->nop; i++)
 		for (k = d->off[i]; indeg[i] && k < d->off[i + 1]; k++)
-			if (indeg[d->dst[k]]) {
+			if (indeg[d->dst[k]])
 				pred[d->dst[k]] = i;
-				via[d->dst[k]] = d->via[k];
-			}
+	walk_edges(g, woff, w, &E, e);
 	for (i = 0; i < g->nop && x == NONE; i++)
 		if (indeg[i])
 			x = i;
@@ -227,6 +265,8 @@ out:
 	free(pred);
 	free(via);
 	free(seen);
+	free(woff);
+	free(w);
 	return ret;
 }
 

@@ -14,7 +14,6 @@
 struct deps {
 	size_t *off;		/* successors of op i: dst[off[i]..off[i+1]) */
 	uint32_t *dst;
-	uint32_t *via;		/* the tensor behind each edge, for messages */
 	uint32_t *indeg;
 };
 

@@ -355,7 +355,7 @@ int hyper_plan__pipeline_run(struct hyper_plan__pipe *pp, int first, int last,
 			ret = run_one(pp, &hyper_plan__search_loop, e);
 		}
 	}
-	if (pp->d.off || pp->d.dst || pp->d.via || pp->d.indeg) {
+	if (pp->d.off || pp->d.dst || pp->d.indeg) {
 		/* the dependencies serve the orders only */
 		hyper_plan__deps_free(&pp->d);
 		memset(&pp->d, 0, sizeof(pp->d));

@@ -2114,11 +2114,11 @@ TEST(op_outs_unread_lists_each_tensor_once)
 }
 
 /*
- * hyper_plan__graph_deps() allocates its edges once, for twice the refs:
- * a tensor written and read in turn gives each read two edges (from the
- * write it sees, to the next write) and each later write one, close to
- * that bound.  Under ASan a smaller bound overflows; the CSR must hold
- * every edge, each op's successors in the order they were found.
+ * hyper_plan__graph_deps() counts the edges in one walk and places them
+ * in another: a tensor written and read in turn gives each read two
+ * edges (from the write it sees, to the next write) and each later
+ * write one.  The CSR must hold every edge, each op's successors in the
+ * order they were found.
  */
 TEST(deps_fill_their_bound)
 {
@@ -2155,6 +2155,43 @@ TEST(deps_fill_their_bound)
 				EXPECT_EQ(i + 2, d.dst[k]);
 		}
 	}
+	hyper_plan__deps_free(&d);
+	hyper_plan__graph_free(&g);
+}
+
+/*
+ * A cycle's message names, between each op and its predecessor, the
+ * tensor of the last edge from that predecessor in the successors'
+ * order, which report_cycle() finds by walking the edges again: c has
+ * edges from a (write after write of y) and from b (write after read of
+ * y, then of u), the last one's tensor is u; b has two from a (y, z).
+ */
+TEST(cycle_names_the_last_edges_tensors)
+{
+	struct hp_err e = { "" };
+	uint32_t x, y, z, u, order[3];
+	struct graph g;
+	struct deps d;
+
+	ASSERT_EQ(0, hyper_plan__graph_init(&g, "cycle"));
+	x = hyper_plan__graph_add_tensor(&g, "x", 8, HYPER_KIND_ACTIVATION,
+					 0, &e);
+	y = hyper_plan__graph_add_tensor(&g, "y", 8, HYPER_KIND_ACTIVATION,
+					 0, &e);
+	z = hyper_plan__graph_add_tensor(&g, "z", 8, HYPER_KIND_ACTIVATION,
+					 0, &e);
+	u = hyper_plan__graph_add_tensor(&g, "u", 8, HYPER_KIND_ACTIVATION,
+					 TF_LIVE_IN, &e);
+	ASSERT_EQ(0, hyper_plan__graph_add_op(&g, "a", 1, &x, 1,
+		  (uint32_t[]){ y, z }, 2, NULL, &e));
+	ASSERT_EQ(1, hyper_plan__graph_add_op(&g, "b", 1,
+		  (uint32_t[]){ y, z, u }, 3, NULL, 0, NULL, &e));
+	ASSERT_EQ(2, hyper_plan__graph_add_op(&g, "c", 1, NULL, 0,
+		  (uint32_t[]){ x, u, y }, 3, NULL, &e));
+	ASSERT_EQ(0, hyper_plan__graph_deps(&g, &d, &g.mem, &e));
+	EXPECT_EQ(-EINVAL, hyper_plan__topo_order(&g, &d, order, &g.mem, &e));
+	EXPECT_STREQ("graph: cycle between operators: \"a\" <- (x) <- \"c\" <- (u) <- \"b\" <- (z) <- \"a\"",
+		     e.msg);
 	hyper_plan__deps_free(&d);
 	hyper_plan__graph_free(&g);
 }
