@@ -12,6 +12,8 @@
 
 #include "kselftest_harness.h"
 #include "helpers.h"
+#include "libhyper/schedule.h"
+#include "util/huge.h"
 
 #define T(id, bytes, home) \
 	"{'id':'" id "','bytes':" #bytes ",'kind':'weight','home':'" home "'}"
@@ -214,6 +216,75 @@ TEST(gemm_shape_kept_whole)
 	EXPECT_EQ(-EINVAL, hyper_schedule_new(&info, NULL, &in, &s, err,
 					      sizeof(err)));
 	EXPECT_STREQ("steps[0]: a GEMM shape wants m, n, k in 1..2^32-1", err);
+}
+
+/*
+ * hyper_schedule_new() copies ids, names and lists into its pool.  A
+ * schedule with tens of MB of them keeps every one, and nearly all of
+ * the pool is in chunks large enough for huge pages: in chunks of 1 MiB
+ * a million-step schedule faulted it in 4 KiB at a time.
+ */
+TEST(schedule_new_pool_on_huge_chunks)
+{
+	enum { NT = 200000, NS = 100000, ID = 100 };
+	struct hyper_schedule_info info = {
+		.name = "big", .nr_tensors = NT, .nr_steps = NS,
+	};
+	struct hyper_tensor_info *ti = calloc(NT, sizeof(*ti));
+	struct hyper_step_info *si = calloc(NS, sizeof(*si)), got;
+	uint32_t *uses = malloc(2 * NS * sizeof(*uses));
+	char *ids = malloc((size_t)NT * (ID + 1)), (*ops)[24], err[256];
+	size_t small = 0, nr_chunks = 0;
+	const struct hs_chunk *c;
+	struct hyper_schedule *s;
+
+	ops = malloc(NS * sizeof(*ops));
+	ASSERT_TRUE(ti && si && uses && ids && ops);
+	for (uint32_t t = 0; t < NT; t++) {
+		char *id = ids + (size_t)t * (ID + 1);
+
+		memset(id, 'x', ID);
+		id[snprintf(id, ID, "t%u.", t)] = 'x';
+		id[ID] = '\0';
+		ti[t] = (struct hyper_tensor_info){
+			.id = id, .bytes = 4096, .kind = HYPER_KIND_WEIGHT,
+			.home = HYPER_HOME_DEVICE,
+		};
+	}
+	for (uint32_t i = 0; i < NS; i++) {
+		snprintf(ops[i], sizeof(ops[i]), "op.%u", i);
+		uses[2 * i] = i;
+		uses[2 * i + 1] = NT - 1 - i;
+		si[i] = (struct hyper_step_info){
+			.op = ops[i], .compute_ns = 1000,
+			.uses = uses + 2 * i, .nr_uses = 2,
+		};
+	}
+	ASSERT_EQ(0, hyper_schedule_new(&info, ti, si, &s, err, sizeof(err)))
+		TH_LOG("%s", err);
+	for (uint32_t t = 0; t < NT; t++)
+		ASSERT_EQ((int)t, hyper_schedule_find(s, ti[t].id));
+	for (uint32_t i = 0; i < NS; i++) {
+		ASSERT_EQ(0, hyper_schedule_step(s, i, &got));
+		ASSERT_STREQ(ops[i], got.op);
+		ASSERT_EQ(2, got.nr_uses);
+		ASSERT_EQ(i, got.uses[0]);
+		ASSERT_EQ(NT - 1 - i, got.uses[1]);
+	}
+	for (c = s->pool; c; c = c->next) {
+		nr_chunks++;
+		if (c->cap < HU_HUGE_MIN)
+			small += c->cap;
+	}
+	/* about 30 MB: chunks doubling from 4 KiB, then 16 MiB each */
+	EXPECT_GE(16, nr_chunks);
+	EXPECT_GT(HU_HUGE_MIN, small);
+	hyper_schedule_free(s);
+	free(ti);
+	free(si);
+	free(uses);
+	free(ids);
+	free(ops);
 }
 
 TEST(stale_detach_allowed)
