@@ -1132,6 +1132,58 @@ TEST(arena_live_peak_at_one_instant_agrees)
 }
 
 /*
+ * Where the instants are fewer than the slices (a plan's clock ticks
+ * about twice an interval), the live peak is one running sum over the
+ * instants, each instant's starts less its ends at once: the same peak
+ * and first instant as one sort of every event.  Decode-shaped sets on
+ * such a clock, from 0 or later: starts in order, most a few instants
+ * long, some of no time, some to UINT64_MAX, a few of no size, and at
+ * every eighth instant a few ending where as many of the same size
+ * start (the ends first); peaks reached again later, where only the
+ * first instant counts; and sizes past 2^63 that wrap the sum (taken by
+ * slices).  An instant's starts taken before its ends, an instant after
+ * the first at a peak reached again, or the endless taken off at their
+ * last instant give another peak or instant here.
+ */
+TEST(arena_live_peak_by_instants_agrees)
+{
+	for (unsigned int seed = 800; seed < 840; seed++) {
+		uint32_t n = 200 + seed * 97 % 3000, k = 0;
+		struct hu_ival *v = new_set(_metadata, n);
+		uint64_t peak, want, at, want_at;
+		uint64_t a = seed % 3 ? 0 : 1000 + seed;
+		unsigned int r = seed;
+
+		while (k < n) {
+			uint64_t l = rand_r(&r) % 8 ? 1 + rand_r(&r) % 40 :
+				     rand_r(&r) % 2 ? 0 : UINT64_MAX - a;
+			uint64_t b = rand_r(&r) % 16 ? 64 * (1 + rand_r(&r) % 4) :
+				     0;
+
+			if (seed % 5 == 4 && k % 211 == 7)
+				b = (1ULL << 63) + 64;
+			v[k++] = (struct hu_ival){ a, a + l, b, 0 };
+			/* at every eighth instant: as many end as start */
+			if (a % 8 == 0)
+				for (int x = 0; x < 3 && k + 1 < n; x++) {
+					v[k++] = (struct hu_ival){ a >= 4 ?
+						a - 4 : 0, a, 128, 0 };
+					v[k++] = (struct hu_ival){ a, a + 4,
+						128, 0 };
+				}
+			a += rand_r(&r) % 3;
+		}
+		ASSERT_EQ(0, hu_arena_live_peak_way(v, n, HU_ARENA_WHOLE,
+						     &want, &want_at));
+		ASSERT_EQ(0, hu_arena_live_peak_way(v, n, HU_ARENA_AUTO,
+						     &peak, &at));
+		EXPECT_EQ(want, peak) TH_LOG("seed %u", seed);
+		EXPECT_EQ(want_at, at) TH_LOG("seed %u", seed);
+		free(v);
+	}
+}
+
+/*
  * The live peak's events do not fit in memory: that is -ENOMEM, never a
  * peak of 0 (which the layout once reported as the plan's residency).
  * UINT32_MAX intervals take a sort of 256 GiB of events, refused before
