@@ -958,14 +958,16 @@ TEST(arena_moe_skip_agrees)
 }
 
 /*
- * A fit by time many buckets long reads, for each group of buckets (32,
- * 1,024, 32,768 of them) wholly inside its time, the group's union of
- * offsets instead of each bucket's.  Decode-shaped sets with many
+ * A fit by time many buckets long reads, for each group of buckets (32
+ * of them) wholly inside its time, the group's union of offsets instead
+ * of each bucket's.  Decode-shaped sets with many
  * buckets, the starts in order as a plan's come: most intervals a few
  * instants long, a tenth hundreds to thousands (fits over groups, by
  * time or, split, by offset reading the buckets), of a few sizes and
- * some of none, several starting at each instant.  A group's union
- * missing an interval gives other offsets here.
+ * some of none, several starting at each instant; and sets whose starts
+ * lie a few instants apart, with more than 1,024 buckets, where a long
+ * fit reads dozens of groups (there is one level of them).  A group's
+ * union missing an interval gives other offsets here.
  */
 TEST(arena_bucket_groups_agree)
 {
@@ -974,19 +976,24 @@ TEST(arena_bucket_groups_agree)
 		HU_ARENA_AUTO };
 	const int nw = ARRAY_SIZE(ways);
 
-	for (unsigned int seed = 400; seed < 416; seed++) {
+	for (unsigned int seed = 400; seed < 420; seed++) {
 		uint32_t n = 2000 + seed * 389 % 3000;
 		struct hu_ival *set = new_set(_metadata, n);
 		unsigned int r = seed;
+		bool sparse = seed >= 416;
 		uint64_t a = 0;
 
 		for (uint32_t i = 0; i < n; i++) {
-			uint64_t l = rand_r(&r) % 10 ? 1 + rand_r(&r) % 8 :
-				     100 + rand_r(&r) % (2 * n);
+			uint64_t l = rand_r(&r) % 10 ?
+				     1 + rand_r(&r) % (sparse ? 3 : 8) :
+				     100 + rand_r(&r) % ((sparse ? 8 : 2) * n);
 			uint64_t b = rand_r(&r) % 16 ? 64 *
 				     (1 + rand_r(&r) % 3) : 0;
 
-			a += rand_r(&r) % 3 ? rand_r(&r) % 5 : 0;
+			if (sparse)
+				a += 2 + rand_r(&r) % 4;
+			else
+				a += rand_r(&r) % 3 ? rand_r(&r) % 5 : 0;
 			set[i] = (struct hu_ival){ a, a + l, b, 0 };
 		}
 		places_agree(_metadata, ways, nw, set, n, 0, seed);
