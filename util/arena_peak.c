@@ -96,6 +96,46 @@ static bool ev_one_instant(const struct hu_ival *v, const uint32_t *ids,
 }
 
 /*
+ * live_peak() where every instant that is not UINT64_MAX lies in
+ * [@t0, @t0 + @span) and the bytes sum below 2^64: one running sum over
+ * the instants, each instant's starts less its ends added at once.  In
+ * one sort's order an instant takes its ends first, each only lowering
+ * the live bytes (never above a peak already reached), then its starts,
+ * which only raise them: the most live in it is what is live after it,
+ * and a peak it sets is set at that instant.  The ends at UINT64_MAX
+ * come after every other event and only lower the sum: left out.  A
+ * plan's residencies begin and end on a clock that ticks about twice an
+ * interval, so the instants are dense: two passes over the intervals
+ * and one over the instants, where the slices read each interval again
+ * for each event, in time order (at 1M decode operators, a read from
+ * memory each).  Return: 0, or -ENOMEM.
+ */
+static int live_peak_dense(const struct hu_ival *v, uint32_t n, uint64_t t0,
+			   uint64_t span, uint64_t *peak, uint64_t *at)
+{
+	uint64_t *d = hu_calloc_huge(span, sizeof(*d)), live = 0;
+
+	if (!d)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		if (v[i].end <= v[i].start)
+			continue;	/* never live, as in ev_take() */
+		d[v[i].start - t0] += v[i].bytes;
+		if (v[i].end != UINT64_MAX)
+			d[v[i].end - t0] -= v[i].bytes;
+	}
+	for (uint64_t t = 0; t < span; t++) {
+		live += d[t];
+		if (live > *peak) {
+			*peak = live;
+			*at = t0 + t;
+		}
+	}
+	free(d);
+	return 0;
+}
+
+/*
  * The live peak, and in *@at the first instant it is reached: the events
  * in the order of one sort of them all by key (live_peak_sort()), found
  * by a counting sort into slices of time, twice as many as the events
@@ -112,7 +152,9 @@ static bool ev_one_instant(const struct hu_ival *v, const uint32_t *ids,
  * live bytes (below the peak), then its starts, which only raise them,
  * to the same sum in any order, and any that sets the peak sets it at
  * that one instant.  Unless the bytes of all the intervals sum past
- * 2^64, where the order of the wrapped sums would tell.
+ * 2^64, where the order of the wrapped sums would tell.  Where the
+ * instants are fewer than the slices and the sum does not wrap, each
+ * slice would be one instant: live_peak_dense() takes them in place.
  */
 static int live_peak(const struct hu_ival *v, uint32_t n, uint64_t *peak,
 		     uint64_t *at)
@@ -137,6 +179,8 @@ static int live_peak(const struct hu_ival *v, uint32_t n, uint64_t *peak,
 		if (z > a && __builtin_add_overflow(total, v[i].bytes, &total))
 			wrap = true;
 	}
+	if (!wrap && t1 >= t0 && t1 - t0 < ns)
+		return live_peak_dense(v, n, t0, t1 - t0 + 1, peak, at);
 	while (t1 > t0 && ((t1 - t0) >> shift) >= ns)
 		shift++;
 	first = hu_calloc_huge((size_t)ns + 1, sizeof(*first));

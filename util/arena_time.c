@@ -61,9 +61,16 @@ static int grp_setup(struct placer *p, const bool *whole, size_t m_time,
  * shares time with, so they are a few times as long as an interval kept
  * there on average (most fits then read one); an interval is in each
  * bucket it shares time with, and they widen until that is at most
- * BKT_ROOM entries an interval.  Return: 0, or -ENOMEM.
+ * BKT_ROOM entries an interval.  The length is a power of two, the
+ * first at least BKT_MUL intervals long: 3 where 4 had the 1M decode
+ * graph's buckets twice as long (256 instants for intervals of 36.5 on
+ * average, against 128 at 100k for 31), each fit in one bucket reading
+ * past twice as many entries and each insert moving twice as many up
+ * (3.90G to 3.76G instructions); 10k, 100k and the training steps keep
+ * their lengths or gain (OLMoE's first layout 108M to 104M).
+ * Return: 0, or -ENOMEM.
  */
-#define BKT_MUL		4
+#define BKT_MUL		3
 #define BKT_ROOM	4
 
 int hu_arena__bkt_setup(struct placer *p, const bool *whole)

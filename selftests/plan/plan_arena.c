@@ -958,14 +958,16 @@ TEST(arena_moe_skip_agrees)
 }
 
 /*
- * A fit by time many buckets long reads, for each group of buckets (32,
- * 1,024, 32,768 of them) wholly inside its time, the group's union of
- * offsets instead of each bucket's.  Decode-shaped sets with many
+ * A fit by time many buckets long reads, for each group of buckets (32
+ * of them) wholly inside its time, the group's union of offsets instead
+ * of each bucket's.  Decode-shaped sets with many
  * buckets, the starts in order as a plan's come: most intervals a few
  * instants long, a tenth hundreds to thousands (fits over groups, by
  * time or, split, by offset reading the buckets), of a few sizes and
- * some of none, several starting at each instant.  A group's union
- * missing an interval gives other offsets here.
+ * some of none, several starting at each instant; and sets whose starts
+ * lie a few instants apart, with more than 1,024 buckets, where a long
+ * fit reads dozens of groups (there is one level of them).  A group's
+ * union missing an interval gives other offsets here.
  */
 TEST(arena_bucket_groups_agree)
 {
@@ -974,19 +976,24 @@ TEST(arena_bucket_groups_agree)
 		HU_ARENA_AUTO };
 	const int nw = ARRAY_SIZE(ways);
 
-	for (unsigned int seed = 400; seed < 416; seed++) {
+	for (unsigned int seed = 400; seed < 420; seed++) {
 		uint32_t n = 2000 + seed * 389 % 3000;
 		struct hu_ival *set = new_set(_metadata, n);
 		unsigned int r = seed;
+		bool sparse = seed >= 416;
 		uint64_t a = 0;
 
 		for (uint32_t i = 0; i < n; i++) {
-			uint64_t l = rand_r(&r) % 10 ? 1 + rand_r(&r) % 8 :
-				     100 + rand_r(&r) % (2 * n);
+			uint64_t l = rand_r(&r) % 10 ?
+				     1 + rand_r(&r) % (sparse ? 3 : 8) :
+				     100 + rand_r(&r) % ((sparse ? 8 : 2) * n);
 			uint64_t b = rand_r(&r) % 16 ? 64 *
 				     (1 + rand_r(&r) % 3) : 0;
 
-			a += rand_r(&r) % 3 ? rand_r(&r) % 5 : 0;
+			if (sparse)
+				a += 2 + rand_r(&r) % 4;
+			else
+				a += rand_r(&r) % 3 ? rand_r(&r) % 5 : 0;
 			set[i] = (struct hu_ival){ a, a + l, b, 0 };
 		}
 		places_agree(_metadata, ways, nw, set, n, 0, seed);
@@ -1120,6 +1127,58 @@ TEST(arena_live_peak_at_one_instant_agrees)
 					(i % 2 ? 4 : 300)) : 0;
 			if (seed % 2 && i % 97 == 3)
 				v[i].bytes = (1ULL << 62) + rand_r(&r) % 64;
+		}
+		ASSERT_EQ(0, hu_arena_live_peak_way(v, n, HU_ARENA_WHOLE,
+						     &want, &want_at));
+		ASSERT_EQ(0, hu_arena_live_peak_way(v, n, HU_ARENA_AUTO,
+						     &peak, &at));
+		EXPECT_EQ(want, peak) TH_LOG("seed %u", seed);
+		EXPECT_EQ(want_at, at) TH_LOG("seed %u", seed);
+		free(v);
+	}
+}
+
+/*
+ * Where the instants are fewer than the slices (a plan's clock ticks
+ * about twice an interval), the live peak is one running sum over the
+ * instants, each instant's starts less its ends at once: the same peak
+ * and first instant as one sort of every event.  Decode-shaped sets on
+ * such a clock, from 0 or later: starts in order, most a few instants
+ * long, some of no time, some to UINT64_MAX, a few of no size, and at
+ * every eighth instant a few ending where as many of the same size
+ * start (the ends first); peaks reached again later, where only the
+ * first instant counts; and sizes past 2^63 that wrap the sum (taken by
+ * slices).  An instant's starts taken before its ends, an instant after
+ * the first at a peak reached again, or the endless taken off at their
+ * last instant give another peak or instant here.
+ */
+TEST(arena_live_peak_by_instants_agrees)
+{
+	for (unsigned int seed = 800; seed < 840; seed++) {
+		uint32_t n = 200 + seed * 97 % 3000, k = 0;
+		struct hu_ival *v = new_set(_metadata, n);
+		uint64_t peak, want, at, want_at;
+		uint64_t a = seed % 3 ? 0 : 1000 + seed;
+		unsigned int r = seed;
+
+		while (k < n) {
+			uint64_t l = rand_r(&r) % 8 ? 1 + rand_r(&r) % 40 :
+				     rand_r(&r) % 2 ? 0 : UINT64_MAX - a;
+			uint64_t b = rand_r(&r) % 16 ? 64 * (1 + rand_r(&r) % 4) :
+				     0;
+
+			if (seed % 5 == 4 && k % 211 == 7)
+				b = (1ULL << 63) + 64;
+			v[k++] = (struct hu_ival){ a, a + l, b, 0 };
+			/* at every eighth instant: as many end as start */
+			if (a % 8 == 0)
+				for (int x = 0; x < 3 && k + 1 < n; x++) {
+					v[k++] = (struct hu_ival){ a >= 4 ?
+						a - 4 : 0, a, 128, 0 };
+					v[k++] = (struct hu_ival){ a, a + 4,
+						128, 0 };
+				}
+			a += rand_r(&r) % 3;
 		}
 		ASSERT_EQ(0, hu_arena_live_peak_way(v, n, HU_ARENA_WHOLE,
 						     &want, &want_at));
