@@ -37,9 +37,15 @@ struct span {
  * them bottom up, skipping the blocks that share no time with it.
  * NPIN instants spread across the run (pins: t0 + i * pin_step) index
  * each block's start instants, where a fit's search for its start
- * begins.
+ * begins.  A fit visits every block that shares time with it (on MoE
+ * training layouts most of them, a best fit all of them): blocks of 128
+ * halve the visits for reads of twice the entries, 6% fewer instructions
+ * and 17% fewer cache misses in DeepSeek-V2-Lite's and OLMoE's layouts
+ * than 64 (32: 25% more; 96, 160, 200: more than 128).  At most 255, so
+ * that a block's instants before a pin count in a byte (sq).
  */
-#define OBLK	64
+#define OBLK	128
+_Static_assert(OBLK <= 255, "a block's instants before a pin fit a byte");
 
 struct oent {
 	uint64_t lo, hi, start, end;
