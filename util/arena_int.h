@@ -282,8 +282,6 @@ bool hu_arena__sort_packed(struct placer *p, struct key *keys, uint32_t nk);
 /* The offset order (arena_offset.c). */
 uint64_t hu_arena__when(const struct placer *p, uint64_t start,
 			uint64_t end);
-bool hu_arena__ins_skip(const struct placer *p, uint32_t id,
-			const struct hu_ival *v, struct scan *s, uint32_t q);
 void hu_arena__ord_insert(struct placer *p, const struct oent *x);
 
 /* The bound (arena_bound.c), and the holes it reads (arena.c). */
@@ -365,6 +363,61 @@ blk_read(struct scan *s, const struct oent *e, uint32_t n,
 	}
 	s->cur = cur;
 	return false;
+}
+
+/*
+ * Whether block @id's entries leave the scan @s of fit @v (of positive
+ * length and size, starting at or after pin @q) at max(s->cur, T) with no
+ * hole found, T the highest end among those that share time with @v,
+ * known from the instants alone: T is the highest top of the instants in
+ * (start, end) and of the last at or before start (its entries that
+ * ended by start only bound it from above: unknown if above the others);
+ * then true when T is at or below the scan (nothing there raises it or
+ * leaves a hole as wide as @v below it), or when the entries of one
+ * instant inside @v reach T with no hole as wide as @v between them nor
+ * below them (they share time with @v, and any other that does only
+ * fills holes).  Inline: a fit by offset asks it of most blocks it meets
+ * (2.9M times in DeepSeek-V2-Lite's greedy layout), and the calls were 3%
+ * of the layouts' instructions.
+ */
+static inline bool ins_skip(const struct placer *p, uint32_t id,
+			    const struct hu_ival *v, struct scan *s,
+			    uint32_t q)
+{
+	const uint64_t *t = &p->sat[(size_t)id * (OBLK + 1)];
+	const struct oins *in = &p->sins[(size_t)id * OBLK];
+	uint64_t top = 0, bound = 0, cut = s->cur + s->bytes, ve = v->end;
+	uint64_t bytes = s->bytes;
+	uint32_t k = (uint32_t)(p->sq[(size_t)id * (NPIN / 8) + q / 8] >>
+				(8 * (q % 8))) & 0xff;
+	bool wit = false;
+
+	if (p->blk[id].nzero)
+		return false;
+	/* the first instant after @v's start (the sentinel ends them) */
+	while (t[k] <= v->start)
+		k++;
+	if (k && in[k - 1].min_end > v->start) {
+		top = in[k - 1].top;
+		wit = in[k - 1].free < bytes && in[k - 1].lo < cut;
+	} else if (k) {
+		bound = in[k - 1].top;
+	}
+	for (; t[k] < ve; k++) {
+		uint64_t tk = in[k].top;
+		bool ok = (in[k].free < bytes) & (in[k].lo < cut);
+
+		wit = tk > top ? ok : wit | (ok & (tk == top));
+		top = tk > top ? tk : top;
+	}
+	if (bound > top)
+		return false;
+	if (top <= s->cur)
+		return true;
+	if (!wit)
+		return false;
+	s->cur = top;
+	return true;
 }
 
 /* Interval @x is placed: it joins each bucket it shares time with. */
