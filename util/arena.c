@@ -140,7 +140,7 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 		 * covered by those live at one instant inside @v.
 		 */
 		if (alone && inst &&
-		    hu_arena__ins_skip(p, p->bord[b], v, s, pv))
+		    ins_skip(p, p->bord[b], v, s, pv))
 			continue;
 		/* no span by time comes inside the block: its entries alone */
 		if (alone) {

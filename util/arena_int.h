@@ -37,9 +37,15 @@ struct span {
  * them bottom up, skipping the blocks that share no time with it.
  * NPIN instants spread across the run (pins: t0 + i * pin_step) index
  * each block's start instants, where a fit's search for its start
- * begins.
+ * begins.  A fit visits every block that shares time with it (on MoE
+ * training layouts most of them, a best fit all of them): blocks of 128
+ * halve the visits for reads of twice the entries, 6% fewer instructions
+ * and 17% fewer cache misses in DeepSeek-V2-Lite's and OLMoE's layouts
+ * than 64 (32: 25% more; 96, 160, 200: more than 128).  At most 255, so
+ * that a block's instants before a pin count in a byte (sq).
  */
-#define OBLK	64
+#define OBLK	128
+_Static_assert(OBLK <= 255, "a block's instants before a pin fit a byte");
 
 struct oent {
 	uint64_t lo, hi, start, end;
@@ -281,8 +287,6 @@ bool hu_arena__sort_packed(struct placer *p, struct key *keys, uint32_t nk);
 /* The offset order (arena_offset.c). */
 uint64_t hu_arena__when(const struct placer *p, uint64_t start,
 			uint64_t end);
-bool hu_arena__ins_skip(const struct placer *p, uint32_t id,
-			const struct hu_ival *v, struct scan *s, uint32_t q);
 void hu_arena__ord_insert(struct placer *p, const struct oent *x);
 
 /* The bound (arena_bound.c), and the holes it reads (arena.c). */
@@ -364,6 +368,61 @@ blk_read(struct scan *s, const struct oent *e, uint32_t n,
 	}
 	s->cur = cur;
 	return false;
+}
+
+/*
+ * Whether block @id's entries leave the scan @s of fit @v (of positive
+ * length and size, starting at or after pin @q) at max(s->cur, T) with no
+ * hole found, T the highest end among those that share time with @v,
+ * known from the instants alone: T is the highest top of the instants in
+ * (start, end) and of the last at or before start (its entries that
+ * ended by start only bound it from above: unknown if above the others);
+ * then true when T is at or below the scan (nothing there raises it or
+ * leaves a hole as wide as @v below it), or when the entries of one
+ * instant inside @v reach T with no hole as wide as @v between them nor
+ * below them (they share time with @v, and any other that does only
+ * fills holes).  Inline: a fit by offset asks it of most blocks it meets
+ * (2.9M times in DeepSeek-V2-Lite's greedy layout), and the calls were 3%
+ * of the layouts' instructions.
+ */
+static inline bool ins_skip(const struct placer *p, uint32_t id,
+			    const struct hu_ival *v, struct scan *s,
+			    uint32_t q)
+{
+	const uint64_t *t = &p->sat[(size_t)id * (OBLK + 1)];
+	const struct oins *in = &p->sins[(size_t)id * OBLK];
+	uint64_t top = 0, bound = 0, cut = s->cur + s->bytes, ve = v->end;
+	uint64_t bytes = s->bytes;
+	uint32_t k = (uint32_t)(p->sq[(size_t)id * (NPIN / 8) + q / 8] >>
+				(8 * (q % 8))) & 0xff;
+	bool wit = false;
+
+	if (p->blk[id].nzero)
+		return false;
+	/* the first instant after @v's start (the sentinel ends them) */
+	while (t[k] <= v->start)
+		k++;
+	if (k && in[k - 1].min_end > v->start) {
+		top = in[k - 1].top;
+		wit = in[k - 1].free < bytes && in[k - 1].lo < cut;
+	} else if (k) {
+		bound = in[k - 1].top;
+	}
+	for (; t[k] < ve; k++) {
+		uint64_t tk = in[k].top;
+		bool ok = (in[k].free < bytes) & (in[k].lo < cut);
+
+		wit = tk > top ? ok : wit | (ok & (tk == top));
+		top = tk > top ? tk : top;
+	}
+	if (bound > top)
+		return false;
+	if (top <= s->cur)
+		return true;
+	if (!wit)
+		return false;
+	s->cur = top;
+	return true;
 }
 
 /* Interval @x is placed: it joins each bucket it shares time with. */

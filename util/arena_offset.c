@@ -183,58 +183,6 @@ static void ins_build(struct placer *p, uint32_t id)
 	}
 }
 
-/*
- * Whether block @id's entries leave the scan @s of fit @v (of positive
- * length and size, starting at or after pin @q) at max(s->cur, T) with no
- * hole found, T the highest
- * end among those that share time with @v, known from the instants
- * alone: T is the highest top of the instants in (start, end) and of
- * the last at or before start (its entries that ended by start only
- * bound it from above: unknown if above the others); then true when T
- * is at or below the scan (nothing there raises it or leaves a hole as
- * wide as @v below it), or when the entries of one instant inside @v
- * reach T with no hole as wide as @v between them nor below them (they
- * share time with @v, and any other that does only fills holes).
- */
-bool hu_arena__ins_skip(const struct placer *p, uint32_t id,
-		     const struct hu_ival *v, struct scan *s, uint32_t q)
-{
-	const uint64_t *t = &p->sat[(size_t)id * (OBLK + 1)];
-	const struct oins *in = &p->sins[(size_t)id * OBLK];
-	uint64_t top = 0, bound = 0, cut = s->cur + s->bytes, ve = v->end;
-	uint64_t bytes = s->bytes;
-	uint32_t k = (uint32_t)(p->sq[(size_t)id * (NPIN / 8) + q / 8] >>
-				(8 * (q % 8))) & 0xff;
-	bool wit = false;
-
-	if (p->blk[id].nzero)
-		return false;
-	/* the first instant after @v's start (the sentinel ends them) */
-	while (t[k] <= v->start)
-		k++;
-	if (k && in[k - 1].min_end > v->start) {
-		top = in[k - 1].top;
-		wit = in[k - 1].free < bytes && in[k - 1].lo < cut;
-	} else if (k) {
-		bound = in[k - 1].top;
-	}
-	for (; t[k] < ve; k++) {
-		uint64_t tk = in[k].top;
-		bool ok = (in[k].free < bytes) & (in[k].lo < cut);
-
-		wit = tk > top ? ok : wit | (ok & (tk == top));
-		top = tk > top ? tk : top;
-	}
-	if (bound > top)
-		return false;
-	if (top <= s->cur)
-		return true;
-	if (!wit)
-		return false;
-	s->cur = top;
-	return true;
-}
-
 /* Inserts a placed interval into the offset order. */
 void hu_arena__ord_insert(struct placer *p, const struct oent *x)
 {
