@@ -1351,24 +1351,40 @@ static int prefix_to(struct greedy_ctx *gc, uint64_t budget)
 			return 1;
 		}
 	}
+	/*
+	 * Listed here, once, for every walk that copies it (prefix_copy()),
+	 * not by each walk's first make_room(): by then nearly every tensor
+	 * waits (pend0 and the steps walked).  A walk's own flush lists what
+	 * moved after this under its use then, so each resident tensor is
+	 * listed under its next use as if it had all waited till then; one
+	 * listed here and dropped since (a dead detach) is a stale entry
+	 * make_room() passes over, and a tensor comes back only through
+	 * push_victim().
+	 */
+	if (pre->walked)
+		flush_victims(pre);
 	return 0;
 }
 
 /*
- * The walk @q at gc->pre's step: its state copied, for the tensors that
- * walk touched (those walk_clean() puts back), or whole.
+ * The walk @q at gc->pre's step: its state and candidates copied, for the
+ * tensors that walk touched (those walk_clean() puts back; every one
+ * listed is), or whole.  @q is clean: nothing listed, no use's bit set,
+ * so the bits are copied whole and a use's first tensor where its bit is.
  */
 static void prefix_copy(struct greedy *q)
 {
 	const struct greedy_ctx *gc = q->gc;
 	const struct greedy *pre = gc->pre;
 	size_t x, nt = q->g->nt, m = gc->step_off[2 * (size_t)pre->walked];
+	uint64_t w;
 	uint32_t t;
 
 	if (gc->npend0 + m >= nt) {
 		memcpy(q->st, pre->st, nt);
 		memcpy(q->cur, pre->cur, nt * sizeof(*q->cur));
 		memcpy(q->pending, pre->pending, nt);
+		memcpy(q->vl, pre->vl, nt * sizeof(*q->vl));
 	} else {
 		for (x = 0; x < gc->npend0 + m; x++) {
 			t = x < gc->npend0 ? gc->pend0[x] :
@@ -1376,8 +1392,16 @@ static void prefix_copy(struct greedy *q)
 			q->st[t] = pre->st[t];
 			q->cur[t] = pre->cur[t];
 			q->pending[t] = pre->pending[t];
+			q->vl[t] = pre->vl[t];
 		}
 	}
+	memcpy(q->vbits, pre->vbits, q->nwords * sizeof(*q->vbits));
+	/* level 0, a bit per use of the n + 1 */
+	for (x = 0; x < ((size_t)q->lf->n + 64) / 64; x++)
+		for (w = pre->vbits[x]; w; w &= w - 1) {
+			t = (uint32_t)(x * 64 + __builtin_ctzll(w));
+			q->vhead[t] = pre->vhead[t];
+		}
 	memcpy(q->pend, pre->pend, pre->npend * sizeof(*q->pend));
 	q->npend = pre->npend;
 	q->mem = pre->mem;

@@ -602,6 +602,57 @@ TEST(prefix_walks_as_scratch)
 }
 
 /*
+ * The walk without budget lists its candidates where it stops
+ * (policy_greedy.c, prefix_to()), and a walk that takes it up copies
+ * them with its state (prefix_copy()), then lists only what moved since:
+ * stale entries (listed there, detached dead since) are passed over.
+ * Each lookahead's budgets rising, each walked twice (the second copy
+ * into a walk that held the first's lists), then falling for the next
+ * lookahead (the prefix begun again), with the goal and without (walks
+ * that make room to the end): each walk as scratch's.  On a decode graph
+ * walks copy the tensors touched, on training graphs every tensor.  A
+ * use's first tensor, a tensor's links or the bits not copied, or a
+ * prefix listed before its last steps, changes a walk here.
+ */
+TEST(prefix_lists_walks_as_scratch)
+{
+	static const struct plan_case cases[] = {
+		{ "olmoe-1b-7b", "train", 0, 71 },
+		{ "llama2-7b", "infer", 0, 72 },
+		{ NULL, NULL, 300, 73 },
+	};
+	static const uint32_t ahead[] = { 1, 8, 64, 512 };
+	unsigned int walks = 0, after = 0;
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct walks w;
+		uint64_t lo, span;
+
+		walks_begin(_metadata, &w, &cases[c], c);
+		/* the first walk builds the start: mem0 is known after it */
+		walk_pair(_metadata, &w.j, &w.kept, &w.sc, w.j.lf.peak0, 1);
+		lo = w.kept.mem0 > w.j.lf.max_ws ? w.kept.mem0 : w.j.lf.max_ws;
+		span = w.j.lf.peak0 > lo ? w.j.lf.peak0 - lo : 1;
+		for (size_t a = 0; a < ARRAY_SIZE(ahead); a++) {
+			w.kept.p = w.sc.p = a % 2 ? NULL : &w.j.p;
+			w.kept.max_slow = w.sc.max_slow = 0.01;
+			for (uint32_t k = 0; k < 8; k++) {
+				uint64_t b = lo + span / 5 * (k / 2 + 1);
+
+				walk_pair(_metadata, &w.j, &w.kept, &w.sc, b,
+					  ahead[a]);
+				walks++;
+				after += w.kept.nev > 0;
+			}
+		}
+		EXPECT_TRUE(w.kept.pre != NULL);
+		walks_end(&w);
+	}
+	TH_LOG("%u walks, %u of them evicting after a prefix", walks, after);
+	EXPECT_LT(walks / 4, after);
+}
+
+/*
  * The owed evictions' tree, built a level at a time where a walk first
  * asks it (policy_greedy.c, owe_warm()), holds the same doubles as built
  * eviction by eviction: on training graphs, bisections under a slowdown
