@@ -1040,6 +1040,23 @@ TEST(arena_fine_bucket_groups_agree)
 }
 
 /*
+ * The live peak and its first instant found the placer's way
+ * (HU_ARENA_AUTO) against one sort of every event (HU_ARENA_WHOLE).
+ */
+static void peak_as_one_sort(struct __test_metadata *_metadata,
+			     struct hu_ival *v, uint32_t n, unsigned int seed)
+{
+	uint64_t peak, want, at, want_at;
+
+	ASSERT_EQ(0, hu_arena_live_peak_way(v, n, HU_ARENA_WHOLE,
+					     &want, &want_at));
+	ASSERT_EQ(0, hu_arena_live_peak_way(v, n, HU_ARENA_AUTO,
+					     &peak, &at));
+	EXPECT_EQ(want, peak) TH_LOG("seed %u", seed);
+	EXPECT_EQ(want_at, at) TH_LOG("seed %u", seed);
+}
+
+/*
  * The live peak (the floor no placement beats, and the instant the bound
  * checks first) is found by a counting sort of the starts and ends into
  * slices of time, each slice of several sorted by key: the same peak and
@@ -1057,7 +1074,7 @@ TEST(arena_live_peak_by_slices_agrees)
 	for (unsigned int seed = 300; seed < 364; seed++) {
 		uint32_t n = 1 + seed * 61 % 900;
 		struct hu_ival *v = calloc(n, sizeof(*v));
-		uint64_t peak, want, at, want_at;
+		uint64_t peak, want, at;
 
 		ASSERT_NE(NULL, v);
 		arena_set(v, n, seed, seed % 2, seed % 3 == 0);
@@ -1069,12 +1086,9 @@ TEST(arena_live_peak_by_slices_agrees)
 			if (seed % 4 == 2 && i % 7 == 0)
 				v[i].end = UINT64_MAX;
 		}
+		peak_as_one_sort(_metadata, v, n, seed);
 		ASSERT_EQ(0, hu_arena_live_peak_way(v, n, HU_ARENA_WHOLE,
-						     &want, &want_at));
-		ASSERT_EQ(0, hu_arena_live_peak_way(v, n, HU_ARENA_AUTO,
-						     &peak, &at));
-		EXPECT_EQ(want, peak) TH_LOG("seed %u", seed);
-		EXPECT_EQ(want_at, at) TH_LOG("seed %u", seed);
+						     &want, &at));
 		ASSERT_EQ(0, hu_arena_live_peak(v, n, &peak));
 		EXPECT_EQ(want, peak) TH_LOG("seed %u", seed);
 		free(v);
@@ -1097,7 +1111,7 @@ TEST(arena_live_peak_at_one_instant_agrees)
 	for (unsigned int seed = 700; seed < 716; seed++) {
 		uint32_t n = 3000 + seed % 5 * 400;
 		struct hu_ival *v = calloc(n, sizeof(*v));
-		uint64_t peak, want, at, want_at, mid = 5 * n;
+		uint64_t mid = 5 * n;
 		unsigned int r = seed;
 
 		ASSERT_NE(NULL, v);
@@ -1128,12 +1142,7 @@ TEST(arena_live_peak_at_one_instant_agrees)
 			if (seed % 2 && i % 97 == 3)
 				v[i].bytes = (1ULL << 62) + rand_r(&r) % 64;
 		}
-		ASSERT_EQ(0, hu_arena_live_peak_way(v, n, HU_ARENA_WHOLE,
-						     &want, &want_at));
-		ASSERT_EQ(0, hu_arena_live_peak_way(v, n, HU_ARENA_AUTO,
-						     &peak, &at));
-		EXPECT_EQ(want, peak) TH_LOG("seed %u", seed);
-		EXPECT_EQ(want_at, at) TH_LOG("seed %u", seed);
+		peak_as_one_sort(_metadata, v, n, seed);
 		free(v);
 	}
 }
@@ -1157,7 +1166,6 @@ TEST(arena_live_peak_by_instants_agrees)
 	for (unsigned int seed = 800; seed < 840; seed++) {
 		uint32_t n = 200 + seed * 97 % 3000, k = 0;
 		struct hu_ival *v = new_set(_metadata, n);
-		uint64_t peak, want, at, want_at;
 		uint64_t a = seed % 3 ? 0 : 1000 + seed;
 		unsigned int r = seed;
 
@@ -1180,12 +1188,7 @@ TEST(arena_live_peak_by_instants_agrees)
 				}
 			a += rand_r(&r) % 3;
 		}
-		ASSERT_EQ(0, hu_arena_live_peak_way(v, n, HU_ARENA_WHOLE,
-						     &want, &want_at));
-		ASSERT_EQ(0, hu_arena_live_peak_way(v, n, HU_ARENA_AUTO,
-						     &peak, &at));
-		EXPECT_EQ(want, peak) TH_LOG("seed %u", seed);
-		EXPECT_EQ(want_at, at) TH_LOG("seed %u", seed);
+		peak_as_one_sort(_metadata, v, n, seed);
 		free(v);
 	}
 }
