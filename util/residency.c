@@ -42,6 +42,20 @@ int hu_res_init(struct hu_res *r, uint32_t nr_tensors, uint64_t align,
 	return r->err;
 }
 
+int hu_res_reserve(struct hu_res *r, uint32_t n)
+{
+	struct hu_resid *v;
+
+	if (r->err || n <= r->cap)
+		return r->err;
+	v = r->realloc(r->ctx, r->v, (size_t)n * sizeof(*v));
+	if (!v)
+		return r->err = -ENOMEM;
+	r->v = v;
+	r->cap = n;
+	return 0;
+}
+
 void hu_res_begin(struct hu_res *r, uint32_t t, uint64_t bytes)
 {
 	if (r->err || r->open[t])

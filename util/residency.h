@@ -46,6 +46,12 @@ struct hu_res {
 /* 0, or -ENOMEM (then hu_res_free()).  @align: a power of two. */
 int hu_res_init(struct hu_res *r, uint32_t nr_tensors, uint64_t align,
 		void *(*realloc_fn)(void *ctx, void *p, size_t n), void *ctx);
+/*
+ * Room for @n intervals at once, before the first begins, for a caller
+ * that knows a bound: the array then grows only past it.  0, or -ENOMEM
+ * (then hu_res_free()).
+ */
+int hu_res_reserve(struct hu_res *r, uint32_t n);
 /* Tensor @t of @bytes becomes resident now, unless it is already. */
 void hu_res_begin(struct hu_res *r, uint32_t t, uint64_t bytes);
 /* Tensor @t is detached now, if it is resident. */

@@ -81,7 +81,7 @@ static int residencies(const struct sched *s, struct hu_resid **vp,
 	}
 	/*
 	 * Room for every residency from the start, which the builder then
-	 * fills (struct hu_res: it grows its array only when full).  Each
+	 * fills (it grows its array only when full).  Each
 	 * residency begins at a device home, an output or a prefetch, so
 	 * their count bounds theirs.  Grown by doubling instead, the array
 	 * went through some twenty sizes, each copied or fresh from the
@@ -96,12 +96,10 @@ static int residencies(const struct sched *s, struct hu_resid **vp,
 		most += s->cops[i].kind == HYPER_OP_PREFETCH;
 	if (most > UINT32_MAX / 2)
 		most = UINT32_MAX / 2;	/* the builder's own limit */
-	r.v = hyper_plan__array(mem, most, sizeof(*r.v));
-	if (!r.v) {
+	if (hu_res_reserve(&r, (uint32_t)most)) {
 		hu_res_free(&r);
 		return -ENOMEM;
 	}
-	r.cap = (uint32_t)most;
 	for (uint32_t t = 0; t < g->nt; t++)
 		if (s->home[t] == HYPER_HOME_DEVICE)
 			hu_res_begin(&r, t, g->t[t].bytes);
@@ -279,8 +277,8 @@ int hyper_plan__sched_layout_cached(struct sched *s, uint64_t limit,
 	for (uint32_t i = 0; i < n; i++)
 		slot[i] = first[v[i].tensor] + v[i].nth;
 	/*
-	 * The builder's array (grown by doubling: up to twice its 40-byte
-	 * residencies) is not needed past here: freed before the placement,
+	 * The builder's array (40 bytes a residency, reserved at their
+	 * bound) is not needed past here: freed before the placement,
 	 * the run's highest point in memory, which it would otherwise add
 	 * to (79 MB at 1M decode operators).  Each residency's slot in
 	 * res_off (4 bytes) is what is left of it.

@@ -241,6 +241,50 @@ TEST(residency_builder_out_of_memory)
 	EXPECT_EQ(3, calls);
 }
 
+static void *count_calls(void *ctx, void *p, size_t n)
+{
+	int *calls = ctx;
+
+	++*calls;
+	return realloc(p, n);
+}
+
+/*
+ * Room reserved for a bound is one allocation, and the builder grows its
+ * array only past it; a reserve that fails is -ENOMEM at the end.
+ */
+TEST(residency_builder_reserves_its_bound)
+{
+	struct hu_res r;
+	struct hu_resid *v;
+	uint32_t n;
+	int calls = 0;
+
+	ASSERT_EQ(0, hu_res_init(&r, 200, 64, count_calls, &calls));
+	ASSERT_EQ(2, calls);			/* open, count */
+	ASSERT_EQ(0, hu_res_reserve(&r, 150));
+	ASSERT_EQ(0, hu_res_reserve(&r, 100));	/* below the room: nothing */
+	EXPECT_EQ(3, calls);
+	for (uint32_t t = 0; t < 150; t++, hu_res_tick(&r))
+		hu_res_begin(&r, t, 1);
+	EXPECT_EQ(3, calls);
+	hu_res_begin(&r, 150, 1);		/* past it: grown */
+	EXPECT_EQ(4, calls);
+	ASSERT_EQ(0, hu_res_finish(&r, &v, &n));
+	EXPECT_EQ(151, n);
+	EXPECT_EQ(149, v[149].tensor);
+	EXPECT_EQ(149, v[149].start);
+	free(v);
+
+	calls = 0;
+	ASSERT_EQ(0, hu_res_init(&r, 2, 64, fail_third, &calls));
+	EXPECT_EQ(-ENOMEM, hu_res_reserve(&r, 10));
+	hu_res_begin(&r, 0, 1);
+	EXPECT_EQ(-ENOMEM, hu_res_finish(&r, &v, &n));
+	EXPECT_EQ(NULL, v);
+	EXPECT_EQ(0, n);
+}
+
 TEST(no_layout_for_an_empty_schedule)
 {
 	struct hyper_schedule_info info;
