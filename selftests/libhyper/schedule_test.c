@@ -287,6 +287,66 @@ TEST(schedule_new_pool_on_huge_chunks)
 	free(ops);
 }
 
+/*
+ * hyper_schedule_new() takes its tensor and step arrays uncleared and
+ * sets each element whole.  Over memory left dirty (a freed block of
+ * the same size, or the sanitizer's fill), a field it did not set shows:
+ * offsets counted where none were given fail the layout, and a list
+ * left empty, a flag or an extension key reads back as garbage.
+ */
+TEST(schedule_new_sets_every_field)
+{
+	enum { NT = 3, NS = 3 };
+	struct hyper_schedule_info info = { .nr_tensors = NT, .nr_steps = NS };
+	struct hyper_tensor_info ti[NT], got_t;
+	struct hyper_step_info si[NS], got;
+	static const uint32_t x[] = { 0 }, w[] = { 1 }, y[] = { 2 };
+	const struct hyper_cop pre[] = { { HYPER_OP_PREFETCH, 1 } };
+	const char *ids[NT] = { "x", "w", "y" };
+	struct hyper_schedule *s;
+	size_t sizes[] = { NT * sizeof(struct hs_tensor),
+			   NS * sizeof(struct hs_step) };
+	char err[256];
+
+	for (int i = 0; i < NT; i++)
+		ti[i] = (struct hyper_tensor_info){
+			.id = ids[i], .bytes = 4096, .kind = HYPER_KIND_WEIGHT,
+			.home = i == 1 ? HYPER_HOME_POOL : HYPER_HOME_NONE,
+		};
+	si[0] = (struct hyper_step_info){ .op = "a", .defines = x, .nr_defines = 1 };
+	si[1] = (struct hyper_step_info){ .op = "b", .before = pre, .nr_before = 1,
+					  .uses = w, .nr_uses = 1 };
+	si[2] = (struct hyper_step_info){ .op = "c", .uses = x, .nr_uses = 1,
+					  .defines = y, .nr_defines = 1 };
+	for (unsigned int i = 0; i < ARRAY_SIZE(sizes); i++) {
+		void *dirty = malloc(sizes[i]);
+
+		ASSERT_TRUE(dirty != NULL);
+		memset(dirty, 0xa5, sizes[i]);
+		free(dirty);
+	}
+	ASSERT_EQ(0, hyper_schedule_new(&info, ti, si, &s, err, sizeof(err)))
+		TH_LOG("%s", err);
+	for (int i = 0; i < NT; i++) {
+		ASSERT_EQ(0, hyper_schedule_tensor(s, i, &got_t));
+		EXPECT_EQ(i == 1 ? HYPER_TENSOR_NEEDS_POOL | HYPER_TENSOR_NEEDS_DEVICE :
+			  HYPER_TENSOR_NEEDS_DEVICE, got_t.flags);
+		EXPECT_EQ(1, got_t.nr_arena_offsets);
+		EXPECT_EQ(NULL, hyper_schedule_ext(s, HYPER_EXT_TENSOR, i, "x-a"));
+	}
+	for (int i = 0; i < NS; i++) {
+		ASSERT_EQ(0, hyper_schedule_step(s, i, &got));
+		EXPECT_EQ(0, got.flags);
+		EXPECT_EQ(0, got.gemm_m | got.gemm_n | got.gemm_k);
+		EXPECT_EQ(NULL, got.after);
+		EXPECT_EQ(0, got.nr_after);
+		EXPECT_EQ(i == 1, got.before != NULL);
+		EXPECT_EQ(i != 1, got.defines != NULL);
+		EXPECT_EQ(NULL, hyper_schedule_ext(s, HYPER_EXT_STEP, i, "x-a"));
+	}
+	hyper_schedule_free(s);
+}
+
 TEST(stale_detach_allowed)
 {
 	struct hyper_schedule_info info;
