@@ -107,6 +107,25 @@ static void ext_free(struct hs_exts *x)
 	free(x->v);
 }
 
+/*
+ * Keeps element @i's "x-" keys @x (moved: @x is spent either way) in
+ * *@arr, an array of @n allocated at the first element that has any.
+ */
+static int ext_keep(struct hs_exts **arr, uint32_t n, uint32_t i,
+		    struct hs_exts *x)
+{
+	if (!x->n)
+		return 0;
+	if (!*arr)
+		*arr = calloc(n, sizeof(**arr));
+	if (!*arr) {
+		ext_free(x);
+		return -ENOMEM;
+	}
+	(*arr)[i] = *x;
+	return 0;
+}
+
 /* Unknown keys are errors (a typo must not change a schedule); x- keys are kept. */
 static int check_keys(struct json_object *obj, const char *const *allowed,
 		      const char *path, struct hs_exts *ext, struct hs_err *e)
@@ -252,6 +271,7 @@ static int parse_tensor(struct hyper_schedule *s, uint32_t i,
 		"id", "bytes", "kind", "home", "arena_offsets", NULL
 	};
 	struct hs_tensor *t = &s->tensors[i];
+	struct hs_exts x = { 0 };
 	struct json_object *v;
 	char path[48], q[QBUF];
 	const char *str;
@@ -261,7 +281,11 @@ static int parse_tensor(struct hyper_schedule *s, uint32_t i,
 	ret = want(o, json_type_object, "an object", path, e);
 	if (ret)
 		return ret;
-	ret = check_keys(o, keys, path, &t->ext, e);
+	ret = check_keys(o, keys, path, &x, e);
+	if (!ret)
+		ret = ext_keep(&s->tensor_ext, s->nr_tensors, i, &x);
+	else
+		ext_free(&x);
 	if (ret)
 		return ret;
 
@@ -480,14 +504,20 @@ static int parse_step(struct hyper_schedule *s, uint32_t i,
 		"op", "compute_ns", "before", "uses", "defines", "after", NULL
 	};
 	struct hs_step *st = &s->steps[i];
+	struct hs_exts x = { 0 };
 	struct json_object *v;
 	char path[48];
 	int ret;
 
 	snprintf(path, sizeof(path), "steps[%u]", i);
 	ret = want(o, json_type_object, "an object", path, e);
+	if (ret)
+		return ret;
+	ret = check_keys(o, keys, path, &x, e);
 	if (!ret)
-		ret = check_keys(o, keys, path, &st->ext, e);
+		ret = ext_keep(&s->step_ext, s->nr_steps, i, &x);
+	else
+		ext_free(&x);
 	if (ret)
 		return ret;
 	if (!(v = need(o, "op", path, e)))
@@ -808,7 +838,6 @@ void hs_destroy(struct hyper_schedule *s)
 		for (i = 0; i < s->nr_tensors; i++) {
 			free(s->tensors[i].id);
 			free(s->tensors[i].plan_off);
-			ext_free(&s->tensors[i].ext);
 		}
 	if (s->steps && !s->pool)
 		for (i = 0; i < s->nr_steps; i++) {
@@ -819,8 +848,13 @@ void hs_destroy(struct hyper_schedule *s)
 			free(st->after);
 			free(st->uses);
 			free(st->defines);
-			ext_free(&st->ext);
 		}
+	for (i = 0; s->tensor_ext && i < s->nr_tensors; i++)
+		ext_free(&s->tensor_ext[i]);
+	for (i = 0; s->step_ext && i < s->nr_steps; i++)
+		ext_free(&s->step_ext[i]);
+	free(s->tensor_ext);
+	free(s->step_ext);
 	while (s->pool) {
 		struct hs_chunk *c = s->pool;
 
@@ -1035,14 +1069,14 @@ const char *hyper_schedule_ext(const struct hyper_schedule *s,
 		x = &s->ext;
 		break;
 	case HYPER_EXT_TENSOR:
-		if (idx >= s->nr_tensors)
+		if (idx >= s->nr_tensors || !s->tensor_ext)
 			return NULL;
-		x = &s->tensors[idx].ext;
+		x = &s->tensor_ext[idx];
 		break;
 	case HYPER_EXT_STEP:
-		if (idx >= s->nr_steps)
+		if (idx >= s->nr_steps || !s->step_ext)
 			return NULL;
-		x = &s->steps[idx].ext;
+		x = &s->step_ext[idx];
 		break;
 	default:
 		return NULL;

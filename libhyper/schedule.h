@@ -39,7 +39,6 @@ struct hs_tensor {
 	uint32_t nr_res;	/* its residencies, by hs_layout() */
 	uint32_t nr_plan_off;	/* "arena_offsets": the schedule's own */
 	uint64_t *plan_off;
-	struct hs_exts ext;
 };
 
 struct hs_step {
@@ -50,7 +49,6 @@ struct hs_step {
 	uint32_t nr_before, nr_after, nr_uses, nr_defines;
 	uint32_t flags;		/* HYPER_STEP_* */
 	uint32_t gemm[3];	/* m, n, k: 1..2^32-1 with HYPER_STEP_GEMM */
-	struct hs_exts ext;
 };
 
 /*
@@ -89,6 +87,13 @@ struct hyper_schedule {
 	uint64_t *hash;
 	uint32_t hash_mask;
 	struct hs_exts ext;
+	/*
+	 * Each tensor's and step's "x-" keys, by index; NULL while none has
+	 * any (always, from hyper_schedule_new()): an hs_exts in every
+	 * element was 16 of hs_tensor's 64 bytes and of hs_step's 96, 32 MB
+	 * to allocate and fill at a million steps.
+	 */
+	struct hs_exts *tensor_ext, *step_ext;
 	/*
 	 * Not NULL: the tensors' ids and offsets and the steps' names and
 	 * lists are in these chunks (hyper_schedule_new()), not malloc'ed

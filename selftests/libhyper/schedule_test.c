@@ -176,6 +176,21 @@ TEST(extension_keys)
 	/* x- keys are not validated: a bad shape only means "no GEMM". */
 	ASSERT_EQ(0, hyper_schedule_step(s, 1, &si));
 	EXPECT_EQ(0, si.flags & HYPER_STEP_GEMM);
+	EXPECT_STREQ("{\"m\":-1,\"n\":1,\"k\":1}",
+		     hyper_schedule_ext(s, HYPER_EXT_STEP, 1, "x-gemm"));
+	hyper_schedule_free(s);
+
+	/* Kept by index beside the tensors and steps: only the last has any. */
+	ASSERT_EQ(0, parse_sq("{" HDR "'tensors':[" T("a", 64, "device") ","
+			      "{'id':'b','bytes':64,'kind':'weight','home':'device','x-origin':'L1','x-n':2}],"
+			      "'steps':[{'op':'u','uses':['a']},{'op':'v','uses':['b'],'x-k':[1]}]}",
+			      &s, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(NULL, hyper_schedule_ext(s, HYPER_EXT_TENSOR, 0, "x-origin"));
+	EXPECT_STREQ("\"L1\"", hyper_schedule_ext(s, HYPER_EXT_TENSOR, 1, "x-origin"));
+	EXPECT_STREQ("2", hyper_schedule_ext(s, HYPER_EXT_TENSOR, 1, "x-n"));
+	EXPECT_EQ(NULL, hyper_schedule_ext(s, HYPER_EXT_STEP, 0, "x-k"));
+	EXPECT_STREQ("[1]", hyper_schedule_ext(s, HYPER_EXT_STEP, 1, "x-k"));
+	EXPECT_EQ(NULL, hyper_schedule_ext(s, HYPER_EXT_STEP, 2, "x-k"));
 	hyper_schedule_free(s);
 }
 
