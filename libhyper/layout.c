@@ -51,15 +51,11 @@ int hs_intervals(const struct hyper_schedule *s, struct hu_resid **vp,
 {
 	struct hu_res r;
 
-	if (hu_res_init(&r, s->nr_tensors, HS_DEV_ALIGN, NULL, NULL))
+	/* The builder grows the array on if the count falls short. */
+	if (hu_res_init(&r, s->nr_tensors, HS_DEV_ALIGN, NULL, NULL) ||
+	    (s->nr_resid <= UINT32_MAX &&
+	     hu_res_reserve(&r, (uint32_t)s->nr_resid)))
 		goto nomem;
-	/* The builder grows r.v from r.cap on if the count falls short. */
-	if (s->nr_resid && s->nr_resid <= UINT32_MAX) {
-		r.v = hu_malloc_huge(s->nr_resid * sizeof(*r.v));
-		if (!r.v)
-			goto nomem;
-		r.cap = (uint32_t)s->nr_resid;
-	}
 	for (uint32_t t = 0; t < s->nr_tensors; t++)
 		if (s->tensors[t].home == HYPER_HOME_DEVICE)
 			hu_res_begin(&r, t, s->tensors[t].bytes);
