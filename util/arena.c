@@ -443,7 +443,7 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 	struct placer p = { .v = v, .n = n, .plain = way & HU_ARENA_WHOLE,
 			    .no_inst = way & HU_ARENA_NO_INSTANTS,
 			    .bound = !(way & HU_ARENA_NO_BOUND) };
-	bool prune = !p.plain;
+	bool prune = !p.plain, first = way & HU_ARENA_FIRST;
 	uint64_t t0 = UINT64_MAX, t1 = 0, floor, stop, best = UINT64_MAX, at;
 	uint64_t area_h = UINT64_MAX;
 	struct key *keys;
@@ -484,18 +484,19 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 	stop = way & HU_ARENA_NO_SLACK ? floor :
 	       hu_arena_enough(floor, limit, n);
 	way &= ~(HU_ARENA_WHOLE | HU_ARENA_NO_BOUND | HU_ARENA_NO_INSTANTS |
-		 HU_ARENA_NO_SLACK);
+		 HU_ARENA_NO_SLACK | HU_ARENA_FIRST);
 	if (choose_way(&p, whole, way) || hu_arena__bkt_setup(&p, whole) ||
 	    (p.bound && hu_arena__set_inst(&p, INST_PEAK, at)))
 		goto out;
-	for (int order = 0; order < NR_ORDERS && best > stop; order++) {
+	for (int order = 0; order < (first ? 1 : NR_ORDERS) && best > stop;
+	     order++) {
 		uint32_t ready = 0;
 
 		nk = 0;
 		for (uint32_t i = 0; i < n; i++)
 			if (!whole[i])
 				make_key(&keys[nk++], &v[i], i, order);
-		for (int b = 0; b < 2 && best > stop; b++) {
+		for (int b = 0; b < (first ? 1 : 2) && best > stop; b++) {
 			/*
 			 * Only a lower one is kept, but the search's first
 			 * round needs the greedy by area's height itself if
@@ -515,7 +516,8 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 			}
 		}
 	}
-	search(&p, keys, whole, area_h, stop, effort, prune, &best);
+	if (!first)
+		search(&p, keys, whole, area_h, stop, effort, prune, &best);
 	*height = best;
 	ret = 0;
 out:

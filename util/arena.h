@@ -98,6 +98,14 @@ enum hu_arena_way {
 	 * lower; for tests.
 	 */
 	HU_ARENA_NO_SLACK = 0x400,
+	/*
+	 * Or'ed into a way: the first greedy placement alone (by size,
+	 * lowest fit), no other order and no search: offsets as valid,
+	 * the arena as tall or taller.  For a layout that need only pass
+	 * the validator, its height read by nothing (the planner's
+	 * --compare rows that are printed only).
+	 */
+	HU_ARENA_FIRST = 0x1000,
 };
 
 int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,

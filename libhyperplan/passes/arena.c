@@ -248,9 +248,9 @@ int hyper_plan__sched_layout(struct sched *s, uint64_t limit, struct hp_mem *mem
 	return hyper_plan__sched_layout_cached(s, limit, NULL, mem, e);
 }
 
-int hyper_plan__sched_layout_cached(struct sched *s, uint64_t limit,
-				    struct hp_laycache *lc, struct hp_mem *mem,
-				    struct hp_err *e)
+/* The layout, with @first_only by the first greedy placement alone. */
+static int layout(struct sched *s, uint64_t limit, struct hp_laycache *lc,
+		  bool first_only, struct hp_mem *mem, struct hp_err *e)
 {
 	const struct graph *g = s->g;
 	struct hu_resid *v = NULL;
@@ -291,7 +291,9 @@ int hyper_plan__sched_layout_cached(struct sched *s, uint64_t limit,
 	if (lc)
 		hash = lay_hash(h, n);
 	if (!lc || !lay_find(lc, h, n, hash, limit, &height)) {
-		ret = hu_arena_place(h, n, HU_ARENA_EFFORT, limit, &height);
+		ret = first_only ? hu_arena_place_way(h, n, 0, limit,
+						      HU_ARENA_FIRST, &height) :
+		      hu_arena_place(h, n, HU_ARENA_EFFORT, limit, &height);
 		if (ret || (lc && lay_keep(lc, h, n, hash, limit, height,
 					   mem)))
 			goto nomem;
@@ -321,4 +323,17 @@ out:
 	free(h);
 	free(v);
 	return ret;
+}
+
+int hyper_plan__sched_layout_cached(struct sched *s, uint64_t limit,
+				    struct hp_laycache *lc, struct hp_mem *mem,
+				    struct hp_err *e)
+{
+	return layout(s, limit, lc, false, mem, e);
+}
+
+int hyper_plan__sched_layout_first(struct sched *s, struct hp_mem *mem,
+				   struct hp_err *e)
+{
+	return layout(s, 0, NULL, true, mem, e);
 }

@@ -93,14 +93,58 @@ static int run_goal(struct hyper_plan__pipe *pp, struct hp_err *e)
 	return budget ? hyper_plan__job_check_budget(pp->j, budget, e) : 0;
 }
 
+/* What the search loop holds when it calls its passes. */
+#define HP_IN_LOOP	(HP_F_GRAPH | HP_F_PROFILE | HP_F_TIMED | HP_F_LIFE | \
+			 HP_F_GOAL)
+
+/* The layout pass on @r, kept by the search loop; see run_search(). */
+static int layout_pass(const struct problem *pb, struct result *r,
+		       uint64_t limit, bool printed_only, struct hp_err *e)
+{
+	struct hyper_plan__pipe pp = {
+		.pb = pb, .r = r, .mem = pb->mem, .in_loop = true,
+		.printed_only = printed_only, .budget = limit,
+		.have = HP_IN_LOOP | HP_F_SCHED,
+	};
+
+	return hyper_plan__pipeline_run(&pp, HP_PASS_LAYOUT, HP_PASS_LAYOUT, e);
+}
+
 /*
  * The search loop: the policy's knobs searched, each probe selected,
  * emitted and simulated, the kept plan laid out in the arena and fitted
  * to the budget (policies/fit_arena.c).
+ *
+ * What reads a plan's layout (offsets, arena, peak residency): the
+ * schedule written (-o, --trace) and the arena and peaks lines, the
+ * chosen policy's all; a budget's fit (arena_over); a later plan of the
+ * same steps, which takes a row's layout (passes/rows.c); and libhyper's
+ * validator, which checks the offsets.  A --compare row's figures
+ * (timed peak, reduction, slowdown, stall, GiB in and out) are its
+ * simulation's, made before any layout, as --plot's series are.  So a
+ * row printed only (@pp->printed_only: not the chosen policy, not
+ * plotted, and no budget, which this checks again) is laid out by the
+ * first greedy placement alone, offsets the validator checks as any:
+ * DeepSeek-V2-Lite training's distance row made five placements for
+ * them, greedy's four.  That layout is not the planner's, so its row
+ * is never a later plan's twin (the caller keeps it out of struct
+ * hp_polmemo's row); it still takes a twin's, cheaper again.  Handed to
+ * the validator with no offsets, the schedule would be placed by
+ * libhyper itself (up to 64Ki residencies, every greedy order): no
+ * cheaper.
  */
 static int run_search(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
-	int ret = hyper_plan__run_policy_fit(pp->pol, pp->pb, pp->r, e);
+	int ret;
+
+	if (pp->printed_only && !pp->pb->goal.budget) {
+		/* hyper_plan__run_policy_fit() with no budget, but the layout */
+		ret = hyper_plan__run_policy(pp->pol, pp->pb, pp->r, e);
+		if (!ret && pp->r->ok)
+			ret = layout_pass(pp->pb, pp->r, 0, true, e);
+	} else {
+		ret = hyper_plan__run_policy_fit(pp->pol, pp->pb, pp->r, e);
+	}
 
 	/*
 	 * The probes' buffers are the search's: freed once it ends, so that
@@ -183,6 +227,9 @@ static int run_layout(struct hyper_plan__pipe *pp, struct hp_err *e)
 		return hyper_plan__row_layout(&pp->r->s, twin, pipe_mem(pp),
 					      e);
 	}
+	if (pp->printed_only)	/* run_search() */
+		return hyper_plan__sched_layout_first(&pp->r->s, pipe_mem(pp),
+						      e);
 	return hyper_plan__sched_layout_cached(&pp->r->s, pp->budget,
 					       pp->pb ? pp->pb->lay : NULL,
 					       pipe_mem(pp), e);
@@ -267,7 +314,7 @@ const struct hyper_plan__pass hyper_plan__passes[HP_PASS_NR] = {
 	[HP_PASS_LAYOUT] = {
 		"layout",
 		"passes/arena.c, passes/rows.c, util/residency.c, util/arena.c",
-		"residency intervals placed in the arena, fitted to the budget",
+		"residency intervals placed in the arena, fitted to the budget (a row printed only: one greedy placement)",
 		HP_F_SCHED, HP_F_ARENA, true, run_layout, NULL,
 	},
 	[HP_PASS_VALIDATE] = {
@@ -363,10 +410,6 @@ int hyper_plan__pipeline_run(struct hyper_plan__pipe *pp, int first, int last,
 	}
 	return ret;
 }
-
-/* What the search loop holds when it calls its passes. */
-#define HP_IN_LOOP	(HP_F_GRAPH | HP_F_PROFILE | HP_F_TIMED | HP_F_LIFE | \
-			 HP_F_GOAL)
 
 /* The zero-tensor probe @pb->memo tells of, with these inputs; NULL: none. */
 static struct hp_zseen *zseen_find(const struct problem *pb,
@@ -466,15 +509,16 @@ int hyper_plan__probe(const struct problem *pb, const struct life *lf,
 	return ret;
 }
 
+bool hyper_plan__row_printed_only(int pol, int chosen, bool plotted,
+				  uint64_t budget)
+{
+	return pol != chosen && !plotted && !budget;
+}
+
 int hyper_plan__layout(const struct problem *pb, struct result *r,
 		       uint64_t limit, struct hp_err *e)
 {
-	struct hyper_plan__pipe pp = {
-		.pb = pb, .r = r, .mem = pb->mem, .in_loop = true,
-		.budget = limit, .have = HP_IN_LOOP | HP_F_SCHED,
-	};
-
-	return hyper_plan__pipeline_run(&pp, HP_PASS_LAYOUT, HP_PASS_LAYOUT, e);
+	return layout_pass(pb, r, limit, false, e);
 }
 
 int hyper_plan__pipeline_check(const struct hyper_plan__pass *t, size_t n,

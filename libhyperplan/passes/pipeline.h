@@ -56,6 +56,11 @@ struct hyper_plan__pipe {
 	struct result *r;
 	const char *name;		/* the validated schedule's */
 	struct hyper_schedule **hs;	/* validate: keeps it; NULL: freed */
+	/*
+	 * a --compare row that is printed only: its layout need only pass
+	 * the validator (passes/pipeline.c, run_search)
+	 */
+	bool printed_only;
 	bool want_bound;
 	uint64_t bound;
 	struct hp_mem *mem;		/* the plan's; NULL: the graph's */
@@ -108,6 +113,16 @@ int hyper_plan__pipeline_run(struct hyper_plan__pipe *pp, int first,
 int hyper_plan__probe(const struct problem *pb, const struct life *lf,
 		      const struct evict *ev, size_t nev, uint64_t budget,
 		      bool give_up, struct result *r, struct hp_err *e);
+/*
+ * Whether --compare's row of policy @pol is printed only, its layout read
+ * by nothing but libhyper's validator (run_search() in passes/pipeline.c
+ * says why): not the @chosen policy (written with -o and --trace, its
+ * arena printed), not @plotted, and with no @budget (whose fit reads the
+ * arena).  Such a row is laid out by one greedy placement, and is not a
+ * twin a later plan may take (struct hp_polmemo, row).
+ */
+bool hyper_plan__row_printed_only(int pol, int chosen, bool plotted,
+				  uint64_t budget);
 /* The layout pass on a kept plan @r, its arena within @limit (0: any). */
 int hyper_plan__layout(const struct problem *pb, struct result *r,
 		       uint64_t limit, struct hp_err *e);

@@ -184,6 +184,15 @@ int hyper_plan__sched_layout_cached(struct sched *s, uint64_t limit,
 				    struct hp_laycache *lc, struct hp_mem *mem,
 				    struct hp_err *e);
 void hyper_plan__laycache_free(struct hp_laycache *lc);
+/*
+ * As hyper_plan__sched_layout() with no limit, by the first greedy
+ * placement alone (HU_ARENA_FIRST): offsets libhyper's validator takes,
+ * in an arena that may be taller than that layout's.  For a schedule
+ * whose layout nothing else reads (passes/pipeline.c: a --compare row
+ * that is printed only).
+ */
+int hyper_plan__sched_layout_first(struct sched *s, struct hp_mem *mem,
+				   struct hp_err *e);
 
 static inline size_t slot_len(const struct sched *s, size_t slot)
 {

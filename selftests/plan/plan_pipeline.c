@@ -15,6 +15,7 @@
 #include "api/api.h"
 #include "passes/pipeline.h"
 #include "policies/list.h"
+#include "plan_cases.h"
 #include "plan_chain.h"
 
 TEST(table_holds)
@@ -277,6 +278,157 @@ TEST(rows_take_a_twins_layout_and_check)
 		hyper_plan__result_free(&res[i]);
 	EXPECT_FALSE(j->g.mem.failed);
 	hyper_plan_graph_free(g);
+}
+
+/* Whether @a and @b carry the same layout (none counts as one). */
+static bool same_layout(const struct sched *a, const struct sched *b)
+{
+	size_t nt = a->g ? a->g->nt : 0;
+
+	if (a->arena != b->arena || a->arena_over != b->arena_over ||
+	    a->res_peak != b->res_peak || !a->res_off != !b->res_off)
+		return false;
+	return !a->res_off ||
+	       (!memcmp(a->res_first, b->res_first,
+			(nt + 1) * sizeof(*a->res_first)) &&
+		!memcmp(a->res_off, b->res_off,
+			a->res_first[nt] * sizeof(*a->res_off)));
+}
+
+/* Whether @a and @b print the same row (all but its search ms). */
+static bool same_row(const struct result *a, const struct result *b)
+{
+	return a->ok == b->ok && !strcmp(a->policy, b->policy) &&
+	       !strcmp(a->params, b->params) &&
+	       !memcmp(&a->sim, &b->sim, sizeof(a->sim)) &&
+	       !memcmp(&a->s.pred, &b->s.pred, sizeof(a->s.pred));
+}
+
+/*
+ * hyper-plan's rows, as plan() in tools/hyper-plan/main.c runs them with
+ * --compare: @chosen written, @plotted or not, at @gl; each printed only
+ * as hyper_plan__row_printed_only() says, or with @whole none of them
+ * (every row laid out by the planner's placement), a row laid out and
+ * validated kept for a later plan to take.  What each returned, in @ret.
+ */
+static void compare_rows(struct __test_metadata *_metadata, struct job *j,
+			 const struct goal *gl, int chosen, bool plotted,
+			 bool whole, struct result *res, int *ret)
+{
+	struct problem pb;
+	struct hp_err e;
+
+	hyper_plan__job_problem(j, &pb, gl, &j->g.mem);
+	j->memo.rows = true;
+	for (int p = 0; p < POL_NR; p++) {
+		struct hyper_plan__pipe one = {
+			.j = j, .pb = &pb, .pol = p, .r = &res[p],
+			.have = j->have | HP_F_GOAL,
+			.printed_only = !whole &&
+				hyper_plan__row_printed_only(p, chosen, plotted,
+							     gl->budget),
+		};
+
+		ret[p] = hyper_plan__pipeline_run(&one, HP_PASS_SELECT,
+						  HP_PASS_VALIDATE, &e);
+		EXPECT_NE(-ENOMEM, ret[p]);
+		if (!ret[p] && !one.printed_only)
+			j->memo.row[p] = &res[p];
+	}
+	memset(j->memo.row, 0, sizeof(j->memo.row));
+	EXPECT_FALSE(j->g.mem.failed);
+}
+
+/* --compare as hyper-plan runs it: the policy written, plotted or not. */
+struct compare_run {
+	int chosen;
+	bool plotted, budget;
+};
+
+/*
+ * The rows of random graph @seed, laid out whole and as the rule says,
+ * each against the other; how many were printed only, in *@printed, and
+ * how many of those came out in other offsets, in *@placed_once.
+ */
+static void rows_against_whole(struct __test_metadata *_metadata,
+			       uint64_t seed, const struct compare_run *cr,
+			       unsigned int *printed, unsigned int *placed_once)
+{
+	const struct plan_case c = { NULL, NULL, 60, seed };
+	struct result ref[POL_NR] = { 0 }, res[POL_NR] = { 0 };
+	struct goal gl = { .max_slow = 0.01 };
+	struct job jref = { 0 }, jres = { 0 };
+	int rref[POL_NR], rres[POL_NR];
+	struct hp_err e;
+
+	ASSERT_EQ(0, case_job(&jref, &c, &hyper_plan__profile_table[0], &e))
+		TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, case_job(&jres, &c, &hyper_plan__profile_table[0], &e))
+		TH_LOG("%s", e.msg);
+	if (cr->budget)
+		gl.budget = hyper_plan__life_floor(&jref.lf, NULL) / 2 +
+			    jref.lf.peak0 / 2;
+	compare_rows(_metadata, &jref, &gl, cr->chosen, cr->plotted, true,
+		     ref, rref);
+	compare_rows(_metadata, &jres, &gl, cr->chosen, cr->plotted, false,
+		     res, rres);
+	for (int p = 0; p < POL_NR; p++) {
+		/* the rule, said again */
+		bool only = p != cr->chosen && !cr->plotted && !cr->budget;
+		bool laid = !rres[p] && res[p].ok;
+
+		EXPECT_EQ(rref[p], rres[p]);
+		EXPECT_TRUE(same_row(&ref[p], &res[p]))
+			TH_LOG("seed %llu, %s written: row %d prints otherwise",
+			       (unsigned long long)seed,
+			       hyper_plan__policy_name[cr->chosen], p);
+		if (!only)
+			EXPECT_TRUE(same_layout(&ref[p].s, &res[p].s))
+				TH_LOG("seed %llu, %s written: row %d lost the planner's layout",
+				       (unsigned long long)seed,
+				       hyper_plan__policy_name[cr->chosen], p);
+		if (only && laid)
+			EXPECT_GE(res[p].s.arena, ref[p].s.arena);
+		*printed += only && laid;
+		*placed_once += only && laid &&
+				!same_layout(&ref[p].s, &res[p].s);
+	}
+	for (int p = 0; p < POL_NR; p++) {
+		hyper_plan__result_free(&ref[p]);
+		hyper_plan__result_free(&res[p]);
+	}
+	hyper_plan__job_free(&jref);
+	hyper_plan__job_free(&jres);
+}
+
+/*
+ * A row printed only (not the policy written, not plotted, no budget) is
+ * laid out by one greedy placement, which libhyper's validator takes
+ * (every row here went through it), and prints what it printed when
+ * laid out whole; a row written, plotted or under a budget keeps the
+ * planner's layout, the one it had before, twin or not.  Some printed
+ * rows come out in other offsets: else this tests nothing.
+ */
+TEST(printed_rows_are_laid_out_once_and_print_the_same)
+{
+	static const struct compare_run runs[] = {
+		{ POL_PLAN, false, false }, { POL_NONE, false, false },
+		{ POL_DISTANCE, false, false }, { POL_GREEDY, false, false },
+		{ POL_PLAN, true, false }, { POL_PLAN, false, true },
+	};
+	unsigned int printed = 0, placed_once = 0;
+
+	for (uint64_t seed = 1; seed <= 2; seed++)
+		for (size_t k = 0; k < ARRAY_SIZE(runs); k++)
+			rows_against_whole(_metadata, seed, &runs[k], &printed,
+					   &placed_once);
+	EXPECT_LT(0u, placed_once)
+		TH_LOG("%u rows printed only, none laid out otherwise", printed);
+	/* the rule itself */
+	EXPECT_TRUE(hyper_plan__row_printed_only(POL_NONE, POL_PLAN, false, 0));
+	EXPECT_FALSE(hyper_plan__row_printed_only(POL_PLAN, POL_PLAN, false, 0));
+	EXPECT_FALSE(hyper_plan__row_printed_only(POL_NONE, POL_PLAN, true, 0));
+	EXPECT_FALSE(hyper_plan__row_printed_only(POL_NONE, POL_PLAN, false, 1));
 }
 
 /*

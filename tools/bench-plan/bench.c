@@ -21,6 +21,7 @@
 #include "job.h"
 #include "policies/list.h"
 #include "out/output.h"
+#include "passes/pipeline.h"
 #include "gen/published.h"
 
 #define REPS	3
@@ -424,20 +425,34 @@ static int scale_path(const struct profile *p, const struct scale_cfg *sc,
 	if (!ret)
 		ret = hyper_plan__job_prepare(&j, false, e);
 	r->analysis_ms = (hyper_plan__now_ns() - t0) / 1e6;
+	/*
+	 * Each policy through hyper-plan's passes, as its plan() runs them:
+	 * the plan written, the other rows printed only, each row laid out
+	 * by the planner's placement kept for a later plan of the same steps.
+	 */
 	for (pol = 0; pol < POL_NR && !ret; pol++) {
+		struct hyper_plan__pipe pp = {
+			.j = &j, .pb = &pb, .pol = pol, .r = &res[pol],
+			.printed_only = hyper_plan__row_printed_only(pol, POL_PLAN,
+								     false, 0),
+		};
+
 		if (pol != POL_PLAN && !sc->compare)
 			continue;
 		hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
+		pp.have = j.have;
 		t = hyper_plan__now_ns();
-		ret = hyper_plan__run_policy_fit(pol, &pb, &res[pol], e);
-		if (!ret && !res[pol].ok)
-			ret = hyper_plan__errf(e, "%s: no schedule", hyper_plan__policy_name[pol]);
+		ret = hyper_plan__pipeline_run(&pp, HP_PASS_GOAL,
+					       HP_PASS_LAYOUT, e);
 		r->search_ms += res[pol].ms;
 		r->arena_ms += (hyper_plan__now_ns() - t) / 1e6 - res[pol].ms;
 		t = hyper_plan__now_ns();
 		if (!ret)
-			ret = hyper_plan__sched_check(&res[pol].s, &j.g.mem, e);
+			ret = hyper_plan__pipeline_run(&pp, HP_PASS_VALIDATE,
+						       HP_PASS_VALIDATE, e);
 		r->out_ms += (hyper_plan__now_ns() - t) / 1e6;
+		if (!ret && sc->compare && !pp.printed_only)
+			j.memo.row[pol] = &res[pol];
 	}
 	if (!ret && sc->compare) {
 		t = hyper_plan__now_ns();
@@ -460,6 +475,7 @@ static int scale_path(const struct profile *p, const struct scale_cfg *sc,
 	r->cpu_ms = cpu_ms() - c0;
 	r->wall_ms = (hyper_plan__now_ns() - t0) / 1e6;
 	r->ops = j.g.nop;
+	memset(j.memo.row, 0, sizeof(j.memo.row));
 	for (pol = 0; pol < POL_NR; pol++)
 		hyper_plan__result_free(&res[pol]);
 	hyper_plan__job_free(&j);

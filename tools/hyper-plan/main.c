@@ -206,11 +206,16 @@ static int plan(const struct cli *c, struct job *j, struct hp_err *e)
 			continue;
 		one.pol = p;
 		one.r = &res[p];
+		/* one nothing reads the layout of but the validator */
+		one.printed_only = hyper_plan__row_printed_only(p, pol,
+								c->plot != NULL,
+								c->budget);
 		/* Every schedule printed or written passes libhyper's validator. */
 		ret = hyper_plan__pipeline_run(&one, HP_PASS_SELECT,
 					       HP_PASS_VALIDATE,
 					       p == pol ? e : &pe);
-		if (!ret && all)	/* laid out and validated */
+		/* laid out, by the planner's placement, and validated */
+		if (!ret && all && !one.printed_only)
 			j->memo.row[p] = &res[p];
 		if (ret && p != pol && ret != -ENOMEM) {
 			fprintf(stderr, "hyper-plan: %s\n", pe.msg);
