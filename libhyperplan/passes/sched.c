@@ -193,6 +193,26 @@ static int bad(struct hp_emit *m, uint32_t slot, uint32_t event, int why,
 
 static int check_uses(struct hp_emit *m, uint32_t k);
 
+/*
+ * Room in the cops for @need of them.  The offsets into them are 32-bit
+ * (slot_off: 2n + 1 of them, 8 MB at 1M decode operators where size_t
+ * took 16, held by every schedule kept), so a schedule of more than
+ * UINT32_MAX cops, 32 GiB of them, is refused as out of memory.
+ */
+static int cops_room(struct hp_emit *m, size_t need)
+{
+	struct sched *s = m->s;
+
+	if (need >= UINT32_MAX) {
+		m->mem->failed = true;
+		return hyper_plan__nomem(m->e);
+	}
+	if (hyper_plan__grow(m->mem, &s->cops, &m->cap_cops, need,
+			     sizeof(*s->cops)))
+		return hyper_plan__nomem(m->e);
+	return 0;
+}
+
 /* Emits @kind, which the rules must allow; the state follows it. */
 static int put(struct hp_emit *m, uint32_t slot, uint32_t t, uint8_t kind)
 {
@@ -201,10 +221,8 @@ static int put(struct hp_emit *m, uint32_t slot, uint32_t t, uint8_t kind)
 
 	if (why)
 		return bad(m, slot, kind, why, t);
-	if (s->ncops == m->cap_cops &&
-	    hyper_plan__grow(m->mem, &s->cops, &m->cap_cops, s->ncops,
-			     sizeof(*s->cops)))
-		return hyper_plan__nomem(m->e);
+	if (s->ncops == m->cap_cops && cops_room(m, s->ncops))
+		return -ENOMEM;
 	s->cops[s->ncops++] = (struct cop){ t, kind };
 	return 0;
 }
@@ -288,10 +306,8 @@ static int dead(struct hp_emit *m, uint32_t slot)
 			ret = apply(m, &x);
 			continue;
 		}
-		if (s->ncops == m->cap_cops &&
-		    hyper_plan__grow(m->mem, &s->cops, &m->cap_cops, s->ncops,
-				     sizeof(*s->cops)))
-			return hyper_plan__nomem(m->e);
+		if (s->ncops == m->cap_cops && cops_room(m, s->ncops))
+			return -ENOMEM;
 		s->cops[s->ncops++] = (struct cop){ x.t, HYPER_OP_DETACH };
 	}
 	return ret;
@@ -312,15 +328,14 @@ static int bare(struct hp_emit *m, uint32_t slot, uint32_t to)
 	const uint8_t *mine = m->mine;
 	struct sched *s = m->s;
 	size_t i, end, n, need = dead_off[to / 2] - dead_off[slot / 2];
-	size_t *slot_off = s->slot_off;
+	uint32_t *slot_off = s->slot_off;
 	struct cop *c;
 	int ret;
 	uint32_t t;
 
 	if (need && s->ncops + need >= m->cap_cops &&
-	    hyper_plan__grow(m->mem, &s->cops, &m->cap_cops, s->ncops + need,
-			     sizeof(*s->cops)))
-		return hyper_plan__nomem(m->e);
+	    cops_room(m, s->ncops + need))
+		return -ENOMEM;
 	c = s->cops;
 	n = s->ncops;
 	for (; slot < to; slot++) {
@@ -600,6 +615,8 @@ int hyper_plan__sched_start_in(struct sched *s, const struct life *lf,
 	 * as the emission goes; a probe given up early touches its start.
 	 */
 	m->cap_cops = lf->dead_off[lf->n] + 4 * nev + 1;
+	if (m->cap_cops > UINT32_MAX)
+		m->cap_cops = UINT32_MAX;	/* cops_room() */
 	s->cops = hyper_plan__array(mem, m->cap_cops, sizeof(*s->cops));
 	if (!s->cops)
 		goto out;

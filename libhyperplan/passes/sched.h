@@ -32,7 +32,7 @@ struct sched {
 	const uint32_t *order;
 	uint32_t n;
 	uint8_t *home;
-	size_t *slot_off;	/* 2n + 1 offsets into cops */
+	uint32_t *slot_off;	/* 2n + 1 offsets into cops (cops_room()) */
 	struct cop *cops;
 	size_t ncops;
 	uint64_t budget;	/* 0: none */

@@ -21,7 +21,7 @@ struct sim {
 	const struct tensor *t;		/* g->t */
 	const struct op *op;		/* g->op */
 	const uint32_t *order;		/* s->order */
-	const size_t *slot_off;		/* s->slot_off */
+	const uint32_t *slot_off;	/* s->slot_off */
 	const struct cop *cops;		/* s->cops, again after each emission */
 	const struct profile *p;
 	const struct sim_hooks *h;	/* NULL: none */

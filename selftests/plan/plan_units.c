@@ -670,6 +670,62 @@ TEST(emitter_stores_the_only_copy_and_no_more)
 	hyper_plan__graph_free(&g);
 }
 
+/*
+ * The slots' offsets into the cops are 32-bit: a chain of 70,000 ops
+ * whose every activation dies after its reader puts more cops in the
+ * schedule than 16 bits count, and each slot's must still be found
+ * where the slot says (its one detach, of the tensor its op read).
+ */
+TEST(slot_offsets_past_sixteen_bits)
+{
+	const uint32_t n = 70000;
+	struct hp_mem mem = { 0 };
+	uint32_t *order, k, x, y;
+	struct hp_err e;
+	struct graph g;
+	struct sched s;
+	struct life lf;
+	char id[16];
+
+	order = malloc(n * sizeof(*order));
+	ASSERT_NE(NULL, order);
+	hyper_plan__graph_init(&g, "chain");
+	x = hyper_plan__graph_add_tensor(&g, "x0", 1000, HYPER_KIND_ACTIVATION,
+					 0, NULL);
+	hyper_plan__graph_add_op(&g, "o0", 1000, NULL, 0, &x, 1, NULL, NULL);
+	for (k = 1; k < n; k++) {
+		snprintf(id, sizeof(id), "x%u", k);
+		y = hyper_plan__graph_add_tensor(&g, id, 1000,
+						 HYPER_KIND_ACTIVATION,
+						 k + 1 < n ? 0 : TF_LIVE_OUT,
+						 NULL);
+		snprintf(id, sizeof(id), "o%u", k);
+		hyper_plan__graph_add_op(&g, id, 1000, &x, 1, &y, 1, NULL,
+					 NULL);
+		x = y;
+	}
+	ASSERT_FALSE(g.mem.failed);
+	for (k = 0; k < n; k++)
+		order[k] = k;
+	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
+	ASSERT_EQ(0, hyper_plan__sched_build(&s, &lf, NULL, 0, &mem, &e))
+		TH_LOG("%s", e.msg);
+	EXPECT_EQ(n - 1, s.ncops);
+	EXPECT_EQ(s.ncops, s.slot_off[2 * n]);
+	for (k = 1; k < n; k++) {
+		uint32_t at = s.slot_off[2 * k + 1];
+
+		ASSERT_EQ(k - 1, s.slot_off[2 * k]);
+		ASSERT_EQ(at + 1, s.slot_off[2 * k + 2]);
+		ASSERT_EQ(HYPER_OP_DETACH, s.cops[at].kind);
+		ASSERT_EQ(k - 1, s.cops[at].t);
+	}
+	hyper_plan__sched_free(&s);
+	hyper_plan__life_free(&lf);
+	hyper_plan__graph_free(&g);
+	free(order);
+}
+
 /* Refinement runs each layer's optimizer update once its gradient exists. */
 TEST(refinement_moves_the_optimizer_into_the_backward_pass)
 {

@@ -424,6 +424,9 @@ static int scale_path(const struct profile *p, const struct scale_cfg *sc,
 	t0 = hyper_plan__now_ns();
 	if (!ret)
 		ret = hyper_plan__job_prepare(&j, false, e);
+	/* as the API and hyper-plan: nothing looks an id up from here on */
+	if (!ret)
+		hyper_plan__graph_drop_ids(&j.g);
 	r->analysis_ms = (hyper_plan__now_ns() - t0) / 1e6;
 	/*
 	 * Each policy through hyper-plan's passes, as its plan() runs them:
