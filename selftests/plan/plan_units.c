@@ -2278,6 +2278,77 @@ TEST(graph_identity_hashes_the_decimal_size)
 			hyper_graph_step_begin("op"), 'U', "a"), 'D', ""));
 }
 
+/* Into @id, @n bytes (at least the digits of @i) that no other @i gives. */
+static void id_of_length(char *id, unsigned int i, unsigned int n)
+{
+	int k = snprintf(id, HP_MAX_ID + 1, "%u", i);
+
+	for (; k < (int)n && k < HP_MAX_ID; k++)
+		id[k] = (char)('a' + (i + k) % 26);
+	id[k] = '\0';
+}
+
+/*
+ * hyper_plan__graph_identity() hashes four tensors' or steps' shares side
+ * by side, from the ids' lengths measured once: it must give the sum of
+ * the shares as include/hyper/graph_id.h defines them, made here one by
+ * one.  Ids of every length from 1 to 127 bytes (each tail of the word
+ * loop, as tensors and in steps), every kind, sizes of 1 to 15 digits,
+ * steps of 0 to 13 tensors beside steps of other counts, and 1 to 12
+ * steps and 122 to 133 tensors (a last group of each size).
+ */
+TEST(graph_identity_is_the_sum_of_its_shares)
+{
+	char id[HP_MAX_ID + 1], want[HYPER_GRAPH_HASH_LEN];
+	char got[HYPER_GRAPH_HASH_LEN];
+	struct hp_err e = { "" };
+	uint32_t refs[13];
+	unsigned int r, i, m;
+
+	for (r = 1; r <= 12; r++) {
+		unsigned int nt = 121 + r, nop = r;
+		uint64_t ts = 0, ss = 0;
+		struct graph g;
+
+		ASSERT_EQ(0, hyper_plan__graph_init(&g, "lanes"));
+		for (i = 0; i < nt; i++) {
+			id_of_length(id, i, (i * 37 + r) % HP_MAX_ID + 1);
+			ASSERT_EQ(i, hyper_plan__graph_add_tensor(&g, id,
+				  (1ULL << 48) >> (i % 49), 1 + i % 5, 0, &e))
+				TH_LOG("%s", e.msg);
+		}
+		for (i = 0; i < nop; i++) {
+			unsigned int n_in = (i * 5 + r) % 12, n_out = i % 3;
+
+			for (m = 0; m < n_in + n_out; m++)
+				refs[m] = (i * 7 + m * 11) % nt;
+			id_of_length(id, 1000 + i, (i * 29 + r * 3) % HP_MAX_ID + 1);
+			ASSERT_EQ(i, hyper_plan__graph_add_op(&g, id, 1, refs,
+				  n_in, refs + n_in, n_out, NULL, &e))
+				TH_LOG("%s", e.msg);
+		}
+		for (i = 0; i < nt; i++)
+			ts += hyper_graph_tensor_hash(g.t[i].id, g.t[i].bytes,
+						      hyper_kind_name(g.t[i].kind));
+		for (i = 0; i < nop; i++) {
+			const struct op *o = &g.op[i];
+			uint64_t h = hyper_graph_step_begin(o->id);
+
+			for (m = 0; m < o->n_in; m++)
+				h = hyper_graph_step_add(h, 'U',
+						g.t[op_in(&g, o)[m]].id);
+			for (m = 0; m < o->n_out; m++)
+				h = hyper_graph_step_add(h, 'D',
+						g.t[op_out(&g, o)[m]].id);
+			ss += h;
+		}
+		hyper_graph_hash(want, ts, nt, ss, nop);
+		hyper_plan__graph_identity(&g, got);
+		EXPECT_STREQ(want, got) TH_LOG("%u tensors, %u steps", nt, nop);
+		hyper_plan__graph_free(&g);
+	}
+}
+
 /*
  * The life of an order (passes/life.c) against the gap rules of
  * passes/life.h, asked gap by gap as the policies ask them: the
