@@ -513,7 +513,7 @@ static void class_min_moved(struct plan_ctx *pc, uint32_t b, uint64_t key)
  */
 static inline void refresh(struct plan_ctx *pc, uint32_t b)
 {
-	size_t *x = &pc->cur[b];
+	uint32_t *x = &pc->cur[b];
 	uint64_t key;
 
 	while (*x < pc->by_b[b + 1] && !pc->alive[pc->idx[*x]])

@@ -59,7 +59,7 @@ TEST(byte_units)
  */
 TEST(minseg_matches_scan)
 {
-	static const uint32_t sizes[] = { 1, 2, 5, 64, 1000 };
+	static const uint32_t sizes[] = { 1, 2, 3, 5, 7, 64, 1000, 1025 };
 	uint64_t x = 0x853c49e6748fea9bULL;
 
 	for (size_t z = 0; z < ARRAY_SIZE(sizes); z++) {
