@@ -8,7 +8,7 @@
 #define SEG_NONE	UINT64_MAX
 
 struct minseg {
-	uint64_t *t;		/* t[size + i] is position i */
+	uint64_t *t;		/* t[size + i]: position i; t[i]: t[2i], t[2i+1]'s */
 	uint32_t size;
 };
 

@@ -107,25 +107,6 @@ static bool key_before(const uint64_t *a, const uint64_t *b)
 
 HU_DEFINE_SORT(sort_keys, uint64_t, key_before)
 
-/*
- * The candidates @x[0 .. len) used at one step by start, then tensor,
- * each as one key (start + 1) << 32 | index, sorted inline where
- * qsort_r() called a comparison per step (a tenth of plan_init()).  The
- * index stands for the tensor: tensor_cands() adds the tensors in order,
- * and no tensor has two gaps used at one step.
- */
-static void sort_by_start(const struct cand *c, uint32_t *x, size_t len,
-			  uint64_t *key)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		key[i] = (uint64_t)(uint32_t)(c[x[i]].a + 1) << 32 | x[i];
-	sort_keys(key, len);
-	for (i = 0; i < len; i++)
-		x[i] = (uint32_t)key[i];
-}
-
 #define NR_RAW_CLS	256
 
 /* A quarter of an octave of bytes: prefetch costs within a class differ
@@ -140,8 +121,12 @@ static uint32_t raw_class(uint64_t b)
 	return 4 * oct + (uint32_t)(b >> (oct - 2) & 3);
 }
 
-/* Buckets of one class and next use, made from idx sorted by both. */
-static int make_buckets(struct plan_ctx *pc, const uint8_t *cls, size_t m)
+/*
+ * Buckets of one class and next use, made from idx sorted by both: class
+ * s holds idx[coff[s] .. coff[s + 1]), the use of idx[x] is xj[x].
+ */
+static int make_buckets(struct plan_ctx *pc, const size_t *coff,
+			const uint32_t *xj, size_t m)
 {
 	uint32_t n = pc->lf->n, b, s;
 	size_t x;
@@ -152,19 +137,16 @@ static int make_buckets(struct plan_ctx *pc, const uint8_t *cls, size_t m)
 	pc->cls_b = hyper_plan__array(pc->mem, (size_t)pc->ncls + 1, sizeof(*pc->cls_b));
 	if (!pc->b_j || !pc->by_b || !pc->cls_b)
 		return -ENOMEM;
-	for (x = 0, s = 0; x < m; x++) {
-		const struct cand *c = &pc->c[pc->idx[x]];
-
-		if (x && c->j == (int32_t)pc->b_j[pc->nb - 1] &&
-		    cls[pc->idx[x]] == cls[pc->idx[x - 1]])
-			continue;
-		while (s <= cls[pc->idx[x]])
-			pc->cls_b[s++] = pc->nb;
-		pc->b_j[pc->nb] = c->j;
-		pc->by_b[pc->nb++] = x;
+	for (s = 0; s < pc->ncls; s++) {
+		pc->cls_b[s] = pc->nb;
+		for (x = coff[s]; x < coff[s + 1]; x++) {
+			if (x > coff[s] && xj[x] == pc->b_j[pc->nb - 1])
+				continue;
+			pc->b_j[pc->nb] = xj[x];
+			pc->by_b[pc->nb++] = x;
+		}
 	}
-	while (s <= pc->ncls)
-		pc->cls_b[s++] = pc->nb;
+	pc->cls_b[pc->ncls] = pc->nb;
 	pc->b_cls = hyper_plan__malloc(pc->mem, pc->nb ? pc->nb : 1);
 	if (!pc->b_cls)
 		return -ENOMEM;
@@ -191,37 +173,56 @@ static int make_buckets(struct plan_ctx *pc, const uint8_t *cls, size_t m)
 
 /*
  * Candidates by size class and next use (j = n, not used again, in one
- * bucket of its own at the end), each bucket by start.
+ * bucket of its own at the end), each bucket by start, then tensor.
+ *
+ * Each candidate is read once, in order (they come tensor by tensor, so
+ * their tensors' sizes are read in order too), and then only its key
+ * (start + 1) << 32 | index moves: grouped by use, each group sorted
+ * (the index stands for the tensor: tensor_cands() adds the tensors in
+ * order, and no tensor has two gaps used at one step), then stable by
+ * class, reading a byte per candidate.  Following the indices back into
+ * the candidates and their tensors at each of these steps was half of
+ * this function at 1M decode operators, nearly all of it cache misses.
  */
 static int index_by_use(struct plan_ctx *pc)
 {
 	struct hp_mem *mem = pc->mem;
-	uint32_t n = pc->lf->n, *fill = hyper_plan__calloc(mem, (size_t)n + 1, sizeof(*fill));
-	uint32_t map[NR_RAW_CLS], s;
-	size_t i, x, m, *by_j = hyper_plan__calloc(mem, (size_t)n + 2, sizeof(*by_j));
-	size_t off[NR_RAW_CLS + 1] = { 0 };
+	uint32_t n = pc->lf->n, map[NR_RAW_CLS], s, j;
+	uint32_t *by_j = hyper_plan__calloc(mem, (size_t)n + 3, sizeof(*by_j));
+	size_t i, x, m, off[NR_RAW_CLS + 1] = { 0 };
+	double raw_cost[NR_RAW_CLS];
 	uint8_t *cls = hyper_plan__malloc(mem, pc->nc);
-	uint32_t *tmp = hyper_plan__array(mem, pc->nc, sizeof(*tmp));
 	uint64_t *key = hyper_plan__array(mem, pc->nc, sizeof(*key));
+	uint32_t *xj = NULL;
 	int ret = -ENOMEM;
 
-	if (!fill || !by_j || !cls || !tmp || !key)
+	if (!by_j || !cls || !key)
 		goto out;
-	for (i = 0; i < pc->nc; i++)
-		by_j[pc->c[i].j + 1]++;
-	for (i = 0; i <= n; i++)
-		by_j[i + 1] += by_j[i];
-	for (i = 0; i < pc->nc; i++)
-		tmp[by_j[pc->c[i].j] + fill[pc->c[i].j]++] = i;
-	for (i = 0; i <= n; i++)	/* most uses end one gap or none */
-		if (by_j[i + 1] - by_j[i] > 1)
-			sort_by_start(pc->c, tmp + by_j[i],
-				      by_j[i + 1] - by_j[i], key);
-	m = by_j[n];
-	for (i = 0; i < m; i++) {	/* then stable by class */
-		cls[tmp[i]] = raw_class(pc->lf->g->t[pc->c[tmp[i]].t].bytes);
-		off[cls[tmp[i]] + 1]++;
+	for (s = 0; s < NR_RAW_CLS; s++)
+		raw_cost[s] = 1e300;
+	for (i = 0; i < pc->nc; i++) {
+		const struct cand *c = &pc->c[i];
+		uint64_t bytes = pc->lf->g->t[c->t].bytes;
+		double cost;
+
+		by_j[c->j + 2]++;
+		if (c->j == (int32_t)n)
+			continue;
+		cls[i] = raw_class(bytes);
+		off[cls[i] + 1]++;
+		cost = h2d_ns(pc->p, bytes);
+		if (cost < raw_cost[cls[i]])
+			raw_cost[cls[i]] = cost;
 	}
+	for (j = 0; j <= n; j++)	/* by_j[j + 1]: j's first */
+		by_j[j + 2] += by_j[j + 1];
+	for (i = 0; i < pc->nc; i++)	/* by_j[j + 1] ends as j's end */
+		key[by_j[pc->c[i].j + 1]++] =
+			(uint64_t)(uint32_t)(pc->c[i].a + 1) << 32 | i;
+	for (j = 0; j <= n; j++)	/* most uses end one gap or none */
+		if (by_j[j + 1] - by_j[j] > 1)
+			sort_keys(key + by_j[j], by_j[j + 1] - by_j[j]);
+	m = by_j[n];
 	for (s = 0, pc->ncls = 0; s < NR_RAW_CLS; s++) {
 		map[s] = pc->ncls;
 		pc->ncls += off[s + 1] > 0;
@@ -229,22 +230,30 @@ static int index_by_use(struct plan_ctx *pc)
 	}
 	pc->idx = hyper_plan__array(mem, pc->nc, sizeof(*pc->idx));
 	pc->cls_cost = hyper_plan__array(mem, pc->ncls, sizeof(double));
-	if (!pc->idx || !pc->cls_cost)
+	xj = hyper_plan__array(mem, m, sizeof(*xj));
+	if (!pc->idx || !pc->cls_cost || !xj)
 		goto out;
-	for (s = 0; s < pc->ncls; s++)
-		pc->cls_cost[s] = 1e300;
-	for (i = 0; i < m; i++) {
-		uint32_t t = pc->c[tmp[i]].t;
-		double cost = h2d_ns(pc->p, pc->lf->g->t[t].bytes);
+	for (s = 0; s < NR_RAW_CLS; s++)
+		if (off[s + 1] > off[s])
+			pc->cls_cost[map[s]] = raw_cost[s];
+	for (j = 0; j < n; j++) {	/* then stable by class */
+		for (i = by_j[j]; i < by_j[j + 1]; i++) {
+			uint32_t k = (uint32_t)key[i];
 
-		x = off[cls[tmp[i]]]++;
-		pc->idx[x] = tmp[i];
-		cls[tmp[i]] = map[cls[tmp[i]]];
-		if (cost < pc->cls_cost[cls[tmp[i]]])
-			pc->cls_cost[cls[tmp[i]]] = cost;
+			x = off[cls[k]]++;
+			pc->idx[x] = k;
+			xj[x] = j;
+		}
 	}
-	memcpy(pc->idx + m, tmp + m, (pc->nc - m) * sizeof(*tmp));
-	if (make_buckets(pc, cls, m))
+	for (i = m; i < pc->nc; i++)
+		pc->idx[i] = (uint32_t)key[i];
+	for (s = NR_RAW_CLS; s > 0; s--)	/* off[s]: s's first again */
+		off[s] = off[s - 1];
+	off[0] = 0;
+	for (s = 0; s < NR_RAW_CLS; s++)	/* each class as mapped */
+		off[map[s]] = off[s];
+	off[pc->ncls] = m;
+	if (make_buckets(pc, off, xj, m))
 		goto out;
 	pc->cls_lo = hyper_plan__array(mem, pc->ncls, sizeof(*pc->cls_lo));
 	pc->cls_from = hyper_plan__array(mem, pc->ncls, sizeof(*pc->cls_from));
@@ -262,11 +271,10 @@ static int index_by_use(struct plan_ctx *pc)
 		pc->cls_lo[s] = pc->cls_base[s] = pc->cls_reach[s] =
 			pc->cls_b[s];
 out:
+	free(xj);
 	free(key);
-	free(tmp);
 	free(cls);
 	free(by_j);
-	free(fill);
 	return ret;
 }
 
@@ -505,7 +513,7 @@ static void class_min_moved(struct plan_ctx *pc, uint32_t b, uint64_t key)
  */
 static inline void refresh(struct plan_ctx *pc, uint32_t b)
 {
-	size_t *x = &pc->cur[b];
+	uint32_t *x = &pc->cur[b];
 	uint64_t key;
 
 	while (*x < pc->by_b[b + 1] && !pc->alive[pc->idx[*x]])

@@ -62,7 +62,7 @@ struct plan_ctx {
 	double before;		/* link time offered before the step after k */
 	uint32_t *at_j;		/* buckets used at j: at_j[at_off[j] .. [j+1]) */
 	uint32_t *at_off;
-	size_t *by_b;		/* bucket b's candidates: */
+	uint32_t *by_b;		/* bucket b's candidates: */
 	uint32_t *idx;		/* idx[by_b[b] .. by_b[b+1]), earliest start first */
 	double min_fetch;	/* the cheapest prefetch that is not small */
 	double *cap;		/* compute time of each step */
@@ -74,7 +74,7 @@ struct plan_ctx {
 	int64_t *delta;		/* absent bytes gained when the sweep reaches k */
 	uint32_t *first_gap;	/* candidate of each tensor's start gap; NONE */
 	uint8_t *alive;
-	size_t *cur;		/* each bucket's first candidate not passed over */
+	uint32_t *cur;		/* each bucket's first candidate not passed over */
 	struct minseg seg;	/* per bucket: (start + 1) << 32 | j of it */
 	uint64_t *aside;	/* buckets passed over in this step */
 	size_t naside, cap_aside;

@@ -59,7 +59,7 @@ TEST(byte_units)
  */
 TEST(minseg_matches_scan)
 {
-	static const uint32_t sizes[] = { 1, 2, 5, 64, 1000 };
+	static const uint32_t sizes[] = { 1, 2, 3, 5, 7, 64, 1000, 1025 };
 	uint64_t x = 0x853c49e6748fea9bULL;
 
 	for (size_t z = 0; z < ARRAY_SIZE(sizes); z++) {
@@ -1117,11 +1117,101 @@ TEST(tree_leaves_match_buckets)
 	EXPECT_LT(1000, set);
 }
 
+/* The class of the bucket holding place x of the index (x < by_b[nb]). */
+static uint32_t class_at(const struct plan_ctx *pc, size_t x)
+{
+	uint32_t lo = 0, hi = pc->nb - 1;
+
+	while (lo < hi) {	/* the last bucket starting at or before x */
+		uint32_t mid = lo + (hi - lo + 1) / 2;
+
+		if (pc->by_b[mid] <= x)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return pc->b_cls[lo];
+}
+
+/*
+ * The whole index against the candidates themselves (passes/plan.c,
+ * index_by_use(), which moves keys and never reads a candidate back):
+ * every candidate once, by class (classes by size, each a quarter of an
+ * octave at most), next use, start and tensor, then the gaps to the end
+ * by start and tensor; each bucket one class and use, as many buckets as
+ * such pairs; each class's cheapest prefetch; each use's buckets.
+ */
+static void check_index(struct __test_metadata *_metadata,
+			const struct plan_ctx *pc)
+{
+	const struct graph *g = pc->lf->g;
+	uint32_t n = pc->lf->n, b, s;
+	size_t m = pc->by_b[pc->nb], x;
+	uint8_t *seen = calloc(pc->nc ? pc->nc : 1, 1);
+
+	ASSERT_NE(NULL, seen);
+	for (x = 0; x < pc->nc; x++) {
+		ASSERT_EQ(0, seen[pc->idx[x]]) TH_LOG("candidate twice at %zu", x);
+		seen[pc->idx[x]] = 1;
+		ASSERT_EQ(x >= m, pc->c[pc->idx[x]].j == (int32_t)n);
+	}
+	free(seen);
+	for (b = 0; b < pc->nb; b++) {
+		ASSERT_LT(pc->by_b[b], pc->by_b[b + 1]);
+		ASSERT_EQ(pc->b_j[b], (uint32_t)pc->c[pc->idx[pc->by_b[b]]].j);
+		ASSERT_TRUE(pc->cls_b[pc->b_cls[b]] <= b &&
+			    b < pc->cls_b[pc->b_cls[b] + 1]);
+		for (x = pc->by_b[b]; x < pc->by_b[b + 1]; x++)
+			ASSERT_EQ(pc->b_j[b], (uint32_t)pc->c[pc->idx[x]].j);
+		if (b && pc->b_cls[b] == pc->b_cls[b - 1])	/* maximal */
+			ASSERT_LT(pc->b_j[b - 1], pc->b_j[b]);
+	}
+	ASSERT_EQ(0, pc->nb ? pc->cls_b[0] : 0);
+	ASSERT_EQ(pc->nb, pc->cls_b[pc->ncls]);
+	for (s = 0; s < pc->ncls; s++) {
+		uint64_t lo = UINT64_MAX, hi = 0;
+		double cost = 1e300;
+
+		ASSERT_LT(pc->cls_b[s], pc->cls_b[s + 1]);
+		for (x = pc->by_b[pc->cls_b[s]];
+		     x < pc->by_b[pc->cls_b[s + 1]]; x++) {
+			uint64_t bytes = g->t[pc->c[pc->idx[x]].t].bytes;
+
+			lo = bytes < lo ? bytes : lo;
+			hi = bytes > hi ? bytes : hi;
+			if (h2d_ns(pc->p, bytes) < cost)
+				cost = h2d_ns(pc->p, bytes);
+		}
+		ASSERT_TRUE(hi <= 4 || hi * 4 < lo * 5) TH_LOG("class %u", s);
+		ASSERT_EQ(cost, pc->cls_cost[s]) TH_LOG("class %u", s);
+		if (s + 1 < pc->ncls)	/* the next class holds larger */
+			ASSERT_LT(hi, g->t[pc->c[pc->idx[pc->by_b[pc->cls_b[s + 1]]]].t].bytes);
+	}
+	for (x = 1; x < pc->nc; x++) {	/* within a class, or at the end */
+		const struct cand *p = &pc->c[pc->idx[x - 1]];
+		const struct cand *q = &pc->c[pc->idx[x]];
+
+		if (x == m || (x < m && class_at(pc, x - 1) != class_at(pc, x)))
+			continue;
+		ASSERT_TRUE(p->j < q->j || (p->j == q->j && (p->a < q->a ||
+			    (p->a == q->a && p->t < q->t)))) TH_LOG("at %zu", x);
+	}
+	for (b = 0; b < pc->nb; b++) {
+		uint32_t j = pc->b_j[b], found = 0;
+
+		for (x = pc->at_off[j]; x < pc->at_off[j + 1]; x++)
+			found += pc->at_j[x] == b;
+		ASSERT_EQ(1, found) TH_LOG("bucket %u at its use", b);
+	}
+	ASSERT_EQ(pc->nb, pc->at_off[n + 1]);
+}
+
 /*
  * Each bucket, and the gaps to the end, holds candidates of one next use
  * by start, then tensor (passes/plan.c, index_by_use(): the order the
  * sweep tries them in), on random graphs, a decode and a training step,
- * whose steps read from one to hundreds of tensors.
+ * whose steps read from one to hundreds of tensors; and the whole index
+ * is as check_index() says.
  */
 TEST(buckets_sorted_by_start)
 {
@@ -1154,6 +1244,7 @@ TEST(buckets_sorted_by_start)
 					TH_LOG("bucket %u at %zu", b, x);
 				pairs++;
 			}
+		check_index(_metadata, &pc);
 		hyper_plan__plan_free(&pc);
 		hyper_plan__job_free(&j);
 	}
