@@ -196,13 +196,18 @@ static bool crossed(const struct calendar *c, uint32_t a, uint32_t b)
 	return b - a - 1 != c->zeros[b] - c->zeros[a + 1];
 }
 
+uint32_t hyper_plan__cal_next(struct calendar *c, uint32_t lo)
+{
+	return lo < c->n ? find(c, c->right, 0, lo) : c->n;
+}
+
 int hyper_plan__cal_find_run(struct calendar *c, uint32_t lo, uint32_t hi, double amount,
 		 uint32_t *first, uint32_t *last)
 {
 	uint32_t x, prev = NONE;
 	double acc = 0;
 
-	x = lo < c->n ? find(c, c->right, 0, lo) : c->n;
+	x = hyper_plan__cal_next(c, lo);
 	/* no step with time left in [lo, hi]: no run, no sums needed */
 	if (x > hi || x >= c->n || hyper_plan__cal_avail(c, lo, hi) < amount)
 		return -1;

@@ -72,6 +72,8 @@ uint32_t hyper_plan__cal_reach(const struct calendar *c, uint32_t lo, double amo
  */
 double hyper_plan__cal_before(const struct calendar *c, uint32_t lo);
 uint32_t hyper_plan__cal_reach_sum(const struct calendar *c, double want);
+/* The first step at or after @lo with time left; n if none. */
+uint32_t hyper_plan__cal_next(struct calendar *c, uint32_t lo);
 /* Takes @amount from [lo, hi], latest first, across anything already
  * taken; returns the first step used. */
 uint32_t hyper_plan__cal_take_latest(struct calendar *c, uint32_t lo, uint32_t hi,

@@ -534,25 +534,138 @@ static inline void refresh(struct plan_ctx *pc, uint32_t b)
 }
 
 /*
+ * What the offers of one step's gaps to the end saw of the device→pool
+ * link, for the next while the link is as it was (offer_final_missed()
+ * resets it after each take): no step with time left from full_lo to
+ * hi, and the time left in [lo, hi], before_hi - the time before lo.
+ */
+struct store_miss {
+	uint32_t full_lo;	/* NONE: not known; hi is k - 1 */
+	uint32_t lo;		/* NONE: avail not known */
+	bool hi_known;		/* before_hi looked up */
+	double before_hi, avail;
+};
+
+static inline void store_miss_reset(struct store_miss *m)
+{
+	*m = (struct store_miss){ NONE, NONE, false, 0, 0 };
+}
+
+/*
+ * Whether the offer of gap @i, to the end, ends NEVER at step @k, told
+ * from what the offers since the link last changed saw of it (@m)
+ * without a run search; false if it might not, or @m cannot tell (the
+ * offer then runs whole).  Inline: a failing step asks it thousands of
+ * times in a row.
+ *
+ * A gap to the end needs no prefetch; if its value has no pool copy yet,
+ * hyper_plan__try_take() searches the device→pool link for a run in
+ * [w + 1, k - 1].  When a step's gaps to the end fail, they fail by the
+ * thousand (DeepSeek-V2-Lite training: 436 k searches at 57 steps), with
+ * the link unchanged between: no take comes between them.  A window from
+ * full_lo with no step with time left leaves none to a window from a
+ * later step (the next step with time left is no earlier), and the time
+ * left in the window from lo serves every store searched from lo: the
+ * same two sums as hyper_plan__cal_find_run()'s, on the same tree, the
+ * same bits.  Both pay as the gaps come by start, each written where it
+ * starts: the windows only shrink, several begin at one step.
+ */
+static inline bool store_never(struct plan_ctx *pc, uint32_t i, uint32_t k,
+			       struct store_miss *m)
+{
+	const struct cand *c = &pc->c[i];
+	const struct epoch_store *es = &pc->ep[c->epoch];
+	double b = pc->lf->g->t[c->t].bytes;
+	uint32_t lo = c->w + 1;
+
+	/* not the store's search in value_check(), or offer()'s small */
+	if (c->j < (int32_t)pc->lf->n || c->a < 0 || c->w < 0 || c->small ||
+	    pc->scale >= ANY_WAIT || es->clean ||
+	    (es->last >= 0 && es->issue <= 2 * c->a + 1))
+		return false;
+	if (!k || lo > k - 1 || (m->full_lo != NONE && lo >= m->full_lo))
+		return true;
+	if (lo != m->lo) {	/* m->lo has a step with time left */
+		if (hyper_plan__cal_next(&pc->d2h, lo) > k - 1) {
+			m->full_lo = lo;
+			return true;
+		}
+		if (!m->hi_known)
+			m->before_hi = hyper_plan__cal_before(&pc->d2h, k);
+		m->hi_known = true;
+		m->avail = m->before_hi - hyper_plan__cal_before(&pc->d2h, lo);
+		m->lo = lo;
+	}
+	return m->avail < d2h_ns(pc->p, b);
+}
+
+/*
+ * The rest of offer_final()'s walk from @x, after an offer there that
+ * took nothing: each gap store_never() knows ends NEVER is marked so
+ * without its offer.  Out of line: most walks never get here (decode).
+ */
+static __attribute__((noinline)) bool
+offer_final_missed(struct plan_ctx *pc, struct fit *f, size_t x)
+{
+	uint32_t n = pc->nb, i;
+	bool missed = true;
+	struct store_miss m;
+	size_t nev;
+
+	store_miss_reset(&m);
+	while (++x < pc->by_b[n + 1] && pc->c[pc->idx[x]].a < (int32_t)f->k) {
+		i = pc->idx[x];
+		if (!pc->alive[i])
+			continue;
+		if (missed && store_never(pc, i, f->k, &m)) {
+			pc->alive[i] = 0;	/* offer()'s NEVER */
+			f->tries++;
+			pc->miss_hits++;
+			continue;
+		}
+		nev = pc->nev;
+		if (offer(pc, f, i))
+			return true;
+		if (pc->nev != nev) {
+			missed = false;
+		} else if (!missed) {
+			store_miss_reset(&m);
+			missed = true;
+		}
+	}
+	return false;
+}
+
+/*
  * The gaps to the end first: they need no prefetch, never wait.  An
  * offer of one always ends it (taken, or its store never fits: no
  * prefetch to retry further back), so every gap the walk passes is dead
  * and the next walk starts past them, also after one that fitted the
  * step: restarting from the old first left every step that fitted here
- * walking all the dead gaps again (a third of OLMoE's selection).
+ * walking all the dead gaps again (a third of OLMoE's selection).  After
+ * an offer that took nothing, the link is as it saw it until the next
+ * take (offer_final_missed()).
  */
 static bool offer_final(struct plan_ctx *pc, struct fit *f)
 {
 	uint32_t n = pc->nb;
 	bool fits = false;
-	size_t x;
+	size_t x, nev;
 
 	for (x = pc->cur[n]; x < pc->by_b[n + 1] &&
-	     pc->c[pc->idx[x]].a < (int32_t)f->k; x++)
-		if (pc->alive[pc->idx[x]] && offer(pc, f, pc->idx[x])) {
+	     pc->c[pc->idx[x]].a < (int32_t)f->k; x++) {
+		if (!pc->alive[pc->idx[x]])
+			continue;
+		nev = pc->nev;
+		if (offer(pc, f, pc->idx[x])) {
 			fits = true;
 			break;
 		}
+		if (pc->nev == nev && !pc->scratch) {
+			fits = offer_final_missed(pc, f, x);
+			break;
+		}
+	}
 	while (pc->cur[n] < pc->by_b[n + 1] && !pc->alive[pc->idx[pc->cur[n]]])
 		pc->cur[n]++;
 	return fits;

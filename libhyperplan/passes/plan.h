@@ -118,6 +118,7 @@ struct plan_ctx {
 	struct evict *ex_ev;
 	size_t ex_nev, cap_ex;
 	uint32_t ex_hits;	/* sweeps it answered (tests) */
+	uint64_t miss_hits;	/* offers store_never() answered (tests) */
 	/*
 	 * Tests: every reuse off (the class minima looked up each time, the
 	 * evictions sorted by qsort()), the from-scratch path to compare

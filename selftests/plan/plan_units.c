@@ -815,6 +815,35 @@ static void same_sweep(struct __test_metadata *_metadata,
 	}
 }
 
+/* @c's job and a context on it each way: reuse, and from scratch. */
+struct sweep_pair {
+	struct hp_mem mr, ms;
+	struct plan_ctx re, sc;
+	struct job j;
+};
+
+static void pair_init(struct __test_metadata *_metadata,
+		      struct sweep_pair *sp, const struct plan_case *c)
+{
+	struct hp_err e;
+
+	memset(sp, 0, sizeof(*sp));
+	ASSERT_EQ(0, case_job(&sp->j, c, &hyper_plan__profile_table[0], &e))
+		TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__plan_init(&sp->re, &sp->j.lf, &sp->j.p,
+					   &sp->mr));
+	ASSERT_EQ(0, hyper_plan__plan_init(&sp->sc, &sp->j.lf, &sp->j.p,
+					   &sp->ms));
+	sp->sc.scratch = true;
+}
+
+static void pair_free(struct sweep_pair *sp)
+{
+	hyper_plan__plan_free(&sp->re);
+	hyper_plan__plan_free(&sp->sc);
+	hyper_plan__job_free(&sp->j);
+}
+
 /*
  * The sweep's reuse (passes/plan.c: a reset that undoes only what the
  * last sweep wrote, the size classes' minima kept between look-ups, the
@@ -836,20 +865,12 @@ TEST(sweep_reuse_matches_scratch)
 	uint64_t x = 88172645463325252ULL;
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		struct hp_mem mr = { 0 }, ms = { 0 };
-		struct plan_ctx re, sc;
-		struct job j = { 0 };
-		struct hp_err e;
+		struct sweep_pair sp;
 		uint64_t lo, span;
 
-		ASSERT_EQ(0, case_job(&j, &cases[i],
-				      &hyper_plan__profile_table[0], &e))
-			TH_LOG("%s", e.msg);
-		ASSERT_EQ(0, hyper_plan__plan_init(&re, &j.lf, &j.p, &mr));
-		ASSERT_EQ(0, hyper_plan__plan_init(&sc, &j.lf, &j.p, &ms));
-		sc.scratch = true;
-		lo = j.lf.max_ws;
-		span = j.lf.peak0 > lo ? j.lf.peak0 - lo : 1;
+		pair_init(_metadata, &sp, &cases[i]);
+		lo = sp.j.lf.max_ws;
+		span = sp.j.lf.peak0 > lo ? sp.j.lf.peak0 - lo : 1;
 		for (uint32_t k = 0; k < 60; k++) {
 			uint64_t aim;
 
@@ -860,12 +881,10 @@ TEST(sweep_reuse_matches_scratch)
 			aim = lo + (k % 3 ? span - span / 10 +
 					    x % (span / 10 + 1) :
 					    x % (span + 1));
-			same_sweep(_metadata, &re, &sc, aim,
+			same_sweep(_metadata, &sp.re, &sp.sc, aim,
 				   scales[(x >> 32) % ARRAY_SIZE(scales)]);
 		}
-		hyper_plan__plan_free(&re);
-		hyper_plan__plan_free(&sc);
-		hyper_plan__job_free(&j);
+		pair_free(&sp);
 	}
 }
 
@@ -986,6 +1005,42 @@ TEST(sweep_known_failure_matches_scratch)
 		hyper_plan__job_free(&j);
 	}
 	EXPECT_LT(4, hits);
+}
+
+/*
+ * The offers of gaps to the end that a step's earlier ones show to end
+ * NEVER (passes/plan.c, store_never(): no step with time left on the
+ * device→pool link, or too little from the same first step) against the
+ * from-scratch path, which searches each: MoE training, where failing
+ * steps offer hundreds in a row, at aims from the largest working set to
+ * the peak on links of three speeds.
+ */
+TEST(store_misses_match_scratch)
+{
+	static const double scales[] = { 1.0, 1.3, 2.0 };
+	struct plan_case cases[] = {
+		{ "olmoe-1b-7b", "train", 0, 1 },
+		{ "deepseek-v2-lite", "train", 0, 1 },
+		{ NULL, NULL, 1500, 4 },
+	};
+	uint64_t hits = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct sweep_pair sp;
+		uint64_t lo, span;
+
+		pair_init(_metadata, &sp, &cases[i]);
+		lo = sp.j.lf.max_ws;
+		span = sp.j.lf.peak0 > lo ? sp.j.lf.peak0 - lo : 1;
+		for (uint32_t k = 0; k <= 30; k++)
+			same_sweep(_metadata, &sp.re, &sp.sc,
+				   lo + span * k / 30,
+				   scales[k % ARRAY_SIZE(scales)]);
+		hits += sp.re.miss_hits;
+		EXPECT_EQ(0, sp.sc.miss_hits);
+		pair_free(&sp);
+	}
+	EXPECT_LT(1000, hits);
 }
 
 typedef void (*sweep_check)(struct __test_metadata *_metadata,
