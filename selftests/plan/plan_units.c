@@ -820,6 +820,7 @@ struct sweep_pair {
 	struct hp_mem mr, ms;
 	struct plan_ctx re, sc;
 	struct job j;
+	uint64_t lo, span;	/* aims from the largest working set to the peak */
 };
 
 static void pair_init(struct __test_metadata *_metadata,
@@ -835,6 +836,8 @@ static void pair_init(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, hyper_plan__plan_init(&sp->sc, &sp->j.lf, &sp->j.p,
 					   &sp->ms));
 	sp->sc.scratch = true;
+	sp->lo = sp->j.lf.max_ws;
+	sp->span = sp->j.lf.peak0 > sp->lo ? sp->j.lf.peak0 - sp->lo : 1;
 }
 
 static void pair_free(struct sweep_pair *sp)
@@ -866,11 +869,8 @@ TEST(sweep_reuse_matches_scratch)
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct sweep_pair sp;
-		uint64_t lo, span;
 
 		pair_init(_metadata, &sp, &cases[i]);
-		lo = sp.j.lf.max_ws;
-		span = sp.j.lf.peak0 > lo ? sp.j.lf.peak0 - lo : 1;
 		for (uint32_t k = 0; k < 60; k++) {
 			uint64_t aim;
 
@@ -878,9 +878,9 @@ TEST(sweep_reuse_matches_scratch)
 			x ^= x >> 7;
 			x ^= x << 17;
 			/* mostly the top tenth, where sweeps get far */
-			aim = lo + (k % 3 ? span - span / 10 +
-					    x % (span / 10 + 1) :
-					    x % (span + 1));
+			aim = sp.lo + (k % 3 ? sp.span - sp.span / 10 +
+					       x % (sp.span / 10 + 1) :
+					       x % (sp.span + 1));
 			same_sweep(_metadata, &sp.re, &sp.sc, aim,
 				   scales[(x >> 32) % ARRAY_SIZE(scales)]);
 		}
@@ -1027,14 +1027,11 @@ TEST(store_misses_match_scratch)
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct sweep_pair sp;
-		uint64_t lo, span;
 
 		pair_init(_metadata, &sp, &cases[i]);
-		lo = sp.j.lf.max_ws;
-		span = sp.j.lf.peak0 > lo ? sp.j.lf.peak0 - lo : 1;
 		for (uint32_t k = 0; k <= 30; k++)
 			same_sweep(_metadata, &sp.re, &sp.sc,
-				   lo + span * k / 30,
+				   sp.lo + sp.span * k / 30,
 				   scales[k % ARRAY_SIZE(scales)]);
 		hits += sp.re.miss_hits;
 		EXPECT_EQ(0, sp.sc.miss_hits);
