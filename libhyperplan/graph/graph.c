@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <hyper/graph_id.h>
@@ -357,187 +356,27 @@ uint64_t hyper_plan__op_working_set(const struct graph *g, const struct op *o)
 	return sum;
 }
 
-/*
- * FNV-1a over @n bytes at @s from @h: the bytes hyper_fnv1a() hashes,
- * eight to a round, then four, two and one, where a loop to the NUL
- * tested each byte and moved its pointer.
- */
-static inline uint64_t fnv_n(uint64_t h, const char *s, size_t n)
-{
-	const unsigned char *b = (const unsigned char *)s;
-	const uint64_t p = HYPER_FNV_PRIME;
-
-	for (; n >= 8; n -= 8, b += 8) {
-		h = (h ^ b[0]) * p;
-		h = (h ^ b[1]) * p;
-		h = (h ^ b[2]) * p;
-		h = (h ^ b[3]) * p;
-		h = (h ^ b[4]) * p;
-		h = (h ^ b[5]) * p;
-		h = (h ^ b[6]) * p;
-		h = (h ^ b[7]) * p;
-	}
-	if (n & 4) {
-		h = (h ^ b[0]) * p;
-		h = (h ^ b[1]) * p;
-		h = (h ^ b[2]) * p;
-		h = (h ^ b[3]) * p;
-		b += 4;
-	}
-	if (n & 2) {
-		h = (h ^ b[0]) * p;
-		h = (h ^ b[1]) * p;
-		b += 2;
-	}
-	if (n & 1)
-		h = (h ^ b[0]) * p;
-	return h;
-}
-
-/* A one-byte string with its NUL ("T", "S", "U", "D") hashed from @h. */
-static inline uint64_t fnv_tag(uint64_t h, unsigned char c)
-{
-	return (h ^ c) * HYPER_FNV_PRIME * HYPER_FNV_PRIME;
-}
-
-/*
- * Each tensor's id length with its NUL (ids are at most 127 bytes);
- * NULL when out of memory or for an id longer than a byte counts, and
- * then every id is hashed to its NUL as before.  A tensor's id is hashed
- * once for the tensor and again in each step that lists it (720,000
- * times at 100k decode operators), so its length is measured once.
- */
-static uint8_t *id_lens(const struct graph *g)
-{
-	uint8_t *len = malloc(g->nt ? g->nt : 1);
-
-	for (size_t i = 0; len && i < g->nt; i++) {
-		size_t n = strlen(g->t[i].id) + 1;
-
-		if (n > UINT8_MAX) {
-			free(len);
-			return NULL;
-		}
-		len[i] = (uint8_t)n;
-	}
-	return len;
-}
-
-/*
- * How many tensors' or steps' shares are hashed side by side.  FNV-1a
- * is a chain of multiplies, each waiting for the one before: one share
- * at a time ran at the multiply's latency, and the graph's identity was
- * a third of a 100k decode schedule's write.  The shares are summed, so
- * any grouping gives the same identity.
- */
-#define LANES	4
-
-/*
- * The shares of the LANES tensors from @i, as hyper_graph_tensor_hash()
- * makes each: "T", the ids, the sizes and the kind names in turn, from
- * their lengths (@len, and @klen by kind).
- */
-static uint64_t tensor_lanes(const struct graph *g, const uint8_t *len,
-			     const uint8_t *klen, size_t i)
-{
-	const struct tensor *x = &g->t[i];
-	char num[LANES][HU_DEC_MAX];
-	const char *d[LANES];
-	uint64_t h[LANES], sum = 0;
-	uint32_t j;
-
-	for (j = 0; j < LANES; j++) {
-		d[j] = hu_dec_put(num[j] + HU_DEC_MAX, x[j].bytes);
-		h[j] = fnv_n(fnv_tag(HYPER_FNV_OFFSET, 'T'), x[j].id,
-			     len[i + j]);
-	}
-	for (j = 0; j < LANES; j++)	/* the size, then its NUL */
-		h[j] = fnv_n(h[j], d[j], (size_t)(num[j] + HU_DEC_MAX - d[j])) *
-		       HYPER_FNV_PRIME;
-	for (j = 0; j < LANES; j++)
-		sum += fnv_n(h[j], hyper_kind_name(x[j].kind),
-			     klen[x[j].kind]);
-	return sum;
-}
-
-/*
- * hyper_graph_step_add() of step @o's @k-th tensor (inputs first, as
- * "U", then outputs, as "D") to @h, from its id's length.
- */
-static inline uint64_t step_ref(const struct graph *g, const uint8_t *len,
-				const struct op *o, uint64_t h, uint32_t k)
-{
-	unsigned char role = k < o->n_in ? 'U' : 'D';
-	uint32_t t = g->refs[o->ref + k];
-
-	return fnv_n(fnv_tag(h, role), g->t[t].id, len[t]);
-}
-
-/*
- * The shares of the LANES steps from @o, each as hyper_graph_step_begin()
- * and hyper_graph_step_add() make it: the steps' k-th tensors in turn
- * while every step has one, then the rest of each.
- */
-static uint64_t step_lanes(const struct graph *g, const uint8_t *len,
-			   const struct op *o)
-{
-	uint64_t h[LANES], sum = 0;
-	uint32_t nr[LANES], few = UINT32_MAX, k, j;
-
-	for (j = 0; j < LANES; j++) {
-		h[j] = hyper_graph_step_begin(o[j].id);
-		nr[j] = o[j].n_in + o[j].n_out;
-		few = nr[j] < few ? nr[j] : few;
-	}
-	for (k = 0; k < few; k++)
-		for (j = 0; j < LANES; j++)
-			h[j] = step_ref(g, len, &o[j], h[j], k);
-	for (j = 0; j < LANES; j++) {
-		for (k = few; k < nr[j]; k++)
-			h[j] = step_ref(g, len, &o[j], h[j], k);
-		sum += h[j];
-	}
-	return sum;
-}
-
-/* Step @o's share, hashed to each string's NUL. */
-static uint64_t step_share(const struct graph *g, const struct op *o)
-{
-	uint64_t h = hyper_graph_step_begin(o->id);
-	uint32_t k;
-
-	for (k = 0; k < o->n_in; k++)
-		h = hyper_graph_step_add(h, 'U', g->t[op_in(g, o)[k]].id);
-	for (k = 0; k < o->n_out; k++)
-		h = hyper_graph_step_add(h, 'D', g->t[op_out(g, o)[k]].id);
-	return h;
-}
-
 /* @g's identity as schedules and timelines carry it (include/hyper/graph_id.h). */
 void hyper_plan__graph_identity(const struct graph *g, char *hash)
 {
-	uint8_t *len = id_lens(g), klen[HYPER_KIND_NR];
 	uint64_t ts = 0, ss = 0;
-	size_t i = 0;
+	size_t i;
 
-	for (uint32_t k = 0; k < HYPER_KIND_NR; k++)
-		klen[k] = hyper_kind_name(k) ?
-			  (uint8_t)(strlen(hyper_kind_name(k)) + 1) : 0;
-	for (; len && i + LANES <= g->nt; i += LANES) {
-		for (uint32_t j = 0; j < LANES; j++)
-			if (!klen[g->t[i + j].kind])
-				goto tensors_left;
-		ts += tensor_lanes(g, len, klen, i);
-	}
-tensors_left:
-	for (; i < g->nt; i++)
+	for (i = 0; i < g->nt; i++)
 		ts += hyper_graph_tensor_hash(g->t[i].id, g->t[i].bytes,
 					      hyper_kind_name(g->t[i].kind));
 	/* A sum of the steps' shares: the graph's order is as good as any. */
-	for (i = 0; len && i + LANES <= g->nop; i += LANES)
-		ss += step_lanes(g, len, &g->op[i]);
-	for (; i < g->nop; i++)
-		ss += step_share(g, &g->op[i]);
-	free(len);
+	for (i = 0; i < g->nop; i++) {
+		const struct op *o = &g->op[i];
+		const uint32_t *in = op_in(g, o), *out = op_out(g, o);
+		uint64_t h = hyper_graph_step_begin(o->id);
+		uint32_t k;
+
+		for (k = 0; k < o->n_in; k++)
+			h = hyper_graph_step_add(h, 'U', g->t[in[k]].id);
+		for (k = 0; k < o->n_out; k++)
+			h = hyper_graph_step_add(h, 'D', g->t[out[k]].id);
+		ss += h;
+	}
 	hyper_graph_hash(hash, ts, g->nt, ss, g->nop);
 }
