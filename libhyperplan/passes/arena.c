@@ -81,12 +81,11 @@ static int residencies(const struct sched *s, struct hu_resid **vp,
 	}
 	/*
 	 * Room for every residency from the start, which the builder then
-	 * fills (it grows its array only when full).  Each
-	 * residency begins at a device home, an output or a prefetch, so
-	 * their count bounds theirs.  Grown by doubling instead, the array
-	 * went through some twenty sizes, each copied or fresh from the
-	 * kernel, to end at up to twice its need (84 MB for 53 at 1M
-	 * decode operators).
+	 * fills (it grows its array only when full).  Each residency
+	 * begins at a device home, an output or a prefetch, so their count
+	 * bounds theirs.  Grown by doubling instead, the array went through
+	 * some twenty sizes, each copied or fresh from the kernel, to end at
+	 * up to twice its need (84 MB for 53 at 1M decode operators).
 	 */
 	for (uint32_t t = 0; t < g->nt; t++)
 		most += s->home[t] == HYPER_HOME_DEVICE;
