@@ -418,6 +418,163 @@ out:
 	free(f);
 }
 
+/*
+ * The online way (HU_ARENA_ONLINE): the intervals in start order, each
+ * at the offset of one of its size that has ended (the last to end),
+ * else at the top, as a slab allocator reuses blocks of one size: no
+ * block is split or joined, so the arena is, for each size, the size
+ * times the most of it live at once, summed.  On the planner's --compare
+ * rows (DeepSeek-V2-Lite's and OLMoE-1B-7B's training steps) that is 1.5
+ * to 3% above the live peak, for a fifth of the instructions of a first
+ * fit in the same order over holes kept in a balanced tree (0.26 to
+ * 0.43% above it).  The free blocks of each size are a list through the
+ * intervals that ended there, found by the size in a table of open
+ * addressing, grown as sizes come.
+ */
+struct size_list {
+	uint64_t bytes;		/* 0: an empty slot */
+	uint32_t head;		/* the last of this size to end; NIL: none */
+};
+
+#define NIL	UINT32_MAX
+
+struct sizes {
+	struct size_list *tab;
+	uint32_t bits;		/* 2^bits slots */
+	uint32_t used;
+};
+
+static size_t size_slot(const struct sizes *z, uint64_t bytes)
+{
+	size_t at = (size_t)((bytes * 0x9e3779b97f4a7c15ULL) >> (64 - z->bits));
+
+	while (z->tab[at].bytes && z->tab[at].bytes != bytes)
+		at = (at + 1) & (((size_t)1 << z->bits) - 1);
+	return at;
+}
+
+/* The list of @bytes (> 0), added empty if new; NULL: out of memory. */
+static struct size_list *size_list(struct sizes *z, uint64_t bytes)
+{
+	size_t at = size_slot(z, bytes), n = (size_t)1 << z->bits;
+	struct sizes big = { NULL, z->bits + 1, z->used };
+
+	if (z->tab[at].bytes)
+		return &z->tab[at];
+	if (2 * ((size_t)z->used + 1) > n) {
+		/* at most half full: twice the slots, the lists moved over */
+		big.tab = hu_calloc_huge(2 * n, sizeof(*big.tab));
+		if (!big.tab)
+			return NULL;
+		for (size_t i = 0; i < n; i++)
+			if (z->tab[i].bytes)
+				big.tab[size_slot(&big, z->tab[i].bytes)] =
+					z->tab[i];
+		free(z->tab);
+		*z = big;
+		at = size_slot(z, bytes);
+	}
+	z->tab[at] = (struct size_list){ bytes, NIL };
+	z->used++;
+	return &z->tab[at];
+}
+
+/* Interval @a ends before @b, or with it and comes first. */
+static bool ends_before(const struct hu_ival *v, uint32_t a, uint32_t b)
+{
+	return v[a].end != v[b].end ? v[a].end < v[b].end : a < b;
+}
+
+/* The placed intervals still live, a heap by their ends: @i joins. */
+static void live_push(const struct hu_ival *v, uint32_t *live, uint32_t n,
+		      uint32_t i)
+{
+	for (uint32_t c = n, up; c; c = up) {
+		up = (c - 1) / 2;
+		if (!ends_before(v, i, live[up])) {
+			live[c] = i;
+			return;
+		}
+		live[c] = live[up];
+	}
+	live[0] = i;
+}
+
+/* The earliest end leaves the heap of @n. */
+static void live_pop(const struct hu_ival *v, uint32_t *live, uint32_t n)
+{
+	uint32_t last = live[--n], i = 0;
+
+	for (uint32_t c; (c = 2 * i + 1) < n; i = c) {
+		if (c + 1 < n && ends_before(v, live[c + 1], live[c]))
+			c++;
+		if (!ends_before(v, live[c], last))
+			break;
+		live[i] = live[c];
+	}
+	live[i] = last;
+}
+
+static int place_online(struct hu_ival *v, uint32_t n, uint64_t *height)
+{
+	struct sizes z = { hu_calloc_huge(64, sizeof(*z.tab)), 6, 0 };
+	uint32_t *live = hu_malloc_huge(n * sizeof(*live)), nlive = 0;
+	uint32_t *next = hu_malloc_huge(n * sizeof(*next));
+	struct key *keys = NULL;
+	uint64_t top = 0;
+	bool sorted = true;
+	int ret = -ENOMEM;
+
+	for (uint32_t i = 1; i < n && sorted; i++)
+		sorted = v[i - 1].start <= v[i].start;
+	if (!sorted)
+		keys = hu_malloc_huge(n * sizeof(*keys));
+	if (!z.tab || !live || !next || (!sorted && !keys))
+		goto out;
+	if (!sorted) {
+		for (uint32_t i = 0; i < n; i++)
+			keys[i] = (struct key){ { v[i].start, 0, 0 }, i };
+		sort_keys(keys, n);
+	}
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t i = sorted ? j : keys[j].i, k;
+		struct size_list *l;
+
+		while (nlive && v[live[0]].end <= v[i].start) {
+			k = live[0];
+			live_pop(v, live, nlive--);
+			l = size_list(&z, v[k].bytes);
+			if (!l)
+				goto out;
+			next[k] = l->head;
+			l->head = k;
+		}
+		/* one of no size at 0, below every other: it shares no byte */
+		v[i].off = 0;
+		if (!v[i].bytes)
+			continue;
+		l = size_list(&z, v[i].bytes);
+		if (!l)
+			goto out;
+		if (l->head != NIL) {
+			v[i].off = v[l->head].off;
+			l->head = next[l->head];
+		} else {
+			v[i].off = top;
+			top += v[i].bytes;
+		}
+		live_push(v, live, nlive++, i);
+	}
+	*height = top;
+	ret = 0;
+out:
+	free(keys);
+	free(next);
+	free(live);
+	free(z.tab);
+	return ret;
+}
+
 int hu_arena_place(struct hu_ival *v, uint32_t n, uint64_t effort,
 		   uint64_t limit, uint64_t *height)
 {
@@ -443,7 +600,7 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 	struct placer p = { .v = v, .n = n, .plain = way & HU_ARENA_WHOLE,
 			    .no_inst = way & HU_ARENA_NO_INSTANTS,
 			    .bound = !(way & HU_ARENA_NO_BOUND) };
-	bool prune = !p.plain, first = way & HU_ARENA_FIRST;
+	bool prune = !p.plain;
 	uint64_t t0 = UINT64_MAX, t1 = 0, floor, stop, best = UINT64_MAX, at;
 	uint64_t area_h = UINT64_MAX;
 	struct key *keys;
@@ -454,6 +611,8 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 	*height = 0;
 	if (!n)
 		return 0;
+	if (way & HU_ARENA_ONLINE)
+		return place_online(v, n, height);
 	for (uint32_t i = 0; i < n; i++) {
 		if (v[i].start < t0)
 			t0 = v[i].start;
@@ -484,19 +643,18 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 	stop = way & HU_ARENA_NO_SLACK ? floor :
 	       hu_arena_enough(floor, limit, n);
 	way &= ~(HU_ARENA_WHOLE | HU_ARENA_NO_BOUND | HU_ARENA_NO_INSTANTS |
-		 HU_ARENA_NO_SLACK | HU_ARENA_FIRST);
+		 HU_ARENA_NO_SLACK);
 	if (choose_way(&p, whole, way) || hu_arena__bkt_setup(&p, whole) ||
 	    (p.bound && hu_arena__set_inst(&p, INST_PEAK, at)))
 		goto out;
-	for (int order = 0; order < (first ? 1 : NR_ORDERS) && best > stop;
-	     order++) {
+	for (int order = 0; order < NR_ORDERS && best > stop; order++) {
 		uint32_t ready = 0;
 
 		nk = 0;
 		for (uint32_t i = 0; i < n; i++)
 			if (!whole[i])
 				make_key(&keys[nk++], &v[i], i, order);
-		for (int b = 0; b < (first ? 1 : 2) && best > stop; b++) {
+		for (int b = 0; b < 2 && best > stop; b++) {
 			/*
 			 * Only a lower one is kept, but the search's first
 			 * round needs the greedy by area's height itself if
@@ -516,8 +674,7 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 			}
 		}
 	}
-	if (!first)
-		search(&p, keys, whole, area_h, stop, effort, prune, &best);
+	search(&p, keys, whole, area_h, stop, effort, prune, &best);
 	*height = best;
 	ret = 0;
 out:

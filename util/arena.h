@@ -99,13 +99,17 @@ enum hu_arena_way {
 	 */
 	HU_ARENA_NO_SLACK = 0x400,
 	/*
-	 * Or'ed into a way: the first greedy placement alone (by size,
-	 * lowest fit), no other order and no search: offsets as valid,
-	 * the arena as tall or taller.  For a layout that need only pass
-	 * the validator, its height read by nothing (the planner's
-	 * --compare rows that are printed only).
+	 * Or'ed into a way: no greedy order and no search, but the
+	 * intervals in start order, each at the offset of one of its size
+	 * that has ended before it starts, else on top: O(n log n) where
+	 * the greedy placements are far from linear when many intervals
+	 * share time; offsets as valid, in an arena of each size times
+	 * the most of it live at once, summed (@effort and @limit are not
+	 * read).  For a layout that need only pass the validator, its
+	 * height read by nothing (the planner's --compare rows that are
+	 * printed only).
 	 */
-	HU_ARENA_FIRST = 0x1000,
+	HU_ARENA_ONLINE = 0x1000,
 };
 
 int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,

@@ -247,7 +247,10 @@ int hyper_plan__sched_layout(struct sched *s, uint64_t limit, struct hp_mem *mem
 	return hyper_plan__sched_layout_cached(s, limit, NULL, mem, e);
 }
 
-/* The layout, with @first_only by the first greedy placement alone. */
+/*
+ * The layout, with @first_only by one online placement in start order
+ * (HU_ARENA_ONLINE) in place of the greedy ones and their search.
+ */
 static int layout(struct sched *s, uint64_t limit, struct hp_laycache *lc,
 		  bool first_only, struct hp_mem *mem, struct hp_err *e)
 {
@@ -291,7 +294,7 @@ static int layout(struct sched *s, uint64_t limit, struct hp_laycache *lc,
 		hash = lay_hash(h, n);
 	if (!lc || !lay_find(lc, h, n, hash, limit, &height)) {
 		ret = first_only ? hu_arena_place_way(h, n, 0, limit,
-						      HU_ARENA_FIRST, &height) :
+						      HU_ARENA_ONLINE, &height) :
 		      hu_arena_place(h, n, HU_ARENA_EFFORT, limit, &height);
 		if (ret || (lc && lay_keep(lc, h, n, hash, limit, height,
 					   mem)))

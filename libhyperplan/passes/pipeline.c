@@ -123,15 +123,16 @@ static int layout_pass(const struct problem *pb, struct result *r,
  * (timed peak, reduction, slowdown, stall, GiB in and out) are its
  * simulation's, made before any layout, as --plot's series are.  So a
  * row printed only (@pp->printed_only: not the chosen policy, not
- * plotted, and no budget, which this checks again) is laid out by the
- * first greedy placement alone, offsets the validator checks as any:
- * DeepSeek-V2-Lite training's distance row made five placements for
- * them, greedy's four.  That layout is not the planner's, so its row
- * is never a later plan's twin (the caller keeps it out of struct
- * hp_polmemo's row); it still takes a twin's, cheaper again.  Handed to
- * the validator with no offsets, the schedule would be placed by
- * libhyper itself (up to 64Ki residencies, every greedy order): no
- * cheaper.
+ * plotted, and no budget, which this checks again) is laid out in one
+ * pass in start order, each size's blocks reused (HU_ARENA_ONLINE,
+ * O(n log n)), offsets the validator checks as any: each of
+ * DeepSeek-V2-Lite training's rows once made up to five greedy
+ * placements for them, then one of 201M instructions, now 15M.  That
+ * layout is not the planner's, so its row is never a later plan's twin
+ * (the caller keeps it out of struct hp_polmemo's row); it still takes
+ * a twin's, cheaper again.  Handed to the validator with no offsets,
+ * the schedule would be placed by libhyper itself (up to 64Ki
+ * residencies, every greedy order): no cheaper.
  */
 static int run_search(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
@@ -314,7 +315,7 @@ const struct hyper_plan__pass hyper_plan__passes[HP_PASS_NR] = {
 	[HP_PASS_LAYOUT] = {
 		"layout",
 		"passes/arena.c, passes/rows.c, util/residency.c, util/arena.c",
-		"residency intervals placed in the arena, fitted to the budget (a row printed only: one greedy placement)",
+		"residency intervals placed in the arena, fitted to the budget (a row printed only: one pass in start order, each size's blocks reused)",
 		HP_F_SCHED, HP_F_ARENA, true, run_layout, NULL,
 	},
 	[HP_PASS_VALIDATE] = {

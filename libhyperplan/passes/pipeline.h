@@ -118,8 +118,9 @@ int hyper_plan__probe(const struct problem *pb, const struct life *lf,
  * by nothing but libhyper's validator (run_search() in passes/pipeline.c
  * says why): not the @chosen policy (written with -o and --trace, its
  * arena printed), not @plotted, and with no @budget (whose fit reads the
- * arena).  Such a row is laid out by one greedy placement, and is not a
- * twin a later plan may take (struct hp_polmemo, row).
+ * arena).  Such a row is laid out in one pass in start order
+ * (HU_ARENA_ONLINE), and is not a twin a later plan may take (struct
+ * hp_polmemo, row).
  */
 bool hyper_plan__row_printed_only(int pol, int chosen, bool plotted,
 				  uint64_t budget);

@@ -185,11 +185,11 @@ int hyper_plan__sched_layout_cached(struct sched *s, uint64_t limit,
 				    struct hp_err *e);
 void hyper_plan__laycache_free(struct hp_laycache *lc);
 /*
- * As hyper_plan__sched_layout() with no limit, by the first greedy
- * placement alone (HU_ARENA_FIRST): offsets libhyper's validator takes,
- * in an arena that may be taller than that layout's.  For a schedule
- * whose layout nothing else reads (passes/pipeline.c: a --compare row
- * that is printed only).
+ * As hyper_plan__sched_layout() with no limit, by one online placement
+ * in start order (HU_ARENA_ONLINE, O(n log n)): offsets libhyper's
+ * validator takes, in an arena most often taller than that layout's.
+ * For a schedule whose layout nothing else reads (passes/pipeline.c: a
+ * --compare row that is printed only).
  */
 int hyper_plan__sched_layout_first(struct sched *s, struct hp_mem *mem,
 				   struct hp_err *e);

@@ -672,6 +672,102 @@ static bool no_overlap(const struct hu_ival *v, uint32_t n)
 	return true;
 }
 
+struct by_start {
+	uint64_t start;
+	uint32_t i;
+};
+
+static int cmp_by_start(const void *pa, const void *pb)
+{
+	const struct by_start *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return (a->i > b->i) - (a->i < b->i);
+}
+
+/*
+ * The online way (HU_ARENA_ONLINE), for layouts only checked: on random
+ * sets, their starts in order or not, no two intervals that share time
+ * share a byte (the brute check), each offset is aligned as the sizes
+ * are and ends within the height, which is the top of the highest, at
+ * least the live peak, and for each size the size times the most of it
+ * live at once, summed: counted here for each interval as those of its
+ * size before it in start order (ties by index) that end after it
+ * starts, and itself.
+ */
+TEST(arena_online_way_reuses_each_size_and_is_valid)
+{
+	unsigned int cases = 0, sorted = 0, reused = 0;
+
+	for (unsigned int seed = 1; seed <= 40; seed++) {
+		uint32_t n = seed % 5 == 0 ? 2000 : 1 + seed * 53 % 700;
+		struct hu_ival *v = new_set(_metadata, n);
+		struct by_start *ord = calloc(n, sizeof(*ord));
+		uint32_t *most = calloc(n, sizeof(*most));
+		uint64_t h, top = 0, peak, want = 0;
+
+		ASSERT_NE(NULL, ord);
+		ASSERT_NE(NULL, most);
+		arena_set(v, n, seed, seed % 2, seed > 30);
+		for (uint32_t i = 0; i < n; i++)
+			ord[i] = (struct by_start){ v[i].start, i };
+		qsort(ord, n, sizeof(*ord), cmp_by_start);
+		if (seed % 3 == 0) {
+			/* already in start order, as the planner's are */
+			struct hu_ival *in = new_set(_metadata, n);
+
+			for (uint32_t i = 0; i < n; i++) {
+				in[i] = v[ord[i].i];
+				ord[i].i = i;
+			}
+			free(v);
+			v = in;
+			sorted++;
+		}
+		ASSERT_EQ(0, hu_arena_place_way(v, n, 0, 0, HU_ARENA_ONLINE,
+						&h));
+		ASSERT_TRUE(no_overlap(v, n)) TH_LOG("seed %u", seed);
+		for (uint32_t j = 0; j < n; j++) {
+			const struct hu_ival *x = &v[ord[j].i];
+			uint32_t live = 1, first = j;
+
+			ASSERT_EQ(0, x->off % 64);
+			ASSERT_LE(x->off + x->bytes, h);
+			if (x->off + x->bytes > top)
+				top = x->off + x->bytes;
+			if (!x->bytes)
+				continue;
+			/* most[] at the first of each size, in start order */
+			for (uint32_t k = 0; k < j; k++) {
+				const struct hu_ival *y = &v[ord[k].i];
+
+				if (y->bytes != x->bytes)
+					continue;
+				if (first == j)
+					first = k;
+				live += y->end > x->start;
+			}
+			reused += live < j - first + 1;
+			if (live > most[first])
+				most[first] = live;
+		}
+		for (uint32_t j = 0; j < n; j++)
+			want += most[j] * v[ord[j].i].bytes;
+		ASSERT_EQ(0, hu_arena_live_peak(v, n, &peak));
+		EXPECT_EQ(top, h) TH_LOG("seed %u", seed);
+		EXPECT_EQ(want, h) TH_LOG("seed %u", seed);
+		EXPECT_LE(peak, h) TH_LOG("seed %u", seed);
+		free(most);
+		free(ord);
+		free(v);
+		cases++;
+	}
+	EXPECT_EQ(40, cases);
+	EXPECT_EQ(13, sorted);
+	EXPECT_LT(1000, reused);
+}
+
 /*
  * Trying stops at the first placement within a HU_ARENA_SLACK'th of the
  * live peak, or at the caller's limit if that is lower: against the
