@@ -30,6 +30,7 @@
 #include "sim/sim.h"
 #include "util/json.h"
 #include "hyper/graph_id.h"
+#include "hyper/residency.h"
 
 TEST(byte_units)
 {
@@ -2868,6 +2869,47 @@ TEST(fetch_floor_by_its_bits_is_every_steps)
 	}
 	EXPECT_EQ(300, buf.nbusy);
 	hyper_plan__simbuf_free(&buf);
+}
+
+/*
+ * A tracked tensor's dead detach in the first slot of a run without
+ * items (passes/sched.c, bare()): x, defined by a and last used by b,
+ * is freed after b, a slot with no item of its own, and a wrong
+ * eviction then prefetches it for c with no store before.  The emitter
+ * must have applied that detach, as the replay of every tensor does:
+ * the prefetch is then refused for want of a pool copy, not as one of a
+ * resident tensor.  Both ways say the same, and say that.
+ */
+TEST(tracked_dead_detach_after_a_use_is_applied)
+{
+	static const uint32_t order[] = { 0, 1, 2 };
+	const struct evict ev = { .t = 1, .a = 1, .j = 2, .store_slot = -1,
+				  .detach_slot = -1, .fetch_step = 2 };
+	struct hp_err ea = { "" }, eb = { "" };
+	struct hp_mem mem = { 0 };
+	struct life lf, whole;
+	struct sched a, b;
+	uint32_t y = 2, z, w = 0;
+	struct graph g;
+
+	two_ops(&g, 1000);
+	z = hyper_plan__graph_add_tensor(&g, "z", 1000, HYPER_KIND_ACTIVATION,
+					 TF_LIVE_OUT, NULL);
+	hyper_plan__graph_add_op(&g, "c", 1000, &y, 1, &z, 1, NULL, NULL);
+	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
+	ASSERT_EQ(0, lf.ndirty);
+	/* every tensor replayed: a dirty list naming w, which is not evicted */
+	whole = lf;
+	whole.dirty_t = &w;
+	whole.ndirty = 1;
+	EXPECT_EQ(-EINVAL, hyper_plan__sched_build(&a, &lf, &ev, 1, &mem, &ea));
+	EXPECT_EQ(-EINVAL, hyper_plan__sched_build(&b, &whole, &ev, 1, &mem,
+						   &eb));
+	EXPECT_STREQ(eb.msg, ea.msg);
+	EXPECT_NE(NULL, strstr(ea.msg, hyper_residency_reason(HYPER_RES_NO_POOL)))
+		TH_LOG("%s", ea.msg);
+	hyper_plan__life_free(&lf);
+	hyper_plan__graph_free(&g);
 }
 
 TEST_HARNESS_MAIN
