@@ -315,11 +315,16 @@ static int dead(struct hp_emit *m, uint32_t slot)
 
 /*
  * Slots [@slot, @to) without items, when the emitter tracks the evicted
- * tensors alone: their dead gaps' detaches are all they hold, one a gap
- * (a tracked tensor's through apply(), which emits its detach alone),
- * so room for them is made once, and the count of cops is kept here
- * but across apply().  Most slots of a probe are these, pulled a few
- * steps at a time by the simulator.
+ * tensors alone: their dead gaps' detaches are all they hold, one a gap,
+ * so room for them is made once, and the count of cops is kept here.
+ * Most slots of a probe are these, pulled a few steps at a time by the
+ * simulator.  A tracked tensor's dead gap follows one of its accesses at
+ * its step, an item in the step's "before" slot (a use) or its "after"
+ * slot (a define): without items from @slot on, only @slot itself can
+ * be such a gap's, an "after" slot just past a use.  That slot goes
+ * through apply() for the tracked tensors it frees (which emits each
+ * detach alone); every later step is copied whole, its "before" slot
+ * empty and its "after" slot its dead gaps as they are.
  */
 static int bare(struct hp_emit *m, uint32_t slot, uint32_t to)
 {
@@ -338,10 +343,8 @@ static int bare(struct hp_emit *m, uint32_t slot, uint32_t to)
 		return -ENOMEM;
 	c = s->cops;
 	n = s->ncops;
-	for (; slot < to; slot++) {
+	if (slot < to && (slot & 1)) {
 		slot_off[slot] = n;
-		if (!(slot & 1))
-			continue;
 		end = dead_off[slot / 2 + 1];
 		for (i = dead_off[slot / 2]; i < end; i++) {
 			t = dead_t[i];
@@ -358,7 +361,17 @@ static int bare(struct hp_emit *m, uint32_t slot, uint32_t to)
 			c = s->cops;
 			n = s->ncops;
 		}
+		slot++;
 	}
+	for (; slot + 1 < to; slot += 2) {
+		slot_off[slot] = n;
+		slot_off[slot + 1] = n;
+		end = dead_off[slot / 2 + 1];
+		for (i = dead_off[slot / 2]; i < end; i++)
+			c[n++] = (struct cop){ dead_t[i], HYPER_OP_DETACH };
+	}
+	if (slot < to)		/* a "before" slot, the last: empty */
+		slot_off[slot] = n;
 	s->ncops = n;
 	return 0;
 }

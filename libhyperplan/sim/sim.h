@@ -70,8 +70,8 @@ struct hp_simq;
  * probe neither allocates nor zeroes buffers of the graph's size: the
  * per-tensor ends are whatever the last run left (a run reads a
  * tensor's only once it has set both, at its first transfer), the
- * fetch floor's per-step sums are zero between runs (each zeroes the
- * steps it added to); the state and the heap are set up by each run.
+ * fetch floor's per-step sums and bits are zero between runs (each
+ * zeroes the steps it added to); the state and the heap are set up by each run.
  * A zeroed one is empty; one thread uses it (a job's memo,
  * policies/list.h).
  */
@@ -80,7 +80,8 @@ struct hp_simbuf {
 	uint8_t *st;
 	size_t nt;			/* tensors end and st have room for */
 	struct heap pend;
-	double *busy;			/* zero between runs */
+	/* zero between runs: nbusy steps' sums, then a bit a step */
+	double *busy;
 	size_t nbusy;			/* steps busy has room for */
 	/*
 	 * What each step of one life's order does with nothing offloaded,
