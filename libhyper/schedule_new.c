@@ -306,21 +306,29 @@ static void *array_alloc(uint32_t n, size_t size)
 			 HYPER_SCHED_PRED_STALL | HYPER_SCHED_PRED_MAKESPAN | \
 			 HYPER_SCHED_ARENA)
 
-static int fill(struct hyper_schedule *s, const struct hyper_schedule_info *info,
-		const struct hyper_tensor_info *tensors,
-		const struct hyper_step_info *steps, struct hs_err *e)
-{
-	uint32_t ahead[AHEAD], i, h;
-	uint64_t total = 0;
-	int ret;
+/*
+ * A schedule being built (hyper_schedule_begin()): the tensors and steps
+ * come in pieces, each copied as it comes, so a caller can hand a plan
+ * over through one small buffer instead of whole arrays beside the copy.
+ */
+struct hyper_schedule_builder {
+	struct hyper_schedule *s;
+	char *graph_hash;	/* checked at the end, after every step */
+	uint64_t total;		/* the tensors' bytes so far */
+	uint32_t nr_tensors, nr_steps;	/* given so far */
+	int ret;		/* the first failure, returned from then on */
+};
 
-	/*
-	 * The pool first: with it, hs_destroy() frees nothing tensor by
-	 * tensor or step by step, so the arrays need no clearing.
-	 * add_tensor() and add_step() set each element whole as they copy
-	 * it; calloc() wrote the arrays once more before (at 100k steps 16
-	 * MB of the heap cleared, 7% of the instructions of the hand-over).
-	 */
+/*
+ * The arrays, not cleared.  The pool first: with it, hs_destroy() frees
+ * nothing tensor by tensor or step by step, so the arrays need no
+ * clearing.  add_tensor() and add_step() set each element whole as they
+ * copy it; calloc() wrote the arrays once more before (at 100k steps 16
+ * MB of the heap cleared, 7% of the instructions of the hand-over).
+ */
+static int alloc_arrays(struct hyper_schedule *s,
+			const struct hyper_schedule_info *info)
+{
 	if (!pool_alloc(s, 0))
 		return -ENOMEM;
 	s->name = strdup(info->name ? info->name : "");
@@ -328,40 +336,39 @@ static int fill(struct hyper_schedule *s, const struct hyper_schedule_info *info
 	s->steps = array_alloc(s->nr_steps, sizeof(*s->steps));
 	if (!s->name || !s->tensors || !s->steps || hs_hash_alloc(s))
 		return -ENOMEM;
-	for (i = 0; i < s->nr_tensors && i < AHEAD; i++)
-		ahead[i] = hash_ahead(s, &tensors[i]);
-	for (i = 0; i < s->nr_tensors; i++) {
-		h = ahead[i % AHEAD];
-		if (i + AHEAD < s->nr_tensors)
-			ahead[i % AHEAD] = hash_ahead(s, &tensors[i + AHEAD]);
-		ret = add_tensor(s, i, &tensors[i], h,
-				 info->flags & HYPER_SCHED_ARENA, &total, e);
-		if (ret)
-			return ret;
-	}
-	for (i = 0; i < s->nr_steps; i++) {
-		ret = add_step(s, i, &steps[i], e);
-		if (ret)
-			return ret;
+	/* The graph's identity, held to the rules a schedule file's is. */
+	if (info->graph_name) {
+		s->graph_name = strdup(info->graph_name);
+		if (!s->graph_name)
+			return -ENOMEM;
 	}
 	return 0;
 }
 
-int hyper_schedule_new(const struct hyper_schedule_info *info,
-		       const struct hyper_tensor_info *tensors,
-		       const struct hyper_step_info *steps,
-		       struct hyper_schedule **schedp, char *err, size_t errlen)
+/* @ret for this call and every later one; its words when out of memory. */
+static int builder_fail(struct hyper_schedule_builder *b, int ret,
+			struct hs_err *e)
+{
+	if (ret == -ENOMEM)
+		hs_errf(e, "out of memory while building the schedule");
+	b->ret = ret;
+	return ret;
+}
+
+int hyper_schedule_begin(const struct hyper_schedule_info *info,
+			 struct hyper_schedule_builder **bp,
+			 char *err, size_t errlen)
 {
 	struct hs_err e = { err, errlen };
+	struct hyper_schedule_builder *b;
 	struct hyper_schedule *s;
 	int ret;
 
 	if (err && errlen)
 		err[0] = '\0';
-	if (!schedp || !info || (info->nr_tensors && !tensors) ||
-	    (info->nr_steps && !steps))
+	if (!bp || !info)
 		return -EINVAL;
-	*schedp = NULL;
+	*bp = NULL;
 	if ((info->version && info->version != HYPER_SCHEDULE_VERSION) ||
 	    (info->flags & ~INFO_FLAGS) || !ZERO(info->reserved) ||
 	    ((info->flags & HYPER_SCHED_BUDGET) &&
@@ -371,9 +378,14 @@ int hyper_schedule_new(const struct hyper_schedule_info *info,
 		hs_errf(&e, "schedule: unknown version or flags, a budget or arena of 0 or beyond range, or non-zero reserved fields");
 		return -EINVAL;
 	}
+	b = calloc(1, sizeof(*b));
 	s = calloc(1, sizeof(*s));
-	if (!s)
+	if (!b || !s) {
+		free(b);
+		free(s);
 		return -ENOMEM;
+	}
+	b->s = s;
 	s->refs = 1;
 	s->version = HYPER_SCHEDULE_VERSION;
 	s->flags = info->flags;
@@ -385,16 +397,155 @@ int hyper_schedule_new(const struct hyper_schedule_info *info,
 	s->pred_makespan = info->pred_makespan_ns;
 	s->nr_tensors = info->nr_tensors;
 	s->nr_steps = info->nr_steps;
-	ret = fill(s, info, tensors, steps, &e);
-	/* The graph's identity, held to the rules a schedule file's is. */
-	if (!ret && info->graph_name) {
-		s->graph_name = strdup(info->graph_name);
-		if (!s->graph_name)
+	ret = alloc_arrays(s, info);
+	if (!ret && info->graph_hash) {
+		b->graph_hash = strdup(info->graph_hash);
+		if (!b->graph_hash)
 			ret = -ENOMEM;
 	}
-	if (!ret && info->graph_hash)
-		ret = hs_set_graph_hash(s, info->graph_hash, &e);
+	if (ret) {
+		builder_fail(b, ret, &e);
+		hyper_schedule_end(b, NULL, NULL, 0);
+		return ret;
+	}
+	*bp = b;
+	return 0;
+}
+
+/*
+ * What every add checks first, for @n of its @items (steps with @steps,
+ * else tensors): 0 to go on, else what the call returns.
+ */
+static int add_check(struct hyper_schedule_builder *b, const void *items,
+		     uint32_t n, bool steps, struct hs_err *e)
+{
+	uint32_t given, has;
+
+	if (e->buf && e->len)
+		e->buf[0] = '\0';
+	if (!b || (n && !items))
+		return -EINVAL;
+	if (b->ret)
+		return b->ret;
+	given = steps ? b->nr_steps : b->nr_tensors;
+	has = steps ? b->s->nr_steps : b->s->nr_tensors;
+	if (n > has - given) {
+		hs_errf(e, "%s: %u given and %u more, but the schedule has %u",
+			steps ? "steps" : "tensors", given, n, has);
+		return builder_fail(b, -EINVAL, e);
+	}
+	return 0;
+}
+
+int hyper_schedule_add_tensors(struct hyper_schedule_builder *b,
+			       const struct hyper_tensor_info *tensors,
+			       uint32_t n, char *err, size_t errlen)
+{
+	struct hs_err e = { err, errlen };
+	uint32_t ahead[AHEAD], i, h, at;
+	struct hyper_schedule *s;
+	bool arena;
+	int ret = add_check(b, tensors, n, false, &e);
+
+	if (ret)
+		return ret;
+	s = b->s;
+	at = b->nr_tensors;
+	arena = s->flags & HYPER_SCHED_ARENA;
+	for (i = 0; i < n && i < AHEAD; i++)
+		ahead[i] = hash_ahead(s, &tensors[i]);
+	for (i = 0; i < n; i++) {
+		h = ahead[i % AHEAD];
+		if (i + AHEAD < n)
+			ahead[i % AHEAD] = hash_ahead(s, &tensors[i + AHEAD]);
+		ret = add_tensor(s, at + i, &tensors[i], h, arena, &b->total,
+				 &e);
+		if (ret)
+			return builder_fail(b, ret, &e);
+	}
+	b->nr_tensors += n;
+	return 0;
+}
+
+int hyper_schedule_add_steps(struct hyper_schedule_builder *b,
+			     const struct hyper_step_info *steps, uint32_t n,
+			     char *err, size_t errlen)
+{
+	struct hs_err e = { err, errlen };
+	int ret = add_check(b, steps, n, true, &e);
+
+	if (ret)
+		return ret;
+	for (uint32_t i = 0; i < n; i++) {
+		ret = add_step(b->s, b->nr_steps + i, &steps[i], &e);
+		if (ret)
+			return builder_fail(b, ret, &e);
+	}
+	b->nr_steps += n;
+	return 0;
+}
+
+int hyper_schedule_end(struct hyper_schedule_builder *b,
+		       struct hyper_schedule **schedp, char *err, size_t errlen)
+{
+	struct hs_err e = { err, errlen };
+	struct hyper_schedule *s;
+	int ret;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (schedp)
+		*schedp = NULL;
+	if (!b)
+		return -EINVAL;
+	s = b->s;
+	ret = b->ret;
+	if (!schedp || ret) {
+		/* given up, or failed in a call that said why */
+		hs_destroy(s);
+		free(b->graph_hash);
+		free(b);
+		return schedp ? ret : 0;
+	}
+	if (b->nr_tensors != s->nr_tensors || b->nr_steps != s->nr_steps) {
+		hs_errf(&e, "schedule: %u of %u tensors and %u of %u steps given",
+			b->nr_tensors, s->nr_tensors, b->nr_steps, s->nr_steps);
+		ret = -EINVAL;
+	}
+	if (!ret && b->graph_hash)
+		ret = hs_set_graph_hash(s, b->graph_hash, &e);
 	if (!ret)
 		ret = hs_check_graph_hash(s, &e);
+	free(b->graph_hash);
+	free(b);
 	return hs_finish(s, ret, "building", &e, schedp);
+}
+
+int hyper_schedule_new(const struct hyper_schedule_info *info,
+		       const struct hyper_tensor_info *tensors,
+		       const struct hyper_step_info *steps,
+		       struct hyper_schedule **schedp, char *err, size_t errlen)
+{
+	struct hyper_schedule_builder *b;
+	int ret;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!schedp || !info || (info->nr_tensors && !tensors) ||
+	    (info->nr_steps && !steps))
+		return -EINVAL;
+	*schedp = NULL;
+	ret = hyper_schedule_begin(info, &b, err, errlen);
+	if (ret)
+		return ret;
+	ret = hyper_schedule_add_tensors(b, tensors, info->nr_tensors, err,
+					 errlen);
+	if (!ret)
+		ret = hyper_schedule_add_steps(b, steps, info->nr_steps, err,
+					       errlen);
+	if (ret) {
+		hyper_schedule_end(b, NULL, NULL, 0);
+		return ret;
+	}
+	return hyper_schedule_end(b, schedp, err, errlen);
 }

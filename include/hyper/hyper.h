@@ -262,6 +262,25 @@ int hyper_schedule_new(const struct hyper_schedule_info *info,
 		       const struct hyper_tensor_info *tensors,
 		       const struct hyper_step_info *steps,
 		       struct hyper_schedule **schedp, char *err, size_t errlen);
+/*
+ * The same in pieces (LIBHYPER_1.6): begin with the info, add the tensors
+ * and the steps in as many calls as the caller likes (each piece is
+ * copied and checked as it comes, so the caller's buffer can be reused),
+ * then end; hyper_schedule_end() with @schedp NULL gives up.
+ */
+struct hyper_schedule_builder;
+
+int hyper_schedule_begin(const struct hyper_schedule_info *info,
+			 struct hyper_schedule_builder **bp,
+			 char *err, size_t errlen);
+int hyper_schedule_add_tensors(struct hyper_schedule_builder *b,
+			       const struct hyper_tensor_info *tensors,
+			       uint32_t n, char *err, size_t errlen);
+int hyper_schedule_add_steps(struct hyper_schedule_builder *b,
+			     const struct hyper_step_info *steps, uint32_t n,
+			     char *err, size_t errlen);
+int hyper_schedule_end(struct hyper_schedule_builder *b,
+		       struct hyper_schedule **schedp, char *err, size_t errlen);
 int hyper_schedule_load(const char *path, struct hyper_schedule **schedp,
 			char *err, size_t errlen);
 void hyper_schedule_free(struct hyper_schedule *sched);

@@ -362,6 +362,151 @@ TEST(schedule_new_sets_every_field)
 	hyper_schedule_free(s);
 }
 
+/*
+ * @n tensors (or with @steps steps) of @size bytes from @src, through
+ * @buf, which is left dirty for the next piece.
+ */
+static int add_piece(struct hyper_schedule_builder *b, void *buf,
+		     const void *src, size_t size, uint32_t n, bool steps,
+		     char *err, size_t len)
+{
+	int ret;
+
+	memcpy(buf, src, n * size);
+	ret = steps ? hyper_schedule_add_steps(b, buf, n, err, len) :
+		      hyper_schedule_add_tensors(b, buf, n, err, len);
+	memset(buf, 0xa5, n * size);
+	return ret;
+}
+
+/*
+ * hyper_schedule_begin() and the adds after it make what
+ * hyper_schedule_new() makes from the same structures, in pieces of
+ * any size through one buffer the caller fills again after each call:
+ * every piece is copied and numbered on from the pieces before it, and
+ * a step may name a tensor of a piece still to come.  A
+ * duplicate id across pieces names its first tensor by that number;
+ * more tensors or steps than the info gave, or fewer at the end, are
+ * refused, and a failed builder stays failed.
+ */
+TEST(schedule_built_in_pieces)
+{
+	enum { NT = 37, NS = 36 };
+	struct hyper_schedule_info info = {
+		.name = "pieces", .nr_tensors = NT, .nr_steps = NS,
+		.flags = HYPER_SCHED_ARENA, .arena_bytes = 4 * 4096,
+	};
+	struct hyper_tensor_info ti[NT], buf_t[NT], a, b;
+	struct hyper_step_info si[NS], buf_s[NS], x, y;
+	struct hyper_cop cops[NS][2];
+	uint32_t uses[NS], defs[NS];
+	uint64_t off[NT];
+	char ids[NT][16], ops[NS][16], err[256];
+	struct hyper_schedule *whole, *s;
+	struct hyper_schedule_builder *bl;
+	uint32_t piece, at, n;
+
+	for (uint32_t t = 0; t < NT; t++) {
+		snprintf(ids[t], sizeof(ids[t]), "t%u", t);
+		off[t] = (t % 2) * 4096;
+		ti[t] = (struct hyper_tensor_info){
+			.id = ids[t], .bytes = 100 + t,
+			.kind = t ? HYPER_KIND_ACTIVATION : HYPER_KIND_WEIGHT,
+			.home = t ? HYPER_HOME_NONE : HYPER_HOME_POOL,
+			.arena_offsets = &off[t], .nr_arena_offsets = 1,
+		};
+	}
+	/* step i defines tensor i + 1 from tensor i, then detaches tensor i */
+	for (uint32_t i = 0; i < NS; i++) {
+		snprintf(ops[i], sizeof(ops[i]), "op%u", i);
+		uses[i] = i;
+		defs[i] = i + 1;
+		cops[i][0] = (struct hyper_cop){ HYPER_OP_PREFETCH, 0 };
+		cops[i][1] = (struct hyper_cop){ HYPER_OP_DETACH, i };
+		si[i] = (struct hyper_step_info){
+			.op = ops[i], .compute_ns = 10 + i,
+			.before = cops[i], .nr_before = !i,
+			.after = cops[i] + 1, .nr_after = 1,
+			.uses = &uses[i], .nr_uses = 1,
+			.defines = &defs[i], .nr_defines = 1,
+		};
+	}
+	ASSERT_EQ(0, hyper_schedule_new(&info, ti, si, &whole, err, sizeof(err)))
+		TH_LOG("%s", err);
+	for (piece = 1; piece <= NT; piece++) {
+		ASSERT_EQ(0, hyper_schedule_begin(&info, &bl, err, sizeof(err)));
+		/* a piece of tensors, then one of steps, while either is left */
+		for (at = 0; at < NT; at += piece) {
+			n = NT - at < piece ? NT - at : piece;
+			ASSERT_EQ(0, add_piece(bl, buf_t, ti + at, sizeof(*ti), n,
+					       false, err, sizeof(err)))
+				TH_LOG("%s", err);
+			n = at >= NS ? 0 : NS - at < piece ? NS - at : piece;
+			ASSERT_EQ(0, add_piece(bl, buf_s, si + at, sizeof(*si), n,
+					       true, err, sizeof(err)))
+				TH_LOG("%s", err);
+		}
+		ASSERT_EQ(0, hyper_schedule_end(bl, &s, err, sizeof(err)))
+			TH_LOG("pieces of %u: %s", piece, err);
+		for (uint32_t t = 0; t < NT; t++) {
+			ASSERT_EQ((int)t, hyper_schedule_find(s, ids[t]));
+			ASSERT_EQ(0, hyper_schedule_tensor(whole, t, &a));
+			ASSERT_EQ(0, hyper_schedule_tensor(s, t, &b));
+			EXPECT_STREQ(a.id, b.id);
+			EXPECT_EQ(a.bytes, b.bytes);
+			EXPECT_EQ(a.kind, b.kind);
+			EXPECT_EQ(a.home, b.home);
+			ASSERT_EQ(1, b.nr_arena_offsets);
+			EXPECT_EQ(off[t], b.arena_offsets[0]);
+		}
+		for (uint32_t i = 0; i < NS; i++) {
+			ASSERT_EQ(0, hyper_schedule_step(whole, i, &x));
+			ASSERT_EQ(0, hyper_schedule_step(s, i, &y));
+			EXPECT_STREQ(x.op, y.op);
+			EXPECT_EQ(x.compute_ns, y.compute_ns);
+			ASSERT_EQ(x.nr_before, y.nr_before);
+			ASSERT_EQ(1, y.nr_after);
+			ASSERT_EQ(1, y.nr_uses);
+			ASSERT_EQ(1, y.nr_defines);
+			EXPECT_EQ(i, y.after[0].tensor);
+			EXPECT_EQ(HYPER_OP_DETACH, y.after[0].op);
+			EXPECT_EQ(i, y.uses[0]);
+			EXPECT_EQ(i + 1, y.defines[0]);
+		}
+		hyper_schedule_free(s);
+	}
+	hyper_schedule_free(whole);
+
+	/* tensor 30 repeats tensor 3's id, in another piece */
+	ti[30].id = ids[3];
+	ASSERT_EQ(0, hyper_schedule_begin(&info, &bl, err, sizeof(err)));
+	ASSERT_EQ(0, hyper_schedule_add_tensors(bl, ti, 20, err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, hyper_schedule_add_tensors(bl, ti + 20, NT - 20, err,
+						      sizeof(err)));
+	EXPECT_STREQ("tensor 30: duplicate id \"t3\" (first is tensor 3)", err);
+	EXPECT_EQ(-EINVAL, hyper_schedule_add_steps(bl, si, NS, err,
+						    sizeof(err)));
+	EXPECT_EQ(-EINVAL, hyper_schedule_end(bl, &s, err, sizeof(err)));
+	EXPECT_EQ(NULL, s);
+	ti[30].id = ids[30];
+
+	/* one tensor too many, then the steps short */
+	ASSERT_EQ(0, hyper_schedule_begin(&info, &bl, err, sizeof(err)));
+	ASSERT_EQ(0, hyper_schedule_add_tensors(bl, ti, 30, err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, hyper_schedule_add_tensors(bl, ti, 8, err,
+						      sizeof(err)));
+	EXPECT_STREQ("tensors: 30 given and 8 more, but the schedule has 37",
+		     err);
+	EXPECT_EQ(0, hyper_schedule_end(bl, NULL, NULL, 0));
+	ASSERT_EQ(0, hyper_schedule_begin(&info, &bl, err, sizeof(err)));
+	ASSERT_EQ(0, hyper_schedule_add_tensors(bl, ti, NT, err, sizeof(err)));
+	ASSERT_EQ(0, hyper_schedule_add_steps(bl, si, NS - 1, err,
+					      sizeof(err)));
+	EXPECT_EQ(-EINVAL, hyper_schedule_end(bl, &s, err, sizeof(err)));
+	EXPECT_STREQ("schedule: 37 of 37 tensors and 35 of 36 steps given", err);
+	EXPECT_EQ(NULL, s);
+}
+
 TEST(stale_detach_allowed)
 {
 	struct hyper_schedule_info info;

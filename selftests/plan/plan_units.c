@@ -1692,11 +1692,13 @@ TEST(schedule_json_is_the_first_writers_bytes)
  * hyper_schedule_new() copies a step's name and four lists into one
  * piece of its pool: each must read back as handed over, empty lists
  * as none, on a schedule with every kind of step (training: all four
- * cache ops, lists empty and not, names of many lengths).
+ * cache ops, lists empty and not, names of many lengths).  The plan goes
+ * over in pieces through one buffer each: every tensor's id and arena
+ * offsets, and every step's cops, read back across the pieces' seams.
  */
-TEST(schedule_new_keeps_every_list)
+static void keeps_every_list(struct __test_metadata *_metadata,
+			     const struct plan_case *c)
 {
-	static const struct plan_case c = { "llama3-8b", "train", 0, 1 };
 	struct goal gl = { 0.01, 0 };
 	struct hyper_schedule *hs;
 	struct hyper_step_info si;
@@ -1705,12 +1707,25 @@ TEST(schedule_new_keeps_every_list)
 	struct job j = { 0 };
 	struct hp_err e;
 
-	ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[0], &e));
+	ASSERT_EQ(0, case_job(&j, c, &hyper_plan__profile_table[0], &e));
 	hyper_plan__job_problem(&j, &pb, &gl, &j.g.mem);
 	ASSERT_EQ(0, hyper_plan__run_plan(&pb, &r, &e));
 	ASSERT_EQ(0, hyper_plan__sched_layout(&r.s, 0, &j.g.mem, &e));
 	ASSERT_EQ(0, hyper_plan__sched_to_hyper(&r.s, "t", &hs, &j.g.mem, &e))
 		TH_LOG("%s", e.msg);
+	if (!c->model)		/* a random graph: several pieces */
+		ASSERT_LT(3 * 1024, r.s.n);
+	for (uint32_t t = 0; t < r.s.g->nt; t++) {
+		const uint32_t *f = r.s.res_first + t;
+		struct hyper_tensor_info ti;
+
+		ASSERT_EQ(0, hyper_schedule_tensor(hs, t, &ti));
+		EXPECT_STREQ(r.s.g->t[t].id, ti.id);
+		ASSERT_EQ(f[1] - f[0], ti.nr_arena_offsets);
+		for (uint32_t i = 0; i < ti.nr_arena_offsets; i++)
+			ASSERT_EQ(r.s.res_off[f[0] + i], ti.arena_offsets[i])
+				TH_LOG("tensor %u", t);
+	}
 	for (uint32_t k = 0; k < r.s.n; k++) {
 		const struct graph *g = r.s.g;
 		const struct op *o = &g->op[r.s.order[k]];
@@ -1745,6 +1760,17 @@ TEST(schedule_new_keeps_every_list)
 	hyper_schedule_free(hs);
 	hyper_plan__result_free(&r);
 	hyper_plan__job_free(&j);
+}
+
+TEST(schedule_new_keeps_every_list)
+{
+	/* pieces of 1024 (out/sched_hyper.c): one, then several */
+	static const struct plan_case c[] = {
+		{ "llama3-8b", "train", 0, 1 }, { NULL, NULL, 5000, 7 },
+	};
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(c); i++)
+		keeps_every_list(_metadata, &c[i]);
 }
 
 /*
