@@ -171,7 +171,10 @@ static bool store_fits(const struct bnd *b, uint32_t x, int64_t rel,
  * the run's stall.  If not, it stays, whatever the budget.  The fetch
  * fits up to some instant and the store from some instant on (each side
  * moves one way with x, rounding included), so it can leave at the
- * instants [*x0, *x1) of [xs, xe), none if *x0 >= *x1.
+ * instants [*x0, *x1) of [xs, xe), none if *x0 >= *x1.  Most gaps can
+ * leave at every instant inside (a transfer is short beside the slack):
+ * the last instant for the fetch and the first for the store answer
+ * each search at once, the same answer as the search's (one way).
  */
 static void miss_run(const struct bnd *b, uint32_t xs, uint32_t xe,
 		     int64_t j, int64_t rel, uint64_t bytes, uint32_t *x0,
@@ -180,6 +183,10 @@ static void miss_run(const struct bnd *b, uint32_t xs, uint32_t xe,
 	double fetch = h2d_ns(b->p, bytes), store = d2h_ns(b->p, bytes);
 	uint32_t lo = xs, hi = xe, mid;
 
+	if (fetch_fits(b, xe - 1, j, fetch))
+		lo = hi;
+	else
+		hi--;
 	while (lo < hi) {	/* the first where the fetch does not fit */
 		mid = lo + (hi - lo) / 2;
 		if (fetch_fits(b, mid, j, fetch))
@@ -188,7 +195,11 @@ static void miss_run(const struct bnd *b, uint32_t xs, uint32_t xe,
 			hi = mid;
 	}
 	*x1 = lo;
-	for (lo = xs, hi = *x1; lo < hi; ) {	/* the first the store fits */
+	lo = xs;
+	hi = *x1;
+	if (lo < hi && store_fits(b, lo, rel, store))
+		hi = lo;
+	while (lo < hi) {	/* the first the store fits */
 		mid = lo + (hi - lo) / 2;
 		if (store_fits(b, mid, rel, store))
 			hi = mid;
