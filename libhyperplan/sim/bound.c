@@ -894,11 +894,33 @@ static double need(double must, double budget, double bps, double dt)
 }
 
 /*
+ * Whether no window (x, y) of a run ending at @xe - 1 can raise best[y]
+ * at @budget: best[x] + the stall of its bytes, at most best[xe - 1] +
+ * the stall of @most, the run's most, over the run's shortest window.
+ * best[] does not fall along x, need() does not fall as the bytes grow
+ * nor rise as the window does, and a sum or a maximum of rounded terms
+ * moves with them, so no cell of the run is over that.  Near the bound
+ * nearly every run over the budget is passed over so: the stall a window
+ * adds to the best before it is small beside the best up to y.
+ */
+static bool run_below(const struct bnd *b, const struct profile *p,
+		      double budget, const double *best, double most,
+		      uint32_t xe, uint32_t y)
+{
+	double dt = b->t[y] - b->t[xe - 1];
+	double h = need(most, budget, p->h2d_bps, dt);
+	double d = need(most, budget, p->d2h_bps, dt);
+
+	return !(best[xe - 1] + (h > d ? h : d) > best[y]);
+}
+
+/*
  * The most stall any set of disjoint windows forces at this budget, or
  * some stall over the slack as soon as there is one (the bound asks no
  * more).  A window whose bytes are within the budget forces none, and
  * best[] never falls, so it is passed over, and so is a run of them
- * (most[], windows()): most cells are within it near the bound.  So is an
+ * (most[], windows()): most cells are within it near the bound.  So is a
+ * run none of whose cells can raise best[y] (run_below()), and an
  * averaged window whose levels are all within it (avg_bounds()), and a
  * start's are built when one of its windows is not.  0 with @mem failed.
  */
@@ -917,6 +939,8 @@ static double forced_stall(struct bnd *b, const struct profile *p,
 			if (most[r] <= budget)
 				continue;
 			xe = (r + 1) * RUN_X < y ? (r + 1) * RUN_X : y;
+			if (run_below(b, p, budget, best, most[r], xe, y))
+				continue;
 			for (x = r * RUN_X; x < xe; x++) {
 				double dt, h, d, v;
 
