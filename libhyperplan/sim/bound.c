@@ -526,19 +526,25 @@ static void knap_windows(const struct bnd *b, struct knap *k, uint32_t sx,
 	k->nused = 0;
 }
 
-/* Out of memory: NULL, with @mem failed. */
-static struct gapv *all_gaps(const struct life *lf, const struct tens *tn,
-			     size_t *ng, struct hp_mem *mem)
+/*
+ * Every live gap with a step inside, unpriced (price_gaps()); a tensor
+ * has one gap more than accesses, so that many slots hold them all.
+ * Out of memory: NULL, with @mem failed.
+ */
+static struct gapv *all_gaps(const struct life *lf, size_t *ng,
+			     struct hp_mem *mem)
 {
 	const struct graph *g = lf->g;
-	const double *t0 = lf->t0;
-	struct gapv *v = NULL, *w;
-	size_t cap = 0, n = 0, i;
+	struct gapv *v;
+	size_t n = 0, i;
 	int64_t a, j;
-	double len;
 	uint32_t t;
 
 	*ng = 0;
+	v = hyper_plan__array(mem, lf->acc_off[g->nt] - lf->acc_off[0] + g->nt,
+			      sizeof(*v));
+	if (!v)
+		return NULL;
 	for (t = 0; t < g->nt; t++)
 		for (i = 0; i <= nr_accesses(lf, t); i++) {
 			if (!hyper_plan__gap_live(lf, t, i))
@@ -546,25 +552,35 @@ static struct gapv *all_gaps(const struct life *lf, const struct tens *tn,
 			hyper_plan__gap_ends(lf, t, i, &a, &j);
 			if (j <= a + 1)
 				continue;
-			if (hyper_plan__grow(mem, &v, &cap, n, sizeof(*v))) {
-				free(v);
-				return NULL;
-			}
-			w = &v[n++];
-			*w = (struct gapv){ (uint32_t)(a + 1), (uint32_t)j, t,
-					    NONE, 0, 0 };
-			if (j == lf->n || tn->pin[t] ||
-			    tn->fetch[t] <= 0)
-				continue;
-			len = t0[j] - t0[a + 1];
-			if (len > tn->fetch[t]) {
-				w->val = tn->bytes[t] * (len - tn->fetch[t]);
-				w->rate = w->val / tn->fetch[t];
-				w->buck = bucket(w->rate);
-			}
+			v[n++] = (struct gapv){ (uint32_t)(a + 1), (uint32_t)j,
+						t, NONE, 0, 0 };
 		}
 	*ng = n;
 	return v;
+}
+
+/*
+ * Each gap's knapsack item whole, if any, when the first start is built:
+ * the bisection mostly builds none (avg_bounds()), and the bucket takes a
+ * logarithm.
+ */
+static void price_gaps(const struct life *lf, const struct tens *tn,
+		       struct gapv *v, size_t ng)
+{
+	const double *t0 = lf->t0;
+	double len;
+	size_t i;
+
+	for (i = 0; i < ng; i++, v++) {
+		if (v->j == lf->n || tn->pin[v->t] || tn->fetch[v->t] <= 0)
+			continue;
+		len = t0[v->j] - t0[v->a1];
+		if (len > tn->fetch[v->t]) {
+			v->val = tn->bytes[v->t] * (len - tn->fetch[v->t]);
+			v->rate = v->val / tn->fetch[v->t];
+			v->buck = bucket(v->rate);
+		}
+	}
 }
 
 /*
@@ -642,6 +658,7 @@ struct avg {
 	struct knap k;
 	uint32_t *near;		/* one start's gaps */
 	uint8_t *built;		/* [x]: start x's levels are in lev[] */
+	bool priced;		/* price_gaps() done */
 	double *ub;		/* [x * SPAN_A + y - x - 1]: at or above
 				 * every level of the window */
 };
@@ -660,6 +677,10 @@ static int avg_start(struct bnd *b, uint32_t x)
 	uint32_t y, ymax, sx, sy[SPAN_A], ny, nn;
 	size_t i;
 
+	if (!av->priced) {
+		price_gaps(b->lf, &av->tn, av->gv, av->ngap);
+		av->priced = true;
+	}
 	sx = b->step[b->cg[x]];
 	ymax = x + SPAN_A < b->ncg - 1 ? x + SPAN_A : b->ncg - 1;
 	ny = ymax - x;
@@ -708,7 +729,8 @@ static int avg_bounds(struct bnd *b)
 	struct avg *av = b->av;
 	double tc[GRID_A + 2], lint[GRID_A + 2], acc = 0, total, mu, tj, dt;
 	double (*gr)[GRID_A + 2];	/* [Y][x]: read before coarse Y */
-	uint32_t ncg = b->ncg, x, y, xe;
+	double whole, ta, *row;
+	uint32_t ncg = b->ncg, x, y, xe, xa;
 	int64_t *pd, live = 0;
 	size_t i, k;
 
@@ -735,11 +757,23 @@ static int avg_bounds(struct bnd *b)
 		}
 		if (v->j >= lf->n || av->tn.fetch[v->t] <= 0)
 			continue;
-		/* the starts before its read, the ends after it */
+		/*
+		 * The starts before its read, the ends after it: from the
+		 * starts up to its own (those at step a1 or before, then any
+		 * at its instant), all of it, the same product for each, so
+		 * worked out once; from later ones their part.
+		 */
 		xe = av->upto[v->j - 1];
-		for (x = 0; x < xe; x++)
-			gr[av->upto[v->j]][x] += bytes *
-				(tj - (tc[x] > t0[v->a1] ? tc[x] : t0[v->a1]));
+		row = gr[av->upto[v->j]];
+		ta = t0[v->a1];
+		whole = bytes * (tj - ta);
+		xa = av->upto[v->a1] < xe ? av->upto[v->a1] : xe;
+		for (x = 0; x < xa; x++)
+			row[x] += whole;
+		for (; x < xe && !(tc[x] > ta); x++)
+			row[x] += whole;
+		for (; x < xe; x++)
+			row[x] += bytes * (tj - tc[x]);
 	}
 	for (k = 0, x = 0; k <= lf->n; k++) {
 		live += pd[k];
@@ -794,7 +828,7 @@ static int avg_prepare(struct bnd *b)
 		av->tn.fetch[i] = h2d_ns(b->p, av->tn.bytes[i]);
 		av->tn.pin[i] = lf->g->t[i].flags & TF_PIN;
 	}
-	av->gv = all_gaps(lf, &av->tn, &av->ngap, b->mem);
+	av->gv = all_gaps(lf, &av->ngap, b->mem);
 	b->coarse = hyper_plan__array(b->mem, b->ng, sizeof(*b->coarse));
 	b->cg = hyper_plan__array(b->mem, GRID_A + 2, sizeof(*b->cg));
 	if (b->mem->failed)
