@@ -318,7 +318,7 @@ static void windows(struct bnd *b, const double *diag, const double *st,
 		    double *near, double *prev)
 {
 	uint32_t x, xs, xe, y, r, ng = b->ng;
-	double *rh, *rd, *most, s, sum, top;
+	double *rh, *rd, *most, s, sum, top, v, sty;
 
 	for (y = 1; y < ng; y++) {
 		rh = &b->h[tri(0, y)];
@@ -329,32 +329,38 @@ static void windows(struct bnd *b, const double *diag, const double *st,
 			xe = xs + RUN_X < y ? xs + RUN_X : y;
 			for (x = xs, top = 0; x < xe; x++) {
 				s = x ? rh[x] + s : rh[x];
-				near[x] += s;
-				rh[x] = st[x] + near[x];
-				if (rh[x] > top)
-					top = rh[x];
+				v = near[x] + s;
+				near[x] = v;
+				v = st[x] + v;
+				rh[x] = v;
+				top = v > top ? v : top;
 			}
 			most[r] = top;
 		}
+		/* the cell (y - 1, y) first, without prev[] */
+		sty = st[y];
 		prev[y - 1] = rd[y - 1];
-		sum = 0;
 		s = rd[y - 1] + diag[y];
-		for (x = y, r = (y - 1) / RUN_X; ; r--) {
+		sum = s;
+		v = sty + sum;
+		rd[y - 1] = v;
+		r = (y - 1) / RUN_X;
+		top = most[r] > v ? most[r] : v;
+		for (x = y - 1; ; r--) {
 			xs = r * RUN_X;
-			for (top = most[r]; x-- > xs; ) {
-				if (x + 1 < y) {
-					s = rd[x] + prev[x];
-					prev[x] = s;
-				}
+			while (x-- > xs) {
+				s = rd[x] + prev[x];
+				prev[x] = s;
 				sum += s;
-				rd[x] = st[y] + sum;
-				if (rd[x] > top)
-					top = rd[x];
+				v = sty + sum;
+				rd[x] = v;
+				top = v > top ? v : top;
 			}
 			most[r] = top;
 			if (!r)
 				break;
 			x = xs;
+			top = most[r - 1];
 		}
 	}
 }
