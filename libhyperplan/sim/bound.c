@@ -261,10 +261,15 @@ static void entries(struct bnd *b, double *diag)
 					 &x0, &x1);
 			if (x0 >= x1)
 				x0 = x1 = xe;
-			b->pinned[xs] += bytes;
-			b->pinned[x0] -= bytes;
-			b->pinned[x1] += bytes;
-			b->pinned[xe] -= bytes;
+			/* pinned in [xs, x0) and [x1, xe): mostly neither */
+			if (xs < x0) {
+				b->pinned[xs] += bytes;
+				b->pinned[x0] -= bytes;
+			}
+			if (x1 < xe) {
+				b->pinned[x1] += bytes;
+				b->pinned[xe] -= bytes;
+			}
 			if (x0 == x1)
 				continue;
 			if (in_read < ng) {
