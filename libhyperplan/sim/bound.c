@@ -171,7 +171,10 @@ static bool store_fits(const struct bnd *b, uint32_t x, int64_t rel,
  * the run's stall.  If not, it stays, whatever the budget.  The fetch
  * fits up to some instant and the store from some instant on (each side
  * moves one way with x, rounding included), so it can leave at the
- * instants [*x0, *x1) of [xs, xe), none if *x0 >= *x1.
+ * instants [*x0, *x1) of [xs, xe), none if *x0 >= *x1.  Most gaps can
+ * leave at every instant inside (a transfer is short beside the slack):
+ * the last instant for the fetch and the first for the store answer
+ * each search at once, the same answer as the search's (one way).
  */
 static void miss_run(const struct bnd *b, uint32_t xs, uint32_t xe,
 		     int64_t j, int64_t rel, uint64_t bytes, uint32_t *x0,
@@ -180,6 +183,10 @@ static void miss_run(const struct bnd *b, uint32_t xs, uint32_t xe,
 	double fetch = h2d_ns(b->p, bytes), store = d2h_ns(b->p, bytes);
 	uint32_t lo = xs, hi = xe, mid;
 
+	if (fetch_fits(b, xe - 1, j, fetch))
+		lo = hi;
+	else
+		hi--;
 	while (lo < hi) {	/* the first where the fetch does not fit */
 		mid = lo + (hi - lo) / 2;
 		if (fetch_fits(b, mid, j, fetch))
@@ -188,7 +195,11 @@ static void miss_run(const struct bnd *b, uint32_t xs, uint32_t xe,
 			hi = mid;
 	}
 	*x1 = lo;
-	for (lo = xs, hi = *x1; lo < hi; ) {	/* the first the store fits */
+	lo = xs;
+	hi = *x1;
+	if (lo < hi && store_fits(b, lo, rel, store))
+		hi = lo;
+	while (lo < hi) {	/* the first the store fits */
 		mid = lo + (hi - lo) / 2;
 		if (store_fits(b, mid, rel, store))
 			hi = mid;
@@ -250,10 +261,15 @@ static void entries(struct bnd *b, double *diag)
 					 &x0, &x1);
 			if (x0 >= x1)
 				x0 = x1 = xe;
-			b->pinned[xs] += bytes;
-			b->pinned[x0] -= bytes;
-			b->pinned[x1] += bytes;
-			b->pinned[xe] -= bytes;
+			/* pinned in [xs, x0) and [x1, xe): mostly neither */
+			if (xs < x0) {
+				b->pinned[xs] += bytes;
+				b->pinned[x0] -= bytes;
+			}
+			if (x1 < xe) {
+				b->pinned[x1] += bytes;
+				b->pinned[xe] -= bytes;
+			}
 			if (x0 == x1)
 				continue;
 			if (in_read < ng) {
@@ -307,7 +323,7 @@ static void windows(struct bnd *b, const double *diag, const double *st,
 		    double *near, double *prev)
 {
 	uint32_t x, xs, xe, y, r, ng = b->ng;
-	double *rh, *rd, *most, s, sum, top;
+	double *rh, *rd, *most, s, sum, top, v, sty;
 
 	for (y = 1; y < ng; y++) {
 		rh = &b->h[tri(0, y)];
@@ -318,32 +334,38 @@ static void windows(struct bnd *b, const double *diag, const double *st,
 			xe = xs + RUN_X < y ? xs + RUN_X : y;
 			for (x = xs, top = 0; x < xe; x++) {
 				s = x ? rh[x] + s : rh[x];
-				near[x] += s;
-				rh[x] = st[x] + near[x];
-				if (rh[x] > top)
-					top = rh[x];
+				v = near[x] + s;
+				near[x] = v;
+				v = st[x] + v;
+				rh[x] = v;
+				top = v > top ? v : top;
 			}
 			most[r] = top;
 		}
+		/* the cell (y - 1, y) first, without prev[] */
+		sty = st[y];
 		prev[y - 1] = rd[y - 1];
-		sum = 0;
 		s = rd[y - 1] + diag[y];
-		for (x = y, r = (y - 1) / RUN_X; ; r--) {
+		sum = s;
+		v = sty + sum;
+		rd[y - 1] = v;
+		r = (y - 1) / RUN_X;
+		top = most[r] > v ? most[r] : v;
+		for (x = y - 1; ; r--) {
 			xs = r * RUN_X;
-			for (top = most[r]; x-- > xs; ) {
-				if (x + 1 < y) {
-					s = rd[x] + prev[x];
-					prev[x] = s;
-				}
+			while (x-- > xs) {
+				s = rd[x] + prev[x];
+				prev[x] = s;
 				sum += s;
-				rd[x] = st[y] + sum;
-				if (rd[x] > top)
-					top = rd[x];
+				v = sty + sum;
+				rd[x] = v;
+				top = v > top ? v : top;
 			}
 			most[r] = top;
 			if (!r)
 				break;
 			x = xs;
+			top = most[r - 1];
 		}
 	}
 }
@@ -515,19 +537,25 @@ static void knap_windows(const struct bnd *b, struct knap *k, uint32_t sx,
 	k->nused = 0;
 }
 
-/* Out of memory: NULL, with @mem failed. */
-static struct gapv *all_gaps(const struct life *lf, const struct tens *tn,
-			     size_t *ng, struct hp_mem *mem)
+/*
+ * Every live gap with a step inside, unpriced (price_gaps()); a tensor
+ * has one gap more than accesses, so that many slots hold them all.
+ * Out of memory: NULL, with @mem failed.
+ */
+static struct gapv *all_gaps(const struct life *lf, size_t *ng,
+			     struct hp_mem *mem)
 {
 	const struct graph *g = lf->g;
-	const double *t0 = lf->t0;
-	struct gapv *v = NULL, *w;
-	size_t cap = 0, n = 0, i;
+	struct gapv *v;
+	size_t n = 0, i;
 	int64_t a, j;
-	double len;
 	uint32_t t;
 
 	*ng = 0;
+	v = hyper_plan__array(mem, lf->acc_off[g->nt] - lf->acc_off[0] + g->nt,
+			      sizeof(*v));
+	if (!v)
+		return NULL;
 	for (t = 0; t < g->nt; t++)
 		for (i = 0; i <= nr_accesses(lf, t); i++) {
 			if (!hyper_plan__gap_live(lf, t, i))
@@ -535,25 +563,35 @@ static struct gapv *all_gaps(const struct life *lf, const struct tens *tn,
 			hyper_plan__gap_ends(lf, t, i, &a, &j);
 			if (j <= a + 1)
 				continue;
-			if (hyper_plan__grow(mem, &v, &cap, n, sizeof(*v))) {
-				free(v);
-				return NULL;
-			}
-			w = &v[n++];
-			*w = (struct gapv){ (uint32_t)(a + 1), (uint32_t)j, t,
-					    NONE, 0, 0 };
-			if (j == lf->n || tn->pin[t] ||
-			    tn->fetch[t] <= 0)
-				continue;
-			len = t0[j] - t0[a + 1];
-			if (len > tn->fetch[t]) {
-				w->val = tn->bytes[t] * (len - tn->fetch[t]);
-				w->rate = w->val / tn->fetch[t];
-				w->buck = bucket(w->rate);
-			}
+			v[n++] = (struct gapv){ (uint32_t)(a + 1), (uint32_t)j,
+						t, NONE, 0, 0 };
 		}
 	*ng = n;
 	return v;
+}
+
+/*
+ * Each gap's knapsack item whole, if any, when the first start is built:
+ * the bisection mostly builds none (avg_bounds()), and the bucket takes a
+ * logarithm.
+ */
+static void price_gaps(const struct life *lf, const struct tens *tn,
+		       struct gapv *v, size_t ng)
+{
+	const double *t0 = lf->t0;
+	double len;
+	size_t i;
+
+	for (i = 0; i < ng; i++, v++) {
+		if (v->j == lf->n || tn->pin[v->t] || tn->fetch[v->t] <= 0)
+			continue;
+		len = t0[v->j] - t0[v->a1];
+		if (len > tn->fetch[v->t]) {
+			v->val = tn->bytes[v->t] * (len - tn->fetch[v->t]);
+			v->rate = v->val / tn->fetch[v->t];
+			v->buck = bucket(v->rate);
+		}
+	}
 }
 
 /*
@@ -631,6 +669,7 @@ struct avg {
 	struct knap k;
 	uint32_t *near;		/* one start's gaps */
 	uint8_t *built;		/* [x]: start x's levels are in lev[] */
+	bool priced;		/* price_gaps() done */
 	double *ub;		/* [x * SPAN_A + y - x - 1]: at or above
 				 * every level of the window */
 };
@@ -649,6 +688,10 @@ static int avg_start(struct bnd *b, uint32_t x)
 	uint32_t y, ymax, sx, sy[SPAN_A], ny, nn;
 	size_t i;
 
+	if (!av->priced) {
+		price_gaps(b->lf, &av->tn, av->gv, av->ngap);
+		av->priced = true;
+	}
 	sx = b->step[b->cg[x]];
 	ymax = x + SPAN_A < b->ncg - 1 ? x + SPAN_A : b->ncg - 1;
 	ny = ymax - x;
@@ -697,7 +740,8 @@ static int avg_bounds(struct bnd *b)
 	struct avg *av = b->av;
 	double tc[GRID_A + 2], lint[GRID_A + 2], acc = 0, total, mu, tj, dt;
 	double (*gr)[GRID_A + 2];	/* [Y][x]: read before coarse Y */
-	uint32_t ncg = b->ncg, x, y, xe;
+	double whole, ta, *row;
+	uint32_t ncg = b->ncg, x, y, xe, xa;
 	int64_t *pd, live = 0;
 	size_t i, k;
 
@@ -724,11 +768,23 @@ static int avg_bounds(struct bnd *b)
 		}
 		if (v->j >= lf->n || av->tn.fetch[v->t] <= 0)
 			continue;
-		/* the starts before its read, the ends after it */
+		/*
+		 * The starts before its read, the ends after it: from the
+		 * starts up to its own (those at step a1 or before, then any
+		 * at its instant), all of it, the same product for each, so
+		 * worked out once; from later ones their part.
+		 */
 		xe = av->upto[v->j - 1];
-		for (x = 0; x < xe; x++)
-			gr[av->upto[v->j]][x] += bytes *
-				(tj - (tc[x] > t0[v->a1] ? tc[x] : t0[v->a1]));
+		row = gr[av->upto[v->j]];
+		ta = t0[v->a1];
+		whole = bytes * (tj - ta);
+		xa = av->upto[v->a1] < xe ? av->upto[v->a1] : xe;
+		for (x = 0; x < xa; x++)
+			row[x] += whole;
+		for (; x < xe && !(tc[x] > ta); x++)
+			row[x] += whole;
+		for (; x < xe; x++)
+			row[x] += bytes * (tj - tc[x]);
 	}
 	for (k = 0, x = 0; k <= lf->n; k++) {
 		live += pd[k];
@@ -783,7 +839,7 @@ static int avg_prepare(struct bnd *b)
 		av->tn.fetch[i] = h2d_ns(b->p, av->tn.bytes[i]);
 		av->tn.pin[i] = lf->g->t[i].flags & TF_PIN;
 	}
-	av->gv = all_gaps(lf, &av->tn, &av->ngap, b->mem);
+	av->gv = all_gaps(lf, &av->ngap, b->mem);
 	b->coarse = hyper_plan__array(b->mem, b->ng, sizeof(*b->coarse));
 	b->cg = hyper_plan__array(b->mem, GRID_A + 2, sizeof(*b->cg));
 	if (b->mem->failed)
@@ -883,11 +939,33 @@ static double need(double must, double budget, double bps, double dt)
 }
 
 /*
+ * Whether no window (x, y) of a run ending at @xe - 1 can raise best[y]
+ * at @budget: best[x] + the stall of its bytes, at most best[xe - 1] +
+ * the stall of @most, the run's most, over the run's shortest window.
+ * best[] does not fall along x, need() does not fall as the bytes grow
+ * nor rise as the window does, and a sum or a maximum of rounded terms
+ * moves with them, so no cell of the run is over that.  Near the bound
+ * nearly every run over the budget is passed over so: the stall a window
+ * adds to the best before it is small beside the best up to y.
+ */
+static bool run_below(const struct bnd *b, const struct profile *p,
+		      double budget, const double *best, double most,
+		      uint32_t xe, uint32_t y)
+{
+	double dt = b->t[y] - b->t[xe - 1];
+	double h = need(most, budget, p->h2d_bps, dt);
+	double d = need(most, budget, p->d2h_bps, dt);
+
+	return !(best[xe - 1] + (h > d ? h : d) > best[y]);
+}
+
+/*
  * The most stall any set of disjoint windows forces at this budget, or
  * some stall over the slack as soon as there is one (the bound asks no
  * more).  A window whose bytes are within the budget forces none, and
  * best[] never falls, so it is passed over, and so is a run of them
- * (most[], windows()): most cells are within it near the bound.  So is an
+ * (most[], windows()): most cells are within it near the bound.  So is a
+ * run none of whose cells can raise best[y] (run_below()), and an
  * averaged window whose levels are all within it (avg_bounds()), and a
  * start's are built when one of its windows is not.  0 with @mem failed.
  */
@@ -906,6 +984,8 @@ static double forced_stall(struct bnd *b, const struct profile *p,
 			if (most[r] <= budget)
 				continue;
 			xe = (r + 1) * RUN_X < y ? (r + 1) * RUN_X : y;
+			if (run_below(b, p, budget, best, most[r], xe, y))
+				continue;
 			for (x = r * RUN_X; x < xe; x++) {
 				double dt, h, d, v;
 

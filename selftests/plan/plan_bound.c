@@ -499,16 +499,20 @@ static bool same_bits(double a, double b)
 
 /*
  * The bisection's step (forced_stall(), which passes over runs of cells
- * within the budget at once) against every cell at budgets across the
- * range and at cells' own values and just below them, where a run's
- * maximum decides: within the slack both the same to the bit, else both
- * over it.
+ * within the budget at once, and runs whose stall cannot raise the best
+ * so far) against every cell at budgets across the range, at cells' own
+ * values and just below them, where a run's maximum decides, and close
+ * around the @bound, where the bisection ends and most runs are passed
+ * over for the best: within the slack both the same to the bit, else
+ * both over it.
  */
 static void stall_sweep(struct __test_metadata *_metadata, struct ref *r,
 			const struct life *lf, const struct profile *p,
-			double max_slow, double *best, const char *what)
+			double max_slow, double bound, double *best,
+			const char *what)
 {
-	enum { SPREAD = 24, CELLS = 24, NB = SPREAD + 2 * CELLS };
+	enum { SPREAD = 24, CELLS = 24, NEAR = 24,
+	       NB = SPREAD + 2 * CELLS + NEAR };
 	double budget[NB], stall[NB], top = lf->peak0 > r->lo ? lf->peak0 :
 							       r->lo, ref;
 	uint32_t ng = r->ng, i, x, y, bad = 0;
@@ -517,6 +521,9 @@ static void stall_sweep(struct __test_metadata *_metadata, struct ref *r,
 	for (i = 0; i < SPREAD; i++)
 		budget[i] = r->lo * 0.5 + (top * 1.1 - r->lo * 0.5) * i /
 			    (SPREAD - 1);
+	for (i = 0; i < NEAR; i++)
+		budget[SPREAD + 2 * CELLS + i] = bound *
+			(1 + ((double)i - NEAR / 2) * 0.0002);
 	for (i = 0; i < CELLS; i++) {
 		/* the cell (x, y) numbered c, as tri() numbers them */
 		c = nc * (2 * i + 1) / (2 * CELLS);
@@ -627,7 +634,8 @@ static void against_plain(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, memcmp(r.lev, bt.lev, nlev * sizeof(*r.lev)))
 		TH_LOG("%s: averaged levels differ", what);
 	ub_check(_metadata, &r, what);
-	stall_sweep(_metadata, &r, lf, p, max_slow, best, what);
+	bound = hyper_plan__lower_bound(lf, p, max_slow, &(struct hp_mem){ 0 });
+	stall_sweep(_metadata, &r, lf, p, max_slow, (double)bound, best, what);
 	/* the bisection, every window at every step */
 	if (hi < r.lo)
 		hi = r.lo;
@@ -642,7 +650,6 @@ static void against_plain(struct __test_metadata *_metadata,
 	} else {
 		hi = r.lo;
 	}
-	bound = hyper_plan__lower_bound(lf, p, max_slow, &(struct hp_mem){ 0 });
 	EXPECT_EQ((uint64_t)hi, bound) TH_LOG("%s: bound", what);
 	free(r.t);
 	free(r.ah);
