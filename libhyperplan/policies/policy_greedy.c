@@ -335,6 +335,23 @@ static const struct owe *owe_at(const struct greedy *q, size_t x)
 }
 
 /*
+ * Node @x's bit set, and @x queued at q->owq[*@w] for owe_warm()'s next
+ * level where it was clear (@w NULL: owe_step(), which queues nothing).
+ * Returns whether it was: the node's entries are then not yet its own.
+ */
+static bool owe_mark(struct greedy *q, size_t x, size_t *w)
+{
+	uint64_t *word = &q->owv[x / 64], bit = 1ULL << (x % 64);
+
+	if (*word & bit)
+		return false;
+	*word |= bit;
+	if (w)
+		q->owq[(*w)++] = x;
+	return true;
+}
+
+/*
  * @o: the steps of @l, then those of @r.  An empty node's maxima are
  * -inf and its sum 0, so the sums below leave the other half's as they
  * are.
@@ -373,13 +390,13 @@ static void owe_step(struct greedy *q, uint32_t j, double ns, int d)
 		const struct owe *sib = owe_at(q, x ^ 1);
 
 		sib = sib ? sib : &none;
-		q->owv[x / 64] |= 1ULL << (x % 64);
+		owe_mark(q, x, NULL);
 		if (x & 1)
 			owe_join(&q->ow[x / 2], sib, &q->ow[x]);
 		else
 			owe_join(&q->ow[x / 2], &q->ow[x], sib);
 	}
-	q->owv[0] |= 2;		/* the root, node 1 */
+	owe_mark(q, 1, NULL);	/* the root */
 }
 
 /* An eviction read again at step @j, its fetch @ns long, is owed. */
@@ -456,11 +473,8 @@ static int owe_warm(struct greedy *q)
 		ns = h2d_ns(gc->p, q->g->t[e->t].bytes);
 		x = q->owl + (size_t)e->j;
 		o = &q->ow[x];
-		if (!owe_at(q, x)) {
-			q->owv[x / 64] |= 1ULL << (x % 64);
-			q->owq[w++] = x;
+		if (owe_mark(q, x, &w))
 			o->cnt = 0;
-		}
 		o->s = o->cnt++ ? o->s + ns : ns;
 	}
 	for (i = 0; i < w; i++) {		/* as owe_step() leaves them */
@@ -474,13 +488,8 @@ static int owe_warm(struct greedy *q)
 	while (w && q->owq[0] > 1) {	/* a level up, each node once */
 		size_t n = w;
 
-		for (r = 0, w = 0; r < n; r++) {
-			x = q->owq[r] / 2;
-			if (!owe_at(q, x)) {
-				q->owv[x / 64] |= 1ULL << (x % 64);
-				q->owq[w++] = x;
-			}
-		}
+		for (r = 0, w = 0; r < n; r++)
+			owe_mark(q, q->owq[r] / 2, &w);
 		for (i = 0; i < w; i++) {
 			const struct owe *l = owe_at(q, 2 * q->owq[i]);
 			const struct owe *h = owe_at(q, 2 * q->owq[i] + 1);
