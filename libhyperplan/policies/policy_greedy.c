@@ -1138,21 +1138,23 @@ static void clean_one(struct greedy *q, uint32_t t)
 }
 
 /*
- * After a walk, the arrays back to the start's for the next, by what the
- * walk touched: a tensor's entries change only where a step it is in is
- * run (run_step()) or where it is a candidate (listed from q->pend, so
- * one of the start's, gc->pend0, or of a step run), and a fetch or an
- * eviction is of a candidate.  Most walks stop within a few hundred steps
- * of the 100k or 1M tensors: cleaned by those steps' tensors and the
- * start's candidates, not by copying every tensor's again.  A walk that
- * touched as many as there are tensors is reset whole.
+ * The arrays back to the start's, by what the walks on them since they
+ * last were touched (q->walked, the steps they ran): a tensor's entries
+ * change only where a step it is in is run (run_step()) or where it is a
+ * candidate (listed from q->pend, so one of the start's, gc->pend0, or
+ * of a step run), and a fetch or an eviction is of a candidate.  Most
+ * walks stop within a few hundred steps of the 100k or 1M tensors:
+ * cleaned by those steps' tensors and the start's candidates, not by
+ * copying every tensor's again.  A walk that touched as many as there
+ * are tensors is reset whole.  Done by the next walk, which knows what it
+ * wants them for (prefix_take() may copy over them instead).
  */
 static void walk_clean(struct greedy *q)
 {
 	const struct greedy_ctx *gc = q->gc;
 	size_t x, m = gc->step_off[2 * (size_t)q->walked];
 
-	owe_clean(q);
+	q->walked = 0;
 	if (gc->npend0 + m >= q->g->nt) {
 		walk_reset(q);
 		return;
@@ -1165,9 +1167,9 @@ static void walk_clean(struct greedy *q)
 
 /*
  * The walk's state for this search: gc->walk, allocated and reset by the
- * first walk and cleaned by each after it (walk_clean()); with
- * gc->scratch @fresh, allocated for this walk alone.  NULL: out of
- * memory.
+ * first walk and cleaned by each after it for itself (walk_clean(),
+ * prefix_take()); with gc->scratch @fresh, allocated for this walk
+ * alone.  NULL: out of memory.
  */
 static struct greedy *walk_get(struct greedy_ctx *gc, struct greedy *fresh)
 {
@@ -1376,25 +1378,34 @@ static int prefix_to(struct greedy_ctx *gc, uint64_t budget)
 }
 
 /*
- * The walk @q at gc->pre's step: its state and candidates copied, for the
- * tensors that walk touched (those walk_clean() puts back; every one
- * listed is), or whole.  @q is clean: nothing listed, no use's bit set,
- * so the bits are copied whole and a use's first tensor where its bit is.
+ * The walk @q's arrays at gc->pre's step, from whatever the walks before
+ * left in them (q->walked).  Where neither walk touched a tensor both
+ * hold the start's; pre evicts and fetches nothing and never runs short,
+ * so its open and stamp entries are the start's too.  So the tensors
+ * either touched are enough: cleaned to the start's, then pre's copied
+ * (every one pre lists is among them).  On the training graphs the two
+ * touched nearly every tensor: each array is then copied from pre whole,
+ * in one pass, not reset whole and copied whole again.  The use lists'
+ * bits are copied whole in either case, and a use's first tensor where
+ * its bit is: @q's own first tensors are read only where a bit says so.
  */
-static void prefix_copy(struct greedy *q)
+static void prefix_take(struct greedy *q)
 {
 	const struct greedy_ctx *gc = q->gc;
 	const struct greedy *pre = gc->pre;
+	uint32_t s = q->walked > pre->walked ? q->walked : pre->walked, t;
 	size_t x, nt = q->g->nt, m = gc->step_off[2 * (size_t)pre->walked];
 	uint64_t w;
-	uint32_t t;
 
-	if (gc->npend0 + m >= nt) {
+	if (gc->npend0 + gc->step_off[2 * (size_t)s] >= nt) {
 		memcpy(q->st, pre->st, nt);
 		memcpy(q->cur, pre->cur, nt * sizeof(*q->cur));
 		memcpy(q->pending, pre->pending, nt);
 		memcpy(q->vl, pre->vl, nt * sizeof(*q->vl));
+		memset(q->open, 0xff, nt * sizeof(*q->open));	/* NONE */
+		memset(q->stamp, 0, nt * sizeof(*q->stamp));
 	} else {
+		walk_clean(q);
 		for (x = 0; x < gc->npend0 + m; x++) {
 			t = x < gc->npend0 ? gc->pend0[x] :
 			    gc->step_t[x - gc->npend0];
@@ -1411,6 +1422,14 @@ static void prefix_copy(struct greedy *q)
 			t = (uint32_t)(x * 64 + __builtin_ctzll(w));
 			q->vhead[t] = pre->vhead[t];
 		}
+	q->walked = pre->walked;
+}
+
+/* The rest of the walk @q at gc->pre's step, once walk_begin() set it. */
+static void prefix_copy(struct greedy *q)
+{
+	const struct greedy *pre = q->gc->pre;
+
 	memcpy(q->pend, pre->pend, pre->npend * sizeof(*q->pend));
 	q->npend = pre->npend;
 	q->mem = pre->mem;
@@ -1431,7 +1450,7 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	if (live_after(gc) || (gc->scratch && walk_alloc(&fresh)))
 		goto out;
 	q = walk_get(gc, &fresh);
-	if (!q || walk_begin(q, budget, lookahead_ops))
+	if (!q)
 		goto out;
 	gc->settled = lf->n;
 	k = 0;
@@ -1445,10 +1464,17 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 			goto out;
 		}
 		k = gc->pre->walked;
-		if (k)
-			prefix_copy(q);
 	}
-	if (!k)
+	/* before walk_begin(): the arrays' state is the walks' before */
+	if (k)
+		prefix_take(q);
+	else if (!gc->scratch)
+		walk_clean(q);
+	if (walk_begin(q, budget, lookahead_ops))
+		goto out;
+	if (k)
+		prefix_copy(q);
+	else
 		start(q);
 	for (x = 0; x < lookahead_ops && x < lf->n && gc->scratch; x++)
 		want_step(q, x);
@@ -1490,7 +1516,7 @@ out:
 		gc->walk = NULL;
 		pre_free(gc);
 	} else if (q) {
-		walk_clean(q);
+		owe_clean(q);	/* gc->ev's paths: this walk's */
 	}
 	return gc->mem->failed ? -ENOMEM : 0;
 }
