@@ -1100,11 +1100,18 @@ static void walk_free(struct greedy *q)
 
 static void pre_free(struct greedy_ctx *gc)
 {
+	uint32_t i;
+
 	if (gc->pre) {
 		walk_free(gc->pre);
 		free(gc->pre);
 		gc->pre = NULL;
 	}
+	for (i = 0; i < gc->nkept; i++) {
+		walk_free(gc->kept[i]);
+		free(gc->kept[i]);
+	}
+	gc->nkept = 0;
 }
 
 /*
@@ -1316,35 +1323,105 @@ static int prefix_reset(struct greedy_ctx *gc)
 }
 
 /*
+ * Whether a walk at @budget under gc's goal gets as far as @pre (gc->pre
+ * or one kept of it) without a stop: rest_peak falls and the most room
+ * only grows, so none of the steps before it stops the walk.
+ */
+static bool prefix_reaches(const struct greedy_ctx *gc,
+			   const struct greedy *pre, uint64_t budget)
+{
+	return pre->pp == gc->p && pre->pslow == gc->max_slow &&
+	       (!pre->walked || (pre->most <= budget &&
+				 gc->rest_peak[pre->walked - 1] > budget));
+}
+
+static void prefix_take(struct greedy *q, const struct greedy *from,
+			bool whole);
+static void prefix_copy(struct greedy *q, const struct greedy *from);
+
+/*
+ * gc->pre where it stands kept for later walks (gc->kept), unless one is
+ * kept at that step already or as many are kept as may be.  0, or
+ * -ENOMEM.
+ */
+static int prefix_keep(struct greedy_ctx *gc)
+{
+	const struct greedy *pre = gc->pre;
+	struct greedy *s;
+	uint32_t i;
+
+	if (gc->nkept == ARRAY_SIZE(gc->kept))
+		return 0;
+	for (i = 0; i < gc->nkept; i++)
+		if (gc->kept[i]->walked == pre->walked &&
+		    gc->kept[i]->pp == pre->pp &&
+		    gc->kept[i]->pslow == pre->pslow)
+			return 0;
+	s = hyper_plan__calloc(gc->mem, 1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	*s = (struct greedy){ .gc = gc, .lf = gc->lf, .g = gc->lf->g };
+	if (walk_alloc(s)) {
+		walk_free(s);
+		free(s);
+		return -ENOMEM;
+	}
+	prefix_take(s, pre, true);
+	prefix_copy(s, pre);
+	gc->kept[gc->nkept++] = s;
+	return 0;
+}
+
+/*
  * A walk at @budget whose start evicts nothing (gc->mem0 fits) is the
  * walk without budget, gc->pre, step for step, until the first step it
  * is settled at (settled()) or makes room in (step_need()): before
  * then it evicts and fetches nothing, so its lookahead finds nothing
  * owed, and its clocks add the same compute in the same order.  Runs
- * gc->pre on to that step, from where it stands, or from its start if
- * that step is behind it (the bisections mostly ask later and later
- * steps).  1: the walk is beyond the goal at a step before that (where
- * gc->pre was: every walk that gets there is), else 0 with gc->pre at
- * that step, or -ENOMEM.
+ * gc->pre on to that step, from where it stands, from the furthest of
+ * it kept (gc->kept) that the walk gets to, or from its start if that
+ * step is behind them all.  Each lookahead's bisection asks later and
+ * later steps, and the next lookahead's asks the same ones again: where
+ * one kept stands at the walk's step already, the walk takes that up
+ * (*@at) and gc->pre stays.  1: the walk is beyond the goal at a step
+ * before that (where gc->pre was: every walk that gets there is), else
+ * 0 with *@at at that step, or -ENOMEM.
  */
-static int prefix_to(struct greedy_ctx *gc, uint64_t budget)
+static int prefix_to(struct greedy_ctx *gc, uint64_t budget,
+		     struct greedy **at)
 {
 	const struct life *lf = gc->lf;
-	struct greedy *pre = gc->pre;
-	uint32_t k;
+	struct greedy *pre = gc->pre, *from = NULL;
+	uint32_t i, k;
 
-	/* a stop behind it: rest_peak falls and the most room only grows */
-	if (!pre || pre->pp != gc->p || pre->pslow != gc->max_slow ||
-	    (pre->walked && (pre->most > budget ||
-			     gc->rest_peak[pre->walked - 1] <= budget))) {
+	if (pre && prefix_reaches(gc, pre, budget))
+		from = pre;
+	for (i = 0; i < gc->nkept; i++)
+		if (prefix_reaches(gc, gc->kept[i], budget) &&
+		    (!from || gc->kept[i]->walked > from->walked))
+			from = gc->kept[i];
+	if (from && from->dead)
+		return 1;
+	k = from ? from->walked : 0;
+	if (from && from != pre &&
+	    (k == lf->n || gc->rest_peak[k] <= budget ||
+	     step_need(from, k) > budget)) {
+		*at = from;		/* it stops there too */
+		return 0;
+	}
+	if (!from) {
 		if (prefix_reset(gc)) {
 			pre_free(gc);
 			return -ENOMEM;
 		}
 		pre = gc->pre;
+	} else if (from != pre) {
+		/* pre's ready entries are all 0: it fetches nothing */
+		prefix_take(pre, from, false);
+		if (walk_begin(pre, UINT64_MAX, 0))
+			return -ENOMEM;
+		prefix_copy(pre, from);
 	}
-	if (pre->dead)
-		return 1;
 	for (k = pre->walked; k < lf->n; k++) {
 		uint64_t need;
 
@@ -1370,34 +1447,42 @@ static int prefix_to(struct greedy_ctx *gc, uint64_t budget)
 	 * listed under its next use as if it had all waited till then; one
 	 * listed here and dropped since (a dead detach) is a stale entry
 	 * make_room() passes over, and a tensor comes back only through
-	 * push_victim().
+	 * push_victim().  So pre taken up from one kept, its lists flushed
+	 * at other steps than walking on from its start would have, lists
+	 * the same but for stale entries.
 	 */
-	if (pre->walked)
+	if (pre->walked) {
 		flush_victims(pre);
+		if (prefix_keep(gc))
+			return -ENOMEM;
+	}
+	*at = pre;
 	return 0;
 }
 
 /*
- * The walk @q's arrays at gc->pre's step, from whatever the walks before
- * left in them (q->walked).  Where neither walk touched a tensor both
- * hold the start's; pre evicts and fetches nothing and never runs short,
- * so its open and stamp entries are the start's too.  So the tensors
- * either touched are enough: cleaned to the start's, then pre's copied
- * (every one pre lists is among them).  On the training graphs the two
- * touched nearly every tensor: each array is then copied from pre whole,
- * in one pass, not reset whole and copied whole again.  The use lists'
- * bits are copied whole in either case, and a use's first tensor where
- * its bit is: @q's own first tensors are read only where a bit says so.
+ * The walk @q's arrays at @pre's step (gc->pre or one kept of it), from
+ * whatever the walks before left in them (q->walked).  Where neither
+ * walk touched a tensor both hold the start's; pre evicts and fetches
+ * nothing and never runs short, so its open and stamp entries are the
+ * start's too.  So the tensors either touched are enough: cleaned to the
+ * start's, then pre's copied (every one pre lists is among them).  On
+ * the training graphs the two touched nearly every tensor: each array is
+ * then copied from pre whole (or where @whole says so: @q's arrays are
+ * new), in one pass, not reset whole and copied whole again.  The use
+ * lists' bits are copied whole in either case, and a use's first tensor
+ * where its bit is: @q's own first tensors are read only where a bit
+ * says so.
  */
-static void prefix_take(struct greedy *q)
+static void prefix_take(struct greedy *q, const struct greedy *pre,
+			bool whole)
 {
 	const struct greedy_ctx *gc = q->gc;
-	const struct greedy *pre = gc->pre;
 	uint32_t s = q->walked > pre->walked ? q->walked : pre->walked, t;
 	size_t x, nt = q->g->nt, m = gc->step_off[2 * (size_t)pre->walked];
 	uint64_t w;
 
-	if (gc->npend0 + gc->step_off[2 * (size_t)s] >= nt) {
+	if (whole || gc->npend0 + gc->step_off[2 * (size_t)s] >= nt) {
 		memcpy(q->st, pre->st, nt);
 		memcpy(q->cur, pre->cur, nt * sizeof(*q->cur));
 		memcpy(q->pending, pre->pending, nt);
@@ -1425,17 +1510,19 @@ static void prefix_take(struct greedy *q)
 	q->walked = pre->walked;
 }
 
-/* The rest of the walk @q at gc->pre's step, once walk_begin() set it. */
-static void prefix_copy(struct greedy *q)
+/* The rest of @q at @pre's step, once walk_begin() set it. */
+static void prefix_copy(struct greedy *q, const struct greedy *pre)
 {
-	const struct greedy *pre = q->gc->pre;
-
 	memcpy(q->pend, pre->pend, pre->npend * sizeof(*q->pend));
 	q->npend = pre->npend;
 	q->mem = pre->mem;
 	q->clock = pre->clock;
 	q->link = pre->link;
 	q->walked = pre->walked;
+	q->most = pre->most;
+	q->pp = pre->pp;
+	q->pslow = pre->pslow;
+	q->dead = pre->dead;
 }
 
 int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
@@ -1443,6 +1530,7 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 {
 	const struct life *lf = gc->lf;
 	struct greedy fresh = { .gc = gc, .lf = lf, .g = lf->g }, *q = NULL;
+	struct greedy *from = NULL;
 	uint32_t k = 0, x;
 
 	gc->nev = 0;
@@ -1455,7 +1543,7 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	gc->settled = lf->n;
 	k = 0;
 	if (!gc->scratch && gc->mem0 <= budget) {
-		int r = prefix_to(gc, budget);
+		int r = prefix_to(gc, budget, &from);
 
 		if (r < 0)
 			goto out;
@@ -1463,17 +1551,17 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 			gc->beyond = true;	/* evicting nothing */
 			goto out;
 		}
-		k = gc->pre->walked;
+		k = from->walked;
 	}
 	/* before walk_begin(): the arrays' state is the walks' before */
 	if (k)
-		prefix_take(q);
+		prefix_take(q, from, false);
 	else if (!gc->scratch)
 		walk_clean(q);
 	if (walk_begin(q, budget, lookahead_ops))
 		goto out;
 	if (k)
-		prefix_copy(q);
+		prefix_copy(q, from);
 	else
 		start(q);
 	for (x = 0; x < lookahead_ops && x < lf->n && gc->scratch; x++)

@@ -726,6 +726,60 @@ TEST(walks_take_up_any_walk)
 }
 
 /*
+ * The walk without budget is kept where walks took it up (gc->kept,
+ * policy_greedy.c, prefix_keep()), and a later walk takes up the
+ * furthest of those it gets to, or gc->pre run on from there
+ * (prefix_to()).  Bisections as hyper_plan__run_greedy()'s, at each
+ * lookahead, which ask the same steps again, the third under a tighter
+ * goal: each walk as scratch's.  One kept taken up by a walk that stops
+ * before it changes a walk here (one taken up under another goal, the
+ * random goals of walks_take_up_any_walk).
+ */
+static unsigned int kept_bisections(struct __test_metadata *_metadata,
+				    const struct plan_case *c, size_t n)
+{
+	static const uint32_t ahead[] = { 1, 8, 64, 512 };
+	struct walks w;
+	unsigned int kept;
+
+	walks_begin(_metadata, &w, c, n);
+	for (size_t a = 0; a < ARRAY_SIZE(ahead); a++) {
+		uint64_t lo = w.j.lf.max_ws, hi = w.j.lf.peak0;
+
+		w.kept.p = w.sc.p = &w.j.p;
+		w.kept.max_slow = w.sc.max_slow = a == 2 ? 0.001 : 0.01;
+		for (int it = 0; it < 12 && hi > lo + 1; it++) {
+			uint64_t b = lo + (hi - lo) / 2;
+
+			walk_pair(_metadata, &w.j, &w.kept, &w.sc, b, ahead[a]);
+			if (w.kept.beyond)
+				lo = b;
+			else
+				hi = b;
+		}
+	}
+	kept = w.kept.nkept;
+	walks_end(&w);
+	return kept;
+}
+
+TEST(prefix_kept_walks_as_scratch)
+{
+	const struct plan_case olmoe = { "olmoe-1b-7b", "train", 0, 91 };
+	const struct plan_case llama = { "llama2-7b", "train", 0, 92 };
+	const struct plan_case mixtral = { "mixtral-8x7b", "train-keep", 0, 93 };
+	const struct plan_case random = { NULL, NULL, 300, 94 };
+	unsigned int kept;
+
+	kept = kept_bisections(_metadata, &olmoe, 0) +
+	       kept_bisections(_metadata, &llama, 1) +
+	       kept_bisections(_metadata, &mixtral, 2) +
+	       kept_bisections(_metadata, &random, 3);
+	TH_LOG("%u kept of the walk without budget", kept);
+	EXPECT_LT(4, kept);
+}
+
+/*
  * The owed evictions' tree, built a level at a time where a walk first
  * asks it (policy_greedy.c, owe_warm()), holds the same doubles as built
  * eviction by eviction: on training graphs, bisections under a slowdown
