@@ -140,6 +140,14 @@ struct greedy_ctx {
 	 * from there.  Not with @scratch.
 	 */
 	struct greedy *pre;
+	/*
+	 * gc->pre as it stood where walks took it up, the first few steps
+	 * (policy_greedy.c, prefix_keep()): the next lookahead's bisection
+	 * asks the same steps again, and takes them up from here instead of
+	 * walking gc->pre there again from its start.
+	 */
+	struct greedy *kept[4];
+	uint32_t nkept;
 	bool scratch;
 	/*
 	 * Tests: the owed evictions' tree built eviction by eviction, as

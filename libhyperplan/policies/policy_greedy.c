@@ -335,6 +335,23 @@ static const struct owe *owe_at(const struct greedy *q, size_t x)
 }
 
 /*
+ * Node @x's bit set, and @x queued at q->owq[*@w] for owe_warm()'s next
+ * level where it was clear (@w NULL: owe_step(), which queues nothing).
+ * Returns whether it was: the node's entries are then not yet its own.
+ */
+static bool owe_mark(struct greedy *q, size_t x, size_t *w)
+{
+	uint64_t *word = &q->owv[x / 64], bit = 1ULL << (x % 64);
+
+	if (*word & bit)
+		return false;
+	*word |= bit;
+	if (w)
+		q->owq[(*w)++] = x;
+	return true;
+}
+
+/*
  * @o: the steps of @l, then those of @r.  An empty node's maxima are
  * -inf and its sum 0, so the sums below leave the other half's as they
  * are.
@@ -373,13 +390,13 @@ static void owe_step(struct greedy *q, uint32_t j, double ns, int d)
 		const struct owe *sib = owe_at(q, x ^ 1);
 
 		sib = sib ? sib : &none;
-		q->owv[x / 64] |= 1ULL << (x % 64);
+		owe_mark(q, x, NULL);
 		if (x & 1)
 			owe_join(&q->ow[x / 2], sib, &q->ow[x]);
 		else
 			owe_join(&q->ow[x / 2], &q->ow[x], sib);
 	}
-	q->owv[0] |= 2;		/* the root, node 1 */
+	owe_mark(q, 1, NULL);	/* the root */
 }
 
 /* An eviction read again at step @j, its fetch @ns long, is owed. */
@@ -456,11 +473,8 @@ static int owe_warm(struct greedy *q)
 		ns = h2d_ns(gc->p, q->g->t[e->t].bytes);
 		x = q->owl + (size_t)e->j;
 		o = &q->ow[x];
-		if (!owe_at(q, x)) {
-			q->owv[x / 64] |= 1ULL << (x % 64);
-			q->owq[w++] = x;
+		if (owe_mark(q, x, &w))
 			o->cnt = 0;
-		}
 		o->s = o->cnt++ ? o->s + ns : ns;
 	}
 	for (i = 0; i < w; i++) {		/* as owe_step() leaves them */
@@ -474,13 +488,8 @@ static int owe_warm(struct greedy *q)
 	while (w && q->owq[0] > 1) {	/* a level up, each node once */
 		size_t n = w;
 
-		for (r = 0, w = 0; r < n; r++) {
-			x = q->owq[r] / 2;
-			if (!owe_at(q, x)) {
-				q->owv[x / 64] |= 1ULL << (x % 64);
-				q->owq[w++] = x;
-			}
-		}
+		for (r = 0, w = 0; r < n; r++)
+			owe_mark(q, q->owq[r] / 2, &w);
 		for (i = 0; i < w; i++) {
 			const struct owe *l = owe_at(q, 2 * q->owq[i]);
 			const struct owe *h = owe_at(q, 2 * q->owq[i] + 1);
@@ -1091,11 +1100,18 @@ static void walk_free(struct greedy *q)
 
 static void pre_free(struct greedy_ctx *gc)
 {
+	uint32_t i;
+
 	if (gc->pre) {
 		walk_free(gc->pre);
 		free(gc->pre);
 		gc->pre = NULL;
 	}
+	for (i = 0; i < gc->nkept; i++) {
+		walk_free(gc->kept[i]);
+		free(gc->kept[i]);
+	}
+	gc->nkept = 0;
 }
 
 /*
@@ -1129,21 +1145,23 @@ static void clean_one(struct greedy *q, uint32_t t)
 }
 
 /*
- * After a walk, the arrays back to the start's for the next, by what the
- * walk touched: a tensor's entries change only where a step it is in is
- * run (run_step()) or where it is a candidate (listed from q->pend, so
- * one of the start's, gc->pend0, or of a step run), and a fetch or an
- * eviction is of a candidate.  Most walks stop within a few hundred steps
- * of the 100k or 1M tensors: cleaned by those steps' tensors and the
- * start's candidates, not by copying every tensor's again.  A walk that
- * touched as many as there are tensors is reset whole.
+ * The arrays back to the start's, by what the walks on them since they
+ * last were touched (q->walked, the steps they ran): a tensor's entries
+ * change only where a step it is in is run (run_step()) or where it is a
+ * candidate (listed from q->pend, so one of the start's, gc->pend0, or
+ * of a step run), and a fetch or an eviction is of a candidate.  Most
+ * walks stop within a few hundred steps of the 100k or 1M tensors:
+ * cleaned by those steps' tensors and the start's candidates, not by
+ * copying every tensor's again.  A walk that touched as many as there
+ * are tensors is reset whole.  Done by the next walk, which knows what it
+ * wants them for (prefix_take() may copy over them instead).
  */
 static void walk_clean(struct greedy *q)
 {
 	const struct greedy_ctx *gc = q->gc;
 	size_t x, m = gc->step_off[2 * (size_t)q->walked];
 
-	owe_clean(q);
+	q->walked = 0;
 	if (gc->npend0 + m >= q->g->nt) {
 		walk_reset(q);
 		return;
@@ -1156,9 +1174,9 @@ static void walk_clean(struct greedy *q)
 
 /*
  * The walk's state for this search: gc->walk, allocated and reset by the
- * first walk and cleaned by each after it (walk_clean()); with
- * gc->scratch @fresh, allocated for this walk alone.  NULL: out of
- * memory.
+ * first walk and cleaned by each after it for itself (walk_clean(),
+ * prefix_take()); with gc->scratch @fresh, allocated for this walk
+ * alone.  NULL: out of memory.
  */
 static struct greedy *walk_get(struct greedy_ctx *gc, struct greedy *fresh)
 {
@@ -1305,35 +1323,105 @@ static int prefix_reset(struct greedy_ctx *gc)
 }
 
 /*
+ * Whether a walk at @budget under gc's goal gets as far as @pre (gc->pre
+ * or one kept of it) without a stop: rest_peak falls and the most room
+ * only grows, so none of the steps before it stops the walk.
+ */
+static bool prefix_reaches(const struct greedy_ctx *gc,
+			   const struct greedy *pre, uint64_t budget)
+{
+	return pre->pp == gc->p && pre->pslow == gc->max_slow &&
+	       (!pre->walked || (pre->most <= budget &&
+				 gc->rest_peak[pre->walked - 1] > budget));
+}
+
+static void prefix_take(struct greedy *q, const struct greedy *from,
+			bool whole);
+static void prefix_copy(struct greedy *q, const struct greedy *from);
+
+/*
+ * gc->pre where it stands kept for later walks (gc->kept), unless one is
+ * kept at that step already or as many are kept as may be.  0, or
+ * -ENOMEM.
+ */
+static int prefix_keep(struct greedy_ctx *gc)
+{
+	const struct greedy *pre = gc->pre;
+	struct greedy *s;
+	uint32_t i;
+
+	if (gc->nkept == ARRAY_SIZE(gc->kept))
+		return 0;
+	for (i = 0; i < gc->nkept; i++)
+		if (gc->kept[i]->walked == pre->walked &&
+		    gc->kept[i]->pp == pre->pp &&
+		    gc->kept[i]->pslow == pre->pslow)
+			return 0;
+	s = hyper_plan__calloc(gc->mem, 1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	*s = (struct greedy){ .gc = gc, .lf = gc->lf, .g = gc->lf->g };
+	if (walk_alloc(s)) {
+		walk_free(s);
+		free(s);
+		return -ENOMEM;
+	}
+	prefix_take(s, pre, true);
+	prefix_copy(s, pre);
+	gc->kept[gc->nkept++] = s;
+	return 0;
+}
+
+/*
  * A walk at @budget whose start evicts nothing (gc->mem0 fits) is the
  * walk without budget, gc->pre, step for step, until the first step it
  * is settled at (settled()) or makes room in (step_need()): before
  * then it evicts and fetches nothing, so its lookahead finds nothing
  * owed, and its clocks add the same compute in the same order.  Runs
- * gc->pre on to that step, from where it stands, or from its start if
- * that step is behind it (the bisections mostly ask later and later
- * steps).  1: the walk is beyond the goal at a step before that (where
- * gc->pre was: every walk that gets there is), else 0 with gc->pre at
- * that step, or -ENOMEM.
+ * gc->pre on to that step, from where it stands, from the furthest of
+ * it kept (gc->kept) that the walk gets to, or from its start if that
+ * step is behind them all.  Each lookahead's bisection asks later and
+ * later steps, and the next lookahead's asks the same ones again: where
+ * one kept stands at the walk's step already, the walk takes that up
+ * (*@at) and gc->pre stays.  1: the walk is beyond the goal at a step
+ * before that (where gc->pre was: every walk that gets there is), else
+ * 0 with *@at at that step, or -ENOMEM.
  */
-static int prefix_to(struct greedy_ctx *gc, uint64_t budget)
+static int prefix_to(struct greedy_ctx *gc, uint64_t budget,
+		     struct greedy **at)
 {
 	const struct life *lf = gc->lf;
-	struct greedy *pre = gc->pre;
-	uint32_t k;
+	struct greedy *pre = gc->pre, *from = NULL;
+	uint32_t i, k;
 
-	/* a stop behind it: rest_peak falls and the most room only grows */
-	if (!pre || pre->pp != gc->p || pre->pslow != gc->max_slow ||
-	    (pre->walked && (pre->most > budget ||
-			     gc->rest_peak[pre->walked - 1] <= budget))) {
+	if (pre && prefix_reaches(gc, pre, budget))
+		from = pre;
+	for (i = 0; i < gc->nkept; i++)
+		if (prefix_reaches(gc, gc->kept[i], budget) &&
+		    (!from || gc->kept[i]->walked > from->walked))
+			from = gc->kept[i];
+	if (from && from->dead)
+		return 1;
+	k = from ? from->walked : 0;
+	if (from && from != pre &&
+	    (k == lf->n || gc->rest_peak[k] <= budget ||
+	     step_need(from, k) > budget)) {
+		*at = from;		/* it stops there too */
+		return 0;
+	}
+	if (!from) {
 		if (prefix_reset(gc)) {
 			pre_free(gc);
 			return -ENOMEM;
 		}
 		pre = gc->pre;
+	} else if (from != pre) {
+		/* pre's ready entries are all 0: it fetches nothing */
+		prefix_take(pre, from, false);
+		if (walk_begin(pre, UINT64_MAX, 0))
+			return -ENOMEM;
+		prefix_copy(pre, from);
 	}
-	if (pre->dead)
-		return 1;
 	for (k = pre->walked; k < lf->n; k++) {
 		uint64_t need;
 
@@ -1359,33 +1447,50 @@ static int prefix_to(struct greedy_ctx *gc, uint64_t budget)
 	 * listed under its next use as if it had all waited till then; one
 	 * listed here and dropped since (a dead detach) is a stale entry
 	 * make_room() passes over, and a tensor comes back only through
-	 * push_victim().
+	 * push_victim().  So pre taken up from one kept, its lists flushed
+	 * at other steps than walking on from its start would have, lists
+	 * the same but for stale entries.
 	 */
-	if (pre->walked)
+	if (pre->walked) {
 		flush_victims(pre);
+		if (prefix_keep(gc))
+			return -ENOMEM;
+	}
+	*at = pre;
 	return 0;
 }
 
 /*
- * The walk @q at gc->pre's step: its state and candidates copied, for the
- * tensors that walk touched (those walk_clean() puts back; every one
- * listed is), or whole.  @q is clean: nothing listed, no use's bit set,
- * so the bits are copied whole and a use's first tensor where its bit is.
+ * The walk @q's arrays at @pre's step (gc->pre or one kept of it), from
+ * whatever the walks before left in them (q->walked).  Where neither
+ * walk touched a tensor both hold the start's; pre evicts and fetches
+ * nothing and never runs short, so its open and stamp entries are the
+ * start's too.  So the tensors either touched are enough: cleaned to the
+ * start's, then pre's copied (every one pre lists is among them).  On
+ * the training graphs the two touched nearly every tensor: each array is
+ * then copied from pre whole (or where @whole says so: @q's arrays are
+ * new), in one pass, not reset whole and copied whole again.  The use
+ * lists' bits are copied whole in either case, and a use's first tensor
+ * where its bit is: @q's own first tensors are read only where a bit
+ * says so.
  */
-static void prefix_copy(struct greedy *q)
+static void prefix_take(struct greedy *q, const struct greedy *pre,
+			bool whole)
 {
 	const struct greedy_ctx *gc = q->gc;
-	const struct greedy *pre = gc->pre;
+	uint32_t s = q->walked > pre->walked ? q->walked : pre->walked, t;
 	size_t x, nt = q->g->nt, m = gc->step_off[2 * (size_t)pre->walked];
 	uint64_t w;
-	uint32_t t;
 
-	if (gc->npend0 + m >= nt) {
+	if (whole || gc->npend0 + gc->step_off[2 * (size_t)s] >= nt) {
 		memcpy(q->st, pre->st, nt);
 		memcpy(q->cur, pre->cur, nt * sizeof(*q->cur));
 		memcpy(q->pending, pre->pending, nt);
 		memcpy(q->vl, pre->vl, nt * sizeof(*q->vl));
+		memset(q->open, 0xff, nt * sizeof(*q->open));	/* NONE */
+		memset(q->stamp, 0, nt * sizeof(*q->stamp));
 	} else {
+		walk_clean(q);
 		for (x = 0; x < gc->npend0 + m; x++) {
 			t = x < gc->npend0 ? gc->pend0[x] :
 			    gc->step_t[x - gc->npend0];
@@ -1402,12 +1507,22 @@ static void prefix_copy(struct greedy *q)
 			t = (uint32_t)(x * 64 + __builtin_ctzll(w));
 			q->vhead[t] = pre->vhead[t];
 		}
+	q->walked = pre->walked;
+}
+
+/* The rest of @q at @pre's step, once walk_begin() set it. */
+static void prefix_copy(struct greedy *q, const struct greedy *pre)
+{
 	memcpy(q->pend, pre->pend, pre->npend * sizeof(*q->pend));
 	q->npend = pre->npend;
 	q->mem = pre->mem;
 	q->clock = pre->clock;
 	q->link = pre->link;
 	q->walked = pre->walked;
+	q->most = pre->most;
+	q->pp = pre->pp;
+	q->pslow = pre->pslow;
+	q->dead = pre->dead;
 }
 
 int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
@@ -1415,6 +1530,7 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 {
 	const struct life *lf = gc->lf;
 	struct greedy fresh = { .gc = gc, .lf = lf, .g = lf->g }, *q = NULL;
+	struct greedy *from = NULL;
 	uint32_t k = 0, x;
 
 	gc->nev = 0;
@@ -1422,12 +1538,12 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	if (live_after(gc) || (gc->scratch && walk_alloc(&fresh)))
 		goto out;
 	q = walk_get(gc, &fresh);
-	if (!q || walk_begin(q, budget, lookahead_ops))
+	if (!q)
 		goto out;
 	gc->settled = lf->n;
 	k = 0;
 	if (!gc->scratch && gc->mem0 <= budget) {
-		int r = prefix_to(gc, budget);
+		int r = prefix_to(gc, budget, &from);
 
 		if (r < 0)
 			goto out;
@@ -1435,11 +1551,18 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 			gc->beyond = true;	/* evicting nothing */
 			goto out;
 		}
-		k = gc->pre->walked;
-		if (k)
-			prefix_copy(q);
+		k = from->walked;
 	}
-	if (!k)
+	/* before walk_begin(): the arrays' state is the walks' before */
+	if (k)
+		prefix_take(q, from, false);
+	else if (!gc->scratch)
+		walk_clean(q);
+	if (walk_begin(q, budget, lookahead_ops))
+		goto out;
+	if (k)
+		prefix_copy(q, from);
+	else
 		start(q);
 	for (x = 0; x < lookahead_ops && x < lf->n && gc->scratch; x++)
 		want_step(q, x);
@@ -1481,7 +1604,7 @@ out:
 		gc->walk = NULL;
 		pre_free(gc);
 	} else if (q) {
-		walk_clean(q);
+		owe_clean(q);	/* gc->ev's paths: this walk's */
 	}
 	return gc->mem->failed ? -ENOMEM : 0;
 }

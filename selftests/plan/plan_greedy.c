@@ -652,6 +652,133 @@ TEST(prefix_lists_walks_as_scratch)
 	EXPECT_LT(walks / 4, after);
 }
 
+/* xorshift64: the next of @x */
+static uint64_t next_random(uint64_t x)
+{
+	x ^= x << 13;
+	x ^= x >> 7;
+	return x ^ x << 17;
+}
+
+/*
+ * A kept walk leaves its arrays as it ends them: the next walk cleans
+ * them for itself (policy_greedy.c, walk_clean()), or copies the walk
+ * without budget over them where it takes that up (prefix_take()), over
+ * the tensors either touched or, where that is nearly all of them, each
+ * array whole.  Walks from the start (budgets under the start's
+ * residency), deep into the graph (near the peak) and short (just above
+ * the start's), one after the other in a scrambled order, each lookahead,
+ * with the goal and without: each walk as scratch's, which builds its
+ * own.  A tensor the walk before touched and the next left as it was
+ * (its entries, its place in the lists, an eviction or a fetch step of
+ * it), changes a walk here.
+ */
+TEST(walks_take_up_any_walk)
+{
+	static const struct plan_case cases[] = {
+		{ "olmoe-1b-7b", "train", 0, 81 },
+		{ "llama2-7b", "infer", 0, 82 },
+		{ NULL, NULL, 300, 83 },
+		{ "mixtral-8x7b", "train-keep", 0, 84 },
+	};
+	static const uint32_t ahead[] = { 1, 8, 64, 512 };
+	uint64_t x = 0x2545f4914f6cdd1dULL;
+	unsigned int walks = 0, kinds[3] = { 0 };
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct walks w;
+		uint64_t lo, mid, span;
+
+		walks_begin(_metadata, &w, &cases[c], c);
+		/* the first walk builds the start: mem0 is known after it */
+		walk_pair(_metadata, &w.j, &w.kept, &w.sc, w.j.lf.peak0, 1);
+		lo = w.j.lf.max_ws;
+		mid = w.kept.mem0 > lo ? w.kept.mem0 : lo;
+		span = w.j.lf.peak0 > mid ? w.j.lf.peak0 - mid : 1;
+		for (uint32_t k = 0; k < 36; k++) {
+			uint32_t kind;
+			uint64_t b;
+
+			x = next_random(x);
+			kind = (uint32_t)(x >> 20) % 3;
+			if (kind == 0)		/* from the start */
+				b = lo + (x >> 30) % (mid - lo + 1);
+			else if (kind == 1)	/* deep: near the peak */
+				b = w.j.lf.peak0 - span / 8 +
+				    (x >> 30) % (span / 8 + 1);
+			else			/* short: above the start's */
+				b = mid + (x >> 30) % (span / 8 + 1);
+			w.kept.p = w.sc.p = x >> 60 & 1 ? &w.j.p : NULL;
+			w.kept.max_slow = w.sc.max_slow = slows[x >> 61 & 1];
+			walk_pair(_metadata, &w.j, &w.kept, &w.sc, b,
+				  ahead[x >> 62]);
+			walks++;
+			kinds[kind] += w.kept.nev > 0;
+		}
+		EXPECT_TRUE(w.kept.pre != NULL);
+		walks_end(&w);
+	}
+	TH_LOG("%u walks; evicting from the start %u, deep %u, short %u",
+	       walks, kinds[0], kinds[1], kinds[2]);
+	EXPECT_LT(0, kinds[0]);
+	EXPECT_LT(0, kinds[1]);
+	EXPECT_LT(0, kinds[2]);
+}
+
+/*
+ * The walk without budget is kept where walks took it up (gc->kept,
+ * policy_greedy.c, prefix_keep()), and a later walk takes up the
+ * furthest of those it gets to, or gc->pre run on from there
+ * (prefix_to()).  Bisections as hyper_plan__run_greedy()'s, at each
+ * lookahead, which ask the same steps again, the third under a tighter
+ * goal: each walk as scratch's.  One kept taken up by a walk that stops
+ * before it changes a walk here (one taken up under another goal, the
+ * random goals of walks_take_up_any_walk).
+ */
+static unsigned int kept_bisections(struct __test_metadata *_metadata,
+				    const struct plan_case *c, size_t n)
+{
+	static const uint32_t ahead[] = { 1, 8, 64, 512 };
+	struct walks w;
+	unsigned int kept;
+
+	walks_begin(_metadata, &w, c, n);
+	for (size_t a = 0; a < ARRAY_SIZE(ahead); a++) {
+		uint64_t lo = w.j.lf.max_ws, hi = w.j.lf.peak0;
+
+		w.kept.p = w.sc.p = &w.j.p;
+		w.kept.max_slow = w.sc.max_slow = a == 2 ? 0.001 : 0.01;
+		for (int it = 0; it < 12 && hi > lo + 1; it++) {
+			uint64_t b = lo + (hi - lo) / 2;
+
+			walk_pair(_metadata, &w.j, &w.kept, &w.sc, b, ahead[a]);
+			if (w.kept.beyond)
+				lo = b;
+			else
+				hi = b;
+		}
+	}
+	kept = w.kept.nkept;
+	walks_end(&w);
+	return kept;
+}
+
+TEST(prefix_kept_walks_as_scratch)
+{
+	const struct plan_case olmoe = { "olmoe-1b-7b", "train", 0, 91 };
+	const struct plan_case llama = { "llama2-7b", "train", 0, 92 };
+	const struct plan_case mixtral = { "mixtral-8x7b", "train-keep", 0, 93 };
+	const struct plan_case random = { NULL, NULL, 300, 94 };
+	unsigned int kept;
+
+	kept = kept_bisections(_metadata, &olmoe, 0) +
+	       kept_bisections(_metadata, &llama, 1) +
+	       kept_bisections(_metadata, &mixtral, 2) +
+	       kept_bisections(_metadata, &random, 3);
+	TH_LOG("%u kept of the walk without budget", kept);
+	EXPECT_LT(4, kept);
+}
+
 /*
  * The owed evictions' tree, built a level at a time where a walk first
  * asks it (policy_greedy.c, owe_warm()), holds the same doubles as built
