@@ -8,23 +8,33 @@
 
 #define EMPTY	1e-6		/* ns: less than this left is a full step */
 
-int hyper_plan__cal_init(struct calendar *c, uint32_t n, struct hp_mem *mem)
+int hyper_plan__cal_init(struct calendar *c, uint32_t n, unsigned int uses,
+			 struct hp_mem *mem)
 {
+	bool latest = uses & CAL_LATEST, runs = uses & CAL_RUNS;
 	size_t i;
 
+	memset(c, 0, sizeof(*c));
 	c->n = n;
 	for (c->top = 1; c->top * 2 <= n; c->top *= 2)
 		;
 	c->cap = hyper_plan__array(mem, n, sizeof(*c->cap));
 	/* up to 2 top - 1, the descent's last entry: see cal_reach_sum() */
 	c->fen = hyper_plan__array(mem, 2 * (size_t)c->top, sizeof(*c->fen));
-	c->left = hyper_plan__array(mem, (size_t)n + 1, sizeof(*c->left));
-	c->right = hyper_plan__array(mem, (size_t)n + 1, sizeof(*c->right));
-	c->zeros = hyper_plan__array(mem, (size_t)n + 1, sizeof(*c->zeros));
-	c->used = hyper_plan__malloc(mem, n);
+	if (latest)
+		c->left = hyper_plan__array(mem, (size_t)n + 1,
+					    sizeof(*c->left));
+	if (runs) {
+		c->right = hyper_plan__array(mem, (size_t)n + 1,
+					     sizeof(*c->right));
+		c->zeros = hyper_plan__array(mem, (size_t)n + 1,
+					     sizeof(*c->zeros));
+		c->used = hyper_plan__malloc(mem, n);
+	}
 	c->fen0 = hyper_plan__array(mem, (size_t)n + 1, sizeof(*c->fen0));
 	c->undo = hyper_plan__array(mem, CAL_UNDO, sizeof(*c->undo));
-	if (c->cap && c->fen && c->left && c->right && c->zeros && c->used &&
+	if (c->cap && c->fen && (!latest || c->left) &&
+	    (!runs || (c->right && c->zeros && c->used)) &&
 	    c->fen0 && c->undo) {
 		for (i = (size_t)n + 1; i < 2 * (size_t)c->top; i++)
 			c->fen[i] = INFINITY;
@@ -52,26 +62,32 @@ void hyper_plan__cal_reset(struct calendar *c, const double *cap0, double scale)
 	uint32_t i, up;
 
 	c->fen[0] = 0;
-	c->zeros[0] = 0;
-	c->left[0] = 0;
 	for (i = 0; i < c->n; i++) {
-		bool full;
-
 		c->cap[i] = cap0[i] * scale;
-		full = c->cap[i] <= EMPTY;
 		c->fen[i + 1] = c->cap[i];
-		c->zeros[i + 1] = c->zeros[i] + full;
-		c->left[i + 1] = full ? i : i + 1;
-		c->right[i] = full ? i + 1 : i;
+	}
+	if (c->left) {
+		c->left[0] = 0;
+		for (i = 0; i < c->n; i++)
+			c->left[i + 1] = c->cap[i] <= EMPTY ? i : i + 1;
+	}
+	if (c->right) {
+		c->zeros[0] = 0;
+		for (i = 0; i < c->n; i++) {
+			bool full = c->cap[i] <= EMPTY;
+
+			c->zeros[i + 1] = c->zeros[i] + full;
+			c->right[i] = full ? i + 1 : i;
+		}
+		c->right[c->n] = c->n;
+		memset(c->used, 0, c->n);
 	}
 	for (i = 1; i <= c->n; i++) {		/* linear Fenwick build */
 		up = i + (i & -i);
 		if (up <= c->n)
 			c->fen[up] += c->fen[i];
 	}
-	c->right[c->n] = c->n;
 	c->low = c->n;
-	memset(c->used, 0, c->n);
 	memcpy(c->fen0, c->fen, ((size_t)c->n + 1) * sizeof(*c->fen));
 	c->cap0 = cap0;
 	c->scale = scale;
@@ -86,9 +102,12 @@ static void restore_step(struct calendar *c, uint32_t i)
 
 	c->cap[i] = c->cap0[i] * c->scale;
 	full = c->cap[i] <= EMPTY;
-	c->left[i + 1] = full ? i : i + 1;
-	c->right[i] = full ? i + 1 : i;
-	c->used[i] = 0;
+	if (c->left)
+		c->left[i + 1] = full ? i : i + 1;
+	if (c->right) {
+		c->right[i] = full ? i + 1 : i;
+		c->used[i] = 0;
+	}
 }
 
 void hyper_plan__cal_restore(struct calendar *c, const double *cap0,
@@ -112,7 +131,8 @@ void hyper_plan__cal_restore(struct calendar *c, const double *cap0,
 		memcpy(c->fen + from + 1, c->fen0 + from + 1,
 		       ((size_t)c->n - from) * sizeof(*c->fen));
 	}
-	c->right[c->n] = c->n;
+	if (c->right)
+		c->right[c->n] = c->n;
 	c->low = c->n;
 	c->dirty = c->n;
 	c->nundo = 0;
@@ -231,14 +251,17 @@ static void take(struct calendar *c, uint32_t k, double got)
 
 	dirty(c, k);
 	c->cap[k] -= got;
-	c->used[k] = 1;
+	if (c->used)
+		c->used[k] = 1;
 	if (k < c->low)
 		c->low = k;
 	for (i = k + 1; i <= c->n; i += i & -i)
 		c->fen[i] -= got;
 	if (c->cap[k] <= EMPTY) {
-		c->left[k + 1] = k;
-		c->right[k] = k + 1;
+		if (c->left)
+			c->left[k + 1] = k;
+		if (c->right)
+			c->right[k] = k + 1;
 	}
 }
 

@@ -22,6 +22,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/*
+ * What a calendar is used for (hyper_plan__cal_init()).  Each way of
+ * taking time walks arrays of its own, and a calendar holds only its
+ * uses' arrays (NULL the others): the planner's two links each use one
+ * way, and at 1M steps each array the other way needs is 1 to 4 MB more
+ * to write at every reset, fresh memory the first time.
+ */
+#define CAL_LATEST	1	/* hyper_plan__cal_take_latest(): left */
+#define CAL_RUNS	2	/* cal_next(), the runs: right, zeros, used */
+#define CAL_ALL		(CAL_LATEST | CAL_RUNS)
+
 struct calendar {
 	uint32_t n;
 	uint32_t top;		/* the Fenwick descent's first stride */
@@ -49,8 +60,12 @@ struct calendar {
 
 struct hp_mem;
 
-/* 0, or -ENOMEM with @c freed. */
-int hyper_plan__cal_init(struct calendar *c, uint32_t n, struct hp_mem *mem);
+/*
+ * 0, or -ENOMEM with @c freed.  @uses: CAL_LATEST, CAL_RUNS or both; a
+ * calendar is asked only what its uses name.
+ */
+int hyper_plan__cal_init(struct calendar *c, uint32_t n, unsigned int uses,
+			 struct hp_mem *mem);
 void hyper_plan__cal_free(struct calendar *c);
 /* Each step k offers cap0[k] × scale. */
 void hyper_plan__cal_reset(struct calendar *c, const double *cap0, double scale);

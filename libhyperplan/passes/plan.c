@@ -305,7 +305,9 @@ int hyper_plan__plan_init(struct plan_ctx *pc, const struct life *lf,
 		goto fail;
 	for (k = 0; k < n; k++)
 		pc->cap[k] = g->op[lf->order[k]].compute_ns;
-	if (hyper_plan__cal_init(&pc->h2d, n, mem) || hyper_plan__cal_init(&pc->d2h, n, mem))
+	/* prefetches take time latest first, stores in runs */
+	if (hyper_plan__cal_init(&pc->h2d, n, CAL_LATEST, mem) ||
+	    hyper_plan__cal_init(&pc->d2h, n, CAL_RUNS, mem))
 		goto fail;
 	pc->ep = hyper_plan__array(mem, pc->nep, sizeof(*pc->ep));
 	pc->delta = hyper_plan__array(mem, (size_t)n + 1, sizeof(*pc->delta));
@@ -906,6 +908,22 @@ static uint32_t next_bucket(struct plan_ctx *pc, uint32_t lo)
 	return pick;
 }
 
+/*
+ * What the refresh after an offer of bucket b's first candidate reads:
+ * the next one's liveness and start, asked for while the offer runs (a
+ * take or a set-aside moves the bucket on to it).
+ */
+static inline void prefetch_next(const struct plan_ctx *pc, uint32_t b)
+{
+	uint32_t x = pc->cur[b] + 1, i;
+
+	if (x < pc->by_b[b + 1]) {
+		i = pc->idx[x];
+		__builtin_prefetch(&pc->alive[i]);
+		__builtin_prefetch(&pc->c[i].a);
+	}
+}
+
 /* Takes gaps spanning step k until it fits; false if it cannot. */
 static bool fit_step(struct plan_ctx *pc, uint32_t k, uint64_t budget,
 		     int64_t *absent)
@@ -927,6 +945,7 @@ static bool fit_step(struct plan_ctx *pc, uint32_t k, uint64_t budget,
 		size_t nev = pc->nev;
 
 		i = pc->idx[pc->cur[b]];
+		prefetch_next(pc, b);
 		if (pc->c[i].a >= (int32_t)k)
 			pc->alive[i] = 0;	/* spans nothing left to walk */
 		else
@@ -1013,6 +1032,53 @@ static int note_failed_first(struct plan_ctx *pc, uint32_t k, double scale,
 	return 0;
 }
 
+/*
+ * How many steps ahead the sweep asks for what its new buckets will read
+ * (prefetch_ahead()): each stage's addresses come from loads the stage
+ * before asked for, in the cache by then.
+ */
+#define PF_FAR		16
+#define PF_MID		8
+#define PF_NEAR		4
+
+/*
+ * The loads of the refreshes that start step k - PF_* (sweep()), asked
+ * for early.  Each step brings a bucket or two into the tree, and each
+ * refresh follows the bucket's arrays to its place in the index and on
+ * to a candidate and its liveness, each at an address of its own and
+ * each waiting for the one before: at 1M decode operators that loop was
+ * half the sweep's samples.  The steps ahead name their buckets
+ * (at_j), and a bucket the sweep has not reached starts at its first
+ * place (hyper_plan__ahead_cand()).  A prefetch changes nothing the
+ * sweep reads: where a guess is wrong, only a line is fetched for
+ * nothing.
+ */
+static inline void prefetch_ahead(const struct plan_ctx *pc, uint32_t k)
+{
+	uint32_t x, b, i;
+
+	if (k >= PF_FAR)
+		for (x = pc->at_off[k + 1 - PF_FAR];
+		     x < pc->at_off[k + 2 - PF_FAR]; x++) {
+			b = pc->at_j[x];
+			__builtin_prefetch(&pc->by_b[b]);
+			__builtin_prefetch(&pc->cur[b], 1);
+			__builtin_prefetch(&pc->b_j[b]);
+			__builtin_prefetch(&pc->seg.t[pc->seg.size + b], 1);
+		}
+	if (k >= PF_MID)
+		for (x = pc->at_off[k + 1 - PF_MID];
+		     x < pc->at_off[k + 2 - PF_MID]; x++)
+			__builtin_prefetch(&pc->idx[pc->by_b[pc->at_j[x]]]);
+	if (k >= PF_NEAR)
+		for (x = pc->at_off[k + 1 - PF_NEAR];
+		     x < pc->at_off[k + 2 - PF_NEAR]; x++) {
+			i = hyper_plan__ahead_cand(pc, pc->at_j[x]);
+			__builtin_prefetch(&pc->alive[i]);
+			__builtin_prefetch(&pc->c[i].a);
+		}
+}
+
 /* The sweep of hyper_plan__plan_select(): the evictions, in the order taken. */
 static int sweep(struct plan_ctx *pc, uint64_t budget, double scale,
 		 uint32_t *fail_step)
@@ -1029,6 +1095,7 @@ static int sweep(struct plan_ctx *pc, uint64_t budget, double scale,
 		uint32_t x;
 
 		pc->swept = k;
+		prefetch_ahead(pc, k);
 		for (x = pc->at_off[k + 1]; x < pc->at_off[k + 2]; x++)
 			refresh(pc, pc->at_j[x]);	/* read at k + 1: span k */
 		absent += pc->delta[k];

@@ -150,6 +150,19 @@ static inline void plan_ep_touch(struct plan_ctx *pc, uint32_t x)
 		pc->ep_over = true;
 }
 
+/*
+ * The candidate bucket @b's first refresh reads first, while the sweep
+ * has not reached the bucket's use: reset() leaves every bucket at its
+ * first place, and only a refresh, a take or a set-aside of the bucket,
+ * all after the sweep reaches it, moves it on.  What the sweep's
+ * prefetches ask for ahead of its steps (passes/plan.c).
+ */
+static inline uint32_t hyper_plan__ahead_cand(const struct plan_ctx *pc,
+					      uint32_t b)
+{
+	return pc->idx[pc->by_b[b]];
+}
+
 /* plan_take.c */
 enum { TAKEN, RETRY, NEVER };
 int hyper_plan__try_take(struct plan_ctx *pc, uint32_t i, uint32_t k, int32_t *s0);
