@@ -300,3 +300,77 @@ void hyper_plan__cal_take_run(struct calendar *c, uint32_t first, uint32_t last,
 		}
 	}
 }
+
+int hyper_plan__cal_save(const struct calendar *c, struct cal_snap *s,
+			 struct hp_mem *mem)
+{
+	size_t m = c->n - c->dirty;
+
+	if (s->room < m || !s->undo) {
+		hyper_plan__cal_snap_free(s);
+		s->cap = hyper_plan__array(mem, m + 1, sizeof(*s->cap));
+		s->fen = hyper_plan__array(mem, m + 1, sizeof(*s->fen));
+		/* only the arrays this link's calendar keeps (cal_init()) */
+		if (c->left)
+			s->left = hyper_plan__array(mem, m + 1,
+						    sizeof(*s->left));
+		if (c->right) {
+			s->right = hyper_plan__array(mem, m + 1,
+						     sizeof(*s->right));
+			s->used = hyper_plan__malloc(mem, m + 1);
+		}
+		s->undo = hyper_plan__array(mem, CAL_UNDO, sizeof(*s->undo));
+		if (!s->cap || !s->fen || (c->left && !s->left) ||
+		    (c->right && (!s->right || !s->used)) || !s->undo) {
+			hyper_plan__cal_snap_free(s);
+			return -ENOMEM;
+		}
+		s->room = m;
+	}
+	s->from = c->dirty;
+	s->low = c->low;
+	s->dirty = c->dirty;
+	s->nundo = c->nundo;
+	/* step x's entries: cap, used, right[x], left[x + 1], fen[x + 1] */
+	memcpy(s->cap, c->cap + s->from, m * sizeof(*s->cap));
+	if (c->right) {
+		memcpy(s->used, c->used + s->from, m);
+		memcpy(s->right, c->right + s->from, m * sizeof(*s->right));
+	}
+	if (c->left)
+		memcpy(s->left, c->left + s->from + 1, m * sizeof(*s->left));
+	memcpy(s->fen, c->fen + s->from + 1, m * sizeof(*s->fen));
+	memcpy(s->undo, c->undo, (c->nundo < CAL_UNDO ? c->nundo : CAL_UNDO) *
+	       sizeof(*s->undo));
+	return 0;
+}
+
+void hyper_plan__cal_load(struct calendar *c, const struct cal_snap *s)
+{
+	size_t m = c->n - s->from;
+
+	memcpy(c->cap + s->from, s->cap, m * sizeof(*s->cap));
+	if (c->right) {
+		memcpy(c->used + s->from, s->used, m);
+		memcpy(c->right + s->from, s->right, m * sizeof(*s->right));
+	}
+	if (c->left)
+		memcpy(c->left + s->from + 1, s->left, m * sizeof(*s->left));
+	memcpy(c->fen + s->from + 1, s->fen, m * sizeof(*s->fen));
+	memcpy(c->undo, s->undo, (s->nundo < CAL_UNDO ? s->nundo : CAL_UNDO) *
+	       sizeof(*s->undo));
+	c->low = s->low;
+	c->dirty = s->dirty;
+	c->nundo = s->nundo;
+}
+
+void hyper_plan__cal_snap_free(struct cal_snap *s)
+{
+	free(s->cap);
+	free(s->fen);
+	free(s->left);
+	free(s->right);
+	free(s->used);
+	free(s->undo);
+	memset(s, 0, sizeof(*s));
+}

@@ -58,6 +58,20 @@ struct calendar {
 
 #define CAL_UNDO	4096
 
+/*
+ * A calendar's entries from step @from on, and what its restore needs,
+ * as hyper_plan__cal_save() found them: the steps before @from are as
+ * the last reset built them.  The buffers hold @room steps; @left, or
+ * @right and @used, only where the calendar keeps them (its uses).
+ */
+struct cal_snap {
+	uint32_t from, low, dirty, nundo;
+	size_t room;
+	double *cap, *fen;
+	uint32_t *left, *right, *undo;
+	uint8_t *used;
+};
+
 struct hp_mem;
 
 /*
@@ -99,5 +113,14 @@ int hyper_plan__cal_find_run(struct calendar *c, uint32_t lo, uint32_t hi, doubl
 		 uint32_t *first, uint32_t *last);
 void hyper_plan__cal_take_run(struct calendar *c, uint32_t first, uint32_t last,
 		  double amount);
+/* Keeps what @c wrote since its last reset in @s: 0, or -ENOMEM. */
+int hyper_plan__cal_save(const struct calendar *c, struct cal_snap *s,
+			 struct hp_mem *mem);
+/*
+ * Writes @s back into @c, which a reset (or restore) since has left as
+ * the one before @s was saved, on the same steps' capacities and scale.
+ */
+void hyper_plan__cal_load(struct calendar *c, const struct cal_snap *s);
+void hyper_plan__cal_snap_free(struct cal_snap *s);
 
 #endif

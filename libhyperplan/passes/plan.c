@@ -49,6 +49,7 @@
  * another's earlier start without a look-up.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "passes/gallop.h"
@@ -320,6 +321,7 @@ int hyper_plan__plan_init(struct plan_ctx *pc, const struct life *lf,
 	pc->gen = 1;
 	pc->swept = NONE;
 	pc->ex_k = NONE;
+	pc->snap_need = INT64_MAX;
 	if (!pc->ep || !pc->delta || !pc->alive || !pc->cur || !pc->aside_gen ||
 	    !pc->due_off || !pc->ep_undo || !pc->alive0 ||
 	    hyper_plan__seg_init(&pc->seg, pc->nb ? pc->nb : 1, mem))
@@ -368,6 +370,12 @@ void hyper_plan__plan_free(struct plan_ctx *pc)
 	free(pc->ep_undo);
 	free(pc->alive0);
 	free(pc->ex_ev);
+	hyper_plan__cal_snap_free(&pc->snap.h2d);
+	hyper_plan__cal_snap_free(&pc->snap.d2h);
+	free(pc->snap.ev);
+	free(pc->snap.ep_x);
+	free(pc->snap.ep_v);
+	free(pc->snap.delta);
 	memset(pc, 0, sizeof(*pc));
 }
 
@@ -461,6 +469,71 @@ struct fit {
 	uint32_t tries;
 };
 
+/* A snapshot pays when its steps cost less to copy than its takes. */
+#define SNAP_TAKE	16
+
+/*
+ * The take of gap @i just brought the sweep's absent bytes to
+ * pc->snap_need.  At step n - 1, in the walk of the gaps to the end (the
+ * gap is one), that is the take that fitted the step within
+ * pc->keep_aim: every sweep at that aim or below, on these links, has
+ * made the same takes in the same order so far (see snap_begin()), and
+ * is here.  Elsewhere (a later step, or a prefetch the step's classes
+ * gave) nothing is kept, and no later take asks again.  What the sweep
+ * wrote since its reset is kept (the calendars' steps from the first
+ * written, the epochs and delta noted for reset_written(), the
+ * evictions); the candidates it killed are those the walk passed and the
+ * start gaps of the evictions from a gap's start.  A snapshot is taken
+ * only when its steps cost less to copy than the takes it saves, and
+ * never where the epochs written went past the undo list.  Out of
+ * memory: none kept, pc->mem says so.
+ */
+static __attribute__((noinline)) void snap_save(struct plan_ctx *pc,
+						const struct fit *f,
+						uint32_t i)
+{
+	struct plan_snap *s = &pc->snap;
+	struct hp_mem *mem = pc->mem;
+	uint32_t n = pc->lf->n, nb = pc->nb, x;
+	size_t steps = (size_t)(n - pc->h2d.dirty) + (n - pc->d2h.dirty);
+	size_t nd = pc->delta_lo <= pc->delta_hi ?
+		    pc->delta_hi - pc->delta_lo + 1 : 0, at;
+
+	pc->snap_need = INT64_MAX;
+	if (f->k + 1 != n || pc->c[i].j != (int32_t)n || pc->ep_over ||
+	    pc->nev * SNAP_TAKE < steps + nd)
+		return;
+	for (at = pc->cur[nb]; pc->idx[at] != i; at++)	/* the walk's place */
+		;
+	s->aim = 0;
+	if (hyper_plan__cal_save(&pc->h2d, &s->h2d, mem) ||
+	    hyper_plan__cal_save(&pc->d2h, &s->d2h, mem) ||
+	    hyper_plan__grow(mem, &s->ev, &s->cap_ev, pc->nev, sizeof(*s->ev)) ||
+	    hyper_plan__grow(mem, &s->ep_x, &s->cap_ep, pc->nep_undo,
+			     sizeof(*s->ep_x)) ||
+	    hyper_plan__grow(mem, &s->ep_v, &s->cap_epv, pc->nep_undo,
+			     sizeof(*s->ep_v)))
+		return;
+	if (nd && hyper_plan__grow(mem, &s->delta, &s->cap_delta, nd,
+				   sizeof(*s->delta)))
+		return;
+	memcpy(s->ev, pc->ev, pc->nev * sizeof(*s->ev));
+	s->nev = pc->nev;
+	for (x = 0; x < pc->nep_undo; x++) {
+		s->ep_x[x] = pc->ep_undo[x];
+		s->ep_v[x] = pc->ep[pc->ep_undo[x]];
+	}
+	s->nep = pc->nep_undo;
+	s->delta_lo = pc->delta_lo;
+	s->delta_hi = pc->delta_hi;
+	if (nd)
+		memcpy(s->delta, pc->delta + pc->delta_lo, nd * sizeof(*s->delta));
+	s->absent = *f->absent;
+	s->next = at + 1;
+	s->scale = pc->scale;
+	s->aim = pc->keep_aim;
+}
+
 /* Tries candidate i for the step; true once the step fits. */
 static bool offer(struct plan_ctx *pc, struct fit *f, uint32_t i)
 {
@@ -477,6 +550,8 @@ static bool offer(struct plan_ctx *pc, struct fit *f, uint32_t i)
 		f->over -= b;
 		if (s0 > 0)
 			plan_delta_add(pc, s0 - 1, -(int64_t)b);
+		if (*f->absent >= pc->snap_need)
+			snap_save(pc, f, i);
 	} else {
 		if (r == NEVER)
 			pc->alive[i] = 0;
@@ -1079,6 +1154,82 @@ static inline void prefetch_ahead(const struct plan_ctx *pc, uint32_t k)
 		}
 }
 
+/*
+ * Whether the sweep at @budget starts its last step from the snapshot
+ * kept, and where it keeps one (pc->snap_need).  Up to its first step
+ * over budget a sweep takes nothing; at the last step, n - 1, the
+ * gaps to the end alone span it (no prefetch reaches past it), walked
+ * by start from the state every reset leaves on the same links: each
+ * aim over there makes the same offers with the same outcomes, in the
+ * same order, until the step fits.  A lower aim only goes on further.
+ * So the state right after the take that fitted aim A is on the path of
+ * every aim up to A: such a sweep loads it and walks on from the gap
+ * after that take (the gaps passed are dead, taken or never to fit).
+ * Training graphs take thousands of gaps to the end there (DeepSeek-V2-
+ * Lite 1,150 to 6,600 a sweep), every sweep again; the bisection's top
+ * (pc->keep_aim) is the aim at which to keep one, which serves all the
+ * sweeps after it.
+ */
+static bool snap_begin(struct plan_ctx *pc, uint64_t budget)
+{
+	const struct plan_snap *s = &pc->snap;
+	uint32_t n = pc->lf->n;
+	uint64_t top = n ? pc->lf->base[n - 1] : 0, want = pc->keep_aim;
+	bool use;
+
+	pc->snap_need = INT64_MAX;
+	if (pc->scratch || !n)
+		return false;
+	use = s->aim && s->scale == pc->scale && budget <= s->aim;
+	/*
+	 * A state loaded that already holds the new aim's excess is the
+	 * one for that aim too: its take was the one that fitted it, and
+	 * the next take would be one too many.
+	 */
+	if (want && want < top && budget <= want &&
+	    !(use && s->absent >= (int64_t)(top - want)))
+		pc->snap_need = (int64_t)(top - want);
+	return use;
+}
+
+/*
+ * The snapshot's state written over the reset one; *@absent its own,
+ * less what the sweep adds at step n - 1 (no take there writes it).
+ */
+static int snap_load(struct plan_ctx *pc, int64_t *absent)
+{
+	const struct plan_snap *s = &pc->snap;
+	uint32_t nb = pc->nb, x;
+	size_t e;
+
+	if (hyper_plan__grow(pc->mem, &pc->ev, &pc->cap_ev, s->nev,
+			     sizeof(*pc->ev)))
+		return -ENOMEM;
+	hyper_plan__cal_load(&pc->h2d, &s->h2d);
+	hyper_plan__cal_load(&pc->d2h, &s->d2h);
+	for (x = 0; x < s->nep; x++) {
+		pc->ep_undo[x] = s->ep_x[x];
+		pc->ep[s->ep_x[x]] = s->ep_v[x];
+	}
+	pc->nep_undo = s->nep;
+	pc->delta_lo = s->delta_lo;
+	pc->delta_hi = s->delta_hi;
+	if (s->delta_lo <= s->delta_hi)
+		memcpy(pc->delta + s->delta_lo, s->delta,
+		       (s->delta_hi - s->delta_lo + 1) * sizeof(*pc->delta));
+	memcpy(pc->ev, s->ev, s->nev * sizeof(*pc->ev));
+	pc->nev = s->nev;
+	for (x = pc->by_b[nb]; x < s->next; x++)
+		pc->alive[pc->idx[x]] = 0;
+	for (e = 0; e < s->nev; e++)	/* from a start: its start gap */
+		if (s->ev[e].a < 0)
+			pc->alive[pc->first_gap[s->ev[e].t]] = 0;
+	pc->cur[nb] = s->next;
+	pc->snap_hits++;
+	*absent = s->absent - pc->delta[pc->lf->n - 1];
+	return 0;
+}
+
 /* The sweep of hyper_plan__plan_select(): the evictions, in the order taken. */
 static int sweep(struct plan_ctx *pc, uint64_t budget, double scale,
 		 uint32_t *fail_step)
@@ -1091,6 +1242,8 @@ static int sweep(struct plan_ctx *pc, uint64_t budget, double scale,
 	if (ret)
 		return ret < 0 ? ret : -1;
 	reset(pc, scale);
+	if (snap_begin(pc, budget) && snap_load(pc, &absent))
+		return -ENOMEM;
 	for (k = pc->lf->n; k-- > 0;) {
 		uint32_t x;
 
@@ -1102,6 +1255,8 @@ static int sweep(struct plan_ctx *pc, uint64_t budget, double scale,
 		pc->nev_before = pc->nev;
 		if (!fit_step(pc, k, budget, &absent)) {
 			*fail_step = k;
+			if (k + 1 == pc->lf->n)	/* a snapshot's takes too */
+				pc->nev_before = 0;
 			if (pc->mem->failed)
 				return -ENOMEM;
 			if (!pc->nev_before &&

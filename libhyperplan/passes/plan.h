@@ -28,6 +28,27 @@ struct epoch_store {
 	bool clean;		/* the live_in value, with the pool as its home */
 };
 
+/*
+ * A sweep's state at its last step, n - 1, right after the take that
+ * brought that step within @aim (plan.c, snap_save()): the state every
+ * sweep at an aim up to @aim on links @scale faster passes through.
+ */
+struct plan_snap {
+	uint64_t aim;		/* 0: none kept */
+	double scale;
+	int64_t absent;
+	uint32_t next;		/* the gaps to the end's walk resumes here */
+	struct cal_snap h2d, d2h;
+	struct evict *ev;
+	size_t nev, cap_ev;
+	uint32_t *ep_x;		/* the epochs written, and their stores */
+	struct epoch_store *ep_v;
+	size_t nep, cap_ep, cap_epv;
+	int64_t *delta;		/* delta[delta_lo .. delta_hi] */
+	size_t cap_delta;
+	uint32_t delta_lo, delta_hi;
+};
+
 struct plan_ctx {
 	const struct life *lf;
 	struct hp_mem *mem;	/* the plan's: failed says a probe lost data */
@@ -118,6 +139,16 @@ struct plan_ctx {
 	struct evict *ex_ev;
 	size_t ex_nev, cap_ex;
 	uint32_t ex_hits;	/* sweeps it answered (tests) */
+	/*
+	 * Set by the caller before a sweep: no later sweep on these links
+	 * aims above it (a bisection's top; 0: unknown).  A sweep that
+	 * takes enough at step n - 1 keeps its state there at that aim
+	 * (snap), and the later ones start from it.
+	 */
+	uint64_t keep_aim;
+	int64_t snap_need;	/* absent at n - 1 to save at; INT64_MAX */
+	struct plan_snap snap;
+	uint32_t snap_hits;	/* sweeps started from it (tests) */
 	uint64_t miss_hits;	/* offers store_never() answered (tests) */
 	/*
 	 * Tests: every reuse off (the class minima looked up each time, the

@@ -266,6 +266,7 @@ static int bisect_aim(const struct problem *pb, struct plan_ctx *pc,
 			i++;
 		}
 		guess = 0;
+		pc->keep_aim = hi;	/* no later aim here lies above */
 		ret = hyper_plan__plan_select(pc, b, scale, &fail);
 		if (ret == -ENOMEM)
 			return hyper_plan__nomem(e);

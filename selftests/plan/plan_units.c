@@ -1042,6 +1042,90 @@ TEST(store_misses_match_scratch)
 	EXPECT_LT(1000, hits);
 }
 
+/*
+ * same_sweep(), and the state kept is the one right after the take that
+ * brought the last step within its aim: the bytes off the device reach
+ * the step's excess over the aim with that take and not before.
+ */
+static void same_snap_sweep(struct __test_metadata *_metadata,
+			    struct sweep_pair *sp, uint64_t aim, double scale)
+{
+	const struct plan_snap *s = &sp->re.snap;
+	const struct life *lf = &sp->j.lf;
+	int64_t over, last;
+
+	same_sweep(_metadata, &sp->re, &sp->sc, aim, scale);
+	if (!s->aim)
+		return;
+	over = (int64_t)(lf->base[lf->n - 1] - s->aim);
+	last = (int64_t)lf->g->t[s->ev[s->nev - 1].t].bytes;
+	ASSERT_LE(over, s->absent);
+	ASSERT_GT(over, s->absent - last) TH_LOG("kept at %llu",
+		(unsigned long long)s->aim);
+}
+
+/*
+ * Sweeps that start their last step from the state kept at a
+ * bisection's top (passes/plan.c, snap_begin(): pc->keep_aim) against
+ * the from-scratch path: a bisection from the largest working set to the
+ * peak on links of two speeds, then aims above the state kept (which it
+ * must not serve), at and just below it, and the other links' sweep
+ * between; MoE training, where the last step takes thousands of gaps,
+ * and random graphs.
+ */
+TEST(sweep_snapshot_matches_scratch)
+{
+	static const double scales[] = { 1.0, 1.3 };
+	struct plan_case cases[] = {
+		{ "olmoe-1b-7b", "train", 0, 1 },
+		{ "deepseek-v2-lite", "train", 0, 1 },
+		{ NULL, NULL, 1500, 4 }, { NULL, NULL, 2000, 5 },
+	};
+	uint32_t hits = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct sweep_pair sp;
+
+		pair_init(_metadata, &sp, &cases[i]);
+		for (size_t x = 0; x < ARRAY_SIZE(scales); x++) {
+			uint64_t lo = sp.lo, hi = sp.j.lf.peak0, b, top;
+
+			for (uint32_t k = 0; k < 14 && hi > lo + 1; k++) {
+				b = lo + (hi - lo) / 2;
+				sp.re.keep_aim = hi;
+				same_snap_sweep(_metadata, &sp, b, scales[x]);
+				if (sp.sc.short_by)
+					lo = b;
+				else
+					hi = b;
+			}
+			top = sp.re.snap.aim;
+			sp.re.keep_aim = 0;
+			if (!top)
+				continue;
+			for (uint32_t d = 1; d <= 4096; d *= 2)
+				same_snap_sweep(_metadata, &sp,
+						top + top / 16384 * d + 1,
+						scales[x]);
+			same_snap_sweep(_metadata, &sp,
+					top + (sp.j.lf.peak0 - top) / 2,
+					scales[x]);
+			same_snap_sweep(_metadata, &sp, top, scales[x]);
+			same_snap_sweep(_metadata, &sp, top, scales[1 - x]);
+			/* a top just under the state's: its take serves it */
+			sp.re.keep_aim = top - 1;
+			same_snap_sweep(_metadata, &sp, top - top / 64,
+					scales[x]);
+			sp.re.keep_aim = 0;
+			same_snap_sweep(_metadata, &sp, top - 1, scales[x]);
+		}
+		hits += sp.re.snap_hits;
+		EXPECT_EQ(0, sp.sc.snap_hits);
+		pair_free(&sp);
+	}
+	EXPECT_LT(10, hits);
+}
+
 typedef void (*sweep_check)(struct __test_metadata *_metadata,
 			    const struct plan_ctx *pc, uint64_t *count);
 
