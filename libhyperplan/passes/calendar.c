@@ -8,8 +8,8 @@
 
 #define EMPTY	1e-6		/* ns: less than this left is a full step */
 
-int hyper_plan__cal_init(struct calendar *c, uint32_t n, unsigned int uses,
-			 struct hp_mem *mem)
+static int cal_init(struct calendar *c, uint32_t n, unsigned int uses,
+		    struct cal_base *base, struct hp_mem *mem)
 {
 	bool latest = uses & CAL_LATEST, runs = uses & CAL_RUNS;
 	size_t i;
@@ -31,17 +31,43 @@ int hyper_plan__cal_init(struct calendar *c, uint32_t n, unsigned int uses,
 					     sizeof(*c->zeros));
 		c->used = hyper_plan__malloc(mem, n);
 	}
-	c->fen0 = hyper_plan__array(mem, (size_t)n + 1, sizeof(*c->fen0));
+	if (!base) {
+		base = hyper_plan__calloc(mem, 1, sizeof(*base));
+		if (base) {
+			base->fen0 = hyper_plan__array(mem, (size_t)n + 1,
+						       sizeof(*base->fen0));
+			if (!base->fen0) {
+				free(base);
+				base = NULL;
+			}
+		}
+	}
+	if (base) {
+		c->base = base;
+		base->refs++;
+	}
 	c->undo = hyper_plan__array(mem, CAL_UNDO, sizeof(*c->undo));
 	if (c->cap && c->fen && (!latest || c->left) &&
 	    (!runs || (c->right && c->zeros && c->used)) &&
-	    c->fen0 && c->undo) {
+	    c->base && c->undo) {
 		for (i = (size_t)n + 1; i < 2 * (size_t)c->top; i++)
 			c->fen[i] = INFINITY;
 		return 0;
 	}
 	hyper_plan__cal_free(c);
 	return -ENOMEM;
+}
+
+int hyper_plan__cal_init(struct calendar *c, uint32_t n, unsigned int uses,
+			 struct hp_mem *mem)
+{
+	return cal_init(c, n, uses, NULL, mem);
+}
+
+int hyper_plan__cal_init_twin(struct calendar *c, struct calendar *twin,
+			      unsigned int uses, struct hp_mem *mem)
+{
+	return cal_init(c, twin->n, uses, twin->base, mem);
 }
 
 void hyper_plan__cal_free(struct calendar *c)
@@ -52,20 +78,51 @@ void hyper_plan__cal_free(struct calendar *c)
 	free(c->right);
 	free(c->zeros);
 	free(c->used);
-	free(c->fen0);
+	if (c->base && !--c->base->refs) {
+		free(c->base->fen0);
+		free(c->base);
+	}
 	free(c->undo);
 	memset(c, 0, sizeof(*c));
 }
 
-void hyper_plan__cal_reset(struct calendar *c, const double *cap0, double scale)
+/*
+ * The tree over the steps as reset: the base's when it was built from
+ * the same capacities and scale (the same sums in the same order: the
+ * same bits), else built here, and the base then this build's.
+ */
+static void build_tree(struct calendar *c, const double *cap0, double scale)
 {
+	struct cal_base *b = c->base;
 	uint32_t i, up;
 
-	c->fen[0] = 0;
-	for (i = 0; i < c->n; i++) {
-		c->cap[i] = cap0[i] * scale;
-		c->fen[i + 1] = c->cap[i];
+	if (b->gen && b->cap0 == cap0 && b->scale == scale) {
+		memcpy(c->fen, b->fen0, ((size_t)c->n + 1) * sizeof(*c->fen));
+		c->gen = b->gen;
+		return;
 	}
+	c->fen[0] = 0;
+	for (i = 0; i < c->n; i++)
+		c->fen[i + 1] = c->cap[i];
+	for (i = 1; i <= c->n; i++) {		/* linear Fenwick build */
+		up = i + (i & -i);
+		if (up <= c->n)
+			c->fen[up] += c->fen[i];
+	}
+	memcpy(b->fen0, c->fen, ((size_t)c->n + 1) * sizeof(*c->fen));
+	b->cap0 = cap0;
+	b->scale = scale;
+	if (!++b->gen)		/* wrapped: 0 means none built */
+		b->gen = 1;
+	c->gen = b->gen;
+}
+
+void hyper_plan__cal_reset(struct calendar *c, const double *cap0, double scale)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->n; i++)
+		c->cap[i] = cap0[i] * scale;
 	if (c->left) {
 		c->left[0] = 0;
 		for (i = 0; i < c->n; i++)
@@ -82,13 +139,8 @@ void hyper_plan__cal_reset(struct calendar *c, const double *cap0, double scale)
 		c->right[c->n] = c->n;
 		memset(c->used, 0, c->n);
 	}
-	for (i = 1; i <= c->n; i++) {		/* linear Fenwick build */
-		up = i + (i & -i);
-		if (up <= c->n)
-			c->fen[up] += c->fen[i];
-	}
+	build_tree(c, cap0, scale);
 	c->low = c->n;
-	memcpy(c->fen0, c->fen, ((size_t)c->n + 1) * sizeof(*c->fen));
 	c->cap0 = cap0;
 	c->scale = scale;
 	c->dirty = c->n;
@@ -113,9 +165,10 @@ static void restore_step(struct calendar *c, uint32_t i)
 void hyper_plan__cal_restore(struct calendar *c, const double *cap0,
 			     double scale)
 {
+	const double *fen0 = c->base->fen0;
 	uint32_t i, u, from = c->dirty;
 
-	if (cap0 != c->cap0 || scale != c->scale) {
+	if (cap0 != c->cap0 || scale != c->scale || c->gen != c->base->gen) {
 		hyper_plan__cal_reset(c, cap0, scale);
 		return;
 	}
@@ -123,12 +176,12 @@ void hyper_plan__cal_restore(struct calendar *c, const double *cap0,
 		for (u = 0; u < c->nundo; u++) {
 			restore_step(c, c->undo[u]);
 			for (i = c->undo[u] + 1; i <= c->n; i += i & -i)
-				c->fen[i] = c->fen0[i];
+				c->fen[i] = fen0[i];
 		}
 	} else {
 		for (i = from; i < c->n; i++)
 			restore_step(c, i);
-		memcpy(c->fen + from + 1, c->fen0 + from + 1,
+		memcpy(c->fen + from + 1, fen0 + from + 1,
 		       ((size_t)c->n - from) * sizeof(*c->fen));
 	}
 	if (c->right)

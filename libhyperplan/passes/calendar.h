@@ -45,10 +45,13 @@ struct calendar {
 	uint32_t low;		/* the first step taken from since its user set it */
 	/*
 	 * What the last full reset built (hyper_plan__cal_restore()): the
-	 * tree over its steps, from which step's capacities, and the first
-	 * entry written since (every array's entries below it are as built).
+	 * tree over its steps, kept in @base (shared with a twin), which
+	 * build of it (@base's gen then), from which step's capacities,
+	 * and the first entry written since (every array's entries below it
+	 * are as built).
 	 */
-	double *fen0;
+	struct cal_base *base;
+	uint32_t gen;
 	const double *cap0;
 	double scale;
 	uint32_t dirty;
@@ -72,6 +75,21 @@ struct cal_snap {
 	uint8_t *used;
 };
 
+/*
+ * The tree a full reset builds from its steps' capacities and scale, read
+ * only after: the planner's two links offer the same time per step, and
+ * at 1M steps a copy of each was 8 MB more to write at every full reset
+ * (fresh memory the first time).  A calendar reset on the capacities and
+ * scale its base was last built from copies the tree from it.
+ */
+struct cal_base {
+	double *fen0;
+	const double *cap0;
+	double scale;
+	uint32_t gen;		/* builds so far; 0: none yet */
+	uint32_t refs;		/* calendars holding it */
+};
+
 struct hp_mem;
 
 /*
@@ -80,6 +98,14 @@ struct hp_mem;
  */
 int hyper_plan__cal_init(struct calendar *c, uint32_t n, unsigned int uses,
 			 struct hp_mem *mem);
+/*
+ * The same over @twin's steps, sharing its base: either calendar's
+ * full reset on the capacities and scale the other's last built on
+ * copies that tree.  The capacities an array holds must not change while
+ * a calendar was reset on it (as for hyper_plan__cal_restore()).
+ */
+int hyper_plan__cal_init_twin(struct calendar *c, struct calendar *twin,
+			      unsigned int uses, struct hp_mem *mem);
 void hyper_plan__cal_free(struct calendar *c);
 /* Each step k offers cap0[k] × scale. */
 void hyper_plan__cal_reset(struct calendar *c, const double *cap0, double scale);

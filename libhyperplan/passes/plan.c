@@ -308,7 +308,7 @@ int hyper_plan__plan_init(struct plan_ctx *pc, const struct life *lf,
 		pc->cap[k] = g->op[lf->order[k]].compute_ns;
 	/* prefetches take time latest first, stores in runs */
 	if (hyper_plan__cal_init(&pc->h2d, n, CAL_LATEST, mem) ||
-	    hyper_plan__cal_init(&pc->d2h, n, CAL_RUNS, mem))
+	    hyper_plan__cal_init_twin(&pc->d2h, &pc->h2d, CAL_RUNS, mem))
 		goto fail;
 	pc->ep = hyper_plan__array(mem, pc->nep, sizeof(*pc->ep));
 	pc->delta = hyper_plan__array(mem, (size_t)n + 1, sizeof(*pc->delta));

@@ -3105,19 +3105,28 @@ static int cal_take_both(struct __test_metadata *_metadata,
 	return 1;
 }
 
+/*
+ * Two sets of random whole capacities: @cap with a fifth of the steps
+ * without time, @cap2 with every step's time below 32.
+ */
+static void cal_caps(double *cap, double *cap2, uint32_t n, uint64_t *x)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		*x ^= *x << 13;
+		*x ^= *x >> 7;
+		*x ^= *x << 17;
+		cap[k] = *x % 5 ? (double)(*x >> 40 & 63) : 0;
+		cap2[k] = (double)(*x >> 20 & 31);
+	}
+}
+
 TEST(calendar_of_one_use_answers_as_one_of_both)
 {
 	enum { N = 300 };
 	uint64_t x = 0x510e527fade682d1ULL, found = 0;
 	double cap[N], cap2[N];
 
-	for (uint32_t k = 0; k < N; k++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		cap[k] = x % 5 ? (double)(x >> 40 & 63) : 0;
-		cap2[k] = (double)(x >> 20 & 31);
-	}
+	cal_caps(cap, cap2, N, &x);
 	for (unsigned int use = CAL_LATEST; use <= CAL_RUNS; use++) {
 		struct calendar one, all;
 
@@ -3149,6 +3158,104 @@ TEST(calendar_of_one_use_answers_as_one_of_both)
 		hyper_plan__cal_free(&one);
 		hyper_plan__cal_free(&all);
 	}
+	EXPECT_LT(1000, found);
+}
+
+/*
+ * Two calendars sharing one base (hyper_plan__cal_init_twin()) against
+ * two alone, the same restores, resets and takes on each: the same
+ * time left and tree, bit for bit, and the sums and reaches of a plain
+ * scan of the time left (whole capacities and halves: every sum exact).
+ * Now and then only one of the twins is restored on another scale, and
+ * the other's restore after must not take that build for its own.
+ */
+static void cal_plain(struct __test_metadata *_metadata,
+		      const struct calendar *c, uint64_t *x)
+{
+	uint32_t lo, hi, k;
+	double sum = 0, want;
+
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	lo = *x % c->n;
+	hi = lo + (*x >> 16) % (c->n - lo);
+	for (k = lo; k <= hi; k++)
+		sum += c->cap[k];
+	ASSERT_EQ(sum, hyper_plan__cal_avail(c, lo, hi));
+	want = (*x >> 32) % 64 / 2.0;
+	for (k = 0, sum = 0; k < c->n; k++) {
+		sum += c->cap[k];
+		if (sum >= want)
+			break;
+	}
+	ASSERT_EQ(k, hyper_plan__cal_reach_sum(c, want)) TH_LOG("want %g", want);
+}
+
+TEST(calendar_twins_share_their_base_exactly)
+{
+	enum { N = 257 };
+	uint64_t x = 0x1f83d9abfb41bd6bULL, found = 0;
+	double cap[N], cap2[N];
+	struct calendar h, d, h1, d1;
+	struct hp_mem mem = { 0 };
+
+	cal_caps(cap, cap2, N, &x);
+	ASSERT_EQ(0, hyper_plan__cal_init(&h, N, CAL_LATEST, &mem));
+	ASSERT_EQ(0, hyper_plan__cal_init_twin(&d, &h, CAL_RUNS, &mem));
+	ASSERT_EQ(0, hyper_plan__cal_init(&h1, N, CAL_LATEST, &mem));
+	ASSERT_EQ(0, hyper_plan__cal_init(&d1, N, CAL_RUNS, &mem));
+	ASSERT_EQ(h.base, d.base);
+	for (int round = 0; round < 60; round++) {
+		const double *c0 = round % 7 ? cap : cap2;
+		double scale = round % 5 ? 1.0 : 1.5;
+
+		if (round % 11 == 3) {	/* h elsewhere, d on as it was */
+			hyper_plan__cal_restore(&h, cap2, 0.5);
+			hyper_plan__cal_restore(&h1, cap2, 0.5);
+			hyper_plan__cal_restore(&d, d1.cap0, d1.scale);
+			hyper_plan__cal_restore(&d1, d1.cap0, d1.scale);
+			cal_same(_metadata, &d, &d1);
+		}
+		if (round % 13 == 6) {
+			hyper_plan__cal_reset(&h, c0, scale);
+			hyper_plan__cal_reset(&h1, c0, scale);
+		}
+		hyper_plan__cal_restore(&h, c0, scale);
+		hyper_plan__cal_restore(&h1, c0, scale);
+		if (round % 17 == 9) {		/* d alone, elsewhere */
+			hyper_plan__cal_restore(&d, cap, 2.0);
+			hyper_plan__cal_restore(&d1, cap, 2.0);
+		}
+		hyper_plan__cal_restore(&d, c0, scale);
+		hyper_plan__cal_restore(&d1, c0, scale);
+		cal_same(_metadata, &h, &h1);
+		cal_same(_metadata, &d, &d1);
+		for (int t = 0; t < 10 + round * 4; t++) {
+			uint32_t lo, hi;
+			double amt;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			lo = x % N;
+			hi = lo + (x >> 16) % (N - lo);
+			amt = (x >> 32 & 127) / 2.0;
+			found += cal_take_both(_metadata, &h, &h1, CAL_LATEST,
+					       lo, hi, amt);
+			found += cal_take_both(_metadata, &d, &d1, CAL_RUNS,
+					       lo, hi, amt);
+			cal_same(_metadata, &h, &h1);
+			cal_same(_metadata, &d, &d1);
+			cal_plain(_metadata, &h, &x);
+			cal_plain(_metadata, &d, &x);
+		}
+	}
+	hyper_plan__cal_free(&h);
+	EXPECT_EQ(1, d.base->refs);
+	hyper_plan__cal_free(&d);
+	hyper_plan__cal_free(&h1);
+	hyper_plan__cal_free(&d1);
 	EXPECT_LT(1000, found);
 }
 
