@@ -167,6 +167,7 @@ void hyper_plan__cal_restore(struct calendar *c, const double *cap0,
 {
 	const double *fen0 = c->base->fen0;
 	uint32_t i, u, from = c->dirty;
+	size_t e;
 
 	if (cap0 != c->cap0 || scale != c->scale || c->gen != c->base->gen) {
 		hyper_plan__cal_reset(c, cap0, scale);
@@ -175,8 +176,9 @@ void hyper_plan__cal_restore(struct calendar *c, const double *cap0,
 	if (c->nundo <= CAL_UNDO) {
 		for (u = 0; u < c->nundo; u++) {
 			restore_step(c, c->undo[u]);
-			for (i = c->undo[u] + 1; i <= c->n; i += i & -i)
-				c->fen[i] = fen0[i];
+			for (e = (size_t)c->undo[u] + 1; e <= c->n;
+			     e = (e | (e - 1)) + 1)
+				c->fen[e] = fen0[e];
 		}
 	} else {
 		for (i = from; i < c->n; i++)
@@ -191,11 +193,11 @@ void hyper_plan__cal_restore(struct calendar *c, const double *cap0,
 	c->nundo = 0;
 }
 
-static double prefix(const struct calendar *c, uint32_t k)
+static double prefix(const struct calendar *c, size_t k)
 {
 	double s = 0;
 
-	for (; k; k -= k & -k)
+	for (; k; k &= k - 1)
 		s += c->fen[k];
 	return s;
 }
@@ -298,9 +300,14 @@ int hyper_plan__cal_find_run(struct calendar *c, uint32_t lo, uint32_t hi, doubl
 	return -1;
 }
 
+/*
+ * The entries up from step k's, i + (i & -i) as (i | (i - 1)) + 1, the
+ * same entries: 64-bit, one instruction less a step and none to widen
+ * the index (a take walks eleven at 100k decode operators).
+ */
 static void take(struct calendar *c, uint32_t k, double got)
 {
-	uint32_t i;
+	size_t i;
 
 	dirty(c, k);
 	c->cap[k] -= got;
@@ -308,7 +315,7 @@ static void take(struct calendar *c, uint32_t k, double got)
 		c->used[k] = 1;
 	if (k < c->low)
 		c->low = k;
-	for (i = k + 1; i <= c->n; i += i & -i)
+	for (i = (size_t)k + 1; i <= c->n; i = (i | (i - 1)) + 1)
 		c->fen[i] -= got;
 	if (c->cap[k] <= EMPTY) {
 		if (c->left)
