@@ -86,6 +86,35 @@ static inline uint64_t hyper_fnv1a_strn(uint64_t h, const char *s, size_t len)
 }
 
 /*
+ * Two strings at once: @h[0] goes on over @s0 (@n0 bytes) and @h[1] over
+ * @s1 (@n1 bytes), each to what hyper_fnv1a_strn() gives, in one loop
+ * while both have bytes.  Each multiply waits for the one before in its
+ * own chain only: two chains side by side keep the multiplier busy where
+ * one left it waiting.
+ */
+static inline void hyper_fnv1a_strn2(uint64_t h[2], const char *s0, size_t n0,
+				     const char *s1, size_t n1)
+{
+	const unsigned char *a = (const unsigned char *)s0;
+	const unsigned char *b = (const unsigned char *)s1;
+	size_t n = n0 < n1 ? n0 : n1, i;
+	uint64_t x = h[0], y = h[1];
+
+	for (i = 0; i + 4 <= n; i += 4) {
+		x = (x ^ a[i]) * HYPER_FNV_PRIME;
+		y = (y ^ b[i]) * HYPER_FNV_PRIME;
+		x = (x ^ a[i + 1]) * HYPER_FNV_PRIME;
+		y = (y ^ b[i + 1]) * HYPER_FNV_PRIME;
+		x = (x ^ a[i + 2]) * HYPER_FNV_PRIME;
+		y = (y ^ b[i + 2]) * HYPER_FNV_PRIME;
+		x = (x ^ a[i + 3]) * HYPER_FNV_PRIME;
+		y = (y ^ b[i + 3]) * HYPER_FNV_PRIME;
+	}
+	h[0] = hyper_fnv1a_strn(x, s0 + i, n0 - i);
+	h[1] = hyper_fnv1a_strn(y, s1 + i, n1 - i);
+}
+
+/*
  * A string with its NUL: "ab" + "c" never hashes as "a" + "bc".  Its
  * length first (a literal's is known when compiling), then the bytes
  * with no test for the NUL between them.
@@ -142,6 +171,17 @@ static inline uint64_t hyper_graph_step_add_len(uint64_t h, char role,
 {
 	h = (h ^ (unsigned char)role) * HYPER_FNV_PRIME2;
 	return hyper_fnv1a_strn(h, id, len);
+}
+
+/* Two steps' shares side by side (hyper_fnv1a_strn2()), one id each. */
+static inline void hyper_graph_step_add2(uint64_t h[2], char role0,
+					 const char *id0, size_t len0,
+					 char role1, const char *id1,
+					 size_t len1)
+{
+	h[0] = (h[0] ^ (unsigned char)role0) * HYPER_FNV_PRIME2;
+	h[1] = (h[1] ^ (unsigned char)role1) * HYPER_FNV_PRIME2;
+	hyper_fnv1a_strn2(h, id0, len0, id1, len1);
 }
 
 /* @role is 'U' or 'D': a NUL would end its string at once. */

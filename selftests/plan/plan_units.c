@@ -3192,11 +3192,13 @@ static void id_ref(const struct graph *g, char *hash)
 /*
  * The identity hashes ids from their lengths, eight bytes to a round
  * with the rest as four, two and one, the role and its NUL as one
- * multiply, and measures each tensor's id once: the same value as the
- * definition on graphs with ids of every length from 1 to 127 bytes
- * (every tail), sizes of every digit count, every kind, ops listing 0
- * to 12 tensors, and ids of 254, 255 and 300 bytes put in by hand (the
- * lengths' byte cannot hold the last two: measured where used).
+ * multiply, two steps side by side, and measures each tensor's id once:
+ * the same value as the definition on graphs with ids of every length
+ * from 1 to 127 bytes (every tail), sizes of every digit count, every
+ * kind, ops listing 0 to 12 tensors beside ops listing other counts, an
+ * even and an odd number of ops, and ids of 254, 255 and 300 bytes put
+ * in by hand (the lengths' byte cannot hold the last two: measured where
+ * used).
  */
 TEST(graph_identity_is_its_definition_byte_by_byte)
 {
@@ -3221,6 +3223,19 @@ TEST(graph_identity_is_its_definition_byte_by_byte)
 		EXPECT_EQ(hyper_fnv1a(hyper_fnv1a(x, "U", 2), id, len + 1),
 			  hyper_graph_step_add(x, 'U', id));
 	}
+	/* two side by side, of every pair of lengths */
+	for (size_t n0 = 0; n0 < 24; n0++)
+		for (size_t n1 = 0; n1 < 24; n1++) {
+			const char *s1 = id + 39 - n1;
+			uint64_t h[2] = { x, ~x };
+
+			hyper_graph_step_add2(h, 'U', id + 39 - n0, n0,
+					      'D', s1, n1);
+			EXPECT_EQ(hyper_graph_step_add_len(x, 'U', id + 39 - n0,
+							   n0), h[0]);
+			EXPECT_EQ(hyper_graph_step_add_len(~x, 'D', s1, n1),
+				  h[1]) TH_LOG("lengths %zu, %zu", n0, n1);
+		}
 	for (int round = 0; round < 6; round++) {
 		uint32_t nt = 150 + 37 * round, nop = 40 + 29 * round;
 
