@@ -3259,4 +3259,150 @@ TEST(calendar_twins_share_their_base_exactly)
 	EXPECT_LT(1000, found);
 }
 
+/*
+ * The graph's identity spelled out byte by byte, as
+ * Documentation/schedule-format.md defines it: each string with its NUL,
+ * through hyper_fnv1a() one byte at a time.
+ */
+static uint64_t id_ref_str(uint64_t h, const char *s)
+{
+	return hyper_fnv1a(h, s, strlen(s) + 1);
+}
+
+static void id_ref(const struct graph *g, char *hash)
+{
+	uint64_t ts = 0, ss = 0, h;
+	char num[24];
+
+	for (size_t t = 0; t < g->nt; t++) {
+		snprintf(num, sizeof(num), "%" PRIu64, g->t[t].bytes);
+		h = id_ref_str(HYPER_FNV_OFFSET, "T");
+		h = id_ref_str(h, g->t[t].id);
+		h = id_ref_str(h, num);
+		ts += id_ref_str(h, hyper_kind_name(g->t[t].kind));
+	}
+	for (size_t i = 0; i < g->nop; i++) {
+		const struct op *o = &g->op[i];
+
+		h = id_ref_str(id_ref_str(HYPER_FNV_OFFSET, "S"), o->id);
+		for (uint32_t k = 0; k < o->n_in; k++)
+			h = id_ref_str(id_ref_str(h, "U"),
+				       g->t[op_in(g, o)[k]].id);
+		for (uint32_t k = 0; k < o->n_out; k++)
+			h = id_ref_str(id_ref_str(h, "D"),
+				       g->t[op_out(g, o)[k]].id);
+		ss += h;
+	}
+	hyper_graph_hash(hash, ts, g->nt, ss, g->nop);
+}
+
+/*
+ * The identity hashes ids from their lengths, eight bytes to a round
+ * with the rest as four, two and one, the role and its NUL as one
+ * multiply, two steps side by side, and measures each tensor's id once:
+ * the same value as the definition on graphs with ids of every length
+ * from 1 to 127 bytes (every tail), sizes of every digit count, every
+ * kind, ops listing 0 to 12 tensors beside ops listing other counts, an
+ * even and an odd number of ops, and ids of 254, 255 and 300 bytes put
+ * in by hand (the lengths' byte cannot hold the last two: measured where
+ * used).
+ */
+TEST(graph_identity_is_its_definition_byte_by_byte)
+{
+	static const size_t far[] = { 254, 255, 300 };
+	char id[HP_MAX_ID + 1], hash[HYPER_GRAPH_HASH_LEN];
+	char want[HYPER_GRAPH_HASH_LEN], *longs[3];
+	const char *keep[3];
+	uint64_t x = 0x9b05688c2b3e6c1fULL;
+	uint32_t refs[12];
+	struct hp_err e;
+	struct graph g;
+
+	/* the helpers themselves, at every tail and round */
+	for (size_t len = 0; len < 40; len++) {
+		for (size_t i = 0; i < len; i++)
+			id[i] = (char)(' ' + (i * 7 + len) % 90);
+		id[len] = '\0';
+		EXPECT_EQ(hyper_fnv1a(x, id, len + 1),
+			  hyper_fnv1a_strn(x, id, len)) TH_LOG("len %zu", len);
+		EXPECT_EQ(hyper_fnv1a(hyper_fnv1a(x, "D", 2), id, len + 1),
+			  hyper_graph_step_add_len(x, 'D', id, len));
+		EXPECT_EQ(hyper_fnv1a(hyper_fnv1a(x, "U", 2), id, len + 1),
+			  hyper_graph_step_add(x, 'U', id));
+	}
+	/* two side by side, of every pair of lengths */
+	for (size_t n0 = 0; n0 < 24; n0++)
+		for (size_t n1 = 0; n1 < 24; n1++) {
+			const char *s1 = id + 39 - n1;
+			uint64_t h[2] = { x, ~x };
+
+			hyper_graph_step_add2(h, 'U', id + 39 - n0, n0,
+					      'D', s1, n1);
+			EXPECT_EQ(hyper_graph_step_add_len(x, 'U', id + 39 - n0,
+							   n0), h[0]);
+			EXPECT_EQ(hyper_graph_step_add_len(~x, 'D', s1, n1),
+				  h[1]) TH_LOG("lengths %zu, %zu", n0, n1);
+		}
+	for (int round = 0; round < 6; round++) {
+		uint32_t nt = 150 + 37 * round, nop = 40 + 29 * round;
+
+		ASSERT_EQ(0, hyper_plan__graph_init(&g, "identity"));
+		for (uint32_t t = 0; t < nt; t++) {
+			size_t len = 1 + t % HP_MAX_ID;
+			uint64_t bytes;
+
+			for (size_t i = 0; i < len; i++) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				id[i] = (char)('!' + x % 94);
+			}
+			/* distinct: the tensor's number up front */
+			id[0] = (char)('!' + t % 94);
+			if (len > 1)
+				id[1] = (char)('!' + t / 94);
+			id[len] = '\0';
+			bytes = 1 + (x >> 16) % (((uint64_t)1 << (4 + t % 45)) - 1);
+			ASSERT_EQ(t, hyper_plan__graph_add_tensor(&g, id, bytes,
+					1 + (uint32_t)(x >> 8) % (HYPER_KIND_NR - 1),
+					0, &e)) TH_LOG("%s", e.msg);
+		}
+		for (uint32_t i = 0; i < nop; i++) {
+			uint32_t n = (uint32_t)(x >> 20) % 13, nin;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			nin = n ? (uint32_t)(x >> 30) % (n + 1) : 0;
+			/* distinct: 11 apart, nt over 13 times 11 */
+			for (uint32_t k = 0; k < n; k++)
+				refs[k] = ((uint32_t)(x >> 3) % nt + 11 * k) % nt;
+			snprintf(id, sizeof(id), "op%u.%.*s", i,
+				 (int)(i * 5 % 90), g.t[i % nt].id);
+			ASSERT_EQ(i, hyper_plan__graph_add_op(&g, id, 1, refs,
+					nin, refs + nin, n - nin, NULL, &e))
+				TH_LOG("%s", e.msg);
+		}
+		hyper_plan__graph_identity(&g, hash);
+		id_ref(&g, want);
+		EXPECT_STREQ(want, hash) TH_LOG("round %d", round);
+		for (int k = 0; k < 3; k++) {
+			longs[k] = malloc(far[k] + 1);
+			ASSERT_NE(NULL, longs[k]);
+			memset(longs[k], 'k' + k + round, far[k]);
+			longs[k][far[k]] = '\0';
+			keep[k] = g.t[k * 40].id;
+			g.t[k * 40].id = longs[k];
+		}
+		hyper_plan__graph_identity(&g, hash);
+		id_ref(&g, want);
+		EXPECT_STREQ(want, hash) TH_LOG("round %d, long ids", round);
+		for (int k = 0; k < 3; k++) {
+			g.t[k * 40].id = keep[k];
+			free(longs[k]);
+		}
+		hyper_plan__graph_free(&g);
+	}
+}
+
 TEST_HARNESS_MAIN
