@@ -3152,4 +3152,103 @@ TEST(calendar_of_one_use_answers_as_one_of_both)
 	EXPECT_LT(1000, found);
 }
 
+/*
+ * The emitter's items in one order whatever the order of the evictions
+ * (passes/sched.c, sort_items()): the radix sort keyed by slot and
+ * class leaves most slots in order, which are then only checked, and
+ * the others are sorted.  Distance and greedy evictions on random graphs
+ * and models, emitted as given (most slots in order), reversed (their
+ * tensors in the opposite order in every class) and rotated, through
+ * the probes' buffer and alone: the same homes, slots and cops, or the
+ * same error.
+ */
+static void emit_same(struct __test_metadata *_metadata,
+		      const struct sched *a, int ra, const struct hp_err *ea,
+		      const struct sched *b, int rb, const struct hp_err *eb)
+{
+	ASSERT_EQ(ra, rb) TH_LOG("%s / %s", ea->msg, eb->msg);
+	EXPECT_STREQ(ea->msg, eb->msg);
+	if (ra)
+		return;
+	ASSERT_EQ(a->ncops, b->ncops);
+	EXPECT_EQ(0, memcmp(a->home, b->home, a->g->nt));
+	EXPECT_EQ(0, memcmp(a->slot_off, b->slot_off,
+			    (2 * (size_t)a->n + 1) * sizeof(*a->slot_off)));
+	EXPECT_EQ(0, memcmp(a->cops, b->cops, a->ncops * sizeof(*a->cops)));
+}
+
+static void emit_any_order(struct __test_metadata *_metadata,
+			   const struct life *lf, const struct evict *ev,
+			   size_t nev, struct hp_emitbuf *buf)
+{
+	struct evict *w = malloc((nev + 1) * sizeof(*w));
+	struct hp_err ea = { "" }, eb = { "" };
+	struct hp_mem mem = { 0 };
+	struct sched a, b;
+	int ra, rb;
+
+	ASSERT_NE(NULL, w);
+	ra = hyper_plan__sched_build(&a, lf, ev, nev, &mem, &ea);
+	for (int how = 0; how < 3; how++) {
+		for (size_t i = 0; i < nev; i++)
+			w[i] = how == 0 ? ev[i] :
+			       how == 1 ? ev[nev - 1 - i] :
+			       ev[(i + nev / 3) % nev];
+		eb.msg[0] = 0;
+		rb = hyper_plan__sched_start_in(&b, lf, w, nev,
+						how == 2 ? NULL : buf, &mem,
+						&eb);
+		if (!rb)
+			rb = hyper_plan__sched_emit(&b, b.n, &eb);
+		emit_same(_metadata, &a, ra, &ea, &b, rb, &eb);
+		hyper_plan__sched_free(&b);
+	}
+	if (!ra)
+		hyper_plan__sched_free(&a);
+	free(w);
+}
+
+TEST(emission_is_the_same_in_any_order_of_evictions)
+{
+	static const uint32_t dist[] = { 1, 4, 32 };
+	struct plan_case cases[] = {
+		{ NULL, NULL, 300, 21 }, { NULL, NULL, 1500, 22 },
+		{ "llama2-7b", "infer", 0, 1 }, { "llama2-7b", "train", 0, 1 },
+		{ "olmoe-1b-7b", "train", 0, 1 },
+	};
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct hp_emitbuf buf = { 0 };
+		struct hp_mem mem = { 0 };
+		struct greedy_ctx gc = { .mem = &mem };
+		struct distance_params dp = { 0 };
+		struct distance_ctx d;
+		struct job j = { 0 };
+		struct hp_err e;
+
+		ASSERT_EQ(0, case_job(&j, &cases[c],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		gc.lf = &j.lf;
+		ASSERT_EQ(0, hyper_plan__distance_init(&d, &j.lf, &mem));
+		for (unsigned int i = 0; i < ARRAY_SIZE(dist) * 4; i++) {
+			dp.prefetch = dist[i % ARRAY_SIZE(dist)];
+			dp.count = d.nrank >> (i / ARRAY_SIZE(dist) * 2);
+			ASSERT_EQ(0, hyper_plan__distance_evicts(&d, &dp));
+			emit_any_order(_metadata, &j.lf, d.ev, d.nev, &buf);
+		}
+		for (unsigned int i = 0; i < ARRAY_SIZE(dist); i++) {
+			uint64_t b = j.lf.max_ws +
+				     (j.lf.peak0 - j.lf.max_ws) / (2 + i);
+
+			ASSERT_EQ(0, hyper_plan__greedy_evicts(&gc, b, dist[i]));
+			emit_any_order(_metadata, &j.lf, gc.ev, gc.nev, &buf);
+		}
+		hyper_plan__emitbuf_free(&buf);
+		hyper_plan__distance_free(&d);
+		hyper_plan__greedy_free(&gc);
+		hyper_plan__job_free(&j);
+	}
+}
+
 TEST_HARNESS_MAIN
