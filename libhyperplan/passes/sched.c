@@ -61,7 +61,14 @@ struct hp_emit {
 	struct hp_err *e;
 	uint32_t slot;		/* replay(): the next slot to emit */
 	size_t x;		/* its first item */
-	size_t qx;		/* hyper_plan__sched_quiet_until()'s item */
+	/*
+	 * With mine: the steps with items, in order (sort_items(), in tmp,
+	 * which the sort no longer needs), and the entry
+	 * hyper_plan__sched_quiet_until() found last.
+	 */
+	const uint32_t *busy;
+	size_t nbusy;
+	size_t qx;
 };
 
 /*
@@ -165,9 +172,10 @@ by_key(struct hp_emit *m, struct item *out, size_t hi, unsigned int cb)
  */
 static int sort_items(struct hp_emit *m, uint32_t nslots)
 {
-	size_t i, end, hi = 1;
+	size_t i, end, hi = 1, nb = 0;
 	struct item *tmp = m->it;
 	unsigned int cb = 0;
+	uint32_t *busy;
 	bool in_order;
 
 	if (m->tmp_cap < m->n) {
@@ -184,6 +192,8 @@ static int sort_items(struct hp_emit *m, uint32_t nslots)
 		hi *= 2;
 	if (cb ? by_key(m, m->tmp, hi, CLS_BITS) : by_key(m, m->tmp, hi, 0))
 		return -ENOMEM;
+	/* no more items than slots with items, nor steps */
+	busy = m->mine ? (uint32_t *)m->tmp : NULL;
 	for (i = 0; i < m->n; i = end) {
 		in_order = true;
 		for (end = i + 1; end < m->n && tmp[end].slot == tmp[i].slot;
@@ -192,8 +202,12 @@ static int sort_items(struct hp_emit *m, uint32_t nslots)
 				   !item_before(&tmp[end], &tmp[end - 1]);
 		if (!in_order)
 			sort_slot(tmp + i, end - i);
+		if (busy && (!nb || busy[nb - 1] != tmp[i].slot / 2))
+			busy[nb++] = tmp[i].slot / 2;
 	}
-	if (!m->buf) {		/* nothing to keep it for */
+	m->busy = busy;
+	m->nbusy = nb;
+	if (!m->buf && !busy) {		/* nothing to keep it for */
 		free(m->tmp);
 		m->tmp = NULL;
 		m->tmp_cap = 0;
@@ -600,6 +614,8 @@ static struct hp_emit *emit_get(struct hp_emitbuf *buf, size_t nt,
 	m->cap_cops = 0;
 	m->slot = 0;
 	m->x = 0;
+	m->busy = NULL;
+	m->nbusy = 0;
 	m->qx = 0;
 	return m;
 }
@@ -714,25 +730,32 @@ int hyper_plan__sched_emit(const struct sched *s, uint32_t steps,
  * Every step that touches a tracked tensor has an item: its uses and
  * defines are items (access_items()), its prefetches, stores and live
  * detaches are, and its dead detaches follow one of its accesses at the
- * same step.  So the first item from slot 2k on names the first busy
- * step; the cursor moves forward as the simulator asks (back, should it
- * ask again lower).
+ * same step.  So the first step with items from k on is the first busy
+ * step (hp_emit.busy); the cursor moves forward as the simulator asks
+ * (back, should it ask again lower).
  */
 uint32_t hyper_plan__sched_quiet_until(const struct sched *s, uint32_t k)
 {
-	const struct hp_emit *m = s->emit;
-	uint64_t slot = 2 * (uint64_t)k;
+	struct hp_emit *m = s->emit;
 	size_t x;
 
 	if (!m || !m->mine || k >= s->n)
 		return k;
 	x = m->qx;
-	while (x > 0 && m->it[x - 1].slot >= slot)
+	while (x > 0 && m->busy[x - 1] >= k)
 		x--;
-	while (x < m->n && m->it[x].slot < slot)
+	while (x < m->nbusy && m->busy[x] < k)
 		x++;
-	s->emit->qx = x;
-	return x < m->n ? m->it[x].slot / 2 : s->n;
+	m->qx = x;
+	return x < m->nbusy ? m->busy[x] : s->n;
+}
+
+const uint32_t *hyper_plan__sched_busy(const struct sched *s, size_t *n)
+{
+	if (!s->emit || !s->emit->mine)
+		return NULL;
+	*n = s->emit->nbusy;
+	return s->emit->busy;
 }
 
 const struct life *hyper_plan__sched_life(const struct sched *s)
