@@ -136,6 +136,13 @@ void hyper_plan__emitbuf_free(struct hp_emitbuf *buf);
  */
 uint32_t hyper_plan__sched_quiet_until(const struct sched *s, uint32_t k);
 /*
+ * The steps hyper_plan__sched_quiet_until() does not call quiet, in
+ * order, *@n of them, for a caller that walks them itself (the
+ * simulator, at every busy step): there while @s->emit is, and only
+ * when it tracks the evicted tensors alone; else NULL.
+ */
+const uint32_t *hyper_plan__sched_busy(const struct sched *s, size_t *n);
+/*
  * The life @s is emitted from, while it is being emitted tracking its
  * evicted tensors alone; else NULL.
  */

@@ -44,6 +44,8 @@ struct sim {
 	const uint32_t *q_t;
 	const uint8_t *q_st;
 	const struct hp_simbuf *qb;	/* where they are: q_lf, q_st0 */
+	const uint32_t *bs;	/* hyper_plan__sched_busy(), nbs of them */
+	size_t nbs, bx;		/* bx: the first not below the step */
 	uint32_t busy;		/* the first step not quiet, as last asked */
 	bool give_up;
 	bool hooked;		/* h has a callback: the search's have none */
@@ -398,6 +400,23 @@ quiet_steps(struct sim *m, uint32_t *k, uint32_t hi, bool give_up)
 }
 
 /*
+ * hyper_plan__sched_quiet_until(@m->s, @k), from its list of busy steps
+ * walked here (@k only grows in a run): a call at every busy step cost
+ * more than the walk.  @k where the emission is over, as it says.
+ */
+static inline uint32_t quiet_until(struct sim *m, uint32_t k)
+{
+	size_t x = m->bx;
+
+	if (!m->s->emit)
+		return k;
+	while (x < m->nbs && m->bs[x] < k)
+		x++;
+	m->bx = x;
+	return x < m->nbs ? m->bs[x] : m->s->n;
+}
+
+/*
  * The steps from @k to @hi, whose slots are there: with @give_up a
  * constant, the loop tests neither it nor the emission at each step;
  * with @hooked (m->hooked) a constant false, no step, transfer or
@@ -411,7 +430,7 @@ run_steps(struct sim *m, uint32_t k, uint32_t hi, bool give_up,
 
 	while (k < hi) {
 		if (!hooked && m->q && k >= m->busy)
-			m->busy = hyper_plan__sched_quiet_until(m->s, k);
+			m->busy = quiet_until(m, k);
 		if (!hooked && m->q && k < m->busy) {
 			ret = quiet_steps(m, &k, m->busy < hi ? m->busy : hi,
 					  give_up);
@@ -730,6 +749,7 @@ static int quiet_init(struct sim *m, const struct sched *s,
 	m->q_t = buf->q_t;
 	m->q_st = buf->q_st;
 	m->qb = buf;
+	m->bs = hyper_plan__sched_busy(s, &m->nbs);
 	return 0;
 }
 

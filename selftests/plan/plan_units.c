@@ -3405,4 +3405,142 @@ TEST(graph_identity_is_its_definition_byte_by_byte)
 	}
 }
 
+/*
+ * The emitter's items in one order whatever the order of the evictions
+ * (passes/sched.c, sort_items()): the radix sort keyed by slot and
+ * class leaves most slots in order, which are then only checked, and
+ * the others are sorted.  Distance and greedy evictions on random graphs
+ * and models, emitted as given (most slots in order), reversed (their
+ * tensors in the opposite order in every class) and rotated, through
+ * the probes' buffer and alone: the same homes, slots and cops, or the
+ * same error.  And each run as a search runs it (sim_in_bulk_same()).
+ */
+static void emit_same(struct __test_metadata *_metadata,
+		      const struct sched *a, int ra, const struct hp_err *ea,
+		      const struct sched *b, int rb, const struct hp_err *eb)
+{
+	ASSERT_EQ(ra, rb) TH_LOG("%s / %s", ea->msg, eb->msg);
+	EXPECT_STREQ(ea->msg, eb->msg);
+	if (ra)
+		return;
+	ASSERT_EQ(a->ncops, b->ncops);
+	EXPECT_EQ(0, memcmp(a->home, b->home, a->g->nt));
+	EXPECT_EQ(0, memcmp(a->slot_off, b->slot_off,
+			    (2 * (size_t)a->n + 1) * sizeof(*a->slot_off)));
+	EXPECT_EQ(0, memcmp(a->cops, b->cops, a->ncops * sizeof(*a->cops)));
+}
+
+static void emit_any_order(struct __test_metadata *_metadata,
+			   const struct life *lf, const struct evict *ev,
+			   size_t nev, struct hp_emitbuf *buf)
+{
+	struct evict *w = malloc((nev + 1) * sizeof(*w));
+	struct hp_err ea = { "" }, eb = { "" };
+	struct hp_mem mem = { 0 };
+	struct sched a, b;
+	int ra, rb;
+
+	ASSERT_NE(NULL, w);
+	ra = hyper_plan__sched_build(&a, lf, ev, nev, &mem, &ea);
+	for (int how = 0; how < 3; how++) {
+		for (size_t i = 0; i < nev; i++)
+			w[i] = how == 0 ? ev[i] :
+			       how == 1 ? ev[nev - 1 - i] :
+			       ev[(i + nev / 3) % nev];
+		eb.msg[0] = 0;
+		rb = hyper_plan__sched_start_in(&b, lf, w, nev,
+						how == 2 ? NULL : buf, &mem,
+						&eb);
+		if (!rb)
+			rb = hyper_plan__sched_emit(&b, b.n, &eb);
+		emit_same(_metadata, &a, ra, &ea, &b, rb, &eb);
+		hyper_plan__sched_free(&b);
+	}
+	if (!ra)
+		hyper_plan__sched_free(&a);
+	free(w);
+}
+
+/*
+ * The simulator's walk of the busy steps (sim/sim.c, quiet_until()):
+ * @ev run as a search runs it, emitted as the run goes through @buf,
+ * its quiet steps in bulk, against the schedule built whole and run
+ * step by step with no buffer.  The same figures.
+ */
+static void sim_in_bulk_same(struct __test_metadata *_metadata,
+			     const struct job *j, const struct evict *ev,
+			     size_t nev, struct hp_simbuf *buf)
+{
+	struct hp_err ea = { "" }, eb = { "" };
+	struct sim_result ra, rb;
+	struct hp_mem mem = { 0 };
+	struct sched a, b;
+	int xa, xb;
+
+	ASSERT_EQ(0, hyper_plan__sched_start_in(&a, &j->lf, ev, nev,
+						&buf->emit, &mem, &ea));
+	if (hyper_plan__sched_build(&b, &j->lf, ev, nev, &mem, &eb)) {
+		hyper_plan__sched_free(&a);
+		return;
+	}
+	xa = hyper_plan__simulate_in(&a, &j->p, NULL, &ra, buf, &mem, &ea);
+	xb = hyper_plan__simulate(&b, &j->p, NULL, &rb, &mem, &eb);
+	ASSERT_EQ(xb, xa) TH_LOG("%s / %s", ea.msg, eb.msg);
+	EXPECT_EQ(rb.peak, ra.peak);
+	EXPECT_EQ(rb.stall_ns, ra.stall_ns);
+	EXPECT_EQ(rb.makespan_ns, ra.makespan_ns);
+	EXPECT_EQ(rb.compute_ns, ra.compute_ns);
+	EXPECT_EQ(rb.h2d_bytes, ra.h2d_bytes);
+	EXPECT_EQ(rb.d2h_bytes, ra.d2h_bytes);
+	hyper_plan__sched_free(&a);
+	hyper_plan__sched_free(&b);
+}
+
+TEST(probes_in_any_order_and_in_bulk_are_the_same)
+{
+	static const uint32_t dist[] = { 1, 4, 32 };
+	struct plan_case cases[] = {
+		{ "olmoe-1b-7b", "train", 0, 2 }, { NULL, NULL, 400, 31 },
+		{ "llama2-7b", "train-keep", 0, 2 }, { NULL, NULL, 1200, 32 },
+		{ "llama2-7b", "infer", 0, 2 },
+	};
+	struct distance_params dp = { 0 };
+	struct hp_err e;
+	struct job j;
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct hp_emitbuf buf = { 0 };
+		struct hp_simbuf sb = { 0 };
+		struct hp_mem mem = { 0 };
+		struct greedy_ctx gc = { .lf = &j.lf, .mem = &mem };
+		struct distance_ctx d;
+
+		j = (struct job){ 0 };
+		ASSERT_EQ(0, case_job(&j, &cases[c],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, hyper_plan__distance_init(&d, &j.lf, &mem));
+		for (unsigned int i = 0; i < ARRAY_SIZE(dist) * 4; i++) {
+			dp.prefetch = dist[i % ARRAY_SIZE(dist)];
+			dp.count = d.nrank >> (i / ARRAY_SIZE(dist) * 2);
+			ASSERT_EQ(0, hyper_plan__distance_evicts(&d, &dp));
+			emit_any_order(_metadata, &j.lf, d.ev, d.nev, &buf);
+			sim_in_bulk_same(_metadata, &j, d.ev, d.nev, &sb);
+		}
+		for (unsigned int i = 0; i < ARRAY_SIZE(dist); i++) {
+			uint64_t b = j.lf.max_ws +
+				     (j.lf.peak0 - j.lf.max_ws) / (2 + i);
+
+			ASSERT_EQ(0, hyper_plan__greedy_evicts(&gc, b, dist[i]));
+			emit_any_order(_metadata, &j.lf, gc.ev, gc.nev, &buf);
+			sim_in_bulk_same(_metadata, &j, gc.ev, gc.nev, &sb);
+		}
+		hyper_plan__emitbuf_free(&buf);
+		hyper_plan__simbuf_free(&sb);
+		hyper_plan__distance_free(&d);
+		hyper_plan__greedy_free(&gc);
+		hyper_plan__job_free(&j);
+	}
+}
+
 TEST_HARNESS_MAIN
