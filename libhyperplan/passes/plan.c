@@ -950,13 +950,23 @@ static uint32_t class_min_bucket(struct plan_ctx *pc, uint32_t s,
  * class's reach only moved later, so the first candidate from its old
  * reach is no later than from its new one: a class that loses from
  * there loses anyway, and is looked up again only if it may win.
+ *
+ * The class that gave the last pick is asked first, then the others in
+ * order.  No two classes lead with the same start, use and tensor (a
+ * tensor has one size), so the pick is the least of the three whatever
+ * the order; but one class gives nearly every pick (DeepSeek-V2-Lite
+ * training: 94%, one of 24), and once its candidate is the best so far
+ * the others lose from their old reach, without looking their own reach
+ * up (cal_reach_sum(): 584 k look-ups there, 235 k now).
  */
 static uint32_t next_bucket(struct plan_ctx *pc, uint32_t lo)
 {
 	uint64_t best = SEG_NONE, key;
-	uint32_t s, b, bt = 0, t, pick = NONE, was;
+	uint32_t s, b, bt = 0, t, pick = NONE, was, q;
+	uint32_t first = pc->scratch ? 0 : pc->cls_pick;
 
-	for (s = 0; s < pc->ncls; s++) {
+	for (q = 0; q < pc->ncls; q++) {
+		s = q ? q - (q <= first) : first;
 		if (pc->cls_lo[s] >= pc->cls_b[s + 1])
 			continue;
 		key = class_min(pc, s);
@@ -980,6 +990,8 @@ static uint32_t next_bucket(struct plan_ctx *pc, uint32_t lo)
 			pick = b;
 		}
 	}
+	if (pick != NONE)
+		pc->cls_pick = pc->b_cls[pick];
 	return pick;
 }
 

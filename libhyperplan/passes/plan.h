@@ -80,6 +80,7 @@ struct plan_ctx {
 	uint64_t *min_key;
 	uint32_t *min_lo, *min_b;
 	uint8_t *b_cls;		/* class of each bucket */
+	uint32_t cls_pick;	/* class of the last pick: asked first */
 	double before;		/* link time offered before the step after k */
 	uint32_t *at_j;		/* buckets used at j: at_j[at_off[j] .. [j+1]) */
 	uint32_t *at_off;

@@ -3152,4 +3152,62 @@ TEST(calendar_of_one_use_answers_as_one_of_both)
 	EXPECT_LT(1000, found);
 }
 
+/*
+ * The class that gave the last pick asked first (passes/plan.c,
+ * next_bucket()), the others pruned from their old reach behind it,
+ * against the from-scratch path, which asks the classes in order: a
+ * bisection from the largest working set to the peak on links of two
+ * speeds, as the search makes, then aims anywhere and in the top fifth;
+ * MoE training, where one class gives nearly every pick, a decode and
+ * random graphs, where classes tie on start and use (the same outcome
+ * and evictions only if the tensor breaks the tie whatever the order).
+ */
+TEST(sweep_asks_the_last_picks_class_first_as_scratch)
+{
+	static const double scales[] = { 1.0, 1.3 };
+	struct plan_case cases[] = {
+		{ "olmoe-1b-7b", "train", 0, 1 }, { "llama2-7b", "infer", 0, 1 },
+		{ NULL, NULL, 600, 2 }, { NULL, NULL, 1500, 4 },
+		{ NULL, NULL, 2000, 33 },
+	};
+	uint64_t x = 0x6a09e667f3bcc909ULL;
+	uint32_t first = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct sweep_pair sp;
+
+		pair_init(_metadata, &sp, &cases[i]);
+		for (size_t v = 0; v < ARRAY_SIZE(scales); v++) {
+			uint64_t lo = sp.lo, hi = sp.j.lf.peak0, b;
+
+			for (uint32_t k = 0; k < 12 && hi > lo + 1; k++) {
+				b = lo + (hi - lo) / 2;
+				same_sweep(_metadata, &sp.re, &sp.sc, b,
+					   scales[v]);
+				first += sp.re.cls_pick != 0;
+				if (sp.sc.short_by)
+					lo = b;
+				else
+					hi = b;
+			}
+		}
+		/* each aim in the top fifth, then one anywhere */
+		for (uint32_t k = 0; k < 48; k++) {
+			uint64_t top = sp.span - sp.span / 5;
+
+			if (k % 2 == 0) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+			}
+			same_sweep(_metadata, &sp.re, &sp.sc, sp.lo + (k % 2 ?
+				   x % (sp.span + 1) :
+				   top + x % (sp.span / 5 + 1)),
+				   scales[k / 2 % 2]);
+		}
+		pair_free(&sp);
+	}
+	EXPECT_LT(10, first);	/* some sweeps asked another class first */
+}
+
 TEST_HARNESS_MAIN
