@@ -1170,6 +1170,15 @@ static void random_sweeps(struct __test_metadata *_metadata,
 	}
 }
 
+/* random_sweeps() with aims anywhere, then every other one near the peak. */
+static void random_sweeps_both(struct __test_metadata *_metadata,
+			       const struct plan_case *cases, size_t n,
+			       uint64_t x, sweep_check check, uint64_t *count)
+{
+	for (int top = 0; top < 2; top++)
+		random_sweeps(_metadata, cases, n, x + top, top, check, count);
+}
+
 /*
  * Each size class's minimum kept between look-ups and followed through
  * refreshes (passes/plan.c: class_min(), class_min_moved()) against a
@@ -3051,11 +3060,8 @@ TEST(sweep_prefetches_the_candidates_it_reads)
 	};
 	uint64_t ahead = 0;
 
-	/* aims anywhere, then every other one near the peak */
-	for (int top = 0; top < 2; top++)
-		random_sweeps(_metadata, cases, ARRAY_SIZE(cases),
-			      0x6a09e667f3bcc909ULL + top, top,
-			      ahead_at_first, &ahead);
+	random_sweeps_both(_metadata, cases, ARRAY_SIZE(cases),
+			   0x6a09e667f3bcc909ULL, ahead_at_first, &ahead);
 	EXPECT_LT(1000, ahead);
 }
 
@@ -3208,6 +3214,45 @@ TEST(sweep_asks_the_last_picks_class_first_as_scratch)
 		pair_free(&sp);
 	}
 	EXPECT_LT(10, first);	/* some sweeps asked another class first */
+}
+
+/*
+ * Each class's first bucket from a step's first use, moved with it by
+ * the buckets used between (passes/plan.c, class_base_at()), against a
+ * scan of the class's buckets: after sweeps at random aims and links on
+ * random graphs, MoE training and a decode, each class's base is its
+ * first bucket used at base_lo or later.  The sweeps themselves, against
+ * the from-scratch path which searches each class, are
+ * sweep_asks_the_last_picks_class_first_as_scratch's.
+ */
+static void bases_match_scan(struct __test_metadata *_metadata,
+			     const struct plan_ctx *pc, uint64_t *known)
+{
+	if (pc->base_lo == NONE)
+		return;
+	for (uint32_t s = 0; s < pc->ncls; s++) {
+		uint32_t b = pc->cls_b[s];
+
+		while (b < pc->cls_b[s + 1] && pc->b_j[b] < pc->base_lo)
+			b++;
+		ASSERT_EQ(b, pc->cls_base[s]) TH_LOG("class %u from %u", s,
+						     pc->base_lo);
+		(*known)++;
+	}
+}
+
+TEST(class_bases_match_scan)
+{
+	static const struct plan_case cases[] = {
+		{ NULL, NULL, 300, 41 }, { NULL, NULL, 1000, 42 },
+		{ NULL, NULL, 2000, 43 }, { "llama2-7b", "infer", 0, 1 },
+		{ "olmoe-1b-7b", "train", 0, 1 },
+	};
+	uint64_t known = 0;
+
+	random_sweeps_both(_metadata, cases, ARRAY_SIZE(cases),
+			   0x3c6ef372fe94f82bULL, bases_match_scan, &known);
+	EXPECT_LT(1000, known);
 }
 
 TEST_HARNESS_MAIN
