@@ -1001,7 +1001,9 @@ static uint32_t class_min_bucket(struct plan_ctx *pc, uint32_t s,
  * the order; but one class gives nearly every pick (DeepSeek-V2-Lite
  * training: 94%, one of 24), and once its candidate is the best so far
  * the others lose from their old reach, without looking their own reach
- * up (cal_reach_sum(): 584 k look-ups there, 235 k now).
+ * up (cal_reach_sum(): 584 k look-ups there, 235 k now).  Until a class
+ * gives a candidate there is nothing to lose to: a stale class looks its
+ * reach up at once, and its minimum once, from there.
  */
 static uint32_t next_bucket(struct plan_ctx *pc, uint32_t lo)
 {
@@ -1013,6 +1015,11 @@ static uint32_t next_bucket(struct plan_ctx *pc, uint32_t lo)
 		s = q ? q - (q <= first) : first;
 		if (pc->cls_lo[s] >= pc->cls_b[s + 1])
 			continue;
+		if (best == SEG_NONE && pc->cls_stale[s] && !pc->scratch) {
+			reach_of(pc, s, lo);
+			if (pc->cls_lo[s] >= pc->cls_b[s + 1])
+				continue;
+		}
 		key = class_min(pc, s);
 		if (key == SEG_NONE || key > best)
 			continue;
