@@ -321,6 +321,7 @@ int hyper_plan__plan_init(struct plan_ctx *pc, const struct life *lf,
 	pc->gen = 1;
 	pc->swept = NONE;
 	pc->ex_k = NONE;
+	pc->base_lo = NONE;
 	pc->snap_need = INT64_MAX;
 	if (!pc->ep || !pc->delta || !pc->alive || !pc->cur || !pc->aside_gen ||
 	    !pc->due_off || !pc->ep_undo || !pc->alive0 ||
@@ -851,6 +852,51 @@ static void reach_of(struct plan_ctx *pc, uint32_t s, uint32_t lo)
 	pc->cls_stale[s] = 0;
 }
 
+/* Steps of first use apart beyond which a gallop per class costs less. */
+#define BASE_WALK	32
+
+/*
+ * Each class's first bucket used at step lo or later (cls_base[]), from
+ * the one used at pc->base_lo or later.  Those differ only in the
+ * classes of the buckets used between the two steps, which at_j lists
+ * step by step: walked down, each such bucket is its class's first so
+ * far; walked up, a class's first left behind gives way to its next
+ * bucket (within a class, buckets come in order of use), which the walk
+ * meets again if it too is left behind.  From one step over budget to
+ * the next the first use moves by a few steps and a few buckets, where
+ * a gallop per class read every class (DeepSeek-V2-Lite training: 24
+ * classes, 17 of them holding buckets).  The same buckets as
+ * bucket_near() finds: what the answer is depends on lo alone, so it
+ * holds across sweeps.
+ */
+static void class_base_at(struct plan_ctx *pc, uint32_t lo)
+{
+	uint32_t was = pc->base_lo, j, x, b, s;
+
+	if (was == NONE || pc->scratch ||
+	    (lo < was ? was - lo : lo - was) > BASE_WALK) {
+		for (s = 0; s < pc->ncls; s++)
+			pc->cls_base[s] = bucket_near(pc, pc->cls_b[s],
+						      pc->cls_b[s + 1], lo,
+						      pc->cls_base[s]);
+	} else if (lo < was) {
+		for (j = was; j-- > lo;)
+			for (x = pc->at_off[j]; x < pc->at_off[j + 1]; x++) {
+				b = pc->at_j[x];
+				pc->cls_base[pc->b_cls[b]] = b;
+			}
+	} else {
+		for (j = was; j < lo; j++)
+			for (x = pc->at_off[j]; x < pc->at_off[j + 1]; x++) {
+				b = pc->at_j[x];
+				s = pc->b_cls[b];
+				if (pc->cls_base[s] == b)
+					pc->cls_base[s] = b + 1;
+			}
+	}
+	pc->base_lo = lo;
+}
+
 /*
  * Every class's reach, at the start of step k: first the buckets used
  * from lo on, which holds the reach (the cheapest prefetch of all needs
@@ -863,12 +909,10 @@ static void class_reach(struct plan_ctx *pc, uint32_t k, uint32_t lo)
 
 	pc->before = stale ? hyper_plan__cal_before(&pc->h2d, k + 1) : 0;
 	pc->h2d.low = pc->h2d.n;
+	class_base_at(pc, lo);
 	for (s = 0; s < pc->ncls; s++) {
 		pc->cls_from[s] = lo;
-		pc->cls_lo[s] = bucket_near(pc, pc->cls_b[s],
-					    pc->cls_b[s + 1], lo,
-					    pc->cls_base[s]);
-		pc->cls_base[s] = pc->cls_lo[s];
+		pc->cls_lo[s] = pc->cls_base[s];
 		pc->cls_stale[s] = stale;
 	}
 }
@@ -950,15 +994,32 @@ static uint32_t class_min_bucket(struct plan_ctx *pc, uint32_t s,
  * class's reach only moved later, so the first candidate from its old
  * reach is no later than from its new one: a class that loses from
  * there loses anyway, and is looked up again only if it may win.
+ *
+ * The class that gave the last pick is asked first, then the others in
+ * order.  No two classes lead with the same start, use and tensor (a
+ * tensor has one size), so the pick is the least of the three whatever
+ * the order; but one class gives nearly every pick (DeepSeek-V2-Lite
+ * training: 94%, one of 24), and once its candidate is the best so far
+ * the others lose from their old reach, without looking their own reach
+ * up (cal_reach_sum(): 584 k look-ups there, 235 k now).  Until a class
+ * gives a candidate there is nothing to lose to: a stale class looks its
+ * reach up at once, and its minimum once, from there.
  */
 static uint32_t next_bucket(struct plan_ctx *pc, uint32_t lo)
 {
 	uint64_t best = SEG_NONE, key;
-	uint32_t s, b, bt = 0, t, pick = NONE, was;
+	uint32_t s, b, bt = 0, t, pick = NONE, was, q;
+	uint32_t first = pc->scratch ? 0 : pc->cls_pick;
 
-	for (s = 0; s < pc->ncls; s++) {
+	for (q = 0; q < pc->ncls; q++) {
+		s = q ? q - (q <= first) : first;
 		if (pc->cls_lo[s] >= pc->cls_b[s + 1])
 			continue;
+		if (best == SEG_NONE && pc->cls_stale[s] && !pc->scratch) {
+			reach_of(pc, s, lo);
+			if (pc->cls_lo[s] >= pc->cls_b[s + 1])
+				continue;
+		}
 		key = class_min(pc, s);
 		if (key == SEG_NONE || key > best)
 			continue;
@@ -980,6 +1041,8 @@ static uint32_t next_bucket(struct plan_ctx *pc, uint32_t lo)
 			pick = b;
 		}
 	}
+	if (pick != NONE)
+		pc->cls_pick = pc->b_cls[pick];
 	return pick;
 }
 

@@ -67,11 +67,13 @@ struct plan_ctx {
 	uint32_t *cls_from;	/* class s: that step before lo and buckets */
 	uint8_t *cls_stale;	/* class s: a take may have moved its reach */
 	/*
-	 * Class s's last bucket from the step's first use (class_reach())
-	 * and from its own reach (reach_of()): where the next look-up of
-	 * the same kind starts, a bucket or two away.
+	 * Class s's first bucket used at step base_lo or later (NONE: not
+	 * known), moved with the step's first use (class_base_at()), and
+	 * its last bucket from its own reach (reach_of()): where the next
+	 * look-up starts, a bucket or two away.
 	 */
 	uint32_t *cls_base, *cls_reach;
+	uint32_t base_lo;
 	/*
 	 * Class s's earliest candidate from min_lo[s] (its range minimum,
 	 * NONE when unknown) and the bucket holding it (NONE until looked
@@ -80,6 +82,7 @@ struct plan_ctx {
 	uint64_t *min_key;
 	uint32_t *min_lo, *min_b;
 	uint8_t *b_cls;		/* class of each bucket */
+	uint32_t cls_pick;	/* class of the last pick: asked first */
 	double before;		/* link time offered before the step after k */
 	uint32_t *at_j;		/* buckets used at j: at_j[at_off[j] .. [j+1]) */
 	uint32_t *at_off;

@@ -1170,6 +1170,15 @@ static void random_sweeps(struct __test_metadata *_metadata,
 	}
 }
 
+/* random_sweeps() with aims anywhere, then every other one near the peak. */
+static void random_sweeps_both(struct __test_metadata *_metadata,
+			       const struct plan_case *cases, size_t n,
+			       uint64_t x, sweep_check check, uint64_t *count)
+{
+	for (int top = 0; top < 2; top++)
+		random_sweeps(_metadata, cases, n, x + top, top, check, count);
+}
+
 /*
  * Each size class's minimum kept between look-ups and followed through
  * refreshes (passes/plan.c: class_min(), class_min_moved()) against a
@@ -3051,11 +3060,8 @@ TEST(sweep_prefetches_the_candidates_it_reads)
 	};
 	uint64_t ahead = 0;
 
-	/* aims anywhere, then every other one near the peak */
-	for (int top = 0; top < 2; top++)
-		random_sweeps(_metadata, cases, ARRAY_SIZE(cases),
-			      0x6a09e667f3bcc909ULL + top, top,
-			      ahead_at_first, &ahead);
+	random_sweeps_both(_metadata, cases, ARRAY_SIZE(cases),
+			   0x6a09e667f3bcc909ULL, ahead_at_first, &ahead);
 	EXPECT_LT(1000, ahead);
 }
 
@@ -3541,6 +3547,103 @@ TEST(probes_in_any_order_and_in_bulk_are_the_same)
 		hyper_plan__greedy_free(&gc);
 		hyper_plan__job_free(&j);
 	}
+}
+
+/*
+ * The class that gave the last pick asked first (passes/plan.c,
+ * next_bucket()), the others pruned from their old reach behind it,
+ * against the from-scratch path, which asks the classes in order: a
+ * bisection from the largest working set to the peak on links of two
+ * speeds, as the search makes, then aims anywhere and in the top fifth;
+ * MoE training, where one class gives nearly every pick, a decode and
+ * random graphs, where classes tie on start and use (the same outcome
+ * and evictions only if the tensor breaks the tie whatever the order).
+ */
+TEST(sweep_asks_the_last_picks_class_first_as_scratch)
+{
+	static const double scales[] = { 1.0, 1.3 };
+	struct plan_case cases[] = {
+		{ "olmoe-1b-7b", "train", 0, 1 }, { "llama2-7b", "infer", 0, 1 },
+		{ NULL, NULL, 600, 2 }, { NULL, NULL, 1500, 4 },
+		{ NULL, NULL, 2000, 33 },
+	};
+	uint64_t x = 0x6a09e667f3bcc909ULL;
+	uint32_t first = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct sweep_pair sp;
+
+		pair_init(_metadata, &sp, &cases[i]);
+		for (size_t v = 0; v < ARRAY_SIZE(scales); v++) {
+			uint64_t lo = sp.lo, hi = sp.j.lf.peak0, b;
+
+			for (uint32_t k = 0; k < 12 && hi > lo + 1; k++) {
+				b = lo + (hi - lo) / 2;
+				same_sweep(_metadata, &sp.re, &sp.sc, b,
+					   scales[v]);
+				first += sp.re.cls_pick != 0;
+				if (sp.sc.short_by)
+					lo = b;
+				else
+					hi = b;
+			}
+		}
+		/* each aim in the top fifth, then one anywhere */
+		for (uint32_t k = 0; k < 48; k++) {
+			uint64_t top = sp.span - sp.span / 5;
+
+			if (k % 2 == 0) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+			}
+			same_sweep(_metadata, &sp.re, &sp.sc, sp.lo + (k % 2 ?
+				   x % (sp.span + 1) :
+				   top + x % (sp.span / 5 + 1)),
+				   scales[k / 2 % 2]);
+		}
+		pair_free(&sp);
+	}
+	EXPECT_LT(10, first);	/* some sweeps asked another class first */
+}
+
+/*
+ * Each class's first bucket from a step's first use, moved with it by
+ * the buckets used between (passes/plan.c, class_base_at()), against a
+ * scan of the class's buckets: after sweeps at random aims and links on
+ * random graphs, MoE training and a decode, each class's base is its
+ * first bucket used at base_lo or later.  The sweeps themselves, against
+ * the from-scratch path which searches each class, are
+ * sweep_asks_the_last_picks_class_first_as_scratch's.
+ */
+static void bases_match_scan(struct __test_metadata *_metadata,
+			     const struct plan_ctx *pc, uint64_t *known)
+{
+	if (pc->base_lo == NONE)
+		return;
+	for (uint32_t s = 0; s < pc->ncls; s++) {
+		uint32_t b = pc->cls_b[s];
+
+		while (b < pc->cls_b[s + 1] && pc->b_j[b] < pc->base_lo)
+			b++;
+		ASSERT_EQ(b, pc->cls_base[s]) TH_LOG("class %u from %u", s,
+						     pc->base_lo);
+		(*known)++;
+	}
+}
+
+TEST(class_bases_match_scan)
+{
+	static const struct plan_case cases[] = {
+		{ NULL, NULL, 300, 41 }, { NULL, NULL, 1000, 42 },
+		{ NULL, NULL, 2000, 43 }, { "llama2-7b", "infer", 0, 1 },
+		{ "olmoe-1b-7b", "train", 0, 1 },
+	};
+	uint64_t known = 0;
+
+	random_sweeps_both(_metadata, cases, ARRAY_SIZE(cases),
+			   0x3c6ef372fe94f82bULL, bases_match_scan, &known);
+	EXPECT_LT(1000, known);
 }
 
 TEST_HARNESS_MAIN
