@@ -113,6 +113,12 @@ struct greedy {
 	/* evictions not fetched back: how many still to be read, bytes */
 	uint32_t owed;
 	uint64_t away;
+	/*
+	 * The start's candidates in the order make_room() takes them, the
+	 * furthest use first, then the lowest tensor: (n - use) << 32 | t,
+	 * sorted, built by the first start that evicts (start()).
+	 */
+	uint64_t *ord;
 	/* steps whose run_step() began: their tensors are the ones touched */
 	uint32_t walked;
 	size_t nwords;		/* of vbits */
@@ -1095,6 +1101,7 @@ static void walk_free(struct greedy *q)
 	free(q->ow);
 	free(q->owv);
 	free(q->owq);
+	free(q->ord);
 	hyper_plan__heap_free(&q->victims);
 }
 
@@ -1235,20 +1242,91 @@ static int walk_begin(struct greedy *q, uint64_t budget, uint32_t ahead)
 }
 
 /*
+ * q->ord, once per search: the start's candidates, gc->pend0, by key.
+ * pend0 is in tensor order, so a stable sort by n - use does: a byte at
+ * a time, the least significant first, as far as n has bits (two passes
+ * at 21k steps, where a comparison sort of 21k keys cost four times as
+ * much).  0, or -ENOMEM.
+ */
+static int start_order(struct greedy *q)
+{
+	const struct greedy_ctx *gc = q->gc;
+	size_t x, m = gc->npend0, at[256];
+	uint64_t *a, *b, *tmp;
+	uint32_t sh, d;
+
+	q->ord = hyper_plan__array(gc->mem, m ? m : 1, sizeof(*q->ord));
+	tmp = hyper_plan__array(gc->mem, m ? m : 1, sizeof(*tmp));
+	if (!q->ord || !tmp) {
+		free(q->ord);
+		free(tmp);
+		q->ord = NULL;
+		return -ENOMEM;
+	}
+	for (x = 0; x < m; x++)
+		q->ord[x] = (uint64_t)(q->lf->n - next_use(q, gc->pend0[x]))
+			    << 32 | gc->pend0[x];
+	a = q->ord;
+	b = tmp;
+	for (sh = 32; sh < 64 && (uint64_t)q->lf->n >> (sh - 32); sh += 8) {
+		memset(at, 0, sizeof(at));
+		for (x = 0; x < m; x++)
+			at[a[x] >> sh & 255]++;
+		for (d = 0, x = 0; d < 256; d++) {	/* each digit's first */
+			size_t c = at[d];
+
+			at[d] = x;
+			x += c;
+		}
+		for (x = 0; x < m; x++)
+			b[at[a[x] >> sh & 255]++] = a[x];
+		tmp = a;
+		a = b;
+		b = tmp;
+	}
+	if (a != q->ord)
+		memcpy(q->ord, a, m * sizeof(*a));
+	free(b == q->ord ? a : b);
+	return 0;
+}
+
+/*
  * The walk's start: the budget's evictions, the rest as the context's
- * start (gc->scratch: built tensor by tensor).
+ * start (gc->scratch: built tensor by tensor).  Where the start does not
+ * fit, make_room() would list every candidate (on the training graphs
+ * 21k at DeepSeek-V2-Lite) and take the first few thousand: the same
+ * ones, whatever the budget, in q->ord's order, so they are taken from
+ * there, and the rest wait to be listed (q->pend), as if pushed once
+ * more, by the walk's first make_room(), if any: most such walks stop
+ * at their first step.  Those taken are no longer waiting, as after
+ * flush_victims(); the lists are read by make_room() alone, after its
+ * flush, when every resident tensor is listed under its next use.
  */
 static void start(struct greedy *q)
 {
 	const struct life *lf = q->lf;
 	const struct greedy_ctx *gc = q->gc;
-	uint32_t t;
+	uint32_t t, x;
 
 	if (!gc->scratch) {	/* the arrays are the start's */
-		memcpy(q->pend, gc->pend0, gc->npend0 * sizeof(*q->pend));
-		q->npend = gc->npend0;
 		q->mem = gc->mem0;
-		make_room(q, 0, lf->n, 0);
+		if (q->mem <= q->budget) {
+			memcpy(q->pend, gc->pend0,
+			       gc->npend0 * sizeof(*q->pend));
+			q->npend = gc->npend0;
+			return;
+		}
+		if (!q->ord && start_order(q))
+			return;		/* gc->mem->failed: the walk ends */
+		/* make_room(q, 0, lf->n, 0): no use at 0 or before */
+		for (x = 0; x < gc->npend0 && q->mem > q->budget &&
+			    q->ord[x] >> 32 < lf->n && !gc->mem->failed; x++) {
+			t = (uint32_t)q->ord[x];
+			q->pending[t] = 0;
+			evict(q, t, lf->n);
+		}
+		for (q->npend = 0; x < gc->npend0; x++)
+			q->pend[q->npend++] = (uint32_t)q->ord[x];
 		return;
 	}
 	for (t = 0; t < q->g->nt; t++) {
