@@ -113,6 +113,8 @@ struct greedy {
 	/* evictions not fetched back: how many still to be read, bytes */
 	uint32_t owed;
 	uint64_t away;
+	/* no eviction still owed is read before this step: lookahead_rows() */
+	uint32_t owe_min;
 	/*
 	 * The start's candidates in the order make_room() takes them, the
 	 * furthest use first, then the lowest tensor: (n - use) << 32 | t,
@@ -507,17 +509,31 @@ static int owe_warm(struct greedy *q)
 	return 0;
 }
 
-/* The tree empty again for the next walk: the paths of this one's. */
+/*
+ * The tree empty again for the next walk: the paths of this one's.  A
+ * node's bit is set only with its path to the root (owe_step(),
+ * owe_warm()), so a path is cleared up to the first node found clear:
+ * an earlier path cleared it and everything above it.  The start's
+ * thousands of evictions share their upper nodes.
+ */
 static void owe_clean(struct greedy *q)
 {
 	size_t i, x;
+	uint64_t *w, bit;
 
 	if (!q->warm)
 		return;
-	for (i = 0; i < q->gc->nev; i++)
-		if (q->gc->ev[i].j < (int32_t)q->lf->n)
-			for (x = q->owl + q->gc->ev[i].j; x; x /= 2)
-				q->owv[x / 64] &= ~(1ULL << (x % 64));
+	for (i = 0; i < q->gc->nev; i++) {
+		if (q->gc->ev[i].j >= (int32_t)q->lf->n)
+			continue;
+		for (x = q->owl + q->gc->ev[i].j; x; x /= 2) {
+			w = &q->owv[x / 64];
+			bit = 1ULL << (x % 64);
+			if (!(*w & bit))
+				break;
+			*w &= ~bit;
+		}
+	}
 	q->warm = false;
 }
 
@@ -541,6 +557,8 @@ static void evict(struct greedy *q, uint32_t t, uint32_t k)
 	q->away += q->g->t[t].bytes;
 	if (next_use(q, t) < lf->n) {
 		q->owed++;		/* read again: fetched before that */
+		if (next_use(q, t) < q->owe_min)
+			q->owe_min = next_use(q, t);
 		if (q->gc->p)
 			owe_add(q, next_use(q, t),
 				h2d_ns(q->gc->p, q->g->t[t].bytes));
@@ -682,10 +700,12 @@ static void lookahead_rows(struct greedy *q, uint32_t k, uint32_t last)
 		s = k;
 		i = off[2 * s];
 	}
-	if (!q->owed && s <= last) {
+	if ((!q->owed || last < q->owe_min) && s <= last) {
 		/*
-		 * none evicted is read again: every want to @last is passed
-		 * (the check below wants one away, read at its step)
+		 * none evicted is read again by @last: every want to it is
+		 * passed (the check below wants one away, read at its step;
+		 * one evicted is read no sooner than it was going to be when
+		 * evicted, which q->owe_min is at most)
 		 */
 		s = last + 1;
 		i = off[2 * s];
@@ -1236,6 +1256,7 @@ static int walk_begin(struct greedy *q, uint64_t budget, uint32_t ahead)
 	q->owed_ns = 0;
 	q->ahead = ahead;
 	q->owed = 0;
+	q->owe_min = UINT32_MAX;
 	q->away = 0;
 	q->walked = 0;
 	return 0;

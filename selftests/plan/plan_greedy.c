@@ -844,13 +844,16 @@ TEST(owed_tree_built_as_by_paths)
  * A walk whose start does not fit takes the start's evictions in the
  * order of the start's candidates sorted once per search, and leaves
  * the rest waiting to be listed by its first make_room()
- * (policy_greedy.c, start(), q->ord).  Random graphs and models, budgets
+ * (policy_greedy.c, start(), q->ord); one that owes evictions passes the
+ * lookahead's window without a look while none of them is read within
+ * it (lookahead_rows(), q->owe_min).  Random graphs and models, budgets
  * below the start's residency and above it in turn (so that start walks
  * follow walks taken up from the walk without budget, and the reverse),
  * each lookahead, with the goal and without: each walk as scratch's,
- * which lists every candidate at the start.  A tie broken by the
- * highest tensor, a candidate not left waiting or one evicted and still
- * marked waiting changes a walk here.
+ * which lists every candidate at the start and looks at every want.  A
+ * tie broken by the highest tensor, a candidate not left waiting, one
+ * evicted and still marked waiting, or a want passed while one owed is
+ * read within the window changes a walk here.
  */
 TEST(start_walks_as_scratch)
 {
