@@ -123,6 +123,14 @@ struct greedy {
 	uint64_t *ord;
 	/* steps whose run_step() began: their tensors are the ones touched */
 	uint32_t walked;
+	/*
+	 * Where the arrays stand (prefix_take()): 0, the start's, or gc->pre
+	 * as listed at step @base (its flush_victims()) but for the tensors
+	 * of the steps from @base to @walked and of gc->ev[0 .. @nev_prev),
+	 * the evictions of the last walk on them.
+	 */
+	uint32_t base;
+	size_t nev_prev;
 	size_t nwords;		/* of vbits */
 	/*
 	 * The owed fetches' bound (owe_beyond()): their transfer time
@@ -1157,6 +1165,8 @@ static void walk_reset(struct greedy *q)
 	memset(q->vbits, 0, q->nwords * sizeof(*q->vbits));
 	memcpy(q->pending, gc->pending0, nt);
 	memcpy(q->st, gc->st0, nt);
+	q->base = 0;
+	q->nev_prev = 0;
 }
 
 /* Tensor t's entries back to the start's, taken out of the lists. */
@@ -1197,6 +1207,8 @@ static void walk_clean(struct greedy *q)
 		clean_one(q, gc->pend0[x]);
 	for (x = 0; x < m; x++)
 		clean_one(q, gc->step_t[x]);
+	q->base = 0;
+	q->nev_prev = 0;
 }
 
 /*
@@ -1552,6 +1564,7 @@ static int prefix_to(struct greedy_ctx *gc, uint64_t budget,
 	 */
 	if (pre->walked) {
 		flush_victims(pre);
+		pre->base = pre->walked;
 		if (prefix_keep(gc))
 			return -ENOMEM;
 	}
@@ -1559,19 +1572,50 @@ static int prefix_to(struct greedy_ctx *gc, uint64_t budget,
 	return 0;
 }
 
+/* Tensor t's entries as @pre's (listed at its step: see prefix_take()). */
+static void take_one(struct greedy *q, const struct greedy *pre, uint32_t t)
+{
+	if (q->vl[t].use != NONE)
+		vlink_del(q, t);
+	if (pre->vl[t].use != NONE)
+		vlink_add(q, t, pre->vl[t].use);
+	q->st[t] = pre->st[t];
+	q->cur[t] = pre->cur[t];
+	q->pending[t] = pre->pending[t];
+	q->open[t] = NONE;
+	q->stamp[t] = 0;
+}
+
 /*
  * The walk @q's arrays at @pre's step (gc->pre or one kept of it), from
- * whatever the walks before left in them (q->walked).  Where neither
- * walk touched a tensor both hold the start's; pre evicts and fetches
- * nothing and never runs short, so its open and stamp entries are the
- * start's too.  So the tensors either touched are enough: cleaned to the
- * start's, then pre's copied (every one pre lists is among them).  On
- * the training graphs the two touched nearly every tensor: each array is
- * then copied from pre whole (or where @whole says so: @q's arrays are
- * new), in one pass, not reset whole and copied whole again.  The use
- * lists' bits are copied whole in either case, and a use's first tensor
- * where its bit is: @q's own first tensors are read only where a bit
- * says so.
+ * whatever the walks before left in them (q->walked).  pre evicts and
+ * fetches nothing and never runs short, and where it stops it lists
+ * every tensor waiting: its open, stamp and waiting entries are the
+ * start's but for the start's candidates (listed), and its residency
+ * and next access differ from one of its steps to another only in the
+ * tensors of the steps between.
+ *
+ * Where @q's arrays stand at such a step (q->base) but for a walk's
+ * own (the tensors of its steps and its evictions: all it changes but
+ * for the lists' links), only the tensors of the steps between the two
+ * and that walk's are taken from pre, each taken out of @q's lists and
+ * listed again as pre lists it: the lists hold the same valid entries
+ * as pre's, in another order, and perhaps other stale ones (a tensor
+ * detached, which make_room() passes over).  A resident tensor outside
+ * those is listed under its next use in both: the walk listed none of
+ * them, and took out none but those it evicted or passed over (its
+ * own).  On the training graphs a walk takes up the walk without budget
+ * a few hundred steps past the walk before, where copying every
+ * tensor's entries cost 1.4 MB a walk.
+ *
+ * Otherwise, where neither walk touched a tensor both hold the start's:
+ * the tensors either touched are enough, cleaned to the start's, then
+ * pre's copied (every one pre lists is among them).  Where that is
+ * nearly every tensor, each array is copied from pre whole (or where
+ * @whole says so: @q's arrays are new), in one pass, not reset whole
+ * and copied whole again.  The use lists' bits are copied whole then,
+ * and a use's first tensor where its bit is: @q's own first tensors are
+ * read only where a bit says so.
  */
 static void prefix_take(struct greedy *q, const struct greedy *pre,
 			bool whole)
@@ -1579,34 +1623,45 @@ static void prefix_take(struct greedy *q, const struct greedy *pre,
 	const struct greedy_ctx *gc = q->gc;
 	uint32_t s = q->walked > pre->walked ? q->walked : pre->walked, t;
 	size_t x, nt = q->g->nt, m = gc->step_off[2 * (size_t)pre->walked];
+	size_t lo = gc->step_off[2 * (size_t)(q->base < pre->walked ?
+					      q->base : pre->walked)];
 	uint64_t w;
 
-	if (whole || gc->npend0 + gc->step_off[2 * (size_t)s] >= nt) {
-		memcpy(q->st, pre->st, nt);
-		memcpy(q->cur, pre->cur, nt * sizeof(*q->cur));
-		memcpy(q->pending, pre->pending, nt);
-		memcpy(q->vl, pre->vl, nt * sizeof(*q->vl));
-		memset(q->open, 0xff, nt * sizeof(*q->open));	/* NONE */
-		memset(q->stamp, 0, nt * sizeof(*q->stamp));
+	if (!whole && q->base &&
+	    2 * (gc->step_off[2 * (size_t)s] - lo + q->nev_prev) < nt) {
+		for (x = lo; x < gc->step_off[2 * (size_t)s]; x++)
+			take_one(q, pre, gc->step_t[x]);
+		for (x = 0; x < q->nev_prev; x++)
+			take_one(q, pre, gc->ev[x].t);
 	} else {
-		walk_clean(q);
-		for (x = 0; x < gc->npend0 + m; x++) {
-			t = x < gc->npend0 ? gc->pend0[x] :
-			    gc->step_t[x - gc->npend0];
-			q->st[t] = pre->st[t];
-			q->cur[t] = pre->cur[t];
-			q->pending[t] = pre->pending[t];
-			q->vl[t] = pre->vl[t];
+		if (whole || gc->npend0 + gc->step_off[2 * (size_t)s] >= nt) {
+			memcpy(q->st, pre->st, nt);
+			memcpy(q->cur, pre->cur, nt * sizeof(*q->cur));
+			memcpy(q->pending, pre->pending, nt);
+			memcpy(q->vl, pre->vl, nt * sizeof(*q->vl));
+			memset(q->open, 0xff, nt * sizeof(*q->open));
+			memset(q->stamp, 0, nt * sizeof(*q->stamp));
+		} else {
+			walk_clean(q);
+			for (x = 0; x < gc->npend0 + m; x++) {
+				t = x < gc->npend0 ? gc->pend0[x] :
+				    gc->step_t[x - gc->npend0];
+				q->st[t] = pre->st[t];
+				q->cur[t] = pre->cur[t];
+				q->pending[t] = pre->pending[t];
+				q->vl[t] = pre->vl[t];
+			}
 		}
+		memcpy(q->vbits, pre->vbits, q->nwords * sizeof(*q->vbits));
+		/* level 0, a bit per use of the n + 1 */
+		for (x = 0; x < ((size_t)q->lf->n + 64) / 64; x++)
+			for (w = pre->vbits[x]; w; w &= w - 1) {
+				t = (uint32_t)(x * 64 + __builtin_ctzll(w));
+				q->vhead[t] = pre->vhead[t];
+			}
 	}
-	memcpy(q->vbits, pre->vbits, q->nwords * sizeof(*q->vbits));
-	/* level 0, a bit per use of the n + 1 */
-	for (x = 0; x < ((size_t)q->lf->n + 64) / 64; x++)
-		for (w = pre->vbits[x]; w; w &= w - 1) {
-			t = (uint32_t)(x * 64 + __builtin_ctzll(w));
-			q->vhead[t] = pre->vhead[t];
-		}
-	q->walked = pre->walked;
+	q->walked = q->base = pre->walked;
+	q->nev_prev = 0;
 }
 
 /* The rest of @q at @pre's step, once walk_begin() set it. */
@@ -1631,6 +1686,7 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	struct greedy fresh = { .gc = gc, .lf = lf, .g = lf->g }, *q = NULL;
 	struct greedy *from = NULL;
 	uint32_t k = 0, x;
+	bool ran = false;
 
 	gc->nev = 0;
 	gc->beyond = false;
@@ -1657,6 +1713,7 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 		prefix_take(q, from, false);
 	else if (!gc->scratch)
 		walk_clean(q);
+	ran = true;
 	if (walk_begin(q, budget, lookahead_ops))
 		goto out;
 	if (k)
@@ -1704,6 +1761,8 @@ out:
 		pre_free(gc);
 	} else if (q) {
 		owe_clean(q);	/* gc->ev's paths: this walk's */
+		if (ran)
+			q->nev_prev = gc->nev;	/* for prefix_take() */
 	}
 	return gc->mem->failed ? -ENOMEM : 0;
 }
