@@ -113,8 +113,24 @@ struct greedy {
 	/* evictions not fetched back: how many still to be read, bytes */
 	uint32_t owed;
 	uint64_t away;
+	/* no eviction still owed is read before this step: lookahead_rows() */
+	uint32_t owe_min;
+	/*
+	 * The start's candidates in the order make_room() takes them, the
+	 * furthest use first, then the lowest tensor: (n - use) << 32 | t,
+	 * sorted, built by the first start that evicts (start()).
+	 */
+	uint64_t *ord;
 	/* steps whose run_step() began: their tensors are the ones touched */
 	uint32_t walked;
+	/*
+	 * Where the arrays stand (prefix_take()): 0, the start's, or gc->pre
+	 * as listed at step @base (its flush_victims()) but for the tensors
+	 * of the steps from @base to @walked and of gc->ev[0 .. @nev_prev),
+	 * the evictions of the last walk on them.
+	 */
+	uint32_t base;
+	size_t nev_prev;
 	size_t nwords;		/* of vbits */
 	/*
 	 * The owed fetches' bound (owe_beyond()): their transfer time
@@ -501,17 +517,31 @@ static int owe_warm(struct greedy *q)
 	return 0;
 }
 
-/* The tree empty again for the next walk: the paths of this one's. */
+/*
+ * The tree empty again for the next walk: the paths of this one's.  A
+ * node's bit is set only with its path to the root (owe_step(),
+ * owe_warm()), so a path is cleared up to the first node found clear:
+ * an earlier path cleared it and everything above it.  The start's
+ * thousands of evictions share their upper nodes.
+ */
 static void owe_clean(struct greedy *q)
 {
 	size_t i, x;
+	uint64_t *w, bit;
 
 	if (!q->warm)
 		return;
-	for (i = 0; i < q->gc->nev; i++)
-		if (q->gc->ev[i].j < (int32_t)q->lf->n)
-			for (x = q->owl + q->gc->ev[i].j; x; x /= 2)
-				q->owv[x / 64] &= ~(1ULL << (x % 64));
+	for (i = 0; i < q->gc->nev; i++) {
+		if (q->gc->ev[i].j >= (int32_t)q->lf->n)
+			continue;
+		for (x = q->owl + q->gc->ev[i].j; x; x /= 2) {
+			w = &q->owv[x / 64];
+			bit = 1ULL << (x % 64);
+			if (!(*w & bit))
+				break;
+			*w &= ~bit;
+		}
+	}
 	q->warm = false;
 }
 
@@ -535,6 +565,8 @@ static void evict(struct greedy *q, uint32_t t, uint32_t k)
 	q->away += q->g->t[t].bytes;
 	if (next_use(q, t) < lf->n) {
 		q->owed++;		/* read again: fetched before that */
+		if (next_use(q, t) < q->owe_min)
+			q->owe_min = next_use(q, t);
 		if (q->gc->p)
 			owe_add(q, next_use(q, t),
 				h2d_ns(q->gc->p, q->g->t[t].bytes));
@@ -676,10 +708,12 @@ static void lookahead_rows(struct greedy *q, uint32_t k, uint32_t last)
 		s = k;
 		i = off[2 * s];
 	}
-	if (!q->owed && s <= last) {
+	if ((!q->owed || last < q->owe_min) && s <= last) {
 		/*
-		 * none evicted is read again: every want to @last is passed
-		 * (the check below wants one away, read at its step)
+		 * none evicted is read again by @last: every want to it is
+		 * passed (the check below wants one away, read at its step;
+		 * one evicted is read no sooner than it was going to be when
+		 * evicted, which q->owe_min is at most)
 		 */
 		s = last + 1;
 		i = off[2 * s];
@@ -1095,6 +1129,7 @@ static void walk_free(struct greedy *q)
 	free(q->ow);
 	free(q->owv);
 	free(q->owq);
+	free(q->ord);
 	hyper_plan__heap_free(&q->victims);
 }
 
@@ -1130,6 +1165,8 @@ static void walk_reset(struct greedy *q)
 	memset(q->vbits, 0, q->nwords * sizeof(*q->vbits));
 	memcpy(q->pending, gc->pending0, nt);
 	memcpy(q->st, gc->st0, nt);
+	q->base = 0;
+	q->nev_prev = 0;
 }
 
 /* Tensor t's entries back to the start's, taken out of the lists. */
@@ -1170,6 +1207,8 @@ static void walk_clean(struct greedy *q)
 		clean_one(q, gc->pend0[x]);
 	for (x = 0; x < m; x++)
 		clean_one(q, gc->step_t[x]);
+	q->base = 0;
+	q->nev_prev = 0;
 }
 
 /*
@@ -1229,26 +1268,98 @@ static int walk_begin(struct greedy *q, uint64_t budget, uint32_t ahead)
 	q->owed_ns = 0;
 	q->ahead = ahead;
 	q->owed = 0;
+	q->owe_min = UINT32_MAX;
 	q->away = 0;
 	q->walked = 0;
 	return 0;
 }
 
 /*
+ * q->ord, once per search: the start's candidates, gc->pend0, by key.
+ * pend0 is in tensor order, so a stable sort by n - use does: a byte at
+ * a time, the least significant first, as far as n has bits (two passes
+ * at 21k steps, where a comparison sort of 21k keys cost four times as
+ * much).  0, or -ENOMEM.
+ */
+static int start_order(struct greedy *q)
+{
+	const struct greedy_ctx *gc = q->gc;
+	size_t x, m = gc->npend0, at[256];
+	uint64_t *a, *b, *tmp;
+	uint32_t sh, d;
+
+	q->ord = hyper_plan__array(gc->mem, m ? m : 1, sizeof(*q->ord));
+	tmp = hyper_plan__array(gc->mem, m ? m : 1, sizeof(*tmp));
+	if (!q->ord || !tmp) {
+		free(q->ord);
+		free(tmp);
+		q->ord = NULL;
+		return -ENOMEM;
+	}
+	for (x = 0; x < m; x++)
+		q->ord[x] = (uint64_t)(q->lf->n - next_use(q, gc->pend0[x]))
+			    << 32 | gc->pend0[x];
+	a = q->ord;
+	b = tmp;
+	for (sh = 32; sh < 64 && (uint64_t)q->lf->n >> (sh - 32); sh += 8) {
+		memset(at, 0, sizeof(at));
+		for (x = 0; x < m; x++)
+			at[a[x] >> sh & 255]++;
+		for (d = 0, x = 0; d < 256; d++) {	/* each digit's first */
+			size_t c = at[d];
+
+			at[d] = x;
+			x += c;
+		}
+		for (x = 0; x < m; x++)
+			b[at[a[x] >> sh & 255]++] = a[x];
+		tmp = a;
+		a = b;
+		b = tmp;
+	}
+	if (a != q->ord)
+		memcpy(q->ord, a, m * sizeof(*a));
+	free(b == q->ord ? a : b);
+	return 0;
+}
+
+/*
  * The walk's start: the budget's evictions, the rest as the context's
- * start (gc->scratch: built tensor by tensor).
+ * start (gc->scratch: built tensor by tensor).  Where the start does not
+ * fit, make_room() would list every candidate (on the training graphs
+ * 21k at DeepSeek-V2-Lite) and take the first few thousand: the same
+ * ones, whatever the budget, in q->ord's order, so they are taken from
+ * there, and the rest wait to be listed (q->pend), as if pushed once
+ * more, by the walk's first make_room(), if any: most such walks stop
+ * at their first step.  Those taken are no longer waiting, as after
+ * flush_victims(); the lists are read by make_room() alone, after its
+ * flush, when every resident tensor is listed under its next use.
  */
 static void start(struct greedy *q)
 {
 	const struct life *lf = q->lf;
 	const struct greedy_ctx *gc = q->gc;
-	uint32_t t;
+	uint32_t t, x;
 
 	if (!gc->scratch) {	/* the arrays are the start's */
-		memcpy(q->pend, gc->pend0, gc->npend0 * sizeof(*q->pend));
-		q->npend = gc->npend0;
 		q->mem = gc->mem0;
-		make_room(q, 0, lf->n, 0);
+		if (q->mem <= q->budget) {
+			memcpy(q->pend, gc->pend0,
+			       gc->npend0 * sizeof(*q->pend));
+			q->npend = gc->npend0;
+			return;
+		}
+		if (!q->ord && start_order(q))
+			return;		/* gc->mem->failed: the walk ends */
+		/* make_room(q, 0, lf->n, 0): no use at 0 or before */
+		for (x = 0; x < gc->npend0 && q->mem > q->budget &&
+			    q->ord[x] >> 32 < lf->n && !gc->mem->failed; x++) {
+			t = (uint32_t)q->ord[x];
+			q->pending[t] = 0;
+			evict(q, t, lf->n);
+		}
+		for (q->npend = 0; x < gc->npend0; x++)
+			q->pend[q->npend++] = (uint32_t)q->ord[x];
 		return;
 	}
 	for (t = 0; t < q->g->nt; t++) {
@@ -1453,6 +1564,7 @@ static int prefix_to(struct greedy_ctx *gc, uint64_t budget,
 	 */
 	if (pre->walked) {
 		flush_victims(pre);
+		pre->base = pre->walked;
 		if (prefix_keep(gc))
 			return -ENOMEM;
 	}
@@ -1460,19 +1572,50 @@ static int prefix_to(struct greedy_ctx *gc, uint64_t budget,
 	return 0;
 }
 
+/* Tensor t's entries as @pre's (listed at its step: see prefix_take()). */
+static void take_one(struct greedy *q, const struct greedy *pre, uint32_t t)
+{
+	if (q->vl[t].use != NONE)
+		vlink_del(q, t);
+	if (pre->vl[t].use != NONE)
+		vlink_add(q, t, pre->vl[t].use);
+	q->st[t] = pre->st[t];
+	q->cur[t] = pre->cur[t];
+	q->pending[t] = pre->pending[t];
+	q->open[t] = NONE;
+	q->stamp[t] = 0;
+}
+
 /*
  * The walk @q's arrays at @pre's step (gc->pre or one kept of it), from
- * whatever the walks before left in them (q->walked).  Where neither
- * walk touched a tensor both hold the start's; pre evicts and fetches
- * nothing and never runs short, so its open and stamp entries are the
- * start's too.  So the tensors either touched are enough: cleaned to the
- * start's, then pre's copied (every one pre lists is among them).  On
- * the training graphs the two touched nearly every tensor: each array is
- * then copied from pre whole (or where @whole says so: @q's arrays are
- * new), in one pass, not reset whole and copied whole again.  The use
- * lists' bits are copied whole in either case, and a use's first tensor
- * where its bit is: @q's own first tensors are read only where a bit
- * says so.
+ * whatever the walks before left in them (q->walked).  pre evicts and
+ * fetches nothing and never runs short, and where it stops it lists
+ * every tensor waiting: its open, stamp and waiting entries are the
+ * start's but for the start's candidates (listed), and its residency
+ * and next access differ from one of its steps to another only in the
+ * tensors of the steps between.
+ *
+ * Where @q's arrays stand at such a step (q->base) but for a walk's
+ * own (the tensors of its steps and its evictions: all it changes but
+ * for the lists' links), only the tensors of the steps between the two
+ * and that walk's are taken from pre, each taken out of @q's lists and
+ * listed again as pre lists it: the lists hold the same valid entries
+ * as pre's, in another order, and perhaps other stale ones (a tensor
+ * detached, which make_room() passes over).  A resident tensor outside
+ * those is listed under its next use in both: the walk listed none of
+ * them, and took out none but those it evicted or passed over (its
+ * own).  On the training graphs a walk takes up the walk without budget
+ * a few hundred steps past the walk before, where copying every
+ * tensor's entries cost 1.4 MB a walk.
+ *
+ * Otherwise, where neither walk touched a tensor both hold the start's:
+ * the tensors either touched are enough, cleaned to the start's, then
+ * pre's copied (every one pre lists is among them).  Where that is
+ * nearly every tensor, each array is copied from pre whole (or where
+ * @whole says so: @q's arrays are new), in one pass, not reset whole
+ * and copied whole again.  The use lists' bits are copied whole then,
+ * and a use's first tensor where its bit is: @q's own first tensors are
+ * read only where a bit says so.
  */
 static void prefix_take(struct greedy *q, const struct greedy *pre,
 			bool whole)
@@ -1480,34 +1623,45 @@ static void prefix_take(struct greedy *q, const struct greedy *pre,
 	const struct greedy_ctx *gc = q->gc;
 	uint32_t s = q->walked > pre->walked ? q->walked : pre->walked, t;
 	size_t x, nt = q->g->nt, m = gc->step_off[2 * (size_t)pre->walked];
+	size_t lo = gc->step_off[2 * (size_t)(q->base < pre->walked ?
+					      q->base : pre->walked)];
 	uint64_t w;
 
-	if (whole || gc->npend0 + gc->step_off[2 * (size_t)s] >= nt) {
-		memcpy(q->st, pre->st, nt);
-		memcpy(q->cur, pre->cur, nt * sizeof(*q->cur));
-		memcpy(q->pending, pre->pending, nt);
-		memcpy(q->vl, pre->vl, nt * sizeof(*q->vl));
-		memset(q->open, 0xff, nt * sizeof(*q->open));	/* NONE */
-		memset(q->stamp, 0, nt * sizeof(*q->stamp));
+	if (!whole && q->base &&
+	    2 * (gc->step_off[2 * (size_t)s] - lo + q->nev_prev) < nt) {
+		for (x = lo; x < gc->step_off[2 * (size_t)s]; x++)
+			take_one(q, pre, gc->step_t[x]);
+		for (x = 0; x < q->nev_prev; x++)
+			take_one(q, pre, gc->ev[x].t);
 	} else {
-		walk_clean(q);
-		for (x = 0; x < gc->npend0 + m; x++) {
-			t = x < gc->npend0 ? gc->pend0[x] :
-			    gc->step_t[x - gc->npend0];
-			q->st[t] = pre->st[t];
-			q->cur[t] = pre->cur[t];
-			q->pending[t] = pre->pending[t];
-			q->vl[t] = pre->vl[t];
+		if (whole || gc->npend0 + gc->step_off[2 * (size_t)s] >= nt) {
+			memcpy(q->st, pre->st, nt);
+			memcpy(q->cur, pre->cur, nt * sizeof(*q->cur));
+			memcpy(q->pending, pre->pending, nt);
+			memcpy(q->vl, pre->vl, nt * sizeof(*q->vl));
+			memset(q->open, 0xff, nt * sizeof(*q->open));
+			memset(q->stamp, 0, nt * sizeof(*q->stamp));
+		} else {
+			walk_clean(q);
+			for (x = 0; x < gc->npend0 + m; x++) {
+				t = x < gc->npend0 ? gc->pend0[x] :
+				    gc->step_t[x - gc->npend0];
+				q->st[t] = pre->st[t];
+				q->cur[t] = pre->cur[t];
+				q->pending[t] = pre->pending[t];
+				q->vl[t] = pre->vl[t];
+			}
 		}
+		memcpy(q->vbits, pre->vbits, q->nwords * sizeof(*q->vbits));
+		/* level 0, a bit per use of the n + 1 */
+		for (x = 0; x < ((size_t)q->lf->n + 64) / 64; x++)
+			for (w = pre->vbits[x]; w; w &= w - 1) {
+				t = (uint32_t)(x * 64 + __builtin_ctzll(w));
+				q->vhead[t] = pre->vhead[t];
+			}
 	}
-	memcpy(q->vbits, pre->vbits, q->nwords * sizeof(*q->vbits));
-	/* level 0, a bit per use of the n + 1 */
-	for (x = 0; x < ((size_t)q->lf->n + 64) / 64; x++)
-		for (w = pre->vbits[x]; w; w &= w - 1) {
-			t = (uint32_t)(x * 64 + __builtin_ctzll(w));
-			q->vhead[t] = pre->vhead[t];
-		}
-	q->walked = pre->walked;
+	q->walked = q->base = pre->walked;
+	q->nev_prev = 0;
 }
 
 /* The rest of @q at @pre's step, once walk_begin() set it. */
@@ -1532,6 +1686,7 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	struct greedy fresh = { .gc = gc, .lf = lf, .g = lf->g }, *q = NULL;
 	struct greedy *from = NULL;
 	uint32_t k = 0, x;
+	bool ran = false;
 
 	gc->nev = 0;
 	gc->beyond = false;
@@ -1558,6 +1713,7 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 		prefix_take(q, from, false);
 	else if (!gc->scratch)
 		walk_clean(q);
+	ran = true;
 	if (walk_begin(q, budget, lookahead_ops))
 		goto out;
 	if (k)
@@ -1605,6 +1761,8 @@ out:
 		pre_free(gc);
 	} else if (q) {
 		owe_clean(q);	/* gc->ev's paths: this walk's */
+		if (ran)
+			q->nev_prev = gc->nev;	/* for prefix_take() */
 	}
 	return gc->mem->failed ? -ENOMEM : 0;
 }

@@ -840,4 +840,71 @@ TEST(owed_tree_built_as_by_paths)
 	EXPECT_LT(walks / 4, stops);
 }
 
+/*
+ * A walk whose start does not fit takes the start's evictions in the
+ * order of the start's candidates sorted once per search, and leaves
+ * the rest waiting to be listed by its first make_room()
+ * (policy_greedy.c, start(), q->ord); one that owes evictions passes the
+ * lookahead's window without a look while none of them is read within
+ * it (lookahead_rows(), q->owe_min).  Random graphs and models, budgets
+ * below the start's residency and above it in turn (so that start walks
+ * follow walks taken up from the walk without budget, and the reverse),
+ * each lookahead, with the goal and without: each walk as scratch's,
+ * which lists every candidate at the start and looks at every want.  A
+ * tie broken by the highest tensor, a candidate not left waiting, one
+ * evicted and still marked waiting, or a want passed while one owed is
+ * read within the window changes a walk here.
+ */
+TEST(start_walks_as_scratch)
+{
+	static const struct plan_case cases[] = {
+		{ NULL, NULL, 200, 71 }, { NULL, NULL, 600, 72 },
+		{ "llama2-7b", "infer", 0, 73 },
+		{ "olmoe-1b-7b", "train", 0, 74 },
+		{ "llama2-7b", "train", 0, 75 },
+	};
+	static const uint32_t ahead[] = { 1, 8, 64, 512 };
+	unsigned int walks = 0, starts = 0, later = 0, fetched = 0;
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct walks w;
+		uint64_t lo, hi;
+
+		walks_begin(_metadata, &w, &cases[c], c);
+		lo = w.j.lf.max_ws;
+		hi = w.j.lf.peak0 > lo ? w.j.lf.peak0 : lo + 1;
+		for (uint32_t k = 0; k < 32; k++) {
+			/* the start's residency, known after the first walk */
+			uint64_t mid = w.kept.mem0 > lo && w.kept.mem0 < hi ?
+				       w.kept.mem0 : lo + (hi - lo) / 2;
+			size_t i, nstart = 0, nfetch = 0;
+			uint64_t b;
+
+			x = next_random(x);
+			b = k % 2 ? lo + (x >> 20) % (mid - lo) :
+				    mid + (x >> 20) % (hi - mid);
+			w.kept.p = w.sc.p = k % 3 ? &w.j.p : NULL;
+			w.kept.max_slow = w.sc.max_slow = slows[k / 3 % 2];
+			walk_pair(_metadata, &w.j, &w.kept, &w.sc, b,
+				  ahead[(x >> 60) % ARRAY_SIZE(ahead)]);
+			walks++;
+			for (i = 0; i < w.kept.nev; i++) {
+				nstart += w.kept.ev[i].detach_slot < 0;
+				nfetch += w.kept.ev[i].fetch_step <
+					  (int32_t)w.j.lf.n;
+			}
+			starts += nstart > 0;
+			later += nstart > 0 && nstart < w.kept.nev;
+			fetched += nstart > 0 && nfetch > 0;
+		}
+		walks_end(&w);
+	}
+	TH_LOG("%u walks, %u evicting at the start, %u of them after it too, %u fetching",
+	       walks, starts, later, fetched);
+	EXPECT_LT(walks / 4, starts);
+	EXPECT_LT(0, later);	/* or the candidates left waiting go untested */
+	EXPECT_LT(0, fetched);
+}
+
 TEST_HARNESS_MAIN
