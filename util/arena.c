@@ -117,31 +117,34 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 		if (bk->max_end <= v->start || bk->min_start >= v->end ||
 		    !(bk->when & w))
 			continue;
-		/*
-		 * A block whose entries all share time with @v, with no hole
-		 * as wide as @v inside it nor below its first entry, only
-		 * raises the scan to its top (less any span found by time
-		 * that comes inside it).
-		 */
 		for (; c.has && c.lo < e[0].lo; tcur_next(&c))
 			if (scan_span(s, c.lo, c.hi, holes))
 				return true;
+		/*
+		 * A block whose entries all share time with @v, with no hole
+		 * as wide as @v inside it nor below its first entry, only
+		 * raises the scan to its top.  So does one whose entries that
+		 * share time with @v, told apart by the block's start
+		 * instants, do not raise the scan or are covered by those
+		 * live at one instant inside @v.  Either way no hole as wide
+		 * as @v starts between the scan and that top, whatever else
+		 * lies there, so the spans by time that come inside the
+		 * block may be read after it, in order: one below the top
+		 * finds no hole, one above it lies above every entry of the
+		 * block that shares time with @v, as if the block were one
+		 * span from its first entry to its top.  The same offsets
+		 * (and holes); at 100k decode operators half the blocks that
+		 * spans by time come inside are passed over so.
+		 */
 		if (bk->max_start < v->end && bk->min_end > v->start &&
-		    bk->gap < s->bytes && e[0].lo < s->cur + s->bytes &&
-		    (!c.has || c.lo >= e[bk->n - 1].lo)) {
+		    bk->gap < s->bytes && e[0].lo < s->cur + s->bytes) {
 			if (bk->top > s->cur)
 				s->cur = bk->top;
 			continue;
 		}
-		alone = !c.has || c.lo >= e[bk->n - 1].lo;
-		/*
-		 * Or whose entries that share time with @v, told apart by
-		 * the block's start instants, do not raise the scan or are
-		 * covered by those live at one instant inside @v.
-		 */
-		if (alone && inst &&
-		    ins_skip(p, p->bord[b], v, s, pv))
+		if (inst && ins_skip(p, p->bord[b], v, s, pv))
 			continue;
+		alone = !c.has || c.lo >= e[bk->n - 1].lo;
 		/* no span by time comes inside the block: its entries alone */
 		if (alone) {
 			if (blk_read(s, e, bk->n, v, holes))
@@ -202,6 +205,9 @@ static uint64_t fit(struct placer *p, uint32_t i, bool best)
  * time (25M of the layout's 875M instructions at 100k decode operators),
  * and the keys' one order is the same either way; where they pack in one
  * word each, by a radix sort (util/arena_sort.c), else by comparison.
+ * Sorted by the radix sort, the keys' intervals are in order but not
+ * their words: with *@ready at @nk, neither this attempt nor the next of
+ * the same keys (the best fit) compares them again.
  */
 #define KEYS_FIRST	1024
 #define BOUND_CHECKS	32

@@ -8,9 +8,11 @@
  * packs in 50, sorted in three passes of 11 bits.  At 100k decode
  * operators the one sort of 146k keys was about 60M of the layout's 480M
  * instructions as an introsort (each comparison up to three words deep),
- * 32M so.  The keys are written back decoded from their packed words, in
- * order: moved along the permutation instead (a dependent random read
- * each), they cost as much CPU as the comparisons saved.
+ * 32M so.  Only the keys' intervals are written back, in order: nothing
+ * reads a key's words once its placement's keys are sorted whole (moved
+ * along the permutation instead, a dependent random read each, the keys
+ * cost as much CPU as the comparisons saved; decoded from the packed
+ * words, 8M of those 32M).
  *
  * The order is the very same: a word's rank orders as the word, the
  * ranks are packed most significant first, and the sort is stable over
@@ -37,8 +39,8 @@ HU_DEFINE_SORT(sort_u64, uint64_t, u64_before)
  * A word spanning at most DIRECT_BITS bits (its largest less its
  * smallest value) is packed as it is; a wider one by rank among its
  * distinct values, found in a hash table of RANK_SLOTS slots kept at
- * most half full (a word with more values is packed as it is if that
- * fits).
+ * most half full (a word with more values is packed by its two runs,
+ * split_word(), or as it is, if that fits).
  */
 #define DIRECT_BITS	24
 #define RANK_SLOTS	16384
@@ -49,7 +51,7 @@ HU_DEFINE_SORT(sort_u64, uint64_t, u64_before)
 struct hu_arena_rtab {
 	uint64_t val[RANK_SLOTS];
 	uint32_t rank[RANK_SLOTS];	/* 0: empty, else its rank + 1 */
-	uint64_t distinct[3][RANK_SLOTS / 2];	/* each word's, ranked */
+	uint64_t distinct[RANK_SLOTS / 2];	/* one word's, to rank */
 	uint32_t cnt[RADIX_PASSES][1U << RADIX_BITS];
 };
 
@@ -90,12 +92,49 @@ static uint32_t rank_word(struct hu_arena_rtab *t, const struct key *keys,
 			return 0;
 		t->val[h] = x;
 		t->rank[h] = 1;
-		t->distinct[c][d++] = x;
+		t->distinct[d++] = x;
 	}
-	sort_u64(t->distinct[c], d);
+	sort_u64(t->distinct, d);
 	for (uint32_t r = 0; r < d; r++)
-		t->rank[slot_of(t, t->distinct[c][r])] = r + 1;
+		t->rank[slot_of(t, t->distinct[r])] = r + 1;
 	return d;
+}
+
+/*
+ * A word with too many values to rank may still lie in two narrow runs,
+ * one below 2^63 and one above: the lifetime of an interval live to the
+ * end (UINT64_MAX) is UINT64_MAX less its start, so ~len is its start
+ * there, and near 2^64 for the others (DeepSeek-V2-Lite's training
+ * layout: 11,095 lifetimes, more than the table ranks, each run under
+ * 2^17 instants wide).  Word @c of the @nk keys is then packed as its
+ * place in the low run, or past the low run by its place in the high
+ * one: the same order, in few bits.  *@lo is the low run's least,
+ * *@hlo the high run's, *@wid the low run's width (0: not split, packed
+ * as it is less *@lo).  Return: the bits packed.
+ */
+static unsigned int split_word(const struct key *keys, uint32_t nk, int c,
+			       uint64_t *lo, uint64_t *hlo, uint64_t *wid)
+{
+	uint64_t alo = UINT64_MAX, ahi = 0, blo = UINT64_MAX, bhi = 0;
+
+	for (uint32_t j = 0; j < nk; j++) {
+		uint64_t x = keys[j].k[c];
+
+		if (x >> 63) {
+			blo = x < blo ? x : blo;
+			bhi = x > bhi ? x : bhi;
+		} else {
+			alo = x < alo ? x : alo;
+			ahi = x > ahi ? x : ahi;
+		}
+	}
+	*wid = 0;
+	if (alo > ahi || blo > bhi)
+		return bit_len(alo > ahi ? bhi - blo : ahi - alo);
+	*lo = alo;
+	*hlo = blo;
+	*wid = ahi - alo + 1;
+	return bit_len(*wid + (bhi - blo));
 }
 
 /* Its tables, for the placer's life.  Return: 0, or -ENOMEM. */
@@ -108,18 +147,19 @@ int hu_arena__rtab_alloc(struct placer *p)
 /*
  * Sorts the @nk @keys whole, into key_before()'s order, if each packs in
  * one word with its interval's index: each word of the key as it is less
- * its least (DIRECT_BITS or fewer bits) or by rank, above the index's
- * bits.  The @keys must come in their intervals' index order, so that
- * the stable passes leave equal words in index order.  Uses p->cand (room for
- * 2 p->n words) and p->rtab.  Return: true if sorted, false if not (too
- * many values to pack, or too few keys to gain: the caller sorts).
+ * its least (DIRECT_BITS or fewer bits), by rank or by its two runs, above
+ * the index's bits.  The @keys must come in their intervals' index order,
+ * so that the stable passes leave equal words in index order.  Sorted,
+ * only their intervals (.i) are in order: their words are left as they
+ * were, for no one to read.  Uses p->cand (room for 2 p->n words) and
+ * p->rtab.  Return: true if sorted, false if not (too many values to
+ * pack, or too few keys to gain: the caller sorts).
  */
 bool hu_arena__sort_packed(struct placer *p, struct key *keys, uint32_t nk)
 {
 	uint64_t *w = (uint64_t *)p->cand, *tmp = w + p->n, *src, *dst;
-	unsigned int ib, bits[3], sh[3], total = 0, passes, dw;
+	unsigned int ib, total = 0, passes, dw;
 	uint64_t lo[3], hi[3], dmask, imask;
-	bool ranked[3];
 	struct hu_arena_rtab *t;
 
 	if (nk < HU_ARENA_RADIX_MIN || !p->rtab || nk > p->n)
@@ -146,29 +186,33 @@ bool hu_arena__sort_packed(struct placer *p, struct key *keys, uint32_t nk)
 		w[j] = keys[j].i;
 	/* the last word lowest, above the index */
 	for (int c = 2; c >= 0; c--) {
-		ranked[c] = false;
-		bits[c] = bit_len(hi[c] - lo[c]);
-		if (bits[c] > DIRECT_BITS) {
-			uint32_t d = rank_word(t, keys, nk, c, tmp);
+		unsigned int bits = bit_len(hi[c] - lo[c]), sh = ib + total;
+		uint64_t hlo = 0, wid = 0;
+		uint32_t d = 0;
 
-			if (d) {
-				ranked[c] = true;
-				bits[c] = bit_len(d - 1);
-			}
+		if (bits > DIRECT_BITS) {
+			d = rank_word(t, keys, nk, c, tmp);
+			bits = d ? bit_len(d - 1) :
+			       split_word(keys, nk, c, &lo[c], &hlo, &wid);
 		}
-		sh[c] = ib + total;
-		total += bits[c];
+		total += bits;
 		if (ib + total > 64)
 			return false;
-		if (!bits[c])
+		if (!bits)
 			continue;
-		if (ranked[c])
+		if (d)
 			for (uint32_t j = 0; j < nk; j++)
-				w[j] |= (uint64_t)(t->rank[tmp[j]] - 1) <<
-					sh[c];
+				w[j] |= (uint64_t)(t->rank[tmp[j]] - 1) << sh;
+		else if (wid)
+			for (uint32_t j = 0; j < nk; j++) {
+				uint64_t x = keys[j].k[c];
+
+				x = x >> 63 ? x - hlo + wid : x - lo[c];
+				w[j] |= x << sh;
+			}
 		else
 			for (uint32_t j = 0; j < nk; j++)
-				w[j] |= (keys[j].k[c] - lo[c]) << sh[c];
+				w[j] |= (keys[j].k[c] - lo[c]) << sh;
 	}
 	if (!total)
 		return true;	/* one key repeated: index order is the order */
@@ -202,17 +246,13 @@ bool hu_arena__sort_packed(struct placer *p, struct key *keys, uint32_t nk)
 		dst = src;
 		src = src == w ? tmp : w;
 	}
-	/* the keys written back in that order, each from its packed word */
-	for (uint32_t r = 0; r < nk; r++) {
-		uint64_t x = src[r];
-		struct key *k = &keys[r];
-
-		for (int c = 0; c < 3; c++) {
-			uint64_t f = (x >> sh[c]) & ((1ULL << bits[c]) - 1);
-
-			k->k[c] = ranked[c] ? t->distinct[c][f] : lo[c] + f;
-		}
-		k->i = (uint32_t)(x & imask);
-	}
+	/*
+	 * The keys' intervals in that order.  Their words are left as they
+	 * were: a placement sorted whole reads only the intervals (its
+	 * second attempt, the best fit, finds them sorted), and every
+	 * placement that sorts again makes its keys anew.
+	 */
+	for (uint32_t r = 0; r < nk; r++)
+		keys[r].i = (uint32_t)(src[r] & imask);
 	return true;
 }

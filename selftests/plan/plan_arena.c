@@ -1410,6 +1410,106 @@ TEST(arena_start_instants_agree)
 }
 
 /*
+ * A fit by offset passes over a block (all its entries share time with
+ * the fit and leave no hole as wide as it, or its start instants show
+ * the same) even when spans found by time come inside the block's
+ * offsets: they are read after it, each below the top it raised the
+ * scan to or above every entry of the block that shares time with the
+ * fit.  Decode-shaped sets: a quarter of the intervals KV-like, a 64th
+ * of the run to an eighth of it long, kept by offset, the rest a few
+ * instants long, kept by time, of a few sizes (some of none), at offsets
+ * that interleave; and a fifth of them nested training sets.  Split, with
+ * and without the instants, they agree with the reference, which reads
+ * every placed interval.  A block passed over without raising the scan,
+ * or the spans by time inside it dropped with it, moves an offset here.
+ */
+static void kv_set(struct hu_ival *v, uint32_t n, unsigned int seed)
+{
+	uint64_t span = 4 * (uint64_t)n;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t a = rand_r(&seed) % span, l;
+
+		if (rand_r(&seed) % 4 == 0)
+			l = span / 64 + rand_r(&seed) % (span / 8);
+		else
+			l = 1 + rand_r(&seed) % 12;
+		v[i] = (struct hu_ival){ a, a + l, 0, 0 };
+		v[i].bytes = rand_r(&seed) % 24 ?
+			     64 * (1 + rand_r(&seed) % (seed % 2 ? 4 : 30)) :
+			     0;
+	}
+}
+
+TEST(arena_blocks_passed_over_beside_spans_by_time_agree)
+{
+	static const enum hu_arena_way ways[] = {
+		HU_ARENA_BY_TIME | HU_ARENA_WHOLE, HU_ARENA_AUTO,
+		HU_ARENA_AUTO | HU_ARENA_NO_INSTANTS,
+		HU_ARENA_AUTO | HU_ARENA_NO_BOUND };
+	const int nw = ARRAY_SIZE(ways);
+
+	for (unsigned int seed = 600; seed < 640; seed++) {
+		uint32_t n = seed % 8 ? 80 + seed * 71 % 900 :
+				1200 + seed * 37 % 1000;
+		struct hu_ival *set = new_set(_metadata, n);
+
+		if (seed % 5)
+			kv_set(set, n, seed);
+		else
+			arena_set(set, n, seed, false, true);
+		places_agree(_metadata, ways, nw, set, n, 4 * n, seed);
+	}
+}
+
+/*
+ * A word of the keys with more distinct values than the rank table
+ * holds, in two narrow runs below and above 2^63, is packed run after
+ * run: the lifetimes of a training step's layout, where the intervals
+ * live to the end (UINT64_MAX) have ~len equal to their start and the
+ * others ~len near 2^64 (DeepSeek-V2-Lite: 11,095 lifetimes).  Sets of
+ * 10,000 to 10,500 intervals, nearly all of distinct lifetimes: a
+ * quarter of 1 GiB, seven in eight of those live to the end (stacked by
+ * start, the others fit above those they meet: the first placement is
+ * at the live peak and kept), the rest of 64 bytes, one in eight live to
+ * the end, placed among them in the order of their keys.  The first
+ * placement's keys (by size, then lifetime) sorted so agree with the
+ * comparison's order, which the reference keeps (by offset, to stay
+ * quick).  The runs packed in the wrong order, or the high run not moved
+ * past the low one, moves an offset here.
+ */
+static void two_run_set(struct hu_ival *v, uint32_t n, unsigned int seed)
+{
+	uint64_t span = 8 * (uint64_t)n;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t a = rand_r(&seed) % span;
+		bool big = rand_r(&seed) % 4 == 0;
+		bool to_end = rand_r(&seed) % 8 < (big ? 7 : 1);
+
+		v[i] = (struct hu_ival){ a, to_end ? UINT64_MAX : a + 1 +
+					 rand_r(&seed) % 200000,
+					 big ? 1073741824 : 64, 0 };
+	}
+}
+
+TEST(arena_keys_in_two_runs_sort_as_compared)
+{
+	static const enum hu_arena_way ways[] = {
+		HU_ARENA_BY_OFFSET | HU_ARENA_WHOLE, HU_ARENA_AUTO,
+		HU_ARENA_BY_OFFSET };
+	const int nw = ARRAY_SIZE(ways);
+
+	for (unsigned int seed = 700; seed < 702; seed++) {
+		uint32_t n = 10000 + seed * 13 % 500;
+		struct hu_ival *set = new_set(_metadata, n);
+
+		two_run_set(set, n, seed);
+		places_agree(_metadata, ways, nw, set, n, 0, seed);
+	}
+}
+
+/*
  * util/sort.h, which sorts the placer's keys and spans: the quicksort
  * with its heap sort fallback gives what qsort() gives, on values with
  * many ties, and so does the fallback alone (no rounds left) and mixed
