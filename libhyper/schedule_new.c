@@ -49,38 +49,52 @@ static size_t pool_round(size_t len)
 }
 
 /*
+ * A new chunk of s->pool with @need bytes (a multiple of 8) taken from
+ * it; NULL when out of memory.  Out of line: pool_alloc()'s every call
+ * saved and restored the registers its call of hu_malloc_huge() needs,
+ * a third of its instructions, for the one call in thousands that
+ * takes a chunk.
+ */
+static __attribute__((noinline)) void *pool_grow(struct hyper_schedule *s,
+						 size_t need)
+{
+	struct hs_chunk *c = s->pool;
+	size_t grow = c ? c->cap * 2 : CHUNK_FIRST, cap;
+
+	if (grow > CHUNK_BYTES)
+		grow = CHUNK_BYTES;
+	cap = need > grow ? need : grow;
+	c = hu_malloc_huge(sizeof(*c) + cap);
+	if (!c)
+		return NULL;
+	c->next = s->pool;
+	c->used = need;
+	c->cap = cap;
+	s->pool = c;
+	return c->data;
+}
+
+/*
  * @need bytes (a multiple of 8) of s->pool; NULL when out of memory.  A
  * step takes its name and lists in one piece (pool_put() places each),
- * where a piece each was two thirds of the calls at 100k steps.
+ * where a piece each was two thirds of the calls at 100k steps; a
+ * tensor its id and offsets.
  */
-static void *pool_alloc(struct hyper_schedule *s, size_t need)
+static inline void *pool_alloc(struct hyper_schedule *s, size_t need)
 {
 	struct hs_chunk *c = s->pool;
 	void *p;
 
-	if (!c || c->cap - c->used < need) {
-		size_t grow = c ? c->cap * 2 : CHUNK_FIRST, cap;
-
-		if (grow > CHUNK_BYTES)
-			grow = CHUNK_BYTES;
-		cap = need > grow ? need : grow;
-
-		c = hu_malloc_huge(sizeof(*c) + cap);
-		if (!c)
-			return NULL;
-		c->next = s->pool;
-		c->used = 0;
-		c->cap = cap;
-		s->pool = c;
-	}
+	if (!c || c->cap - c->used < need)
+		return pool_grow(s, need);
 	p = (char *)c->data + c->used;
 	c->used += need;
 	return p;
 }
 
 /*
- * @len bytes of @src at *@at, which moves past them, 8-aligned: where
- * pool_copy() would have put them in a piece of their own.
+ * @len bytes of @src at *@at, which moves past them, 8-aligned: where a
+ * piece of their own would have put them.
  */
 static void *pool_put(char **at, const void *src, size_t len)
 {
@@ -89,14 +103,6 @@ static void *pool_put(char **at, const void *src, size_t len)
 	memcpy(p, src, len);
 	*at += pool_round(len);
 	return p;
-}
-
-/* @len bytes of @src into s->pool, 8-aligned; NULL when out of memory. */
-static void *pool_copy(struct hyper_schedule *s, const void *src, size_t len)
-{
-	char *at = pool_alloc(s, pool_round(len));
-
-	return at ? pool_put(&at, src, len) : NULL;
 }
 
 static int check_refs(const struct hyper_schedule *s, uint32_t si,
@@ -138,7 +144,8 @@ static int add_tensor(struct hyper_schedule *s, uint32_t i,
 		      uint64_t *total, struct hs_err *e)
 {
 	struct hs_tensor *t = &s->tensors[i];
-	size_t len = ti->id ? strlen(ti->id) : 0;
+	size_t len = ti->id ? strlen(ti->id) : 0, offs = 0;
+	char *at;
 	int dup;
 
 	*t = (struct hs_tensor){ 0 };	/* fill() does not clear the array */
@@ -151,9 +158,13 @@ static int add_tensor(struct hyper_schedule *s, uint32_t i,
 			HS_ID_MAX);
 		return -EINVAL;
 	}
-	t->id = pool_copy(s, ti->id, len + 1);
-	if (!t->id)
+	/* the id and the offsets, each where a piece of its own would be */
+	if (arena && ti->nr_arena_offsets && ti->arena_offsets)
+		offs = ti->nr_arena_offsets * sizeof(*t->plan_off);
+	at = pool_alloc(s, pool_round(len + 1) + offs);
+	if (!at)
 		return -ENOMEM;
+	t->id = pool_put(&at, ti->id, len + 1);
 	dup = hs_hash_insert_hashed(s, i, h);
 	if (dup >= 0) {
 		hs_errf(e, "tensor %u: duplicate id \"%.*s\" (first is tensor %d)",
@@ -186,10 +197,7 @@ static int add_tensor(struct hyper_schedule *s, uint32_t i,
 			ti->nr_arena_offsets);
 		return -EINVAL;
 	}
-	t->plan_off = pool_copy(s, ti->arena_offsets,
-				ti->nr_arena_offsets * sizeof(*t->plan_off));
-	if (!t->plan_off)
-		return -ENOMEM;
+	t->plan_off = pool_put(&at, ti->arena_offsets, offs);
 	t->nr_plan_off = ti->nr_arena_offsets;
 	return 0;
 }
@@ -242,7 +250,7 @@ static int add_step(struct hyper_schedule *s, uint32_t i,
 		ret = check_cops(s, i, "after", si->after, si->nr_after, e);
 	if (ret)
 		return ret;
-	/* the name and the lists, as pool_copy() would place each */
+	/* the name and the lists, each where a piece of its own would be */
 	op = si->op ? si->op : "";
 	op_len = strlen(op) + 1;
 	at = pool_alloc(s, pool_round(op_len) +
