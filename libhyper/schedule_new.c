@@ -139,12 +139,17 @@ static int check_cops(struct hyper_schedule *s, uint32_t si,
 	return 0;
 }
 
+/* A tensor's id hash and length (HS_ID_MAX + 1 for any longer). */
+struct id_ahead {
+	uint32_t h, len;
+};
+
 static int add_tensor(struct hyper_schedule *s, uint32_t i,
-		      const struct hyper_tensor_info *ti, uint32_t h, bool arena,
-		      uint64_t *total, struct hs_err *e)
+		      const struct hyper_tensor_info *ti, struct id_ahead a,
+		      bool arena, uint64_t *total, struct hs_err *e)
 {
 	struct hs_tensor *t = &s->tensors[i];
-	size_t len = ti->id ? strlen(ti->id) : 0, offs = 0;
+	size_t len = a.len, offs = 0;
 	char *at;
 	int dup;
 
@@ -165,7 +170,7 @@ static int add_tensor(struct hyper_schedule *s, uint32_t i,
 	if (!at)
 		return -ENOMEM;
 	t->id = pool_put(&at, ti->id, len + 1);
-	dup = hs_hash_insert_hashed(s, i, h);
+	dup = hs_hash_insert_hashed(s, i, a.h);
 	if (dup >= 0) {
 		hs_errf(e, "tensor %u: duplicate id \"%.*s\" (first is tensor %d)",
 			i, HS_ID_MAX, t->id, dup);
@@ -289,17 +294,25 @@ static int add_step(struct hyper_schedule *s, uint32_t i,
  */
 #define AHEAD	16
 
-/* Tensor @ti's id hash, its slot prefetched; 0 for no id (refused). */
-static uint32_t hash_ahead(const struct hyper_schedule *s,
-			   const struct hyper_tensor_info *ti)
+/*
+ * Tensor @ti's id hash, its slot prefetched, and the id's length, which
+ * the hash needs first; an id refused for its length (none is 0) is not
+ * hashed.
+ */
+static struct id_ahead hash_ahead(const struct hyper_schedule *s,
+				  const struct hyper_tensor_info *ti)
 {
-	uint32_t h;
+	size_t len = ti->id ? strlen(ti->id) : 0;
+	struct id_ahead a = { 0, HS_ID_MAX + 1 };
 
-	if (!ti->id)
-		return 0;
-	h = hs_hash_str(ti->id);
-	hs_hash_prefetch(s, h);
-	return h;
+	if (len > HS_ID_MAX)
+		return a;
+	a.len = (uint32_t)len;
+	if (len) {
+		a.h = hs_hash_mem(ti->id, len);
+		hs_hash_prefetch(s, a.h);
+	}
+	return a;
 }
 
 /* Room for @n elements of @size, not cleared; NULL when out of memory. */
@@ -450,7 +463,8 @@ int hyper_schedule_add_tensors(struct hyper_schedule_builder *b,
 			       uint32_t n, char *err, size_t errlen)
 {
 	struct hs_err e = { err, errlen };
-	uint32_t ahead[AHEAD], i, h, at;
+	struct id_ahead ahead[AHEAD], a;
+	uint32_t i, at;
 	struct hyper_schedule *s;
 	bool arena;
 	int ret = add_check(b, tensors, n, false, &e);
@@ -463,10 +477,10 @@ int hyper_schedule_add_tensors(struct hyper_schedule_builder *b,
 	for (i = 0; i < n && i < AHEAD; i++)
 		ahead[i] = hash_ahead(s, &tensors[i]);
 	for (i = 0; i < n; i++) {
-		h = ahead[i % AHEAD];
+		a = ahead[i % AHEAD];
 		if (i + AHEAD < n)
 			ahead[i % AHEAD] = hash_ahead(s, &tensors[i + AHEAD]);
-		ret = add_tensor(s, at + i, &tensors[i], h, arena, &b->total,
+		ret = add_tensor(s, at + i, &tensors[i], a, arena, &b->total,
 				 &e);
 		if (ret)
 			return builder_fail(b, ret, &e);
