@@ -49,38 +49,52 @@ static size_t pool_round(size_t len)
 }
 
 /*
+ * A new chunk of s->pool with @need bytes (a multiple of 8) taken from
+ * it; NULL when out of memory.  Out of line: pool_alloc()'s every call
+ * saved and restored the registers its call of hu_malloc_huge() needs,
+ * a third of its instructions, for the one call in thousands that
+ * takes a chunk.
+ */
+static __attribute__((noinline)) void *pool_grow(struct hyper_schedule *s,
+						 size_t need)
+{
+	struct hs_chunk *c = s->pool;
+	size_t grow = c ? c->cap * 2 : CHUNK_FIRST, cap;
+
+	if (grow > CHUNK_BYTES)
+		grow = CHUNK_BYTES;
+	cap = need > grow ? need : grow;
+	c = hu_malloc_huge(sizeof(*c) + cap);
+	if (!c)
+		return NULL;
+	c->next = s->pool;
+	c->used = need;
+	c->cap = cap;
+	s->pool = c;
+	return c->data;
+}
+
+/*
  * @need bytes (a multiple of 8) of s->pool; NULL when out of memory.  A
  * step takes its name and lists in one piece (pool_put() places each),
- * where a piece each was two thirds of the calls at 100k steps.
+ * where a piece each was two thirds of the calls at 100k steps; a
+ * tensor its id and offsets.
  */
-static void *pool_alloc(struct hyper_schedule *s, size_t need)
+static inline void *pool_alloc(struct hyper_schedule *s, size_t need)
 {
 	struct hs_chunk *c = s->pool;
 	void *p;
 
-	if (!c || c->cap - c->used < need) {
-		size_t grow = c ? c->cap * 2 : CHUNK_FIRST, cap;
-
-		if (grow > CHUNK_BYTES)
-			grow = CHUNK_BYTES;
-		cap = need > grow ? need : grow;
-
-		c = hu_malloc_huge(sizeof(*c) + cap);
-		if (!c)
-			return NULL;
-		c->next = s->pool;
-		c->used = 0;
-		c->cap = cap;
-		s->pool = c;
-	}
+	if (!c || c->cap - c->used < need)
+		return pool_grow(s, need);
 	p = (char *)c->data + c->used;
 	c->used += need;
 	return p;
 }
 
 /*
- * @len bytes of @src at *@at, which moves past them, 8-aligned: where
- * pool_copy() would have put them in a piece of their own.
+ * @len bytes of @src at *@at, which moves past them, 8-aligned: where a
+ * piece of their own would have put them.
  */
 static void *pool_put(char **at, const void *src, size_t len)
 {
@@ -89,14 +103,6 @@ static void *pool_put(char **at, const void *src, size_t len)
 	memcpy(p, src, len);
 	*at += pool_round(len);
 	return p;
-}
-
-/* @len bytes of @src into s->pool, 8-aligned; NULL when out of memory. */
-static void *pool_copy(struct hyper_schedule *s, const void *src, size_t len)
-{
-	char *at = pool_alloc(s, pool_round(len));
-
-	return at ? pool_put(&at, src, len) : NULL;
 }
 
 static int check_refs(const struct hyper_schedule *s, uint32_t si,
@@ -133,12 +139,18 @@ static int check_cops(struct hyper_schedule *s, uint32_t si,
 	return 0;
 }
 
+/* A tensor's id hash and length (HS_ID_MAX + 1 for any longer). */
+struct id_ahead {
+	uint32_t h, len;
+};
+
 static int add_tensor(struct hyper_schedule *s, uint32_t i,
-		      const struct hyper_tensor_info *ti, uint32_t h, bool arena,
-		      uint64_t *total, struct hs_err *e)
+		      const struct hyper_tensor_info *ti, struct id_ahead a,
+		      bool arena, uint64_t *total, struct hs_err *e)
 {
 	struct hs_tensor *t = &s->tensors[i];
-	size_t len = ti->id ? strlen(ti->id) : 0;
+	size_t len = a.len, offs = 0;
+	char *at;
 	int dup;
 
 	*t = (struct hs_tensor){ 0 };	/* fill() does not clear the array */
@@ -151,10 +163,14 @@ static int add_tensor(struct hyper_schedule *s, uint32_t i,
 			HS_ID_MAX);
 		return -EINVAL;
 	}
-	t->id = pool_copy(s, ti->id, len + 1);
-	if (!t->id)
+	/* the id and the offsets, each where a piece of its own would be */
+	if (arena && ti->nr_arena_offsets && ti->arena_offsets)
+		offs = ti->nr_arena_offsets * sizeof(*t->plan_off);
+	at = pool_alloc(s, pool_round(len + 1) + offs);
+	if (!at)
 		return -ENOMEM;
-	dup = hs_hash_insert_hashed(s, i, h);
+	t->id = pool_put(&at, ti->id, len + 1);
+	dup = hs_hash_insert_hashed(s, i, a.h);
 	if (dup >= 0) {
 		hs_errf(e, "tensor %u: duplicate id \"%.*s\" (first is tensor %d)",
 			i, HS_ID_MAX, t->id, dup);
@@ -186,10 +202,7 @@ static int add_tensor(struct hyper_schedule *s, uint32_t i,
 			ti->nr_arena_offsets);
 		return -EINVAL;
 	}
-	t->plan_off = pool_copy(s, ti->arena_offsets,
-				ti->nr_arena_offsets * sizeof(*t->plan_off));
-	if (!t->plan_off)
-		return -ENOMEM;
+	t->plan_off = pool_put(&at, ti->arena_offsets, offs);
 	t->nr_plan_off = ti->nr_arena_offsets;
 	return 0;
 }
@@ -242,7 +255,7 @@ static int add_step(struct hyper_schedule *s, uint32_t i,
 		ret = check_cops(s, i, "after", si->after, si->nr_after, e);
 	if (ret)
 		return ret;
-	/* the name and the lists, as pool_copy() would place each */
+	/* the name and the lists, each where a piece of its own would be */
 	op = si->op ? si->op : "";
 	op_len = strlen(op) + 1;
 	at = pool_alloc(s, pool_round(op_len) +
@@ -281,17 +294,25 @@ static int add_step(struct hyper_schedule *s, uint32_t i,
  */
 #define AHEAD	16
 
-/* Tensor @ti's id hash, its slot prefetched; 0 for no id (refused). */
-static uint32_t hash_ahead(const struct hyper_schedule *s,
-			   const struct hyper_tensor_info *ti)
+/*
+ * Tensor @ti's id hash, its slot prefetched, and the id's length, which
+ * the hash needs first; an id refused for its length (none is 0) is not
+ * hashed.
+ */
+static struct id_ahead hash_ahead(const struct hyper_schedule *s,
+				  const struct hyper_tensor_info *ti)
 {
-	uint32_t h;
+	size_t len = ti->id ? strlen(ti->id) : 0;
+	struct id_ahead a = { 0, HS_ID_MAX + 1 };
 
-	if (!ti->id)
-		return 0;
-	h = hs_hash_str(ti->id);
-	hs_hash_prefetch(s, h);
-	return h;
+	if (len > HS_ID_MAX)
+		return a;
+	a.len = (uint32_t)len;
+	if (len) {
+		a.h = hs_hash_mem(ti->id, len);
+		hs_hash_prefetch(s, a.h);
+	}
+	return a;
 }
 
 /* Room for @n elements of @size, not cleared; NULL when out of memory. */
@@ -442,7 +463,8 @@ int hyper_schedule_add_tensors(struct hyper_schedule_builder *b,
 			       uint32_t n, char *err, size_t errlen)
 {
 	struct hs_err e = { err, errlen };
-	uint32_t ahead[AHEAD], i, h, at;
+	struct id_ahead ahead[AHEAD], a;
+	uint32_t i, at;
 	struct hyper_schedule *s;
 	bool arena;
 	int ret = add_check(b, tensors, n, false, &e);
@@ -455,10 +477,10 @@ int hyper_schedule_add_tensors(struct hyper_schedule_builder *b,
 	for (i = 0; i < n && i < AHEAD; i++)
 		ahead[i] = hash_ahead(s, &tensors[i]);
 	for (i = 0; i < n; i++) {
-		h = ahead[i % AHEAD];
+		a = ahead[i % AHEAD];
 		if (i + AHEAD < n)
 			ahead[i % AHEAD] = hash_ahead(s, &tensors[i + AHEAD]);
-		ret = add_tensor(s, at + i, &tensors[i], h, arena, &b->total,
+		ret = add_tensor(s, at + i, &tensors[i], a, arena, &b->total,
 				 &e);
 		if (ret)
 			return builder_fail(b, ret, &e);

@@ -336,9 +336,10 @@ static uint32_t ranks_below(const struct ranks *b, uint32_t r)
 }
 
 /*
- * An interval's offset, and its index: its rank in offset order.  Below
- * 2^32 granules of arena (256 GiB) the two are one number, the offset
- * in granules above the index: the same order, sorted as numbers.
+ * A distinct offset, and its index in the order first met; sorted, its
+ * position.  Below 2^32 granules of arena (256 GiB) the two are one
+ * number, the offset in granules above the index: the same order, sorted
+ * as numbers.
  */
 struct at {
 	uint64_t off;
@@ -414,39 +415,37 @@ static uint64_t *radix_keys(uint64_t *key, uint64_t *tmp, uint32_t n,
 }
 
 /*
- * The live intervals in offset order, twice: a set of ranks, to find the
- * greatest below a new one, and a list through them, to step from there
- * to the one above and past those that have ended.  Two set searches per
- * interval (below, then above) were two thirds of the overlap check at
- * 100k decode operators; the list leaves one.
+ * The live intervals in offset order, twice: a set of positions, to find
+ * the greatest below a new one, and a list through them, to step from
+ * there to the one above and past those that have ended.  Two set
+ * searches per interval (below, then above) were two thirds of the
+ * overlap check at 100k decode operators; the list leaves one.
+ *
+ * A position is one of the distinct offsets, in ascending order: two
+ * intervals live together at one offset overlap, so until the sweep
+ * stops a position holds at most one live interval; occ[] names the one
+ * that joined there last.  A
+ * decode plan reuses few offsets (980 for 146,271 intervals at 100k
+ * operators): a set of intervals' ranks had about one member a word,
+ * and its searches climbed a level for nearly every one; its sort was
+ * of every interval, where the positions' is of each offset once.
  */
 struct link {
-	uint32_t prev, next;	/* ranks; the sentinel is rank n */
+	uint32_t prev, next;	/* positions; the sentinel is nil */
 };
 
 struct sweep {
 	const struct hu_resid *v;
-	struct ranks live;	/* by rank; some may have ended: see drop() */
-	struct link *ln;	/* rank -> its neighbours while in the set */
-	uint32_t nil;		/* the list's sentinel: n */
-	uint32_t *rank;		/* interval -> its rank */
-	uint64_t *key;		/* rank -> offset and interval packed, */
-	struct at *at;		/* or not (key NULL) */
+	struct ranks live;	/* by position; some may have ended: see drop() */
+	struct link *ln;	/* position -> its neighbours while in the set */
+	uint32_t nil;		/* the list's sentinel: the number of positions */
+	uint32_t *pos;		/* interval -> its offset's position */
+	uint32_t *occ;		/* position -> its interval while in the set */
+	uint64_t *off;		/* position -> its offset */
 };
 
-/* The interval of rank @q, and its offset. */
-static uint32_t idx_at(const struct sweep *w, uint32_t q)
-{
-	return w->key ? (uint32_t)w->key[q] : w->at[q].i;
-}
-
-static uint64_t off_at(const struct sweep *w, uint32_t q)
-{
-	return w->key ? (w->key[q] >> 32) * HS_DEV_ALIGN : w->at[q].off;
-}
-
 /*
- * Rank @q leaves the set and the list: its interval ended before the
+ * Position @q leaves the set and the list: its interval ended before the
  * one being checked began.  The intervals begin in order, so one ended
  * for it is ended for every later one.
  */
@@ -462,20 +461,21 @@ static void drop(struct sweep *w, uint32_t q)
 /* Still resident when interval @i begins (the sentinel is not). */
 static bool still_live(const struct sweep *w, uint32_t q, uint32_t i)
 {
-	return w->v[idx_at(w, q)].end > w->v[i].start;
+	return w->v[w->occ[q]].end > w->v[i].start;
 }
 
 /*
- * The ranks nearest to rank @r below and above whose intervals are still
- * resident when interval @i begins, each the sentinel if none; those met
- * that ended leave.  The greatest member below @r comes from the set;
- * the list is in rank order, so from it (or the sentinel) the next
- * member is the least above @r: none lies between.
+ * The positions nearest to @p below and above (@p itself, if in the set,
+ * counts as above) whose intervals are still resident when interval @i
+ * begins, each the sentinel if none; those met that ended leave.  The
+ * greatest member below @p comes from the set; the list is in order, so
+ * from it (or the sentinel) the next member is the least from @p on:
+ * none lies between.
  */
-static void neighbours(struct sweep *w, uint32_t r, uint32_t i,
+static void neighbours(struct sweep *w, uint32_t p, uint32_t i,
 		       uint32_t *lo, uint32_t *hi)
 {
-	uint32_t q = ranks_below(&w->live, r), x;
+	uint32_t q = ranks_below(&w->live, p), x;
 
 	if (q == UINT32_MAX)
 		q = w->nil;
@@ -494,92 +494,303 @@ static void neighbours(struct sweep *w, uint32_t r, uint32_t i,
 	*hi = q;
 }
 
-/* Rank @r joins the set and the list, between @lo and @hi. */
-static void join(struct sweep *w, uint32_t r, uint32_t lo, uint32_t hi)
+/* Interval @i joins the set and the list at @p, between @lo and @hi. */
+static void join(struct sweep *w, uint32_t p, uint32_t i, uint32_t lo,
+		 uint32_t hi)
 {
-	w->ln[r] = (struct link){ lo, hi };
-	w->ln[lo].next = r;
-	w->ln[hi].prev = r;
-	ranks_set(&w->live, r);
+	w->ln[p] = (struct link){ lo, hi };
+	w->ln[lo].next = p;
+	w->ln[hi].prev = p;
+	w->occ[p] = i;
+	ranks_set(&w->live, p);
 }
 
 /*
- * Ranks in offset order: w->key or w->at, and w->rank.  @offs (each
- * residency's offset, from check_each()) becomes w->key, or is freed.
+ * Offsets in ascending order, each with its index: below 2^32 granules
+ * of arena (256 GiB) packed as one number (key), else as pairs (at).
  */
-static int rank_by_offset(const struct hyper_schedule *s, struct sweep *w,
-			  uint32_t n, uint64_t *offs)
+struct order {
+	uint64_t *key;
+	struct at *at;
+};
+
+static uint32_t ord_idx(const struct order *o, uint32_t q)
 {
+	return o->key ? (uint32_t)o->key[q] : o->at[q].i;
+}
+
+static uint64_t ord_off(const struct order *o, uint32_t q)
+{
+	return o->key ? (o->key[q] >> 32) * HS_DEV_ALIGN : o->at[q].off;
+}
+
+/*
+ * @offs (@n, aligned, below arena_bytes: check_each(); freed) in order;
+ * out of memory, neither array.  Returned by value, its arrays stay out
+ * of memory the loops over them write.
+ */
+static struct order offset_order(const struct hyper_schedule *s,
+				 uint64_t *offs, uint32_t n)
+{
+	struct order o = { 0 };
+
 	if (s->arena_bytes / HS_DEV_ALIGN <= UINT32_MAX) {
-		/* check_each(): offsets aligned, below arena_bytes */
 		uint64_t top = s->arena_bytes / HS_DEV_ALIGN | 1, *tmp = NULL;
 
-		w->key = offs;
+		o.key = offs;
 		for (uint32_t i = 0; i < n; i++)
-			w->key[i] = offs[i] / HS_DEV_ALIGN << 32 | i;
+			o.key[i] = offs[i] / HS_DEV_ALIGN << 32 | i;
 		/* no room for the radix sort's second array: sort in place */
 		if (n >= RADIX_MIN)
 			tmp = hu_malloc_huge(n * sizeof(*tmp));
 		if (tmp) {
-			uint64_t *k = radix_keys(w->key, tmp, n, 64 -
+			uint64_t *k = radix_keys(o.key, tmp, n, 64 -
 						 (unsigned int)__builtin_clzll(top));
 
-			free(k == tmp ? w->key : tmp);
-			w->key = k;
+			free(k == tmp ? o.key : tmp);
+			o.key = k;
 		} else {
-			sort_key(w->key, n);
+			sort_key(o.key, n);
 		}
-	} else {
-		w->at = hu_malloc_huge((n ?: 1) * sizeof(*w->at));
-		if (w->at)
-			for (uint32_t i = 0; i < n; i++)
-				w->at[i] = (struct at){ offs[i], i };
-		free(offs);
-		if (!w->at)
-			return -ENOMEM;
-		sort_at(w->at, n);
+		return o;
 	}
-	w->rank = hu_malloc_huge((n ?: 1) * sizeof(*w->rank));
-	if (!w->rank)
+	o.at = hu_malloc_huge((n ?: 1) * sizeof(*o.at));
+	if (o.at) {
+		for (uint32_t i = 0; i < n; i++)
+			o.at[i] = (struct at){ offs[i], i };
+		sort_at(o.at, n);
+	}
+	free(offs);
+	return o;
+}
+
+/*
+ * The distinct offsets, in the order first met (d), found through an
+ * open-addressing table of their indices + 1 with twice d's room: both
+ * double together, from DISTINCT_FIRST.  Where offsets repeat (a decode
+ * plan's 146,271 intervals at 100k operators have 980) this and a sort
+ * of each offset once cost a fifth of a sort of every interval; where
+ * most are distinct (DeepSeek-V2-Lite training: 23,499 of 38,818) the
+ * sort of every interval is the cheaper.  The first DISTINCT_PROBE
+ * intervals decide: once more than a quarter of them are distinct, all
+ * are sorted.
+ */
+#define DISTINCT_FIRST	256U
+#define DISTINCT_PROBE	4096U
+
+struct distinct {
+	uint64_t *d;
+	uint32_t *tab;
+	uint32_t nd, cap;
+	unsigned int shift;	/* the table has 2^(64 - shift) slots */
+};
+
+static uint32_t distinct_slot(uint64_t off, unsigned int shift)
+{
+	return (uint32_t)(off / HS_DEV_ALIGN * 0x9e3779b97f4a7c15ULL >> shift);
+}
+
+static int distinct_grow(struct distinct *x)
+{
+	uint32_t cap = x->cap ? 2 * x->cap : DISTINCT_FIRST, mask, h;
+	uint64_t *d;
+
+	if (x->cap > UINT32_MAX / 4)
 		return -ENOMEM;
-	for (uint32_t r = 0; r < n; r++)
-		w->rank[idx_at(w, r)] = r;
+	d = hu_realloc_huge(x->d, cap * sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	x->d = d;
+	free(x->tab);
+	x->tab = hu_calloc_huge(2 * (size_t)cap, sizeof(*x->tab));
+	if (!x->tab)
+		return -ENOMEM;
+	x->cap = cap;
+	x->shift = 63 - (unsigned int)__builtin_ctz(cap);
+	mask = 2 * cap - 1;
+	for (uint32_t k = 0; k < x->nd; k++) {
+		for (h = distinct_slot(d[k], x->shift); x->tab[h];
+		     h = (h + 1) & mask)
+			;
+		x->tab[h] = k + 1;
+	}
 	return 0;
+}
+
+/*
+ * Offsets @from to @to of @offs: each one's index among the distinct
+ * ones into @slot.  Return: 0, -ENOMEM, or 1 as soon as more than @most
+ * are distinct.  The table and array are read through locals: the
+ * stores to @slot could alias x's fields, read again for each offset.
+ */
+static int distinct_of(struct distinct *x, const uint64_t *offs,
+		       uint32_t from, uint32_t to, uint32_t most,
+		       uint32_t *slot)
+{
+	uint32_t i = from;
+
+	while (i < to) {
+		uint32_t *tab = x->tab, nd = x->nd, mask = 2 * x->cap - 1;
+		uint32_t room = most < x->cap ? most + 1 : x->cap;
+		unsigned int shift = x->shift;
+		uint64_t *d = x->d;
+
+		for (; i < to && nd < room; i++) {
+			uint64_t g = offs[i];
+			uint32_t h = distinct_slot(g, shift), k;
+
+			while ((k = tab[h]) && d[k - 1] != g)
+				h = (h + 1) & mask;
+			if (!k) {
+				d[nd++] = g;
+				k = nd;
+				tab[h] = k;
+			}
+			slot[i] = k - 1;
+		}
+		x->nd = nd;
+		if (nd > most)
+			return 1;
+		if (i < to && distinct_grow(x))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * w->off and w->pos from every interval's offset in order: a position
+ * for each run of one offset.
+ */
+static int by_sorting(const struct hyper_schedule *s, struct sweep *w,
+		      uint32_t n, uint64_t *offs)
+{
+	uint64_t last = UINT64_MAX, *off = NULL;	/* offsets < 2^48 */
+	uint32_t nd = 0, *pos = w->pos;
+	const struct order o = offset_order(s, offs, n);
+	int ret = 0;
+
+	if (o.key || o.at)
+		off = hu_malloc_huge((n ?: 1) * sizeof(*off));
+	if (!off)
+		ret = -ENOMEM;
+	for (uint32_t q = 0; !ret && q < n; q++) {
+		uint64_t x = ord_off(&o, q);
+
+		if (x != last) {
+			off[nd++] = x;
+			last = x;
+		}
+		pos[ord_idx(&o, q)] = nd - 1;
+	}
+	w->off = off;
+	w->nil = nd;
+	free(o.key);
+	free(o.at);
+	return ret;
+}
+
+/*
+ * w->off and w->pos from the distinct offsets of @x, each interval's
+ * index among them already in w->pos: the distinct ones in order, then
+ * each index made its position through @x's table, no longer looked up.
+ */
+static int by_distinct(const struct hyper_schedule *s, struct sweep *w,
+		       uint32_t n, struct distinct *x)
+{
+	uint32_t *perm = x->tab;
+	const struct order o = offset_order(s, x->d, x->nd);
+	int ret = o.key || o.at ? 0 : -ENOMEM;
+
+	x->d = NULL;	/* offset_order() has it */
+	if (!ret)
+		w->off = hu_malloc_huge((x->nd ?: 1) * sizeof(*w->off));
+	if (!ret && !w->off)
+		ret = -ENOMEM;
+	for (uint32_t q = 0; !ret && q < x->nd; q++) {
+		perm[ord_idx(&o, q)] = q;
+		w->off[q] = ord_off(&o, q);
+	}
+	for (uint32_t i = 0; !ret && i < n; i++)
+		w->pos[i] = perm[w->pos[i]];
+	w->nil = x->nd;
+	free(o.key);
+	free(o.at);
+	return ret;
+}
+
+/*
+ * The distinct offsets in ascending order, w->off, and each interval's
+ * position among them, w->pos.  @offs (each residency's offset, from
+ * check_each()) is freed.
+ */
+static int by_position(const struct hyper_schedule *s, struct sweep *w,
+		       uint32_t n, uint64_t *offs)
+{
+	uint32_t probe = n < DISTINCT_PROBE ? n : DISTINCT_PROBE;
+	struct distinct x = { 0 };
+	int ret;
+
+	w->pos = hu_malloc_huge((n ?: 1) * sizeof(*w->pos));
+	if (!w->pos) {
+		free(offs);
+		return -ENOMEM;
+	}
+	ret = distinct_of(&x, offs, 0, probe, DISTINCT_PROBE / 4, w->pos);
+	/* none at all: by_distinct() would take no array for out of memory */
+	if (ret == 1 || (!ret && !n)) {
+		free(x.d);
+		free(x.tab);
+		return by_sorting(s, w, n, offs);
+	}
+	if (!ret)
+		ret = distinct_of(&x, offs, probe, n, UINT32_MAX, w->pos);
+	free(offs);
+	if (!ret)
+		ret = by_distinct(s, w, n, &x);
+	free(x.d);
+	free(x.tab);
+	return ret;
 }
 
 /*
  * No two residencies live at the same time share a byte: a sweep over
  * time keeps the live ones as a set ordered by offset, disjoint so far,
- * so a new one need only be checked against its two neighbours.  @offs
- * is each residency's offset (check_each()), freed here.
+ * so a new one need only be checked against its two neighbours: the
+ * live one nearest below if it reaches the new one, else the one nearest
+ * above.  A live one at the new one's own offset (one at most) is its
+ * neighbour above here, and was its neighbour below when the set held
+ * intervals ranked by offset and index: either way it is the one named,
+ * as nothing live below can reach the offset it holds.  @offs is each
+ * residency's offset (check_each()), freed here.
  */
 static int check_overlap(const struct hyper_schedule *s,
 			 const struct hu_resid *v, uint32_t n, uint64_t *offs,
 			 struct hs_err *e)
 {
-	struct sweep w = { .v = v, .nil = n };
-	int ret = rank_by_offset(s, &w, n, offs);
+	struct sweep w = { .v = v };
+	int ret = by_position(s, &w, n, offs);
 
-	if (!ret && ranks_init(&w.live, n ?: 1))
+	if (!ret && ranks_init(&w.live, w.nil ?: 1))
 		ret = -ENOMEM;
 	if (!ret) {
-		w.ln = hu_malloc_huge(((size_t)n + 1) * sizeof(*w.ln));
-		if (!w.ln)
+		w.ln = hu_malloc_huge(((size_t)w.nil + 1) * sizeof(*w.ln));
+		w.occ = hu_malloc_huge((w.nil ?: 1) * sizeof(*w.occ));
+		if (!w.ln || !w.occ)
 			ret = -ENOMEM;
 		else
-			w.ln[n] = (struct link){ n, n };	/* empty */
+			w.ln[w.nil] = (struct link){ w.nil, w.nil };	/* empty */
 	}
 	for (uint32_t i = 0; !ret && i < n; i++) {
-		uint32_t r = w.rank[i], lo, hi, other = UINT32_MAX;
-		uint64_t off = off_at(&w, r);
+		uint32_t p = w.pos[i], lo, hi, other = UINT32_MAX;
+		uint64_t off = w.off[p];
 		char x[300], y[300], where[200];
 
 		/* the live one nearest below, else the one nearest above */
-		neighbours(&w, r, i, &lo, &hi);
-		if (lo != n && off_at(&w, lo) + v[idx_at(&w, lo)].bytes > off)
-			other = idx_at(&w, lo);
-		else if (hi != n && off + v[i].bytes > off_at(&w, hi))
-			other = idx_at(&w, hi);
+		neighbours(&w, p, i, &lo, &hi);
+		if (lo != w.nil && w.off[lo] + v[w.occ[lo]].bytes > off)
+			other = w.occ[lo];
+		else if (hi != w.nil && off + v[i].bytes > w.off[hi])
+			other = w.occ[hi];
 		if (other != UINT32_MAX) {
 			ival_desc(x, sizeof(x), s, &v[other]);
 			ival_desc(y, sizeof(y), s, &v[i]);
@@ -589,13 +800,13 @@ static int check_overlap(const struct hyper_schedule *s,
 			ret = -EBADMSG;
 			break;
 		}
-		join(&w, r, lo, hi);
+		join(&w, p, i, lo, hi);
 	}
 	ranks_free(&w.live);
 	free(w.ln);
-	free(w.rank);
-	free(w.key);
-	free(w.at);
+	free(w.occ);
+	free(w.pos);
+	free(w.off);
 	return ret;
 }
 

@@ -259,6 +259,26 @@ TEST(steps_without_cache_ops)
  * hyper_schedule_new() as it is: libhyper's own layout's offsets come
  * without HYPER_SCHED_ARENA, are output only and ignored there.
  */
+/*
+ * An arena with nothing resident in it: a weight kept in the pool and
+ * used by no step.  Nothing to check, and accepted as it is.
+ */
+TEST(own_arena_with_no_residency)
+{
+	struct hyper_schedule_info info = {
+		.flags = HYPER_SCHED_ARENA, .nr_tensors = 1, .arena_bytes = 4096,
+	};
+	struct hyper_tensor_info t = { .id = "w", .bytes = 4096,
+				       .kind = HYPER_KIND_WEIGHT,
+				       .home = HYPER_HOME_POOL };
+	struct hyper_schedule *s = NULL;
+	char err[512];
+
+	ASSERT_EQ(0, hyper_schedule_new(&info, &t, NULL, &s, err, sizeof(err)))
+		TH_LOG("%s", err);
+	hyper_schedule_free(s);
+}
+
 TEST(own_layout_round_trips)
 {
 	struct hyper_schedule *s = load(_metadata, SCHED("", "", "", ""));
@@ -441,16 +461,18 @@ TEST(overlap_check_agrees_with_every_pair)
  * names another pair or misses the overlap.
  */
 #define LONGRUN_N	3000
+/* room for overlap_shared_offsets_name_the_sweeps_pair() */
+#define LONGCASE_MAX	12000
 
 struct long_case {
-	uint32_t end[LONGRUN_N];	/* the last step it is resident in */
-	uint64_t off[LONGRUN_N], bytes[LONGRUN_N];
-	char id[LONGRUN_N][8];
+	uint32_t end[LONGCASE_MAX];	/* the last step it is resident in */
+	uint64_t off[LONGCASE_MAX], bytes[LONGCASE_MAX];
+	char id[LONGCASE_MAX][8];
 	/* long_verdict()'s schedule */
-	struct hyper_tensor_info t[LONGRUN_N];
-	struct hyper_step_info st[LONGRUN_N];
-	uint32_t defs[LONGRUN_N];
-	struct hyper_cop dets[LONGRUN_N];
+	struct hyper_tensor_info t[LONGCASE_MAX];
+	struct hyper_step_info st[LONGCASE_MAX];
+	uint32_t defs[LONGCASE_MAX];
+	struct hyper_cop dets[LONGCASE_MAX];
 };
 
 static bool key_lt(const struct long_case *r, uint32_t a, uint32_t b)
@@ -671,6 +693,54 @@ TEST(overlap_many_live_name_the_sweeps_pair)
 	/* both verdicts are reached */
 	EXPECT_GT(refused, cases / 4);
 	EXPECT_LT(refused, cases - cases / 8);
+}
+
+/*
+ * Many intervals on few offsets, as a decode plan's are (980 offsets for
+ * 146,271 intervals at 100k operators), past the first 4096 intervals
+ * by which the overlap check chooses to look each offset up rather than
+ * sort every interval: slot i % slots, so an offset comes back once
+ * every "slots" steps, after the one before there ended or while it
+ * still lives (lives longer than that in one case in three), and sizes
+ * up to the slots' spacing or over the next slot (one case in four).
+ * Some cases move one interval beyond the first 4096 next to an earlier
+ * one; some place the arena above 256 GiB.  The pair named must be the
+ * one long_expect() works out: a check that took an ended interval at a
+ * new one's offset for live, or a live one for ended, or lost one on
+ * the way, names another pair, refuses a clean case or misses one.
+ */
+TEST(overlap_shared_offsets_name_the_sweeps_pair)
+{
+	static struct long_case r;
+	unsigned int seed = 13, refused = 0, cases = 16;
+
+	for (unsigned int c = 0; c < cases; c++) {
+		uint32_t n = 4200 + (uint32_t)rand_r(&seed) % (LONGCASE_MAX - 4200);
+		uint32_t slots = 8 + (uint32_t)rand_r(&seed) % 600, i, j;
+		uint32_t life = c % 3 ? slots : slots + 2, k = 1 + c % 4;
+		uint64_t base = c % 5 == 4 ? 1ULL << 40 : 0;
+
+		for (i = 0; i < n; i++) {
+			r.end[i] = i + (uint32_t)rand_r(&seed) % life;
+			if (r.end[i] >= n)
+				r.end[i] = n - 1;
+			r.off[i] = base + 64ULL * k * (i % slots);
+			r.bytes[i] = 64ULL * (1 + (uint32_t)rand_r(&seed) %
+					      (c % 4 == 3 ? k + 1 : k));
+			snprintf(r.id[i], sizeof(r.id[i]), "t%u", i);
+		}
+		/* one case in two: one moved next to an earlier one */
+		if (c % 2) {
+			i = 4100 + (uint32_t)rand_r(&seed) % (n - 4100);
+			j = i - 1 - (uint32_t)rand_r(&seed) % (life - 1);
+			r.off[i] = r.off[j] + 64ULL * ((uint32_t)rand_r(&seed) % 2);
+		}
+		refused += long_verdict(_metadata, &r, n, life,
+					base + 64ULL * k * (slots + 4), c);
+	}
+	/* both verdicts are reached */
+	EXPECT_GT(refused, cases / 4);
+	EXPECT_LT(refused, cases - cases / 4);
 }
 
 TEST_F(bad, rejected)

@@ -507,6 +507,66 @@ TEST(schedule_built_in_pieces)
 	EXPECT_EQ(NULL, s);
 }
 
+/*
+ * The id hash reads ids of every length whole and no further: each of
+ * 1..HS_ID_MAX bytes, in its own allocation (AddressSanitizer stops a
+ * read past it), is found again through hyper_schedule_find(), whose
+ * hash of the id is hs_hash_str()'s where the copy's insert came from
+ * hs_hash_mem() with the length; one byte changed anywhere in the first
+ * 40 (a bit at a time) changes the hash, so no byte is left out.  A
+ * second tensor with each id is named as its duplicate.
+ */
+TEST(id_hash_reads_every_byte)
+{
+	static struct hyper_tensor_info ti[HS_ID_MAX + 1];
+	struct hyper_schedule_info info = { .nr_tensors = HS_ID_MAX };
+	struct hyper_schedule *s = NULL;
+	char *ids[HS_ID_MAX + 1], err[400], want[400];
+	uint32_t n;
+
+	for (n = 1; n <= HS_ID_MAX; n++) {
+		ids[n] = malloc(n + 1);
+		ASSERT_NE(NULL, ids[n]);
+		for (uint32_t k = 0; k < n; k++)
+			ids[n][k] = (char)('a' + (n * 7 + k * 3) % 26);
+		ids[n][n] = '\0';
+		ti[n - 1] = (struct hyper_tensor_info){
+			.id = ids[n], .bytes = n, .kind = HYPER_KIND_WEIGHT,
+			.home = HYPER_HOME_POOL,
+		};
+	}
+	ASSERT_EQ(0, hyper_schedule_new(&info, ti, NULL, &s, err, sizeof(err)))
+		TH_LOG("%s", err);
+	for (n = 1; n <= HS_ID_MAX; n++)
+		EXPECT_EQ((int)n - 1, hyper_schedule_find(s, ids[n]));
+	hyper_schedule_free(s);
+	for (n = 1; n <= 40; n++) {
+		uint32_t h = hs_hash_mem(ids[n], n);
+
+		EXPECT_EQ(h, hs_hash_str(ids[n]));
+		for (uint32_t k = 0; k < n; k++)
+			for (int bit = 0; bit < 8; bit++) {
+				ids[n][k] ^= (char)(1 << bit);
+				EXPECT_NE(h, hs_hash_mem(ids[n], n))
+					TH_LOG("length %u, byte %u, bit %d", n, k, bit);
+				ids[n][k] ^= (char)(1 << bit);
+			}
+	}
+	/* the last tensor again with each id, at the end of the schedule */
+	info.nr_tensors = HS_ID_MAX + 1;
+	for (n = 1; n <= HS_ID_MAX; n += 9) {
+		ti[HS_ID_MAX] = ti[n - 1];
+		EXPECT_EQ(-EINVAL, hyper_schedule_new(&info, ti, NULL, &s, err,
+						      sizeof(err)));
+		snprintf(want, sizeof(want),
+			 "tensor %d: duplicate id \"%s\" (first is tensor %u)",
+			 HS_ID_MAX, ids[n], n - 1);
+		EXPECT_STREQ(want, err);
+	}
+	for (n = 1; n <= HS_ID_MAX; n++)
+		free(ids[n]);
+}
+
 TEST(stale_detach_allowed)
 {
 	struct hyper_schedule_info info;
