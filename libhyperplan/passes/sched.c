@@ -737,17 +737,10 @@ int hyper_plan__sched_emit(const struct sched *s, uint32_t steps,
 uint32_t hyper_plan__sched_quiet_until(const struct sched *s, uint32_t k)
 {
 	struct hp_emit *m = s->emit;
-	size_t x;
 
 	if (!m || !m->mine || k >= s->n)
 		return k;
-	x = m->qx;
-	while (x > 0 && m->busy[x - 1] >= k)
-		x--;
-	while (x < m->nbusy && m->busy[x] < k)
-		x++;
-	m->qx = x;
-	return x < m->nbusy ? m->busy[x] : s->n;
+	return hyper_plan__busy_from(m->busy, m->nbusy, &m->qx, k, s->n);
 }
 
 const uint32_t *hyper_plan__sched_busy(const struct sched *s, size_t *n)

@@ -143,6 +143,25 @@ uint32_t hyper_plan__sched_quiet_until(const struct sched *s, uint32_t k);
  */
 const uint32_t *hyper_plan__sched_busy(const struct sched *s, size_t *n);
 /*
+ * The first of the busy steps @busy[0 .. @n) from @k on, @end if none:
+ * *@x is the caller's cursor, moved to it (forward, or back should @k
+ * be lower than the last asked).  hyper_plan__sched_quiet_until() and
+ * the simulator's own walk over hyper_plan__sched_busy()'s list.
+ */
+static inline uint32_t hyper_plan__busy_from(const uint32_t *busy, size_t n,
+					     size_t *x, uint32_t k,
+					     uint32_t end)
+{
+	size_t i = *x;
+
+	while (i > 0 && busy[i - 1] >= k)
+		i--;
+	while (i < n && busy[i] < k)
+		i++;
+	*x = i;
+	return i < n ? busy[i] : end;
+}
+/*
  * The life @s is emitted from, while it is being emitted tracking its
  * evicted tensors alone; else NULL.
  */

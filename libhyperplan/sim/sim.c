@@ -406,14 +406,9 @@ quiet_steps(struct sim *m, uint32_t *k, uint32_t hi, bool give_up)
  */
 static inline uint32_t quiet_until(struct sim *m, uint32_t k)
 {
-	size_t x = m->bx;
-
 	if (!m->s->emit)
 		return k;
-	while (x < m->nbs && m->bs[x] < k)
-		x++;
-	m->bx = x;
-	return x < m->nbs ? m->bs[x] : m->s->n;
+	return hyper_plan__busy_from(m->bs, m->nbs, &m->bx, k, m->s->n);
 }
 
 /*
