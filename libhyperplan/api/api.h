@@ -47,4 +47,12 @@ int hyper_plan__plan_run(struct hyper_plan_graph *graph,
 		const struct hyper_plan_opts *opts, struct hyper_plan **planp,
 		struct hp_mem *mem, char *err, size_t errlen);
 
+/*
+ * A NULL argument of a public call that has an error buffer: says which
+ * one and what to pass instead in @err (when there is room), and
+ * returns -EINVAL.
+ */
+int hyper_plan__null_arg(char *err, size_t errlen, const char *fn,
+			 const char *arg, const char *fix);
+
 #endif

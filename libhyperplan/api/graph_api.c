@@ -40,8 +40,13 @@ int hyper_plan_graph_load(const char *path, struct hyper_plan_graph **graphp,
 
 	if (err && errlen)
 		err[0] = '\0';
+	if (!graphp)
+		return hyper_plan__null_arg(err, errlen, "hyper_plan_graph_load",
+					    "graphp", "a struct hyper_plan_graph * to fill");
+	*graphp = NULL;
 	if (!path)
-		return -EINVAL;
+		return hyper_plan__null_arg(err, errlen, "hyper_plan_graph_load",
+					    "path", "the graph's JSON file");
 	ret = graph_alloc(path, graphp);
 	if (ret)
 		return ret;
@@ -56,6 +61,14 @@ int hyper_plan_graph_load(const char *path, struct hyper_plan_graph **graphp,
 		return ret < 0 ? ret : -EINVAL;
 	}
 	return 0;
+}
+
+int hyper_plan__null_arg(char *err, size_t errlen, const char *fn,
+			 const char *arg, const char *fix)
+{
+	if (err && errlen)
+		snprintf(err, errlen, "%s: %s is NULL: pass %s", fn, arg, fix);
+	return -EINVAL;
 }
 
 void hyper_plan__graph_put(struct hyper_plan_graph *g)

@@ -118,9 +118,13 @@ int hyper_plan__plan_run(struct hyper_plan_graph *graph,
 
 	if (err && errlen)
 		err[0] = '\0';
-	if (!graph || !planp)
-		return -EINVAL;
+	if (!planp)
+		return hyper_plan__null_arg(err, errlen, "hyper_plan_run", "planp",
+					    "a struct hyper_plan * to fill");
 	*planp = NULL;
+	if (!graph)
+		return hyper_plan__null_arg(err, errlen, "hyper_plan_run", "graph",
+					    "a graph from hyper_plan_graph_new() or hyper_plan_graph_load()");
 	if (check_opts(o, &e)) {
 		set_err(err, errlen, &e);
 		return -EINVAL;
@@ -224,8 +228,12 @@ int hyper_plan_schedule(const struct hyper_plan *plan,
 {
 	if (err && errlen)
 		err[0] = '\0';
-	if (!plan || !schedp)
-		return -EINVAL;
+	if (!schedp)
+		return hyper_plan__null_arg(err, errlen, "hyper_plan_schedule",
+					    "schedp", "a struct hyper_schedule * to fill");
+	if (!plan)
+		return hyper_plan__null_arg(err, errlen, "hyper_plan_schedule",
+					    "plan", "a plan from hyper_plan_run()");
 	*schedp = hyper_schedule_get(plan->hs);
 	return 0;
 }
@@ -240,8 +248,12 @@ int hyper_plan_write_json(const struct hyper_plan *plan, const char *path,
 
 	if (err && errlen)
 		err[0] = '\0';
-	if (!plan || !path)
-		return -EINVAL;
+	if (!plan)
+		return hyper_plan__null_arg(err, errlen, "hyper_plan_write_json",
+					    "plan", "a plan from hyper_plan_run()");
+	if (!path)
+		return hyper_plan__null_arg(err, errlen, "hyper_plan_write_json",
+					    "path", "the file to write");
 	f = fopen(path, "w");
 	if (!f) {
 		ret = -errno;

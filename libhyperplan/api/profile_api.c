@@ -6,6 +6,7 @@
 
 #include <hyper/plan.h>
 
+#include "api/api.h"
 #include "profile/profile.h"
 
 int hyper_plan_profile_measure(const struct hyper_plan_measure_opts *opts,
@@ -17,12 +18,10 @@ int hyper_plan_profile_measure(const struct hyper_plan_measure_opts *opts,
 	uint32_t engine;
 	int ret;
 
-	if (!prof) {
-		hyper_plan__errf(&e, "hyper_plan_profile_measure: prof is NULL: pass a struct hyper_plan_profile to fill");
-		ret = -EINVAL;
-	} else {
-		ret = hyper_plan__profile_measure(opts, &p, &engine, &e);
-	}
+	if (!prof)
+		return hyper_plan__null_arg(err, errlen, "hyper_plan_profile_measure",
+					    "prof", "a struct hyper_plan_profile to fill");
+	ret = hyper_plan__profile_measure(opts, &p, &engine, &e);
 	if (ret) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s", e.msg);

@@ -351,4 +351,41 @@ TEST(live_flags_per_key)
 	hyper_plan_graph_free(g);
 }
 
+/* A NULL argument: -EINVAL, and the message names it and what to pass. */
+TEST(null_arguments_are_named)
+{
+	struct hyper_plan_graph *g = plan_chain(_metadata, 2, 0);
+	struct hyper_plan_graph *lg = (void *)1;
+	struct hyper_schedule *hs;
+	struct hyper_plan *p = (void *)1;
+	char err[256];
+
+	EXPECT_EQ(-EINVAL, hyper_plan_run(NULL, NULL, &p, err, sizeof(err)));
+	EXPECT_STREQ("hyper_plan_run: graph is NULL: pass a graph from hyper_plan_graph_new() or hyper_plan_graph_load()", err);
+	EXPECT_EQ(NULL, p);
+	EXPECT_EQ(-EINVAL, hyper_plan_run(g, NULL, NULL, err, sizeof(err)));
+	EXPECT_STREQ("hyper_plan_run: planp is NULL: pass a struct hyper_plan * to fill", err);
+	EXPECT_EQ(-EINVAL, hyper_plan_graph_load(NULL, &lg, err, sizeof(err)));
+	EXPECT_STREQ("hyper_plan_graph_load: path is NULL: pass the graph's JSON file", err);
+	EXPECT_EQ(NULL, lg);
+	EXPECT_EQ(-EINVAL, hyper_plan_graph_load("x.json", NULL, err, sizeof(err)));
+	EXPECT_STREQ("hyper_plan_graph_load: graphp is NULL: pass a struct hyper_plan_graph * to fill", err);
+	ASSERT_EQ(0, hyper_plan_run(g, NULL, &p, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(-EINVAL, hyper_plan_schedule(NULL, &hs, err, sizeof(err)));
+	EXPECT_STREQ("hyper_plan_schedule: plan is NULL: pass a plan from hyper_plan_run()", err);
+	EXPECT_EQ(-EINVAL, hyper_plan_schedule(p, NULL, err, sizeof(err)));
+	EXPECT_STREQ("hyper_plan_schedule: schedp is NULL: pass a struct hyper_schedule * to fill", err);
+	EXPECT_EQ(-EINVAL, hyper_plan_write_json(NULL, "x.json", err, sizeof(err)));
+	EXPECT_STREQ("hyper_plan_write_json: plan is NULL: pass a plan from hyper_plan_run()", err);
+	EXPECT_EQ(-EINVAL, hyper_plan_write_json(p, NULL, err, sizeof(err)));
+	EXPECT_STREQ("hyper_plan_write_json: path is NULL: pass the file to write", err);
+	/* no room for the message: still -EINVAL, nothing written */
+	err[0] = 'x';
+	EXPECT_EQ(-EINVAL, hyper_plan_write_json(p, NULL, err, 0));
+	EXPECT_EQ('x', err[0]);
+	EXPECT_EQ(-EINVAL, hyper_plan_write_json(p, NULL, NULL, 0));
+	hyper_plan_free(p);
+	hyper_plan_graph_free(g);
+}
+
 TEST_HARNESS_MAIN
