@@ -3646,4 +3646,173 @@ TEST(class_bases_match_scan)
 	EXPECT_LT(1000, known);
 }
 
+/*
+ * Orders the prepare tests below replay: the job's (topological), its
+ * reverse and a shuffle (neither topological: uses before defines, and
+ * the refinement's ready ops found past its first not run).
+ */
+static void order_variant(const struct job *j, int v, uint64_t x,
+			  uint32_t *order)
+{
+	uint32_t n = j->g.nop, k, r, tmp;
+
+	for (k = 0; k < n; k++)
+		order[k] = v == 1 ? j->order[n - 1 - k] : j->order[k];
+	for (k = n; v == 2 && k > 1; k--) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		r = (uint32_t)(x % k);
+		tmp = order[k - 1];
+		order[k - 1] = order[r];
+		order[r] = tmp;
+	}
+}
+
+/*
+ * The refinement as it was defined with two heaps, here scans in the
+ * order of the initial positions: an op ready and freeing at least what
+ * it allocates (net_ref()) when made ready, or when it becomes the last
+ * accessor of a tensor, is eager; the eager op first in the initial
+ * order runs, else the first of the other ready ones.
+ */
+struct refine_ref {
+	const struct graph *g;
+	uint32_t *left, *xacc;
+	uint8_t *alloc, *done, *ready, *eager, *normal;
+};
+
+static int64_t net_ref(const struct refine_ref *r, uint32_t i)
+{
+	const struct graph *g = r->g;
+	const struct op *o = &g->op[i];
+	int64_t net = 0;
+	uint32_t t, k;
+
+	for_each_op_tensor(g, o, t, k) {
+		if (!r->alloc[t] && k >= o->n_in)
+			net += g->t[t].bytes;
+		else if (r->left[t] == 1 && !(g->t[t].flags & TF_LIVE_OUT))
+			net -= g->t[t].bytes;
+	}
+	return net;
+}
+
+static void ready_ref(struct refine_ref *r, uint32_t i)
+{
+	r->ready[i] = 1;
+	if (net_ref(r, i) <= 0)
+		r->eager[i] = 1;
+	else
+		r->normal[i] = 1;
+}
+
+static void refine_replayed(const struct graph *g, const struct deps *d,
+			    const uint32_t *init, uint32_t *out)
+{
+	struct refine_ref r = { .g = g };
+	uint32_t n = g->nop, *indeg = malloc(n * sizeof(*indeg));
+	uint32_t i, t, k, p, m, last;
+
+	r.left = calloc(g->nt, sizeof(*r.left));
+	r.xacc = calloc(g->nt, sizeof(*r.xacc));
+	r.alloc = calloc(g->nt, 1);
+	r.done = calloc(n, 1);
+	r.ready = calloc(n, 1);
+	r.eager = calloc(n, 1);
+	r.normal = calloc(n, 1);
+	if (!indeg || !r.left || !r.xacc || !r.alloc || !r.done ||
+	    !r.ready || !r.eager || !r.normal)
+		abort();
+	for (i = 0; i < n; i++)
+		for_each_op_tensor(g, &g->op[i], t, k) {
+			r.left[t]++;
+			r.xacc[t] ^= i;
+		}
+	for (t = 0; t < g->nt; t++)
+		r.alloc[t] = !!(g->t[t].flags & TF_LIVE_IN);
+	memcpy(indeg, d->indeg, n * sizeof(*indeg));
+	for (i = 0; i < n; i++)
+		if (!indeg[i])
+			ready_ref(&r, i);
+	for (m = 0; m < n; m++) {
+		for (p = 0; p < n; p++)
+			if (r.eager[init[p]] && !r.done[init[p]])
+				break;
+		for (k = 0; p == n && k < n; k++)
+			if (r.normal[init[k]] && !r.done[init[k]])
+				p = k;
+		i = init[p];
+		r.done[i] = 1;
+		for_each_op_tensor(g, &g->op[i], t, k) {
+			r.alloc[t] = 1;
+			r.xacc[t] ^= i;
+			if (--r.left[t] != 1)
+				continue;
+			last = r.xacc[t];
+			if (r.ready[last] && !r.done[last] &&
+			    net_ref(&r, last) <= 0)
+				r.eager[last] = 1;
+		}
+		out[m] = i;
+		for (size_t q = d->off[i]; q < d->off[i + 1]; q++)
+			if (!--indeg[d->dst[q]])
+				ready_ref(&r, d->dst[q]);
+	}
+	free(indeg);
+	free(r.left);
+	free(r.xacc);
+	free(r.alloc);
+	free(r.done);
+	free(r.ready);
+	free(r.eager);
+	free(r.normal);
+}
+
+TEST(refine_order_as_replayed)
+{
+	static const struct plan_case cases[] = {
+		{ NULL, NULL, 300, 71 }, { NULL, NULL, 1200, 72 },
+		{ "llama2-7b", "infer", 0, 1 }, { "llama2-7b", "train", 0, 1 },
+		{ "olmoe-1b-7b", "train", 0, 1 },
+		{ "deepseek-v2-lite", "train", 0, 1 },
+	};
+	uint32_t moved = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct job j = { 0 };
+		struct deps dp;
+		struct hp_err e;
+		uint32_t *init, *got, *want;
+
+		ASSERT_EQ(0, case_job(&j, &cases[i],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, hyper_plan__graph_deps(&j.g, &dp, &j.g.mem, &e));
+		init = malloc(j.g.nop * sizeof(*init));
+		got = malloc(j.g.nop * sizeof(*got));
+		want = malloc(j.g.nop * sizeof(*want));
+		ASSERT_TRUE(init && got && want);
+		for (int v = 0; v < 3; v++) {
+			order_variant(&j, v, 0x6a09e667f3bcc909ULL + i, init);
+			memcpy(got, init, j.g.nop * sizeof(*got));
+			ASSERT_EQ(0, hyper_plan__refine_order(&j.g, &dp, got,
+							      &j.g.mem));
+			refine_replayed(&j.g, &dp, init, want);
+			for (uint32_t k = 0; k < j.g.nop; k++) {
+				ASSERT_EQ(want[k], got[k])
+					TH_LOG("case %zu order %d step %u", i,
+					       v, k);
+				moved += want[k] != init[k];
+			}
+		}
+		free(init);
+		free(got);
+		free(want);
+		hyper_plan__deps_free(&dp);
+		hyper_plan__job_free(&j);
+	}
+	EXPECT_LT(1000, moved);
+}
+
 TEST_HARNESS_MAIN
