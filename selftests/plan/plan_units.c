@@ -3815,4 +3815,93 @@ TEST(refine_order_as_replayed)
 	EXPECT_LT(1000, moved);
 }
 
+/*
+ * The dirty tensors as their definition has them: the order replayed
+ * step by step with nothing offloaded (uses, then defines, then the dead
+ * gaps' detaches), carried on past each refusal; ascending.
+ */
+static size_t dirty_replayed(const struct life *lf, uint32_t *dirty)
+{
+	const struct graph *g = lf->g;
+	uint8_t *st = malloc(g->nt), *bad = calloc(g->nt, 1);
+	uint32_t k, t, x;
+	size_t i, n = 0;
+
+	if (!st || !bad)
+		abort();
+	for (t = 0; t < g->nt; t++)
+		st[t] = hyper_residency_start(lf->home0[t]);
+	for (k = 0; k < lf->n; k++) {
+		const struct op *o = &g->op[lf->order[k]];
+
+		for (x = 0; x < o->n_in; x++)
+			if (hyper_residency_check(st[op_in(g, o)[x]],
+						  HYPER_RES_USE))
+				bad[op_in(g, o)[x]] = 1;
+		for (x = 0; x < o->n_out; x++)
+			hyper_residency_step(&st[op_out(g, o)[x]],
+					     HYPER_RES_DEFINE);
+		for (i = lf->dead_off[k]; i < lf->dead_off[k + 1]; i++)
+			if (hyper_residency_step(&st[lf->dead_t[i]],
+						 HYPER_RES_DETACH))
+				bad[lf->dead_t[i]] = 1;
+	}
+	for (t = 0; t < g->nt; t++)
+		if (bad[t])
+			dirty[n++] = t;
+	free(st);
+	free(bad);
+	return n;
+}
+
+TEST(life_dirty_tensors_as_replayed)
+{
+	static const struct plan_case cases[] = {
+		{ NULL, NULL, 300, 61 }, { NULL, NULL, 1200, 62 },
+		{ "llama2-7b", "infer", 0, 1 }, { "llama2-7b", "train", 0, 1 },
+		{ "olmoe-1b-7b", "train", 0, 1 },
+	};
+	size_t dirty = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct job j = { 0 };
+		struct hp_err e;
+		uint32_t *order, *want;
+
+		ASSERT_EQ(0, case_job(&j, &cases[i],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		order = malloc(j.g.nop * sizeof(*order));
+		want = malloc((j.g.nt + 1) * sizeof(*want));
+		ASSERT_TRUE(order && want);
+		for (int v = 0; v < 6; v++) {
+			struct life lf;
+			size_t n;
+
+			order_variant(&j, v % 3, 0x9e3779b97f4a7c15ULL + v,
+				      order);
+			/* live_in and live_out flipped on every fifth tensor */
+			for (uint32_t t = 0; v >= 3 && t < j.g.nt; t += 5)
+				j.g.t[t].flags ^= t % 2 ? TF_LIVE_IN :
+							  TF_LIVE_OUT;
+			ASSERT_EQ(0, hyper_plan__life_build(&lf, &j.g, order,
+							    &j.g.mem));
+			n = dirty_replayed(&lf, want);
+			ASSERT_EQ(n, lf.ndirty) TH_LOG("case %zu order %d", i,
+						       v);
+			for (size_t k = 0; k < n; k++)
+				ASSERT_EQ(want[k], lf.dirty_t[k]);
+			dirty += n;
+			hyper_plan__life_free(&lf);
+			for (uint32_t t = 0; v >= 3 && t < j.g.nt; t += 5)
+				j.g.t[t].flags ^= t % 2 ? TF_LIVE_IN :
+							  TF_LIVE_OUT;
+		}
+		free(order);
+		free(want);
+		hyper_plan__job_free(&j);
+	}
+	EXPECT_LT(100, dirty);
+}
+
 TEST_HARNESS_MAIN
