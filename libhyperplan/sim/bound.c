@@ -1118,10 +1118,16 @@ static int tables_floor(struct bnd *b, double *lo)
 	if (grid(b))
 		return -ENOMEM;
 	b->pinned = hyper_plan__calloc(b->mem, b->ng, sizeof(*b->pinned));
-	b->h = hyper_plan__calloc(b->mem, tri(0, b->ng), sizeof(double));
-	b->d = hyper_plan__calloc(b->mem, tri(0, b->ng), sizeof(double));
+	/*
+	 * h and d in one block: each triangle is just under 4 MiB at the
+	 * grid's full size, too small for huge pages (lib/util.c), and
+	 * the two are fresh memory at every bound, faulted in 4 KiB at a
+	 * time where the caller keeps glibc's defaults.
+	 */
+	b->h = hyper_plan__calloc(b->mem, 2 * tri(0, b->ng), sizeof(double));
+	b->d = b->h ? b->h + tri(0, b->ng) : NULL;
 	b->best = hyper_plan__calloc(b->mem, b->ng, sizeof(*b->best));
-	if (!b->pinned || !b->h || !b->d || !b->best || grid_after(b))
+	if (!b->pinned || !b->h || !b->best || grid_after(b))
 		return -ENOMEM;
 	entries(b, b->best);
 	free(b->after);
@@ -1332,8 +1338,7 @@ void hyper_plan__bound_tables_free(struct bound_tables *bt)
 {
 	free(bt->step);
 	free(bt->pinned);
-	free(bt->h);
-	free(bt->d);
+	free(bt->h);	/* d too */
 	free(bt->cg);
 	free(bt->lev);
 	free(bt->ub);
