@@ -113,16 +113,29 @@ bool hyper_plan__initial_value(const struct life *lf, uint32_t t, int64_t a)
  * One walk over every tensor's gaps for what the rest needs of them: its
  * first write, its home with nothing offloaded, the no-offload residency
  * (a tensor is resident at its accesses and its live gaps) and the
- * pinned tensors' part of it for the floor, and the number of dead gaps
- * each step ends.  These were five walks, each asking
- * hyper_plan__gap_ends() and hyper_plan__gap_live() again; what those
- * say is spelled out here per gap: gap 0 is live when the tensor is
- * live_in and first read, gap i in 1..cnt-1 when access i reads, gap
- * cnt when the tensor is live_out.  @d and *@dpp are n + 1 zeroed
- * differences, of the residency and of the pinned tensors' residency,
- * *@dpp allocated at the first pinned tensor (most graphs have none); the
- * dead gaps are counted two slots up in dead_off, as accesses() counts,
- * for dead_list() to fill without a cursor array.
+ * pinned tensors' part of it for the floor, the number of dead gaps
+ * each step ends, and whether its residency breaks a rule (dirty_t).
+ * These were five walks, each asking hyper_plan__gap_ends() and
+ * hyper_plan__gap_live() again; what those say is spelled out here per
+ * gap: gap 0 is live when the tensor is live_in and first read, gap i in
+ * 1..cnt-1 when access i reads, gap cnt when the tensor is live_out.  @d
+ * and *@dpp are n + 1 zeroed differences, of the residency and of the
+ * pinned tensors' residency, *@dpp allocated at the first pinned tensor
+ * (most graphs have none); the dead gaps are counted two slots up in
+ * dead_off, as accesses() counts, for dead_list() to fill without a
+ * cursor array.
+ *
+ * The rules: passes/sched.c replays the order as it emits, step by step
+ * (uses, then defines, then the dead gaps' detaches), and a tensor is
+ * dirty when that replay without evictions, carried on past each
+ * refusal, refuses it somewhere (a tensor a probe does not evict follows
+ * the same transitions in every schedule of the order, so the emitter
+ * tracks only the evicted ones when none of these is left out).  A
+ * tensor's state is its own and a step touches it once (no op lists a
+ * tensor twice), so its replay is this walk of its accesses, from its
+ * home: a read is a use, a write a define, a dead gap after it a detach.
+ * That was a walk of its own over every step's tensors and dead gaps,
+ * with a state byte per tensor.
  */
 static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 		struct hp_mem *mem)
@@ -131,7 +144,7 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 	const size_t *off = lf->acc_off;
 	const uint32_t *step = lf->acc_step;
 	const uint8_t *rw = lf->acc_rw;
-	size_t *dead = lf->dead_off;
+	size_t *dead = lf->dead_off, ndirty = 0;
 	uint32_t t, n = lf->n;
 	int64_t *dp = NULL;
 
@@ -139,8 +152,9 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 		size_t q = off[t], end = off[t + 1];
 		uint8_t flags = g->t[t].flags;
 		int64_t b = g->t[t].bytes;
-		bool pin = flags & TF_PIN;
+		bool pin = flags & TF_PIN, bad = false;
 		uint32_t a, j, fw = n;
+		uint8_t st;
 
 		if (pin && !dp) {
 			*dpp = dp = hyper_plan__calloc(mem, (size_t)n + 1,
@@ -169,9 +183,15 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 		} else {
 			lf->home0[t] = HYPER_HOME_NONE;
 		}
+		st = hyper_residency_start(lf->home0[t]);
 		for (;;) {
-			if (fw == n && (rw[q] & ACC_W))
-				fw = j;
+			if (rw[q] & ACC_R)
+				bad |= hyper_residency_check(st, HYPER_RES_USE);
+			if (rw[q] & ACC_W) {
+				hyper_residency_step(&st, HYPER_RES_DEFINE);
+				if (fw == n)
+					fw = j;
+			}
 			/* access q at step j, then the gap after it */
 			d[j] += b;
 			d[j + 1] -= b;
@@ -180,12 +200,16 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 				j = n;
 				if (!(flags & TF_LIVE_OUT)) {
 					dead[a + 2]++;
+					bad |= hyper_residency_step(&st,
+							HYPER_RES_DETACH);
 					break;
 				}
 			} else {
 				j = step[q];
 				if (!(rw[q] & ACC_R)) {
 					dead[a + 2]++;
+					bad |= hyper_residency_step(&st,
+							HYPER_RES_DETACH);
 					continue;
 				}
 			}
@@ -201,6 +225,12 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 				break;
 		}
 		lf->first_w[t] = fw;
+		if (!bad)
+			continue;
+		if (hyper_plan__grow(mem, &lf->dirty_t, &ndirty, lf->ndirty,
+				     sizeof(*lf->dirty_t)))
+			return -ENOMEM;
+		lf->dirty_t[lf->ndirty++] = t;
 	}
 	return 0;
 }
@@ -210,59 +240,6 @@ uint64_t hyper_plan__life_floor(const struct life *lf, uint32_t *at)
 	if (at && lf->floor)
 		*at = lf->floor_step;
 	return lf->floor;
-}
-
-/*
- * The tensors whose residency breaks a rule in a schedule of this order
- * with nothing offloaded: passes/sched.c replays the order as it emits,
- * step by step (uses, then defines, then the dead gaps' detaches), and
- * this is that replay without evictions, carried on past each refusal.
- * A tensor a probe does not evict follows the same transitions in every
- * schedule of the order, so the emitter tracks only the evicted ones
- * when none of these is left out.
- */
-static int emit_dirty(struct life *lf, struct hp_mem *mem)
-{
-	const struct graph *g = lf->g;
-	uint8_t *st = hyper_plan__array(mem, g->nt, 1);
-	uint8_t *bad = hyper_plan__calloc(mem, g->nt, 1);
-	uint32_t k, t, x;
-	size_t i, n = 0;
-	int ret = -ENOMEM;
-
-	if (!st || !bad)
-		goto out;
-	for (t = 0; t < g->nt; t++)
-		st[t] = hyper_residency_start(lf->home0[t]);
-	for (k = 0; k < lf->n; k++) {
-		const struct op *o = &g->op[lf->order[k]];
-
-		for (x = 0; x < o->n_in; x++) {
-			t = op_in(g, o)[x];
-			if (hyper_residency_check(st[t], HYPER_RES_USE))
-				bad[t] = 1;
-		}
-		for (x = 0; x < o->n_out; x++)
-			hyper_residency_step(&st[op_out(g, o)[x]],
-					     HYPER_RES_DEFINE);
-		for (i = lf->dead_off[k]; i < lf->dead_off[k + 1]; i++)
-			if (hyper_residency_step(&st[lf->dead_t[i]],
-						 HYPER_RES_DETACH))
-				bad[lf->dead_t[i]] = 1;
-	}
-	for (t = 0; t < g->nt; t++)
-		n += bad[t];
-	lf->dirty_t = hyper_plan__array(mem, n, sizeof(*lf->dirty_t));
-	if (!lf->dirty_t)
-		goto out;
-	for (t = 0; t < g->nt; t++)
-		if (bad[t])
-			lf->dirty_t[lf->ndirty++] = t;
-	ret = 0;
-out:
-	free(st);
-	free(bad);
-	return ret;
 }
 
 /*
@@ -349,7 +326,7 @@ int hyper_plan__life_build(struct life *lf, const struct graph *g, const uint32_
 	if (!ret)
 		sums(lf, dp);
 	free(dp);
-	if (ret || dead_list(lf, mem) || emit_dirty(lf, mem))
+	if (ret || dead_list(lf, mem))
 		goto fail;
 	return 0;
 fail:

@@ -13,7 +13,8 @@
  * allocated by others, it becomes the last reader of more tensors), so an
  * operator found eager stays eager.  The last remaining accessor of a
  * tensor is found without a list: the XOR of all accessors, minus those
- * that ran, is the one left.
+ * that ran, is the one left.  The next op that is not eager is the first
+ * ready one in the initial order, found by a cursor (next()), not a heap.
  */
 #include <errno.h>
 #include <string.h>
@@ -24,11 +25,13 @@
 struct refine {
 	const struct graph *g;
 	uint32_t *pos;		/* initial position: the priority */
+	uint32_t *init;		/* the initial order: position → op */
+	uint32_t first;		/* every op before it in init[] has run */
 	uint32_t *left;		/* accessors of each tensor not yet run */
 	uint32_t *xacc;		/* XOR of those accessors */
 	uint8_t *alloc;		/* tensor holds device memory */
 	uint8_t *done, *ready;
-	struct heap eager, normal;
+	struct heap eager;
 	struct hp_mem *mem;	/* no push allocates: refine_init() reserves */
 };
 
@@ -77,8 +80,8 @@ static int64_t net_alloc(const struct refine *r, uint32_t i)
 static void make_ready(struct refine *r, uint32_t i)
 {
 	r->ready[i] = 1;
-	hyper_plan__heap_push(net_alloc(r, i) <= 0 ? &r->eager : &r->normal, r->pos[i], i,
-		  r->mem);
+	if (net_alloc(r, i) <= 0)
+		hyper_plan__heap_push(&r->eager, r->pos[i], i, r->mem);
 }
 
 static void run(struct refine *r, uint32_t i)
@@ -101,17 +104,31 @@ static void run(struct refine *r, uint32_t i)
 	}
 }
 
+/*
+ * The eager op first in the initial order, else the ready op first in it
+ * that has not run.  An op eager when made ready waits in the eager heap
+ * until it runs, so with none there every ready op is one the second
+ * rule picks among.  That one needs no heap of its own (a push and a pop
+ * of 16 bytes for nearly every op at decode, 16 MB of fresh memory at
+ * 1M operators): the initial order is topological, so once every op
+ * before @first in it has run, the op there is ready, and it is the
+ * first not run.  (Were it not topological, the scan would go on to the
+ * first ready one, the same answer.)
+ */
 static uint32_t next(struct refine *r)
 {
-	struct heap *h;
-	uint32_t i;
+	uint32_t i, c;
 
-	for (;;) {
-		h = r->eager.n ? &r->eager : &r->normal;
-		i = hyper_plan__heap_pop(h).val;
+	while (r->eager.n) {
+		i = hyper_plan__heap_pop(&r->eager).val;
 		if (!r->done[i])
 			return i;
 	}
+	while (r->done[r->init[r->first]])
+		r->first++;
+	for (c = r->first; !r->ready[r->init[c]] || r->done[r->init[c]]; c++)
+		;
+	return r->init[c];
 }
 
 /* -ENOMEM leaves what it allocated for refine_free(). */
@@ -125,6 +142,7 @@ static int refine_init(struct refine *r, const struct graph *g,
 	r->g = g;
 	r->mem = mem;
 	r->pos = hyper_plan__array(mem, g->nop, sizeof(*r->pos));
+	r->init = hyper_plan__array(mem, g->nop, sizeof(*r->init));
 	r->left = hyper_plan__calloc(mem, g->nt, sizeof(*r->left));
 	r->xacc = hyper_plan__calloc(mem, g->nt, sizeof(*r->xacc));
 	r->alloc = hyper_plan__calloc(mem, g->nt, 1);
@@ -132,10 +150,12 @@ static int refine_init(struct refine *r, const struct graph *g,
 	r->ready = hyper_plan__calloc(mem, g->nop, 1);
 	/* An op is pushed once when ready, and onto eager at most once more
 	 * per tensor it accesses (run()): no push needs to allocate. */
-	if (!r->pos || !r->left || !r->xacc || !r->alloc || !r->done ||
-	    !r->ready || hyper_plan__heap_reserve(&r->normal, g->nop, mem) ||
+	if (!r->pos || !r->init || !r->left || !r->xacc || !r->alloc ||
+	    !r->done || !r->ready ||
 	    hyper_plan__heap_reserve(&r->eager, g->nop + g->nrefs, mem))
 		return -ENOMEM;
+	/* the refined order is written over @order as it goes */
+	memcpy(r->init, order, g->nop * sizeof(*order));
 	for (i = 0; i < g->nop; i++)
 		r->pos[order[i]] = i;
 	for (i = 0; i < g->nop; i++)
@@ -151,13 +171,13 @@ static int refine_init(struct refine *r, const struct graph *g,
 static void refine_free(struct refine *r)
 {
 	free(r->pos);
+	free(r->init);
 	free(r->left);
 	free(r->xacc);
 	free(r->alloc);
 	free(r->done);
 	free(r->ready);
 	hyper_plan__heap_free(&r->eager);
-	hyper_plan__heap_free(&r->normal);
 }
 
 int hyper_plan__refine_order(const struct graph *g, const struct deps *d,

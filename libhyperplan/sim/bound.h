@@ -33,7 +33,7 @@ uint64_t hyper_plan__lower_bound_below(const struct life *lf,
 struct bound_tables {
 	uint32_t ng, *step;	/* grid instants, as steps */
 	double *pinned;		/* [ng] */
-	double *h, *d;		/* [y * (y - 1) / 2 + x] */
+	double *h, *d;		/* [y * (y - 1) / 2 + x]; d in h's block */
 	double floor;		/* what stays at any budget */
 	uint32_t ncg, *cg;	/* coarse instants, as grid indices */
 	double *lev;		/* [(x * span + y - x - 1) * nlev + l], coarse */

@@ -654,8 +654,8 @@ static void quiet_free(struct hp_simbuf *b)
 }
 
 /*
- * @lf's order replayed with nothing offloaded, as life.c's emit_dirty()
- * replays it and run_step() would run it: each step's defines, then its
+ * @lf's order replayed with nothing offloaded, as life.c's gaps() replays
+ * each tensor and run_step() would run it: each step's defines, then its
  * dead gaps' detaches, into @b's tables.  Once per life and buffer, for
  * the life's next runs: O(steps + defines + dead gaps).  0, or -ENOMEM
  * with @b holding none.

@@ -786,4 +786,38 @@ TEST_F_TIMEOUT(plain, bound_below_cap, 300)
 	}
 }
 
+/*
+ * The windows' rows are summed two cells at a time, then the odd cell
+ * and the run's end alone: grids of every small length (one instant a
+ * step below GRID_S steps) give rows and runs of RUN_X that end on an
+ * odd cell, an even one, and cut a pair, each cell and stall against
+ * the plain sums.
+ */
+TEST_F_TIMEOUT(plain, windows_rows_of_every_length, 300)
+{
+	static const uint32_t ops[] = { 5, 6, 7, 62, 63, 64, 65, 66, 129,
+					130, 131 };
+	unsigned int c, l;
+	struct hp_err e;
+	char what[128];
+	struct job j;
+
+	for (c = 0; c < ARRAY_SIZE(ops); c++) {
+		const struct plan_case pc = { NULL, NULL, ops[c], 7 + c };
+		const struct profile *p = links[c % ARRAY_SIZE(links)];
+
+		memset(&j, 0, sizeof(j));
+		ASSERT_EQ(0, case_job(&j, &pc, p, &e)) TH_LOG("%s", e.msg);
+		for (l = 0; l < ARRAY_SIZE(goals); l++) {
+			snprintf(what, sizeof(what), "%u ops on %s at %g",
+				 j.lf.n, p->name, goals[l]);
+			against_plain(_metadata, &j.lf, p, goals[l], what);
+			if (j.has_ref)
+				against_plain(_metadata, &j.lf_ref, p, goals[l],
+					      what);
+		}
+		hyper_plan__job_free(&j);
+	}
+}
+
 TEST_HARNESS_MAIN

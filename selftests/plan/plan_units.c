@@ -3646,4 +3646,262 @@ TEST(class_bases_match_scan)
 	EXPECT_LT(1000, known);
 }
 
+/*
+ * Orders the prepare tests below replay: the job's (topological), its
+ * reverse and a shuffle (neither topological: uses before defines, and
+ * the refinement's ready ops found past its first not run).
+ */
+static void order_variant(const struct job *j, int v, uint64_t x,
+			  uint32_t *order)
+{
+	uint32_t n = j->g.nop, k, r, tmp;
+
+	for (k = 0; k < n; k++)
+		order[k] = v == 1 ? j->order[n - 1 - k] : j->order[k];
+	for (k = n; v == 2 && k > 1; k--) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		r = (uint32_t)(x % k);
+		tmp = order[k - 1];
+		order[k - 1] = order[r];
+		order[r] = tmp;
+	}
+}
+
+/*
+ * The refinement as it was defined with two heaps, here scans in the
+ * order of the initial positions: an op ready and freeing at least what
+ * it allocates (net_ref()) when made ready, or when it becomes the last
+ * accessor of a tensor, is eager; the eager op first in the initial
+ * order runs, else the first of the other ready ones.
+ */
+struct refine_ref {
+	const struct graph *g;
+	uint32_t *left, *xacc;
+	uint8_t *alloc, *done, *ready, *eager, *normal;
+};
+
+static int64_t net_ref(const struct refine_ref *r, uint32_t i)
+{
+	const struct graph *g = r->g;
+	const struct op *o = &g->op[i];
+	int64_t net = 0;
+	uint32_t t, k;
+
+	for_each_op_tensor(g, o, t, k) {
+		if (!r->alloc[t] && k >= o->n_in)
+			net += g->t[t].bytes;
+		else if (r->left[t] == 1 && !(g->t[t].flags & TF_LIVE_OUT))
+			net -= g->t[t].bytes;
+	}
+	return net;
+}
+
+static void ready_ref(struct refine_ref *r, uint32_t i)
+{
+	r->ready[i] = 1;
+	if (net_ref(r, i) <= 0)
+		r->eager[i] = 1;
+	else
+		r->normal[i] = 1;
+}
+
+static void refine_replayed(const struct graph *g, const struct deps *d,
+			    const uint32_t *init, uint32_t *out)
+{
+	struct refine_ref r = { .g = g };
+	uint32_t n = g->nop, *indeg = malloc(n * sizeof(*indeg));
+	uint32_t i, t, k, p, m, last;
+
+	r.left = calloc(g->nt, sizeof(*r.left));
+	r.xacc = calloc(g->nt, sizeof(*r.xacc));
+	r.alloc = calloc(g->nt, 1);
+	r.done = calloc(n, 1);
+	r.ready = calloc(n, 1);
+	r.eager = calloc(n, 1);
+	r.normal = calloc(n, 1);
+	if (!indeg || !r.left || !r.xacc || !r.alloc || !r.done ||
+	    !r.ready || !r.eager || !r.normal)
+		abort();
+	for (i = 0; i < n; i++)
+		for_each_op_tensor(g, &g->op[i], t, k) {
+			r.left[t]++;
+			r.xacc[t] ^= i;
+		}
+	for (t = 0; t < g->nt; t++)
+		r.alloc[t] = !!(g->t[t].flags & TF_LIVE_IN);
+	memcpy(indeg, d->indeg, n * sizeof(*indeg));
+	for (i = 0; i < n; i++)
+		if (!indeg[i])
+			ready_ref(&r, i);
+	for (m = 0; m < n; m++) {
+		for (p = 0; p < n; p++)
+			if (r.eager[init[p]] && !r.done[init[p]])
+				break;
+		for (k = 0; p == n && k < n; k++)
+			if (r.normal[init[k]] && !r.done[init[k]])
+				p = k;
+		i = init[p];
+		r.done[i] = 1;
+		for_each_op_tensor(g, &g->op[i], t, k) {
+			r.alloc[t] = 1;
+			r.xacc[t] ^= i;
+			if (--r.left[t] != 1)
+				continue;
+			last = r.xacc[t];
+			if (r.ready[last] && !r.done[last] &&
+			    net_ref(&r, last) <= 0)
+				r.eager[last] = 1;
+		}
+		out[m] = i;
+		for (size_t q = d->off[i]; q < d->off[i + 1]; q++)
+			if (!--indeg[d->dst[q]])
+				ready_ref(&r, d->dst[q]);
+	}
+	free(indeg);
+	free(r.left);
+	free(r.xacc);
+	free(r.alloc);
+	free(r.done);
+	free(r.ready);
+	free(r.eager);
+	free(r.normal);
+}
+
+TEST(refine_order_as_replayed)
+{
+	static const struct plan_case cases[] = {
+		{ NULL, NULL, 300, 71 }, { NULL, NULL, 1200, 72 },
+		{ "llama2-7b", "infer", 0, 1 }, { "llama2-7b", "train", 0, 1 },
+		{ "olmoe-1b-7b", "train", 0, 1 },
+		{ "deepseek-v2-lite", "train", 0, 1 },
+	};
+	uint32_t moved = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct job j = { 0 };
+		struct deps dp;
+		struct hp_err e;
+		uint32_t *init, *got, *want;
+
+		ASSERT_EQ(0, case_job(&j, &cases[i],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, hyper_plan__graph_deps(&j.g, &dp, &j.g.mem, &e));
+		init = malloc(j.g.nop * sizeof(*init));
+		got = malloc(j.g.nop * sizeof(*got));
+		want = malloc(j.g.nop * sizeof(*want));
+		ASSERT_TRUE(init && got && want);
+		for (int v = 0; v < 3; v++) {
+			order_variant(&j, v, 0x6a09e667f3bcc909ULL + i, init);
+			memcpy(got, init, j.g.nop * sizeof(*got));
+			ASSERT_EQ(0, hyper_plan__refine_order(&j.g, &dp, got,
+							      &j.g.mem));
+			refine_replayed(&j.g, &dp, init, want);
+			for (uint32_t k = 0; k < j.g.nop; k++) {
+				ASSERT_EQ(want[k], got[k])
+					TH_LOG("case %zu order %d step %u", i,
+					       v, k);
+				moved += want[k] != init[k];
+			}
+		}
+		free(init);
+		free(got);
+		free(want);
+		hyper_plan__deps_free(&dp);
+		hyper_plan__job_free(&j);
+	}
+	EXPECT_LT(1000, moved);
+}
+
+/*
+ * The dirty tensors as their definition has them: the order replayed
+ * step by step with nothing offloaded (uses, then defines, then the dead
+ * gaps' detaches), carried on past each refusal; ascending.
+ */
+static size_t dirty_replayed(const struct life *lf, uint32_t *dirty)
+{
+	const struct graph *g = lf->g;
+	uint8_t *st = malloc(g->nt), *bad = calloc(g->nt, 1);
+	uint32_t k, t, x;
+	size_t i, n = 0;
+
+	if (!st || !bad)
+		abort();
+	for (t = 0; t < g->nt; t++)
+		st[t] = hyper_residency_start(lf->home0[t]);
+	for (k = 0; k < lf->n; k++) {
+		const struct op *o = &g->op[lf->order[k]];
+
+		for (x = 0; x < o->n_in; x++)
+			if (hyper_residency_check(st[op_in(g, o)[x]],
+						  HYPER_RES_USE))
+				bad[op_in(g, o)[x]] = 1;
+		for (x = 0; x < o->n_out; x++)
+			hyper_residency_step(&st[op_out(g, o)[x]],
+					     HYPER_RES_DEFINE);
+		for (i = lf->dead_off[k]; i < lf->dead_off[k + 1]; i++)
+			if (hyper_residency_step(&st[lf->dead_t[i]],
+						 HYPER_RES_DETACH))
+				bad[lf->dead_t[i]] = 1;
+	}
+	for (t = 0; t < g->nt; t++)
+		if (bad[t])
+			dirty[n++] = t;
+	free(st);
+	free(bad);
+	return n;
+}
+
+TEST(life_dirty_tensors_as_replayed)
+{
+	static const struct plan_case cases[] = {
+		{ NULL, NULL, 300, 61 }, { NULL, NULL, 1200, 62 },
+		{ "llama2-7b", "infer", 0, 1 }, { "llama2-7b", "train", 0, 1 },
+		{ "olmoe-1b-7b", "train", 0, 1 },
+	};
+	size_t dirty = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct job j = { 0 };
+		struct hp_err e;
+		uint32_t *order, *want;
+
+		ASSERT_EQ(0, case_job(&j, &cases[i],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		order = malloc(j.g.nop * sizeof(*order));
+		want = malloc((j.g.nt + 1) * sizeof(*want));
+		ASSERT_TRUE(order && want);
+		for (int v = 0; v < 6; v++) {
+			struct life lf;
+			size_t n;
+
+			order_variant(&j, v % 3, 0x9e3779b97f4a7c15ULL + v,
+				      order);
+			/* live_in and live_out flipped on every fifth tensor */
+			for (uint32_t t = 0; v >= 3 && t < j.g.nt; t += 5)
+				j.g.t[t].flags ^= t % 2 ? TF_LIVE_IN :
+							  TF_LIVE_OUT;
+			ASSERT_EQ(0, hyper_plan__life_build(&lf, &j.g, order,
+							    &j.g.mem));
+			n = dirty_replayed(&lf, want);
+			ASSERT_EQ(n, lf.ndirty) TH_LOG("case %zu order %d", i,
+						       v);
+			for (size_t k = 0; k < n; k++)
+				ASSERT_EQ(want[k], lf.dirty_t[k]);
+			dirty += n;
+			hyper_plan__life_free(&lf);
+			for (uint32_t t = 0; v >= 3 && t < j.g.nt; t += 5)
+				j.g.t[t].flags ^= t % 2 ? TF_LIVE_IN :
+							  TF_LIVE_OUT;
+		}
+		free(order);
+		free(want);
+		hyper_plan__job_free(&j);
+	}
+	EXPECT_LT(100, dirty);
+}
+
 TEST_HARNESS_MAIN
