@@ -517,7 +517,7 @@ static uint64_t *radix_keys(uint64_t *key, uint64_t *tmp, uint32_t n,
  * A position is one of the distinct offsets, in ascending order: two
  * intervals live together at one offset overlap, so until the sweep
  * stops a position holds at most one live interval; occ[] names the one
- * that joined there last.  A
+ * that came there last (joined, or took an ended one's place).  A
  * decode plan reuses few offsets (980 for 146,271 intervals at 100k
  * operators): a set of intervals' ranks had about one member a word,
  * and its searches climbed a level for nearly every one; its sort was
@@ -563,12 +563,18 @@ static bool still_live(const struct sweep *w, uint32_t q, uint32_t i)
  * begins, each the sentinel if none; those met that ended leave.  The
  * greatest member below @p comes from the set; the list is in order, so
  * from it (or the sentinel) the next member is the least from @p on:
- * none lies between.
+ * none lies between.  Returns whether @p is in the set with an interval
+ * that ended: @i takes its place there, and the neighbour above is the
+ * next one past it.  A decode plan's intervals mostly come to an offset
+ * whose last one ended (119,376 of 146,271 at 100k operators): that one
+ * leaving and @i joining were two updates of the set and six writes of
+ * the list, for a position that stays where it was.
  */
-static void neighbours(struct sweep *w, uint32_t p, uint32_t i,
+static bool neighbours(struct sweep *w, uint32_t p, uint32_t i,
 		       uint32_t *lo, uint32_t *hi)
 {
 	uint32_t q = ranks_below(&w->live, p), x;
+	bool ended_at_p = false;
 
 	if (q == UINT32_MAX)
 		q = w->nil;
@@ -579,12 +585,17 @@ static void neighbours(struct sweep *w, uint32_t p, uint32_t i,
 	}
 	*lo = q;
 	q = w->ln[q].next;
+	if (q == p && !still_live(w, q, i)) {
+		ended_at_p = true;
+		q = w->ln[q].next;
+	}
 	while (q != w->nil && !still_live(w, q, i)) {
 		x = w->ln[q].next;
 		drop(w, q);
 		q = x;
 	}
 	*hi = q;
+	return ended_at_p;
 }
 
 /* Interval @i joins the set and the list at @p, between @lo and @hi. */
@@ -876,10 +887,11 @@ static int check_overlap(const struct hyper_schedule *s,
 	for (uint32_t i = 0; !ret && i < n; i++) {
 		uint32_t p = w.pos[i], lo, hi, other = UINT32_MAX;
 		uint64_t off = w.off[p];
+		bool kept;
 		char x[300], y[300], where[200];
 
 		/* the live one nearest below, else the one nearest above */
-		neighbours(&w, p, i, &lo, &hi);
+		kept = neighbours(&w, p, i, &lo, &hi);
 		if (lo != w.nil && w.off[lo] + v[w.occ[lo]].bytes > off)
 			other = w.occ[lo];
 		else if (hi != w.nil && off + v[i].bytes > w.off[hi])
@@ -893,7 +905,10 @@ static int check_overlap(const struct hyper_schedule *s,
 			ret = -EBADMSG;
 			break;
 		}
-		join(&w, p, i, lo, hi);
+		if (kept)
+			w.occ[p] = i;	/* in the set and list, between lo and hi */
+		else
+			join(&w, p, i, lo, hi);
 	}
 	ranks_free(&w.live);
 	free(w.ln);
