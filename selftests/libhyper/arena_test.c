@@ -743,6 +743,85 @@ TEST(overlap_shared_offsets_name_the_sweeps_pair)
 	EXPECT_LT(refused, cases - cases / 4);
 }
 
+/*
+ * An offset whose last interval ended, taken by a new one: the overlap
+ * check keeps the position in its set for the new interval (a decode
+ * plan's intervals mostly come this way) instead of dropping it and
+ * joining again.  Tensor i is defined in step from[i] and detached after
+ * step to[i] (-1: never); the new one must be a neighbour to every later
+ * interval as if it had joined, and its own neighbour above is past the
+ * ended one.  Each case: the message, or "" for accepted.
+ */
+struct takeover {
+	uint64_t off[4], bytes[4];
+	int from[4], to[4];
+	uint32_t nt, ns;
+	const char *msg;
+};
+
+static const struct takeover takeovers[] = {
+	/* b takes a's offset; c comes to the same while b lives */
+	{ { 0, 0, 0 }, { 64, 64, 64 }, { 0, 1, 2 }, { 0, -1, -1 }, 3, 3,
+	  "arena: tensor \"t1\" (arena_offsets[0] = 0, 64 bytes) and tensor \"t2\" (arena_offsets[0] = 0, 64 bytes) are resident together from step 2 (s) on and overlap" },
+	/* b (128 bytes) takes a's; c at 64 meets b below it */
+	{ { 0, 0, 64 }, { 64, 128, 64 }, { 0, 1, 2 }, { 0, -1, -1 }, 3, 3,
+	  "arena: tensor \"t1\" (arena_offsets[0] = 0, 128 bytes) and tensor \"t2\" (arena_offsets[0] = 64, 64 bytes) are resident together from step 2 (s) on and overlap" },
+	/* c below reaches b, which took a's offset */
+	{ { 128, 128, 0 }, { 64, 64, 192 }, { 0, 1, 2 }, { 0, -1, -1 }, 3, 3,
+	  "arena: tensor \"t1\" (arena_offsets[0] = 128, 64 bytes) and tensor \"t2\" (arena_offsets[0] = 0, 192 bytes) are resident together from step 2 (s) on and overlap" },
+	/* b takes a's offset and reaches x above, live from the start */
+	{ { 192, 0, 0 }, { 64, 64, 256 }, { 0, 0, 1 }, { -1, 0, -1 }, 3, 2,
+	  "arena: tensor \"t0\" (arena_offsets[0] = 192, 64 bytes) and tensor \"t2\" (arena_offsets[0] = 0, 256 bytes) are resident together from step 1 (s) on and overlap" },
+	/* b takes a's offset, ends; c takes it in turn, d beside it */
+	{ { 0, 0, 0, 64 }, { 64, 64, 64, 64 }, { 0, 1, 2, 3 },
+	  { 0, 1, -1, -1 }, 4, 4, "" },
+	/* the same, c then d at its offset */
+	{ { 0, 0, 0, 0 }, { 64, 64, 64, 64 }, { 0, 1, 2, 3 },
+	  { 0, 1, -1, -1 }, 4, 4,
+	  "arena: tensor \"t2\" (arena_offsets[0] = 0, 64 bytes) and tensor \"t3\" (arena_offsets[0] = 0, 64 bytes) are resident together from step 3 (s) on and overlap" },
+};
+
+TEST(overlap_at_an_ended_ones_offset_is_refused)
+{
+	for (size_t c = 0; c < ARRAY_SIZE(takeovers); c++) {
+		const struct takeover *k = &takeovers[c];
+		struct hyper_schedule_info info = {
+			.flags = HYPER_SCHED_ARENA, .nr_tensors = k->nt,
+			.nr_steps = k->ns, .arena_bytes = 4096,
+		};
+		static const char *const id[4] = { "t0", "t1", "t2", "t3" };
+		struct hyper_tensor_info t[4];
+		struct hyper_step_info st[4];
+		uint32_t defs[4][4], nd[4] = { 0 }, nx[4] = { 0 };
+		struct hyper_cop dets[4][4];
+		struct hyper_schedule *s = NULL;
+		char err[512];
+		int ret;
+
+		for (uint32_t i = 0; i < k->nt; i++) {
+			t[i] = (struct hyper_tensor_info){
+				.id = id[i], .bytes = k->bytes[i],
+				.kind = HYPER_KIND_ACTIVATION,
+				.home = HYPER_HOME_NONE, .nr_arena_offsets = 1,
+				.arena_offsets = &k->off[i],
+			};
+			defs[k->from[i]][nd[k->from[i]]++] = i;
+			if (k->to[i] >= 0)
+				dets[k->to[i]][nx[k->to[i]]++] =
+					(struct hyper_cop){ HYPER_OP_DETACH, i };
+		}
+		for (uint32_t j = 0; j < k->ns; j++)
+			st[j] = (struct hyper_step_info){
+				.op = "s", .defines = defs[j], .nr_defines = nd[j],
+				.after = dets[j], .nr_after = nx[j],
+			};
+		ret = hyper_schedule_new(&info, t, st, &s, err, sizeof(err));
+		hyper_schedule_free(s);
+		EXPECT_EQ(*k->msg ? -EBADMSG : 0, ret) TH_LOG("case %zu: %s", c, err);
+		EXPECT_STREQ(k->msg, err) TH_LOG("case %zu", c);
+	}
+}
+
 TEST_F(bad, rejected)
 {
 	struct hyper_schedule *s = (void *)1;
