@@ -137,6 +137,12 @@ struct greedy {
 	 */
 	uint32_t base;
 	size_t nev_prev;
+	/*
+	 * The lists hold something (flush_victims(), prefix_take()); false
+	 * where the arrays are the start's again, and where a walk from the
+	 * start evicted there alone (start()) and never made room.
+	 */
+	bool listed;
 	size_t nwords;		/* of vbits */
 	/*
 	 * The owed fetches' bound (owe_beyond()): their transfer time
@@ -300,6 +306,7 @@ static void flush_victims(struct greedy *q)
 	const bool scratch = q->gc->scratch;
 	size_t x, n = q->npend;
 
+	q->listed = true;
 	for (x = 0; x < n; x++) {
 		uint32_t t = q->pend[x];
 
@@ -1328,6 +1335,7 @@ static void walk_reset(struct greedy *q)
 	memcpy(q->st, gc->st0, nt);
 	q->base = 0;
 	q->nev_prev = 0;
+	q->listed = false;
 }
 
 /* Tensor t's entries back to the start's, taken out of the lists. */
@@ -1350,26 +1358,33 @@ static void clean_one(struct greedy *q, uint32_t t)
  * of a step run), and a fetch or an eviction is of a candidate.  Most
  * walks stop within a few hundred steps of the 100k or 1M tensors:
  * cleaned by those steps' tensors and the start's candidates, not by
- * copying every tensor's again.  A walk that touched as many as there
- * are tensors is reset whole.  Done by the next walk, which knows what it
- * wants them for (prefix_take() may copy over them instead).
+ * copying every tensor's again.  Where nothing was listed (!q->listed:
+ * a walk from the start that evicted there alone and stopped before it
+ * made room, as the training graphs' lowest budgets do at their first
+ * step), the start's candidates are untouched but for those it evicted:
+ * those (gc->ev, q->nev_prev) and the steps' tensors.  A walk that
+ * touched as many as there are tensors is reset whole.  Done by the next
+ * walk, which knows what it wants them for (prefix_take() may copy over
+ * them instead).
  */
 static void walk_clean(struct greedy *q)
 {
 	const struct greedy_ctx *gc = q->gc;
 	size_t x, m = gc->step_off[2 * (size_t)q->walked];
+	size_t cand = q->listed ? gc->npend0 : q->nev_prev;
 
 	q->walked = 0;
-	if (gc->npend0 + m >= q->g->nt) {
+	if (cand + m >= q->g->nt) {
 		walk_reset(q);
 		return;
 	}
-	for (x = 0; x < gc->npend0; x++)
-		clean_one(q, gc->pend0[x]);
+	for (x = 0; x < cand; x++)
+		clean_one(q, q->listed ? gc->pend0[x] : gc->ev[x].t);
 	for (x = 0; x < m; x++)
 		clean_one(q, gc->step_t[x]);
 	q->base = 0;
 	q->nev_prev = 0;
+	q->listed = false;
 }
 
 /*
@@ -1733,13 +1748,20 @@ static int prefix_to(struct greedy_ctx *gc, uint64_t budget,
 	return 0;
 }
 
-/* Tensor t's entries as @pre's (listed at its step: see prefix_take()). */
+/*
+ * Tensor t's entries as @pre's (listed at its step: see prefix_take()).
+ * Listed under the same use already, it stays where it is in its list:
+ * only the lists' members count, not their order (a tensor the range
+ * lists at each of its accesses is moved once).
+ */
 static void take_one(struct greedy *q, const struct greedy *pre, uint32_t t)
 {
-	if (q->vl[t].use != NONE)
-		vlink_del(q, t);
-	if (pre->vl[t].use != NONE)
-		vlink_add(q, t, pre->vl[t].use);
+	if (q->vl[t].use != pre->vl[t].use) {
+		if (q->vl[t].use != NONE)
+			vlink_del(q, t);
+		if (pre->vl[t].use != NONE)
+			vlink_add(q, t, pre->vl[t].use);
+	}
 	q->st[t] = pre->st[t];
 	q->cur[t] = pre->cur[t];
 	q->pending[t] = pre->pending[t];
@@ -1823,6 +1845,7 @@ static void prefix_take(struct greedy *q, const struct greedy *pre,
 	}
 	q->walked = q->base = pre->walked;
 	q->nev_prev = 0;
+	q->listed = true;
 }
 
 /* The rest of @q at @pre's step, once walk_begin() set it. */
