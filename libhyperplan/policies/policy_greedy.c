@@ -67,6 +67,12 @@ struct owe {
 /* Levels of the uses' bit tree: 64^6 > 2^32 uses. */
 #define VLEVELS		6
 
+/* q->quiet_add of a step that reads a tensor not resident: never waits. */
+#define QUIET_NO	UINT64_MAX
+
+/* The most evictions a walk makes and still lets steps wait: quiet(). */
+#define QUIET_NEV	64
+
 /* A tensor's place among the candidates. */
 struct vlink {
 	uint32_t prev, next;	/* in its use's list, NONE at the ends */
@@ -131,6 +137,12 @@ struct greedy {
 	 */
 	uint32_t base;
 	size_t nev_prev;
+	/*
+	 * The lists hold something (flush_victims(), prefix_take()); false
+	 * where the arrays are the start's again, and where a walk from the
+	 * start evicted there alone (start()) and never made room.
+	 */
+	bool listed;
 	size_t nwords;		/* of vbits */
 	/*
 	 * The owed fetches' bound (owe_beyond()): their transfer time
@@ -152,6 +164,13 @@ struct greedy {
 	const struct profile *pp;
 	double pslow;
 	bool dead;
+	/*
+	 * gc->walk's, once per search (quiet_build()): the walk without
+	 * offload's device bytes at each step's start (@quiet_mem, n + 1)
+	 * and what comes in at each step (@quiet_add, n; QUIET_NO where a
+	 * read comes in).
+	 */
+	uint64_t *quiet_mem, *quiet_add;
 };
 
 static uint32_t next_use(const struct greedy *q, uint32_t t)
@@ -287,6 +306,7 @@ static void flush_victims(struct greedy *q)
 	const bool scratch = q->gc->scratch;
 	size_t x, n = q->npend;
 
+	q->listed = true;
 	for (x = 0; x < n; x++) {
 		uint32_t t = q->pend[x];
 
@@ -691,6 +711,8 @@ static void lookahead(struct greedy *q, uint32_t k)
 	}
 }
 
+static void catch_up(struct greedy *q, uint32_t k);
+
 /*
  * lookahead() on the context's step lists: the window at step @k is the
  * reads of the steps to @last in step order, which gc->step_t holds in
@@ -725,8 +747,13 @@ static void lookahead_rows(struct greedy *q, uint32_t k, uint32_t last)
 			if (q->open[t] == NONE || resident(q, t) ||
 			    next_use(q, t) != s)
 				continue;
-			if (!room(q, q->g->t[t].bytes, k, s))
-				goto out;
+			if (q->mem + q->g->t[t].bytes > q->budget) {
+				/* make_room() reads the lists: as if walked */
+				if (q->walked < k)
+					catch_up(q, k);
+				if (!make_room(q, q->g->t[t].bytes, k, s))
+					goto out;
+			}
 			fetch(q, t, k, s);
 		}
 	}
@@ -802,6 +829,145 @@ static void run_step(struct greedy *q, uint32_t k)
 			move(q, t, HYPER_RES_DETACH);	/* dead: the emitter frees it */
 		}
 	}
+}
+
+/*
+ * q->quiet_mem and q->quiet_add: the walk without offload (gc->pre's
+ * walk), which every walk is but for the tensors it holds away, told by
+ * each step's device bytes alone.  A tensor is on the device at the
+ * start as in gc->st0, comes in where a step lists it and it is not, and
+ * leaves where its gap after an access is dead (lf->dead_t, what
+ * gc->live_after says at that access): run_step()'s two loops with a
+ * bit per tensor.  0, or -ENOMEM.
+ */
+static int quiet_build(struct greedy *q)
+{
+	const struct greedy_ctx *gc = q->gc;
+	const struct life *lf = q->lf;
+	const uint32_t *off = gc->step_off, *row = gc->step_t;
+	size_t nt = q->g->nt, i;
+	uint64_t mem = gc->mem0, add;
+	uint8_t *on;
+	uint32_t k, t;
+	bool read_in;
+
+	on = hyper_plan__malloc(gc->mem, nt ? nt : 1);
+	q->quiet_mem = hyper_plan__array(gc->mem, (size_t)lf->n + 1,
+					 sizeof(*q->quiet_mem));
+	q->quiet_add = hyper_plan__array(gc->mem, lf->n ? lf->n : 1,
+					 sizeof(*q->quiet_add));
+	if (!on || !q->quiet_mem || !q->quiet_add) {
+		free(on);
+		free(q->quiet_mem);
+		free(q->quiet_add);
+		q->quiet_mem = q->quiet_add = NULL;
+		return -ENOMEM;
+	}
+	for (t = 0; t < nt; t++)
+		on[t] = gc->st0[t] & HYPER_RES_DEVICE;
+	for (k = 0; k < lf->n; k++) {
+		q->quiet_mem[k] = mem;
+		add = 0;
+		read_in = false;
+		for (i = off[2 * k]; i < off[2 * k + 2]; i++) {
+			t = row[i];
+			if (on[t])
+				continue;
+			on[t] = 1;
+			add += q->g->t[t].bytes;
+			read_in |= i < off[2 * k + 1];
+		}
+		q->quiet_add[k] = read_in ? QUIET_NO : add;
+		mem += add;
+		for (i = lf->dead_off[k]; i < lf->dead_off[k + 1]; i++) {
+			t = lf->dead_t[i];
+			if (on[t])
+				mem -= q->g->t[t].bytes;
+			on[t] = 0;
+		}
+	}
+	q->quiet_mem[lf->n] = mem;
+	free(on);
+	return 0;
+}
+
+/*
+ * Whether step @k of a walk may wait, run_step() left for catch_up():
+ * what the step does to the arrays then tells nothing the walk asks
+ * before catch_up() runs it.  A walk holds what the walk without offload
+ * holds at its step, but for the tensors it holds away (evicted, not
+ * fetched back: q->open), each resident there (a live gap, or it would
+ * not have been a candidate): its device bytes are q->quiet_mem[k] less
+ * q->away, and a step that lists none of those away finds the same ones
+ * not resident, so it runs short of room only if q->mem plus
+ * q->quiet_add[k] passes the budget.  Such a step changes only the
+ * entries of its tensors, none of them away: the lookahead reads only
+ * the entries of those away (lookahead_rows()), the clocks and the stops
+ * none, and make_room() runs the steps that waited first.  So a walk
+ * that ends on a stop or settled with steps waiting never runs them.
+ * Only in walks that took up the walk without budget (q->base), while
+ * they evicted at most QUIET_NEV: those make room seldom and end waiting
+ * (DeepSeek-V2-Lite's bisections walk on 5k steps to fetch back one to
+ * four tensors).  Walks from the start (every walk on the decode graphs,
+ * whose starts do not fit) make room at step after step: their steps
+ * would run soon after they waited, and building the tables for their
+ * 100k or 1M steps would cost more than waiting saves.  Not with
+ * gc->scratch.  The caller asks the first two once per walk.
+ */
+static bool quiet(struct greedy *q, uint32_t k)
+{
+	const struct greedy_ctx *gc = q->gc;
+	uint64_t add;
+	uint32_t i;
+
+	if (gc->nev > QUIET_NEV)
+		return false;
+	if (!q->quiet_mem && quiet_build(q))
+		return false;		/* out of memory: the walk ends */
+	add = q->quiet_add[k];
+	if (add == QUIET_NO || q->mem + add > q->budget)
+		return false;
+	/* one away is read no sooner than q->owe_min (evict()) */
+	if (q->owed && k >= q->owe_min)
+		for (i = gc->step_off[2 * k]; i < gc->step_off[2 * k + 1]; i++)
+			if (q->open[gc->step_t[i]] != NONE)
+				return false;
+	return true;
+}
+
+/*
+ * The steps that waited, q->walked to @k (the caller asks q->walked < @k
+ * first), run in order, as they would have run: none of them makes room
+ * (quiet()), so they run without a budget, from the device bytes they
+ * left, and leave q->mem as it is.  What the walk did meanwhile was to
+ * tensors held away (its fetches), which no step before a fetch lists:
+ * each step finds the entries it reads as it would have then.
+ */
+static void catch_up(struct greedy *q, uint32_t k)
+{
+	uint64_t budget = q->budget;
+	uint32_t s;
+
+	q->mem -= q->quiet_mem[k] - q->quiet_mem[q->walked];
+	q->budget = UINT64_MAX;
+	for (s = q->walked; s < k; s++)
+		run_step(q, s);
+	q->budget = budget;
+	q->walked = k;
+}
+
+/* Step @k of a walk that lets quiet steps wait: it waits, or runs. */
+static void step_or_wait(struct greedy *q, uint32_t k)
+{
+	if (quiet(q, k)) {
+		/* its bytes as the walk without offload's */
+		q->mem += q->quiet_mem[k + 1] - q->quiet_mem[k];
+		return;
+	}
+	if (q->walked < k)
+		catch_up(q, k);
+	q->walked = k + 1;
+	run_step(q, k);
 }
 
 /*
@@ -1130,6 +1296,8 @@ static void walk_free(struct greedy *q)
 	free(q->owv);
 	free(q->owq);
 	free(q->ord);
+	free(q->quiet_mem);
+	free(q->quiet_add);
 	hyper_plan__heap_free(&q->victims);
 }
 
@@ -1167,6 +1335,7 @@ static void walk_reset(struct greedy *q)
 	memcpy(q->st, gc->st0, nt);
 	q->base = 0;
 	q->nev_prev = 0;
+	q->listed = false;
 }
 
 /* Tensor t's entries back to the start's, taken out of the lists. */
@@ -1189,26 +1358,33 @@ static void clean_one(struct greedy *q, uint32_t t)
  * of a step run), and a fetch or an eviction is of a candidate.  Most
  * walks stop within a few hundred steps of the 100k or 1M tensors:
  * cleaned by those steps' tensors and the start's candidates, not by
- * copying every tensor's again.  A walk that touched as many as there
- * are tensors is reset whole.  Done by the next walk, which knows what it
- * wants them for (prefix_take() may copy over them instead).
+ * copying every tensor's again.  Where nothing was listed (!q->listed:
+ * a walk from the start that evicted there alone and stopped before it
+ * made room, as the training graphs' lowest budgets do at their first
+ * step), the start's candidates are untouched but for those it evicted:
+ * those (gc->ev, q->nev_prev) and the steps' tensors.  A walk that
+ * touched as many as there are tensors is reset whole.  Done by the next
+ * walk, which knows what it wants them for (prefix_take() may copy over
+ * them instead).
  */
 static void walk_clean(struct greedy *q)
 {
 	const struct greedy_ctx *gc = q->gc;
 	size_t x, m = gc->step_off[2 * (size_t)q->walked];
+	size_t cand = q->listed ? gc->npend0 : q->nev_prev;
 
 	q->walked = 0;
-	if (gc->npend0 + m >= q->g->nt) {
+	if (cand + m >= q->g->nt) {
 		walk_reset(q);
 		return;
 	}
-	for (x = 0; x < gc->npend0; x++)
-		clean_one(q, gc->pend0[x]);
+	for (x = 0; x < cand; x++)
+		clean_one(q, q->listed ? gc->pend0[x] : gc->ev[x].t);
 	for (x = 0; x < m; x++)
 		clean_one(q, gc->step_t[x]);
 	q->base = 0;
 	q->nev_prev = 0;
+	q->listed = false;
 }
 
 /*
@@ -1572,13 +1748,20 @@ static int prefix_to(struct greedy_ctx *gc, uint64_t budget,
 	return 0;
 }
 
-/* Tensor t's entries as @pre's (listed at its step: see prefix_take()). */
+/*
+ * Tensor t's entries as @pre's (listed at its step: see prefix_take()).
+ * Listed under the same use already, it stays where it is in its list:
+ * only the lists' members count, not their order (a tensor the range
+ * lists at each of its accesses is moved once).
+ */
 static void take_one(struct greedy *q, const struct greedy *pre, uint32_t t)
 {
-	if (q->vl[t].use != NONE)
-		vlink_del(q, t);
-	if (pre->vl[t].use != NONE)
-		vlink_add(q, t, pre->vl[t].use);
+	if (q->vl[t].use != pre->vl[t].use) {
+		if (q->vl[t].use != NONE)
+			vlink_del(q, t);
+		if (pre->vl[t].use != NONE)
+			vlink_add(q, t, pre->vl[t].use);
+	}
 	q->st[t] = pre->st[t];
 	q->cur[t] = pre->cur[t];
 	q->pending[t] = pre->pending[t];
@@ -1662,6 +1845,7 @@ static void prefix_take(struct greedy *q, const struct greedy *pre,
 	}
 	q->walked = q->base = pre->walked;
 	q->nev_prev = 0;
+	q->listed = true;
 }
 
 /* The rest of @q at @pre's step, once walk_begin() set it. */
@@ -1686,7 +1870,7 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	struct greedy fresh = { .gc = gc, .lf = lf, .g = lf->g }, *q = NULL;
 	struct greedy *from = NULL;
 	uint32_t k = 0, x;
-	bool ran = false;
+	bool ran = false, wait;
 
 	gc->nev = 0;
 	gc->beyond = false;
@@ -1722,6 +1906,7 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 		start(q);
 	for (x = 0; x < lookahead_ops && x < lf->n && gc->scratch; x++)
 		want_step(q, x);
+	wait = q->base && !gc->scratch;		/* step_or_wait() */
 	for (; k < lf->n && !gc->mem->failed; k++) {
 		if (settled(q, k)) {
 			gc->settled = k;
@@ -1735,8 +1920,12 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 				want_step(q, k + lookahead_ops);
 			lookahead(q, k);
 		}
-		q->walked = k + 1;
-		run_step(q, k);
+		if (wait) {
+			step_or_wait(q, k);
+		} else {
+			q->walked = k + 1;
+			run_step(q, k);
+		}
 		if (gc->p && (clock_step(q, k) ||
 			      (!(k & 7) && owe_gate(q, k)))) {
 			gc->beyond = true;

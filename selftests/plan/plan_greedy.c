@@ -219,6 +219,19 @@ static void walks_end(struct walks *w)
 	hyper_plan__job_free(&w->j);
 }
 
+/*
+ * The first walk of @w, at the peak: it builds the start, whose
+ * residency is known after it.  *@lo: that or the largest working set,
+ * the higher; *@span: from there to the peak.
+ */
+static void start_span(struct __test_metadata *_metadata, struct walks *w,
+		       uint64_t *lo, uint64_t *span)
+{
+	walk_pair(_metadata, &w->j, &w->kept, &w->sc, w->j.lf.peak0, 1);
+	*lo = w->kept.mem0 > w->j.lf.max_ws ? w->kept.mem0 : w->j.lf.max_ws;
+	*span = w->j.lf.peak0 > *lo ? w->j.lf.peak0 - *lo : 1;
+}
+
 /* Seconds of CPU, minutes on a loaded shared machine. */
 FIXTURE(many) {};
 FIXTURE_SETUP(many) {}
@@ -568,10 +581,7 @@ TEST(prefix_walks_as_scratch)
 		walks_begin(_metadata, &w, &cases[c], c);
 		w.kept.p = w.sc.p = &w.j.p;
 		w.kept.max_slow = w.sc.max_slow = 0.01;
-		/* the first walk builds the start: mem0 is known after it */
-		walk_pair(_metadata, &w.j, &w.kept, &w.sc, w.j.lf.peak0, 1);
-		lo = w.kept.mem0 > w.j.lf.max_ws ? w.kept.mem0 : w.j.lf.max_ws;
-		span = w.j.lf.peak0 > lo ? w.j.lf.peak0 - lo : 1;
+		start_span(_metadata, &w, &lo, &span);
 		for (uint32_t k = 0; k < 48; k++) {
 			uint64_t b;
 
@@ -629,10 +639,7 @@ TEST(prefix_lists_walks_as_scratch)
 		uint64_t lo, span;
 
 		walks_begin(_metadata, &w, &cases[c], c);
-		/* the first walk builds the start: mem0 is known after it */
-		walk_pair(_metadata, &w.j, &w.kept, &w.sc, w.j.lf.peak0, 1);
-		lo = w.kept.mem0 > w.j.lf.max_ws ? w.kept.mem0 : w.j.lf.max_ws;
-		span = w.j.lf.peak0 > lo ? w.j.lf.peak0 - lo : 1;
+		start_span(_metadata, &w, &lo, &span);
 		for (size_t a = 0; a < ARRAY_SIZE(ahead); a++) {
 			w.kept.p = w.sc.p = a % 2 ? NULL : &w.j.p;
 			w.kept.max_slow = w.sc.max_slow = 0.01;
@@ -905,6 +912,97 @@ TEST(start_walks_as_scratch)
 	EXPECT_LT(walks / 4, starts);
 	EXPECT_LT(0, later);	/* or the candidates left waiting go untested */
 	EXPECT_LT(0, fetched);
+}
+
+/*
+ * The last step a walk evicted at (a detach's slot is twice its step;
+ * the start's have none), or -1.
+ */
+static int32_t last_evicting_step(const struct greedy_ctx *gc)
+{
+	int32_t last = -1;
+
+	for (size_t i = 0; i < gc->nev; i++)
+		if (gc->ev[i].detach_slot / 2 > last)
+			last = gc->ev[i].detach_slot / 2;
+	return last;
+}
+
+/*
+ * A kept walk that evicted a few tensors lets the steps after wait
+ * (policy_greedy.c, quiet()): their device bytes are the walk without
+ * offload's less those held away, and they run (catch_up()) only where
+ * make_room() is about to read the lists, from the lookahead or a step
+ * short of room; a walk that stops or is settled with steps waiting
+ * never runs them, and the next walk takes up only the steps run.
+ * Budgets from the start's residency to the peak, rising and falling,
+ * and bisections as hyper_plan__run_greedy()'s, at each lookahead, with
+ * the goal and without (walks that go on to where what they evicted is
+ * read again, and make room there or not): each walk as scratch's, which
+ * runs every step.  A step let wait that reads a tensor held away, runs
+ * short of room, or is left out of what make_room() reads, its bytes
+ * not counted while it waits or counted twice once it runs, changes a
+ * walk here.  Returns how many walks evicted a few and walked on a
+ * while after the last; *@walks counts the walks.
+ */
+static unsigned int quiet_walks(struct __test_metadata *_metadata,
+				const struct plan_case *c, size_t n,
+				unsigned int *walks)
+{
+	static const uint32_t ahead[] = { 1, 8, 64, 512 };
+	unsigned int quiet = 0;
+	uint64_t lo, span, bl = 0, bh = 0, b;
+	struct walks w;
+	int32_t end;
+
+	walks_begin(_metadata, &w, c, n);
+	start_span(_metadata, &w, &lo, &span);
+	for (uint32_t k = 0; k < 24 * ARRAY_SIZE(ahead); k++) {
+		uint32_t i = k % 24, la = ahead[k / 24];
+
+		if (!i) {
+			bl = w.j.lf.max_ws;
+			bh = w.j.lf.peak0;
+		}
+		if (i < 12) {		/* no goal, rising then falling */
+			w.kept.p = w.sc.p = NULL;
+			b = lo + span / 7 * (i < 6 ? i + 1 : 12 - i);
+		} else {		/* the search's bisection */
+			w.kept.p = w.sc.p = &w.j.p;
+			w.kept.max_slow = w.sc.max_slow = slows[k / 24 % 2];
+			b = bl + (bh - bl) / 2;
+		}
+		walk_pair(_metadata, &w.j, &w.kept, &w.sc, b, la);
+		if (i >= 12 && w.kept.beyond)
+			bl = b;
+		else if (i >= 12)
+			bh = b;
+		(*walks)++;
+		end = w.kept.beyond ? -1 : (int32_t)w.kept.settled;
+		if (w.kept.nev && w.kept.nev <= 64 &&
+		    end > last_evicting_step(&w.kept) + 32)
+			quiet++;
+	}
+	walks_end(&w);
+	return quiet;
+}
+
+TEST(quiet_steps_walk_as_scratch)
+{
+	static const struct plan_case cases[] = {
+		{ NULL, NULL, 120, 101 }, { NULL, NULL, 400, 102 },
+		{ NULL, NULL, 900, 103 },
+		{ "olmoe-1b-7b", "train", 0, 104 },
+		{ "llama2-7b", "train", 0, 105 },
+		{ "mixtral-8x7b", "train-keep", 0, 106 },
+	};
+	unsigned int walks = 0, quiet = 0;
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++)
+		quiet += quiet_walks(_metadata, &cases[c], c, &walks);
+	TH_LOG("%u walks, %u of them walking on after a few evictions",
+	       walks, quiet);
+	EXPECT_LT(walks / 8, quiet);
 }
 
 TEST_HARNESS_MAIN
