@@ -15,6 +15,10 @@
 /*
  * The 64ths of the run that [start, end) touches, as bits: two intervals
  * that share time share a bit (an empty one is given the 64th it sits in).
+ * Each fit asks it once (146k times in the 100k decode layout): on a run
+ * under 2^58 instants (any planner's) the products fit 64 bits, and
+ * their quotients are those of the 128-bit ones without a call to
+ * __udivti3 for each (two thirds of its instructions).
  */
 uint64_t hu_arena__when(const struct placer *p, uint64_t start, uint64_t end)
 {
@@ -29,8 +33,13 @@ uint64_t hu_arena__when(const struct placer *p, uint64_t start, uint64_t end)
 		start = span - 1;
 	if (end >= span)
 		end = span - 1;
-	a = (uint64_t)((unsigned __int128)start * 64 / span);
-	b = (uint64_t)((unsigned __int128)end * 64 / span);
+	if (span <= 1ULL << 58) {
+		a = start * 64 / span;
+		b = end * 64 / span;
+	} else {
+		a = (uint64_t)((unsigned __int128)start * 64 / span);
+		b = (uint64_t)((unsigned __int128)end * 64 / span);
+	}
 	return (~0ULL >> (63 - (b - a))) << a;
 }
 

@@ -1410,6 +1410,39 @@ TEST(arena_start_instants_agree)
 }
 
 /*
+ * The 64ths of the run each block and fit touch (the blocks a fit skips
+ * as sharing no time with it) are counted in 64 bits on runs under 2^58
+ * instants, where the products fit, and in 128 elsewhere.  Training-shaped
+ * sets (ending before 13 n) stretched over runs just under 2^58 instants
+ * (the products near 2^64) and under 2^59, 2^61 and 2^63: split, with
+ * and without the instants,
+ * they agree with the reference, which keeps nothing by offset.  The 64
+ * bits taken a step too far, past 2^58, skip blocks a fit meets here and
+ * move offsets.
+ */
+TEST(arena_wide_runs_agree)
+{
+	static const enum hu_arena_way ways[] = {
+		HU_ARENA_BY_TIME | HU_ARENA_WHOLE, HU_ARENA_AUTO,
+		HU_ARENA_BY_OFFSET, HU_ARENA_BY_OFFSET | HU_ARENA_NO_INSTANTS };
+	static const unsigned int shift[] = { 58, 59, 61, 63 };
+	const int nw = ARRAY_SIZE(ways);
+
+	for (unsigned int seed = 700; seed < 724; seed++) {
+		uint32_t n = 200 + seed * 53 % 900;
+		uint64_t scale = (1ULL << shift[seed % 4]) / (13 * (uint64_t)n);
+		struct hu_ival *set = new_set(_metadata, n);
+
+		moe_set(set, n, seed);
+		for (uint32_t i = 0; i < n; i++) {
+			set[i].start *= scale;
+			set[i].end *= scale;
+		}
+		places_agree(_metadata, ways, nw, set, n, 4 * n, seed);
+	}
+}
+
+/*
  * A fit by offset passes over a block (all its entries share time with
  * the fit and leave no hole as wide as it, or its start instants show
  * the same) even when spans found by time come inside the block's
