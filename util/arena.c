@@ -98,7 +98,7 @@ static void make_key(struct key *k, const struct hu_ival *v, uint32_t i,
  */
 static inline __attribute__((always_inline)) bool
 scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
-	 const bool holes)
+	 const bool holes, const bool many)
 {
 	uint64_t w = p->nblk ? hu_arena__when(p, v->start, v->end) : 0;
 	struct tcur c;
@@ -142,7 +142,7 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 				s->cur = bk->top;
 			continue;
 		}
-		if (inst && ins_skip(p, p->bord[b], v, s, pv))
+		if (inst && ins_skip(p, p->bord[b], v, s, pv, many))
 			continue;
 		alone = !c.has || c.lo >= e[bk->n - 1].lo;
 		/* no span by time comes inside the block: its entries alone */
@@ -167,17 +167,22 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 	return false;
 }
 
+/*
+ * One scan compiled for each way ins_skip() walks a block's instants
+ * (p->many), so that a decode layout's stays as it was.
+ */
 static bool fit_scan(struct placer *p, const struct hu_ival *v,
 		     struct scan *s)
 {
-	return scan_way(p, v, s, false);
+	return p->many ? scan_way(p, v, s, false, true) :
+			 scan_way(p, v, s, false, false);
 }
 
 /* The holes of at least s->bytes over @v, bottom up, in s->holes. */
 void hu_arena__holes_scan(struct placer *p, const struct hu_ival *v,
 		       struct scan *s)
 {
-	scan_way(p, v, s, true);
+	scan_way(p, v, s, true, false);
 }
 
 /* One interval: the lowest hole that fits, or the tightest with @best. */

@@ -142,6 +142,12 @@ struct placer {
 	uint32_t nbkt, bshift;
 	bool plain;		/* HU_ARENA_WHOLE: one bucket, no spans joined */
 	bool no_inst;		/* HU_ARENA_NO_INSTANTS: nor start instants */
+	/*
+	 * The intervals kept by offset are more than a quarter as many as
+	 * those by time (a training step's layout): a fit's instants inside
+	 * a block are walked out of line (ins_skip())
+	 */
+	bool many;
 	size_t *bfirst;
 	uint32_t *bn;
 	struct oent *bent;
@@ -287,6 +293,16 @@ bool hu_arena__sort_packed(struct placer *p, struct key *keys, uint32_t nk);
 /* The offset order (arena_offset.c). */
 uint64_t hu_arena__when(const struct placer *p, uint64_t start,
 			uint64_t end);
+
+/* T among some instants of a block, and whether one of them is a witness */
+struct ins_top {
+	uint64_t top;
+	bool wit;
+};
+
+struct ins_top hu_arena__ins_top(const uint64_t *t, const struct oins *in,
+				 uint64_t ve, uint64_t bytes, uint64_t cut,
+				 uint64_t top, bool wit, uint64_t cur);
 void hu_arena__ord_insert(struct placer *p, const struct oent *x);
 
 /* The bound (arena_bound.c), and the holes it reads (arena.c). */
@@ -383,11 +399,18 @@ blk_read(struct scan *s, const struct oent *e, uint32_t n,
  * below them (they share time with @v, and any other that does only
  * fills holes).  Inline: a fit by offset asks it of most blocks it meets
  * (2.9M times in DeepSeek-V2-Lite's greedy layout), and the calls were 3%
- * of the layouts' instructions.
+ * of the layouts' instructions.  With @many (p->many: the fits' scan is
+ * compiled for each), the instants inside @v are walked out of line by
+ * hu_arena__ins_top(): on a training step's layout they are many (ten a
+ * block asked, 5.5M in DeepSeek-V2-Lite's plan layout), and inline, in
+ * the fits' scan, the walk had no registers left (22 instructions an
+ * instant).  Decode layouts meet none in nearly every block, and keep the
+ * walk inline: the call alone, never taken, made their scan compile 2%
+ * worse.
  */
-static inline bool ins_skip(const struct placer *p, uint32_t id,
-			    const struct hu_ival *v, struct scan *s,
-			    uint32_t q)
+static inline __attribute__((always_inline)) bool
+ins_skip(const struct placer *p, uint32_t id, const struct hu_ival *v,
+	 struct scan *s, uint32_t q, const bool many)
 {
 	const uint64_t *t = &p->sat[(size_t)id * (OBLK + 1)];
 	const struct oins *in = &p->sins[(size_t)id * OBLK];
@@ -408,7 +431,14 @@ static inline bool ins_skip(const struct placer *p, uint32_t id,
 	} else if (k) {
 		bound = in[k - 1].top;
 	}
-	for (; t[k] < ve; k++) {
+	if (many && t[k] < ve) {
+		struct ins_top r = hu_arena__ins_top(&t[k], &in[k], ve, bytes,
+						     cut, top, wit, s->cur);
+
+		top = r.top;
+		wit = r.wit;
+	}
+	for (; !many && t[k] < ve; k++) {
 		uint64_t tk = in[k].top;
 		bool ok = (in[k].free < bytes) & (in[k].lo < cut);
 

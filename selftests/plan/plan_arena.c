@@ -1410,6 +1410,72 @@ TEST(arena_start_instants_agree)
 }
 
 /*
+ * A fit by offset that meets start instants of a block inside its time
+ * finds their highest top T first, then a witness among the instants at
+ * T, walked back from the last, out of line (hu_arena__ins_many()), on
+ * training-shaped placements (util/arena_time.c's fine groups).  Sets of
+ * 300 to 2,800 intervals shaped like a training step's, all kept by
+ * offset, blocks splitting again and again, one in three cut to a 64th
+ * to an eighth of the run so that the entries live at a block's
+ * instants change inside a fit: split and by offset, with and without
+ * the bound, they agree with the reference.  A witness kept from below a
+ * higher top, or a hole as wide as the fit taken for none, moves offsets
+ * here.
+ */
+TEST(arena_instants_walked_out_of_line_agree)
+{
+	static const enum hu_arena_way ways[] = {
+		HU_ARENA_BY_TIME | HU_ARENA_WHOLE, HU_ARENA_AUTO,
+		HU_ARENA_BY_OFFSET, HU_ARENA_AUTO | HU_ARENA_NO_BOUND };
+	const int nw = ARRAY_SIZE(ways);
+
+	for (unsigned int seed = 800; seed < 830; seed++) {
+		uint32_t n = 300 + seed * 131 % 2500;
+		uint64_t span = 8 * (uint64_t)n;
+		struct hu_ival *set = new_set(_metadata, n);
+
+		moe_set(set, n, seed);
+		for (uint32_t i = 0; i < n; i += 3)
+			set[i].end = set[i].start + span / 64 +
+				     (set[i].end - set[i].start) % (span / 8);
+		places_agree(_metadata, ways, nw, set, n, 4 * n, seed);
+	}
+}
+
+/*
+ * The 64ths of the run each block and fit touch (the blocks a fit skips
+ * as sharing no time with it) are counted in 64 bits on runs under 2^58
+ * instants, where the products fit, and in 128 elsewhere.  Training-shaped
+ * sets (ending before 13 n) stretched over runs just under 2^58 instants
+ * (the products near 2^64) and under 2^59, 2^61 and 2^63: split, with
+ * and without the instants,
+ * they agree with the reference, which keeps nothing by offset.  The 64
+ * bits taken a step too far, past 2^58, skip blocks a fit meets here and
+ * move offsets.
+ */
+TEST(arena_wide_runs_agree)
+{
+	static const enum hu_arena_way ways[] = {
+		HU_ARENA_BY_TIME | HU_ARENA_WHOLE, HU_ARENA_AUTO,
+		HU_ARENA_BY_OFFSET, HU_ARENA_BY_OFFSET | HU_ARENA_NO_INSTANTS };
+	static const unsigned int shift[] = { 58, 59, 61, 63 };
+	const int nw = ARRAY_SIZE(ways);
+
+	for (unsigned int seed = 700; seed < 724; seed++) {
+		uint32_t n = 200 + seed * 53 % 900;
+		uint64_t scale = (1ULL << shift[seed % 4]) / (13 * (uint64_t)n);
+		struct hu_ival *set = new_set(_metadata, n);
+
+		moe_set(set, n, seed);
+		for (uint32_t i = 0; i < n; i++) {
+			set[i].start *= scale;
+			set[i].end *= scale;
+		}
+		places_agree(_metadata, ways, nw, set, n, 4 * n, seed);
+	}
+}
+
+/*
  * A fit by offset passes over a block (all its entries share time with
  * the fit and leave no hole as wide as it, or its start instants show
  * the same) even when spans found by time come inside the block's
