@@ -117,32 +117,51 @@ static void build_tree(struct calendar *c, const double *cap0, double scale)
 	c->gen = b->gen;
 }
 
+/*
+ * Steps @from .. n - 1 as hyper_plan__cal_reset() leaves them, all but the
+ * tree and the runs' zeros: one array at a time, each loop a few
+ * instructions a step, where a step at a time tested each array's use and
+ * reloaded the capacities and scale through @c for every step (a restore
+ * from the first step written rewrites thousands of steps on MoE training,
+ * 19 instructions each).  The same values either way.
+ */
+static void restore_from(struct calendar *c, uint32_t from)
+{
+	const double *cap0 = c->cap0;
+	double scale = c->scale, *cap = c->cap;
+	uint32_t i, n = c->n, *up;
+
+	for (i = from; i < n; i++)
+		cap[i] = cap0[i] * scale;
+	up = c->left;
+	if (up)
+		for (i = from; i < n; i++)
+			up[i + 1] = cap[i] <= EMPTY ? i : i + 1;
+	up = c->right;
+	if (up) {
+		for (i = from; i < n; i++)
+			up[i] = cap[i] <= EMPTY ? i + 1 : i;
+		up[n] = n;
+		memset(c->used + from, 0, n - from);
+	}
+}
+
 void hyper_plan__cal_reset(struct calendar *c, const double *cap0, double scale)
 {
 	uint32_t i;
 
-	for (i = 0; i < c->n; i++)
-		c->cap[i] = cap0[i] * scale;
-	if (c->left) {
+	c->cap0 = cap0;
+	c->scale = scale;
+	if (c->left)
 		c->left[0] = 0;
-		for (i = 0; i < c->n; i++)
-			c->left[i + 1] = c->cap[i] <= EMPTY ? i : i + 1;
-	}
+	restore_from(c, 0);
 	if (c->right) {
 		c->zeros[0] = 0;
-		for (i = 0; i < c->n; i++) {
-			bool full = c->cap[i] <= EMPTY;
-
-			c->zeros[i + 1] = c->zeros[i] + full;
-			c->right[i] = full ? i + 1 : i;
-		}
-		c->right[c->n] = c->n;
-		memset(c->used, 0, c->n);
+		for (i = 0; i < c->n; i++)
+			c->zeros[i + 1] = c->zeros[i] + (c->right[i] != i);
 	}
 	build_tree(c, cap0, scale);
 	c->low = c->n;
-	c->cap0 = cap0;
-	c->scale = scale;
 	c->dirty = c->n;
 	c->nundo = 0;
 }
@@ -166,7 +185,7 @@ void hyper_plan__cal_restore(struct calendar *c, const double *cap0,
 			     double scale)
 {
 	const double *fen0 = c->base->fen0;
-	uint32_t i, u, from = c->dirty;
+	uint32_t u, from = c->dirty;
 	size_t e;
 
 	if (cap0 != c->cap0 || scale != c->scale || c->gen != c->base->gen) {
@@ -181,8 +200,7 @@ void hyper_plan__cal_restore(struct calendar *c, const double *cap0,
 				c->fen[e] = fen0[e];
 		}
 	} else {
-		for (i = from; i < c->n; i++)
-			restore_step(c, i);
+		restore_from(c, from);
 		memcpy(c->fen + from + 1, fen0 + from + 1,
 		       ((size_t)c->n - from) * sizeof(*c->fen));
 	}
@@ -305,7 +323,8 @@ int hyper_plan__cal_find_run(struct calendar *c, uint32_t lo, uint32_t hi, doubl
  * same entries: 64-bit, one instruction less a step and none to widen
  * the index (a take walks eleven at 100k decode operators).
  */
-static void take(struct calendar *c, uint32_t k, double got)
+static inline __attribute__((always_inline)) void
+take(struct calendar *c, uint32_t k, double got)
 {
 	size_t i;
 
@@ -332,7 +351,10 @@ uint32_t hyper_plan__cal_take_latest(struct calendar *c, uint32_t lo, uint32_t h
 	double got;
 
 	while (amount > EMPTY) {
-		k = find(c, c->left, 1, hi + 1);
+		/* mostly step hi itself: the one before the last taken */
+		k = c->left[hi + 1];
+		if (k != hi + 1)
+			k = find(c, c->left, 1, hi + 1);
 		if (!k || k - 1 < lo)
 			break;		/* rounding: the sum said it fits */
 		first = k - 1;

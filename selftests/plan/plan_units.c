@@ -3646,4 +3646,124 @@ TEST(class_bases_match_scan)
 	EXPECT_LT(1000, known);
 }
 
+/*
+ * The calendars' restores and takes (passes/calendar.c) against a full
+ * reset and plain arrays: after each restore, every array of a calendar
+ * of each use as a fresh reset on the same capacities and scale sets it
+ * (rounds of a few takes restore step by step, rounds of thousands from
+ * the first step written); after each take, the time left as a plain
+ * array taken the same way has it, latest first or in a run, and sums
+ * and reaches as a scan finds them (whole capacities and halves: every
+ * sum exact).
+ */
+static void cal_as_reset(struct __test_metadata *_metadata,
+			 const struct calendar *c, const struct calendar *f)
+{
+	size_t n = c->n;
+
+	ASSERT_EQ(0, memcmp(c->cap, f->cap, n * sizeof(*c->cap)));
+	ASSERT_EQ(0, memcmp(c->fen, f->fen, (n + 1) * sizeof(*c->fen)));
+	if (c->left)
+		ASSERT_EQ(0, memcmp(c->left, f->left,
+				    (n + 1) * sizeof(*c->left)));
+	if (c->right) {
+		ASSERT_EQ(0, memcmp(c->right, f->right,
+				    (n + 1) * sizeof(*c->right)));
+		ASSERT_EQ(0, memcmp(c->zeros, f->zeros,
+				    (n + 1) * sizeof(*c->zeros)));
+		ASSERT_EQ(0, memcmp(c->used, f->used, n));
+	}
+	ASSERT_EQ(f->low, c->low);
+	ASSERT_EQ(f->dirty, c->dirty);
+	ASSERT_EQ(0, c->nundo);
+}
+
+/* hyper_plan__cal_take_latest() on a plain array: the first step taken. */
+static uint32_t plain_take_latest(double *t, uint32_t lo, uint32_t hi,
+				  double amount)
+{
+	uint32_t k, first = hi;
+
+	for (k = hi + 1; k-- > lo && amount > 1e-6;) {
+		double got = t[k] < amount ? t[k] : amount;
+
+		if (t[k] <= 1e-6)
+			continue;
+		t[k] -= got;
+		amount -= got;
+		first = k;
+	}
+	return first;
+}
+
+/* One random take on @c and @t, its use's way, then the two compared. */
+static int cal_take_plain(struct __test_metadata *_metadata,
+			  struct calendar *c, double *t, uint64_t *x)
+{
+	uint32_t n = c->n, lo, hi, first, last, k;
+	double amt;
+
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	lo = *x % n;
+	hi = lo + (*x >> 16) % (n - lo);
+	amt = (*x >> 32 & 127) / 2.0;
+	if (c->left && (!c->right || *x >> 60 & 1)) {
+		if (hyper_plan__cal_avail(c, lo, hi) < amt)
+			return 0;
+		first = hyper_plan__cal_take_latest(c, lo, hi, amt);
+		EXPECT_EQ(plain_take_latest(t, lo, hi, amt), first);
+	} else {
+		if (hyper_plan__cal_find_run(c, lo, hi, amt, &first, &last))
+			return 0;
+		hyper_plan__cal_take_run(c, first, last, amt);
+		for (k = first; k <= last && amt > 1e-6; k++) {
+			double got = t[k] < amt ? t[k] : amt;
+
+			if (got > 0) {
+				t[k] -= got;
+				amt -= got;
+			}
+		}
+	}
+	EXPECT_EQ(0, memcmp(t, c->cap, n * sizeof(*t)));
+	cal_plain(_metadata, c, x);
+	return 1;
+}
+
+TEST(calendar_restores_and_takes_match_plain)
+{
+	enum { N = 700 };
+	static const unsigned int uses[] = { CAL_LATEST, CAL_RUNS, CAL_ALL };
+	uint64_t x = 0x9b05688c2b3e6c1fULL, took = 0;
+	double cap[N], cap2[N], t[N];
+
+	cal_caps(cap, cap2, N, &x);
+	for (size_t u = 0; u < ARRAY_SIZE(uses); u++) {
+		struct calendar c, f;
+
+		ASSERT_EQ(0, hyper_plan__cal_init(&c, N, uses[u],
+						  &(struct hp_mem){ 0 }));
+		ASSERT_EQ(0, hyper_plan__cal_init(&f, N, uses[u],
+						  &(struct hp_mem){ 0 }));
+		for (int round = 0; round < 24; round++) {
+			const double *c0 = round % 3 ? cap : cap2;
+			double scale = round % 4 ? 1.0 : 1.5;
+			int takes = round % 2 ? 40 : 3000;
+
+			hyper_plan__cal_restore(&c, c0, scale);
+			hyper_plan__cal_reset(&f, c0, scale);
+			cal_as_reset(_metadata, &c, &f);
+			for (uint32_t k = 0; k < N; k++)
+				t[k] = c0[k] * scale;
+			for (int i = 0; i < takes; i++)
+				took += cal_take_plain(_metadata, &c, t, &x);
+		}
+		hyper_plan__cal_free(&c);
+		hyper_plan__cal_free(&f);
+	}
+	EXPECT_LT(10000, took);
+}
+
 TEST_HARNESS_MAIN
