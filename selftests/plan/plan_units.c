@@ -3766,4 +3766,58 @@ TEST(calendar_restores_and_takes_match_plain)
 	EXPECT_LT(10000, took);
 }
 
+/*
+ * The range-minimum tree through clears (hyper_plan__seg_clear()):
+ * keys falling by the run to the root from a cleared tree, key 0 among
+ * them, against a plain array, every node the least of its children
+ * before each clear.
+ */
+TEST(minseg_clears_match_scan)
+{
+	static const uint32_t sizes[] = { 1, 2, 3, 6, 1000, 1025 };
+	uint64_t x = 0xbb67ae8584caa73bULL;
+
+	for (size_t z = 0; z < ARRAY_SIZE(sizes); z++) {
+		uint32_t n = sizes[z];
+		struct minseg sg;
+		uint64_t *ref = malloc(n * sizeof(*ref));
+
+		ASSERT_NE(NULL, ref);
+		ASSERT_EQ(0, hyper_plan__seg_init(&sg, n,
+						  &(struct hp_mem){ 0 }));
+		for (uint32_t r = 0; r < 8000; r++) {
+			uint32_t pos, lo, hi;
+			uint64_t key, want = SEG_NONE;
+
+			if (r % 1000 == 0) {
+				for (uint32_t i = 1; r && i < sg.size; i++)
+					ASSERT_EQ(sg.t[2 * i] < sg.t[2 * i + 1] ?
+						  sg.t[2 * i] : sg.t[2 * i + 1],
+						  sg.t[i]);
+				hyper_plan__seg_clear(&sg);
+				for (uint32_t i = 0; i < n; i++)
+					ref[i] = SEG_NONE;
+			}
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			pos = x % n;
+			/* mostly falling: keys that count down, now and then up */
+			key = (x >> 20) % 8 ? 8000 - r % 1000 - (x >> 40) % 3 :
+			      (x >> 40) % 4 ? 0 : SEG_NONE;
+			ref[pos] = key;
+			hyper_plan__seg_set(&sg, pos, key);
+			lo = (x >> 8) % n;
+			hi = lo + (uint32_t)((x >> 28) % (n - lo));
+			for (uint32_t i = lo; i <= hi; i++)
+				if (ref[i] < want)
+					want = ref[i];
+			ASSERT_EQ(want, hyper_plan__seg_min(&sg, lo, hi))
+				TH_LOG("n %u round %u [%u, %u]", n, r, lo, hi);
+		}
+		hyper_plan__seg_free(&sg);
+		free(ref);
+	}
+}
+
 TEST_HARNESS_MAIN
