@@ -3651,10 +3651,12 @@ TEST(class_bases_match_scan)
  * reset and plain arrays: after each restore, every array of a calendar
  * of each use as a fresh reset on the same capacities and scale sets it
  * (rounds of a few takes restore step by step, rounds of thousands from
- * the first step written); after each take, the time left as a plain
- * array taken the same way has it, latest first or in a run, and sums
- * and reaches as a scan finds them (whole capacities and halves: every
- * sum exact).
+ * the first step written); after each take, the time left and the tree
+ * as a plain array and a plain Fenwick tree taken the same way have
+ * them, step by step in the order taken, latest first or in a run
+ * (amounts in thirds: the order of a tree entry's subtractions shows in
+ * its bits), and in rounds of halves, sums and reaches as a scan finds
+ * them (whole capacities and halves: every sum exact).
  */
 static void cal_as_reset(struct __test_metadata *_metadata,
 			 const struct calendar *c, const struct calendar *f)
@@ -3678,9 +3680,18 @@ static void cal_as_reset(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, c->nundo);
 }
 
-/* hyper_plan__cal_take_latest() on a plain array: the first step taken. */
-static uint32_t plain_take_latest(double *t, uint32_t lo, uint32_t hi,
-				  double amount)
+/* Step k of @t (n steps) and its Fenwick tree @f give up @got. */
+static void plain_take(double *t, double *f, uint32_t n, uint32_t k,
+		       double got)
+{
+	t[k] -= got;
+	for (uint32_t i = k + 1; i <= n; i += i & -i)
+		f[i] -= got;
+}
+
+/* hyper_plan__cal_take_latest() on plain arrays: the first step taken. */
+static uint32_t plain_take_latest(double *t, double *f, uint32_t n,
+				  uint32_t lo, uint32_t hi, double amount)
 {
 	uint32_t k, first = hi;
 
@@ -3689,16 +3700,20 @@ static uint32_t plain_take_latest(double *t, uint32_t lo, uint32_t hi,
 
 		if (t[k] <= 1e-6)
 			continue;
-		t[k] -= got;
+		plain_take(t, f, n, k, got);
 		amount -= got;
 		first = k;
 	}
 	return first;
 }
 
-/* One random take on @c and @t, its use's way, then the two compared. */
+/*
+ * One random take on @c and on @t and its tree @f, its use's way, in
+ * thirds or halves (@div), then the two compared.
+ */
 static int cal_take_plain(struct __test_metadata *_metadata,
-			  struct calendar *c, double *t, uint64_t *x)
+			  struct calendar *c, double *t, double *f,
+			  double div, uint64_t *x)
 {
 	uint32_t n = c->n, lo, hi, first, last, k;
 	double amt;
@@ -3708,12 +3723,12 @@ static int cal_take_plain(struct __test_metadata *_metadata,
 	*x ^= *x << 17;
 	lo = *x % n;
 	hi = lo + (*x >> 16) % (n - lo);
-	amt = (*x >> 32 & 127) / 2.0;
+	amt = (*x >> 32 & 127) / div;
 	if (c->left && (!c->right || *x >> 60 & 1)) {
-		if (hyper_plan__cal_avail(c, lo, hi) < amt)
+		if (hyper_plan__cal_avail(c, lo, hi) < amt + 1e-6)
 			return 0;
 		first = hyper_plan__cal_take_latest(c, lo, hi, amt);
-		EXPECT_EQ(plain_take_latest(t, lo, hi, amt), first);
+		EXPECT_EQ(plain_take_latest(t, f, n, lo, hi, amt), first);
 	} else {
 		if (hyper_plan__cal_find_run(c, lo, hi, amt, &first, &last))
 			return 0;
@@ -3722,13 +3737,15 @@ static int cal_take_plain(struct __test_metadata *_metadata,
 			double got = t[k] < amt ? t[k] : amt;
 
 			if (got > 0) {
-				t[k] -= got;
+				plain_take(t, f, n, k, got);
 				amt -= got;
 			}
 		}
 	}
 	EXPECT_EQ(0, memcmp(t, c->cap, n * sizeof(*t)));
-	cal_plain(_metadata, c, x);
+	EXPECT_EQ(0, memcmp(f + 1, c->fen + 1, n * sizeof(*f)));
+	if (div == 2.0)
+		cal_plain(_metadata, c, x);
 	return 1;
 }
 
@@ -3737,7 +3754,7 @@ TEST(calendar_restores_and_takes_match_plain)
 	enum { N = 700 };
 	static const unsigned int uses[] = { CAL_LATEST, CAL_RUNS, CAL_ALL };
 	uint64_t x = 0x9b05688c2b3e6c1fULL, took = 0;
-	double cap[N], cap2[N], t[N];
+	double cap[N], cap2[N], t[N], tree[N + 1];
 
 	cal_caps(cap, cap2, N, &x);
 	for (size_t u = 0; u < ARRAY_SIZE(uses); u++) {
@@ -3757,8 +3774,11 @@ TEST(calendar_restores_and_takes_match_plain)
 			cal_as_reset(_metadata, &c, &f);
 			for (uint32_t k = 0; k < N; k++)
 				t[k] = c0[k] * scale;
+			memcpy(tree, c.fen, sizeof(tree));
 			for (int i = 0; i < takes; i++)
-				took += cal_take_plain(_metadata, &c, t, &x);
+				took += cal_take_plain(_metadata, &c, t, tree,
+						       round % 5 ? 3.0 : 2.0,
+						       &x);
 		}
 		hyper_plan__cal_free(&c);
 		hyper_plan__cal_free(&f);
