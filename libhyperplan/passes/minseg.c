@@ -22,9 +22,15 @@ int hyper_plan__seg_init(struct minseg *s, uint32_t n, struct hp_mem *mem)
 	return 0;
 }
 
+/*
+ * t[0], above the root, holds 0: no key is less, so the walk up of a key
+ * that falls stops there without a test of its own (a third of its
+ * instructions a node).  No range minimum reads it.
+ */
 void hyper_plan__seg_clear(struct minseg *s)
 {
 	memset(s->t, 0xff, 2 * (size_t)s->size * sizeof(*s->t));
+	s->t[0] = 0;
 }
 
 void hyper_plan__seg_free(struct minseg *s)
@@ -46,7 +52,7 @@ void hyper_plan__seg_set(struct minseg *s, uint32_t pos, uint64_t key)
 
 	s->t[i] = key;
 	if (key < old) {
-		for (i /= 2; i && s->t[i] > key; i /= 2)
+		for (i /= 2; s->t[i] > key; i /= 2)
 			s->t[i] = key;
 		return;
 	}

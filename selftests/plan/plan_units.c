@@ -3904,4 +3904,198 @@ TEST(life_dirty_tensors_as_replayed)
 	EXPECT_LT(100, dirty);
 }
 
+/*
+ * The calendars' restores and takes (passes/calendar.c) against a full
+ * reset and plain arrays: after each restore, every array of a calendar
+ * of each use as a fresh reset on the same capacities and scale sets it
+ * (rounds of a few takes restore step by step, rounds of thousands from
+ * the first step written); after each take, the time left and the tree
+ * as a plain array and a plain Fenwick tree taken the same way have
+ * them, step by step in the order taken, latest first or in a run
+ * (amounts in thirds: the order of a tree entry's subtractions shows in
+ * its bits), and in rounds of halves, sums and reaches as a scan finds
+ * them (whole capacities and halves: every sum exact).
+ */
+static void cal_as_reset(struct __test_metadata *_metadata,
+			 const struct calendar *c, const struct calendar *f)
+{
+	size_t n = c->n;
+
+	ASSERT_EQ(0, memcmp(c->cap, f->cap, n * sizeof(*c->cap)));
+	ASSERT_EQ(0, memcmp(c->fen, f->fen, (n + 1) * sizeof(*c->fen)));
+	if (c->left)
+		ASSERT_EQ(0, memcmp(c->left, f->left,
+				    (n + 1) * sizeof(*c->left)));
+	if (c->right) {
+		ASSERT_EQ(0, memcmp(c->right, f->right,
+				    (n + 1) * sizeof(*c->right)));
+		ASSERT_EQ(0, memcmp(c->zeros, f->zeros,
+				    (n + 1) * sizeof(*c->zeros)));
+		ASSERT_EQ(0, memcmp(c->used, f->used, n));
+	}
+	ASSERT_EQ(f->low, c->low);
+	ASSERT_EQ(f->dirty, c->dirty);
+	ASSERT_EQ(0, c->nundo);
+}
+
+/* Step k of @t (n steps) and its Fenwick tree @f give up @got. */
+static void plain_take(double *t, double *f, uint32_t n, uint32_t k,
+		       double got)
+{
+	t[k] -= got;
+	for (uint32_t i = k + 1; i <= n; i += i & -i)
+		f[i] -= got;
+}
+
+/* hyper_plan__cal_take_latest() on plain arrays: the first step taken. */
+static uint32_t plain_take_latest(double *t, double *f, uint32_t n,
+				  uint32_t lo, uint32_t hi, double amount)
+{
+	uint32_t k, first = hi;
+
+	for (k = hi + 1; k-- > lo && amount > 1e-6;) {
+		double got = t[k] < amount ? t[k] : amount;
+
+		if (t[k] <= 1e-6)
+			continue;
+		plain_take(t, f, n, k, got);
+		amount -= got;
+		first = k;
+	}
+	return first;
+}
+
+/*
+ * One random take on @c and on @t and its tree @f, its use's way, in
+ * thirds or halves (@div), then the two compared.
+ */
+static int cal_take_plain(struct __test_metadata *_metadata,
+			  struct calendar *c, double *t, double *f,
+			  double div, uint64_t *x)
+{
+	uint32_t n = c->n, lo, hi, first, last, k;
+	double amt;
+
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	lo = *x % n;
+	hi = lo + (*x >> 16) % (n - lo);
+	amt = (*x >> 32 & 127) / div;
+	if (c->left && (!c->right || *x >> 60 & 1)) {
+		if (hyper_plan__cal_avail(c, lo, hi) < amt + 1e-6)
+			return 0;
+		first = hyper_plan__cal_take_latest(c, lo, hi, amt);
+		EXPECT_EQ(plain_take_latest(t, f, n, lo, hi, amt), first);
+	} else {
+		if (hyper_plan__cal_find_run(c, lo, hi, amt, &first, &last))
+			return 0;
+		hyper_plan__cal_take_run(c, first, last, amt);
+		for (k = first; k <= last && amt > 1e-6; k++) {
+			double got = t[k] < amt ? t[k] : amt;
+
+			if (got > 0) {
+				plain_take(t, f, n, k, got);
+				amt -= got;
+			}
+		}
+	}
+	EXPECT_EQ(0, memcmp(t, c->cap, n * sizeof(*t)));
+	EXPECT_EQ(0, memcmp(f + 1, c->fen + 1, n * sizeof(*f)));
+	if (div == 2.0)
+		cal_plain(_metadata, c, x);
+	return 1;
+}
+
+TEST(calendar_restores_and_takes_match_plain)
+{
+	enum { N = 700 };
+	static const unsigned int uses[] = { CAL_LATEST, CAL_RUNS, CAL_ALL };
+	uint64_t x = 0x9b05688c2b3e6c1fULL, took = 0;
+	double cap[N], cap2[N], t[N], tree[N + 1];
+
+	cal_caps(cap, cap2, N, &x);
+	for (size_t u = 0; u < ARRAY_SIZE(uses); u++) {
+		struct calendar c, f;
+
+		ASSERT_EQ(0, hyper_plan__cal_init(&c, N, uses[u],
+						  &(struct hp_mem){ 0 }));
+		ASSERT_EQ(0, hyper_plan__cal_init(&f, N, uses[u],
+						  &(struct hp_mem){ 0 }));
+		for (int round = 0; round < 24; round++) {
+			const double *c0 = round % 3 ? cap : cap2;
+			double scale = round % 4 ? 1.0 : 1.5;
+			int takes = round % 2 ? 40 : 3000;
+
+			hyper_plan__cal_restore(&c, c0, scale);
+			hyper_plan__cal_reset(&f, c0, scale);
+			cal_as_reset(_metadata, &c, &f);
+			for (uint32_t k = 0; k < N; k++)
+				t[k] = c0[k] * scale;
+			memcpy(tree, c.fen, sizeof(tree));
+			for (int i = 0; i < takes; i++)
+				took += cal_take_plain(_metadata, &c, t, tree,
+						       round % 5 ? 3.0 : 2.0,
+						       &x);
+		}
+		hyper_plan__cal_free(&c);
+		hyper_plan__cal_free(&f);
+	}
+	EXPECT_LT(10000, took);
+}
+
+/*
+ * The range-minimum tree through clears (hyper_plan__seg_clear()):
+ * keys falling by the run to the root from a cleared tree, key 0 among
+ * them, against a plain array, every node the least of its children
+ * before each clear.
+ */
+TEST(minseg_clears_match_scan)
+{
+	static const uint32_t sizes[] = { 1, 2, 3, 6, 1000, 1025 };
+	uint64_t x = 0xbb67ae8584caa73bULL;
+
+	for (size_t z = 0; z < ARRAY_SIZE(sizes); z++) {
+		uint32_t n = sizes[z];
+		struct minseg sg;
+		uint64_t *ref = malloc(n * sizeof(*ref));
+
+		ASSERT_NE(NULL, ref);
+		ASSERT_EQ(0, hyper_plan__seg_init(&sg, n,
+						  &(struct hp_mem){ 0 }));
+		for (uint32_t r = 0; r < 8000; r++) {
+			uint32_t pos, lo, hi;
+			uint64_t key, want = SEG_NONE;
+
+			if (r % 1000 == 0) {
+				for (uint32_t i = 1; r && i < sg.size; i++)
+					ASSERT_EQ(sg.t[2 * i] < sg.t[2 * i + 1] ?
+						  sg.t[2 * i] : sg.t[2 * i + 1],
+						  sg.t[i]);
+				hyper_plan__seg_clear(&sg);
+				for (uint32_t i = 0; i < n; i++)
+					ref[i] = SEG_NONE;
+			}
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			pos = x % n;
+			/* mostly falling: keys that count down, now and then up */
+			key = (x >> 20) % 8 ? 8000 - r % 1000 - (x >> 40) % 3 :
+			      (x >> 40) % 4 ? 0 : SEG_NONE;
+			ref[pos] = key;
+			hyper_plan__seg_set(&sg, pos, key);
+			lo = (x >> 8) % n;
+			hi = lo + (uint32_t)((x >> 28) % (n - lo));
+			for (uint32_t i = lo; i <= hi; i++)
+				if (ref[i] < want)
+					want = ref[i];
+			ASSERT_EQ(want, hyper_plan__seg_min(&sg, lo, hi))
+				TH_LOG("n %u round %u [%u, %u]", n, r, lo, hi);
+		}
+		hyper_plan__seg_free(&sg);
+		free(ref);
+	}
+}
+
 TEST_HARNESS_MAIN
