@@ -67,6 +67,13 @@ struct plan_ctx {
 	uint32_t *cls_from;	/* class s: that step before lo and buckets */
 	uint8_t *cls_stale;	/* class s: a take may have moved its reach */
 	/*
+	 * Class s's three fields above are this step's only where cls_gen[s]
+	 * is reach_gen (class_touch()); the classes touched this step,
+	 * cls_now[0 .. ncls_now), are the ones a take can mark stale.
+	 */
+	uint32_t *cls_gen, *cls_now;
+	uint32_t reach_gen, ncls_now;
+	/*
 	 * Class s's first bucket used at step base_lo or later (NONE: not
 	 * known), moved with the step's first use (class_base_at()), and
 	 * its last bucket from its own reach (reach_of()): where the next
@@ -81,6 +88,15 @@ struct plan_ctx {
 	 */
 	uint64_t *min_key;
 	uint32_t *min_lo, *min_b;
+	/*
+	 * Class s: no key of its buckets from cls_base[s] on is below
+	 * cls_floor[s] (0: not known; none kept while base_lo is NONE),
+	 * lowered as keys come down there and as the base walks down;
+	 * floor_others: the least of the classes' but cls_pick's.  A pick
+	 * of cls_pick's below it needs no other class asked.
+	 */
+	uint64_t *cls_floor;
+	uint64_t floor_others;
 	uint8_t *b_cls;		/* class of each bucket */
 	uint32_t cls_pick;	/* class of the last pick: asked first */
 	double before;		/* link time offered before the step after k */
@@ -153,6 +169,7 @@ struct plan_ctx {
 	struct plan_snap snap;
 	uint32_t snap_hits;	/* sweeps started from it (tests) */
 	uint64_t miss_hits;	/* offers store_never() answered (tests) */
+	uint64_t floor_hits;	/* picks no other class was asked for (tests) */
 	/*
 	 * Tests: every reuse off (the class minima looked up each time, the
 	 * evictions sorted by qsort()), the from-scratch path to compare

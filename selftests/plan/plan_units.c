@@ -4098,4 +4098,149 @@ TEST(minseg_clears_match_scan)
 	}
 }
 
+/*
+ * Each class's floor against a scan of the tree's leaves: no key of its
+ * buckets from its base on is below it, and the floor of the classes but
+ * the last pick's is below none of theirs (passes/plan.c, cls_floor[],
+ * floor_others; none kept before a sweep's first step over budget).  A
+ * floor above a key there (a set-aside's key come back, or the base
+ * walked down over a key, not followed) would let a pick skip the class
+ * that holds it; the count of floors found exact shows they are not
+ * merely 0.
+ */
+static void floors_below_scan(struct __test_metadata *_metadata,
+			      const struct plan_ctx *pc, uint64_t *exact)
+{
+	const uint64_t *leaf = pc->seg.t + pc->seg.size;
+	uint64_t others = SEG_NONE;
+
+	if (pc->base_lo == NONE)
+		return;
+	for (uint32_t s = 0; s < pc->ncls; s++) {
+		uint64_t least = SEG_NONE;
+
+		for (uint32_t b = pc->cls_base[s]; b < pc->cls_b[s + 1]; b++)
+			if (leaf[b] < least)
+				least = leaf[b];
+		ASSERT_LE(pc->cls_floor[s], least) TH_LOG("class %u", s);
+		*exact += pc->cls_floor[s] == least && least != SEG_NONE;
+		if (s != pc->cls_pick && pc->cls_floor[s] < others)
+			others = pc->cls_floor[s];
+	}
+	ASSERT_LE(pc->floor_others, others);
+}
+
+/*
+ * The classes' floors (passes/plan.c, next_bucket(): a pick of the last
+ * pick's class below every other class's floor asks no other class, and
+ * a class above the pick so far is passed over unasked) against the
+ * from-scratch path, which asks every class at every pick, and against a
+ * scan after each sweep: aims in each quarter from the largest working
+ * set to the peak in turn, on links of three speeds; MoE and dense
+ * training, where one class gives nearly every pick, a decode, and
+ * random graphs where classes tie on start and use (a floor equal to the
+ * pick must ask the class: the tensor breaks the tie).
+ */
+TEST(sweep_floors_skip_classes_as_scratch)
+{
+	static const double scales[] = { 1.0, 1.3, ANY_WAIT };
+	struct plan_case cases[] = {
+		{ "olmoe-1b-7b", "train", 0, 1 }, { "llama2-7b", "infer", 0, 1 },
+		{ "llama2-7b", "train", 0, 1 }, { NULL, NULL, 600, 2 },
+		{ NULL, NULL, 1500, 4 }, { NULL, NULL, 2000, 33 },
+		{ NULL, NULL, 2000, 51 },
+	};
+	uint64_t x = 0xbb67ae8584caa73bULL, hits = 0, exact = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct sweep_pair sp;
+
+		pair_init(_metadata, &sp, &cases[i]);
+		for (uint32_t k = 0; k < 48; k++) {
+			uint64_t quarter = sp.span / 4 + 1;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			same_sweep(_metadata, &sp.re, &sp.sc,
+				   sp.lo + k % 4 * quarter + x % quarter,
+				   scales[k / 4 % ARRAY_SIZE(scales)]);
+			floors_below_scan(_metadata, &sp.re, &exact);
+		}
+		hits += sp.re.floor_hits;
+		EXPECT_EQ(0, sp.sc.floor_hits);
+		pair_free(&sp);
+	}
+	EXPECT_LT(1000, hits);	/* most picks asked one class */
+	EXPECT_LT(1000, exact);
+}
+
+/*
+ * A tie between classes that only the tensor breaks (passes/plan.c,
+ * next_bucket(): a pick equal to another class's floor asks that class).
+ * a (1 MB) and b (8 MB, b's class) are written by one op and read by
+ * one op; c (8 MB) spans the steps after them, where a transient p
+ * pushes the device over: c is taken first, so b's class is asked first
+ * when a transient q pushes a step before a's and b's reader over.  On
+ * links that never wait, a and b lead their classes there with the same
+ * start and use, and a, the lower tensor, is the pick, as on the
+ * from-scratch path; b would be if a floor equal to the pick skipped
+ * a's class.  Then the same on links that wait.
+ */
+TEST(tied_classes_give_the_lower_tensor)
+{
+	static const uint32_t order[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+	const uint64_t mb = 1 << 20;
+	struct hp_mem mr = { 0 }, ms = { 0 };
+	struct plan_ctx re, sc;
+	uint32_t a, b, c, p, q;
+	struct graph g;
+	struct life lf;
+
+	hyper_plan__graph_init(&g, "tie");
+	a = hyper_plan__graph_add_tensor(&g, "a", mb, HYPER_KIND_ACTIVATION,
+					 0, NULL);
+	b = hyper_plan__graph_add_tensor(&g, "b", 8 * mb,
+					 HYPER_KIND_ACTIVATION, 0, NULL);
+	c = hyper_plan__graph_add_tensor(&g, "c", 8 * mb,
+					 HYPER_KIND_ACTIVATION, 0, NULL);
+	p = hyper_plan__graph_add_tensor(&g, "p", 2 * mb,
+					 HYPER_KIND_ACTIVATION, 0, NULL);
+	q = hyper_plan__graph_add_tensor(&g, "q", mb, HYPER_KIND_ACTIVATION,
+					 0, NULL);
+	hyper_plan__graph_add_op(&g, "o0", 10000000, NULL, 0,
+				 (uint32_t[]){ a, b }, 2, NULL, NULL);
+	hyper_plan__graph_add_op(&g, "o1", 10000000, NULL, 0, &c, 1, NULL,
+				 NULL);
+	hyper_plan__graph_add_op(&g, "o2", 10000000, NULL, 0, &q, 1, NULL,
+				 NULL);
+	hyper_plan__graph_add_op(&g, "o3", 10000000, &q, 1, NULL, 0, NULL,
+				 NULL);
+	hyper_plan__graph_add_op(&g, "o4", 10000000, (uint32_t[]){ a, b }, 2,
+				 NULL, 0, NULL, NULL);
+	hyper_plan__graph_add_op(&g, "o5", 10000000, NULL, 0, &p, 1, NULL,
+				 NULL);
+	hyper_plan__graph_add_op(&g, "o6", 10000000, &p, 1, NULL, 0, NULL,
+				 NULL);
+	hyper_plan__graph_add_op(&g, "o7", 10000000, NULL, 0, NULL, 0, NULL,
+				 NULL);
+	hyper_plan__graph_add_op(&g, "o8", 10000000, NULL, 0, NULL, 0, NULL,
+				 NULL);
+	hyper_plan__graph_add_op(&g, "o9", 10000000, &c, 1, NULL, 0, NULL,
+				 NULL);
+	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
+	ASSERT_EQ(0, hyper_plan__plan_init(&re, &lf, &gbps, &mr));
+	ASSERT_EQ(0, hyper_plan__plan_init(&sc, &lf, &gbps, &ms));
+	sc.scratch = true;
+	same_sweep(_metadata, &re, &sc, 9 * mb + mb / 2, ANY_WAIT);
+	ASSERT_LE(2, re.nev);
+	EXPECT_EQ(c, re.ev[0].t);
+	EXPECT_EQ(a, re.ev[1].t);
+	same_sweep(_metadata, &re, &sc, 9 * mb + mb / 2, 1.0);
+	hyper_plan__plan_free(&re);
+	hyper_plan__plan_free(&sc);
+	hyper_plan__life_free(&lf);
+	hyper_plan__graph_free(&g);
+}
+
 TEST_HARNESS_MAIN
