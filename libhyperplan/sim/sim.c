@@ -31,6 +31,15 @@ struct sim {
 	uint8_t *st;		/* residency state, <hyper/residency.h> */
 	struct hp_sim_xend *end;
 	struct heap pend;	/* detached tensors by store completion */
+	/*
+	 * Runs without hooks: the detached tensors whose stores end no
+	 * earlier than the last one's, in the order they were detached
+	 * (pend_push()), a ring of fq_cap from fq_head; NULL: none, every
+	 * one in pend.  pend_at: the first end of either, HUGE_VAL if none.
+	 */
+	struct heap_item *fq;
+	size_t fq_cap, fq_head, fq_n;
+	double pend_at;
 	double now, h2d_free, d2h_free;
 	double stall, compute;	/* r's, written to it at the end */
 	double compute_all;	/* give_up: the whole run's compute */
@@ -91,18 +100,68 @@ static inline void mem_sub(struct sim *m, double at, uint64_t b, bool hooked)
 		m->h->mem(m->h->ctx, at, m->mem);
 }
 
+/* The first end of a store a detached tensor waits for: HUGE_VAL if none. */
+static inline double pend_first(const struct sim *m)
+{
+	double at = m->fq_n ? m->fq[m->fq_head].key : HUGE_VAL;
+
+	if (m->pend.n && heap_top(&m->pend).key < at)
+		at = heap_top(&m->pend).key;
+	return at;
+}
+
+/*
+ * Detached tensor @t waits for its store, which ends at @at.  The
+ * device-to-pool link takes its stores one after another, so their
+ * ends only grow in the order they were issued, and the tensors are
+ * mostly detached in that order too: those whose ends do not fall
+ * below the last one queued go to the ring, in order, in O(1) and
+ * without the heap's sifts (a deep heap, many stores in flight); the
+ * others to the heap.  Both together hold what the heap alone held,
+ * and free_due() frees the same tensors at the same clock: a run
+ * without hooks frees them in another order among those due at once,
+ * which changes no sum (memory is integers, and a free moves no peak).
+ * A run with hooks, which tells each free, has no ring: the heap's
+ * order.  Room for every tensor is in both (sim_bufs()).
+ */
+static inline int pend_push(struct sim *m, double at, uint32_t t)
+{
+	size_t x;
+
+	if (m->fq && (!m->fq_n ||
+		      at >= m->fq[(m->fq_head + m->fq_n - 1) % m->fq_cap].key)) {
+		x = m->fq_head + m->fq_n++;
+		m->fq[x < m->fq_cap ? x : x - m->fq_cap] =
+			(struct heap_item){ at, t };
+	} else if (hyper_plan__heap_push(&m->pend, at, t, m->hm)) {
+		return -ENOMEM;
+	}
+	if (at < m->pend_at)
+		m->pend_at = at;
+	return 0;
+}
+
 static void free_due(struct sim *m)
 {
-	do {
-		struct heap_item x = hyper_plan__heap_pop(&m->pend);
+	struct heap_item x;
 
+	while (m->fq_n && m->fq[m->fq_head].key <= m->now) {
+		x = m->fq[m->fq_head];
+		m->fq_n--;
+		if (++m->fq_head == m->fq_cap)
+			m->fq_head = 0;
 		mem_sub(m, x.key, m->t[x.val].bytes, m->hooked);
-	} while (m->pend.n && heap_top(&m->pend).key <= m->now);
+	}
+	while (m->pend.n && heap_top(&m->pend).key <= m->now) {
+		x = hyper_plan__heap_pop(&m->pend);
+		mem_sub(m, x.key, m->t[x.val].bytes, m->hooked);
+	}
+	m->pend_at = pend_first(m);
 }
 
 static inline void free_done(struct sim *m)
 {
-	if (m->pend.n && heap_top(&m->pend).key <= m->now)
+	if (m->pend_at <= m->now)
 		free_due(m);
 }
 
@@ -137,8 +196,8 @@ static int __attribute__((cold)) fail(struct sim *m, uint32_t t,
 /* alloc() of a tensor that does not fit yet: it waits for stores. */
 static int alloc_wait(struct sim *m, uint32_t t, uint64_t b)
 {
-	while (m->mem + b > m->budget && m->pend.n)
-		wait_until(m, heap_top(&m->pend).key);
+	while (m->mem + b > m->budget && (m->pend.n || m->fq_n))
+		wait_until(m, m->pend_at);
 	if (m->mem + b > m->budget)
 		return hyper_plan__errf(m->e, "step %u (%s): device residency would exceed the budget (tensor \"%s\")",
 			       m->step, m->g->op[m->s->order[m->step]].id,
@@ -207,8 +266,7 @@ cache_op(struct sim *m, const struct cop *c, bool hooked)
 		break;
 	default:
 		if ((st & ST_XFER) && m->end[t].store > m->now) {
-			if (hyper_plan__heap_push(&m->pend, m->end[t].store,
-						  t, m->hm))
+			if (pend_push(m, m->end[t].store, t))
 				return hyper_plan__nomem(m->e);
 		} else {
 			mem_sub(m, m->now, m->t[t].bytes, hooked);
@@ -379,7 +437,7 @@ quiet_steps(struct sim *m, uint32_t *k, uint32_t hi, bool give_up)
 			st[q_t[i]] = q_st[i];
 		now += q[j].c;
 		compute += q[j].c;
-		if (m->pend.n && heap_top(&m->pend).key <= now) {
+		if (m->pend_at <= now) {
 			m->mem = mem;
 			m->now = now;
 			free_due(m);
@@ -550,10 +608,23 @@ static int sim_bufs(struct sim *m, struct hp_simbuf *buf)
 	/* a tensor waits in pend once at a time: a prefetch waits for it */
 	if (hyper_plan__heap_reserve(&buf->pend, nt, m->hm))
 		return -ENOMEM;
+	if (!m->hooked && (!buf->fq || buf->fq_cap < nt)) {
+		free(buf->fq);
+		buf->fq_cap = 0;
+		buf->fq = hyper_plan__array(m->hm, nt, sizeof(*buf->fq));
+		if (!buf->fq)
+			return -ENOMEM;
+		buf->fq_cap = nt;
+	}
 	m->end = buf->end;
 	m->st = buf->st;
 	m->pend = buf->pend;
 	m->pend.n = 0;
+	if (!m->hooked) {
+		m->fq = buf->fq;
+		m->fq_cap = buf->fq_cap;
+	}
+	m->pend_at = HUGE_VAL;
 	return 0;
 }
 
@@ -786,6 +857,7 @@ void hyper_plan__simbuf_free(struct hp_simbuf *b)
 	free(b->st);
 	hyper_plan__heap_free(&b->pend);
 	free(b->busy);
+	free(b->fq);
 	quiet_free(b);
 	hyper_plan__emitbuf_free(&b->emit);
 	*b = (struct hp_simbuf){ 0 };

@@ -80,6 +80,9 @@ struct hp_simbuf {
 	uint8_t *st;
 	size_t nt;			/* tensors end and st have room for */
 	struct heap pend;
+	/* runs without hooks: stores pending in order (sim.c, pend_push()) */
+	struct heap_item *fq;
+	size_t fq_cap;
 	/* zero between runs: nbusy steps' sums, then a bit a step */
 	double *busy;
 	size_t nbusy;			/* steps busy has room for */

@@ -3646,4 +3646,106 @@ TEST(class_bases_match_scan)
 	EXPECT_LT(1000, known);
 }
 
+/*
+ * The stores a detached tensor waits for, in a ring in the order they
+ * were queued where their ends do not fall, in the heap where they do
+ * (sim/sim.c, pend_push()): a run without hooks against the same run
+ * with a hook on memory, which keeps every one in the heap.  Distance
+ * and greedy evictions on random graphs and models, whose first values
+ * are all stored at the first slot and detached in any order, on a
+ * device-to-pool link slowed so that many stores are in flight at once,
+ * with budgets that make defines and prefetches wait for them, whole
+ * and given up, through a buffer and alone: the same figures and the
+ * same stop.
+ */
+static void no_mem_hook(void *ctx, double time, uint64_t bytes)
+{
+	(void)time;
+	(void)bytes;
+	(*(size_t *)ctx)++;
+}
+
+static void ring_as_heap(struct __test_metadata *_metadata,
+			 const struct job *j, const struct profile *p,
+			 const struct evict *ev, size_t nev,
+			 struct hp_simbuf *buf, size_t *moves)
+{
+	struct hp_mem mem = { 0 };
+	struct sched s;
+	struct hp_err e;
+
+	if (hyper_plan__sched_build(&s, &j->lf, ev, nev, &mem, &e))
+		return;
+	for (int v = 0; v < 6; v++) {
+		struct sim_hooks hk = { .mem = no_mem_hook, .ctx = moves,
+					.give_up = v & 1, .max_slow = 0.05 },
+				 plain = { .give_up = v & 1, .max_slow = 0.05 };
+		struct hp_err ea = { "" }, eb = { "" };
+		struct sim_result ra, rb;
+		int xa, xb;
+
+		s.budget = v < 2 ? 0 : j->lf.max_ws +
+			   (j->lf.peak0 - j->lf.max_ws) / (v < 4 ? 2 : 5);
+		xa = hyper_plan__simulate_in(&s, p, &plain, &ra,
+					     v % 3 ? buf : NULL, &mem, &ea);
+		xb = hyper_plan__simulate(&s, p, &hk, &rb, &mem, &eb);
+		ASSERT_EQ(xb, xa) TH_LOG("%s / %s", ea.msg, eb.msg);
+		EXPECT_STREQ(eb.msg, ea.msg);
+		EXPECT_EQ(0, memcmp(&ra, &rb, sizeof(ra)))
+			TH_LOG("budget %llu, give up %d",
+			       (unsigned long long)s.budget, v & 1);
+	}
+	hyper_plan__sched_free(&s);
+}
+
+TEST(simulator_stores_pending_in_a_ring_as_in_the_heap)
+{
+	static const uint32_t dist[] = { 1, 4, 32 };
+	struct plan_case cases[] = {
+		{ "olmoe-1b-7b", "train", 0, 2 }, { NULL, NULL, 400, 31 },
+		{ "llama2-7b", "train", 0, 2 }, { NULL, NULL, 1200, 32 },
+		{ "llama2-7b", "infer", 0, 2 },
+	};
+	struct distance_params dp = { 0 };
+	size_t moves = 0;
+	struct hp_err e;
+	struct job j;
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct hp_simbuf sb = { 0 };
+		struct hp_mem mem = { 0 };
+		struct greedy_ctx gc = { .lf = &j.lf, .mem = &mem };
+		struct distance_ctx d;
+		struct profile slow;
+
+		j = (struct job){ 0 };
+		ASSERT_EQ(0, case_job(&j, &cases[c],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		slow = j.p;
+		slow.d2h_bps /= 20;
+		ASSERT_EQ(0, hyper_plan__distance_init(&d, &j.lf, &mem));
+		for (unsigned int i = 0; i < ARRAY_SIZE(dist) * 3; i++) {
+			dp.prefetch = dist[i % ARRAY_SIZE(dist)];
+			dp.count = d.nrank >> (i / ARRAY_SIZE(dist) * 2);
+			ASSERT_EQ(0, hyper_plan__distance_evicts(&d, &dp));
+			ring_as_heap(_metadata, &j, &slow, d.ev, d.nev, &sb,
+				     &moves);
+		}
+		for (unsigned int i = 0; i < ARRAY_SIZE(dist); i++) {
+			uint64_t b = j.lf.max_ws +
+				     (j.lf.peak0 - j.lf.max_ws) / (2 + i);
+
+			ASSERT_EQ(0, hyper_plan__greedy_evicts(&gc, b, dist[i]));
+			ring_as_heap(_metadata, &j, &slow, gc.ev, gc.nev, &sb,
+				     &moves);
+		}
+		hyper_plan__simbuf_free(&sb);
+		hyper_plan__distance_free(&d);
+		hyper_plan__greedy_free(&gc);
+		hyper_plan__job_free(&j);
+	}
+	EXPECT_LT(1000, moves);	/* the hooked runs saw memory move */
+}
+
 TEST_HARNESS_MAIN
