@@ -974,7 +974,7 @@ int hyper_plan__simulate_in(const struct sched *s, const struct profile *p,
 	if (buf) {
 		sim_done(&m, buf);
 	} else {
-		own.pend = m.pend;
+		sim_done(&m, &own);	/* own's heap, whatever failed */
 		hyper_plan__simbuf_free(&own);
 	}
 	if (m.emit_failed)
