@@ -756,6 +756,14 @@ const struct life *hyper_plan__sched_life(const struct sched *s)
 	return s->emit && s->emit->mine ? s->emit->lf : NULL;
 }
 
+const uint32_t *hyper_plan__sched_tracked(const struct sched *s, size_t *n)
+{
+	if (!s->emit || !s->emit->mine)
+		return NULL;
+	*n = s->emit->nmine;
+	return s->emit->mine_t;
+}
+
 uint32_t hyper_plan__sched_emitted(const struct sched *s)
 {
 	return s->emit ? s->emit->slot / 2 : s->n;

@@ -166,6 +166,12 @@ static inline uint32_t hyper_plan__busy_from(const uint32_t *busy, size_t n,
  * evicted tensors alone; else NULL.
  */
 const struct life *hyper_plan__sched_life(const struct sched *s);
+/*
+ * The tensors @s is emitted tracking, *@n of them, each once: every
+ * tensor it evicts, and the only ones whose homes may differ from the
+ * life's.  There while hyper_plan__sched_life() is; else NULL.
+ */
+const uint32_t *hyper_plan__sched_tracked(const struct sched *s, size_t *n);
 /* The steps whose slots are there: @s->n once it is whole. */
 uint32_t hyper_plan__sched_emitted(const struct sched *s);
 void hyper_plan__sched_free(struct sched *s);

@@ -31,6 +31,15 @@ struct sim {
 	uint8_t *st;		/* residency state, <hyper/residency.h> */
 	struct hp_sim_xend *end;
 	struct heap pend;	/* detached tensors by store completion */
+	/*
+	 * Runs without hooks: the detached tensors whose stores end no
+	 * earlier than the last one's, in the order they were detached
+	 * (pend_push()), a ring of fq_cap from fq_head; NULL: none, every
+	 * one in pend.  pend_at: the first end of either, HUGE_VAL if none.
+	 */
+	struct heap_item *fq;
+	size_t fq_cap, fq_head, fq_n;
+	double pend_at;
 	double now, h2d_free, d2h_free;
 	double stall, compute;	/* r's, written to it at the end */
 	double compute_all;	/* give_up: the whole run's compute */
@@ -41,15 +50,27 @@ struct sim {
 	uint32_t emitted;	/* s->emit: the steps whose slots are there */
 	/* quiet_steps(): the life's tables (NULL: none) */
 	const struct hp_simq *q;
-	const uint32_t *q_t;
-	const uint8_t *q_st;
-	const struct hp_simbuf *qb;	/* where they are: q_lf, q_st0 */
+	const uint8_t *q_new;
+	const uint32_t *mine;	/* with q: the tracked tensors, nmine */
+	size_t nmine;
 	const uint32_t *bs;	/* hyper_plan__sched_busy(), nbs of them */
 	size_t nbs, bx;		/* bx: the first not below the step */
 	uint32_t busy;		/* the first step not quiet, as last asked */
 	bool give_up;
 	bool hooked;		/* h has a callback: the search's have none */
 	bool emit_failed;
+};
+
+/*
+ * A step of a life's order with nothing offloaded (struct hp_simbuf):
+ * its compute as the clock adds it, the bytes its defines allocate and
+ * its dead detaches free, and whether each of its defines allocates,
+ * q_new[out + i] for its i-th output.
+ */
+struct hp_simq {
+	double c;
+	uint64_t def, free;
+	uint32_t out;
 };
 
 /* Steps a schedule still being emitted is emitted ahead of the run. */
@@ -68,6 +89,24 @@ struct sim {
 _Static_assert(!(ST_XFER & (HYPER_RES_DEVICE | HYPER_RES_POOL |
 			    HYPER_RES_DETACHED)),
 	       "ST_XFER is a residency bit");
+
+/*
+ * Another, in a run that takes quiet steps in bulk (m->q): t is one of
+ * the tensors the emitter tracks (hyper_plan__sched_tracked()), the only
+ * ones whose states the run keeps.  Every other tensor's st is zero and
+ * stays so: it follows its transitions with nothing offloaded, which
+ * break no rule, and is never streamed, so each of its uses is resident
+ * and ready at the step, each define allocates where the life's replay
+ * allocates (q_new), and its cache ops are its dead gaps' detaches,
+ * which free it at once.  Quiet steps then write no state, and a run
+ * sets and clears the tracked tensors' alone (init_tracked()).  A
+ * tracked state may be zero itself (before a first define): the bit
+ * tells them apart.
+ */
+#define ST_MINE		(1U << 6)
+_Static_assert(!(ST_MINE & (ST_XFER | HYPER_RES_DEVICE | HYPER_RES_POOL |
+			    HYPER_RES_DETACHED)),
+	       "ST_MINE is a residency bit");
 
 /*
  * The peak is kept here and written to the result at the end: the hot
@@ -91,18 +130,68 @@ static inline void mem_sub(struct sim *m, double at, uint64_t b, bool hooked)
 		m->h->mem(m->h->ctx, at, m->mem);
 }
 
+/* The first end of a store a detached tensor waits for: HUGE_VAL if none. */
+static inline double pend_first(const struct sim *m)
+{
+	double at = m->fq_n ? m->fq[m->fq_head].key : HUGE_VAL;
+
+	if (m->pend.n && heap_top(&m->pend).key < at)
+		at = heap_top(&m->pend).key;
+	return at;
+}
+
+/*
+ * Detached tensor @t waits for its store, which ends at @at.  The
+ * device-to-pool link takes its stores one after another, so their
+ * ends only grow in the order they were issued, and the tensors are
+ * mostly detached in that order too: those whose ends do not fall
+ * below the last one queued go to the ring, in order, in O(1) and
+ * without the heap's sifts (a deep heap, many stores in flight); the
+ * others to the heap.  Both together hold what the heap alone held,
+ * and free_due() frees the same tensors at the same clock: a run
+ * without hooks frees them in another order among those due at once,
+ * which changes no sum (memory is integers, and a free moves no peak).
+ * A run with hooks, which tells each free, has no ring: the heap's
+ * order.  Room for every tensor is in both (sim_bufs()).
+ */
+static inline int pend_push(struct sim *m, double at, uint32_t t)
+{
+	size_t x;
+
+	if (m->fq && (!m->fq_n ||
+		      at >= m->fq[(m->fq_head + m->fq_n - 1) % m->fq_cap].key)) {
+		x = m->fq_head + m->fq_n++;
+		m->fq[x < m->fq_cap ? x : x - m->fq_cap] =
+			(struct heap_item){ at, t };
+	} else if (hyper_plan__heap_push(&m->pend, at, t, m->hm)) {
+		return -ENOMEM;
+	}
+	if (at < m->pend_at)
+		m->pend_at = at;
+	return 0;
+}
+
 static void free_due(struct sim *m)
 {
-	do {
-		struct heap_item x = hyper_plan__heap_pop(&m->pend);
+	struct heap_item x;
 
+	while (m->fq_n && m->fq[m->fq_head].key <= m->now) {
+		x = m->fq[m->fq_head];
+		m->fq_n--;
+		if (++m->fq_head == m->fq_cap)
+			m->fq_head = 0;
 		mem_sub(m, x.key, m->t[x.val].bytes, m->hooked);
-	} while (m->pend.n && heap_top(&m->pend).key <= m->now);
+	}
+	while (m->pend.n && heap_top(&m->pend).key <= m->now) {
+		x = hyper_plan__heap_pop(&m->pend);
+		mem_sub(m, x.key, m->t[x.val].bytes, m->hooked);
+	}
+	m->pend_at = pend_first(m);
 }
 
 static inline void free_done(struct sim *m)
 {
-	if (m->pend.n && heap_top(&m->pend).key <= m->now)
+	if (m->pend_at <= m->now)
 		free_due(m);
 }
 
@@ -137,8 +226,8 @@ static int __attribute__((cold)) fail(struct sim *m, uint32_t t,
 /* alloc() of a tensor that does not fit yet: it waits for stores. */
 static int alloc_wait(struct sim *m, uint32_t t, uint64_t b)
 {
-	while (m->mem + b > m->budget && m->pend.n)
-		wait_until(m, heap_top(&m->pend).key);
+	while (m->mem + b > m->budget && (m->pend.n || m->fq_n))
+		wait_until(m, m->pend_at);
 	if (m->mem + b > m->budget)
 		return hyper_plan__errf(m->e, "step %u (%s): device residency would exceed the budget (tensor \"%s\")",
 			       m->step, m->g->op[m->s->order[m->step]].id,
@@ -182,14 +271,22 @@ static inline void stream(struct sim *m, uint32_t t, int store,
 		m->h->xfer(m->h->ctx, t, store, start, end);
 }
 
-/* The rules are <hyper/residency.h>'s; this adds time and memory. */
+/*
+ * The rules are <hyper/residency.h>'s; this adds time and memory.  With
+ * @q (a run in bulk, ST_MINE), an untracked tensor's detach frees it.
+ */
 static inline __attribute__((always_inline)) int
-cache_op(struct sim *m, const struct cop *c, bool hooked)
+cache_op(struct sim *m, const struct cop *c, bool hooked, bool q)
 {
 	uint32_t t = c->t;
 	uint8_t st = m->st[t];
-	int why = hyper_residency_check(st, c->kind);
+	int why;
 
+	if (q && !st && c->kind == HYPER_OP_DETACH) {
+		mem_sub(m, m->now, m->t[t].bytes, hooked);
+		return 0;
+	}
+	why = hyper_residency_check(st, c->kind);
 	if (why)
 		return fail(m, t, c->kind, why);
 	switch (c->kind) {
@@ -207,8 +304,7 @@ cache_op(struct sim *m, const struct cop *c, bool hooked)
 		break;
 	default:
 		if ((st & ST_XFER) && m->end[t].store > m->now) {
-			if (hyper_plan__heap_push(&m->pend, m->end[t].store,
-						  t, m->hm))
+			if (pend_push(m, m->end[t].store, t))
 				return hyper_plan__nomem(m->e);
 		} else {
 			mem_sub(m, m->now, m->t[t].bytes, hooked);
@@ -220,21 +316,22 @@ cache_op(struct sim *m, const struct cop *c, bool hooked)
 }
 
 static inline __attribute__((always_inline)) int
-slot(struct sim *m, size_t sl, bool hooked)
+slot(struct sim *m, size_t sl, bool hooked, bool q)
 {
 	size_t i = m->slot_off[sl], hi = m->slot_off[sl + 1];
 	int ret;
 
 	for (; i < hi; i++) {
-		ret = cache_op(m, &m->cops[i], hooked);
+		ret = cache_op(m, &m->cops[i], hooked, q);
 		if (ret)
 			return ret;
 	}
 	return 0;
 }
 
+/* One step; with @q, untracked tensors as ST_MINE says. */
 static inline __attribute__((always_inline)) int
-run_step(struct sim *m, uint32_t k, bool hooked)
+run_step(struct sim *m, uint32_t k, bool hooked, bool q)
 {
 	const struct op *o = &m->op[m->order[k]];
 	const uint32_t *ref;
@@ -245,14 +342,15 @@ run_step(struct sim *m, uint32_t k, bool hooked)
 
 	m->step = k;
 	/* no store is due: the last step ended with its clock's frees */
-	ret = slot(m, 2 * k, hooked);
+	ret = slot(m, 2 * k, hooked, q);
 	if (ret)
 		return ret;
 	ref = op_in(m->g, o);
 	for (i = 0; i < o->n_in; i++) {
 		t = ref[i];
 		st = m->st[t];
-		if ((st & (HYPER_RES_DEVICE | ST_XFER)) == HYPER_RES_DEVICE)
+		if ((st & (HYPER_RES_DEVICE | ST_XFER)) == HYPER_RES_DEVICE ||
+		    (q && !st))
 			continue;	/* resident, its fetch end zero */
 		if (hyper_residency_check(st, HYPER_RES_USE))
 			return fail(m, t, HYPER_RES_USE, 0);
@@ -264,6 +362,11 @@ run_step(struct sim *m, uint32_t k, bool hooked)
 	for (i = 0; i < o->n_out; i++) {
 		t = ref[i];
 		st = m->st[t];
+		if (q && !st) {
+			if (m->q_new[m->q[k].out + i] && alloc(m, t, hooked))
+				return -1;
+			continue;
+		}
 		if (st & ST_XFER)
 			wait_until(m, m->end[t].store);
 		if (!(st & HYPER_RES_DEVICE) && alloc(m, t, hooked))
@@ -276,20 +379,8 @@ run_step(struct sim *m, uint32_t k, bool hooked)
 	if (hooked && m->h->compute)
 		m->h->compute(m->h->ctx, k, start, m->now);
 	free_done(m);
-	return slot(m, 2 * k + 1, hooked);
+	return slot(m, 2 * k + 1, hooked, q);
 }
-
-/*
- * A step of a life's order with nothing offloaded (struct hp_simbuf):
- * its compute as the clock adds it, the bytes its defines allocate and
- * its dead detaches free, and its changes of state, [wr, this[1].wr) of
- * q_t and q_st.
- */
-struct hp_simq {
-	double c;
-	uint64_t def, free;
-	uint32_t wr;
-};
 
 /*
  * Whether the goal of @m->h is out of reach already.  The run ends no
@@ -347,8 +438,8 @@ static int __attribute__((cold)) gave_up(struct sim *m, uint32_t k)
  * untracked.  Such a tensor follows its transitions with nothing
  * offloaded and was never streamed (ST_XFER clear), so run_step() finds
  * each use resident and ready at the step's start, waits for nothing,
- * allocates each define the life's replay allocates, frees each dead
- * detach at once, and leaves each state the replay leaves: all of it is
+ * allocates each define the life's replay allocates and frees each dead
+ * detach at once, and its state is not kept (ST_MINE): all of it is
  * in the tables, which give the same sums in the same order (memory is
  * integers, so the defines' bytes summed first reach the same peak; the
  * clock and the compute add the same doubles one step at a time).  The
@@ -361,12 +452,9 @@ static inline __attribute__((always_inline)) int
 quiet_steps(struct sim *m, uint32_t *k, uint32_t hi, bool give_up)
 {
 	const struct hp_simq *q = m->q;
-	const uint32_t *q_t = m->q_t;
-	const uint8_t *q_st = m->q_st;
-	uint8_t *st = m->st;
 	double now = m->now, compute = m->compute;
 	uint64_t mem = m->mem, peak = m->peak, budget = m->budget;
-	uint32_t i, j = *k;
+	uint32_t j = *k;
 	int ret = 0;
 
 	for (; j < hi; j++) {
@@ -375,11 +463,9 @@ quiet_steps(struct sim *m, uint32_t *k, uint32_t hi, bool give_up)
 		mem += q[j].def;
 		if (mem > peak)
 			peak = mem;
-		for (i = q[j].wr; i < q[j + 1].wr; i++)
-			st[q_t[i]] = q_st[i];
 		now += q[j].c;
 		compute += q[j].c;
-		if (m->pend.n && heap_top(&m->pend).key <= now) {
+		if (m->pend_at <= now) {
 			m->mem = mem;
 			m->now = now;
 			free_due(m);
@@ -415,18 +501,19 @@ static inline uint32_t quiet_until(struct sim *m, uint32_t k)
  * The steps from @k to @hi, whose slots are there: with @give_up a
  * constant, the loop tests neither it nor the emission at each step;
  * with @hooked (m->hooked) a constant false, no step, transfer or
- * change of memory tests the hooks (the searches' runs have none).
+ * change of memory tests the hooks (the searches' runs have none);
+ * with @q (m->q, never with hooks), quiet steps go in bulk.
  */
 static inline __attribute__((always_inline)) int
 run_steps(struct sim *m, uint32_t k, uint32_t hi, bool give_up,
-	  bool hooked)
+	  bool hooked, bool q)
 {
 	int ret;
 
 	while (k < hi) {
-		if (!hooked && m->q && k >= m->busy)
+		if (q && k >= m->busy)
 			m->busy = quiet_until(m, k);
-		if (!hooked && m->q && k < m->busy) {
+		if (q && k < m->busy) {
 			ret = quiet_steps(m, &k, m->busy < hi ? m->busy : hi,
 					  give_up);
 			if (ret)
@@ -435,7 +522,7 @@ run_steps(struct sim *m, uint32_t k, uint32_t hi, bool give_up,
 				continue;
 			/* its defines pass the budget: the usual way */
 		}
-		ret = run_step(m, k, hooked);
+		ret = run_step(m, k, hooked, q);
 		if (ret)
 			return ret;
 		if (give_up && out_of_reach(m))
@@ -526,6 +613,29 @@ static void out_of_reach_init(struct sim *m)
 	m->max_peak = m->h->max_peak;
 }
 
+/*
+ * Room for @n items of @size in *@p, which has *@cap: allocated at that
+ * size, not copied.  Not hyper_plan__grow(), which doubles and would
+ * advise huge pages for a ring of the graph's tensors of which a run
+ * touches its first few pending stores.  0, or -ENOMEM with *@p as it
+ * was.
+ */
+static int room(struct hp_mem *hm, void **p, size_t *cap, size_t n,
+		size_t size)
+{
+	void *q;
+
+	if (*p && *cap >= n)
+		return 0;
+	q = hyper_plan__array(hm, n, size);
+	if (!q)
+		return -ENOMEM;
+	free(*p);
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
 /* @buf's buffers, with room for @m->g's tensors. */
 static int sim_bufs(struct sim *m, struct hp_simbuf *buf)
 {
@@ -538,6 +648,7 @@ static int sim_bufs(struct sim *m, struct hp_simbuf *buf)
 		/* read only behind ST_XFER, set with them: never zeroed */
 		buf->end = hyper_plan__array(m->hm, nt, sizeof(*buf->end));
 		buf->st = hyper_plan__array(m->hm, nt, 1);
+		buf->st_zero = false;
 		if (!buf->end || !buf->st) {
 			free(buf->end);
 			free(buf->st);
@@ -550,10 +661,18 @@ static int sim_bufs(struct sim *m, struct hp_simbuf *buf)
 	/* a tensor waits in pend once at a time: a prefetch waits for it */
 	if (hyper_plan__heap_reserve(&buf->pend, nt, m->hm))
 		return -ENOMEM;
+	if (!m->hooked && room(m->hm, (void **)&buf->fq, &buf->fq_cap, nt,
+			       sizeof(*buf->fq)))
+		return -ENOMEM;
 	m->end = buf->end;
 	m->st = buf->st;
 	m->pend = buf->pend;
 	m->pend.n = 0;
+	if (!m->hooked) {
+		m->fq = buf->fq;
+		m->fq_cap = buf->fq_cap;
+	}
+	m->pend_at = HUGE_VAL;
 	return 0;
 }
 
@@ -604,51 +723,57 @@ static void init_states(struct sim *m, const uint8_t *home, size_t nt)
 }
 
 /*
- * The same states from the life's homes (@b->q_st0) and @home, which
- * differ in few tensors (a probe's that start in the pool): the states
- * copied, the bytes the device holds at the start taken from the life's
- * sum and mended where the homes differ, found a block at a time.  The
- * memory only grows as init_states() takes it, so its peak is its sum,
- * the same integer in any order.  With no hooks: init_states() calls
- * them tensor by tensor.
+ * A run in bulk's start (ST_MINE): every untracked tensor's st zero, as
+ * the last such run in @b left it (else zeroed here), and each tracked
+ * tensor's state from its home.  Only the tracked tensors' homes may
+ * differ from the life's (the emitter keeps the evicted tensors alone
+ * in the pool, sched.c's homes(), and tracks every one of them): the
+ * bytes the device holds at the start are the life's sum mended there.
+ * The memory only grows as init_states() takes it, so its peak is its
+ * sum, the same integer in any order.  With no hooks: init_states()
+ * calls them tensor by tensor.
  */
-#define HOME_BLOCK	256
-
-static void init_from_life(struct sim *m, const uint8_t *home, size_t nt)
+static void init_tracked(struct sim *m, struct hp_simbuf *b,
+			 const uint8_t *home)
 {
-	const uint8_t *home0 = m->qb->q_lf->home0, *st0 = m->qb->q_st0;
-	uint64_t mem = m->qb->q_mem0;
-	size_t t, i, len;
+	const uint8_t *home0 = b->q_lf->home0;
+	uint64_t mem = b->q_mem0;
+	uint32_t t;
+	size_t i;
 
-	memcpy(m->st, st0, nt);
-	for (t = 0; t < nt; t += len) {
-		len = nt - t < HOME_BLOCK ? nt - t : HOME_BLOCK;
-		if (!memcmp(home + t, home0 + t, len))
+	if (!b->st_zero)
+		memset(m->st, 0, b->nt);
+	b->st_zero = false;		/* until done_tracked() */
+	for (i = 0; i < m->nmine; i++) {
+		t = m->mine[i];
+		m->st[t] = hyper_residency_start(home[t]) | ST_MINE;
+		if (home[t] == home0[t])
 			continue;
-		for (i = t; i < t + len; i++) {
-			if (home[i] == home0[i])
-				continue;
-			if (st0[i] & HYPER_RES_DEVICE)
-				mem -= m->t[i].bytes;
-			m->st[i] = hyper_residency_start(home[i]);
-			if (m->st[i] & HYPER_RES_DEVICE)
-				mem += m->t[i].bytes;
-		}
+		if (hyper_residency_start(home0[t]) & HYPER_RES_DEVICE)
+			mem -= m->t[t].bytes;
+		if (m->st[t] & HYPER_RES_DEVICE)
+			mem += m->t[t].bytes;
 	}
 	m->mem = mem;
 	m->peak = mem;
 }
 
+/* The tracked tensors' states zero again: only they were written. */
+static void done_tracked(struct sim *m, struct hp_simbuf *b)
+{
+	size_t i;
+
+	for (i = 0; i < m->nmine; i++)
+		m->st[m->mine[i]] = 0;
+	b->st_zero = true;
+}
+
 static void quiet_free(struct hp_simbuf *b)
 {
 	free(b->q);
-	free(b->q_t);
-	free(b->q_st);
-	free(b->q_st0);
+	free(b->q_new);
 	b->q = NULL;
-	b->q_t = NULL;
-	b->q_st = NULL;
-	b->q_st0 = NULL;
+	b->q_new = NULL;
 	b->q_mem0 = 0;
 	b->q_lf = NULL;
 }
@@ -664,7 +789,7 @@ static int quiet_tables(struct hp_simbuf *b, const struct life *lf,
 			struct hp_mem *hm)
 {
 	const struct graph *g = lf->g;
-	size_t i, w = 0, nw = lf->dead_off[lf->n];
+	size_t i, w = 0, nw = 0;
 	struct hp_simq *q;
 	uint8_t *st;
 	uint32_t k, x, t;
@@ -679,10 +804,8 @@ static int quiet_tables(struct hp_simbuf *b, const struct life *lf,
 		return 0;	/* none: every step the usual way */
 	st = hyper_plan__array(hm, g->nt, 1);
 	b->q = q = hyper_plan__array(hm, (size_t)lf->n + 1, sizeof(*q));
-	b->q_t = hyper_plan__array(hm, nw, sizeof(*b->q_t));
-	b->q_st = hyper_plan__array(hm, nw, 1);
-	b->q_st0 = hyper_plan__array(hm, g->nt, 1);
-	if (!st || !q || (nw && (!b->q_t || !b->q_st)) || !b->q_st0) {
+	b->q_new = hyper_plan__array(hm, nw, 1);
+	if (!st || !q || !b->q_new) {
 		free(st);
 		quiet_free(b);
 		return -ENOMEM;
@@ -692,31 +815,27 @@ static int quiet_tables(struct hp_simbuf *b, const struct life *lf,
 		if (st[t] & HYPER_RES_DEVICE)
 			b->q_mem0 += g->t[t].bytes;
 	}
-	memcpy(b->q_st0, st, g->nt);
 	for (k = 0; k < lf->n; k++) {
 		const struct op *o = &g->op[lf->order[k]];
 		const uint32_t *out = op_out(g, o);
 
 		/* the double run_step() converts the compute to and adds */
 		q[k] = (struct hp_simq){ .c = (double)o->compute_ns,
-					 .wr = (uint32_t)w };
+					 .out = (uint32_t)w };
 		for (x = 0; x < o->n_out; x++) {
 			t = out[x];
+			b->q_new[w++] = !(st[t] & HYPER_RES_DEVICE);
 			if (!(st[t] & HYPER_RES_DEVICE))
 				q[k].def += g->t[t].bytes;
 			st[t] = hyper_residency_next(st[t], HYPER_RES_DEFINE);
-			b->q_t[w] = t;
-			b->q_st[w++] = st[t];
 		}
 		for (i = lf->dead_off[k]; i < lf->dead_off[k + 1]; i++) {
 			t = lf->dead_t[i];
 			q[k].free += g->t[t].bytes;
 			st[t] = hyper_residency_next(st[t], HYPER_RES_DETACH);
-			b->q_t[w] = t;
-			b->q_st[w++] = st[t];
 		}
 	}
-	q[lf->n] = (struct hp_simq){ .wr = (uint32_t)w };
+	q[lf->n] = (struct hp_simq){ .out = (uint32_t)w };
 	free(st);
 	b->q_lf = lf;
 	b->q_order = lf->order;
@@ -734,16 +853,27 @@ static int quiet_init(struct sim *m, const struct sched *s,
 		      struct hp_simbuf *buf)
 {
 	const struct life *lf = hyper_plan__sched_life(s);
+	const uint32_t *mine;
+	size_t n;
 
 	if (!lf || m->hooked || lf->g != s->g || lf->order != s->order ||
 	    lf->n != s->n)
 		return 0;
 	if (quiet_tables(buf, lf, m->hm))
 		return -ENOMEM;
+	if (!buf->q)
+		return 0;
+	/* copied: an emission with no buffer frees its own as it ends */
+	mine = hyper_plan__sched_tracked(s, &n);
+	if (room(m->hm, (void **)&buf->mine, &buf->mine_cap, n,
+		 sizeof(*buf->mine)))
+		return -ENOMEM;
+	if (n)
+		memcpy(buf->mine, mine, n * sizeof(*buf->mine));
+	m->mine = buf->mine;
+	m->nmine = n;
 	m->q = buf->q;
-	m->q_t = buf->q_t;
-	m->q_st = buf->q_st;
-	m->qb = buf;
+	m->q_new = buf->q_new;
 	m->bs = hyper_plan__sched_busy(s, &m->nbs);
 	return 0;
 }
@@ -766,10 +896,12 @@ static int sim_init(struct sim *m, const struct sched *s,
 	}
 	if (sim_bufs(m, buf) || (!own && quiet_init(m, s, buf)))
 		return hyper_plan__nomem(m->e);
-	if (m->q)	/* the life's tables are there, and no hooks */
-		init_from_life(m, s->home, g->nt);
-	else
+	if (m->q) {	/* the life's tables are there, and no hooks */
+		init_tracked(m, buf, s->home);
+	} else {
+		buf->st_zero = false;
 		init_states(m, s->home, g->nt);
+	}
 	return 0;
 }
 
@@ -778,6 +910,8 @@ static void sim_done(struct sim *m, struct hp_simbuf *buf)
 {
 	if (m->end)
 		buf->pend = m->pend;
+	if (m->q)
+		done_tracked(m, buf);
 }
 
 void hyper_plan__simbuf_free(struct hp_simbuf *b)
@@ -786,6 +920,8 @@ void hyper_plan__simbuf_free(struct hp_simbuf *b)
 	free(b->st);
 	hyper_plan__heap_free(&b->pend);
 	free(b->busy);
+	free(b->fq);
+	free(b->mine);
 	quiet_free(b);
 	hyper_plan__emitbuf_free(&b->emit);
 	*b = (struct hp_simbuf){ 0 };
@@ -820,11 +956,15 @@ int hyper_plan__simulate_in(const struct sched *s, const struct profile *p,
 			hi = m.emitted < hi ? m.emitted : hi;
 		}
 		if (m.hooked)
-			ret = run_steps(&m, k, hi, m.give_up, true);
+			ret = run_steps(&m, k, hi, m.give_up, true, false);
+		else if (m.q && m.give_up)
+			ret = run_steps(&m, k, hi, true, false, true);
+		else if (m.q)
+			ret = run_steps(&m, k, hi, false, false, true);
 		else if (m.give_up)
-			ret = run_steps(&m, k, hi, true, false);
+			ret = run_steps(&m, k, hi, true, false, false);
 		else
-			ret = run_steps(&m, k, hi, false, false);
+			ret = run_steps(&m, k, hi, false, false, false);
 	}
 	r->stall_ns = m.stall;
 	r->compute_ns = m.compute;
@@ -834,7 +974,7 @@ int hyper_plan__simulate_in(const struct sched *s, const struct profile *p,
 	if (buf) {
 		sim_done(&m, buf);
 	} else {
-		own.pend = m.pend;
+		sim_done(&m, &own);	/* own's heap, whatever failed */
 		hyper_plan__simbuf_free(&own);
 	}
 	if (m.emit_failed)

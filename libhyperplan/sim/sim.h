@@ -71,7 +71,8 @@ struct hp_simq;
  * per-tensor ends are whatever the last run left (a run reads a
  * tensor's only once it has set both, at its first transfer), the
  * fetch floor's per-step sums and bits are zero between runs (each
- * zeroes the steps it added to); the state and the heap are set up by each run.
+ * zeroes the steps it added to); the state is set up by each run (a
+ * run in bulk sets its tracked tensors' alone, st_zero) and the heap.
  * A zeroed one is empty; one thread uses it (a job's memo,
  * policies/list.h).
  */
@@ -79,7 +80,18 @@ struct hp_simbuf {
 	struct hp_sim_xend *end;	/* the last run's, not zeroed */
 	uint8_t *st;
 	size_t nt;			/* tensors end and st have room for */
+	/*
+	 * st is zero for every tensor (sim.c, init_tracked()): a run in
+	 * bulk leaves it so, which sets the states of its tracked tensors
+	 * alone; any other run sets every tensor's.
+	 */
+	bool st_zero;
+	uint32_t *mine;			/* a run in bulk's tracked tensors */
+	size_t mine_cap;
 	struct heap pend;
+	/* runs without hooks: stores pending in order (sim.c, pend_push()) */
+	struct heap_item *fq;
+	size_t fq_cap;
 	/* zero between runs: nbusy steps' sums, then a bit a step */
 	double *busy;
 	size_t nbusy;			/* steps busy has room for */
@@ -94,14 +106,12 @@ struct hp_simbuf {
 	const uint32_t *q_order, *q_dead;
 	uint32_t q_n;
 	struct hp_simq *q;		/* q_n + 1 steps */
-	uint32_t *q_t;			/* the tensors each step sets */
-	uint8_t *q_st;			/* and the states it leaves */
+	uint8_t *q_new;			/* each step's defines: allocated? */
 	/*
-	 * Every tensor's state from the life's homes (home0), and the bytes
-	 * of those the device holds: a run of a schedule whose homes are
-	 * these but a few starts from them (sim.c, init_from_life()).
+	 * The bytes the device holds from the life's homes (home0): a run
+	 * of a schedule whose homes are these but a few starts from them
+	 * (sim.c, init_tracked()).
 	 */
-	uint8_t *q_st0;
 	uint64_t q_mem0;
 	/* the probes' emissions (hyper_plan__sched_start_in()) */
 	struct hp_emitbuf emit;

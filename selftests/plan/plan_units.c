@@ -3502,20 +3502,25 @@ static void sim_in_bulk_same(struct __test_metadata *_metadata,
 	hyper_plan__sched_free(&b);
 }
 
-TEST(probes_in_any_order_and_in_bulk_are_the_same)
+/*
+ * @fn on distance evictions (@rounds counts of three distances) and
+ * greedy ones of @cases, random graphs and models, the runs of each
+ * graph in one buffer, as a search's.  @ctx: @fn's.
+ */
+typedef void probe_fn(struct __test_metadata *_metadata, const struct job *j,
+		      const struct evict *ev, size_t nev,
+		      struct hp_simbuf *buf, unsigned int i, void *ctx);
+
+static void each_probe(struct __test_metadata *_metadata,
+		       const struct plan_case *cases, size_t ncases,
+		       unsigned int rounds, probe_fn *fn, void *ctx)
 {
 	static const uint32_t dist[] = { 1, 4, 32 };
-	struct plan_case cases[] = {
-		{ "olmoe-1b-7b", "train", 0, 2 }, { NULL, NULL, 400, 31 },
-		{ "llama2-7b", "train-keep", 0, 2 }, { NULL, NULL, 1200, 32 },
-		{ "llama2-7b", "infer", 0, 2 },
-	};
 	struct distance_params dp = { 0 };
 	struct hp_err e;
 	struct job j;
 
-	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
-		struct hp_emitbuf buf = { 0 };
+	for (size_t c = 0; c < ncases; c++) {
 		struct hp_simbuf sb = { 0 };
 		struct hp_mem mem = { 0 };
 		struct greedy_ctx gc = { .lf = &j.lf, .mem = &mem };
@@ -3526,27 +3531,48 @@ TEST(probes_in_any_order_and_in_bulk_are_the_same)
 				      &hyper_plan__profile_table[0], &e))
 			TH_LOG("%s", e.msg);
 		ASSERT_EQ(0, hyper_plan__distance_init(&d, &j.lf, &mem));
-		for (unsigned int i = 0; i < ARRAY_SIZE(dist) * 4; i++) {
+		for (unsigned int i = 0; i < ARRAY_SIZE(dist) * rounds; i++) {
 			dp.prefetch = dist[i % ARRAY_SIZE(dist)];
 			dp.count = d.nrank >> (i / ARRAY_SIZE(dist) * 2);
 			ASSERT_EQ(0, hyper_plan__distance_evicts(&d, &dp));
-			emit_any_order(_metadata, &j.lf, d.ev, d.nev, &buf);
-			sim_in_bulk_same(_metadata, &j, d.ev, d.nev, &sb);
+			fn(_metadata, &j, d.ev, d.nev, &sb, i, ctx);
 		}
 		for (unsigned int i = 0; i < ARRAY_SIZE(dist); i++) {
 			uint64_t b = j.lf.max_ws +
 				     (j.lf.peak0 - j.lf.max_ws) / (2 + i);
 
 			ASSERT_EQ(0, hyper_plan__greedy_evicts(&gc, b, dist[i]));
-			emit_any_order(_metadata, &j.lf, gc.ev, gc.nev, &buf);
-			sim_in_bulk_same(_metadata, &j, gc.ev, gc.nev, &sb);
+			fn(_metadata, &j, gc.ev, gc.nev, &sb, i, ctx);
 		}
-		hyper_plan__emitbuf_free(&buf);
 		hyper_plan__simbuf_free(&sb);
 		hyper_plan__distance_free(&d);
 		hyper_plan__greedy_free(&gc);
 		hyper_plan__job_free(&j);
 	}
+}
+
+/* emit_any_order() through @ctx, an emitter's buffer, and in bulk */
+static void any_order_in_bulk(struct __test_metadata *_metadata,
+			      const struct job *j, const struct evict *ev,
+			      size_t nev, struct hp_simbuf *buf,
+			      unsigned int i, void *ctx)
+{
+	emit_any_order(_metadata, &j->lf, ev, nev, ctx);
+	sim_in_bulk_same(_metadata, j, ev, nev, buf);
+}
+
+TEST(probes_in_any_order_and_in_bulk_are_the_same)
+{
+	static const struct plan_case cases[] = {
+		{ "olmoe-1b-7b", "train", 0, 2 }, { NULL, NULL, 400, 31 },
+		{ "llama2-7b", "train-keep", 0, 2 }, { NULL, NULL, 1200, 32 },
+		{ "llama2-7b", "infer", 0, 2 },
+	};
+	struct hp_emitbuf buf = { 0 };
+
+	each_probe(_metadata, cases, ARRAY_SIZE(cases), 4,
+		   any_order_in_bulk, &buf);
+	hyper_plan__emitbuf_free(&buf);
 }
 
 /*
@@ -4241,6 +4267,138 @@ TEST(tied_classes_give_the_lower_tensor)
 	hyper_plan__plan_free(&sc);
 	hyper_plan__life_free(&lf);
 	hyper_plan__graph_free(&g);
+}
+
+/*
+ * The stores a detached tensor waits for, in a ring in the order they
+ * were queued where their ends do not fall, in the heap where they do
+ * (sim/sim.c, pend_push()): a run without hooks against the same run
+ * with a hook on memory, which keeps every one in the heap.  Distance
+ * and greedy evictions on random graphs and models, whose first values
+ * are all stored at the first slot and detached in any order, on a
+ * device-to-pool link slowed so that many stores are in flight at once,
+ * with budgets that make defines and prefetches wait for them, whole
+ * and given up, through a buffer and alone: the same figures and the
+ * same stop.
+ */
+static void count_mem(void *ctx, double time, uint64_t bytes)
+{
+	(void)time;
+	(void)bytes;
+	(*(size_t *)ctx)++;
+}
+
+static void ring_as_heap(struct __test_metadata *_metadata,
+			 const struct job *j, const struct evict *ev,
+			 size_t nev, struct hp_simbuf *buf, unsigned int i,
+			 void *moves)
+{
+	struct profile slow = j->p;
+	struct hp_mem mem = { 0 };
+	struct sched s;
+	struct hp_err e;
+
+	slow.d2h_bps /= 20;
+	if (hyper_plan__sched_build(&s, &j->lf, ev, nev, &mem, &e))
+		return;
+	for (int v = 0; v < 6; v++) {
+		struct sim_hooks hk = { .mem = count_mem, .ctx = moves,
+					.give_up = v & 1, .max_slow = 0.05 },
+				 plain = { .give_up = v & 1, .max_slow = 0.05 };
+		struct hp_err ea = { "" }, eb = { "" };
+		struct sim_result ra, rb;
+		int xa, xb;
+
+		s.budget = v < 2 ? 0 : j->lf.max_ws +
+			   (j->lf.peak0 - j->lf.max_ws) / (v < 4 ? 2 : 5);
+		xa = hyper_plan__simulate_in(&s, &slow, &plain, &ra,
+					     v % 3 ? buf : NULL, &mem, &ea);
+		xb = hyper_plan__simulate(&s, &slow, &hk, &rb, &mem, &eb);
+		ASSERT_EQ(xb, xa) TH_LOG("%s / %s", ea.msg, eb.msg);
+		EXPECT_STREQ(eb.msg, ea.msg);
+		EXPECT_EQ(0, memcmp(&ra, &rb, sizeof(ra)))
+			TH_LOG("budget %llu, give up %d",
+			       (unsigned long long)s.budget, v & 1);
+	}
+	hyper_plan__sched_free(&s);
+}
+
+/* first values evicted: the training graphs' weights */
+static const struct plan_case sim_cases[] = {
+	{ "olmoe-1b-7b", "train", 0, 2 }, { NULL, NULL, 400, 31 },
+	{ "llama2-7b", "train", 0, 2 }, { NULL, NULL, 1200, 32 },
+	{ "llama2-7b", "infer", 0, 2 },
+};
+
+TEST(simulator_stores_pending_in_a_ring_as_in_the_heap)
+{
+	size_t moves = 0;
+
+	each_probe(_metadata, sim_cases, ARRAY_SIZE(sim_cases), 3,
+		   ring_as_heap, &moves);
+	EXPECT_LT(1000, moves);	/* the hooked runs saw memory move */
+}
+
+/*
+ * A run that takes quiet steps in bulk keeps the states of the tensors
+ * its schedule tracks alone, every other one zero in its buffer
+ * (sim/sim.c, ST_MINE): it sets the tracked ones' and clears them again,
+ * and a buffer that a run of every tensor wrote is zeroed first.
+ * Distance and greedy evictions on random graphs and models, each run
+ * as a search runs it (emitted as it goes through the buffer), after
+ * another such run of other evictions or after a run of the schedule
+ * built whole in the same buffer, whole and given up: the figures and
+ * the stop of the schedule built whole, run alone.
+ */
+static void bulk_after(struct __test_metadata *_metadata,
+		       const struct job *j, const struct evict *ev,
+		       size_t nev, struct hp_simbuf *buf, unsigned int i,
+		       void *runs)
+{
+	struct hp_mem mem = { 0 };
+	struct sched a, b;
+	struct hp_err e;
+
+	if (hyper_plan__sched_build(&b, &j->lf, ev, nev, &mem, &e))
+		return;
+	for (int v = 0; v < 4; v++) {
+		struct sim_hooks hk = { .give_up = v & 1, .max_slow = 0.05,
+					.lf = &j->lf };
+		struct hp_err ea = { "" }, eb = { "" };
+		struct sim_result ra, rb;
+		int xa, xb;
+
+		b.budget = v < 2 ? 0 : j->lf.max_ws +
+			   (j->lf.peak0 - j->lf.max_ws) / 2;
+		if (i % 2)	/* the whole one first, in the buffer */
+			hyper_plan__simulate_in(&b, &j->p, &hk, &rb, buf, &mem,
+						&eb);
+		ASSERT_EQ(0, hyper_plan__sched_start_in(&a, &j->lf, ev, nev,
+							&buf->emit, &mem,
+							&ea));
+		a.budget = b.budget;
+		*(size_t *)runs += hyper_plan__sched_life(&a) != NULL;
+		xa = hyper_plan__simulate_in(&a, &j->p, &hk, &ra, buf, &mem,
+					     &ea);
+		xb = hyper_plan__simulate(&b, &j->p, &hk, &rb, &mem, &eb);
+		ASSERT_EQ(xb, xa) TH_LOG("%s / %s", ea.msg, eb.msg);
+		EXPECT_STREQ(eb.msg, ea.msg);
+		EXPECT_EQ(0, memcmp(&ra, &rb, sizeof(ra)))
+			TH_LOG("budget %llu, give up %d, after %s",
+			       (unsigned long long)b.budget, v & 1,
+			       i % 2 ? "the whole one" : "another");
+		hyper_plan__sched_free(&a);
+	}
+	hyper_plan__sched_free(&b);
+}
+
+TEST(simulator_in_bulk_keeps_tracked_states_alone)
+{
+	size_t runs = 0;
+
+	each_probe(_metadata, sim_cases, ARRAY_SIZE(sim_cases), 3,
+		   bulk_after, &runs);
+	EXPECT_LT(100, runs);	/* most emitted tracking their tensors */
 }
 
 TEST_HARNESS_MAIN
