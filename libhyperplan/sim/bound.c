@@ -309,8 +309,8 @@ static double stay(const struct bnd *b, uint32_t g)
 }
 
 /*
- * Two cells of a row at once (GCC's vector extensions: SSE2 on x86-64,
- * plain code elsewhere), each lane's operations those of its cell, in
+ * Two cells of a row at once (the vector extensions GCC and clang share:
+ * SSE2 on x86-64, plain code elsewhere), each lane's operations those of its cell, in
  * the same order: a running sum goes on from the lane before's, and the
  * most is each lane's, then the two's.
  */
@@ -344,14 +344,13 @@ static double h_cells(double *rh, double *near, const double *st,
 		      size_t x, size_t xe, double *s, double top)
 {
 	v2d t = { top, top }, z = { 0, 0 }, sv = { *s, *s }, p, q;
-	const v2l up = { 0, 2 }, hi = { 1, 1 };
 	double v;
 
 	for (; x + 1 < xe; x += 2) {
 		p = *(v2d *)&rh[x];
 		/* (p[0] + s, p[1] + (p[0] + s)) */
-		p += __builtin_shuffle(z, p, up) + sv;
-		sv = __builtin_shuffle(p, hi);
+		p += __builtin_shufflevector(z, p, 0, 2) + sv;
+		sv = __builtin_shufflevector(p, p, 1, 1);
 		q = *(v2d *)&near[x] + p;
 		*(v2d *)&near[x] = q;
 		q = *(v2d *)&st[x] + q;
@@ -380,15 +379,14 @@ static double d_cells(double *rd, double *prev, size_t xs, size_t x,
 		      double sty, double *sum, double top)
 {
 	v2d t = { top, top }, z = { 0, 0 }, sv = { *sum, *sum }, p;
-	const v2l down = { 1, 2 }, lo = { 0, 0 };
 	double v, s;
 
 	for (; x >= xs + 2; x -= 2) {
 		p = *(v2d *)&rd[x - 2] + *(v2d *)&prev[x - 2];
 		*(v2d *)&prev[x - 2] = p;
 		/* (p[0] + (p[1] + sum), p[1] + sum) */
-		p += __builtin_shuffle(p, z, down) + sv;
-		sv = __builtin_shuffle(p, lo);
+		p += __builtin_shufflevector(p, z, 1, 2) + sv;
+		sv = __builtin_shufflevector(p, p, 0, 0);
 		p = sty + p;
 		*(v2d *)&rd[x - 2] = p;
 		t = v2max(p, t);
