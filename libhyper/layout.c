@@ -14,10 +14,9 @@
  * needs is reported as hyper_schedule_info.arena_bytes.
  *
  * Time is a counter over the schedule's events (cache ops and defines in
- * order, util/residency.h's clock, on which the planner's builder counts
- * too): the validator's replay makes the intervals as it counts the
- * tensors resident, so two live together exactly when it counts both
- * resident, and the tallest moment of the
+ * order; the builder is util/residency.c, the planner's too): the
+ * intervals live together exactly when the validator's
+ * replay counts both tensors resident, so the tallest moment of the
  * layout is the validated peak (each size rounded to HS_DEV_ALIGN).  A
  * detached tensor's space is free, in the layout, from its detach on; at
  * run time a store still reading it holds it until done, and the
@@ -34,6 +33,54 @@
 
 /* Above this many intervals libhyper does not lay a schedule out itself. */
 #define HS_LAYOUT_MAX	(1U << 16)
+
+/**
+ * hs_intervals() - the residency intervals of a validated schedule
+ * @s:	the schedule
+ * @vp:	set to a malloc'ed array, in the order the intervals begin
+ * @np:	set to its length
+ *
+ * The array is sized once, by the count of the validator's replay
+ * (s->nr_resid): a million steps' intervals, grown by doubling, would
+ * copy it and leave the heap a larger block than they fill.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int hs_intervals(const struct hyper_schedule *s, struct hu_resid **vp,
+		 uint32_t *np)
+{
+	struct hu_res r;
+
+	/* The builder grows the array on if the count falls short. */
+	if (hu_res_init(&r, s->nr_tensors, HS_DEV_ALIGN, NULL, NULL) ||
+	    (s->nr_resid <= UINT32_MAX &&
+	     hu_res_reserve(&r, (uint32_t)s->nr_resid)))
+		goto nomem;
+	for (uint32_t t = 0; t < s->nr_tensors; t++)
+		if (s->tensors[t].home == HYPER_HOME_DEVICE)
+			hu_res_begin(&r, t, s->tensors[t].bytes);
+	hu_res_tick(&r);
+	for (uint32_t i = 0; i < s->nr_steps; i++) {
+		const struct hs_step *st = &s->steps[i];
+
+		r.step = i;
+		for (uint32_t j = 0; j < st->nr_before; j++)
+			hu_res_op(&r, st->before[j].op, st->before[j].tensor,
+				  s->tensors[st->before[j].tensor].bytes);
+		for (uint32_t j = 0; j < st->nr_defines; j++, hu_res_tick(&r))
+			hu_res_begin(&r, st->defines[j],
+				     s->tensors[st->defines[j]].bytes);
+		for (uint32_t j = 0; j < st->nr_after; j++)
+			hu_res_op(&r, st->after[j].op, st->after[j].tensor,
+				  s->tensors[st->after[j].tensor].bytes);
+	}
+	return hu_res_finish(&r, vp, np);
+nomem:
+	hu_res_free(&r);
+	*vp = NULL;
+	*np = 0;
+	return -ENOMEM;
+}
 
 /* libhyper's own layout, for a schedule that carries none. */
 static int place(const struct hu_resid *v, uint32_t n, uint64_t *off,
@@ -81,10 +128,6 @@ static int own_offsets(struct hyper_schedule *s, uint32_t n)
 /**
  * hs_layout() - give every residency interval of @s its arena offset
  * @s:	a validated schedule
- * @v:	its residency intervals (hs_validate()), freed here
- * @n:	how many
- * @off:	with HYPER_SCHED_ARENA each one's own offset (hs_validate()),
- *		else NULL; freed here
  * @e:	error text for offsets the schedule carries that are wrong
  *
  * Sets s->res_off and each tensor's res_first and nr_res.  A schedule with
@@ -94,21 +137,19 @@ static int own_offsets(struct hyper_schedule *s, uint32_t n)
  *
  * Return: 0, -EBADMSG for bad offsets, or -ENOMEM.
  */
-int hs_layout(struct hyper_schedule *s, struct hu_resid *v, uint32_t n,
-	      uint64_t *off, struct hs_err *e)
+int hs_layout(struct hyper_schedule *s, struct hs_err *e)
 {
 	bool own = s->flags & HYPER_SCHED_ARENA;
-	uint64_t *at_off = NULL;
-	uint32_t at = 0;
-	int ret = 0;
+	uint64_t *off = NULL;
+	struct hu_resid *v;
+	uint32_t n, at = 0;
+	int ret;
 
 	for (uint32_t t = 0; t < s->nr_tensors && !own; t++)
 		own = s->tensors[t].nr_plan_off;
-	if (own) {
-		/* hs_check_offsets() frees @off */
-		ret = hs_check_offsets(s, v, n, off, e);
-		off = NULL;
-	}
+	ret = hs_intervals(s, &v, &n);
+	if (!ret && own)
+		ret = hs_check_offsets(s, v, n, e);
 	if (ret || !n || (!own && n > HS_LAYOUT_MAX))
 		goto out;
 	if (own) {
@@ -118,44 +159,37 @@ int hs_layout(struct hyper_schedule *s, struct hu_resid *v, uint32_t n,
 		ret = own_offsets(s, n);
 		goto out;
 	}
-	at_off = hu_malloc_huge(n * sizeof(*at_off));
-	if (!at_off) {
+	off = hu_malloc_huge(n * sizeof(*off));
+	if (!off) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = place(v, n, at_off, &s->arena_bytes);
+	ret = place(v, n, off, &s->arena_bytes);
 	if (ret)
 		goto out;
-	/*
-	 * Offsets grouped by tensor, each group in the order of its starts:
-	 * the replay counted each tensor's in nr_res.
-	 */
+	/* Offsets grouped by tensor, each group in the order of its starts. */
 	s->res_off = hu_malloc_huge(n * sizeof(*s->res_off));
 	if (!s->res_off) {
 		ret = -ENOMEM;
 		goto out;
 	}
+	for (uint32_t t = 0; t < s->nr_tensors; t++)
+		s->tensors[t].nr_res = 0;
+	for (uint32_t i = 0; i < n; i++)
+		s->tensors[v[i].tensor].nr_res++;
 	for (uint32_t t = 0; t < s->nr_tensors; t++) {
 		s->tensors[t].res_first = at;
 		at += s->tensors[t].nr_res;
 	}
 	for (uint32_t i = 0; i < n; i++)
-		s->res_off[s->tensors[v[i].tensor].res_first + v[i].nth] =
-			at_off[i];
+		s->res_off[s->tensors[v[i].tensor].res_first + v[i].nth] = off[i];
 out:
 	if (ret) {
 		free(s->res_off);
 		s->res_off = NULL;
 		if (!own)
 			s->arena_bytes = 0;
-	} else if (!s->res_off) {
-		/* nothing placed: the replay's counts are not offsets' */
-		for (uint32_t t = 0; t < s->nr_tensors; t++) {
-			s->tensors[t].res_first = 0;
-			s->tensors[t].nr_res = 0;
-		}
 	}
-	free(at_off);
 	free(off);
 	free(v);
 	return ret;

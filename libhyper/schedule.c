@@ -352,7 +352,6 @@ static int parse_tensor(struct hyper_schedule *s, uint32_t i,
 		return -EBADMSG;
 	}
 	t->home = k;
-	s->resid_most += k == HYPER_HOME_DEVICE;
 	if (json_object_object_get_ex(o, "arena_offsets", &v))
 		return parse_offsets(t, i, v, e);
 	return 0;
@@ -438,7 +437,6 @@ static int parse_cops(struct hyper_schedule *s, uint32_t si,
 			return -EBADMSG;
 		}
 		(*out)[j].op = op;
-		s->resid_most += op == HYPER_OP_PREFETCH;
 		snprintf(path, sizeof(path), "steps[%u].%s[%u]", si, name, j);
 		if (!(v = need(o, "tensor", path, e)))
 			return -EBADMSG;
@@ -555,7 +553,6 @@ static int parse_step(struct hyper_schedule *s, uint32_t i,
 	if (json_object_object_get_ex(o, "after", &v) &&
 	    (ret = parse_cops(s, i, v, "after", &st->after, &st->nr_after, e)))
 		return ret;
-	s->resid_most += st->nr_defines;
 	parse_gemm(st, o);
 	return 0;
 }
@@ -648,18 +645,10 @@ static int parse_graph(struct hyper_schedule *s, struct json_object *o,
 int hs_finish(struct hyper_schedule *s, int ret, const char *doing,
 	      struct hs_err *e, struct hyper_schedule **schedp)
 {
-	struct hu_resid *v = NULL;
-	uint64_t *off = NULL;
-	uint32_t n = 0;
-
 	if (!ret)
-		ret = hs_validate(s, &v, &n, &off, e);
-	if (!ret) {
-		ret = hs_layout(s, v, n, off, e);
-	} else {
-		free(v);
-		free(off);
-	}
+		ret = hs_validate(s, e);
+	if (!ret)
+		ret = hs_layout(s, e);
 	if (ret) {
 		if (ret == -ENOMEM)
 			hs_errf(e, "out of memory while %s the schedule", doing);

@@ -36,9 +36,8 @@ struct hs_tensor {
 	uint32_t kind;
 	uint32_t home;
 	uint32_t flags;		/* HYPER_TENSOR_*, set by the validator */
-	/* by hs_layout(); the replay's (hs_validate()) while it runs */
-	uint32_t res_first;	/* its first entry in res_off */
-	uint32_t nr_res;	/* its residencies */
+	uint32_t res_first;	/* its first entry in res_off, by hs_layout() */
+	uint32_t nr_res;	/* its residencies, by hs_layout() */
 	uint32_t nr_plan_off;	/* "arena_offsets": the schedule's own */
 	uint64_t *plan_off;
 };
@@ -77,11 +76,7 @@ struct hyper_schedule {
 	uint64_t budget;
 	uint64_t pred_peak, pred_stall, pred_makespan;
 	uint64_t peak;		/* validator's replay */
-	/*
-	 * The tensors homed on the device, the prefetches and the defines
-	 * given: a bound on the residencies, for the replay's intervals.
-	 */
-	uint64_t resid_most;
+	uint64_t nr_resid;	/* residencies it began, for hs_intervals() */
 	/* hs_layout(), or the schedule's own with HYPER_SCHED_ARENA; 0: none */
 	uint64_t arena_bytes;
 	uint64_t *res_off;	/* arena offset of each residency, by tensor */
@@ -185,13 +180,15 @@ static inline void hs_hash_prefetch(const struct hyper_schedule *s,
 	__builtin_prefetch(&s->hash[h & s->hash_mask], 1);
 }
 void hs_destroy(struct hyper_schedule *s);
-int hs_validate(struct hyper_schedule *s, struct hu_resid **vp, uint32_t *np,
-		uint64_t **offp, struct hs_err *e);
+int hs_validate(struct hyper_schedule *s, struct hs_err *e);
+
+/* A validated schedule's residencies, in the order they begin. */
+int hs_intervals(const struct hyper_schedule *s, struct hu_resid **vp,
+		 uint32_t *np);
 /* The schedule's own offsets (HYPER_SCHED_ARENA) against its residencies. */
 int hs_check_offsets(const struct hyper_schedule *s, const struct hu_resid *v,
-		     uint32_t n, uint64_t *off, struct hs_err *e);
-int hs_layout(struct hyper_schedule *s, struct hu_resid *v, uint32_t n,
-	      uint64_t *off, struct hs_err *e);
+		     uint32_t n, struct hs_err *e);
+int hs_layout(struct hyper_schedule *s, struct hs_err *e);
 int hs_set_graph_hash(struct hyper_schedule *s, const char *h, struct hs_err *e);
 int hs_check_graph_hash(const struct hyper_schedule *s, struct hs_err *e);
 int hs_finish(struct hyper_schedule *s, int ret, const char *doing,

@@ -121,22 +121,16 @@ static int check_refs(const struct hyper_schedule *s, uint32_t si,
 	return 0;
 }
 
-/* Also counts the prefetches, for the bound on residencies (resid_most). */
 static int check_cops(struct hyper_schedule *s, uint32_t si,
 		      const char *what, const struct hyper_cop *src, uint32_t n,
 		      struct hs_err *e)
 {
-	uint32_t prefetches = 0;
-
-	for (uint32_t j = 0; j < n; j++) {
+	for (uint32_t j = 0; j < n; j++)
 		if (src[j].op < HYPER_OP_PREFETCH || src[j].op > HYPER_OP_DETACH) {
 			hs_errf(e, "steps[%u].%s[%u]: unknown cache op %u (enum hyper_cache_op)",
 				si, what, j, src[j].op);
 			return -EINVAL;
 		}
-		prefetches += src[j].op == HYPER_OP_PREFETCH;
-	}
-	s->resid_most += prefetches;
 	/* An empty list may be NULL: &src->tensor of it would be undefined. */
 	if (!n)
 		return 0;
@@ -197,7 +191,6 @@ static int add_tensor(struct hyper_schedule *s, uint32_t i,
 	t->bytes = ti->bytes;
 	t->kind = ti->kind;
 	t->home = ti->home;
-	s->resid_most += ti->home == HYPER_HOME_DEVICE;
 	/*
 	 * hyper_schedule_tensor() also gives libhyper's own layout: passed
 	 * back without HYPER_SCHED_ARENA, those offsets are output only.
@@ -290,7 +283,6 @@ static int add_step(struct hyper_schedule *s, uint32_t i,
 	st->nr_after = si->nr_after;
 	st->nr_uses = si->nr_uses;
 	st->nr_defines = si->nr_defines;
-	s->resid_most += si->nr_defines;
 	return 0;
 }
 

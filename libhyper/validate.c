@@ -19,26 +19,12 @@
 #include "util/sort.h"
 #include "util/units.h"
 
-/*
- * The replay, and the residency intervals it meets (util/residency.h's,
- * on its clock: each cache op and each define one tick, the start one
- * more).  A residency begins where the state machine gives a tensor a
- * device copy and ends at its detach, so the replay builds them as it
- * goes; a second walk of the steps through util/residency.c's builder,
- * with its own per-tensor arrays, took as many instructions as the
- * replay.  While it runs, a tensor's nr_res counts its residencies and
- * res_first is the open one's index; hs_layout() sets both for good.
- */
 struct replay {
 	struct hyper_schedule *s;
 	uint8_t *st;
 	uint64_t resident;
 	uint64_t peak;
-	uint64_t now;		/* the intervals' clock */
-	struct hu_resid *v;	/* the intervals, in the order they begin */
-	uint64_t *off;		/* HYPER_SCHED_ARENA: each one's own offset */
-	uint32_t nv, cap;
-	uint32_t step;		/* the step replayed; UINT32_MAX: the start */
+	uint64_t nr_resid;	/* residencies begun */
 	struct hs_err *e;
 };
 
@@ -118,74 +104,10 @@ static __attribute__((noinline, cold)) int use_msg(struct replay *r, uint32_t i,
 	return -EBADMSG;
 }
 
-/*
- * Room for more intervals than r->cap, in r->v and r->off: @most at the
- * start (s->resid_most, a bound: the tensors homed on the device, the
- * prefetches and the defines given), so that a million steps' intervals
- * are not copied as they double; twice as many only past it.
- */
-static __attribute__((noinline)) int grow(struct replay *r, uint64_t most)
-{
-	uint64_t cap = r->cap ? 2 * (uint64_t)r->cap : 64;
-	struct hu_resid *v;
-	uint64_t *off;
-
-	if (cap < most)
-		cap = most;
-	if (cap > UINT32_MAX)
-		cap = UINT32_MAX;
-	if (cap <= r->nv)
-		return -ENOMEM;
-	v = hu_realloc_huge(r->v, cap * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	r->v = v;
-	if (r->s->flags & HYPER_SCHED_ARENA) {
-		off = hu_realloc_huge(r->off, cap * sizeof(*off));
-		if (!off)
-			return -ENOMEM;
-		r->off = off;
-	}
-	r->cap = (uint32_t)cap;
-	return 0;
-}
-
-/*
- * Tensor @ti's residency begins now: its interval, and with
- * HYPER_SCHED_ARENA its own offset for hs_check_offsets() (none past
- * the offsets it has: that count is refused first).
- */
-static inline int begin(struct replay *r, uint32_t ti, struct hs_tensor *t,
-			uint64_t now)
-{
-	uint32_t nth = t->nr_res;
-
-	if (r->nv == r->cap && grow(r, 0))
-		return -ENOMEM;
-	r->v[r->nv] = (struct hu_resid){
-		.start = now, .end = UINT64_MAX, .tensor = ti, .nth = nth,
-		.step = r->step,
-		.bytes = (t->bytes + HS_DEV_ALIGN - 1) &
-			 ~(uint64_t)(HS_DEV_ALIGN - 1),
-	};
-	if (r->off)
-		r->off[r->nv] = nth < t->nr_plan_off ? t->plan_off[nth] : 0;
-	t->res_first = r->nv++;
-	t->nr_res = nth + 1;
-	return 0;
-}
-
-/*
- * The rules are <hyper/residency.h>'s; this adds the bytes and intervals.
- * Inlined: out of line, the registers begin() needs were saved and
- * restored for every cache op.
- */
-static inline __attribute__((always_inline)) int apply(struct replay *r,
-						       uint32_t i,
-						       const struct hyper_cop *c)
+/* The rules are <hyper/residency.h>'s; this adds the byte count. */
+static inline int apply(struct replay *r, uint32_t i, const struct hyper_cop *c)
 {
 	struct hs_tensor *t = &r->s->tensors[c->tensor];
-	uint64_t now = r->now++;
 	int why;
 
 	if (!hyper_cache_op_name(c->op))
@@ -197,15 +119,13 @@ static inline __attribute__((always_inline)) int apply(struct replay *r,
 	case HYPER_OP_PREFETCH:
 		t->flags |= HYPER_TENSOR_NEEDS_POOL | HYPER_TENSOR_NEEDS_DEVICE;
 		r->resident += t->bytes;
-		if (begin(r, c->tensor, t, now))
-			return -ENOMEM;
+		r->nr_resid++;
 		return over_budget(r, i, c->tensor);
 	case HYPER_OP_STORE:
 		t->flags |= HYPER_TENSOR_NEEDS_POOL;
 		return 0;
 	default:
 		r->resident -= t->bytes;
-		r->v[t->res_first].end = now;
 		return 0;
 	}
 }
@@ -216,7 +136,6 @@ static int replay_step(struct replay *r, uint32_t i)
 	uint32_t j;
 	int ret;
 
-	r->step = i;
 	for (j = 0; j < step->nr_before; j++) {
 		ret = apply(r, i, &step->before[j]);
 		if (ret)
@@ -228,14 +147,13 @@ static int replay_step(struct replay *r, uint32_t i)
 		if (hyper_residency_check(r->st[ti], HYPER_RES_USE))
 			return use_msg(r, i, ti);
 	}
-	for (j = 0; j < step->nr_defines; j++, r->now++) {
+	for (j = 0; j < step->nr_defines; j++) {
 		uint32_t ti = step->defines[j];
 		struct hs_tensor *t = &r->s->tensors[ti];
 
 		if (!(r->st[ti] & HYPER_RES_DEVICE)) {
 			r->resident += t->bytes;
-			if (begin(r, ti, t, r->now))
-				return -ENOMEM;
+			r->nr_resid++;
 		}
 		hyper_residency_step(&r->st[ti], HYPER_RES_DEFINE);
 		t->flags |= HYPER_TENSOR_NEEDS_DEVICE;
@@ -251,55 +169,36 @@ static int replay_step(struct replay *r, uint32_t i)
 	return 0;
 }
 
-/**
- * hs_validate() - replay a schedule on the residency rules
- * @s:	the schedule, filled
- * @vp:	set to its residency intervals (malloc'ed), in the order they begin
- * @np:	set to their number
- * @offp:	with HYPER_SCHED_ARENA, set to each interval's own offset
- *		(malloc'ed; 0 past a tensor's offsets), else to NULL
- * @e:	the first rule broken
- *
- * Sets each tensor's flags, and s->peak.  The intervals are those
- * util/residency.c's builder makes of the same steps; the arrays are
- * the caller's to free, on failure too.
- *
- * Return: 0, -EBADMSG or -ENOMEM.
- */
-int hs_validate(struct hyper_schedule *s, struct hu_resid **vp, uint32_t *np,
-		uint64_t **offp, struct hs_err *e)
+int hs_validate(struct hyper_schedule *s, struct hs_err *e)
 {
-	struct replay r = { .s = s, .e = e, .step = UINT32_MAX };
+	struct replay r = { .s = s, .e = e };
 	uint32_t i;
 	int ret;
 
 	r.st = hu_calloc_huge(s->nr_tensors ?: 1, 1);
-	ret = r.st ? grow(&r, s->resid_most) : -ENOMEM;
-	for (i = 0; !ret && i < s->nr_tensors; i++) {
+	if (!r.st)
+		return -ENOMEM;
+	for (i = 0; i < s->nr_tensors; i++) {
 		struct hs_tensor *t = &s->tensors[i];
 
 		t->flags = 0;
-		t->nr_res = 0;
 		r.st[i] = hyper_residency_start(t->home);
 		if (r.st[i] & HYPER_RES_POOL)
 			t->flags |= HYPER_TENSOR_NEEDS_POOL;
 		if (r.st[i] & HYPER_RES_DEVICE) {
 			t->flags |= HYPER_TENSOR_NEEDS_DEVICE;
 			r.resident += t->bytes;
-			ret = begin(&r, i, t, 0);
+			r.nr_resid++;
 		}
 	}
-	r.now = 1;
-	if (!ret)
-		ret = over_budget(&r, UINT32_MAX, UINT32_MAX);
+	ret = over_budget(&r, UINT32_MAX, UINT32_MAX);
 	for (i = 0; !ret && i < s->nr_steps; i++)
 		ret = replay_step(&r, i);
-	if (!ret)
+	if (!ret) {
 		s->peak = r.peak;
+		s->nr_resid = r.nr_resid;
+	}
 	free(r.st);
-	*vp = r.v;
-	*np = r.nv;
-	*offp = r.off;
 	return ret;
 }
 
@@ -324,41 +223,49 @@ static void where_desc(char *buf, size_t len, const struct hyper_schedule *s,
 }
 
 /*
- * Each residency's count, alignment and range.  The replay counted each
- * tensor's in nr_res and gathered their offsets, @off, in the order they
- * begin, where check_overlap() reads them: looked up here (the tensor,
- * then its offset list), each cost two cache misses more at a million
- * steps.
+ * Each residency's count, alignment and range; its offset into
+ * @off_of[i], where check_overlap() reads them in order.  Looked up
+ * again there (the tensor, then its offset list), each residency's key
+ * cost two cache misses more at a million steps.
  */
 static int check_each(const struct hyper_schedule *s, const struct hu_resid *v,
-		      uint32_t n, const uint64_t *off, struct hs_err *e)
+		      uint32_t n, uint64_t *off_of, struct hs_err *e)
 {
-	for (uint32_t ti = 0; ti < s->nr_tensors; ti++) {
+	uint32_t *count = hu_calloc_huge(s->nr_tensors ?: 1, sizeof(*count));
+	int ret = 0;
+
+	if (!count)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		count[v[i].tensor]++;
+	for (uint32_t ti = 0; ti < s->nr_tensors && !ret; ti++) {
 		const struct hs_tensor *t = &s->tensors[ti];
 
-		if (t->nr_plan_off != t->nr_res) {
+		if (t->nr_plan_off != count[ti]) {
 			hs_errf(e, "tensors[%u].arena_offsets: tensor \"%s\" becomes resident %u times but has %u offsets (one per residency, in the order they begin)",
-				ti, t->id, t->nr_res, t->nr_plan_off);
-			return -EBADMSG;
+				ti, t->id, count[ti], t->nr_plan_off);
+			ret = -EBADMSG;
 		}
 	}
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < n && !ret; i++) {
 		const struct hs_tensor *t = &s->tensors[v[i].tensor];
+		uint64_t off = t->plan_off[v[i].nth];
 
-		if (off[i] % HS_DEV_ALIGN) {
+		off_of[i] = off;
+		if (off % HS_DEV_ALIGN) {
 			hs_errf(e, "tensors[%u].arena_offsets[%u]: offset %" PRIu64 " of tensor \"%s\" is not a multiple of %d",
-				v[i].tensor, v[i].nth, off[i], t->id, HS_DEV_ALIGN);
-			return -EBADMSG;
-		}
-		if (off[i] > s->arena_bytes ||
-		    v[i].bytes > s->arena_bytes - off[i]) {
+				v[i].tensor, v[i].nth, off, t->id, HS_DEV_ALIGN);
+			ret = -EBADMSG;
+		} else if (off > s->arena_bytes ||
+			   v[i].bytes > s->arena_bytes - off) {
 			hs_errf(e, "tensors[%u].arena_offsets[%u]: tensor \"%s\" at offset %" PRIu64 " (%" PRIu64 " bytes, %" PRIu64 " aligned) ends past arena_bytes %" PRIu64,
-				v[i].tensor, v[i].nth, t->id, off[i], t->bytes,
+				v[i].tensor, v[i].nth, t->id, off, t->bytes,
 				v[i].bytes, s->arena_bytes);
-			return -EBADMSG;
+			ret = -EBADMSG;
 		}
 	}
-	return 0;
+	free(count);
+	return ret;
 }
 
 /*
@@ -835,7 +742,7 @@ static int by_distinct(const struct hyper_schedule *s, struct sweep *w,
 /*
  * The distinct offsets in ascending order, w->off, and each interval's
  * position among them, w->pos.  @offs (each residency's offset, from
- * hs_validate()) is freed.
+ * check_each()) is freed.
  */
 static int by_position(const struct hyper_schedule *s, struct sweep *w,
 		       uint32_t n, uint64_t *offs)
@@ -875,7 +782,7 @@ static int by_position(const struct hyper_schedule *s, struct sweep *w,
  * neighbour above here, and was its neighbour below when the set held
  * intervals ranked by offset and index: either way it is the one named,
  * as nothing live below can reach the offset it holds.  @offs is each
- * residency's offset (hs_validate()), freed here.
+ * residency's offset (check_each()), freed here.
  */
 static int check_overlap(const struct hyper_schedule *s,
 			 const struct hu_resid *v, uint32_t n, uint64_t *offs,
@@ -931,10 +838,8 @@ static int check_overlap(const struct hyper_schedule *s,
 /**
  * hs_check_offsets() - the schedule's own layout against its residencies
  * @s:	a validated schedule with HYPER_SCHED_ARENA or "arena_offsets"
- * @v:	its residencies (hs_validate())
+ * @v:	its residencies (hs_intervals())
  * @n:	how many
- * @off:	with HYPER_SCHED_ARENA their own offsets (hs_validate()), else
- *		NULL; freed here
  * @e:	the first rule broken
  *
  * Every residency has an offset, aligned to HS_DEV_ALIGN and inside
@@ -946,12 +851,12 @@ static int check_overlap(const struct hyper_schedule *s,
  * Return: 0, -EBADMSG or -ENOMEM.
  */
 int hs_check_offsets(const struct hyper_schedule *s, const struct hu_resid *v,
-		     uint32_t n, uint64_t *off, struct hs_err *e)
+		     uint32_t n, struct hs_err *e)
 {
+	uint64_t *off;
 	int ret;
 
 	if (!(s->flags & HYPER_SCHED_ARENA)) {
-		free(off);
 		for (uint32_t t = 0; t < s->nr_tensors; t++)
 			if (s->tensors[t].nr_plan_off) {
 				hs_errf(e, "tensors[%u].arena_offsets: given without the schedule's \"arena_bytes\"",
@@ -967,9 +872,11 @@ int hs_check_offsets(const struct hyper_schedule *s, const struct hu_resid *v,
 	if (s->arena_bytes % HYPER_ARENA_ALIGN) {
 		hs_errf(e, "arena_bytes: %llu is not a multiple of %u (HYPER_ARENA_ALIGN): round it up",
 			(unsigned long long)s->arena_bytes, HYPER_ARENA_ALIGN);
-		free(off);
 		return -EBADMSG;
 	}
+	off = hu_malloc_huge((n ?: 1) * sizeof(*off));
+	if (!off)
+		return -ENOMEM;
 	ret = check_each(s, v, n, off, e);
 	if (ret)
 		free(off);

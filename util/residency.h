@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The residency intervals of a schedule: the planner's arena
- * (libhyperplan/passes/arena.c) builds them here, and libhyper's
- * validator makes the same ones as it replays a schedule
- * (libhyper/validate.c; layout_test holds the two to each other), so
- * that both count the same residencies on the same clock.  A residency
- * runs from a tensor's becoming resident (home "device" at the start, a
- * prefetch, a define of a tensor not resident) to its detach.  Time is a
- * counter over the schedule's events: each cache operation and each
- * define is one tick, the start one more.  Internal: linked into each,
- * never exported.
+ * The residency intervals of a schedule: one builder for libhyper's
+ * layout and validator (libhyper/layout.c) and the planner's arena
+ * (libhyperplan/passes/arena.c), so that the two count the same
+ * residencies on the same clock.  A residency runs from a tensor's
+ * becoming resident (home "device" at the start, a prefetch, a define of
+ * a tensor not resident) to its detach.  Time is a counter over the
+ * schedule's events: each cache operation and each define is one tick,
+ * the start one more.  Internal: linked into each, never exported.
  */
 #ifndef HYPER_UTIL_RESIDENCY_H
 #define HYPER_UTIL_RESIDENCY_H
