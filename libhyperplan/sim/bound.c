@@ -33,9 +33,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "sim/bound.h"
 
@@ -309,103 +306,6 @@ static double stay(const struct bnd *b, uint32_t g)
 }
 
 /*
- * Two cells of a row at once (the vector extensions GCC and clang share:
- * SSE2 on x86-64, plain code elsewhere), each lane's operations those of its cell, in
- * the same order: a running sum goes on from the lane before's, and the
- * most is each lane's, then the two's.
- */
-typedef double v2d __attribute__((vector_size(16), aligned(8), may_alias));
-typedef long long v2l __attribute__((vector_size(16)));
-
-/* a > b ? a : b, lane by lane */
-static inline v2d v2max(v2d a, v2d b)
-{
-#ifdef __SSE2__
-	return _mm_max_pd(a, b);
-#else
-	v2l m = a > b;
-
-	return (v2d)(((v2l)a & m) | ((v2l)b & ~m));
-#endif
-}
-
-static double top2(v2d t, double top)
-{
-	top = t[0] > top ? t[0] : top;
-	return t[1] > top ? t[1] : top;
-}
-
-/*
- * h's cells [@x, @xe) of a row: its differences summed along x from *@s,
- * added to @near (each x's sum over the rows so far), plus @st; the most
- * of them and @top.
- */
-static double h_cells(double *rh, double *near, const double *st,
-		      size_t x, size_t xe, double *s, double top)
-{
-	v2d t = { top, top }, z = { 0, 0 }, sv = { *s, *s }, p, q;
-	double v;
-
-	for (; x + 1 < xe; x += 2) {
-		p = *(v2d *)&rh[x];
-		/* (p[0] + s, p[1] + (p[0] + s)) */
-		p += __builtin_shufflevector(z, p, 0, 2) + sv;
-		sv = __builtin_shufflevector(p, p, 1, 1);
-		q = *(v2d *)&near[x] + p;
-		*(v2d *)&near[x] = q;
-		q = *(v2d *)&st[x] + q;
-		*(v2d *)&rh[x] = q;
-		t = v2max(q, t);
-	}
-	top = top2(t, top);
-	*s = sv[0];
-	if (x < xe) {
-		*s = rh[x] + *s;
-		v = near[x] + *s;
-		near[x] = v;
-		v = st[x] + v;
-		rh[x] = v;
-		top = v > top ? v : top;
-	}
-	return top;
-}
-
-/*
- * d's cells from @x - 1 down to @xs of a row: each its difference plus
- * the row before's (@prev, then kept there), summed back along x from
- * *@sum, plus @sty; the most of them and @top.
- */
-static double d_cells(double *rd, double *prev, size_t xs, size_t x,
-		      double sty, double *sum, double top)
-{
-	v2d t = { top, top }, z = { 0, 0 }, sv = { *sum, *sum }, p;
-	double v, s;
-
-	for (; x >= xs + 2; x -= 2) {
-		p = *(v2d *)&rd[x - 2] + *(v2d *)&prev[x - 2];
-		*(v2d *)&prev[x - 2] = p;
-		/* (p[0] + (p[1] + sum), p[1] + sum) */
-		p += __builtin_shufflevector(p, z, 1, 2) + sv;
-		sv = __builtin_shufflevector(p, p, 0, 0);
-		p = sty + p;
-		*(v2d *)&rd[x - 2] = p;
-		t = v2max(p, t);
-	}
-	top = top2(t, top);
-	*sum = sv[0];
-	if (x > xs) {
-		x--;
-		s = rd[x] + prev[x];
-		prev[x] = s;
-		*sum += s;
-		v = sty + *sum;
-		rd[x] = v;
-		top = v > top ? v : top;
-	}
-	return top;
-}
-
-/*
  * h at (x, y): what must stay at x if nothing read by instant y may
  * leave; d at (x, y): what must stay at y if nothing written after
  * instant x may have left (its store could only run inside the window).
@@ -417,8 +317,7 @@ static double d_cells(double *rd, double *prev, size_t xs, size_t x,
  * far), d from y back along x.  One pass over the rows, not two (summing
  * every row first): whole bytes, exact in any order.  Each run of RUN_X
  * cells of a row is done at once, for its most in h or d (most[], for
- * forced_stall()), two cells at a time (h_cells(), d_cells()).  @st:
- * stay() at each instant.
+ * forced_stall()).  @st: stay() at each instant.
  */
 static void windows(struct bnd *b, const double *diag, const double *st,
 		    double *near, double *prev)
@@ -433,7 +332,15 @@ static void windows(struct bnd *b, const double *diag, const double *st,
 		for (r = 0, s = 0; r * RUN_X < y; r++) {
 			xs = r * RUN_X;
 			xe = xs + RUN_X < y ? xs + RUN_X : y;
-			most[r] = h_cells(rh, near, st, xs, xe, &s, 0);
+			for (x = xs, top = 0; x < xe; x++) {
+				s = x ? rh[x] + s : rh[x];
+				v = near[x] + s;
+				near[x] = v;
+				v = st[x] + v;
+				rh[x] = v;
+				top = v > top ? v : top;
+			}
+			most[r] = top;
 		}
 		/* the cell (y - 1, y) first, without prev[] */
 		sty = st[y];
@@ -446,7 +353,15 @@ static void windows(struct bnd *b, const double *diag, const double *st,
 		top = most[r] > v ? most[r] : v;
 		for (x = y - 1; ; r--) {
 			xs = r * RUN_X;
-			most[r] = d_cells(rd, prev, xs, x, sty, &sum, top);
+			while (x-- > xs) {
+				s = rd[x] + prev[x];
+				prev[x] = s;
+				sum += s;
+				v = sty + sum;
+				rd[x] = v;
+				top = v > top ? v : top;
+			}
+			most[r] = top;
 			if (!r)
 				break;
 			x = xs;

@@ -787,11 +787,9 @@ TEST_F_TIMEOUT(plain, bound_below_cap, 300)
 }
 
 /*
- * The windows' rows are summed two cells at a time, then the odd cell
- * and the run's end alone: grids of every small length (one instant a
- * step below GRID_S steps) give rows and runs of RUN_X that end on an
- * odd cell, an even one, and cut a pair, each cell and stall against
- * the plain sums.
+ * The windows' rows at grids of every small length (one instant a step
+ * below GRID_S steps): rows and runs of RUN_X that end on an odd cell
+ * and an even one, each cell and stall against the plain sums.
  */
 TEST_F_TIMEOUT(plain, windows_rows_of_every_length, 300)
 {
