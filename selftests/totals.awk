@@ -4,20 +4,39 @@
 # ok/not ok lines otherwise; a program that exits non-zero with no failed
 # case, or whose block never ends, counts as one failure.  Prints one line
 # per program, then the closing "N passed, N failed".
-function flush(status,   p, f) {
+#
+# Under a failing program's line come up to WHY lines (indented) that say
+# why: the last lines of its block that are neither TAP nor a harness
+# summary, or, for the runners' own blocks (a VM's completed and
+# dmesg-clean checks, written after the console), the "# " lines just
+# before the block.  A CI log then names the cause without the results
+# directory.
+function keep(line) {
+	why[nwhy % WHY] = line
+	nwhy++
+}
+function flush(status,   p, f, i) {
 	if (tot) { p = tpass; f = tfail } else { p = okc; f = nokc }
 	if (status != 0 && f == 0)
 		f = 1
 	printf "%s %-40s pass:%d fail:%d%s\n", (f ? "FAIL" : "PASS"), name, p, f, \
 		(tskip ? " skip:" tskip : "")
+	if (f)
+		for (i = (nwhy > WHY ? nwhy - WHY : 0); i < nwhy; i++)
+			printf "    %s\n", why[i % WHY]
 	P += p; F += f; S += tskip
 	inblk = 0
+	nwhy = 0
 }
+BEGIN { WHY = 8 }
 FNR == 1 && inblk { flush(1) }
 /^HYPER-TEST-BEGIN / {
 	if (inblk)
 		flush(1)
 	name = $2; inblk = 1; tot = 0; okc = nokc = tpass = tfail = tskip = 0
+	if (!outside)
+		nwhy = 0
+	outside = 0
 	next
 }
 /^HYPER-TEST-END / {
@@ -39,6 +58,15 @@ inblk && /^# Totals: / {
 }
 inblk && /^ok / { okc++ }
 inblk && /^not ok / { nokc++ }
+# Context for a failure: inside a block, what is not TAP or a summary;
+# outside one, the runner's "# " lines, kept for the block that follows.
+inblk && !/^(ok |not ok |TAP version |1\.\.|# (Totals|PASSED|FAILED|Starting|  *OK|  *RUN)|$)/ { keep($0) }
+!inblk && /^# / {
+	if (!outside)
+		nwhy = 0
+	outside = 1
+	keep($0)
+}
 END {
 	if (inblk)
 		flush(1)
