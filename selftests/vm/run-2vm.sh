@@ -27,8 +27,8 @@
 # them, one after the other (so that a scan of LOG, like the debug
 # kernel's, sees every guest's dmesg), then the bed's own block
 # vm:KERNEL:SUITE:completed: every guest completed.  A guest
-# that died of the TCG int3 race (vm-lib.sh) has all guests booted once
-# more, on fresh files.
+# that stopped for the emulator's reason (vm_emulator_death in vm-lib.sh)
+# has all guests booted once more, on fresh files.
 #
 # usage: run-2vm.sh KERNEL INITRD SUITEFILE LOG
 set -u
@@ -112,9 +112,9 @@ rerun_note=
 boot_all
 n=0
 while [ "$n" -lt "$nodes" ]; do
-	if vm_int3_race "$tmp/n$n"; then
-		cp "$tmp/n$n/log" "$log.node$n.int3-first"
-		rerun_note="# rerun: node $n's first boot died of a TCG int3 race in kernel text patching (Oops: int3 outside any module; console in $log.node$n.int3-first); all nodes were booted again"
+	if why=$(vm_emulator_death "$tmp/n$n" "$suitefile"); then
+		cp "$tmp/n$n/log" "$log.node$n.first"
+		rerun_note="# rerun: node $n's first boot $why (console in $log.node$n.first); all nodes were booted again"
 		start=$(date +%s)
 		boot_all
 		break

@@ -46,15 +46,14 @@ name=vm:$klabel:$suite
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# A boot that died of a TCG int3 race in the guest kernel's text patching
-# (vm_int3_race), and only such a boot, is booted once more.  The first
-# console log is kept next to LOG, and LOG says that the suite was run
-# twice.
+# A boot that stopped for the emulator's reason (vm_emulator_death), and
+# only such a boot, is booted once more.  The first console log is kept
+# next to LOG, and LOG says that the suite was run twice, and why.
 rerun_note=
 vm_boot "$tmp" "$kernel" "$initrd" "$suite"
-if vm_int3_race "$tmp"; then
-	cp "$tmp/log" "$log.int3-first"
-	rerun_note="# rerun: the first boot died of a TCG int3 race in kernel text patching (Oops: int3 outside any module; console in $log.int3-first)"
+if why=$(vm_emulator_death "$tmp" "$suitefile"); then
+	cp "$tmp/log" "$log.first"
+	rerun_note="# rerun: the first boot $why; console in $log.first"
 	vm_boot "$tmp" "$kernel" "$initrd" "$suite"
 fi
 vm_finish "$tmp" "$log" "$name" "VM for suite $suite on ${kver:-$klabel}"

@@ -98,14 +98,35 @@ vm_boot() {
 	wait "$wpid" 2>/dev/null
 }
 
-# vm_int3_race DIR: whether the guest of DIR died of QEMU's multi-threaded
-# TCG running a stale int3 that the guest kernel's live code patching
-# (text_poke_bp(), when a static key or tracepoint flips) has already taken
-# away on the other vCPU.  That is the emulator's, not the module's: an
-# int3 trap at a RIP outside any module, and the suite unfinished.
-vm_int3_race() {
-	! grep -q '^HYPER-VM-END' "$1/log" && grep -q 'Oops: int3' "$1/log" &&
-		! grep -A6 'Oops: int3' "$1/log" | grep -q 'RIP: .*\]$'
+# vm_emulator_death DIR SUITEFILE: whether the guest of DIR stopped for the
+# emulator's reason, not the module's, before its suite ended; if so, prints
+# why (for the runner's "# rerun:" line).  Two such deaths are known:
+# - QEMU's multi-threaded TCG ran a stale int3 that the guest kernel's live
+#   code patching (text_poke_bp(), when a static key or tracepoint flips)
+#   had already taken away on the other vCPU: an int3 trap at a RIP outside
+#   any module;
+# - the guest hung or died before the first test of a suite that has
+#   tests ("t PROGRAM" lines) began, with no frame of hyper.ko ("[hyper]")
+#   anywhere on its console: seen once on a busy CI machine, one guest of
+#   three stalling before its first test while the other two waited for it
+#   until the suite's limit.  A suite without tests (the demo's) works
+#   the module from its start, so this does not apply to it.
+# A crash or hang in a test, or anything naming hyper.ko, is the module's
+# and fails the suite.
+vm_emulator_death() {
+	grep -q '^HYPER-VM-END' "$1/log" && return 1
+	if grep -q 'Oops: int3' "$1/log" &&
+	   ! grep -A6 'Oops: int3' "$1/log" | grep -q 'RIP: .*\]$'; then
+		echo "died of a TCG int3 race in kernel text patching (Oops: int3 outside any module)"
+		return 0
+	fi
+	if grep -q '^[[:space:]]*t ' "$2" &&
+	   ! grep -q '^HYPER-TEST-BEGIN ' "$1/log" &&
+	   ! grep -q '\[hyper\]' "$1/log"; then
+		echo "stopped before its first test began, with no hyper.ko frame on its console"
+		return 0
+	fi
+	return 1
 }
 
 # vm_block LOG NAME RESULT STATUS: one test block of the runner's own.
