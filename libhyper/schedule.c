@@ -645,10 +645,13 @@ static int parse_graph(struct hyper_schedule *s, struct json_object *o,
 int hs_finish(struct hyper_schedule *s, int ret, const char *doing,
 	      struct hs_err *e, struct hyper_schedule **schedp)
 {
+	struct hu_resid *v;
+	uint32_t n;
+
 	if (!ret)
-		ret = hs_validate(s, e);
+		ret = hs_validate(s, &v, &n, e);
 	if (!ret)
-		ret = hs_layout(s, e);
+		ret = hs_layout(s, v, n, e);
 	if (ret) {
 		if (ret == -ENOMEM)
 			hs_errf(e, "out of memory while %s the schedule", doing);

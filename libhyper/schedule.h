@@ -76,7 +76,6 @@ struct hyper_schedule {
 	uint64_t budget;
 	uint64_t pred_peak, pred_stall, pred_makespan;
 	uint64_t peak;		/* validator's replay */
-	uint64_t nr_resid;	/* residencies it began, for hs_intervals() */
 	/* hs_layout(), or the schedule's own with HYPER_SCHED_ARENA; 0: none */
 	uint64_t arena_bytes;
 	uint64_t *res_off;	/* arena offset of each residency, by tensor */
@@ -180,15 +179,14 @@ static inline void hs_hash_prefetch(const struct hyper_schedule *s,
 	__builtin_prefetch(&s->hash[h & s->hash_mask], 1);
 }
 void hs_destroy(struct hyper_schedule *s);
-int hs_validate(struct hyper_schedule *s, struct hs_err *e);
-
-/* A validated schedule's residencies, in the order they begin. */
-int hs_intervals(const struct hyper_schedule *s, struct hu_resid **vp,
-		 uint32_t *np);
+/* The replay, which also builds the residency intervals hs_layout() takes. */
+int hs_validate(struct hyper_schedule *s, struct hu_resid **vp, uint32_t *np,
+		struct hs_err *e);
 /* The schedule's own offsets (HYPER_SCHED_ARENA) against its residencies. */
 int hs_check_offsets(const struct hyper_schedule *s, const struct hu_resid *v,
 		     uint32_t n, struct hs_err *e);
-int hs_layout(struct hyper_schedule *s, struct hs_err *e);
+int hs_layout(struct hyper_schedule *s, struct hu_resid *v, uint32_t n,
+	      struct hs_err *e);
 int hs_set_graph_hash(struct hyper_schedule *s, const char *h, struct hs_err *e);
 int hs_check_graph_hash(const struct hyper_schedule *s, struct hs_err *e);
 int hs_finish(struct hyper_schedule *s, int ret, const char *doing,
