@@ -217,20 +217,34 @@ int hs_hash_alloc(struct hyper_schedule *s)
 /* Returns the index of an earlier tensor with the same id, or -1 after adding it. */
 int hs_hash_insert(struct hyper_schedule *s, uint32_t idx)
 {
-	return hs_hash_insert_hashed(s, idx, hs_hash_str(s->tensors[idx].id));
+	const char *id = s->tensors[idx].id;
+	uint32_t h = hs_hash_str(id), slot;
+	int dup = hs_hash_lookup(s, id, h, &slot);
+
+	if (dup < 0)
+		hs_hash_put(s, slot, idx, h);
+	return dup;
 }
 
-/* hs_hash_insert() with the id's hs_hash_str() @h, made before. */
-int hs_hash_insert_hashed(struct hyper_schedule *s, uint32_t idx, uint32_t h)
+/**
+ * hs_hash_lookup() - an id in the table, or where it goes
+ * @s:	the schedule, its table allocated (hs_hash_alloc())
+ * @id:	the id
+ * @h:	its hs_hash_str()
+ * @slot:	set, when no tensor has @id, to the slot it goes in
+ *
+ * Return: the index of the earlier tensor with @id, or -1.
+ */
+int hs_hash_lookup(const struct hyper_schedule *s, const char *id, uint32_t h,
+		   uint32_t *slot)
 {
-	const char *id = s->tensors[idx].id;
 	uint32_t i;
 
 	for (i = h & s->hash_mask; s->hash[i]; i = (i + 1) & s->hash_mask)
 		if (SLOT_HASH(s->hash[i]) == h &&
 		    !strcmp(s->tensors[SLOT_IDX(s->hash[i])].id, id))
 			return (int)SLOT_IDX(s->hash[i]);
-	s->hash[i] = (uint64_t)h << 32 | (idx + 1);
+	*slot = i;
 	return -1;
 }
 

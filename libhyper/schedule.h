@@ -116,8 +116,19 @@ int hs_find(const struct hyper_schedule *s, const char *id);
 int hs_hash_alloc(struct hyper_schedule *s);
 /* Returns the index of an earlier tensor with the same id, or -1. */
 int hs_hash_insert(struct hyper_schedule *s, uint32_t idx);
-/* hs_hash_insert() with the id's hs_hash_str() @h, made before. */
-int hs_hash_insert_hashed(struct hyper_schedule *s, uint32_t idx, uint32_t h);
+/*
+ * The index of an earlier tensor with id @id (its hs_hash_str() @h), or
+ * -1 with *@slot set to where it goes, for hs_hash_put() once its tensor
+ * holds the id: nothing is added before the tensor passes its checks.
+ */
+int hs_hash_lookup(const struct hyper_schedule *s, const char *id, uint32_t h,
+		   uint32_t *slot);
+/* Tensor @idx, of id hash @h, at the *@slot hs_hash_lookup() gave. */
+static inline void hs_hash_put(struct hyper_schedule *s, uint32_t slot,
+			       uint32_t idx, uint32_t h)
+{
+	s->hash[slot] = (uint64_t)h << 32 | (idx + 1);
+}
 
 /* 8 bytes of an id as one number, for hs_hash_mem(). */
 static inline uint64_t hs_hash_word(const char *p)
