@@ -14,10 +14,11 @@
  * needs is reported as hyper_schedule_info.arena_bytes.
  *
  * Time is a counter over the schedule's events (cache ops and defines in
- * order; the builder is util/residency.c, the planner's too): the
- * intervals live together exactly when the validator's
- * replay counts both tensors resident, so the tallest moment of the
- * layout is the validated peak (each size rounded to HS_DEV_ALIGN).  A
+ * order; the builder is util/residency.c, the planner's too, driven by
+ * the validator's replay as it goes): two intervals live together
+ * exactly when the replay counts both tensors resident, so the tallest
+ * moment of the layout is the validated peak (each size rounded to
+ * HS_DEV_ALIGN).  A
  * detached tensor's space is free, in the layout, from its detach on; at
  * run time a store still reading it holds it until done, and the
  * executor waits for that before reusing the bytes.
@@ -33,54 +34,6 @@
 
 /* Above this many intervals libhyper does not lay a schedule out itself. */
 #define HS_LAYOUT_MAX	(1U << 16)
-
-/**
- * hs_intervals() - the residency intervals of a validated schedule
- * @s:	the schedule
- * @vp:	set to a malloc'ed array, in the order the intervals begin
- * @np:	set to its length
- *
- * The array is sized once, by the count of the validator's replay
- * (s->nr_resid): a million steps' intervals, grown by doubling, would
- * copy it and leave the heap a larger block than they fill.
- *
- * Return: 0 or -ENOMEM.
- */
-int hs_intervals(const struct hyper_schedule *s, struct hu_resid **vp,
-		 uint32_t *np)
-{
-	struct hu_res r;
-
-	/* The builder grows the array on if the count falls short. */
-	if (hu_res_init(&r, s->nr_tensors, HS_DEV_ALIGN, NULL, NULL) ||
-	    (s->nr_resid <= UINT32_MAX &&
-	     hu_res_reserve(&r, (uint32_t)s->nr_resid)))
-		goto nomem;
-	for (uint32_t t = 0; t < s->nr_tensors; t++)
-		if (s->tensors[t].home == HYPER_HOME_DEVICE)
-			hu_res_begin(&r, t, s->tensors[t].bytes);
-	hu_res_tick(&r);
-	for (uint32_t i = 0; i < s->nr_steps; i++) {
-		const struct hs_step *st = &s->steps[i];
-
-		r.step = i;
-		for (uint32_t j = 0; j < st->nr_before; j++)
-			hu_res_op(&r, st->before[j].op, st->before[j].tensor,
-				  s->tensors[st->before[j].tensor].bytes);
-		for (uint32_t j = 0; j < st->nr_defines; j++, hu_res_tick(&r))
-			hu_res_begin(&r, st->defines[j],
-				     s->tensors[st->defines[j]].bytes);
-		for (uint32_t j = 0; j < st->nr_after; j++)
-			hu_res_op(&r, st->after[j].op, st->after[j].tensor,
-				  s->tensors[st->after[j].tensor].bytes);
-	}
-	return hu_res_finish(&r, vp, np);
-nomem:
-	hu_res_free(&r);
-	*vp = NULL;
-	*np = 0;
-	return -ENOMEM;
-}
 
 /* libhyper's own layout, for a schedule that carries none. */
 static int place(const struct hu_resid *v, uint32_t n, uint64_t *off,
@@ -128,6 +81,8 @@ static int own_offsets(struct hyper_schedule *s, uint32_t n)
 /**
  * hs_layout() - give every residency interval of @s its arena offset
  * @s:	a validated schedule
+ * @v:	its residency intervals (hs_validate()), freed here
+ * @n:	how many
  * @e:	error text for offsets the schedule carries that are wrong
  *
  * Sets s->res_off and each tensor's res_first and nr_res.  A schedule with
@@ -137,18 +92,17 @@ static int own_offsets(struct hyper_schedule *s, uint32_t n)
  *
  * Return: 0, -EBADMSG for bad offsets, or -ENOMEM.
  */
-int hs_layout(struct hyper_schedule *s, struct hs_err *e)
+int hs_layout(struct hyper_schedule *s, struct hu_resid *v, uint32_t n,
+	      struct hs_err *e)
 {
 	bool own = s->flags & HYPER_SCHED_ARENA;
 	uint64_t *off = NULL;
-	struct hu_resid *v;
-	uint32_t n, at = 0;
-	int ret;
+	uint32_t at = 0;
+	int ret = 0;
 
 	for (uint32_t t = 0; t < s->nr_tensors && !own; t++)
 		own = s->tensors[t].nr_plan_off;
-	ret = hs_intervals(s, &v, &n);
-	if (!ret && own)
+	if (own)
 		ret = hs_check_offsets(s, v, n, e);
 	if (ret || !n || (!own && n > HS_LAYOUT_MAX))
 		goto out;

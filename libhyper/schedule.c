@@ -217,20 +217,34 @@ int hs_hash_alloc(struct hyper_schedule *s)
 /* Returns the index of an earlier tensor with the same id, or -1 after adding it. */
 int hs_hash_insert(struct hyper_schedule *s, uint32_t idx)
 {
-	return hs_hash_insert_hashed(s, idx, hs_hash_str(s->tensors[idx].id));
+	const char *id = s->tensors[idx].id;
+	uint32_t h = hs_hash_str(id), slot;
+	int dup = hs_hash_lookup(s, id, h, &slot);
+
+	if (dup < 0)
+		hs_hash_put(s, slot, idx, h);
+	return dup;
 }
 
-/* hs_hash_insert() with the id's hs_hash_str() @h, made before. */
-int hs_hash_insert_hashed(struct hyper_schedule *s, uint32_t idx, uint32_t h)
+/**
+ * hs_hash_lookup() - an id in the table, or where it goes
+ * @s:	the schedule, its table allocated (hs_hash_alloc())
+ * @id:	the id
+ * @h:	its hs_hash_str()
+ * @slot:	set, when no tensor has @id, to the slot it goes in
+ *
+ * Return: the index of the earlier tensor with @id, or -1.
+ */
+int hs_hash_lookup(const struct hyper_schedule *s, const char *id, uint32_t h,
+		   uint32_t *slot)
 {
-	const char *id = s->tensors[idx].id;
 	uint32_t i;
 
 	for (i = h & s->hash_mask; s->hash[i]; i = (i + 1) & s->hash_mask)
 		if (SLOT_HASH(s->hash[i]) == h &&
 		    !strcmp(s->tensors[SLOT_IDX(s->hash[i])].id, id))
 			return (int)SLOT_IDX(s->hash[i]);
-	s->hash[i] = (uint64_t)h << 32 | (idx + 1);
+	*slot = i;
 	return -1;
 }
 
@@ -645,10 +659,13 @@ static int parse_graph(struct hyper_schedule *s, struct json_object *o,
 int hs_finish(struct hyper_schedule *s, int ret, const char *doing,
 	      struct hs_err *e, struct hyper_schedule **schedp)
 {
+	struct hu_resid *v;
+	uint32_t n;
+
 	if (!ret)
-		ret = hs_validate(s, e);
+		ret = hs_validate(s, &v, &n, e);
 	if (!ret)
-		ret = hs_layout(s, e);
+		ret = hs_layout(s, v, n, e);
 	if (ret) {
 		if (ret == -ENOMEM)
 			hs_errf(e, "out of memory while %s the schedule", doing);

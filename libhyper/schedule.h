@@ -76,7 +76,6 @@ struct hyper_schedule {
 	uint64_t budget;
 	uint64_t pred_peak, pred_stall, pred_makespan;
 	uint64_t peak;		/* validator's replay */
-	uint64_t nr_resid;	/* residencies it began, for hs_intervals() */
 	/* hs_layout(), or the schedule's own with HYPER_SCHED_ARENA; 0: none */
 	uint64_t arena_bytes;
 	uint64_t *res_off;	/* arena offset of each residency, by tensor */
@@ -117,8 +116,19 @@ int hs_find(const struct hyper_schedule *s, const char *id);
 int hs_hash_alloc(struct hyper_schedule *s);
 /* Returns the index of an earlier tensor with the same id, or -1. */
 int hs_hash_insert(struct hyper_schedule *s, uint32_t idx);
-/* hs_hash_insert() with the id's hs_hash_str() @h, made before. */
-int hs_hash_insert_hashed(struct hyper_schedule *s, uint32_t idx, uint32_t h);
+/*
+ * The index of an earlier tensor with id @id (its hs_hash_str() @h), or
+ * -1 with *@slot set to where it goes, for hs_hash_put() once its tensor
+ * holds the id: nothing is added before the tensor passes its checks.
+ */
+int hs_hash_lookup(const struct hyper_schedule *s, const char *id, uint32_t h,
+		   uint32_t *slot);
+/* Tensor @idx, of id hash @h, at the *@slot hs_hash_lookup() gave. */
+static inline void hs_hash_put(struct hyper_schedule *s, uint32_t slot,
+			       uint32_t idx, uint32_t h)
+{
+	s->hash[slot] = (uint64_t)h << 32 | (idx + 1);
+}
 
 /* 8 bytes of an id as one number, for hs_hash_mem(). */
 static inline uint64_t hs_hash_word(const char *p)
@@ -180,15 +190,14 @@ static inline void hs_hash_prefetch(const struct hyper_schedule *s,
 	__builtin_prefetch(&s->hash[h & s->hash_mask], 1);
 }
 void hs_destroy(struct hyper_schedule *s);
-int hs_validate(struct hyper_schedule *s, struct hs_err *e);
-
-/* A validated schedule's residencies, in the order they begin. */
-int hs_intervals(const struct hyper_schedule *s, struct hu_resid **vp,
-		 uint32_t *np);
+/* The replay, which also builds the residency intervals hs_layout() takes. */
+int hs_validate(struct hyper_schedule *s, struct hu_resid **vp, uint32_t *np,
+		struct hs_err *e);
 /* The schedule's own offsets (HYPER_SCHED_ARENA) against its residencies. */
 int hs_check_offsets(const struct hyper_schedule *s, const struct hu_resid *v,
 		     uint32_t n, struct hs_err *e);
-int hs_layout(struct hyper_schedule *s, struct hs_err *e);
+int hs_layout(struct hyper_schedule *s, struct hu_resid *v, uint32_t n,
+	      struct hs_err *e);
 int hs_set_graph_hash(struct hyper_schedule *s, const char *h, struct hs_err *e);
 int hs_check_graph_hash(const struct hyper_schedule *s, struct hs_err *e);
 int hs_finish(struct hyper_schedule *s, int ret, const char *doing,

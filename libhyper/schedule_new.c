@@ -150,6 +150,7 @@ static int add_tensor(struct hyper_schedule *s, uint32_t i,
 {
 	struct hs_tensor *t = &s->tensors[i];
 	size_t len = a.len, offs = 0;
+	uint32_t slot;
 	char *at;
 	int dup;
 
@@ -163,17 +164,16 @@ static int add_tensor(struct hyper_schedule *s, uint32_t i,
 			HS_ID_MAX);
 		return -EINVAL;
 	}
-	/* the id and the offsets, each where a piece of its own would be */
-	if (arena && ti->nr_arena_offsets && ti->arena_offsets)
-		offs = ti->nr_arena_offsets * sizeof(*t->plan_off);
-	at = pool_alloc(s, pool_round(len + 1) + offs);
-	if (!at)
-		return -ENOMEM;
-	t->id = pool_put(&at, ti->id, len + 1);
-	dup = hs_hash_insert_hashed(s, i, a.h);
+	/*
+	 * Every field is checked, in the order of the messages, before the
+	 * copy is sized or taken: a bad one with a huge offset count asked
+	 * the pool for room first (refused as out of memory, or taken for a
+	 * tensor refused).  The id goes into the table once copied.
+	 */
+	dup = hs_hash_lookup(s, ti->id, a.h, &slot);
 	if (dup >= 0) {
 		hs_errf(e, "tensor %u: duplicate id \"%.*s\" (first is tensor %d)",
-			i, HS_ID_MAX, t->id, dup);
+			i, HS_ID_MAX, ti->id, dup);
 		return -EINVAL;
 	}
 	if (ti->bytes < 1 || ti->bytes > HS_BYTES_MAX ||
@@ -188,22 +188,31 @@ static int add_tensor(struct hyper_schedule *s, uint32_t i,
 			ti->kind, ti->home);
 		return -EINVAL;
 	}
-	t->bytes = ti->bytes;
-	t->kind = ti->kind;
-	t->home = ti->home;
 	/*
 	 * hyper_schedule_tensor() also gives libhyper's own layout: passed
 	 * back without HYPER_SCHED_ARENA, those offsets are output only.
 	 */
-	if (!arena || !ti->nr_arena_offsets)
-		return 0;
-	if (!ti->arena_offsets) {
-		hs_errf(e, "tensors[%u]: %u arena offsets but no array", i,
-			ti->nr_arena_offsets);
-		return -EINVAL;
+	if (arena && ti->nr_arena_offsets) {
+		if (!ti->arena_offsets) {
+			hs_errf(e, "tensors[%u]: %u arena offsets but no array",
+				i, ti->nr_arena_offsets);
+			return -EINVAL;
+		}
+		offs = ti->nr_arena_offsets * sizeof(*t->plan_off);
 	}
-	t->plan_off = pool_put(&at, ti->arena_offsets, offs);
-	t->nr_plan_off = ti->nr_arena_offsets;
+	/* the id and the offsets, each where a piece of its own would be */
+	at = pool_alloc(s, pool_round(len + 1) + offs);
+	if (!at)
+		return -ENOMEM;
+	t->id = pool_put(&at, ti->id, len + 1);
+	hs_hash_put(s, slot, i, a.h);
+	t->bytes = ti->bytes;
+	t->kind = ti->kind;
+	t->home = ti->home;
+	if (offs) {
+		t->plan_off = pool_put(&at, ti->arena_offsets, offs);
+		t->nr_plan_off = ti->nr_arena_offsets;
+	}
 	return 0;
 }
 

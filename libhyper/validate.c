@@ -19,12 +19,20 @@
 #include "util/sort.h"
 #include "util/units.h"
 
+/*
+ * The replay, which drives util/residency.c's builder (@res) as it goes:
+ * the builder's clock ticks once for each cache op and each define, and
+ * it is told where the state machine gives a tensor a device copy and
+ * where a detach takes it away.  hs_intervals() made the same intervals
+ * in a second walk of every step after the replay, as many instructions
+ * as the replay itself.
+ */
 struct replay {
 	struct hyper_schedule *s;
 	uint8_t *st;
 	uint64_t resident;
 	uint64_t peak;
-	uint64_t nr_resid;	/* residencies begun */
+	struct hu_res res;	/* the residency intervals */
 	struct hs_err *e;
 };
 
@@ -104,7 +112,10 @@ static __attribute__((noinline, cold)) int use_msg(struct replay *r, uint32_t i,
 	return -EBADMSG;
 }
 
-/* The rules are <hyper/residency.h>'s; this adds the byte count. */
+/*
+ * The rules are <hyper/residency.h>'s; this adds the byte count and the
+ * intervals.  The caller ticks the builder's clock after each op.
+ */
 static inline int apply(struct replay *r, uint32_t i, const struct hyper_cop *c)
 {
 	struct hs_tensor *t = &r->s->tensors[c->tensor];
@@ -119,13 +130,14 @@ static inline int apply(struct replay *r, uint32_t i, const struct hyper_cop *c)
 	case HYPER_OP_PREFETCH:
 		t->flags |= HYPER_TENSOR_NEEDS_POOL | HYPER_TENSOR_NEEDS_DEVICE;
 		r->resident += t->bytes;
-		r->nr_resid++;
+		hu_res_begin(&r->res, c->tensor, t->bytes);
 		return over_budget(r, i, c->tensor);
 	case HYPER_OP_STORE:
 		t->flags |= HYPER_TENSOR_NEEDS_POOL;
 		return 0;
 	default:
 		r->resident -= t->bytes;
+		hu_res_end(&r->res, c->tensor);
 		return 0;
 	}
 }
@@ -136,7 +148,8 @@ static int replay_step(struct replay *r, uint32_t i)
 	uint32_t j;
 	int ret;
 
-	for (j = 0; j < step->nr_before; j++) {
+	r->res.step = i;
+	for (j = 0; j < step->nr_before; j++, hu_res_tick(&r->res)) {
 		ret = apply(r, i, &step->before[j]);
 		if (ret)
 			return ret;
@@ -147,13 +160,13 @@ static int replay_step(struct replay *r, uint32_t i)
 		if (hyper_residency_check(r->st[ti], HYPER_RES_USE))
 			return use_msg(r, i, ti);
 	}
-	for (j = 0; j < step->nr_defines; j++) {
+	for (j = 0; j < step->nr_defines; j++, hu_res_tick(&r->res)) {
 		uint32_t ti = step->defines[j];
 		struct hs_tensor *t = &r->s->tensors[ti];
 
 		if (!(r->st[ti] & HYPER_RES_DEVICE)) {
 			r->resident += t->bytes;
-			r->nr_resid++;
+			hu_res_begin(&r->res, ti, t->bytes);
 		}
 		hyper_residency_step(&r->st[ti], HYPER_RES_DEFINE);
 		t->flags |= HYPER_TENSOR_NEEDS_DEVICE;
@@ -161,7 +174,7 @@ static int replay_step(struct replay *r, uint32_t i)
 	ret = over_budget(r, i, UINT32_MAX);
 	if (ret)
 		return ret;
-	for (j = 0; j < step->nr_after; j++) {
+	for (j = 0; j < step->nr_after; j++, hu_res_tick(&r->res)) {
 		ret = apply(r, i, &step->after[j]);
 		if (ret)
 			return ret;
@@ -169,15 +182,50 @@ static int replay_step(struct replay *r, uint32_t i)
 	return 0;
 }
 
-int hs_validate(struct hyper_schedule *s, struct hs_err *e)
+/**
+ * hs_validate() - replay a schedule on the residency rules
+ * @s:	the schedule, filled
+ * @vp:	set to its residency intervals (util/residency.h's, malloc'ed, in
+ *	the order they begin), or to NULL on failure
+ * @np:	set to their number
+ * @e:	the first rule broken
+ *
+ * Sets each tensor's flags and s->peak.  A rule broken is reported
+ * before the builder's running out of memory, as when the intervals were
+ * built after the replay.
+ *
+ * Return: 0, -EBADMSG or -ENOMEM.
+ */
+int hs_validate(struct hyper_schedule *s, struct hu_resid **vp, uint32_t *np,
+		struct hs_err *e)
 {
 	struct replay r = { .s = s, .e = e };
+	uint64_t most = 0;
 	uint32_t i;
 	int ret;
 
+	*vp = NULL;
+	*np = 0;
 	r.st = hu_calloc_huge(s->nr_tensors ?: 1, 1);
-	if (!r.st)
+	if (!r.st || hu_res_init(&r.res, s->nr_tensors, HS_DEV_ALIGN, NULL,
+				 NULL)) {
+		free(r.st);
+		hu_res_free(&r.res);
 		return -ENOMEM;
+	}
+	/*
+	 * A schedule's own offsets are one per residency where it is right:
+	 * the array is sized by their count before the first begins, where
+	 * a million steps' intervals grown by doubling were copied and left
+	 * the heap a larger block than they fill.  It grows on where the
+	 * count falls short; running out of memory here is
+	 * hu_res_finish()'s to report.
+	 */
+	for (i = 0; i < s->nr_tensors; i++)
+		most += s->tensors[i].nr_plan_off;
+	if (most > UINT32_MAX / 2)
+		most = UINT32_MAX / 2;	/* the builder's own limit */
+	(void)hu_res_reserve(&r.res, (uint32_t)most);
 	for (i = 0; i < s->nr_tensors; i++) {
 		struct hs_tensor *t = &s->tensors[i];
 
@@ -188,18 +236,21 @@ int hs_validate(struct hyper_schedule *s, struct hs_err *e)
 		if (r.st[i] & HYPER_RES_DEVICE) {
 			t->flags |= HYPER_TENSOR_NEEDS_DEVICE;
 			r.resident += t->bytes;
-			r.nr_resid++;
+			hu_res_begin(&r.res, i, t->bytes);
 		}
 	}
+	hu_res_tick(&r.res);
 	ret = over_budget(&r, UINT32_MAX, UINT32_MAX);
 	for (i = 0; !ret && i < s->nr_steps; i++)
 		ret = replay_step(&r, i);
-	if (!ret) {
+	if (!ret)
 		s->peak = r.peak;
-		s->nr_resid = r.nr_resid;
-	}
 	free(r.st);
-	return ret;
+	if (ret) {
+		hu_res_free(&r.res);
+		return ret;
+	}
+	return hu_res_finish(&r.res, vp, np);
 }
 
 /* The residency an interval is, for messages: its tensor and offset. */
@@ -838,7 +889,7 @@ static int check_overlap(const struct hyper_schedule *s,
 /**
  * hs_check_offsets() - the schedule's own layout against its residencies
  * @s:	a validated schedule with HYPER_SCHED_ARENA or "arena_offsets"
- * @v:	its residencies (hs_intervals())
+ * @v:	its residencies (hs_validate())
  * @n:	how many
  * @e:	the first rule broken
  *

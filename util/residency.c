@@ -56,39 +56,12 @@ int hu_res_reserve(struct hu_res *r, uint32_t n)
 	return 0;
 }
 
-void hu_res_begin(struct hu_res *r, uint32_t t, uint64_t bytes)
+int hu_res_grow(struct hu_res *r)
 {
-	if (r->err || r->open[t])
-		return;
-	if (r->n == r->cap) {
-		uint32_t cap = r->cap ? 2 * r->cap : 64;
-		struct hu_resid *v = NULL;
-
-		/* size_t holds 2^32 intervals' bytes on 64-bit */
-		if (r->cap <= UINT32_MAX / 2)
-			v = r->realloc(r->ctx, r->v, (size_t)cap * sizeof(*v));
-		if (!v) {
-			r->err = -ENOMEM;
-			return;
-		}
-		r->v = v;
-		r->cap = cap;
-	}
-	r->v[r->n] = (struct hu_resid){
-		.start = r->now, .end = UINT64_MAX, .tensor = t,
-		.nth = r->count[t]++, .step = r->step,
-		.bytes = (bytes + r->align - 1) & ~(r->align - 1),
-	};
-	r->open[t] = ++r->n;
-}
-
-void hu_res_end(struct hu_res *r, uint32_t t)
-{
-	if (r->err)
-		return;
-	if (r->open[t])
-		r->v[r->open[t] - 1].end = r->now;
-	r->open[t] = 0;
+	/* size_t holds 2^32 intervals' bytes on 64-bit */
+	if (r->cap > UINT32_MAX / 2)
+		return r->err = -ENOMEM;
+	return hu_res_reserve(r, r->cap ? 2 * r->cap : 64);
 }
 
 void hu_res_op(struct hu_res *r, uint32_t op, uint32_t t, uint64_t bytes)

@@ -49,13 +49,39 @@ int hu_res_init(struct hu_res *r, uint32_t nr_tensors, uint64_t align,
 /*
  * Room for @n intervals at once, before the first begins, for a caller
  * that knows a bound: the array then grows only past it.  0, or -ENOMEM
- * (then hu_res_free()).
+ * (also kept in r->err, for hu_res_finish(); or hu_res_free()).
  */
 int hu_res_reserve(struct hu_res *r, uint32_t n);
-/* Tensor @t of @bytes becomes resident now, unless it is already. */
-void hu_res_begin(struct hu_res *r, uint32_t t, uint64_t bytes);
+/* Room for one more interval: 0, or -ENOMEM (also kept in r->err). */
+int hu_res_grow(struct hu_res *r);
+
+/*
+ * Tensor @t of @bytes becomes resident now, unless it is already.
+ * Inline, as is hu_res_end(): libhyper's replay calls both for every
+ * cache op it validates, where a call saved and restored the registers
+ * the replay holds.
+ */
+static inline void hu_res_begin(struct hu_res *r, uint32_t t, uint64_t bytes)
+{
+	if (r->err || r->open[t] || (r->n == r->cap && hu_res_grow(r)))
+		return;
+	r->v[r->n] = (struct hu_resid){
+		.start = r->now, .end = UINT64_MAX, .tensor = t,
+		.nth = r->count[t]++, .step = r->step,
+		.bytes = (bytes + r->align - 1) & ~(r->align - 1),
+	};
+	r->open[t] = ++r->n;
+}
+
 /* Tensor @t is detached now, if it is resident. */
-void hu_res_end(struct hu_res *r, uint32_t t);
+static inline void hu_res_end(struct hu_res *r, uint32_t t)
+{
+	if (r->err)
+		return;
+	if (r->open[t])
+		r->v[r->open[t] - 1].end = r->now;
+	r->open[t] = 0;
+}
 /* One event: the clock moves on. */
 static inline void hu_res_tick(struct hu_res *r)
 {

@@ -18,6 +18,7 @@
 
 #include "kselftest_harness.h"
 #include "helpers.h"
+#include "libhyper/schedule.h"
 #include "util/residency.h"
 
 #define NT	24
@@ -84,7 +85,8 @@ static void cops(struct gen *g, const char *key)
 	put(g, "]");
 }
 
-static char *random_schedule(unsigned int seed)
+/* With @device, one tensor in five starts resident (home "device"). */
+static char *random_schedule_homed(unsigned int seed, bool device)
 {
 	struct gen g = { .seed = seed };
 
@@ -92,10 +94,17 @@ static char *random_schedule(unsigned int seed)
 	for (int t = 0; t < NT; t++) {
 		/* Sizes from 4 KiB to 1 MiB, so that holes matter. */
 		unsigned int bytes = 4096u << rnd(&g, 9);
+		const char *home;
 
 		g.pool[t] = t % 3 != 2;
+		home = g.pool[t] ? "pool" : "none";
+		if (device && t % 5 == 1) {
+			g.pool[t] = false;
+			g.resident[t] = true;
+			home = "device";
+		}
 		put(&g, "%s{\"id\":\"t%d\",\"bytes\":%u,\"kind\":\"weight\",\"home\":\"%s\"}",
-		    t ? "," : "", t, bytes - rnd(&g, 64), g.pool[t] ? "pool" : "none");
+		    t ? "," : "", t, bytes - rnd(&g, 64), home);
 	}
 	put(&g, "],\"steps\":[");
 	for (int s = 0; s < STEPS; s++) {
@@ -116,6 +125,11 @@ static char *random_schedule(unsigned int seed)
 	}
 	put(&g, "]}");
 	return g.buf;
+}
+
+static char *random_schedule(unsigned int seed)
+{
+	return random_schedule_homed(seed, false);
 }
 
 TEST(random_schedules_run_in_exactly_the_layout)
@@ -283,6 +297,86 @@ TEST(residency_builder_reserves_its_bound)
 	EXPECT_EQ(-ENOMEM, hu_res_finish(&r, &v, &n));
 	EXPECT_EQ(NULL, v);
 	EXPECT_EQ(0, n);
+}
+
+/* The intervals of @s's steps by the builder alone, event by event. */
+static int builders_intervals(const struct hyper_schedule *s,
+			      struct hu_resid **vp, uint32_t *np)
+{
+	struct hu_res r;
+
+	if (hu_res_init(&r, s->nr_tensors, HS_DEV_ALIGN, NULL, NULL)) {
+		hu_res_free(&r);
+		return -ENOMEM;
+	}
+	for (uint32_t t = 0; t < s->nr_tensors; t++)
+		if (s->tensors[t].home == HYPER_HOME_DEVICE)
+			hu_res_begin(&r, t, s->tensors[t].bytes);
+	hu_res_tick(&r);
+	for (uint32_t i = 0; i < s->nr_steps; i++) {
+		const struct hs_step *st = &s->steps[i];
+
+		r.step = i;
+		for (uint32_t j = 0; j < st->nr_before; j++)
+			hu_res_op(&r, st->before[j].op, st->before[j].tensor,
+				  s->tensors[st->before[j].tensor].bytes);
+		for (uint32_t j = 0; j < st->nr_defines; j++, hu_res_tick(&r))
+			hu_res_begin(&r, st->defines[j],
+				     s->tensors[st->defines[j]].bytes);
+		for (uint32_t j = 0; j < st->nr_after; j++)
+			hu_res_op(&r, st->after[j].op, st->after[j].tensor,
+				  s->tensors[st->after[j].tensor].bytes);
+	}
+	return hu_res_finish(&r, vp, np);
+}
+
+/*
+ * The validator's replay drives the builder as it goes (hs_validate()),
+ * telling it only where the state machine begins or ends a residency.
+ * On random schedules, with tensors homed on the device, prefetches,
+ * stores, detaches and defines of tensors resident or not, its
+ * intervals must be those the builder makes of every event in turn: a
+ * replay a tick off, or one that began a residency for a tensor already
+ * resident, would check a planner's offsets against other intervals
+ * than those it placed.
+ */
+TEST(replay_drives_the_builder_event_by_event)
+{
+	unsigned int checked = 0, from_device = 0;
+
+	for (unsigned int seed = 1; seed <= 80; seed++) {
+		char *json = random_schedule_homed(seed, seed % 2), err[512];
+		struct hs_err e = { err, sizeof(err) };
+		struct hu_resid *v, *w;
+		struct hyper_schedule *s;
+		uint32_t n, m;
+
+		ASSERT_EQ(0, hyper_schedule_parse(json, strlen(json), &s, err,
+						  sizeof(err))) {
+			TH_LOG("seed %u: %s", seed, err);
+		}
+		free(json);
+		ASSERT_EQ(0, hs_validate(s, &v, &n, &e)) {
+			TH_LOG("seed %u: %s", seed, err);
+		}
+		ASSERT_EQ(0, builders_intervals(s, &w, &m));
+		ASSERT_EQ(m, n) TH_LOG("seed %u", seed);
+		for (uint32_t i = 0; i < n; i++) {
+			EXPECT_EQ(w[i].start, v[i].start) TH_LOG("seed %u: %u", seed, i);
+			EXPECT_EQ(w[i].end, v[i].end) TH_LOG("seed %u: %u", seed, i);
+			EXPECT_EQ(w[i].bytes, v[i].bytes) TH_LOG("seed %u: %u", seed, i);
+			EXPECT_EQ(w[i].tensor, v[i].tensor) TH_LOG("seed %u: %u", seed, i);
+			EXPECT_EQ(w[i].nth, v[i].nth) TH_LOG("seed %u: %u", seed, i);
+			EXPECT_EQ(w[i].step, v[i].step) TH_LOG("seed %u: %u", seed, i);
+			from_device += v[i].step == UINT32_MAX;
+		}
+		checked += n;
+		free(v);
+		free(w);
+		hyper_schedule_free(s);
+	}
+	EXPECT_LT(2000, checked);
+	EXPECT_LT(100, from_device);
 }
 
 TEST(no_layout_for_an_empty_schedule)

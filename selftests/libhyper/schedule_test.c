@@ -507,6 +507,81 @@ TEST(schedule_built_in_pieces)
 	EXPECT_EQ(NULL, s);
 }
 
+/* ASan's count of the bytes the program holds; absent without ASan. */
+size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
+
+/*
+ * A tensor refused for any field takes nothing from the pool, however
+ * many arena offsets it says it has: each case names 2^20 offsets (8
+ * MiB of room, a chunk of its own) beside a bad id, bytes, kind or home,
+ * and is refused with its own message while the bytes the program holds
+ * stay as they were.  A good one with as many offsets gets its room, as
+ * the count sees.
+ */
+TEST(bad_tensor_takes_nothing)
+{
+	enum { MANY = 1U << 20 };
+	static const struct {
+		const char *id;
+		uint64_t bytes;
+		uint32_t kind, home;
+		const char *msg;
+	} bad[] = {
+		{ "a", 64, HYPER_KIND_WEIGHT, HYPER_HOME_POOL,
+		  "tensor 1: duplicate id \"a\" (first is tensor 0)" },
+		{ "b", 0, HYPER_KIND_WEIGHT, HYPER_HOME_POOL,
+		  "tensor 1: bytes must be in 1..2^48 (got 0)" },
+		{ "b", 64, 99, HYPER_HOME_POOL,
+		  "tensor 1: kind 99 or home 1 out of range" },
+		{ "b", 64, HYPER_KIND_WEIGHT, 99,
+		  "tensor 1: kind 1 or home 99 out of range" },
+		{ "b", 64, HYPER_KIND_WEIGHT, HYPER_HOME_POOL, NULL },
+	};
+	struct hyper_schedule_info info = {
+		.name = "bad", .nr_tensors = 2,
+		.flags = HYPER_SCHED_ARENA, .arena_bytes = 4096,
+	};
+	uint64_t *off;
+	char err[256];
+
+	if (!__sanitizer_get_current_allocated_bytes)
+		SKIP(return, "needs ASan's allocation count");
+	off = calloc(MANY, sizeof(*off));
+	ASSERT_NE(NULL, off);
+	for (size_t c = 0; c < ARRAY_SIZE(bad); c++) {
+		struct hyper_tensor_info ti[2] = {
+			{ .id = "a", .bytes = 64, .kind = HYPER_KIND_WEIGHT,
+			  .home = HYPER_HOME_POOL },
+			{ .id = bad[c].id, .bytes = bad[c].bytes,
+			  .kind = bad[c].kind, .home = bad[c].home,
+			  .arena_offsets = off, .nr_arena_offsets = MANY },
+		};
+		struct hyper_schedule_builder *b;
+		size_t held;
+		int ret;
+
+		ASSERT_EQ(0, hyper_schedule_begin(&info, &b, err, sizeof(err)));
+		ASSERT_EQ(0, hyper_schedule_add_tensors(b, ti, 1, err,
+							sizeof(err)));
+		held = __sanitizer_get_current_allocated_bytes();
+		ret = hyper_schedule_add_tensors(b, ti + 1, 1, err,
+						 sizeof(err));
+		if (bad[c].msg) {
+			EXPECT_EQ(-EINVAL, ret);
+			EXPECT_STREQ(bad[c].msg, err);
+			EXPECT_GE(held + (1U << 16),
+				  __sanitizer_get_current_allocated_bytes())
+				TH_LOG("case %zu", c);
+		} else {
+			EXPECT_EQ(0, ret);
+			EXPECT_LE(held + MANY * sizeof(*off),
+				  __sanitizer_get_current_allocated_bytes());
+		}
+		hyper_schedule_end(b, NULL, NULL, 0);
+	}
+	free(off);
+}
+
 /*
  * The id hash reads ids of every length whole and no further: each of
  * 1..HS_ID_MAX bytes, in its own allocation (AddressSanitizer stops a
