@@ -481,12 +481,14 @@ walk2(struct calendar *c, size_t i, double g1, double g2)
 }
 
 /*
- * The takes of a call walk the tree in pairs where they can: entry j
- * odd is the one below j + 1 (j's next is j + 1), so two takes at
- * steps j - 1 and j, either first, walk j + 1's entries up together,
- * each subtracting the first's then the second's: the same bits as two
- * walks (MoE training: 2.9 takes a call, most of them steps next to
- * each other).  A take's walk waits in @w until the next is known.
+ * The takes of a call walk the tree in pairs: two walks up from any two
+ * entries meet at the first entry whose range holds both (each walk
+ * climbs through every entry whose range holds its own), and go on as
+ * one from there, each entry then subtracting the first take's time
+ * then the second's: the same bits as two walks.  Two takes at steps
+ * j - 1 and j with j odd meet at once, other neighbours and takes a few
+ * steps apart a few entries up.  A take's walk waits in @w until the
+ * next is known.
  */
 struct walk_wait {
 	size_t i;		/* 0: none */
@@ -494,30 +496,35 @@ struct walk_wait {
 };
 
 /*
- * Entry i takes @got after the waiting take, if any; @down: the call
- * takes steps latest first (each pair's upper step first), else in a run
- * (the lower first).
+ * Entry i takes @got after the waiting take, if any: the lower of the
+ * two walks moves until they meet, each entry of one walk alone taking
+ * its own take's time.
  */
 static inline __attribute__((always_inline)) void
-walk_pair(struct calendar *c, struct walk_wait *w, size_t i, double got,
-	  bool down)
+walk_pair(struct calendar *c, struct walk_wait *w, size_t i, double got)
 {
-	if (down && w->i == i + 1 && i & 1) {
-		c->fen[i] -= got;
-		walk2(c, w->i, w->got, got);
-		w->i = 0;
+	size_t x = w->i, y = i;
+
+	if (!x) {
+		w->i = i;
+		w->got = got;
 		return;
 	}
-	if (!down && w->i + 1 == i && w->i & 1) {
-		c->fen[w->i] -= w->got;
-		walk2(c, i, w->got, got);
-		w->i = 0;
-		return;
+	w->i = 0;
+	while (x != y) {
+		if (x < y) {
+			if (x > c->n)
+				return;		/* both past the last entry */
+			c->fen[x] -= w->got;
+			x = (x | (x - 1)) + 1;
+		} else {
+			if (y > c->n)
+				return;
+			c->fen[y] -= got;
+			y = (y | (y - 1)) + 1;
+		}
 	}
-	if (w->i)
-		walk(c, w->i, w->got);
-	w->i = i;
-	w->got = got;
+	walk2(c, x, w->got, got);
 }
 
 uint32_t hyper_plan__cal_take_latest(struct calendar *c, uint32_t lo, uint32_t hi,
@@ -537,7 +544,7 @@ uint32_t hyper_plan__cal_take_latest(struct calendar *c, uint32_t lo, uint32_t h
 		first = k - 1;
 		got = c->cap[first] < amount ? c->cap[first] : amount;
 		take(c, first, got);
-		walk_pair(c, &w, k, got, true);
+		walk_pair(c, &w, k, got);
 		amount -= got;
 		if (!first)
 			break;
@@ -559,7 +566,7 @@ void hyper_plan__cal_take_run(struct calendar *c, uint32_t first, uint32_t last,
 
 		if (got > 0) {
 			take(c, k, got);
-			walk_pair(c, &w, (size_t)k + 1, got, false);
+			walk_pair(c, &w, (size_t)k + 1, got);
 			amount -= got;
 		}
 	}

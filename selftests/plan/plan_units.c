@@ -4479,4 +4479,46 @@ TEST(calendar_reach_sum_unrolled_matches_loop)
 	EXPECT_EQ(0, bad) TH_LOG("%u of %u reaches differ", bad, asked);
 }
 
+/*
+ * The takes' walks paired whatever their steps (walk_pair() in
+ * passes/calendar.c): a call's second take meets the first's walk up
+ * where their entries' ranges first hold both, or never, past the last
+ * entry.  At lengths around powers of two, with steps that have no time
+ * between those taken, takes latest first and in runs against plain
+ * arrays taken one step at a time, in thirds: the same bits.
+ */
+TEST(calendar_paired_walks_match_plain)
+{
+	static const uint32_t ns[] = { 2, 3, 5, 31, 32, 33, 63, 64, 65, 255,
+				       1023, 1025 };
+	static const unsigned int uses[] = { CAL_LATEST, CAL_RUNS };
+	uint64_t x = 0x510e527fade682d1ULL, took = 0;
+	double cap[1025], t[1025], tree[1026];
+
+	for (size_t z = 0; z < ARRAY_SIZE(ns); z++) {
+		uint32_t n = ns[z];
+
+		for (uint32_t k = 0; k < n; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			cap[k] = x % 3 ? (double)(x >> 32 & 255) / 7 : 0;
+		}
+		for (size_t u = 0; u < ARRAY_SIZE(uses); u++) {
+			struct calendar c;
+
+			ASSERT_EQ(0, hyper_plan__cal_init(&c, n, uses[u],
+							  &(struct hp_mem){ 0 }));
+			hyper_plan__cal_reset(&c, cap, 1.0);
+			memcpy(t, c.cap, n * sizeof(*t));
+			memcpy(tree, c.fen, (n + 1) * sizeof(*tree));
+			for (int i = 0; i < 400; i++)
+				took += cal_take_plain(_metadata, &c, t, tree,
+						       3.0, &x);
+			hyper_plan__cal_free(&c);
+		}
+	}
+	EXPECT_LT(1000, took);
+}
+
 TEST_HARNESS_MAIN
