@@ -36,6 +36,7 @@
 struct calendar {
 	uint32_t n;
 	uint32_t top;		/* the Fenwick descent's first stride */
+	uint32_t levels;	/* its levels: log2(top) + 1 */
 	double *cap;		/* time left in each step */
 	double *fen;		/* Fenwick tree over cap, 1-based */
 	uint32_t *left;		/* union-find: 1 + nearest step at or before with time left */

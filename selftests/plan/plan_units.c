@@ -4401,4 +4401,124 @@ TEST(simulator_in_bulk_keeps_tracked_states_alone)
 	EXPECT_LT(100, runs);	/* most emitted tracking their tensors */
 }
 
+/*
+ * The Fenwick descent unrolled by levels (hyper_plan__cal_reach_sum())
+ * against the loop it replaced, over the same tree: at lengths around
+ * each power of two up to 2^17 (levels 1 to 18), after random takes of
+ * fractions, for sums at, just past and between the prefixes.  Every
+ * answer the same step.
+ */
+static uint32_t reach_by_loop(const struct calendar *c, double want)
+{
+	uint32_t pos = 0, step;
+
+	for (step = c->top; step; step /= 2)
+		if (c->fen[pos + step] < want) {
+			pos += step;
+			want -= c->fen[pos];
+		}
+	return pos < c->n ? pos : c->n;
+}
+
+TEST(calendar_reach_sum_unrolled_matches_loop)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	double *cap = malloc((1u << 17) * 2 * sizeof(*cap));
+	uint32_t bad = 0, asked = 0;
+
+	ASSERT_NE(NULL, cap);
+	for (uint32_t lg = 0; lg <= 17; lg++) {
+		for (int d = -1; d <= 1; d++) {
+			uint32_t n = (1u << lg) + d, k, t;
+			struct calendar c;
+			double total, got;
+
+			if (!n || (lg == 0 && d))
+				continue;
+			for (k = 0; k < n; k++) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				cap[k] = x % 5 ? (double)(x >> 11) / (1ULL << 50)
+					       : 0;
+			}
+			ASSERT_EQ(0, hyper_plan__cal_init(&c, n, CAL_LATEST,
+							  &(struct hp_mem){ 0 }));
+			hyper_plan__cal_reset(&c, cap, 1.7);
+			for (t = 0; t < 40; t++) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				k = (uint32_t)(x >> 20) % n;
+				got = (double)(x & 0xfffff) / (1 << 18);
+				hyper_plan__cal_take_latest(&c, k / 2, k, got);
+			}
+			total = hyper_plan__cal_avail(&c, 0, n - 1);
+			for (t = 0; t < 600; t++) {
+				double want;
+
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				k = (uint32_t)(x >> 20) % (n + 1);
+				want = t % 3 == 0 ?
+				       hyper_plan__cal_before(&c, k) :
+				       t % 3 == 1 ?
+				       nextafter(hyper_plan__cal_before(&c, k),
+						 INFINITY) :
+				       total * (double)(x & 0xffff) / 0xf000;
+				asked++;
+				if (reach_by_loop(&c, want) !=
+				    hyper_plan__cal_reach_sum(&c, want))
+					bad++;
+			}
+			hyper_plan__cal_free(&c);
+		}
+	}
+	free(cap);
+	EXPECT_EQ(0, bad) TH_LOG("%u of %u reaches differ", bad, asked);
+}
+
+/*
+ * The takes' walks paired whatever their steps (walk_pair() in
+ * passes/calendar.c): a call's second take meets the first's walk up
+ * where their entries' ranges first hold both, or never, past the last
+ * entry.  At lengths around powers of two, with steps that have no time
+ * between those taken, takes latest first and in runs against plain
+ * arrays taken one step at a time, in thirds: the same bits.
+ */
+TEST(calendar_paired_walks_match_plain)
+{
+	static const uint32_t ns[] = { 2, 3, 5, 31, 32, 33, 63, 64, 65, 255,
+				       1023, 1025 };
+	static const unsigned int uses[] = { CAL_LATEST, CAL_RUNS };
+	uint64_t x = 0x510e527fade682d1ULL, took = 0;
+	double cap[1025], t[1025], tree[1026];
+
+	for (size_t z = 0; z < ARRAY_SIZE(ns); z++) {
+		uint32_t n = ns[z];
+
+		for (uint32_t k = 0; k < n; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			cap[k] = x % 3 ? (double)(x >> 32 & 255) / 7 : 0;
+		}
+		for (size_t u = 0; u < ARRAY_SIZE(uses); u++) {
+			struct calendar c;
+
+			ASSERT_EQ(0, hyper_plan__cal_init(&c, n, uses[u],
+							  &(struct hp_mem){ 0 }));
+			hyper_plan__cal_reset(&c, cap, 1.0);
+			memcpy(t, c.cap, n * sizeof(*t));
+			memcpy(tree, c.fen, (n + 1) * sizeof(*tree));
+			for (int i = 0; i < 400; i++)
+				took += cal_take_plain(_metadata, &c, t, tree,
+						       3.0, &x);
+			hyper_plan__cal_free(&c);
+		}
+	}
+	EXPECT_LT(1000, took);
+}
+
 TEST_HARNESS_MAIN
