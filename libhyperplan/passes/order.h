@@ -27,8 +27,9 @@ void hyper_plan__deps_free(struct deps *d);
 int hyper_plan__topo_order(const struct graph *g, const struct deps *d, uint32_t *order,
 	       struct hp_mem *mem, struct hp_err *e);
 
-/* Memory-aware refinement: see reorder.c.  0, or -ENOMEM with @order as
- * it was. */
+/* Memory-aware refinement: see reorder.c.  0, or with @order as it was
+ * -ENOMEM, or -EINVAL where @d has a cycle (hyper_plan__topo_order()
+ * rejects those first). */
 int hyper_plan__refine_order(const struct graph *g, const struct deps *d,
 		 uint32_t *order, struct hp_mem *mem);
 

@@ -57,12 +57,16 @@ static int run_reorder(struct hyper_plan__pipe *pp, struct hp_err *e)
 {
 	struct job *j = pp->j;
 	size_t n = j->g.nop * sizeof(*j->order);
+	int ret;
 
 	j->refined = hyper_plan__array(&j->g.mem, j->g.nop, sizeof(*j->refined));
 	if (!j->refined)
 		return hyper_plan__nomem(e);
 	memcpy(j->refined, j->order, n);
-	if (hyper_plan__refine_order(&j->g, &pp->d, j->refined, &j->g.mem))
+	ret = hyper_plan__refine_order(&j->g, &pp->d, j->refined, &j->g.mem);
+	if (ret == -EINVAL)
+		return hyper_plan__errf(e, "refine: the dependencies have a cycle");
+	if (ret)
 		return hyper_plan__nomem(e);
 	j->has_ref = memcmp(j->refined, j->order, n) != 0;
 	return 0;

@@ -113,22 +113,26 @@ static void run(struct refine *r, uint32_t i)
  * 1M operators): the initial order is topological, so once every op
  * before @first in it has run, the op there is ready, and it is the
  * first not run.  (Were it not topological, the scan would go on to the
- * first ready one, the same answer.)
+ * first ready one, the same answer.)  NONE where no op left is ready,
+ * which only dependencies with a cycle leave: the scan stops at the end
+ * of the order rather than read past it.
  */
 static uint32_t next(struct refine *r)
 {
-	uint32_t i, c;
+	uint32_t i, c, n = r->g->nop;
 
 	while (r->eager.n) {
 		i = hyper_plan__heap_pop(&r->eager).val;
 		if (!r->done[i])
 			return i;
 	}
+	/* some op has not run (the caller's count): the first stops there */
 	while (r->done[r->init[r->first]])
 		r->first++;
-	for (c = r->first; !r->ready[r->init[c]] || r->done[r->init[c]]; c++)
+	for (c = r->first; c < n && (!r->ready[r->init[c]] ||
+				     r->done[r->init[c]]); c++)
 		;
-	return r->init[c];
+	return c < n ? r->init[c] : NONE;
 }
 
 /* -ENOMEM leaves what it allocated for refine_free(). */
@@ -187,11 +191,11 @@ int hyper_plan__refine_order(const struct graph *g, const struct deps *d,
 	struct refine r;
 	size_t n, k;
 	uint32_t i;
+	int ret = 0;
 
 	if (refine_init(&r, g, order, mem) || !indeg) {
-		refine_free(&r);
-		free(indeg);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto out;
 	}
 	memcpy(indeg, d->indeg, g->nop * sizeof(*indeg));
 	for (i = 0; i < g->nop; i++)
@@ -199,13 +203,20 @@ int hyper_plan__refine_order(const struct graph *g, const struct deps *d,
 			make_ready(&r, i);
 	for (n = 0; n < g->nop; n++) {
 		i = next(&r);
+		if (__builtin_expect(i == NONE, 0)) {
+			/* @d has a cycle: put back what was written */
+			memcpy(order, r.init, g->nop * sizeof(*order));
+			ret = -EINVAL;
+			goto out;
+		}
 		run(&r, i);
 		order[n] = i;
 		for (k = d->off[i]; k < d->off[i + 1]; k++)
 			if (!--indeg[d->dst[k]])
 				make_ready(&r, d->dst[k]);
 	}
+out:
 	refine_free(&r);
 	free(indeg);
-	return 0;
+	return ret;
 }

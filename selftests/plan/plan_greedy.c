@@ -1005,4 +1005,117 @@ TEST(quiet_steps_walk_as_scratch)
 	EXPECT_LT(walks / 8, quiet);
 }
 
+/*
+ * @n weights live at the start, each read twice (a pass, then another),
+ * then @big read last; a small activation carried from op to op and a
+ * temporary of @tmp bytes written at the second op and read at the
+ * third: the start's residency is the weights and @big, its peak that
+ * plus the temporary.
+ */
+static void twice_read_job(struct __test_metadata *_metadata, struct job *j,
+			   uint32_t n, uint64_t big, uint64_t tmp)
+{
+	const uint8_t in_only = TF_LIVE_IN;
+	uint32_t w[16], z, act, x, i;
+	struct hp_err e;
+	char id[32];
+
+	ASSERT_GE(ARRAY_SIZE(w), n);
+	memset(j, 0, sizeof(*j));
+	hyper_plan__graph_init(&j->g, "twice-read");
+	j->p = hyper_plan__profile_table[0];
+	for (i = 0; i < n; i++) {
+		snprintf(id, sizeof(id), "w%u", i);
+		w[i] = hyper_plan__graph_add_tensor(&j->g, id, 1000000,
+						    HYPER_KIND_WEIGHT, in_only,
+						    NULL);
+	}
+	z = hyper_plan__graph_add_tensor(&j->g, "z", big, HYPER_KIND_WEIGHT,
+					 in_only, NULL);
+	act = hyper_plan__graph_add_tensor(&j->g, "act", 1000,
+					   HYPER_KIND_ACTIVATION, TF_LIVE_OUT,
+					   NULL);
+	x = hyper_plan__graph_add_tensor(&j->g, "x", tmp,
+					 HYPER_KIND_ACTIVATION, 0, NULL);
+	hyper_plan__graph_add_op(&j->g, "a", 1000, NULL, 0, &act, 1, NULL,
+				 NULL);
+	hyper_plan__graph_add_op(&j->g, "x", 1000, &act, 1, &x, 1, NULL, NULL);
+	hyper_plan__graph_add_op(&j->g, "y", 1000, (uint32_t[]){ x, act }, 2,
+				 &act, 1, NULL, NULL);
+	for (i = 0; i < 2 * n; i++) {
+		snprintf(id, sizeof(id), "%c%u", i < n ? 'f' : 'g', i % n);
+		hyper_plan__graph_add_op(&j->g, id, 1000,
+					 (uint32_t[]){ w[i % n], act }, 2,
+					 &act, 1, NULL, NULL);
+	}
+	hyper_plan__graph_add_op(&j->g, "z", 1000, (uint32_t[]){ z, act }, 2,
+				 &act, 1, NULL, NULL);
+	ASSERT_EQ(0, hyper_plan__job_prepare(j, false, &e))
+		TH_LOG("%s", e.msg);
+}
+
+/*
+ * A tensor waits (q->pend) at most once, marked so (q->pending), which
+ * bounds the queue by the tensors: a walk cleans for the next the marks
+ * of every candidate it listed (walk_clean(), by q->listed: the start's
+ * candidates where it flushed them or took up the walk without budget,
+ * whose lists hold them all).  Each time below, a walk lists the start's
+ * candidates and ends having run a step or two, and the next, from the
+ * start, evicts the tensor read last there and walks the rest without
+ * making room, each weight's next use moving at its first read: where
+ * the weights keep the marks of the lists, it pushes each of them a
+ * second time, past the queue's end (ASan), or lists one where the start
+ * leaves it waiting.  The first walk takes up the walk without budget,
+ * evicts the tensor read last at the temporary, waits to the end, fetches
+ * it back and is settled; the third starts with it evicted, makes room
+ * at its first step and stops there at the goal.
+ */
+TEST(listed_walks_clean_their_candidates)
+{
+	static const uint32_t ahead[] = { 1, 8 };
+	const uint32_t n = 12;
+	const uint64_t tmp = 3000000, big = 2 * tmp;
+	const uint64_t mem0 = n * 1000000ULL + big;
+
+	for (size_t a = 0; a < ARRAY_SIZE(ahead); a++) {
+		struct hp_mem mem = { 0 };
+		struct greedy_ctx kept = { .mem = &mem, .max_slow = 0.01 };
+		struct greedy_ctx sc = { .mem = &mem, .scratch = true,
+					 .max_slow = 0.01 };
+		struct job j;
+
+		twice_read_job(_metadata, &j, n, big, tmp);
+		kept.lf = sc.lf = &j.lf;
+		ASSERT_EQ(mem0 + 1000 + tmp, j.lf.peak0);
+		for (int w = 0; w < 4; w++) {
+			uint64_t b = w == 0 ? j.lf.peak0 - 1 :
+				     w == 2 ? mem0 - big : mem0 - 1;
+
+			kept.p = sc.p = w == 2 ? &j.p : NULL;
+			walk_pair(_metadata, &j, &kept, &sc, b, ahead[a]);
+			ASSERT_EQ(mem0, kept.mem0);
+			ASSERT_LE(1, kept.nev);
+			EXPECT_EQ(n, kept.ev[0].t);	/* the big one */
+			if (w == 0) {
+				ASSERT_EQ(1, kept.nev);
+				EXPECT_EQ(1, kept.ev[0].detach_slot / 2);
+				EXPECT_EQ(j.lf.n - 1 - ahead[a],
+					  kept.ev[0].fetch_step);
+				EXPECT_EQ(j.lf.n - ahead[a], kept.settled);
+			} else if (w == 2) {
+				EXPECT_TRUE(kept.beyond);
+				ASSERT_EQ(2, kept.nev);
+				EXPECT_EQ(0, kept.ev[1].detach_slot / 2);
+			} else {
+				ASSERT_EQ(1, kept.nev);
+				EXPECT_GT(0, kept.ev[0].detach_slot);
+				EXPECT_GT(j.lf.n, kept.ev[0].fetch_step);
+			}
+		}
+		hyper_plan__greedy_free(&kept);
+		hyper_plan__greedy_free(&sc);
+		hyper_plan__job_free(&j);
+	}
+}
+
 TEST_HARNESS_MAIN

@@ -3842,6 +3842,62 @@ TEST(refine_order_as_replayed)
 }
 
 /*
+ * Dependencies with a cycle leave ops that never become ready: the
+ * refinement stops with -EINVAL and the order as it was, without reading
+ * past the initial order.  The cycle is an edge that never comes (one
+ * more predecessor counted) into the first, a middle and the last op of
+ * the order, with the initial order and its reverse (which ASan catches
+ * being read past its end).
+ */
+TEST(refine_order_stops_on_a_cycle)
+{
+	static const struct plan_case cases[] = {
+		{ NULL, NULL, 300, 71 }, { "llama2-7b", "train", 0, 1 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct job j = { 0 };
+		struct deps dp, cyc;
+		struct hp_err e;
+		uint32_t *init, *got, *indeg, n;
+		int ret;
+
+		ASSERT_EQ(0, case_job(&j, &cases[i],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, hyper_plan__graph_deps(&j.g, &dp, &j.g.mem, &e));
+		n = j.g.nop;
+		init = malloc(n * sizeof(*init));
+		got = malloc(n * sizeof(*got));
+		indeg = malloc(n * sizeof(*indeg));
+		ASSERT_TRUE(init && got && indeg);
+		cyc = dp;
+		cyc.indeg = indeg;
+		for (int v = 0; v < 2; v++) {
+			order_variant(&j, v, 0, init);
+			for (uint32_t at = 0; at < 3; at++) {
+				uint32_t o = j.order[at * (n - 1) / 2];
+
+				memcpy(indeg, dp.indeg, n * sizeof(*indeg));
+				indeg[o]++;
+				memcpy(got, init, n * sizeof(*got));
+				ret = hyper_plan__refine_order(&j.g, &cyc, got,
+							       &j.g.mem);
+				ASSERT_EQ(-EINVAL, ret)
+					TH_LOG("case %zu order %d op %u", i, v, o);
+				EXPECT_EQ(0, memcmp(got, init, n * sizeof(*got)))
+					TH_LOG("case %zu order %d op %u", i, v, o);
+			}
+		}
+		free(init);
+		free(got);
+		free(indeg);
+		hyper_plan__deps_free(&dp);
+		hyper_plan__job_free(&j);
+	}
+}
+
+/*
  * The dirty tensors as their definition has them: the order replayed
  * step by step with nothing offloaded (uses, then defines, then the dead
  * gaps' detaches), carried on past each refusal; ascending.
