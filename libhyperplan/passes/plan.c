@@ -269,13 +269,19 @@ static int index_by_use(struct plan_ctx *pc)
 					   sizeof(*pc->cls_floor));
 	pc->cls_gen = hyper_plan__calloc(mem, pc->ncls, sizeof(*pc->cls_gen));
 	pc->cls_now = hyper_plan__array(mem, pc->ncls, sizeof(*pc->cls_now));
+	pc->cls_base2 = hyper_plan__array(mem, pc->ncls,
+					  sizeof(*pc->cls_base2));
+	pc->cls_ask2 = hyper_plan__calloc(mem, pc->ncls, sizeof(*pc->cls_ask2));
+	pc->cls_floor2 = hyper_plan__calloc(mem, pc->ncls,
+					    sizeof(*pc->cls_floor2));
 	if (pc->cls_lo && pc->cls_from && pc->cls_stale && pc->cls_base &&
 	    pc->cls_reach && pc->min_key && pc->min_lo && pc->min_b &&
-	    pc->cls_floor && pc->cls_gen && pc->cls_now)
+	    pc->cls_floor && pc->cls_gen && pc->cls_now && pc->cls_base2 &&
+	    pc->cls_ask2 && pc->cls_floor2)
 		ret = 0;
 	for (s = 0; !ret && s < pc->ncls; s++)	/* bucket_near()'s hints */
 		pc->cls_lo[s] = pc->cls_base[s] = pc->cls_reach[s] =
-			pc->cls_b[s];
+			pc->cls_base2[s] = pc->cls_b[s];
 out:
 	free(xj);
 	free(key);
@@ -327,6 +333,7 @@ int hyper_plan__plan_init(struct plan_ctx *pc, const struct life *lf,
 	pc->swept = NONE;
 	pc->ex_k = NONE;
 	pc->base_lo = NONE;
+	pc->base2_lo = NONE;
 	pc->snap_need = INT64_MAX;
 	if (!pc->ep || !pc->delta || !pc->alive || !pc->cur || !pc->aside_gen ||
 	    !pc->due_off || !pc->ep_undo || !pc->alive0 ||
@@ -358,6 +365,9 @@ void hyper_plan__plan_free(struct plan_ctx *pc)
 	free(pc->cls_floor);
 	free(pc->cls_gen);
 	free(pc->cls_now);
+	free(pc->cls_base2);
+	free(pc->cls_ask2);
+	free(pc->cls_floor2);
 	free(pc->b_cls);
 	free(pc->at_j);
 	free(pc->at_off);
@@ -464,6 +474,10 @@ static void reset(struct plan_ctx *pc, double scale)
 	for (i = 0; i < pc->ncls; i++)
 		pc->min_lo[i] = NONE;
 	pc->base_lo = NONE;	/* the floors set anew (class_base_at()) */
+	if (pc->base2_lo != NONE) {
+		pc->base2_lo = NONE;
+		memset(pc->cls_floor2, 0, pc->ncls * sizeof(*pc->cls_floor2));
+	}
 	pc->swept = pc->lf->n;
 	pc->delta_lo = pc->lf->n + 1;
 	pc->delta_hi = 0;
@@ -786,15 +800,26 @@ static void set_aside(struct plan_ctx *pc, uint32_t b)
  * set (a step's first use lies past the step) and are met, keys and
  * all, by the base's walk down to them (class_base_at()).  A sweep's
  * first step over budget sets the floors anew (reset() drops the base).
+ * With @two, the same for the second base and floor (cls_floor2[]);
+ * floor_others and floor_beyond follow either.
  */
-static inline void class_floor_lower(struct plan_ctx *pc, uint32_t s,
-				     uint64_t key)
+static inline void class_floor_lower(struct plan_ctx *pc, bool two,
+				     uint32_t s, uint64_t key)
 {
-	if (key >= pc->cls_floor[s])
+	uint64_t *floor = two ? pc->cls_floor2 : pc->cls_floor;
+	uint64_t other = two ? pc->cls_floor[s] : pc->cls_floor2[s];
+
+	if (key >= floor[s])
 		return;
-	pc->cls_floor[s] = key;
-	if (s != pc->cls_pick && key < pc->floor_others)
+	floor[s] = key;
+	if (s == pc->cls_pick || (two && s < pc->cls_pick))
+		return;
+	if (!two && key < pc->floor_others)
 		pc->floor_others = key;
+	if (s > pc->cls_pick && other > key)	/* floor_beyond's two */
+		key = other;
+	if (key < pc->floor_beyond)
+		pc->floor_beyond = key;
 }
 
 static void restore_aside(struct plan_ctx *pc)
@@ -809,7 +834,10 @@ static void restore_aside(struct plan_ctx *pc)
 		refresh(pc, j);
 		s = pc->b_cls[j];
 		if (j >= pc->cls_base[s])
-			class_floor_lower(pc, s,
+			class_floor_lower(pc, false, s,
+					  hyper_plan__seg_get(&pc->seg, j));
+		if (pc->base2_lo != NONE && j >= pc->cls_base2[s])
+			class_floor_lower(pc, true, s,
 					  hyper_plan__seg_get(&pc->seg, j));
 	}
 	pc->naside = 0;
@@ -890,6 +918,14 @@ static void reach_of(struct plan_ctx *pc, uint32_t s, uint32_t lo)
 #define BASE_WALK	32
 
 /*
+ * The second base is walked (next_bucket()) while at least one pick in
+ * BEYOND_PAYS that walked it ends there, give or take BEYOND_TRY: at
+ * decode almost none does, and the walk would cost more than it saves.
+ */
+#define BEYOND_PAYS	4
+#define BEYOND_TRY	256
+
+/*
  * Each class's first bucket used at step lo or later (cls_base[]), from
  * the one used at pc->base_lo or later.  Those differ only in the
  * classes of the buckets used between the two steps, which at_j lists
@@ -903,39 +939,42 @@ static void reach_of(struct plan_ctx *pc, uint32_t s, uint32_t lo)
  * bucket_near() finds: what the answer is depends on lo alone, so it
  * holds across sweeps.
  */
-static void class_base_at(struct plan_ctx *pc, uint32_t lo)
+static inline __attribute__((always_inline)) void
+class_base_at(struct plan_ctx *pc, bool two, uint32_t lo)
 {
-	uint32_t was = pc->base_lo, j, x, b, s;
+	uint32_t *at = two ? &pc->base2_lo : &pc->base_lo, was = *at, j, x, b;
+	uint32_t *base = two ? pc->cls_base2 : pc->cls_base, s;
+	uint64_t *floor = two ? pc->cls_floor2 : pc->cls_floor, key;
 
 	if (was == NONE || pc->scratch ||
 	    (lo < was ? was - lo : lo - was) > BASE_WALK) {
 		for (s = 0; s < pc->ncls; s++) {
-			pc->cls_base[s] = bucket_near(pc, pc->cls_b[s],
-						      pc->cls_b[s + 1], lo,
-						      pc->cls_base[s]);
-			pc->cls_floor[s] = 0;
+			base[s] = bucket_near(pc, pc->cls_b[s],
+					      pc->cls_b[s + 1], lo, base[s]);
+			floor[s] = 0;
 		}
-		pc->floor_others = 0;
+		if (!two)
+			pc->floor_others = 0;
+		pc->floor_beyond = 0;
 	} else if (lo < was) {
 		for (j = was; j-- > lo;)
 			for (x = pc->at_off[j]; x < pc->at_off[j + 1]; x++) {
 				b = pc->at_j[x];
 				s = pc->b_cls[b];
-				pc->cls_base[s] = b;
-				class_floor_lower(pc, s,
-						  hyper_plan__seg_get(&pc->seg,
-								      b));
+				base[s] = b;
+				key = hyper_plan__seg_get(&pc->seg, b);
+				class_floor_lower(pc, two, s, key);
 			}
 	} else {
 		for (j = was; j < lo; j++)
 			for (x = pc->at_off[j]; x < pc->at_off[j + 1]; x++) {
 				b = pc->at_j[x];
 				s = pc->b_cls[b];
-				if (pc->cls_base[s] == b)
-					pc->cls_base[s] = b + 1;
+				if (base[s] == b)
+					base[s] = b + 1;
 			}
 	}
-	pc->base_lo = lo;
+	*at = lo;
 }
 
 /*
@@ -952,10 +991,11 @@ static void class_reach(struct plan_ctx *pc, uint32_t k, uint32_t lo)
 	pc->before = pc->scale < ANY_WAIT ?
 		     hyper_plan__cal_before(&pc->h2d, k + 1) : 0;
 	pc->h2d.low = pc->h2d.n;
-	class_base_at(pc, lo);
+	class_base_at(pc, false, lo);
 	pc->ncls_now = 0;
 	if (!++pc->reach_gen) {	/* wrapped: no class may match by chance */
 		memset(pc->cls_gen, 0, pc->ncls * sizeof(*pc->cls_gen));
+		memset(pc->cls_ask2, 0, pc->ncls * sizeof(*pc->cls_ask2));
 		pc->reach_gen = 1;
 	}
 }
@@ -1037,8 +1077,9 @@ static inline uint64_t class_min(struct plan_ctx *pc, uint32_t s)
 }
 
 /* The bucket of class s that holds @key, its minimum (class_min()). */
-static uint32_t class_min_bucket(struct plan_ctx *pc, uint32_t s,
-				 uint64_t key)
+static inline __attribute__((always_inline)) uint32_t
+class_min_bucket(struct plan_ctx *pc, uint32_t s,
+		 uint64_t key)
 {
 	if (pc->min_b[s] == NONE || pc->scratch)
 		pc->min_b[s] = bucket_from(pc, pc->cls_lo[s], pc->cls_b[s + 1],
@@ -1046,16 +1087,122 @@ static uint32_t class_min_bucket(struct plan_ctx *pc, uint32_t s,
 	return pc->min_b[s];
 }
 
-/* The least floor of the classes but the last pick's (next_bucket()). */
-static void floor_others_set(struct plan_ctx *pc)
-{
-	uint64_t m = SEG_NONE;
-	uint32_t s;
+/* The pick so far of next_bucket(): its key, tensor and bucket. */
+struct pick {
+	uint64_t best;
+	uint32_t bt, b;
+};
 
-	for (s = 0; s < pc->ncls; s++)
-		if (s != pc->cls_pick && pc->cls_floor[s] < m)
-			m = pc->cls_floor[s];
-	pc->floor_others = m;
+/*
+ * Class s asked for its earliest candidate (next_bucket()).  Inline, as
+ * the loop's body was, in each of the three places that ask now: out of
+ * line, it and class_min_bucket() cost 100k decode operators' picks
+ * more in calls than the loop saves there.
+ */
+static inline __attribute__((always_inline)) void
+class_ask(struct plan_ctx *pc, uint32_t s, uint32_t lo, struct pick *pk)
+{
+	uint32_t b, t, was;
+	uint64_t key;
+
+	class_touch(pc, s, lo);
+	if (pc->cls_lo[s] >= pc->cls_b[s + 1]) {
+		if (pc->cls_lo[s] == pc->cls_base[s])
+			pc->cls_floor[s] = SEG_NONE;
+		return;
+	}
+	if (pk->best == SEG_NONE && pc->cls_stale[s] && !pc->scratch) {
+		reach_of(pc, s, lo);
+		if (pc->cls_lo[s] >= pc->cls_b[s + 1])
+			return;
+	}
+	key = class_min(pc, s);
+	if (pc->cls_lo[s] == pc->cls_base[s])
+		pc->cls_floor[s] = key;
+	if (key == SEG_NONE || key > pk->best)
+		return;
+	if (pc->cls_stale[s]) {
+		was = pc->cls_lo[s];
+		reach_of(pc, s, lo);
+		if (pc->cls_lo[s] >= pc->cls_b[s + 1])
+			return;
+		if (pc->cls_lo[s] != was)
+			key = class_min(pc, s);
+		if (key == SEG_NONE || key > pk->best)
+			return;
+	}
+	b = class_min_bucket(pc, s, key);
+	t = pc->c[pc->idx[pc->cur[b]]].t;
+	if (key < pk->best || t < pk->bt) {
+		pk->best = key;
+		pk->bt = t;
+		pk->b = b;
+	}
+}
+
+/*
+ * Whether class s's second floor (its keys from cls_base2[s] on) lies at
+ * or below @best: looked up once a step when it does, where the walks
+ * of the second base left it low.
+ */
+static inline bool class_floor2_below(struct plan_ctx *pc, uint32_t s,
+				      uint64_t best)
+{
+	uint32_t b = pc->cls_base2[s];
+
+	if (pc->cls_floor2[s] > best)
+		return false;
+	if (pc->cls_ask2[s] == pc->reach_gen)
+		return true;
+	pc->cls_ask2[s] = pc->reach_gen;
+	pc->cls_floor2[s] = b < pc->cls_b[s + 1] ?
+		hyper_plan__seg_min(&pc->seg, b, pc->cls_b[s + 1] - 1) :
+		SEG_NONE;
+	return pc->cls_floor2[s] <= best;
+}
+
+/*
+ * The floors next_bucket()'s loop passes: the two least of the classes'
+ * (m1, class c1, and m2) and the least of the higher of each class's two
+ * floors where the second counts (beyond).
+ */
+struct floors_seen {
+	uint64_t m1, m2, beyond;
+	uint32_t c1;
+};
+
+/*
+ * Classes @s .. @end - 1 asked, but those whose floor lies above the
+ * pick so far, and with @two (classes costlier than the first asked,
+ * the second base at its reach) those whose second floor does; their
+ * floors noted in @fs once final.
+ */
+static inline __attribute__((always_inline)) void
+classes_ask(struct plan_ctx *pc, uint32_t s, uint32_t end, uint32_t lo,
+	    bool two, struct pick *pk, struct floors_seen *fs)
+{
+	uint64_t f;
+
+	for (; s < end; s++) {
+		if ((pc->cls_floor[s] <= pk->best &&
+		     (!two || class_floor2_below(pc, s, pk->best))) ||
+		    pc->scratch)
+			class_ask(pc, s, lo, pk);
+		f = pc->cls_floor[s];
+		if (f < fs->m2) {
+			if (f < fs->m1) {
+				fs->m2 = fs->m1;
+				fs->m1 = f;
+				fs->c1 = s;
+			} else {
+				fs->m2 = f;
+			}
+		}
+		if (two && pc->cls_floor2[s] > f)
+			f = pc->cls_floor2[s];
+		if (f < fs->beyond)
+			fs->beyond = f;
+	}
 }
 
 /*
@@ -1082,59 +1229,67 @@ static void floor_others_set(struct plan_ctx *pc)
  * Lite training, where the loop asked each of the 24 classes at every
  * pick.  A floor equal to the pick asks the class, whose tensor may
  * break the tie; a class asked from its base gets its exact floor.
+ *
+ * Where a class with a costlier prefetch stands below the first class's
+ * candidate, its cheap candidates mostly lie between its base and its
+ * own reach.  No such class reaches before the first class does (the
+ * classes come in order of size, so of cost, and a costlier prefetch
+ * needs a longer window), so its keys from the second base, walked to
+ * the first class's reach, bound it too: below floor_beyond, the
+ * candidate ends the loop there (DeepSeek-V2-Lite training: 23 k of the
+ * 43.6 k picks that ran the whole loop), and in the loop a class whose
+ * second floor lies above the pick is passed over without its reach.
+ *
+ * A loop that runs to the end passes every class but the first, whose
+ * floors are final once passed: their two least and the first class's
+ * own give floor_others whichever class the pick is of, where a scan of
+ * the 24 classes after each loop cost 9.9 M instructions there.  A pick
+ * of another class leaves floor_beyond at floor_others, which bounds it,
+ * until the next loop sets it.
  */
 static uint32_t next_bucket(struct plan_ctx *pc, uint32_t lo)
 {
-	uint64_t best = SEG_NONE, key;
-	uint32_t s, b, bt = 0, t, pick = NONE, was, q;
-	uint32_t first = pc->scratch ? 0 : pc->cls_pick;
+	struct pick pk = { SEG_NONE, 0, NONE };
+	struct floors_seen fs = { SEG_NONE, SEG_NONE, SEG_NONE, NONE };
+	uint32_t first = pc->scratch ? 0 : pc->cls_pick, reach;
+	uint64_t f;
+	bool two = false;
 
-	for (q = 0; q < pc->ncls; q++) {
-		s = q ? q - (q <= first) : first;
-		if (q == 1 && best < pc->floor_others && !pc->scratch) {
-			pc->floor_hits++;
-			return pick;
-		}
-		if (q && pc->cls_floor[s] > best && !pc->scratch)
-			continue;
-		class_touch(pc, s, lo);
-		if (pc->cls_lo[s] >= pc->cls_b[s + 1]) {
-			if (pc->cls_lo[s] == pc->cls_base[s])
-				pc->cls_floor[s] = SEG_NONE;
-			continue;
-		}
-		if (best == SEG_NONE && pc->cls_stale[s] && !pc->scratch) {
-			reach_of(pc, s, lo);
-			if (pc->cls_lo[s] >= pc->cls_b[s + 1])
-				continue;
-		}
-		key = class_min(pc, s);
-		if (pc->cls_lo[s] == pc->cls_base[s])
-			pc->cls_floor[s] = key;
-		if (key == SEG_NONE || key > best)
-			continue;
-		if (pc->cls_stale[s]) {
-			was = pc->cls_lo[s];
-			reach_of(pc, s, lo);
-			if (pc->cls_lo[s] >= pc->cls_b[s + 1])
-				continue;
-			if (pc->cls_lo[s] != was)
-				key = class_min(pc, s);
-			if (key == SEG_NONE || key > best)
-				continue;
-		}
-		b = class_min_bucket(pc, s, key);
-		t = pc->c[pc->idx[pc->cur[b]]].t;
-		if (key < best || t < bt) {
-			best = key;
-			bt = t;
-			pick = b;
-		}
+	class_ask(pc, first, lo, &pk);
+	if (pk.best < pc->floor_others && !pc->scratch) {
+		pc->floor_hits++;
+		return pk.b;
 	}
-	if (pick != NONE)
-		pc->cls_pick = pc->b_cls[pick];
-	floor_others_set(pc);
-	return pick;
+	reach = pc->cls_from[first] > lo ? pc->cls_from[first] : lo;
+	if (pk.best != SEG_NONE && pc->scale < ANY_WAIT && !pc->scratch &&
+	    pc->beyond_hits * BEYOND_PAYS + BEYOND_TRY >= pc->beyond_tries &&
+	    (first == pc->base2_cls || pc->base2_lo == NONE ||
+	     (reach < pc->base2_lo ? pc->base2_lo - reach :
+	      reach - pc->base2_lo) <= BASE_WALK)) {
+		class_base_at(pc, true, reach);
+		pc->base2_cls = first;
+		pc->beyond_tries++;
+		if (pk.best < pc->floor_beyond) {
+			pc->floor_hits++;
+			pc->beyond_hits++;
+			return pk.b;
+		}
+		two = true;
+	}
+	classes_ask(pc, 0, first, lo, false, &pk, &fs);
+	classes_ask(pc, first + 1, pc->ncls, lo, two, &pk, &fs);
+	if (pk.b != NONE)
+		pc->cls_pick = pc->b_cls[pk.b];
+	if (pc->cls_pick == first) {
+		pc->floor_others = fs.m1;
+		pc->floor_beyond = fs.beyond;
+	} else {
+		f = fs.c1 == pc->cls_pick ? fs.m2 : fs.m1;
+		pc->floor_others = pc->cls_floor[first] < f ?
+				   pc->cls_floor[first] : f;
+		pc->floor_beyond = pc->floor_others;
+	}
+	return pk.b;
 }
 
 /*

@@ -97,6 +97,19 @@ struct plan_ctx {
 	 */
 	uint64_t *cls_floor;
 	uint64_t floor_others;
+	/*
+	 * The same from a second base, the first bucket used at base2_lo or
+	 * later (cls_base2[], NONE: none kept, every cls_floor2[] 0), which
+	 * next_bucket() moves to the last pick's class's reach: no class
+	 * with a costlier prefetch reaches before it.  floor_beyond: no
+	 * class but cls_pick's is below it, taking the higher of its two
+	 * floors for the classes after cls_pick's (those costlier).
+	 * cls_ask2[s]: the reach_gen of class s's last floor2 look-up.
+	 */
+	uint32_t *cls_base2, *cls_ask2;
+	uint64_t *cls_floor2;
+	uint32_t base2_lo, base2_cls;
+	uint64_t floor_beyond;
 	uint8_t *b_cls;		/* class of each bucket */
 	uint32_t cls_pick;	/* class of the last pick: asked first */
 	double before;		/* link time offered before the step after k */
@@ -170,6 +183,8 @@ struct plan_ctx {
 	uint32_t snap_hits;	/* sweeps started from it (tests) */
 	uint64_t miss_hits;	/* offers store_never() answered (tests) */
 	uint64_t floor_hits;	/* picks no other class was asked for (tests) */
+	uint64_t beyond_hits;	/* of them, by floor_beyond */
+	uint64_t beyond_tries;	/* picks that walked the second base */
 	/*
 	 * Tests: every reuse off (the class minima looked up each time, the
 	 * evictions sorted by qsort()), the from-scratch path to compare

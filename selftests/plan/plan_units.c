@@ -4213,6 +4213,30 @@ static void floors_below_scan(struct __test_metadata *_metadata,
 }
 
 /*
+ * Sweeps of @sp's pair at aims in each quarter from the largest working
+ * set to the peak in turn, on links of three speeds, each against the
+ * from-scratch path and then @check on the reusing context.
+ */
+static void quarter_sweeps(struct __test_metadata *_metadata,
+			   struct sweep_pair *sp, uint64_t *x,
+			   sweep_check check, uint64_t *count)
+{
+	static const double scales[] = { 1.0, 1.3, ANY_WAIT };
+
+	for (uint32_t k = 0; k < 48; k++) {
+		uint64_t quarter = sp->span / 4 + 1;
+
+		*x ^= *x << 13;
+		*x ^= *x >> 7;
+		*x ^= *x << 17;
+		same_sweep(_metadata, &sp->re, &sp->sc,
+			   sp->lo + k % 4 * quarter + *x % quarter,
+			   scales[k / 4 % ARRAY_SIZE(scales)]);
+		check(_metadata, &sp->re, count);
+	}
+}
+
+/*
  * The classes' floors (passes/plan.c, next_bucket(): a pick of the last
  * pick's class below every other class's floor asks no other class, and
  * a class above the pick so far is passed over unasked) against the
@@ -4225,7 +4249,6 @@ static void floors_below_scan(struct __test_metadata *_metadata,
  */
 TEST(sweep_floors_skip_classes_as_scratch)
 {
-	static const double scales[] = { 1.0, 1.3, ANY_WAIT };
 	struct plan_case cases[] = {
 		{ "olmoe-1b-7b", "train", 0, 1 }, { "llama2-7b", "infer", 0, 1 },
 		{ "llama2-7b", "train", 0, 1 }, { NULL, NULL, 600, 2 },
@@ -4238,17 +4261,7 @@ TEST(sweep_floors_skip_classes_as_scratch)
 		struct sweep_pair sp;
 
 		pair_init(_metadata, &sp, &cases[i]);
-		for (uint32_t k = 0; k < 48; k++) {
-			uint64_t quarter = sp.span / 4 + 1;
-
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			same_sweep(_metadata, &sp.re, &sp.sc,
-				   sp.lo + k % 4 * quarter + x % quarter,
-				   scales[k / 4 % ARRAY_SIZE(scales)]);
-			floors_below_scan(_metadata, &sp.re, &exact);
-		}
+		quarter_sweeps(_metadata, &sp, &x, floors_below_scan, &exact);
 		hits += sp.re.floor_hits;
 		EXPECT_EQ(0, sp.sc.floor_hits);
 		pair_free(&sp);
@@ -4575,6 +4588,107 @@ TEST(calendar_paired_walks_match_plain)
 		}
 	}
 	EXPECT_LT(1000, took);
+}
+
+/*
+ * The classes' floors from the second base (passes/plan.c, cls_floor2[],
+ * floor_beyond) and floor_others against a scan of the tree's leaves:
+ * the second base is each class's first bucket used at base2_lo or
+ * later, no key of its buckets from there on is below its second floor,
+ * floor_others is the least floor of the classes but the last pick's,
+ * exactly (kept from the loop's own pass and each floor lowered), and
+ * floor_beyond is below none of theirs, taking for the classes after
+ * the last pick's the higher of their two floors.
+ */
+static void beyond_below_scan(struct __test_metadata *_metadata,
+			      const struct plan_ctx *pc, uint64_t *exact)
+{
+	const uint64_t *leaf = pc->seg.t + pc->seg.size;
+	uint64_t others = SEG_NONE, beyond = SEG_NONE;
+
+	if (pc->base_lo == NONE)
+		return;
+	for (uint32_t s = 0; s < pc->ncls; s++) {
+		uint64_t least = SEG_NONE, f = pc->cls_floor[s];
+		uint32_t b = pc->cls_b[s];
+
+		if (pc->base2_lo != NONE) {
+			while (b < pc->cls_b[s + 1] &&
+			       pc->b_j[b] < pc->base2_lo)
+				b++;
+			ASSERT_EQ(b, pc->cls_base2[s]) TH_LOG("class %u", s);
+			for (; b < pc->cls_b[s + 1]; b++)
+				if (leaf[b] < least)
+					least = leaf[b];
+			ASSERT_LE(pc->cls_floor2[s], least)
+				TH_LOG("class %u", s);
+			*exact += pc->cls_floor2[s] == least &&
+				  least != SEG_NONE;
+		} else {
+			ASSERT_EQ(0, pc->cls_floor2[s]);
+		}
+		if (s == pc->cls_pick)
+			continue;
+		if (f < others)
+			others = f;
+		if (s > pc->cls_pick && pc->cls_floor2[s] > f)
+			f = pc->cls_floor2[s];
+		if (f < beyond)
+			beyond = f;
+	}
+	ASSERT_EQ(others, pc->floor_others);
+	ASSERT_LE(pc->floor_beyond, beyond);
+}
+
+/*
+ * A pick of the last pick's class below every other class's floor from
+ * the second base, at that class's reach (passes/plan.c, next_bucket():
+ * no costlier class reaches before it), asks no other class: against
+ * the from-scratch path, which asks every class at every pick, and
+ * against a scan after each sweep.  A bisection from the largest working
+ * set to the peak on links at 1 and 1.3, as the search makes, then aims
+ * in each quarter in turn on links of three speeds; MoE and dense
+ * training, where one class gives nearly every pick, a decode, and
+ * random graphs where classes tie on start and use.
+ */
+TEST(sweep_floor_beyond_skips_classes_as_scratch)
+{
+	static const double scales[] = { 1.0, 1.3 };
+	struct plan_case cases[] = {
+		{ "olmoe-1b-7b", "train", 0, 1 }, { "llama2-7b", "train", 0, 1 },
+		{ "llama2-7b", "infer", 0, 1 }, { NULL, NULL, 600, 2 },
+		{ NULL, NULL, 1500, 4 }, { NULL, NULL, 2000, 33 },
+		{ NULL, NULL, 2000, 51 },
+	};
+	uint64_t x = 0x510e527fade682d1ULL, hits = 0, exact = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct sweep_pair sp;
+
+		pair_init(_metadata, &sp, &cases[i]);
+		for (size_t v = 0; v < ARRAY_SIZE(scales); v++) {
+			uint64_t lo = sp.lo, hi = sp.j.lf.peak0, b;
+
+			sp.re.keep_aim = sp.sc.keep_aim = hi;
+			for (uint32_t k = 0; k < 12 && hi > lo + 1; k++) {
+				b = lo + (hi - lo) / 2;
+				same_sweep(_metadata, &sp.re, &sp.sc, b,
+					   scales[v]);
+				beyond_below_scan(_metadata, &sp.re, &exact);
+				if (sp.sc.short_by)
+					lo = b;
+				else
+					hi = b;
+			}
+			sp.re.keep_aim = sp.sc.keep_aim = 0;
+		}
+		quarter_sweeps(_metadata, &sp, &x, beyond_below_scan, &exact);
+		hits += sp.re.beyond_hits;
+		EXPECT_EQ(0, sp.sc.beyond_hits);
+		pair_free(&sp);
+	}
+	EXPECT_LT(1000, hits);	/* picks ended by the second floors */
+	EXPECT_LT(100, exact);
 }
 
 TEST_HARNESS_MAIN
