@@ -178,14 +178,9 @@ static int sort_items(struct hp_emit *m, uint32_t nslots)
 	uint32_t *busy;
 	bool in_order;
 
-	if (m->tmp_cap < m->n) {
-		free(m->tmp);
-		m->tmp_cap = 0;
-		m->tmp = hyper_plan__array(m->mem, m->n, sizeof(*m->tmp));
-		if (!m->tmp)
-			return -ENOMEM;
-		m->tmp_cap = m->n;
-	}
+	if (hyper_plan__room(m->mem, &m->tmp, &m->tmp_cap, m->n,
+			     sizeof(*m->tmp)))
+		return -ENOMEM;
 	if (nslots <= 1U << (2 * DIGIT_BITS + 2 - CLS_BITS))
 		cb = CLS_BITS;
 	while (hi < ((size_t)nslots << cb >> DIGIT_BITS) + 1)
@@ -497,14 +492,9 @@ static int track_mine(struct hp_emit *m, const struct evict *ev, size_t nev,
 	uint8_t *mine = m->mine_all;
 	size_t i, acc = 0;
 
-	if (m->mine_t_cap < nev) {
-		free(m->mine_t);
-		m->mine_t_cap = 0;
-		m->mine_t = hyper_plan__array(m->mem, nev, sizeof(*m->mine_t));
-		if (!m->mine_t)
-			return -ENOMEM;
-		m->mine_t_cap = nev;
-	}
+	if (hyper_plan__room(m->mem, &m->mine_t, &m->mine_t_cap, nev,
+			     sizeof(*m->mine_t)))
+		return -ENOMEM;
 	for (i = 0; i < nev && acc <= lf->n; i++)
 		if (!mine[ev[i].t]) {
 			mine[ev[i].t] = 1;
@@ -672,14 +662,8 @@ int hyper_plan__sched_start_in(struct sched *s, const struct life *lf,
 	 * allocation, no copies (none at all with room kept from the last)
 	 */
 	need = 3 * nev + 2 * nacc;
-	if (m->cap < need) {
-		free(m->it);
-		m->cap = 0;
-		m->it = hyper_plan__array(mem, need, sizeof(*m->it));
-		if (!m->it)
-			goto out;
-		m->cap = need;
-	}
+	if (hyper_plan__room(mem, &m->it, &m->cap, need, sizeof(*m->it)))
+		goto out;
 	/*
 	 * The cops, at most one a dead gap and four an eviction (a store
 	 * at its slot and another at its detach, should a define come

@@ -613,29 +613,6 @@ static void out_of_reach_init(struct sim *m)
 	m->max_peak = m->h->max_peak;
 }
 
-/*
- * Room for @n items of @size in *@p, which has *@cap: allocated at that
- * size, not copied.  Not hyper_plan__grow(), which doubles and would
- * advise huge pages for a ring of the graph's tensors of which a run
- * touches its first few pending stores.  0, or -ENOMEM with *@p as it
- * was.
- */
-static int room(struct hp_mem *hm, void **p, size_t *cap, size_t n,
-		size_t size)
-{
-	void *q;
-
-	if (*p && *cap >= n)
-		return 0;
-	q = hyper_plan__array(hm, n, size);
-	if (!q)
-		return -ENOMEM;
-	free(*p);
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 /* @buf's buffers, with room for @m->g's tensors. */
 static int sim_bufs(struct sim *m, struct hp_simbuf *buf)
 {
@@ -661,8 +638,8 @@ static int sim_bufs(struct sim *m, struct hp_simbuf *buf)
 	/* a tensor waits in pend once at a time: a prefetch waits for it */
 	if (hyper_plan__heap_reserve(&buf->pend, nt, m->hm))
 		return -ENOMEM;
-	if (!m->hooked && room(m->hm, (void **)&buf->fq, &buf->fq_cap, nt,
-			       sizeof(*buf->fq)))
+	if (!m->hooked && hyper_plan__room(m->hm, &buf->fq, &buf->fq_cap, nt,
+					   sizeof(*buf->fq)))
 		return -ENOMEM;
 	m->end = buf->end;
 	m->st = buf->st;
@@ -865,8 +842,8 @@ static int quiet_init(struct sim *m, const struct sched *s,
 		return 0;
 	/* copied: an emission with no buffer frees its own as it ends */
 	mine = hyper_plan__sched_tracked(s, &n);
-	if (room(m->hm, (void **)&buf->mine, &buf->mine_cap, n,
-		 sizeof(*buf->mine)))
+	if (hyper_plan__room(m->hm, &buf->mine, &buf->mine_cap, n,
+			     sizeof(*buf->mine)))
 		return -ENOMEM;
 	if (n)
 		memcpy(buf->mine, mine, n * sizeof(*buf->mine));
