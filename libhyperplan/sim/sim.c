@@ -34,11 +34,14 @@ struct sim {
 	/*
 	 * Runs without hooks: the detached tensors whose stores end no
 	 * earlier than the last one's, in the order they were detached
-	 * (pend_push()), a ring of fq_cap from fq_head; NULL: none, every
-	 * one in pend.  pend_at: the first end of either, HUGE_VAL if none.
+	 * (pend_push()), a ring of fq_cap from fq_head up to fq_tail (the
+	 * next one's place), fq_last the end of the last one queued; NULL:
+	 * none, every one in pend.  pend_at: the first end of either,
+	 * HUGE_VAL if none.
 	 */
 	struct heap_item *fq;
-	size_t fq_cap, fq_head, fq_n;
+	size_t fq_cap, fq_head, fq_tail, fq_n;
+	double fq_last;
 	double pend_at;
 	double now, h2d_free, d2h_free;
 	double stall, compute;	/* r's, written to it at the end */
@@ -156,13 +159,12 @@ static inline double pend_first(const struct sim *m)
  */
 static inline int pend_push(struct sim *m, double at, uint32_t t)
 {
-	size_t x;
-
-	if (m->fq && (!m->fq_n ||
-		      at >= m->fq[(m->fq_head + m->fq_n - 1) % m->fq_cap].key)) {
-		x = m->fq_head + m->fq_n++;
-		m->fq[x < m->fq_cap ? x : x - m->fq_cap] =
-			(struct heap_item){ at, t };
+	if (m->fq && (!m->fq_n || at >= m->fq_last)) {
+		m->fq[m->fq_tail] = (struct heap_item){ at, t };
+		if (++m->fq_tail == m->fq_cap)
+			m->fq_tail = 0;
+		m->fq_n++;
+		m->fq_last = at;
 	} else if (hyper_plan__heap_push(&m->pend, at, t, m->hm)) {
 		return -ENOMEM;
 	}
