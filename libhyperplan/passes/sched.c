@@ -376,7 +376,10 @@ static int dead(struct hp_emit *m, uint32_t slot)
  * be such a gap's, an "after" slot just past a use.  That slot goes
  * through apply() for the tracked tensors it frees (which emits each
  * detach alone); every later step is copied whole, its "before" slot
- * empty and its "after" slot its dead gaps as they are.
+ * empty and its "after" slot its dead gaps as they are.  Those steps'
+ * dead gaps are one run of dead_t, so they go in two flat loops, the
+ * offsets then the detaches: each slot starts where its step's dead
+ * gaps do, shifted by the busy slots' operators before them (base).
  */
 static int bare(struct hp_emit *m, uint32_t slot, uint32_t to)
 {
@@ -384,11 +387,11 @@ static int bare(struct hp_emit *m, uint32_t slot, uint32_t to)
 	const uint32_t *dead_t = m->lf->dead_t;
 	const uint8_t *mine = m->mine;
 	struct sched *s = m->s;
-	size_t i, end, n, need = dead_off[to / 2] - dead_off[slot / 2];
+	size_t i, end, n, base, need = dead_off[to / 2] - dead_off[slot / 2];
 	uint32_t *slot_off = s->slot_off;
+	uint32_t k, t, off;
 	struct cop *c;
 	int ret;
-	uint32_t t;
 
 	if (need && s->ncops + need >= m->cap_cops &&
 	    cops_room(m, s->ncops + need))
@@ -415,15 +418,19 @@ static int bare(struct hp_emit *m, uint32_t slot, uint32_t to)
 		}
 		slot++;
 	}
-	for (; slot + 1 < to; slot += 2) {
-		slot_off[slot] = n;
-		slot_off[slot + 1] = n;
-		end = dead_off[slot / 2 + 1];
-		for (i = dead_off[slot / 2]; i < end; i++)
-			c[n++] = (struct cop){ dead_t[i], HYPER_OP_DETACH };
+	/* the whole steps [slot / 2, @to / 2); base may wrap (unsigned) */
+	base = n - dead_off[slot / 2];
+	for (k = slot / 2; k < to / 2; k++) {
+		off = (uint32_t)(base + dead_off[k]);
+		slot_off[2 * k] = off;
+		slot_off[2 * k + 1] = off;
 	}
-	if (slot < to)		/* a "before" slot, the last: empty */
-		slot_off[slot] = n;
+	end = dead_off[to / 2];
+	for (i = dead_off[slot / 2]; i < end; i++)
+		c[base + i] = (struct cop){ dead_t[i], HYPER_OP_DETACH };
+	n = base + end;
+	if (to & 1)		/* a "before" slot, the last: empty */
+		slot_off[to - 1] = n;
 	s->ncops = n;
 	return 0;
 }
