@@ -121,6 +121,23 @@ int hyper_plan__grow(struct hp_mem *m, void *pp, size_t *cap, size_t need, size_
 	return need < *cap ? 0 : grow(m, pp, cap, need, sz);
 }
 
+int hyper_plan__room(struct hp_mem *m, void *pp, size_t *cap, size_t n,
+		     size_t sz)
+{
+	void **p = pp;
+
+	if (n <= *cap)
+		return 0;
+	/* freed first: the old array's pages are not held beside the new */
+	free(*p);
+	*cap = 0;
+	*p = hyper_plan__array(m, n, sz);
+	if (!*p)
+		return -ENOMEM;
+	*cap = n;
+	return 0;
+}
+
 int hyper_plan__parse_u64(const char *s, uint64_t *out)
 {
 	char *end;

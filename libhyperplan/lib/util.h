@@ -60,6 +60,16 @@ int hyper_plan__nomem(struct hp_err *e);
  * leaves *p and *cap as they were when it fails.
  */
 int hyper_plan__grow(struct hp_mem *m, void *pp, size_t *cap, size_t need, size_t sz);
+/*
+ * Room for @n elements of @sz bytes in *@pp (of *@cap): where it has
+ * less, a new array of exactly @n, what it held not copied.  For scratch
+ * arrays of a known size that each use rewrites (a graph's tensors, a
+ * probe's items), which hyper_plan__grow() would copy and round up, and
+ * advise huge pages for where a use touches only their start.  The old
+ * array is freed first; when it fails, *@pp is NULL and *@cap 0.
+ */
+int hyper_plan__room(struct hp_mem *m, void *pp, size_t *cap, size_t n,
+		     size_t sz);
 /* realloc() through @ctx, a struct hp_mem: for util/'s builders. */
 void *hyper_plan__mem_realloc(void *ctx, void *p, size_t n);
 

@@ -40,6 +40,16 @@ struct hp_emit {
 	size_t n, cap;
 	struct item *tmp;	/* sort_items()'s other half, tmp_cap items */
 	size_t tmp_cap;
+	/*
+	 * The radix sort's counters, counted as the items are made
+	 * (item()): the low digit's, then hi of the high digit's, cnt_cap
+	 * in all; cb the class's bits in the key (radix_key()), cmask its
+	 * mask (0 without them).
+	 */
+	size_t *cnt;
+	size_t cnt_cap, hi;
+	unsigned int cb;
+	uint8_t cmask;
 	uint8_t *st;		/* residency state, <hyper/residency.h> */
 	/*
 	 * NULL: st holds every tensor's state.  Else the tensors the probe
@@ -71,14 +81,38 @@ struct hp_emit {
 	size_t qx;
 };
 
+#define DIGIT_BITS	11
+/* The class below the slot in the radix sort's keys, where they fit. */
+#define CLS_BITS	3
+_Static_assert(CL_USE < (1U << CLS_BITS), "a class in CLS_BITS");
+
+/*
+ * The items being made, @m's: a local copy of its fields, which the
+ * counters' writes would otherwise make the compiler read again at
+ * every item (a size_t may be m->n).
+ */
+struct items {
+	struct item *it;
+	size_t n;
+	size_t *cnt;
+	unsigned int cb;
+	uint8_t cmask;
+};
+
 /*
  * Room for every item is made before the first (hyper_plan__sched_start_in():
- * three an eviction, two an access), so none is checked for here.
+ * three an eviction, two an access), so none is checked for here.  Each
+ * is counted in both digits of its radix_key() as it is made, while it
+ * is at hand: the sort then reads the items only to move them.
  */
-static inline void item(struct hp_emit *m, int64_t slot, uint8_t cls,
+static inline void item(struct items *w, int64_t slot, uint8_t cls,
 			uint32_t key, uint32_t t)
 {
-	m->it[m->n++] = (struct item){ slot, cls, key, t };
+	uint32_t rk = (uint32_t)slot << w->cb | (cls & w->cmask);
+
+	w->it[w->n++] = (struct item){ slot, cls, key, t };
+	w->cnt[rk & ((1U << DIGIT_BITS) - 1)]++;
+	w->cnt[(1U << DIGIT_BITS) + (rk >> DIGIT_BITS)]++;
 }
 
 static bool item_before(const struct item *a, const struct item *b)
@@ -97,59 +131,71 @@ static bool item_before(const struct item *a, const struct item *b)
  */
 HU_DEFINE_SORT(sort_slot, struct item, item_before)
 
-#define DIGIT_BITS	11
-/* The class below the slot in the radix sort's keys, where they fit. */
-#define CLS_BITS	3
-_Static_assert(CL_USE < (1U << CLS_BITS), "a class in CLS_BITS");
-
 static inline uint32_t radix_key(const struct item *x, unsigned int cb)
 {
 	return x->slot << cb | (cb ? x->cls : 0);
 }
 
-/*
- * Stable, by one digit of the key: few enough counters to stay cached.
- * Inlined where @cb is a constant, so that the key costs a shift.
- */
-static inline __attribute__((always_inline)) void
-by_digit(const struct item *in, struct item *out, size_t n, unsigned int cb,
-	 unsigned int shift, size_t *cnt, size_t ncnt)
+/* @cnt's @ncnt counts made the offsets their digits start at. */
+static void starts(size_t *cnt, size_t ncnt)
 {
 	size_t i, sum = 0, c;
 
-	memset(cnt, 0, ncnt * sizeof(*cnt));
-	for (i = 0; i < n; i++)
-		cnt[(radix_key(&in[i], cb) >> shift) & (ncnt - 1)]++;
 	for (i = 0; i < ncnt; i++) {
 		c = cnt[i];
 		cnt[i] = sum;
 		sum += c;
 	}
-	for (i = 0; i < n; i++)
-		out[cnt[(radix_key(&in[i], cb) >> shift) & (ncnt - 1)]++] =
-			in[i];
 }
 
 /*
- * @m's items by radix_key(), @cb a constant: from @m->it into @out by
- * the low digit, back by the high one (@hi counters).  0, or -ENOMEM.
+ * Stable, by one digit of the key, from the offsets in @cnt.  Inlined
+ * where @cb is a constant, so that the key costs a shift.
  */
-static inline __attribute__((always_inline)) int
-by_key(struct hp_emit *m, struct item *out, size_t hi, unsigned int cb)
+static inline __attribute__((always_inline)) void
+by_digit(const struct item *in, struct item *out, size_t n, unsigned int cb,
+	 unsigned int shift, size_t *cnt, size_t mask)
 {
-	size_t cnt[1U << DIGIT_BITS], *big;
+	size_t i;
 
-	by_digit(m->it, out, m->n, cb, 0, cnt, ARRAY_SIZE(cnt));
-	if (hi <= ARRAY_SIZE(cnt)) {
-		by_digit(out, m->it, m->n, cb, DIGIT_BITS, cnt, hi);
-		return 0;
-	}
-	/* a third digit's worth */
-	big = hyper_plan__array(m->mem, hi, sizeof(*big));
-	if (!big)
+	for (i = 0; i < n; i++)
+		out[cnt[(radix_key(&in[i], cb) >> shift) & mask]++] = in[i];
+}
+
+/*
+ * @m's items by radix_key(), @cb a constant, from the counts item()
+ * made: from @m->it into @out by the low digit, back by the high one.
+ */
+static inline __attribute__((always_inline)) void
+by_key(struct hp_emit *m, struct item *out, unsigned int cb)
+{
+	size_t *lo = m->cnt, *hi = m->cnt + (1U << DIGIT_BITS);
+
+	starts(lo, 1U << DIGIT_BITS);
+	starts(hi, m->hi);
+	by_digit(m->it, out, m->n, cb, 0, lo, (1U << DIGIT_BITS) - 1);
+	by_digit(out, m->it, m->n, cb, DIGIT_BITS, hi, m->hi - 1);
+}
+
+/*
+ * The radix sort's key and counters for @nslots slots, zero, before the
+ * first item is made.  0, or -ENOMEM.
+ */
+static int sort_start(struct hp_emit *m, uint32_t nslots)
+{
+	size_t hi = 1;
+
+	m->cb = 0;
+	if (nslots <= 1U << (2 * DIGIT_BITS + 2 - CLS_BITS))
+		m->cb = CLS_BITS;
+	m->cmask = m->cb ? (1U << CLS_BITS) - 1 : 0;
+	while (hi < ((size_t)nslots << m->cb >> DIGIT_BITS) + 1)
+		hi *= 2;
+	m->hi = hi;
+	if (hyper_plan__room(m->mem, &m->cnt, &m->cnt_cap,
+			     (1U << DIGIT_BITS) + hi, sizeof(*m->cnt)))
 		return -ENOMEM;
-	by_digit(out, m->it, m->n, cb, DIGIT_BITS, big, hi);
-	free(big);
+	memset(m->cnt, 0, ((1U << DIGIT_BITS) + hi) * sizeof(*m->cnt));
 	return 0;
 }
 
@@ -170,28 +216,20 @@ by_key(struct hp_emit *m, struct item *out, size_t hi, unsigned int cb)
  * each slot ends in item_before()'s order, which is total: the same
  * items in the same order.
  */
-static int sort_items(struct hp_emit *m, uint32_t nslots)
+static int sort_items(struct hp_emit *m)
 {
-	size_t i, end, hi = 1, nb = 0;
+	size_t i, end, nb = 0;
 	struct item *tmp = m->it;
-	unsigned int cb = 0;
 	uint32_t *busy;
 	bool in_order;
 
-	if (m->tmp_cap < m->n) {
-		free(m->tmp);
-		m->tmp_cap = 0;
-		m->tmp = hyper_plan__array(m->mem, m->n, sizeof(*m->tmp));
-		if (!m->tmp)
-			return -ENOMEM;
-		m->tmp_cap = m->n;
-	}
-	if (nslots <= 1U << (2 * DIGIT_BITS + 2 - CLS_BITS))
-		cb = CLS_BITS;
-	while (hi < ((size_t)nslots << cb >> DIGIT_BITS) + 1)
-		hi *= 2;
-	if (cb ? by_key(m, m->tmp, hi, CLS_BITS) : by_key(m, m->tmp, hi, 0))
+	if (hyper_plan__room(m->mem, &m->tmp, &m->tmp_cap, m->n,
+			     sizeof(*m->tmp)))
 		return -ENOMEM;
+	if (m->cb)
+		by_key(m, m->tmp, CLS_BITS);
+	else
+		by_key(m, m->tmp, 0);
 	/* no more items than slots with items, nor steps */
 	busy = m->mine ? (uint32_t *)m->tmp : NULL;
 	for (i = 0; i < m->n; i = end) {
@@ -226,15 +264,15 @@ static void homes(struct hp_emit *m, const struct evict *ev, size_t nev)
 			m->s->home[ev[i].t] = HYPER_HOME_POOL;
 }
 
-static void evict_items(struct hp_emit *m, const struct evict *v)
+static void evict_items(struct items *w, const struct evict *v, uint32_t n)
 {
 	if (v->detach_slot >= 0) {
 		if (v->store_slot >= 0)
-			item(m, v->store_slot, CL_STORE, 0, v->t);
-		item(m, v->detach_slot, CL_DETACH_LIVE, 0, v->t);
+			item(w, v->store_slot, CL_STORE, 0, v->t);
+		item(w, v->detach_slot, CL_DETACH_LIVE, 0, v->t);
 	}
-	if (v->j < (int32_t)m->lf->n)
-		item(m, 2 * v->fetch_step, CL_PREFETCH, v->j, v->t);
+	if (v->j < (int32_t)n)
+		item(w, 2 * v->fetch_step, CL_PREFETCH, v->j, v->t);
 }
 
 static int bad(struct hp_emit *m, uint32_t slot, uint32_t event, int why,
@@ -381,7 +419,10 @@ static int dead(struct hp_emit *m, uint32_t slot)
  * be such a gap's, an "after" slot just past a use.  That slot goes
  * through apply() for the tracked tensors it frees (which emits each
  * detach alone); every later step is copied whole, its "before" slot
- * empty and its "after" slot its dead gaps as they are.
+ * empty and its "after" slot its dead gaps as they are.  Those steps'
+ * dead gaps are one run of dead_t, so they go in two flat loops, the
+ * offsets then the detaches: each slot starts where its step's dead
+ * gaps do, shifted by the busy slots' operators before them (base).
  */
 static int bare(struct hp_emit *m, uint32_t slot, uint32_t to)
 {
@@ -389,11 +430,11 @@ static int bare(struct hp_emit *m, uint32_t slot, uint32_t to)
 	const uint32_t *dead_t = m->lf->dead_t;
 	const uint8_t *mine = m->mine;
 	struct sched *s = m->s;
-	size_t i, end, n, need = dead_off[to / 2] - dead_off[slot / 2];
+	size_t i, end, n, base, need = dead_off[to / 2] - dead_off[slot / 2];
 	uint32_t *slot_off = s->slot_off;
+	uint32_t k, t, off;
 	struct cop *c;
 	int ret;
-	uint32_t t;
 
 	if (need && s->ncops + need >= m->cap_cops &&
 	    cops_room(m, s->ncops + need))
@@ -420,15 +461,19 @@ static int bare(struct hp_emit *m, uint32_t slot, uint32_t to)
 		}
 		slot++;
 	}
-	for (; slot + 1 < to; slot += 2) {
-		slot_off[slot] = n;
-		slot_off[slot + 1] = n;
-		end = dead_off[slot / 2 + 1];
-		for (i = dead_off[slot / 2]; i < end; i++)
-			c[n++] = (struct cop){ dead_t[i], HYPER_OP_DETACH };
+	/* the whole steps [slot / 2, @to / 2); base may wrap (unsigned) */
+	base = n - dead_off[slot / 2];
+	for (k = slot / 2; k < to / 2; k++) {
+		off = (uint32_t)(base + dead_off[k]);
+		slot_off[2 * k] = off;
+		slot_off[2 * k + 1] = off;
 	}
-	if (slot < to)		/* a "before" slot, the last: empty */
-		slot_off[slot] = n;
+	end = dead_off[to / 2];
+	for (i = dead_off[slot / 2]; i < end; i++)
+		c[base + i] = (struct cop){ dead_t[i], HYPER_OP_DETACH };
+	n = base + end;
+	if (to & 1)		/* a "before" slot, the last: empty */
+		slot_off[to - 1] = n;
 	s->ncops = n;
 	return 0;
 }
@@ -497,14 +542,9 @@ static int track_mine(struct hp_emit *m, const struct evict *ev, size_t nev,
 	uint8_t *mine = m->mine_all;
 	size_t i, acc = 0;
 
-	if (m->mine_t_cap < nev) {
-		free(m->mine_t);
-		m->mine_t_cap = 0;
-		m->mine_t = hyper_plan__array(m->mem, nev, sizeof(*m->mine_t));
-		if (!m->mine_t)
-			return -ENOMEM;
-		m->mine_t_cap = nev;
-	}
+	if (hyper_plan__room(m->mem, &m->mine_t, &m->mine_t_cap, nev,
+			     sizeof(*m->mine_t)))
+		return -ENOMEM;
 	for (i = 0; i < nev && acc <= lf->n; i++)
 		if (!mine[ev[i].t]) {
 			mine[ev[i].t] = 1;
@@ -527,7 +567,7 @@ static int track_mine(struct hp_emit *m, const struct evict *ev, size_t nev,
  * A tracked tensor's uses and defines, one item a step (its accesses
  * are in step order), and its state at the start.
  */
-static void access_items(struct hp_emit *m, uint32_t t)
+static void access_items(struct hp_emit *m, struct items *w, uint32_t t)
 {
 	const struct life *lf = m->lf;
 	size_t i, end = lf->acc_off[t + 1];
@@ -540,9 +580,9 @@ static void access_items(struct hp_emit *m, uint32_t t)
 		for (rw = 0; i < end && lf->acc_step[i] == k; i++)
 			rw |= lf->acc_rw[i];
 		if (rw & ACC_R)
-			item(m, 2 * (int64_t)k, CL_USE, 0, t);
+			item(w, 2 * (int64_t)k, CL_USE, 0, t);
 		if (rw & ACC_W)
-			item(m, 2 * (int64_t)k + 1, CL_DEFINE, 0, t);
+			item(w, 2 * (int64_t)k + 1, CL_DEFINE, 0, t);
 	}
 }
 
@@ -550,6 +590,7 @@ static void emit_free_all(struct hp_emit *m)
 {
 	free(m->it);
 	free(m->tmp);
+	free(m->cnt);
 	free(m->st);
 	free(m->mine_all);
 	free(m->mine_t);
@@ -644,6 +685,7 @@ int hyper_plan__sched_start_in(struct sched *s, const struct life *lf,
 	struct hp_emit *m;
 	const struct graph *g = lf->g;
 	size_t i, nacc = 0, need;
+	struct items w;
 	uint32_t t;
 
 	memset(s, 0, sizeof(*s));
@@ -672,14 +714,9 @@ int hyper_plan__sched_start_in(struct sched *s, const struct life *lf,
 	 * allocation, no copies (none at all with room kept from the last)
 	 */
 	need = 3 * nev + 2 * nacc;
-	if (m->cap < need) {
-		free(m->it);
-		m->cap = 0;
-		m->it = hyper_plan__array(mem, need, sizeof(*m->it));
-		if (!m->it)
-			goto out;
-		m->cap = need;
-	}
+	if (hyper_plan__room(mem, &m->it, &m->cap, need, sizeof(*m->it)) ||
+	    sort_start(m, 2 * s->n))
+		goto out;
 	/*
 	 * The cops, at most one a dead gap and four an eviction (a store
 	 * at its slot and another at its detach, should a define come
@@ -692,14 +729,16 @@ int hyper_plan__sched_start_in(struct sched *s, const struct life *lf,
 	s->cops = hyper_plan__array(mem, m->cap_cops, sizeof(*s->cops));
 	if (!s->cops)
 		goto out;
+	w = (struct items){ m->it, 0, m->cnt, m->cb, m->cmask };
 	for (i = 0; i < nev; i++) {
-		evict_items(m, &ev[i]);
+		evict_items(&w, &ev[i], lf->n);
 		if (m->mine && m->mine[ev[i].t] == 1) {
 			m->mine[ev[i].t] = 2;	/* its accesses, once */
-			access_items(m, ev[i].t);
+			access_items(m, &w, ev[i].t);
 		}
 	}
-	if (mem->failed || sort_items(m, 2 * s->n))
+	m->n = w.n;
+	if (mem->failed || sort_items(m))
 		goto out;
 	for (t = 0; t < g->nt && !m->mine; t++)
 		m->st[t] = hyper_residency_start(s->home[t]);

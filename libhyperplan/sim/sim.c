@@ -34,11 +34,14 @@ struct sim {
 	/*
 	 * Runs without hooks: the detached tensors whose stores end no
 	 * earlier than the last one's, in the order they were detached
-	 * (pend_push()), a ring of fq_cap from fq_head; NULL: none, every
-	 * one in pend.  pend_at: the first end of either, HUGE_VAL if none.
+	 * (pend_push()), a ring of fq_cap from fq_head up to fq_tail (the
+	 * next one's place), fq_last the end of the last one queued; NULL:
+	 * none, every one in pend.  pend_at: the first end of either,
+	 * HUGE_VAL if none.
 	 */
 	struct heap_item *fq;
-	size_t fq_cap, fq_head, fq_n;
+	size_t fq_cap, fq_head, fq_tail, fq_n;
+	double fq_last;
 	double pend_at;
 	double now, h2d_free, d2h_free;
 	double stall, compute;	/* r's, written to it at the end */
@@ -156,13 +159,12 @@ static inline double pend_first(const struct sim *m)
  */
 static inline int pend_push(struct sim *m, double at, uint32_t t)
 {
-	size_t x;
-
-	if (m->fq && (!m->fq_n ||
-		      at >= m->fq[(m->fq_head + m->fq_n - 1) % m->fq_cap].key)) {
-		x = m->fq_head + m->fq_n++;
-		m->fq[x < m->fq_cap ? x : x - m->fq_cap] =
-			(struct heap_item){ at, t };
+	if (m->fq && (!m->fq_n || at >= m->fq_last)) {
+		m->fq[m->fq_tail] = (struct heap_item){ at, t };
+		if (++m->fq_tail == m->fq_cap)
+			m->fq_tail = 0;
+		m->fq_n++;
+		m->fq_last = at;
 	} else if (hyper_plan__heap_push(&m->pend, at, t, m->hm)) {
 		return -ENOMEM;
 	}
@@ -613,29 +615,6 @@ static void out_of_reach_init(struct sim *m)
 	m->max_peak = m->h->max_peak;
 }
 
-/*
- * Room for @n items of @size in *@p, which has *@cap: allocated at that
- * size, not copied.  Not hyper_plan__grow(), which doubles and would
- * advise huge pages for a ring of the graph's tensors of which a run
- * touches its first few pending stores.  0, or -ENOMEM with *@p as it
- * was.
- */
-static int room(struct hp_mem *hm, void **p, size_t *cap, size_t n,
-		size_t size)
-{
-	void *q;
-
-	if (*p && *cap >= n)
-		return 0;
-	q = hyper_plan__array(hm, n, size);
-	if (!q)
-		return -ENOMEM;
-	free(*p);
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 /* @buf's buffers, with room for @m->g's tensors. */
 static int sim_bufs(struct sim *m, struct hp_simbuf *buf)
 {
@@ -661,8 +640,8 @@ static int sim_bufs(struct sim *m, struct hp_simbuf *buf)
 	/* a tensor waits in pend once at a time: a prefetch waits for it */
 	if (hyper_plan__heap_reserve(&buf->pend, nt, m->hm))
 		return -ENOMEM;
-	if (!m->hooked && room(m->hm, (void **)&buf->fq, &buf->fq_cap, nt,
-			       sizeof(*buf->fq)))
+	if (!m->hooked && hyper_plan__room(m->hm, &buf->fq, &buf->fq_cap, nt,
+					   sizeof(*buf->fq)))
 		return -ENOMEM;
 	m->end = buf->end;
 	m->st = buf->st;
@@ -865,8 +844,8 @@ static int quiet_init(struct sim *m, const struct sched *s,
 		return 0;
 	/* copied: an emission with no buffer frees its own as it ends */
 	mine = hyper_plan__sched_tracked(s, &n);
-	if (room(m->hm, (void **)&buf->mine, &buf->mine_cap, n,
-		 sizeof(*buf->mine)))
+	if (hyper_plan__room(m->hm, &buf->mine, &buf->mine_cap, n,
+			     sizeof(*buf->mine)))
 		return -ENOMEM;
 	if (n)
 		memcpy(buf->mine, mine, n * sizeof(*buf->mine));

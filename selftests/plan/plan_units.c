@@ -4691,4 +4691,69 @@ TEST(sweep_floor_beyond_skips_classes_as_scratch)
 	EXPECT_LT(100, exact);
 }
 
+/*
+ * The emitter's quiet slots (passes/sched.c, bare()): a schedule that
+ * tracks its evicted tensors alone, emitted in pulls of 1 to 9 steps
+ * (stretches starting and ending at either slot of a step, as the busy
+ * steps cut them), against the same evictions emitted replaying every
+ * tensor, whole.  The emitter replays every tensor when one that breaks
+ * a rule with nothing offloaded is not evicted: a copy of the life that
+ * says so of a tensor the evictions leave alone.  The same homes, slots
+ * and cops, or the same error.
+ */
+static void bare_as_replayed(struct __test_metadata *_metadata,
+			     const struct job *j, const struct evict *ev,
+			     size_t nev, struct hp_simbuf *buf, unsigned int i,
+			     void *seen)
+{
+	struct hp_err ea = { "" }, eb = { "" };
+	struct life all = j->lf;
+	struct hp_mem mem = { 0 };
+	uint32_t t, steps, nb;
+	uint64_t x = i + 1;
+	struct sched a, b;
+	size_t v, n;
+	int ra, rb;
+
+	for (t = 0; t < j->g.nt; t++) {
+		for (v = 0; v < nev && ev[v].t != t; v++)
+			;
+		if (v == nev)
+			break;
+	}
+	if (t == j->g.nt)
+		return;		/* every tensor evicted */
+	all.dirty_t = &t;
+	all.ndirty = 1;
+	ra = hyper_plan__sched_start_in(&a, &all, ev, nev, NULL, &mem, &ea);
+	ASSERT_EQ(0, ra) TH_LOG("%s", ea.msg);
+	ASSERT_EQ(NULL, hyper_plan__sched_busy(&a, &n));
+	((size_t *)seen)[0]++;
+	ra = hyper_plan__sched_emit(&a, a.n, &ea);
+	rb = hyper_plan__sched_start_in(&b, &j->lf, ev, nev, &buf->emit, &mem,
+					&eb);
+	ASSERT_EQ(0, rb) TH_LOG("%s", eb.msg);
+	((size_t *)seen)[1] += hyper_plan__sched_busy(&b, &n) != NULL;
+	for (steps = 0; !rb && hyper_plan__sched_emitted(&b) < b.n;) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		nb = 1 + (uint32_t)(x >> 33) % 9;
+		steps = steps + nb < b.n ? steps + nb : b.n;
+		rb = hyper_plan__sched_emit(&b, steps, &eb);
+	}
+	emit_same(_metadata, &a, ra, &ea, &b, rb, &eb);
+	hyper_plan__sched_free(&a);
+	hyper_plan__sched_free(&b);
+}
+
+TEST(quiet_slots_in_pulls_are_the_replayed_ones)
+{
+	/* probes replayed whole, and those emitted through bare() */
+	size_t seen[2] = { 0 };
+
+	each_probe(_metadata, sim_cases, ARRAY_SIZE(sim_cases), 3,
+		   bare_as_replayed, seen);
+	EXPECT_LT(40, seen[0]);
+	EXPECT_LT(20, seen[1]);
+}
+
 TEST_HARNESS_MAIN
