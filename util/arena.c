@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "util/arena_int.h"
+#include "util/heap.h"
 #include "util/huge.h"
 #include "util/sort.h"
 
@@ -490,41 +491,24 @@ static struct size_list *size_list(struct sizes *z, uint64_t bytes)
 	return &z->tab[at];
 }
 
-/* Interval @a ends before @b, or with it and comes first. */
-static bool ends_before(const struct hu_ival *v, uint32_t a, uint32_t b)
+/*
+ * Interval *@a ends before *@b, or with it and comes first: the placed
+ * intervals still live, a heap by their ends (util/heap.h).
+ */
+static inline bool ends_before(const struct hu_ival *v, const uint32_t *a,
+			       const uint32_t *b)
 {
-	return v[a].end != v[b].end ? v[a].end < v[b].end : a < b;
+	return v[*a].end != v[*b].end ? v[*a].end < v[*b].end : *a < *b;
 }
 
-/* The placed intervals still live, a heap by their ends: @i joins. */
-static void live_push(const struct hu_ival *v, uint32_t *live, uint32_t n,
-		      uint32_t i)
+static inline bool ends_after(const struct hu_ival *v, const uint32_t *a,
+			      const uint32_t *b)
 {
-	for (uint32_t c = n, up; c; c = up) {
-		up = (c - 1) / 2;
-		if (!ends_before(v, i, live[up])) {
-			live[c] = i;
-			return;
-		}
-		live[c] = live[up];
-	}
-	live[0] = i;
+	return !ends_before(v, a, b);
 }
 
-/* The earliest end leaves the heap of @n. */
-static void live_pop(const struct hu_ival *v, uint32_t *live, uint32_t n)
-{
-	uint32_t last = live[--n], i = 0;
-
-	for (uint32_t c; (c = 2 * i + 1) < n; i = c) {
-		if (c + 1 < n && ends_before(v, live[c + 1], live[c]))
-			c++;
-		if (!ends_before(v, live[c], last))
-			break;
-		live[i] = live[c];
-	}
-	live[i] = last;
-}
+HU_DEFINE_HEAP(live, uint32_t, const struct hu_ival *, ends_before,
+	       ends_after)
 
 static int place_online(struct hu_ival *v, uint32_t n, uint64_t *height)
 {

@@ -1627,4 +1627,93 @@ TEST(sort_matches_qsort_with_its_heap_fallback)
 	}
 }
 
+/*
+ * The online way's offsets, interval by interval, as a replay that keeps
+ * no heap: in start order (ties by index), before each interval every
+ * live one that has ended by its start leaves, the earliest end first
+ * (ties by index), onto its size's list of free blocks, which the next
+ * of that size takes from its head.  Which block of a size an interval
+ * takes hangs on the order the ended ones leave in, so the heap of live
+ * intervals (util/heap.h) must give them in exactly that order: with
+ * ties by index reversed, or a sift that stops a level early, offsets
+ * move even where the height does not.
+ */
+TEST(arena_online_way_takes_blocks_as_a_replay_without_heap)
+{
+	for (unsigned int seed = 1; seed <= 30; seed++) {
+		uint32_t n = seed % 6 == 0 ? 2000 : 1 + seed * 71 % 900;
+		struct hu_ival *v = new_set(_metadata, n);
+		struct by_start *ord = calloc(n, sizeof(*ord));
+		uint32_t *next = calloc(n, sizeof(*next));
+		uint32_t *head = calloc(n, sizeof(*head));
+		uint64_t *size = calloc(n, sizeof(*size));
+		uint64_t *off = calloc(n, sizeof(*off));
+		bool *live = calloc(n, sizeof(*live));
+		uint64_t h, top = 0;
+		uint32_t nsize = 0;
+
+		ASSERT_NE(NULL, ord);
+		ASSERT_NE(NULL, next);
+		ASSERT_NE(NULL, head);
+		ASSERT_NE(NULL, size);
+		ASSERT_NE(NULL, off);
+		ASSERT_NE(NULL, live);
+		arena_set(v, n, seed * 7919, seed % 2, seed % 5 == 0);
+		for (uint32_t i = 0; i < n; i++)
+			ord[i] = (struct by_start){ v[i].start, i };
+		qsort(ord, n, sizeof(*ord), cmp_by_start);
+		for (uint32_t j = 0; j < n; j++) {
+			uint32_t i = ord[j].i, s;
+
+			for (;;) {
+				uint32_t k = UINT32_MAX;
+
+				for (uint32_t x = 0; x < n; x++)
+					if (live[x] && v[x].end <= v[i].start &&
+					    (k == UINT32_MAX ||
+					     v[x].end < v[k].end))
+						k = x;
+				if (k == UINT32_MAX)
+					break;
+				live[k] = false;
+				for (s = 0; s < nsize && size[s] != v[k].bytes;
+				     s++)
+					;
+				if (s == nsize) {
+					size[nsize] = v[k].bytes;
+					head[nsize++] = UINT32_MAX;
+				}
+				next[k] = head[s];
+				head[s] = k;
+			}
+			if (!v[i].bytes)
+				continue;
+			for (s = 0; s < nsize && size[s] != v[i].bytes; s++)
+				;
+			if (s < nsize && head[s] != UINT32_MAX) {
+				off[i] = off[head[s]];
+				head[s] = next[head[s]];
+			} else {
+				off[i] = top;
+				top += v[i].bytes;
+			}
+			live[i] = true;
+		}
+		ASSERT_EQ(0, hu_arena_place_way(v, n, 0, 0, HU_ARENA_ONLINE,
+						&h));
+		EXPECT_EQ(top, h) TH_LOG("seed %u", seed);
+		for (uint32_t i = 0; i < n; i++) {
+			ASSERT_EQ(off[i], v[i].off)
+				TH_LOG("seed %u, interval %u", seed, i);
+		}
+		free(live);
+		free(off);
+		free(size);
+		free(head);
+		free(next);
+		free(ord);
+		free(v);
+	}
+}
+
 TEST_HARNESS_MAIN
