@@ -24,6 +24,7 @@
 #include "plan_cases.h"
 #include "plan_chain.h"
 #include "util/arena.h"
+#include "util/arena_int.h"
 #include "util/sort.h"
 
 #define SLOW	0.01
@@ -1714,6 +1715,78 @@ TEST(arena_online_way_takes_blocks_as_a_replay_without_heap)
 		free(ord);
 		free(v);
 	}
+}
+
+/*
+ * hu_arena__ins_top() against the one walk by index it stands for (T and
+ * its first instant forward, then a witness back from the last instant
+ * inside the fit to that first), on random blocks of 1 to 128 instants
+ * whose tops are drawn from a few values (many ties at T, the first to
+ * reach it at either place of a pair) and fits that end anywhere among
+ * them.  Past each block's sentinel lie instants at 0 with tops above
+ * every other, as the next block's may be: read, they would change T.
+ */
+static struct ins_top ins_top_by_index(const uint64_t *t,
+				       const struct oins *in, uint64_t ve,
+				       uint64_t bytes, uint64_t cut,
+				       uint64_t top, bool wit, uint64_t cur)
+{
+	uint32_t k = 0, n;
+
+	for (n = 0; t[n] < ve; n++) {
+		if (in[n].top > top) {
+			top = in[n].top;
+			k = n;
+			wit = false;
+		}
+	}
+	if (top <= cur)
+		return (struct ins_top){ top, false };
+	for (; n > k && !wit; n--)
+		if (in[n - 1].top == top)
+			wit = in[n - 1].free < bytes && in[n - 1].lo < cut;
+	return (struct ins_top){ top, wit };
+}
+
+TEST(arena_instants_top_as_one_walk)
+{
+	unsigned int seed = 5, wits = 0, tops = 0;
+	uint64_t t[OBLK + 4];
+	struct oins in[OBLK + 4];
+
+	for (int round = 0; round < 20000; round++) {
+		uint32_t ns = 1 + rand_r(&seed) % OBLK;
+		uint64_t at = 0, ve, bytes = 1 + rand_r(&seed) % 8;
+		uint64_t top = rand_r(&seed) % 4, cur = rand_r(&seed) % 6;
+		uint64_t cut = cur + bytes;
+		bool wit = rand_r(&seed) % 2;
+		struct ins_top a, b;
+
+		for (uint32_t k = 0; k < ns; k++) {
+			at += 1 + rand_r(&seed) % 3;
+			t[k] = at;
+			in[k] = (struct oins){ rand_r(&seed) % 8,
+					       rand_r(&seed) % 7,
+					       rand_r(&seed) % 10, 0 };
+		}
+		t[ns] = UINT64_MAX;
+		for (uint32_t k = ns + 1; k < OBLK + 4; k++) {
+			t[k] = 0;
+			in[k] = (struct oins){ 0, 1000, 0, 0 };
+		}
+		/* most fits end inside the block, some past its instants */
+		ve = rand_r(&seed) % 8 ? 1 + rand_r(&seed) % (at + 1) :
+		     UINT64_MAX - rand_r(&seed) % 2;
+		a = ins_top_by_index(t, in, ve, bytes, cut, top, wit, cur);
+		b = hu_arena__ins_top(t, in, ve, bytes, cut, top, wit, cur);
+		ASSERT_EQ(a.top, b.top) TH_LOG("round %d", round);
+		ASSERT_EQ(a.wit, b.wit) TH_LOG("round %d", round);
+		wits += a.wit;
+		tops += a.top > top;
+	}
+	/* both answers are often asked for */
+	EXPECT_LT(2000U, wits);
+	EXPECT_LT(2000U, tops);
 }
 
 TEST_HARNESS_MAIN
