@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "util/arena_int.h"
+#include "util/heap.h"
 #include "util/huge.h"
 #include "util/sort.h"
 
@@ -490,46 +491,35 @@ static struct size_list *size_list(struct sizes *z, uint64_t bytes)
 	return &z->tab[at];
 }
 
-/* Interval @a ends before @b, or with it and comes first. */
-static bool ends_before(const struct hu_ival *v, uint32_t a, uint32_t b)
+/*
+ * The placed intervals still live, a heap by their ends (util/heap.h),
+ * each with its end beside it: the sifts compare ends without reading
+ * the intervals.  By end, then by interval.
+ */
+struct live {
+	uint64_t end;
+	uint32_t i;
+};
+
+static inline bool ends_before(const void *ctx, const struct live *a,
+			       const struct live *b)
 {
-	return v[a].end != v[b].end ? v[a].end < v[b].end : a < b;
+	return a->end != b->end ? a->end < b->end : a->i < b->i;
 }
 
-/* The placed intervals still live, a heap by their ends: @i joins. */
-static void live_push(const struct hu_ival *v, uint32_t *live, uint32_t n,
-		      uint32_t i)
+static inline bool ends_after(const void *ctx, const struct live *a,
+			      const struct live *b)
 {
-	for (uint32_t c = n, up; c; c = up) {
-		up = (c - 1) / 2;
-		if (!ends_before(v, i, live[up])) {
-			live[c] = i;
-			return;
-		}
-		live[c] = live[up];
-	}
-	live[0] = i;
+	return !ends_before(ctx, a, b);
 }
 
-/* The earliest end leaves the heap of @n. */
-static void live_pop(const struct hu_ival *v, uint32_t *live, uint32_t n)
-{
-	uint32_t last = live[--n], i = 0;
-
-	for (uint32_t c; (c = 2 * i + 1) < n; i = c) {
-		if (c + 1 < n && ends_before(v, live[c + 1], live[c]))
-			c++;
-		if (!ends_before(v, live[c], last))
-			break;
-		live[i] = live[c];
-	}
-	live[i] = last;
-}
+HU_DEFINE_HEAP(live, struct live, const void *, ends_before, ends_after)
 
 static int place_online(struct hu_ival *v, uint32_t n, uint64_t *height)
 {
 	struct sizes z = { hu_calloc_huge(64, sizeof(*z.tab)), 6, 0 };
-	uint32_t *live = hu_malloc_huge(n * sizeof(*live)), nlive = 0;
+	struct live *live = hu_malloc_huge(n * sizeof(*live));
+	uint32_t nlive = 0;
 	uint32_t *next = hu_malloc_huge(n * sizeof(*next));
 	struct key *keys = NULL;
 	uint64_t top = 0;
@@ -551,9 +541,8 @@ static int place_online(struct hu_ival *v, uint32_t n, uint64_t *height)
 		uint32_t i = sorted ? j : keys[j].i, k;
 		struct size_list *l;
 
-		while (nlive && v[live[0]].end <= v[i].start) {
-			k = live[0];
-			live_pop(v, live, nlive--);
+		while (nlive && live[0].end <= v[i].start) {
+			k = live_pop(NULL, live, nlive--).i;
 			l = size_list(&z, v[k].bytes);
 			if (!l)
 				goto out;
@@ -574,7 +563,8 @@ static int place_online(struct hu_ival *v, uint32_t n, uint64_t *height)
 			v[i].off = top;
 			top += v[i].bytes;
 		}
-		live_push(v, live, nlive++, i);
+		live_push(NULL, live, nlive++,
+			  (struct live){ v[i].end, i });
 	}
 	*height = top;
 	ret = 0;

@@ -1,20 +1,36 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "lib/heap.h"
 #include "lib/util.h"
+#include "util/heap.h"
+
+/*
+ * Smaller keys first.  A sifted item stays above a child whose key is not
+ * below its own by >=, not by !<: a NaN key is moved past, as it always
+ * was here.
+ */
+static inline bool item_before(const void *ctx, const struct heap_item *x,
+			       const struct heap_item *y)
+{
+	return x->key < y->key;
+}
+
+static inline bool item_stays(const void *ctx, const struct heap_item *x,
+			      const struct heap_item *y)
+{
+	return x->key >= y->key;
+}
+
+HU_DEFINE_HEAP(items, struct heap_item, const void *, item_before, item_stays)
 
 int hyper_plan__heap_push(struct heap *h, double key, uint32_t val, struct hp_mem *mem)
 {
-	size_t i = h->n, p;
-
-	if (hyper_plan__grow(mem, &h->a, &h->cap, i, sizeof(*h->a)))
+	if (hyper_plan__grow(mem, &h->a, &h->cap, h->n, sizeof(*h->a)))
 		return -ENOMEM;
-	h->n++;
-	for (; i && h->a[p = (i - 1) / 2].key > key; i = p)
-		h->a[i] = h->a[p];
-	h->a[i] = (struct heap_item){ key, val };
+	items_push(NULL, h->a, h->n++, (struct heap_item){ key, val });
 	return 0;
 }
 
@@ -25,20 +41,7 @@ int hyper_plan__heap_reserve(struct heap *h, size_t n, struct hp_mem *mem)
 
 struct heap_item hyper_plan__heap_pop(struct heap *h)
 {
-	struct heap_item top = h->a[0], last = h->a[--h->n];
-	size_t i = 0, c;
-
-	while ((c = 2 * i + 1) < h->n) {
-		if (c + 1 < h->n && h->a[c + 1].key < h->a[c].key)
-			c++;
-		if (h->a[c].key >= last.key)
-			break;
-		h->a[i] = h->a[c];
-		i = c;
-	}
-	if (h->n)
-		h->a[i] = last;
-	return top;
+	return items_pop(NULL, h->a, h->n--);
 }
 
 void hyper_plan__heap_free(struct heap *h)

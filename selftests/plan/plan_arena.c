@@ -24,6 +24,7 @@
 #include "plan_cases.h"
 #include "plan_chain.h"
 #include "util/arena.h"
+#include "util/arena_int.h"
 #include "util/sort.h"
 
 #define SLOW	0.01
@@ -1625,6 +1626,167 @@ TEST(sort_matches_qsort_with_its_heap_fallback)
 		free(want);
 		free(in);
 	}
+}
+
+/*
+ * The online way's offsets, interval by interval, as a replay that keeps
+ * no heap: in start order (ties by index), before each interval every
+ * live one that has ended by its start leaves, the earliest end first
+ * (ties by index), onto its size's list of free blocks, which the next
+ * of that size takes from its head.  Which block of a size an interval
+ * takes hangs on the order the ended ones leave in, so the heap of live
+ * intervals (util/heap.h) must give them in exactly that order: with
+ * ties by index reversed, or a sift that stops a level early, offsets
+ * move even where the height does not.
+ */
+TEST(arena_online_way_takes_blocks_as_a_replay_without_heap)
+{
+	for (unsigned int seed = 1; seed <= 30; seed++) {
+		uint32_t n = seed % 6 == 0 ? 2000 : 1 + seed * 71 % 900;
+		struct hu_ival *v = new_set(_metadata, n);
+		struct by_start *ord = calloc(n, sizeof(*ord));
+		uint32_t *next = calloc(n, sizeof(*next));
+		uint32_t *head = calloc(n, sizeof(*head));
+		uint64_t *size = calloc(n, sizeof(*size));
+		uint64_t *off = calloc(n, sizeof(*off));
+		bool *live = calloc(n, sizeof(*live));
+		uint64_t h, top = 0;
+		uint32_t nsize = 0;
+
+		ASSERT_NE(NULL, ord);
+		ASSERT_NE(NULL, next);
+		ASSERT_NE(NULL, head);
+		ASSERT_NE(NULL, size);
+		ASSERT_NE(NULL, off);
+		ASSERT_NE(NULL, live);
+		arena_set(v, n, seed * 7919, seed % 2, seed % 5 == 0);
+		for (uint32_t i = 0; i < n; i++)
+			ord[i] = (struct by_start){ v[i].start, i };
+		qsort(ord, n, sizeof(*ord), cmp_by_start);
+		for (uint32_t j = 0; j < n; j++) {
+			uint32_t i = ord[j].i, s;
+
+			for (;;) {
+				uint32_t k = UINT32_MAX;
+
+				for (uint32_t x = 0; x < n; x++)
+					if (live[x] && v[x].end <= v[i].start &&
+					    (k == UINT32_MAX ||
+					     v[x].end < v[k].end))
+						k = x;
+				if (k == UINT32_MAX)
+					break;
+				live[k] = false;
+				for (s = 0; s < nsize && size[s] != v[k].bytes;
+				     s++)
+					;
+				if (s == nsize) {
+					size[nsize] = v[k].bytes;
+					head[nsize++] = UINT32_MAX;
+				}
+				next[k] = head[s];
+				head[s] = k;
+			}
+			if (!v[i].bytes)
+				continue;
+			for (s = 0; s < nsize && size[s] != v[i].bytes; s++)
+				;
+			if (s < nsize && head[s] != UINT32_MAX) {
+				off[i] = off[head[s]];
+				head[s] = next[head[s]];
+			} else {
+				off[i] = top;
+				top += v[i].bytes;
+			}
+			live[i] = true;
+		}
+		ASSERT_EQ(0, hu_arena_place_way(v, n, 0, 0, HU_ARENA_ONLINE,
+						&h));
+		EXPECT_EQ(top, h) TH_LOG("seed %u", seed);
+		for (uint32_t i = 0; i < n; i++) {
+			ASSERT_EQ(off[i], v[i].off)
+				TH_LOG("seed %u, interval %u", seed, i);
+		}
+		free(live);
+		free(off);
+		free(size);
+		free(head);
+		free(next);
+		free(ord);
+		free(v);
+	}
+}
+
+/*
+ * hu_arena__ins_top() against the one walk by index it stands for (T and
+ * its first instant forward, then a witness back from the last instant
+ * inside the fit to that first), on random blocks of 1 to 128 instants
+ * whose tops are drawn from a few values (many ties at T, the first to
+ * reach it at either place of a pair) and fits that end anywhere among
+ * them.  Past each block's sentinel lie instants at 0 with tops above
+ * every other, as the next block's may be: read, they would change T.
+ */
+static struct ins_top ins_top_by_index(const uint64_t *t,
+				       const struct oins *in, uint64_t ve,
+				       uint64_t bytes, uint64_t cut,
+				       uint64_t top, bool wit, uint64_t cur)
+{
+	uint32_t k = 0, n;
+
+	for (n = 0; t[n] < ve; n++) {
+		if (in[n].top > top) {
+			top = in[n].top;
+			k = n;
+			wit = false;
+		}
+	}
+	if (top <= cur)
+		return (struct ins_top){ top, false };
+	for (; n > k && !wit; n--)
+		if (in[n - 1].top == top)
+			wit = in[n - 1].free < bytes && in[n - 1].lo < cut;
+	return (struct ins_top){ top, wit };
+}
+
+TEST(arena_instants_top_as_one_walk)
+{
+	unsigned int seed = 5, wits = 0, tops = 0;
+	uint64_t t[OBLK + 4];
+	struct oins in[OBLK + 4];
+
+	for (int round = 0; round < 20000; round++) {
+		uint32_t ns = 1 + rand_r(&seed) % OBLK;
+		uint64_t at = 0, ve, bytes = 1 + rand_r(&seed) % 8;
+		uint64_t top = rand_r(&seed) % 4, cur = rand_r(&seed) % 6;
+		uint64_t cut = cur + bytes;
+		bool wit = rand_r(&seed) % 2;
+		struct ins_top a, b;
+
+		for (uint32_t k = 0; k < ns; k++) {
+			at += 1 + rand_r(&seed) % 3;
+			t[k] = at;
+			in[k] = (struct oins){ rand_r(&seed) % 8,
+					       rand_r(&seed) % 7,
+					       rand_r(&seed) % 10, 0 };
+		}
+		t[ns] = UINT64_MAX;
+		for (uint32_t k = ns + 1; k < OBLK + 4; k++) {
+			t[k] = 0;
+			in[k] = (struct oins){ 0, 1000, 0, 0 };
+		}
+		/* most fits end inside the block, some past its instants */
+		ve = rand_r(&seed) % 8 ? 1 + rand_r(&seed) % (at + 1) :
+		     UINT64_MAX - rand_r(&seed) % 2;
+		a = ins_top_by_index(t, in, ve, bytes, cut, top, wit, cur);
+		b = hu_arena__ins_top(t, in, ve, bytes, cut, top, wit, cur);
+		ASSERT_EQ(a.top, b.top) TH_LOG("round %d", round);
+		ASSERT_EQ(a.wit, b.wit) TH_LOG("round %d", round);
+		wits += a.wit;
+		tops += a.top > top;
+	}
+	/* both answers are often asked for */
+	EXPECT_LT(2000U, wits);
+	EXPECT_LT(2000U, tops);
 }
 
 TEST_HARNESS_MAIN
