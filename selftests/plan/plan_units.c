@@ -4238,6 +4238,18 @@ static void quarter_sweeps(struct __test_metadata *_metadata,
 }
 
 /*
+ * The graphs the size classes' floors are checked on: MoE and dense
+ * training, where one class gives nearly every pick, a decode, and
+ * random graphs where classes tie on start and use.
+ */
+static const struct plan_case class_cases[] = {
+	{ "olmoe-1b-7b", "train", 0, 1 }, { "llama2-7b", "infer", 0, 1 },
+	{ "llama2-7b", "train", 0, 1 }, { NULL, NULL, 600, 2 },
+	{ NULL, NULL, 1500, 4 }, { NULL, NULL, 2000, 33 },
+	{ NULL, NULL, 2000, 51 },
+};
+
+/*
  * The classes' floors (passes/plan.c, next_bucket(): a pick of the last
  * pick's class below every other class's floor asks no other class, and
  * a class above the pick so far is passed over unasked) against the
@@ -4250,18 +4262,12 @@ static void quarter_sweeps(struct __test_metadata *_metadata,
  */
 TEST(sweep_floors_skip_classes_as_scratch)
 {
-	struct plan_case cases[] = {
-		{ "olmoe-1b-7b", "train", 0, 1 }, { "llama2-7b", "infer", 0, 1 },
-		{ "llama2-7b", "train", 0, 1 }, { NULL, NULL, 600, 2 },
-		{ NULL, NULL, 1500, 4 }, { NULL, NULL, 2000, 33 },
-		{ NULL, NULL, 2000, 51 },
-	};
 	uint64_t x = 0xbb67ae8584caa73bULL, hits = 0, exact = 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(class_cases); i++) {
 		struct sweep_pair sp;
 
-		pair_init(_metadata, &sp, &cases[i]);
+		pair_init(_metadata, &sp, &class_cases[i]);
 		quarter_sweeps(_metadata, &sp, &x, floors_below_scan, &exact);
 		hits += sp.re.floor_hits;
 		EXPECT_EQ(0, sp.sc.floor_hits);
@@ -4655,18 +4661,12 @@ static void beyond_below_scan(struct __test_metadata *_metadata,
 TEST(sweep_floor_beyond_skips_classes_as_scratch)
 {
 	static const double scales[] = { 1.0, 1.3 };
-	struct plan_case cases[] = {
-		{ "olmoe-1b-7b", "train", 0, 1 }, { "llama2-7b", "train", 0, 1 },
-		{ "llama2-7b", "infer", 0, 1 }, { NULL, NULL, 600, 2 },
-		{ NULL, NULL, 1500, 4 }, { NULL, NULL, 2000, 33 },
-		{ NULL, NULL, 2000, 51 },
-	};
 	uint64_t x = 0x510e527fade682d1ULL, hits = 0, exact = 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(class_cases); i++) {
 		struct sweep_pair sp;
 
-		pair_init(_metadata, &sp, &cases[i]);
+		pair_init(_metadata, &sp, &class_cases[i]);
 		for (size_t v = 0; v < ARRAY_SIZE(scales); v++) {
 			uint64_t lo = sp.lo, hi = sp.j.lf.peak0, b;
 
