@@ -43,13 +43,12 @@ struct hp_emit {
 	/*
 	 * The radix sort's counters, counted as the items are made
 	 * (item()): the low digit's, then hi of the high digit's, cnt_cap
-	 * in all; cb the class's bits in the key (radix_key()), cmask its
-	 * mask (0 without them).
+	 * in all; cb the class's bits in the key (rkey()), 0 without
+	 * them.
 	 */
 	size_t *cnt;
 	size_t cnt_cap, hi;
 	unsigned int cb;
-	uint8_t cmask;
 	uint8_t *st;		/* residency state, <hyper/residency.h> */
 	/*
 	 * NULL: st holds every tensor's state.  Else the tensors the probe
@@ -96,8 +95,17 @@ struct items {
 	size_t n;
 	size_t *cnt;
 	unsigned int cb;
-	uint8_t cmask;
 };
+
+/*
+ * The radix sort's key: the slot, then, where @cb is not 0, the class in
+ * its low @cb bits.  One key for the counts item() makes and the moves
+ * by_digit() makes from them.
+ */
+static inline uint32_t rkey(uint32_t slot, uint8_t cls, unsigned int cb)
+{
+	return slot << cb | (cls & ((1U << cb) - 1));
+}
 
 /*
  * Room for every item is made before the first (hyper_plan__sched_start_in():
@@ -108,7 +116,7 @@ struct items {
 static inline void item(struct items *w, int64_t slot, uint8_t cls,
 			uint32_t key, uint32_t t)
 {
-	uint32_t rk = (uint32_t)slot << w->cb | (cls & w->cmask);
+	uint32_t rk = rkey((uint32_t)slot, cls, w->cb);
 
 	w->it[w->n++] = (struct item){ slot, cls, key, t };
 	w->cnt[rk & ((1U << DIGIT_BITS) - 1)]++;
@@ -133,7 +141,7 @@ HU_DEFINE_SORT(sort_slot, struct item, item_before)
 
 static inline uint32_t radix_key(const struct item *x, unsigned int cb)
 {
-	return x->slot << cb | (cb ? x->cls : 0);
+	return rkey(x->slot, x->cls, cb);
 }
 
 /* @cnt's @ncnt counts made the offsets their digits start at. */
@@ -188,7 +196,6 @@ static int sort_start(struct hp_emit *m, uint32_t nslots)
 	m->cb = 0;
 	if (nslots <= 1U << (2 * DIGIT_BITS + 2 - CLS_BITS))
 		m->cb = CLS_BITS;
-	m->cmask = m->cb ? (1U << CLS_BITS) - 1 : 0;
 	while (hi < ((size_t)nslots << m->cb >> DIGIT_BITS) + 1)
 		hi *= 2;
 	m->hi = hi;
@@ -729,7 +736,7 @@ int hyper_plan__sched_start_in(struct sched *s, const struct life *lf,
 	s->cops = hyper_plan__array(mem, m->cap_cops, sizeof(*s->cops));
 	if (!s->cops)
 		goto out;
-	w = (struct items){ m->it, 0, m->cnt, m->cb, m->cmask };
+	w = (struct items){ m->it, 0, m->cnt, m->cb };
 	for (i = 0; i < nev; i++) {
 		evict_items(&w, &ev[i], lf->n);
 		if (m->mine && m->mine[ev[i].t] == 1) {
