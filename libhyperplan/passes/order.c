@@ -169,7 +169,7 @@ walk_edges(const struct graph *g, const size_t *woff, const uint32_t *w,
 int hyper_plan__graph_deps(const struct graph *g, struct deps *d, struct hp_mem *mem,
 	       struct hp_err *e)
 {
-	struct edge_walk E = { EDGE_COUNT };
+	struct edge_walk E = { .pass = EDGE_COUNT };
 	uint32_t *w = NULL;
 	size_t *woff = NULL, i, *off;
 	int ret;
