@@ -394,8 +394,17 @@ struct scale_run {
 	size_t ops;
 	double analysis_ms, search_ms, arena_ms, out_ms, bound_ms;
 	double cpu_ms, wall_ms;
+	long faults;		/* minor page faults from the analysis on */
 	char err[200];
 };
+
+/* Minor page faults so far: each a fresh page the kernel maps and zeroes. */
+static long minor_faults(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_SELF, &ru) ? 0 : ru.ru_minflt;
+}
 
 static double cpu_ms(void)
 {
@@ -412,6 +421,7 @@ static int scale_path(const struct profile *p, const struct scale_cfg *sc,
 	struct result res[POL_NR] = { 0 };
 	struct goal gl = { 0.01, 0 };
 	double c0, t0, t;
+	long f0;
 	struct problem pb;
 	struct job j = { 0 };
 	FILE *f = NULL;
@@ -420,6 +430,7 @@ static int scale_path(const struct profile *p, const struct scale_cfg *sc,
 	ret = make_job(&j, p, &sc->c, sc->model, e);
 	/* as hyper-plan --compare: the baselines' rows take the plan's runs */
 	j.memo.rows = sc->compare;
+	f0 = minor_faults();
 	c0 = cpu_ms();
 	t0 = hyper_plan__now_ns();
 	if (!ret)
@@ -476,6 +487,7 @@ static int scale_path(const struct profile *p, const struct scale_cfg *sc,
 		r->out_ms += (hyper_plan__now_ns() - t) / 1e6;
 	}
 	r->cpu_ms = cpu_ms() - c0;
+	r->faults = minor_faults() - f0;
 	r->wall_ms = (hyper_plan__now_ns() - t0) / 1e6;
 	r->ops = j.g.nop;
 	memset(j.memo.row, 0, sizeof(j.memo.row));
@@ -530,7 +542,7 @@ static int bench_scale(FILE *js, FILE *md, const struct profile *p,
 		       struct verdict *v, struct hp_err *e)
 {
 	double an[REPS], se[REPS], ar[REPS], out[REPS], bo[REPS], cpu[REPS];
-	double wall[REPS], per;
+	double wall[REPS], flt[REPS], per;
 	struct scale_run r;
 	long rss = 0, kb = 0;
 	size_t nops = 0;
@@ -546,25 +558,28 @@ static int bench_scale(FILE *js, FILE *md, const struct profile *p,
 		bo[i] = r.bound_ms;
 		cpu[i] = r.cpu_ms;
 		wall[i] = r.wall_ms;
+		flt[i] = r.faults;
 		nops = r.ops;
 		rss = kb > rss ? kb : rss;
 	}
 	per = hyper_plan__median(cpu, REPS) / 1000 * 100000 / (nops ? nops : 1);
-	fprintf(js, "%s\n  { \"model\": \"%s\", \"mode\": \"%s\", \"compare\": %s, \"ops\": %zu, \"analysis_ms\": %.1f, \"search_ms\": %.1f, \"arena_ms\": %.1f, \"check_and_write_ms\": %.1f, \"bound_ms\": %.1f, \"wall_ms\": %.1f, \"cpu_ms\": %.1f, \"cpu_s_per_100k\": %.3f, \"peak_rss_kb\": %ld }",
+	fprintf(js, "%s\n  { \"model\": \"%s\", \"mode\": \"%s\", \"compare\": %s, \"ops\": %zu, \"analysis_ms\": %.1f, \"search_ms\": %.1f, \"arena_ms\": %.1f, \"check_and_write_ms\": %.1f, \"bound_ms\": %.1f, \"wall_ms\": %.1f, \"cpu_ms\": %.1f, \"cpu_s_per_100k\": %.3f, \"minor_faults\": %.0f, \"peak_rss_kb\": %ld }",
 		first ? "" : ",", sc->model, sc->c.mode,
 		sc->compare ? "true" : "false", nops, hyper_plan__median(an, REPS),
 		hyper_plan__median(se, REPS), hyper_plan__median(ar, REPS), hyper_plan__median(out, REPS),
 		hyper_plan__median(bo, REPS), hyper_plan__median(wall, REPS), hyper_plan__median(cpu, REPS), per,
-		rss);
-	fprintf(md, "| %s %s%s | %zu | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.0f |\n",
+		hyper_plan__median(flt, REPS), rss);
+	fprintf(md, "| %s %s%s | %zu | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.0f | %.0f |\n",
 		sc->model, sc->c.mode, sc->compare ? " --compare" : "", nops,
 		hyper_plan__median(an, REPS), hyper_plan__median(se, REPS), hyper_plan__median(ar, REPS),
 		hyper_plan__median(out, REPS), hyper_plan__median(bo, REPS), hyper_plan__median(wall, REPS),
-		hyper_plan__median(cpu, REPS) / 1000, per, rss / 1024.0);
+		hyper_plan__median(cpu, REPS) / 1000, per,
+		hyper_plan__median(flt, REPS), rss / 1024.0);
 	v->timed = true;
-	fprintf(stderr, "bench-plan: %s %s%s, %zu ops: %.2f CPU s (median), %.0f MiB\n",
+	fprintf(stderr, "bench-plan: %s %s%s, %zu ops: %.2f CPU s (median), %.0f minor faults, %.0f MiB\n",
 		sc->model, sc->c.mode, sc->compare ? " --compare" : "", nops,
-		hyper_plan__median(cpu, REPS) / 1000, rss / 1024.0);
+		hyper_plan__median(cpu, REPS) / 1000,
+		hyper_plan__median(flt, REPS), rss / 1024.0);
 	/* 1 s per 100k on every graph, 0.3 s at 100k, 2 s at 1M */
 	if (per > S_PER_100K ||
 	    (nops >= 100000 && nops < 1000000 && hyper_plan__median(cpu, REPS) > MS_100K) ||
@@ -779,7 +794,7 @@ static int bench_run(const char *dir, const struct bopts *o,
 		      "schedule; bound = the lower bound (--compare).  Wall ms by part, then\n"
 		      "the whole in wall ms and CPU s (median of three, each in a child\n"
 		      "process) and the child's peak RSS.\n"
-		      "\n| graph | operators | analysis ms | search ms | arena ms | check and write ms | bound ms | wall ms | CPU s | CPU s per 100k | peak RSS MiB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+		      "\n| graph | operators | analysis ms | search ms | arena ms | check and write ms | bound ms | wall ms | CPU s | CPU s per 100k | minor faults | peak RSS MiB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
 		      md);
 		ret = bench_scaling(js, md, &prof[0], o->quick, &v, e);
 	}
