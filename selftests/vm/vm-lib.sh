@@ -104,7 +104,8 @@ vm_boot() {
 # - QEMU's multi-threaded TCG ran a stale int3 that the guest kernel's live
 #   code patching (text_poke_bp(), when a static key or tracepoint flips)
 #   had already taken away on the other vCPU: an int3 trap at a RIP outside
-#   any module;
+#   any module ("Oops: int3: 0000 [#1] ..." on 6.12, plain "int3: 0000
+#   [#1] ..." on 6.1, whose die() messages have no "Oops: ");
 # - the guest hung or died before the first test of a suite that has
 #   tests ("t PROGRAM" lines) began, with no frame of hyper.ko ("[hyper]")
 #   anywhere on its console: seen once on a busy CI machine, one guest of
@@ -115,9 +116,10 @@ vm_boot() {
 # and fails the suite.
 vm_emulator_death() {
 	grep -q '^HYPER-VM-END' "$1/log" && return 1
-	if grep -q 'Oops: int3' "$1/log" &&
-	   ! grep -A6 'Oops: int3' "$1/log" | grep -q 'RIP: .*\]$'; then
-		echo "died of a TCG int3 race in kernel text patching (Oops: int3 outside any module)"
+	int3_die='int3: [0-9a-f]\{4\} \[#'
+	if grep -q "$int3_die" "$1/log" &&
+	   ! grep -A6 "$int3_die" "$1/log" | grep -q 'RIP: .*\]$'; then
+		echo "died of a TCG int3 race in kernel text patching (an int3 trap outside any module)"
 		return 0
 	fi
 	if grep -q '^[[:space:]]*t ' "$2" &&
