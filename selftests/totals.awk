@@ -29,7 +29,14 @@ function flush(status,   p, f, i) {
 	nwhy = 0
 }
 BEGIN { WHY = 8 }
-FNR == 1 && inblk { flush(1) }
+# A log's "# " lines after its last block (run-vm.sh's "# vm suite ...")
+# are no reason for the first block of the next log.
+FNR == 1 {
+	if (inblk)
+		flush(1)
+	nwhy = 0
+	outside = 0
+}
 /^HYPER-TEST-BEGIN / {
 	if (inblk)
 		flush(1)
