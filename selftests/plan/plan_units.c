@@ -4832,4 +4832,70 @@ TEST(heap_keeps_its_order_with_ties_and_nan_keys)
 	}
 }
 
+/*
+ * A tie at the second floor (passes/plan.c, next_bucket(): a pick of the
+ * first class equal to floor_beyond asks on, the tensor breaks the tie).
+ * x1 and x (1 MB, the cheaper class, asked first) and y (8 MB, created
+ * before x: the lower tensor) are read by one op; x1 is written first, x
+ * and y by one op after it.  A transient p pushes the device over while
+ * the link has room before the read: x1 is the first pick, through the
+ * loop, which leaves floor_beyond at y's key from its second base; x then
+ * leads the first class with the same start and use as y, and y is the
+ * pick, as on the from-scratch path, where x would be if a pick equal to
+ * the second floor ended the loop.
+ */
+TEST(classes_tied_at_the_second_floor_give_the_lower_tensor)
+{
+	static const uint32_t order[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+	static const double scales[] = { 1.0, 1.3 };
+	static const char *const idle[] = { "o4", "o5", "o6", "o7" };
+	/* x1, y, x, p: their ids and quarters of a MB */
+	static const char *const ids[] = { "x1", "y", "x", "p" };
+	static const uint64_t quarters[] = { 4, 32, 4, 6 };
+	const uint64_t mb = 1 << 20;
+	uint32_t t[4];
+	struct graph g;
+	struct life lf;
+
+	hyper_plan__graph_init(&g, "tie2");
+	for (uint32_t i = 0; i < ARRAY_SIZE(t); i++)
+		t[i] = hyper_plan__graph_add_tensor(&g, ids[i],
+						    quarters[i] * mb / 4,
+						    HYPER_KIND_ACTIVATION, 0,
+						    NULL);
+	hyper_plan__graph_add_op(&g, "o0", 10000000, NULL, 0, t, 1, NULL,
+				 NULL);
+	hyper_plan__graph_add_op(&g, "o1", 10000000, NULL, 0, t + 1, 2, NULL,
+				 NULL);
+	hyper_plan__graph_add_op(&g, "o2", 10000000, NULL, 0, t + 3, 1, NULL,
+				 NULL);
+	hyper_plan__graph_add_op(&g, "o3", 10000000, t + 3, 1, NULL, 0, NULL,
+				 NULL);
+	for (uint32_t k = 0; k < ARRAY_SIZE(idle); k++)
+		hyper_plan__graph_add_op(&g, idle[k], 10000000, NULL, 0, NULL,
+					 0, NULL, NULL);
+	hyper_plan__graph_add_op(&g, "o8", 10000000, t, 3, NULL, 0, NULL,
+				 NULL);
+	hyper_plan__graph_add_op(&g, "o9", 10000000, NULL, 0, NULL, 0, NULL,
+				 NULL);
+	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
+	for (size_t v = 0; v < ARRAY_SIZE(scales); v++) {
+		struct hp_mem mr = { 0 }, ms = { 0 };
+		struct plan_ctx re, sc;
+
+		ASSERT_EQ(0, hyper_plan__plan_init(&re, &lf, &gbps, &mr));
+		ASSERT_EQ(0, hyper_plan__plan_init(&sc, &lf, &gbps, &ms));
+		sc.scratch = true;
+		same_sweep(_metadata, &re, &sc, 10 * mb, scales[v]);
+		ASSERT_LE(2, re.nev);
+		EXPECT_EQ(t[0], re.ev[0].t);	/* x1, then y */
+		EXPECT_EQ(t[1], re.ev[1].t);
+		EXPECT_LE(2, re.beyond_tries);	/* the second floor asked */
+		hyper_plan__plan_free(&re);
+		hyper_plan__plan_free(&sc);
+	}
+	hyper_plan__life_free(&lf);
+	hyper_plan__graph_free(&g);
+}
+
 TEST_HARNESS_MAIN
