@@ -4904,4 +4904,63 @@ TEST(classes_tied_at_the_second_floor_give_the_lower_tensor)
 	hyper_plan__graph_free(&g);
 }
 
+/*
+ * The issue steps of a selection are the deadline order's alone
+ * (passes/plan_take.c: a take records its due step, and
+ * hyper_plan__issue_in_deadline_order() sets every prefetch's): the
+ * evictions of selections that fit, issued again with their issue steps
+ * scrambled, come out as they were.  Random graphs, a decode and MoE
+ * training, at aims from the largest working set to the peak on links
+ * of three speeds.
+ */
+TEST(issue_steps_come_from_the_deadlines_alone)
+{
+	static const double scales[] = { 1.0, 1.3, ANY_WAIT };
+	struct plan_case cases[] = {
+		{ NULL, NULL, 600, 2 }, { NULL, NULL, 1500, 4 },
+		{ "llama2-7b", "infer", 0, 1 },
+		{ "olmoe-1b-7b", "train", 0, 1 },
+	};
+	uint64_t x = 0x3c6ef372fe94f82bULL, moved = 0;
+	uint32_t fits = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct sweep_pair sp;
+
+		pair_init(_metadata, &sp, &cases[i]);
+		for (uint32_t k = 0; k < 24; k++) {
+			struct plan_ctx *pc = &sp.re;
+			struct evict *was;
+			uint32_t fail;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			if (hyper_plan__plan_select(pc, sp.lo + x % (sp.span + 1),
+						    scales[k % 3], &fail))
+				continue;
+			was = malloc((pc->nev + 1) * sizeof(*was));
+			ASSERT_NE(NULL, was);
+			memcpy(was, pc->ev, pc->nev * sizeof(*was));
+			for (size_t v = 0; v < pc->nev; v++) {
+				x = x * 6364136223846793005ULL + 1;
+				if (pc->ev[v].j >= (int32_t)pc->lf->n)
+					continue;
+				pc->ev[v].fetch_step = (int32_t)((x >> 33) %
+						       (pc->lf->n + 1));
+				moved += pc->ev[v].fetch_step !=
+					 was[v].fetch_step;
+			}
+			ASSERT_EQ(0, hyper_plan__issue_in_deadline_order(pc));
+			EXPECT_EQ(0, memcmp(was, pc->ev,
+					    pc->nev * sizeof(*was)));
+			fits++;
+			free(was);
+		}
+		pair_free(&sp);
+	}
+	EXPECT_LT(10, fits);
+	EXPECT_LT(1000, moved);
+}
+
 TEST_HARNESS_MAIN
