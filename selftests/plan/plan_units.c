@@ -1223,12 +1223,14 @@ TEST(class_minima_match_scan)
 }
 
 /*
- * The tree's leaf for each bucket is the key of the candidate the bucket
- * points at (passes/plan.c, refresh(): a key unchanged is not written
- * again), SEG_NONE for the buckets the sweep has not reached, and every
- * inner node is the least of its two children.  Checked after sweeps at
- * random aims and links on random graphs and a decode: failures at every
- * depth, and fits.
+ * The tree's leaf for each bucket the sweep has reached is the key of
+ * the candidate the bucket points at (passes/plan.c, refresh(): a key
+ * unchanged is not written again), and every inner node is the least of
+ * its two children.  A bucket not reached keeps whatever key an earlier
+ * sweep left (reset_written()): set[1] counts those that hold one, so
+ * that the reached leaves are seen written over them.  Checked after
+ * sweeps at random aims and links on random graphs and a decode:
+ * failures at every depth, and fits.
  */
 static void tree_matches_buckets(struct __test_metadata *_metadata,
 				 const struct plan_ctx *pc, uint64_t *set)
@@ -1238,12 +1240,15 @@ static void tree_matches_buckets(struct __test_metadata *_metadata,
 	for (uint32_t b = 0; b < pc->nb; b++) {
 		uint64_t want = SEG_NONE;
 
-		if (pc->b_j[b] > pc->swept &&
-		    pc->cur[b] < pc->by_b[b + 1])
+		if (pc->b_j[b] <= pc->swept) {
+			set[1] += t[pc->seg.size + b] != SEG_NONE;
+			continue;
+		}
+		if (pc->cur[b] < pc->by_b[b + 1])
 			want = (uint64_t)(uint32_t)(pc->c[pc->idx[pc->cur[b]]].a
 						    + 1) << 32 | pc->b_j[b];
 		ASSERT_EQ(want, t[pc->seg.size + b]) TH_LOG("bucket %u", b);
-		*set += want != SEG_NONE;
+		set[0] += want != SEG_NONE;
 	}
 	for (uint32_t i = 1; i < pc->seg.size; i++) {
 		uint64_t m = t[2 * i] < t[2 * i + 1] ? t[2 * i] : t[2 * i + 1];
@@ -1258,11 +1263,12 @@ TEST(tree_leaves_match_buckets)
 		{ NULL, NULL, 300, 13 }, { NULL, NULL, 1000, 14 },
 		{ NULL, NULL, 2000, 15 }, { "llama2-7b", "infer", 0, 1 },
 	};
-	uint64_t set = 0;
+	uint64_t set[2] = { 0, 0 };
 
 	random_sweeps(_metadata, cases, ARRAY_SIZE(cases),
-		      0x2545f4914f6cdd1dULL, true, tree_matches_buckets, &set);
-	EXPECT_LT(1000, set);
+		      0x2545f4914f6cdd1dULL, true, tree_matches_buckets, set);
+	EXPECT_LT(1000, set[0]);
+	EXPECT_LT(1000, set[1]);	/* leaves an earlier sweep left */
 }
 
 /* The class of the bucket holding place x of the index (x < by_b[nb]). */
@@ -4830,6 +4836,131 @@ TEST(heap_keeps_its_order_with_ties_and_nan_keys)
 		}
 		hyper_plan__heap_free(&h);
 	}
+}
+
+/*
+ * A tie at the second floor (passes/plan.c, next_bucket(): a pick of the
+ * first class equal to floor_beyond asks on, the tensor breaks the tie).
+ * x1 and x (1 MB, the cheaper class, asked first) and y (8 MB, created
+ * before x: the lower tensor) are read by one op; x1 is written first, x
+ * and y by one op after it.  A transient p pushes the device over while
+ * the link has room before the read: x1 is the first pick, through the
+ * loop, which leaves floor_beyond at y's key from its second base; x then
+ * leads the first class with the same start and use as y, and y is the
+ * pick, as on the from-scratch path, where x would be if a pick equal to
+ * the second floor ended the loop.
+ */
+TEST(classes_tied_at_the_second_floor_give_the_lower_tensor)
+{
+	static const uint32_t order[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+	static const double scales[] = { 1.0, 1.3 };
+	static const char *const idle[] = { "o4", "o5", "o6", "o7" };
+	/* x1, y, x, p: their ids and quarters of a MB */
+	static const char *const ids[] = { "x1", "y", "x", "p" };
+	static const uint64_t quarters[] = { 4, 32, 4, 6 };
+	const uint64_t mb = 1 << 20;
+	uint32_t t[4];
+	struct graph g;
+	struct life lf;
+
+	hyper_plan__graph_init(&g, "tie2");
+	for (uint32_t i = 0; i < ARRAY_SIZE(t); i++)
+		t[i] = hyper_plan__graph_add_tensor(&g, ids[i],
+						    quarters[i] * mb / 4,
+						    HYPER_KIND_ACTIVATION, 0,
+						    NULL);
+	hyper_plan__graph_add_op(&g, "o0", 10000000, NULL, 0, t, 1, NULL,
+				 NULL);
+	hyper_plan__graph_add_op(&g, "o1", 10000000, NULL, 0, t + 1, 2, NULL,
+				 NULL);
+	hyper_plan__graph_add_op(&g, "o2", 10000000, NULL, 0, t + 3, 1, NULL,
+				 NULL);
+	hyper_plan__graph_add_op(&g, "o3", 10000000, t + 3, 1, NULL, 0, NULL,
+				 NULL);
+	for (uint32_t k = 0; k < ARRAY_SIZE(idle); k++)
+		hyper_plan__graph_add_op(&g, idle[k], 10000000, NULL, 0, NULL,
+					 0, NULL, NULL);
+	hyper_plan__graph_add_op(&g, "o8", 10000000, t, 3, NULL, 0, NULL,
+				 NULL);
+	hyper_plan__graph_add_op(&g, "o9", 10000000, NULL, 0, NULL, 0, NULL,
+				 NULL);
+	ASSERT_EQ(0, hyper_plan__life_build(&lf, &g, order, &g.mem));
+	for (size_t v = 0; v < ARRAY_SIZE(scales); v++) {
+		struct hp_mem mr = { 0 }, ms = { 0 };
+		struct plan_ctx re, sc;
+
+		ASSERT_EQ(0, hyper_plan__plan_init(&re, &lf, &gbps, &mr));
+		ASSERT_EQ(0, hyper_plan__plan_init(&sc, &lf, &gbps, &ms));
+		sc.scratch = true;
+		same_sweep(_metadata, &re, &sc, 10 * mb, scales[v]);
+		ASSERT_LE(2, re.nev);
+		EXPECT_EQ(t[0], re.ev[0].t);	/* x1, then y */
+		EXPECT_EQ(t[1], re.ev[1].t);
+		EXPECT_LE(2, re.beyond_tries);	/* the second floor asked */
+		hyper_plan__plan_free(&re);
+		hyper_plan__plan_free(&sc);
+	}
+	hyper_plan__life_free(&lf);
+	hyper_plan__graph_free(&g);
+}
+
+/*
+ * The issue steps of a selection are the deadline order's alone
+ * (passes/plan_take.c: a take records its due step, and
+ * hyper_plan__issue_in_deadline_order() sets every prefetch's): the
+ * evictions of selections that fit, issued again with their issue steps
+ * scrambled, come out as they were.  Random graphs, a decode and MoE
+ * training, at aims from the largest working set to the peak on links
+ * of three speeds.
+ */
+TEST(issue_steps_come_from_the_deadlines_alone)
+{
+	static const double scales[] = { 1.0, 1.3, ANY_WAIT };
+	struct plan_case cases[] = {
+		{ NULL, NULL, 600, 2 }, { NULL, NULL, 1500, 4 },
+		{ "llama2-7b", "infer", 0, 1 },
+		{ "olmoe-1b-7b", "train", 0, 1 },
+	};
+	uint64_t x = 0x3c6ef372fe94f82bULL, moved = 0;
+	uint32_t fits = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct sweep_pair sp;
+
+		pair_init(_metadata, &sp, &cases[i]);
+		for (uint32_t k = 0; k < 24; k++) {
+			struct plan_ctx *pc = &sp.re;
+			struct evict *was;
+			uint32_t fail;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			if (hyper_plan__plan_select(pc, sp.lo + x % (sp.span + 1),
+						    scales[k % 3], &fail))
+				continue;
+			was = malloc((pc->nev + 1) * sizeof(*was));
+			ASSERT_NE(NULL, was);
+			memcpy(was, pc->ev, pc->nev * sizeof(*was));
+			for (size_t v = 0; v < pc->nev; v++) {
+				x = x * 6364136223846793005ULL + 1;
+				if (pc->ev[v].j >= (int32_t)pc->lf->n)
+					continue;
+				pc->ev[v].fetch_step = (int32_t)((x >> 33) %
+						       (pc->lf->n + 1));
+				moved += pc->ev[v].fetch_step !=
+					 was[v].fetch_step;
+			}
+			ASSERT_EQ(0, hyper_plan__issue_in_deadline_order(pc));
+			EXPECT_EQ(0, memcmp(was, pc->ev,
+					    pc->nev * sizeof(*was)));
+			fits++;
+			free(was);
+		}
+		pair_free(&sp);
+	}
+	EXPECT_LT(10, fits);
+	EXPECT_LT(1000, moved);
 }
 
 TEST_HARNESS_MAIN
