@@ -85,16 +85,12 @@ int hyper_plan__job_check_budget(const struct job *j, uint64_t budget, struct hp
 /*
  * The lesser of the two orders' bounds.  The refined order's first: it is
  * mostly the lower, and the given order's is then often ruled out below
- * it before its averaged windows (hyper_plan__lower_bound_below()).
+ * it before its averaged windows (hyper_plan__lower_bound_pair()).
  */
 uint64_t hyper_plan__job_bound(const struct job *j, double max_slow, struct hp_mem *mem)
 {
-	uint64_t r;
-
 	if (!j->has_ref)
 		return hyper_plan__lower_bound(&j->lf, &j->p, max_slow, mem);
-	r = hyper_plan__lower_bound(&j->lf_ref, &j->p, max_slow, mem);
-	if (mem->failed)
-		return 0;
-	return hyper_plan__lower_bound_below(&j->lf, &j->p, max_slow, r, mem);
+	return hyper_plan__lower_bound_pair(&j->lf_ref, &j->lf, &j->p,
+					    max_slow, mem);
 }

@@ -70,6 +70,9 @@ struct bnd {
 	double *t;		/* their no-offload times */
 	double *h, *d;		/* [tri(x, y)]: bytes that must stay, per
 				 * window */
+	size_t nblk;		/* cells of h's block: at least this many,
+				 * handed over or allocated
+				 * (hyper_plan__lower_bound_pair()) */
 	double *pinned;		/* bytes pinned, or unable to leave in time */
 	double *best;		/* scratch, then forced_stall()'s */
 	double *most;		/* [y * nrun + r]: the most in h or d of
@@ -1028,16 +1031,25 @@ static int tables_floor(struct bnd *b, double *lo)
 {
 	uint32_t g;
 
-	if (grid(b))
+	if (!b->step && grid(b))	/* else built ahead, for its size */
 		return -ENOMEM;
 	b->pinned = hyper_plan__calloc(b->mem, b->ng, sizeof(*b->pinned));
 	/*
 	 * h and d in one block: each triangle is just under 4 MiB at the
 	 * grid's full size, too small for huge pages (lib/util.c), and
 	 * the two are fresh memory at every bound, faulted in 4 KiB at a
-	 * time where the caller keeps glibc's defaults.
+	 * time where the caller keeps glibc's defaults.  A block handed
+	 * over from the other order's bound is cleared instead: its pages
+	 * are in already.
 	 */
-	b->h = hyper_plan__calloc(b->mem, 2 * tri(0, b->ng), sizeof(double));
+	if (b->h && b->nblk >= 2 * tri(0, b->ng)) {
+		memset(b->h, 0, 2 * tri(0, b->ng) * sizeof(double));
+	} else {
+		free(b->h);
+		if (b->nblk < 2 * tri(0, b->ng))
+			b->nblk = 2 * tri(0, b->ng);
+		b->h = hyper_plan__calloc(b->mem, b->nblk, sizeof(double));
+	}
 	b->d = b->h ? b->h + tri(0, b->ng) : NULL;
 	b->best = hyper_plan__calloc(b->mem, b->ng, sizeof(*b->best));
 	if (!b->pinned || !b->h || !b->best || grid_after(b))
@@ -1170,22 +1182,74 @@ static uint64_t bound_below(struct bnd *b, uint64_t cap)
 	return ret < cap ? ret : cap;
 }
 
+/* hyper_plan__lower_bound_below() into @b, which bnd_free() then frees. */
+static uint64_t bound_in(struct bnd *b, double max_slow, uint64_t cap)
+{
+	uint64_t ret;
+
+	if (!b->lf->n)
+		return 0;
+	b->slack = max_slow * b->lf->t0[b->lf->n];
+	ret = bound_below(b, cap);
+	return b->mem->failed ? 0 : ret;
+}
+
 uint64_t hyper_plan__lower_bound_below(const struct life *lf,
 				       const struct profile *p,
 				       double max_slow, uint64_t cap,
 				       struct hp_mem *mem)
 {
 	struct bnd b = { .lf = lf, .p = p, .mem = mem };
-	uint64_t ret;
+	uint64_t ret = bound_in(&b, max_slow, cap);
 
-	if (!lf->n)
-		return 0;
-	b.slack = max_slow * lf->t0[lf->n];
-	ret = bound_below(&b, cap);
-	if (mem->failed)
-		ret = 0;
 	bnd_free(&b);
 	return ret;
+}
+
+/**
+ * hyper_plan__lower_bound_pair() - the lesser of two orders' bounds
+ * @first: the order bounded first, whole
+ * @then: the order bounded below @first's bound
+ * @p: the profile both are timed on
+ * @max_slow: the slowdown goal
+ * @mem: the plan's memory
+ *
+ * hyper_plan__lower_bound() of @first, then
+ * hyper_plan__lower_bound_below() of @then capped at it, the same to the
+ * byte.  The second takes over the first's h and d block (8 MB at the
+ * grid's full size, allocated for the larger of the two grids: the
+ * second's is built first) instead of a fresh one: where the caller
+ * keeps glibc's defaults, that block was unmapped or trimmed when
+ * freed, and the next was faulted in again.
+ *
+ * Return: the lesser bound; 0 with @mem failed.
+ */
+uint64_t hyper_plan__lower_bound_pair(const struct life *first,
+				      const struct life *then,
+				      const struct profile *p,
+				      double max_slow, struct hp_mem *mem)
+{
+	struct bnd a = { .lf = first, .p = p, .mem = mem };
+	struct bnd b = { .lf = then, .p = p, .mem = mem };
+	uint64_t ret = 0;
+
+	/* @then's grid first, so that the block is big enough for both */
+	if (then->n && grid(&b)) {
+		bnd_free(&b);
+		return 0;
+	}
+	a.nblk = 2 * tri(0, b.ng);
+	ret = bound_in(&a, max_slow, UINT64_MAX);
+	if (!mem->failed && a.h) {
+		b.h = a.h;
+		b.nblk = a.nblk;
+		a.h = a.d = NULL;
+	}
+	bnd_free(&a);
+	if (!mem->failed)
+		ret = bound_in(&b, max_slow, ret);
+	bnd_free(&b);
+	return mem->failed ? 0 : ret;
 }
 
 uint64_t hyper_plan__lower_bound(const struct life *lf, const struct profile *p,

@@ -25,6 +25,11 @@ uint64_t hyper_plan__lower_bound_below(const struct life *lf,
 				       double max_slow, uint64_t cap,
 				       struct hp_mem *mem);
 
+uint64_t hyper_plan__lower_bound_pair(const struct life *first,
+				      const struct life *then,
+				      const struct profile *p,
+				      double max_slow, struct hp_mem *mem);
+
 /*
  * For the tests: what hyper_plan__lower_bound() bisects over, built the
  * same way (sim/bound.c says what each is).  Windows are (x, y), grid

@@ -787,6 +787,55 @@ TEST_F_TIMEOUT(plain, bound_below_cap, 300)
 }
 
 /*
+ * hyper_plan__lower_bound_pair() is the lesser of the two bounds, to the
+ * byte, on the h and d block the first hands over: two orders of one
+ * graph either way round, and orders of graphs of other lengths, whose
+ * grid is longer or shorter than the first's.
+ */
+TEST_F_TIMEOUT(plain, bound_pair_takes_over_the_block, 300)
+{
+	static const struct plan_case cases[] = {
+		{ NULL, NULL, 300, 5 },
+		{ "olmoe-1b-7b", "train", 0, 7 },
+		{ NULL, NULL, 900, 8 },
+		{ "llama2-7b", "train-keep", 0, 9 },
+	};
+	const struct profile *p = links[0];
+	const struct life *lf[2 * ARRAY_SIZE(cases)];
+	uint64_t b[2 * ARRAY_SIZE(cases)], want;
+	struct job j[ARRAY_SIZE(cases)];
+	struct hp_mem mem = { 0 };
+	unsigned int c, x, y, l, n = 0;
+	struct hp_err e;
+
+	memset(j, 0, sizeof(j));
+	for (c = 0; c < ARRAY_SIZE(cases); c++) {
+		ASSERT_EQ(0, case_job(&j[c], &cases[c], p, &e))
+			TH_LOG("%s", e.msg);
+		lf[n++] = &j[c].lf;
+		if (j[c].has_ref)
+			lf[n++] = &j[c].lf_ref;
+	}
+	for (l = 0; l < ARRAY_SIZE(goals); l++) {
+		for (x = 0; x < n; x++)
+			b[x] = hyper_plan__lower_bound(lf[x], p, goals[l], &mem);
+		for (x = 0; x < n; x++)
+			for (y = 0; y < n; y++) {
+				want = b[x] < b[y] ? b[x] : b[y];
+				EXPECT_EQ(want, hyper_plan__lower_bound_pair(
+							lf[x], lf[y], p,
+							goals[l], &mem))
+					TH_LOG("orders %u (%u ops), %u (%u ops) at %g",
+					       x, lf[x]->n, y, lf[y]->n,
+					       goals[l]);
+			}
+	}
+	EXPECT_FALSE(mem.failed);
+	for (c = 0; c < ARRAY_SIZE(cases); c++)
+		hyper_plan__job_free(&j[c]);
+}
+
+/*
  * The windows' rows at grids of every small length (one instant a step
  * below GRID_S steps): rows and runs of RUN_X that end on an odd cell
  * and an even one, each cell and stall against the plain sums.
