@@ -73,6 +73,20 @@ void *hyper_plan__calloc(struct hp_mem *m, size_t n, size_t size)
 	return p;
 }
 
+void *hyper_plan__block(struct hp_mem *m, const struct hu_part *parts,
+			size_t nparts)
+{
+	void *b = NULL;
+
+	if (mem_fails(m))
+		hu_block_none(parts, nparts);
+	else
+		b = hu_block_huge(parts, nparts);
+	if (!b)
+		m->failed = true;
+	return b;
+}
+
 char *hyper_plan__strdup(struct hp_mem *m, const char *s)
 {
 	size_t n = strlen(s) + 1;

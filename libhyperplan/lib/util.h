@@ -52,6 +52,14 @@ void *hyper_plan__malloc(struct hp_mem *m, size_t n);
 /* @n elements of @size bytes: hyper_plan__array() leaves them uninitialised. */
 void *hyper_plan__array(struct hp_mem *m, size_t n, size_t size);
 void *hyper_plan__calloc(struct hp_mem *m, size_t n, size_t size);
+/*
+ * One allocation for a phase's arrays (util/huge.h): each part's pointer
+ * set into the returned block, for one free(); NULL with every part's
+ * pointer NULL, as any allocation through @m fails.
+ */
+struct hu_part;
+void *hyper_plan__block(struct hp_mem *m, const struct hu_part *parts,
+			size_t nparts);
 char *hyper_plan__strdup(struct hp_mem *m, const char *s);
 /* Says "out of memory" in @e; returns -ENOMEM. */
 int hyper_plan__nomem(struct hp_err *e);

@@ -6,6 +6,8 @@
 #include <hyper/residency.h>
 
 #include "passes/life.h"
+#include "lib/util.h"
+#include "util/huge.h"
 
 /* Whether @t is among the @n tensors of @r (an op's inputs or outputs). */
 static inline bool op_lists(const uint32_t *r, uint32_t n, uint32_t t)
@@ -16,6 +18,43 @@ static inline bool op_lists(const uint32_t *r, uint32_t n, uint32_t t)
 		if (r[i] == t)
 			return true;
 	return false;
+}
+
+/* The accesses' steps and kinds, @tot of each, in one block. */
+static int acc_arrays(struct life *lf, size_t tot, struct hp_mem *mem)
+{
+	struct hu_part part[] = {
+		HU_PART(lf->acc_step, tot, false),
+		HU_PART(lf->acc_rw, tot, false),
+	};
+
+	lf->blk_acc = hyper_plan__block(mem, part, ARRAY_SIZE(part));
+	return lf->blk_acc ? 0 : -ENOMEM;
+}
+
+/*
+ * The arrays sized by the steps and tensors in one block: each is fresh
+ * memory of 0.1 to 0.8 MB at 100k decode operators, on 4 KiB pages
+ * apart.  The residency's differences are summed where the residency
+ * goes (base, one slot more, for the end): a separate array of them was
+ * 8 MB of fresh memory at 1M decode operators, the pinned tensors' as
+ * much again where none is pinned.
+ */
+static int once_arrays(struct life *lf, struct hp_mem *mem)
+{
+	size_t n = lf->n, nt = lf->g->nt;
+	struct hu_part part[] = {
+		HU_PART(lf->acc_off, nt + 2, true),
+		HU_PART(lf->t0, n + 1, false),
+		HU_PART(lf->ws, n, false),
+		HU_PART(lf->base, n + 1, true),
+		HU_PART(lf->first_w, nt, false),
+		HU_PART(lf->home0, nt, false),
+		HU_PART(lf->dead_off, n + 2, true),
+	};
+
+	lf->blk = hyper_plan__block(mem, part, ARRAY_SIZE(part));
+	return lf->blk ? 0 : -ENOMEM;
 }
 
 /*
@@ -37,16 +76,12 @@ static int accesses(struct life *lf, struct hp_mem *mem)
 	const struct graph *g = lf->g;
 	const struct tensor *ten = g->t;
 	const uint32_t *refs = g->refs;
-	size_t *off, tot, i;
+	size_t *off = lf->acc_off, tot, i;
 	uint32_t *step;
 	uint8_t *rw;
 	double t0 = 0;
 	uint32_t k, x, y;
 
-	off = hyper_plan__calloc(mem, g->nt + 2, sizeof(*off));
-	lf->acc_off = off;
-	if (!off)
-		return -ENOMEM;
 	for (i = 0; i < g->nop; i++) {
 		const struct op *o = &g->op[i];
 		const uint32_t *in = refs + o->ref, *out = in + o->n_in;
@@ -60,10 +95,10 @@ static int accesses(struct life *lf, struct hp_mem *mem)
 	for (i = 2; i <= g->nt; i++)
 		off[i + 1] += off[i];
 	tot = off[g->nt + 1];
-	lf->acc_step = step = hyper_plan__array(mem, tot, sizeof(*step));
-	lf->acc_rw = rw = hyper_plan__malloc(mem, tot);
-	if (!step || !rw)
+	if (acc_arrays(lf, tot, mem))
 		return -ENOMEM;
+	step = lf->acc_step;
+	rw = lf->acc_rw;
 	for (k = 0; k < lf->n; k++) {
 		const struct op *o = &g->op[lf->order[k]];
 		const uint32_t *in = refs + o->ref, *out = in + o->n_in;
@@ -304,23 +339,7 @@ int hyper_plan__life_build(struct life *lf, const struct graph *g, const uint32_
 	lf->g = g;
 	lf->order = order;
 	lf->n = g->nop;
-	lf->t0 = hyper_plan__array(mem, lf->n + 1, sizeof(*lf->t0));
-	lf->ws = hyper_plan__array(mem, lf->n, sizeof(*lf->ws));
-	if (!lf->t0 || !lf->ws || accesses(lf, mem))
-		goto fail;
-	/*
-	 * The residency's differences are summed where the residency goes
-	 * (one slot more, for the end): a separate array of them was 8 MB
-	 * of fresh memory at 1M decode operators, the pinned tensors' as
-	 * much again where none is pinned.
-	 */
-	lf->base = hyper_plan__calloc(mem, (size_t)lf->n + 1,
-				      sizeof(*lf->base));
-	lf->first_w = hyper_plan__array(mem, g->nt, sizeof(*lf->first_w));
-	lf->home0 = hyper_plan__array(mem, g->nt, sizeof(*lf->home0));
-	lf->dead_off = hyper_plan__calloc(mem, (size_t)lf->n + 2,
-					  sizeof(*lf->dead_off));
-	if (!lf->base || !lf->first_w || !lf->home0 || !lf->dead_off)
+	if (once_arrays(lf, mem) || accesses(lf, mem))
 		goto fail;
 	ret = gaps(lf, (int64_t *)lf->base, &dp, mem);
 	if (!ret)
@@ -336,16 +355,9 @@ fail:
 
 void hyper_plan__life_free(struct life *lf)
 {
-	free(lf->acc_off);
-	free(lf->acc_step);
-	free(lf->acc_rw);
-	free(lf->t0);
-	free(lf->ws);
-	free(lf->base);
-	free(lf->first_w);
-	free(lf->dead_off);
+	free(lf->blk);
+	free(lf->blk_acc);
 	free(lf->dead_t);
-	free(lf->home0);
 	free(lf->dirty_t);
 	memset(lf, 0, sizeof(*lf));
 }

@@ -46,6 +46,13 @@ struct life {
 	uint32_t max_ws_step;
 	uint64_t floor;		/* hyper_plan__life_floor() */
 	uint32_t floor_step;
+	/*
+	 * The blocks (util/huge.h) of the arrays above sized by the steps
+	 * and tensors (acc_off, t0, ws, base, first_w, home0, dead_off) and
+	 * by the accesses (acc_step, acc_rw): each freed once, never its
+	 * parts.
+	 */
+	void *blk, *blk_acc;
 };
 
 /* 0, or -ENOMEM with @lf freed. */

@@ -4,6 +4,7 @@
 
 #include "passes/minseg.h"
 #include "lib/util.h"
+#include "util/huge.h"
 
 /*
  * The leaves at size .. 2 size - 1 with size = n, not n rounded up to a
@@ -12,11 +13,18 @@
  * inner node), and at 1M decode operators (1.5M buckets) the tree is 24
  * MB, not 34, each byte of it fresh memory the first sweep clears.
  */
-int hyper_plan__seg_init(struct minseg *s, uint32_t n, struct hp_mem *mem)
+void hyper_plan__seg_part(struct minseg *s, uint32_t n, struct hu_part *part)
 {
 	s->size = n ? n : 1;
-	s->t = hyper_plan__array(mem, 2 * (size_t)s->size, sizeof(*s->t));
-	if (!s->t)
+	*part = (struct hu_part)HU_PART(s->t, 2 * (size_t)s->size, false);
+}
+
+int hyper_plan__seg_init(struct minseg *s, uint32_t n, struct hp_mem *mem)
+{
+	struct hu_part part;
+
+	hyper_plan__seg_part(s, n, &part);
+	if (!hyper_plan__block(mem, &part, 1))
 		return -ENOMEM;
 	hyper_plan__seg_clear(s);
 	return 0;

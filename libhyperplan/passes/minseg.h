@@ -13,8 +13,15 @@ struct minseg {
 };
 
 struct hp_mem;
+struct hu_part;
 
-/* 0, or -ENOMEM. */
+/*
+ * Sizes @s for @n positions and describes its tree as @part of a block
+ * (util/huge.h), for hyper_plan__seg_clear() once allocated: where a
+ * phase's arrays are one block.
+ */
+void hyper_plan__seg_part(struct minseg *s, uint32_t n, struct hu_part *part);
+/* The tree in a block of its own: 0, or -ENOMEM. */
 int hyper_plan__seg_init(struct minseg *s, uint32_t n, struct hp_mem *mem);
 void hyper_plan__seg_clear(struct minseg *s);
 void hyper_plan__seg_free(struct minseg *s);

@@ -54,6 +54,7 @@
 
 #include "passes/gallop.h"
 #include "passes/plan.h"
+#include "util/huge.h"
 #include "util/sort.h"
 
 /* Candidates tried (and set aside) for one step before it is given up. */
@@ -124,20 +125,44 @@ static uint32_t raw_class(uint64_t b)
 
 /*
  * Buckets of one class and next use, made from idx sorted by both: class
- * s holds idx[coff[s] .. coff[s + 1]), the use of idx[x] is xj[x].
+ * s holds idx[coff[s] .. coff[s + 1]), the use of idx[x] is xj[x].  The
+ * buckets are counted first, so that every array sized by them is one
+ * block (pc->blk_b), the bucket tree's with them.
  */
+static uint32_t count_buckets(uint32_t ncls, const size_t *coff,
+			      const uint32_t *xj)
+{
+	uint32_t s, nb = 0;
+	size_t x;
+
+	for (s = 0; s < ncls; s++)
+		for (x = coff[s]; x < coff[s + 1]; x++)
+			nb += x == coff[s] || xj[x] != xj[x - 1];
+	return nb;
+}
+
 static int make_buckets(struct plan_ctx *pc, const size_t *coff,
 			const uint32_t *xj, size_t m)
 {
-	uint32_t n = pc->lf->n, b, s;
+	uint32_t n = pc->lf->n, b, s, nb = count_buckets(pc->ncls, coff, xj);
+	struct hu_part part[] = {
+		HU_PART(pc->b_j, (size_t)nb + 1, false),
+		HU_PART(pc->by_b, (size_t)nb + 2, false),
+		HU_PART(pc->cls_b, (size_t)pc->ncls + 1, false),
+		HU_PART(pc->b_cls, nb, false),
+		HU_PART(pc->at_j, nb, false),
+		HU_PART(pc->cur, (size_t)nb + 1, false),
+		HU_PART(pc->aside_gen, (size_t)nb + 1, true),
+		{ 0 },		/* the bucket tree */
+	};
 	size_t x;
 
-	pc->nb = 0;
-	pc->b_j = hyper_plan__array(pc->mem, m, sizeof(*pc->b_j));
-	pc->by_b = hyper_plan__array(pc->mem, m + 2, sizeof(*pc->by_b));
-	pc->cls_b = hyper_plan__array(pc->mem, (size_t)pc->ncls + 1, sizeof(*pc->cls_b));
-	if (!pc->b_j || !pc->by_b || !pc->cls_b)
+	hyper_plan__seg_part(&pc->seg, nb, &part[ARRAY_SIZE(part) - 1]);
+	pc->blk_b = hyper_plan__block(pc->mem, part, ARRAY_SIZE(part));
+	if (!pc->blk_b)
 		return -ENOMEM;
+	hyper_plan__seg_clear(&pc->seg);
+	pc->nb = 0;
 	for (s = 0; s < pc->ncls; s++) {
 		pc->cls_b[s] = pc->nb;
 		for (x = coff[s]; x < coff[s + 1]; x++) {
@@ -148,18 +173,12 @@ static int make_buckets(struct plan_ctx *pc, const size_t *coff,
 		}
 	}
 	pc->cls_b[pc->ncls] = pc->nb;
-	pc->b_cls = hyper_plan__malloc(pc->mem, pc->nb ? pc->nb : 1);
-	if (!pc->b_cls)
-		return -ENOMEM;
+	pc->b_j[pc->nb] = n;
 	for (s = 0; s < pc->ncls; s++)
 		for (b = pc->cls_b[s]; b < pc->cls_b[s + 1]; b++)
 			pc->b_cls[b] = s;
 	pc->by_b[pc->nb] = m;		/* bucket nb: the gaps to the end */
 	pc->by_b[pc->nb + 1] = pc->nc;
-	pc->at_off = hyper_plan__calloc(pc->mem, (size_t)n + 2, sizeof(*pc->at_off));
-	pc->at_j = hyper_plan__array(pc->mem, pc->nb, sizeof(*pc->at_j));
-	if (!pc->at_off || !pc->at_j)
-		return -ENOMEM;
 	for (b = 0; b < pc->nb; b++)
 		pc->at_off[pc->b_j[b] + 1]++;
 	for (x = 0; x <= n; x++)
@@ -188,17 +207,23 @@ static int make_buckets(struct plan_ctx *pc, const size_t *coff,
 static int index_by_use(struct plan_ctx *pc)
 {
 	struct hp_mem *mem = pc->mem;
-	uint32_t n = pc->lf->n, map[NR_RAW_CLS], s, j;
-	uint32_t *by_j = hyper_plan__calloc(mem, (size_t)n + 3, sizeof(*by_j));
+	uint32_t n = pc->lf->n, map[NR_RAW_CLS], s, j, *by_j, *xj;
 	size_t i, x, m, off[NR_RAW_CLS + 1] = { 0 };
 	double raw_cost[NR_RAW_CLS];
-	uint8_t *cls = hyper_plan__malloc(mem, pc->nc);
-	uint64_t *key = hyper_plan__array(mem, pc->nc, sizeof(*key));
-	uint32_t *xj = NULL;
+	uint8_t *cls;
+	uint64_t *key;
+	/* xj: m of them, at most nc */
+	struct hu_part part[] = {
+		HU_PART(by_j, (size_t)n + 3, true),
+		HU_PART(cls, pc->nc, false),
+		HU_PART(key, pc->nc, false),
+		HU_PART(xj, pc->nc, false),
+	};
+	void *tmp = hyper_plan__block(mem, part, ARRAY_SIZE(part));
 	int ret = -ENOMEM;
 
-	if (!by_j || !cls || !key)
-		goto out;
+	if (!tmp)
+		return -ENOMEM;
 	for (s = 0; s < NR_RAW_CLS; s++)
 		raw_cost[s] = 1e300;
 	for (i = 0; i < pc->nc; i++) {
@@ -229,10 +254,8 @@ static int index_by_use(struct plan_ctx *pc)
 		pc->ncls += off[s + 1] > 0;
 		off[s + 1] += off[s];
 	}
-	pc->idx = hyper_plan__array(mem, pc->nc, sizeof(*pc->idx));
 	pc->cls_cost = hyper_plan__array(mem, pc->ncls, sizeof(double));
-	xj = hyper_plan__array(mem, m, sizeof(*xj));
-	if (!pc->idx || !pc->cls_cost || !xj)
+	if (!pc->cls_cost)
 		goto out;
 	for (s = 0; s < NR_RAW_CLS; s++)
 		if (off[s + 1] > off[s])
@@ -283,11 +306,32 @@ static int index_by_use(struct plan_ctx *pc)
 		pc->cls_lo[s] = pc->cls_base[s] = pc->cls_reach[s] =
 			pc->cls_base2[s] = pc->cls_b[s];
 out:
-	free(xj);
-	free(key);
-	free(cls);
-	free(by_j);
+	free(tmp);
 	return ret;
+}
+
+/*
+ * The arrays sized by the steps and the candidates, in one block
+ * (pc->blk) once the candidates are counted: each of them is fresh memory
+ * of 0.2 to 2.5 MB at 100k decode operators, on 4 KiB pages apart.
+ */
+static int once_arrays(struct plan_ctx *pc)
+{
+	size_t n = pc->lf->n;
+	struct hu_part part[] = {
+		HU_PART(pc->idx, pc->nc, false),
+		HU_PART(pc->at_off, n + 2, true),
+		HU_PART(pc->cap, n, false),
+		HU_PART(pc->ep, pc->nep, false),
+		HU_PART(pc->delta, n + 1, false),
+		HU_PART(pc->alive, pc->nc, false),
+		HU_PART(pc->alive0, pc->nc, false),
+		HU_PART(pc->due_off, n + 2, false),
+		HU_PART(pc->ep_undo, EP_UNDO, false),
+	};
+
+	pc->blk = hyper_plan__block(pc->mem, part, ARRAY_SIZE(part));
+	return pc->blk ? 0 : -ENOMEM;
 }
 
 int hyper_plan__plan_init(struct plan_ctx *pc, const struct life *lf,
@@ -310,10 +354,7 @@ int hyper_plan__plan_init(struct plan_ctx *pc, const struct life *lf,
 	for (t = 0; t < g->nt && !mem->failed; t++)
 		if (!(g->t[t].flags & TF_PIN))
 			tensor_cands(pc, t);
-	if (mem->failed || index_by_use(pc))
-		goto fail;
-	pc->cap = hyper_plan__array(mem, n, sizeof(*pc->cap));
-	if (!pc->cap)
+	if (mem->failed || once_arrays(pc) || index_by_use(pc))
 		goto fail;
 	for (k = 0; k < n; k++)
 		pc->cap[k] = g->op[lf->order[k]].compute_ns;
@@ -321,24 +362,12 @@ int hyper_plan__plan_init(struct plan_ctx *pc, const struct life *lf,
 	if (hyper_plan__cal_init(&pc->h2d, n, CAL_LATEST, mem) ||
 	    hyper_plan__cal_init_twin(&pc->d2h, &pc->h2d, CAL_RUNS, mem))
 		goto fail;
-	pc->ep = hyper_plan__array(mem, pc->nep, sizeof(*pc->ep));
-	pc->delta = hyper_plan__array(mem, (size_t)n + 1, sizeof(*pc->delta));
-	pc->alive = hyper_plan__malloc(mem, pc->nc);
-	pc->cur = hyper_plan__array(mem, (size_t)pc->nb + 1, sizeof(*pc->cur));
-	pc->aside_gen = hyper_plan__calloc(mem, (size_t)pc->nb + 1, sizeof(*pc->aside_gen));
-	pc->due_off = hyper_plan__array(mem, (size_t)n + 2, sizeof(*pc->due_off));
-	pc->ep_undo = hyper_plan__array(mem, EP_UNDO, sizeof(*pc->ep_undo));
-	pc->alive0 = hyper_plan__malloc(mem, pc->nc ? pc->nc : 1);
 	pc->gen = 1;
 	pc->swept = NONE;
 	pc->ex_k = NONE;
 	pc->base_lo = NONE;
 	pc->base2_lo = NONE;
 	pc->snap_need = INT64_MAX;
-	if (!pc->ep || !pc->delta || !pc->alive || !pc->cur || !pc->aside_gen ||
-	    !pc->due_off || !pc->ep_undo || !pc->alive0 ||
-	    hyper_plan__seg_init(&pc->seg, pc->nb ? pc->nb : 1, mem))
-		goto fail;
 	for (i = 0; i < pc->nc; i++)	/* small ones wait for a last resort */
 		pc->alive0[i] = !pc->c[i].small;
 	return 0;
@@ -350,9 +379,8 @@ fail:
 void hyper_plan__plan_free(struct plan_ctx *pc)
 {
 	free(pc->c);
-	free(pc->by_b);
-	free(pc->b_j);
-	free(pc->cls_b);
+	free(pc->blk);
+	free(pc->blk_b);
 	free(pc->cls_cost);
 	free(pc->cls_lo);
 	free(pc->cls_from);
@@ -368,26 +396,12 @@ void hyper_plan__plan_free(struct plan_ctx *pc)
 	free(pc->cls_base2);
 	free(pc->cls_ask2);
 	free(pc->cls_floor2);
-	free(pc->b_cls);
-	free(pc->at_j);
-	free(pc->at_off);
-	free(pc->idx);
-	free(pc->cur);
-	free(pc->aside_gen);
-	hyper_plan__seg_free(&pc->seg);
 	free(pc->aside);
-	free(pc->cap);
 	hyper_plan__cal_free(&pc->h2d);
 	hyper_plan__cal_free(&pc->d2h);
-	free(pc->ep);
-	free(pc->delta);
 	free(pc->first_gap);
-	free(pc->alive);
 	free(pc->ev);
 	free(pc->ev_sorted);
-	free(pc->due_off);
-	free(pc->ep_undo);
-	free(pc->alive0);
 	free(pc->ex_ev);
 	hyper_plan__cal_snap_free(&pc->snap.h2d);
 	hyper_plan__cal_snap_free(&pc->snap.d2h);

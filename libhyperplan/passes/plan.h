@@ -56,6 +56,14 @@ struct plan_ctx {
 	struct cand *c;
 	size_t nc, cap_c;
 	/*
+	 * The blocks (util/huge.h) that hold the arrays sized by the steps
+	 * and candidates (idx, at_off, cap, ep, delta, alive, alive0,
+	 * due_off, ep_undo) and those sized by the buckets (b_j, by_b,
+	 * cls_b, b_cls, at_j, cur, aside_gen and seg's tree): each freed
+	 * once, never its parts.
+	 */
+	void *blk, *blk_b;
+	/*
 	 * Buckets: the candidates of one size class used next at one step j,
 	 * class by class, then the gaps to the end (bucket nb).
 	 */

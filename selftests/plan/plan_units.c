@@ -29,6 +29,7 @@
 #include "plan_cases.h"
 #include "policies/policy.h"
 #include "sim/sim.h"
+#include "util/huge.h"
 #include "util/json.h"
 #include "hyper/graph_id.h"
 #include "hyper/residency.h"
@@ -4961,6 +4962,96 @@ TEST(issue_steps_come_from_the_deadlines_alone)
 	}
 	EXPECT_LT(10, fits);
 	EXPECT_LT(1000, moved);
+}
+
+/*
+ * A phase's arrays in one block (util/huge.h, hyper_plan__block()):
+ * every part starts on 64 bytes, after the part before it ends and
+ * inside the block hu_block_len() sizes; the parts marked zeroed are
+ * zero, the block starts on 2 MiB from a huge page's size on, and each
+ * part can be written whole (ASan sees past the block).  One allocation
+ * through the job's hp_mem: a failure injected there, or a size that
+ * overflows, leaves every part's pointer NULL and the hp_mem failed.
+ */
+TEST(block_parts_aligned_disjoint_and_zeroed)
+{
+	static const size_t sizes[] = { 1, 4, 8, 12, 24 };
+	static const size_t counts[] = {
+		0, 1, 3, 65, 1000, 40000, 150000, 300000,
+	};
+	uint64_t x = 0x2545f4914f6cdd1dULL;
+
+	for (int round = 0; round < 40; round++) {
+		struct hp_mem mem = { 0 };
+		struct hu_part part[9];
+		void *p[9];
+		size_t np = 1 + round % 9, len, end = 0;
+		char *b;
+
+		for (size_t i = 0; i < np; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			p[i] = &x;	/* set by the block */
+			part[i] = (struct hu_part){
+				.pp = &p[i],
+				.n = counts[(x >> 8) % ARRAY_SIZE(counts)] >>
+				     (round < 32 ? 4 : 0),
+				.size = sizes[(x >> 20) % ARRAY_SIZE(sizes)],
+				.zero = (x >> 30) & 1,
+			};
+		}
+		ASSERT_TRUE(hu_block_len(part, np, &len));
+		b = hyper_plan__block(&mem, part, np);
+		ASSERT_NE(NULL, b);
+		ASSERT_EQ(1, mem.nr);
+		ASSERT_FALSE(mem.failed);
+		if (len >= HU_HUGE_PAGE)
+			ASSERT_EQ(0, (uintptr_t)b % HU_HUGE_PAGE);
+		for (size_t i = 0; i < np; i++) {
+			char *q = p[i];
+			size_t bytes = part[i].n * part[i].size;
+
+			ASSERT_EQ(0, (uintptr_t)q % HU_PART_ALIGN)
+				TH_LOG("round %d part %zu", round, i);
+			ASSERT_TRUE(q >= b + end)
+				TH_LOG("round %d part %zu", round, i);
+			ASSERT_TRUE(q + bytes <= b + len);
+			for (size_t k = 0; part[i].zero && k < bytes; k++) {
+				ASSERT_EQ(0, q[k]) TH_LOG("round %d part %zu",
+							  round, i);
+			}
+			end = q - b + bytes;
+		}
+		for (size_t i = 0; i < np; i++)	/* none overlaps another */
+			memset(p[i], 0xa5, part[i].n * part[i].size);
+		for (size_t i = 0; i < np; i++)
+			for (size_t k = 0; k < part[i].n * part[i].size;
+			     k += 4093) {
+				ASSERT_EQ((char)0xa5, ((char *)p[i])[k]);
+			}
+		free(b);
+
+		mem = (struct hp_mem){ .fail_at = 1 };
+		for (size_t i = 0; i < np; i++)
+			p[i] = &x;
+		ASSERT_EQ(NULL, hyper_plan__block(&mem, part, np));
+		ASSERT_TRUE(mem.failed);
+		for (size_t i = 0; i < np; i++)
+			ASSERT_EQ(NULL, p[i]);
+
+		mem = (struct hp_mem){ 0 };
+		for (size_t i = 0; i < np; i++)
+			p[i] = &x;
+		/* the bytes of a part, then its end aligned, past SIZE_MAX */
+		part[np - 1].size = 8;
+		part[np - 1].n = SIZE_MAX / 8 + (round & 1);
+		ASSERT_FALSE(hu_block_len(part, np, &len));
+		ASSERT_EQ(NULL, hyper_plan__block(&mem, part, np));
+		ASSERT_TRUE(mem.failed);
+		for (size_t i = 0; i < np; i++)
+			ASSERT_EQ(NULL, p[i]);
+	}
 }
 
 TEST_HARNESS_MAIN
