@@ -1,11 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # The VM runners' verdicts on made-up consoles, with no VM: which deaths
-# vm_emulator_death (vm-lib.sh) boots again, run-vm.sh's rerun under a
-# stand-in QEMU that prints those consoles, and what totals.awk prints
-# under a FAIL, with its counts.  A real emulator death comes once in
-# hundreds of runs: only a test like this one sees these paths before CI
-# needs them.  TAP output.  usage: harness_test.sh SRCDIR
+# vm_emulator_death (vm-lib.sh) boots again, run-vm.sh's and run-2vm.sh's
+# reruns under a stand-in QEMU that prints those consoles, and what
+# totals.awk prints under a FAIL, with its counts.  A real emulator death
+# comes once in hundreds of runs: only a test like this one sees these
+# paths before CI needs them.  TAP output.  usage: harness_test.sh SRCDIR
 set -u
 src=$1
 # shellcheck source-path=SCRIPTDIR source=../lib/tap.sh
@@ -128,46 +128,76 @@ check "the demo's suite has no tests: its stall is not booted again" \
 check "a stall inside a test is not booted again" \
 	no_rerun intest "$suites/kmod-pmem.suite"
 
-# run-vm.sh under a stand-in QEMU on PATH: boot N prints console N of
-# $FAKE_CONSOLES and counts itself in $FAKE_CONSOLES/n.
+# The runners under a stand-in QEMU on PATH: boot N of a guest prints
+# console N of $FAKE_CONSOLES and counts itself in $FAKE_CONSOLES/n; of
+# run-2vm.sh's node K (HYPER_NODE=K on its kernel command line), those
+# of $FAKE_CONSOLES/nodeK, as the nodes boot at the same time.
 mkdir "$scratch/bin"
 cat > "$scratch/bin/qemu-system-x86_64" <<'EOF'
 #!/bin/sh
-n=$(($(cat "$FAKE_CONSOLES/n" 2>/dev/null || echo 0) + 1))
-echo "$n" > "$FAKE_CONSOLES/n"
+d=$FAKE_CONSOLES
 while [ $# -gt 0 ]; do
-	[ "$1" = -pidfile ] && echo $$ > "$2"
+	case $1 in
+	-pidfile) echo $$ > "$2" ;;
+	-append)
+		case $2 in
+		*" HYPER_NODE="*)
+			k=${2#* HYPER_NODE=}
+			d=$d/node${k%% *}
+			;;
+		esac
+		;;
+	esac
 	shift
 done
-cat "$FAKE_CONSOLES/$n" 2>/dev/null || echo "HYPER-VM-ERROR boot $n: no console"
+n=$(($(cat "$d/n" 2>/dev/null || echo 0) + 1))
+echo "$n" > "$d/n"
+cat "$d/$n" 2>/dev/null || echo "HYPER-VM-ERROR boot $n: no console"
 EOF
 chmod +x "$scratch/bin/qemu-system-x86_64"
 
-# run_vm RUN CONSOLE...: run-vm.sh for kmod-pmem on 6.12, boot N given the
-# Nth CONSOLE; its LOG is $scratch/RUN/vm.log, its output RUN/out, the
-# totals RUN/totals, and RUN/consoles/n how many boots there were.
+# given DIR CONSOLE...: boot N of a guest given the Nth CONSOLE, in DIR.
+given() {
+	mkdir -p "$1"
+	d=$1
+	shift
+	i=1
+	for con in "$@"; do
+		cp "$scratch/$con/log" "$d/$i"
+		i=$((i + 1))
+	done
+}
+# runner RUN SUITEFILE: run-vm.sh for the suite on 6.12 under the
+# stand-in, the consoles in RUN/consoles; its LOG is RUN/vm.log, its
+# output RUN/out, the totals RUN/totals.
+runner() {
+	PATH=$scratch/bin:$PATH FAKE_CONSOLES=$1/consoles HYPER_TIMEOUT_SCALE=1 \
+		"$src/selftests/vm/run-vm.sh" "$scratch/vmlinuz-$k612" \
+		"$scratch/initrd" "$2" "$1/vm.log" > "$1/out" 2>&1
+	awk -f "$src/selftests/totals.awk" "$1/vm.log" > "$1/totals"
+	cat "$1/out" "$1/totals"
+}
+# run_vm RUN CONSOLE...: runner for kmod-pmem in $scratch/RUN, boot N
+# given the Nth CONSOLE; RUN/consoles/n is how many boots there were.
 run_vm() {
 	r=$scratch/$1
 	shift
-	mkdir -p "$r/consoles"
-	i=1
-	for con in "$@"; do
-		cp "$scratch/$con/log" "$r/consoles/$i"
-		i=$((i + 1))
-	done
-	PATH=$scratch/bin:$PATH FAKE_CONSOLES=$r/consoles HYPER_TIMEOUT_SCALE=1 \
-		"$src/selftests/vm/run-vm.sh" "$scratch/vmlinuz-$k612" \
-		"$scratch/initrd" "$suites/kmod-pmem.suite" "$r/vm.log" \
-		> "$r/out" 2>&1
-	awk -f "$src/selftests/totals.awk" "$r/vm.log" > "$r/totals"
-	cat "$r/out" "$r/totals"
+	given "$r/consoles" "$@"
+	runner "$r" "$suites/kmod-pmem.suite"
+}
+# closing TOTALS LINE...: the last lines of TOTALS are LINEs.
+closing() {
+	t=$1
+	shift
+	tail -n $# "$t" > "$t.tail"
+	printf '%s\n' "$@" | diff -u - "$t.tail"
 }
 rerun_once() {
 	run_vm rerun_once int3 clean612
 	[ "$(cat "$r/consoles/n")" = 2 ] &&
 	cmp "$r/vm.log.first" "$scratch/int3/log" &&
 	grep -q "^# rerun: the first boot died of a TCG int3 race .*; console in $r/vm.log.first\$" "$r/vm.log" &&
-	tail -n 1 "$r/totals" | grep -q '^3 passed, 0 failed$'
+	closing "$r/totals" "3 passed, 0 failed"
 }
 check "run-vm.sh boots an int3 death again, keeps LOG.first, says # rerun:" \
 	rerun_once
@@ -176,16 +206,71 @@ rerun_twice() {
 	[ "$(cat "$r/consoles/n")" = 2 ] &&
 	grep -q '^# rerun: ' "$r/vm.log" &&
 	grep -q '^FAIL vm:6.12:kmod-pmem:completed ' "$r/totals" &&
-	tail -n 1 "$r/totals" | grep -q '^0 passed, 3 failed$'
+	closing "$r/totals" "0 passed, 3 failed"
 }
 check "a second such death fails the suite, with no third boot" rerun_twice
 rerun_none() {
 	run_vm rerun_none int3mod
 	[ "$(cat "$r/consoles/n")" = 1 ] && [ ! -e "$r/vm.log.first" ] &&
 	! grep -q '^# rerun:' "$r/vm.log" &&
-	tail -n 1 "$r/totals" | grep -q '^0 passed, 3 failed$'
+	closing "$r/totals" "0 passed, 3 failed"
 }
 check "an int3 in hyper.ko is booted once and fails" rerun_none
+
+# run-2vm.sh, handed the twonode suite by run-vm.sh: a node's death of
+# the emulator's boots all nodes again, once.
+{ boot $k612 twonode; passed kmod_twonode_sync; ended $k612; } |
+	console node_ok
+{ boot $k612 twonode; int3 "Oops: " text_poke_bp_batch+0x9/0x2a0; } |
+	console node_int3
+{ boot $k612 twonode; stall hyper_pool_join+0x1a/0x90; } |
+	console node_stallhyper
+# run_2vm RUN CONSOLES0 CONSOLES1: runner for twonode in $scratch/RUN,
+# boot N of node K given the Nth of the list CONSOLESK.
+run_2vm() {
+	r=$scratch/$1
+	# shellcheck disable=SC2086 # a list of consoles, split on purpose
+	given "$r/consoles/node0" $2
+	# shellcheck disable=SC2086
+	given "$r/consoles/node1" $3
+	runner "$r" "$suites/twonode.suite"
+}
+# boots N0 N1: node 0 was booted N0 times, node 1 N1 times.
+boots() {
+	[ "$(cat "$r/consoles/node0/n")" = "$1" ] &&
+	[ "$(cat "$r/consoles/node1/n")" = "$2" ]
+}
+rerun2_once() {
+	run_2vm rerun2_once "node_ok node_ok" "node_int3 node_ok"
+	boots 2 2 &&
+	cmp "$r/vm.log.node1.first" "$scratch/node_int3/log" &&
+	[ ! -e "$r/vm.log.node0.first" ] &&
+	note="node 1's first boot died of a TCG int3 race .* (console in"
+	note="$note $r/vm.log.node1.first); all nodes were booted again"
+	grep -q "^# rerun: $note\$" "$r/vm.log" &&
+	closing "$r/totals" "7 passed, 0 failed"
+}
+check "run-2vm.sh: node 1's int3 death boots both again, LOG.node1.first" \
+	rerun2_once
+rerun2_twice() {
+	run_2vm rerun2_twice "node_ok node_ok" "node_int3 node_int3"
+	boots 2 2 &&
+	grep -q '^FAIL vm:6.12:twonode:completed ' "$r/totals" &&
+	closing "$r/totals" "3 passed, 4 failed"
+}
+check "run-2vm.sh: a second death fails the bed, with no third boot" \
+	rerun2_twice
+rerun2_none() {
+	run_2vm rerun2_none node_ok node_stallhyper
+	boots 1 1 &&
+	[ -z "$(find "$r" -name 'vm.log.node*.first')" ] &&
+	! grep -q '^# rerun:' "$r/vm.log" &&
+	grep -q '^FAIL vm:6.12:twonode:node1:completed ' "$r/totals" &&
+	grep -q '^FAIL vm:6.12:twonode:completed ' "$r/totals" &&
+	closing "$r/totals" "3 passed, 3 failed"
+}
+check "run-2vm.sh: a node's stall in hyper.ko boots no node again" \
+	rerun2_none
 
 # totals.awk: its output, the padding after the names squeezed.
 totals() {
