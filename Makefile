@@ -220,7 +220,7 @@ check: all $(NATIVE_TESTS) $(foreach k,$(KVERS),$(call vm_initrd,$(k)))
 	@for r in $(CHECK_RUNS); do $(MAKE) --no-print-directory $$r; done
 	@echo "== totals (logs in $(O)/results/)"
 	@awk -f selftests/totals.awk $(O)/results/*.log | \
-		grep -E '^[0-9]+ (passed|skipped)' | tee $(O)/results/totals
+		grep -E '^[0-9]+ (passed|skipped|rerun)' | tee $(O)/results/totals
 	@tail -n 1 $(O)/results/totals | grep -q ' 0 failed$$'
 
 bench: all $(BENCH)

@@ -3,9 +3,10 @@
 # The VM runners' verdicts on made-up consoles, with no VM: which deaths
 # vm_emulator_death (vm-lib.sh) boots again, run-vm.sh's and run-2vm.sh's
 # reruns under a stand-in QEMU that prints those consoles, and what
-# totals.awk prints under a FAIL, with its counts.  A real emulator death
-# comes once in hundreds of runs: only a test like this one sees these
-# paths before CI needs them.  TAP output.  usage: harness_test.sh SRCDIR
+# totals.awk prints under a FAIL (a rerun's note too), with its counts
+# (of reruns too).  A real emulator death comes once in hundreds of runs:
+# only a test like this one sees these paths before CI needs them.  TAP
+# output.  usage: harness_test.sh SRCDIR
 set -u
 src=$1
 # shellcheck source-path=SCRIPTDIR source=../lib/tap.sh
@@ -185,6 +186,19 @@ run_vm() {
 	given "$r/consoles" "$@"
 	runner "$r" "$suites/kmod-pmem.suite"
 }
+# noted TOTALS: its "# rerun:" notes, each with the lines before and
+# after it.
+noted() {
+	grep -B 1 -A 1 '^    # rerun: ' "$1"
+}
+# noted_once TOTALS BEFORE NOTE AFTER: one note, matching NOTE, the last
+# line under the FAIL whose last reason matches BEFORE, AFTER next.
+noted_once() {
+	[ "$(grep -c '^    # rerun: ' "$1")" = 1 ] &&
+	noted "$1" | sed -n 1p | grep -q "^    $2" &&
+	noted "$1" | sed -n 2p | grep -q "^    # rerun: $3" &&
+	noted "$1" | sed -n 3p | grep -q "^$4"
+}
 # closing TOTALS LINE...: the last lines of TOTALS are LINEs.
 closing() {
 	t=$1
@@ -197,7 +211,8 @@ rerun_once() {
 	[ "$(cat "$r/consoles/n")" = 2 ] &&
 	cmp "$r/vm.log.first" "$scratch/int3/log" &&
 	grep -q "^# rerun: the first boot died of a TCG int3 race .*; console in $r/vm.log.first\$" "$r/vm.log" &&
-	closing "$r/totals" "3 passed, 0 failed"
+	[ -z "$(noted "$r/totals")" ] &&
+	closing "$r/totals" "1 rerun" "3 passed, 0 failed"
 }
 check "run-vm.sh boots an int3 death again, keeps LOG.first, says # rerun:" \
 	rerun_once
@@ -206,14 +221,19 @@ rerun_twice() {
 	[ "$(cat "$r/consoles/n")" = 2 ] &&
 	grep -q '^# rerun: ' "$r/vm.log" &&
 	grep -q '^FAIL vm:6.12:kmod-pmem:completed ' "$r/totals" &&
-	closing "$r/totals" "0 passed, 3 failed"
+	noted_once "$r/totals" "# VM for suite kmod-pmem on .* did not finish" \
+		"the first boot died of a TCG int3 race .*; console in $r/vm.log.first\$" \
+		"FAIL vm:6.12:kmod-pmem:completed " &&
+	closing "$r/totals" "1 rerun" "0 passed, 3 failed"
 }
-check "a second such death fails the suite, with no third boot" rerun_twice
+check "a second such death fails, # rerun: under the suite's first FAIL" \
+	rerun_twice
 rerun_none() {
 	run_vm rerun_none int3mod
 	[ "$(cat "$r/consoles/n")" = 1 ] && [ ! -e "$r/vm.log.first" ] &&
 	! grep -q '^# rerun:' "$r/vm.log" &&
-	closing "$r/totals" "0 passed, 3 failed"
+	closing "$r/totals" "0 passed, 3 failed" &&
+	! grep -q '^[0-9]* rerun' "$r/totals"
 }
 check "an int3 in hyper.ko is booted once and fails" rerun_none
 
@@ -248,7 +268,8 @@ rerun2_once() {
 	note="node 1's first boot died of a TCG int3 race .* (console in"
 	note="$note $r/vm.log.node1.first); all nodes were booted again"
 	grep -q "^# rerun: $note\$" "$r/vm.log" &&
-	closing "$r/totals" "7 passed, 0 failed"
+	[ -z "$(noted "$r/totals")" ] &&
+	closing "$r/totals" "1 rerun" "7 passed, 0 failed"
 }
 check "run-2vm.sh: node 1's int3 death boots both again, LOG.node1.first" \
 	rerun2_once
@@ -256,9 +277,12 @@ rerun2_twice() {
 	run_2vm rerun2_twice "node_ok node_ok" "node_int3 node_int3"
 	boots 2 2 &&
 	grep -q '^FAIL vm:6.12:twonode:completed ' "$r/totals" &&
-	closing "$r/totals" "3 passed, 4 failed"
+	noted_once "$r/totals" "# VM node 1 of suite twonode on .* did not finish" \
+		"node 1's first boot died of a TCG int3 race " \
+		"FAIL vm:6.12:twonode:node1:completed " &&
+	closing "$r/totals" "1 rerun" "3 passed, 4 failed"
 }
-check "run-2vm.sh: a second death fails the bed, with no third boot" \
+check "run-2vm.sh: a second death fails, # rerun: under the first FAIL" \
 	rerun2_twice
 rerun2_none() {
 	run_2vm rerun2_none node_ok node_stallhyper
@@ -267,7 +291,8 @@ rerun2_none() {
 	! grep -q '^# rerun:' "$r/vm.log" &&
 	grep -q '^FAIL vm:6.12:twonode:node1:completed ' "$r/totals" &&
 	grep -q '^FAIL vm:6.12:twonode:completed ' "$r/totals" &&
-	closing "$r/totals" "3 passed, 3 failed"
+	closing "$r/totals" "3 passed, 3 failed" &&
+	! grep -q '^[0-9]* rerun' "$r/totals"
 }
 check "run-2vm.sh: a node's stall in hyper.ko boots no node again" \
 	rerun2_none
@@ -445,10 +470,21 @@ two_logs() {
 	totals "$scratch/killed.log" > "$scratch/killed.got" &&
 	same "$scratch/killed.want" "$scratch/killed.got" &&
 	totals "$scratch/rerun_once/vm.log" "$scratch/killed.log" |
-		tail -n 2 > "$scratch/two.got" &&
-	printf 'FAIL plan_bound pass:0 fail:1\n3 passed, 1 failed\n' |
-		same - "$scratch/two.got"
+		tail -n 3 > "$scratch/two.got" &&
+	printf 'FAIL plan_bound pass:0 fail:1\n1 rerun\n3 passed, 1 failed\n' |
+		same - "$scratch/two.got" &&
+	totals "$scratch/rerun_once/vm.log" "$scratch/rerun_twice/vm.log" |
+		tail -n 2 > "$scratch/reruns.got" &&
+	printf '2 reruns\n3 passed, 3 failed\n' | same - "$scratch/reruns.got" &&
+	{
+		totals "$scratch/killed.log" | grep -v '^[0-9]'
+		totals "$scratch/rerun_twice/vm.log" | grep -v '^[0-9]'
+		printf '1 rerun\n0 passed, 4 failed\n'
+	} > "$scratch/each.want" &&
+	totals "$scratch/killed.log" "$scratch/rerun_twice/vm.log" \
+		> "$scratch/each.got" &&
+	same "$scratch/each.want" "$scratch/each.got"
 }
-check "a log's closing # lines are not shown under the next log's FAIL" \
+check "a log's closing # lines, # rerun: too, are no reason for the next's" \
 	two_logs
 finish

@@ -44,5 +44,5 @@ check-debug-kernel:
 	done; \
 	echo "== totals (logs in $(DK_RESULTS)/)"; \
 	awk -f selftests/totals.awk $(DK_RESULTS)/*.log | \
-		grep -E '^[0-9]+ (passed|skipped)' | tee $(DK_RESULTS)/totals; \
+		grep -E '^[0-9]+ (passed|skipped|rerun)' | tee $(DK_RESULTS)/totals; \
 	tail -n 1 $(DK_RESULTS)/totals | grep -q ' 0 failed$$'
