@@ -118,12 +118,26 @@ struct hu_part {
  */
 #define HU_HUGE_TAIL	((size_t)256 << 10)
 
+/*
+ * Sets the pointer at @pp to @p.  That pointer is the caller's int *,
+ * struct x *, ... (HU_PART() takes its address): a store through
+ * (void **)pp would access it as an object of another type, which
+ * strict aliasing lets the compiler reorder against the caller's own
+ * reads of it.  memcpy() may copy into any object; every object pointer
+ * has void *'s size and representation on the platforms this builds
+ * for, so the bytes copied are @p as the caller's type.
+ */
+static inline void hu_part_set(void *pp, void *p)
+{
+	memcpy(pp, &p, sizeof(p));
+}
+
 static inline void hu_block_none(const struct hu_part *parts, size_t nparts)
 {
 	size_t i;
 
 	for (i = 0; i < nparts; i++)
-		*(void **)parts[i].pp = NULL;
+		hu_part_set(parts[i].pp, NULL);
 }
 
 /*
@@ -183,7 +197,7 @@ static inline void *hu_block_huge(const struct hu_part *parts, size_t nparts)
 
 		off = (off + HU_PART_ALIGN - 1) & ~(HU_PART_ALIGN - 1);
 		p = (char *)b + off;
-		*(void **)parts[i].pp = p;
+		hu_part_set(parts[i].pp, p);
 		off += parts[i].n * parts[i].size;
 		if (parts[i].zero)
 			memset(p, 0, parts[i].n * parts[i].size);
