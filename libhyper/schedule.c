@@ -204,8 +204,7 @@ int hs_find(const struct hyper_schedule *s, const char *id)
 
 int hs_hash_alloc(struct hyper_schedule *s)
 {
-	for (s->hash_mask = 7; s->hash_mask < 2 * s->nr_tensors;)
-		s->hash_mask = s->hash_mask * 2 + 1;
+	s->hash_mask = hs_hash_mask(s->nr_tensors);
 	/*
 	 * Probed in no order: on 4 KiB pages, 16 MiB of it at a million
 	 * tensors missed the TLB at nearly every insert.
@@ -878,9 +877,13 @@ void hs_destroy(struct hyper_schedule *s)
 		s->pool = c->next;
 		free(c);
 	}
-	free(s->tensors);
-	free(s->steps);
-	free(s->hash);
+	if (s->block) {
+		free(s->block);
+	} else {
+		free(s->tensors);
+		free(s->steps);
+		free(s->hash);
+	}
 	free(s->name);
 	free(s->graph_name);
 	free(s->graph_hash);

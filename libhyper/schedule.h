@@ -100,6 +100,12 @@ struct hyper_schedule {
 	 * one by one (parsed).
 	 */
 	struct hs_chunk *pool;
+	/*
+	 * Not NULL: the tensors, the steps and the id hash are parts of
+	 * this one block (hyper_schedule_begin(), hu_block_huge()), freed
+	 * with it, not each on its own.
+	 */
+	void *block;
 };
 
 /* Error text sink; a NULL or zero-sized buffer discards the message. */
@@ -112,6 +118,16 @@ __attribute__((format(printf, 2, 3)))
 void hs_errf(struct hs_err *e, const char *fmt, ...);
 
 int hs_find(const struct hyper_schedule *s, const char *id);
+/* The id hash's slots less one for @nr_tensors: twice as many at least. */
+static inline uint32_t hs_hash_mask(uint32_t nr_tensors)
+{
+	uint32_t mask = 7;
+
+	while (mask < 2 * nr_tensors)
+		mask = mask * 2 + 1;
+	return mask;
+}
+
 /* The id hash, sized for s->nr_tensors; then each tensor in turn. */
 int hs_hash_alloc(struct hyper_schedule *s);
 /* Returns the index of an earlier tensor with the same id, or -1. */

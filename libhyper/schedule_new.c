@@ -30,17 +30,23 @@ static bool zero(const uint64_t *v, size_t n)
 }
 
 /*
- * The chunks of s->pool start small and double up to CHUNK_BYTES: a
- * small schedule takes a few KiB, a large one few malloc() calls.  From
- * HU_HUGE_MIN on a chunk is on huge pages (hu_malloc_huge()): at a
- * million steps the pool is 81 MB, mostly memory new to the process,
- * and in chunks of 1 MiB it was faulted in 4 KiB at a time (8,500 to
- * 14,000 faults per schedule; about 2,200 now, in 15 chunks).  16 MiB
- * stays below glibc's largest mmap threshold (32 MiB), so a chunk can
- * still come from free heap.
+ * The chunks of s->pool double up to CHUNK_BYTES from the first, which
+ * is sized from the counts (hyper_schedule_begin()): the planner's
+ * schedules take 35 to 41 bytes of pool a tensor or step (ids, names,
+ * lists and offsets), so POOL_GUESS each makes one chunk of most, and a
+ * small schedule still takes a few KiB.  A chunk of a huge page or more
+ * is a block of whole huge pages on a 2 MiB bound (hu_block_huge()):
+ * chunks doubling from 4 KiB were 10 at DeepSeek-V2-Lite's 60k tensors
+ * and steps, 4 MiB for 2 MiB used, all faulted 4 KiB at a time, and
+ * hu_malloc_huge() advised only the huge pages inside a block, none of
+ * a 2 MiB chunk off the bound.  At a million steps the pool is 81 MB,
+ * mostly memory new to the process (in chunks of 1 MiB, 8,500 to 14,000
+ * faults per schedule).  16 MiB stays below glibc's largest mmap
+ * threshold (32 MiB), so a chunk can still come from free heap.
  */
 #define CHUNK_FIRST	4096U
 #define CHUNK_BYTES	(16U << 20)
+#define POOL_GUESS	48U
 
 /* @len rounded up to the pool's alignment. */
 static size_t pool_round(size_t len)
@@ -50,26 +56,33 @@ static size_t pool_round(size_t len)
 
 /*
  * A new chunk of s->pool with @need bytes (a multiple of 8) taken from
- * it; NULL when out of memory.  Out of line: pool_alloc()'s every call
- * saved and restored the registers its call of hu_malloc_huge() needs,
- * a third of its instructions, for the one call in thousands that
- * takes a chunk.
+ * it, of at least @want bytes; NULL when out of memory.  Out of line:
+ * pool_alloc()'s every call saved and restored the registers its call
+ * of the allocator needs, a third of its instructions, for the one
+ * call in thousands that takes a chunk.
  */
 static __attribute__((noinline)) void *pool_grow(struct hyper_schedule *s,
-						 size_t need)
+						 size_t need, size_t want)
 {
 	struct hs_chunk *c = s->pool;
-	size_t grow = c ? c->cap * 2 : CHUNK_FIRST, cap;
+	size_t grow = c ? c->cap * 2 : want, cap;
+	char *raw;
+	struct hu_part part = HU_PART(raw, 0, false);
 
 	if (grow > CHUNK_BYTES)
 		grow = CHUNK_BYTES;
 	cap = need > grow ? need : grow;
-	c = hu_malloc_huge(sizeof(*c) + cap);
+	if (cap > SIZE_MAX - sizeof(*c) - HU_HUGE_PAGE)
+		return NULL;
+	part.n = sizeof(*c) + cap;
+	if (part.n >= HU_HUGE_MIN)	/* the block's whole huge pages */
+		part.n = (part.n + HU_HUGE_PAGE - 1) & ~(HU_HUGE_PAGE - 1);
+	c = hu_block_huge(&part, 1);
 	if (!c)
 		return NULL;
 	c->next = s->pool;
 	c->used = need;
-	c->cap = cap;
+	c->cap = part.n - sizeof(*c);
 	s->pool = c;
 	return c->data;
 }
@@ -86,7 +99,7 @@ static inline void *pool_alloc(struct hyper_schedule *s, size_t need)
 	void *p;
 
 	if (!c || c->cap - c->used < need)
-		return pool_grow(s, need);
+		return pool_grow(s, need, CHUNK_FIRST);
 	p = (char *)c->data + c->used;
 	c->used += need;
 	return p;
@@ -324,14 +337,6 @@ static struct id_ahead hash_ahead(const struct hyper_schedule *s,
 	return a;
 }
 
-/* Room for @n elements of @size, not cleared; NULL when out of memory. */
-static void *array_alloc(uint32_t n, size_t size)
-{
-	if (n > SIZE_MAX / size)
-		return NULL;
-	return hu_malloc_huge((n ?: 1) * size);
-}
-
 #define INFO_FLAGS	(HYPER_SCHED_BUDGET | HYPER_SCHED_PRED_PEAK | \
 			 HYPER_SCHED_PRED_STALL | HYPER_SCHED_PRED_MAKESPAN | \
 			 HYPER_SCHED_ARENA)
@@ -359,13 +364,24 @@ struct hyper_schedule_builder {
 static int alloc_arrays(struct hyper_schedule *s,
 			const struct hyper_schedule_info *info)
 {
-	if (!pool_alloc(s, 0))
+	size_t guess = POOL_GUESS * ((size_t)s->nr_tensors + s->nr_steps);
+	struct hu_part parts[] = {
+		HU_PART(s->tensors, s->nr_tensors ?: 1, false),
+		HU_PART(s->steps, s->nr_steps ?: 1, false),
+		HU_PART(s->hash, (size_t)hs_hash_mask(s->nr_tensors) + 1, true),
+	};
+
+	if (!pool_grow(s, 0, guess > CHUNK_FIRST ? guess : CHUNK_FIRST))
 		return -ENOMEM;
 	s->name = strdup(info->name ? info->name : "");
-	s->tensors = array_alloc(s->nr_tensors, sizeof(*s->tensors));
-	s->steps = array_alloc(s->nr_steps, sizeof(*s->steps));
-	if (!s->name || !s->tensors || !s->steps || hs_hash_alloc(s))
+	/*
+	 * One block: apart, each array of 0.5 to 3 MB (DeepSeek-V2-Lite)
+	 * was faulted 4 KiB at a time but for the huge pages inside it.
+	 */
+	s->block = hu_block_huge(parts, sizeof(parts) / sizeof(parts[0]));
+	if (!s->name || !s->block)
 		return -ENOMEM;
+	s->hash_mask = hs_hash_mask(s->nr_tensors);
 	/* The graph's identity, held to the rules a schedule file's is. */
 	if (info->graph_name) {
 		s->graph_name = strdup(info->graph_name);

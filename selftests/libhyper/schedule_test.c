@@ -303,6 +303,72 @@ TEST(schedule_new_pool_on_huge_chunks)
 }
 
 /*
+ * A schedule from hyper_schedule_new() holds its tensors, steps and id
+ * hash as parts of one block on a 2 MiB bound, and its pool in one
+ * chunk of whole huge pages, sized from the counts: apart, or in chunks
+ * doubling from 4 KiB, each was faulted 4 KiB at a time.  The parts do
+ * not overlap: every tensor and step reads back, every id is found.
+ */
+TEST(schedule_new_arrays_in_one_block)
+{
+	enum { NT = 60000, NS = 30000 };
+	struct hyper_schedule_info info = {
+		.name = "block", .nr_tensors = NT, .nr_steps = NS,
+	};
+	struct hyper_tensor_info *ti = calloc(NT, sizeof(*ti));
+	struct hyper_step_info *si = calloc(NS, sizeof(*si)), got;
+	uint32_t *uses = malloc(NS * sizeof(*uses));
+	char (*ids)[16] = malloc(NT * sizeof(*ids)), err[256];
+	struct hyper_schedule *s;
+	const char *b;
+
+	ASSERT_TRUE(ti && si && uses && ids);
+	for (uint32_t t = 0; t < NT; t++) {
+		snprintf(ids[t], sizeof(ids[t]), "t%u", t);
+		ti[t] = (struct hyper_tensor_info){
+			.id = ids[t], .bytes = 4096 + t, .kind = HYPER_KIND_WEIGHT,
+			.home = HYPER_HOME_DEVICE,
+		};
+	}
+	for (uint32_t i = 0; i < NS; i++) {
+		uses[i] = 2 * i;
+		si[i] = (struct hyper_step_info){
+			.op = ids[i], .compute_ns = i, .uses = uses + i,
+			.nr_uses = 1,
+		};
+	}
+	ASSERT_EQ(0, hyper_schedule_new(&info, ti, si, &s, err, sizeof(err)))
+		TH_LOG("%s", err);
+	b = s->block;
+	ASSERT_TRUE(b != NULL);
+	EXPECT_EQ(0, (uintptr_t)b % HU_HUGE_PAGE);
+	EXPECT_TRUE((const char *)s->tensors >= b);
+	EXPECT_TRUE((const char *)(s->tensors + NT) <= (const char *)s->steps);
+	EXPECT_TRUE((const char *)(s->steps + NS) <= (const char *)s->hash);
+	/* about 1.2 MB of ids, names and lists: the first chunk holds them */
+	ASSERT_TRUE(s->pool != NULL);
+	EXPECT_TRUE(s->pool->next == NULL);
+	EXPECT_EQ(0, (uintptr_t)s->pool % HU_HUGE_PAGE);
+	EXPECT_EQ(0, (sizeof(*s->pool) + s->pool->cap) % HU_HUGE_PAGE);
+	for (uint32_t t = 0; t < NT; t++) {
+		ASSERT_EQ((int)t, hyper_schedule_find(s, ids[t]));
+		ASSERT_EQ(4096 + t, s->tensors[t].bytes);
+	}
+	for (uint32_t i = 0; i < NS; i++) {
+		ASSERT_EQ(0, hyper_schedule_step(s, i, &got));
+		ASSERT_STREQ(ids[i], got.op);
+		ASSERT_EQ(i, got.compute_ns);
+		ASSERT_EQ(1, got.nr_uses);
+		ASSERT_EQ(2 * i, got.uses[0]);
+	}
+	hyper_schedule_free(s);
+	free(ti);
+	free(si);
+	free(uses);
+	free(ids);
+}
+
+/*
  * hyper_schedule_new() takes its tensor and step arrays uncleared and
  * sets each element whole.  Over memory left dirty (a freed block of
  * the same size, or the sanitizer's fill), a field it did not set shows:
