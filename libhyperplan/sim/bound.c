@@ -35,6 +35,8 @@
 #include <string.h>
 
 #include "sim/bound.h"
+#include "lib/util.h"
+#include "util/huge.h"
 
 /*
  * Instants: the most loaded step of each of GRID_T slices of time, and
@@ -1023,6 +1025,30 @@ static double forced_stall(struct bnd *b, const struct profile *p,
 }
 
 /*
+ * h and d in one block (8 MB at the grid's full size), from
+ * hyper_plan__block(): on 2 MiB and advised whole, so that where the
+ * caller keeps glibc's defaults its fresh pages come in a few huge
+ * faults, not 4 KiB at a time around the aligned inside of a plain
+ * calloc().  It is cleared here, as one handed over from the other
+ * order's bound is (its pages are in already).  b->h NULL on failure.
+ */
+static void tri_block(struct bnd *b)
+{
+	size_t cells = 2 * tri(0, b->ng);
+	struct hu_part part[] = {
+		HU_PART(b->h, cells > b->nblk ? cells : b->nblk, false),
+	};
+
+	if (!b->h || b->nblk < cells) {
+		free(b->h);
+		b->nblk = part[0].n;
+		hyper_plan__block(b->mem, part, ARRAY_SIZE(part));
+	}
+	if (b->h)
+		memset(b->h, 0, cells * sizeof(double));
+}
+
+/*
  * The grid, pinned[] and the differences of h and d, into @b (on
  * failure, what was built stays there for bnd_free()); *@lo rises to
  * what stays at any budget.
@@ -1034,22 +1060,7 @@ static int tables_floor(struct bnd *b, double *lo)
 	if (!b->step && grid(b))	/* else built ahead, for its size */
 		return -ENOMEM;
 	b->pinned = hyper_plan__calloc(b->mem, b->ng, sizeof(*b->pinned));
-	/*
-	 * h and d in one block: each triangle is just under 4 MiB at the
-	 * grid's full size, too small for huge pages (lib/util.c), and
-	 * the two are fresh memory at every bound, faulted in 4 KiB at a
-	 * time where the caller keeps glibc's defaults.  A block handed
-	 * over from the other order's bound is cleared instead: its pages
-	 * are in already.
-	 */
-	if (b->h && b->nblk >= 2 * tri(0, b->ng)) {
-		memset(b->h, 0, 2 * tri(0, b->ng) * sizeof(double));
-	} else {
-		free(b->h);
-		if (b->nblk < 2 * tri(0, b->ng))
-			b->nblk = 2 * tri(0, b->ng);
-		b->h = hyper_plan__calloc(b->mem, b->nblk, sizeof(double));
-	}
+	tri_block(b);
 	b->d = b->h ? b->h + tri(0, b->ng) : NULL;
 	b->best = hyper_plan__calloc(b->mem, b->ng, sizeof(*b->best));
 	if (!b->pinned || !b->h || !b->best || grid_after(b))

@@ -13,6 +13,7 @@
 #include <hyper/residency.h>
 
 #include "lib/heap.h"
+#include "util/huge.h"
 #include "sim/sim.h"
 
 struct sim {
@@ -749,8 +750,8 @@ static void done_tracked(struct sim *m, struct hp_simbuf *b)
 
 static void quiet_free(struct hp_simbuf *b)
 {
-	free(b->q);
-	free(b->q_new);
+	free(b->q_blk);
+	b->q_blk = NULL;
 	b->q = NULL;
 	b->q_new = NULL;
 	b->q_mem0 = 0;
@@ -761,8 +762,10 @@ static void quiet_free(struct hp_simbuf *b)
  * @lf's order replayed with nothing offloaded, as life.c's gaps() replays
  * each tensor and run_step() would run it: each step's defines, then its
  * dead gaps' detaches, into @b's tables.  Once per life and buffer, for
- * the life's next runs: O(steps + defines + dead gaps).  0, or -ENOMEM
- * with @b holding none.
+ * the life's next runs: O(steps + defines + dead gaps).  The tables and
+ * the replay's states are one block (3.3 MB at 100k decode operators,
+ * fresh at each search's first run): on huge pages, not 4 KiB ones
+ * apart.  0, or -ENOMEM with @b holding none.
  */
 static int quiet_tables(struct hp_simbuf *b, const struct life *lf,
 			struct hp_mem *hm)
@@ -770,8 +773,13 @@ static int quiet_tables(struct hp_simbuf *b, const struct life *lf,
 	const struct graph *g = lf->g;
 	size_t i, w = 0, nw = 0;
 	struct hp_simq *q;
-	uint8_t *st;
+	uint8_t *st, *scratch;
 	uint32_t k, x, t;
+	struct hu_part part[] = {
+		HU_PART(b->q, (size_t)lf->n + 1, false),
+		HU_PART(b->q_new, 0, false),
+		HU_PART(scratch, g->nt, false),
+	};
 
 	if (b->q_lf == lf && b->q_order == lf->order && b->q_n == lf->n &&
 	    b->q_dead == lf->dead_t)
@@ -781,14 +789,13 @@ static int quiet_tables(struct hp_simbuf *b, const struct life *lf,
 		nw += g->op[lf->order[k]].n_out;
 	if (nw > UINT32_MAX)
 		return 0;	/* none: every step the usual way */
-	st = hyper_plan__array(hm, g->nt, 1);
-	b->q = q = hyper_plan__array(hm, (size_t)lf->n + 1, sizeof(*q));
-	b->q_new = hyper_plan__array(hm, nw, 1);
-	if (!st || !q || !b->q_new) {
-		free(st);
-		quiet_free(b);
+	part[1].n = nw;
+	b->q_blk = hyper_plan__block(hm, part, ARRAY_SIZE(part));
+	if (!b->q_blk)
 		return -ENOMEM;
-	}
+	/* scratch's address is taken: each byte stored would reload it */
+	q = b->q;
+	st = scratch;
 	for (t = 0; t < g->nt; t++) {
 		st[t] = hyper_residency_start(lf->home0[t]);
 		if (st[t] & HYPER_RES_DEVICE)
@@ -815,7 +822,6 @@ static int quiet_tables(struct hp_simbuf *b, const struct life *lf,
 		}
 	}
 	q[lf->n] = (struct hp_simq){ .out = (uint32_t)w };
-	free(st);
 	b->q_lf = lf;
 	b->q_order = lf->order;
 	b->q_dead = lf->dead_t;

@@ -107,6 +107,7 @@ struct hp_simbuf {
 	uint32_t q_n;
 	struct hp_simq *q;		/* q_n + 1 steps */
 	uint8_t *q_new;			/* each step's defines: allocated? */
+	void *q_blk;			/* q's and q_new's (and scratch) */
 	/*
 	 * The bytes the device holds from the life's homes (home0): a run
 	 * of a schedule whose homes are these but a few starts from them

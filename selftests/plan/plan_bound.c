@@ -20,6 +20,7 @@
 #include "sim/bound.h"
 #include "passes/sched.h"
 #include "sim/sim.h"
+#include "util/huge.h"
 
 #define MAX_SCHEDS	40000
 
@@ -833,6 +834,33 @@ TEST_F_TIMEOUT(plain, bound_pair_takes_over_the_block, 300)
 	EXPECT_FALSE(mem.failed);
 	for (c = 0; c < ARRAY_SIZE(cases); c++)
 		hyper_plan__job_free(&j[c]);
+}
+
+/*
+ * h and d at the grid's full size are one block on huge pages
+ * (hyper_plan__block(): on a 2 MiB bound), d right after h's cells; its
+ * cells as defined whatever the allocator left there (ASan fills a
+ * block's start, so a block not cleared fails bound_tables_as_defined).
+ */
+TEST_F_TIMEOUT(plain, bound_tables_block_on_huge_pages, 300)
+{
+	static const struct plan_case c = { "olmoe-1b-7b", "train", 0, 4 };
+	const struct profile *p = links[0];
+	struct bound_tables bt;
+	struct hp_mem mem = { 0 };
+	struct hp_err e;
+	struct job j;
+	size_t cells;
+
+	memset(&j, 0, sizeof(j));
+	ASSERT_EQ(0, case_job(&j, &c, p, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__bound_tables(&j.lf, p, 0.01, &bt, &mem));
+	cells = (size_t)bt.ng * (bt.ng - 1) / 2;
+	EXPECT_LE(HU_HUGE_PAGE, 2 * cells * sizeof(double));
+	EXPECT_EQ(0, (uintptr_t)bt.h % HU_HUGE_PAGE);
+	EXPECT_EQ(bt.h + cells, bt.d);
+	hyper_plan__bound_tables_free(&bt);
+	hyper_plan__job_free(&j);
 }
 
 /*

@@ -4485,6 +4485,42 @@ TEST(simulator_in_bulk_keeps_tracked_states_alone)
 }
 
 /*
+ * The quiet tables a run in bulk builds (sim/sim.c, quiet_tables()) are
+ * one block: q at its start, q_new after it inside the same allocation,
+ * both freed with it (ASan: no leak).  The figures are the step-by-step
+ * run's (sim_in_bulk_same()).
+ */
+static void quiet_in_one_block(struct __test_metadata *_metadata,
+			       const struct job *j, const struct evict *ev,
+			       size_t nev, struct hp_simbuf *buf,
+			       unsigned int i, void *blocks)
+{
+	const struct graph *g = j->lf.g;
+	size_t nw = 0;
+	uint32_t k;
+
+	sim_in_bulk_same(_metadata, j, ev, nev, buf);
+	if (!buf->q)
+		return;
+	for (k = 0; k < j->lf.n; k++)
+		nw += g->op[j->lf.order[k]].n_out;
+	ASSERT_EQ(buf->q_blk, (void *)buf->q);
+	EXPECT_LT((uintptr_t)buf->q_blk, (uintptr_t)buf->q_new);
+	EXPECT_LE((uintptr_t)buf->q_new + nw,
+		  (uintptr_t)buf->q_blk + malloc_usable_size(buf->q_blk));
+	*(size_t *)blocks += 1;
+}
+
+TEST(simulator_quiet_tables_in_one_block)
+{
+	size_t blocks = 0;
+
+	each_probe(_metadata, sim_cases, ARRAY_SIZE(sim_cases), 1,
+		   quiet_in_one_block, &blocks);
+	EXPECT_LT(0, blocks);	/* some ran in bulk */
+}
+
+/*
  * The Fenwick descent unrolled by levels (hyper_plan__cal_reach_sum())
  * against the loop it replaced, over the same tree: at lengths around
  * each power of two up to 2^17 (levels 1 to 18), after random takes of
