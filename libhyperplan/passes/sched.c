@@ -13,6 +13,7 @@
 #include <hyper/residency.h>
 
 #include "passes/sched.h"
+#include "util/huge.h"
 #include "util/sort.h"
 
 /*
@@ -36,10 +37,14 @@ struct item {
 struct hp_emit {
 	const struct life *lf;
 	struct sched *s;
+	/*
+	 * The items and sort_items()'s other half, cap items each: one
+	 * block (it_block) where they span a huge page (items_room()).
+	 */
 	struct item *it;
 	size_t n, cap;
-	struct item *tmp;	/* sort_items()'s other half, tmp_cap items */
-	size_t tmp_cap;
+	struct item *tmp;
+	void *it_block;
 	/*
 	 * The radix sort's counters, counted as the items are made
 	 * (item()): the low digit's, then hi of the high digit's, cnt_cap
@@ -230,9 +235,6 @@ static int sort_items(struct hp_emit *m)
 	uint32_t *busy;
 	bool in_order;
 
-	if (hyper_plan__room(m->mem, &m->tmp, &m->tmp_cap, m->n,
-			     sizeof(*m->tmp)))
-		return -ENOMEM;
 	if (m->cb)
 		by_key(m, m->tmp, CLS_BITS);
 	else
@@ -252,11 +254,61 @@ static int sort_items(struct hp_emit *m)
 	}
 	m->busy = busy;
 	m->nbusy = nb;
-	if (!m->buf && !busy) {		/* nothing to keep it for */
+	return 0;
+}
+
+/* The items and their sort's other half freed, none held. */
+static void items_free(struct hp_emit *m)
+{
+	if (m->it_block) {
+		free(m->it_block);
+	} else {
+		free(m->it);
 		free(m->tmp);
-		m->tmp = NULL;
-		m->tmp_cap = 0;
 	}
+	m->it_block = NULL;
+	m->it = NULL;
+	m->tmp = NULL;
+	m->cap = 0;
+}
+
+/*
+ * Room for @need items and as many in the sort's other half.  Where the
+ * two span a huge page they are one block on huge pages
+ * (hyper_plan__block()): apart, each was a heap block of 2 to 5 MB at
+ * 100k decode operators on no 2 MiB bound, and the probes' first
+ * touches of them were about 1,500 of the run's 4 KiB faults; the block
+ * takes one a 2 MiB.  Below that they stay two arrays: one block of
+ * both, grown at most probes of a small search, went past glibc's
+ * dynamic mmap threshold each time and came fresh (OLMoE-1B-7B
+ * `--compare` took 1,500 more faults).  The other half gets the bound,
+ * not the count: what is not written of it stays untouched.  The old
+ * room is freed first (hyper_plan__room()).  0, or -ENOMEM.
+ */
+static int items_room(struct hp_emit *m, size_t need)
+{
+	struct hu_part parts[] = {
+		HU_PART(m->it, need, false),
+		HU_PART(m->tmp, need, false),
+	};
+	size_t len;
+
+	if (need <= m->cap)
+		return 0;
+	items_free(m);
+	if (!hu_block_len(parts, ARRAY_SIZE(parts), &len) ||
+	    len >= HU_HUGE_PAGE) {
+		m->it_block = hyper_plan__block(m->mem, parts,
+						ARRAY_SIZE(parts));
+		if (!m->it_block)
+			return -ENOMEM;
+	} else {
+		m->it = hyper_plan__array(m->mem, need, sizeof(*m->it));
+		m->tmp = hyper_plan__array(m->mem, need, sizeof(*m->tmp));
+		if (!m->it || !m->tmp)
+			return -ENOMEM;
+	}
+	m->cap = need;
 	return 0;
 }
 
@@ -595,8 +647,7 @@ static void access_items(struct hp_emit *m, struct items *w, uint32_t t)
 
 static void emit_free_all(struct hp_emit *m)
 {
-	free(m->it);
-	free(m->tmp);
+	items_free(m);
 	free(m->cnt);
 	free(m->st);
 	free(m->mine_all);
@@ -721,7 +772,7 @@ int hyper_plan__sched_start_in(struct sched *s, const struct life *lf,
 	 * allocation, no copies (none at all with room kept from the last)
 	 */
 	need = 3 * nev + 2 * nacc;
-	if (hyper_plan__room(mem, &m->it, &m->cap, need, sizeof(*m->it)) ||
+	if (items_room(m, need) ||
 	    sort_start(m, 2 * s->n))
 		goto out;
 	/*

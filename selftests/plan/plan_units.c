@@ -3584,6 +3584,60 @@ TEST(probes_in_any_order_and_in_bulk_are_the_same)
 }
 
 /*
+ * The emitter's items and their sort's other half share one block in
+ * its buffer (passes/sched.c, items_room()), made again only when a
+ * probe needs more items than it holds.  Distance evictions of ever
+ * more tensors, then ever fewer, on a random graph and a model, all
+ * through one buffer, against each built alone: the same homes, slots
+ * and cops, or the same error, whichever probe sized the block.
+ */
+TEST(emitter_items_block_grows_and_is_kept)
+{
+	static const struct plan_case cases[] = {
+		{ NULL, NULL, 900, 33 }, { "llama2-7b", "infer", 0, 2 },
+	};
+	struct distance_params dp = { .prefetch = 4 };
+	struct hp_err e, ea, eb;
+	struct job j;
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct hp_emitbuf buf = { 0 };
+		struct hp_mem mem = { 0 };
+		struct distance_ctx d;
+		struct sched a, b;
+		int ra, rb;
+
+		j = (struct job){ 0 };
+		ASSERT_EQ(0, case_job(&j, &cases[c],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, hyper_plan__distance_init(&d, &j.lf, &mem));
+		ASSERT_LT(16, d.nrank);
+		for (unsigned int i = 0; i < 12; i++) {
+			unsigned int sh = i < 6 ? 5 - i : i - 6;
+
+			dp.count = d.nrank >> sh;
+			ASSERT_EQ(0, hyper_plan__distance_evicts(&d, &dp));
+			ea.msg[0] = 0;
+			eb.msg[0] = 0;
+			ra = hyper_plan__sched_build(&a, &j.lf, d.ev, d.nev,
+						     &mem, &ea);
+			rb = hyper_plan__sched_start_in(&b, &j.lf, d.ev, d.nev,
+							&buf, &mem, &eb);
+			if (!rb)
+				rb = hyper_plan__sched_emit(&b, b.n, &eb);
+			emit_same(_metadata, &a, ra, &ea, &b, rb, &eb);
+			hyper_plan__sched_free(&b);
+			if (!ra)
+				hyper_plan__sched_free(&a);
+		}
+		hyper_plan__emitbuf_free(&buf);
+		hyper_plan__distance_free(&d);
+		hyper_plan__job_free(&j);
+	}
+}
+
+/*
  * The class that gave the last pick asked first (passes/plan.c,
  * next_bucket()), the others pruned from their old reach behind it,
  * against the from-scratch path, which asks the classes in order: a
