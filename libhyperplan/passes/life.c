@@ -20,29 +20,34 @@ static inline bool op_lists(const uint32_t *r, uint32_t n, uint32_t t)
 	return false;
 }
 
-/* The accesses' steps and kinds, @tot of each, in one block. */
-static int acc_arrays(struct life *lf, size_t tot, struct hp_mem *mem)
+/*
+ * An op's distinct tensors, its inputs and outputs at most: a bound on
+ * the accesses, and on the dead gaps (one at most after each access),
+ * known before they are counted.
+ */
+static size_t acc_bound(const struct graph *g)
 {
-	struct hu_part part[] = {
-		HU_PART(lf->acc_step, tot, false),
-		HU_PART(lf->acc_rw, tot, false),
-	};
+	size_t i, tot = 0;
 
-	lf->blk_acc = hyper_plan__block(mem, part, ARRAY_SIZE(part));
-	return lf->blk_acc ? 0 : -ENOMEM;
+	for (i = 0; i < g->nop; i++)
+		tot += (size_t)g->op[i].n_in + g->op[i].n_out;
+	return tot;
 }
 
 /*
- * The arrays sized by the steps and tensors in one block: each is fresh
- * memory of 0.1 to 0.8 MB at 100k decode operators, on 4 KiB pages
- * apart.  The residency's differences are summed where the residency
- * goes (base, one slot more, for the end): a separate array of them was
- * 8 MB of fresh memory at 1M decode operators, the pinned tensors' as
- * much again where none is pinned.
+ * Every array in one block: each is fresh memory of 0.1 to 2 MB at 100k
+ * decode operators, on 4 KiB pages apart, and they all live as long as
+ * the analysis.  The accesses and the dead gaps are bounded, not
+ * counted, so that the block comes before them: what the bound holds
+ * beyond them is never touched, so costs no page.  The residency's
+ * differences are summed where the residency goes (base, one slot more,
+ * for the end): a separate array of them was 8 MB of fresh memory at 1M
+ * decode operators, the pinned tensors' as much again where none is
+ * pinned.
  */
 static int once_arrays(struct life *lf, struct hp_mem *mem)
 {
-	size_t n = lf->n, nt = lf->g->nt;
+	size_t n = lf->n, nt = lf->g->nt, tot = acc_bound(lf->g);
 	struct hu_part part[] = {
 		HU_PART(lf->acc_off, nt + 2, true),
 		HU_PART(lf->t0, n + 1, false),
@@ -51,6 +56,9 @@ static int once_arrays(struct life *lf, struct hp_mem *mem)
 		HU_PART(lf->first_w, nt, false),
 		HU_PART(lf->home0, nt, false),
 		HU_PART(lf->dead_off, n + 2, true),
+		HU_PART(lf->acc_step, tot, false),
+		HU_PART(lf->acc_rw, tot, false),
+		HU_PART(lf->dead_t, tot, false),
 	};
 
 	lf->blk = hyper_plan__block(mem, part, ARRAY_SIZE(part));
@@ -71,14 +79,14 @@ static int once_arrays(struct life *lf, struct hp_mem *mem)
  * tensor t starts, and it has moved on to where t ends once t's
  * accesses are in (one slot more than nt + 1, never read).
  */
-static int accesses(struct life *lf, struct hp_mem *mem)
+static void accesses(struct life *lf)
 {
 	const struct graph *g = lf->g;
 	const struct tensor *ten = g->t;
 	const uint32_t *refs = g->refs;
-	size_t *off = lf->acc_off, tot, i;
-	uint32_t *step;
-	uint8_t *rw;
+	size_t *off = lf->acc_off, i;
+	uint32_t *step = lf->acc_step;
+	uint8_t *rw = lf->acc_rw;
 	double t0 = 0;
 	uint32_t k, x, y;
 
@@ -94,11 +102,6 @@ static int accesses(struct life *lf, struct hp_mem *mem)
 	}
 	for (i = 2; i <= g->nt; i++)
 		off[i + 1] += off[i];
-	tot = off[g->nt + 1];
-	if (acc_arrays(lf, tot, mem))
-		return -ENOMEM;
-	step = lf->acc_step;
-	rw = lf->acc_rw;
 	for (k = 0; k < lf->n; k++) {
 		const struct op *o = &g->op[lf->order[k]];
 		const uint32_t *in = refs + o->ref, *out = in + o->n_in;
@@ -135,7 +138,6 @@ static int accesses(struct life *lf, struct hp_mem *mem)
 		}
 	}
 	lf->t0[lf->n] = t0;
-	return 0;
 }
 
 /* O(1): accesses are in step order, so the first write is the earliest. */
@@ -149,7 +151,8 @@ bool hyper_plan__initial_value(const struct life *lf, uint32_t t, int64_t a)
  * first write, its home with nothing offloaded, the no-offload residency
  * (a tensor is resident at its accesses and its live gaps) and the
  * pinned tensors' part of it for the floor, the number of dead gaps
- * each step ends, and whether its residency breaks a rule (dirty_t).
+ * each step ends, whether its residency breaks a rule (dirty_t), and
+ * how many live gaps and values those not pinned have (nlive, nvals).
  * These were five walks, each asking hyper_plan__gap_ends() and
  * hyper_plan__gap_live() again; what those say is spelled out here per
  * gap: gap 0 is live when the tensor is live_in and first read, gap i in
@@ -189,6 +192,7 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 		int64_t b = g->t[t].bytes;
 		bool pin = flags & TF_PIN, bad = false;
 		uint32_t a, j, fw = n;
+		size_t live = 0, writes = 0;
 		uint8_t st;
 
 		if (pin && !dp) {
@@ -202,12 +206,14 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 		if (q == end) {
 			lf->home0[t] = flags & TF_LIVE_IN ? HYPER_HOME_POOL :
 							    HYPER_HOME_NONE;
+			lf->nvals += !pin;
 			continue;
 		}
 		j = step[q];
 		if ((rw[q] & ACC_R) && (flags & TF_LIVE_IN)) {
 			lf->home0[t] = HYPER_HOME_DEVICE;
 			if (j > 0) {
+				live++;
 				d[0] += b;
 				d[j] -= b;
 				if (pin) {
@@ -223,6 +229,7 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 			if (rw[q] & ACC_R)
 				bad |= hyper_residency_check(st, HYPER_RES_USE);
 			if (rw[q] & ACC_W) {
+				writes++;
 				hyper_residency_step(&st, HYPER_RES_DEFINE);
 				if (fw == n)
 					fw = j;
@@ -249,6 +256,7 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 				}
 			}
 			if (a + 1 < j) {
+				live++;
 				d[a + 1] += b;
 				d[j] -= b;
 				if (pin) {
@@ -260,6 +268,10 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 				break;
 		}
 		lf->first_w[t] = fw;
+		if (!pin) {
+			lf->nlive += live;
+			lf->nvals += writes + 1;
+		}
 		if (!bad)
 			continue;
 		if (hyper_plan__grow(mem, &lf->dirty_t, &ndirty, lf->ndirty,
@@ -281,20 +293,17 @@ uint64_t hyper_plan__life_floor(const struct life *lf, uint32_t *at)
  * The dead gaps by the step that ends them, tensors ascending within a
  * step: gaps() counted them, this places them.
  */
-static int dead_list(struct life *lf, struct hp_mem *mem)
+static void dead_list(struct life *lf)
 {
 	const struct graph *g = lf->g;
 	const size_t *off = lf->acc_off;
 	const uint32_t *step = lf->acc_step;
 	const uint8_t *rw = lf->acc_rw;
 	size_t *dead = lf->dead_off, q;
-	uint32_t t, *dt;
+	uint32_t t, *dt = lf->dead_t;
 
 	for (q = 2; q <= lf->n; q++)
 		dead[q + 1] += dead[q];
-	lf->dead_t = dt = hyper_plan__array(mem, dead[lf->n + 1], sizeof(*dt));
-	if (!dt)
-		return -ENOMEM;
 	for (t = 0; t < g->nt; t++) {
 		bool out = g->t[t].flags & TF_LIVE_OUT;
 		size_t end = off[t + 1];
@@ -303,7 +312,6 @@ static int dead_list(struct life *lf, struct hp_mem *mem)
 			if (q + 1 < end ? !(rw[q + 1] & ACC_R) : !out)
 				dt[dead[step[q] + 1]++] = t;
 	}
-	return 0;
 }
 
 /*
@@ -339,14 +347,16 @@ int hyper_plan__life_build(struct life *lf, const struct graph *g, const uint32_
 	lf->g = g;
 	lf->order = order;
 	lf->n = g->nop;
-	if (once_arrays(lf, mem) || accesses(lf, mem))
+	if (once_arrays(lf, mem))
 		goto fail;
+	accesses(lf);
 	ret = gaps(lf, (int64_t *)lf->base, &dp, mem);
 	if (!ret)
 		sums(lf, dp);
 	free(dp);
-	if (ret || dead_list(lf, mem))
+	if (ret)
 		goto fail;
+	dead_list(lf);
 	return 0;
 fail:
 	hyper_plan__life_free(lf);
@@ -356,8 +366,6 @@ fail:
 void hyper_plan__life_free(struct life *lf)
 {
 	free(lf->blk);
-	free(lf->blk_acc);
-	free(lf->dead_t);
 	free(lf->dirty_t);
 	memset(lf, 0, sizeof(*lf));
 }

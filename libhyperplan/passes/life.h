@@ -42,17 +42,22 @@ struct life {
 	 * among them (passes/sched.c). */
 	uint32_t *dirty_t;
 	size_t ndirty;
+	/*
+	 * Of the tensors not pinned: the live gaps with a step inside (what
+	 * a policy can take off the device) and the values (one before the
+	 * first write, one from each write), for hyper_plan__plan_init() to
+	 * place its arrays of them before it lists them.
+	 */
+	size_t nlive, nvals;
 	uint64_t peak0, max_ws;
 	uint32_t max_ws_step;
 	uint64_t floor;		/* hyper_plan__life_floor() */
 	uint32_t floor_step;
 	/*
-	 * The blocks (util/huge.h) of the arrays above sized by the steps
-	 * and tensors (acc_off, t0, ws, base, first_w, home0, dead_off) and
-	 * by the accesses (acc_step, acc_rw): each freed once, never its
-	 * parts.
+	 * The block (util/huge.h) of the arrays above but dirty_t: freed
+	 * once, never its parts.
 	 */
-	void *blk, *blk_acc;
+	void *blk;
 };
 
 /* 0, or -ENOMEM with @lf freed. */

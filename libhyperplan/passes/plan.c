@@ -60,15 +60,10 @@
 /* Candidates tried (and set aside) for one step before it is given up. */
 #define MAX_TRIES	65536
 
-static void add_cand(struct plan_ctx *pc, const struct cand *c)
-{
-	/* out of memory: dropped, and hyper_plan__plan_init() sees pc->mem failed */
-	if (hyper_plan__grow(pc->mem, &pc->c, &pc->cap_c, pc->nc, sizeof(*pc->c)))
-		return;
-	pc->c[pc->nc++] = *c;
-}
-
-/* Every live gap of tensor t that has at least one step inside it. */
+/*
+ * Every live gap of tensor t that has at least one step inside it, into
+ * pc->c sized by what hyper_plan__life_build() counted of them.
+ */
 static void tensor_cands(struct plan_ctx *pc, uint32_t t)
 {
 	const struct life *lf = pc->lf;
@@ -95,7 +90,8 @@ static void tensor_cands(struct plan_ctx *pc, uint32_t t)
 			continue;
 		if (a < 0)
 			pc->first_gap[t] = pc->nc;
-		add_cand(pc, &(struct cand){ t, a, j, w, ep + writes, small });
+		pc->c[pc->nc++] = (struct cand){ t, a, j, w, ep + writes, small };
+		pc->nc_end += j == lf->n;
 		if (j < lf->n && !small && fetch < pc->min_fetch)
 			pc->min_fetch = fetch;
 	}
@@ -212,12 +208,12 @@ static int index_by_use(struct plan_ctx *pc)
 	double raw_cost[NR_RAW_CLS];
 	uint8_t *cls;
 	uint64_t *key;
-	/* xj: m of them, at most nc */
+	/* xj: the candidates used again, m of them */
 	struct hu_part part[] = {
 		HU_PART(by_j, (size_t)n + 3, true),
 		HU_PART(cls, pc->nc, false),
 		HU_PART(key, pc->nc, false),
-		HU_PART(xj, pc->nc, false),
+		HU_PART(xj, pc->nc - pc->nc_end, false),
 	};
 	void *tmp = hyper_plan__block(mem, part, ARRAY_SIZE(part));
 	int ret = -ENOMEM;
@@ -311,21 +307,27 @@ out:
 }
 
 /*
- * The arrays sized by the steps and the candidates, in one block
- * (pc->blk) once the candidates are counted: each of them is fresh memory
- * of 0.2 to 2.5 MB at 100k decode operators, on 4 KiB pages apart.
+ * The arrays sized by the tensors, the steps and the candidates, in one
+ * block (pc->blk): each of them is fresh memory of 0.2 to 2.5 MB at 100k
+ * decode operators, on 4 KiB pages apart.  The candidates and their
+ * values are counted by hyper_plan__life_build(), so that the block
+ * comes before them: the candidates grown by doubling touched about
+ * twice their size in fresh pages, and stood apart.
  */
 static int once_arrays(struct plan_ctx *pc)
 {
-	size_t n = pc->lf->n;
+	const struct life *lf = pc->lf;
+	size_t n = lf->n, nc = lf->nlive;
 	struct hu_part part[] = {
-		HU_PART(pc->idx, pc->nc, false),
+		HU_PART(pc->first_gap, lf->g->nt, false),
+		HU_PART(pc->c, nc, false),
+		HU_PART(pc->idx, nc, false),
 		HU_PART(pc->at_off, n + 2, true),
 		HU_PART(pc->cap, n, false),
-		HU_PART(pc->ep, pc->nep, false),
+		HU_PART(pc->ep, lf->nvals, false),
 		HU_PART(pc->delta, n + 1, false),
-		HU_PART(pc->alive, pc->nc, false),
-		HU_PART(pc->alive0, pc->nc, false),
+		HU_PART(pc->alive, nc, false),
+		HU_PART(pc->alive0, nc, false),
 		HU_PART(pc->due_off, n + 2, false),
 		HU_PART(pc->ep_undo, EP_UNDO, false),
 	};
@@ -346,15 +348,14 @@ int hyper_plan__plan_init(struct plan_ctx *pc, const struct life *lf,
 	pc->p = p;
 	pc->mem = mem;
 	pc->min_fetch = 1e300;
-	pc->first_gap = hyper_plan__array(mem, g->nt, sizeof(*pc->first_gap));
-	if (!pc->first_gap)
+	if (once_arrays(pc))
 		goto fail;
 	for (t = 0; t < g->nt; t++)
 		pc->first_gap[t] = NONE;
-	for (t = 0; t < g->nt && !mem->failed; t++)
+	for (t = 0; t < g->nt; t++)
 		if (!(g->t[t].flags & TF_PIN))
 			tensor_cands(pc, t);
-	if (mem->failed || once_arrays(pc) || index_by_use(pc))
+	if (index_by_use(pc))
 		goto fail;
 	for (k = 0; k < n; k++)
 		pc->cap[k] = g->op[lf->order[k]].compute_ns;
@@ -378,7 +379,6 @@ fail:
 
 void hyper_plan__plan_free(struct plan_ctx *pc)
 {
-	free(pc->c);
 	free(pc->blk);
 	free(pc->blk_b);
 	free(pc->cls_cost);
@@ -399,7 +399,6 @@ void hyper_plan__plan_free(struct plan_ctx *pc)
 	free(pc->aside);
 	hyper_plan__cal_free(&pc->h2d);
 	hyper_plan__cal_free(&pc->d2h);
-	free(pc->first_gap);
 	free(pc->ev);
 	free(pc->ev_sorted);
 	free(pc->ex_ev);

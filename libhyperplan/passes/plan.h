@@ -54,11 +54,12 @@ struct plan_ctx {
 	struct hp_mem *mem;	/* the plan's: failed says a probe lost data */
 	const struct profile *p;
 	struct cand *c;
-	size_t nc, cap_c;
+	size_t nc;
+	size_t nc_end;		/* of them, the gaps to the end */
 	/*
-	 * The blocks (util/huge.h) that hold the arrays sized by the steps
-	 * and candidates (idx, at_off, cap, ep, delta, alive, alive0,
-	 * due_off, ep_undo) and those sized by the buckets (b_j, by_b,
+	 * The blocks (util/huge.h) that hold the arrays sized by the
+	 * tensors, steps and candidates (first_gap, c, idx, at_off, cap,
+	 * ep, delta, alive, alive0, due_off, ep_undo) and those sized by the buckets (b_j, by_b,
 	 * cls_b, b_cls, at_j, cur, aside_gen and seg's tree): each freed
 	 * once, never its parts.
 	 */

@@ -1311,6 +1311,10 @@ static void check_index(struct __test_metadata *_metadata,
 		ASSERT_EQ(x >= m, pc->c[pc->idx[x]].j == (int32_t)n);
 	}
 	free(seen);
+	/* plan_init() sized its arrays by what life_build() counted */
+	ASSERT_EQ(pc->lf->nlive, pc->nc);
+	ASSERT_EQ(pc->lf->nvals, pc->nep);
+	ASSERT_EQ(pc->nc - pc->nc_end, m);
 	for (b = 0; b < pc->nb; b++) {
 		ASSERT_LT(pc->by_b[b], pc->by_b[b + 1]);
 		ASSERT_EQ(pc->b_j[b], (uint32_t)pc->c[pc->idx[pc->by_b[b]]].j);
@@ -2555,9 +2559,12 @@ TEST(graph_identity_hashes_the_decimal_size)
  * passes/life.h, asked gap by gap as the policies ask them: the
  * accesses each op lists (for_each_op_tensor()), the timeline and
  * working sets, the residency without offload and its peak, first
- * writes, homes at the start, the dead gaps by the step that ends them
- * and the floor.  life_build() fills all of these in fused walks of its
- * own; this spells each out the slow way.  Orders: the job's, its
+ * writes, homes at the start, the dead gaps by the step that ends them,
+ * the floor, and the live gaps with a step inside and the values of the
+ * tensors not pinned (what plan_init() sizes its candidates and epochs
+ * by, before it lists them: checked there too, with tensors pinned).
+ * life_build() fills all of these in fused walks of its own; this
+ * spells each out the slow way.  Orders: the job's, its
  * refinement, and the initial one reversed (not a valid order, but any
  * permutation has a life), with every third tensor pinned in a second
  * round so that the floor has pinned tensors to count.
@@ -2575,7 +2582,7 @@ static void life_against_rules(struct __test_metadata *_metadata,
 	uint32_t floor_step = 0, ws_step = 0;
 	double t0 = 0;
 	int64_t run = 0, pin = 0, a, j;
-	size_t i, c;
+	size_t i, c, nlive = 0, nvals = 0;
 
 	ASSERT_TRUE(d && dp && cnt && fill);
 	for (k = 0; k < n; k++) {
@@ -2616,6 +2623,17 @@ static void life_against_rules(struct __test_metadata *_metadata,
 			if (fw == n && (lf->acc_rw[lf->acc_off[t] + i] & ACC_W))
 				fw = lf->acc_step[lf->acc_off[t] + i];
 		ASSERT_EQ(fw, lf->first_w[t]);
+		if (!(g->t[t].flags & TF_PIN)) {
+			nvals++;
+			for (i = 0; i < c; i++)
+				nvals += !!(lf->acc_rw[lf->acc_off[t] + i] &
+					    ACC_W);
+			for (i = 0; i <= c; i++) {
+				hyper_plan__gap_ends(lf, t, i, &a, &j);
+				nlive += hyper_plan__gap_live(lf, t, i) &&
+					 a + 1 < j;
+			}
+		}
 		ASSERT_EQ(!c ? (g->t[t].flags & TF_LIVE_IN ? HYPER_HOME_POOL :
 				HYPER_HOME_NONE) :
 			  hyper_plan__gap_live(lf, t, 0) ? HYPER_HOME_DEVICE :
@@ -2651,6 +2669,8 @@ static void life_against_rules(struct __test_metadata *_metadata,
 			floor_step = k;
 		}
 	}
+	ASSERT_EQ(nlive, lf->nlive);
+	ASSERT_EQ(nvals, lf->nvals);
 	ASSERT_EQ(peak, lf->peak0);
 	ASSERT_EQ(floor, lf->floor);
 	ASSERT_EQ(floor_step, lf->floor_step);
@@ -2707,6 +2727,14 @@ TEST(life_matches_the_gap_rules)
 						&j.g, j.order, &mem));
 			}
 			life_against_rules(_metadata, &j.lf);
+			if (round) {
+				struct plan_ctx pc;
+
+				ASSERT_EQ(0, hyper_plan__plan_init(&pc, &j.lf,
+								   &j.p, &mem));
+				check_index(_metadata, &pc);
+				hyper_plan__plan_free(&pc);
+			}
 			if (j.has_ref && !round)
 				life_against_rules(_metadata, &j.lf_ref);
 			order = malloc(j.g.nop * sizeof(*order));
