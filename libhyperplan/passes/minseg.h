@@ -12,7 +12,6 @@ struct minseg {
 	uint32_t size;
 };
 
-struct hp_mem;
 struct hu_part;
 
 /*
@@ -21,10 +20,7 @@ struct hu_part;
  * phase's arrays are one block.
  */
 void hyper_plan__seg_part(struct minseg *s, uint32_t n, struct hu_part *part);
-/* The tree in a block of its own: 0, or -ENOMEM. */
-int hyper_plan__seg_init(struct minseg *s, uint32_t n, struct hp_mem *mem);
 void hyper_plan__seg_clear(struct minseg *s);
-void hyper_plan__seg_free(struct minseg *s);
 void hyper_plan__seg_set(struct minseg *s, uint32_t pos, uint64_t key);
 /* Position @pos's key. */
 static inline uint64_t hyper_plan__seg_get(const struct minseg *s,
