@@ -54,21 +54,3 @@ void hyper_plan__seg_set(struct minseg *s, uint32_t pos, uint64_t key)
 		s->t[i] = m;
 	}
 }
-
-/* The tree's address held in a register: the loop read it at each node. */
-uint64_t hyper_plan__seg_min(const struct minseg *s, uint32_t lo, uint32_t hi)
-{
-	size_t l = s->size + (size_t)lo, r = s->size + (size_t)hi + 1;
-	const uint64_t *t = s->t;
-	uint64_t best = SEG_NONE;
-
-	for (; l < r; l /= 2, r /= 2) {
-		if (l & 1 && t[l] < best)
-			best = t[l];
-		if (l & 1)
-			l++;
-		if (r & 1 && t[--r] < best)
-			best = t[r];
-	}
-	return best;
-}
