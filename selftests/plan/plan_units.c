@@ -4580,6 +4580,60 @@ TEST(calendar_reach_sum_unrolled_matches_loop)
 }
 
 /*
+ * The time before a step (hyper_plan__cal_before(), inline in
+ * calendar.h) and in a window (hyper_plan__cal_avail()) against plain
+ * sums of the steps' time left, after random takes, on calendars of one
+ * step to past 2^17: whole numbers of nanoseconds, so that every sum is
+ * exact whatever its order.
+ */
+TEST(calendar_before_matches_plain_sums)
+{
+	static const uint32_t sizes[] = { 1, 2, 3, 1000, 65539, 140001 };
+	uint64_t x = 0x2545f4914f6cdd1dULL;
+	double *cap = malloc(140001 * sizeof(*cap));
+
+	ASSERT_NE(NULL, cap);
+	for (size_t z = 0; z < ARRAY_SIZE(sizes); z++) {
+		uint32_t n = sizes[z], k, t, lo, hi;
+		struct calendar c;
+
+		for (k = 0; k < n; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			cap[k] = (double)(x % 7 ? x % 1000 : 0);
+		}
+		ASSERT_EQ(0, hyper_plan__cal_init(&c, n, CAL_LATEST,
+						  &(struct hp_mem){ 0 }));
+		hyper_plan__cal_reset(&c, cap, 1);
+		for (t = 0; t < 800; t++) {
+			double plain = 0;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			k = (uint32_t)(x >> 20) % n;
+			if (t % 2)
+				hyper_plan__cal_take_latest(&c, k / 2, k,
+						(double)((x >> 8) % 3000));
+			lo = (uint32_t)(x >> 40) % (n + 1);
+			for (k = 0; k < lo; k++)
+				plain += c.cap[k];
+			ASSERT_EQ(plain, hyper_plan__cal_before(&c, lo))
+				TH_LOG("n %u take %u step %u", n, t, lo);
+			hi = lo + (uint32_t)(x % (n - lo + 1));
+			for (k = lo; k <= hi && k < n; k++)
+				plain += c.cap[k];
+			if (hi < n)
+				ASSERT_EQ(plain - hyper_plan__cal_before(&c, lo),
+					  hyper_plan__cal_avail(&c, lo, hi));
+		}
+		hyper_plan__cal_free(&c);
+	}
+	free(cap);
+}
+
+/*
  * The takes' walks paired whatever their steps (walk_pair() in
  * passes/calendar.c): a call's second take meets the first's walk up
  * where their entries' ranges first hold both, or never, past the last
