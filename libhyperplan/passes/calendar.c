@@ -213,21 +213,12 @@ void hyper_plan__cal_restore(struct calendar *c, const double *cap0,
 
 static double prefix(const struct calendar *c, size_t k)
 {
-	double s = 0;
-
-	for (; k; k &= k - 1)
-		s += c->fen[k];
-	return s;
+	return hyper_plan__cal_before(c, (uint32_t)k);
 }
 
 double hyper_plan__cal_avail(const struct calendar *c, uint32_t lo, uint32_t hi)
 {
 	return lo > hi ? 0 : prefix(c, hi + 1) - prefix(c, lo);
-}
-
-double hyper_plan__cal_before(const struct calendar *c, uint32_t lo)
-{
-	return prefix(c, lo);
 }
 
 /*

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#include <errno.h>
 #include <string.h>
 
 #include "passes/minseg.h"
-#include "lib/util.h"
 #include "util/huge.h"
 
 /*
@@ -19,17 +17,6 @@ void hyper_plan__seg_part(struct minseg *s, uint32_t n, struct hu_part *part)
 	*part = (struct hu_part)HU_PART(s->t, 2 * (size_t)s->size, false);
 }
 
-int hyper_plan__seg_init(struct minseg *s, uint32_t n, struct hp_mem *mem)
-{
-	struct hu_part part;
-
-	hyper_plan__seg_part(s, n, &part);
-	if (!hyper_plan__block(mem, &part, 1))
-		return -ENOMEM;
-	hyper_plan__seg_clear(s);
-	return 0;
-}
-
 /*
  * t[0], above the root, holds 0: no key is less, so the walk up of a key
  * that falls stops there without a test of its own (a third of its
@@ -39,12 +26,6 @@ void hyper_plan__seg_clear(struct minseg *s)
 {
 	memset(s->t, 0xff, 2 * (size_t)s->size * sizeof(*s->t));
 	s->t[0] = 0;
-}
-
-void hyper_plan__seg_free(struct minseg *s)
-{
-	free(s->t);
-	s->t = NULL;
 }
 
 /*
@@ -72,22 +53,4 @@ void hyper_plan__seg_set(struct minseg *s, uint32_t pos, uint64_t key)
 			break;	/* another leaf holds it */
 		s->t[i] = m;
 	}
-}
-
-/* The tree's address held in a register: the loop read it at each node. */
-uint64_t hyper_plan__seg_min(const struct minseg *s, uint32_t lo, uint32_t hi)
-{
-	size_t l = s->size + (size_t)lo, r = s->size + (size_t)hi + 1;
-	const uint64_t *t = s->t;
-	uint64_t best = SEG_NONE;
-
-	for (; l < r; l /= 2, r /= 2) {
-		if (l & 1 && t[l] < best)
-			best = t[l];
-		if (l & 1)
-			l++;
-		if (r & 1 && t[--r] < best)
-			best = t[r];
-	}
-	return best;
 }

@@ -3,6 +3,7 @@
 #ifndef HP_MINSEG_H
 #define HP_MINSEG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define SEG_NONE	UINT64_MAX
@@ -12,7 +13,6 @@ struct minseg {
 	uint32_t size;
 };
 
-struct hp_mem;
 struct hu_part;
 
 /*
@@ -21,10 +21,7 @@ struct hu_part;
  * phase's arrays are one block.
  */
 void hyper_plan__seg_part(struct minseg *s, uint32_t n, struct hu_part *part);
-/* The tree in a block of its own: 0, or -ENOMEM. */
-int hyper_plan__seg_init(struct minseg *s, uint32_t n, struct hp_mem *mem);
 void hyper_plan__seg_clear(struct minseg *s);
-void hyper_plan__seg_free(struct minseg *s);
 void hyper_plan__seg_set(struct minseg *s, uint32_t pos, uint64_t key);
 /* Position @pos's key. */
 static inline uint64_t hyper_plan__seg_get(const struct minseg *s,
@@ -33,7 +30,28 @@ static inline uint64_t hyper_plan__seg_get(const struct minseg *s,
 	return s->t[s->size + (size_t)pos];
 }
 
-/* The smallest key in [lo, hi], or SEG_NONE. */
-uint64_t hyper_plan__seg_min(const struct minseg *s, uint32_t lo, uint32_t hi);
+/*
+ * The smallest key in [lo, hi], or SEG_NONE.  Inline: the sweep asks it
+ * for a class's minimum at nearly every step over budget, and the call
+ * cost a tenth of it.  The tree's address is held in a register: the
+ * loop read it at each node.
+ */
+static inline uint64_t hyper_plan__seg_min(const struct minseg *s,
+					   uint32_t lo, uint32_t hi)
+{
+	size_t l = s->size + (size_t)lo, r = s->size + (size_t)hi + 1;
+	const uint64_t *t = s->t;
+	uint64_t best = SEG_NONE;
+
+	for (; l < r; l /= 2, r /= 2) {
+		if (l & 1 && t[l] < best)
+			best = t[l];
+		if (l & 1)
+			l++;
+		if (r & 1 && t[--r] < best)
+			best = t[r];
+	}
+	return best;
+}
 
 #endif

@@ -919,9 +919,12 @@ static uint32_t bucket_near(const struct plan_ctx *pc, uint32_t lo,
 /*
  * For each class, the first bucket whose use is late enough for the
  * class's cheapest prefetch to fit after step k (a nanosecond short,
- * against rounding: a bucket kept in by it only costs a try).
+ * against rounding: a bucket kept in by it only costs a try).  Inline in
+ * class_ask()'s two places: at 100k decode operators its 319 k calls
+ * cost 15 instructions each in the call alone.
  */
-static void reach_of(struct plan_ctx *pc, uint32_t s, uint32_t lo)
+static inline __attribute__((always_inline)) void
+reach_of(struct plan_ctx *pc, uint32_t s, uint32_t lo)
 {
 	double cost = pc->cls_cost[s] > 1 ? pc->cls_cost[s] - 1 : 0;
 	uint32_t from = lo;

@@ -54,6 +54,22 @@ TEST(byte_units)
 }
 
 /*
+ * A tree on a block of its own, as the planner lays it out among its
+ * arrays (hyper_plan__seg_part()): the block to free, cleared, or NULL.
+ */
+static void *seg_block(struct minseg *sg, uint32_t n, struct hp_mem *mem)
+{
+	struct hu_part part;
+	void *blk;
+
+	hyper_plan__seg_part(sg, n, &part);
+	blk = hyper_plan__block(mem, &part, 1);
+	if (blk)
+		hyper_plan__seg_clear(sg);
+	return blk;
+}
+
+/*
  * The range-minimum tree (passes/minseg.c) against a plain array: keys
  * set at random, falling, growing, unchanged, equal to others and back
  * to SEG_NONE, then every node the least of its children and minima of
@@ -70,9 +86,10 @@ TEST(minseg_matches_scan)
 		struct hp_mem mem = { 0 };
 		struct minseg sg;
 		uint64_t *ref = malloc(n * sizeof(*ref));
+		void *blk = seg_block(&sg, n, &mem);
 
 		ASSERT_NE(NULL, ref);
-		ASSERT_EQ(0, hyper_plan__seg_init(&sg, n, &mem));
+		ASSERT_NE(NULL, blk);
 		for (uint32_t i = 0; i < n; i++)
 			ref[i] = SEG_NONE;
 		for (uint32_t r = 0; r < 20000; r++) {
@@ -102,7 +119,7 @@ TEST(minseg_matches_scan)
 
 			ASSERT_EQ(m, sg.t[i]) TH_LOG("n %u node %u", n, i);
 		}
-		hyper_plan__seg_free(&sg);
+		free(blk);
 		free(ref);
 	}
 }
@@ -4231,10 +4248,10 @@ TEST(minseg_clears_match_scan)
 		uint32_t n = sizes[z];
 		struct minseg sg;
 		uint64_t *ref = malloc(n * sizeof(*ref));
+		void *blk = seg_block(&sg, n, &(struct hp_mem){ 0 });
 
 		ASSERT_NE(NULL, ref);
-		ASSERT_EQ(0, hyper_plan__seg_init(&sg, n,
-						  &(struct hp_mem){ 0 }));
+		ASSERT_NE(NULL, blk);
 		for (uint32_t r = 0; r < 8000; r++) {
 			uint32_t pos, lo, hi;
 			uint64_t key, want = SEG_NONE;
@@ -4265,7 +4282,7 @@ TEST(minseg_clears_match_scan)
 			ASSERT_EQ(want, hyper_plan__seg_min(&sg, lo, hi))
 				TH_LOG("n %u round %u [%u, %u]", n, r, lo, hi);
 		}
-		hyper_plan__seg_free(&sg);
+		free(blk);
 		free(ref);
 	}
 }
@@ -4678,6 +4695,60 @@ TEST(calendar_reach_sum_unrolled_matches_loop)
 	}
 	free(cap);
 	EXPECT_EQ(0, bad) TH_LOG("%u of %u reaches differ", bad, asked);
+}
+
+/*
+ * The time before a step (hyper_plan__cal_before(), inline in
+ * calendar.h) and in a window (hyper_plan__cal_avail()) against plain
+ * sums of the steps' time left, after random takes, on calendars of one
+ * step to past 2^17: whole numbers of nanoseconds, so that every sum is
+ * exact whatever its order.
+ */
+TEST(calendar_before_matches_plain_sums)
+{
+	static const uint32_t sizes[] = { 1, 2, 3, 1000, 65539, 140001 };
+	uint64_t x = 0x2545f4914f6cdd1dULL;
+	double *cap = malloc(140001 * sizeof(*cap));
+
+	ASSERT_NE(NULL, cap);
+	for (size_t z = 0; z < ARRAY_SIZE(sizes); z++) {
+		uint32_t n = sizes[z], k, t, lo, hi;
+		struct calendar c;
+
+		for (k = 0; k < n; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			cap[k] = (double)(x % 7 ? x % 1000 : 0);
+		}
+		ASSERT_EQ(0, hyper_plan__cal_init(&c, n, CAL_LATEST,
+						  &(struct hp_mem){ 0 }));
+		hyper_plan__cal_reset(&c, cap, 1);
+		for (t = 0; t < 800; t++) {
+			double plain = 0;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			k = (uint32_t)(x >> 20) % n;
+			if (t % 2)
+				hyper_plan__cal_take_latest(&c, k / 2, k,
+						(double)((x >> 8) % 3000));
+			lo = (uint32_t)(x >> 40) % (n + 1);
+			for (k = 0; k < lo; k++)
+				plain += c.cap[k];
+			ASSERT_EQ(plain, hyper_plan__cal_before(&c, lo))
+				TH_LOG("n %u take %u step %u", n, t, lo);
+			hi = lo + (uint32_t)(x % (n - lo + 1));
+			for (k = lo; k <= hi && k < n; k++)
+				plain += c.cap[k];
+			if (hi < n)
+				ASSERT_EQ(plain - hyper_plan__cal_before(&c, lo),
+					  hyper_plan__cal_avail(&c, lo, hi));
+		}
+		hyper_plan__cal_free(&c);
+	}
+	free(cap);
 }
 
 /*
