@@ -3489,15 +3489,32 @@ static void emit_same(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, memcmp(a->cops, b->cops, a->ncops * sizeof(*a->cops)));
 }
 
+/* @ev emitted through @buf (alone when NULL) against @a, built alone */
+static void emit_in_same(struct __test_metadata *_metadata,
+			 const struct sched *a, int ra, const struct hp_err *ea,
+			 const struct life *lf, const struct evict *ev,
+			 size_t nev, struct hp_emitbuf *buf, struct hp_mem *mem)
+{
+	struct hp_err eb = { "" };
+	struct sched b;
+	int rb;
+
+	rb = hyper_plan__sched_start_in(&b, lf, ev, nev, buf, mem, &eb);
+	if (!rb)
+		rb = hyper_plan__sched_emit(&b, b.n, &eb);
+	emit_same(_metadata, a, ra, ea, &b, rb, &eb);
+	hyper_plan__sched_free(&b);
+}
+
 static void emit_any_order(struct __test_metadata *_metadata,
 			   const struct life *lf, const struct evict *ev,
 			   size_t nev, struct hp_emitbuf *buf)
 {
 	struct evict *w = malloc((nev + 1) * sizeof(*w));
-	struct hp_err ea = { "" }, eb = { "" };
+	struct hp_err ea = { "" };
 	struct hp_mem mem = { 0 };
-	struct sched a, b;
-	int ra, rb;
+	struct sched a;
+	int ra;
 
 	ASSERT_NE(NULL, w);
 	ra = hyper_plan__sched_build(&a, lf, ev, nev, &mem, &ea);
@@ -3506,14 +3523,8 @@ static void emit_any_order(struct __test_metadata *_metadata,
 			w[i] = how == 0 ? ev[i] :
 			       how == 1 ? ev[nev - 1 - i] :
 			       ev[(i + nev / 3) % nev];
-		eb.msg[0] = 0;
-		rb = hyper_plan__sched_start_in(&b, lf, w, nev,
-						how == 2 ? NULL : buf, &mem,
-						&eb);
-		if (!rb)
-			rb = hyper_plan__sched_emit(&b, b.n, &eb);
-		emit_same(_metadata, &a, ra, &ea, &b, rb, &eb);
-		hyper_plan__sched_free(&b);
+		emit_in_same(_metadata, &a, ra, &ea, lf, w, nev,
+			     how == 2 ? NULL : buf, &mem);
 	}
 	if (!ra)
 		hyper_plan__sched_free(&a);
@@ -3642,15 +3653,15 @@ TEST(emitter_items_block_grows_and_is_kept)
 		{ NULL, NULL, 900, 33 }, { "llama2-7b", "infer", 0, 2 },
 	};
 	struct distance_params dp = { .prefetch = 4 };
-	struct hp_err e, ea, eb;
+	struct hp_err e, ea;
 	struct job j;
 
 	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
 		struct hp_emitbuf buf = { 0 };
 		struct hp_mem mem = { 0 };
 		struct distance_ctx d;
-		struct sched a, b;
-		int ra, rb;
+		struct sched a;
+		int ra;
 
 		j = (struct job){ 0 };
 		ASSERT_EQ(0, case_job(&j, &cases[c],
@@ -3664,15 +3675,10 @@ TEST(emitter_items_block_grows_and_is_kept)
 			dp.count = d.nrank >> sh;
 			ASSERT_EQ(0, hyper_plan__distance_evicts(&d, &dp));
 			ea.msg[0] = 0;
-			eb.msg[0] = 0;
 			ra = hyper_plan__sched_build(&a, &j.lf, d.ev, d.nev,
 						     &mem, &ea);
-			rb = hyper_plan__sched_start_in(&b, &j.lf, d.ev, d.nev,
-							&buf, &mem, &eb);
-			if (!rb)
-				rb = hyper_plan__sched_emit(&b, b.n, &eb);
-			emit_same(_metadata, &a, ra, &ea, &b, rb, &eb);
-			hyper_plan__sched_free(&b);
+			emit_in_same(_metadata, &a, ra, &ea, &j.lf, d.ev,
+				     d.nev, &buf, &mem);
 			if (!ra)
 				hyper_plan__sched_free(&a);
 		}
