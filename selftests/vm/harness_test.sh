@@ -199,6 +199,10 @@ noted_once() {
 	noted "$1" | sed -n 2p | grep -q "^    # rerun: $3" &&
 	noted "$1" | sed -n 3p | grep -q "^$4"
 }
+# reason TOTALS CHECK WHY: the first line under CHECK's FAIL matches WHY.
+reason() {
+	grep -A 1 "^FAIL $2 " "$1" | sed -n 2p | grep -q "^    $3"
+}
 # closing TOTALS LINE...: the last lines of TOTALS are LINEs.
 closing() {
 	t=$1
@@ -221,12 +225,14 @@ rerun_twice() {
 	[ "$(cat "$r/consoles/n")" = 2 ] &&
 	grep -q '^# rerun: ' "$r/vm.log" &&
 	grep -q '^FAIL vm:6.12:kmod-pmem:completed ' "$r/totals" &&
-	noted_once "$r/totals" "# VM for suite kmod-pmem on .* did not finish" \
+	noted_once "$r/totals" "# VM for suite kmod-pmem on .* stopped during this test" \
 		"the first boot died of a TCG int3 race .*; console in $r/vm.log.first\$" \
 		"FAIL vm:6.12:kmod-pmem:completed " &&
+	reason "$r/totals" vm:6.12:kmod-pmem:completed \
+		"# VM for suite kmod-pmem on .* did not finish (qemu rc 0 after [0-9]*s) while running vm:6.12:kmod-pmem:kmod_xfer_basic\$" &&
 	closing "$r/totals" "1 rerun" "0 passed, 3 failed"
 }
-check "a second such death fails, # rerun: under the suite's first FAIL" \
+check "a second death fails, # rerun: under its first FAIL, completed says why" \
 	rerun_twice
 rerun_none() {
 	run_vm rerun_none int3mod
@@ -277,9 +283,11 @@ rerun2_twice() {
 	run_2vm rerun2_twice "node_ok node_ok" "node_int3 node_int3"
 	boots 2 2 &&
 	grep -q '^FAIL vm:6.12:twonode:completed ' "$r/totals" &&
-	noted_once "$r/totals" "# VM node 1 of suite twonode on .* did not finish" \
+	noted_once "$r/totals" "# VM node 1 of suite twonode on .* stopped during this test" \
 		"node 1's first boot died of a TCG int3 race " \
 		"FAIL vm:6.12:twonode:node1:completed " &&
+	reason "$r/totals" vm:6.12:twonode:node1:completed \
+		"# VM node 1 of suite twonode on .* did not finish .* while running vm:6.12:twonode:node1:kmod_xfer_basic\$" &&
 	closing "$r/totals" "1 rerun" "3 passed, 4 failed"
 }
 check "run-2vm.sh: a second death fails, # rerun: under the first FAIL" \

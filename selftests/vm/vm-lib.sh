@@ -150,9 +150,16 @@ vm_finish() {
 	qrc=$(cat "$dir/qrc" 2>/dev/null)
 	sed "s/^\(HYPER-TEST-BEGIN\|HYPER-TEST-END\) /\1 $bname:/" "$dir/log" > "$flog"
 	booted=$(sed -n 's/.*HYPER-VM-BEGIN .*kernel=\([^ ]*\).*/\1/p' "$dir/log")
+	# A test the guest never ended (it died, or was killed, inside it)
+	# fails here, its own block closed: what the runner says next is the
+	# reason of the completed check, not one more line of that test's.
+	running=$(awk '/^HYPER-TEST-BEGIN /{t=$2} /^HYPER-TEST-END /{t=""} END{print t}' "$flog")
+	if [ -n "$running" ]; then
+		echo "# $what stopped during this test: see the completed check" >> "$flog"
+		echo "HYPER-TEST-END $running status=1" >> "$flog"
+	fi
 	if [ -f "$dir/timedout" ]; then
 		read -r limit scale < "$dir/timedout"
-		running=$(awk '/^HYPER-TEST-BEGIN /{t=$2} /^HYPER-TEST-END /{t=""} END{print t}' "$flog")
 		echo "# timeout: $what killed after ${secs}s (limit ${TIMEOUT}s x scale $scale) while running ${running:-no test (booting, loading or between tests)}" >> "$flog"
 		vm_block "$flog" "$bname:completed" "not ok" 1
 	elif [ -n "$kver" ] && [ -n "$booted" ] && [ "$booted" != "$kver" ]; then
@@ -167,7 +174,7 @@ vm_finish() {
 		echo "# $what: $killed" >> "$flog"
 		vm_block "$flog" "$bname:completed" ok 0
 	else
-		echo "# $what did not finish (qemu rc $qrc after ${secs}s)" >> "$flog"
+		echo "# $what did not finish (qemu rc $qrc after ${secs}s)${running:+ while running $running}" >> "$flog"
 		vm_block "$flog" "$bname:completed" "not ok" 1
 	fi
 
