@@ -42,13 +42,33 @@ int hu_res_init(struct hu_res *r, uint32_t nr_tensors, uint64_t align,
 	return r->err;
 }
 
+/*
+ * The first room of a builder on libhyper's own allocator, where it
+ * takes a huge page or more: a block of whole huge pages on a 2 MiB
+ * bound.  From malloc() an array that big is mapped apart on no 2 MiB
+ * bound, and the ends outside its aligned inside took a 4 KiB fault a
+ * page: 649 at 1M decode operators, 1.3M intervals of 53 MB, where
+ * the block takes 28.  The block grows later as any other, through
+ * realloc (free() and realloc() take what posix_memalign() gave).
+ */
+static struct hu_resid *first_room(struct hu_res *r, size_t n)
+{
+	struct hu_resid *v;
+	struct hu_part part = HU_PART(v, n, false);
+
+	if (r->v || r->realloc != lib_realloc || n * sizeof(*v) < HU_HUGE_MIN)
+		return r->realloc(r->ctx, r->v, n * sizeof(*v));
+	(void)hu_block_huge(&part, 1);
+	return v;
+}
+
 int hu_res_reserve(struct hu_res *r, uint32_t n)
 {
 	struct hu_resid *v;
 
 	if (r->err || n <= r->cap)
 		return r->err;
-	v = r->realloc(r->ctx, r->v, (size_t)n * sizeof(*v));
+	v = first_room(r, n);
 	if (!v)
 		return r->err = -ENOMEM;
 	r->v = v;

@@ -19,6 +19,7 @@
 #include "kselftest_harness.h"
 #include "helpers.h"
 #include "libhyper/schedule.h"
+#include "util/huge.h"
 #include "util/residency.h"
 
 #define NT	24
@@ -388,6 +389,42 @@ TEST(no_layout_for_an_empty_schedule)
 	ASSERT_EQ(0, hyper_schedule_info(s, &info));
 	EXPECT_EQ(0, info.arena_bytes);
 	hyper_schedule_free(s);
+}
+
+/*
+ * libhyper's own builder takes a first room of a huge page or more as a
+ * block of whole huge pages on a 2 MiB bound (from malloc() it was
+ * mapped on no bound, its ends in 4 KiB faults); a smaller one, and a
+ * caller's allocator, as before.  The block grows past its room and is
+ * freed as any other.
+ */
+TEST(residency_builder_first_room_on_huge_pages)
+{
+	uint32_t big = (uint32_t)(HU_HUGE_PAGE / sizeof(struct hu_resid)) + 5;
+	struct hu_res r;
+	struct hu_resid *v;
+	uint32_t n;
+	int calls = 0;
+
+	ASSERT_EQ(0, hu_res_init(&r, big + 1, 64, NULL, NULL));
+	ASSERT_EQ(0, hu_res_reserve(&r, big));
+	EXPECT_EQ(0, (uintptr_t)r.v % HU_HUGE_PAGE);
+	for (uint32_t t = 0; t <= big; t++, hu_res_tick(&r))
+		hu_res_begin(&r, t, 1);		/* one past the room */
+	ASSERT_EQ(0, hu_res_finish(&r, &v, &n));
+	ASSERT_EQ(big + 1, n);
+	EXPECT_EQ(big, v[big].tensor);
+	EXPECT_EQ(big - 1, v[big - 1].start);
+	free(v);
+
+	ASSERT_EQ(0, hu_res_init(&r, 10, 64, NULL, NULL));
+	ASSERT_EQ(0, hu_res_reserve(&r, 10));
+	hu_res_free(&r);
+
+	ASSERT_EQ(0, hu_res_init(&r, 2, 64, count_calls, &calls));
+	ASSERT_EQ(0, hu_res_reserve(&r, big));	/* the caller's, as asked */
+	EXPECT_EQ(3, calls);
+	hu_res_free(&r);
 }
 
 HYPER_TEST_MAIN
