@@ -172,7 +172,15 @@ struct greedy {
 	 * read comes in).
 	 */
 	uint64_t *quiet_mem, *quiet_add;
-	/* the arrays of walk_alloc() in one block, and quiet_build()'s */
+	/*
+	 * One of gc->kept (prefix_keep()): gc->pre's residency and the
+	 * accesses its steps ran, per tensor; NULL in a walk.  The rest of
+	 * its arrays are none: what a walk takes from it follows from these
+	 * (take_one(), take_kept()).
+	 */
+	uint8_t *kst;
+	uint32_t *kdone;
+	/* walk_alloc()'s arrays (a kept's two) in one block, quiet_build()'s */
 	void *blk, *blk_quiet;
 };
 
@@ -1283,8 +1291,8 @@ static int walk_alloc(struct greedy *q)
 	 * One block: apart, each array of 0.04 to 0.5 MB at DeepSeek-V2-Lite
 	 * (38,809 tensors) and of 1 to 8 MB at 1M decode operators was fresh
 	 * memory faulted 4 KiB at a time but for the huge pages inside it,
-	 * and the walk without budget and each of it kept (prefix_keep())
-	 * copy all of them.
+	 * and the walk without budget copies all of them (one kept of it
+	 * keeps two: prefix_keep()).
 	 */
 	q->blk = hyper_plan__block(q->gc->mem, part, ARRAY_SIZE(part));
 	return q->blk ? 0 : -ENOMEM;
@@ -1560,29 +1568,32 @@ static void start(struct greedy *q)
 
 /*
  * The most device bytes step @k has once one of its tensors not resident
- * comes in, in a walk in @pre's state: what run_step()'s first loop asks
- * room for, which a walk makes where it passes the budget.  A tensor
- * listed twice comes in once: pre->open, NONE all along in a walk that
- * evicts nothing, marks the ones seen and is put back.
+ * comes in, in a walk in @pre's state (gc->pre or one kept of it): what
+ * run_step()'s first loop asks room for, which a walk makes where it
+ * passes the budget.  A tensor listed twice comes in once: gc->pre's
+ * open, NONE all along in a walk that evicts nothing, marks the ones
+ * seen and is put back.
  */
-static uint64_t step_need(struct greedy *pre, uint32_t k)
+static uint64_t step_need(const struct greedy *pre, uint32_t k)
 {
 	const uint32_t *off = pre->gc->step_off + 2 * (size_t)k;
 	const uint32_t *ts = pre->gc->step_t;
+	const uint8_t *st = pre->kdone ? pre->kst : pre->st;
+	uint32_t *seen = pre->gc->pre->open;
 	uint64_t mem = pre->mem, most = 0;
 	uint32_t x, t;
 
 	for (x = off[0]; x < off[2]; x++) {
 		t = ts[x];
-		if (resident(pre, t) || pre->open[t] != NONE)
+		if ((st[t] & HYPER_RES_DEVICE) || seen[t] != NONE)
 			continue;
-		pre->open[t] = k;
+		seen[t] = k;
 		mem += pre->g->t[t].bytes;
 		if (mem > most)
 			most = mem;
 	}
 	for (x = off[0]; x < off[2]; x++)
-		pre->open[ts[x]] = NONE;
+		seen[ts[x]] = NONE;
 	return most;
 }
 
@@ -1627,20 +1638,33 @@ static bool prefix_reaches(const struct greedy_ctx *gc,
 				 gc->rest_peak[pre->walked - 1] > budget));
 }
 
-static void prefix_take(struct greedy *q, const struct greedy *from,
-			bool whole);
+static void prefix_take(struct greedy *q, const struct greedy *from);
 static void prefix_copy(struct greedy *q, const struct greedy *from);
 
 /*
  * gc->pre where it stands kept for later walks (gc->kept), unless one is
  * kept at that step already or as many are kept as may be.  0, or
  * -ENOMEM.
+ *
+ * Kept is what a walk cannot tell from elsewhere: each tensor's
+ * residency and accesses run (s->kst, s->kdone), 5 bytes a tensor.  Its
+ * other entries follow from those: pre is listed (flush_victims() just
+ * ran), so nothing waits and every resident tensor but the pinned is
+ * listed under its next use, where a list's order does not count
+ * (vfirst()); its open and stamp entries are the start's.  Stale
+ * entries (a tensor detached since it was listed) are left out, which
+ * make_room() would pass over.  A copy of every array, as walks hold
+ * them, was 0.75 MB of fresh pages for each kept at OLMoE-1B-7B (23,574
+ * tensors) and 1.25 MB at DeepSeek-V2-Lite (38,809).
  */
 static int prefix_keep(struct greedy_ctx *gc)
 {
 	const struct greedy *pre = gc->pre;
+	const size_t *off = gc->lf->acc_off;
+	size_t t, nt = pre->g->nt ? pre->g->nt : 1;
 	struct greedy *s;
 	uint32_t i;
+	struct hu_part part[2];
 
 	if (gc->nkept == ARRAY_SIZE(gc->kept))
 		return 0;
@@ -1653,13 +1677,17 @@ static int prefix_keep(struct greedy_ctx *gc)
 	if (!s)
 		return -ENOMEM;
 	*s = (struct greedy){ .gc = gc, .lf = gc->lf, .g = gc->lf->g };
-	if (walk_alloc(s)) {
-		walk_free(s);
+	part[0] = (struct hu_part)HU_PART(s->kst, nt, false);
+	part[1] = (struct hu_part)HU_PART(s->kdone, nt, false);
+	s->blk = hyper_plan__block(gc->mem, part, ARRAY_SIZE(part));
+	if (!s->blk) {
 		free(s);
 		return -ENOMEM;
 	}
-	prefix_take(s, pre, true);
-	prefix_copy(s, pre);
+	memcpy(s->kst, pre->st, pre->g->nt);
+	for (t = 0; t < pre->g->nt; t++)
+		s->kdone[t] = (uint32_t)(pre->cur[t] - off[t]);
+	prefix_copy(s, pre);	/* pre->npend is 0: none waits */
 	gc->kept[gc->nkept++] = s;
 	return 0;
 }
@@ -1709,7 +1737,7 @@ static int prefix_to(struct greedy_ctx *gc, uint64_t budget,
 		pre = gc->pre;
 	} else if (from != pre) {
 		/* pre's ready entries are all 0: it fetches nothing */
-		prefix_take(pre, from, false);
+		prefix_take(pre, from);
 		if (walk_begin(pre, UINT64_MAX, 0))
 			return -ENOMEM;
 		prefix_copy(pre, from);
@@ -1754,24 +1782,88 @@ static int prefix_to(struct greedy_ctx *gc, uint64_t budget,
 }
 
 /*
- * Tensor t's entries as @pre's (listed at its step: see prefix_take()).
- * Listed under the same use already, it stays where it is in its list:
- * only the lists' members count, not their order (a tensor the range
- * lists at each of its accesses is moved once).
+ * Tensor t's entries as @pre's (listed at its step: see prefix_take()),
+ * gc->pre's or one kept's (prefix_keep(): listed under its next use if
+ * resident, but for the pinned, which alone wait).  Listed under the
+ * same use already, it stays where it is in its list: only the lists'
+ * members count, not their order (a tensor the range lists at each of
+ * its accesses is moved once).
  */
 static void take_one(struct greedy *q, const struct greedy *pre, uint32_t t)
 {
-	if (q->vl[t].use != pre->vl[t].use) {
+	uint32_t use;
+
+	if (pre->kdone) {
+		q->st[t] = pre->kst[t];
+		q->cur[t] = q->lf->acc_off[t] + pre->kdone[t];
+		q->pending[t] = !!(q->g->t[t].flags & TF_PIN);
+		use = resident(q, t) && !q->pending[t] ? next_use(q, t) : NONE;
+	} else {
+		q->st[t] = pre->st[t];
+		q->cur[t] = pre->cur[t];
+		q->pending[t] = pre->pending[t];
+		use = pre->vl[t].use;
+	}
+	if (q->vl[t].use != use) {
 		if (q->vl[t].use != NONE)
 			vlink_del(q, t);
-		if (pre->vl[t].use != NONE)
-			vlink_add(q, t, pre->vl[t].use);
+		if (use != NONE)
+			vlink_add(q, t, use);
 	}
-	q->st[t] = pre->st[t];
-	q->cur[t] = pre->cur[t];
-	q->pending[t] = pre->pending[t];
 	q->open[t] = NONE;
 	q->stamp[t] = 0;
+}
+
+/*
+ * The walk @q's arrays at the step of @kp, one kept (prefix_keep()),
+ * from whatever the walks before left in them, to step @s: the tensors
+ * of the steps kp ran and the start's candidates as kp holds them, those
+ * resident listed, over the start's (walk_clean()), where nothing is
+ * listed.  The start's candidates no longer wait there (kp was listed),
+ * and only the pinned do: every other tensor whose pending entry is set
+ * is one of them (start_state()).  A tensor among both is listed once.
+ * Where those are nearly every tensor, each array is set whole, in one
+ * pass, not cleaned tensor by tensor first.
+ */
+static void take_kept(struct greedy *q, const struct greedy *kp, uint32_t s)
+{
+	const struct greedy_ctx *gc = q->gc;
+	const size_t *off = q->lf->acc_off;
+	size_t x, np = gc->npend0, m = gc->step_off[2 * (size_t)kp->walked];
+	size_t nt = q->g->nt;
+	uint32_t t;
+
+	if (np + gc->step_off[2 * (size_t)s] >= nt) {
+		memcpy(q->st, kp->kst, nt);
+		memcpy(q->pending, gc->pending0, nt);
+		memset(q->open, 0xff, nt * sizeof(*q->open));	/* NONE */
+		memset(q->stamp, 0, nt * sizeof(*q->stamp));
+		memset(q->vbits, 0, q->nwords * sizeof(*q->vbits));
+		for (x = 0; x < np; x++)
+			q->pending[gc->pend0[x]] = 0;
+		for (t = 0; t < nt; t++) {
+			q->cur[t] = off[t] + kp->kdone[t];
+			/* an unlisted one's links are never read */
+			if (resident(q, t) && !q->pending[t])
+				vlink_add(q, t, next_use(q, t));
+			else
+				q->vl[t].use = NONE;
+		}
+		return;
+	}
+	walk_clean(q);
+	for (x = 0; x < np; x++)
+		q->pending[gc->pend0[x]] = 0;
+	for (x = 0; x < m; x++) {
+		t = gc->step_t[x];
+		q->st[t] = kp->kst[t];
+		q->cur[t] = off[t] + kp->kdone[t];
+	}
+	for (x = 0; x < np + m; x++) {
+		t = x < np ? gc->pend0[x] : gc->step_t[x - np];
+		if (resident(q, t) && !q->pending[t] && q->vl[t].use == NONE)
+			vlink_add(q, t, next_use(q, t));
+	}
 }
 
 /*
@@ -1799,14 +1891,13 @@ static void take_one(struct greedy *q, const struct greedy *pre, uint32_t t)
  * Otherwise, where neither walk touched a tensor both hold the start's:
  * the tensors either touched are enough, cleaned to the start's, then
  * pre's copied (every one pre lists is among them).  Where that is
- * nearly every tensor, each array is copied from pre whole (or where
- * @whole says so: @q's arrays are new), in one pass, not reset whole
- * and copied whole again.  The use lists' bits are copied whole then,
- * and a use's first tensor where its bit is: @q's own first tensors are
- * read only where a bit says so.
+ * nearly every tensor, each array is copied from gc->pre whole, in one
+ * pass, not reset whole and copied whole again.  The use lists' bits are
+ * copied whole then, and a use's first tensor where its bit is: @q's own
+ * first tensors are read only where a bit says so.  One kept has no
+ * lists to copy: those tensors are listed one by one (take_kept()).
  */
-static void prefix_take(struct greedy *q, const struct greedy *pre,
-			bool whole)
+static void prefix_take(struct greedy *q, const struct greedy *pre)
 {
 	const struct greedy_ctx *gc = q->gc;
 	uint32_t s = q->walked > pre->walked ? q->walked : pre->walked, t;
@@ -1815,14 +1906,16 @@ static void prefix_take(struct greedy *q, const struct greedy *pre,
 					      q->base : pre->walked)];
 	uint64_t w;
 
-	if (!whole && q->base &&
+	if (q->base &&
 	    2 * (gc->step_off[2 * (size_t)s] - lo + q->nev_prev) < nt) {
 		for (x = lo; x < gc->step_off[2 * (size_t)s]; x++)
 			take_one(q, pre, gc->step_t[x]);
 		for (x = 0; x < q->nev_prev; x++)
 			take_one(q, pre, gc->ev[x].t);
+	} else if (pre->kdone) {
+		take_kept(q, pre, s);
 	} else {
-		if (whole || gc->npend0 + gc->step_off[2 * (size_t)s] >= nt) {
+		if (gc->npend0 + gc->step_off[2 * (size_t)s] >= nt) {
 			memcpy(q->st, pre->st, nt);
 			memcpy(q->cur, pre->cur, nt * sizeof(*q->cur));
 			memcpy(q->pending, pre->pending, nt);
@@ -1856,7 +1949,8 @@ static void prefix_take(struct greedy *q, const struct greedy *pre,
 /* The rest of @q at @pre's step, once walk_begin() set it. */
 static void prefix_copy(struct greedy *q, const struct greedy *pre)
 {
-	memcpy(q->pend, pre->pend, pre->npend * sizeof(*q->pend));
+	if (pre->npend)		/* none in one kept, which has no pend */
+		memcpy(q->pend, pre->pend, pre->npend * sizeof(*q->pend));
 	q->npend = pre->npend;
 	q->mem = pre->mem;
 	q->clock = pre->clock;
@@ -1899,7 +1993,7 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 	}
 	/* before walk_begin(): the arrays' state is the walks' before */
 	if (k)
-		prefix_take(q, from, false);
+		prefix_take(q, from);
 	else if (!gc->scratch)
 		walk_clean(q);
 	ran = true;

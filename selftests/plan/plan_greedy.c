@@ -1118,4 +1118,87 @@ TEST(listed_walks_clean_their_candidates)
 	}
 }
 
+/*
+ * One kept of the walk without budget holds each tensor's residency and
+ * accesses run alone (policy_greedy.c, prefix_keep()); a walk that takes
+ * it up derives the rest: its waiting entries (the pinned alone) and its
+ * lists (every other resident tensor under its next use), tensor by
+ * tensor where it stood near there (take_one()), else over the tensors
+ * the kept's steps touched and the start's candidates (take_kept()).
+ * Bisections at each lookahead, under a goal and without (where walks
+ * run on to the end), keep it at a few steps; then each budget of theirs
+ * again, after a walk from the start (which leaves nothing to take up
+ * from) or one at the peak: each walk as scratch's.
+ * Every third tensor pinned in the second round, which never waits to be
+ * listed or is listed.  A kept's tensor taken with the start's entries,
+ * a pinned one listed, a start candidate left waiting or listed twice
+ * changes a walk here.
+ */
+TEST(kept_taken_up_as_scratch)
+{
+	static const struct plan_case cases[] = {
+		{ "olmoe-1b-7b", "train", 0, 101 },
+		{ "mixtral-8x7b", "train-keep", 0, 102 },
+		{ NULL, NULL, 300, 103 },
+	};
+	static const uint32_t ahead[] = { 1, 8, 64, 512 };
+	unsigned int kept = 0, walks = 0;
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		for (int round = 0; round < 2; round++) {
+			uint64_t lo, span, bs[48];
+			bool goal[48];
+			size_t nb = 0;
+			struct walks w;
+
+			walks_begin(_metadata, &w, &cases[c], c + round);
+			if (round) {
+				for (uint32_t t = 0; t < w.j.g.nt; t += 3)
+					w.j.g.t[t].flags |= TF_PIN;
+				hyper_plan__life_free(&w.j.lf);
+				ASSERT_EQ(0, hyper_plan__life_build(&w.j.lf,
+						&w.j.g, w.j.order, &w.mem));
+			}
+			start_span(_metadata, &w, &lo, &span);
+			w.kept.max_slow = w.sc.max_slow = 0.1;
+			for (size_t a = 0; a < ARRAY_SIZE(ahead); a++) {
+				uint64_t l = lo, h = w.j.lf.peak0;
+
+				/* without a goal every other: walks run on */
+				w.kept.p = w.sc.p = a % 2 ? &w.j.p : NULL;
+				for (int it = 0; it < 12 && h > l + 1; it++) {
+					uint64_t b = l + (h - l) / 2;
+
+					walk_pair(_metadata, &w.j, &w.kept,
+						  &w.sc, b, ahead[a]);
+					goal[nb] = a % 2;
+					bs[nb++] = b;
+					if (w.kept.beyond)
+						l = b;
+					else
+						h = b;
+				}
+			}
+			kept += w.kept.nkept;
+			for (size_t i = 0; i < nb; i++) {
+				/* from the start, or at the peak */
+				uint64_t b0 = i % 2 && w.kept.mem0 ?
+					      w.kept.mem0 - 1 : w.j.lf.peak0;
+
+				w.kept.p = w.sc.p = goal[nb - 1 - i] ?
+						    &w.j.p : NULL;
+				walk_pair(_metadata, &w.j, &w.kept, &w.sc, b0,
+					  ahead[i % 4]);
+				walk_pair(_metadata, &w.j, &w.kept, &w.sc,
+					  bs[nb - 1 - i], ahead[i % 4]);
+				walks += 2;
+			}
+			EXPECT_TRUE(w.kept.pre != NULL);
+			walks_end(&w);
+		}
+	}
+	TH_LOG("%u walks, %u kept of the walk without budget", walks, kept);
+	EXPECT_LT(4, kept);
+}
+
 TEST_HARNESS_MAIN
