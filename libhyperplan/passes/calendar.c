@@ -211,14 +211,10 @@ void hyper_plan__cal_restore(struct calendar *c, const double *cap0,
 	c->nundo = 0;
 }
 
-static double prefix(const struct calendar *c, size_t k)
-{
-	return hyper_plan__cal_before(c, (uint32_t)k);
-}
-
 double hyper_plan__cal_avail(const struct calendar *c, uint32_t lo, uint32_t hi)
 {
-	return lo > hi ? 0 : prefix(c, hi + 1) - prefix(c, lo);
+	return lo > hi ? 0 : hyper_plan__cal_before(c, hi + 1) -
+			     hyper_plan__cal_before(c, lo);
 }
 
 /*
@@ -353,7 +349,8 @@ uint32_t hyper_plan__cal_reach_sum(const struct calendar *c, double want)
 
 uint32_t hyper_plan__cal_reach(const struct calendar *c, uint32_t lo, double amount)
 {
-	return hyper_plan__cal_reach_sum(c, prefix(c, lo) + amount);
+	return hyper_plan__cal_reach_sum(c, hyper_plan__cal_before(c, lo) +
+					 amount);
 }
 
 /* Step @x's entries may be written: restore them. */
