@@ -59,6 +59,7 @@ struct calendar {
 	uint32_t dirty;
 	uint32_t *undo;		/* steps written, while nundo <= CAL_UNDO */
 	uint32_t nundo;
+	void *blk;		/* cap .. used in one block, or NULL (cal_init()) */
 };
 
 #define CAL_UNDO	4096

@@ -5249,4 +5249,130 @@ TEST(block_parts_aligned_disjoint_and_zeroed)
 	}
 }
 
+/*
+ * A calendar's arrays lie in one block where they span a huge page, and
+ * stay apart below (passes/calendar.c): one allocation for a big
+ * calendar's, on a 2 MiB bound, one an array for a small one's; each array
+ * apart from the others and whole, the tree's padding past step n intact
+ * after every array is written end to end, and the twins' base freed
+ * with the last of them.  Every allocation failing in turn frees what
+ * came before (the test run under ASan sees a leak).
+ */
+static void cal_fill(void *p, size_t bytes, int v, size_t *len)
+{
+	if (p)
+		memset(p, v, bytes);
+	*len = p ? bytes : 0;
+}
+
+static void cal_filled(struct __test_metadata *_metadata, const void *p,
+		       size_t bytes, int v)
+{
+	const unsigned char *q = p;
+	size_t k = 0;
+
+	while (k < bytes && q[k] == v)
+		k++;
+	ASSERT_EQ(bytes, k) TH_LOG("byte %zu of %zu", k, bytes);
+}
+
+TEST(calendar_arrays_in_one_block)
+{
+	static const uint32_t ns[] = { 0, 1, 5, 8, 1000, 300000 };
+	static const unsigned int uses[] = { CAL_LATEST, CAL_RUNS, CAL_ALL };
+
+	for (size_t i = 0; i < ARRAY_SIZE(ns); i++) {
+		for (size_t u = 0; u < ARRAY_SIZE(uses); u++) {
+			uint32_t n = ns[i];
+			struct hp_mem mem = { 0 };
+			struct calendar c, t;
+			size_t len[7], k, top2;
+			const void *p[7];
+
+			uint64_t arrays, all;
+			bool big = n >= 300000;
+
+			/* cap and fen, left, or right, zeros and used */
+			arrays = 2 + (uses[u] & CAL_LATEST ? 1 : 0) +
+				 (uses[u] & CAL_RUNS ? 3 : 0);
+			ASSERT_EQ(0, hyper_plan__cal_init(&c, n, uses[u],
+							  &mem));
+			/* the base's struct and tree, and the undo list */
+			ASSERT_EQ((big ? 1 : arrays) + 3, mem.nr);
+			ASSERT_EQ(0, hyper_plan__cal_init_twin(&t, &c, uses[u],
+							       &mem));
+			all = mem.nr;
+			ASSERT_EQ(2 * (big ? 1 : arrays) + 4, all);
+			ASSERT_EQ(c.base, t.base);
+			ASSERT_EQ(2, c.base->refs);
+			top2 = 2 * (size_t)c.top;
+			ASSERT_EQ(big, !!c.blk);
+			ASSERT_EQ(big, !!t.blk);
+			if (big) {
+				ASSERT_EQ(0, (uintptr_t)c.blk % HU_HUGE_PAGE);
+				ASSERT_EQ((void *)c.cap, c.blk);
+			}
+			cal_fill(c.cap, n * sizeof(*c.cap), 0x11, &len[0]);
+			cal_fill(c.left, (n + 1) * sizeof(*c.left), 0x22,
+				 &len[1]);
+			cal_fill(c.right, (n + 1) * sizeof(*c.right), 0x33,
+				 &len[2]);
+			cal_fill(c.zeros, (n + 1) * sizeof(*c.zeros), 0x44,
+				 &len[3]);
+			cal_fill(c.used, n, 0x55, &len[4]);
+			cal_fill(c.undo, CAL_UNDO * sizeof(*c.undo), 0x66,
+				 &len[5]);
+			cal_fill(c.base->fen0, (n + 1) * sizeof(double), 0x77,
+				 &len[6]);
+			memset(c.fen, 0x08, (n + 1) * sizeof(*c.fen));
+			memset(t.cap, 0x09, n * sizeof(*t.cap));
+			memset(t.fen, 0x0a, (n + 1) * sizeof(*t.fen));
+			memset(t.undo, 0x0b, CAL_UNDO * sizeof(*t.undo));
+			p[0] = c.cap;
+			p[1] = c.left;
+			p[2] = c.right;
+			p[3] = c.zeros;
+			p[4] = c.used;
+			p[5] = c.undo;
+			p[6] = c.base->fen0;
+			for (k = 0; k < 7; k++)
+				cal_filled(_metadata, p[k], len[k], 0x11 * (k + 1));
+			cal_filled(_metadata, c.fen, (n + 1) * sizeof(*c.fen),
+				   0x08);
+			for (k = (size_t)n + 1; k < top2; k++) {
+				ASSERT_EQ(INFINITY, c.fen[k]);
+				ASSERT_EQ(INFINITY, t.fen[k]);
+			}
+			ASSERT_EQ(!(uses[u] & CAL_LATEST), !c.left);
+			ASSERT_EQ(!(uses[u] & CAL_RUNS), !c.used);
+			hyper_plan__cal_free(&c);
+			ASSERT_EQ(1, t.base->refs);
+			cal_filled(_metadata, t.base->fen0,
+				   (n + 1) * sizeof(double), 0x77);
+			hyper_plan__cal_free(&t);
+			ASSERT_EQ(NULL, t.blk);
+
+			for (uint64_t f = 1; f <= all; f++) {
+				int r;
+
+				mem = (struct hp_mem){ .fail_at = f };
+				r = hyper_plan__cal_init(&c, n, uses[u], &mem);
+				if (r) {
+					ASSERT_EQ(NULL, c.cap);
+					ASSERT_EQ(NULL, c.base);
+				} else {
+					r = hyper_plan__cal_init_twin(&t, &c,
+								      uses[u],
+								      &mem);
+					ASSERT_EQ(NULL, t.cap);
+					ASSERT_EQ(1, c.base->refs);
+					hyper_plan__cal_free(&c);
+				}
+				ASSERT_EQ(-ENOMEM, r);
+				ASSERT_TRUE(mem.failed);
+			}
+		}
+	}
+}
+
 TEST_HARNESS_MAIN
