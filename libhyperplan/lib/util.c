@@ -105,13 +105,10 @@ void *hyper_plan__mem_realloc(void *ctx, void *p, size_t n)
 	return q;
 }
 
-/*
- * Out of line: with hu_realloc_huge() inlined, the prologue on hyper_plan__grow()'s
- * early return (each heap push) cost 8 M instructions at 100k decode.
- */
-static __attribute__((noinline)) int grow(struct hp_mem *m, void **p,
-					  size_t *cap, size_t need, size_t sz)
+int hyper_plan__grow_full(struct hp_mem *m, void *pp, size_t *cap,
+			  size_t need, size_t sz)
 {
+	void **p = pp;
 	size_t c = *cap ? *cap : 16;
 	void *q;
 
@@ -128,11 +125,6 @@ static __attribute__((noinline)) int grow(struct hp_mem *m, void **p,
 	*p = q;
 	*cap = c;
 	return 0;
-}
-
-int hyper_plan__grow(struct hp_mem *m, void *pp, size_t *cap, size_t need, size_t sz)
-{
-	return need < *cap ? 0 : grow(m, pp, cap, need, sz);
 }
 
 int hyper_plan__room(struct hp_mem *m, void *pp, size_t *cap, size_t n,
