@@ -132,6 +132,15 @@ static inline void hu_part_set(void *pp, void *p)
 	memcpy(pp, &p, sizeof(p));
 }
 
+/* The pointer at @pp (hu_part_set()'s), read the same way. */
+static inline void *hu_part_get(const void *pp)
+{
+	void *p;
+
+	memcpy(&p, pp, sizeof(p));
+	return p;
+}
+
 static inline void hu_block_none(const struct hu_part *parts, size_t nparts)
 {
 	size_t i;

@@ -105,10 +105,13 @@ void *hyper_plan__mem_realloc(void *ctx, void *p, size_t n)
 	return q;
 }
 
+/*
+ * *@pp is the caller's int *, struct x *, ...: read and set with
+ * hu_part_get() and hu_part_set(), not through void ** (util/huge.h).
+ */
 int hyper_plan__grow_full(struct hp_mem *m, void *pp, size_t *cap,
 			  size_t need, size_t sz)
 {
-	void **p = pp;
 	size_t c = *cap ? *cap : 16;
 	void *q;
 
@@ -117,12 +120,12 @@ int hyper_plan__grow_full(struct hp_mem *m, void *pp, size_t *cap,
 	if (mem_fails(m) || (sz && c > SIZE_MAX / sz))
 		q = NULL;
 	else
-		q = hu_realloc_huge(*p, c * sz);
+		q = hu_realloc_huge(hu_part_get(pp), c * sz);
 	if (!q) {
 		m->failed = true;
 		return -ENOMEM;
 	}
-	*p = q;
+	hu_part_set(pp, q);
 	*cap = c;
 	return 0;
 }
@@ -130,15 +133,16 @@ int hyper_plan__grow_full(struct hp_mem *m, void *pp, size_t *cap,
 int hyper_plan__room(struct hp_mem *m, void *pp, size_t *cap, size_t n,
 		     size_t sz)
 {
-	void **p = pp;
+	void *p;
 
 	if (n <= *cap)
 		return 0;
 	/* freed first: the old array's pages are not held beside the new */
-	free(*p);
+	free(hu_part_get(pp));
 	*cap = 0;
-	*p = hyper_plan__array(m, n, sz);
-	if (!*p)
+	p = hyper_plan__array(m, n, sz);
+	hu_part_set(pp, p);
+	if (!p)
 		return -ENOMEM;
 	*cap = n;
 	return 0;
