@@ -5249,4 +5249,59 @@ TEST(block_parts_aligned_disjoint_and_zeroed)
 	}
 }
 
+/*
+ * hu_block_size() (util/huge.h): the one rounding rule of a block's
+ * bytes.  Below a huge page, and with an end past the last whole huge
+ * page shorter than HU_HUGE_TAIL, a block is its bytes; a longer end
+ * rounds up to one more huge page, but where that would pass SIZE_MAX.
+ * hu_block_huge() allocates that many (ASan: exactly that many; every
+ * byte written), on 2 MiB from a huge page on.
+ */
+TEST(block_size_is_what_block_huge_allocates)
+{
+	const size_t hp = HU_HUGE_PAGE, tail = HU_HUGE_TAIL;
+	const size_t top = SIZE_MAX & ~(HU_HUGE_PAGE - 1);
+	static const struct {
+		size_t huge, extra, want_huge, want_extra;
+	} rule[] = {
+		{ 0, 0, 0, 0 },
+		{ 0, 1, 0, 1 },
+		{ 0, HU_HUGE_TAIL, 0, HU_HUGE_TAIL },
+		{ 0, HU_HUGE_PAGE - 1, 0, HU_HUGE_PAGE - 1 },
+		{ 1, 0, 1, 0 },
+		{ 1, 1, 1, 1 },
+		{ 1, HU_HUGE_TAIL - 1, 1, HU_HUGE_TAIL - 1 },
+		{ 1, HU_HUGE_TAIL, 2, 0 },
+		{ 1, HU_HUGE_PAGE - 1, 2, 0 },
+		{ 7, 24, 7, 24 },
+		{ 7, HU_HUGE_TAIL + 5, 8, 0 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rule); i++) {
+		size_t len = rule[i].huge * hp + rule[i].extra;
+		size_t want = rule[i].want_huge * hp + rule[i].want_extra;
+		struct hu_part part;
+		char *p, *b;
+
+		EXPECT_EQ(want, hu_block_size(len)) TH_LOG("rule %zu", i);
+		part = (struct hu_part)HU_PART(p, len, false);
+		b = hu_block_huge(&part, 1);
+		ASSERT_NE(NULL, b);
+		ASSERT_EQ(b, p);
+		EXPECT_LE(want ? want : 1, malloc_usable_size(b));
+		EXPECT_GT(want + 4096, malloc_usable_size(b))
+			TH_LOG("rule %zu: %zu bytes for %zu", i,
+			       malloc_usable_size(b), want);
+		if (len >= hp)
+			EXPECT_EQ(0, (uintptr_t)b % hp);
+		memset(b, 0x5a, want);
+		free(b);
+	}
+	/* at the top of size_t: rounded where the next page fits */
+	EXPECT_EQ(SIZE_MAX, hu_block_size(SIZE_MAX));
+	EXPECT_EQ(top + tail, hu_block_size(top + tail));
+	EXPECT_EQ(top, hu_block_size(top - hp + tail));
+	EXPECT_EQ(top - hp + tail - 1, hu_block_size(top - hp + tail - 1));
+}
+
 TEST_HARNESS_MAIN
