@@ -5304,4 +5304,57 @@ TEST(block_size_is_what_block_huge_allocates)
 	EXPECT_EQ(top - hp + tail - 1, hu_block_size(top - hp + tail - 1));
 }
 
+/*
+ * The emitter's block path (passes/sched.c, items_room()): where the
+ * items and their sort's other half span a huge page (87,382 items or
+ * more, at least three an eviction) they are one block, kept in the
+ * probes' buffer for smaller probes.  A random graph of 16,000
+ * operators, distance evictions of a quarter of its tensors (two
+ * arrays), all of them (the block), then fewer again through the kept
+ * block: each schedule emitted through the buffer is the one built
+ * alone, which below the block's size is built on two arrays of its
+ * own, so a block whose parts overlap or end short is seen.
+ * emitter_items_block_grows_and_is_kept's probes never reach the block.
+ */
+TEST(emitter_block_kept_emits_as_two_arrays)
+{
+	static const unsigned int shifts[] = { 2, 0, 2, 3, 0, 1 };
+	const struct plan_case pc = { NULL, NULL, 16000, 41 };
+	struct distance_params dp = { .prefetch = 4 };
+	struct hp_emitbuf buf = { 0 };
+	struct hp_mem mem = { 0 };
+	struct distance_ctx d;
+	size_t most = 0, small = 0;
+	struct hp_err e;
+	struct job j = { 0 };
+
+	ASSERT_EQ(0, case_job(&j, &pc, &hyper_plan__profile_table[0], &e))
+		TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__distance_init(&d, &j.lf, &mem));
+	for (size_t i = 0; i < ARRAY_SIZE(shifts); i++) {
+		struct hp_err ea = { "" };
+		struct sched a;
+		int ra;
+
+		dp.count = d.nrank >> shifts[i];
+		ASSERT_EQ(0, hyper_plan__distance_evicts(&d, &dp));
+		if (d.nev > most)
+			most = d.nev;
+		if (shifts[i] >= 2 && d.nev > small)
+			small = d.nev;
+		ra = hyper_plan__sched_build(&a, &j.lf, d.ev, d.nev, &mem, &ea);
+		ASSERT_EQ(0, ra) TH_LOG("probe %zu: %s", i, ea.msg);
+		emit_in_same(_metadata, &a, ra, &ea, &j.lf, d.ev, d.nev, &buf,
+			     &mem);
+		hyper_plan__sched_free(&a);
+	}
+	/* three items an eviction at least: the block was made */
+	EXPECT_LE(87382, 3 * most);
+	/* and a quarter's, at most that and two an access, alone on two */
+	EXPECT_GT(87382, 3 * small + 2 * (size_t)j.lf.n);
+	hyper_plan__emitbuf_free(&buf);
+	hyper_plan__distance_free(&d);
+	hyper_plan__job_free(&j);
+}
+
 TEST_HARNESS_MAIN
