@@ -35,8 +35,10 @@ static bool zero(const uint64_t *v, size_t n)
  * schedules take 35 to 41 bytes of pool a tensor or step (ids, names,
  * lists and offsets), so POOL_GUESS each makes one chunk of most, and a
  * small schedule still takes a few KiB.  A chunk of a huge page or more
- * is a block of whole huge pages on a 2 MiB bound (hu_block_huge()):
- * chunks doubling from 4 KiB were 10 at DeepSeek-V2-Lite's 60k tensors
+ * is a block on a 2 MiB bound (hu_block_huge()), of the bytes
+ * hu_block_size() gives, every one of them the chunk's: whole huge pages
+ * but an end shorter than HU_HUGE_TAIL, the blocks' one rule.  Chunks
+ * doubling from 4 KiB were 10 at DeepSeek-V2-Lite's 60k tensors
  * and steps, 4 MiB for 2 MiB used, all faulted 4 KiB at a time, and
  * hu_malloc_huge() advised only the huge pages inside a block, none of
  * a 2 MiB chunk off the bound.  At a million steps the pool is 81 MB,
@@ -72,11 +74,10 @@ static __attribute__((noinline)) void *pool_grow(struct hyper_schedule *s,
 	if (grow > CHUNK_BYTES)
 		grow = CHUNK_BYTES;
 	cap = need > grow ? need : grow;
-	if (cap > SIZE_MAX - sizeof(*c) - HU_HUGE_PAGE)
+	if (cap > SIZE_MAX - sizeof(*c))
 		return NULL;
-	part.n = sizeof(*c) + cap;
-	if (part.n >= HU_HUGE_MIN)	/* the block's whole huge pages */
-		part.n = (part.n + HU_HUGE_PAGE - 1) & ~(HU_HUGE_PAGE - 1);
+	/* every byte of the block hu_block_huge() allocates */
+	part.n = hu_block_size(sizeof(*c) + cap);
 	c = hu_block_huge(&part, 1);
 	if (!c)
 		return NULL;

@@ -132,6 +132,15 @@ static inline void hu_part_set(void *pp, void *p)
 	memcpy(pp, &p, sizeof(p));
 }
 
+/* The pointer at @pp (hu_part_set()'s), read the same way. */
+static inline void *hu_part_get(const void *pp)
+{
+	void *p;
+
+	memcpy(&p, pp, sizeof(p));
+	return p;
+}
+
 static inline void hu_block_none(const struct hu_part *parts, size_t nparts)
 {
 	size_t i;
@@ -165,6 +174,23 @@ static inline bool hu_block_len(const struct hu_part *parts, size_t nparts,
 }
 
 /*
+ * The bytes hu_block_huge() allocates for a block of @len: from a huge
+ * page on, an end of HU_HUGE_TAIL or more past the last whole huge page
+ * rounded up to one more; otherwise (or where that would overflow)
+ * @len.  The one rounding rule: a caller that can use every byte it is
+ * given (libhyper's pool chunks) asks for this many.
+ */
+static inline size_t hu_block_size(size_t len)
+{
+	size_t whole = len & ~(HU_HUGE_PAGE - 1);
+
+	if (whole && len - whole >= HU_HUGE_TAIL &&
+	    whole <= SIZE_MAX - HU_HUGE_PAGE)
+		return whole + HU_HUGE_PAGE;
+	return len;
+}
+
+/*
  * A block of a huge page or more starts on a 2 MiB bound and is advised
  * whole (but a short end); a smaller one starts on HU_PART_ALIGN.  It is
  * allocated, not mapped, so that the caller frees it like any other
@@ -179,12 +205,10 @@ static inline void *hu_block_huge(const struct hu_part *parts, size_t nparts)
 		hu_block_none(parts, nparts);
 		return NULL;
 	}
+	len = hu_block_size(len);
 	whole = len & ~(HU_HUGE_PAGE - 1);
-	if (whole && len - whole >= HU_HUGE_TAIL &&
-	    whole <= SIZE_MAX - HU_HUGE_PAGE)
-		whole += HU_HUGE_PAGE;
 	if (posix_memalign(&b, whole ? HU_HUGE_PAGE : HU_PART_ALIGN,
-			   whole > len ? whole : len ? len : 1)) {
+			   len ? len : 1)) {
 		hu_block_none(parts, nparts);
 		return NULL;
 	}

@@ -106,11 +106,11 @@ void *hyper_plan__mem_realloc(void *ctx, void *p, size_t n)
 }
 
 /*
- * Out of line: with hu_realloc_huge() inlined, the prologue on hyper_plan__grow()'s
- * early return (each heap push) cost 8 M instructions at 100k decode.
+ * *@pp is the caller's int *, struct x *, ...: read and set with
+ * hu_part_get() and hu_part_set(), not through void ** (util/huge.h).
  */
-static __attribute__((noinline)) int grow(struct hp_mem *m, void **p,
-					  size_t *cap, size_t need, size_t sz)
+int hyper_plan__grow_full(struct hp_mem *m, void *pp, size_t *cap,
+			  size_t need, size_t sz)
 {
 	size_t c = *cap ? *cap : 16;
 	void *q;
@@ -120,33 +120,29 @@ static __attribute__((noinline)) int grow(struct hp_mem *m, void **p,
 	if (mem_fails(m) || (sz && c > SIZE_MAX / sz))
 		q = NULL;
 	else
-		q = hu_realloc_huge(*p, c * sz);
+		q = hu_realloc_huge(hu_part_get(pp), c * sz);
 	if (!q) {
 		m->failed = true;
 		return -ENOMEM;
 	}
-	*p = q;
+	hu_part_set(pp, q);
 	*cap = c;
 	return 0;
-}
-
-int hyper_plan__grow(struct hp_mem *m, void *pp, size_t *cap, size_t need, size_t sz)
-{
-	return need < *cap ? 0 : grow(m, pp, cap, need, sz);
 }
 
 int hyper_plan__room(struct hp_mem *m, void *pp, size_t *cap, size_t n,
 		     size_t sz)
 {
-	void **p = pp;
+	void *p;
 
 	if (n <= *cap)
 		return 0;
 	/* freed first: the old array's pages are not held beside the new */
-	free(*p);
+	free(hu_part_get(pp));
 	*cap = 0;
-	*p = hyper_plan__array(m, n, sz);
-	if (!*p)
+	p = hyper_plan__array(m, n, sz);
+	hu_part_set(pp, p);
+	if (!p)
 		return -ENOMEM;
 	*cap = n;
 	return 0;

@@ -54,14 +54,13 @@ struct choice {
 
 /*
  * Out of memory drops it and marks pc->mem failed: hyper_plan__plan_select()
- * says so.  Inline, and hyper_plan__grow() called only when the array is
- * full: every take records one (214 k at DeepSeek-V2-Lite training), and
- * the calls were most of the cost.
+ * says so.  Inline, and hyper_plan__grow() with it, which calls out only
+ * when the array is full: every take records one (214 k at
+ * DeepSeek-V2-Lite training), and the calls were most of the cost.
  */
 static inline void record(struct plan_ctx *pc, const struct evict *v)
 {
-	if (pc->nev >= pc->cap_ev &&
-	    hyper_plan__grow(pc->mem, &pc->ev, &pc->cap_ev, pc->nev,
+	if (hyper_plan__grow(pc->mem, &pc->ev, &pc->cap_ev, pc->nev,
 			     sizeof(*pc->ev)))
 		return;
 	pc->ev[pc->nev++] = *v;

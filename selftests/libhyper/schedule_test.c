@@ -349,7 +349,8 @@ TEST(schedule_new_arrays_in_one_block)
 	ASSERT_TRUE(s->pool != NULL);
 	EXPECT_TRUE(s->pool->next == NULL);
 	EXPECT_EQ(0, (uintptr_t)s->pool % HU_HUGE_PAGE);
-	EXPECT_EQ(0, (sizeof(*s->pool) + s->pool->cap) % HU_HUGE_PAGE);
+	EXPECT_EQ(hu_block_size(sizeof(*s->pool) + s->pool->cap),
+		  sizeof(*s->pool) + s->pool->cap);
 	for (uint32_t t = 0; t < NT; t++) {
 		ASSERT_EQ((int)t, hyper_schedule_find(s, ids[t]));
 		ASSERT_EQ(4096 + t, s->tensors[t].bytes);
@@ -976,6 +977,76 @@ TEST_F(bad, rejected)
 	} else {
 		EXPECT_STREQ(variant->msg, err);
 	}
+}
+
+/*
+ * Every byte of a pool chunk's block is the chunk's: the bytes
+ * hu_block_huge() allocates are those of hu_block_size() (util/huge.h),
+ * the one rounding rule, and pool_grow() sizes the chunk by it.  The
+ * first chunk here (about 14 MB from the counts) has an end past its
+ * last whole huge page that rounds up to one more, which the chunk must
+ * hold; the later ones, 16 MiB each, stay 16 MiB (a short end is not
+ * rounded), below glibc's largest mmap threshold.
+ */
+TEST(schedule_new_pool_chunks_use_their_whole_block)
+{
+	enum { NT = 200000, NS = 100000, ID = 100 };
+	struct hyper_schedule_info info = {
+		.name = "chunks", .nr_tensors = NT, .nr_steps = NS,
+	};
+	struct hyper_tensor_info *ti = calloc(NT, sizeof(*ti));
+	struct hyper_step_info *si = calloc(NS, sizeof(*si));
+	char *ids = malloc((size_t)NT * (ID + 1)), (*ops)[24], err[256];
+	size_t nr_chunks = 0, rounded = 0;
+	const struct hs_chunk *c;
+	struct hyper_schedule *s;
+
+	ops = malloc(NS * sizeof(*ops));
+	ASSERT_TRUE(ti && si && ids && ops);
+	for (unsigned int t = 0; t < NT; t++) {
+		char *id = ids + (size_t)t * (ID + 1);
+
+		memset(id, 'y', ID);
+		id[snprintf(id, ID, "t%u.", t)] = 'y';
+		id[ID] = '\0';
+		ti[t] = (struct hyper_tensor_info){
+			.id = id, .bytes = 4096, .kind = HYPER_KIND_WEIGHT,
+			.home = HYPER_HOME_DEVICE,
+		};
+	}
+	for (unsigned int i = 0; i < NS; i++) {
+		snprintf(ops[i], sizeof(ops[i]), "op.%u", i);
+		si[i] = (struct hyper_step_info){
+			.op = ops[i], .compute_ns = 1000,
+		};
+	}
+	ASSERT_EQ(0, hyper_schedule_new(&info, ti, si, &s, err, sizeof(err)))
+		TH_LOG("%s", err);
+	for (c = s->pool; c; c = c->next) {
+		size_t len = sizeof(*c) + c->cap;
+
+		nr_chunks++;
+		EXPECT_LE(c->used, c->cap);
+		EXPECT_LE(c->cap, (size_t)16 << 20) TH_LOG("chunk %zu", nr_chunks);
+		EXPECT_EQ(hu_block_size(len), len) TH_LOG("chunk %zu", nr_chunks);
+		/* nothing past the chunk's end (ASan: exactly its end) */
+		EXPECT_LE(len, malloc_usable_size((void *)c));
+		EXPECT_GT(len + 4096, malloc_usable_size((void *)c))
+			TH_LOG("chunk %zu: %zu bytes for %zu", nr_chunks,
+			       malloc_usable_size((void *)c), len);
+		if (len >= HU_HUGE_PAGE)
+			EXPECT_EQ(0, (uintptr_t)c % HU_HUGE_PAGE);
+		rounded += len % HU_HUGE_PAGE == 0;
+	}
+	EXPECT_LE(2, nr_chunks);
+	EXPECT_LE(1, rounded);
+	for (unsigned int t = 0; t < NT; t += 997)
+		ASSERT_EQ((int)t, hyper_schedule_find(s, ti[t].id));
+	hyper_schedule_free(s);
+	free(ti);
+	free(si);
+	free(ids);
+	free(ops);
 }
 
 HYPER_TEST_MAIN

@@ -610,4 +610,90 @@ TEST(big_blocks_keep_contents_fail_cleanly_and_are_advised)
 	EXPECT_EQ(0, leaks());
 }
 
+/*
+ * hyper_plan__grow() calls out only when index @need does not fit: with
+ * room, no allocation is tried (one injected to fail does not), and the
+ * array and its capacity stay.  When full it grows once, to 16 or the
+ * doubling past @need, keeping the elements; when that fails, the array
+ * and capacity are as they were.  hyper_plan__room() allocates only when
+ * @n is past the capacity, exactly @n, and leaves NULL and 0 on failure.
+ */
+TEST(grow_and_room_allocate_only_when_full)
+{
+	struct hp_mem m = { 0 };
+	size_t *a = NULL, *was, cap = 0, c, i, bad;
+	unsigned long long nr;
+
+	for (size_t n = 0; n < 5000; n++) {
+		was = a;
+		c = cap;
+		nr = m.nr;
+		if (n < cap)	/* room: an allocation tried would fail */
+			m.fail_at = m.nr + 1;
+		ASSERT_EQ(0, hyper_plan__grow(&m, &a, &cap, n, sizeof(*a)))
+			TH_LOG("n %zu cap %zu", n, c);
+		ASSERT_FALSE(m.failed);
+		m.fail_at = 0;
+		ASSERT_LT(n, cap);
+		if (n < c) {
+			ASSERT_EQ(nr, m.nr) TH_LOG("n %zu cap %zu", n, c);
+			ASSERT_EQ(was, a);
+			ASSERT_EQ(c, cap);
+		} else {
+			ASSERT_EQ(nr + 1, m.nr) TH_LOG("n %zu cap %zu", n, c);
+			ASSERT_EQ(c ? 2 * c : 16, cap);
+		}
+		a[n] = n * (size_t)0x9e3779b97f4a7c15ULL;
+	}
+	for (i = 0, bad = 0; i < 5000; i++)
+		bad += a[i] != i * (size_t)0x9e3779b97f4a7c15ULL;
+	EXPECT_EQ(0, bad);
+	/* far past the end: the first doubling of the capacity past it */
+	c = cap;
+	ASSERT_EQ(0, hyper_plan__grow(&m, &a, &cap, 9 * c, sizeof(*a)));
+	EXPECT_EQ(16 * c, cap);
+	for (i = 0, bad = 0; i < 5000; i++)
+		bad += a[i] != i * (size_t)0x9e3779b97f4a7c15ULL;
+	EXPECT_EQ(0, bad);
+	/* full and failing: as it was */
+	was = a;
+	c = cap;
+	m.fail_at = m.nr + 1;
+	EXPECT_EQ(-ENOMEM, hyper_plan__grow(&m, &a, &cap, c, sizeof(*a)));
+	EXPECT_TRUE(m.failed);
+	EXPECT_EQ(was, a);
+	EXPECT_EQ(c, cap);
+	free(a);
+
+	m = (struct hp_mem){ 0 };
+	a = NULL;
+	cap = 0;
+	ASSERT_EQ(0, hyper_plan__room(&m, &a, &cap, 1000, sizeof(*a)));
+	ASSERT_NE(NULL, a);
+	EXPECT_EQ(1000, cap);
+	EXPECT_EQ(1, m.nr);
+	memset(a, 0x5a, 1000 * sizeof(*a));
+	was = a;
+	m.fail_at = m.nr + 1;
+	for (size_t n = 0; n <= 1000; n += 250) {
+		ASSERT_EQ(0, hyper_plan__room(&m, &a, &cap, n, sizeof(*a)));
+		EXPECT_EQ(was, a);
+		EXPECT_EQ(1000, cap);
+	}
+	EXPECT_EQ(1, m.nr);
+	EXPECT_FALSE(m.failed);
+	m.fail_at = 0;
+	ASSERT_EQ(0, hyper_plan__room(&m, &a, &cap, 3001, sizeof(*a)));
+	ASSERT_NE(NULL, a);
+	EXPECT_EQ(3001, cap);
+	EXPECT_EQ(2, m.nr);
+	memset(a, 0x5a, 3001 * sizeof(*a));
+	m.fail_at = m.nr + 1;
+	EXPECT_EQ(-ENOMEM, hyper_plan__room(&m, &a, &cap, 3002, sizeof(*a)));
+	EXPECT_TRUE(m.failed);
+	EXPECT_EQ(NULL, a);
+	EXPECT_EQ(0, cap);
+	EXPECT_EQ(0, leaks());
+}
+
 TEST_HARNESS_MAIN

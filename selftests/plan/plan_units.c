@@ -5375,4 +5375,112 @@ TEST(calendar_arrays_in_one_block)
 	}
 }
 
+/*
+ * hu_block_size() (util/huge.h): the one rounding rule of a block's
+ * bytes.  Below a huge page, and with an end past the last whole huge
+ * page shorter than HU_HUGE_TAIL, a block is its bytes; a longer end
+ * rounds up to one more huge page, but where that would pass SIZE_MAX.
+ * hu_block_huge() allocates that many (ASan: exactly that many; every
+ * byte written), on 2 MiB from a huge page on.
+ */
+TEST(block_size_is_what_block_huge_allocates)
+{
+	const size_t hp = HU_HUGE_PAGE, tail = HU_HUGE_TAIL;
+	const size_t top = SIZE_MAX & ~(HU_HUGE_PAGE - 1);
+	static const struct {
+		size_t huge, extra, want_huge, want_extra;
+	} rule[] = {
+		{ 0, 0, 0, 0 },
+		{ 0, 1, 0, 1 },
+		{ 0, HU_HUGE_TAIL, 0, HU_HUGE_TAIL },
+		{ 0, HU_HUGE_PAGE - 1, 0, HU_HUGE_PAGE - 1 },
+		{ 1, 0, 1, 0 },
+		{ 1, 1, 1, 1 },
+		{ 1, HU_HUGE_TAIL - 1, 1, HU_HUGE_TAIL - 1 },
+		{ 1, HU_HUGE_TAIL, 2, 0 },
+		{ 1, HU_HUGE_PAGE - 1, 2, 0 },
+		{ 7, 24, 7, 24 },
+		{ 7, HU_HUGE_TAIL + 5, 8, 0 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rule); i++) {
+		size_t len = rule[i].huge * hp + rule[i].extra;
+		size_t want = rule[i].want_huge * hp + rule[i].want_extra;
+		struct hu_part part;
+		char *p, *b;
+
+		EXPECT_EQ(want, hu_block_size(len)) TH_LOG("rule %zu", i);
+		part = (struct hu_part)HU_PART(p, len, false);
+		b = hu_block_huge(&part, 1);
+		ASSERT_NE(NULL, b);
+		ASSERT_EQ(b, p);
+		EXPECT_LE(want ? want : 1, malloc_usable_size(b));
+		EXPECT_GT(want + 4096, malloc_usable_size(b))
+			TH_LOG("rule %zu: %zu bytes for %zu", i,
+			       malloc_usable_size(b), want);
+		if (len >= hp)
+			EXPECT_EQ(0, (uintptr_t)b % hp);
+		memset(b, 0x5a, want);
+		free(b);
+	}
+	/* at the top of size_t: rounded where the next page fits */
+	EXPECT_EQ(SIZE_MAX, hu_block_size(SIZE_MAX));
+	EXPECT_EQ(top + tail, hu_block_size(top + tail));
+	EXPECT_EQ(top, hu_block_size(top - hp + tail));
+	EXPECT_EQ(top - hp + tail - 1, hu_block_size(top - hp + tail - 1));
+}
+
+/*
+ * The emitter's block path (passes/sched.c, items_room()): where the
+ * items and their sort's other half span a huge page (87,382 items or
+ * more, at least three an eviction) they are one block, kept in the
+ * probes' buffer for smaller probes.  A random graph of 16,000
+ * operators, distance evictions of a quarter of its tensors (two
+ * arrays), all of them (the block), then fewer again through the kept
+ * block: each schedule emitted through the buffer is the one built
+ * alone, which below the block's size is built on two arrays of its
+ * own, so a block whose parts overlap or end short is seen.
+ * emitter_items_block_grows_and_is_kept's probes never reach the block.
+ */
+TEST(emitter_block_kept_emits_as_two_arrays)
+{
+	static const unsigned int shifts[] = { 2, 0, 2, 3, 0, 1 };
+	const struct plan_case pc = { NULL, NULL, 16000, 41 };
+	struct distance_params dp = { .prefetch = 4 };
+	struct hp_emitbuf buf = { 0 };
+	struct hp_mem mem = { 0 };
+	struct distance_ctx d;
+	size_t most = 0, small = 0;
+	struct hp_err e;
+	struct job j = { 0 };
+
+	ASSERT_EQ(0, case_job(&j, &pc, &hyper_plan__profile_table[0], &e))
+		TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__distance_init(&d, &j.lf, &mem));
+	for (size_t i = 0; i < ARRAY_SIZE(shifts); i++) {
+		struct hp_err ea = { "" };
+		struct sched a;
+		int ra;
+
+		dp.count = d.nrank >> shifts[i];
+		ASSERT_EQ(0, hyper_plan__distance_evicts(&d, &dp));
+		if (d.nev > most)
+			most = d.nev;
+		if (shifts[i] >= 2 && d.nev > small)
+			small = d.nev;
+		ra = hyper_plan__sched_build(&a, &j.lf, d.ev, d.nev, &mem, &ea);
+		ASSERT_EQ(0, ra) TH_LOG("probe %zu: %s", i, ea.msg);
+		emit_in_same(_metadata, &a, ra, &ea, &j.lf, d.ev, d.nev, &buf,
+			     &mem);
+		hyper_plan__sched_free(&a);
+	}
+	/* three items an eviction at least: the block was made */
+	EXPECT_LE(87382, 3 * most);
+	/* and a quarter's, at most that and two an access, alone on two */
+	EXPECT_GT(87382, 3 * small + 2 * (size_t)j.lf.n);
+	hyper_plan__emitbuf_free(&buf);
+	hyper_plan__distance_free(&d);
+	hyper_plan__job_free(&j);
+}
+
 TEST_HARNESS_MAIN
