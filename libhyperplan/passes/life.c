@@ -161,7 +161,10 @@ bool hyper_plan__initial_value(const struct life *lf, uint32_t t, int64_t a)
  * pinned tensors' residency, *@dpp allocated at the first pinned tensor
  * (most graphs have none); the dead gaps are counted two slots up in
  * dead_off, as accesses() counts, for dead_list() to fill without a
- * cursor array.
+ * cursor array.  The residency's differences go in one pair per run of
+ * steps that hold the tensor (@e: where the run so far ends), its
+ * accesses and the live gaps between them: a pair per access and one
+ * per live gap wrote the same sums, each inner pair cancelling out.
  *
  * The rules: passes/sched.c replays the order as it emits, step by step
  * (uses, then defines, then the dead gaps' detaches), and a tensor is
@@ -191,7 +194,7 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 		uint8_t flags = g->t[t].flags;
 		int64_t b = g->t[t].bytes;
 		bool pin = flags & TF_PIN, bad = false;
-		uint32_t a, j, fw = n;
+		uint32_t a, j, e, fw = n;
 		size_t live = 0, writes = 0;
 		uint8_t st;
 
@@ -210,12 +213,12 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 			continue;
 		}
 		j = step[q];
+		e = j;		/* a run from the first access, or the start */
 		if ((rw[q] & ACC_R) && (flags & TF_LIVE_IN)) {
 			lf->home0[t] = HYPER_HOME_DEVICE;
 			if (j > 0) {
 				live++;
-				d[0] += b;
-				d[j] -= b;
+				e = 0;
 				if (pin) {
 					dp[0] += b;
 					dp[j] -= b;
@@ -224,6 +227,8 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 		} else {
 			lf->home0[t] = HYPER_HOME_NONE;
 		}
+		d[e] += b;
+		e = j;
 		st = hyper_residency_start(lf->home0[t]);
 		for (;;) {
 			if (rw[q] & ACC_R)
@@ -235,8 +240,11 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 					fw = j;
 			}
 			/* access q at step j, then the gap after it */
-			d[j] += b;
-			d[j + 1] -= b;
+			if (j != e) {	/* a dead gap before: a new run */
+				d[e] -= b;
+				d[j] += b;
+			}
+			e = j + 1;
 			a = j;
 			if (++q == end) {
 				j = n;
@@ -257,8 +265,7 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 			}
 			if (a + 1 < j) {
 				live++;
-				d[a + 1] += b;
-				d[j] -= b;
+				e = j;
 				if (pin) {
 					dp[a + 1] += b;
 					dp[j] -= b;
@@ -267,6 +274,7 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 			if (q == end)
 				break;
 		}
+		d[e] -= b;
 		lf->first_w[t] = fw;
 		if (!pin) {
 			lf->nlive += live;

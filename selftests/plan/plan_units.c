@@ -5483,4 +5483,70 @@ TEST(emitter_block_kept_emits_as_two_arrays)
 	hyper_plan__job_free(&j);
 }
 
+/*
+ * The residency without offload (passes/life.c, gaps(): one pair of
+ * differences per run of steps a tensor holds) against a plain walk of
+ * every access and live gap, each its own pair: each step's residency,
+ * the end's slot (base[n], its difference left as written) and the
+ * peak, on random graphs (pinned, live_out and rewritten tensors), a
+ * decode and a training step.
+ */
+TEST(life_residency_matches_gap_walk)
+{
+	struct plan_case cases[] = {
+		{ NULL, NULL, 300, 1 }, { NULL, NULL, 600, 2 },
+		{ NULL, NULL, 1000, 3 }, { NULL, NULL, 1500, 4 },
+		{ NULL, NULL, 2000, 5 }, { "llama2-7b", "infer", 0, 1 },
+		{ "olmoe-1b-7b", "train", 0, 1 },
+	};
+	uint64_t runs = 0;
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct job j = { 0 };
+		const struct life *lf = &j.lf;
+		struct hp_err e;
+		int64_t *d, run = 0;
+		uint64_t peak = 0;
+		uint32_t t, k;
+
+		ASSERT_EQ(0, case_job(&j, &cases[c],
+				      &hyper_plan__profile_table[0], &e))
+			TH_LOG("%s", e.msg);
+		d = calloc((size_t)lf->n + 1, sizeof(*d));
+		ASSERT_NE(NULL, d);
+		for (t = 0; t < j.g.nt; t++) {
+			int64_t b = j.g.t[t].bytes, a, z, was = -2;
+			size_t cnt = nr_accesses(lf, t), i;
+
+			for (i = 0; i < cnt; i++) {
+				k = lf->acc_step[lf->acc_off[t] + i];
+				d[k] += b;
+				d[k + 1] -= b;
+			}
+			for (i = 0; i <= cnt; i++) {
+				hyper_plan__gap_ends(lf, t, i, &a, &z);
+				if (!hyper_plan__gap_live(lf, t, i) ||
+				    a + 1 > z - 1)
+					continue;
+				d[a + 1] += b;
+				d[z] -= b;
+				runs += a + 1 != was;
+				was = z;
+			}
+		}
+		for (k = 0; k < lf->n; k++) {
+			run += d[k];
+			ASSERT_EQ(run, (int64_t)lf->base[k])
+				TH_LOG("case %zu step %u", c, k);
+			if ((uint64_t)run > peak)
+				peak = run;
+		}
+		ASSERT_EQ(d[lf->n], (int64_t)lf->base[lf->n]);
+		ASSERT_EQ(peak, lf->peak0);
+		free(d);
+		hyper_plan__job_free(&j);
+	}
+	EXPECT_LT(1000, runs);
+}
+
 TEST_HARNESS_MAIN
