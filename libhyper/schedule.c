@@ -843,6 +843,18 @@ static int parse_json(const char *buf, size_t len, struct json_object **rootp,
 	return ret;
 }
 
+/* The tensors, the steps and the id hash: s->block's parts, or apart. */
+static void arrays_free(struct hyper_schedule *s)
+{
+	struct hu_part parts[] = {
+		HU_PART(s->tensors, 0, false),
+		HU_PART(s->steps, 0, false),
+		HU_PART(s->hash, 0, false),
+	};
+
+	hu_block_free(&s->block, parts, ARRAY_SIZE(parts));
+}
+
 void hs_destroy(struct hyper_schedule *s)
 {
 	uint32_t i;
@@ -877,13 +889,7 @@ void hs_destroy(struct hyper_schedule *s)
 		s->pool = c->next;
 		free(c);
 	}
-	if (s->block) {
-		free(s->block);
-	} else {
-		free(s->tensors);
-		free(s->steps);
-		free(s->hash);
-	}
+	arrays_free(s);
 	free(s->name);
 	free(s->graph_name);
 	free(s->graph_hash);

@@ -150,6 +150,26 @@ static inline void hu_block_none(const struct hu_part *parts, size_t nparts)
 }
 
 /*
+ * Frees what a phase's arrays were given: the block at *@blk where there
+ * is one (the parts lie in it), else each part's array of its own (NULL
+ * for one never allocated).  Then *@blk and every part's pointer are
+ * NULL.  The parts' counts and sizes are not read.
+ */
+static inline void hu_block_free(void **blk, const struct hu_part *parts,
+				 size_t nparts)
+{
+	size_t i;
+
+	if (*blk)
+		free(*blk);
+	else
+		for (i = 0; i < nparts; i++)
+			free(hu_part_get(parts[i].pp));
+	*blk = NULL;
+	hu_block_none(parts, nparts);
+}
+
+/*
  * The block's bytes for @parts in *@len, each part's offset aligned;
  * false where a size overflows.
  */

@@ -87,6 +87,48 @@ void *hyper_plan__block(struct hp_mem *m, const struct hu_part *parts,
 	return b;
 }
 
+/**
+ * hyper_plan__parts() - a phase's arrays, in one block where they reach
+ *	a huge page
+ * @m: the allocations' hp_mem
+ * @parts: the arrays (HU_PART()), each pointer set
+ * @nparts: how many
+ * @blk: set to the block, or NULL where each part is an array of its own
+ *
+ * From HU_HUGE_PAGE bytes (or where the sizes overflow, which then
+ * fails) the parts are one hyper_plan__block(): apart, arrays of 0.4 to
+ * 4 MiB on no 2 MiB bound are faulted 4 KiB at a time, in the block they
+ * lie on whole huge pages.  Below that each is a hyper_plan__array() of
+ * its own: a block of a few hundred KB misses the holes that earlier
+ * phases freed in the heap, or past glibc's mmap threshold comes fresh
+ * each time, and costs faults that the arrays apart do not.  Those
+ * marked zeroed are cleared either way.
+ *
+ * Return: 0, or -ENOMEM with *@blk NULL, the parts that failed NULL and
+ * those allocated set; hu_block_free() frees either way.
+ */
+int hyper_plan__parts(struct hp_mem *m, const struct hu_part *parts,
+		      size_t nparts, void **blk)
+{
+	bool ok = true;
+	size_t i, len;
+
+	if (!hu_block_len(parts, nparts, &len) || len >= HU_HUGE_PAGE) {
+		*blk = hyper_plan__block(m, parts, nparts);
+		return *blk ? 0 : -ENOMEM;
+	}
+	*blk = NULL;
+	for (i = 0; i < nparts; i++) {
+		const struct hu_part *t = &parts[i];
+		void *p = t->zero ? hyper_plan__calloc(m, t->n, t->size) :
+			  hyper_plan__array(m, t->n, t->size);
+
+		hu_part_set(parts[i].pp, p);
+		ok = ok && p;
+	}
+	return ok ? 0 : -ENOMEM;
+}
+
 char *hyper_plan__strdup(struct hp_mem *m, const char *s)
 {
 	size_t n = strlen(s) + 1;

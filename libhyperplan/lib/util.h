@@ -60,6 +60,8 @@ void *hyper_plan__calloc(struct hp_mem *m, size_t n, size_t size);
 struct hu_part;
 void *hyper_plan__block(struct hp_mem *m, const struct hu_part *parts,
 			size_t nparts);
+int hyper_plan__parts(struct hp_mem *m, const struct hu_part *parts,
+		      size_t nparts, void **blk);
 char *hyper_plan__strdup(struct hp_mem *m, const char *s);
 /* Says "out of memory" in @e; returns -ENOMEM. */
 int hyper_plan__nomem(struct hp_err *e);

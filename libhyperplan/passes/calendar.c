@@ -11,7 +11,7 @@
 
 /*
  * A calendar's arrays, in one block where they span a huge page
- * (hyper_plan__block()): at 1M steps each apart, a heap block of 1 to
+ * (hyper_plan__parts()): at 1M steps each apart, a heap block of 1 to
  * 8 MB on no 2 MiB bound, cost about 450 faults of 4 KiB around its
  * huge pages, some 2,400 in all at the first reset; in the block they
  * lie on whole huge pages.  Below that they stay arrays apart, as the
@@ -19,27 +19,7 @@
  * misses the holes that earlier phases freed in the heap, and took
  * OLMoE-1B-7B training --compare about 200 faults more.  The undo list
  * (16 KiB) stays apart either way, allocated after the base as before.
- * 0, or -ENOMEM with what was allocated still for hyper_plan__cal_free().
  */
-static int cal_arrays(struct calendar *c, const struct hu_part *part,
-		      size_t np, struct hp_mem *mem)
-{
-	bool ok = true;
-	size_t i, len;
-
-	if (!hu_block_len(part, np, &len) || len >= HU_HUGE_PAGE) {
-		c->blk = hyper_plan__block(mem, part, np);
-		return c->blk ? 0 : -ENOMEM;
-	}
-	for (i = 0; i < np; i++) {
-		void *p = hyper_plan__array(mem, part[i].n, part[i].size);
-
-		hu_part_set(part[i].pp, p);
-		ok = ok && p;
-	}
-	return ok ? 0 : -ENOMEM;
-}
-
 static int cal_init(struct calendar *c, uint32_t n, unsigned int uses,
 		    struct cal_base *base, struct hp_mem *mem)
 {
@@ -65,7 +45,7 @@ static int cal_init(struct calendar *c, uint32_t n, unsigned int uses,
 						     false);
 		part[np++] = (struct hu_part)HU_PART(c->used, n, false);
 	}
-	err = cal_arrays(c, part, np, mem);
+	err = hyper_plan__parts(mem, part, np, &c->blk);
 	if (!base) {
 		base = hyper_plan__calloc(mem, 1, sizeof(*base));
 		if (base) {
@@ -105,16 +85,13 @@ int hyper_plan__cal_init_twin(struct calendar *c, struct calendar *twin,
 
 void hyper_plan__cal_free(struct calendar *c)
 {
-	if (c->blk) {
-		free(c->blk);
-	} else {
-		free(c->cap);
-		free(c->fen);
-		free(c->left);
-		free(c->right);
-		free(c->zeros);
-		free(c->used);
-	}
+	struct hu_part part[] = {
+		HU_PART(c->cap, 0, false), HU_PART(c->fen, 0, false),
+		HU_PART(c->left, 0, false), HU_PART(c->right, 0, false),
+		HU_PART(c->zeros, 0, false), HU_PART(c->used, 0, false),
+	};
+
+	hu_block_free(&c->blk, part, ARRAY_SIZE(part));
 	if (c->base && !--c->base->refs) {
 		free(c->base->fen0);
 		free(c->base);

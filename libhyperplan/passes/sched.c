@@ -260,22 +260,18 @@ static int sort_items(struct hp_emit *m)
 /* The items and their sort's other half freed, none held. */
 static void items_free(struct hp_emit *m)
 {
-	if (m->it_block) {
-		free(m->it_block);
-	} else {
-		free(m->it);
-		free(m->tmp);
-	}
-	m->it_block = NULL;
-	m->it = NULL;
-	m->tmp = NULL;
+	struct hu_part parts[] = {
+		HU_PART(m->it, 0, false), HU_PART(m->tmp, 0, false),
+	};
+
+	hu_block_free(&m->it_block, parts, ARRAY_SIZE(parts));
 	m->cap = 0;
 }
 
 /*
  * Room for @need items and as many in the sort's other half.  Where the
  * two span a huge page they are one block on huge pages
- * (hyper_plan__block()): apart, each was a heap block of 2 to 5 MB at
+ * (hyper_plan__parts()): apart, each was a heap block of 2 to 5 MB at
  * 100k decode operators on no 2 MiB bound, and the probes' first
  * touches of them were about 1,500 of the run's 4 KiB faults; the block
  * takes one a 2 MiB.  Below that they stay two arrays: one block of
@@ -291,23 +287,12 @@ static int items_room(struct hp_emit *m, size_t need)
 		HU_PART(m->it, need, false),
 		HU_PART(m->tmp, need, false),
 	};
-	size_t len;
 
 	if (need <= m->cap)
 		return 0;
 	items_free(m);
-	if (!hu_block_len(parts, ARRAY_SIZE(parts), &len) ||
-	    len >= HU_HUGE_PAGE) {
-		m->it_block = hyper_plan__block(m->mem, parts,
-						ARRAY_SIZE(parts));
-		if (!m->it_block)
-			return -ENOMEM;
-	} else {
-		m->it = hyper_plan__array(m->mem, need, sizeof(*m->it));
-		m->tmp = hyper_plan__array(m->mem, need, sizeof(*m->tmp));
-		if (!m->it || !m->tmp)
-			return -ENOMEM;
-	}
+	if (hyper_plan__parts(m->mem, parts, ARRAY_SIZE(parts), &m->it_block))
+		return -ENOMEM;
 	m->cap = need;
 	return 0;
 }

@@ -696,4 +696,82 @@ TEST(grow_and_room_allocate_only_when_full)
 	EXPECT_EQ(0, leaks());
 }
 
+/*
+ * hyper_plan__parts(): from HU_HUGE_PAGE bytes the parts are one block
+ * (each after the one before, on HU_PART_ALIGN), one allocation; one
+ * byte less and each is an array of its own.  Those marked zeroed are
+ * cleared either way, also where the heap hands out dirty memory again.
+ * When an allocation fails: -ENOMEM, no block, the part that failed
+ * NULL (every part, for the block), those allocated set; and
+ * hu_block_free() frees what was given, leaving every pointer NULL.
+ */
+TEST(parts_are_one_block_from_a_huge_page_and_fail_cleanly)
+{
+	size_t *z;
+	unsigned char *b, *a;
+	struct hp_mem m;
+	void *blk, *dirty;
+	size_t i, bad;
+
+	for (int big = 0; big < 2; big++) {
+		/* 128 bytes, then a's: HU_HUGE_PAGE in all, or one less */
+		size_t n = HU_HUGE_PAGE - 128 - !big;
+		struct hu_part parts[] = {
+			HU_PART(z, 8, true),
+			HU_PART(b, 64, false),
+			HU_PART(a, n, false),
+		};
+		unsigned int nr = big ? 1 : 3;
+
+		dirty = malloc(8 * sizeof(*z));
+		ASSERT_NE(NULL, dirty);
+		memset(dirty, 0xa5, 8 * sizeof(*z));
+		free(dirty);
+		m = (struct hp_mem){ 0 };
+		blk = &m;
+		ASSERT_EQ(0, hyper_plan__parts(&m, parts, 3, &blk));
+		EXPECT_EQ(nr, m.nr);
+		EXPECT_FALSE(m.failed);
+		ASSERT_NE(NULL, z);
+		ASSERT_NE(NULL, b);
+		ASSERT_NE(NULL, a);
+		if (big) {
+			EXPECT_EQ(blk, (void *)z);
+			EXPECT_EQ((unsigned char *)blk + 64, b);
+			EXPECT_EQ((unsigned char *)blk + 128, a);
+		} else {
+			EXPECT_EQ(NULL, blk);
+		}
+		for (i = 0, bad = 0; i < 8; i++)
+			bad += z[i] != 0;
+		EXPECT_EQ(0, bad);
+		memset(b, 1, 64);
+		memset(a, 2, n);
+		hu_block_free(&blk, parts, 3);
+		EXPECT_EQ(NULL, blk);
+		EXPECT_EQ(NULL, z);
+		EXPECT_EQ(NULL, b);
+		EXPECT_EQ(NULL, a);
+
+		for (unsigned int f = 1; f <= nr; f++) {
+			m = (struct hp_mem){ .fail_at = f };
+			blk = &m;
+			EXPECT_EQ(-ENOMEM, hyper_plan__parts(&m, parts, 3, &blk));
+			EXPECT_TRUE(m.failed);
+			EXPECT_EQ(NULL, blk);
+			for (i = 0; i < 3; i++) {
+				bool gone = big || i == f - 1;
+
+				EXPECT_EQ(gone, !hu_part_get(parts[i].pp))
+					TH_LOG("part %zu", i);
+			}
+			hu_block_free(&blk, parts, 3);
+			EXPECT_EQ(NULL, z);
+			EXPECT_EQ(NULL, b);
+			EXPECT_EQ(NULL, a);
+		}
+	}
+	EXPECT_EQ(0, leaks());
+}
+
 TEST_HARNESS_MAIN
