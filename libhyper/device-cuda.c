@@ -22,6 +22,7 @@
  * on a machine without CUDA.  The toolkit's header, when the build found
  * one, checks every prototype below against the real one.
  */
+#include <assert.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -152,6 +153,24 @@ static int cu_err(struct hyper_ctx *ctx, int err, const char *call, cudaError_t 
 		      cu_str(ctx->cu, e));
 }
 
+/*
+ * dlsym() of @name into the function pointer at @fp, or false where the
+ * library lacks it.  Copied, not stored through (void **)@fp: that would
+ * access the pointer as an object of another type, which strict aliasing
+ * lets the compiler reorder against the member's own reads (util/huge.h's
+ * hu_part_set()).  POSIX gives a function pointer void *'s
+ * representation; the caller checks the size.
+ */
+static bool cu_sym(void *dl, const char *name, void *fp)
+{
+	void *sym = dlsym(dl, name);
+
+	if (!sym)
+		return false;
+	memcpy(fp, &sym, sizeof(sym));
+	return true;
+}
+
 /* dlopen the runtime: $HYPER_CUDART if set (a test double), else libcudart. */
 static int load(struct hyper_ctx *ctx, struct hx_cudart *rt)
 {
@@ -183,7 +202,8 @@ static int load(struct hyper_ctx *ctx, struct hx_cudart *rt)
 	}
 	/* Each function, or the first one missing. */
 #define HX_CU_SYM(ret, name, args)					\
-	if (!missing && !(*(void **)&rt->name = dlsym(rt->dl, #name)))	\
+	static_assert(sizeof(rt->name) == sizeof(void *), #name);	\
+	if (!missing && !cu_sym(rt->dl, #name, &rt->name))		\
 		missing = #name;
 	HX_CUDART_FNS(HX_CU_SYM)
 #undef HX_CU_SYM

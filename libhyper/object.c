@@ -312,6 +312,7 @@ static int pack(struct hyper_ctx *ctx, const char *name,
 	struct hyper_region *reg;
 	struct hx_od_hdr *h;
 	struct hx_od_ent *oe;
+	void *addr;
 	char *base;
 	int ret;
 
@@ -327,9 +328,10 @@ static int pack(struct hyper_ctx *ctx, const char *name,
 	ret = hyper_object_create(ctx, name, total, &reg);
 	if (ret)
 		return ret;
-	ret = hyper_region_map(ctx, reg, (void **)&base);
+	ret = hyper_region_map(ctx, reg, &addr);
 	if (ret)
 		goto fail;
+	base = addr;
 	h = (struct hx_od_hdr *)base;
 	oe = (struct hx_od_ent *)(h + 1);
 	memset(base, 0, dir_bytes);
@@ -415,6 +417,7 @@ static int dir_get(struct hyper_ctx *ctx, struct hyper_region *obj,
 	const struct hx_od_hdr *h;
 	const struct hx_od_ent *oe;
 	const char *base;
+	void *addr;
 	int ret;
 
 	if (!obj || !hx_region_mine(ctx, obj) || !obj->object)
@@ -424,9 +427,10 @@ static int dir_get(struct hyper_ctx *ctx, struct hyper_region *obj,
 		return hx_err(ctx, -EINVAL,
 			      "shared object \"%s\" is not published yet: its directory is read after hyper_object_publish()",
 			      obj->name);
-	ret = hyper_region_map(ctx, obj, (void **)&base);
+	ret = hyper_region_map(ctx, obj, &addr);
 	if (ret)
 		return ret;
+	base = addr;
 	h = (const struct hx_od_hdr *)base;
 	*hp = h;
 	if (obj->dir_ok)
