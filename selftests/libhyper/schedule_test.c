@@ -234,6 +234,27 @@ TEST(gemm_shape_kept_whole)
 }
 
 /*
+ * @nt tensor ids in @ids, each @len characters ("t<t>." then @fill) and
+ * its NUL, @len + 1 bytes apart: tens of MB of them for the pool to
+ * copy.  @ti[t] names the t-th, a weight of 4 KiB on the device.
+ */
+static void long_ids(char *ids, struct hyper_tensor_info *ti,
+		     unsigned int nt, unsigned int len, char fill)
+{
+	for (unsigned int t = 0; t < nt; t++) {
+		char *id = ids + (size_t)t * (len + 1);
+
+		memset(id, fill, len);
+		id[snprintf(id, len, "t%u.", t)] = fill;
+		id[len] = '\0';
+		ti[t] = (struct hyper_tensor_info){
+			.id = id, .bytes = 4096, .kind = HYPER_KIND_WEIGHT,
+			.home = HYPER_HOME_DEVICE,
+		};
+	}
+}
+
+/*
  * hyper_schedule_new() copies ids, names and lists into its pool.  A
  * schedule with tens of MB of them keeps every one, and nearly all of
  * the pool is in chunks large enough for huge pages: in chunks of 1 MiB
@@ -255,17 +276,7 @@ TEST(schedule_new_pool_on_huge_chunks)
 
 	ops = malloc(NS * sizeof(*ops));
 	ASSERT_TRUE(ti && si && uses && ids && ops);
-	for (uint32_t t = 0; t < NT; t++) {
-		char *id = ids + (size_t)t * (ID + 1);
-
-		memset(id, 'x', ID);
-		id[snprintf(id, ID, "t%u.", t)] = 'x';
-		id[ID] = '\0';
-		ti[t] = (struct hyper_tensor_info){
-			.id = id, .bytes = 4096, .kind = HYPER_KIND_WEIGHT,
-			.home = HYPER_HOME_DEVICE,
-		};
-	}
+	long_ids(ids, ti, NT, ID, 'x');
 	for (uint32_t i = 0; i < NS; i++) {
 		snprintf(ops[i], sizeof(ops[i]), "op.%u", i);
 		uses[2 * i] = i;
@@ -1003,17 +1014,7 @@ TEST(schedule_new_pool_chunks_use_their_whole_block)
 
 	ops = malloc(NS * sizeof(*ops));
 	ASSERT_TRUE(ti && si && ids && ops);
-	for (unsigned int t = 0; t < NT; t++) {
-		char *id = ids + (size_t)t * (ID + 1);
-
-		memset(id, 'y', ID);
-		id[snprintf(id, ID, "t%u.", t)] = 'y';
-		id[ID] = '\0';
-		ti[t] = (struct hyper_tensor_info){
-			.id = id, .bytes = 4096, .kind = HYPER_KIND_WEIGHT,
-			.home = HYPER_HOME_DEVICE,
-		};
-	}
+	long_ids(ids, ti, NT, ID, 'y');
 	for (unsigned int i = 0; i < NS; i++) {
 		snprintf(ops[i], sizeof(ops[i]), "op.%u", i);
 		si[i] = (struct hyper_step_info){
