@@ -20,6 +20,7 @@
  * lazily (an entry whose tensor moved on is skipped when it surfaces):
  * both give the same evictions (plan_greedy's walks_kept_match_scratch).
  */
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <string.h>
@@ -1687,7 +1688,13 @@ static int prefix_keep(struct greedy_ctx *gc)
 	memcpy(s->kst, pre->st, pre->g->nt);
 	for (t = 0; t < pre->g->nt; t++)
 		s->kdone[t] = (uint32_t)(pre->cur[t] - off[t]);
-	prefix_copy(s, pre);	/* pre->npend is 0: none waits */
+	/*
+	 * pre is listed, so nothing waits: a kept has no pend array (s->pend
+	 * NULL), and prefix_copy() copies none only where pre->npend is 0.
+	 * A pend left here would be written through NULL, or lost.
+	 */
+	assert(pre->npend == 0);
+	prefix_copy(s, pre);
 	gc->kept[gc->nkept++] = s;
 	return 0;
 }
