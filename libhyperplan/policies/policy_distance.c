@@ -61,43 +61,57 @@ static int rank_sort(struct ranked *r, uint32_t n, uint32_t steps,
 	return 0;
 }
 
-static uint32_t bitrev(uint32_t x, unsigned int bits)
-{
-	uint32_t r = 0;
-
-	while (bits--) {
-		r = r << 1 | (x & 1);
-		x >>= 1;
-	}
-	return r;
-}
-
-/* Appends the tensors of one equal-gap group, evenly spread. */
+/*
+ * Appends the tensors of one equal-gap group, evenly spread: x counts up
+ * and i is x bit-reversed, kept by adding one at its top bit with the
+ * carry running down (two steps on average where reversing each x took
+ * one per bit: 86 M instructions at 1M decode operators).
+ */
 static void spread(const struct ranked *r, uint32_t m, uint32_t *out,
 		   uint32_t *n)
 {
 	unsigned int bits = 0;
-	uint32_t x, i;
+	uint32_t x, i = 0, h;
 
 	while ((1ULL << bits) < m)
 		bits++;
+	if (!bits) {
+		out[(*n)++] = r[0].t;
+		return;
+	}
 	for (x = 0; x < (1U << bits); x++) {
-		i = bitrev(x, bits);
 		if (i < m)
 			out[(*n)++] = r[i].t;
+		for (h = 1U << (bits - 1); i & h; h >>= 1)
+			i ^= h;
+		i |= h;
 	}
 }
 
+/*
+ * The longest live gap of @t (life.h's gap_ends() and gap_live() over
+ * each gap), its accesses walked once: the gap before the first access
+ * live if the tensor is live in and read there, one between accesses if
+ * the later reads, the last if it is live out.  The same lengths,
+ * compared in the same order.
+ */
 static int64_t longest_gap(const struct life *lf, uint32_t t)
 {
-	size_t i, cnt = nr_accesses(lf, t);
-	int64_t a, j, best = 0;
+	size_t i, base = lf->acc_off[t], cnt = lf->acc_off[t + 1] - base;
+	const uint32_t *step = lf->acc_step + base;
+	const uint8_t *rw = lf->acc_rw + base;
+	uint8_t flags = lf->g->t[t].flags;
+	int64_t best = 0;
 
-	for (i = 0; i <= cnt; i++) {
-		hyper_plan__gap_ends(lf, t, i, &a, &j);
-		if (hyper_plan__gap_live(lf, t, i) && j - a > best)
-			best = j - a;
-	}
+	if (!cnt)
+		return 0;	/* never touched: it stays in the pool */
+	if ((flags & TF_LIVE_IN) && (rw[0] & ACC_R))
+		best = (int64_t)step[0] + 1;
+	for (i = 1; i < cnt; i++)
+		if ((rw[i] & ACC_R) && (int64_t)step[i] - step[i - 1] > best)
+			best = (int64_t)step[i] - step[i - 1];
+	if ((flags & TF_LIVE_OUT) && (int64_t)lf->n - step[cnt - 1] > best)
+		best = (int64_t)lf->n - step[cnt - 1];
 	return best;
 }
 

@@ -5549,4 +5549,61 @@ TEST(life_residency_matches_gap_walk)
 	EXPECT_LT(1000, runs);
 }
 
+/*
+ * The distance baseline's longest gaps (policy_distance.c's
+ * longest_gap(), one walk over a tensor's accesses) against gap_ends()
+ * and gap_live() on made-up lives that a real graph's life pass does not
+ * give: a first access that reads a value not live in, gaps that end in
+ * a write after a long dead stretch, never-touched and pinned tensors,
+ * every flag mix; and equal-gap groups of every size for the
+ * bit-reversed spread.
+ */
+TEST(distance_gaps_on_made_up_lives)
+{
+	for (uint32_t round = 0; round < 40; round++) {
+		uint32_t nt = 1 + round * 7, steps = 8 + round * 3, t, x;
+		struct tensor *ts = calloc(nt, sizeof(*ts));
+		size_t *off = calloc((size_t)nt + 1, sizeof(*off));
+		uint32_t *step = calloc((size_t)nt * steps, sizeof(*step));
+		uint8_t *rw = calloc((size_t)nt * steps, 1);
+		struct graph g = { 0 };
+		struct life lf = { 0 };
+		uint64_t seed = 0x9e3779b97f4a7c15ULL * (round + 1);
+		size_t m = 0;
+
+		ASSERT_NE(NULL, ts);
+		ASSERT_NE(NULL, off);
+		ASSERT_NE(NULL, step);
+		ASSERT_NE(NULL, rw);
+		for (t = 0; t < nt; t++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			ts[t].flags = (uint8_t)((seed >> 33) & 7) &
+				      (TF_LIVE_IN | TF_LIVE_OUT |
+				       ((seed >> 40) % 5 ? 0 : TF_PIN));
+			off[t] = m;
+			for (x = 0; x < steps; x++) {
+				seed = seed * 6364136223846793005ULL +
+				       1442695040888963407ULL;
+				if ((seed >> 35) % (2 + round % 5))
+					continue;
+				step[m] = x;
+				rw[m++] = (uint8_t)(1 + (seed >> 50) % 3);
+			}
+		}
+		off[nt] = m;
+		g.t = ts;
+		g.nt = nt;
+		lf.g = &g;
+		lf.n = steps;
+		lf.acc_off = off;
+		lf.acc_step = step;
+		lf.acc_rw = rw;
+		rank_against_sort(_metadata, &lf);
+		free(ts);
+		free(off);
+		free(step);
+		free(rw);
+	}
+}
+
 TEST_HARNESS_MAIN
