@@ -72,7 +72,9 @@ static int once_arrays(struct life *lf, struct hp_mem *mem)
  * not read), found here with the op's refs in locals: the macro's call
  * to hyper_plan__op_reads() per output and its reloads after each store
  * were most of this pass, and hyper_plan__op_working_set() walked them
- * once more.
+ * once more.  The op's counts and the life's arrays and maxima are in
+ * locals too: each byte of acc_rw stored may alias them, and so were
+ * they reloaded after it.
  *
  * acc_off is filled as a counting sort without a cursor array: counts go
  * two slots up, so that after the prefix sum acc_off[t + 1] is where
@@ -87,57 +89,63 @@ static void accesses(struct life *lf)
 	size_t *off = lf->acc_off, i;
 	uint32_t *step = lf->acc_step;
 	uint8_t *rw = lf->acc_rw;
-	double t0 = 0;
-	uint32_t k, x, y;
+	const uint32_t *order = lf->order;
+	double t0 = 0, *t0s = lf->t0;
+	uint64_t *wss = lf->ws, max_ws = lf->max_ws;
+	uint32_t k, x, y, n = lf->n, max_k = lf->max_ws_step;
 
 	for (i = 0; i < g->nop; i++) {
 		const struct op *o = &g->op[i];
 		const uint32_t *in = refs + o->ref, *out = in + o->n_in;
+		uint32_t nin = o->n_in, nout = o->n_out;
 
-		for (x = 0; x < o->n_in; x++)
+		for (x = 0; x < nin; x++)
 			off[in[x] + 2]++;
-		for (y = 0; y < o->n_out; y++)
-			if (o->outs_unread || !op_lists(in, o->n_in, out[y]))
+		for (y = 0; y < nout; y++)
+			if (o->outs_unread || !op_lists(in, nin, out[y]))
 				off[out[y] + 2]++;
 	}
 	for (i = 2; i <= g->nt; i++)
 		off[i + 1] += off[i];
-	for (k = 0; k < lf->n; k++) {
-		const struct op *o = &g->op[lf->order[k]];
+	for (k = 0; k < n; k++) {
+		const struct op *o = &g->op[order[k]];
 		const uint32_t *in = refs + o->ref, *out = in + o->n_in;
+		uint32_t nin = o->n_in, nout = o->n_out;
+		bool un = o->outs_unread;
 		uint64_t ws = 0;
 
-		for (x = 0; x < o->n_in; x++) {
+		for (x = 0; x < nin; x++) {
 			uint32_t t = in[x];
 			size_t at = off[t + 1]++;
 
 			step[at] = k;
 			/* no output is an input: no input is an output */
-			rw[at] = !o->outs_unread &&
-				 op_lists(out, o->n_out, t) ? ACC_R | ACC_W :
-							      ACC_R;
+			rw[at] = !un && op_lists(out, nout, t) ?
+				 ACC_R | ACC_W : ACC_R;
 			ws += ten[t].bytes;
 		}
-		for (y = 0; y < o->n_out; y++) {
+		for (y = 0; y < nout; y++) {
 			uint32_t t = out[y];
 			size_t at;
 
-			if (!o->outs_unread && op_lists(in, o->n_in, t))
+			if (!un && op_lists(in, nin, t))
 				continue;
 			at = off[t + 1]++;
 			step[at] = k;
 			rw[at] = ACC_W;
 			ws += ten[t].bytes;
 		}
-		lf->t0[k] = t0;
+		t0s[k] = t0;
 		t0 += o->compute_ns;
-		lf->ws[k] = ws;
-		if (ws > lf->max_ws) {
-			lf->max_ws = ws;
-			lf->max_ws_step = k;
+		wss[k] = ws;
+		if (ws > max_ws) {
+			max_ws = ws;
+			max_k = k;
 		}
 	}
-	lf->t0[lf->n] = t0;
+	t0s[n] = t0;
+	lf->max_ws = max_ws;
+	lf->max_ws_step = max_k;
 }
 
 /* O(1): accesses are in step order, so the first write is the earliest. */
@@ -185,9 +193,11 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 	const size_t *off = lf->acc_off;
 	const uint32_t *step = lf->acc_step;
 	const uint8_t *rw = lf->acc_rw;
-	size_t *dead = lf->dead_off, ndirty = 0;
-	uint32_t t, n = lf->n;
+	size_t *dead = lf->dead_off, ndirty = 0, nlive = 0, nvals = 0;
+	uint32_t t, n = lf->n, *first_w = lf->first_w;
+	uint8_t *home0 = lf->home0, home;
 	int64_t *dp = NULL;
+	int ret = 0;
 
 	for (t = 0; t < g->nt; t++) {
 		size_t q = off[t], end = off[t + 1];
@@ -201,21 +211,23 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 		if (pin && !dp) {
 			*dpp = dp = hyper_plan__calloc(mem, (size_t)n + 1,
 						       sizeof(*dp));
-			if (!dp)
-				return -ENOMEM;
+			if (!dp) {
+				ret = -ENOMEM;
+				break;
+			}
 		}
 
-		lf->first_w[t] = n;
 		if (q == end) {
-			lf->home0[t] = flags & TF_LIVE_IN ? HYPER_HOME_POOL :
-							    HYPER_HOME_NONE;
-			lf->nvals += !pin;
+			first_w[t] = n;
+			home0[t] = flags & TF_LIVE_IN ? HYPER_HOME_POOL :
+							HYPER_HOME_NONE;
+			nvals += !pin;
 			continue;
 		}
 		j = step[q];
 		e = j;		/* a run from the first access, or the start */
 		if ((rw[q] & ACC_R) && (flags & TF_LIVE_IN)) {
-			lf->home0[t] = HYPER_HOME_DEVICE;
+			home = HYPER_HOME_DEVICE;
 			if (j > 0) {
 				live++;
 				e = 0;
@@ -225,11 +237,12 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 				}
 			}
 		} else {
-			lf->home0[t] = HYPER_HOME_NONE;
+			home = HYPER_HOME_NONE;
 		}
+		home0[t] = home;
 		d[e] += b;
 		e = j;
-		st = hyper_residency_start(lf->home0[t]);
+		st = hyper_residency_start(home);
 		for (;;) {
 			if (rw[q] & ACC_R)
 				bad |= hyper_residency_check(st, HYPER_RES_USE);
@@ -275,19 +288,23 @@ static int gaps(struct life *lf, int64_t *d, int64_t **dpp,
 				break;
 		}
 		d[e] -= b;
-		lf->first_w[t] = fw;
+		first_w[t] = fw;
 		if (!pin) {
-			lf->nlive += live;
-			lf->nvals += writes + 1;
+			nlive += live;
+			nvals += writes + 1;
 		}
 		if (!bad)
 			continue;
 		if (hyper_plan__grow(mem, &lf->dirty_t, &ndirty, lf->ndirty,
-				     sizeof(*lf->dirty_t)))
-			return -ENOMEM;
+				     sizeof(*lf->dirty_t))) {
+			ret = -ENOMEM;
+			break;
+		}
 		lf->dirty_t[lf->ndirty++] = t;
 	}
-	return 0;
+	lf->nlive = nlive;
+	lf->nvals = nvals;
+	return ret;
 }
 
 uint64_t hyper_plan__life_floor(const struct life *lf, uint32_t *at)

@@ -60,55 +60,28 @@
 /* Candidates tried (and set aside) for one step before it is given up. */
 #define MAX_TRIES	65536
 
-/*
- * Every live gap of tensor t that has at least one step inside it, into
- * pc->c sized by what hyper_plan__life_build() counted of them.
- */
-static void tensor_cands(struct plan_ctx *pc, uint32_t t)
-{
-	const struct life *lf = pc->lf;
-	size_t i, cnt = nr_accesses(lf, t), base = lf->acc_off[t];
-	int32_t w = -1;
-	int64_t a, j;
-	uint32_t writes = 0, ep = pc->nep;
-	double bytes = lf->g->t[t].bytes, fetch = h2d_ns(pc->p, bytes);
-	/*
-	 * A tensor whose transfers are mostly latency frees less than the
-	 * link time it costs, and its stores would split the link into runs
-	 * too short for the tensors that matter: a last resort only.
-	 */
-	bool small = bytes / pc->p->h2d_bps * 1e9 < pc->p->latency_ns ||
-		     bytes / pc->p->d2h_bps * 1e9 < pc->p->latency_ns;
-
-	for (i = 0; i <= cnt; i++) {
-		if (i && (lf->acc_rw[base + i - 1] & ACC_W)) {
-			w = lf->acc_step[base + i - 1];
-			writes++;
-		}
-		hyper_plan__gap_ends(lf, t, i, &a, &j);
-		if (!hyper_plan__gap_live(lf, t, i) || a + 1 > j - 1)
-			continue;
-		if (a < 0)
-			pc->first_gap[t] = pc->nc;
-		pc->c[pc->nc++] = (struct cand){ t, a, j, w, ep + writes, small };
-		pc->nc_end += j == lf->n;
-		if (j < lf->n && !small && fetch < pc->min_fetch)
-			pc->min_fetch = fetch;
-	}
-	pc->nep = ep + writes + 1;
-}
-
-static bool key_before(const uint64_t *a, const uint64_t *b)
-{
-	return *a < *b;
-}
-
-HU_DEFINE_SORT(sort_keys, uint64_t, key_before)
-
 #define NR_RAW_CLS	256
 
-/* A quarter of an octave of bytes: prefetch costs within a class differ
- * by 19% at most. */
+/*
+ * What index_by_use() counts of the candidates, counted as
+ * tensor_cands() lists them: its arrays are placed before the
+ * candidates (sized by what hyper_plan__life_build() counted), so that
+ * no candidate, and no tensor behind one, is read back for them.
+ */
+struct cand_index {
+	uint32_t *by_j;		/* candidates used at j, two slots up */
+	uint8_t *cls;		/* raw class of each candidate */
+	uint64_t *key;
+	uint32_t *xj;
+	size_t off[NR_RAW_CLS + 1];	/* class s's used again, one up */
+	uint64_t least[NR_RAW_CLS];	/* and the least bytes among them */
+	void *blk;
+};
+
+/*
+ * A quarter of an octave of bytes: prefetch costs within a class differ
+ * by 19% at most.
+ */
 static uint32_t raw_class(uint64_t b)
 {
 	uint32_t oct;
@@ -120,27 +93,104 @@ static uint32_t raw_class(uint64_t b)
 }
 
 /*
- * Buckets of one class and next use, made from idx sorted by both: class
- * s holds idx[coff[s] .. coff[s + 1]), the use of idx[x] is xj[x].  The
- * buckets are counted first, so that every array sized by them is one
- * block (pc->blk_b), the bucket tree's with them.
+ * Every live gap of tensor t that has at least one step inside it, into
+ * pc->c sized by what hyper_plan__life_build() counted of them, with
+ * what index_by_use() counts of each into @ix.  The gaps are walked as
+ * hyper_plan__gap_ends() and hyper_plan__gap_live() tell them, with the
+ * accesses in locals: gap 0 is live when the tensor is live_in and
+ * first read, gap i in 1..cnt-1 when access i reads, gap cnt when the
+ * tensor is live_out.  Asking those two for every gap was a third of
+ * this function at 1M decode operators.  The class, the tensor's
+ * bytes and its smallness are the same for each of its gaps.
  */
-static uint32_t count_buckets(uint32_t ncls, const size_t *coff,
-			      const uint32_t *xj)
+static void tensor_cands(struct plan_ctx *pc, uint32_t t,
+			 struct cand_index *ix)
 {
-	uint32_t s, nb = 0;
-	size_t x;
+	const struct life *lf = pc->lf;
+	size_t base = lf->acc_off[t], cnt = lf->acc_off[t + 1] - base;
+	size_t nc = pc->nc, x, i;
+	const uint32_t *st = lf->acc_step + base;
+	const uint8_t *rw = lf->acc_rw + base;
+	struct cand *c = pc->c;
+	int32_t w = -1, a, j, n = lf->n;
+	uint32_t writes = 0, ep = pc->nep;
+	uint8_t flags = lf->g->t[t].flags;
+	uint64_t ub = lf->g->t[t].bytes;
+	uint32_t cls = raw_class(ub);
+	double bytes = ub, fetch = h2d_ns(pc->p, bytes);
+	/*
+	 * A tensor whose transfers are mostly latency frees less than the
+	 * link time it costs, and its stores would split the link into runs
+	 * too short for the tensors that matter: a last resort only.
+	 */
+	bool small = bytes / pc->p->h2d_bps * 1e9 < pc->p->latency_ns ||
+		     bytes / pc->p->d2h_bps * 1e9 < pc->p->latency_ns;
 
-	for (s = 0; s < ncls; s++)
-		for (x = coff[s]; x < coff[s + 1]; x++)
-			nb += x == coff[s] || xj[x] != xj[x - 1];
-	return nb;
+	if (!cnt) {
+		pc->nep = ep + 1;
+		return;
+	}
+	j = st[0];
+	if ((rw[0] & ACC_R) && (flags & TF_LIVE_IN) && j > 0) {
+		pc->first_gap[t] = nc;
+		c[nc++] = (struct cand){ t, -1, j, -1, ep, small };
+	}
+	for (i = 1; i < cnt; i++) {
+		a = j;
+		if (rw[i - 1] & ACC_W) {
+			w = a;
+			writes++;
+		}
+		j = st[i];
+		if ((rw[i] & ACC_R) && a + 1 < j)
+			c[nc++] = (struct cand){ t, a, j, w, ep + writes, small };
+	}
+	x = nc;			/* [pc->nc, x): used again */
+	if (rw[cnt - 1] & ACC_W) {
+		w = j;
+		writes++;
+	}
+	if ((flags & TF_LIVE_OUT) && j + 1 < n) {
+		c[nc++] = (struct cand){ t, j, n, w, ep + writes, small };
+		pc->nc_end++;
+		ix->by_j[n + 2]++;
+	}
+	pc->nep = ep + writes + 1;
+	if (x > pc->nc) {
+		if (!small && fetch < pc->min_fetch)
+			pc->min_fetch = fetch;
+		ix->off[cls + 1] += x - pc->nc;
+		if (ub < ix->least[cls])
+			ix->least[cls] = ub;
+	}
+	for (i = pc->nc; i < nc; i++) {
+		ix->by_j[c[i].j + 2]++;
+		ix->cls[i] = cls;
+		pc->alive0[i] = !small;	/* small ones wait for a last resort */
+	}
+	pc->nc = nc;
 }
 
-static int make_buckets(struct plan_ctx *pc, const size_t *coff,
-			const uint32_t *xj, size_t m)
+static bool key_before(const uint64_t *a, const uint64_t *b)
 {
-	uint32_t n = pc->lf->n, b, s, nb = count_buckets(pc->ncls, coff, xj);
+	return *a < *b;
+}
+
+HU_DEFINE_SORT(sort_keys, uint64_t, key_before)
+
+/*
+ * Buckets of one class and next use, made from idx sorted by both: class
+ * s holds idx[coff[s] .. coff[s + 1]), the use of idx[x] is xj[x].  The
+ * @nb buckets were counted as idx was (index_by_use()), so that every
+ * array sized by them is one block (pc->blk_b), the bucket tree's with
+ * them.  The tree is left to the first sweep's reset_all(), which sets
+ * every node: a plan_ctx is swept from there (pc->swept NONE), and
+ * nothing reads the tree before a sweep.
+ */
+static int make_buckets(struct plan_ctx *pc, const size_t *coff,
+			const uint32_t *xj, size_t m, uint32_t nb)
+{
+	uint32_t n = pc->lf->n, b, s;
 	struct hu_part part[] = {
 		HU_PART(pc->b_j, (size_t)nb + 1, false),
 		HU_PART(pc->by_b, (size_t)nb + 2, false),
@@ -157,7 +207,6 @@ static int make_buckets(struct plan_ctx *pc, const size_t *coff,
 	pc->blk_b = hyper_plan__block(pc->mem, part, ARRAY_SIZE(part));
 	if (!pc->blk_b)
 		return -ENOMEM;
-	hyper_plan__seg_clear(&pc->seg);
 	pc->nb = 0;
 	for (s = 0; s < pc->ncls; s++) {
 		pc->cls_b[s] = pc->nb;
@@ -165,18 +214,15 @@ static int make_buckets(struct plan_ctx *pc, const size_t *coff,
 			if (x > coff[s] && xj[x] == pc->b_j[pc->nb - 1])
 				continue;
 			pc->b_j[pc->nb] = xj[x];
+			pc->b_cls[pc->nb] = s;
+			pc->at_off[xj[x] + 1]++;
 			pc->by_b[pc->nb++] = x;
 		}
 	}
 	pc->cls_b[pc->ncls] = pc->nb;
 	pc->b_j[pc->nb] = n;
-	for (s = 0; s < pc->ncls; s++)
-		for (b = pc->cls_b[s]; b < pc->cls_b[s + 1]; b++)
-			pc->b_cls[b] = s;
 	pc->by_b[pc->nb] = m;		/* bucket nb: the gaps to the end */
 	pc->by_b[pc->nb + 1] = pc->nc;
-	for (b = 0; b < pc->nb; b++)
-		pc->at_off[pc->b_j[b] + 1]++;
 	for (x = 0; x <= n; x++)
 		pc->at_off[x + 1] += pc->at_off[x];
 	for (b = 0; b < pc->nb; b++)	/* at_off[j] ends as j's first */
@@ -188,54 +234,53 @@ static int make_buckets(struct plan_ctx *pc, const size_t *coff,
 }
 
 /*
+ * index_by_use()'s arrays, before tensor_cands() fills them: by_j is
+ * counted two slots up, as life.c counts.
+ */
+static int index_begin(struct plan_ctx *pc, struct cand_index *ix)
+{
+	size_t nc = pc->lf->nlive;
+	uint32_t s;
+	struct hu_part part[] = {
+		HU_PART(ix->by_j, (size_t)pc->lf->n + 3, true),
+		HU_PART(ix->cls, nc, false),
+		HU_PART(ix->key, nc, false),
+		HU_PART(ix->xj, nc, false),	/* those used again */
+	};
+
+	memset(ix->off, 0, sizeof(ix->off));
+	for (s = 0; s < NR_RAW_CLS; s++)
+		ix->least[s] = UINT64_MAX;
+	ix->blk = hyper_plan__block(pc->mem, part, ARRAY_SIZE(part));
+	return ix->blk ? 0 : -ENOMEM;
+}
+
+/*
  * Candidates by size class and next use (j = n, not used again, in one
  * bucket of its own at the end), each bucket by start, then tensor.
  *
- * Each candidate is read once, in order (they come tensor by tensor, so
- * their tensors' sizes are read in order too), and then only its key
- * (start + 1) << 32 | index moves: grouped by use, each group sorted
- * (the index stands for the tensor: tensor_cands() adds the tensors in
- * order, and no tensor has two gaps used at one step), then stable by
- * class, reading a byte per candidate.  Following the indices back into
- * the candidates and their tensors at each of these steps was half of
- * this function at 1M decode operators, nearly all of it cache misses.
+ * The candidates were counted by use and class as they were listed
+ * (tensor_cands()); here only a key per candidate, (start + 1) << 32 |
+ * index, moves: grouped by use, each group sorted (the index stands for
+ * the tensor: tensor_cands() adds the tensors in order, and no tensor
+ * has two gaps used at one step), then stable by class, reading a byte
+ * per candidate, and counting the buckets (a class's candidates of one
+ * use land together, one use after another).  Following the indices
+ * back into the candidates and their tensors at each of these steps was
+ * half of this function at 1M decode operators, nearly all of it cache
+ * misses.  A class's cheapest prefetch is its least tensor's: h2d_ns()
+ * does not fall as the bytes grow.  @ix is freed.
  */
-static int index_by_use(struct plan_ctx *pc)
+static int index_by_use(struct plan_ctx *pc, struct cand_index *ix)
 {
 	struct hp_mem *mem = pc->mem;
-	uint32_t n = pc->lf->n, map[NR_RAW_CLS], s, j, *by_j, *xj;
-	size_t i, x, m, off[NR_RAW_CLS + 1] = { 0 };
-	double raw_cost[NR_RAW_CLS];
-	uint8_t *cls;
-	uint64_t *key;
-	/* xj: the candidates used again, m of them */
-	struct hu_part part[] = {
-		HU_PART(by_j, (size_t)n + 3, true),
-		HU_PART(cls, pc->nc, false),
-		HU_PART(key, pc->nc, false),
-		HU_PART(xj, pc->nc - pc->nc_end, false),
-	};
-	void *tmp = hyper_plan__block(mem, part, ARRAY_SIZE(part));
+	uint32_t n = pc->lf->n, map[NR_RAW_CLS], last[NR_RAW_CLS], s, j;
+	uint32_t *by_j = ix->by_j, *xj = ix->xj, nb = 0;
+	size_t i, x, m, *off = ix->off;
+	uint8_t *cls = ix->cls;
+	uint64_t *key = ix->key;
 	int ret = -ENOMEM;
 
-	if (!tmp)
-		return -ENOMEM;
-	for (s = 0; s < NR_RAW_CLS; s++)
-		raw_cost[s] = 1e300;
-	for (i = 0; i < pc->nc; i++) {
-		const struct cand *c = &pc->c[i];
-		uint64_t bytes = pc->lf->g->t[c->t].bytes;
-		double cost;
-
-		by_j[c->j + 2]++;
-		if (c->j == (int32_t)n)
-			continue;
-		cls[i] = raw_class(bytes);
-		off[cls[i] + 1]++;
-		cost = h2d_ns(pc->p, bytes);
-		if (cost < raw_cost[cls[i]])
-			raw_cost[cls[i]] = cost;
-	}
 	for (j = 0; j <= n; j++)	/* by_j[j + 1]: j's first */
 		by_j[j + 2] += by_j[j + 1];
 	for (i = 0; i < pc->nc; i++)	/* by_j[j + 1] ends as j's end */
@@ -249,18 +294,22 @@ static int index_by_use(struct plan_ctx *pc)
 		map[s] = pc->ncls;
 		pc->ncls += off[s + 1] > 0;
 		off[s + 1] += off[s];
+		last[s] = NONE;
 	}
 	pc->cls_cost = hyper_plan__array(mem, pc->ncls, sizeof(double));
 	if (!pc->cls_cost)
 		goto out;
 	for (s = 0; s < NR_RAW_CLS; s++)
 		if (off[s + 1] > off[s])
-			pc->cls_cost[map[s]] = raw_cost[s];
+			pc->cls_cost[map[s]] = h2d_ns(pc->p, ix->least[s]);
 	for (j = 0; j < n; j++) {	/* then stable by class */
 		for (i = by_j[j]; i < by_j[j + 1]; i++) {
 			uint32_t k = (uint32_t)key[i];
 
-			x = off[cls[k]]++;
+			s = cls[k];
+			nb += last[s] != j;
+			last[s] = j;
+			x = off[s]++;
 			pc->idx[x] = k;
 			xj[x] = j;
 		}
@@ -273,7 +322,7 @@ static int index_by_use(struct plan_ctx *pc)
 	for (s = 0; s < NR_RAW_CLS; s++)	/* each class as mapped */
 		off[map[s]] = off[s];
 	off[pc->ncls] = m;
-	if (make_buckets(pc, off, xj, m))
+	if (make_buckets(pc, off, xj, m, nb))
 		goto out;
 	pc->cls_lo = hyper_plan__array(mem, pc->ncls, sizeof(*pc->cls_lo));
 	pc->cls_from = hyper_plan__array(mem, pc->ncls, sizeof(*pc->cls_from));
@@ -302,7 +351,7 @@ static int index_by_use(struct plan_ctx *pc)
 		pc->cls_lo[s] = pc->cls_base[s] = pc->cls_reach[s] =
 			pc->cls_base2[s] = pc->cls_b[s];
 out:
-	free(tmp);
+	free(ix->blk);
 	return ret;
 }
 
@@ -340,22 +389,22 @@ int hyper_plan__plan_init(struct plan_ctx *pc, const struct life *lf,
 	      const struct profile *p, struct hp_mem *mem)
 {
 	const struct graph *g = lf->g;
+	struct cand_index ix;
 	uint32_t t, k, n = lf->n;
-	size_t i;
 
 	memset(pc, 0, sizeof(*pc));
 	pc->lf = lf;
 	pc->p = p;
 	pc->mem = mem;
 	pc->min_fetch = 1e300;
-	if (once_arrays(pc))
+	if (once_arrays(pc) || index_begin(pc, &ix))
 		goto fail;
-	for (t = 0; t < g->nt; t++)
+	for (t = 0; t < g->nt; t++) {
 		pc->first_gap[t] = NONE;
-	for (t = 0; t < g->nt; t++)
 		if (!(g->t[t].flags & TF_PIN))
-			tensor_cands(pc, t);
-	if (index_by_use(pc))
+			tensor_cands(pc, t, &ix);
+	}
+	if (index_by_use(pc, &ix))
 		goto fail;
 	for (k = 0; k < n; k++)
 		pc->cap[k] = g->op[lf->order[k]].compute_ns;
@@ -369,8 +418,6 @@ int hyper_plan__plan_init(struct plan_ctx *pc, const struct life *lf,
 	pc->base_lo = NONE;
 	pc->base2_lo = NONE;
 	pc->snap_need = INT64_MAX;
-	for (i = 0; i < pc->nc; i++)	/* small ones wait for a last resort */
-		pc->alive0[i] = !pc->c[i].small;
 	return 0;
 fail:
 	hyper_plan__plan_free(pc);

@@ -48,31 +48,38 @@ static inline bool lists(const uint32_t *r, uint32_t n, uint32_t t)
 
 /*
  * Each distinct tensor op @o touches, as for_each_op_tensor() lists them
- * (inputs, then the outputs it does not read), with its refs and input
- * count in locals (@in, @nin) and the check for a read output inline:
- * the macro's reloads and its call to hyper_plan__op_reads() per output
- * were half of this pass's time.  (k) < nin tells a read.  The outputs
- * of an op that reads none of them (outs_unread) are not looked for.
+ * (inputs, then the outputs it does not read), with its refs, input
+ * count, access count and outs_unread in locals (@in, @nin, @end, @un)
+ * and the check for a read output inline: the macro's reloads and its
+ * call to hyper_plan__op_reads() per output were half of this pass's
+ * time.  The op's fields were read again at each access, and the
+ * arrays' pointers after each byte stored (a byte may alias them): 3%
+ * of what was left, at 100k decode operators.
+ * (k) < nin tells a read.  The outputs of an op that reads none of them
+ * (outs_unread) are not looked for.
  */
-#define for_each_access(g, o, in, nin, t, k)				\
-	for ((in) = (g)->refs + (o)->ref, (nin) = (o)->n_in, (k) = 0;	\
-	     (k) < (nin) + (o)->n_out && ((t) = (in)[k], 1); (k)++)	\
-		if ((k) < (nin) || (o)->outs_unread ||			\
-		    !lists((in), (nin), (t)))
+#define for_each_access(g, o, in, nin, end, un, t, k)			\
+	for ((in) = (g)->refs + (o)->ref, (nin) = (o)->n_in,		\
+	     (end) = (nin) + (o)->n_out, (un) = (o)->outs_unread,	\
+	     (k) = 0; (k) < (end) && ((t) = (in)[k], 1); (k)++)		\
+		if ((k) < (nin) || (un) || !lists((in), (nin), (t)))
 
 static int64_t net_alloc(const struct refine *r, uint32_t i)
 {
 	const struct graph *g = r->g;
 	const struct op *o = &g->op[i];
-	const uint32_t *in;
+	const struct tensor *ten = g->t;
+	const uint32_t *in, *left = r->left;
+	const uint8_t *alloc = r->alloc;
 	int64_t net = 0;
-	uint32_t t, k, nin;
+	uint32_t t, k, nin, end;
+	bool un;
 
-	for_each_access(g, o, in, nin, t, k) {
-		if (!r->alloc[t] && k >= nin)
-			net += g->t[t].bytes;
-		else if (r->left[t] == 1 && !(g->t[t].flags & TF_LIVE_OUT))
-			net -= g->t[t].bytes;
+	for_each_access(g, o, in, nin, end, un, t, k) {
+		if (!alloc[t] && k >= nin)
+			net += ten[t].bytes;
+		else if (left[t] == 1 && !(ten[t].flags & TF_LIVE_OUT))
+			net -= ten[t].bytes;
 	}
 	return net;
 }
@@ -89,15 +96,17 @@ static void run(struct refine *r, uint32_t i)
 	const struct graph *g = r->g;
 	const struct op *o = &g->op[i];
 	const uint32_t *in;
-	uint32_t t, k, nin, last;
+	uint32_t t, k, nin, end, last, *xacc = r->xacc, *left = r->left;
+	uint8_t *alloc = r->alloc;
+	bool un;
 
 	r->done[i] = 1;
-	for_each_access(g, o, in, nin, t, k) {
-		r->alloc[t] = 1;
-		r->xacc[t] ^= i;
-		if (--r->left[t] != 1)
+	for_each_access(g, o, in, nin, end, un, t, k) {
+		alloc[t] = 1;
+		xacc[t] ^= i;
+		if (--left[t] != 1)
 			continue;
-		last = r->xacc[t];
+		last = xacc[t];
 		if (r->ready[last] && !r->done[last] &&
 		    net_alloc(r, last) <= 0)
 			hyper_plan__heap_push(&r->eager, r->pos[last], last, r->mem);
@@ -140,7 +149,8 @@ static int refine_init(struct refine *r, const struct graph *g,
 		       const uint32_t *order, struct hp_mem *mem)
 {
 	const uint32_t *in;
-	uint32_t i, t, k, nin;
+	uint32_t i, t, k, nin, end, *left, *xacc;
+	bool un;
 
 	memset(r, 0, sizeof(*r));
 	r->g = g;
@@ -149,7 +159,7 @@ static int refine_init(struct refine *r, const struct graph *g,
 	r->init = hyper_plan__array(mem, g->nop, sizeof(*r->init));
 	r->left = hyper_plan__calloc(mem, g->nt, sizeof(*r->left));
 	r->xacc = hyper_plan__calloc(mem, g->nt, sizeof(*r->xacc));
-	r->alloc = hyper_plan__calloc(mem, g->nt, 1);
+	r->alloc = hyper_plan__array(mem, g->nt, 1);	/* all set below */
 	r->done = hyper_plan__calloc(mem, g->nop, 1);
 	r->ready = hyper_plan__calloc(mem, g->nop, 1);
 	/* An op is pushed once when ready, and onto eager at most once more
@@ -162,10 +172,12 @@ static int refine_init(struct refine *r, const struct graph *g,
 	memcpy(r->init, order, g->nop * sizeof(*order));
 	for (i = 0; i < g->nop; i++)
 		r->pos[order[i]] = i;
+	left = r->left;
+	xacc = r->xacc;
 	for (i = 0; i < g->nop; i++)
-		for_each_access(g, &g->op[i], in, nin, t, k) {
-			r->left[t]++;
-			r->xacc[t] ^= i;
+		for_each_access(g, &g->op[i], in, nin, end, un, t, k) {
+			left[t]++;
+			xacc[t] ^= i;
 		}
 	for (t = 0; t < g->nt; t++)
 		r->alloc[t] = !!(g->t[t].flags & TF_LIVE_IN);

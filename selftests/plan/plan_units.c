@@ -5606,4 +5606,94 @@ TEST(distance_gaps_on_made_up_lives)
 	}
 }
 
+/*
+ * hyper_plan__plan_init() lists the candidates walking each tensor's
+ * accesses itself, counting what index_by_use() needs as it goes
+ * (passes/plan.c, tensor_cands()): the same candidates, in the same
+ * order, as asking hyper_plan__gap_ends() and hyper_plan__gap_live() of
+ * every gap, with the same epochs, last writes, start gaps, smallness,
+ * cheapest prefetch and liveness at reset; and the index as
+ * check_index() says, on random graphs (pinned, live_in and live_out
+ * tensors, tensors written twice), a decode and a training step, under
+ * two profiles.
+ */
+TEST(cands_match_gap_walk)
+{
+	struct plan_case cases[] = {
+		{ NULL, NULL, 300, 21 }, { NULL, NULL, 800, 22 },
+		{ NULL, NULL, 1500, 23 }, { "llama2-7b", "infer", 0, 1 },
+		{ "olmoe-1b-7b", "train", 0, 1 },
+	};
+	uint64_t seen[5] = { 0 };	/* start, inner, end gaps, small, epoch > 0 */
+
+	for (size_t c = 0; c < 2 * ARRAY_SIZE(cases); c++) {
+		const struct profile *p = &hyper_plan__profile_table[c & 1];
+		struct hp_mem mem = { 0 };
+		struct plan_ctx pc;
+		struct job j = { 0 };
+		struct hp_err e;
+		size_t x = 0;
+		uint32_t t, ep = 0;
+		double min_fetch = 1e300;
+
+		ASSERT_EQ(0, case_job(&j, &cases[c / 2], p, &e))
+			TH_LOG("%s", e.msg);
+		ASSERT_EQ(0, hyper_plan__plan_init(&pc, &j.lf, &j.p, &mem));
+		for (t = 0; t < j.g.nt; t++) {
+			const struct life *lf = &j.lf;
+			size_t cnt = nr_accesses(lf, t), i;
+			size_t base = lf->acc_off[t];
+			double bytes = j.g.t[t].bytes;
+			bool small = bytes / j.p.h2d_bps * 1e9 < j.p.latency_ns ||
+				     bytes / j.p.d2h_bps * 1e9 < j.p.latency_ns;
+			uint32_t fg = NONE, writes = 0;
+			int32_t w = -1;
+			int64_t a, z;
+
+			if (j.g.t[t].flags & TF_PIN) {
+				ASSERT_EQ(NONE, pc.first_gap[t]);
+				continue;
+			}
+			for (i = 0; i <= cnt; i++) {
+				if (i && (lf->acc_rw[base + i - 1] & ACC_W)) {
+					w = lf->acc_step[base + i - 1];
+					writes++;
+				}
+				hyper_plan__gap_ends(lf, t, i, &a, &z);
+				if (!hyper_plan__gap_live(lf, t, i) ||
+				    a + 1 > z - 1)
+					continue;
+				ASSERT_LT(x, pc.nc);
+				ASSERT_EQ(t, pc.c[x].t) TH_LOG("case %zu at %zu", c, x);
+				ASSERT_EQ(a, pc.c[x].a) TH_LOG("case %zu at %zu", c, x);
+				ASSERT_EQ(z, pc.c[x].j) TH_LOG("case %zu at %zu", c, x);
+				ASSERT_EQ(w, pc.c[x].w) TH_LOG("case %zu at %zu", c, x);
+				ASSERT_EQ(ep + writes, pc.c[x].epoch);
+				ASSERT_EQ(small, pc.c[x].small);
+				ASSERT_EQ(!small, pc.alive0[x]);
+				if (a < 0)
+					fg = x;
+				if (z < lf->n && !small &&
+				    h2d_ns(&j.p, bytes) < min_fetch)
+					min_fetch = h2d_ns(&j.p, bytes);
+				seen[a < 0 ? 0 : z == lf->n ? 2 : 1]++;
+				seen[3] += small;
+				seen[4] += writes > 0;
+				x++;
+			}
+			ASSERT_EQ(fg, pc.first_gap[t]) TH_LOG("tensor %u", t);
+			ep += writes + 1;
+		}
+		ASSERT_EQ(x, pc.nc);
+		ASSERT_EQ(ep, pc.nep);
+		ASSERT_EQ(min_fetch, pc.min_fetch);
+		check_index(_metadata, &pc);
+		hyper_plan__plan_free(&pc);
+		hyper_plan__job_free(&j);
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(seen); k++) {
+		EXPECT_LT(0, seen[k]) TH_LOG("kind %zu", k);
+	}
+}
+
 TEST_HARNESS_MAIN
