@@ -30,6 +30,7 @@
 #include "schedule.h"
 #include "util/huge.h"
 #include "util/arena.h"
+#include "util/json.h"
 #include "util/residency.h"
 
 /* Above this many intervals libhyper does not lay a schedule out itself. */
@@ -70,9 +71,9 @@ static int own_offsets(struct hyper_schedule *s, uint32_t n)
 
 		t->res_first = at;
 		t->nr_res = t->nr_plan_off;
-		if (t->nr_plan_off)
-			memcpy(s->res_off + at, t->plan_off,
-			       t->nr_plan_off * sizeof(*s->res_off));
+		hu_copy_short((char *)(s->res_off + at),
+			      (const char *)t->plan_off,
+			      t->nr_plan_off * sizeof(*s->res_off));
 		at += t->nr_plan_off;
 	}
 	return 0;

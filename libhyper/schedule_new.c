@@ -11,6 +11,7 @@
 
 #include "schedule.h"
 #include "util/huge.h"
+#include "util/json.h"
 
 /*
  * The arena offsets took reserved fields of struct hyper_tensor_info:
@@ -21,12 +22,17 @@ _Static_assert(sizeof(void *) != 8 || sizeof(struct hyper_tensor_info) == 64,
 
 #define ZERO(a)	zero((a), sizeof(a) / sizeof((a)[0]))
 
+/*
+ * Every word or'ed, no early exit: a loop that stopped at the first
+ * word set was a compare and branch a word for fields that are zero.
+ */
 static bool zero(const uint64_t *v, size_t n)
 {
+	uint64_t any = 0;
+
 	for (size_t i = 0; i < n; i++)
-		if (v[i])
-			return false;
-	return true;
+		any |= v[i];
+	return !any;
 }
 
 /*
@@ -107,14 +113,26 @@ static inline void *pool_alloc(struct hyper_schedule *s, size_t need)
 }
 
 /*
+ * Below this many bytes a piece is copied in place (hu_copy_short()), a
+ * word at a time: a step's name and lists and a tensor's id and offsets
+ * are a few dozen bytes each, and a call of memcpy() for each was a
+ * quarter of the copy of a step.
+ */
+#define COPY_SHORT	64
+
+/*
  * @len bytes of @src at *@at, which moves past them, 8-aligned: where a
  * piece of their own would have put them.
  */
-static void *pool_put(char **at, const void *src, size_t len)
+static inline __attribute__((always_inline)) void *
+pool_put(char **at, const void *src, size_t len)
 {
-	void *p = *at;
+	char *p = *at;
 
-	memcpy(p, src, len);
+	if (len <= COPY_SHORT)
+		hu_copy_short(p, src, len);
+	else
+		memcpy(p, src, len);
 	*at += pool_round(len);
 	return p;
 }
@@ -153,6 +171,50 @@ static int check_cops(struct hyper_schedule *s, uint32_t si,
 	return 0;
 }
 
+/*
+ * Whether any of @n tensor indices @t is @nt or more; any of @n cache
+ * ops @c unknown or of such a tensor.  One pass of each list, no branch
+ * an element: the lists checked one rule at a time, first each cop's op
+ * and then its tensor, were a loop and a branch an element each, 13% of
+ * the copy of a step.  lists_msg() finds the first one broken.
+ */
+static bool refs_bad(const uint32_t *t, uint32_t n, uint32_t nt)
+{
+	bool bad = false;
+
+	for (uint32_t j = 0; j < n; j++)
+		bad |= t[j] >= nt;
+	return bad;
+}
+
+static bool cops_bad(const struct hyper_cop *c, uint32_t n, uint32_t nt)
+{
+	bool bad = false;
+
+	for (uint32_t j = 0; j < n; j++)
+		bad |= (c[j].op - HYPER_OP_PREFETCH >
+			HYPER_OP_DETACH - HYPER_OP_PREFETCH) |
+		       (c[j].tensor >= nt);
+	return bad;
+}
+
+/*
+ * Step @i's lists, one of which refs_bad() or cops_bad() found broken,
+ * checked in the order of the messages: the first one broken is named.
+ */
+static __attribute__((noinline, cold)) int
+lists_msg(struct hyper_schedule *s, uint32_t i,
+	  const struct hyper_step_info *si, struct hs_err *e)
+{
+	if (check_refs(s, i, "uses", si->uses, si->nr_uses, sizeof(uint32_t), e) ||
+	    check_refs(s, i, "defines", si->defines, si->nr_defines,
+		       sizeof(uint32_t), e) ||
+	    check_cops(s, i, "before", si->before, si->nr_before, e) ||
+	    check_cops(s, i, "after", si->after, si->nr_after, e))
+		return -EINVAL;
+	return 0;
+}
+
 /* A tensor's id hash and length (HS_ID_MAX + 1 for any longer). */
 struct id_ahead {
 	uint32_t h, len;
@@ -184,7 +246,9 @@ static int add_tensor(struct hyper_schedule *s, uint32_t i,
 	 * the pool for room first (refused as out of memory, or taken for a
 	 * tensor refused).  The id goes into the table once copied.
 	 */
-	dup = hs_hash_lookup(s, ti->id, a.h, &slot);
+	slot = a.h & s->hash_mask;
+	/* where the first slot is empty, as for most ids, no call to look on */
+	dup = s->hash[slot] ? hs_hash_lookup(s, ti->id, a.h, &slot) : -1;
 	if (dup >= 0) {
 		hs_errf(e, "tensor %u: duplicate id \"%.*s\" (first is tensor %d)",
 			i, HS_ID_MAX, ti->id, dup);
@@ -237,7 +301,6 @@ static int add_step(struct hyper_schedule *s, uint32_t i,
 	const char *op;
 	size_t op_len;
 	char *at;
-	int ret;
 
 	*st = (struct hs_step){ 0 };	/* fill() does not clear the array */
 	if ((si->flags & ~HYPER_STEP_GEMM) || si->reserved0 ||
@@ -269,15 +332,12 @@ static int add_step(struct hyper_schedule *s, uint32_t i,
 		st->gemm[1] = (uint32_t)si->gemm_n;
 		st->gemm[2] = (uint32_t)si->gemm_k;
 	}
-	if (check_refs(s, i, "uses", si->uses, si->nr_uses, sizeof(uint32_t), e) ||
-	    check_refs(s, i, "defines", si->defines, si->nr_defines,
-		       sizeof(uint32_t), e))
+	if ((refs_bad(si->uses, si->nr_uses, s->nr_tensors) |
+	     refs_bad(si->defines, si->nr_defines, s->nr_tensors) |
+	     cops_bad(si->before, si->nr_before, s->nr_tensors) |
+	     cops_bad(si->after, si->nr_after, s->nr_tensors)) &&
+	    lists_msg(s, i, si, e))
 		return -EINVAL;
-	ret = check_cops(s, i, "before", si->before, si->nr_before, e);
-	if (!ret)
-		ret = check_cops(s, i, "after", si->after, si->nr_after, e);
-	if (ret)
-		return ret;
 	/* the name and the lists, each where a piece of its own would be */
 	op = si->op ? si->op : "";
 	op_len = strlen(op) + 1;

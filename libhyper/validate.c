@@ -116,7 +116,8 @@ static __attribute__((noinline, cold)) int use_msg(struct replay *r, uint32_t i,
  * The rules are <hyper/residency.h>'s; this adds the byte count and the
  * intervals.  The caller ticks the builder's clock after each op.
  */
-static inline int apply(struct replay *r, uint32_t i, const struct hyper_cop *c)
+static inline __attribute__((always_inline)) int
+apply(struct replay *r, uint32_t i, const struct hyper_cop *c)
 {
 	struct hs_tensor *t = &r->s->tensors[c->tensor];
 	int why;
@@ -274,13 +275,12 @@ static void where_desc(char *buf, size_t len, const struct hyper_schedule *s,
 }
 
 /*
- * Each residency's count, alignment and range; its offset into
- * @off_of[i], where check_overlap() reads them in order.  Looked up
- * again there (the tensor, then its offset list), each residency's key
- * cost two cache misses more at a million steps.
+ * Each residency's count, alignment and range, checked in the order of
+ * the messages; the first rule broken is named.
  */
-static int check_each(const struct hyper_schedule *s, const struct hu_resid *v,
-		      uint32_t n, uint64_t *off_of, struct hs_err *e)
+static __attribute__((noinline, cold)) int
+each_msg(const struct hyper_schedule *s, const struct hu_resid *v,
+	 uint32_t n, struct hs_err *e)
 {
 	uint32_t *count = hu_calloc_huge(s->nr_tensors ?: 1, sizeof(*count));
 	int ret = 0;
@@ -302,7 +302,6 @@ static int check_each(const struct hyper_schedule *s, const struct hu_resid *v,
 		const struct hs_tensor *t = &s->tensors[v[i].tensor];
 		uint64_t off = t->plan_off[v[i].nth];
 
-		off_of[i] = off;
 		if (off % HS_DEV_ALIGN) {
 			hs_errf(e, "tensors[%u].arena_offsets[%u]: offset %" PRIu64 " of tensor \"%s\" is not a multiple of %d",
 				v[i].tensor, v[i].nth, off, t->id, HS_DEV_ALIGN);
@@ -317,6 +316,44 @@ static int check_each(const struct hyper_schedule *s, const struct hu_resid *v,
 	}
 	free(count);
 	return ret;
+}
+
+/*
+ * Each residency's count, alignment and range; its offset into
+ * @off_of[i], where check_overlap() reads them in order.  Looked up
+ * again there (the tensor, then its offset list), each residency's key
+ * cost two cache misses more at a million steps.
+ *
+ * A tensor's residencies are numbered 0, 1, ... in the order they begin
+ * (hu_res_begin()), so every tensor has as many offsets as residencies
+ * exactly when each residency's number is below its tensor's count of
+ * offsets and the counts add up to @n: checked so, in the pass that
+ * reads the offsets, with no count of each tensor's residencies (an
+ * array as long as the tensors, cleared and written at random).
+ * each_msg() names what is wrong.
+ */
+static int check_each(const struct hyper_schedule *s, const struct hu_resid *v,
+		      uint32_t n, uint64_t *off_of, struct hs_err *e)
+{
+	uint64_t total = 0, arena = s->arena_bytes;
+	bool bad = false;
+
+	for (uint32_t ti = 0; ti < s->nr_tensors; ti++)
+		total += s->tensors[ti].nr_plan_off;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct hs_tensor *t = &s->tensors[v[i].tensor];
+		uint64_t off;
+
+		if (v[i].nth >= t->nr_plan_off) {
+			bad = true;	/* the counts differ */
+			break;
+		}
+		off = t->plan_off[v[i].nth];
+		off_of[i] = off;
+		bad |= (off % HS_DEV_ALIGN) | (off > arena) |
+		       (v[i].bytes > arena - off);
+	}
+	return bad || total != n ? each_msg(s, v, n, e) : 0;
 }
 
 /*
@@ -367,6 +404,11 @@ static void ranks_clear(struct ranks *b, uint32_t r)
 	for (unsigned int l = 0; l < b->nl; l++, r >>= 6)
 		if ((b->w[l][r >> 6] &= ~(1ULL << (r & 63))))
 			break;
+}
+
+static bool ranks_has(const struct ranks *b, uint32_t r)
+{
+	return b->w[0][r >> 6] >> (r & 63) & 1;
 }
 
 /* The greatest member below @r, or UINT32_MAX. */
@@ -541,11 +583,16 @@ static bool still_live(const struct sweep *w, uint32_t q, uint32_t i)
 static bool neighbours(struct sweep *w, uint32_t p, uint32_t i,
 		       uint32_t *lo, uint32_t *hi)
 {
-	uint32_t q = ranks_below(&w->live, p), x;
+	uint32_t q, x;
 	bool ended_at_p = false;
 
-	if (q == UINT32_MAX)
-		q = w->nil;
+	if (ranks_has(&w->live, p)) {
+		q = w->ln[p].prev;	/* the greatest member below */
+	} else {
+		q = ranks_below(&w->live, p);
+		if (q == UINT32_MAX)
+			q = w->nil;
+	}
 	while (q != w->nil && !still_live(w, q, i)) {
 		x = w->ln[q].prev;
 		drop(w, q);

@@ -833,4 +833,97 @@ TEST_F(bad, rejected)
 	EXPECT_STREQ(variant->msg, err);
 }
 
+/*
+ * GOOD in process, each tensor's offsets given (a's two residencies, b's
+ * and c's one), in an arena of @arena bytes.
+ */
+static int build_offsets(const uint64_t *a, uint32_t na, const uint64_t *b,
+			 uint32_t nb, const uint64_t *c, uint32_t nc,
+			 uint64_t arena, char *err, size_t errlen)
+{
+	static const uint32_t u0[] = { 0 }, u1[] = { 1, 2 }, d0[] = { 2 };
+	static const struct hyper_cop pa = { HYPER_OP_PREFETCH, 0 },
+		pb = { HYPER_OP_PREFETCH, 1 }, da = { HYPER_OP_DETACH, 0 },
+		dbc[] = { { HYPER_OP_DETACH, 1 }, { HYPER_OP_DETACH, 2 } };
+	struct hyper_schedule_info info = {
+		.flags = HYPER_SCHED_ARENA, .arena_bytes = arena,
+		.nr_tensors = 3, .nr_steps = 3,
+	};
+	struct hyper_tensor_info t[3] = {
+		{ .id = "a", .bytes = 4096, .kind = HYPER_KIND_WEIGHT,
+		  .home = HYPER_HOME_POOL, .nr_arena_offsets = na,
+		  .arena_offsets = a },
+		{ .id = "b", .bytes = 4096, .kind = HYPER_KIND_WEIGHT,
+		  .home = HYPER_HOME_POOL, .nr_arena_offsets = nb,
+		  .arena_offsets = b },
+		{ .id = "c", .bytes = 100, .kind = HYPER_KIND_ACTIVATION,
+		  .home = HYPER_HOME_NONE, .nr_arena_offsets = nc,
+		  .arena_offsets = c },
+	};
+	struct hyper_step_info st[3] = {
+		{ .op = "s0", .before = &pa, .nr_before = 1, .uses = u0,
+		  .nr_uses = 1, .defines = d0, .nr_defines = 1, .after = &da,
+		  .nr_after = 1 },
+		{ .op = "s1", .before = &pb, .nr_before = 1, .uses = u1,
+		  .nr_uses = 2, .after = dbc, .nr_after = 2 },
+		{ .op = "s2", .before = &pa, .nr_before = 1, .uses = u0,
+		  .nr_uses = 1, .after = &da, .nr_after = 1 },
+	};
+	struct hyper_schedule *s;
+	int ret = hyper_schedule_new(&info, t, st, &s, err, errlen);
+
+	if (!ret)
+		hyper_schedule_free(s);
+	return ret;
+}
+
+/*
+ * The offsets' counts are checked with no count of each tensor's
+ * residencies: each residency's number against its tensor's offsets,
+ * and their sum against the residencies.  What is wrong is still named
+ * in the order of the messages: a count (the first tensor's whose is
+ * wrong) before any offset's alignment or range, whichever residency
+ * comes first; counts that add up but are each wrong; one too many; an
+ * offset past the arena by far (2^62: its room below the arena's end
+ * wraps).
+ */
+TEST(offset_counts_in_message_order)
+{
+	static const uint64_t a_ok[] = { 0, 4096 }, a3[] = { 0, 4096, 0 },
+		a_odd[] = { 1, 4096 }, b_ok[] = { 0 }, b_end[] = { 8128 },
+		c_ok[] = { 4096 }, c2[] = { 4096, 0 }, c_end[] = { 8192 },
+		c_far[] = { 1ULL << 62 };
+	static const struct {
+		const uint64_t *a, *b, *c;
+		uint32_t na, nb, nc;
+		const char *msg;
+	} k[] = {
+		{ a_ok, b_ok, c_ok, 2, 1, 1, NULL },
+		{ a3, NULL, c_ok, 3, 0, 1,
+		  "tensors[0].arena_offsets: tensor \"a\" becomes resident 2 times but has 3 offsets (one per residency, in the order they begin)" },
+		{ a_ok, b_ok, c2, 2, 1, 2,
+		  "tensors[2].arena_offsets: tensor \"c\" becomes resident 1 times but has 2 offsets (one per residency, in the order they begin)" },
+		{ a_odd, b_ok, c2, 2, 1, 2,
+		  "tensors[2].arena_offsets: tensor \"c\" becomes resident 1 times but has 2 offsets (one per residency, in the order they begin)" },
+		{ a_odd, b_end, c_ok, 2, 1, 1,
+		  "tensors[0].arena_offsets[0]: offset 1 of tensor \"a\" is not a multiple of 64" },
+		{ a_ok, b_end, c_ok, 2, 1, 1,
+		  "tensors[1].arena_offsets[0]: tensor \"b\" at offset 8128 (4096 bytes, 4096 aligned) ends past arena_bytes 8192" },
+		{ a_ok, b_ok, c_end, 2, 1, 1,
+		  "tensors[2].arena_offsets[0]: tensor \"c\" at offset 8192 (100 bytes, 128 aligned) ends past arena_bytes 8192" },
+		{ a_ok, b_ok, c_far, 2, 1, 1,
+		  "tensors[2].arena_offsets[0]: tensor \"c\" at offset 4611686018427387904 (100 bytes, 128 aligned) ends past arena_bytes 8192" },
+	};
+	char err[512];
+
+	for (size_t i = 0; i < ARRAY_SIZE(k); i++) {
+		int ret = build_offsets(k[i].a, k[i].na, k[i].b, k[i].nb,
+					k[i].c, k[i].nc, 8192, err,
+					sizeof(err));
+
+		EXPECT_EQ(k[i].msg ? -EBADMSG : 0, ret) TH_LOG("case %zu: %s", i, err);
+		EXPECT_STREQ(k[i].msg ? k[i].msg : "", err) TH_LOG("case %zu", i);
+	}
+}
+
 HYPER_TEST_MAIN

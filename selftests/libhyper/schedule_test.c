@@ -1050,4 +1050,79 @@ TEST(schedule_new_pool_chunks_use_their_whole_block)
 	free(ops);
 }
 
+/*
+ * A step's lists are checked in one pass each, and the first rule broken
+ * is named in the order of the messages: uses, defines, before, after,
+ * and in a cache-op list every op before any tensor.  Each flaw alone,
+ * and each beside one named later; ops 0 and 4 refused, 1 to 3 taken.
+ */
+TEST(step_lists_first_broken_named)
+{
+	static const uint32_t u_ok[] = { 0, 1 }, u_far[] = { 0, 2 },
+		d_far[] = { 2 };
+	static const struct hyper_cop c_ok[] = {
+		{ HYPER_OP_PREFETCH, 0 }, { HYPER_OP_STORE, 1 },
+		{ HYPER_OP_DETACH, 1 },
+	}, c_far[] = { { HYPER_OP_PREFETCH, 0 }, { HYPER_OP_DETACH, 5 } },
+	   c_op0[] = { { 0, 0 } }, c_op4[] = { { HYPER_OP_DETACH + 1, 0 } },
+	   c_both[] = { { HYPER_OP_PREFETCH, 7 }, { 9, 0 } };
+	static const struct {
+		const uint32_t *uses, *defines;
+		const struct hyper_cop *before, *after;
+		uint32_t nu, nd, nb, na;
+		const char *msg;
+	} k[] = {
+		{ u_ok, NULL, c_ok, c_ok, 2, 0, 3, 3, NULL },
+		{ u_far, NULL, NULL, NULL, 2, 0, 0, 0,
+		  "steps[0].uses[1]: tensor index 2 out of range (2 tensors)" },
+		{ NULL, d_far, NULL, NULL, 0, 1, 0, 0,
+		  "steps[0].defines[0]: tensor index 2 out of range (2 tensors)" },
+		{ NULL, NULL, c_far, NULL, 0, 0, 2, 0,
+		  "steps[0].before[1]: tensor index 5 out of range (2 tensors)" },
+		{ NULL, NULL, NULL, c_far, 0, 0, 0, 2,
+		  "steps[0].after[1]: tensor index 5 out of range (2 tensors)" },
+		{ NULL, NULL, c_op0, NULL, 0, 0, 1, 0,
+		  "steps[0].before[0]: unknown cache op 0 (enum hyper_cache_op)" },
+		{ NULL, NULL, NULL, c_op4, 0, 0, 0, 1,
+		  "steps[0].after[0]: unknown cache op 4 (enum hyper_cache_op)" },
+		{ NULL, NULL, c_both, NULL, 0, 0, 2, 0,
+		  "steps[0].before[1]: unknown cache op 9 (enum hyper_cache_op)" },
+		{ u_far, NULL, NULL, c_op0, 2, 0, 0, 1,
+		  "steps[0].uses[1]: tensor index 2 out of range (2 tensors)" },
+		{ u_ok, d_far, c_far, NULL, 2, 1, 2, 0,
+		  "steps[0].defines[0]: tensor index 2 out of range (2 tensors)" },
+		{ NULL, NULL, c_far, c_op4, 0, 0, 2, 1,
+		  "steps[0].before[1]: tensor index 5 out of range (2 tensors)" },
+	};
+	static const struct hyper_tensor_info ti[2] = {
+		{ .id = "a", .bytes = 64, .kind = HYPER_KIND_WEIGHT,
+		  .home = HYPER_HOME_POOL },
+		{ .id = "b", .bytes = 64, .kind = HYPER_KIND_WEIGHT,
+		  .home = HYPER_HOME_POOL },
+	};
+	struct hyper_schedule_info info = {
+		.name = "lists", .nr_tensors = 2, .nr_steps = 1,
+	};
+	char err[256];
+
+	for (size_t c = 0; c < ARRAY_SIZE(k); c++) {
+		struct hyper_step_info si = {
+			.op = "s0", .uses = k[c].uses, .nr_uses = k[c].nu,
+			.defines = k[c].defines, .nr_defines = k[c].nd,
+			.before = k[c].before, .nr_before = k[c].nb,
+			.after = k[c].after, .nr_after = k[c].na,
+		};
+		struct hyper_schedule_builder *b;
+		int ret;
+
+		ASSERT_EQ(0, hyper_schedule_begin(&info, &b, err, sizeof(err)));
+		ASSERT_EQ(0, hyper_schedule_add_tensors(b, ti, 2, err,
+							sizeof(err)));
+		ret = hyper_schedule_add_steps(b, &si, 1, err, sizeof(err));
+		EXPECT_EQ(k[c].msg ? -EINVAL : 0, ret) TH_LOG("case %zu: %s", c, err);
+		EXPECT_STREQ(k[c].msg ? k[c].msg : "", err) TH_LOG("case %zu", c);
+		hyper_schedule_end(b, NULL, NULL, 0);
+	}
+}
+
 HYPER_TEST_MAIN
