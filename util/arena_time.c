@@ -91,6 +91,7 @@ int hu_arena__bkt_setup(struct placer *p, const bool *whole)
 		sum += (double)(len(&p->v[i]) < run ? len(&p->v[i]) : run);
 	}
 	p->many = 4 * m_off > m;
+	p->nlong = (uint32_t)m_off;
 	if (!m)
 		return 0;
 	for (p->bshift = p->plain ? 63 : 0; p->bshift < 63 &&
