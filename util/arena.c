@@ -293,15 +293,15 @@ static uint64_t attempt(struct placer *p, struct key *keys, uint32_t nk,
  * many buckets.  The others go by time (a training step all by offset
  * took a quarter more: its short intervals are most of those a fit reads
  * there and few of them share its time).  Every way gives the same
- * offsets.  Return: 0, or -ENOMEM.
+ * offsets.
  */
 #define LONG_DIV	64
 
-static int choose_way(struct placer *p, const bool *whole,
-		      enum hu_arena_way way)
+static void choose_way(struct placer *p, const bool *whole,
+		       enum hu_arena_way way)
 {
 	uint64_t t0 = UINT64_MAX, t1 = 0;
-	size_t m = 0, nb;
+	size_t m = 0;
 
 	for (uint32_t i = 0; i < p->n; i++) {
 		if (whole[i])
@@ -319,10 +319,27 @@ static int choose_way(struct placer *p, const bool *whole,
 	p->t1 = m ? t1 : 0;
 	p->pin_step = m && t1 - t0 < UINT64_MAX ? (t1 - t0) / 64 + 1 : 0;
 	if (way == HU_ARENA_BY_TIME || !m)
-		return 0;
+		return;
 	if (way == HU_ARENA_BY_OFFSET)
 		p->long_len = 0;
-	nb = 2 * (size_t)m / OBLK + 2;
+	p->split = true;
+}
+
+/*
+ * The offset order's blocks, sized for the intervals kept there
+ * (p->nlong, counted by hu_arena__bkt_setup()), not for every interval:
+ * a decode layout keeps a few hundred there of a million (KV blocks,
+ * weights kept long), and room for all was 190 MB of address space at
+ * 1M operators, each array's first touch a huge page cleared.  A block
+ * splits only when full, each half then at least OBLK / 2, so there are
+ * at most 2 * nlong / OBLK + 1 of them.  Return: 0, or -ENOMEM.
+ */
+static int ord_alloc(struct placer *p)
+{
+	size_t nb = 2 * (size_t)p->nlong / OBLK + 2;
+
+	if (!p->nlong)
+		return 0;
 	p->blk = hu_malloc_huge(nb * sizeof(*p->blk));
 	p->bord = hu_malloc_huge(nb * sizeof(*p->bord));
 	p->ents = hu_malloc_huge(nb * OBLK * sizeof(*p->ents));
@@ -645,7 +662,8 @@ int hu_arena_place_way(struct hu_ival *v, uint32_t n, uint64_t effort,
 	       hu_arena_enough(floor, limit, n);
 	way &= ~(HU_ARENA_WHOLE | HU_ARENA_NO_BOUND | HU_ARENA_NO_INSTANTS |
 		 HU_ARENA_NO_SLACK);
-	if (choose_way(&p, whole, way) || hu_arena__bkt_setup(&p, whole) ||
+	choose_way(&p, whole, way);
+	if (hu_arena__bkt_setup(&p, whole) || ord_alloc(&p) ||
 	    (p.bound && hu_arena__set_inst(&p, INST_PEAK, at)))
 		goto out;
 	for (int order = 0; order < NR_ORDERS && best > stop; order++) {

@@ -175,7 +175,12 @@ struct placer {
 	struct span *cand2;	/* room to merge them */
 	uint32_t *runs;		/* each bucket's run of them: start, end */
 	uint64_t base;		/* stacked whole-span intervals */
-	/* the offset order, for intervals at least long_len long (ents) */
+	/*
+	 * the offset order, for intervals at least long_len long when
+	 * split (ents), nlong of them
+	 */
+	bool split;
+	uint32_t nlong;
 	uint64_t long_len;
 	uint64_t t0, t1;	/* the run, for the 64ths */
 	uint64_t pin_step;	/* the 64 pins: t0 + i * pin_step; 0: none */
@@ -218,7 +223,7 @@ static inline uint64_t len(const struct hu_ival *v)
 /* Interval @i is kept in the offset order (else, if not whole, by time). */
 static inline bool by_offset(const struct placer *p, uint32_t i)
 {
-	return p->ents && len(&p->v[i]) >= p->long_len;
+	return p->split && len(&p->v[i]) >= p->long_len;
 }
 
 struct scan;

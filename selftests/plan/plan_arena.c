@@ -1789,4 +1789,52 @@ TEST(arena_instants_top_as_one_walk)
 	EXPECT_LT(2000U, tops);
 }
 
+/*
+ * The offset order is sized for the intervals kept there (a 64th of the
+ * run long or more), not for every interval: @nl long intervals that
+ * all share the middle of the run, stacked one above the other as they
+ * come (each lands on top, and a full block splits in two halves, the
+ * most blocks the long ones can fill), among @ns short ones by time.
+ * Placed split, all by offset and by time, every way the reference's
+ * offsets; room for fewer blocks than the halves fill is written past
+ * its end (under the sanitizer, an error).
+ */
+static struct hu_ival *long_set(struct __test_metadata *_metadata,
+				uint32_t nl, uint32_t ns, unsigned int seed)
+{
+	uint64_t span = 64 * (uint64_t)(nl + ns) + 640;
+	struct hu_ival *v = new_set(_metadata, nl + ns);
+
+	for (uint32_t i = 0; i < nl; i++) {
+		uint64_t a = span / 4 + rand_r(&seed) % (span / 8);
+
+		v[i] = (struct hu_ival){ a, a + span / 4 +
+					 rand_r(&seed) % (span / 8), 64, 0 };
+	}
+	for (uint32_t i = nl; i < nl + ns; i++) {
+		uint64_t a = rand_r(&seed) % span;
+
+		v[i] = (struct hu_ival){ a, a + 1 + rand_r(&seed) % 16,
+					 64 * (1 + rand_r(&seed) % 8), 0 };
+	}
+	return v;
+}
+
+TEST(arena_offset_order_sized_for_its_long_intervals)
+{
+	static const enum hu_arena_way ways[] = {
+		HU_ARENA_BY_TIME | HU_ARENA_WHOLE, HU_ARENA_AUTO,
+		HU_ARENA_BY_OFFSET, HU_ARENA_BY_TIME };
+	static const uint32_t nls[] = { 1, 64, 127, 128, 129, 255, 256,
+					257, 511, 700, 1000 };
+
+	for (unsigned int k = 0; k < ARRAY_SIZE(nls); k++) {
+		uint32_t ns = k % 2 ? 3000 : 40 + 7 * k;
+		struct hu_ival *set = long_set(_metadata, nls[k], ns, k + 1);
+
+		places_agree(_metadata, ways, ARRAY_SIZE(ways), set,
+			     nls[k] + ns, 0, k + 1);
+	}
+}
+
 TEST_HARNESS_MAIN
