@@ -227,6 +227,23 @@ const char *hu_json_escape(char *buf, size_t len, const char *s, int ascii)
 	return buf;
 }
 
+/* the strings @x "0" to @x "9" (the "" ends each macro in a string) */
+#define DEC4_10(x)	\
+	x "0" x "1" x "2" x "3" x "4" x "5" x "6" x "7" x "8" x "9"
+#define DEC4_100(x)	\
+	DEC4_10(x "0") DEC4_10(x "1") DEC4_10(x "2") DEC4_10(x "3") \
+	DEC4_10(x "4") DEC4_10(x "5") DEC4_10(x "6") DEC4_10(x "7") \
+	DEC4_10(x "8") DEC4_10(x "9") ""
+#define DEC4_1000(x)	\
+	DEC4_100(x "0") DEC4_100(x "1") DEC4_100(x "2") DEC4_100(x "3") \
+	DEC4_100(x "4") DEC4_100(x "5") DEC4_100(x "6") DEC4_100(x "7") \
+	DEC4_100(x "8") DEC4_100(x "9") ""
+
+const char hu_jbuf_dec4[4 * 10000 + 1] =
+	DEC4_1000("0") DEC4_1000("1") DEC4_1000("2") DEC4_1000("3")
+	DEC4_1000("4") DEC4_1000("5") DEC4_1000("6") DEC4_1000("7")
+	DEC4_1000("8") DEC4_1000("9");
+
 void hu_jbuf_flush(struct hu_jbuf *w)
 {
 	if (w->n)
@@ -254,12 +271,15 @@ static uint64_t bad_bytes(uint64_t x)
 }
 
 /*
- * Copies the @len bytes at @s to @d a word at a time (the last word
- * overlapping the one before it: no byte loop at the end, and no call
- * to memcpy() for an id of a dozen bytes) and says whether all of them
- * were plain(); if not, what it copied is to be dropped.
+ * Says whether all the @len bytes at @s are plain(), a word at a time
+ * (the last word overlapping the one before it: no byte loop at the
+ * end, and no call to memcpy() for an id of a dozen bytes), and with
+ * @copy copies them to @d as it goes; if not plain, what it copied is to
+ * be dropped.  Inline with @copy constant: a loop with the copies, for
+ * hu_jbuf_str(), and one without, for hu_json_plain_len().
  */
-static bool copy_plain(char *d, const char *s, size_t len)
+static inline __attribute__((always_inline)) bool
+scan_plain(char *d, const char *s, size_t len, bool copy)
 {
 	uint64_t bad = 0, x;
 	uint32_t lo, hi;
@@ -270,7 +290,8 @@ static bool copy_plain(char *d, const char *s, size_t len)
 			if (i > len - 8)
 				i = len - 8;
 			memcpy(&x, s + i, 8);
-			memcpy(d + i, &x, 8);
+			if (copy)
+				memcpy(d + i, &x, 8);
 			bad |= bad_bytes(x);
 			if (i == len - 8)
 				return !bad;
@@ -280,8 +301,10 @@ static bool copy_plain(char *d, const char *s, size_t len)
 		/* most ids: the first four bytes and the last four, as one */
 		memcpy(&lo, s, 4);
 		memcpy(&hi, s + len - 4, 4);
-		memcpy(d, &lo, 4);
-		memcpy(d + len - 4, &hi, 4);
+		if (copy) {
+			memcpy(d, &lo, 4);
+			memcpy(d + len - 4, &hi, 4);
+		}
 		return !bad_bytes(lo | (uint64_t)hi << 32);
 	}
 	if (!len)
@@ -291,31 +314,32 @@ static bool copy_plain(char *d, const char *s, size_t len)
 	 * them, tested as one word by the same rule, the other five bytes
 	 * spaces (plain): no second scan a byte at a time.
 	 */
-	d[0] = s[0];
-	d[len / 2] = s[len / 2];
-	d[len - 1] = s[len - 1];
+	if (copy) {
+		d[0] = s[0];
+		d[len / 2] = s[len / 2];
+		d[len - 1] = s[len - 1];
+	}
 	x = (unsigned char)s[0] | (uint64_t)(unsigned char)s[len / 2] << 8 |
 	    (uint64_t)(unsigned char)s[len - 1] << 16 |
 	    0x2020202020000000ULL;
 	return !bad_bytes(x);
 }
 
+/* scan_plain(), copying: what it copied is to be dropped if not plain */
+static bool copy_plain(char *d, const char *s, size_t len)
+{
+	return scan_plain(d, s, len, true);
+}
+
+/*
+ * The tail as scan_plain() reads it, where a copy of it into a word
+ * of spaces was a call to memcpy() for each of a million tensors' ids.
+ */
 size_t hu_json_plain_len(const char *s)
 {
-	size_t len = strlen(s), i;
-	uint64_t bad = 0, x = 0;
+	size_t len = strlen(s);
 
-	for (i = 0; i + 8 <= len; i += 8) {
-		memcpy(&x, s + i, 8);
-		bad |= bad_bytes(x);
-	}
-	/* the tail, its missing bytes spaces (plain) */
-	if (i < len) {
-		x = 0x2020202020202020ULL;
-		memcpy(&x, s + i, len - i);
-		bad |= bad_bytes(x);
-	}
-	return bad ? SIZE_MAX : len;
+	return scan_plain(NULL, s, len, false) ? len : SIZE_MAX;
 }
 
 /*

@@ -15,47 +15,97 @@
 #include "util/json.h"
 
 /*
+ * The schedule goes out at a cursor (hu_jbuf_at(), util/json.h): the
+ * pieces below are stores at @p, which each item's hu_jbuf_room() has
+ * made room for: PIECE bytes, the most any item writes between two such
+ * calls (an id below ID_SLOW bytes with its words and a number), with
+ * stores of fixed-size words reaching at most HU_JBUF_SLACK past it.
+ * Before, each piece was a call's worth of tests and of w->n loaded and
+ * stored back: about a third of the write at 1M decode operators.
+ */
+#define PIECE	512
+
+/*
  * The words around each cache operator's tensor, and around a tensor's
  * kind and home, made once per schedule: a million-step schedule writes
- * millions of them, each before as four copies of strings whose lengths
- * were counted every time.
+ * millions of them.  Each is stored as one WORD_COPY-byte copy from its
+ * slot, a compile-time size (no loop, no length's branches), and the
+ * cursor moves on by its length: the bytes past it are written over.
  */
+#define WORD_COPY	48
+#define WORD_SLOT	64
+
 struct words {
-	char cop[HYPER_OP_DETACH + 1][40];
+	char cop[HYPER_OP_DETACH + 1][WORD_SLOT];
 	size_t cop_len[HYPER_OP_DETACH + 1];
-	char kh[HYPER_KIND_NR][HYPER_HOME_NONE + 1][56];
+	char kh[HYPER_KIND_NR][HYPER_HOME_NONE + 1][WORD_SLOT];
 	size_t kh_len[HYPER_KIND_NR][HYPER_HOME_NONE + 1];
 };
 
+_Static_assert(WORD_SLOT - WORD_COPY <= HU_JBUF_SLACK &&
+	       WORD_COPY + 1 <= WORD_SLOT, "a word's copy stays in its slot");
+
+/* A word of @wd (@len bytes, below WORD_COPY) at @p; the end. */
+static inline char *put_word(char *p, const char *word, size_t len)
+{
+	memcpy(p, word, WORD_COPY);
+	return p + len;
+}
+
 /*
  * Each tensor's id length (hu_json_plain_len()) where it needs no escape
- * and is below ID_SLOW bytes, else ID_SLOW: written through hu_jbuf_str().
- * A tensor's id goes out once in "tensors" and again in every list that
- * names it (at 100k decode operators 720,000 times for 100,000 tensors),
- * and measuring and scanning it each time was a third of the write.
+ * and is below ID_SLOW bytes (every id a graph accepts: 1..127), else
+ * ID_SLOW: written through hu_jbuf_str().  A tensor's id goes out once in
+ * "tensors" and again in every list that names it (at 100k decode
+ * operators 720,000 times for 100,000 tensors), and measuring and
+ * scanning it each time was a third of the write.  A byte each: a
+ * million tensors' lengths in 1 MB.
  */
-#define ID_SLOW	UINT16_MAX
+#define ID_SLOW	UINT8_MAX
 
 struct ids {
-	const struct graph *g;
-	uint16_t *len;		/* NULL: every id through hu_jbuf_str() */
+	const struct tensor *t;
+	uint8_t *len;		/* NULL: every id through hu_jbuf_str() */
 };
 
-/*
- * Tensor @t's id as a JSON string, after @pre (@pre_len bytes): what
- * hu_jbuf_put(@pre) and hu_jbuf_str() write, from its known length.
- */
-static inline void put_id(const struct ids *ids, struct hu_jbuf *w,
-			  const char *pre, size_t pre_len, uint32_t t)
-{
-	const char *id = ids->g->t[t].id;
+_Static_assert(ID_SLOW + 2 + WORD_COPY + 2 + 64 <= PIECE &&
+	       PIECE <= HU_JBUF_SIZE, "an item fits a piece");
 
-	if (ids->len && ids->len[t] != ID_SLOW) {
-		hu_jbuf_quoted(w, pre, pre_len, id, ids->len[t]);
-		return;
-	}
-	hu_jbuf_mem(w, pre, pre_len);
+/*
+ * An id that needs an escape (or any id, with no lengths) at @p, through
+ * hu_jbuf_str(); the cursor comes back with room for a whole PIECE.
+ */
+static char *put_id_slow(struct hu_jbuf *w, char *p, const char *id)
+{
+	hu_jbuf_set(w, p);
 	hu_jbuf_str(w, id);
+	return hu_jbuf_room(w, hu_jbuf_at(w), PIECE);
+}
+
+/*
+ * Tensor @t's id as a JSON string at @p, after @pre (@pre_len bytes, up
+ * to three, stored as one word of four with the opening quote): what
+ * hu_jbuf_str() writes, from its known length.  @tt and @len are the
+ * callers' copies of struct ids' pointers: the compiler keeps them in
+ * registers, where read through @ids they were loaded again after every
+ * byte stored (a char may alias them).
+ */
+static inline char *put_id(const struct tensor *tt, const uint8_t *len,
+			   struct hu_jbuf *w, char *p, const char pre[4],
+			   size_t pre_len, uint32_t t)
+{
+	const char *id = tt[t].id;
+	size_t n = len ? len[t] : ID_SLOW;
+
+	if (n != ID_SLOW) {
+		memcpy(p, pre, 4);
+		p += pre_len + 1;
+		hu_copy_short(p, id, n);
+		p[n] = '"';
+		return p + n + 1;
+	}
+	memcpy(p, pre, 4);
+	return put_id_slow(w, p + pre_len, id);
 }
 
 /*
@@ -64,25 +114,29 @@ static inline void put_id(const struct ids *ids, struct hu_jbuf *w,
  */
 static void ids_init(struct ids *ids, const struct graph *g)
 {
-	ids->g = g;
-	ids->len = malloc((g->nt ? g->nt : 1) * sizeof(*ids->len));
+	ids->t = g->t;
+	ids->len = malloc(g->nt ? g->nt : 1);
 	for (size_t t = 0; ids->len && t < g->nt; t++) {
 		size_t len = hu_json_plain_len(g->t[t].id);
 
-		ids->len[t] = len < ID_SLOW ? (uint16_t)len : ID_SLOW;
+		ids->len[t] = len < ID_SLOW ? (uint8_t)len : ID_SLOW;
 	}
 }
 
-/* What snprintf() wrote; an op, kind or home with no name is never written. */
+/*
+ * What snprintf() wrote, if it fit below WORD_COPY bytes; an op, kind or
+ * home with no name (or too long a one: none is) is never written.
+ */
 static size_t word_len(int n)
 {
-	return n > 0 ? (size_t)n : 0;
+	return n > 0 && n < WORD_COPY ? (size_t)n : 0;
 }
 
 static void words_init(struct words *wd)
 {
 	const char *a, *b;
 
+	memset(wd, 0, sizeof(*wd));
 	for (uint32_t op = 0; op <= HYPER_OP_DETACH; op++) {
 		a = hyper_cache_op_name(op);
 		wd->cop_len[op] = !a ? 0 :
@@ -111,81 +165,111 @@ static void words_init(struct words *wd)
 #define LIST_HEAD(key, open)	",\n   \"" key "\": " open
 #define WORD(lit)		lit, sizeof(lit) - 1
 
-static void write_cops(const struct sched *s, const struct words *wd,
-		       const struct ids *ids, struct hu_jbuf *w, size_t slot,
-		       const char *head, size_t head_len)
+/*
+ * The cache operators @c to @end (one at least) after @head.  Pointers
+ * and counts come in as arguments, and the loop keeps them in registers:
+ * read through @s they were loaded again after every byte stored.
+ */
+static char *write_cops(const struct cop *c, const struct cop *end,
+			const struct words *wd, const struct ids *ids,
+			struct hu_jbuf *w, char *p, const char *head,
+			size_t head_len)
 {
-	size_t i;
+	const struct tensor *tt = ids->t;
+	const uint8_t *len = ids->len;
+	size_t first = 1;	/* the first without its comma */
 
-	if (!slot_len(s, slot))
-		return;
-	hu_jbuf_word(w, head, head_len);
-	for (i = s->slot_off[slot]; i < s->slot_off[slot + 1]; i++) {
-		uint8_t op = s->cops[i].kind;
-		/* the first without its comma */
-		size_t first = i == s->slot_off[slot];
-
-		hu_jbuf_word(w, wd->cop[op] + first, wd->cop_len[op] - first);
-		put_id(ids, w, "", 0, s->cops[i].t);
-		hu_jbuf_put(w, " }");
+	p = hu_jbuf_room(w, p, PIECE);
+	hu_copy_short(p, head, head_len);
+	p += head_len;
+	for (; c < end; c++, first = 0) {
+		p = hu_jbuf_room(w, p, PIECE);
+		p = put_word(p, wd->cop[c->kind] + first,
+			     wd->cop_len[c->kind] - first);
+		p = put_id(tt, len, w, p, "\"   ", 0, c->t);
+		p = HU_CUR_LIT(p, " }");
 	}
-	hu_jbuf_put(w, " ]");
+	return HU_CUR_LIT(p, " ]");
 }
 
-static void write_ids(const struct ids *ids, struct hu_jbuf *w,
-		      const char *head, size_t head_len, const uint32_t *t,
-		      uint32_t n)
+static inline __attribute__((always_inline)) char *
+write_ids(const struct ids *ids, struct hu_jbuf *w, char *p, const char *head,
+	  size_t head_len, const uint32_t *t, uint32_t n)
 {
+	const struct tensor *tt = ids->t;
+	const uint8_t *len = ids->len;
 	uint32_t i;
 
-	if (!n)
-		return;
-	hu_jbuf_word(w, head, head_len);
-	put_id(ids, w, "", 0, t[0]);
-	for (i = 1; i < n; i++)
-		put_id(ids, w, ", ", 2, t[i]);
-	hu_jbuf_put(w, " ]");
+	p = hu_jbuf_room(w, p, PIECE);
+	hu_copy_short(p, head, head_len);
+	p = put_id(tt, len, w, p + head_len, "\"   ", 0, t[0]);
+	for (i = 1; i < n; i++) {
+		p = hu_jbuf_room(w, p, PIECE);
+		p = put_id(tt, len, w, p, ", \" ", 2, t[i]);
+	}
+	return HU_CUR_LIT(p, " ]");
 }
 
-static void write_step(const struct sched *s, const struct words *wd,
-		       const struct ids *ids, struct hu_jbuf *w, uint32_t k)
+static char *write_step(const struct sched *s, const struct words *wd,
+			const struct ids *ids, struct hu_jbuf *w, char *p,
+			uint32_t k)
 {
 	const struct graph *g = s->g;
 	const struct op *o = &g->op[s->order[k]];
+	/* where the cops before and after step @k start, and where they end */
+	const uint32_t slot[3] = {
+		s->slot_off[2 * k], s->slot_off[2 * k + 1],
+		s->slot_off[2 * k + 2],
+	};
 
-	hu_jbuf_put(w, "  { \"op\": ");
+	p = hu_jbuf_room(w, p, PIECE);
+	hu_jbuf_set(w, HU_CUR_LIT(p, "  { \"op\": "));
 	hu_jbuf_str(w, o->id);
-	hu_jbuf_put(w, ", \"compute_ns\": ");
-	hu_jbuf_u64(w, o->compute_ns);
+	p = hu_jbuf_room(w, hu_jbuf_at(w), PIECE);
+	p = HU_CUR_LIT(p, ", \"compute_ns\": ");
+	p = hu_cur_u64(p, o->compute_ns);
 	if (o->gemm.m) {
-		hu_jbuf_put(w, ", \"x-gemm\": { \"m\": ");
-		hu_jbuf_u64(w, o->gemm.m);
-		hu_jbuf_put(w, ", \"n\": ");
-		hu_jbuf_u64(w, o->gemm.n);
-		hu_jbuf_put(w, ", \"k\": ");
-		hu_jbuf_u64(w, o->gemm.k);
-		hu_jbuf_put(w, " }");
+		p = HU_CUR_LIT(p, ", \"x-gemm\": { \"m\": ");
+		p = hu_cur_u64(p, o->gemm.m);
+		p = HU_CUR_LIT(p, ", \"n\": ");
+		p = hu_cur_u64(p, o->gemm.n);
+		p = HU_CUR_LIT(p, ", \"k\": ");
+		p = hu_cur_u64(p, o->gemm.k);
+		p = HU_CUR_LIT(p, " }");
 	}
-	write_cops(s, wd, ids, w, 2 * k, WORD(LIST_HEAD("before", "[")));
-	write_ids(ids, w, WORD(LIST_HEAD("uses", "[ ")), op_in(g, o), o->n_in);
-	write_ids(ids, w, WORD(LIST_HEAD("defines", "[ ")), op_out(g, o),
-		  o->n_out);
-	write_cops(s, wd, ids, w, 2 * k + 1, WORD(LIST_HEAD("after", "[")));
-	hu_jbuf_put(w, " }");
+	/* lists with nothing in them are left out */
+	if (slot[0] < slot[1])
+		p = write_cops(s->cops + slot[0], s->cops + slot[1], wd, ids,
+			       w, p, WORD(LIST_HEAD("before", "[")));
+	if (o->n_in)
+		p = write_ids(ids, w, p, WORD(LIST_HEAD("uses", "[ ")),
+			      op_in(g, o), o->n_in);
+	if (o->n_out)
+		p = write_ids(ids, w, p, WORD(LIST_HEAD("defines", "[ ")),
+			      op_out(g, o), o->n_out);
+	if (slot[1] < slot[2])
+		p = write_cops(s->cops + slot[1], s->cops + slot[2], wd, ids,
+			       w, p, WORD(LIST_HEAD("after", "[")));
+	p = hu_jbuf_room(w, p, PIECE);
+	if (k + 1 < s->n)
+		return HU_CUR_LIT(p, " },\n");
+	return HU_CUR_LIT(p, " }\n");
 }
 
 /* Where each residency of tensor @t lives in the arena, if placed. */
-static void write_offsets(const struct sched *s, struct hu_jbuf *w, size_t t)
+static char *write_offsets(const struct sched *s, struct hu_jbuf *w, char *p,
+			   size_t t)
 {
 	if (!s->res_off || s->res_first[t] == s->res_first[t + 1])
-		return;
-	hu_jbuf_put(w, ", \"arena_offsets\": [ ");
-	hu_jbuf_u64(w, s->res_off[s->res_first[t]]);
+		return p;
+	p = hu_jbuf_room(w, p, PIECE);
+	p = HU_CUR_LIT(p, ", \"arena_offsets\": [ ");
+	p = hu_cur_u64(p, s->res_off[s->res_first[t]]);
 	for (uint32_t i = s->res_first[t] + 1; i < s->res_first[t + 1]; i++) {
-		hu_jbuf_put(w, ", ");
-		hu_jbuf_u64(w, s->res_off[i]);
+		p = hu_jbuf_room(w, p, PIECE);
+		p = hu_cur_u64(HU_CUR_LIT(p, ", "), s->res_off[i]);
 	}
-	hu_jbuf_put(w, " ]");
+	return HU_CUR_LIT(p, " ]");
 }
 
 /* The graph's identity (include/hyper/graph_id.h), which libhyper checks. */
@@ -201,22 +285,23 @@ static void write_graph(const struct sched *s, struct hu_jbuf *w)
 	hu_jbuf_put(w, "\" }");
 }
 
-static void write_tensor(const struct sched *s, const struct words *wd,
-			 const struct ids *ids, struct hu_jbuf *w, size_t t)
+static char *write_tensor(const struct sched *s, const struct words *wd,
+			  const struct ids *ids, struct hu_jbuf *w, char *p,
+			  size_t t)
 {
 	const struct tensor *x = &s->g->t[t];
+	uint8_t home = s->home[t];
 
-	hu_jbuf_put(w, "  { \"id\": ");
-	put_id(ids, w, "", 0, (uint32_t)t);
-	hu_jbuf_put(w, ", \"bytes\": ");
-	hu_jbuf_u64(w, x->bytes);
-	hu_jbuf_word(w, wd->kh[x->kind][s->home[t]],
-		     wd->kh_len[x->kind][s->home[t]]);
-	write_offsets(s, w, t);
+	p = hu_jbuf_room(w, p, PIECE);
+	p = put_id(ids->t, ids->len, w, HU_CUR_LIT(p, "  { \"id\": "),
+		   "\"   ", 0, (uint32_t)t);
+	p = hu_cur_u64(HU_CUR_LIT(p, ", \"bytes\": "), x->bytes);
+	p = put_word(p, wd->kh[x->kind][home], wd->kh_len[x->kind][home]);
+	p = write_offsets(s, w, p, t);
+	p = hu_jbuf_room(w, p, PIECE);
 	if (t + 1 < s->g->nt)
-		hu_jbuf_put(w, " },\n");
-	else
-		hu_jbuf_put(w, " }\n");
+		return HU_CUR_LIT(p, " },\n");
+	return HU_CUR_LIT(p, " }\n");
 }
 
 void hyper_plan__sched_write_json(const struct sched *s, FILE *f, const char *name,
@@ -228,6 +313,7 @@ void hyper_plan__sched_write_json(const struct sched *s, FILE *f, const char *na
 	struct ids ids;
 	size_t t;
 	uint32_t k;
+	char *p;
 
 	hu_jbuf_init(w, f);
 	words_init(&wd);
@@ -244,16 +330,14 @@ void hyper_plan__sched_write_json(const struct sched *s, FILE *f, const char *na
 		hu_jbuf_u64(w, s->arena);
 	}
 	hu_jbuf_put(w, ",\n \"tensors\": [\n");
+	p = hu_jbuf_at(w);
 	for (t = 0; t < g->nt; t++)
-		write_tensor(s, &wd, &ids, w, t);
-	hu_jbuf_put(w, " ],\n \"steps\": [\n");
-	for (k = 0; k < s->n; k++) {
-		write_step(s, &wd, &ids, w, k);
-		if (k + 1 < s->n)
-			hu_jbuf_put(w, ",\n");
-		else
-			hu_jbuf_put(w, "\n");
-	}
+		p = write_tensor(s, &wd, &ids, w, p, t);
+	p = hu_jbuf_room(w, p, PIECE);
+	p = HU_CUR_LIT(p, " ],\n \"steps\": [\n");
+	for (k = 0; k < s->n; k++)
+		p = write_step(s, &wd, &ids, w, p, k);
+	hu_jbuf_set(w, p);
 	hu_jbuf_printf(w, " ],\n \"predicted\": { \"peak_device_bytes\": %llu, \"stall_ns\": %.0f, \"makespan_ns\": %.0f }",
 		       (unsigned long long)s->pred.peak, s->pred.stall_ns,
 		       s->pred.makespan_ns);

@@ -1724,8 +1724,8 @@ static char *ref_schedule_text(const struct sched *s)
 
 /*
  * Gives the first ODD_IDS tensors of @g ids that need an escape, or
- * (65534 bytes) are the longest the writer measures once, or are too
- * long to (65535 and 70000 bytes), or takes their own back (@set 0).
+ * (254 bytes) are the longest the writer measures once, or are too
+ * long to (255 and 70000 bytes), or takes their own back (@set 0).
  */
 #define ODD_IDS	7
 
@@ -1735,7 +1735,7 @@ static void odd_ids(struct __test_metadata *_metadata, struct graph *g,
 	static const char *const esc[] = {
 		"q\"uote", "back\\slash", "tab\there", "del\x7f",
 	};
-	static const size_t longs[] = { 65534, 65535, 70000 };
+	static const size_t longs[] = { 254, 255, 70000 };
 
 	ASSERT_LE(ODD_IDS, g->nt);
 	for (size_t t = 0; t < ODD_IDS; t++) {
@@ -5607,6 +5607,53 @@ TEST(distance_gaps_on_made_up_lives)
 }
 
 /*
+ * hu_jbuf_dec() writes a number's digits forward from table words:
+ * every value below 10^4 (each word of the table), and for every digit
+ * count from 1 to 20 its least and greatest values and pseudo-random
+ * ones between, must read as printf() writes them, with nothing stored
+ * before the cursor or more than HU_JBUF_DEC_OVER bytes past the end.
+ */
+static void dec_one(struct __test_metadata *_metadata, uint64_t v)
+{
+	char want[24], buf[64], *end;
+	unsigned int len = hu_dec_len(v), i;
+
+	snprintf(want, sizeof(want), "%" PRIu64, v);
+	ASSERT_EQ(strlen(want), len);
+	memset(buf, '#', sizeof(buf));
+	end = hu_jbuf_dec(buf + 8, v, len);
+	ASSERT_EQ(buf + 8 + len, end);
+	ASSERT_EQ(0, memcmp(buf + 8, want, len)) TH_LOG("%s", want);
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ('#', buf[i]) TH_LOG("%s", want);
+	for (i = 8 + len + HU_JBUF_DEC_OVER; i < sizeof(buf); i++)
+		ASSERT_EQ('#', buf[i]) TH_LOG("%s", want);
+	memset(buf, '#', sizeof(buf));
+	ASSERT_EQ(buf + 3 + len, hu_cur_u64(buf + 3, v));
+	ASSERT_EQ(0, memcmp(buf + 3, want, len)) TH_LOG("%s", want);
+}
+
+TEST(json_dec_forward_is_printf)
+{
+	uint64_t lo = 1, x = 88172645463325252ULL;
+
+	for (uint64_t v = 0; v < 10000; v++)
+		dec_one(_metadata, v);
+	for (unsigned int len = 1; len <= 20; len++, lo *= 10) {
+		uint64_t hi = len == 20 ? UINT64_MAX : lo * 10 - 1;
+
+		dec_one(_metadata, len == 1 ? 0 : lo);
+		dec_one(_metadata, hi);
+		for (unsigned int i = 0; i < 2000; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			dec_one(_metadata, lo + x % (hi - lo + 1));
+		}
+	}
+}
+
+/*
  * hyper_plan__plan_init() lists the candidates walking each tensor's
  * accesses itself, counting what index_by_use() needs as it goes
  * (passes/plan.c, tensor_cands()): the same candidates, in the same
@@ -5694,6 +5741,47 @@ TEST(cands_match_gap_walk)
 	for (size_t k = 0; k < ARRAY_SIZE(seen); k++) {
 		EXPECT_LT(0, seen[k]) TH_LOG("kind %zu", k);
 	}
+}
+
+/*
+ * A writer at a cursor (hu_jbuf_at(), hu_jbuf_room(), hu_jbuf_set())
+ * writes what stdio writes: pieces of every size up to the room asked
+ * for, across many flushes, each number's words past its end written
+ * over by the next piece, and a hu_jbuf_*() call between cursors.
+ */
+TEST(json_cursor_writes_what_stdio_writes)
+{
+	static const char *const words[] = {
+		"", ", ", "  { \"id\": ", "x", "0123456789abcdefghij",
+	};
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	struct jpair j;
+	char *p;
+
+	jpair_open(_metadata, &j);
+	p = hu_jbuf_at(&j.w);
+	for (unsigned int i = 0; i < 40000; i++) {
+		const char *wd = words[i % 5];
+		uint64_t v;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		v = x >> (x & 63);
+		p = hu_jbuf_room(&j.w, p, 64);
+		hu_copy_short(p, wd, strlen(wd));
+		p = hu_cur_u64(p + strlen(wd), v);
+		p = HU_CUR_LIT(p, " ]");
+		fprintf(j.fa, "%s%" PRIu64 " ]", wd, v);
+		if (i % 1000 == 999) {
+			hu_jbuf_set(&j.w, p);
+			hu_jbuf_str(&j.w, "a\"b");
+			fputs("\"a\\\"b\"", j.fa);
+			p = hu_jbuf_at(&j.w);
+		}
+	}
+	hu_jbuf_set(&j.w, p);
+	jpair_agree(_metadata, &j);
 }
 
 TEST_HARNESS_MAIN
