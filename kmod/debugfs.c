@@ -15,7 +15,8 @@
  *		1 makes the next HYPER_IOC_OBJ_PUBLISH stop half way, its
  *		data written back and its record written torn (a bad crc),
  *		and wait until 0 is written or its caller is killed; reads
- *		2 while a PUBLISH waits.  Tests kill a node there.
+ *		2 while a PUBLISH waits, its torn record already written.
+ *		Tests kill a node there.
  * hold_pages	fault injection: writing N takes N kernel pages on the
  *		pool's node and holds them (0 gives them back).  With the
  *		window onlined for the kernel in system-ram mode, those pages

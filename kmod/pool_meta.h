@@ -245,8 +245,22 @@ struct hyk_pm_seen {
  * @refs:	this node's references to each object of the table, its handles
  * @reap:	frees objects whose last reference this node dropped
  * @stall_wait:	where a PUBLISH stopped by the obj_stall knob waits
- * @stall:	the knob: 0 off, 1 armed, 2 a PUBLISH waits (debugfs)
+ * @stall:	the obj_stall knob (debugfs), one of enum hyk_obj_stall
  */
+/**
+ * enum hyk_obj_stall - the obj_stall knob's states
+ * @HYK_STALL_OFF:	PUBLISH runs through
+ * @HYK_STALL_ARMED:	the next PUBLISH stops half way
+ * @HYK_STALL_WAITS:	a PUBLISH waits, its torn record written
+ * @HYK_STALL_TEARING:	a PUBLISH writes its torn record (read as armed)
+ */
+enum hyk_obj_stall {
+	HYK_STALL_OFF,
+	HYK_STALL_ARMED,
+	HYK_STALL_WAITS,
+	HYK_STALL_TEARING,
+};
+
 struct hyk_pmeta {
 	struct hyk_pool *pool;
 	unsigned int node;

@@ -505,7 +505,8 @@ int hyk_obj_publish(struct hyk_region *r)
 		goto out_end;
 	}
 	rec = hyk_obj_rec(pm, obj->slot);
-	if (atomic_cmpxchg(&pm->stall, 1, 2) == 1) {
+	if (atomic_cmpxchg(&pm->stall, HYK_STALL_ARMED,
+			   HYK_STALL_TEARING) == HYK_STALL_ARMED) {
 		struct hyk_pm_obj half = o;
 
 		/* Published, with the old crc: torn, as a crash leaves it. */
@@ -513,14 +514,21 @@ int hyk_obj_publish(struct hyk_region *r)
 		half.seq = cpu_to_le64(le64_to_cpu(o.seq) + 1);
 		memcpy(rec, &half, sizeof(half));
 		hyk_pm_publish(rec, sizeof(half));
+	}
+	/*
+	 * The knob reads "waits" only once the torn record is out; cleared
+	 * meanwhile, the write below mends the record.
+	 */
+	if (atomic_cmpxchg(&pm->stall, HYK_STALL_TEARING,
+			   HYK_STALL_WAITS) == HYK_STALL_TEARING) {
 		pr_info("OBJ_PUBLISH of %s stopped half way (debugfs obj_stall): its record is torn until obj_stall is 0\n",
 			o.name);
 		ret = wait_event_killable(pm->stall_wait,
-					  atomic_read(&pm->stall) != 2);
+					  atomic_read(&pm->stall) != HYK_STALL_WAITS);
 		if (ret) {
 			memcpy(rec, &o, sizeof(o));
 			hyk_pm_publish(rec, sizeof(o));
-			atomic_set(&pm->stall, 0);
+			atomic_set(&pm->stall, HYK_STALL_OFF);
 			goto out_end;
 		}
 	}
@@ -808,11 +816,14 @@ ssize_t hyk_obj_list(struct hyk_pool *pool, char *buf, size_t len)
  * hyk_obj_stall_get() - the obj_stall knob, for debugfs
  * @pool:	the pool
  *
- * Return: 0 off, 1 armed, 2 a PUBLISH waits half way.
+ * Return: 0 off, 1 armed (or a PUBLISH writing its torn record), 2 a
+ * PUBLISH waits half way, its record torn.
  */
 int hyk_obj_stall_get(struct hyk_pool *pool)
 {
-	return pool->pm ? atomic_read(&pool->pm->stall) : 0;
+	int st = pool->pm ? atomic_read(&pool->pm->stall) : HYK_STALL_OFF;
+
+	return st == HYK_STALL_TEARING ? HYK_STALL_ARMED : st;
 }
 
 /**
@@ -821,7 +832,7 @@ int hyk_obj_stall_get(struct hyk_pool *pool)
  * @val:	1 stops the next PUBLISH half way, 0 lets it go on
  *
  * Return: 0, -EINVAL, -ENODEV when standalone, -EBUSY arming while a
- * PUBLISH waits.
+ * PUBLISH stops half way.
  */
 int hyk_obj_stall_set(struct hyk_pool *pool, int val)
 {
@@ -830,13 +841,19 @@ int hyk_obj_stall_set(struct hyk_pool *pool, int val)
 	if (!pm)
 		return -ENODEV;
 	if (val == 0) {
-		atomic_set(&pm->stall, 0);
+		atomic_set(&pm->stall, HYK_STALL_OFF);
 		wake_up_all(&pm->stall_wait);
 		return 0;
 	}
 	if (val != 1)
 		return -EINVAL;
-	return atomic_cmpxchg(&pm->stall, 0, 1) == 2 ? -EBUSY : 0;
+	switch (atomic_cmpxchg(&pm->stall, HYK_STALL_OFF, HYK_STALL_ARMED)) {
+	case HYK_STALL_OFF:
+	case HYK_STALL_ARMED:
+		return 0;
+	default:
+		return -EBUSY;
+	}
 }
 
 /**
@@ -905,5 +922,5 @@ void hyk_obj_init(struct hyk_pmeta *pm)
 	mutex_init(&pm->obj_lock);
 	INIT_WORK(&pm->reap, hyk_obj_reap_work);
 	init_waitqueue_head(&pm->stall_wait);
-	atomic_set(&pm->stall, 0);
+	atomic_set(&pm->stall, HYK_STALL_OFF);
 }

@@ -118,7 +118,7 @@ static inline int obj_line(const char *name, char *state, size_t len,
 	return ret;
 }
 
-/* The knob of debugfs obj_stall: 0 off, 1 armed, 2 a PUBLISH waits. */
+/* debugfs obj_stall: 0 off, 1 armed, 2 a PUBLISH waits, its record torn. */
 static inline int obj_stall(void)
 {
 	char buf[16];
