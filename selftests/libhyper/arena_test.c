@@ -90,11 +90,14 @@ TEST(offsets_load_from_json)
 	hyper_schedule_free(s);
 }
 
-/* GOOD as plain structures, with a's offsets in @a_off. */
-static int build(const uint64_t *a_off, struct hyper_schedule **s,
-		 char *err, size_t errlen)
+/*
+ * GOOD as plain structures, each tensor's offsets given (a's two
+ * residencies, b's and c's one).
+ */
+static int build_offsets(const uint64_t *a, uint32_t na, const uint64_t *b,
+			 uint32_t nb, const uint64_t *c, uint32_t nc,
+			 struct hyper_schedule **s, char *err, size_t errlen)
 {
-	static const uint64_t b_off[] = { 0 }, c_off[] = { 4096 };
 	static const uint32_t u0[] = { 0 }, u1[] = { 1, 2 }, d0[] = { 2 };
 	static const struct hyper_cop pa = { HYPER_OP_PREFETCH, 0 },
 		pb = { HYPER_OP_PREFETCH, 1 }, da = { HYPER_OP_DETACH, 0 },
@@ -105,14 +108,14 @@ static int build(const uint64_t *a_off, struct hyper_schedule **s,
 	};
 	struct hyper_tensor_info t[3] = {
 		{ .id = "a", .bytes = 4096, .kind = HYPER_KIND_WEIGHT,
-		  .home = HYPER_HOME_POOL, .nr_arena_offsets = 2,
-		  .arena_offsets = a_off },
+		  .home = HYPER_HOME_POOL, .nr_arena_offsets = na,
+		  .arena_offsets = a },
 		{ .id = "b", .bytes = 4096, .kind = HYPER_KIND_WEIGHT,
-		  .home = HYPER_HOME_POOL, .nr_arena_offsets = 1,
-		  .arena_offsets = b_off },
+		  .home = HYPER_HOME_POOL, .nr_arena_offsets = nb,
+		  .arena_offsets = b },
 		{ .id = "c", .bytes = 100, .kind = HYPER_KIND_ACTIVATION,
-		  .home = HYPER_HOME_NONE, .nr_arena_offsets = 1,
-		  .arena_offsets = c_off },
+		  .home = HYPER_HOME_NONE, .nr_arena_offsets = nc,
+		  .arena_offsets = c },
 	};
 	struct hyper_step_info st[3] = {
 		{ .op = "s0", .before = &pa, .nr_before = 1, .uses = u0,
@@ -125,6 +128,15 @@ static int build(const uint64_t *a_off, struct hyper_schedule **s,
 	};
 
 	return hyper_schedule_new(&info, t, st, s, err, errlen);
+}
+
+/* GOOD as plain structures, with a's offsets in @a_off. */
+static int build(const uint64_t *a_off, struct hyper_schedule **s,
+		 char *err, size_t errlen)
+{
+	static const uint64_t b_off[] = { 0 }, c_off[] = { 4096 };
+
+	return build_offsets(a_off, 2, b_off, 1, c_off, 1, s, err, errlen);
 }
 
 TEST(offsets_load_in_process)
@@ -834,50 +846,6 @@ TEST_F(bad, rejected)
 }
 
 /*
- * GOOD in process, each tensor's offsets given (a's two residencies, b's
- * and c's one), in an arena of @arena bytes.
- */
-static int build_offsets(const uint64_t *a, uint32_t na, const uint64_t *b,
-			 uint32_t nb, const uint64_t *c, uint32_t nc,
-			 uint64_t arena, char *err, size_t errlen)
-{
-	static const uint32_t u0[] = { 0 }, u1[] = { 1, 2 }, d0[] = { 2 };
-	static const struct hyper_cop pa = { HYPER_OP_PREFETCH, 0 },
-		pb = { HYPER_OP_PREFETCH, 1 }, da = { HYPER_OP_DETACH, 0 },
-		dbc[] = { { HYPER_OP_DETACH, 1 }, { HYPER_OP_DETACH, 2 } };
-	struct hyper_schedule_info info = {
-		.flags = HYPER_SCHED_ARENA, .arena_bytes = arena,
-		.nr_tensors = 3, .nr_steps = 3,
-	};
-	struct hyper_tensor_info t[3] = {
-		{ .id = "a", .bytes = 4096, .kind = HYPER_KIND_WEIGHT,
-		  .home = HYPER_HOME_POOL, .nr_arena_offsets = na,
-		  .arena_offsets = a },
-		{ .id = "b", .bytes = 4096, .kind = HYPER_KIND_WEIGHT,
-		  .home = HYPER_HOME_POOL, .nr_arena_offsets = nb,
-		  .arena_offsets = b },
-		{ .id = "c", .bytes = 100, .kind = HYPER_KIND_ACTIVATION,
-		  .home = HYPER_HOME_NONE, .nr_arena_offsets = nc,
-		  .arena_offsets = c },
-	};
-	struct hyper_step_info st[3] = {
-		{ .op = "s0", .before = &pa, .nr_before = 1, .uses = u0,
-		  .nr_uses = 1, .defines = d0, .nr_defines = 1, .after = &da,
-		  .nr_after = 1 },
-		{ .op = "s1", .before = &pb, .nr_before = 1, .uses = u1,
-		  .nr_uses = 2, .after = dbc, .nr_after = 2 },
-		{ .op = "s2", .before = &pa, .nr_before = 1, .uses = u0,
-		  .nr_uses = 1, .after = &da, .nr_after = 1 },
-	};
-	struct hyper_schedule *s;
-	int ret = hyper_schedule_new(&info, t, st, &s, err, errlen);
-
-	if (!ret)
-		hyper_schedule_free(s);
-	return ret;
-}
-
-/*
  * The offsets' counts are checked with no count of each tensor's
  * residencies: each residency's number against its tensor's offsets,
  * and their sum against the residencies.  What is wrong is still named
@@ -917,10 +885,12 @@ TEST(offset_counts_in_message_order)
 	char err[512];
 
 	for (size_t i = 0; i < ARRAY_SIZE(k); i++) {
+		struct hyper_schedule *s;
 		int ret = build_offsets(k[i].a, k[i].na, k[i].b, k[i].nb,
-					k[i].c, k[i].nc, 8192, err,
-					sizeof(err));
+					k[i].c, k[i].nc, &s, err, sizeof(err));
 
+		if (!ret)
+			hyper_schedule_free(s);
 		EXPECT_EQ(k[i].msg ? -EBADMSG : 0, ret) TH_LOG("case %zu: %s", i, err);
 		EXPECT_STREQ(k[i].msg ? k[i].msg : "", err) TH_LOG("case %zu", i);
 	}
