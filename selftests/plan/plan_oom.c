@@ -45,7 +45,21 @@ struct build {
 	int bad;		/* any other failure */
 };
 
-/* Adds, and once more if memory ran out: the graph must be unchanged. */
+/*
+ * Counts an -ENOMEM, whose message must say so: true when the call is to
+ * be made once more (the graph must be unchanged by the failed one).
+ */
+static bool ran_out(struct build *b, int ret)
+{
+	if (ret != -ENOMEM)
+		return false;
+	b->nomem++;
+	if (!strstr(hyper_plan_graph_last_error(b->g), "out of memory"))
+		b->bad = 1;
+	return true;
+}
+
+/* Adds, and once more if memory ran out. */
 static int add_tensor(struct build *b, const char *id, uint64_t bytes,
 		      uint32_t kind, uint32_t flags)
 {
@@ -53,12 +67,8 @@ static int add_tensor(struct build *b, const char *id, uint64_t bytes,
 				       .flags = flags };
 	int ret = hyper_plan_graph_add_tensor(b->g, &t);
 
-	if (ret == -ENOMEM) {
-		b->nomem++;
-		if (!strstr(hyper_plan_graph_last_error(b->g), "out of memory"))
-			b->bad = 1;
+	if (ran_out(b, ret))
 		ret = hyper_plan_graph_add_tensor(b->g, &t);
-	}
 	if (ret < 0)
 		b->bad = 1;
 	return ret;
@@ -72,12 +82,8 @@ static int add_op(struct build *b, const char *id, uint32_t *in,
 				   .outputs = out, .nr_outputs = 1 };
 	int ret = hyper_plan_graph_add_op(b->g, &o);
 
-	if (ret == -ENOMEM) {
-		b->nomem++;
-		if (!strstr(hyper_plan_graph_last_error(b->g), "out of memory"))
-			b->bad = 1;
+	if (ran_out(b, ret))
 		ret = hyper_plan_graph_add_op(b->g, &o);
-	}
 	if (ret < 0)
 		b->bad = 1;
 	return ret;
