@@ -172,6 +172,31 @@ static size_t utf8_seq(const unsigned char *s)
 }
 
 /*
+ * Whether the @n bytes at @s are all ASCII, a word at a time (the last
+ * word overlapping the one before it): such an id is UTF-8 with no
+ * sequence to check.  A byte at a time through utf8_seq(), the check
+ * was 270 M instructions of building a graph of a million operators.
+ */
+static bool all_ascii(const char *s, size_t n)
+{
+	const uint64_t high = 0x8080808080808080ULL;
+	uint64_t x, any = 0;
+	size_t i;
+
+	if (n < 8) {
+		for (i = 0; i < n; i++)
+			any |= (unsigned char)s[i];
+		return !(any & 0x80);
+	}
+	for (i = 0; i + 8 < n; i += 8) {
+		memcpy(&x, s + i, 8);
+		any |= x;
+	}
+	memcpy(&x, s + n - 8, 8);
+	return !((any | x) & high);
+}
+
+/*
  * Ids end up in JSON schedules and messages: 1..127 bytes of UTF-8.
  * Its length to *@len when it is one.
  */
@@ -184,6 +209,8 @@ static int check_id(const char *what, size_t idx, const char *id,
 		return hyper_plan__errf(e, "%s %zu: id must be 1..%d bytes (got %zu)",
 			       what, idx, HP_MAX_ID, n);
 	*len = (uint8_t)n;
+	if (all_ascii(id, n))
+		return 0;
 	for (i = 0; i < n; i += k) {
 		k = utf8_seq((const unsigned char *)id + i);
 		if (!k)

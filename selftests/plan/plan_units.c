@@ -5902,4 +5902,46 @@ TEST(graph_measures_ids_for_the_writer)
 	hyper_plan__job_free(&k);
 }
 
+/*
+ * An id all ASCII is taken with no byte-by-byte check (all_ascii(),
+ * libhyperplan/graph/graph.c, a word at a time): one byte from 0x80 in
+ * any place of an id of any length still sends it through the UTF-8
+ * check, which refuses a lone 0xff at its byte and takes a two-byte
+ * character.
+ */
+TEST(graph_ids_checked_as_utf8_in_every_place)
+{
+	char id[HP_MAX_ID + 1], want[64];
+	struct hp_err e;
+	struct graph g;
+	uint32_t n = 0, got;
+
+	ASSERT_EQ(0, hyper_plan__graph_init(&g, "utf-8"));
+	for (size_t len = 2; len <= HP_MAX_ID; len++)
+		for (size_t at = 0; at + 1 < len; at++) {
+			memset(id, 'a' + (int)(len % 26), len);
+			id[len] = '\0';
+			id[at] = (char)0xff;
+			e.msg[0] = '\0';
+			got = hyper_plan__graph_add_tensor(&g, id, 1,
+							   HYPER_KIND_WEIGHT,
+							   0, &e);
+			EXPECT_EQ(NONE, got);
+			snprintf(want, sizeof(want),
+				 "id is not valid UTF-8 (byte %zu)", at);
+			EXPECT_NE(NULL, strstr(e.msg, want))
+				TH_LOG("length %zu, at %zu: %s", len, at, e.msg);
+			/* "é" in its place: each id its own */
+			id[at] = (char)0xc3;
+			id[at + 1] = (char)0xa9;
+			got = hyper_plan__graph_add_tensor(&g, id, 1,
+							   HYPER_KIND_WEIGHT,
+							   0, &e);
+			EXPECT_EQ(n, got)
+				TH_LOG("length %zu, at %zu: %s", len, at, e.msg);
+			n++;
+		}
+	hyper_plan__graph_free(&g);
+}
+
 TEST_HARNESS_MAIN
