@@ -147,16 +147,19 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 		    UINT32_MAX;
 		if (k != UINT32_MAX && ins_skip(p, p->bord[b], v, s, k, many))
 			continue;
+		/*
+		 * on a decode layout, the entries that share time with @v,
+		 * told by the instants, with the spans by time among them
+		 */
+		if (!many && k != UINT32_MAX && p->smask) {
+			if (blk_read_live(p, p->bord[b], k, v, s, &c, holes))
+				return true;
+			continue;
+		}
 		alone = !c.has || c.lo >= e[bk->n - 1].lo;
 		/* no span by time comes inside the block: its entries alone */
 		if (alone) {
 			if (blk_read(s, e, bk->n, v, holes))
-				return true;
-			continue;
-		}
-		/* or those that share time with @v, told by the instants */
-		if (!many && k != UINT32_MAX && p->smask) {
-			if (blk_read_live(p, p->bord[b], k, v, s, &c, holes))
 				return true;
 			continue;
 		}

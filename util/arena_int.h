@@ -692,8 +692,11 @@ tcur_start(struct placer *p, const struct hu_ival *v, struct tcur *t)
 }
 
 /*
- * A block's entries among spans by time, for fit @v of positive length
- * and size: those that share time with @v are the entries live at the
+ * A block's entries, with the spans by time that come among them, for
+ * fit @v of positive length and size on a decode layout, in place of
+ * blk_read() and of the walk of every entry: a block's entries that
+ * share time with such a fit are a few of them (at 1M decode operators
+ * 3.3M of the 64.4M the walk read).  Those are the entries live at the
  * last instant at or before its start (less those that ended by then)
  * and at each instant inside it, so block @id's masks at those instants
  * (its first after @v's start @k, ins_after()) name them, read in
