@@ -143,9 +143,8 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 				s->cur = bk->top;
 			continue;
 		}
-		k = inst && !bk->nzero ? ins_after(p, p->bord[b], v, pv) :
-		    UINT32_MAX;
-		if (k != UINT32_MAX && ins_skip(p, p->bord[b], v, s, k, many))
+		k = UINT32_MAX;
+		if (inst && ins_skip(p, p->bord[b], v, s, pv, many, &k))
 			continue;
 		/*
 		 * on a decode layout, the entries that share time with @v,

@@ -397,25 +397,8 @@ blk_read(struct scan *s, const struct oent *e, uint32_t n,
 }
 
 /*
- * Block @id's first start instant after @v's start (the sentinel ends
- * them), @v starting at or after pin @q, where the search begins.
- */
-static inline uint32_t ins_after(const struct placer *p, uint32_t id,
-				 const struct hu_ival *v, uint32_t q)
-{
-	const uint64_t *t = &p->sat[(size_t)id * (OBLK + 1)];
-	uint32_t k = (uint32_t)(p->sq[(size_t)id * (NPIN / 8) + q / 8] >>
-				(8 * (q % 8))) & 0xff;
-
-	while (t[k] <= v->start)
-		k++;
-	return k;
-}
-
-/*
  * Whether block @id's entries leave the scan @s of fit @v (of positive
- * length and size, its first instant after @v's start @k (ins_after()),
- * the block with no entry of no length) at max(s->cur, T) with no
+ * length and size, starting at or after pin @q) at max(s->cur, T) with no
  * hole found, T the highest end among those that share time with @v,
  * known from the instants alone: T is the highest top of the instants in
  * (start, end) and of the last at or before start (its entries that
@@ -433,18 +416,28 @@ static inline uint32_t ins_after(const struct placer *p, uint32_t id,
  * the fits' scan, the walk had no registers left (22 instructions an
  * instant).  Decode layouts meet none in nearly every block, and keep the
  * walk inline: the call alone, never taken, made their scan compile 2%
- * worse.
+ * worse.  *@kp: that first instant after @v's start, or UINT32_MAX for
+ * a block with an entry of no length (which is read).
  */
 static inline __attribute__((always_inline)) bool
 ins_skip(const struct placer *p, uint32_t id, const struct hu_ival *v,
-	 struct scan *s, uint32_t k, const bool many)
+	 struct scan *s, uint32_t q, const bool many, uint32_t *kp)
 {
 	const uint64_t *t = &p->sat[(size_t)id * (OBLK + 1)];
 	const struct oins *in = &p->sins[(size_t)id * OBLK];
 	uint64_t top = 0, bound = 0, cut = s->cur + s->bytes, ve = v->end;
 	uint64_t bytes = s->bytes;
+	uint32_t k = (uint32_t)(p->sq[(size_t)id * (NPIN / 8) + q / 8] >>
+				(8 * (q % 8))) & 0xff;
 	bool wit = false;
 
+	*kp = UINT32_MAX;
+	if (p->blk[id].nzero)
+		return false;
+	/* the first instant after @v's start (the sentinel ends them) */
+	while (t[k] <= v->start)
+		k++;
+	*kp = k;
 	if (k && in[k - 1].min_end > v->start) {
 		top = in[k - 1].top;
 		wit = in[k - 1].free < bytes && in[k - 1].lo < cut;
@@ -699,7 +692,7 @@ tcur_start(struct placer *p, const struct hu_ival *v, struct tcur *t)
  * 3.3M of the 64.4M the walk read).  Those are the entries live at the
  * last instant at or before its start (less those that ended by then)
  * and at each instant inside it, so block @id's masks at those instants
- * (its first after @v's start @k, ins_after()) name them, read in
+ * (its first after @v's start @k, from ins_skip()) name them, read in
  * offset order, each after the spans by time below it: the spans that
  * reading every entry gives, in the same order.  Not for a block with
  * an entry of no length (live at no instant).  True when a first fit is

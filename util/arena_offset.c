@@ -272,11 +272,10 @@ static bool ins_add(struct placer *p, uint32_t id, const struct oent *x,
 			read = true;
 		}
 	}
-	for (; t[k] < x->end; k++) {
+	for (i = k; m && t[i] < x->end; i++)
+		mask_join(&m[2 * i], pos);
+	for (; t[k] < x->end; k++)
 		ins_join(&in[k], x);
-		if (m)
-			mask_join(&m[2 * k], pos);
-	}
 	return read;
 }
 
