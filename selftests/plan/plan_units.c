@@ -5944,4 +5944,79 @@ TEST(graph_ids_checked_as_utf8_in_every_place)
 	hyper_plan__graph_free(&g);
 }
 
+/*
+ * After a sweep of a context that guesses the class to ask first
+ * (passes/plan.c, class_guess()): the floors and floor_others hold for
+ * the class it asks first (floors_below_scan()), every guess names a
+ * class, and @count counts the sweeps that ended with the guess on
+ * another class than the last pick's.
+ */
+static void guess_floors_scan(struct __test_metadata *_metadata,
+			      const struct plan_ctx *pc, uint64_t *count)
+{
+	uint64_t exact = 0, bad = 0;
+
+	floors_below_scan(_metadata, pc, &exact);
+	for (size_t x = 0; x < (size_t)pc->ncls * pc->ncls; x++)
+		bad += (uint8_t)pc->cls_next[x] >= pc->ncls;
+	ASSERT_EQ(0, bad);
+	ASSERT_GT(pc->ncls, pc->cls_pick);
+	*count += pc->cls_pick != pc->cls_won;
+}
+
+/*
+ * The class asked first guessed from the last two picks' classes
+ * (passes/plan.c, class_guess(), class_after_loop(), class_guess_first())
+ * from the first pick on, against the from-scratch path, which asks every
+ * class at every pick, and against a scan after each sweep: the class
+ * asked first is then not the last pick's, and floor_others and
+ * floor_beyond must leave out its floor, not the last pick's (a pick of
+ * the guessed class below them asks no other class).  Aims in each
+ * quarter, links of three speeds, the class floors' seven graphs.
+ */
+TEST(sweep_guessed_first_class_as_scratch)
+{
+	uint64_t x = 0x3c6ef372fe94f82bULL, moved = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(class_cases); i++) {
+		struct sweep_pair sp;
+
+		pair_init(_metadata, &sp, &class_cases[i]);
+		sp.re.guess_left = 0;
+		sp.re.guess_on = true;
+		quarter_sweeps(_metadata, &sp, &x, guess_floors_scan, &moved);
+		pair_free(&sp);
+	}
+	EXPECT_LT(10, moved);
+}
+
+/*
+ * Whether the guess is used (passes/plan.c, class_after_loop()): at a
+ * decode, where the classes come round in a layer's order and the last
+ * pick's class is seldom the next, it is; on random graphs, where
+ * neither names the next class often, it is not.  Aims in each quarter,
+ * 96 sweeps: enough loops over the classes to decide.
+ */
+TEST(class_guess_used_where_it_pays)
+{
+	static const struct plan_case cases[] = {
+		{ "llama2-7b", "infer", 0, 1 }, { "gpt2", "infer", 0, 1 },
+		{ NULL, NULL, 600, 2 }, { NULL, NULL, 2000, 33 },
+	};
+	static const bool used[] = { true, true, false, false };
+	uint64_t x = 0xa54ff53a5f1d36f1ULL, moved = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct sweep_pair sp;
+
+		pair_init(_metadata, &sp, &cases[i]);
+		quarter_sweeps(_metadata, &sp, &x, guess_floors_scan, &moved);
+		quarter_sweeps(_metadata, &sp, &x, guess_floors_scan, &moved);
+		EXPECT_EQ(0, sp.re.guess_left) TH_LOG("case %zu", i);
+		EXPECT_EQ(used[i], sp.re.guess_on) TH_LOG("case %zu", i);
+		pair_free(&sp);
+	}
+	EXPECT_LT(10, moved);
+}
+
 TEST_HARNESS_MAIN
