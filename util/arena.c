@@ -104,7 +104,7 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 	uint64_t w = p->nblk ? hu_arena__when(p, v->start, v->end) : 0;
 	struct tcur c;
 	bool alone, inst;
-	uint32_t pv;
+	uint32_t pv, k;
 
 	/* the start instants: for fits of some length and size */
 	inst = p->nblk && !p->no_inst && p->pin_step && s->bytes &&
@@ -143,8 +143,18 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 				s->cur = bk->top;
 			continue;
 		}
-		if (inst && ins_skip(p, p->bord[b], v, s, pv, many))
+		k = UINT32_MAX;
+		if (inst && ins_skip(p, p->bord[b], v, s, pv, many, &k))
 			continue;
+		/*
+		 * on a decode layout, the entries that share time with @v,
+		 * told by the instants, with the spans by time among them
+		 */
+		if (!many && k != UINT32_MAX && p->smask) {
+			if (blk_read_live(p, p->bord[b], k, v, s, &c, holes))
+				return true;
+			continue;
+		}
 		alone = !c.has || c.lo >= e[bk->n - 1].lo;
 		/* no span by time comes inside the block: its entries alone */
 		if (alone) {
@@ -346,8 +356,10 @@ static int ord_alloc(struct placer *p)
 	p->sat = hu_malloc_huge(nb * (OBLK + 1) * sizeof(*p->sat));
 	p->sins = hu_malloc_huge(nb * OBLK * sizeof(*p->sins));
 	p->sq = hu_malloc_huge(nb * NPIN);
-	return p->blk && p->bord && p->ents && p->sat && p->sins && p->sq ?
-	       0 : -ENOMEM;
+	if (!p->many)
+		p->smask = hu_malloc_huge(nb * OBLK * 2 * sizeof(*p->smask));
+	return p->blk && p->bord && p->ents && p->sat && p->sins && p->sq &&
+	       (p->many || p->smask) ? 0 : -ENOMEM;
 }
 
 /* Pseudo-random in [0, 1): deterministic (an LCG), no global state. */
@@ -702,6 +714,7 @@ out:
 	free(p.rtab);
 	free(p.holes);
 	free(p.placed);
+	free(p.smask);
 	free(p.sq);
 	free(p.sins);
 	free(p.sat);

@@ -155,35 +155,77 @@ static inline void ins_join(struct oins *in, const struct oent *x)
 		in->min_end = x->end;
 }
 
-/* Block @id's @k-th start instant, from the entries live then. */
+/* Entry @j joins the mask @m of an instant (p->smask). */
+static inline void mask_join(uint64_t *m, uint32_t j)
+{
+	m[j / 64] |= 1ULL << (j % 64);
+}
+
+/*
+ * Block @id's @k-th start instant, from the entries live then (and its
+ * mask, if kept).
+ */
 static void ins_fill(struct placer *p, uint32_t id, uint32_t k)
 {
 	const struct oent *e = &p->ents[(size_t)id * OBLK];
 	uint64_t t = p->sat[(size_t)id * (OBLK + 1) + k];
 	struct oins *in = &p->sins[(size_t)id * OBLK + k];
+	uint64_t *m = p->smask ? &p->smask[2 * ((size_t)id * OBLK + k)] :
+		      NULL;
 	bool any = false;
 
+	if (m)
+		memset(m, 0, 2 * sizeof(*m));
 	for (uint32_t j = 0; j < p->blk[id].n; j++) {
 		if (e[j].start > t || e[j].end <= t)
 			continue;
 		if (!any)
 			*in = (struct oins){ e[j].lo, e[j].lo, 0, UINT64_MAX };
 		ins_join(in, &e[j]);
+		if (m)
+			mask_join(m, j);
 		any = true;
 	}
 }
 
 /*
- * Entry @x (of some length), already among block @id's entries, joins
- * the instants it is live at, its start one of them: a new one is made
- * from the instant before it when that one's entries all outlive it
- * (those and @x are live then), else read from the entries.  True when
- * read: it then holds every entry live at @x's start, @x among them.
+ * Entry @pos of block @id and those above it move up one (an entry
+ * comes in at @pos): so do their bits in each instant's mask.
  */
-static bool ins_add(struct placer *p, uint32_t id, const struct oent *x)
+static void masks_open(struct placer *p, uint32_t id, uint32_t pos)
+{
+	uint64_t *m = &p->smask[2 * (size_t)id * OBLK];
+	uint32_t ns = p->blk[id].ns;
+
+	if (pos < 64) {
+		uint64_t low = (1ULL << pos) - 1;
+
+		for (uint32_t k = 0; k < ns; k++, m += 2) {
+			m[1] = m[1] << 1 | m[0] >> 63;
+			m[0] = (m[0] & low) | (m[0] & ~low) << 1;
+		}
+	} else {
+		uint64_t low = (1ULL << (pos - 64)) - 1;
+
+		for (uint32_t k = 0; k < ns; k++, m += 2)
+			m[1] = (m[1] & low) | (m[1] & ~low) << 1;
+	}
+}
+
+/*
+ * Entry @x (of some length), already among block @id's entries (its
+ * @pos-th), joins the instants it is live at, its start one of them: a
+ * new one is made from the instant before it when that one's entries
+ * all outlive it (those and @x are live then), else read from the
+ * entries.  True when read: it then holds every entry live at @x's
+ * start, @x among them.  The masks, if kept, the same way.
+ */
+static bool ins_add(struct placer *p, uint32_t id, const struct oent *x,
+		    uint32_t pos)
 {
 	uint64_t *t = &p->sat[(size_t)id * (OBLK + 1)];
 	struct oins *in = &p->sins[(size_t)id * OBLK];
+	uint64_t *m = p->smask ? &p->smask[2 * (size_t)id * OBLK] : NULL;
 	struct oblk *bk = &p->blk[id];
 	uint32_t lo = 0, hi = bk->ns, k, i;
 	bool read = false;
@@ -201,6 +243,9 @@ static bool ins_add(struct placer *p, uint32_t id, const struct oent *x)
 		/* the sentinel moves up with the others */
 		memmove(&t[k + 1], &t[k], (bk->ns - k + 1) * sizeof(*t));
 		memmove(&in[k + 1], &in[k], (bk->ns - k) * sizeof(*in));
+		if (m)
+			memmove(&m[2 * k + 2], &m[2 * k],
+				2 * (bk->ns - k) * sizeof(*m));
 		t[k] = x->start;
 		bk->ns++;
 		/* one more instant before each pin after it */
@@ -214,13 +259,21 @@ static bool ins_add(struct placer *p, uint32_t id, const struct oent *x)
 		 */
 		if (!k) {
 			in[k] = (struct oins){ x->lo, x->lo, 0, UINT64_MAX };
+			if (m)
+				memset(m, 0, 2 * sizeof(*m));
 		} else if (in[k - 1].min_end > x->start) {
 			in[k] = in[k - 1];
+			if (m) {
+				m[2 * k] = m[2 * k - 2];
+				m[2 * k + 1] = m[2 * k - 1];
+			}
 		} else {
 			ins_fill(p, id, k++);
 			read = true;
 		}
 	}
+	for (i = k; m && t[i] < x->end; i++)
+		mask_join(&m[2 * i], pos);
 	for (; t[k] < x->end; k++)
 		ins_join(&in[k], x);
 	return read;
@@ -255,7 +308,7 @@ static void ins_build(struct placer *p, uint32_t id)
 		if (x->end <= x->start) {
 			bk->nzero++;
 		} else if (!read || x->start != last) {
-			read = ins_add(p, id, x);
+			read = ins_add(p, id, x, by[j]);
 			last = x->start;
 		}
 	}
@@ -335,6 +388,8 @@ void hu_arena__ord_insert(struct placer *p, const struct oent *x)
 	pos = lo;
 	memmove(&e[pos + 1], &e[pos], (n - pos) * sizeof(*e));
 	e[pos] = *x;
+	if (p->smask && pos < n)
+		masks_open(p, id, pos);
 	p->blk[id].n = n + 1;
 	p->blk[id].when |= hu_arena__when(p, x->start, x->end);
 	if (x->start < p->blk[id].min_start)
@@ -361,7 +416,7 @@ void hu_arena__ord_insert(struct placer *p, const struct oent *x)
 		blk_span(p, id);
 	}
 	if (x->end > x->start)
-		(void)ins_add(p, id, x);
+		(void)ins_add(p, id, x, pos);
 	else
 		p->blk[id].nzero++;
 }

@@ -128,11 +128,14 @@ static inline uint64_t hyper_fnv1a_str(uint64_t h, const char *s)
  * One tensor's share: "T", id, decimal size, kind name, each with its
  * NUL.  The size's digits are made by util/dec.h and hashed most
  * significant first, as the string snprintf() made before (one such call
- * per tensor was about half of the identity's time).  @len is strlen(@id).
+ * per tensor was about half of the identity's time).  @len is strlen(@id)
+ * and @kind_len strlen(@kind): a caller that hashes many tensors knows
+ * them already.
  */
 static inline uint64_t hyper_graph_tensor_hash_len(const char *id, size_t len,
 						   uint64_t bytes,
-						   const char *kind)
+						   const char *kind,
+						   size_t kind_len)
 {
 	char num[HU_DEC_MAX], *end = num + sizeof(num);
 	const char *d = hu_dec_put(end, bytes);
@@ -140,23 +143,30 @@ static inline uint64_t hyper_graph_tensor_hash_len(const char *id, size_t len,
 
 	h = hyper_fnv1a_strn(h, id, len);
 	h = hyper_fnv1a_strn(h, d, (size_t)(end - d));
-	return hyper_fnv1a_str(h, kind);
+	return hyper_fnv1a_strn(h, kind, kind_len);
 }
 
 static inline uint64_t hyper_graph_tensor_hash(const char *id, uint64_t bytes,
 					       const char *kind)
 {
-	return hyper_graph_tensor_hash_len(id, strlen(id), bytes, kind);
+	return hyper_graph_tensor_hash_len(id, strlen(id), bytes, kind,
+					   strlen(kind));
 }
 
 /*
- * One step's share: start with hyper_graph_step_begin(op), then add each
+ * One step's share: start with hyper_graph_step_begin(op) (or
+ * hyper_graph_step_begin_len() with strlen(op)), then add each
  * used tensor's id with role 'U' and each defined one's with 'D', in the
  * step's order.
  */
+static inline uint64_t hyper_graph_step_begin_len(const char *op, size_t len)
+{
+	return hyper_fnv1a_strn(hyper_fnv1a_str(HYPER_FNV_OFFSET, "S"), op, len);
+}
+
 static inline uint64_t hyper_graph_step_begin(const char *op)
 {
-	return hyper_fnv1a_str(hyper_fnv1a_str(HYPER_FNV_OFFSET, "S"), op);
+	return hyper_graph_step_begin_len(op, strlen(op));
 }
 
 /*

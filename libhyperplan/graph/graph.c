@@ -6,6 +6,9 @@
 #include <hyper/graph_id.h>
 
 #include "graph/graph.h"
+#include "util/json.h"
+
+_Static_assert(HP_MAX_ID <= UINT8_MAX, "an id's length fits its byte");
 
 /* The kind named @s (schedule-format spelling), or -1. */
 int hyper_plan__tkind_parse(const char *s)
@@ -40,11 +43,11 @@ static const char *op_name(const void *owner, uint32_t i)
 	return ((const struct graph *)owner)->op[i].id;
 }
 
-/* NULL when out of memory. */
+/* @s (@len bytes) with its NUL; NULL when out of memory. */
 static const char *arena_dup(struct str_arena *a, struct hp_mem *mem,
-			     const char *s)
+			     const char *s, size_t len)
 {
-	size_t n = strlen(s) + 1, size = n > 65536 ? n : 65536;
+	size_t n = len + 1, size = n > 65536 ? n : 65536;
 	char *b;
 
 	if (!a->block || a->used + n > a->size) {
@@ -168,15 +171,46 @@ static size_t utf8_seq(const unsigned char *s)
 	return n;
 }
 
-/* Ids end up in JSON schedules and messages: 1..127 bytes of UTF-8. */
+/*
+ * Whether the @n bytes at @s are all ASCII, a word at a time (the last
+ * word overlapping the one before it): such an id is UTF-8 with no
+ * sequence to check.  A byte at a time through utf8_seq(), the check
+ * was 270 M instructions of building a graph of a million operators.
+ */
+static bool all_ascii(const char *s, size_t n)
+{
+	const uint64_t high = 0x8080808080808080ULL;
+	uint64_t x, any = 0;
+	size_t i;
+
+	if (n < 8) {
+		for (i = 0; i < n; i++)
+			any |= (unsigned char)s[i];
+		return !(any & 0x80);
+	}
+	for (i = 0; i + 8 < n; i += 8) {
+		memcpy(&x, s + i, 8);
+		any |= x;
+	}
+	memcpy(&x, s + n - 8, 8);
+	return !((any | x) & high);
+}
+
+/*
+ * Ids end up in JSON schedules and messages: 1..127 bytes of UTF-8.
+ * Its length to *@len when it is one.
+ */
 static int check_id(const char *what, size_t idx, const char *id,
-		    struct hp_err *e)
+		    uint8_t *len, struct hp_err *e)
 {
 	size_t n = strlen(id), i, k;
 
 	if (n < 1 || n > HP_MAX_ID)
 		return hyper_plan__errf(e, "%s %zu: id must be 1..%d bytes (got %zu)",
 			       what, idx, HP_MAX_ID, n);
+	*len = (uint8_t)n;
+	if (all_ascii(id, n))
+		return 0;
 	for (i = 0; i < n; i += k) {
 		k = utf8_seq((const unsigned char *)id + i);
 		if (!k)
@@ -191,9 +225,10 @@ uint32_t hyper_plan__graph_add_tensor(struct graph *g, const char *id, uint64_t 
 {
 	struct tensor *t;
 	uint32_t dup;
+	uint8_t len;
 	int ret;
 
-	if (check_id("tensor", g->nt, id, e))
+	if (check_id("tensor", g->nt, id, &len, e))
 		return NONE;
 	if (bytes < 1 || bytes > HP_MAX_BYTES) {
 		hyper_plan__errf(e, "tensor %zu (\"%s\"): bytes must be an integer in 1..2^48 (got %llu)",
@@ -214,9 +249,11 @@ uint32_t hyper_plan__graph_add_tensor(struct graph *g, const char *id, uint64_t 
 	    hyper_plan__grow(&g->mem, &g->t, &g->cap_t, g->nt, sizeof(*g->t)))
 		return no_mem(g, "tensor", g->nt, id, e);
 	t = &g->t[g->nt];
-	t->id = arena_dup(&g->strs, &g->mem, id);
+	t->id = arena_dup(&g->strs, &g->mem, id, len);
 	if (!t->id)
 		return no_mem(g, "tensor", g->nt, id, e);
+	t->id_len = len;
+	t->id_plain = hu_json_plain_len(id) != SIZE_MAX;
 	ret = hyper_plan__idmap_add(&g->tmap, t->id, g->nt, &dup);
 	if (ret == -ENOMEM)
 		return no_mem(g, "tensor", g->nt, id, e);
@@ -286,9 +323,10 @@ uint32_t hyper_plan__graph_add_op(struct graph *g, const char *id, uint64_t comp
 {
 	struct op *o;
 	uint32_t dup;
+	uint8_t len;
 	int ret;
 
-	if (check_id("op", g->nop, id, e))
+	if (check_id("op", g->nop, id, &len, e))
 		return NONE;
 	if (compute_ns > HP_MAX_OP_NS) {
 		hyper_plan__errf(e, "op %zu (\"%s\"): compute_ns must be in 0..%llu (one hour), got %llu",
@@ -309,9 +347,11 @@ uint32_t hyper_plan__graph_add_op(struct graph *g, const char *id, uint64_t comp
 		    sizeof(*g->refs)))
 		return no_mem(g, "op", g->nop, id, e);
 	o = &g->op[g->nop];
-	o->id = arena_dup(&g->strs, &g->mem, id);
+	o->id = arena_dup(&g->strs, &g->mem, id, len);
 	if (!o->id)
 		return no_mem(g, "op", g->nop, id, e);
+	o->id_len = len;
+	o->id_plain = hu_json_plain_len(id) != SIZE_MAX;
 	ret = hyper_plan__idmap_add(&g->omap, o->id, g->nop, &dup);
 	if (ret == -ENOMEM)
 		return no_mem(g, "op", g->nop, id, e);
@@ -357,19 +397,10 @@ uint64_t hyper_plan__op_working_set(const struct graph *g, const struct op *o)
 	return sum;
 }
 
-/*
- * Each tensor's id length, measured once for the identity's shares: a
- * tensor's id is hashed again in every step that lists it (at 100k
- * decode operators 720,000 times for 100,664 tensors).  ID_LEN_FAR:
- * measure it where it is used (an id of 255 bytes or more, which no
- * graph holds, or every id when the lengths' memory is not there).
- */
-#define ID_LEN_FAR	UINT8_MAX
-
-static inline size_t id_len(const struct graph *g, const uint8_t *len,
-			    uint32_t t)
+/* Tensor @t's id length (struct tensor's @id_len). */
+static inline size_t id_len(const struct graph *g, uint32_t t)
 {
-	return len && len[t] != ID_LEN_FAR ? len[t] : strlen(g->t[t].id);
+	return id_bytes(g->t[t].id, g->t[t].id_len);
 }
 
 /* A step's role for the @k-th tensor @o lists: its inputs, then outputs. */
@@ -378,15 +409,20 @@ static inline char id_role(const struct op *o, uint32_t k)
 	return k < o->n_in ? 'U' : 'D';
 }
 
+static inline uint64_t step_begin(const struct op *o)
+{
+	return hyper_graph_step_begin_len(o->id, id_bytes(o->id, o->id_len));
+}
+
 /* @o's share from its @k-th tensor on, @h its share before that one. */
 static inline uint64_t step_share(const struct graph *g, const struct op *o,
-			   const uint8_t *len, uint64_t h, uint32_t k)
+				  uint64_t h, uint32_t k)
 {
 	const uint32_t *r = g->refs + o->ref;
 
 	for (; k < o->n_in + o->n_out; k++)
 		h = hyper_graph_step_add_len(h, id_role(o, k), g->t[r[k]].id,
-					     id_len(g, len, r[k]));
+					     id_len(g, r[k]));
 	return h;
 }
 
@@ -397,40 +433,48 @@ static inline uint64_t step_share(const struct graph *g, const struct op *o,
  * cut the identity's time by a sixth at 100k decode operators.
  */
 static uint64_t step_shares2(const struct graph *g, const struct op *o,
-			     const struct op *p, const uint8_t *len)
+			     const struct op *p)
 {
 	const uint32_t *a = g->refs + o->ref, *b = g->refs + p->ref;
 	uint32_t na = o->n_in + o->n_out, nb = p->n_in + p->n_out, k;
-	uint64_t h[2] = { hyper_graph_step_begin(o->id),
-			  hyper_graph_step_begin(p->id) };
+	uint64_t h[2] = { step_begin(o), step_begin(p) };
 
 	for (k = 0; k < na && k < nb; k++)
 		hyper_graph_step_add2(h, id_role(o, k), g->t[a[k]].id,
-				      id_len(g, len, a[k]), id_role(p, k),
-				      g->t[b[k]].id, id_len(g, len, b[k]));
-	return step_share(g, o, len, h[0], k) + step_share(g, p, len, h[1], k);
+				      id_len(g, a[k]), id_role(p, k),
+				      g->t[b[k]].id, id_len(g, b[k]));
+	return step_share(g, o, h[0], k) + step_share(g, p, h[1], k);
 }
 
-/* @g's identity as schedules and timelines carry it (include/hyper/graph_id.h). */
+/*
+ * @g's identity as schedules and timelines carry it (include/hyper/graph_id.h).
+ * Ids' lengths come from the graph (struct tensor), the kinds' names'
+ * from a table made here: no strlen() of any id or name, where there
+ * were two for each tensor and one for each operator.
+ */
 void hyper_plan__graph_identity(const struct graph *g, char *hash)
 {
-	uint8_t *len = malloc(g->nt ? g->nt : 1);
+	/* every value of struct tensor's kind: a name, or none (length 0) */
+	const char *kind[UINT8_MAX + 1];
+	size_t kind_len[UINT8_MAX + 1];
 	uint64_t ts = 0, ss = 0;
-	size_t i, n;
+	size_t i;
 
+	for (i = 0; i <= UINT8_MAX; i++) {
+		kind[i] = hyper_kind_name((uint32_t)i);
+		kind_len[i] = kind[i] ? strlen(kind[i]) : 0;
+	}
 	for (i = 0; i < g->nt; i++) {
-		n = strlen(g->t[i].id);
-		if (len)
-			len[i] = n < ID_LEN_FAR ? (uint8_t)n : ID_LEN_FAR;
-		ts += hyper_graph_tensor_hash_len(g->t[i].id, n, g->t[i].bytes,
-						  hyper_kind_name(g->t[i].kind));
+		const struct tensor *t = &g->t[i];
+
+		ts += hyper_graph_tensor_hash_len(t->id, id_len(g, (uint32_t)i),
+						  t->bytes, kind[t->kind],
+						  kind_len[t->kind]);
 	}
 	/* A sum of the steps' shares: the graph's order is as good as any. */
 	for (i = 0; i + 1 < g->nop; i += 2)
-		ss += step_shares2(g, &g->op[i], &g->op[i + 1], len);
+		ss += step_shares2(g, &g->op[i], &g->op[i + 1]);
 	if (i < g->nop)
-		ss += step_share(g, &g->op[i], len,
-				 hyper_graph_step_begin(g->op[i].id), 0);
-	free(len);
+		ss += step_share(g, &g->op[i], step_begin(&g->op[i]), 0);
 	hyper_graph_hash(hash, ts, g->nt, ss, g->nop);
 }

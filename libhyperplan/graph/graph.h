@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <hyper/plan.h>
 
@@ -22,11 +23,23 @@
 #define TF_LIVE_OUT	HYPER_PLAN_LIVE_OUT
 #define TF_PIN		HYPER_PLAN_PIN
 
+/*
+ * An id's length and whether it is written as it is in a JSON string
+ * (hu_json_plain_len() said so), measured once when the graph takes it:
+ * the graph's identity hashes each tensor's id again in every step that
+ * lists it, and the schedule's JSON writes it there too (at 100k decode
+ * operators 720,000 times for 100,664 tensors).  Both fit in what was
+ * padding: struct tensor and struct op keep their sizes.  @id_len 0:
+ * not known (an id set by hand, as some tests do), measured where used;
+ * @id_plain false: written through hu_jbuf_str().
+ */
 struct tensor {
 	const char *id;
 	uint64_t bytes;
 	uint8_t kind;
 	uint8_t flags;
+	uint8_t id_len;		/* strlen(id), 1..HP_MAX_ID; 0: not known */
+	bool id_plain;		/* no byte of id needs a JSON escape */
 };
 
 /* A matrix multiply's shape, copied to the schedule as "x-gemm". */
@@ -47,6 +60,8 @@ struct op {
 	 * passes).  false: look.
 	 */
 	bool outs_unread;
+	uint8_t id_len;		/* as struct tensor's */
+	bool id_plain;
 	/* Its cost, which a profile turns into compute_ns; both 0: unknown. */
 	double flops, bytes;
 };
@@ -106,6 +121,12 @@ uint64_t hyper_plan__graph_largest(const struct graph *g);
  * builds the maps again first.
  */
 void hyper_plan__graph_drop_ids(struct graph *g);
+
+/* An id's length from struct tensor's or struct op's @id_len. */
+static inline size_t id_bytes(const char *id, uint8_t id_len)
+{
+	return id_len ? id_len : strlen(id);
+}
 
 static inline const uint32_t *op_in(const struct graph *g, const struct op *o)
 {

@@ -3,8 +3,9 @@
  * Writes a schedule as format v1 JSON.  Written through a buffer
  * (struct hu_jbuf, util/json.h) rather than a json-c tree, which would
  * cost gigabytes for a million steps, or a printf() per number.  Ids go
- * through hu_jbuf_str(), or as hu_json_plain_len() measured them once
- * when no byte needs an escape, so any id the graph accepted is escaped.
+ * through hu_jbuf_str(), or as hu_json_plain_len() measured them when the
+ * graph took them (no byte needs an escape), so any id the graph accepted
+ * is escaped.
  */
 #include <stdlib.h>
 
@@ -53,27 +54,21 @@ static inline char *put_word(char *p, const char *word, size_t len)
 }
 
 /*
- * Each tensor's id length (hu_json_plain_len()) where it needs no escape
- * and is below ID_SLOW bytes (every id a graph accepts: 1..127), else
- * ID_SLOW: written through hu_jbuf_str().  A tensor's id goes out once in
- * "tensors" and again in every list that names it (at 100k decode
- * operators 720,000 times for 100,000 tensors), and measuring and
- * scanning it each time was a third of the write.  A byte each: a
- * million tensors' lengths in 1 MB.
+ * Ids go out as the graph measured them (struct tensor's and struct op's
+ * @id_len and @id_plain): a tensor's id goes out once in "tensors" and
+ * again in every list that names it (at 100k decode operators 720,000
+ * times for 100,664 tensors), and measuring and scanning it each time was
+ * a third of the write.  Measured here once per schedule instead, they
+ * cost 8.8 M instructions at 100k, and op ids through hu_jbuf_str() 11.6
+ * M; the graph measures them as it takes them, next to its strlen().
  */
-#define ID_SLOW	UINT8_MAX
-
-struct ids {
-	const struct tensor *t;
-	uint8_t *len;		/* NULL: every id through hu_jbuf_str() */
-};
-
-_Static_assert(ID_SLOW + 2 + WORD_COPY + 2 + 64 <= PIECE &&
+_Static_assert(HP_MAX_ID + 2 + WORD_COPY + 2 + 64 <= PIECE &&
 	       PIECE <= HU_JBUF_SIZE, "an item fits a piece");
 
 /*
- * An id that needs an escape (or any id, with no lengths) at @p, through
- * hu_jbuf_str(); the cursor comes back with room for a whole PIECE.
+ * An id that needs an escape (or one the graph did not measure) at @p,
+ * through hu_jbuf_str(); the cursor comes back with room for a whole
+ * PIECE.
  */
 static char *put_id_slow(struct hu_jbuf *w, char *p, const char *id)
 {
@@ -83,44 +78,37 @@ static char *put_id_slow(struct hu_jbuf *w, char *p, const char *id)
 }
 
 /*
- * Tensor @t's id as a JSON string at @p, after @pre (@pre_len bytes, up
- * to three, stored as one word of four with the opening quote): what
- * hu_jbuf_str() writes, from its known length.  @tt and @len are the
- * callers' copies of struct ids' pointers: the compiler keeps them in
- * registers, where read through @ids they were loaded again after every
- * byte stored (a char may alias them).
+ * @id as a JSON string at @p, after @pre (@pre_len bytes, up to three,
+ * stored as one word of four with the opening quote): what hu_jbuf_str()
+ * writes, from its known length @len when @plain (no byte needs an
+ * escape: then @len is strlen(@id), at most HP_MAX_ID).
  */
-static inline char *put_id(const struct tensor *tt, const uint8_t *len,
-			   struct hu_jbuf *w, char *p, const char pre[4],
-			   size_t pre_len, uint32_t t)
+static inline char *put_str(struct hu_jbuf *w, char *p, const char pre[4],
+			    size_t pre_len, const char *id, size_t len,
+			    bool plain)
 {
-	const char *id = tt[t].id;
-	size_t n = len ? len[t] : ID_SLOW;
-
-	if (n != ID_SLOW) {
-		memcpy(p, pre, 4);
-		p += pre_len + 1;
-		hu_copy_short(p, id, n);
-		p[n] = '"';
-		return p + n + 1;
-	}
 	memcpy(p, pre, 4);
+	if (plain) {
+		p += pre_len + 1;
+		hu_copy_short(p, id, len);
+		p[len] = '"';
+		return p + len + 1;
+	}
 	return put_id_slow(w, p + pre_len, id);
 }
 
 /*
- * The lengths, or none when out of memory: the write is void, and
- * without them every id is written as before, to the same bytes.
+ * Tensor @t's id.  @tt is the callers' copy of the graph's pointer: the
+ * compiler keeps it in a register, where read through the graph it was
+ * loaded again after every byte stored (a char may alias it).
  */
-static void ids_init(struct ids *ids, const struct graph *g)
+static inline char *put_id(const struct tensor *tt, struct hu_jbuf *w,
+			   char *p, const char pre[4], size_t pre_len,
+			   uint32_t t)
 {
-	ids->t = g->t;
-	ids->len = malloc(g->nt ? g->nt : 1);
-	for (size_t t = 0; ids->len && t < g->nt; t++) {
-		size_t len = hu_json_plain_len(g->t[t].id);
+	const struct tensor *x = &tt[t];
 
-		ids->len[t] = len < ID_SLOW ? (uint8_t)len : ID_SLOW;
-	}
+	return put_str(w, p, pre, pre_len, x->id, x->id_len, x->id_plain);
 }
 
 /*
@@ -171,12 +159,10 @@ static void words_init(struct words *wd)
  * read through @s they were loaded again after every byte stored.
  */
 static char *write_cops(const struct cop *c, const struct cop *end,
-			const struct words *wd, const struct ids *ids,
+			const struct words *wd, const struct tensor *tt,
 			struct hu_jbuf *w, char *p, const char *head,
 			size_t head_len)
 {
-	const struct tensor *tt = ids->t;
-	const uint8_t *len = ids->len;
 	size_t first = 1;	/* the first without its comma */
 
 	p = hu_jbuf_room(w, p, PIECE);
@@ -186,35 +172,33 @@ static char *write_cops(const struct cop *c, const struct cop *end,
 		p = hu_jbuf_room(w, p, PIECE);
 		p = put_word(p, wd->cop[c->kind] + first,
 			     wd->cop_len[c->kind] - first);
-		p = put_id(tt, len, w, p, "\"   ", 0, c->t);
+		p = put_id(tt, w, p, "\"   ", 0, c->t);
 		p = HU_CUR_LIT(p, " }");
 	}
 	return HU_CUR_LIT(p, " ]");
 }
 
 static inline __attribute__((always_inline)) char *
-write_ids(const struct ids *ids, struct hu_jbuf *w, char *p, const char *head,
-	  size_t head_len, const uint32_t *t, uint32_t n)
+write_ids(const struct tensor *tt, struct hu_jbuf *w, char *p,
+	  const char *head, size_t head_len, const uint32_t *t, uint32_t n)
 {
-	const struct tensor *tt = ids->t;
-	const uint8_t *len = ids->len;
 	uint32_t i;
 
 	p = hu_jbuf_room(w, p, PIECE);
 	hu_copy_short(p, head, head_len);
-	p = put_id(tt, len, w, p + head_len, "\"   ", 0, t[0]);
+	p = put_id(tt, w, p + head_len, "\"   ", 0, t[0]);
 	for (i = 1; i < n; i++) {
 		p = hu_jbuf_room(w, p, PIECE);
-		p = put_id(tt, len, w, p, ", \" ", 2, t[i]);
+		p = put_id(tt, w, p, ", \" ", 2, t[i]);
 	}
 	return HU_CUR_LIT(p, " ]");
 }
 
 static char *write_step(const struct sched *s, const struct words *wd,
-			const struct ids *ids, struct hu_jbuf *w, char *p,
-			uint32_t k)
+			struct hu_jbuf *w, char *p, uint32_t k)
 {
 	const struct graph *g = s->g;
+	const struct tensor *tt = g->t;
 	const struct op *o = &g->op[s->order[k]];
 	/* where the cops before and after step @k start, and where they end */
 	const uint32_t slot[3] = {
@@ -223,9 +207,8 @@ static char *write_step(const struct sched *s, const struct words *wd,
 	};
 
 	p = hu_jbuf_room(w, p, PIECE);
-	hu_jbuf_set(w, HU_CUR_LIT(p, "  { \"op\": "));
-	hu_jbuf_str(w, o->id);
-	p = hu_jbuf_room(w, hu_jbuf_at(w), PIECE);
+	p = put_str(w, HU_CUR_LIT(p, "  { \"op\": "), "\"   ", 0, o->id,
+		    o->id_len, o->id_plain);
 	p = HU_CUR_LIT(p, ", \"compute_ns\": ");
 	p = hu_cur_u64(p, o->compute_ns);
 	if (o->gemm.m) {
@@ -239,16 +222,16 @@ static char *write_step(const struct sched *s, const struct words *wd,
 	}
 	/* lists with nothing in them are left out */
 	if (slot[0] < slot[1])
-		p = write_cops(s->cops + slot[0], s->cops + slot[1], wd, ids,
+		p = write_cops(s->cops + slot[0], s->cops + slot[1], wd, tt,
 			       w, p, WORD(LIST_HEAD("before", "[")));
 	if (o->n_in)
-		p = write_ids(ids, w, p, WORD(LIST_HEAD("uses", "[ ")),
+		p = write_ids(tt, w, p, WORD(LIST_HEAD("uses", "[ ")),
 			      op_in(g, o), o->n_in);
 	if (o->n_out)
-		p = write_ids(ids, w, p, WORD(LIST_HEAD("defines", "[ ")),
+		p = write_ids(tt, w, p, WORD(LIST_HEAD("defines", "[ ")),
 			      op_out(g, o), o->n_out);
 	if (slot[1] < slot[2])
-		p = write_cops(s->cops + slot[1], s->cops + slot[2], wd, ids,
+		p = write_cops(s->cops + slot[1], s->cops + slot[2], wd, tt,
 			       w, p, WORD(LIST_HEAD("after", "[")));
 	p = hu_jbuf_room(w, p, PIECE);
 	if (k + 1 < s->n)
@@ -286,15 +269,14 @@ static void write_graph(const struct sched *s, struct hu_jbuf *w)
 }
 
 static char *write_tensor(const struct sched *s, const struct words *wd,
-			  const struct ids *ids, struct hu_jbuf *w, char *p,
-			  size_t t)
+			  struct hu_jbuf *w, char *p, size_t t)
 {
 	const struct tensor *x = &s->g->t[t];
 	uint8_t home = s->home[t];
 
 	p = hu_jbuf_room(w, p, PIECE);
-	p = put_id(ids->t, ids->len, w, HU_CUR_LIT(p, "  { \"id\": "),
-		   "\"   ", 0, (uint32_t)t);
+	p = put_id(s->g->t, w, HU_CUR_LIT(p, "  { \"id\": "), "\"   ", 0,
+		   (uint32_t)t);
 	p = hu_cur_u64(HU_CUR_LIT(p, ", \"bytes\": "), x->bytes);
 	p = put_word(p, wd->kh[x->kind][home], wd->kh_len[x->kind][home]);
 	p = write_offsets(s, w, p, t);
@@ -310,14 +292,12 @@ void hyper_plan__sched_write_json(const struct sched *s, FILE *f, const char *na
 	const struct graph *g = s->g;
 	struct hu_jbuf buf, *w = &buf;
 	struct words wd;
-	struct ids ids;
 	size_t t;
 	uint32_t k;
 	char *p;
 
 	hu_jbuf_init(w, f);
 	words_init(&wd);
-	ids_init(&ids, g);
 	hu_jbuf_put(w, "{\n \"format\": \"hyper-schedule\",\n \"version\": 1,\n \"name\": ");
 	hu_jbuf_str(w, name);
 	write_graph(s, w);
@@ -332,11 +312,11 @@ void hyper_plan__sched_write_json(const struct sched *s, FILE *f, const char *na
 	hu_jbuf_put(w, ",\n \"tensors\": [\n");
 	p = hu_jbuf_at(w);
 	for (t = 0; t < g->nt; t++)
-		p = write_tensor(s, &wd, &ids, w, p, t);
+		p = write_tensor(s, &wd, w, p, t);
 	p = hu_jbuf_room(w, p, PIECE);
 	p = HU_CUR_LIT(p, " ],\n \"steps\": [\n");
 	for (k = 0; k < s->n; k++)
-		p = write_step(s, &wd, &ids, w, p, k);
+		p = write_step(s, &wd, w, p, k);
 	hu_jbuf_set(w, p);
 	hu_jbuf_printf(w, " ],\n \"predicted\": { \"peak_device_bytes\": %llu, \"stall_ns\": %.0f, \"makespan_ns\": %.0f }",
 		       (unsigned long long)s->pred.peak, s->pred.stall_ns,
@@ -347,7 +327,6 @@ void hyper_plan__sched_write_json(const struct sched *s, FILE *f, const char *na
 	}
 	hu_jbuf_put(w, "\n}\n");
 	hu_jbuf_flush(w);
-	free(ids.len);
 }
 
 /* The planner's note in the schedule: which policy, profile and knobs. */

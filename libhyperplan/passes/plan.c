@@ -62,6 +62,9 @@
 
 #define NR_RAW_CLS	256
 
+/* Loops over the classes counted before the guess is used or not. */
+#define GUESS_TRY	1024
+
 /*
  * What index_by_use() counts of the candidates, counted as
  * tensor_cands() lists them: its arrays are placed before the
@@ -342,14 +345,18 @@ static int index_by_use(struct plan_ctx *pc, struct cand_index *ix)
 	pc->cls_ask2 = hyper_plan__calloc(mem, pc->ncls, sizeof(*pc->cls_ask2));
 	pc->cls_floor2 = hyper_plan__calloc(mem, pc->ncls,
 					    sizeof(*pc->cls_floor2));
+	pc->cls_next = hyper_plan__array(mem, (size_t)pc->ncls * pc->ncls,
+					 sizeof(*pc->cls_next));
 	if (pc->cls_lo && pc->cls_from && pc->cls_stale && pc->cls_base &&
 	    pc->cls_reach && pc->min_key && pc->min_lo && pc->min_b &&
 	    pc->cls_floor && pc->cls_gen && pc->cls_now && pc->cls_base2 &&
-	    pc->cls_ask2 && pc->cls_floor2)
+	    pc->cls_ask2 && pc->cls_floor2 && pc->cls_next)
 		ret = 0;
 	for (s = 0; !ret && s < pc->ncls; s++)	/* bucket_near()'s hints */
 		pc->cls_lo[s] = pc->cls_base[s] = pc->cls_reach[s] =
 			pc->cls_base2[s] = pc->cls_b[s];
+	for (x = 0; !ret && x < (size_t)pc->ncls * pc->ncls; x++)
+		pc->cls_next[x] = x % pc->ncls;	/* the last pick's again */
 out:
 	free(ix->blk);
 	return ret;
@@ -418,6 +425,8 @@ int hyper_plan__plan_init(struct plan_ctx *pc, const struct life *lf,
 	pc->base_lo = NONE;
 	pc->base2_lo = NONE;
 	pc->snap_need = INT64_MAX;
+	pc->guess_left = GUESS_TRY;
+	pc->cls_steady = true;
 	return 0;
 fail:
 	hyper_plan__plan_free(pc);
@@ -443,6 +452,7 @@ void hyper_plan__plan_free(struct plan_ctx *pc)
 	free(pc->cls_base2);
 	free(pc->cls_ask2);
 	free(pc->cls_floor2);
+	free(pc->cls_next);
 	free(pc->aside);
 	hyper_plan__cal_free(&pc->h2d);
 	hyper_plan__cal_free(&pc->d2h);
@@ -1288,18 +1298,104 @@ classes_ask(struct plan_ctx *pc, uint32_t s, uint32_t end, uint32_t lo,
 }
 
 /*
+ * The class to ask first at the next pick, after a pick of class @w
+ * (pc->cls_next): the one whose pick followed the last two picks'
+ * classes the time before.  At decode the picks walk the operators by
+ * start, and the classes come round in a layer's order: at 100k decode
+ * operators three classes give the picks, the last pick's class gives
+ * the next in 22% of them, this guess in 93%.  A guess right the time
+ * before is kept past one miss, so that where one class gives most
+ * picks (training) a pick of another now and then does not move it.
+ * Any class asked first gives the same pick.
+ */
+static inline uint32_t class_guess(struct plan_ctx *pc, uint32_t w)
+{
+	uint16_t *e = &pc->cls_next[pc->cls_ctx];
+
+	if ((uint8_t)*e == w)
+		*e |= 0x100;
+	else
+		*e = *e & 0x100 ? (uint8_t)*e : w;
+	pc->cls_ctx = pc->cls_won * pc->ncls + w;
+	pc->cls_won = w;
+	pc->cls_steady = pc->cls_ctx == w * (pc->ncls + 1) &&
+			 pc->cls_next[pc->cls_ctx] == (w | 0x100);
+	return (uint8_t)pc->cls_next[pc->cls_ctx];
+}
+
+/*
+ * The class to ask first after a loop over the classes picked one of
+ * class @w: the guess (class_guess()) once it has shown it pays, else
+ * @w, as while the first GUESS_TRY loops are counted.  At training the
+ * guess is right about as often as the last pick's class (OLMoE-1B-7B:
+ * 748 and 672 of the first 1024 loops), and asking it first cost more
+ * than it saved (0.1 to 0.2% of the whole run's instructions): the
+ * other classes' floors are kept for the last pick's class, and a pick
+ * of it below them ends most picks there.
+ */
+static uint32_t class_after_loop(struct plan_ctx *pc, uint32_t w)
+{
+	uint32_t g;
+
+	if (pc->guess_on)
+		return class_guess(pc, w);
+	if (!pc->guess_left)
+		return w;
+	pc->guess_hits += (uint8_t)pc->cls_next[pc->cls_ctx] == w;
+	pc->last_hits += pc->cls_won == w;
+	g = class_guess(pc, w);
+	pc->guess_on = !--pc->guess_left &&
+		       pc->guess_hits > pc->last_hits + GUESS_TRY / 8;
+	if (pc->guess_on)
+		return g;
+	pc->cls_steady = true;
+	return w;
+}
+
+/*
+ * A pick of the class asked first, no other asked: the guess after it,
+ * with floor_others and floor_beyond moved to that class (class_guess()).
+ * The least floor but the guessed class's is the least but the first
+ * class's, or the first's own, unless the guessed class's floor may be
+ * that least: then the floors are read.
+ */
+static void class_guess_first(struct plan_ctx *pc, uint32_t first)
+{
+	uint32_t s, next = class_guess(pc, first);
+	uint64_t f = pc->floor_others;
+
+	if (next == first)
+		return;
+	pc->cls_pick = next;
+	if (pc->cls_floor[next] > f && !pc->scratch) {
+		if (pc->cls_floor[first] < f)
+			f = pc->cls_floor[first];
+	} else {
+		f = SEG_NONE;
+		for (s = 0; s < pc->ncls; s++)
+			if (s != next && pc->cls_floor[s] < f)
+				f = pc->cls_floor[s];
+	}
+	pc->floor_others = f;
+	pc->floor_beyond = f;
+}
+
+/*
  * The bucket whose first candidate is next: start, use, tensor.  A stale
  * class's reach only moved later, so the first candidate from its old
  * reach is no later than from its new one: a class that loses from
  * there loses anyway, and is looked up again only if it may win.
  *
- * The class that gave the last pick is asked first, then the others in
- * order.  No two classes lead with the same start, use and tensor (a
- * tensor has one size), so the pick is the least of the three whatever
- * the order; but one class gives nearly every pick (DeepSeek-V2-Lite
- * training: 94%, one of 24), and once its candidate is the best so far
- * the others lose from their old reach, without looking their own reach
- * up (cal_reach_sum(): 584 k look-ups there, 235 k now).  Until a class
+ * The class that gave the last pick, or the one guessed from the last
+ * two (class_guess()), is asked first, then the others in order.  No two
+ * classes lead with the same start, use and tensor (a tensor has one
+ * size), so the pick is the least of the three whatever the order; but
+ * one class gives nearly every pick (DeepSeek-V2-Lite training: 94%, one
+ * of 24), and once its candidate is the best so far the others lose from
+ * their old reach, without looking their own reach up (cal_reach_sum():
+ * 584 k look-ups there, 235 k now).  At decode the guess is that class
+ * (see class_guess()), and the classes asked before it no longer become
+ * the best so far, each with its reach looked up.  Until a class
  * gives a candidate there is nothing to lose to: a stale class looks its
  * reach up at once, and its minimum once, from there.
  *
@@ -1340,6 +1436,8 @@ static uint32_t next_bucket(struct plan_ctx *pc, uint32_t lo)
 	class_ask(pc, first, lo, &pk);
 	if (pk.best < pc->floor_others && !pc->scratch) {
 		pc->floor_hits++;
+		if (!pc->cls_steady)
+			class_guess_first(pc, first);
 		return pk.b;
 	}
 	reach = pc->cls_from[first] > lo ? pc->cls_from[first] : lo;
@@ -1354,6 +1452,8 @@ static uint32_t next_bucket(struct plan_ctx *pc, uint32_t lo)
 		if (pk.best < pc->floor_beyond) {
 			pc->floor_hits++;
 			pc->beyond_hits++;
+			if (!pc->cls_steady)
+				class_guess_first(pc, first);
 			return pk.b;
 		}
 		two = true;
@@ -1361,7 +1461,7 @@ static uint32_t next_bucket(struct plan_ctx *pc, uint32_t lo)
 	classes_ask(pc, 0, first, lo, false, &pk, &fs);
 	classes_ask(pc, first + 1, pc->ncls, lo, two, &pk, &fs);
 	if (pk.b != NONE)
-		pc->cls_pick = pc->b_cls[pk.b];
+		pc->cls_pick = class_after_loop(pc, pc->b_cls[pk.b]);
 	if (pc->cls_pick == first) {
 		pc->floor_others = fs.m1;
 		pc->floor_beyond = fs.beyond;

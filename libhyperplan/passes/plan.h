@@ -120,7 +120,23 @@ struct plan_ctx {
 	uint32_t base2_lo, base2_cls;
 	uint64_t floor_beyond;
 	uint8_t *b_cls;		/* class of each bucket */
-	uint32_t cls_pick;	/* class of the last pick: asked first */
+	uint32_t cls_pick;	/* the class asked first (next_bucket()) */
+	/*
+	 * The guess of the class to ask first (next_bucket()):
+	 * cls_next[p * ncls + w], after picks of class p, then w, is the
+	 * class of the pick that followed them last time (its low byte),
+	 * kept past one miss while bit 8 says it was right the time before.
+	 * cls_ctx is p * ncls + w for the last two picks, cls_won that w.
+	 * The first GUESS_TRY loops over the classes count how often the
+	 * guess and the last pick's class were right (guess_left, the
+	 * loops left), and the guess is used from then on only if it was
+	 * right clearly more often (guess_on).  cls_steady: a pick of the
+	 * class asked first changes none of it.
+	 */
+	uint16_t *cls_next;
+	uint32_t cls_ctx, cls_won;
+	uint32_t guess_left, guess_hits, last_hits;
+	bool guess_on, cls_steady;
 	double before;		/* link time offered before the step after k */
 	uint32_t *at_j;		/* buckets used at j: at_j[at_off[j] .. [j+1]) */
 	uint32_t *at_off;

@@ -1837,4 +1837,55 @@ TEST(arena_offset_order_sized_for_its_long_intervals)
 	}
 }
 
+/*
+ * On a decode-shaped layout (the intervals kept by offset at most a
+ * quarter as many as those by time) a fit that must read a block's
+ * entries among spans by time reads only those the masks of its start
+ * instants name: the entries live at the last instant at or before the
+ * fit's start and at each instant inside it.  Sets of 500 to 3500
+ * intervals, an eighth KV-like (a 64th of the run to an eighth of it
+ * long, kept by offset, in blocks that fill and split, so that both
+ * words of a mask hold bits), the rest a few instants long (some of no
+ * length), of a few sizes (some of none), at offsets that interleave:
+ * every way the reference's offsets, with and without the instants and
+ * the bound (whose holes scan reads the masks too).  A mask whose bits
+ * are not moved up when an entry comes in below them, or that misses
+ * the instant before the fit's start or its second word, moves an
+ * offset here.
+ */
+static void decode_set(struct hu_ival *v, uint32_t n, unsigned int seed)
+{
+	uint64_t span = 4 * (uint64_t)n;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t a = rand_r(&seed) % span, l;
+
+		if (rand_r(&seed) % 8 == 0)
+			l = span / 64 + rand_r(&seed) % (span / 8);
+		else
+			l = rand_r(&seed) % 40 ? 1 + rand_r(&seed) % 12 : 0;
+		v[i] = (struct hu_ival){ a, a + l, 0, 0 };
+		v[i].bytes = rand_r(&seed) % 24 ?
+			     64 * (1 + rand_r(&seed) % (seed % 2 ? 4 : 30)) :
+			     0;
+	}
+}
+
+TEST(arena_decode_blocks_read_by_their_masks_agree)
+{
+	static const enum hu_arena_way ways[] = {
+		HU_ARENA_BY_TIME | HU_ARENA_WHOLE, HU_ARENA_AUTO,
+		HU_ARENA_AUTO | HU_ARENA_NO_INSTANTS,
+		HU_ARENA_AUTO | HU_ARENA_NO_BOUND };
+
+	for (unsigned int seed = 700; seed < 740; seed++) {
+		uint32_t n = 500 + seed * 97 % 3000;
+		struct hu_ival *set = new_set(_metadata, n);
+
+		decode_set(set, n, seed);
+		places_agree(_metadata, ways, ARRAY_SIZE(ways), set, n,
+			     seed % 3 ? 4 * n : 0, seed);
+	}
+}
+
 TEST_HARNESS_MAIN

@@ -1704,8 +1704,9 @@ static char *ref_schedule_text(const struct sched *s)
 	for (uint32_t k = 0; k < s->n; k++) {
 		const struct op *o = &g->op[s->order[k]];
 
-		fprintf(f, "  { \"op\": \"%s\", \"compute_ns\": %" PRIu64,
-			o->id, o->compute_ns);
+		fprintf(f, "  { \"op\": ");
+		hu_json_write_str(f, o->id);
+		fprintf(f, ", \"compute_ns\": %" PRIu64, o->compute_ns);
 		if (o->gemm.m)
 			fprintf(f, ", \"x-gemm\": { \"m\": %u, \"n\": %u, \"k\": %u }",
 				o->gemm.m, o->gemm.n, o->gemm.k);
@@ -1739,8 +1740,13 @@ static void odd_ids(struct __test_metadata *_metadata, struct graph *g,
 
 	ASSERT_LE(ODD_IDS, g->nt);
 	for (size_t t = 0; t < ODD_IDS; t++) {
+		/* set by hand: the graph's measures are not known */
+		g->t[t].id_len = 0;
+		g->t[t].id_plain = false;
 		if (!set) {
 			g->t[t].id = keep[t];
+			g->t[t].id_len = (uint8_t)strlen(keep[t]);
+			g->t[t].id_plain = hu_json_plain_len(keep[t]) != SIZE_MAX;
 			free(odd[t]);
 			continue;
 		}
@@ -3363,7 +3369,7 @@ static void id_ref(const struct graph *g, char *hash)
  * from 1 to 127 bytes (every tail), sizes of every digit count, every
  * kind, ops listing 0 to 12 tensors beside ops listing other counts, an
  * even and an odd number of ops, and ids of 254, 255 and 300 bytes put
- * in by hand (the lengths' byte cannot hold the last two: measured where
+ * in by hand with no length (struct tensor's @id_len 0: measured where
  * used).
  */
 TEST(graph_identity_is_its_definition_byte_by_byte)
@@ -3452,12 +3458,14 @@ TEST(graph_identity_is_its_definition_byte_by_byte)
 			longs[k][far[k]] = '\0';
 			keep[k] = g.t[k * 40].id;
 			g.t[k * 40].id = longs[k];
+			g.t[k * 40].id_len = 0;	/* not known: measured */
 		}
 		hyper_plan__graph_identity(&g, hash);
 		id_ref(&g, want);
 		EXPECT_STREQ(want, hash) TH_LOG("round %d, long ids", round);
 		for (int k = 0; k < 3; k++) {
 			g.t[k * 40].id = keep[k];
+			g.t[k * 40].id_len = (uint8_t)strlen(keep[k]);
 			free(longs[k]);
 		}
 		hyper_plan__graph_free(&g);
@@ -5782,6 +5790,233 @@ TEST(json_cursor_writes_what_stdio_writes)
 	}
 	hu_jbuf_set(&j.w, p);
 	jpair_agree(_metadata, &j);
+}
+
+/*
+ * An id for tensor or op @i of a graph whose ids the writer and the
+ * identity must take as the graph measured them: a third need an escape
+ * (a quote, a backslash, a tab, a DEL), the others carry a two- or
+ * three-byte UTF-8 character or nothing odd, all of lengths from 2 to
+ * HP_MAX_ID bytes.  Distinct: the number comes first, then a letter.
+ */
+static void odd_graph_id(char id[HP_MAX_ID + 1], uint32_t i)
+{
+	static const char *const piece[] = {
+		"q\"uote", "plain", "back\\slash", "\xc3\xa9t\xc3\xa9",
+		"tab\there", "euro\xe2\x82\xac", "del\x7f",
+	};
+	int n = snprintf(id, HP_MAX_ID + 1, "%u%s", i, piece[i % 7]);
+	size_t len = (size_t)n + (i * 37) % (HP_MAX_ID + 1 - (size_t)n);
+
+	memset(id + n, 'a' + (int)(i % 26), len - (size_t)n);
+	id[len] = '\0';
+}
+
+/*
+ * The graph measures each id as it takes it (struct tensor's and struct
+ * op's @id_len and @id_plain): its length, and whether no byte needs a
+ * JSON escape, as hu_json_plain_len() says.  The schedule's writer and
+ * the graph's identity take them from there: on a graph with ids of
+ * every kind above, for tensors and ops (the writer once measured
+ * tensor ids itself and wrote op ids through hu_jbuf_str()), the
+ * schedule is what the plain writer gives, byte for byte, and the
+ * identity its definition.
+ */
+TEST(graph_measures_ids_for_the_writer)
+{
+	static const struct plan_case c = { "llama3-8b", "train", 0, 1 };
+	char id[HP_MAX_ID + 1], hash[HYPER_GRAPH_HASH_LEN];
+	char want_hash[HYPER_GRAPH_HASH_LEN], *text, *want;
+	uint32_t plain[2] = { 0 }, escaped[2] = { 0 };
+	struct goal gl = { 0.01, 0 };
+	struct job j = { 0 }, k = { 0 };
+	struct problem pb;
+	struct result r;
+	struct hp_err e;
+
+	ASSERT_EQ(0, case_job(&j, &c, &hyper_plan__profile_table[0], &e))
+		TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__graph_init(&k.g, "odd ids"));
+	k.p = j.p;
+	memcpy(k.g.timed_on, j.g.timed_on, sizeof(k.g.timed_on));
+	for (uint32_t t = 0; t < j.g.nt; t++) {
+		const struct tensor *x = &j.g.t[t];
+
+		uint32_t got;
+
+		odd_graph_id(id, t);
+		got = hyper_plan__graph_add_tensor(&k.g, t % 3 ? x->id : id,
+						   x->bytes, x->kind, x->flags,
+						   &e);
+		ASSERT_EQ(t, got) TH_LOG("%s", e.msg);
+	}
+	for (uint32_t i = 0; i < j.g.nop; i++) {
+		const struct op *o = &j.g.op[i];
+
+		uint32_t got;
+
+		odd_graph_id(id, i);
+		got = hyper_plan__graph_add_op(&k.g, i % 3 != 1 ? o->id : id,
+					       o->compute_ns, op_in(&j.g, o),
+					       o->n_in, op_out(&j.g, o),
+					       o->n_out, &o->gemm, &e);
+		ASSERT_EQ(i, got) TH_LOG("%s", e.msg);
+		k.g.op[i].flops = o->flops;
+		k.g.op[i].bytes = o->bytes;
+	}
+	for (uint32_t t = 0; t < k.g.nt; t++) {
+		const struct tensor *x = &k.g.t[t];
+		bool p = hu_json_plain_len(x->id) != SIZE_MAX;
+
+		EXPECT_EQ(strlen(x->id), x->id_len) TH_LOG("tensor %u", t);
+		EXPECT_EQ(p, x->id_plain) TH_LOG("tensor %u", t);
+		(p ? plain : escaped)[0]++;
+	}
+	for (uint32_t i = 0; i < k.g.nop; i++) {
+		const struct op *o = &k.g.op[i];
+		bool p = hu_json_plain_len(o->id) != SIZE_MAX;
+
+		EXPECT_EQ(strlen(o->id), o->id_len) TH_LOG("op %u", i);
+		EXPECT_EQ(p, o->id_plain) TH_LOG("op %u", i);
+		(p ? plain : escaped)[1]++;
+	}
+	for (int w = 0; w < 2; w++) {
+		EXPECT_LT(5, plain[w]);
+		EXPECT_LT(5, escaped[w]);
+	}
+	hyper_plan__graph_identity(&k.g, hash);
+	id_ref(&k.g, want_hash);
+	EXPECT_STREQ(want_hash, hash);
+	ASSERT_EQ(0, hyper_plan__job_prepare(&k, false, &e)) TH_LOG("%s", e.msg);
+	hyper_plan__job_problem(&k, &pb, &gl, &k.g.mem);
+	ASSERT_EQ(0, hyper_plan__run_plan(&pb, &r, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, hyper_plan__sched_layout(&r.s, 0, &k.g.mem, &e));
+	text = schedule_text(&r.s);
+	want = ref_schedule_text(&r.s);
+	EXPECT_STREQ(want, text);
+	EXPECT_NE(NULL, strstr(text, "back\\\\slash"));
+	free(text);
+	free(want);
+	hyper_plan__result_free(&r);
+	hyper_plan__job_free(&j);
+	hyper_plan__job_free(&k);
+}
+
+/*
+ * An id all ASCII is taken with no byte-by-byte check (all_ascii(),
+ * libhyperplan/graph/graph.c, a word at a time): one byte from 0x80 in
+ * any place of an id of any length still sends it through the UTF-8
+ * check, which refuses a lone 0xff at its byte and takes a two-byte
+ * character.
+ */
+TEST(graph_ids_checked_as_utf8_in_every_place)
+{
+	char id[HP_MAX_ID + 1], want[64];
+	struct hp_err e;
+	struct graph g;
+	uint32_t n = 0, got;
+
+	ASSERT_EQ(0, hyper_plan__graph_init(&g, "utf-8"));
+	for (size_t len = 2; len <= HP_MAX_ID; len++)
+		for (size_t at = 0; at + 1 < len; at++) {
+			memset(id, 'a' + (int)(len % 26), len);
+			id[len] = '\0';
+			id[at] = (char)0xff;
+			e.msg[0] = '\0';
+			got = hyper_plan__graph_add_tensor(&g, id, 1,
+							   HYPER_KIND_WEIGHT,
+							   0, &e);
+			EXPECT_EQ(NONE, got);
+			snprintf(want, sizeof(want),
+				 "id is not valid UTF-8 (byte %zu)", at);
+			EXPECT_NE(NULL, strstr(e.msg, want))
+				TH_LOG("length %zu, at %zu: %s", len, at, e.msg);
+			/* "é" in its place: each id its own */
+			id[at] = (char)0xc3;
+			id[at + 1] = (char)0xa9;
+			got = hyper_plan__graph_add_tensor(&g, id, 1,
+							   HYPER_KIND_WEIGHT,
+							   0, &e);
+			EXPECT_EQ(n, got)
+				TH_LOG("length %zu, at %zu: %s", len, at, e.msg);
+			n++;
+		}
+	hyper_plan__graph_free(&g);
+}
+
+/*
+ * After a sweep of a context that guesses the class to ask first
+ * (passes/plan.c, class_guess()): the floors and floor_others hold for
+ * the class it asks first (floors_below_scan()), every guess names a
+ * class, and @count counts the sweeps that ended with the guess on
+ * another class than the last pick's.
+ */
+static void guess_floors_scan(struct __test_metadata *_metadata,
+			      const struct plan_ctx *pc, uint64_t *count)
+{
+	uint64_t exact = 0, bad = 0;
+
+	floors_below_scan(_metadata, pc, &exact);
+	for (size_t x = 0; x < (size_t)pc->ncls * pc->ncls; x++)
+		bad += (uint8_t)pc->cls_next[x] >= pc->ncls;
+	ASSERT_EQ(0, bad);
+	ASSERT_GT(pc->ncls, pc->cls_pick);
+	*count += pc->cls_pick != pc->cls_won;
+}
+
+/*
+ * The class asked first guessed from the last two picks' classes
+ * (passes/plan.c, class_guess(), class_after_loop(), class_guess_first())
+ * from the first pick on, against the from-scratch path, which asks every
+ * class at every pick, and against a scan after each sweep: the class
+ * asked first is then not the last pick's, and floor_others and
+ * floor_beyond must leave out its floor, not the last pick's (a pick of
+ * the guessed class below them asks no other class).  Aims in each
+ * quarter, links of three speeds, the class floors' seven graphs.
+ */
+TEST(sweep_guessed_first_class_as_scratch)
+{
+	uint64_t x = 0x3c6ef372fe94f82bULL, moved = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(class_cases); i++) {
+		struct sweep_pair sp;
+
+		pair_init(_metadata, &sp, &class_cases[i]);
+		sp.re.guess_left = 0;
+		sp.re.guess_on = true;
+		quarter_sweeps(_metadata, &sp, &x, guess_floors_scan, &moved);
+		pair_free(&sp);
+	}
+	EXPECT_LT(10, moved);
+}
+
+/*
+ * Whether the guess is used (passes/plan.c, class_after_loop()): at a
+ * decode, where the classes come round in a layer's order and the last
+ * pick's class is seldom the next, it is; on random graphs, where
+ * neither names the next class often, it is not.  Aims in each quarter,
+ * 96 sweeps: enough loops over the classes to decide.
+ */
+TEST(class_guess_used_where_it_pays)
+{
+	static const struct plan_case cases[] = {
+		{ "llama2-7b", "infer", 0, 1 }, { "gpt2", "infer", 0, 1 },
+		{ NULL, NULL, 600, 2 }, { NULL, NULL, 2000, 33 },
+	};
+	static const bool used[] = { true, true, false, false };
+	uint64_t x = 0xa54ff53a5f1d36f1ULL, moved = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct sweep_pair sp;
+
+		pair_init(_metadata, &sp, &cases[i]);
+		quarter_sweeps(_metadata, &sp, &x, guess_floors_scan, &moved);
+		quarter_sweeps(_metadata, &sp, &x, guess_floors_scan, &moved);
+		EXPECT_EQ(0, sp.re.guess_left) TH_LOG("case %zu", i);
+		EXPECT_EQ(used[i], sp.re.guess_on) TH_LOG("case %zu", i);
+		pair_free(&sp);
+	}
+	EXPECT_LT(10, moved);
 }
 
 TEST_HARNESS_MAIN
