@@ -1118,6 +1118,73 @@ TEST(listed_walks_clean_their_candidates)
 	}
 }
 
+/* The last walk of @w evicted none of its pinned tensors. */
+static void no_pinned_evicted(struct __test_metadata *_metadata,
+			      const struct walks *w)
+{
+	for (size_t i = 0; i < w->kept.nev; i++) {
+		EXPECT_FALSE(w->j.g.t[w->kept.ev[i].t].flags & TF_PIN)
+			TH_LOG("%s: tensor %u evicted", w->j.g.name,
+			       w->kept.ev[i].t);
+	}
+}
+
+/*
+ * Bisections of @w's budget at each lookahead, under a goal and without
+ * (where walks run on to the end), which keep the walk without budget
+ * at a few steps; then each budget of theirs again, after a walk from
+ * the start (which leaves nothing to take up from) or one at the peak:
+ * each walk as scratch's (walk_pair()).  *@walks counts the walks, and
+ * no walk may evict one of @w's pinned tensors.  Returns how many were
+ * kept.
+ */
+static unsigned int kept_walks(struct __test_metadata *_metadata,
+			       struct walks *w, unsigned int *walks)
+{
+	static const uint32_t ahead[] = { 1, 8, 64, 512 };
+	uint64_t lo, span, bs[48];
+	bool goal[48];
+	size_t nb = 0;
+
+	start_span(_metadata, w, &lo, &span);
+	w->kept.max_slow = w->sc.max_slow = 0.1;
+	for (size_t a = 0; a < ARRAY_SIZE(ahead); a++) {
+		uint64_t l = lo, h = w->j.lf.peak0;
+
+		/* without a goal every other: walks run on */
+		w->kept.p = w->sc.p = a % 2 ? &w->j.p : NULL;
+		for (int it = 0; it < 12 && h > l + 1; it++) {
+			uint64_t b = l + (h - l) / 2;
+
+			walk_pair(_metadata, &w->j, &w->kept, &w->sc, b,
+				  ahead[a]);
+			no_pinned_evicted(_metadata, w);
+			goal[nb] = a % 2;
+			bs[nb++] = b;
+			if (w->kept.beyond)
+				l = b;
+			else
+				h = b;
+		}
+	}
+	for (size_t i = 0; i < nb; i++) {
+		/* from the start, or at the peak */
+		uint64_t b0 = i % 2 && w->kept.mem0 ? w->kept.mem0 - 1 :
+			      w->j.lf.peak0;
+
+		w->kept.p = w->sc.p = goal[nb - 1 - i] ? &w->j.p : NULL;
+		walk_pair(_metadata, &w->j, &w->kept, &w->sc, b0,
+			  ahead[i % 4]);
+		no_pinned_evicted(_metadata, w);
+		walk_pair(_metadata, &w->j, &w->kept, &w->sc, bs[nb - 1 - i],
+			  ahead[i % 4]);
+		no_pinned_evicted(_metadata, w);
+		*walks += 2;
+	}
+	EXPECT_TRUE(w->kept.pre != NULL);
+	return w->kept.nkept;
+}
+
 /*
  * One kept of the walk without budget holds each tensor's residency and
  * accesses run alone (policy_greedy.c, prefix_keep()); a walk that takes
@@ -1141,14 +1208,10 @@ TEST(kept_taken_up_as_scratch)
 		{ "mixtral-8x7b", "train-keep", 0, 102 },
 		{ NULL, NULL, 300, 103 },
 	};
-	static const uint32_t ahead[] = { 1, 8, 64, 512 };
 	unsigned int kept = 0, walks = 0;
 
 	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
 		for (int round = 0; round < 2; round++) {
-			uint64_t lo, span, bs[48];
-			bool goal[48];
-			size_t nb = 0;
 			struct walks w;
 
 			walks_begin(_metadata, &w, &cases[c], c + round);
@@ -1159,46 +1222,132 @@ TEST(kept_taken_up_as_scratch)
 				ASSERT_EQ(0, hyper_plan__life_build(&w.j.lf,
 						&w.j.g, w.j.order, &w.mem));
 			}
-			start_span(_metadata, &w, &lo, &span);
-			w.kept.max_slow = w.sc.max_slow = 0.1;
-			for (size_t a = 0; a < ARRAY_SIZE(ahead); a++) {
-				uint64_t l = lo, h = w.j.lf.peak0;
-
-				/* without a goal every other: walks run on */
-				w.kept.p = w.sc.p = a % 2 ? &w.j.p : NULL;
-				for (int it = 0; it < 12 && h > l + 1; it++) {
-					uint64_t b = l + (h - l) / 2;
-
-					walk_pair(_metadata, &w.j, &w.kept,
-						  &w.sc, b, ahead[a]);
-					goal[nb] = a % 2;
-					bs[nb++] = b;
-					if (w.kept.beyond)
-						l = b;
-					else
-						h = b;
-				}
-			}
-			kept += w.kept.nkept;
-			for (size_t i = 0; i < nb; i++) {
-				/* from the start, or at the peak */
-				uint64_t b0 = i % 2 && w.kept.mem0 ?
-					      w.kept.mem0 - 1 : w.j.lf.peak0;
-
-				w.kept.p = w.sc.p = goal[nb - 1 - i] ?
-						    &w.j.p : NULL;
-				walk_pair(_metadata, &w.j, &w.kept, &w.sc, b0,
-					  ahead[i % 4]);
-				walk_pair(_metadata, &w.j, &w.kept, &w.sc,
-					  bs[nb - 1 - i], ahead[i % 4]);
-				walks += 2;
-			}
-			EXPECT_TRUE(w.kept.pre != NULL);
+			kept += kept_walks(_metadata, &w, &walks);
 			walks_end(&w);
 		}
 	}
 	TH_LOG("%u walks, %u kept of the walk without budget", walks, kept);
 	EXPECT_LT(4, kept);
+}
+
+/*
+ * @n weights of 1 MB live at the start, each read twice (a pass f, then
+ * a pass g), and a pinned one of 4 MB read by the first operator and the
+ * first four of f, then by the last: from there on the resident tensor
+ * read furthest ahead.  Each f operator writes a temporary, 64 kB more
+ * for each, read by the next: budgets from the start's residency to the
+ * peak first run short of room in f, the later the higher.  Each g
+ * operator writes three small tensors (one read by the next), so that
+ * the tensors f's first steps touch are few of all: a walk taking up
+ * one kept there takes it up tensor by tensor (policy_greedy.c,
+ * take_kept()), one taking up another after a walk to the end whole.
+ */
+static void pinned_job(struct __test_metadata *_metadata, struct job *j,
+		       uint32_t n)
+{
+	uint32_t w[16], pin, act, x = 0, y = 0, i, k;
+	struct hp_err e;
+	char id[32];
+
+	ASSERT_GE(ARRAY_SIZE(w), n);
+	memset(j, 0, sizeof(*j));
+	hyper_plan__graph_init(&j->g, "pinned");
+	j->p = hyper_plan__profile_table[0];
+	for (i = 0; i < n; i++) {
+		snprintf(id, sizeof(id), "w%u", i);
+		w[i] = hyper_plan__graph_add_tensor(&j->g, id, 1000000,
+						    HYPER_KIND_WEIGHT,
+						    TF_LIVE_IN, NULL);
+	}
+	pin = hyper_plan__graph_add_tensor(&j->g, "pin", 4000000,
+					   HYPER_KIND_WEIGHT,
+					   TF_LIVE_IN | TF_PIN, NULL);
+	act = hyper_plan__graph_add_tensor(&j->g, "act", 1000,
+					   HYPER_KIND_ACTIVATION, TF_LIVE_OUT,
+					   NULL);
+	hyper_plan__graph_add_op(&j->g, "a", 1000, &pin, 1, &act, 1, NULL,
+				 NULL);
+	for (i = 0; i < n; i++) {
+		uint32_t in[4] = { w[i], act }, out[2] = { act }, nin = 2;
+
+		if (i)
+			in[nin++] = x;
+		if (i < 4)
+			in[nin++] = pin;
+		snprintf(id, sizeof(id), "x%u", i);
+		x = hyper_plan__graph_add_tensor(&j->g, id, 64000 * (i + 1),
+						 HYPER_KIND_ACTIVATION, 0,
+						 NULL);
+		out[1] = x;
+		snprintf(id, sizeof(id), "f%u", i);
+		hyper_plan__graph_add_op(&j->g, id, 1000, in, nin, out, 2,
+					 NULL, NULL);
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t in[3] = { w[i], act, i ? y : x }, out[4] = { act };
+		const enum hyper_tensor_kind a = HYPER_KIND_ACTIVATION;
+
+		for (k = 1; k < 4; k++) {
+			snprintf(id, sizeof(id), "y%u.%u", i, k);
+			out[k] = hyper_plan__graph_add_tensor(&j->g, id, 1000,
+							      a, 0, NULL);
+		}
+		snprintf(id, sizeof(id), "g%u", i);
+		hyper_plan__graph_add_op(&j->g, id, 1000, in, 3, out, 4, NULL,
+					 NULL);
+		y = out[1];
+	}
+	hyper_plan__graph_add_op(&j->g, "z", 1000, (uint32_t[]){ pin, act, y },
+				 3, &act, 1, NULL, NULL);
+	ASSERT_EQ(0, hyper_plan__job_prepare(j, false, &e))
+		TH_LOG("%s", e.msg);
+}
+
+/*
+ * A pinned tensor never leaves the device: it alone waits (q->pending
+ * set, never in q->pend) and it is never listed as a candidate
+ * (policy_greedy.c, start_state()).  A walk that takes up one kept of
+ * the walk without budget sets both from the tensor's flag: tensor by
+ * tensor where it stood near there (take_one()), else over the whole
+ * arrays or over the tensors the kept's steps touched (take_kept()'s two
+ * paths).  On pinned_job(), a listed pinned weight is the first tensor a
+ * walk evicts where it runs short of room in f.  Bisections and their
+ * budgets again (kept_walks()), then budgets at random, at each
+ * lookahead, under the goal and without: each walk as scratch's, and
+ * none evicts the pinned weight.  A pinned tensor listed by either path
+ * of take_kept() or by take_one(), or not left waiting by take_one(),
+ * changes a walk here.
+ */
+TEST(kept_pinned_wait_alone)
+{
+	uint64_t x = 0x2545f4914f6cdd1dULL, lo, span;
+	unsigned int kept, walks = 0, late = 0;
+	struct walks w;
+
+	memset(&w, 0, sizeof(w));
+	pinned_job(_metadata, &w.j, 16);
+	w.kept = (struct greedy_ctx){ .lf = &w.j.lf, .mem = &w.mem };
+	w.sc = (struct greedy_ctx){ .lf = &w.j.lf, .mem = &w.mem,
+				    .scratch = true };
+	kept = kept_walks(_metadata, &w, &walks);
+	lo = w.kept.mem0;
+	span = w.j.lf.peak0 > lo ? w.j.lf.peak0 - lo : 1;
+	for (int k = 0; k < 96; k++) {
+		x = next_random(x);
+		w.kept.p = w.sc.p = x >> 60 & 1 ? &w.j.p : NULL;
+		walk_pair(_metadata, &w.j, &w.kept, &w.sc,
+			  lo + (x >> 20) % span,
+			  aheads[(x >> 61) % ARRAY_SIZE(aheads)]);
+		no_pinned_evicted(_metadata, &w);
+		walks++;
+		/* made room after the pinned weight's early reads */
+		late += w.kept.nev && last_evicting_step(&w.kept) > 5;
+	}
+	walks_end(&w);
+	TH_LOG("%u walks, %u kept of the walk without budget, %u making room late in f",
+	       walks, kept, late);
+	EXPECT_LT(1, kept);
+	EXPECT_LT(walks / 8, late);
 }
 
 TEST_HARNESS_MAIN
