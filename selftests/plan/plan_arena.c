@@ -1009,6 +1009,39 @@ TEST(arena_bound_stops_only_what_would_be_dropped)
 }
 
 /*
+ * A decode-shaped set of @n intervals: one in @long_in KV-like (a 64th of
+ * the run to an eighth of it long), the others a few instants long (one
+ * in @empty_in of no length; with @empty_in 0, none), of a few sizes
+ * (some of none).
+ */
+static void decode_set(struct hu_ival *v, uint32_t n, unsigned int seed,
+		       unsigned int long_in, unsigned int empty_in)
+{
+	uint64_t span = 4 * (uint64_t)n;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t a = rand_r(&seed) % span, l;
+
+		if (rand_r(&seed) % long_in == 0)
+			l = span / 64 + rand_r(&seed) % (span / 8);
+		else if (empty_in && rand_r(&seed) % empty_in == 0)
+			l = 0;
+		else
+			l = 1 + rand_r(&seed) % 12;
+		v[i] = (struct hu_ival){ a, a + l, 0, 0 };
+		v[i].bytes = rand_r(&seed) % 24 ?
+			     64 * (1 + rand_r(&seed) % (seed % 2 ? 4 : 30)) :
+			     0;
+	}
+}
+
+/* The ways a decode-shaped set is placed, each against the reference. */
+static const enum hu_arena_way split_ways[] = {
+	HU_ARENA_BY_TIME | HU_ARENA_WHOLE, HU_ARENA_AUTO,
+	HU_ARENA_AUTO | HU_ARENA_NO_INSTANTS,
+	HU_ARENA_AUTO | HU_ARENA_NO_BOUND };
+
+/*
  * A fit by offset passes over a block by its start instants alone.  On
  * sets shaped like a training step's layouts (nested activations, and
  * expert-like intervals of a few sizes, a 64th of the run to half of it
@@ -1490,31 +1523,9 @@ TEST(arena_wide_runs_agree)
  * every placed interval.  A block passed over without raising the scan,
  * or the spans by time inside it dropped with it, moves an offset here.
  */
-static void kv_set(struct hu_ival *v, uint32_t n, unsigned int seed)
-{
-	uint64_t span = 4 * (uint64_t)n;
-
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t a = rand_r(&seed) % span, l;
-
-		if (rand_r(&seed) % 4 == 0)
-			l = span / 64 + rand_r(&seed) % (span / 8);
-		else
-			l = 1 + rand_r(&seed) % 12;
-		v[i] = (struct hu_ival){ a, a + l, 0, 0 };
-		v[i].bytes = rand_r(&seed) % 24 ?
-			     64 * (1 + rand_r(&seed) % (seed % 2 ? 4 : 30)) :
-			     0;
-	}
-}
-
 TEST(arena_blocks_passed_over_beside_spans_by_time_agree)
 {
-	static const enum hu_arena_way ways[] = {
-		HU_ARENA_BY_TIME | HU_ARENA_WHOLE, HU_ARENA_AUTO,
-		HU_ARENA_AUTO | HU_ARENA_NO_INSTANTS,
-		HU_ARENA_AUTO | HU_ARENA_NO_BOUND };
-	const int nw = ARRAY_SIZE(ways);
+	const int nw = ARRAY_SIZE(split_ways);
 
 	for (unsigned int seed = 600; seed < 640; seed++) {
 		uint32_t n = seed % 8 ? 80 + seed * 71 % 900 :
@@ -1522,10 +1533,10 @@ TEST(arena_blocks_passed_over_beside_spans_by_time_agree)
 		struct hu_ival *set = new_set(_metadata, n);
 
 		if (seed % 5)
-			kv_set(set, n, seed);
+			decode_set(set, n, seed, 4, 0);
 		else
 			arena_set(set, n, seed, false, true);
-		places_agree(_metadata, ways, nw, set, n, 4 * n, seed);
+		places_agree(_metadata, split_ways, nw, set, n, 4 * n, seed);
 	}
 }
 
@@ -1853,38 +1864,15 @@ TEST(arena_offset_order_sized_for_its_long_intervals)
  * the instant before the fit's start or its second word, moves an
  * offset here.
  */
-static void decode_set(struct hu_ival *v, uint32_t n, unsigned int seed)
-{
-	uint64_t span = 4 * (uint64_t)n;
-
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t a = rand_r(&seed) % span, l;
-
-		if (rand_r(&seed) % 8 == 0)
-			l = span / 64 + rand_r(&seed) % (span / 8);
-		else
-			l = rand_r(&seed) % 40 ? 1 + rand_r(&seed) % 12 : 0;
-		v[i] = (struct hu_ival){ a, a + l, 0, 0 };
-		v[i].bytes = rand_r(&seed) % 24 ?
-			     64 * (1 + rand_r(&seed) % (seed % 2 ? 4 : 30)) :
-			     0;
-	}
-}
-
 TEST(arena_decode_blocks_read_by_their_masks_agree)
 {
-	static const enum hu_arena_way ways[] = {
-		HU_ARENA_BY_TIME | HU_ARENA_WHOLE, HU_ARENA_AUTO,
-		HU_ARENA_AUTO | HU_ARENA_NO_INSTANTS,
-		HU_ARENA_AUTO | HU_ARENA_NO_BOUND };
-
 	for (unsigned int seed = 700; seed < 740; seed++) {
 		uint32_t n = 500 + seed * 97 % 3000;
 		struct hu_ival *set = new_set(_metadata, n);
 
-		decode_set(set, n, seed);
-		places_agree(_metadata, ways, ARRAY_SIZE(ways), set, n,
-			     seed % 3 ? 4 * n : 0, seed);
+		decode_set(set, n, seed, 8, 40);
+		places_agree(_metadata, split_ways, ARRAY_SIZE(split_ways),
+			     set, n, seed % 3 ? 4 * n : 0, seed);
 	}
 }
 
