@@ -219,6 +219,20 @@ struct hyk_pm_seen {
 };
 
 /**
+ * enum hyk_obj_stall - the obj_stall knob's states
+ * @HYK_STALL_OFF:	PUBLISH runs through
+ * @HYK_STALL_ARMED:	the next PUBLISH stops half way
+ * @HYK_STALL_WAITS:	a PUBLISH waits, its torn record written
+ * @HYK_STALL_TEARING:	a PUBLISH writes its torn record (read as armed)
+ */
+enum hyk_obj_stall {
+	HYK_STALL_OFF,
+	HYK_STALL_ARMED,
+	HYK_STALL_WAITS,
+	HYK_STALL_TEARING,
+};
+
+/**
  * struct hyk_pmeta - this node's view of a shared pool
  * @pool:	the pool
  * @node:	this node's id
@@ -247,20 +261,6 @@ struct hyk_pm_seen {
  * @stall_wait:	where a PUBLISH stopped by the obj_stall knob waits
  * @stall:	the obj_stall knob (debugfs), one of enum hyk_obj_stall
  */
-/**
- * enum hyk_obj_stall - the obj_stall knob's states
- * @HYK_STALL_OFF:	PUBLISH runs through
- * @HYK_STALL_ARMED:	the next PUBLISH stops half way
- * @HYK_STALL_WAITS:	a PUBLISH waits, its torn record written
- * @HYK_STALL_TEARING:	a PUBLISH writes its torn record (read as armed)
- */
-enum hyk_obj_stall {
-	HYK_STALL_OFF,
-	HYK_STALL_ARMED,
-	HYK_STALL_WAITS,
-	HYK_STALL_TEARING,
-};
-
 struct hyk_pmeta {
 	struct hyk_pool *pool;
 	unsigned int node;
