@@ -127,9 +127,15 @@ $(KSFT_STAMP): tools/build/kselftest.sh
 	tools/build/kselftest.sh $(KSFT_DIR)
 
 # An out-of-tree module needs version checks (kmod/compat.h), and
-# TRACE_EVENT() bodies have their own layout (kmod/hyper_trace.h).
+# TRACE_EVENT() bodies have their own layout (kmod/hyper_trace.h).  The
+# module's kernel-doc comments are parsed by the headers' own kernel-doc,
+# where a warning fails.
 CHECKPATCH_IGNORE := SPDX_LICENSE_TAG,FILE_PATH_CHANGES,LINUX_VERSION_CODE
 checkpatch: $(KSFT_STAMP)
+	@tools/build/kver.sh --check $(KVER)
+	perl $(KDIR)/scripts/kernel-doc -none -Werror \
+		$(filter-out %.mod.c,$(wildcard kmod/*.[ch])) \
+		include/uapi/linux/hyper.h
 	perl $(KSFT_DIR)/scripts/checkpatch.pl --no-tree --strict --terse \
 		--ignore $(CHECKPATCH_IGNORE) \
 		-f $(filter-out %.mod.c kmod/hyper_trace.h,$(wildcard kmod/*.[ch])) \
