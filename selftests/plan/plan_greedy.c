@@ -1021,6 +1021,26 @@ TEST(quiet_steps_walk_as_scratch)
 }
 
 /*
+ * @j a new graph named @name holding @n weights of 1 MB, live in, "w0"
+ * on; their indices in @w (room for @n).
+ */
+static void weights_job(struct __test_metadata *_metadata, struct job *j,
+			const char *name, uint32_t n, uint32_t *w)
+{
+	char id[32];
+
+	memset(j, 0, sizeof(*j));
+	hyper_plan__graph_init(&j->g, name);
+	j->p = hyper_plan__profile_table[0];
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(id, sizeof(id), "w%u", i);
+		w[i] = hyper_plan__graph_add_tensor(&j->g, id, 1000000,
+						    HYPER_KIND_WEIGHT,
+						    TF_LIVE_IN, NULL);
+	}
+}
+
+/*
  * @n weights live at the start, each read twice (a pass, then another),
  * then @big read last; a small activation carried from op to op and a
  * temporary of @tmp bytes written at the second op and read at the
@@ -1036,15 +1056,7 @@ static void twice_read_job(struct __test_metadata *_metadata, struct job *j,
 	char id[32];
 
 	ASSERT_GE(ARRAY_SIZE(w), n);
-	memset(j, 0, sizeof(*j));
-	hyper_plan__graph_init(&j->g, "twice-read");
-	j->p = hyper_plan__profile_table[0];
-	for (i = 0; i < n; i++) {
-		snprintf(id, sizeof(id), "w%u", i);
-		w[i] = hyper_plan__graph_add_tensor(&j->g, id, 1000000,
-						    HYPER_KIND_WEIGHT, in_only,
-						    NULL);
-	}
+	weights_job(_metadata, j, "twice-read", n, w);
 	z = hyper_plan__graph_add_tensor(&j->g, "z", big, HYPER_KIND_WEIGHT,
 					 in_only, NULL);
 	act = hyper_plan__graph_add_tensor(&j->g, "act", 1000,
@@ -1265,15 +1277,7 @@ static void pinned_job(struct __test_metadata *_metadata, struct job *j,
 	char id[32];
 
 	ASSERT_GE(ARRAY_SIZE(w), n);
-	memset(j, 0, sizeof(*j));
-	hyper_plan__graph_init(&j->g, "pinned");
-	j->p = hyper_plan__profile_table[0];
-	for (i = 0; i < n; i++) {
-		snprintf(id, sizeof(id), "w%u", i);
-		w[i] = hyper_plan__graph_add_tensor(&j->g, id, 1000000,
-						    HYPER_KIND_WEIGHT,
-						    TF_LIVE_IN, NULL);
-	}
+	weights_job(_metadata, j, "pinned", n, w);
 	pin = hyper_plan__graph_add_tensor(&j->g, "pin", 4000000,
 					   HYPER_KIND_WEIGHT,
 					   TF_LIVE_IN | TF_PIN, NULL);
