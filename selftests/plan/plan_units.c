@@ -3648,6 +3648,46 @@ TEST(probes_in_any_order_and_in_bulk_are_the_same)
 }
 
 /*
+ * Distance evictions (4 ahead) of @d's ranked tensors shifted right by
+ * each of @shifts in turn, on @j, all through @buf: each schedule
+ * emitted there is the one built alone, or fails as it does
+ * (emit_in_same()); with @built each must build.  Return: the most
+ * evictions of a probe, and in *@small (when not NULL) the most of
+ * those shifted by 2 or more.
+ */
+static size_t emit_shifted(struct __test_metadata *_metadata,
+			   const struct job *j, struct distance_ctx *d,
+			   const unsigned int *shifts, size_t nshifts,
+			   bool built, struct hp_emitbuf *buf,
+			   struct hp_mem *mem, size_t *small)
+{
+	struct distance_params dp = { .prefetch = 4 };
+	size_t most = 0;
+
+	for (size_t i = 0; i < nshifts; i++) {
+		struct hp_err ea = { "" };
+		struct sched a;
+		int ra;
+
+		dp.count = d->nrank >> shifts[i];
+		ASSERT_EQ(0, hyper_plan__distance_evicts(d, &dp));
+		if (d->nev > most)
+			most = d->nev;
+		if (small && shifts[i] >= 2 && d->nev > *small)
+			*small = d->nev;
+		ra = hyper_plan__sched_build(&a, &j->lf, d->ev, d->nev, mem,
+					     &ea);
+		if (built)
+			ASSERT_EQ(0, ra) TH_LOG("probe %zu: %s", i, ea.msg);
+		emit_in_same(_metadata, &a, ra, &ea, &j->lf, d->ev, d->nev,
+			     buf, mem);
+		if (!ra)
+			hyper_plan__sched_free(&a);
+	}
+	return most;
+}
+
+/*
  * The emitter's items and their sort's other half share one block in
  * its buffer (passes/sched.c, items_room()), made again only when a
  * probe needs more items than it holds.  Distance evictions of ever
@@ -3657,39 +3697,26 @@ TEST(probes_in_any_order_and_in_bulk_are_the_same)
  */
 TEST(emitter_items_block_grows_and_is_kept)
 {
+	static const unsigned int shifts[] = { 5, 4, 3, 2, 1, 0,
+					       0, 1, 2, 3, 4, 5 };
 	static const struct plan_case cases[] = {
 		{ NULL, NULL, 900, 33 }, { "llama2-7b", "infer", 0, 2 },
 	};
-	struct distance_params dp = { .prefetch = 4 };
-	struct hp_err e, ea;
-	struct job j;
 
 	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
 		struct hp_emitbuf buf = { 0 };
 		struct hp_mem mem = { 0 };
 		struct distance_ctx d;
-		struct sched a;
-		int ra;
+		struct hp_err e;
+		struct job j = { 0 };
 
-		j = (struct job){ 0 };
 		ASSERT_EQ(0, case_job(&j, &cases[c],
 				      &hyper_plan__profile_table[0], &e))
 			TH_LOG("%s", e.msg);
 		ASSERT_EQ(0, hyper_plan__distance_init(&d, &j.lf, &mem));
 		ASSERT_LT(16, d.nrank);
-		for (unsigned int i = 0; i < 12; i++) {
-			unsigned int sh = i < 6 ? 5 - i : i - 6;
-
-			dp.count = d.nrank >> sh;
-			ASSERT_EQ(0, hyper_plan__distance_evicts(&d, &dp));
-			ea.msg[0] = 0;
-			ra = hyper_plan__sched_build(&a, &j.lf, d.ev, d.nev,
-						     &mem, &ea);
-			emit_in_same(_metadata, &a, ra, &ea, &j.lf, d.ev,
-				     d.nev, &buf, &mem);
-			if (!ra)
-				hyper_plan__sched_free(&a);
-		}
+		emit_shifted(_metadata, &j, &d, shifts, ARRAY_SIZE(shifts),
+			     false, &buf, &mem, NULL);
 		hyper_plan__emitbuf_free(&buf);
 		hyper_plan__distance_free(&d);
 		hyper_plan__job_free(&j);
@@ -5454,34 +5481,18 @@ TEST(emitter_block_kept_emits_as_two_arrays)
 {
 	static const unsigned int shifts[] = { 2, 0, 2, 3, 0, 1 };
 	const struct plan_case pc = { NULL, NULL, 16000, 41 };
-	struct distance_params dp = { .prefetch = 4 };
 	struct hp_emitbuf buf = { 0 };
 	struct hp_mem mem = { 0 };
 	struct distance_ctx d;
-	size_t most = 0, small = 0;
+	size_t most, small = 0;
 	struct hp_err e;
 	struct job j = { 0 };
 
 	ASSERT_EQ(0, case_job(&j, &pc, &hyper_plan__profile_table[0], &e))
 		TH_LOG("%s", e.msg);
 	ASSERT_EQ(0, hyper_plan__distance_init(&d, &j.lf, &mem));
-	for (size_t i = 0; i < ARRAY_SIZE(shifts); i++) {
-		struct hp_err ea = { "" };
-		struct sched a;
-		int ra;
-
-		dp.count = d.nrank >> shifts[i];
-		ASSERT_EQ(0, hyper_plan__distance_evicts(&d, &dp));
-		if (d.nev > most)
-			most = d.nev;
-		if (shifts[i] >= 2 && d.nev > small)
-			small = d.nev;
-		ra = hyper_plan__sched_build(&a, &j.lf, d.ev, d.nev, &mem, &ea);
-		ASSERT_EQ(0, ra) TH_LOG("probe %zu: %s", i, ea.msg);
-		emit_in_same(_metadata, &a, ra, &ea, &j.lf, d.ev, d.nev, &buf,
-			     &mem);
-		hyper_plan__sched_free(&a);
-	}
+	most = emit_shifted(_metadata, &j, &d, shifts, ARRAY_SIZE(shifts),
+			    true, &buf, &mem, &small);
 	/* three items an eviction at least: the block was made */
 	EXPECT_LE(87382, 3 * most);
 	/* and a quarter's, at most that and two an access, alone on two */
