@@ -101,7 +101,7 @@ static inline __attribute__((always_inline)) bool
 scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 	 const bool holes, const bool many)
 {
-	uint64_t w = p->nblk ? hu_arena__when(p, v->start, v->end) : 0;
+	uint64_t w = p->nblk ? when_of(p, v->start, v->end) : 0;
 	struct tcur c;
 	bool alone, inst;
 	uint32_t pv, k;
@@ -310,7 +310,7 @@ static uint64_t attempt(struct placer *p, struct key *keys, uint32_t nk,
 static void choose_way(struct placer *p, const bool *whole,
 		       enum hu_arena_way way)
 {
-	uint64_t t0 = UINT64_MAX, t1 = 0;
+	uint64_t t0 = UINT64_MAX, t1 = 0, span;
 	size_t m = 0;
 
 	for (uint32_t i = 0; i < p->n; i++) {
@@ -328,6 +328,9 @@ static void choose_way(struct placer *p, const bool *whole,
 	p->t0 = m ? t0 : 0;
 	p->t1 = m ? t1 : 0;
 	p->pin_step = m && t1 - t0 < UINT64_MAX ? (t1 - t0) / 64 + 1 : 0;
+	span = p->t1 - p->t0 + 1;
+	p->when_mul = span > 64 ? (uint64_t)(((unsigned __int128)64 << 64) /
+					     span) : UINT64_MAX;
 	if (way == HU_ARENA_BY_TIME || !m)
 		return;
 	if (way == HU_ARENA_BY_OFFSET)

@@ -1478,14 +1478,13 @@ TEST(arena_instants_walked_out_of_line_agree)
 
 /*
  * The 64ths of the run each block and fit touch (the blocks a fit skips
- * as sharing no time with it) are counted in 64 bits on runs under 2^58
- * instants, where the products fit, and in 128 elsewhere.  Training-shaped
- * sets (ending before 13 n) stretched over runs just under 2^58 instants
- * (the products near 2^64) and under 2^59, 2^61 and 2^63: split, with
- * and without the instants,
- * they agree with the reference, which keeps nothing by offset.  The 64
- * bits taken a step too far, past 2^58, skip blocks a fit meets here and
- * move offsets.
+ * as sharing no time with it) are the high words of 128-bit products by
+ * 2^70 / the run's length (when_of(), util/arena_int.h).  Training-shaped
+ * sets (ending before 13 n) stretched over runs just under 2^58, 2^59,
+ * 2^61 and 2^63 instants, where the products' high words are what count:
+ * split, with and without the instants, they agree with the reference,
+ * which keeps nothing by offset.  A factor past 2^70 / the length (the
+ * 64ths past the 64th bit) moves offsets here and in most sets above.
  */
 TEST(arena_wide_runs_agree)
 {
