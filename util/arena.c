@@ -99,7 +99,7 @@ static void make_key(struct key *k, const struct hu_ival *v, uint32_t i,
  */
 static inline __attribute__((always_inline)) bool
 scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
-	 const bool holes, const bool many)
+	 uint32_t a, uint32_t z, const bool holes, const bool many)
 {
 	uint64_t w = p->nblk ? when_of(p, v->start, v->end) : 0;
 	struct tcur c;
@@ -110,7 +110,7 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
 	inst = p->nblk && !p->no_inst && p->pin_step && s->bytes &&
 	       v->end > v->start;
 	pv = inst ? pin_of(p, v->start) : 0;
-	tcur_start(p, v, &c);
+	tcur_start(p, v, &c, a, z);
 	for (uint32_t b = 0; b < p->nblk; b++) {
 		const struct oblk *bk = &p->blk[p->bord[b]];
 		const struct oent *e = &p->ents[(size_t)p->bord[b] * OBLK];
@@ -183,27 +183,35 @@ scan_way(struct placer *p, const struct hu_ival *v, struct scan *s,
  * (p->many), so that a decode layout's stays as it was.
  */
 static bool fit_scan(struct placer *p, const struct hu_ival *v,
-		     struct scan *s)
+		     struct scan *s, uint32_t a, uint32_t z)
 {
-	return p->many ? scan_way(p, v, s, false, true) :
-			 scan_way(p, v, s, false, false);
+	return p->many ? scan_way(p, v, s, a, z, false, true) :
+			 scan_way(p, v, s, a, z, false, false);
 }
 
 /* The holes of at least s->bytes over @v, bottom up, in s->holes. */
 void hu_arena__holes_scan(struct placer *p, const struct hu_ival *v,
 		       struct scan *s)
 {
-	scan_way(p, v, s, true, false);
+	uint32_t a = 0, z = 0;
+
+	if (p->bent)
+		bkt_range(p, v->start, v->end, &a, &z);
+	scan_way(p, v, s, a, z, true, false);
 }
 
-/* One interval: the lowest hole that fits, or the tightest with @best. */
-static uint64_t fit(struct placer *p, uint32_t i, bool best)
+/*
+ * One interval: the lowest hole that fits, or the tightest with @best;
+ * @a, @z: its buckets (bkt_range(), where p->bent).
+ */
+static uint64_t fit(struct placer *p, uint32_t i, bool best, uint32_t a,
+		    uint32_t z)
 {
 	const struct hu_ival *v = &p->v[i];
 	struct scan s = { p->base, v->bytes, UINT64_MAX, UINT64_MAX, best,
 			  NULL, 0 };
 
-	if (fit_scan(p, v, &s))
+	if (fit_scan(p, v, &s, a, z))
 		return s.cur;
 	return s.pick != UINT64_MAX ? s.pick : s.cur;
 }
@@ -250,7 +258,7 @@ static uint64_t attempt(struct placer *p, struct key *keys, uint32_t nk,
 	}
 	p->nblk = 0;
 	for (uint32_t j = 0; j < nk; j++) {
-		uint32_t i, want;
+		uint32_t i, want, a = 0, z = 0;
 		uint64_t off;
 
 		if (j == *ready) {
@@ -262,7 +270,10 @@ static uint64_t attempt(struct placer *p, struct key *keys, uint32_t nk,
 			*ready = want;
 		}
 		i = keys[j].i;
-		off = fit(p, i, best);
+		/* its buckets, for its fit and its insert */
+		if (p->bent)
+			bkt_range(p, p->v[i].start, p->v[i].end, &a, &z);
+		off = fit(p, i, best, a, z);
 		struct oent x = { off, off + p->v[i].bytes, p->v[i].start,
 				  p->v[i].end };
 
@@ -271,7 +282,7 @@ static uint64_t attempt(struct placer *p, struct key *keys, uint32_t nk,
 		if (by_offset(p, i))
 			hu_arena__ord_insert(p, &x);
 		else
-			bkt_insert(p, &x);
+			bkt_insert(p, &x, a, z);
 		if (off + p->v[i].bytes > height)
 			height = off + p->v[i].bytes;
 		if (height >= limit) {

@@ -497,12 +497,13 @@ ins_skip(const struct placer *p, uint32_t id, const struct hu_ival *v,
 	return true;
 }
 
-/* Interval @x is placed: it joins each bucket it shares time with. */
-static inline void bkt_insert(struct placer *p, const struct oent *x)
+/*
+ * Interval @x is placed: it joins each bucket it shares time with, [@a,
+ * @z] (bkt_range(), found once for its fit and this).
+ */
+static inline void bkt_insert(struct placer *p, const struct oent *x,
+			      uint32_t a, uint32_t z)
 {
-	uint32_t a, z;
-
-	bkt_range(p, x->start, x->end, &a, &z);
 	for (uint32_t b = a; b <= z; b++) {
 		struct oent *e = &p->bent[p->bfirst[b]];
 		uint32_t lo = 0, hi = p->bn[b];
@@ -688,19 +689,18 @@ static inline __attribute__((always_inline)) void tcur_next(struct tcur *t)
 }
 
 /*
- * A fit's spans by time, from the first.  In one bucket its entries are
+ * A fit's spans by time, from the first, its buckets [@a, @z]
+ * (bkt_range(), where p->bent).  In one bucket its entries are
  * those bkt_collect() would copy, in the same order, less the joining of
  * spans that touch (which leaves a fit of positive size the same holes).
  * The one bucket way (HU_ARENA_WHOLE, the reference) gathers them all.
  */
 static inline __attribute__((always_inline)) void
-tcur_start(struct placer *p, const struct hu_ival *v, struct tcur *t)
+tcur_start(struct placer *p, const struct hu_ival *v, struct tcur *t,
+	   uint32_t a, uint32_t z)
 {
-	uint32_t a, z;
-
 	*t = (struct tcur){ .c = p->cand, .j = UINT32_MAX };
 	if (p->bent) {
-		bkt_range(p, v->start, v->end, &a, &z);
 		if (a == z && !p->plain) {
 			t->e = &p->bent[p->bfirst[a]];
 			t->k = p->bn[a];
