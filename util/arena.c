@@ -253,6 +253,8 @@ static uint64_t attempt(struct placer *p, struct key *keys, uint32_t nk,
 	memset(p->placed, 0, p->n * sizeof(*p->placed));
 	if (p->bn) {
 		memset(p->bn, 0, p->nbkt * sizeof(*p->bn));
+		for (uint32_t b = 0; b < p->nbkt; b++)
+			p->bent[p->bfirst[b]] = BKT_STOP;
 		memset(p->unn, 0, p->nbkt * sizeof(*p->unn));
 		memset(p->gn, 0, p->gbase[p->ngl] * sizeof(*p->gn));
 	}
