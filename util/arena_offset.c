@@ -12,37 +12,6 @@
 #include "util/arena_int.h"
 #include "util/huge.h"
 
-/*
- * The 64ths of the run that [start, end) touches, as bits: two intervals
- * that share time share a bit (an empty one is given the 64th it sits in).
- * Each fit asks it once (146k times in the 100k decode layout): on a run
- * under 2^58 instants (any planner's) the products fit 64 bits, and
- * their quotients are those of the 128-bit ones without a call to
- * __udivti3 for each (two thirds of its instructions).
- */
-uint64_t hu_arena__when(const struct placer *p, uint64_t start, uint64_t end)
-{
-	uint64_t span = p->t1 - p->t0 + 1, a, b;
-
-	if (!span)		/* a run of all 2^64 instants */
-		return ~0ULL;
-	start = start < p->t0 ? 0 : start - p->t0;
-	end = end > p->t1 ? p->t1 - p->t0 + 1 : end - p->t0;
-	end = end > start ? end - 1 : start;
-	if (start >= span)
-		start = span - 1;
-	if (end >= span)
-		end = span - 1;
-	if (span <= 1ULL << 58) {
-		a = start * 64 / span;
-		b = end * 64 / span;
-	} else {
-		a = (uint64_t)((unsigned __int128)start * 64 / span);
-		b = (uint64_t)((unsigned __int128)end * 64 / span);
-	}
-	return (~0ULL >> (63 - (b - a))) << a;
-}
-
 /**
  * hu_arena__ins_top() - ins_skip()'s T and witness over the instants of a
  * block inside a fit
@@ -354,8 +323,7 @@ void hu_arena__ord_insert(struct placer *p, const struct oent *x)
 			bk->max_start = bk->max_end = 0;
 			bk->when = 0;
 			for (uint32_t j = 0; j < bk->n; j++) {
-				bk->when |= hu_arena__when(p, e[j].start,
-							    e[j].end);
+				bk->when |= when_of(p, e[j].start, e[j].end);
 				if (e[j].start < bk->min_start)
 					bk->min_start = e[j].start;
 				if (e[j].start > bk->max_start)
@@ -391,7 +359,7 @@ void hu_arena__ord_insert(struct placer *p, const struct oent *x)
 	if (p->smask && pos < n)
 		masks_open(p, id, pos);
 	p->blk[id].n = n + 1;
-	p->blk[id].when |= hu_arena__when(p, x->start, x->end);
+	p->blk[id].when |= when_of(p, x->start, x->end);
 	if (x->start < p->blk[id].min_start)
 		p->blk[id].min_start = x->start;
 	if (x->end > p->blk[id].max_end)

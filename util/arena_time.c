@@ -135,9 +135,10 @@ int hu_arena__bkt_setup(struct placer *p, const bool *whole)
 	p->nbkt = p->plain ? 1 : (uint32_t)((run >> p->bshift) + 1);
 	if (bkt_count(p, whole, m, m_off, &total))
 		return -ENOMEM;
-	p->bent = hu_malloc_huge((total ?: 1) * sizeof(*p->bent));
+	/* each bucket's room has one more, for its sentinel (BKT_STOP) */
+	p->bent = hu_malloc_huge((total + p->nbkt) * sizeof(*p->bent));
 	p->unn = hu_calloc_huge(p->nbkt, sizeof(*p->unn));
-	p->bun = hu_malloc_huge((total ?: 1) * sizeof(*p->bun));
+	p->bun = hu_malloc_huge((total + p->nbkt) * sizeof(*p->bun));
 	p->runs = hu_malloc_huge(2 * (size_t)p->nbkt * sizeof(*p->runs));
 	/*
 	 * A fit's spans: each bucket gives at most one for each interval it
@@ -156,11 +157,12 @@ int hu_arena__bkt_setup(struct placer *p, const bool *whole)
 		return -ENOMEM;
 	/*
 	 * each bucket's room: the intervals that share time with it, those
-	 * that start in it or before less those that end before it
+	 * that start in it or before less those that end before it, and
+	 * its sentinel
 	 */
 	for (uint32_t b = 0, live = 0; b < p->nbkt; b++) {
 		live += (uint32_t)p->bfirst[b + 1] - p->bn[b];
-		p->bfirst[b + 1] = p->bfirst[b] + live;
+		p->bfirst[b + 1] = p->bfirst[b] + live + 1;
 	}
 	return grp_room(p);
 }

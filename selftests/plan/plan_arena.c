@@ -1478,14 +1478,13 @@ TEST(arena_instants_walked_out_of_line_agree)
 
 /*
  * The 64ths of the run each block and fit touch (the blocks a fit skips
- * as sharing no time with it) are counted in 64 bits on runs under 2^58
- * instants, where the products fit, and in 128 elsewhere.  Training-shaped
- * sets (ending before 13 n) stretched over runs just under 2^58 instants
- * (the products near 2^64) and under 2^59, 2^61 and 2^63: split, with
- * and without the instants,
- * they agree with the reference, which keeps nothing by offset.  The 64
- * bits taken a step too far, past 2^58, skip blocks a fit meets here and
- * move offsets.
+ * as sharing no time with it) are the high words of 128-bit products by
+ * 2^70 / the run's length (when_of(), util/arena_int.h).  Training-shaped
+ * sets (ending before 13 n) stretched over runs just under 2^58, 2^59,
+ * 2^61 and 2^63 instants, where the products' high words are what count:
+ * split, with and without the instants, they agree with the reference,
+ * which keeps nothing by offset.  A factor past 2^70 / the length (the
+ * 64ths past the 64th bit) moves offsets here and in most sets above.
  */
 TEST(arena_wide_runs_agree)
 {
@@ -1871,6 +1870,45 @@ TEST(arena_decode_blocks_read_by_their_masks_agree)
 		struct hu_ival *set = new_set(_metadata, n);
 
 		decode_set(set, n, seed, 8, 40);
+		places_agree(_metadata, split_ways, ARRAY_SIZE(split_ways),
+			     set, n, seed % 3 ? 4 * n : 0, seed);
+	}
+}
+
+/*
+ * A fit in one bucket reads that bucket's entries in place up to its
+ * sentinel (BKT_STOP, util/arena_int.h), which shares time with every
+ * fit but those that end at instant 0 or start at UINT64_MAX: those read
+ * the bucket as several buckets are read.  Decode-shaped sets whose run
+ * starts at 0, a tenth of the intervals of no length at 0 (some of no
+ * size) and some one instant long there, and, one set in two, a few of
+ * no length at UINT64_MAX beside endless ones: every way the reference's
+ * offsets, with and without the instants and the bound.  The walk run
+ * past a sentinel, or one not moved up with its bucket's entries on an
+ * insert, moves an offset here or reads past the buckets' room.
+ */
+TEST(arena_bucket_sentinels_agree)
+{
+	for (unsigned int seed = 800; seed < 832; seed++) {
+		uint32_t n = 300 + seed * 89 % 2500;
+		struct hu_ival *set = new_set(_metadata, n);
+		unsigned int r = seed;
+
+		decode_set(set, n, seed, 8, 40);
+		set[0] = (struct hu_ival){ 0, 1, 64, 0 };
+		for (uint32_t i = 1; i < n; i++) {
+			uint32_t k = rand_r(&r) % 20;
+
+			if (k < 2)
+				set[i] = (struct hu_ival){ 0, 0, 64 * k, 0 };
+			else if (k == 2)
+				set[i] = (struct hu_ival){ 0, 1, 64, 0 };
+			else if (k == 3 && seed % 2)
+				set[i] = (struct hu_ival){
+					UINT64_MAX, UINT64_MAX, 128, 0 };
+			else if (k == 4 && seed % 2)
+				set[i].end = UINT64_MAX;
+		}
 		places_agree(_metadata, split_ways, ARRAY_SIZE(split_ways),
 			     set, n, seed % 3 ? 4 * n : 0, seed);
 	}
