@@ -505,7 +505,7 @@ static void reset_all(struct plan_ctx *pc, double scale)
  */
 static void reset_written(struct plan_ctx *pc, double scale)
 {
-	uint32_t n = pc->lf->n, x, b;
+	uint32_t n = pc->lf->n, x, b, end;
 
 	hyper_plan__cal_restore(&pc->h2d, pc->cap, scale);
 	hyper_plan__cal_restore(&pc->d2h, pc->cap, scale);
@@ -517,9 +517,11 @@ static void reset_written(struct plan_ctx *pc, double scale)
 			pc->ep[pc->ep_undo[x]] =
 				(struct epoch_store){ -1, 0, false };
 	}
-	if (pc->delta_lo <= pc->delta_hi)
-		memset(pc->delta + pc->delta_lo, 0, (pc->delta_hi -
-		       pc->delta_lo + 1) * sizeof(*pc->delta));
+	/* the steps reached are clear already: sweep() reads each once */
+	end = pc->delta_hi < pc->swept ? pc->delta_hi + 1 : pc->swept;
+	if (pc->delta_lo < end)
+		memset(pc->delta + pc->delta_lo, 0,
+		       (end - pc->delta_lo) * sizeof(*pc->delta));
 	pc->cur[pc->nb] = pc->by_b[pc->nb];
 	if (pc->at_off[n + 1] - pc->at_off[pc->swept + 1] > pc->nb / 4) {
 		memcpy(pc->cur, pc->by_b, pc->nb * sizeof(*pc->cur));
@@ -1747,6 +1749,7 @@ static int sweep(struct plan_ctx *pc, uint64_t budget, double scale,
 		for (x = pc->at_off[k + 1]; x < pc->at_off[k + 2]; x++)
 			refresh(pc, pc->at_j[x]);	/* read at k + 1: span k */
 		absent += pc->delta[k];
+		pc->delta[k] = 0;	/* read once: clear for the next sweep */
 		pc->nev_before = pc->nev;
 		/*
 		 * Most steps fit (100k decode: four in five): fit_step() would
