@@ -386,6 +386,7 @@ static int once_arrays(struct plan_ctx *pc)
 		HU_PART(pc->alive0, nc, false),
 		HU_PART(pc->due_off, n + 2, false),
 		HU_PART(pc->ep_undo, EP_UNDO, false),
+		HU_PART(pc->delta_undo, DELTA_UNDO, false),
 	};
 
 	pc->blk = hyper_plan__block(pc->mem, part, ARRAY_SIZE(part));
@@ -421,6 +422,7 @@ int hyper_plan__plan_init(struct plan_ctx *pc, const struct life *lf,
 		goto fail;
 	pc->gen = 1;
 	pc->swept = NONE;
+	pc->delta_ring = DELTA_UNDO;
 	pc->ex_k = NONE;
 	pc->base_lo = NONE;
 	pc->base2_lo = NONE;
@@ -505,7 +507,7 @@ static void reset_all(struct plan_ctx *pc, double scale)
  */
 static void reset_written(struct plan_ctx *pc, double scale)
 {
-	uint32_t n = pc->lf->n, x, b;
+	uint32_t n = pc->lf->n, x, b, end;
 
 	hyper_plan__cal_restore(&pc->h2d, pc->cap, scale);
 	hyper_plan__cal_restore(&pc->d2h, pc->cap, scale);
@@ -517,9 +519,23 @@ static void reset_written(struct plan_ctx *pc, double scale)
 			pc->ep[pc->ep_undo[x]] =
 				(struct epoch_store){ -1, 0, false };
 	}
-	if (pc->delta_lo <= pc->delta_hi)
-		memset(pc->delta + pc->delta_lo, 0, (pc->delta_hi -
-		       pc->delta_lo + 1) * sizeof(*pc->delta));
+	/*
+	 * The steps reached are clear already: sweep() reads each once.
+	 * Below, the entries written, one by one where they are fewer than
+	 * the range's (a sweep that fails near its start at decode takes a
+	 * few hundred gaps, whose starts lie all over the graph).
+	 */
+	end = pc->delta_hi < pc->swept ? pc->delta_hi + 1 : pc->swept;
+	if (pc->delta_lo >= end) {
+		;
+	} else if (pc->ndelta_undo <= pc->delta_ring &&
+		   pc->ndelta_undo < end - pc->delta_lo) {
+		for (x = 0; x < pc->ndelta_undo; x++)
+			pc->delta[pc->delta_undo[x]] = 0;
+	} else {
+		memset(pc->delta + pc->delta_lo, 0,
+		       (end - pc->delta_lo) * sizeof(*pc->delta));
+	}
 	pc->cur[pc->nb] = pc->by_b[pc->nb];
 	if (pc->at_off[n + 1] - pc->at_off[pc->swept + 1] > pc->nb / 4) {
 		memcpy(pc->cur, pc->by_b, pc->nb * sizeof(*pc->cur));
@@ -557,6 +573,7 @@ static void reset(struct plan_ctx *pc, double scale)
 	pc->swept = pc->lf->n;
 	pc->delta_lo = pc->lf->n + 1;
 	pc->delta_hi = 0;
+	pc->ndelta_undo = 0;
 	pc->nep_undo = 0;
 	pc->ep_over = false;
 	pc->nev = 0;
@@ -1709,6 +1726,7 @@ static int snap_load(struct plan_ctx *pc, int64_t *absent)
 	pc->nep_undo = s->nep;
 	pc->delta_lo = s->delta_lo;
 	pc->delta_hi = s->delta_hi;
+	pc->ndelta_undo = pc->delta_ring + 1;	/* not listed: the range */
 	if (s->delta_lo <= s->delta_hi)
 		memcpy(pc->delta + s->delta_lo, s->delta,
 		       (s->delta_hi - s->delta_lo + 1) * sizeof(*pc->delta));
@@ -1747,6 +1765,7 @@ static int sweep(struct plan_ctx *pc, uint64_t budget, double scale,
 		for (x = pc->at_off[k + 1]; x < pc->at_off[k + 2]; x++)
 			refresh(pc, pc->at_j[x]);	/* read at k + 1: span k */
 		absent += pc->delta[k];
+		pc->delta[k] = 0;	/* read once: clear for the next sweep */
 		pc->nev_before = pc->nev;
 		/*
 		 * Most steps fit (100k decode: four in five): fit_step() would

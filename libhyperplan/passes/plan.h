@@ -163,9 +163,15 @@ struct plan_ctx {
 	 * that fails near its start writes little): the lowest step it
 	 * began, the range of delta written, and the epochs it gave a
 	 * store, up to EP_UNDO of them (ep_over past that: all reset).
+	 * The entries of delta written, up to delta_ring of them, in a ring
+	 * (delta_undo[x % delta_ring] the x-th; ndelta_undo past delta_ring:
+	 * the range).  delta_ring is DELTA_UNDO, or a smaller power of two
+	 * that a test sets to make the ring run over.
 	 */
 	uint32_t swept;		/* NONE: nothing known, reset all */
 	uint32_t delta_lo, delta_hi;
+	uint32_t *delta_undo;
+	uint32_t ndelta_undo, delta_ring;
 	uint32_t *ep_undo;
 	uint32_t nep_undo;
 	bool ep_over;
@@ -219,8 +225,13 @@ struct plan_ctx {
 };
 
 #define EP_UNDO		65536
+#define DELTA_UNDO	4096	/* a power of two */
 
-/* Adds @v to delta[x], noting the range written. */
+/*
+ * Adds @v to delta[x], noting the range written and the entry, the
+ * latter without a test: past delta_ring writes the ring has lost some,
+ * which the count says.
+ */
 static inline void plan_delta_add(struct plan_ctx *pc, uint32_t x, int64_t v)
 {
 	pc->delta[x] += v;
@@ -228,6 +239,7 @@ static inline void plan_delta_add(struct plan_ctx *pc, uint32_t x, int64_t v)
 		pc->delta_lo = x;
 	if (x > pc->delta_hi)
 		pc->delta_hi = x;
+	pc->delta_undo[pc->ndelta_undo++ & (pc->delta_ring - 1)] = x;
 }
 
 /* Epoch @x is about to be written: noted if it is as reset left it. */

@@ -910,6 +910,111 @@ TEST(sweep_reuse_matches_scratch)
 }
 
 /*
+ * A delta entry @d left set by the last sweep is in the ring of entries
+ * written (pc->delta_undo), unless the ring ran over (the reset then
+ * clears the range); *@rings counts the entries found there.
+ */
+static void listed(struct __test_metadata *_metadata,
+		   const struct plan_ctx *pc, uint32_t d, uint32_t *rings)
+{
+	uint32_t x;
+
+	if (pc->ndelta_undo > pc->delta_ring)
+		return;
+	for (x = 0; x < pc->ndelta_undo && pc->delta_undo[x] != d; x++)
+		;
+	ASSERT_LT(x, pc->ndelta_undo) TH_LOG("step %u not listed", d);
+	(*rings)++;
+}
+
+/*
+ * The sweep clears each step's delta as it reads it (passes/plan.c,
+ * sweep()), and the reset after it clears only the entries below the
+ * step where it stopped (reset_written()): after every sweep, each entry
+ * at or past pc->swept, and each outside the range noted as written, is
+ * zero, and each entry left set is listed in the ring of entries
+ * written unless it ran over (the reset clears those alone where they
+ * are fewer than the range).  Random graphs, a decode and a training
+ * step, at aims in a scrambled order on links of three speeds, the
+ * bisection's top kept so that snapshots are saved and loaded, every
+ * sweep against the from-scratch path.  Fits and failures both counted:
+ * the invariant is only tested where a sweep stopped part way, and
+ * where it went through.
+ */
+TEST(sweep_clears_the_delta_it_read)
+{
+	static const double scales[] = { 1.0, 1.0, 1.3, ANY_WAIT };
+	struct plan_case cases[] = {
+		{ NULL, NULL, 600, 2 }, { NULL, NULL, 1500, 4 },
+		{ "llama2-7b", "infer", 0, 1 },
+		{ "olmoe-1b-7b", "train", 0, 1 },
+		{ "deepseek-v2-lite", "train", 0, 1 },
+	};
+	uint64_t x = 0xbb67ae8584caa73bULL, bis_lo, bis_hi;
+	uint32_t fits = 0, deep = 0, left = 0, rings = 0, over = 0, snaps = 0;
+
+	for (size_t i = 0; i < 2 * ARRAY_SIZE(cases); i++) {
+		struct sweep_pair sp;
+
+		pair_init(_metadata, &sp, &cases[i / 2]);
+		/* the ring as planned, and ones that run over */
+		sp.re.delta_ring = i % 2 ? (i % 4 == 1 ? 16 : 128) : DELTA_UNDO;
+		bis_lo = sp.lo;
+		bis_hi = sp.j.lf.peak0;
+		for (uint32_t k = 0; k < 48; k++) {
+			const struct plan_ctx *pc = &sp.re;
+			uint32_t n = sp.j.lf.n;
+			double scale;
+			uint64_t aim;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			aim = sp.lo + (k % 2 ? sp.span - sp.span / 8 +
+					       x % (sp.span / 8 + 1) :
+					       x % (sp.span + 1));
+			scale = scales[(x >> 32) % ARRAY_SIZE(scales)];
+			sp.re.keep_aim = 0;
+			if (k < 16) {	/* a bisection first: snapshots */
+				aim = bis_lo + (bis_hi - bis_lo) / 2;
+				scale = 1.3;
+				sp.re.keep_aim = bis_hi;
+			}
+			same_sweep(_metadata, &sp.re, &sp.sc, aim, scale);
+			if (k < 16 && sp.sc.short_by)
+				bis_lo = aim;
+			else if (k < 16)
+				bis_hi = aim;
+			for (uint32_t d = 0; d <= n; d++) {
+				if (d < pc->swept && d >= pc->delta_lo &&
+				    d <= pc->delta_hi) {
+					left += pc->delta[d] != 0;
+					if (pc->delta[d])
+						listed(_metadata, pc, d,
+						       &rings);
+					continue;
+				}
+				ASSERT_EQ(0, pc->delta[d])
+					TH_LOG("step %u, stopped at %u", d,
+					       pc->swept);
+			}
+			fits += !sp.re.short_by;
+			deep += sp.re.short_by && pc->swept + 1 < n;
+			over += pc->ndelta_undo > pc->delta_ring &&
+				pc->swept > pc->delta_lo;
+		}
+		snaps += sp.re.snap_hits;
+		pair_free(&sp);
+	}
+	EXPECT_LT(8, fits);
+	EXPECT_LT(8, deep);
+	EXPECT_LT(0, left);
+	EXPECT_LT(0, rings);
+	EXPECT_LT(0, over);
+	EXPECT_LT(0, snaps);
+}
+
+/*
  * The selection made only for its saturated steps (passes/plan.c,
  * hyper_plan__plan_select_saturated(): no issue steps) against the whole
  * one: the same outcome and busy time at aims from the largest working
