@@ -19,10 +19,15 @@ int hyper_plan__prepare(struct job *j, const struct profile *time_on,
 		.verbose = j->verbose,
 		.have = HP_F_GRAPH | HP_F_PROFILE | (time_on ? 0 : HP_F_TIMED),
 	};
-	int ret = hyper_plan__pipeline_run(&pp, HP_PASS_RETIME, HP_PASS_LIFE, e);
+	int ret;
+
+	/* from here on the job's big scratch passes from phase to phase */
+	j->g.mem.keep = true;
+	ret = hyper_plan__pipeline_run(&pp, HP_PASS_RETIME, HP_PASS_LIFE, e);
 
 	if (ret) {
 		/* as it was: the caller may fix the graph and prepare again */
+		hyper_plan__mem_release(&j->g.mem);
 		free(j->order);
 		free(j->refined);
 		j->order = j->refined = NULL;

@@ -211,6 +211,29 @@ static inline size_t hu_block_size(size_t len)
 }
 
 /*
+ * Lays @parts out in @b (of hu_block_len()'s bytes or more, aligned to
+ * 16 bytes at least): each part's pointer set, those marked zeroed
+ * cleared.  Returns @b.
+ */
+static inline void *hu_block_lay(void *b, const struct hu_part *parts,
+				 size_t nparts)
+{
+	size_t i, off = 0;
+
+	for (i = 0; i < nparts; i++) {
+		char *p;
+
+		off = (off + HU_PART_ALIGN - 1) & ~(HU_PART_ALIGN - 1);
+		p = (char *)b + off;
+		hu_part_set(parts[i].pp, p);
+		off += parts[i].n * parts[i].size;
+		if (parts[i].zero)
+			memset(p, 0, parts[i].n * parts[i].size);
+	}
+	return b;
+}
+
+/*
  * A block of a huge page or more starts on a 2 MiB bound and is advised
  * whole (but a short end); a smaller one starts on HU_PART_ALIGN.  It is
  * allocated, not mapped, so that the caller frees it like any other
@@ -218,7 +241,7 @@ static inline size_t hu_block_size(size_t len)
  */
 static inline void *hu_block_huge(const struct hu_part *parts, size_t nparts)
 {
-	size_t i, off = 0, len, whole;
+	size_t len, whole;
 	void *b = NULL;
 
 	if (!hu_block_len(parts, nparts, &len)) {
@@ -236,17 +259,7 @@ static inline void *hu_block_huge(const struct hu_part *parts, size_t nparts)
 	if (whole)
 		(void)madvise(b, whole, MADV_HUGEPAGE);
 #endif
-	for (i = 0; i < nparts; i++) {
-		char *p;
-
-		off = (off + HU_PART_ALIGN - 1) & ~(HU_PART_ALIGN - 1);
-		p = (char *)b + off;
-		hu_part_set(parts[i].pp, p);
-		off += parts[i].n * parts[i].size;
-		if (parts[i].zero)
-			memset(p, 0, parts[i].n * parts[i].size);
-	}
-	return b;
+	return hu_block_lay(b, parts, nparts);
 }
 
 #endif

@@ -62,7 +62,7 @@ static uint32_t public_policy(int pol)
  * from then on they only read it.
  */
 static int prepare(struct hyper_plan_graph *g, const struct profile *p,
-		   struct hp_err *e)
+		   struct hp_mem *mem, struct hp_err *e)
 {
 	int ret = 0;
 
@@ -80,6 +80,13 @@ static int prepare(struct hyper_plan_graph *g, const struct profile *p,
 				 * hold memory
 				 */
 				hyper_plan__graph_drop_ids(&g->j.g);
+				/*
+				 * what the preparation kept is the plan's
+				 * that prepared it; the graph, shared by
+				 * plans running at once, keeps nothing more
+				 */
+				hyper_plan__mem_hand(&g->j.g.mem, mem);
+				g->j.g.mem.keep = false;
 				__atomic_store_n(&g->prepared, true,
 						 __ATOMIC_RELEASE);
 			}
@@ -98,7 +105,7 @@ int hyper_plan_run(struct hyper_plan_graph *graph,
 		   const struct hyper_plan_opts *opts, struct hyper_plan **planp,
 		   char *err, size_t errlen)
 {
-	struct hp_mem mem = { 0 };
+	struct hp_mem mem = { .keep = true };
 
 	return hyper_plan__plan_run(graph, opts, planp, &mem, err, errlen);
 }
@@ -143,7 +150,7 @@ int hyper_plan__plan_run(struct hyper_plan_graph *graph,
 	ret = o->profile_file ? hyper_plan__profile_load(o->profile_file, &p->p, &e) :
 	      hyper_plan__profile_get(o->profile ? o->profile : "supernode-npu", &p->p, &e);
 	if (!ret)
-		ret = prepare(graph, &p->p, &e);
+		ret = prepare(graph, &p->p, mem, &e);
 	if (ret)
 		goto fail;
 	__atomic_add_fetch(&graph->refs, 1, __ATOMIC_ACQ_REL);
@@ -175,9 +182,11 @@ int hyper_plan__plan_run(struct hyper_plan_graph *graph,
 		hyper_plan__nomem(&e);
 	if (ret)
 		goto fail;
+	hyper_plan__mem_release(mem);
 	*planp = p;
 	return 0;
 fail:
+	hyper_plan__mem_release(mem);
 	set_err(err, errlen, &e);
 	hyper_plan_free(p);
 	return ret < 0 ? ret : -EINVAL;

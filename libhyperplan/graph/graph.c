@@ -97,13 +97,17 @@ void hyper_plan__graph_free(struct graph *g)
 	free(g->op);
 	free(g->refs);
 	free(g->name);
+	hyper_plan__mem_release(&g->mem);
 	memset(g, 0, sizeof(*g));
 }
 
 void hyper_plan__graph_reset(struct graph *g)
 {
-	struct hp_mem mem = g->mem;
+	struct hp_mem mem;
 	char *name = g->name;
+
+	hyper_plan__mem_release(&g->mem);
+	mem = g->mem;
 
 	g->name = NULL;
 	hyper_plan__graph_free(g);

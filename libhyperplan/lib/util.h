@@ -42,11 +42,44 @@ int hyper_plan__errf(struct hp_err *e, const char *fmt, ...)
  * the failure, so that the API entry returns -ENOMEM.  @fail_at is the
  * tests' hook: the fail_at-th allocation through it fails (1-based).
  */
+/*
+ * Big blocks a run frees, kept for its later big requests (@keep set):
+ * under glibc's default malloc settings a block past the dynamic mmap
+ * threshold's top (32 MiB) is mmap'ed on each malloc() and unmapped on
+ * each free(), so every phase's scratch came as fresh pages, each
+ * cleared by the kernel on its first touch.  Kept here, the pages one
+ * phase faulted serve the next.  HP_KEEP_MIN bytes and more are kept, at
+ * most HP_KEEP_SLOTS blocks and HP_KEEP_MAX bytes in all (the smallest
+ * go first), so that what is kept adds little to the run's peak.
+ */
+#define HP_KEEP_SLOTS	8
+#define HP_KEEP_MIN	((size_t)32 << 20)
+#define HP_KEEP_MAX	((size_t)256 << 20)
+
+struct hp_kept {
+	void *p;		/* NULL: a free slot */
+	size_t n;		/* its malloc_usable_size() */
+};
+
 struct hp_mem {
 	uint64_t nr;		/* allocations tried so far */
 	uint64_t fail_at;	/* 0: none fails */
 	bool failed;
+	bool keep;		/* keeps big blocks freed (opt-in) */
+	size_t keep_min;	/* 0: HP_KEEP_MIN; the tests' lower one */
+	struct hp_kept kept[HP_KEEP_SLOTS];
 };
+
+/*
+ * free() through @m: a block of HP_KEEP_MIN bytes or more is kept for a
+ * later request through @m where @m->keep is set.  A NULL @p is ignored;
+ * a NULL @m frees.
+ */
+void hyper_plan__free(struct hp_mem *m, void *p);
+/* Frees every block @m keeps; @m can keep again after it. */
+void hyper_plan__mem_release(struct hp_mem *m);
+/* Moves the blocks @from keeps to @to (or frees those @to has no room for). */
+void hyper_plan__mem_hand(struct hp_mem *from, struct hp_mem *to);
 
 void *hyper_plan__malloc(struct hp_mem *m, size_t n);
 /* @n elements of @size bytes: hyper_plan__array() leaves them uninitialised. */
@@ -62,6 +95,9 @@ void *hyper_plan__block(struct hp_mem *m, const struct hu_part *parts,
 			size_t nparts);
 int hyper_plan__parts(struct hp_mem *m, const struct hu_part *parts,
 		      size_t nparts, void **blk);
+/* hu_block_free() with the frees through hyper_plan__free(). */
+void hyper_plan__block_free(struct hp_mem *m, void **blk,
+			    const struct hu_part *parts, size_t nparts);
 char *hyper_plan__strdup(struct hp_mem *m, const char *s);
 /* Says "out of memory" in @e; returns -ENOMEM. */
 int hyper_plan__nomem(struct hp_err *e);

@@ -62,7 +62,7 @@ static int res_peak(const struct graph *g, const struct hu_resid *v,
 		if (live > *peak)
 			*peak = live;
 	}
-	free(d);
+	hyper_plan__free(mem, d);
 	return 0;
 }
 
@@ -263,7 +263,16 @@ static int layout(struct sched *s, uint64_t limit, struct hp_laycache *lc,
 	int ret = 0;
 
 	hyper_plan__sched_layout_drop(s);
-	if (residencies(s, &v, &n, mem) || res_peak(g, v, n, &s->res_peak, mem))
+	if (residencies(s, &v, &n, mem))
+		goto nomem;
+	/*
+	 * The residencies' array was the last big block the search's
+	 * scratch could serve: the placement, the run's highest point in
+	 * memory, allocates apart from @mem (util/arena.c), and what @mem
+	 * kept would only add to it.
+	 */
+	hyper_plan__mem_release(mem);
+	if (res_peak(g, v, n, &s->res_peak, mem))
 		goto nomem;
 	h = hyper_plan__array(mem, n, sizeof(*h));
 	first = hyper_plan__calloc(mem, (size_t)g->nt + 1, sizeof(*first));
@@ -320,9 +329,9 @@ static int layout(struct sched *s, uint64_t limit, struct hp_laycache *lc,
 nomem:
 	ret = hyper_plan__sched_layout_nomem(s, mem, e);
 out:
-	free(slot);
+	hyper_plan__free(mem, slot);
 	free(first);
-	free(h);
+	hyper_plan__free(mem, h);
 	free(v);
 	return ret;
 }

@@ -85,13 +85,18 @@ int hyper_plan__cal_init_twin(struct calendar *c, struct calendar *twin,
 
 void hyper_plan__cal_free(struct calendar *c)
 {
+	hyper_plan__cal_free_in(c, NULL);
+}
+
+void hyper_plan__cal_free_in(struct calendar *c, struct hp_mem *mem)
+{
 	struct hu_part part[] = {
 		HU_PART(c->cap, 0, false), HU_PART(c->fen, 0, false),
 		HU_PART(c->left, 0, false), HU_PART(c->right, 0, false),
 		HU_PART(c->zeros, 0, false), HU_PART(c->used, 0, false),
 	};
 
-	hu_block_free(&c->blk, part, ARRAY_SIZE(part));
+	hyper_plan__block_free(mem, &c->blk, part, ARRAY_SIZE(part));
 	if (c->base && !--c->base->refs) {
 		free(c->base->fen0);
 		free(c->base);

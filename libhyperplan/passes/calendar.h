@@ -110,6 +110,8 @@ int hyper_plan__cal_init(struct calendar *c, uint32_t n, unsigned int uses,
 int hyper_plan__cal_init_twin(struct calendar *c, struct calendar *twin,
 			      unsigned int uses, struct hp_mem *mem);
 void hyper_plan__cal_free(struct calendar *c);
+/* The same, its block through @mem (hyper_plan__free()): NULL frees it. */
+void hyper_plan__cal_free_in(struct calendar *c, struct hp_mem *mem);
 /* Each step k offers cap0[k] × scale. */
 void hyper_plan__cal_reset(struct calendar *c, const double *cap0, double scale);
 /*

@@ -358,7 +358,7 @@ static int index_by_use(struct plan_ctx *pc, struct cand_index *ix)
 	for (x = 0; !ret && x < (size_t)pc->ncls * pc->ncls; x++)
 		pc->cls_next[x] = x % pc->ncls;	/* the last pick's again */
 out:
-	free(ix->blk);
+	hyper_plan__free(pc->mem, ix->blk);
 	return ret;
 }
 
@@ -437,36 +437,36 @@ fail:
 
 void hyper_plan__plan_free(struct plan_ctx *pc)
 {
-	free(pc->blk);
-	free(pc->blk_b);
-	free(pc->cls_cost);
-	free(pc->cls_lo);
-	free(pc->cls_from);
-	free(pc->cls_stale);
-	free(pc->cls_base);
-	free(pc->cls_reach);
-	free(pc->min_key);
-	free(pc->min_lo);
-	free(pc->min_b);
-	free(pc->cls_floor);
-	free(pc->cls_gen);
-	free(pc->cls_now);
-	free(pc->cls_base2);
-	free(pc->cls_ask2);
-	free(pc->cls_floor2);
-	free(pc->cls_next);
-	free(pc->aside);
-	hyper_plan__cal_free(&pc->h2d);
-	hyper_plan__cal_free(&pc->d2h);
-	free(pc->ev);
-	free(pc->ev_sorted);
-	free(pc->ex_ev);
+	hyper_plan__free(pc->mem, pc->blk);
+	hyper_plan__free(pc->mem, pc->blk_b);
+	hyper_plan__free(pc->mem, pc->cls_cost);
+	hyper_plan__free(pc->mem, pc->cls_lo);
+	hyper_plan__free(pc->mem, pc->cls_from);
+	hyper_plan__free(pc->mem, pc->cls_stale);
+	hyper_plan__free(pc->mem, pc->cls_base);
+	hyper_plan__free(pc->mem, pc->cls_reach);
+	hyper_plan__free(pc->mem, pc->min_key);
+	hyper_plan__free(pc->mem, pc->min_lo);
+	hyper_plan__free(pc->mem, pc->min_b);
+	hyper_plan__free(pc->mem, pc->cls_floor);
+	hyper_plan__free(pc->mem, pc->cls_gen);
+	hyper_plan__free(pc->mem, pc->cls_now);
+	hyper_plan__free(pc->mem, pc->cls_base2);
+	hyper_plan__free(pc->mem, pc->cls_ask2);
+	hyper_plan__free(pc->mem, pc->cls_floor2);
+	hyper_plan__free(pc->mem, pc->cls_next);
+	hyper_plan__free(pc->mem, pc->aside);
+	hyper_plan__cal_free_in(&pc->h2d, pc->mem);
+	hyper_plan__cal_free_in(&pc->d2h, pc->mem);
+	hyper_plan__free(pc->mem, pc->ev);
+	hyper_plan__free(pc->mem, pc->ev_sorted);
+	hyper_plan__free(pc->mem, pc->ex_ev);
 	hyper_plan__cal_snap_free(&pc->snap.h2d);
 	hyper_plan__cal_snap_free(&pc->snap.d2h);
-	free(pc->snap.ev);
-	free(pc->snap.ep_x);
-	free(pc->snap.ep_v);
-	free(pc->snap.delta);
+	hyper_plan__free(pc->mem, pc->snap.ev);
+	hyper_plan__free(pc->mem, pc->snap.ep_x);
+	hyper_plan__free(pc->mem, pc->snap.ep_v);
+	hyper_plan__free(pc->mem, pc->snap.delta);
 	memset(pc, 0, sizeof(*pc));
 }
 

@@ -193,6 +193,9 @@ static void refine_free(struct refine *r)
 	free(r->alloc);
 	free(r->done);
 	free(r->ready);
+	/* the heap's array (a prepare's biggest) kept for later phases */
+	hyper_plan__free(r->mem, r->eager.a);
+	r->eager.a = NULL;
 	hyper_plan__heap_free(&r->eager);
 }
 

@@ -264,7 +264,7 @@ static void items_free(struct hp_emit *m)
 		HU_PART(m->it, 0, false), HU_PART(m->tmp, 0, false),
 	};
 
-	hu_block_free(&m->it_block, parts, ARRAY_SIZE(parts));
+	hyper_plan__block_free(m->mem, &m->it_block, parts, ARRAY_SIZE(parts));
 	m->cap = 0;
 }
 

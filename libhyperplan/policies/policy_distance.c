@@ -144,7 +144,7 @@ int hyper_plan__distance_init(struct distance_ctx *d, const struct life *lf,
 			;
 		spread(r + i, end - i, d->rank, &d->nrank);
 	}
-	free(r);
+	hyper_plan__free(mem, r);
 	return 0;
 }
 

@@ -1318,17 +1318,19 @@ static int walk_alloc(struct greedy *q)
 
 static void walk_free(struct greedy *q)
 {
-	free(q->blk);
-	free(q->win);
-	free(q->aside);
-	free(q->ts);
-	free(q->due);
-	free(q->ready);
-	free(q->ow);
-	free(q->owv);
-	free(q->owq);
-	free(q->ord);
-	free(q->blk_quiet);
+	struct hp_mem *m = q->gc ? q->gc->mem : NULL;
+
+	hyper_plan__free(m, q->blk);
+	hyper_plan__free(m, q->win);
+	hyper_plan__free(m, q->aside);
+	hyper_plan__free(m, q->ts);
+	hyper_plan__free(m, q->due);
+	hyper_plan__free(m, q->ready);
+	hyper_plan__free(m, q->ow);
+	hyper_plan__free(m, q->owv);
+	hyper_plan__free(m, q->owq);
+	hyper_plan__free(m, q->ord);
+	hyper_plan__free(m, q->blk_quiet);
 	hyper_plan__heap_free(&q->victims);
 }
 

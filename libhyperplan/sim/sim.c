@@ -750,7 +750,7 @@ static void done_tracked(struct sim *m, struct hp_simbuf *b)
 
 static void quiet_free(struct hp_simbuf *b)
 {
-	free(b->q_blk);
+	hyper_plan__free(b->q_mem, b->q_blk);
 	b->q_blk = NULL;
 	b->q = NULL;
 	b->q_new = NULL;
@@ -790,6 +790,7 @@ static int quiet_tables(struct hp_simbuf *b, const struct life *lf,
 	if (nw > UINT32_MAX)
 		return 0;	/* none: every step the usual way */
 	part[1].n = nw;
+	b->q_mem = hm;
 	b->q_blk = hyper_plan__block(hm, part, ARRAY_SIZE(part));
 	if (!b->q_blk)
 		return -ENOMEM;

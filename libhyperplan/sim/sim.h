@@ -108,6 +108,7 @@ struct hp_simbuf {
 	struct hp_simq *q;		/* q_n + 1 steps */
 	uint8_t *q_new;			/* each step's defines: allocated? */
 	void *q_blk;			/* q's and q_new's (and scratch) */
+	struct hp_mem *q_mem;		/* q_blk's: it goes back there */
 	/*
 	 * The bytes the device holds from the life's homes (home0): a run
 	 * of a schedule whose homes are these but a few starts from them

@@ -1638,6 +1638,114 @@ TEST(graph_ids_dropped_still_answer)
 	hyper_plan__graph_free(&g);
 }
 
+/*
+ * The run's kept blocks (lib/util.c, struct hp_mem's keep): a block
+ * freed through a keeping hp_mem comes back for a later request it
+ * holds, cleared where calloc() or a zeroed part asks, with a grown
+ * array's contents copied; a request none holds frees the largest; the
+ * blocks kept stay within HP_KEEP_SLOTS and HP_KEEP_MAX; a bare hp_mem
+ * keeps nothing; release frees all (LeakSanitizer sees one lost).
+ */
+static unsigned int nkept(const struct hp_mem *m, size_t *bytes)
+{
+	unsigned int i, k = 0;
+
+	*bytes = 0;
+	for (i = 0; i < HP_KEEP_SLOTS; i++)
+		if (m->kept[i].p) {
+			k++;
+			*bytes += m->kept[i].n;
+		}
+	return k;
+}
+
+TEST(mem_keeps_big_blocks_for_later_requests)
+{
+	struct hp_mem m = { .keep = true, .keep_min = 64 << 10 };
+	struct hp_mem bare = { 0 };
+	uint32_t *u, *z = NULL;
+	unsigned char *a, *b, *c, *blk;
+	size_t bytes, cap = 0, i;
+	struct hu_part part[2];
+	uint64_t *w = NULL;
+
+	a = hyper_plan__malloc(&m, 256 << 10);
+	ASSERT_NE(NULL, a);
+	memset(a, 0xa5, 256 << 10);
+	hyper_plan__free(&m, a);
+	EXPECT_EQ(1u, nkept(&m, &bytes));
+	/* the smallest that holds it, cleared for calloc() */
+	b = hyper_plan__calloc(&m, 200 << 10, 1);
+	ASSERT_EQ(a, b);
+	for (i = 0; i < (200 << 10); i++)
+		if (b[i])
+			break;
+	EXPECT_EQ((size_t)200 << 10, i);
+	EXPECT_EQ(0u, nkept(&m, &bytes));
+	hyper_plan__free(&m, b);
+	/* a phase's block: each part set, the zeroed one cleared */
+	memset(b, 0x5a, 256 << 10);
+	part[0] = (struct hu_part)HU_PART(u, 20000, false);
+	part[1] = (struct hu_part)HU_PART(z, 20000, true);
+	blk = hyper_plan__block(&m, part, 2);
+	ASSERT_EQ(b, blk);
+	EXPECT_EQ((void *)blk, (void *)u);
+	EXPECT_LE((unsigned char *)(u + 20000), (unsigned char *)z);
+	for (i = 0; i < 20000; i++)
+		if (z[i])
+			break;
+	EXPECT_EQ(20000u, i);
+	hyper_plan__block_free(&m, (void **)&blk, part, 2);
+	EXPECT_EQ(NULL, u);
+	EXPECT_EQ(1u, nkept(&m, &bytes));
+	/* an array's first room from it */
+	ASSERT_EQ(0, hyper_plan__grow(&m, &w, &cap, 10000, sizeof(*w)));
+	EXPECT_EQ(a, (unsigned char *)w);
+	for (i = 0; i < cap; i++)
+		w[i] = i * 7;
+	/* grown into a bigger block kept: what it held copied, it kept */
+	c = hyper_plan__malloc(&bare, 1 << 20);
+	ASSERT_NE(NULL, c);
+	hyper_plan__free(&m, c);
+	ASSERT_EQ(0, hyper_plan__grow(&m, &w, &cap, 40000, sizeof(*w)));
+	EXPECT_EQ(c, (unsigned char *)w);
+	for (i = 0; i < 16384; i++)
+		if (w[i] != i * 7)
+			break;
+	EXPECT_EQ(16384u, i);
+	EXPECT_EQ(1u, nkept(&m, &bytes));
+	hyper_plan__free(&m, w);
+	EXPECT_EQ(2u, nkept(&m, &bytes));
+	/* none holds 2 MiB: the largest goes, the smaller stays */
+	c = hyper_plan__malloc(&m, 2 << 20);
+	ASSERT_NE(NULL, c);
+	EXPECT_EQ(1u, nkept(&m, &bytes));
+	EXPECT_GT((size_t)512 << 10, bytes);
+	hyper_plan__free(&m, c);
+	hyper_plan__mem_release(&m);
+	/* never more than the slots or the bytes allowed */
+	for (i = 0; i < HP_KEEP_SLOTS + 4; i++)
+		hyper_plan__free(&m, hyper_plan__malloc(&bare, (1 << 20) +
+							 (i << 16)));
+	EXPECT_EQ((unsigned int)HP_KEEP_SLOTS, nkept(&m, &bytes));
+	EXPECT_GE(HP_KEEP_MAX, bytes);
+	/* the bigger ones displace the smaller */
+	EXPECT_LE((size_t)(HP_KEEP_SLOTS - 1) * (1 << 20) +
+		  (size_t)HP_KEEP_SLOTS * (1 << 16), bytes);
+	/* a bare hp_mem keeps nothing, and gives a kept one's away */
+	hyper_plan__mem_hand(&m, &bare);
+	EXPECT_EQ(0u, nkept(&m, &bytes));
+	EXPECT_EQ(0u, nkept(&bare, &bytes));
+	hyper_plan__free(&bare, hyper_plan__malloc(&bare, 1 << 20));
+	EXPECT_EQ(0u, nkept(&bare, &bytes));
+	hyper_plan__free(&m, hyper_plan__malloc(&m, 1 << 20));
+	EXPECT_EQ(1u, nkept(&m, &bytes));
+	hyper_plan__mem_release(&m);
+	EXPECT_EQ(0u, nkept(&m, &bytes));
+	EXPECT_FALSE(m.failed);
+	EXPECT_FALSE(bare.failed);
+}
+
 TEST(graph_json_split)
 {
 	static const char *const whole[] = {
