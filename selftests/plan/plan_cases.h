@@ -17,6 +17,14 @@ static inline void plan_configs_from_sources(void)
 	setenv("HYPER_PLAN_CONFIGS", HP_SRCDIR "/tools/hyper-plan/configs", 0);
 }
 
+/* The tests' random numbers: the next of Marsaglia's xorshift64 (13, 7, 17). */
+static inline uint64_t plan_xorshift(uint64_t x)
+{
+	x ^= x << 13;
+	x ^= x >> 7;
+	return x ^ x << 17;
+}
+
 struct plan_case {
 	const char *model;	/* NULL: a random graph */
 	const char *mode;	/* infer, train, train-keep */

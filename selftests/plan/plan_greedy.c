@@ -313,9 +313,7 @@ TEST(walks_kept_match_scratch)
 			uint64_t b;
 			uint32_t ahead;
 
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = plan_xorshift(x);
 			b = lo + x % (span + 1);
 			ahead = aheads[(x >> 40) % ARRAY_SIZE(aheads)];
 			w.kept.p = w.sc.p = k % 2 ? &w.j.p : NULL;
@@ -605,9 +603,7 @@ TEST(prefix_walks_as_scratch)
 			} else if (k < 32) {	/* falling */
 				b = lo + span / 16 * (32 - k);
 			} else {
-				x ^= x << 13;
-				x ^= x >> 7;
-				x ^= x << 17;
+				x = plan_xorshift(x);
 				b = lo + x % (span + 1);
 				w.kept.max_slow = w.sc.max_slow =
 					slows[(x >> 30) % 2];
@@ -675,13 +671,6 @@ TEST(prefix_lists_walks_as_scratch)
 }
 
 /* xorshift64: the next of @x */
-static uint64_t next_random(uint64_t x)
-{
-	x ^= x << 13;
-	x ^= x >> 7;
-	return x ^ x << 17;
-}
-
 /*
  * A kept walk leaves its arrays as it ends them: the next walk cleans
  * them for itself (policy_greedy.c, walk_clean()), or copies the walk
@@ -721,7 +710,7 @@ TEST(walks_take_up_any_walk)
 			uint32_t kind;
 			uint64_t b;
 
-			x = next_random(x);
+			x = plan_xorshift(x);
 			kind = (uint32_t)(x >> 20) % 3;
 			if (kind == 0)		/* from the start */
 				b = lo + (x >> 30) % (mid - lo + 1);
@@ -903,7 +892,7 @@ TEST(start_walks_as_scratch)
 			size_t i, nstart = 0, nfetch = 0;
 			uint64_t b;
 
-			x = next_random(x);
+			x = plan_xorshift(x);
 			b = k % 2 ? lo + (x >> 20) % (mid - lo) :
 				    mid + (x >> 20) % (hi - mid);
 			w.kept.p = w.sc.p = k % 3 ? &w.j.p : NULL;
@@ -1352,7 +1341,7 @@ TEST(kept_pinned_wait_alone)
 	lo = w.kept.mem0;
 	span = w.j.lf.peak0 > lo ? w.j.lf.peak0 - lo : 1;
 	for (int k = 0; k < 96; k++) {
-		x = next_random(x);
+		x = plan_xorshift(x);
 		w.kept.p = w.sc.p = x >> 60 & 1 ? &w.j.p : NULL;
 		walk_pair(_metadata, &w.j, &w.kept, &w.sc,
 			  lo + (x >> 20) % span,

@@ -96,9 +96,7 @@ TEST(minseg_matches_scan)
 			uint32_t pos, lo, hi;
 			uint64_t key, want = SEG_NONE;
 
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = plan_xorshift(x);
 			pos = x % n;
 			/* few distinct keys: ties and no-op writes are common */
 			key = (x >> 20) % 8 ? (x >> 40) % 16 : SEG_NONE;
@@ -221,9 +219,7 @@ TEST(calendar_reach_sum_matches_scan)
 		double total, sum, want;
 
 		for (k = 0; k < n; k++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = plan_xorshift(x);
 			cap[k] = x % 4 ? (double)(x >> 40 & 15) : 0;
 		}
 		ASSERT_EQ(0, hyper_plan__cal_init(&c, n, CAL_ALL,
@@ -895,9 +891,7 @@ TEST(sweep_reuse_matches_scratch)
 		for (uint32_t k = 0; k < 60; k++) {
 			uint64_t aim;
 
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = plan_xorshift(x);
 			/* mostly the top tenth, where sweeps get far */
 			aim = sp.lo + (k % 3 ? sp.span - sp.span / 10 +
 					       x % (sp.span / 10 + 1) :
@@ -967,9 +961,7 @@ TEST(sweep_clears_the_delta_it_read)
 			double scale;
 			uint64_t aim;
 
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = plan_xorshift(x);
 			aim = sp.lo + (k % 2 ? sp.span - sp.span / 8 +
 					       x % (sp.span / 8 + 1) :
 					       x % (sp.span + 1));
@@ -1051,9 +1043,7 @@ TEST(saturated_select_matches_select)
 			uint64_t aim;
 			int ra, rb;
 
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = plan_xorshift(x);
 			aim = lo + span - span / 5 + x % (span / 5 + 1);
 			ra = hyper_plan__plan_select(&a, aim, scale, &fail);
 			if (!ra)
@@ -1279,9 +1269,7 @@ static void random_sweeps(struct __test_metadata *_metadata,
 		lo = j.lf.max_ws;
 		span = j.lf.peak0 > lo ? j.lf.peak0 - lo : 1;
 		for (uint32_t k = 0; k < 40; k++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = plan_xorshift(x);
 			aim = near_top && k % 2 ?
 			      span - span / 10 + x % (span / 10 + 1) :
 			      x % (span + 1);
@@ -2499,9 +2487,7 @@ TEST(count_search_gallop_finds_what_the_bisection_finds)
 		struct count_test t = { 0 };
 		uint32_t found = ~0U, bisected = ~0U;
 
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		x = plan_xorshift(x);
 		t.n = i < 8 ? i : (uint32_t)(x % (i % 3 ? 100 : 3000000));
 		t.at = i < 8 ? i / 2 : (uint32_t)((x >> 32) % (t.n + 1));
 		if (i % 4 == 1)
@@ -2574,9 +2560,7 @@ TEST(gallop_first_finds_what_a_scan_finds)
 		struct gallop_test t = { v, 0, &reads };
 
 		for (uint32_t i = 0; i < n; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = plan_xorshift(x);
 			v[i] = (i ? v[i - 1] : 0) + (uint32_t)(x % 3);
 		}
 		if (!n)
@@ -3390,9 +3374,7 @@ static int cal_take_both(struct __test_metadata *_metadata,
 static void cal_caps(double *cap, double *cap2, uint32_t n, uint64_t *x)
 {
 	for (uint32_t k = 0; k < n; k++) {
-		*x ^= *x << 13;
-		*x ^= *x >> 7;
-		*x ^= *x << 17;
+		*x = plan_xorshift(*x);
 		cap[k] = *x % 5 ? (double)(*x >> 40 & 63) : 0;
 		cap2[k] = (double)(*x >> 20 & 31);
 	}
@@ -3422,9 +3404,7 @@ TEST(calendar_of_one_use_answers_as_one_of_both)
 			for (int t = 0; t < 20 + round * 10; t++) {
 				uint32_t lo, hi;
 
-				x ^= x << 13;
-				x ^= x >> 7;
-				x ^= x << 17;
+				x = plan_xorshift(x);
 				lo = x % N;
 				hi = lo + (x >> 16) % (N - lo);
 				found += cal_take_both(_metadata, &one, &all,
@@ -3453,9 +3433,7 @@ static void cal_plain(struct __test_metadata *_metadata,
 	uint32_t lo, hi, k;
 	double sum = 0, want;
 
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
+	*x = plan_xorshift(*x);
 	lo = *x % c->n;
 	hi = lo + (*x >> 16) % (c->n - lo);
 	for (k = lo; k <= hi; k++)
@@ -3513,9 +3491,7 @@ TEST(calendar_twins_share_their_base_exactly)
 			uint32_t lo, hi;
 			double amt;
 
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = plan_xorshift(x);
 			lo = x % N;
 			hi = lo + (x >> 16) % (N - lo);
 			amt = (x >> 32 & 127) / 2.0;
@@ -3630,9 +3606,7 @@ TEST(graph_identity_is_its_definition_byte_by_byte)
 			uint64_t bytes;
 
 			for (size_t i = 0; i < len; i++) {
-				x ^= x << 13;
-				x ^= x >> 7;
-				x ^= x << 17;
+				x = plan_xorshift(x);
 				id[i] = (char)('!' + x % 94);
 			}
 			/* distinct: the tensor's number up front */
@@ -3648,9 +3622,7 @@ TEST(graph_identity_is_its_definition_byte_by_byte)
 		for (uint32_t i = 0; i < nop; i++) {
 			uint32_t n = (uint32_t)(x >> 20) % 13, nin;
 
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = plan_xorshift(x);
 			nin = n ? (uint32_t)(x >> 30) % (n + 1) : 0;
 			/* distinct: 11 apart, nt over 13 times 11 */
 			for (uint32_t k = 0; k < n; k++)
@@ -3980,9 +3952,7 @@ TEST(sweep_asks_the_last_picks_class_first_as_scratch)
 			uint64_t top = sp.span - sp.span / 5;
 
 			if (k % 2 == 0) {
-				x ^= x << 13;
-				x ^= x >> 7;
-				x ^= x << 17;
+				x = plan_xorshift(x);
 			}
 			same_sweep(_metadata, &sp.re, &sp.sc, sp.lo + (k % 2 ?
 				   x % (sp.span + 1) :
@@ -4046,9 +4016,7 @@ static void order_variant(const struct job *j, int v, uint64_t x,
 	for (k = 0; k < n; k++)
 		order[k] = v == 1 ? j->order[n - 1 - k] : j->order[k];
 	for (k = n; v == 2 && k > 1; k--) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		x = plan_xorshift(x);
 		r = (uint32_t)(x % k);
 		tmp = order[k - 1];
 		order[k - 1] = order[r];
@@ -4419,9 +4387,7 @@ static int cal_take_plain(struct __test_metadata *_metadata,
 	uint32_t n = c->n, lo, hi, first, last, k;
 	double amt;
 
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
+	*x = plan_xorshift(*x);
 	lo = *x % n;
 	hi = lo + (*x >> 16) % (n - lo);
 	amt = (*x >> 32 & 127) / div;
@@ -4519,9 +4485,7 @@ TEST(minseg_clears_match_scan)
 				for (uint32_t i = 0; i < n; i++)
 					ref[i] = SEG_NONE;
 			}
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = plan_xorshift(x);
 			pos = x % n;
 			/* mostly falling: keys that count down, now and then up */
 			key = (x >> 20) % 8 ? 8000 - r % 1000 - (x >> 40) % 3 :
@@ -4587,9 +4551,7 @@ static void quarter_sweeps(struct __test_metadata *_metadata,
 	for (uint32_t k = 0; k < 48; k++) {
 		uint64_t quarter = sp->span / 4 + 1;
 
-		*x ^= *x << 13;
-		*x ^= *x >> 7;
-		*x ^= *x << 17;
+		*x = plan_xorshift(*x);
 		same_sweep(_metadata, &sp->re, &sp->sc,
 			   sp->lo + k % 4 * quarter + *x % quarter,
 			   scales[k / 4 % ARRAY_SIZE(scales)]);
@@ -4908,9 +4870,7 @@ TEST(calendar_reach_sum_unrolled_matches_loop)
 			if (!n || (lg == 0 && d))
 				continue;
 			for (k = 0; k < n; k++) {
-				x ^= x << 13;
-				x ^= x >> 7;
-				x ^= x << 17;
+				x = plan_xorshift(x);
 				cap[k] = x % 5 ? (double)(x >> 11) / (1ULL << 50)
 					       : 0;
 			}
@@ -4918,9 +4878,7 @@ TEST(calendar_reach_sum_unrolled_matches_loop)
 							  &(struct hp_mem){ 0 }));
 			hyper_plan__cal_reset(&c, cap, 1.7);
 			for (t = 0; t < 40; t++) {
-				x ^= x << 13;
-				x ^= x >> 7;
-				x ^= x << 17;
+				x = plan_xorshift(x);
 				k = (uint32_t)(x >> 20) % n;
 				got = (double)(x & 0xfffff) / (1 << 18);
 				hyper_plan__cal_take_latest(&c, k / 2, k, got);
@@ -4929,9 +4887,7 @@ TEST(calendar_reach_sum_unrolled_matches_loop)
 			for (t = 0; t < 600; t++) {
 				double want;
 
-				x ^= x << 13;
-				x ^= x >> 7;
-				x ^= x << 17;
+				x = plan_xorshift(x);
 				k = (uint32_t)(x >> 20) % (n + 1);
 				want = t % 3 == 0 ?
 				       hyper_plan__cal_before(&c, k) :
@@ -4970,9 +4926,7 @@ TEST(calendar_before_matches_plain_sums)
 		struct calendar c;
 
 		for (k = 0; k < n; k++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = plan_xorshift(x);
 			cap[k] = (double)(x % 7 ? x % 1000 : 0);
 		}
 		ASSERT_EQ(0, hyper_plan__cal_init(&c, n, CAL_LATEST,
@@ -4981,9 +4935,7 @@ TEST(calendar_before_matches_plain_sums)
 		for (t = 0; t < 800; t++) {
 			double plain = 0;
 
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = plan_xorshift(x);
 			k = (uint32_t)(x >> 20) % n;
 			if (t % 2)
 				hyper_plan__cal_take_latest(&c, k / 2, k,
@@ -5025,9 +4977,7 @@ TEST(calendar_paired_walks_match_plain)
 		uint32_t n = ns[z];
 
 		for (uint32_t k = 0; k < n; k++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = plan_xorshift(x);
 			cap[k] = x % 3 ? (double)(x >> 32 & 255) / 7 : 0;
 		}
 		for (size_t u = 0; u < ARRAY_SIZE(uses); u++) {
@@ -5377,9 +5327,7 @@ TEST(issue_steps_come_from_the_deadlines_alone)
 			struct evict *was;
 			uint32_t fail;
 
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = plan_xorshift(x);
 			if (hyper_plan__plan_select(pc, sp.lo + x % (sp.span + 1),
 						    scales[k % 3], &fail))
 				continue;
@@ -5432,9 +5380,7 @@ TEST(block_parts_aligned_disjoint_and_zeroed)
 		char *b;
 
 		for (size_t i = 0; i < np; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = plan_xorshift(x);
 			p[i] = &x;	/* set by the block */
 			part[i] = (struct hu_part){
 				.pp = &p[i],
@@ -5877,9 +5823,7 @@ TEST(json_dec_forward_is_printf)
 		dec_one(_metadata, len == 1 ? 0 : lo);
 		dec_one(_metadata, hi);
 		for (unsigned int i = 0; i < 2000; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = plan_xorshift(x);
 			dec_one(_metadata, lo + x % (hi - lo + 1));
 		}
 	}
@@ -5996,9 +5940,7 @@ TEST(json_cursor_writes_what_stdio_writes)
 		const char *wd = words[i % 5];
 		uint64_t v;
 
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		x = plan_xorshift(x);
 		v = x >> (x & 63);
 		p = hu_jbuf_room(&j.w, p, 64);
 		hu_copy_short(p, wd, strlen(wd));
