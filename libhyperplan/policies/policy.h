@@ -154,6 +154,12 @@ struct greedy_ctx {
 	 * the walk adds them after, not a level at a time (owe_warm()).
 	 */
 	bool owe_paths;
+	/*
+	 * Tests: the quiet steps' tables built this many steps past the
+	 * one asked at a time (policy_greedy.c, quiet_more()); 0: the
+	 * default, a few thousand.
+	 */
+	uint32_t quiet_chunk;
 };
 
 /* 0, or -ENOMEM: gc->ev is then incomplete. */

@@ -167,12 +167,15 @@ struct greedy {
 	double pslow;
 	bool dead;
 	/*
-	 * gc->walk's, once per search (quiet_build()): the walk without
-	 * offload's device bytes at each step's start (@quiet_mem, n + 1)
-	 * and what comes in at each step (@quiet_add, n; QUIET_NO where a
-	 * read comes in).
+	 * gc->walk's, once per search, as far as its walks ask
+	 * (quiet_more()): the walk without offload's device bytes at each
+	 * step's start (@quiet_mem, n + 1) and what comes in at each step
+	 * (@quiet_add, n; QUIET_NO where a read comes in).
 	 */
 	uint64_t *quiet_mem, *quiet_add;
+	uint8_t *quiet_on;	/* quiet_more()'s: a tensor on the device */
+	uint64_t quiet_run;	/* the bytes at step @quiet_k's start */
+	uint32_t quiet_k;	/* the tables hold the steps below it */
 	/*
 	 * One of gc->kept (prefix_keep()): gc->pre's residency and the
 	 * accesses its steps ran, per tensor; NULL in a walk.  The rest of
@@ -181,7 +184,7 @@ struct greedy {
 	 */
 	uint8_t *kst;
 	uint32_t *kdone;
-	/* walk_alloc()'s arrays (a kept's two) in one block, quiet_build()'s */
+	/* walk_alloc()'s arrays (a kept's two) in one block, quiet_more()'s */
 	void *blk, *blk_quiet;
 };
 
@@ -843,6 +846,9 @@ static void run_step(struct greedy *q, uint32_t k)
 	}
 }
 
+/* Steps quiet_more() adds to the tables past the one asked, at most. */
+#define QUIET_CHUNK	4096
+
 /*
  * q->quiet_mem and q->quiet_add: the walk without offload (gc->pre's
  * walk), which every walk is but for the tensors it holds away, told by
@@ -850,36 +856,50 @@ static void run_step(struct greedy *q, uint32_t k)
  * start as in gc->st0, comes in where a step lists it and it is not, and
  * leaves where its gap after an access is dead (lf->dead_t, what
  * gc->live_after says at that access): run_step()'s two loops with a
- * bit per tensor.  0, or -ENOMEM.
+ * byte per tensor (q->quiet_on, nonzero on the device).
+ *
+ * Built as far as the walks ask, from where the last call stopped
+ * (q->quiet_k: quiet_add holds the steps below it, quiet_mem to it, and
+ * q->quiet_run is the bytes at its start) to step @k + QUIET_CHUNK
+ * (gc->quiet_chunk in tests) or the end.  Built whole once per search,
+ * the tables cost 98 M instructions at 1M decode operators, whose walks
+ * that may wait pass QUIET_NEV evictions within a few thousand steps
+ * and asked them to step 5,175 at most.  0, or -ENOMEM.
  */
-static int quiet_build(struct greedy *q)
+static int quiet_more(struct greedy *q, uint32_t k)
 {
 	const struct greedy_ctx *gc = q->gc;
 	const struct life *lf = q->lf;
 	const uint32_t *off = gc->step_off, *row = gc->step_t;
 	size_t nt = q->g->nt, i;
-	uint64_t mem = gc->mem0, add;
-	uint8_t *on;
-	uint32_t k, t;
+	uint64_t mem = q->quiet_run, add;
+	uint8_t *on = q->quiet_on;
+	uint32_t end, t, chunk = gc->quiet_chunk ? gc->quiet_chunk :
+				 QUIET_CHUNK;
 	bool read_in;
-	struct hu_part part[] = {
-		HU_PART(q->quiet_mem, (size_t)lf->n + 1, false),
-		HU_PART(q->quiet_add, lf->n ? lf->n : 1, false),
-	};
 
-	/* one block: 8 MB each at 1M decode operators */
-	on = hyper_plan__malloc(gc->mem, nt ? nt : 1);
-	q->blk_quiet = hyper_plan__block(gc->mem, part, ARRAY_SIZE(part));
-	if (!on || !q->blk_quiet) {
-		free(on);
-		free(q->blk_quiet);
-		q->blk_quiet = NULL;
-		q->quiet_mem = q->quiet_add = NULL;
-		return -ENOMEM;
+	if (!q->blk_quiet) {
+		struct hu_part part[] = {
+			HU_PART(q->quiet_mem, (size_t)lf->n + 1, false),
+			HU_PART(q->quiet_add, lf->n ? lf->n : 1, false),
+			HU_PART(q->quiet_on, nt ? nt : 1, false),
+		};
+
+		/* one block: 8 MB, 8 MB and 1 MB at 1M decode operators */
+		q->blk_quiet = hyper_plan__block(gc->mem, part,
+						 ARRAY_SIZE(part));
+		if (!q->blk_quiet) {
+			q->quiet_mem = q->quiet_add = NULL;
+			q->quiet_on = NULL;
+			return -ENOMEM;
+		}
+		on = q->quiet_on;
+		memcpy(on, gc->st0, nt);	/* 0, or on the device */
+		mem = gc->mem0;
+		q->quiet_k = 0;
 	}
-	for (t = 0; t < nt; t++)
-		on[t] = gc->st0[t] & HYPER_RES_DEVICE;
-	for (k = 0; k < lf->n; k++) {
+	end = lf->n - k > chunk ? k + chunk : lf->n;
+	for (k = q->quiet_k; k < end; k++) {
 		q->quiet_mem[k] = mem;
 		add = 0;
 		read_in = false;
@@ -900,8 +920,9 @@ static int quiet_build(struct greedy *q)
 			on[t] = 0;
 		}
 	}
-	q->quiet_mem[lf->n] = mem;
-	free(on);
+	q->quiet_mem[end] = mem;
+	q->quiet_run = mem;
+	q->quiet_k = end;
 	return 0;
 }
 
@@ -922,11 +943,13 @@ static int quiet_build(struct greedy *q)
  * Only in walks that took up the walk without budget (q->base), while
  * they evicted at most QUIET_NEV: those make room seldom and end waiting
  * (DeepSeek-V2-Lite's bisections walk on 5k steps to fetch back one to
- * four tensors).  Walks from the start (every walk on the decode graphs,
+ * four tensors).  Walks from the start (most walks on the decode graphs,
  * whose starts do not fit) make room at step after step: their steps
- * would run soon after they waited, and building the tables for their
- * 100k or 1M steps would cost more than waiting saves.  Not with
- * gc->scratch.  The caller asks the first two once per walk.
+ * would run soon after they waited.  The decode graphs' top budgets take
+ * up the walk without budget but evict past QUIET_NEV within a few
+ * thousand steps, so the tables are built only as far as a walk asks
+ * (quiet_more()), not for all 100k or 1M steps.  Not with gc->scratch.
+ * The caller asks the first two once per walk.
  */
 static bool quiet(struct greedy *q, uint32_t k)
 {
@@ -936,7 +959,7 @@ static bool quiet(struct greedy *q, uint32_t k)
 
 	if (gc->nev > QUIET_NEV)
 		return false;
-	if (!q->quiet_mem && quiet_build(q))
+	if (k >= q->quiet_k && quiet_more(q, k))
 		return false;		/* out of memory: the walk ends */
 	add = q->quiet_add[k];
 	if (add == QUIET_NO || q->mem + add > q->budget)
