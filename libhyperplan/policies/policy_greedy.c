@@ -1278,20 +1278,37 @@ static int live_after(struct greedy_ctx *gc)
 {
 	const struct life *lf = gc->lf;
 	uint32_t t, nt = lf->g->nt;
-	size_t i;
+	size_t i, na = lf->acc_off[nt];
 
 	if (gc->live_after || gc->scratch)
 		return 0;
 	if (step_lists(gc) || rest_peak(gc) || start_state(gc))
 		return -ENOMEM;
-	gc->live_after = hyper_plan__malloc(gc->mem, lf->acc_off[nt] ?
-					    lf->acc_off[nt] : 1);
+	gc->live_after = hyper_plan__malloc(gc->mem, na ? na : 1);
 	if (!gc->live_after)
 		return -ENOMEM;
+	/*
+	 * hyper_plan__gap_live(lf, t, i + 1) at each access i of t: the
+	 * next access reads it, or after the last, it is live out.  So every
+	 * entry but each tensor's last is the next access's read bit, in
+	 * one flat pass, eight at a time (ACC_R is bit 0: a byte masked so
+	 * is 0 or 1), then the last ones are set (asked access by access,
+	 * 110 M instructions at 1M decode operators).
+	 */
+	_Static_assert(ACC_R == 1, "the read bit is a byte's lowest");
+	for (i = 0; i + 9 <= na; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, lf->acc_rw + i + 1, sizeof(w));
+		w &= 0x0101010101010101ULL;
+		memcpy(gc->live_after + i, &w, sizeof(w));
+	}
+	for (; i + 1 < na; i++)
+		gc->live_after[i] = lf->acc_rw[i + 1] & ACC_R;
 	for (t = 0; t < nt; t++)
-		for (i = lf->acc_off[t]; i < lf->acc_off[t + 1]; i++)
-			gc->live_after[i] = hyper_plan__gap_live(lf, t,
-					i - lf->acc_off[t] + 1);
+		if (lf->acc_off[t + 1] > lf->acc_off[t])
+			gc->live_after[lf->acc_off[t + 1] - 1] =
+				!!(lf->g->t[t].flags & TF_LIVE_OUT);
 	return 0;
 }
 
