@@ -782,7 +782,8 @@ out:
  * them (its reads first), for its three passes: the context's lists
  * (gc->step_t), or with gc->scratch listed here.
  */
-static void run_step(struct greedy *q, uint32_t k)
+static inline __attribute__((always_inline)) void
+run_step_in(struct greedy *q, uint32_t k)
 {
 	const struct op *o = &q->g->op[q->lf->order[k]];
 	const uint32_t *ts = q->ts;
@@ -844,6 +845,12 @@ static void run_step(struct greedy *q, uint32_t k)
 			move(q, t, HYPER_RES_DETACH);	/* dead: the emitter frees it */
 		}
 	}
+}
+
+/* run_step_in() as a call: the walks' main loop inlines it. */
+static void run_step(struct greedy *q, uint32_t k)
+{
+	run_step_in(q, k);
 }
 
 /* Steps quiet_more() adds to the tables past the one asked, at most. */
@@ -1004,7 +1011,7 @@ static void step_or_wait(struct greedy *q, uint32_t k)
 	if (q->walked < k)
 		catch_up(q, k);
 	q->walked = k + 1;
-	run_step(q, k);
+	run_step_in(q, k);
 }
 
 /*
@@ -2129,7 +2136,7 @@ int hyper_plan__greedy_evicts(struct greedy_ctx *gc, uint64_t budget,
 			step_or_wait(q, k);
 		} else {
 			q->walked = k + 1;
-			run_step(q, k);
+			run_step_in(q, k);
 		}
 		if (gc->p && (clock_step(q, k) ||
 			      (!(k & 7) && owe_gate(q, k)))) {
