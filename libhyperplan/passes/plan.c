@@ -336,6 +336,9 @@ static int index_by_use(struct plan_ctx *pc, struct cand_index *ix)
 	pc->min_key = hyper_plan__array(mem, pc->ncls, sizeof(*pc->min_key));
 	pc->min_lo = hyper_plan__array(mem, pc->ncls, sizeof(*pc->min_lo));
 	pc->min_b = hyper_plan__array(mem, pc->ncls, sizeof(*pc->min_b));
+	pc->alt_key = hyper_plan__array(mem, pc->ncls, sizeof(*pc->alt_key));
+	pc->alt_lo = hyper_plan__array(mem, pc->ncls, sizeof(*pc->alt_lo));
+	pc->alt_b = hyper_plan__array(mem, pc->ncls, sizeof(*pc->alt_b));
 	pc->cls_floor = hyper_plan__calloc(mem, pc->ncls,
 					   sizeof(*pc->cls_floor));
 	pc->cls_gen = hyper_plan__calloc(mem, pc->ncls, sizeof(*pc->cls_gen));
@@ -349,6 +352,7 @@ static int index_by_use(struct plan_ctx *pc, struct cand_index *ix)
 					 sizeof(*pc->cls_next));
 	if (pc->cls_lo && pc->cls_from && pc->cls_stale && pc->cls_base &&
 	    pc->cls_reach && pc->min_key && pc->min_lo && pc->min_b &&
+	    pc->alt_key && pc->alt_lo && pc->alt_b &&
 	    pc->cls_floor && pc->cls_gen && pc->cls_now && pc->cls_base2 &&
 	    pc->cls_ask2 && pc->cls_floor2 && pc->cls_next)
 		ret = 0;
@@ -448,6 +452,9 @@ void hyper_plan__plan_free(struct plan_ctx *pc)
 	hyper_plan__free(pc->mem, pc->min_key);
 	hyper_plan__free(pc->mem, pc->min_lo);
 	hyper_plan__free(pc->mem, pc->min_b);
+	hyper_plan__free(pc->mem, pc->alt_key);
+	hyper_plan__free(pc->mem, pc->alt_lo);
+	hyper_plan__free(pc->mem, pc->alt_b);
 	hyper_plan__free(pc->mem, pc->cls_floor);
 	hyper_plan__free(pc->mem, pc->cls_gen);
 	hyper_plan__free(pc->mem, pc->cls_now);
@@ -564,7 +571,7 @@ static void reset(struct plan_ctx *pc, double scale)
 	else
 		memcpy(pc->alive, pc->alive0, pc->nc);
 	for (i = 0; i < pc->ncls; i++)
-		pc->min_lo[i] = NONE;
+		pc->min_lo[i] = pc->alt_lo[i] = NONE;
 	pc->base_lo = NONE;	/* the floors set anew (class_base_at()) */
 	if (pc->base2_lo != NONE) {
 		pc->base2_lo = NONE;
@@ -678,25 +685,47 @@ static bool offer(struct plan_ctx *pc, struct fit *f, uint32_t i)
 }
 
 /*
- * Bucket b's key is now @key: its class's minimum kept (class_min())
- * follows it.  A bucket before the kept range leaves it alone (the
- * sweep's new buckets, used at k + 1, lie there nearly always); a key
- * below the minimum is the new one; only the bucket holding the
- * minimum, grown, needs the tree again.  Within a class a key's low
- * half is its bucket's use, so the minimum names its bucket.
+ * Bucket b's key is now @key: a minimum kept from bucket *@lo on, *@min
+ * in bucket *@mb, with b in its range, follows it.  A key below the
+ * minimum is the new one; only the bucket holding the minimum, grown,
+ * needs the tree again.  Within a class a key's low half is its
+ * bucket's use, so the minimum names its bucket.
+ */
+static inline __attribute__((always_inline)) void
+min_follow(const struct plan_ctx *pc, uint32_t *lo, uint64_t *min,
+	   uint32_t *mb, uint32_t b, uint64_t key)
+{
+	uint64_t was = *min;
+
+	if (key < was) {
+		*min = key;
+		*mb = b;
+	} else if (was != SEG_NONE && (uint32_t)was == pc->b_j[b]) {
+		*lo = NONE;
+	}
+}
+
+/*
+ * The minima kept of b's class (class_min_find()) follow its new key.  A
+ * bucket before the first kept range leaves both alone (the sweep's new
+ * buckets, used at k + 1, lie there nearly always): the second lies
+ * past the first.  The first lost, the second takes its place.
  */
 static void class_min_moved(struct plan_ctx *pc, uint32_t b, uint64_t key)
 {
 	uint32_t s = pc->b_cls[b];
-	uint64_t was = pc->min_key[s];
 
-	if (pc->min_lo[s] == NONE || b < pc->min_lo[s])
+	if (b < pc->min_lo[s])	/* NONE, unknown, lies past every bucket */
 		return;
-	if (key < was) {
-		pc->min_key[s] = key;
-		pc->min_b[s] = b;
-	} else if (was != SEG_NONE && (uint32_t)was == pc->b_j[b]) {
-		pc->min_lo[s] = NONE;
+	if (b >= pc->alt_lo[s])
+		min_follow(pc, &pc->alt_lo[s], &pc->alt_key[s], &pc->alt_b[s],
+			   b, key);
+	min_follow(pc, &pc->min_lo[s], &pc->min_key[s], &pc->min_b[s], b, key);
+	if (pc->min_lo[s] == NONE) {
+		pc->min_lo[s] = pc->alt_lo[s];
+		pc->min_key[s] = pc->alt_key[s];
+		pc->min_b[s] = pc->alt_b[s];
+		pc->alt_lo[s] = NONE;
 	}
 }
 
@@ -1146,12 +1175,77 @@ static void reach_moved(struct plan_ctx *pc, uint32_t k)
 }
 
 /*
+ * What a minimum kept from bucket @was (key @key) costs a look-up from
+ * bucket @lo: 0 where it serves as it is, the buckets before it where
+ * their range minimum is added, NONE where the class's whole range from
+ * @lo is looked up again (see class_min_find()).
+ */
+static inline uint32_t min_cost(const struct plan_ctx *pc, uint32_t was,
+				uint64_t key, uint32_t lo)
+{
+	if (was == NONE)
+		return NONE;
+	if (lo < was)
+		return was - lo;
+	return lo > was && key != SEG_NONE && (uint32_t)key < pc->b_j[lo] ?
+	       NONE : 0;
+}
+
+/*
+ * A whole-range look-up of class s from bucket @lo is due, the first
+ * minimum kept left behind: the second serves instead if its bucket is
+ * not, looked up from where it lies as the first would be, and becomes
+ * the first.  Else the whole range, into the first.  Either way no
+ * second is left: one left behind by @lo is of no use to the reaches
+ * after it.  Out of line and called last (class_min_find() keeps
+ * nothing across it).
+ */
+static __attribute__((noinline)) uint64_t
+class_min_whole(struct plan_ctx *pc, uint32_t s, uint32_t lo)
+{
+	uint32_t was = pc->alt_lo[s], cost, b = NONE;
+	uint64_t key = pc->alt_key[s], more;
+
+	cost = min_cost(pc, was, key, lo);
+	pc->alt_lo[s] = NONE;
+	if (cost == NONE) {
+		key = hyper_plan__seg_min(&pc->seg, lo, pc->cls_b[s + 1] - 1);
+	} else {
+		b = pc->alt_b[s];
+		if (cost) {
+			more = hyper_plan__seg_min(&pc->seg, lo, was - 1);
+			if (more < key) {
+				key = more;
+				b = NONE;
+			}
+		}
+	}
+	pc->min_b[s] = b;
+	pc->min_key[s] = key;
+	pc->min_lo[s] = lo;
+	return key;
+}
+
+/*
  * Class s's earliest candidate from cls_lo[s]: the range minimum, kept
  * and followed through refreshes (class_min_moved()).  When the
  * reach moves, the minimum kept still serves: a reach moved earlier adds
  * only the buckets before the old one, and one moved later keeps it if
  * its bucket is not left behind (within a class, buckets come in order of
  * use, and a key's low half is that use: no two of a class are equal).
+ *
+ * At decode a step over budget asks a class from its base first
+ * (class_touch()), which moves the minimum kept back from the reach the
+ * step before looked up, then from its reach (reach_of()), where the
+ * base's minimum is mostly left behind: a look-up of the class's whole
+ * range at every such step (120 k of the 214 k at 100k decode
+ * operators).  So the minimum a look-up moves back from is kept as the
+ * second (alt_*), and a whole-range look-up takes it instead where it
+ * serves (class_min_whole()): the reach moved by a few buckets.  Only
+ * where the picks come round the classes in turn (pc->guess_on, see
+ * class_guess()): at training few such look-ups are saved, and keeping
+ * a second minimum each time cost more than they did.  Either way each
+ * minimum is exact, and the picks the same.
  */
 static uint64_t class_min_find(struct plan_ctx *pc, uint32_t s)
 {
@@ -1160,14 +1254,23 @@ static uint64_t class_min_find(struct plan_ctx *pc, uint32_t s)
 
 	if (was == NONE || pc->scratch ||
 	    (lo > was && key != SEG_NONE && (uint32_t)key < pc->b_j[lo])) {
+		if (pc->alt_lo[s] != NONE)
+			return class_min_whole(pc, s, lo);
 		key = hyper_plan__seg_min(&pc->seg, lo, pc->cls_b[s + 1] - 1);
 		pc->min_b[s] = NONE;
 	} else if (lo < was) {
+		if (pc->guess_on) {	/* moved back from: kept */
+			pc->alt_lo[s] = was;
+			pc->alt_key[s] = key;
+			pc->alt_b[s] = pc->min_b[s];
+		}
 		more = hyper_plan__seg_min(&pc->seg, lo, was - 1);
 		if (more < key) {
 			key = more;
 			pc->min_b[s] = NONE;
 		}
+	} else if (pc->alt_lo[s] <= lo) {
+		pc->alt_lo[s] = NONE;	/* kept past the first only */
 	}
 	pc->min_key[s] = key;
 	pc->min_lo[s] = lo;

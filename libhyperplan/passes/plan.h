@@ -98,6 +98,14 @@ struct plan_ctx {
 	uint64_t *min_key;
 	uint32_t *min_lo, *min_b;
 	/*
+	 * A second such minimum per class, from alt_lo[s] (NONE when
+	 * unknown), followed through refreshes the same way: the one a
+	 * look-up moved back from, its reach's (class_min_find()).  Kept
+	 * only past the first: alt_lo[s] > min_lo[s] unless NONE.
+	 */
+	uint64_t *alt_key;
+	uint32_t *alt_lo, *alt_b;
+	/*
 	 * Class s: no key of its buckets from cls_base[s] on is below
 	 * cls_floor[s] (0: not known; none kept while base_lo is NONE),
 	 * lowered as keys come down there and as the base walks down;

@@ -1292,31 +1292,48 @@ static void random_sweeps_both(struct __test_metadata *_metadata,
 }
 
 /*
- * Each size class's minimum kept between look-ups and followed through
- * refreshes (passes/plan.c: class_min(), class_min_moved()) against a
- * plain scan of the tree's leaves: where a class says it knows its
- * minimum from bucket min_lo on, that is the least key of its buckets
- * from there, and the bucket it names holds it.  Checked after sweeps
- * at random aims on random graphs and a decode, so failures at every
- * depth leave the classes mid-sweep.
+ * Each size class's minima kept between look-ups and followed through
+ * refreshes (passes/plan.c: class_min(), class_min_find(),
+ * class_min_moved()) against a plain scan of the tree's leaves: where a
+ * class says it knows its minimum from bucket min_lo (or its second
+ * one, alt_lo) on, that is the least key of its buckets from there, and
+ * the bucket it names holds it.  Checked after sweeps at random aims on
+ * random graphs and a decode, so failures at every depth leave the
+ * classes mid-sweep; a second minimum lies past the first.  known[0]
+ * counts the first minima checked, known[1] the second ones.
  */
+static void minimum_matches_scan(struct __test_metadata *_metadata,
+				 const struct plan_ctx *pc, uint32_t s,
+				 uint32_t lo, uint64_t key, uint32_t b)
+{
+	const uint64_t *leaf = pc->seg.t + pc->seg.size;
+	uint64_t want = SEG_NONE;
+
+	for (uint32_t x = lo; x < pc->cls_b[s + 1]; x++)
+		if (leaf[x] < want)
+			want = leaf[x];
+	ASSERT_EQ(want, key) TH_LOG("class %u from bucket %u", s, lo);
+	if (b != NONE)
+		ASSERT_EQ(want, leaf[b]);
+}
+
 static void minima_match_scan(struct __test_metadata *_metadata,
 			      const struct plan_ctx *pc, uint64_t *known)
 {
-	const uint64_t *leaf = pc->seg.t + pc->seg.size;
-
 	for (uint32_t s = 0; s < pc->ncls; s++) {
-		uint64_t want = SEG_NONE;
-
-		if (pc->min_lo[s] == NONE)
-			continue;
-		(*known)++;
-		for (uint32_t b = pc->min_lo[s]; b < pc->cls_b[s + 1]; b++)
-			if (leaf[b] < want)
-				want = leaf[b];
-		ASSERT_EQ(want, pc->min_key[s]) TH_LOG("class %u", s);
-		if (pc->min_b[s] != NONE)
-			ASSERT_EQ(want, leaf[pc->min_b[s]]);
+		if (pc->min_lo[s] != NONE) {
+			known[0]++;
+			minimum_matches_scan(_metadata, pc, s, pc->min_lo[s],
+					     pc->min_key[s], pc->min_b[s]);
+		}
+		if (pc->alt_lo[s] != NONE) {
+			/* kept past the first only (class_min_moved()) */
+			ASSERT_NE(NONE, pc->min_lo[s]);
+			ASSERT_LT(pc->min_lo[s], pc->alt_lo[s]);
+			known[1]++;
+			minimum_matches_scan(_metadata, pc, s, pc->alt_lo[s],
+					     pc->alt_key[s], pc->alt_b[s]);
+		}
 	}
 }
 
@@ -1326,11 +1343,12 @@ TEST(class_minima_match_scan)
 		{ NULL, NULL, 300, 7 }, { NULL, NULL, 800, 8 },
 		{ NULL, NULL, 1500, 9 }, { "llama2-7b", "infer", 0, 1 },
 	};
-	uint64_t known = 0;
+	uint64_t known[2] = { 0, 0 };
 
 	random_sweeps(_metadata, cases, ARRAY_SIZE(cases),
-		      0x9e3779b97f4a7c15ULL, false, minima_match_scan, &known);
-	EXPECT_LT(0, known);	/* some class kept its minimum */
+		      0x9e3779b97f4a7c15ULL, false, minima_match_scan, known);
+	EXPECT_LT(0, known[0]);	/* some class kept its minimum */
+	EXPECT_LT(0, known[1]);	/* and a second one */
 }
 
 /*
