@@ -771,10 +771,16 @@ static int quiet_tables(struct hp_simbuf *b, const struct life *lf,
 			struct hp_mem *hm)
 {
 	const struct graph *g = lf->g;
+	const struct tensor *tn = g->t;
+	const struct op *ops = g->op;
+	const uint32_t *order = lf->order, *dead_t = lf->dead_t;
+	const size_t *dead_off = lf->dead_off;
+	const uint8_t *home0 = lf->home0;
 	size_t i, w = 0, nw = 0;
 	struct hp_simq *q;
-	uint8_t *st, *scratch;
-	uint32_t k, x, t;
+	uint8_t *st, *scratch, *q_new;
+	uint64_t def, fr, mem0 = 0;
+	uint32_t k, x, t, n = lf->n;
 	struct hu_part part[] = {
 		HU_PART(b->q, (size_t)lf->n + 1, false),
 		HU_PART(b->q_new, 0, false),
@@ -785,8 +791,8 @@ static int quiet_tables(struct hp_simbuf *b, const struct life *lf,
 	    b->q_dead == lf->dead_t)
 		return 0;
 	quiet_free(b);
-	for (k = 0; k < lf->n; k++)
-		nw += g->op[lf->order[k]].n_out;
+	for (k = 0; k < n; k++)
+		nw += ops[order[k]].n_out;
 	if (nw > UINT32_MAX)
 		return 0;	/* none: every step the usual way */
 	part[1].n = nw;
@@ -794,35 +800,46 @@ static int quiet_tables(struct hp_simbuf *b, const struct life *lf,
 	b->q_blk = hyper_plan__block(hm, part, ARRAY_SIZE(part));
 	if (!b->q_blk)
 		return -ENOMEM;
-	/* scratch's address is taken: each byte stored would reload it */
+	/*
+	 * Everything the loops read is in locals: each byte stored (st,
+	 * q_new) may alias any memory, and would reload what is read
+	 * through a pointer, the tensors' sizes and the life's arrays.
+	 */
 	q = b->q;
+	q_new = b->q_new;
 	st = scratch;
 	for (t = 0; t < g->nt; t++) {
-		st[t] = hyper_residency_start(lf->home0[t]);
+		st[t] = hyper_residency_start(home0[t]);
 		if (st[t] & HYPER_RES_DEVICE)
-			b->q_mem0 += g->t[t].bytes;
+			mem0 += tn[t].bytes;
 	}
-	for (k = 0; k < lf->n; k++) {
-		const struct op *o = &g->op[lf->order[k]];
+	for (k = 0; k < n; k++) {
+		const struct op *o = &ops[order[k]];
 		const uint32_t *out = op_out(g, o);
+		size_t lo = dead_off[k], hi = dead_off[k + 1];
+		uint32_t n_out = o->n_out;
 
-		/* the double run_step() converts the compute to and adds */
-		q[k] = (struct hp_simq){ .c = (double)o->compute_ns,
-					 .out = (uint32_t)w };
-		for (x = 0; x < o->n_out; x++) {
+		def = 0;
+		fr = 0;
+		for (x = 0; x < n_out; x++, w++) {
 			t = out[x];
-			b->q_new[w++] = !(st[t] & HYPER_RES_DEVICE);
+			q_new[w] = !(st[t] & HYPER_RES_DEVICE);
 			if (!(st[t] & HYPER_RES_DEVICE))
-				q[k].def += g->t[t].bytes;
+				def += tn[t].bytes;
 			st[t] = hyper_residency_next(st[t], HYPER_RES_DEFINE);
 		}
-		for (i = lf->dead_off[k]; i < lf->dead_off[k + 1]; i++) {
-			t = lf->dead_t[i];
-			q[k].free += g->t[t].bytes;
+		for (i = lo; i < hi; i++) {
+			t = dead_t[i];
+			fr += tn[t].bytes;
 			st[t] = hyper_residency_next(st[t], HYPER_RES_DETACH);
 		}
+		/* the double run_step() converts the compute to and adds */
+		q[k] = (struct hp_simq){ .c = (double)o->compute_ns,
+					 .def = def, .free = fr,
+					 .out = (uint32_t)(w - n_out) };
 	}
-	q[lf->n] = (struct hp_simq){ .out = (uint32_t)w };
+	q[n] = (struct hp_simq){ .out = (uint32_t)w };
+	b->q_mem0 = mem0;
 	b->q_lf = lf;
 	b->q_order = lf->order;
 	b->q_dead = lf->dead_t;
