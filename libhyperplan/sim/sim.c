@@ -48,7 +48,7 @@ struct sim {
 	double stall, compute;	/* r's, written to it at the end */
 	double compute_all;	/* give_up: the whole run's compute */
 	double slow_at, beyond_at;	/* give_up: out_of_reach()'s bounds */
-	uint64_t max_peak;		/* give_up: m->h's */
+	uint64_t peak_lim;	/* give_up: m->h's max_peak, none the most */
 	uint64_t mem, peak, budget;
 	uint32_t step;
 	uint32_t emitted;	/* s->emit: the steps whose slots are there */
@@ -352,8 +352,9 @@ run_step(struct sim *m, uint32_t k, bool hooked, bool q)
 	for (i = 0; i < o->n_in; i++) {
 		t = ref[i];
 		st = m->st[t];
-		if ((st & (HYPER_RES_DEVICE | ST_XFER)) == HYPER_RES_DEVICE ||
-		    (q && !st))
+		/* in bulk most are untracked: that test first */
+		if ((q && !st) ||
+		    (st & (HYPER_RES_DEVICE | ST_XFER)) == HYPER_RES_DEVICE)
 			continue;	/* resident, its fetch end zero */
 		if (hyper_residency_check(st, HYPER_RES_USE))
 			return fail(m, t, HYPER_RES_USE, 0);
@@ -412,7 +413,7 @@ static inline bool out_of_reach_at(const struct sim *m, double now,
 {
 	double makespan;
 
-	if (m->max_peak && peak > m->max_peak)
+	if (peak > m->peak_lim)
 		return true;
 	makespan = now > m->h2d_free ? now : m->h2d_free;
 	if (m->d2h_free > makespan)
@@ -613,7 +614,8 @@ static void out_of_reach_init(struct sim *m)
 					      false);
 	m->beyond_at = hyper_plan__sim_reach_at(m->compute_all,
 						m->h->max_slow, true);
-	m->max_peak = m->h->max_peak;
+	/* a peak is never above the most: no zero test at each step */
+	m->peak_lim = m->h->max_peak ? m->h->max_peak : UINT64_MAX;
 }
 
 /* @buf's buffers, with room for @m->g's tensors. */
