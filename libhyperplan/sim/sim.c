@@ -321,11 +321,13 @@ cache_op(struct sim *m, const struct cop *c, bool hooked, bool q)
 static inline __attribute__((always_inline)) int
 slot(struct sim *m, size_t sl, bool hooked, bool q)
 {
-	size_t i = m->slot_off[sl], hi = m->slot_off[sl + 1];
+	/* ends in locals: cache_op() stores a byte, which may alias them */
+	const struct cop *c = m->cops + m->slot_off[sl];
+	const struct cop *end = m->cops + m->slot_off[sl + 1];
 	int ret;
 
-	for (; i < hi; i++) {
-		ret = cache_op(m, &m->cops[i], hooked, q);
+	for (; c < end; c++) {
+		ret = cache_op(m, c, hooked, q);
 		if (ret)
 			return ret;
 	}
@@ -338,9 +340,10 @@ run_step(struct sim *m, uint32_t k, bool hooked, bool q)
 {
 	const struct op *o = &m->op[m->order[k]];
 	const uint32_t *ref;
+	const uint8_t *q_new;
 	double ready = m->now, start;
-	uint32_t i, t;
-	uint8_t st;
+	uint32_t i, t, n_out;
+	uint8_t st, *sts;
 	int ret;
 
 	m->step = k;
@@ -362,12 +365,20 @@ run_step(struct sim *m, uint32_t k, bool hooked, bool q)
 			ready = m->end[t].fetch;
 	}
 	wait_until(m, ready);
+	/*
+	 * The outputs' count, the states and the step's allocation bytes
+	 * in locals: a state stored is a byte, which may alias anything
+	 * read through a pointer, and none of them moves during the step.
+	 */
 	ref = op_out(m->g, o);
-	for (i = 0; i < o->n_out; i++) {
+	n_out = o->n_out;
+	sts = m->st;
+	q_new = q ? m->q_new + m->q[k].out : NULL;
+	for (i = 0; i < n_out; i++) {
 		t = ref[i];
-		st = m->st[t];
+		st = sts[t];
 		if (q && !st) {
-			if (m->q_new[m->q[k].out + i] && alloc(m, t, hooked))
+			if (q_new[i] && alloc(m, t, hooked))
 				return -1;
 			continue;
 		}
@@ -375,7 +386,7 @@ run_step(struct sim *m, uint32_t k, bool hooked, bool q)
 			wait_until(m, m->end[t].store);
 		if (!(st & HYPER_RES_DEVICE) && alloc(m, t, hooked))
 			return -1;
-		m->st[t] = hyper_residency_next(st, HYPER_RES_DEFINE);
+		sts[t] = hyper_residency_next(st, HYPER_RES_DEFINE);
 	}
 	start = m->now;
 	m->now += o->compute_ns;
