@@ -48,7 +48,7 @@ struct sim {
 	double stall, compute;	/* r's, written to it at the end */
 	double compute_all;	/* give_up: the whole run's compute */
 	double slow_at, beyond_at;	/* give_up: out_of_reach()'s bounds */
-	uint64_t max_peak;		/* give_up: m->h's */
+	uint64_t peak_lim;	/* give_up: m->h's max_peak, none the most */
 	uint64_t mem, peak, budget;
 	uint32_t step;
 	uint32_t emitted;	/* s->emit: the steps whose slots are there */
@@ -321,11 +321,13 @@ cache_op(struct sim *m, const struct cop *c, bool hooked, bool q)
 static inline __attribute__((always_inline)) int
 slot(struct sim *m, size_t sl, bool hooked, bool q)
 {
-	size_t i = m->slot_off[sl], hi = m->slot_off[sl + 1];
+	/* ends in locals: cache_op() stores a byte, which may alias them */
+	const struct cop *c = m->cops + m->slot_off[sl];
+	const struct cop *end = m->cops + m->slot_off[sl + 1];
 	int ret;
 
-	for (; i < hi; i++) {
-		ret = cache_op(m, &m->cops[i], hooked, q);
+	for (; c < end; c++) {
+		ret = cache_op(m, c, hooked, q);
 		if (ret)
 			return ret;
 	}
@@ -338,9 +340,10 @@ run_step(struct sim *m, uint32_t k, bool hooked, bool q)
 {
 	const struct op *o = &m->op[m->order[k]];
 	const uint32_t *ref;
+	const uint8_t *q_new;
 	double ready = m->now, start;
-	uint32_t i, t;
-	uint8_t st;
+	uint32_t i, t, n_out;
+	uint8_t st, *sts;
 	int ret;
 
 	m->step = k;
@@ -352,8 +355,9 @@ run_step(struct sim *m, uint32_t k, bool hooked, bool q)
 	for (i = 0; i < o->n_in; i++) {
 		t = ref[i];
 		st = m->st[t];
-		if ((st & (HYPER_RES_DEVICE | ST_XFER)) == HYPER_RES_DEVICE ||
-		    (q && !st))
+		/* in bulk most are untracked: that test first */
+		if ((q && !st) ||
+		    (st & (HYPER_RES_DEVICE | ST_XFER)) == HYPER_RES_DEVICE)
 			continue;	/* resident, its fetch end zero */
 		if (hyper_residency_check(st, HYPER_RES_USE))
 			return fail(m, t, HYPER_RES_USE, 0);
@@ -361,12 +365,20 @@ run_step(struct sim *m, uint32_t k, bool hooked, bool q)
 			ready = m->end[t].fetch;
 	}
 	wait_until(m, ready);
+	/*
+	 * The outputs' count, the states and the step's allocation bytes
+	 * in locals: a state stored is a byte, which may alias anything
+	 * read through a pointer, and none of them moves during the step.
+	 */
 	ref = op_out(m->g, o);
-	for (i = 0; i < o->n_out; i++) {
+	n_out = o->n_out;
+	sts = m->st;
+	q_new = q ? m->q_new + m->q[k].out : NULL;
+	for (i = 0; i < n_out; i++) {
 		t = ref[i];
-		st = m->st[t];
+		st = sts[t];
 		if (q && !st) {
-			if (m->q_new[m->q[k].out + i] && alloc(m, t, hooked))
+			if (q_new[i] && alloc(m, t, hooked))
 				return -1;
 			continue;
 		}
@@ -374,7 +386,7 @@ run_step(struct sim *m, uint32_t k, bool hooked, bool q)
 			wait_until(m, m->end[t].store);
 		if (!(st & HYPER_RES_DEVICE) && alloc(m, t, hooked))
 			return -1;
-		m->st[t] = hyper_residency_next(st, HYPER_RES_DEFINE);
+		sts[t] = hyper_residency_next(st, HYPER_RES_DEFINE);
 	}
 	start = m->now;
 	m->now += o->compute_ns;
@@ -412,7 +424,7 @@ static inline bool out_of_reach_at(const struct sim *m, double now,
 {
 	double makespan;
 
-	if (m->max_peak && peak > m->max_peak)
+	if (peak > m->peak_lim)
 		return true;
 	makespan = now > m->h2d_free ? now : m->h2d_free;
 	if (m->d2h_free > makespan)
@@ -613,7 +625,8 @@ static void out_of_reach_init(struct sim *m)
 					      false);
 	m->beyond_at = hyper_plan__sim_reach_at(m->compute_all,
 						m->h->max_slow, true);
-	m->max_peak = m->h->max_peak;
+	/* a peak is never above the most: no zero test at each step */
+	m->peak_lim = m->h->max_peak ? m->h->max_peak : UINT64_MAX;
 }
 
 /* @buf's buffers, with room for @m->g's tensors. */
@@ -771,10 +784,16 @@ static int quiet_tables(struct hp_simbuf *b, const struct life *lf,
 			struct hp_mem *hm)
 {
 	const struct graph *g = lf->g;
+	const struct tensor *tn = g->t;
+	const struct op *ops = g->op;
+	const uint32_t *order = lf->order, *dead_t = lf->dead_t;
+	const size_t *dead_off = lf->dead_off;
+	const uint8_t *home0 = lf->home0;
 	size_t i, w = 0, nw = 0;
 	struct hp_simq *q;
-	uint8_t *st, *scratch;
-	uint32_t k, x, t;
+	uint8_t *st, *scratch, *q_new;
+	uint64_t def, fr, mem0 = 0;
+	uint32_t k, x, t, n = lf->n;
 	struct hu_part part[] = {
 		HU_PART(b->q, (size_t)lf->n + 1, false),
 		HU_PART(b->q_new, 0, false),
@@ -785,8 +804,8 @@ static int quiet_tables(struct hp_simbuf *b, const struct life *lf,
 	    b->q_dead == lf->dead_t)
 		return 0;
 	quiet_free(b);
-	for (k = 0; k < lf->n; k++)
-		nw += g->op[lf->order[k]].n_out;
+	for (k = 0; k < n; k++)
+		nw += ops[order[k]].n_out;
 	if (nw > UINT32_MAX)
 		return 0;	/* none: every step the usual way */
 	part[1].n = nw;
@@ -794,35 +813,46 @@ static int quiet_tables(struct hp_simbuf *b, const struct life *lf,
 	b->q_blk = hyper_plan__block(hm, part, ARRAY_SIZE(part));
 	if (!b->q_blk)
 		return -ENOMEM;
-	/* scratch's address is taken: each byte stored would reload it */
+	/*
+	 * Everything the loops read is in locals: each byte stored (st,
+	 * q_new) may alias any memory, and would reload what is read
+	 * through a pointer, the tensors' sizes and the life's arrays.
+	 */
 	q = b->q;
+	q_new = b->q_new;
 	st = scratch;
 	for (t = 0; t < g->nt; t++) {
-		st[t] = hyper_residency_start(lf->home0[t]);
+		st[t] = hyper_residency_start(home0[t]);
 		if (st[t] & HYPER_RES_DEVICE)
-			b->q_mem0 += g->t[t].bytes;
+			mem0 += tn[t].bytes;
 	}
-	for (k = 0; k < lf->n; k++) {
-		const struct op *o = &g->op[lf->order[k]];
+	for (k = 0; k < n; k++) {
+		const struct op *o = &ops[order[k]];
 		const uint32_t *out = op_out(g, o);
+		size_t lo = dead_off[k], hi = dead_off[k + 1];
+		uint32_t n_out = o->n_out;
 
-		/* the double run_step() converts the compute to and adds */
-		q[k] = (struct hp_simq){ .c = (double)o->compute_ns,
-					 .out = (uint32_t)w };
-		for (x = 0; x < o->n_out; x++) {
+		def = 0;
+		fr = 0;
+		for (x = 0; x < n_out; x++, w++) {
 			t = out[x];
-			b->q_new[w++] = !(st[t] & HYPER_RES_DEVICE);
+			q_new[w] = !(st[t] & HYPER_RES_DEVICE);
 			if (!(st[t] & HYPER_RES_DEVICE))
-				q[k].def += g->t[t].bytes;
+				def += tn[t].bytes;
 			st[t] = hyper_residency_next(st[t], HYPER_RES_DEFINE);
 		}
-		for (i = lf->dead_off[k]; i < lf->dead_off[k + 1]; i++) {
-			t = lf->dead_t[i];
-			q[k].free += g->t[t].bytes;
+		for (i = lo; i < hi; i++) {
+			t = dead_t[i];
+			fr += tn[t].bytes;
 			st[t] = hyper_residency_next(st[t], HYPER_RES_DETACH);
 		}
+		/* the double run_step() converts the compute to and adds */
+		q[k] = (struct hp_simq){ .c = (double)o->compute_ns,
+					 .def = def, .free = fr,
+					 .out = (uint32_t)(w - n_out) };
 	}
-	q[lf->n] = (struct hp_simq){ .out = (uint32_t)w };
+	q[n] = (struct hp_simq){ .out = (uint32_t)w };
+	b->q_mem0 = mem0;
 	b->q_lf = lf;
 	b->q_order = lf->order;
 	b->q_dead = lf->dead_t;
