@@ -1429,23 +1429,11 @@ static void walk_reset(struct greedy *q)
 	q->listed = false;
 }
 
-/* Tensor t's entries back to the start's, taken out of the lists. */
-static void clean_one(struct greedy *q, uint32_t t)
-{
-	if (q->vl[t].use != NONE)
-		vlink_del(q, t);
-	q->cur[t] = q->lf->acc_off[t];
-	q->open[t] = NONE;
-	q->stamp[t] = 0;
-	q->st[t] = q->gc->st0[t];
-	q->pending[t] = q->gc->pending0[t];
-}
-
 /*
- * clean_one() for each of @ts[0 .. @n), the arrays' addresses held in
- * locals: through q, the byte stores would have every one reloaded for
- * the next tensor (1.8M tensors at 1M decode operators, 34 instructions
- * each as calls).
+ * The entries of each tensor of @ts[0 .. @n) back to the start's, taken
+ * out of the lists.  The arrays' addresses are held in locals: through
+ * q, the byte stores would have every one reloaded for the next tensor
+ * (1.8M tensors at 1M decode operators, 34 instructions each as calls).
  */
 static void clean_some(struct greedy *q, const uint32_t *ts, size_t n)
 {
@@ -1500,7 +1488,7 @@ static void walk_clean(struct greedy *q)
 		clean_some(q, gc->pend0, cand);
 	else
 		for (x = 0; x < cand; x++)
-			clean_one(q, gc->ev[x].t);
+			clean_some(q, &gc->ev[x].t, 1);
 	clean_some(q, gc->step_t, m);
 	q->base = 0;
 	q->nev_prev = 0;
