@@ -533,15 +533,14 @@ static void reset_written(struct plan_ctx *pc, double scale)
 	 * few hundred gaps, whose starts lie all over the graph).
 	 */
 	end = pc->delta_hi < pc->swept ? pc->delta_hi + 1 : pc->swept;
-	if (pc->delta_lo >= end) {
-		;
-	} else if (pc->ndelta_undo <= pc->delta_ring &&
-		   pc->ndelta_undo < end - pc->delta_lo) {
-		for (x = 0; x < pc->ndelta_undo; x++)
-			pc->delta[pc->delta_undo[x]] = 0;
-	} else {
-		memset(pc->delta + pc->delta_lo, 0,
-		       (end - pc->delta_lo) * sizeof(*pc->delta));
+	if (pc->delta_lo < end) {
+		if (pc->ndelta_undo <= pc->delta_ring &&
+		    pc->ndelta_undo < end - pc->delta_lo)
+			for (x = 0; x < pc->ndelta_undo; x++)
+				pc->delta[pc->delta_undo[x]] = 0;
+		else
+			memset(pc->delta + pc->delta_lo, 0,
+			       (end - pc->delta_lo) * sizeof(*pc->delta));
 	}
 	pc->cur[pc->nb] = pc->by_b[pc->nb];
 	if (pc->at_off[n + 1] - pc->at_off[pc->swept + 1] > pc->nb / 4) {
@@ -1175,6 +1174,17 @@ static void reach_moved(struct plan_ctx *pc, uint32_t k)
 }
 
 /*
+ * Whether a minimum kept from bucket @was (key @key) is left behind by a
+ * look-up from bucket @lo past it: its bucket (the key's low half, the
+ * bucket's use) lies before @lo's, so that it no longer serves.
+ */
+static inline bool min_left_behind(const struct plan_ctx *pc, uint32_t was,
+				   uint64_t key, uint32_t lo)
+{
+	return lo > was && key != SEG_NONE && (uint32_t)key < pc->b_j[lo];
+}
+
+/*
  * What a minimum kept from bucket @was (key @key) costs a look-up from
  * bucket @lo: 0 where it serves as it is, the buckets before it where
  * their range minimum is added, NONE where the class's whole range from
@@ -1187,8 +1197,7 @@ static inline uint32_t min_cost(const struct plan_ctx *pc, uint32_t was,
 		return NONE;
 	if (lo < was)
 		return was - lo;
-	return lo > was && key != SEG_NONE && (uint32_t)key < pc->b_j[lo] ?
-	       NONE : 0;
+	return min_left_behind(pc, was, key, lo) ? NONE : 0;
 }
 
 /*
@@ -1252,8 +1261,7 @@ static uint64_t class_min_find(struct plan_ctx *pc, uint32_t s)
 	uint32_t lo = pc->cls_lo[s], was = pc->min_lo[s];
 	uint64_t key = pc->min_key[s], more;
 
-	if (was == NONE || pc->scratch ||
-	    (lo > was && key != SEG_NONE && (uint32_t)key < pc->b_j[lo])) {
+	if (was == NONE || pc->scratch || min_left_behind(pc, was, key, lo)) {
 		if (pc->alt_lo[s] != NONE)
 			return class_min_whole(pc, s, lo);
 		key = hyper_plan__seg_min(&pc->seg, lo, pc->cls_b[s + 1] - 1);
