@@ -150,23 +150,39 @@ static inline void hu_block_none(const struct hu_part *parts, size_t nparts)
 }
 
 /*
- * Frees what a phase's arrays were given: the block at *@blk where there
- * is one (the parts lie in it), else each part's array of its own (NULL
- * for one never allocated).  Then *@blk and every part's pointer are
- * NULL.  The parts' counts and sizes are not read.
+ * Frees what a phase's arrays were given, each through @release(@ctx, p)
+ * (NULL p for a part never allocated): the block at *@blk where there is
+ * one (the parts lie in it), else each part's array of its own.  Then
+ * *@blk and every part's pointer are NULL.  The parts' counts and sizes
+ * are not read.
  */
-static inline void hu_block_free(void **blk, const struct hu_part *parts,
-				 size_t nparts)
+static inline void hu_block_release(void **blk, const struct hu_part *parts,
+				    size_t nparts,
+				    void (*release)(void *ctx, void *p),
+				    void *ctx)
 {
 	size_t i;
 
 	if (*blk)
-		free(*blk);
+		release(ctx, *blk);
 	else
 		for (i = 0; i < nparts; i++)
-			free(hu_part_get(parts[i].pp));
+			release(ctx, hu_part_get(parts[i].pp));
 	*blk = NULL;
 	hu_block_none(parts, nparts);
+}
+
+static inline void hu_free_ctx(void *ctx, void *p)
+{
+	(void)ctx;
+	free(p);
+}
+
+/* hu_block_release() through free(). */
+static inline void hu_block_free(void **blk, const struct hu_part *parts,
+				 size_t nparts)
+{
+	hu_block_release(blk, parts, nparts, hu_free_ctx, NULL);
 }
 
 /*

@@ -290,18 +290,15 @@ int hyper_plan__parts(struct hp_mem *m, const struct hu_part *parts,
 	return ok ? 0 : -ENOMEM;
 }
 
+static void mem_free_ctx(void *ctx, void *p)
+{
+	hyper_plan__free(ctx, p);
+}
+
 void hyper_plan__block_free(struct hp_mem *m, void **blk,
 			    const struct hu_part *parts, size_t nparts)
 {
-	size_t i;
-
-	if (*blk)
-		hyper_plan__free(m, *blk);
-	else
-		for (i = 0; i < nparts; i++)
-			hyper_plan__free(m, hu_part_get(parts[i].pp));
-	*blk = NULL;
-	hu_block_none(parts, nparts);
+	hu_block_release(blk, parts, nparts, mem_free_ctx, m);
 }
 
 char *hyper_plan__strdup(struct hp_mem *m, const char *s)
