@@ -259,11 +259,14 @@ double hyper_plan__cal_avail(const struct calendar *c, uint32_t lo, uint32_t hi)
  * position, halved it and tested it at every level (17 levels at 100k
  * decode operators, 7 instructions each; 4 now).  The same entries
  * compared and subtracted in the same order.
+ *
+ * Nor does it move past n, so the position it ends at is the step,
+ * n where no prefix holds @want: no clamp to n (cal_init() sets levels
+ * from 1 to 32, the switch's only cases).
  */
 uint32_t hyper_plan__cal_reach_sum(const struct calendar *c, double want)
 {
 	const double *at = c->fen;
-	size_t pos;
 
 	switch (c->levels) {
 	case 32:
@@ -361,9 +364,11 @@ uint32_t hyper_plan__cal_reach_sum(const struct calendar *c, double want)
 		fallthrough;
 	case 1:
 		DESCEND(1u);
+		break;
+	default:
+		__builtin_unreachable();
 	}
-	pos = at - c->fen;
-	return pos < c->n ? (uint32_t)pos : c->n;
+	return (uint32_t)(at - c->fen);
 }
 
 uint32_t hyper_plan__cal_reach(const struct calendar *c, uint32_t lo, double amount)
