@@ -259,11 +259,14 @@ double hyper_plan__cal_avail(const struct calendar *c, uint32_t lo, uint32_t hi)
  * position, halved it and tested it at every level (17 levels at 100k
  * decode operators, 7 instructions each; 4 now).  The same entries
  * compared and subtracted in the same order.
+ *
+ * Nor does it move past n, so the position it ends at is the step,
+ * n where no prefix holds @want: no clamp to n (cal_init() sets levels
+ * from 1 to 32, the switch's only cases).
  */
 uint32_t hyper_plan__cal_reach_sum(const struct calendar *c, double want)
 {
 	const double *at = c->fen;
-	size_t pos;
 
 	switch (c->levels) {
 	case 32:
@@ -361,9 +364,11 @@ uint32_t hyper_plan__cal_reach_sum(const struct calendar *c, double want)
 		fallthrough;
 	case 1:
 		DESCEND(1u);
+		break;
+	default:
+		__builtin_unreachable();
 	}
-	pos = at - c->fen;
-	return pos < c->n ? (uint32_t)pos : c->n;
+	return (uint32_t)(at - c->fen);
 }
 
 uint32_t hyper_plan__cal_reach(const struct calendar *c, uint32_t lo, double amount)
@@ -439,8 +444,8 @@ int hyper_plan__cal_find_run(struct calendar *c, uint32_t lo, uint32_t hi, doubl
 }
 
 /*
- * Step k's time and marks for a take of @got, all but the tree: its
- * entries are walk()'s, which the takes below may run in pairs.
+ * Step k's time and marks for a take of @got in a run, all but the tree:
+ * its entries are walk()'s, which the takes may run in pairs.
  */
 static inline __attribute__((always_inline)) void
 take(struct calendar *c, uint32_t k, double got)
@@ -460,30 +465,30 @@ take(struct calendar *c, uint32_t k, double got)
 }
 
 /*
- * The tree's entries from entry i up, i + (i & -i) as (i | (i - 1)) + 1,
- * the same entries: 64-bit, one instruction less a step and none to
- * widen the index (a take walks eleven at 100k decode operators).
+ * The walks below go by p = i - 1 for tree entry i, over @fen1 = fen + 1:
+ * i + (i & -i) is then p | (p + 1), and i <= n is p < n, two
+ * instructions a step where i's (i | (i - 1)) + 1 took three, and the
+ * entry's address one more (the same entries: a take walks eleven at
+ * 100k decode operators, twenty at 1M).
  */
 static inline __attribute__((always_inline)) void
-walk(struct calendar *c, size_t i, double got)
+walk(double *fen1, size_t n, size_t p, double got)
 {
-	for (; i <= c->n; i = (i | (i - 1)) + 1)
-		c->fen[i] -= got;
+	for (; p < n; p |= p + 1)
+		fen1[p] -= got;
 }
 
 /*
- * Two takes' walks from entry i up, @g1's then @g2's at each entry: the
- * same subtractions in the same order as walk() twice, one pass.
+ * Two takes' walks from entry p + 1 up, @g1's then @g2's at each entry:
+ * the same subtractions in the same order as walk() twice, one pass.
  */
 static inline __attribute__((always_inline)) void
-walk2(struct calendar *c, size_t i, double g1, double g2)
+walk2(double *fen1, size_t n, size_t p, double g1, double g2)
 {
-	double *fen = c->fen;
+	for (; p < n; p |= p + 1) {
+		double f = fen1[p] - g1;
 
-	for (; i <= c->n; i = (i | (i - 1)) + 1) {
-		double f = fen[i] - g1;
-
-		fen[i] = f - g2;
+		fen1[p] = f - g2;
 	}
 }
 
@@ -498,74 +503,127 @@ walk2(struct calendar *c, size_t i, double g1, double g2)
  * next is known.
  */
 struct walk_wait {
-	size_t i;		/* 0: none */
+	size_t p;		/* entry p + 1; WALK_NONE: none */
 	double got;
 };
 
+#define WALK_NONE	SIZE_MAX
+
 /*
- * Entry i takes @got after the waiting take, if any: the lower of the
- * two walks moves until they meet, each entry of one walk alone taking
- * its own take's time.
+ * Entry p + 1 takes @got after the waiting take, if any: the lower of
+ * the two walks moves until they meet, each entry of one walk alone
+ * taking its own take's time.
  */
 static inline __attribute__((always_inline)) void
-walk_pair(struct calendar *c, struct walk_wait *w, size_t i, double got)
+walk_pair(double *fen1, size_t n, struct walk_wait *w, size_t p,
+	  double got)
 {
-	size_t x = w->i, y = i;
+	size_t x = w->p, y = p;
 
-	if (!x) {
-		w->i = i;
+	if (x == WALK_NONE) {
+		w->p = p;
 		w->got = got;
 		return;
 	}
-	w->i = 0;
+	w->p = WALK_NONE;
 	while (x != y) {
 		if (x < y) {
-			if (x > c->n)
+			if (x >= n)
 				return;		/* both past the last entry */
-			c->fen[x] -= w->got;
-			x = (x | (x - 1)) + 1;
+			fen1[x] -= w->got;
+			x |= x + 1;
 		} else {
-			if (y > c->n)
+			if (y >= n)
 				return;
-			c->fen[y] -= got;
-			y = (y | (y - 1)) + 1;
+			fen1[y] -= got;
+			y |= y + 1;
 		}
 	}
-	walk2(c, x, w->got, got);
+	walk2(fen1, n, x, w->got, got);
+}
+
+/*
+ * hyper_plan__cal_take_latest(), for a calendar with the runs' arrays
+ * (@runs) or without (the planner's pool->device link): the arrays and
+ * the undo count in registers, where the stores through @left (32-bit,
+ * as c->n and the undo count are) made every take reload them, and the
+ * runs' arrays tested at every take.  A call's takes go down, each step
+ * below the one before: the first step taken since the last reset
+ * (c->low) and the first written (c->dirty) follow from its last take,
+ * once a call.  find() notes the pointers it moves in the undo list and
+ * c->dirty itself: the count goes back to @c around it.  The same
+ * entries, the same values, in the same order.
+ */
+static inline __attribute__((always_inline)) uint32_t
+take_latest(struct calendar *c, uint32_t lo, uint32_t hi, double amount,
+	    bool runs)
+{
+	struct walk_wait w = { WALK_NONE, 0 };
+	double *cap = c->cap, *fen1 = c->fen + 1, got, rest;
+	uint32_t *left = c->left, *undo = c->undo;
+	uint32_t k, first = hi, nundo = c->nundo;
+	size_t n = c->n;
+	bool took = false;
+
+	while (amount > EMPTY) {
+		/* mostly step hi itself: the one before the last taken */
+		k = left[hi + 1];
+		if (k != hi + 1) {
+			c->nundo = nundo;
+			k = find(c, left, 1, hi + 1);
+			nundo = c->nundo;
+		}
+		/* k = 0: no step left at all (left[0] is 0, its own root) */
+		if (k <= lo)
+			break;		/* rounding: the sum said it fits */
+		first = k - 1;
+		took = true;
+		got = cap[first] < amount ? cap[first] : amount;
+		if (nundo <= CAL_UNDO) {	/* dirty(), its min below */
+			if (nundo < CAL_UNDO)
+				undo[nundo] = first;
+			nundo++;
+		}
+		rest = cap[first] - got;
+		cap[first] = rest;
+		if (runs)
+			c->used[first] = 1;
+		if (rest <= EMPTY) {
+			left[k] = first;
+			if (runs)
+				c->right[first] = k;
+		}
+		walk_pair(fen1, n, &w, first, got);
+		amount -= got;
+		/* first 0: hi + 1 wraps to 0, whose root ends the loop */
+		hi = first - 1;
+	}
+	c->nundo = nundo;
+	if (w.p != WALK_NONE)
+		walk(fen1, n, w.p, w.got);
+	if (took) {
+		if (first < c->low)
+			c->low = first;
+		if (first < c->dirty)
+			c->dirty = first;
+	}
+	return first;
 }
 
 uint32_t hyper_plan__cal_take_latest(struct calendar *c, uint32_t lo, uint32_t hi,
 			 double amount)
 {
-	struct walk_wait w = { 0, 0 };
-	uint32_t k, first = hi;
-	double got;
-
-	while (amount > EMPTY) {
-		/* mostly step hi itself: the one before the last taken */
-		k = c->left[hi + 1];
-		if (k != hi + 1)
-			k = find(c, c->left, 1, hi + 1);
-		if (!k || k - 1 < lo)
-			break;		/* rounding: the sum said it fits */
-		first = k - 1;
-		got = c->cap[first] < amount ? c->cap[first] : amount;
-		take(c, first, got);
-		walk_pair(c, &w, k, got);
-		amount -= got;
-		if (!first)
-			break;
-		hi = first - 1;
-	}
-	if (w.i)
-		walk(c, w.i, w.got);
-	return first;
+	if (c->right)
+		return take_latest(c, lo, hi, amount, true);
+	return take_latest(c, lo, hi, amount, false);
 }
 
 void hyper_plan__cal_take_run(struct calendar *c, uint32_t first, uint32_t last,
 		  double amount)
 {
-	struct walk_wait w = { 0, 0 };
+	struct walk_wait w = { WALK_NONE, 0 };
+	double *fen1 = c->fen + 1;
+	size_t n = c->n;
 	uint32_t k;
 
 	for (k = first; k <= last && amount > EMPTY; k++) {
@@ -573,12 +631,12 @@ void hyper_plan__cal_take_run(struct calendar *c, uint32_t first, uint32_t last,
 
 		if (got > 0) {
 			take(c, k, got);
-			walk_pair(c, &w, (size_t)k + 1, got);
+			walk_pair(fen1, n, &w, k, got);
 			amount -= got;
 		}
 	}
-	if (w.i)
-		walk(c, w.i, w.got);
+	if (w.p != WALK_NONE)
+		walk(fen1, n, w.p, w.got);
 }
 
 int hyper_plan__cal_save(const struct calendar *c, struct cal_snap *s,

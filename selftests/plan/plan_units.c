@@ -5016,6 +5016,122 @@ TEST(calendar_paired_walks_match_plain)
 }
 
 /*
+ * What hyper_plan__cal_take_latest() notes of its takes (passes/
+ * calendar.c, take_latest()): the first step taken since the reset
+ * (c->low) and the first written (c->dirty) set once a call from its
+ * last take, the undo list with the count kept in a register (and given
+ * back around find()), and a call that takes down to step 0 and still
+ * wants time (left[0], its own root, ends it).  A calendar of the
+ * latest takes alone and one of both uses, on the same steps, against
+ * each other and a plain array and tree: the same first step, time left,
+ * tree and pointers; the first step taken as the least a plain scan
+ * took; no step written below c->dirty, each in the undo list while it
+ * holds them; after each round a restore leaves both as a fresh reset.
+ */
+static void latest_noted(struct __test_metadata *_metadata,
+			 const struct calendar *c, const struct calendar *f,
+			 uint32_t low)
+{
+	static uint8_t in_undo[5000];
+	uint32_t n = c->n, k, u;
+
+	ASSERT_EQ(low, c->low);
+	memset(in_undo, 0, n);
+	for (u = 0; u < c->nundo && u < CAL_UNDO; u++) {
+		ASSERT_LT(c->undo[u], n);
+		in_undo[c->undo[u]] = 1;
+	}
+	for (k = 0; k < n; k++) {
+		if (c->cap[k] == f->cap[k] && c->left[k + 1] == f->left[k + 1])
+			continue;
+		ASSERT_LE(c->dirty, k) TH_LOG("step %u", k);
+		if (c->nundo <= CAL_UNDO)
+			ASSERT_TRUE(in_undo[k]) TH_LOG("step %u", k);
+	}
+}
+
+TEST(calendar_latest_takes_note_what_they_write)
+{
+	static const uint32_t ns[] = { 1, 2, 3, 7, 8, 9, 64, 65, 300, 5000 };
+	uint64_t x = 0x9b05688c2b3e6c1fULL, zeroes = 0, calls = 0;
+	static double cap[5000], t[5000], tree[5001];
+
+	for (size_t z = 0; z < ARRAY_SIZE(ns); z++) {
+		uint32_t n = ns[z], lo, hi, low, first;
+		struct calendar a, b, f, g;
+		struct hp_mem mem = { 0 };
+
+		for (uint32_t k = 0; k < n; k++) {
+			x = plan_xorshift(x);
+			cap[k] = x % 4 ? (double)(x >> 32 & 255) / 3 : 0;
+		}
+		ASSERT_EQ(0, hyper_plan__cal_init(&a, n, CAL_LATEST, &mem));
+		ASSERT_EQ(0, hyper_plan__cal_init(&b, n, CAL_ALL, &mem));
+		ASSERT_EQ(0, hyper_plan__cal_init(&f, n, CAL_LATEST, &mem));
+		ASSERT_EQ(0, hyper_plan__cal_init(&g, n, CAL_ALL, &mem));
+		hyper_plan__cal_reset(&a, cap, 1.0);
+		hyper_plan__cal_reset(&b, cap, 1.0);
+		hyper_plan__cal_reset(&f, cap, 1.0);
+		hyper_plan__cal_reset(&g, cap, 1.0);
+		for (int round = 0; round < 12; round++) {
+			/* rounds of few calls, then of thousands of takes */
+			int calls_now = round % 3 == 2 ? 3000 : 5 + round;
+
+			memcpy(t, f.cap, n * sizeof(*t));
+			memcpy(tree, f.fen, (n + 1) * sizeof(*tree));
+			low = n;
+			for (int i = 0; i < calls_now; i++) {
+				double amt;
+
+				x = plan_xorshift(x);
+				hi = (uint32_t)(x >> 8) % n;
+				lo = x >> 40 & 1 ? 0 : (uint32_t)(x >> 20) %
+							(hi + 1);
+				amt = (double)(x >> 48 & 511) / 3;
+				/* a few more than the steps hold: down to 0 */
+				if (!(x & 7))
+					amt = hyper_plan__cal_avail(&a, lo, hi) +
+					      (double)(x >> 4 & 15);
+				first = plain_take_latest(t, tree, n, lo, hi,
+							  amt);
+				for (uint32_t k = lo; k <= hi; k++)
+					if (t[k] != a.cap[k] && k < low)
+						low = k;
+				ASSERT_EQ(first, hyper_plan__cal_take_latest(
+						  &a, lo, hi, amt));
+				ASSERT_EQ(first, hyper_plan__cal_take_latest(
+						  &b, lo, hi, amt));
+				zeroes += !first && !t[0];
+				ASSERT_EQ(0, memcmp(t, a.cap, n * sizeof(*t)));
+				ASSERT_EQ(0, memcmp(tree + 1, a.fen + 1,
+						    n * sizeof(*tree)));
+				ASSERT_EQ(0, memcmp(b.cap, a.cap,
+						    n * sizeof(*t)));
+				ASSERT_EQ(0, memcmp(b.fen, a.fen,
+						    (n + 1) * sizeof(*tree)));
+				ASSERT_EQ(0, memcmp(b.left, a.left,
+						    (n + 1) * sizeof(*a.left)));
+				ASSERT_EQ(a.nundo, b.nundo);
+				ASSERT_EQ(a.dirty, b.dirty);
+				ASSERT_EQ(a.low, b.low);
+				latest_noted(_metadata, &a, &f, low);
+				calls++;
+			}
+			hyper_plan__cal_restore(&a, cap, 1.0);
+			hyper_plan__cal_restore(&b, cap, 1.0);
+			cal_as_reset(_metadata, &a, &f);
+			cal_as_reset(_metadata, &b, &g);
+		}
+		hyper_plan__cal_free(&a);
+		hyper_plan__cal_free(&b);
+		hyper_plan__cal_free(&f);
+		hyper_plan__cal_free(&g);
+	}
+	EXPECT_LT(10000, calls);
+	EXPECT_LT(50, zeroes);
+}
+
+/*
  * The classes' floors from the second base (passes/plan.c, cls_floor2[],
  * floor_beyond) and floor_others against a scan of the tree's leaves:
  * the second base is each class's first bucket used at base2_lo or
