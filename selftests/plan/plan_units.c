@@ -2730,6 +2730,171 @@ TEST(deps_fill_their_bound)
 }
 
 /*
+ * The edges by their definition, each read's writers before it counted
+ * one by one: write after write per tensor, then each op's reads in op
+ * order (from the writer the read sees, the first writer for a forward
+ * reference; to the next writer), no edge from an op to itself, each
+ * op's successors in the order found.  hyper_plan__graph_deps() keeps a
+ * place per tensor written twice or more that moves up its writers as
+ * the walk goes; on random graphs with such tensors (forward references,
+ * in-place ops, reads of live_in tensors before any write, tensors not
+ * read at all), written and read in turns, it must give this CSR.
+ */
+static void deps_by_definition(const struct graph *g, size_t *off,
+			       uint32_t *indeg, uint32_t *dst, size_t *nedge)
+{
+	size_t ne = 0, cap = 4 * g->nrefs + 8, i, k;
+	uint32_t (*edge)[2] = malloc(cap * sizeof(*edge)), b, t, x;
+	uint32_t *wr = malloc((g->nop + 1) * sizeof(*wr)), nw, v, y;
+
+#define DEF_EDGE(s_, d_)						\
+	do {								\
+		if ((s_) != (d_)) {					\
+			edge[ne][0] = (s_);				\
+			edge[ne++][1] = (d_);				\
+		}							\
+	} while (0)
+	for (t = 0; t < g->nt; t++) {
+		for (nw = 0, b = 0; b < g->nop; b++)
+			for (y = 0; y < g->op[b].n_out; y++)
+				if (op_out(g, &g->op[b])[y] == t)
+					wr[nw++] = b;
+		for (x = 1; x < nw; x++)
+			DEF_EDGE(wr[x - 1], wr[x]);
+	}
+	for (b = 0; b < g->nop; b++)
+		for (k = 0; k < g->op[b].n_in; k++) {
+			t = op_in(g, &g->op[b])[k];
+			for (nw = 0, i = 0; i < g->nop; i++)
+				for (y = 0; y < g->op[i].n_out; y++)
+					if (op_out(g, &g->op[i])[y] == t)
+						wr[nw++] = i;
+			for (v = 0; v < nw && wr[v] < b; v++)
+				;
+			if (v) {
+				DEF_EDGE(wr[v - 1], b);
+			} else if (!(g->t[t].flags & TF_LIVE_IN)) {
+				DEF_EDGE(wr[0], b);
+				v = 1;
+			}
+			if (v < nw)
+				DEF_EDGE(b, wr[v]);
+		}
+#undef DEF_EDGE
+	memset(off, 0, (g->nop + 1) * sizeof(*off));
+	memset(indeg, 0, g->nop * sizeof(*indeg));
+	for (i = 0; i < ne; i++) {
+		off[edge[i][0] + 1]++;
+		indeg[edge[i][1]]++;
+	}
+	for (b = 0; b < g->nop; b++)
+		off[b + 1] += off[b];
+	for (b = 0, k = 0; b < g->nop; b++)	/* stable by source */
+		for (i = 0; i < ne; i++)
+			if (edge[i][0] == b)
+				dst[k++] = edge[i][1];
+	*nedge = ne;
+	free(edge);
+	free(wr);
+}
+
+static uint32_t rnd_below(uint64_t *seed, uint32_t n)
+{
+	*seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (uint32_t)((*seed >> 33) % n);
+}
+
+/* Up to @want distinct tensors of @nt into @r (@only: that one alone). */
+static uint32_t deps_pick(uint64_t *seed, uint32_t nt, uint32_t *r,
+			  uint32_t want, uint32_t only)
+{
+	uint32_t n = 0, x, y, t;
+
+	for (x = 0; x < want; x++) {
+		t = only != NONE ? only : rnd_below(seed, nt);
+		for (y = 0; y < n && r[y] != t; y++)
+			;
+		if (y == n)
+			r[n++] = t;
+	}
+	return n;
+}
+
+TEST(deps_match_their_definition)
+{
+	enum { NOP = 90, NT = 12 };
+	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+	size_t off[NOP + 1], ne;
+	uint32_t indeg[NOP], dst[4 * 4 * NOP + 8];
+	unsigned int round, multi = 0, fwd = 0;
+	struct hp_err e;
+
+	for (round = 0; round < 60; round++) {
+		uint32_t in[3], out[2], ni, no, i, t, k;
+		struct graph g;
+		struct deps d;
+		char id[16];
+
+		ASSERT_EQ(0, hyper_plan__graph_init(&g, "turns"));
+		for (t = 0; t < NT; t++) {
+			snprintf(id, sizeof(id), "t%u", t);
+			ASSERT_EQ(t, hyper_plan__graph_add_tensor(&g, id, 8,
+				  HYPER_KIND_ACTIVATION,
+				  t % 4 == 0 ? TF_LIVE_IN : 0, &e));
+		}
+		for (i = 0; i < NOP; i++) {
+			ni = deps_pick(&seed, NT, in, rnd_below(&seed, 4),
+				       NONE);
+			/* its own first write, read: no value to read */
+			for (k = 0; i < NT && i % 4 && k < ni; k++)
+				if (in[k] == i)
+					in[k--] = in[--ni];
+			/* every tensor written once early, most again later */
+			no = i < NT ? deps_pick(&seed, NT, out, 1, i) :
+				      deps_pick(&seed, NT, out,
+						rnd_below(&seed, 3), NONE);
+			snprintf(id, sizeof(id), "o%u", i);
+			ASSERT_EQ(i, hyper_plan__graph_add_op(&g, id, 1, in, ni,
+				  out, no, NULL, &e)) TH_LOG("%s", e.msg);
+		}
+		ASSERT_EQ(0, hyper_plan__graph_deps(&g, &d, &g.mem, &e))
+			TH_LOG("round %u: %s", round, e.msg);
+		deps_by_definition(&g, off, indeg, dst, &ne);
+		ASSERT_GE(ARRAY_SIZE(dst), ne);
+		ASSERT_EQ(ne, d.off[g.nop]) TH_LOG("round %u", round);
+		for (i = 0; i <= g.nop; i++)
+			ASSERT_EQ(off[i], d.off[i]) TH_LOG("round %u op %u",
+							   round, i);
+		for (i = 0; i < g.nop; i++)
+			ASSERT_EQ(indeg[i], d.indeg[i]) TH_LOG("round %u op %u",
+							       round, i);
+		for (i = 0; i < ne; i++)
+			ASSERT_EQ(dst[i], d.dst[i]) TH_LOG("round %u edge %u",
+							   round, i);
+		for (t = 0; t < NT; t++) {
+			uint32_t nw = 0, first = NONE;
+
+			for (i = 0; i < g.nop; i++)
+				for (k = 0; k < g.op[i].n_out; k++)
+					if (op_out(&g, &g.op[i])[k] == t) {
+						nw++;
+						first = first == NONE ? i : first;
+					}
+			multi += nw > 2;
+			for (i = 0; i < first && i < g.nop; i++)
+				for (k = 0; k < g.op[i].n_in; k++)
+					fwd += op_in(&g, &g.op[i])[k] == t &&
+					       !(g.t[t].flags & TF_LIVE_IN);
+		}
+		hyper_plan__deps_free(&d);
+		hyper_plan__graph_free(&g);
+	}
+	/* the graphs had what the test is for */
+	EXPECT_LT(100, multi);
+	EXPECT_LT(0, fwd);
+}
+
+/*
  * A cycle's message names, between each op and its predecessor, the
  * tensor of the last edge from that predecessor in the successors'
  * order, which report_cycle() finds by walking the edges again: c has
