@@ -2798,9 +2798,10 @@ static void deps_by_definition(const struct graph *g, size_t *off,
 	free(wr);
 }
 
+/* Below @n, from the tests' one random step (plan_xorshift()). */
 static uint32_t rnd_below(uint64_t *seed, uint32_t n)
 {
-	*seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+	*seed = plan_xorshift(*seed);
 	return (uint32_t)((*seed >> 33) % n);
 }
 
