@@ -377,15 +377,28 @@ uint32_t hyper_plan__cal_reach(const struct calendar *c, uint32_t lo, double amo
 					 amount);
 }
 
+/*
+ * Step @x noted in @undo, *@nundo the notes' count: it stops at
+ * CAL_UNDO + 1, past the list's room, where the restore goes by the
+ * range from c->dirty instead.  Shared by dirty() and take_latest(),
+ * which holds the count in a register.
+ */
+static inline __attribute__((always_inline)) void
+undo_note(uint32_t *undo, uint32_t *nundo, uint32_t x)
+{
+	if (*nundo <= CAL_UNDO) {
+		if (*nundo < CAL_UNDO)
+			undo[*nundo] = x;
+		(*nundo)++;
+	}
+}
+
 /* Step @x's entries may be written: restore them. */
 static void dirty(struct calendar *c, uint32_t x)
 {
 	if (x < c->dirty)
 		c->dirty = x;
-	if (c->nundo < CAL_UNDO)
-		c->undo[c->nundo] = x;
-	if (c->nundo <= CAL_UNDO)
-		c->nundo++;
+	undo_note(c->undo, &c->nundo, x);
 }
 
 /*
@@ -579,11 +592,7 @@ take_latest(struct calendar *c, uint32_t lo, uint32_t hi, double amount,
 		first = k - 1;
 		took = true;
 		got = cap[first] < amount ? cap[first] : amount;
-		if (nundo <= CAL_UNDO) {	/* dirty(), its min below */
-			if (nundo < CAL_UNDO)
-				undo[nundo] = first;
-			nundo++;
-		}
+		undo_note(undo, &nundo, first);	/* dirty(), its min below */
 		rest = cap[first] - got;
 		cap[first] = rest;
 		if (runs)
