@@ -15,6 +15,7 @@ struct deps {
 	size_t *off;		/* successors of op i: dst[off[i]..off[i+1]) */
 	uint32_t *dst;
 	uint32_t *indeg;
+	void *blk;		/* the three in one block, or NULL: apart */
 };
 
 /* -ENOMEM ("out of memory" in @e) when @mem runs out, as hyper_plan__topo_order(). */

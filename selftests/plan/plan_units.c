@@ -2896,6 +2896,90 @@ TEST(deps_match_their_definition)
 }
 
 /*
+ * From about a million references graph_deps() lays its arrays and
+ * writers()'s in one block each, the successors and writers sized by a
+ * bound (order.c, deps_blocks()).  A graph of many copies of a small
+ * random one, each copy on tensors of its own, has the small one's
+ * deps in every copy, its ops and edges shifted: the copies' CSR must
+ * be that, and the blocks taken.
+ */
+TEST(deps_in_blocks_match_their_definition)
+{
+	enum { NOP = 90, NT = 12, COPIES = 6000 };
+	uint64_t seed = 0x2545f4914f6cdd1dULL;
+	uint32_t in[NOP][3], out[NOP][2], ni[NOP], no[NOP];
+	uint32_t indeg[NOP], dst[4 * 4 * NOP + 8], i, t, k, r;
+	size_t off[NOP + 1], ne, x;
+	struct hp_err e = { "" };
+	struct graph small, g;
+	struct deps d;
+	char id[24];
+
+	ASSERT_EQ(0, hyper_plan__graph_init(&small, "small"));
+	ASSERT_EQ(0, hyper_plan__graph_init(&g, "copies"));
+	for (r = 0; r < COPIES; r++)
+		for (t = 0; t < NT; t++) {
+			snprintf(id, sizeof(id), "t%u.%u", r, t);
+			ASSERT_EQ(r * NT + t, hyper_plan__graph_add_tensor(&g,
+				  id, 8, HYPER_KIND_ACTIVATION,
+				  t % 4 == 0 ? TF_LIVE_IN : 0, &e));
+			if (!r)
+				ASSERT_EQ(t, hyper_plan__graph_add_tensor(&small,
+					  id, 8, HYPER_KIND_ACTIVATION,
+					  t % 4 == 0 ? TF_LIVE_IN : 0, &e));
+		}
+	for (i = 0; i < NOP; i++) {
+		ni[i] = deps_pick(&seed, NT, in[i], rnd_below(&seed, 4), NONE);
+		for (k = 0; i < NT && i % 4 && k < ni[i]; k++)
+			if (in[i][k] == i)
+				in[i][k--] = in[i][--ni[i]];
+		no[i] = i < NT ? deps_pick(&seed, NT, out[i], 1, i) :
+				 deps_pick(&seed, NT, out[i],
+					   rnd_below(&seed, 3), NONE);
+		snprintf(id, sizeof(id), "o%u", i);
+		ASSERT_EQ(i, hyper_plan__graph_add_op(&small, id, 1, in[i],
+			  ni[i], out[i], no[i], NULL, &e)) TH_LOG("%s", e.msg);
+	}
+	for (r = 0; r < COPIES; r++)
+		for (i = 0; i < NOP; i++) {
+			uint32_t ri[3], ro[2];
+
+			for (k = 0; k < ni[i]; k++)
+				ri[k] = r * NT + in[i][k];
+			for (k = 0; k < no[i]; k++)
+				ro[k] = r * NT + out[i][k];
+			snprintf(id, sizeof(id), "o%u.%u", r, i);
+			ASSERT_EQ(r * NOP + i, hyper_plan__graph_add_op(&g, id,
+				  1, ri, ni[i], ro, no[i], NULL, &e))
+				TH_LOG("%s", e.msg);
+		}
+	/* enough references for the blocks */
+	ASSERT_LE((size_t)1 << 20, g.nrefs);
+	deps_by_definition(&small, off, indeg, dst, &ne);
+	ASSERT_GE(ARRAY_SIZE(dst), ne);
+	ASSERT_LT(NOP, ne);
+	ASSERT_EQ(0, hyper_plan__graph_deps(&g, &d, &g.mem, &e)) TH_LOG("%s",
+									 e.msg);
+	EXPECT_NE(NULL, d.blk);
+	ASSERT_EQ(COPIES * ne, d.off[g.nop]);
+	for (r = 0; r < COPIES; r++) {
+		for (i = 0; i < NOP; i++) {
+			ASSERT_EQ(r * ne + off[i], d.off[r * NOP + i])
+				TH_LOG("copy %u op %u", r, i);
+			ASSERT_EQ(indeg[i], d.indeg[r * NOP + i])
+				TH_LOG("copy %u op %u", r, i);
+		}
+		for (x = 0; x < ne; x++)
+			ASSERT_EQ(r * NOP + dst[x], d.dst[r * ne + x])
+				TH_LOG("copy %u edge %zu", r, x);
+	}
+	hyper_plan__deps_free(&d);
+	EXPECT_EQ(NULL, d.blk);
+	hyper_plan__graph_free(&small);
+	hyper_plan__graph_free(&g);
+}
+
+/*
  * A cycle's message names, between each op and its predecessor, the
  * tensor of the last edge from that predecessor in the successors'
  * order, which report_cycle() finds by walking the edges again: c has
