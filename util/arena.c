@@ -247,8 +247,8 @@ static uint64_t fit(struct placer *p, uint32_t i, bool best, uint32_t a,
  * interval has come by then, its offset and flag (written when it is
  * placed), the first PF_LINES cache lines of the entries of its first
  * bucket (which its fit walks from the bottom and its insert searches)
- * and the middle of that bucket's union (where the union's insert
- * starts its search).  Hints: no result changes, and none is read out
+ * and the first of that bucket's union (a few spans, searched by the
+ * union's insert).  Hints: no result changes, and none is read out
  * of bounds (a prefetch past an array's end touches nothing).  The 1M
  * decode layout replayed alone, its memory kept: 0.52 to 0.35 s.  The
  * distances (8 to 32, 4 to 16) and lines (8 to 16, or as many as the
@@ -278,8 +278,7 @@ prefetch_ahead(const struct placer *p, const struct key *keys, uint32_t j,
 			for (uint32_t l = 0; l < PF_LINES; l++)
 				__builtin_prefetch((const void *)(e +
 								  l * PF_LINE));
-			__builtin_prefetch(&p->bun[p->bfirst[b] +
-						   p->unn[b] / 2]);
+			__builtin_prefetch(&p->bun[(size_t)b * UNION_ROOM]);
 		}
 	}
 }
@@ -811,7 +810,6 @@ out:
 	free(p.runs);
 	free(p.gun);
 	free(p.gn);
-	free(p.gfirst);
 	free(p.bun);
 	free(p.unn);
 	free(p.bent);
