@@ -156,22 +156,22 @@ struct placer {
 	uint32_t *bn;
 	struct oent *bent;
 	/*
-	 * Each bucket's offsets taken, at bun[bfirst[b]], unn[b] spans:
-	 * the union of its intervals' [lo, hi] (closed, so touching ones
-	 * are one), for the fits that share time with the whole bucket.
+	 * Each bucket's offsets taken, at bun[b * UNION_ROOM], unn[b] spans
+	 * (UNION_NONE: dropped): the union of its intervals' [lo, hi]
+	 * (closed, so touching ones are one), for the fits that share time
+	 * with the whole bucket.
 	 */
 	struct span *bun;
 	uint32_t *unn;
 	/*
 	 * The same for groups of buckets, G^l of them at level l (1 to ngl,
 	 * G = 2^gshift): level l's group j, of buckets [j G^l, (j + 1) G^l),
-	 * is group gbase[l - 1] + j, its union at gun[gfirst[g]], gn[g] spans.
-	 * A fit many buckets long reads a group's union for each group
-	 * inside its time, not each bucket's.
+	 * is group gbase[l - 1] + j, its union at gun[g * UNION_ROOM], gn[g]
+	 * spans.  A fit many buckets long reads a group's union for each
+	 * group inside its time, not each bucket's.
 	 */
 	uint32_t ngl, gshift;
 	uint32_t gbase[GRP_MAX_LEVELS + 1];
-	size_t *gfirst;
 	uint32_t *gn;
 	struct span *gun;
 	uint64_t *off;		/* this attempt's offsets */
@@ -262,14 +262,33 @@ static inline void bkt_range(const struct placer *p, uint64_t start,
 }
 
 /*
+ * Each union's room, in spans.  A union is a few spans where its bucket
+ * holds dozens of intervals (at 1M decode operators 78k spans in all
+ * for 1.7M bucket entries, at most 12 in one; the training steps' at
+ * most 21, their groups' 36), so each has a room of its own that size,
+ * not one as large as its bucket's entries: those were 27 MB for the
+ * buckets and 21 MB for the groups at 1M decode operators, every huge
+ * page of them touched for 1.3 MB of spans.  A union that would
+ * outgrow its room is dropped (UNION_NONE) until the next attempt: the
+ * fits read its bucket's entries (a group's: the smaller groups or the
+ * buckets inside it), which leave the same holes, as a fit without
+ * unions does.
+ */
+#define UNION_ROOM	32
+#define UNION_NONE	UINT32_MAX
+
+/*
  * [@lo, @hi] joins the union of the @*n spans at @u, kept in offset order
  * with a hole between each two: those it overlaps or touches become one.
+ * Dropped (*@n UNION_NONE) if it would outgrow its room, UNION_ROOM.
  */
 static inline void union_add(struct span *u, uint32_t *n, uint64_t lo,
 			     uint64_t hi)
 {
 	uint32_t a = 0, z = *n;
 
+	if (z == UNION_NONE)
+		return;
 	/* the first span reaching @lo */
 	while (a < z) {
 		uint32_t mid = a + (z - a) / 2;
@@ -284,6 +303,10 @@ static inline void union_add(struct span *u, uint32_t *n, uint64_t lo,
 			lo = u[z].lo;
 		if (u[z].hi > hi)
 			hi = u[z].hi;
+	}
+	if (z == a && *n == UNION_ROOM) {
+		*n = UNION_NONE;
+		return;
 	}
 	if (z == a)
 		memmove(&u[a + 1], &u[a], (*n - a) * sizeof(*u));
@@ -520,16 +543,16 @@ static inline void bkt_insert(struct placer *p, const struct oent *x,
 		memmove(&e[lo + 1], &e[lo], (p->bn[b] - lo + 1) * sizeof(*e));
 		e[lo] = *x;
 		p->bn[b]++;
-		union_add(&p->bun[p->bfirst[b]], &p->unn[b], x->lo,
-				    x->hi);
+		union_add(&p->bun[(size_t)b * UNION_ROOM], &p->unn[b], x->lo,
+			  x->hi);
 	}
 	for (uint32_t l = 1; l <= p->ngl; l++) {
 		uint32_t ga = p->gbase[l - 1] + (a >> (p->gshift * l));
 		uint32_t gz = p->gbase[l - 1] + (z >> (p->gshift * l));
 
 		for (uint32_t g = ga; g <= gz; g++)
-			union_add(&p->gun[p->gfirst[g]], &p->gn[g],
-					    x->lo, x->hi);
+			union_add(&p->gun[(size_t)g * UNION_ROOM], &p->gn[g],
+				  x->lo, x->hi);
 	}
 }
 
@@ -572,28 +595,30 @@ bkt_collect(struct placer *p, const struct hu_ival *v, uint32_t a,
 	for (uint32_t b = a; b <= z; b++) {
 		const struct oent *e = &p->bent[p->bfirst[b]];
 		uint64_t from = b == a ? 0 : p->t0 + ((uint64_t)b << p->bshift);
-		uint32_t was = o;
+		const struct span *u = NULL;
+		uint32_t was = o, nu = UNION_NONE, l = 0;
 
 		if (join && b > a && b < z) {
-			const struct span *u = &p->bun[p->bfirst[b]];
-			uint32_t nu = p->unn[b], l = p->ngl;
-
+			u = &p->bun[(size_t)b * UNION_ROOM];
+			nu = p->unn[b];
 			/*
-			 * the largest group that starts at b and ends before z:
-			 * its union, that of every bucket in it
+			 * the largest group that starts at b and ends before z,
+			 * its union kept: that of every bucket in it
 			 */
-			for (; l; l--) {
+			for (l = p->ngl; l; l--) {
 				uint32_t w = 1U << (p->gshift * l);
+				uint32_t g = p->gbase[l - 1] +
+					     (b >> (p->gshift * l));
 
-				if (!(b & (w - 1)) && z - b >= w) {
-					uint32_t g = p->gbase[l - 1] +
-						     (b >> (p->gshift * l));
-
-					u = &p->gun[p->gfirst[g]];
+				if (!(b & (w - 1)) && z - b >= w &&
+				    p->gn[g] != UNION_NONE) {
+					u = &p->gun[(size_t)g * UNION_ROOM];
 					nu = p->gn[g];
 					break;
 				}
 			}
+		}
+		if (nu != UNION_NONE) {
 			/*
 			 * a union's spans, the first of this bucket's run, are
 			 * apart (union_add() joins those that touch): each

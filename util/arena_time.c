@@ -17,7 +17,8 @@
 
 /*
  * The groups of buckets (a level where there are at least two) for
- * p->nbkt buckets, their counts zeroed: fine levels where the intervals
+ * p->nbkt buckets, their counts zeroed and their unions' rooms
+ * (UNION_ROOM spans each): fine levels where the intervals
  * kept by offset (@m_off, whose fits read many buckets) are more than a
  * quarter as many as those by time (@m_time, each of which joins a union
  * at every level), else coarse ones (util/arena_int.h).
@@ -37,18 +38,20 @@ static int grp_levels(struct placer *p, size_t m_time, size_t m_off)
 		p->ngl = l;
 	}
 	ng = p->gbase[p->ngl];
-	p->gfirst = hu_calloc_huge((size_t)ng + 1, sizeof(*p->gfirst));
 	p->gn = hu_calloc_huge(ng ?: 1, sizeof(*p->gn));
-	return p->gfirst && p->gn ? 0 : -ENOMEM;
+	p->gun = hu_malloc_huge(((size_t)ng ?: 1) * UNION_ROOM *
+				sizeof(*p->gun));
+	return p->gn && p->gun ? 0 : -ENOMEM;
 }
 
 /*
  * One pass over the intervals by time: how many bucket entries they take
- * (*@total, what the buckets' room must hold), each bucket's intervals
- * starting in it (bfirst[b + 1]) and ending before it (bn[b]), and each
- * group's intervals (gfirst[g + 1]).  These were three passes (and the
- * room's a pass for each length tried), 0.24G instructions at 1M decode
- * operators with the first.  Return: 0, or -ENOMEM.
+ * (*@total, what the buckets' room must hold), and each bucket's
+ * intervals starting in it (bfirst[b + 1]) and ending before it (bn[b]).
+ * These were three passes (and the room's a pass for each length
+ * tried), 0.24G instructions at 1M decode operators with the first; the
+ * groups' counts, for their unions' room, went with the rooms' fixed
+ * size.  Return: 0, or -ENOMEM.
  */
 static int bkt_count(struct placer *p, const bool *whole, size_t m_time,
 		     size_t m_off, size_t *total)
@@ -68,24 +71,9 @@ static int bkt_count(struct placer *p, const bool *whole, size_t m_time,
 		p->bfirst[a + 1]++;
 		if (z + 1 < p->nbkt)
 			p->bn[z + 1]++;
-		for (uint32_t l = 1; l <= p->ngl; l++)
-			for (uint32_t j = a >> (p->gshift * l);
-			     j <= z >> (p->gshift * l); j++)
-				p->gfirst[p->gbase[l - 1] + j + 1]++;
 	}
 	*total = t;
 	return 0;
-}
-
-/* The groups' room, from their counts (bkt_count()). */
-static int grp_room(struct placer *p)
-{
-	uint32_t ng = p->gbase[p->ngl];
-
-	for (uint32_t g = 0; g < ng; g++)
-		p->gfirst[g + 1] += p->gfirst[g];
-	p->gun = hu_malloc_huge((p->gfirst[ng] ?: 1) * sizeof(*p->gun));
-	return p->gun ? 0 : -ENOMEM;
 }
 
 /*
@@ -138,7 +126,8 @@ int hu_arena__bkt_setup(struct placer *p, const bool *whole)
 	/* each bucket's room has one more, for its sentinel (BKT_STOP) */
 	p->bent = hu_malloc_huge((total + p->nbkt) * sizeof(*p->bent));
 	p->unn = hu_calloc_huge(p->nbkt, sizeof(*p->unn));
-	p->bun = hu_malloc_huge((total + p->nbkt) * sizeof(*p->bun));
+	p->bun = hu_malloc_huge((size_t)p->nbkt * UNION_ROOM *
+				sizeof(*p->bun));
 	p->runs = hu_malloc_huge(2 * (size_t)p->nbkt * sizeof(*p->runs));
 	/*
 	 * A fit's spans: each bucket gives at most one for each interval it
@@ -164,5 +153,5 @@ int hu_arena__bkt_setup(struct placer *p, const bool *whole)
 		live += (uint32_t)p->bfirst[b + 1] - p->bn[b];
 		p->bfirst[b + 1] = p->bfirst[b] + live + 1;
 	}
-	return grp_room(p);
+	return 0;
 }

@@ -1170,6 +1170,83 @@ TEST(arena_fine_bucket_groups_agree)
 }
 
 /*
+ * A comb: @k pairs of long intervals of 64 bytes stacked in turn (their
+ * lengths alternate, so every order places them so), the second of each
+ * pair ending before the first, so that @k holes of 64 bytes lie between
+ * the @k teeth left; then @k intervals of one instant, all at one
+ * instant after the holes opened, each taking the lowest hole: the union
+ * of their bucket (4 instants, as the fillers make it) is @k spans apart.
+ * A fit of 32 bytes across that instant, by time, made last by its
+ * size: over the bucket and its neighbours (@seed even), or over the
+ * whole group of 32 buckets that holds it (odd); it finds no hole below
+ * the top only if it reads the @k spans.  Then fillers of one instant,
+ * far off, for the buckets' length and a run long enough that the fit
+ * over a group is kept by time.  Return: how many intervals (at most
+ * 2400 + 3 * @k).
+ */
+static uint32_t comb_set(struct hu_ival *v, unsigned int seed, uint32_t k)
+{
+	uint64_t t = seed % 7, at = t + 1150, g;
+	unsigned int r = seed;
+	uint32_t n = 0;
+
+	for (uint32_t j = 0; j < k; j++) {
+		v[n++] = (struct hu_ival){ t + 800 + 2 * j, t + 1400, 64, 0 };
+		v[n++] = (struct hu_ival){ t + 401 + 2 * j, t + 1000, 64, 0 };
+	}
+	for (uint32_t j = 0; j < k; j++)
+		v[n++] = (struct hu_ival){ at, at + 1, 64, 0 };
+	/* the run's first instant is t + 401: its groups are 128 long */
+	g = t + 401 + (at - t - 401) / 128 * 128;
+	if (seed % 2)
+		v[n++] = (struct hu_ival){ g - 2, g + 134, 32, 0 };
+	else
+		v[n++] = (struct hu_ival){ at - 8, at + 8, 32, 0 };
+	for (uint32_t j = 0; j < 2300; j++) {
+		uint64_t a = t + 1500 + rand_r(&r) % 8000;
+
+		v[n++] = (struct hu_ival){ a, a + 1, 64, 0 };
+	}
+	return n;
+}
+
+/*
+ * Each union of offsets, a bucket's or a group's, has room for
+ * UNION_ROOM (32) spans, and one that would outgrow it is dropped for
+ * the attempt: a fit over its bucket reads the bucket's entries, one
+ * over its group the smaller groups' or the buckets' unions.  Combs of
+ * 20 to 59 teeth (comb_set()), so unions of fewer, as many and more
+ * spans than the room: every way agrees with the reference (one bucket,
+ * no unions), and the fit across the comb lands on its top.  A dropped
+ * union read as empty, or a dropped group passed over without its
+ * buckets, puts that fit in the lowest hole here.
+ */
+TEST(arena_unions_past_their_room_agree)
+{
+	static const enum hu_arena_way ways[] = {
+		HU_ARENA_BY_TIME | HU_ARENA_WHOLE, HU_ARENA_AUTO,
+		HU_ARENA_BY_TIME, HU_ARENA_SPLIT };
+	const int nw = ARRAY_SIZE(ways);
+
+	for (unsigned int seed = 600; seed < 640; seed++) {
+		uint32_t k = 20 + seed % 40;
+		struct hu_ival *set = new_set(_metadata, 2400 + 3 * k);
+		struct hu_ival *v[ARRAY_SIZE(ways)];
+		uint32_t n = comb_set(set, seed, k);
+		uint64_t h[ARRAY_SIZE(ways)];
+
+		place_ways(_metadata, v, h, ways, nw, set, n, 0);
+		free(set);
+		ways_agree(_metadata, v, h, nw, n, seed);
+		for (int w = 0; w < nw; w++) {
+			EXPECT_EQ(128 * (uint64_t)k, v[w][3 * k].off)
+				TH_LOG("seed %u way %d", seed, w);
+			free(v[w]);
+		}
+	}
+}
+
+/*
  * The live peak and its first instant found the placer's way
  * (HU_ARENA_AUTO) against one sort of every event (HU_ARENA_WHOLE).
  */
