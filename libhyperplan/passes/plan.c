@@ -1201,6 +1201,22 @@ static inline uint32_t min_cost(const struct plan_ctx *pc, uint32_t was,
 }
 
 /*
+ * A minimum *@key kept from bucket @was, widened to a look-up from @lo
+ * before it: the smaller of it and the buckets [@lo, @was)'s.  Return:
+ * whether those won (the bucket kept with *@key no longer holds it).
+ */
+static inline __attribute__((always_inline)) bool
+min_widen(struct plan_ctx *pc, uint32_t lo, uint32_t was, uint64_t *key)
+{
+	uint64_t more = hyper_plan__seg_min(&pc->seg, lo, was - 1);
+
+	if (more >= *key)
+		return false;
+	*key = more;
+	return true;
+}
+
+/*
  * A whole-range look-up of class s from bucket @lo is due, the first
  * minimum kept left behind: the second serves instead if its bucket is
  * not, looked up from where it lies as the first would be, and becomes
@@ -1213,7 +1229,7 @@ static __attribute__((noinline)) uint64_t
 class_min_whole(struct plan_ctx *pc, uint32_t s, uint32_t lo)
 {
 	uint32_t was = pc->alt_lo[s], cost, b = NONE;
-	uint64_t key = pc->alt_key[s], more;
+	uint64_t key = pc->alt_key[s];
 
 	cost = min_cost(pc, was, key, lo);
 	pc->alt_lo[s] = NONE;
@@ -1221,13 +1237,8 @@ class_min_whole(struct plan_ctx *pc, uint32_t s, uint32_t lo)
 		key = hyper_plan__seg_min(&pc->seg, lo, pc->cls_b[s + 1] - 1);
 	} else {
 		b = pc->alt_b[s];
-		if (cost) {
-			more = hyper_plan__seg_min(&pc->seg, lo, was - 1);
-			if (more < key) {
-				key = more;
-				b = NONE;
-			}
-		}
+		if (cost && min_widen(pc, lo, was, &key))
+			b = NONE;
 	}
 	pc->min_b[s] = b;
 	pc->min_key[s] = key;
@@ -1259,7 +1270,7 @@ class_min_whole(struct plan_ctx *pc, uint32_t s, uint32_t lo)
 static uint64_t class_min_find(struct plan_ctx *pc, uint32_t s)
 {
 	uint32_t lo = pc->cls_lo[s], was = pc->min_lo[s];
-	uint64_t key = pc->min_key[s], more;
+	uint64_t key = pc->min_key[s];
 
 	if (was == NONE || pc->scratch || min_left_behind(pc, was, key, lo)) {
 		if (pc->alt_lo[s] != NONE)
@@ -1272,11 +1283,8 @@ static uint64_t class_min_find(struct plan_ctx *pc, uint32_t s)
 			pc->alt_key[s] = key;
 			pc->alt_b[s] = pc->min_b[s];
 		}
-		more = hyper_plan__seg_min(&pc->seg, lo, was - 1);
-		if (more < key) {
-			key = more;
+		if (min_widen(pc, lo, was, &key))
 			pc->min_b[s] = NONE;
-		}
 	} else if (pc->alt_lo[s] <= lo) {
 		pc->alt_lo[s] = NONE;	/* kept past the first only */
 	}
